@@ -1,0 +1,5 @@
+"""vaultkeeper: keeps an AI agent's markdown memory vault healthy."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

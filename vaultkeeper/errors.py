@@ -1,0 +1,41 @@
+"""One exception family; the CLI turns each into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+# Exit codes mean the same thing for every command.
+EXIT_OK = 0
+EXIT_REFUSED = 1  # refused by a gate, bad input, lint errors, a failed check
+EXIT_USAGE = 2  # usage error or no vault
+EXIT_ASK = 3  # waiting for a person
+
+
+class VaultkeeperError(Exception):
+    """A failure the user can act on; the message is one line saying what and where."""
+
+    exit_code = EXIT_REFUSED
+
+
+class NoVaultError(VaultkeeperError):
+    exit_code = EXIT_USAGE
+
+
+class UsageError(VaultkeeperError):
+    exit_code = EXIT_USAGE
+
+
+class UnsafePathError(VaultkeeperError):
+    """A target that would resolve outside the vault."""
+
+
+class NotFoundError(VaultkeeperError):
+    """An unknown entry, pattern or id."""
+
+
+class GateRefused(VaultkeeperError):
+    """A gate did not pass; nothing was written."""
+
+
+class NeedsPerson(VaultkeeperError):
+    """The decision waits for a person at a terminal."""
+
+    exit_code = EXIT_ASK

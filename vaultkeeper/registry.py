@@ -1,0 +1,193 @@
+"""The pattern registry: ``### name`` blocks whose bodies carry bold-markdown counters.
+
+    ### my-pattern
+    **success count:** 2
+    **last used:** 2026-08-26
+    **promoted:** 2026-09-01 -> [[skills/my-pattern/SKILL]]
+
+A block runs from its heading to the next heading of level 1-3 (or the end of the file);
+headings inside fenced code are not blocks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.model import ParseError, Problem, decode, parse_date
+from vaultkeeper.vault import iter_markdown, rel
+
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _counter(label: str) -> re.Pattern[str]:
+    return re.compile(r"^[ \t]*[-*]?[ \t]*" + re.escape(label) + r"[ \t]*(.*?)[ \t]*$", re.I)
+
+
+_COUNT = _counter(config.COUNT_LABEL)
+_LAST_USED = _counter(config.LAST_USED_LABEL)
+_PROMOTED = _counter(config.PROMOTED_LABEL)
+
+
+@dataclass(frozen=True)
+class RegistryBlock:
+    name: str
+    path: Path
+    rel: str
+    line: int  # 1-based line of the ``### name`` heading
+    end_line: int  # 1-based last line of the block (inclusive)
+    text: str  # the block's lines exactly as in the file
+    count: int | None
+    count_raw: str | None
+    count_line: int | None
+    last_used: dt.date | None
+    last_used_raw: str | None
+    last_used_line: int | None
+    promoted: str | None
+    promoted_line: int | None
+
+    @property
+    def hash(self) -> str:
+        return block_hash(self.text)
+
+    def problems(self) -> list[Problem]:
+        """Why this block's counters can't be trusted, if they can't (one per counter)."""
+        out: list[Problem] = []
+        if self.count_raw is None:
+            out.append(Problem(self.rel, self.line, f"### {self.name}: no {config.COUNT_LABEL} line"))
+        elif self.count is None:
+            out.append(
+                Problem(
+                    self.rel,
+                    self.count_line,
+                    f"### {self.name}: success count {self.count_raw!r} is not a whole number",
+                )
+            )
+        if self.last_used_raw is None:
+            out.append(
+                Problem(self.rel, self.line, f"### {self.name}: no {config.LAST_USED_LABEL} line")
+            )
+        elif self.last_used is None:
+            out.append(
+                Problem(
+                    self.rel,
+                    self.last_used_line,
+                    f"### {self.name}: last used {self.last_used_raw!r} is not an ISO date"
+                    " (YYYY-MM-DD)",
+                )
+            )
+        return out
+
+
+def block_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
+    lines = text.splitlines(keepends=True)
+    starts: list[tuple[int, str]] = []  # (0-based index, name)
+    ends: list[int] = []  # 0-based indices of headings that close a block
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if m:
+            mark = m.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        h = _HEADING.match(line.rstrip("\r\n"))
+        if h and len(h.group(1)) <= 3:
+            ends.append(i)
+            if len(h.group(1)) == 3 and h.group(2):
+                starts.append((i, h.group(2)))
+    blocks: list[RegistryBlock] = []
+    for start, name in starts:
+        stop = next((e for e in ends if e > start), len(lines))
+        # trailing blank lines belong to the gap, not the block
+        last = stop - 1
+        while last > start and not lines[last].strip():
+            last -= 1
+        blocks.append(_block(path, rel_path, name, start, lines[start : last + 1]))
+    return blocks
+
+
+def _block(path: Path, rel_path: str, name: str, start: int, lines: list[str]) -> RegistryBlock:
+    found: dict[str, tuple[str, int]] = {}
+    for offset, line in enumerate(lines[1:], start=start + 2):
+        stripped = line.rstrip("\r\n")
+        for key, pattern in (("count", _COUNT), ("last", _LAST_USED), ("promoted", _PROMOTED)):
+            m = pattern.match(stripped)
+            if m and key not in found:
+                found[key] = (m.group(1), offset)
+    count_raw, count_line = found.get("count", (None, None))
+    last_raw, last_line = found.get("last", (None, None))
+    promoted, promoted_line = found.get("promoted", (None, None))
+    count = int(count_raw) if count_raw is not None and re.fullmatch(r"\d+", count_raw) else None
+    last_used = parse_date(last_raw) if last_raw is not None else None
+    return RegistryBlock(
+        name=name,
+        path=path,
+        rel=rel_path,
+        line=start + 1,
+        end_line=start + len(lines),
+        text="".join(lines),
+        count=count,
+        count_raw=count_raw,
+        count_line=count_line,
+        last_used=last_used,
+        last_used_raw=last_raw,
+        last_used_line=last_line,
+        promoted=promoted,
+        promoted_line=promoted_line,
+    )
+
+
+def registry_files(vault: Path) -> list[Path]:
+    patterns = vault / config.PATTERNS_DIR
+    if not patterns.is_dir():
+        return []
+    return sorted(p for p in iter_markdown(vault) if patterns in p.parents)
+
+
+def load_registry(
+    vault: Path, paths: Iterable[Path] | None = None
+) -> tuple[list[RegistryBlock], list[Problem]]:
+    """Every block in every registry file; unreadable files become problems."""
+    blocks: list[RegistryBlock] = []
+    problems: list[Problem] = []
+    for path in registry_files(vault) if paths is None else paths:
+        rel_path = rel(vault, path)
+        try:
+            text = decode(path.read_bytes())
+        except ParseError as exc:
+            problems.append(Problem(rel_path, exc.line, exc.reason))
+            continue
+        except OSError as exc:
+            problems.append(Problem(rel_path, None, f"cannot read: {exc.strerror or exc}"))
+            continue
+        blocks.extend(parse_blocks(path, rel_path, text))
+    return blocks, problems
+
+
+def find_block(vault: Path, name: str) -> RegistryBlock:
+    """The one block called ``name``; unknown or duplicated names are errors."""
+    from vaultkeeper.errors import NotFoundError, VaultkeeperError
+
+    blocks, _ = load_registry(vault)
+    matches = [b for b in blocks if b.name == name]
+    if not matches:
+        raise NotFoundError(f"{name}: no ### {name} block in {config.PATTERNS_DIR}/")
+    if len(matches) > 1:
+        where = ", ".join(f"{b.rel}:{b.line}" for b in matches)
+        raise VaultkeeperError(f"{name}: {len(matches)} registry blocks share this name ({where})")
+    return matches[0]

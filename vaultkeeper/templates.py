@@ -1,0 +1,75 @@
+"""Find and fill the files under ``templates/`` (shipped inside the wheel as package data)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from vaultkeeper import __version__, config
+from vaultkeeper.errors import VaultkeeperError
+
+
+def data_dir(name: str) -> Path:
+    """``templates`` or ``hooks``: inside the installed wheel, else beside the package."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_data" / name, here.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise VaultkeeperError(f"vaultkeeper's {name}/ folder is missing from the installation")
+
+
+def render(name: str, values: Mapping[str, str | None]) -> str:
+    """Fill ``{{key}}`` placeholders; a line whose only placeholder is None is dropped."""
+    text = (data_dir("templates") / name).read_text(encoding="utf-8")
+    merged = {**config_values(), **values}
+    out: list[str] = []
+    for line in text.splitlines(keepends=True):
+        drop = False
+        for key, value in merged.items():
+            token = "{{" + key + "}}"
+            if token in line:
+                if value is None:
+                    drop = True
+                    break
+                line = line.replace(token, value)
+        if not drop:
+            out.append(line)
+    return "".join(out)
+
+
+def config_values() -> dict[str, str | None]:
+    """The configuration as template values, so the spec never holds a stale copy."""
+    rows = "\n".join(
+        f"| `{label}` | {config.LABEL_WEIGHTS[label]} | {_LABEL_RULES[label]} |"
+        for label in config.LABELS
+    )
+    return {
+        "VERSION": __version__,
+        "COOLDOWN_MS": str(config.COOLDOWN_MS),
+        "STALE_RUN_MINUTES": str(config.STALE_RUN_MS // 60_000),
+        "PRUNE_IDLE_DAYS": str(config.PRUNE_IDLE_DAYS),
+        "PROMOTE_MIN_COUNT": str(config.PROMOTE_MIN_COUNT),
+        "HOLDOUT_DAYS": str(config.HOLDOUT_DAYS),
+        "ENV_COOLDOWN": config.ENV_COOLDOWN,
+        "ENV_FORCE": config.ENV_FORCE,
+        "LOCK_DIR": config.LOCK_DIR,
+        "STATE_FILE": config.STATE_FILE,
+        "JOURNAL_FILE": config.JOURNAL_FILE,
+        "SUMMARY_PREFIX": config.SUMMARY_PREFIX,
+        "INDEX_START": config.INDEX_START,
+        "INDEX_END": config.INDEX_END,
+        "INDEX_MAX_LINES": str(config.INDEX_MAX_LINES),
+        "INDEX_MAX_BYTES": str(config.INDEX_MAX_BYTES),
+        "STATUSES": " | ".join(config.STATUSES),
+        "LABELS": " | ".join(config.LABELS),
+        "REQUIRED_KEYS": ", ".join(f"`{k}`" for k in config.REQUIRED_KEYS),
+        "LABEL_ROWS": rows,
+    }
+
+
+_LABEL_RULES = {
+    "fact": "observed directly; may become active without a hold-out",
+    "inferred": "a new lesson; held out until re-validated",
+    "rule": "counts double when weighing reuse",
+    "validated-override": "a person's ruling; never demoted automatically",
+}

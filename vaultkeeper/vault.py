@@ -1,0 +1,77 @@
+"""Find the vault, walk its files, and resolve user-given paths safely inside it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import NoVaultError, UnsafePathError
+
+
+def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -> Path:
+    """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md."""
+    given = explicit if explicit is not None else env.get(config.ENV_VAULT) or None
+    if given is not None:
+        path = Path(given).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_dir():
+            source = "--vault" if explicit is not None else config.ENV_VAULT
+            raise NoVaultError(f"{path}: not a directory (from {source})")
+        return path.resolve()
+    here = cwd.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / config.INDEX_FILE).is_file():
+            return candidate
+    raise NoVaultError(
+        f"no vault found from {here}: pass --vault PATH, set {config.ENV_VAULT}, "
+        f"or run inside a folder holding {config.INDEX_FILE} (create one with `vaultkeeper init`)"
+    )
+
+
+def iter_markdown(vault: Path) -> Iterator[Path]:
+    """Every ``.md`` file in the vault: one sorted walk, deterministic.
+
+    Skips state/ at the root and every hidden folder (.trash/, .obsidian/, .git/), as
+    Obsidian itself does; symlinked folders are not followed.
+    """
+    return (p for p in iter_files(vault) if p.suffix == ".md")
+
+
+def iter_files(vault: Path) -> Iterator[Path]:
+    """Every file of any type (attachments too), with the same exclusions as iter_markdown."""
+    top = str(vault)
+    for dirpath, dirnames, filenames in os.walk(vault):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and not (dirpath == top and d in config.EXCLUDED_DIRS)
+        )
+        for name in sorted(filenames):
+            if not name.startswith("."):
+                yield Path(dirpath, name)
+
+
+def rel(vault: Path, path: Path) -> str:
+    """Vault-relative POSIX path for messages and reports."""
+    try:
+        return path.relative_to(vault).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def resolve_inside(vault: Path, target: str | Path) -> Path:
+    """Resolve ``target`` (relative to the vault, or absolute) and refuse anything outside.
+
+    ``..`` segments, absolute paths elsewhere and symlinks that lead out are all refused
+    before anything is read or written.
+    """
+    root = vault.resolve()
+    raw = Path(target).expanduser()
+    candidate = raw if raw.is_absolute() else root / raw
+    resolved = candidate.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise UnsafePathError(f"{target}: resolves outside the vault {root}; refused")
+    return resolved
