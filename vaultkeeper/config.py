@@ -81,3 +81,53 @@ ENTRY_KINDS = ("memory", "decision", "research", "reference", "pattern")
 COUNT_LABEL = "**success count:**"
 LAST_USED_LABEL = "**last used:**"
 PROMOTED_LABEL = "**promoted:**"
+
+# -- hooks, cron and status (issue 6) --------------------------------------------------
+# hooks/*.sh are POSIX sh and cannot import this module: they repeat STATE_DIR,
+# HOOK_LOG_FILE, LAST_REPORT_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
+# that the copies agree with the values here.
+HOOKS_DIR = "hooks"  # data_dir() name of the shipped hook scripts
+HOOK_SCRIPTS = {"SessionEnd": "session-end.sh", "SessionStart": "session-start.sh"}
+HOOK_MARKER = "vaultkeeper-hook:"  # a line in each script, so a moved copy is still ours
+CLAUDE_SETTINGS = "~/.claude/settings.json"
+CODEX_HOOKS = "~/.codex/hooks.json"
+# Seconds. Claude Code gives all SessionEnd hooks 1.5 s together and Codex caps
+# SessionEnd at 3 s; the hook returns in well under a second either way.
+CLAUDE_SESSION_END_TIMEOUT = 1
+CODEX_SESSION_END_TIMEOUT = 2
+SESSION_START_TIMEOUT = 10  # `report --brief` is one Python start and one small file
+HOOK_BACKUP_SUFFIX = ".vaultkeeper.bak"  # the settings file as it was before our last write
+BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
+CRON_SCHEDULE = "17 8 * * *"
+CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
+FALLBACK_LOG = "~/.local/state/vaultkeeper/hook.log"  # when the vault itself is missing
+STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)
+STATUS_OVERDUE_DAYS = 7  # a held-out entry this many days past holdout_until is overdue
+STATUS_SCAN_MAX_AGE_DAYS = 2  # older: the session-end hook probably never fires
+STATUS_JOURNAL_MAX_BYTES = 5_000_000  # past this, archive state/journal.jsonl
+
+# -- lint / index (issue 5) -------------------------------------------------------------
+# The spec's ASCII replacements for typographic glyphs (lint VK101 names them; --fix uses them).
+ASCII_REPLACEMENTS = {
+    "\u2014": "--",  # em dash
+    "\u2192": "->",  # rightwards arrow
+    "\u2212": "-",  # minus sign
+    "\u00a7": "sec",  # section sign
+    "\u00d7": "x",  # multiplication sign
+    "\u2264": "<=",  # less-than or equal to
+    "\u2265": ">=",  # greater-than or equal to
+}
+MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
+MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
+# Above the load budget the root index links one sub-index per top-level folder,
+# written at the vault root as _index-<folder>.md.
+SUBINDEX_PREFIX = "_index-"
+INDEX_KEYWORDS_MARK = " -- keywords: "
+
+# -- applier (vaultkeeper/apply/) --------------------------------------------------
+TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
+PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)
+
+# -- names and windows checked by `new` (issue 2) -----------------------------------
+NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
+HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set

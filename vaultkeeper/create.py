@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.edit import quoted, yaml_scalar
+from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.registry import load_registry
@@ -16,6 +17,9 @@ from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
+_INIT_FOLDERS = (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR)
+# .gitignore lines that keep the vault's state/ folder out of git
+_IGNORES_STATE = {"state", "state/", "/state", "/state/", "state/*", "/state/*", "/state/**"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class InitResult:
     vault: Path
     created: tuple[str, ...]
     kept: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -35,25 +40,42 @@ class NewResult:
 
 
 def init_vault(path: Path) -> InitResult:
-    """Create the layout; never overwrite or change a file that already exists."""
+    """Create the layout; never overwrite or change a file that already exists.
+
+    Everything that could make init fail half-way (a file where a folder belongs, a
+    folder where a file belongs, a symlink leading out of the vault) is refused before
+    anything is created.
+    """
     if path.exists() and not path.is_dir():
         raise UsageError(f"{path}: exists and is not a directory")
+    files: dict[str, Callable[[], str]] = {
+        config.INDEX_FILE: lambda: render("index.md", {}),
+        config.REGISTRY_FILE: lambda: render("registry.md", {}),
+        config.SPEC_FILE: lambda: render("vault-spec.md", {}),
+        ".gitignore": lambda: render("gitignore", {}),
+    }
+    if path.is_dir():
+        for folder in _INIT_FOLDERS:
+            target = path / folder
+            if (target.exists() or target.is_symlink()) and not target.is_dir():
+                raise UsageError(f"{target}: exists and is not a folder; nothing was created")
+            resolve_inside(path, folder)
+        for name in files:
+            target = path / name
+            if target.is_dir():
+                raise UsageError(f"{target}: exists and is a folder; nothing was created")
+            if not target.exists():
+                resolve_inside(path, name)
     path.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     kept: list[str] = []
-    for folder in (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR):
+    for folder in _INIT_FOLDERS:
         target = path / folder
         if target.is_dir():
             kept.append(folder + "/")
         else:
             target.mkdir(parents=True)
             created.append(folder + "/")
-    files = {
-        config.INDEX_FILE: lambda: render("index.md", {}),
-        config.REGISTRY_FILE: lambda: render("registry.md", {}),
-        config.SPEC_FILE: lambda: render("vault-spec.md", {}),
-        ".gitignore": lambda: render("gitignore", {}),
-    }
     for name, make in files.items():
         target = path / name
         if target.exists():
@@ -61,7 +83,21 @@ def init_vault(path: Path) -> InitResult:
             continue
         atomic_write(target, make())
         created.append(name)
-    return InitResult(path.resolve(), tuple(created), tuple(kept))
+    warnings: list[str] = []
+    if ".gitignore" in kept and not _ignores_state(path / ".gitignore"):
+        warnings.append(
+            f".gitignore (kept as it is) does not ignore {config.STATE_DIR}/: "
+            f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
+        )
+    return InitResult(path.resolve(), tuple(created), tuple(kept), tuple(warnings))
+
+
+def _ignores_state(gitignore: Path) -> bool:
+    try:
+        text = gitignore.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.strip() in _IGNORES_STATE for line in text.splitlines())
 
 
 def check_name(name: str) -> None:
@@ -70,6 +106,52 @@ def check_name(name: str) -> None:
             f"{name!r}: unsafe name; use letters, digits, spaces, '.', '_' and '-' "
             "(no path separators, no '..')"
         )
+    if len(name) > config.NAME_MAX_CHARS:
+        raise UsageError(f"{name[:20]!r}...: name longer than {config.NAME_MAX_CHARS} characters")
+    if name.lower().endswith(".md"):
+        raise UsageError(f"{name!r}: give the name without .md (it is added)")
+
+
+def clean_description(text: str) -> str:
+    """One line of pure ASCII, or a UsageError saying which character is not.
+
+    The spec's typographic glyphs (em dash, arrow, ...) become their ASCII spelling;
+    anything else non-ASCII is refused rather than written into the vault.
+    """
+    description = " ".join(text.split())
+    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
+        description = description.replace(glyph, ascii_text)
+    if not description:
+        raise UsageError("--description must not be empty: it is the entry's recall summary")
+    for column, char in enumerate(description, start=1):
+        if ord(char) > 127:
+            raise UsageError(
+                f"--description: non-ASCII character {char!r} (U+{ord(char):04X}) at column "
+                f"{column}; the vault is pure ASCII"
+            )
+    if config.INDEX_START in description or config.INDEX_END in description:
+        raise UsageError("--description must not contain the index markers")
+    return description
+
+
+def holdout_days_from_env(env: Mapping[str, str]) -> int:
+    """``$VAULTKEEPER_HOLDOUT_DAYS`` (a whole number of days), else the default."""
+    raw = env.get(config.ENV_HOLDOUT_DAYS, "").strip()
+    if not raw:
+        return config.HOLDOUT_DAYS
+    try:
+        days = int(raw)
+    except ValueError:
+        raise UsageError(
+            f"{config.ENV_HOLDOUT_DAYS}={raw!r}: must be a whole number of days"
+        ) from None
+    _check_holdout_days(days, f"{config.ENV_HOLDOUT_DAYS}={raw}")
+    return days
+
+
+def _check_holdout_days(days: int, where: str) -> None:
+    if not 0 <= days <= config.HOLDOUT_MAX_DAYS:
+        raise UsageError(f"{where}: hold-out window must be 0..{config.HOLDOUT_MAX_DAYS} days")
 
 
 def _target(vault: Path, kind: str, name: str, project: str | None) -> Path:
@@ -77,6 +159,7 @@ def _target(vault: Path, kind: str, name: str, project: str | None) -> Path:
         if not project:
             raise UsageError(f"`new {kind}` needs --project P (it goes to projects/P/...)")
         check_name(project)
+        _check_project_case(vault, project)
         sub = config.RESEARCH_SUBDIR if kind == "research" else config.MEMORY_SUBDIR
         relative = f"{config.PROJECTS_DIR}/{project}/{sub}/{name}.md"
     elif kind == "reference":
@@ -84,6 +167,19 @@ def _target(vault: Path, kind: str, name: str, project: str | None) -> Path:
     else:
         raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
     return resolve_inside(vault, relative)
+
+
+def _check_project_case(vault: Path, project: str) -> None:
+    # projects/API beside projects/api: two folders on Linux, one on macOS and Windows.
+    projects = vault / config.PROJECTS_DIR
+    if not projects.is_dir():
+        return
+    for child in projects.iterdir():
+        if child.name != project and child.name.lower() == project.lower():
+            raise UsageError(
+                f"--project {project}: {config.PROJECTS_DIR}/{child.name} exists and differs "
+                "only by case; use that name"
+            )
 
 
 def new_entry(
@@ -97,17 +193,21 @@ def new_entry(
     today: dt.date,
     holdout_days: int = config.HOLDOUT_DAYS,
 ) -> NewResult:
-    """Create one entry (or registry block) and add its line to the index."""
+    """Create one entry (or registry block) and add its line to the index.
+
+    Every check (name, description, label, taken names, a readable index) runs before
+    the first write.
+    """
     check_name(name)
-    description = " ".join(description.split())
-    if not description:
-        raise UsageError("--description must not be empty: it is the entry's recall summary")
+    description = clean_description(description)
     if label is not None and label not in config.LABELS:
         raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
+    _check_holdout_days(holdout_days, "holdout_days")
     with writer_lock(vault):
         if kind == "pattern":
             return _new_pattern(vault, name, description, today)
         target = _target(vault, kind, name, project)
+        # Obsidian resolves [[name]] by file name, case-insensitively, anywhere in the vault.
         taken = [p for p in iter_markdown(vault) if p.stem.lower() == name.lower()]
         if target.exists() or taken:
             where = rel(vault, target if target.exists() else taken[0])
@@ -125,27 +225,48 @@ def new_entry(
             else None,
             "title": name,
         }
-        atomic_write(target, render(f"{kind}.md", values))
         link = rel(vault, target)[: -len(".md")]
-        index_line = add_index_line(vault, f"- [[{link}]] - {description}")
+        index_line = f"- [[{link}]] - {description}"
+        index_path, index_text = _index_with_line(vault, index_line)
+        atomic_write(target, render(f"{kind}.md", values))
+        atomic_write(index_path, index_text)
         return NewResult(kind, name, rel(vault, target), 1, index_line)
 
 
 def _new_pattern(vault: Path, name: str, description: str, today: dt.date) -> NewResult:
     blocks, _ = load_registry(vault)
-    if any(b.name.lower() == name.lower() for b in blocks):
-        raise VaultkeeperError(f"{name}: a ### {name} block already exists in the registry")
-    registry = vault / config.REGISTRY_FILE
-    text = registry.read_text(encoding="utf-8") if registry.exists() else render("registry.md", {})
-    block = render("pattern.md", {"name": name, "description": description, "today": today.isoformat()})
+    same = [b for b in blocks if b.name.lower() == name.lower()]
+    if same:
+        where = f"{same[0].rel}:{same[0].line}"
+        raise VaultkeeperError(f"{name}: a ### {same[0].name} block already exists ({where})")
+    registry = resolve_inside(vault, config.REGISTRY_FILE)
+    if registry.exists():
+        text, bom = read_for_edit(registry, config.REGISTRY_FILE)
+    else:
+        text, bom = render("registry.md", {}), ""
+    nl = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    values = {"name": name, "description": _block_safe(description), "today": today.isoformat()}
+    block = render("pattern.md", values).replace("\n", nl)
     if text and not text.endswith("\n"):
-        text += "\n"
-    if text and not text.endswith("\n\n"):
-        text += "\n"
+        text += nl
+    if text and not text.endswith(nl * 2):
+        text += nl
     line = text.count("\n") + 1
-    atomic_write(registry, text + block)
-    index_line = add_index_line(vault, f"- [[{config.REGISTRY_FILE[:-3]}#{name}]] - {description}")
+    index_line = f"- [[{config.REGISTRY_FILE[: -len('.md')]}#{name}]] - {description}"
+    index_path, index_text = _index_with_line(vault, index_line)
+    atomic_write(registry, bom + text + block)
+    atomic_write(index_path, index_text)
     return NewResult("pattern", name, config.REGISTRY_FILE, line, index_line)
+
+
+def _block_safe(description: str) -> str:
+    # The description is a line of the block body: it must not read as a heading (a new
+    # block), a code fence, or a counter line.
+    bare = description.lstrip("-*+ \t").lower()
+    counters = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
+    if description.startswith(("#", "```", "~~~")) or bare.startswith(counters):
+        return "\\" + description
+    return description
 
 
 def add_index_line(vault: Path, line: str) -> str:
@@ -153,15 +274,25 @@ def add_index_line(vault: Path, line: str) -> str:
 
     Only the generated section changes; every byte outside the markers stays.
     """
-    index = vault / config.INDEX_FILE
-    text = index.read_text(encoding="utf-8") if index.exists() else ""
+    index, text = _index_with_line(vault, line)
+    atomic_write(index, text)
+    return line
+
+
+def _index_with_line(vault: Path, line: str) -> tuple[Path, str]:
+    """The index path and its full new content (BOM included) with ``line`` added."""
+    index = resolve_inside(vault, config.INDEX_FILE)
+    text, bom = read_for_edit(index, config.INDEX_FILE) if index.exists() else ("", "")
     nl = "\r\n" if "\r\n" in text else "\n"
     start = text.find(config.INDEX_START)
-    end = text.find(config.INDEX_END, start + 1) if start != -1 else -1
+    end = text.find(config.INDEX_END, start + len(config.INDEX_START)) if start != -1 else -1
     if start == -1 or end == -1:
         sep = "" if not text or text.endswith("\n\n") else (nl if text.endswith("\n") else nl * 2)
         text = f"{text}{sep}{config.INDEX_START}{nl}{line}{nl}{config.INDEX_END}{nl}"
     else:
-        text = text[:end] + line + nl + text[end:]
-    atomic_write(index, text)
-    return line
+        line_start = text.rfind("\n", 0, end) + 1
+        if line_start > start and not text[line_start:end].strip():
+            text = text[:line_start] + line + nl + text[line_start:]
+        else:  # the end marker shares its line with other text: give the entry its own
+            text = text[:end] + nl + line + nl + text[end:]
+    return index, bom + text

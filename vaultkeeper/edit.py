@@ -8,28 +8,77 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.model import split_frontmatter
+from vaultkeeper.model import ParseError, decode, load_yaml, split_frontmatter, split_lines
 
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "none", "~"}
+BOM = "\ufeff"
 
 
 def yaml_scalar(value: str) -> str:
     """A YAML scalar for ``value``: plain when that reads back as the same string."""
-    if _PLAIN_SAFE.match(value) and value.lower() not in _YAML_WORDS and not _looks_numeric(value):
+    if (
+        _PLAIN_SAFE.match(value)
+        and value.lower() not in _YAML_WORDS
+        and not _looks_numeric(value)
+        and _reads_back(value)
+    ):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return quoted(value)
+
+
+def _reads_back(value: str) -> bool:
+    # The last word on plain-vs-quoted: YAML 1.1 also resolves 0x1f, 0b101, 0o17 ...
+    try:
+        return bool(load_yaml(f"k: {value}\n") == {"k": value})
+    except ParseError:
+        return False
+
+
+def read_for_edit(path: Path, where: str | None = None) -> tuple[str, str]:
+    """``(text, bom)`` of a file about to be edited; write back ``bom + new_text``.
+
+    ``bom`` is the UTF-8 byte-order mark when the file starts with one (model.decode drops
+    it), else "". A file that is not UTF-8 text is a VaultkeeperError naming ``where``.
+    """
+    label = where or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise VaultkeeperError(f"{label}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = decode(raw)
+    except ParseError as exc:
+        line = f":{exc.line}" if exc.line else ""
+        raise VaultkeeperError(f"{label}{line}: {exc.reason}") from None
+    return text, BOM if raw.startswith(BOM.encode("utf-8")) else ""
 
 
 def quoted(value: str) -> str:
-    """Always double-quoted (dates must be quoted for the scanner's regex)."""
-    return json.dumps(value, ensure_ascii=False)
+    """Always double-quoted (dates must be quoted for the scanner's regex).
+
+    Pure ASCII: anything else is written as a YAML escape (\\u00e9, \\U0001f600), so the
+    vault stays ASCII and characters YAML reads as line breaks (U+2028, NEL) or refuses
+    (DEL, C1 controls) still read back as themselves.
+    """
+    return _NON_ASCII.sub(_escape, json.dumps(value, ensure_ascii=False))
+
+
+_NON_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _looks_numeric(value: str) -> bool:
-    return bool(re.fullmatch(r"[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?|\d{4}-\d\d-\d\d.*", value))
+    return bool(
+        re.fullmatch(r"[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?|\d{4}-\d\d-\d\d.*", value)
+    )
 
 
 def _ending(line: str) -> str:
@@ -48,30 +97,50 @@ def _dominant_ending(lines: list[str]) -> str:
 def _split_comment(rest: str) -> tuple[str, str]:
     """Split ``value  # comment`` into value and the comment part (with its spacing)."""
     quote: str | None = None
+    escaped = False
+    previous = ""  # last non-blank character outside quotes
     for i, ch in enumerate(rest):
         if quote:
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
                 quote = None
-        elif ch in "\"'":
+                previous = ch
+            continue
+        if ch in "\"'" and previous in ("", "[", "{", ",", ":", "-", "?"):
+            # a quote opens a quoted scalar only where a scalar starts; inside a plain
+            # value (it's, 5'11") it is just a character
             quote = ch
         elif ch == "#" and i > 0 and rest[i - 1] in " \t":
             j = i
             while j > 0 and rest[j - 1] in " \t":
                 j -= 1
             return rest[:j], rest[j:]
+        elif ch not in " \t":
+            previous = ch
     return rest, ""
 
 
 def _frontmatter_span(text: str) -> tuple[list[str], int]:
     """The file's lines and the 0-based index of the closing ``---``."""
-    yaml_text, end_line, _ = split_frontmatter(text)
+    try:
+        yaml_text, end_line, _ = split_frontmatter(text)
+    except ParseError as exc:
+        raise VaultkeeperError(f"cannot edit: {exc.reason}") from None
     if yaml_text is None:
         raise VaultkeeperError("file has no frontmatter to edit")
-    return text.splitlines(keepends=True), end_line - 1
+    return split_lines(text), end_line - 1
+
+
+def _key_pattern(key: str) -> re.Pattern[str]:
+    k = re.escape(key)
+    return re.compile(r"^(?:" + k + '|"' + k + "\"|'" + k + r"')[ \t]*:(?=[ \t]|$|\r?\n)")
 
 
 def _key_index(lines: list[str], close: int, key: str) -> int | None:
-    pattern = re.compile(r"^" + re.escape(key) + r"[ \t]*:(?=[ \t]|$|\r?\n)")
+    pattern = _key_pattern(key)
     for i in range(1, close):
         if pattern.match(lines[i]):
             return i
@@ -83,9 +152,18 @@ def _value_extent(lines: list[str], close: int, index: int) -> int:
     j = index + 1
     while j < close and (lines[j][:1] in (" ", "\t", "-") or not lines[j].strip()):
         j += 1
-    while j - 1 > index and not lines[j - 1].strip():
+    # trailing blank and comment lines are the gap before the next key, not the value
+    while j - 1 > index and (not lines[j - 1].strip() or lines[j - 1].lstrip().startswith("#")):
         j -= 1
     return j
+
+
+def _head_and_rest(line_body: str, key: str) -> tuple[str, str]:
+    """``status:   held_out # c`` -> (``status:``, ``   held_out # c``), key as spelled."""
+    m = _key_pattern(key).match(line_body)
+    if m is None:  # pragma: no cover - callers found the line with the same pattern
+        raise VaultkeeperError(f"frontmatter key {key!r} not found")
+    return line_body[: m.end()], line_body[m.end() :]
 
 
 def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
@@ -104,10 +182,12 @@ def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
     line = lines[index]
     ending = _ending(line)
     body = line[: len(line) - len(ending)]
-    rest = body.split(":", 1)[1]
-    _, comment = _split_comment(rest)
+    head, rest = _head_and_rest(body, key)
+    value, comment = _split_comment(rest)
+    # keep the key's own spelling and the spacing after its colon (aligned values)
+    gap = rest[: len(rest) - len(rest.lstrip(" \t"))] if value.strip() else " "
     extent = _value_extent(lines, close, index)
-    lines[index:extent] = [f"{key}: {scalar}{comment}{ending}"]
+    lines[index:extent] = [f"{head}{gap or ' '}{scalar}{comment}{ending}"]
     return "".join(lines)
 
 
@@ -117,8 +197,8 @@ def get_frontmatter_raw(text: str, key: str) -> str | None:
     index = _key_index(lines, close, key)
     if index is None:
         return None
-    line = lines[index].rstrip("\r\n")
-    value, _ = _split_comment(line.split(":", 1)[1])
+    _, rest = _head_and_rest(lines[index].rstrip("\r\n"), key)
+    value, _ = _split_comment(rest)
     return value.strip()
 
 
@@ -136,13 +216,21 @@ def append_to_list(text: str, key: str, item: str) -> str:
     line = lines[index]
     ending = _ending(line)
     body = line[: len(line) - len(ending)]
-    head, rest = body.split(":", 1)
+    head, rest = _head_and_rest(body, key)
+    head = head[:-1]  # without the colon
     value, comment = _split_comment(rest)
     stripped = value.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
-        inner = stripped[1:-1].strip()
-        new_value = f"[{inner}, {rendered}]" if inner else f"[{rendered}]"
-        lines[index] = f"{head}: {new_value}{comment}{ending}"
+        inner = stripped[1:-1]
+        if inner.strip():
+            # only the closing bracket moves: the items and their spacing stay as written
+            close_at = value.rindex("]")
+            inner_end = len(value[:close_at].rstrip(" \t"))
+            sep = " " if value[:inner_end].endswith(",") else ", "  # [a, b,] stays valid
+            new_rest = value[:inner_end] + f"{sep}{rendered}" + value[inner_end:]
+        else:
+            new_rest = value[: value.index("[")] + f"[{rendered}]" + value[value.rindex("]") + 1 :]
+        lines[index] = f"{head}:{new_rest}{comment}{ending}"
         return "".join(lines)
     if stripped in ("", "~", "null"):
         extent = _value_extent(lines, close, index)
@@ -164,7 +252,7 @@ def append_to_list(text: str, key: str, item: str) -> str:
 
 def replace_line(text: str, line_no: int, new_content: str) -> str:
     """Replace 1-based line ``line_no``'s content, keeping its line ending."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     old = lines[line_no - 1]
     lines[line_no - 1] = new_content + _ending(old)
     return "".join(lines)
@@ -172,7 +260,7 @@ def replace_line(text: str, line_no: int, new_content: str) -> str:
 
 def insert_line_after(text: str, line_no: int, new_content: str) -> str:
     """Insert a line after 1-based ``line_no``, using that line's ending (or the file's)."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     anchor = lines[line_no - 1]
     ending = _ending(anchor) or _dominant_ending(lines)
     if not _ending(anchor):
@@ -187,4 +275,7 @@ def replace_counter_value(line: str, value: str) -> str:
     m = re.match(r"^(.*?\*\*[^*]+:\*\*[ \t]*)(.*?)([ \t]*)$", line.rstrip("\r\n"))
     if not m:
         raise VaultkeeperError(f"not a counter line: {line.strip()!r}")
-    return f"{m.group(1)}{value}{m.group(3)}"
+    label = m.group(1)
+    if not label.endswith((" ", "\t")) and not m.group(2):
+        label += " "  # `**last used:**` with no value: don't glue the date to the label
+    return f"{label}{value}{m.group(3)}"

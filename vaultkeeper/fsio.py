@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
@@ -16,11 +18,14 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
 
     A reader sees the old file or the new one, never a partial write; a crash leaves
-    at most a stray ``.vk-*.tmp`` file beside it.
+    at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
+    notes). An existing file keeps its permission bits; a new one gets 0644.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".vk-tmp", dir=path.parent)
+    # a 255-byte name plus the random part would exceed NAME_MAX
+    prefix = f".{path.name[:80]}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".vk-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -60,16 +65,37 @@ def append_line(path: Path, line: str) -> None:
         os.close(fd)
 
 
+_LOCKS: dict[str, Any] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(lock_path: Path) -> Any:
+    # One FileLock object per lock file and process: FileLock counts re-acquisitions by
+    # the same thread, so a mutation that calls another (apply -> record_use) nests
+    # instead of waiting for itself; other threads and processes still wait.
+    from filelock import FileLock  # not needed on the read-only paths
+
+    key = str(lock_path.resolve())
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = FileLock(key)
+        return lock
+
+
 @contextlib.contextmanager
 def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
-    """Hold the store-wide writer lock for the duration of one mutation."""
-    from filelock import FileLock, Timeout  # not needed on the read-only paths
+    """Hold the store-wide writer lock for the duration of one mutation.
+
+    Re-entrant within one thread; serialises threads and processes.
+    """
+    from filelock import Timeout
 
     lock_path = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_path), timeout=timeout)
+    lock = _file_lock(lock_path)
     try:
-        lock.acquire()
+        lock.acquire(timeout=timeout)
     except Timeout as exc:
         raise VaultkeeperError(
             f"{lock_path}: another vaultkeeper command is writing; try again"

@@ -7,6 +7,10 @@ unreadable is reported the same way everywhere and never stops the others.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import os
+import re
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +22,43 @@ from vaultkeeper import config
 from vaultkeeper.vault import iter_markdown, rel
 
 try:  # the C loader is several times faster; both are the *safe* loader
-    _Loader: Any = yaml.CSafeLoader
+    _BaseLoader: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[misc]
+    """The safe loader, with an impossible date (2026-02-30) reported at its line."""
+
+
+def _construct_timestamp(loader: Any, node: Any) -> Any:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except ValueError as exc:
+        # YAML's timestamp form matched but the calendar says no; without this the
+        # ValueError would carry no line number.
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r} is not a real date ({exc})", node.start_mark
+        ) from None
+
+
+_SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+_Loader: Any = _SafeLoader
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on ``\n`` only.
+
+    ``str.splitlines`` also splits on form feed, U+2028, NEL and more; line numbers
+    must match what editors, grep and ``path:line`` messages count.
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
 
 
 @dataclass(frozen=True)
@@ -135,20 +173,36 @@ def load_yaml(yaml_text: str) -> Any:
     try:
         return yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = None if mark is None else mark.line + 2  # +1 for 1-based, +1 for the ---
-        problem = (exc.problem or str(exc)).strip()
-        raise ParseError(f"bad YAML frontmatter: {problem}", line) from None
+        mark = exc.problem_mark or exc.context_mark
+        line = None if mark is None else _mark_line(yaml_text, mark)
+        raise ParseError(
+            f"bad YAML frontmatter: {_one_line(exc.problem or str(exc))}", line
+        ) from None
     except yaml.YAMLError as exc:
-        raise ParseError(f"bad YAML frontmatter: {str(exc).splitlines()[0]}", None) from None
+        raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
-        # e.g. an unquoted 2026-02-30 matches YAML's timestamp form but is no date
-        raise ParseError(f"bad YAML frontmatter: {exc}", None) from None
+        raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
+
+
+def _mark_line(yaml_text: str, mark: Any) -> int:
+    # Count from the character index: YAML also breaks lines at U+2028 and NEL, editors
+    # do not. +1 for 1-based, +1 for the opening ---.
+    # An error found at the end of the stream is reported on the last YAML line, not
+    # on the closing ---.
+    last = max(yaml_text.count("\n"), 1) + 1
+    index = getattr(mark, "index", None)
+    if isinstance(index, int) and 0 <= index <= len(yaml_text):
+        return min(yaml_text.count("\n", 0, index) + 2, last)
+    return min(int(mark.line) + 2, last)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split()) or "unreadable"
 
 
 def _key_lines(yaml_text: str) -> dict[str, int]:
     lines: dict[str, int] = {}
-    for i, line in enumerate(yaml_text.splitlines(), start=2):
+    for i, line in enumerate(split_lines(yaml_text), start=2):
         if line[:1] not in ("", " ", "\t", "#", "-") and ":" in line:
             key = line.split(":", 1)[0].strip().strip("'\"")
             lines.setdefault(key, i)
@@ -166,13 +220,18 @@ def parse_note(path: Path, rel_path: str, text: str) -> Note:
     if not isinstance(data, dict):
         kind = type(data).__name__
         raise ParseError(f"frontmatter is a {kind}, not a mapping of keys to values", 2)
-    fm = Frontmatter(data, end_line, _key_lines(yaml_text))
+    # Only lines that name a real top-level key (not a flow collection's continuation).
+    key_lines = {k: n for k, n in _key_lines(yaml_text).items() if k in data}
+    fm = Frontmatter(data, end_line, key_lines)
     return Note(path, rel_path, text, fm, text[body_offset:], end_line + 1)
 
 
 def read_note(vault: Path, path: Path) -> Note:
     """Read and parse one file; raises ParseError (with no path) on any failure."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            # a FIFO or device named *.md would block or never end
+            raise ParseError("not a regular file")
         raw = path.read_bytes()
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
@@ -196,17 +255,29 @@ def load_vault(vault: Path) -> VaultModel:
     return VaultModel(vault, tuple(notes), tuple(problems))
 
 
+def file_hash(text: str) -> str:
+    """sha256 (hex) of a file's decoded text (``Note.text``) encoded as UTF-8.
+
+    The scanner reports it for a memory file and the applier's ``--expect-hash``
+    compares against it, so both must call this one function. (A registry block's
+    hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def parse_date(value: Any) -> dt.date | None:
     """A YAML date (quoted or not) -> date; anything that is not a real ISO date -> None."""
     if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc)
-        return value.date()
+        moment: dt.datetime = value
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(dt.timezone.utc)
+        return moment.date()
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str):
         text = value.strip()
-        if len(text) == 10:
+        # YYYY-MM-DD only: Python 3.11's fromisoformat also takes 20260902 and 2026-W36-3
+        if _ISO_DATE.fullmatch(text):
             try:
                 return dt.date.fromisoformat(text)
             except ValueError:
@@ -217,6 +288,4 @@ def parse_date(value: Any) -> dt.date | None:
 def is_memory_path(rel_path: str) -> bool:
     """True for files under ``projects/<p>/memory/`` (the held-out sub-tree)."""
     parts = rel_path.split("/")
-    return (
-        len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR
-    )
+    return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR

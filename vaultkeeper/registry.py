@@ -19,10 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.model import ParseError, Problem, decode, parse_date
+from vaultkeeper.model import (
+    ParseError,
+    Problem,
+    decode,
+    parse_date,
+    split_frontmatter,
+    split_lines,
+)
 from vaultkeeper.vault import iter_markdown, rel
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+# CommonMark ATX heading: up to 3 spaces, 1-6 #, then text; a closing run of # counts
+# only after a space (so `### C#` is named "C#").
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
@@ -60,7 +69,9 @@ class RegistryBlock:
         """Why this block's counters can't be trusted, if they can't (one per counter)."""
         out: list[Problem] = []
         if self.count_raw is None:
-            out.append(Problem(self.rel, self.line, f"### {self.name}: no {config.COUNT_LABEL} line"))
+            out.append(
+                Problem(self.rel, self.line, f"### {self.name}: no {config.COUNT_LABEL} line")
+            )
         elif self.count is None:
             out.append(
                 Problem(
@@ -89,23 +100,38 @@ def block_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _frontmatter_lines(text: str) -> int:
+    """How many lines a leading frontmatter block takes (0 when there is none)."""
+    try:
+        yaml_text, end_line, _ = split_frontmatter(text)
+    except ParseError:
+        return 0
+    return 0 if yaml_text is None else end_line
+
+
 def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     starts: list[tuple[int, str]] = []  # (0-based index, name)
     ends: list[int] = []  # 0-based indices of headings that close a block
+    fenced: set[int] = set()  # 0-based indices of lines inside (or opening/closing) a fence
     fence: str | None = None
-    for i, line in enumerate(lines):
+    for i in range(_frontmatter_lines(text), len(lines)):
+        line = lines[i].rstrip("\r\n")
         m = _FENCE.match(line)
         if m:
             mark = m.group(1)
+            fenced.add(i)
             if fence is None:
                 fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
+            elif (
+                mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0])
+            ):
                 fence = None
             continue
         if fence is not None:
+            fenced.add(i)
             continue
-        h = _HEADING.match(line.rstrip("\r\n"))
+        h = _HEADING.match(line)
         if h and len(h.group(1)) <= 3:
             ends.append(i)
             if len(h.group(1)) == 3 and h.group(2):
@@ -117,13 +143,22 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
         last = stop - 1
         while last > start and not lines[last].strip():
             last -= 1
-        blocks.append(_block(path, rel_path, name, start, lines[start : last + 1]))
+        blocks.append(_block(path, rel_path, name, start, lines[start : last + 1], fenced))
     return blocks
 
 
-def _block(path: Path, rel_path: str, name: str, start: int, lines: list[str]) -> RegistryBlock:
+def _block(
+    path: Path,
+    rel_path: str,
+    name: str,
+    start: int,
+    lines: list[str],
+    fenced: set[int] | None = None,
+) -> RegistryBlock:
     found: dict[str, tuple[str, int]] = {}
     for offset, line in enumerate(lines[1:], start=start + 2):
+        if fenced and offset - 1 in fenced:
+            continue  # an example inside a code fence is not the block's counter
         stripped = line.rstrip("\r\n")
         for key, pattern in (("count", _COUNT), ("last", _LAST_USED), ("promoted", _PROMOTED)):
             m = pattern.match(stripped)
@@ -132,7 +167,7 @@ def _block(path: Path, rel_path: str, name: str, start: int, lines: list[str]) -
     count_raw, count_line = found.get("count", (None, None))
     last_raw, last_line = found.get("last", (None, None))
     promoted, promoted_line = found.get("promoted", (None, None))
-    count = int(count_raw) if count_raw is not None and re.fullmatch(r"\d+", count_raw) else None
+    count = int(count_raw) if count_raw is not None and re.fullmatch(r"[0-9]+", count_raw) else None
     last_used = parse_date(last_raw) if last_raw is not None else None
     return RegistryBlock(
         name=name,
@@ -183,10 +218,16 @@ def find_block(vault: Path, name: str) -> RegistryBlock:
     """The one block called ``name``; unknown or duplicated names are errors."""
     from vaultkeeper.errors import NotFoundError, VaultkeeperError
 
-    blocks, _ = load_registry(vault)
+    blocks, problems = load_registry(vault)
     matches = [b for b in blocks if b.name == name]
     if not matches:
-        raise NotFoundError(f"{name}: no ### {name} block in {config.PATTERNS_DIR}/")
+        hint = ""
+        similar = [b for b in blocks if b.name.lower() == name.lower()]
+        if similar:
+            hint = f" (did you mean {similar[0].name!r} at {similar[0].rel}:{similar[0].line}?)"
+        elif problems:
+            hint = f" ({len(problems)} registry file(s) could not be read; first: {problems[0]})"
+        raise NotFoundError(f"{name}: no ### {name} block in {config.PATTERNS_DIR}/{hint}")
     if len(matches) > 1:
         where = ", ".join(f"{b.rel}:{b.line}" for b in matches)
         raise VaultkeeperError(f"{name}: {len(matches)} registry blocks share this name ({where})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,23 +19,30 @@ def data_dir(name: str) -> Path:
     raise VaultkeeperError(f"vaultkeeper's {name}/ folder is missing from the installation")
 
 
+_TOKEN = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+
+
 def render(name: str, values: Mapping[str, str | None]) -> str:
-    """Fill ``{{key}}`` placeholders; a line whose only placeholder is None is dropped."""
+    """Fill ``{{key}}`` placeholders; a line holding a placeholder whose value is None is
+    dropped. Unknown placeholders stay as written.
+
+    One pass over the template: a value that itself contains ``{{...}}`` (a user's
+    description) is inserted as text, never expanded or used to drop its line.
+    """
     text = (data_dir("templates") / name).read_text(encoding="utf-8")
     merged = {**config_values(), **values}
     out: list[str] = []
     for line in text.splitlines(keepends=True):
-        drop = False
-        for key, value in merged.items():
-            token = "{{" + key + "}}"
-            if token in line:
-                if value is None:
-                    drop = True
-                    break
-                line = line.replace(token, value)
-        if not drop:
-            out.append(line)
+        keys = _TOKEN.findall(line)
+        if any(key in merged and merged[key] is None for key in keys):
+            continue
+        out.append(_TOKEN.sub(lambda m: _fill(m, merged), line))
     return "".join(out)
+
+
+def _fill(match: re.Match[str], values: Mapping[str, str | None]) -> str:
+    value = values.get(match.group(1))
+    return match.group(0) if value is None else value
 
 
 def config_values() -> dict[str, str | None]:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.edit import insert_line_after, replace_counter_value, replace_line
+from vaultkeeper.edit import insert_line_after, read_for_edit, replace_counter_value, replace_line
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.model import decode
+from vaultkeeper.model import split_lines
 from vaultkeeper.registry import find_block
+from vaultkeeper.vault import resolve_inside
 
 
 @dataclass(frozen=True)
@@ -25,23 +25,38 @@ class UseResult:
 
 
 def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
+    """Count one reuse: the count line and the last-used line change, nothing else.
+
+    A block without a last-used line gets one, right after its count line. A block
+    whose count can't be read is refused with its ``path:line``; nothing is written.
+    """
     with writer_lock(vault):
         block = find_block(vault, name)
-        if block.count is None:
-            where = f"{block.rel}:{block.count_line or block.line}"
+        if block.count_raw is None or block.count_line is None:
             raise VaultkeeperError(
-                f"{where}: ### {name} has no readable success count ({block.count_raw!r}); fix it first"
+                f"{block.rel}:{block.line}: ### {block.name} has no {config.COUNT_LABEL} line; "
+                "add one (e.g. **success count:** 0) first"
             )
-        text = decode(block.path.read_bytes())
-        lines = text.splitlines(keepends=True)
-        assert block.count_line is not None
+        if block.count is None:
+            raise VaultkeeperError(
+                f"{block.rel}:{block.count_line}: ### {block.name}: success count "
+                f"{block.count_raw!r} is not a whole number; fix it first"
+            )
+        # a registry file that is a symlink leading out of the vault is not ours to write
+        path = resolve_inside(vault, block.path)
+        text, bom = read_for_edit(block.path, block.rel)
+        lines = split_lines(text)
         new_count = block.count + 1
-        text = replace_line(text, block.count_line, replace_counter_value(lines[block.count_line - 1], str(new_count)))
+        stamp = today.isoformat()
+        text = replace_line(
+            text,
+            block.count_line,
+            replace_counter_value(lines[block.count_line - 1], str(new_count)),
+        )
         if block.last_used_line is not None:
-            text = replace_line(
-                text, block.last_used_line, replace_counter_value(lines[block.last_used_line - 1], today.isoformat())
-            )
+            old = lines[block.last_used_line - 1]
+            text = replace_line(text, block.last_used_line, replace_counter_value(old, stamp))
         else:
-            text = insert_line_after(text, block.count_line, f"{config.LAST_USED_LABEL} {today.isoformat()}")
-        atomic_write(block.path, text)
-        return UseResult(name, block.rel, block.count, new_count, today.isoformat())
+            text = insert_line_after(text, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
+        atomic_write(path, bom + text)
+        return UseResult(block.name, block.rel, block.count, new_count, stamp)

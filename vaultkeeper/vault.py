@@ -31,19 +31,20 @@ def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -
     )
 
 
-def iter_markdown(vault: Path) -> Iterator[Path]:
+def iter_markdown(vault: Path, under: Path | None = None) -> Iterator[Path]:
     """Every ``.md`` file in the vault: one sorted walk, deterministic.
 
     Skips state/ at the root and every hidden folder (.trash/, .obsidian/, .git/), as
-    Obsidian itself does; symlinked folders are not followed.
+    Obsidian itself does; symlinked folders are not followed. ``under`` (a folder inside
+    the vault) walks only that part, with the same rules.
     """
-    return (p for p in iter_files(vault) if p.suffix == ".md")
+    return (p for p in iter_files(vault, under) if p.suffix == ".md")
 
 
-def iter_files(vault: Path) -> Iterator[Path]:
+def iter_files(vault: Path, under: Path | None = None) -> Iterator[Path]:
     """Every file of any type (attachments too), with the same exclusions as iter_markdown."""
     top = str(vault)
-    for dirpath, dirnames, filenames in os.walk(vault):
+    for dirpath, dirnames, filenames in os.walk(vault if under is None else under):
         dirnames[:] = sorted(
             d
             for d in dirnames

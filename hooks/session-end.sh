@@ -1,0 +1,111 @@
+#!/bin/sh
+# vaultkeeper-hook: session-end
+#
+# A coding agent's SessionEnd hook: start the throttled scan of the vault and return
+# at once, whatever the vault's size.
+#
+#   session-end.sh [VAULT [PROGRAM]]
+#
+# VAULT defaults to $VAULTKEEPER_VAULT; PROGRAM (the vaultkeeper executable) to the
+# one on PATH. `vaultkeeper hooks install` writes both as absolute paths.
+#
+# Hosts kill whatever a hook leaves in its process group the moment it returns, so
+# a shell `&` is not enough: a small Python launcher double-forks, calls setsid(),
+# and this script returns only once the scan's process reports that it is in a
+# session of its own. The scan's output is dropped (it saves its report under
+# state/); a failure leaves one line in state/hook.log. Always exits 0: a hook
+# must never fail its host.
+#
+# Names repeated from vaultkeeper/config.py (a test keeps them in step):
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+
+vault=${1:-${VAULTKEEPER_VAULT:-}}
+prog=${2:-}
+
+log() {
+    stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+    if [ -n "$vault" ] && [ -d "$vault" ] && mkdir -p "$vault/state" 2>/dev/null; then
+        printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+    elif [ -n "${HOME:-}" ]; then
+        # no vault to log into: the user's state folder, so the failure is findable
+        dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
+        mkdir -p "$dir" 2>/dev/null &&
+            printf '%s session-end: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+    fi
+    printf 'vaultkeeper session-end: %s\n' "$*" >&2
+}
+
+# The launcher. argv: PROGRAM VAULT LOG. Exits 0 once the scan runs in its own session.
+launcher='
+import os, subprocess, sys, time
+prog, vault, log = sys.argv[1:4]
+r, w = os.pipe()
+if os.fork() == 0:
+    try:
+        os.close(r)
+        os.setsid()
+        if os.fork():
+            os._exit(0)
+        os.chdir("/")
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.write(w, b"1")
+        os.close(w)
+        try:
+            done = subprocess.run([prog, "--vault", vault, "scan"], stdin=null, stdout=null, stderr=subprocess.PIPE)
+            code, err = done.returncode, done.stderr.decode("utf-8", "replace")
+        except OSError as exc:
+            code, err = 127, str(exc)
+        if code != 0:
+            last = (err.strip().splitlines() or ["no message"])[-1]
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write("%s session-end: scan exited %d: %s\n" % (stamp, code, last))
+    finally:
+        os._exit(0)
+os.close(w)
+os.wait()
+sys.exit(0 if os.read(r, 1) == b"1" else 1)
+'
+
+run() {
+    if [ -z "$vault" ]; then
+        log "no vault: pass it as the first argument or set VAULTKEEPER_VAULT"
+        return
+    fi
+    if [ ! -d "$vault" ]; then
+        log "$vault: no such vault directory"
+        return
+    fi
+    case $prog in
+    */*) ;;
+    *) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
+    esac
+    if [ -z "$prog" ]; then
+        log "vaultkeeper not found on PATH ($PATH); reinstall the hook with: vaultkeeper hooks install claude-code|codex"
+        return
+    fi
+    # the scan starts in / (so it pins no directory): relative paths must go
+    case $vault in /*) ;; *) vault=$(pwd)/$vault ;; esac
+    case $prog in /*) ;; *) prog=$(pwd)/$prog ;; esac
+    if [ ! -x "$prog" ]; then
+        log "$prog: not an executable program; reinstall the hook with: vaultkeeper hooks install claude-code|codex"
+        return
+    fi
+    py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    if [ -z "$py" ]; then
+        log "no python3 on PATH to start the scan in the background"
+        return
+    fi
+    mkdir -p "$vault/state" 2>/dev/null
+    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$vault/state/hook.log" </dev/null >/dev/null 2>&1; then
+        log "could not start the scan in the background ($py)"
+    fi
+}
+
+run
+# Read and drop what the host sent (the session's JSON) only now, so a host that keeps
+# stdin open cannot hold the scan back.
+[ -t 0 ] || cat >/dev/null 2>&1
+exit 0

@@ -1,0 +1,71 @@
+#!/bin/sh
+# vaultkeeper-hook: session-start
+#
+# A coding agent's SessionStart hook: print the last scan's report as a short brief
+# (`vaultkeeper report --brief`). The host adds a SessionStart hook's plain stdout to
+# the model's context, which is how the scan's findings reach the next session.
+#
+#   session-start.sh [VAULT [PROGRAM]]
+#
+# VAULT defaults to $VAULTKEEPER_VAULT; PROGRAM (the vaultkeeper executable) to the
+# one on PATH. Prints nothing when there is no report yet, never more than 10000
+# characters (past that the host would show a file path instead), and always exits
+# 0; a failure leaves one line in state/hook.log.
+#
+# Names repeated from vaultkeeper/config.py (a test keeps them in step):
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+#   LAST_REPORT_FILE=last-report.json  BRIEF_MAX_CHARS=10000
+
+vault=${1:-${VAULTKEEPER_VAULT:-}}
+prog=${2:-}
+max=10000
+
+log() {
+    stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+    if [ -n "$vault" ] && [ -d "$vault" ] && mkdir -p "$vault/state" 2>/dev/null; then
+        printf '%s session-start: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+    elif [ -n "${HOME:-}" ]; then
+        dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
+        mkdir -p "$dir" 2>/dev/null &&
+            printf '%s session-start: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+    fi
+    printf 'vaultkeeper session-start: %s\n' "$*" >&2
+}
+
+brief() {
+    if [ -z "$vault" ]; then
+        log "no vault: pass it as the first argument or set VAULTKEEPER_VAULT"
+        return
+    fi
+    if [ ! -d "$vault" ]; then
+        log "$vault: no such vault directory"
+        return
+    fi
+    [ -f "$vault/state/last-report.json" ] || return 0 # no report yet: nothing to say
+    case $prog in
+    */*) ;;
+    *) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
+    esac
+    if [ -z "$prog" ] || [ ! -x "$prog" ]; then
+        log "vaultkeeper not found (PATH=$PATH); reinstall the hook with: vaultkeeper hooks install claude-code|codex"
+        return
+    fi
+    if ! out=$("$prog" --vault "$vault" report --brief 2>/dev/null); then
+        log "\`vaultkeeper --vault $vault report --brief\` failed; run it by hand to see why"
+        return
+    fi
+    [ -n "$out" ] || return 0
+    if [ "${#out}" -le "$max" ]; then
+        printf '%s\n' "$out"
+        return
+    fi
+    # Whole lines only, with room left for the closing note.
+    printf '%s\n' "$out" | awk -v max="$((max - 200))" '
+        { n += length($0) + 1; if (n > max) exit; print }'
+    printf '%s\n' "(brief cut at $max characters: run \`vaultkeeper report\` for all of it)"
+}
+
+# Drop what the host sent (the session's JSON); the brief does not need it.
+[ -t 0 ] || cat >/dev/null 2>&1
+brief
+exit 0

@@ -1,0 +1,174 @@
+"""The gates' checks: receipts, stale hashes, lifecycle moves, hold-out dates, safe targets."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from vaultkeeper.apply.gate import (
+    check_hash,
+    check_holdout_passed,
+    check_move,
+    check_receipt,
+    entry_path,
+    looks_like_path,
+    slug,
+)
+from vaultkeeper.errors import GateRefused, NotFoundError, UnsafePathError, UsageError
+
+NOTES = "line one\nline two\nline three"  # three lines, the last without a newline
+
+
+@pytest.fixture
+def vault(make_vault) -> Path:
+    return make_vault({"projects/p/research/notes.md": NOTES, "projects/p/memory/m.md": "---\n---\n"})
+
+
+@pytest.mark.parametrize(
+    "receipt",
+    [
+        "https://ci.example.com/run/41",
+        "http://example.org",
+        "projects/p/research/notes.md:1",
+        "projects/p/research/notes.md:3",
+        "  projects/p/research/notes.md:2  ",
+    ],
+)
+def test_receipt_accepted(vault: Path, receipt: str) -> None:
+    assert check_receipt(vault, receipt) == receipt.strip()
+
+
+def test_receipt_may_be_an_absolute_path_outside_the_vault(vault: Path, tmp_path: Path) -> None:
+    source = tmp_path / "repo" / "app.py"
+    source.parent.mkdir()
+    source.write_text("a\nb\n")
+    assert check_receipt(vault, f"{source}:2") == f"{source}:2"
+    with pytest.raises(GateRefused, match="has 2 lines, no line 3"):
+        check_receipt(vault, f"{source}:3")
+
+
+@pytest.mark.parametrize(
+    ("receipt", "why"),
+    [
+        (None, "no evidence"),
+        ("", "no evidence"),
+        ("trust me", "not a receipt"),
+        ("projects/p/research/notes.md", "not a receipt"),
+        ("ftp://example.org/x", "not a receipt"),
+        ("https://", "not a receipt"),
+        ("projects/p/research/notes.md:0", "has 3 lines, no line 0"),
+        ("projects/p/research/notes.md:4", "has 3 lines, no line 4"),
+        ("projects/p/research/missing.md:1", "not an existing file"),
+        ("projects/p/research:1", "not an existing file"),
+    ],
+)
+def test_receipt_refused(vault: Path, receipt: str | None, why: str) -> None:
+    with pytest.raises(GateRefused, match=why):
+        check_receipt(vault, receipt)
+
+
+def test_relative_receipt_cannot_escape_the_vault(vault: Path) -> None:
+    (vault.parent / "outside.md").write_text("x\n")
+    with pytest.raises(UnsafePathError):
+        check_receipt(vault, "../outside.md:1")
+
+
+def test_hash_matches_in_full_or_by_prefix() -> None:
+    digest = "ab" * 32
+    check_hash(None, digest, "x")
+    check_hash(digest, digest, "x")
+    check_hash(digest[:8].upper(), digest, "x")
+
+
+def test_stale_hash_refused() -> None:
+    with pytest.raises(GateRefused, match="changed since the report"):
+        check_hash("cd" * 32, "ab" * 32, "### alpha")
+
+
+@pytest.mark.parametrize("bad", ["abc", "xyz12345", "ab" * 33])
+def test_malformed_hash_is_bad_input(bad: str) -> None:
+    with pytest.raises(UsageError):
+        check_hash(bad, "ab" * 32, "x")
+
+
+def test_allowed_moves() -> None:
+    assert check_move("revalidate", "held_out") is None  # pass or fail decides
+    assert check_move("reactivate", "archived") == "active"
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "why"),
+    [
+        ("revalidate", "active", "status is active: only a held_out entry"),
+        ("revalidate", "archived", "status is archived: only a held_out entry"),
+        ("revalidate", None, "status is missing"),
+        ("reactivate", "held_out", "status is held_out: only an archived entry"),
+        ("reactivate", "active", "status is active: only an archived entry"),
+        ("reactivate", "bogus", "status is bogus"),
+    ],
+)
+def test_refused_moves(action: str, status: str | None, why: str) -> None:
+    with pytest.raises(GateRefused, match=why):
+        check_move(action, status)
+
+
+def test_holdout_passed_on_the_day_itself() -> None:
+    day = dt.date(2026, 9, 2)
+    assert check_holdout_passed("2026-09-02", day) == day
+    assert check_holdout_passed(dt.date(2026, 9, 1), day) == dt.date(2026, 9, 1)
+    with pytest.raises(GateRefused, match="hold-out runs until 2026-09-03"):
+        check_holdout_passed("2026-09-03", day)
+
+
+@pytest.mark.parametrize("value", [None, "yesterday", "2026-02-30", 20260901])
+def test_holdout_without_a_real_date_is_refused(value: object) -> None:
+    with pytest.raises(GateRefused, match="not a quoted ISO date"):
+        check_holdout_passed(value, dt.date(2026, 9, 2))
+
+
+def test_entry_path_resolves_inside(vault: Path) -> None:
+    assert entry_path(vault, "projects/p/memory/m.md") == (vault / "projects/p/memory/m.md").resolve()
+    # the .md may be left off, as in a wikilink
+    assert entry_path(vault, "projects/p/memory/m").name == "m.md"
+    assert entry_path(vault, str(vault / "projects/p/memory/m.md")).name == "m.md"
+
+
+def test_entry_path_refuses_escapes_before_reading(vault: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\nstatus: held_out\n---\n")
+    (vault / "projects/p/memory/link.md").symlink_to(secret)
+    (vault / "projects/p/out").symlink_to(tmp_path)
+    for target in ("../secret.md", str(secret), "projects/p/memory/link.md", "projects/p/out/secret.md"):
+        with pytest.raises(UnsafePathError, match="outside the vault"):
+            entry_path(vault, target)
+
+
+def test_entry_path_refuses_vaultkeepers_own_files(vault: Path) -> None:
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian/app.md").write_text("x")
+    for target in ("state/self-maintain.json", "_index.md", ".obsidian/app.md"):
+        (vault / target).parent.mkdir(exist_ok=True)
+        (vault / target).touch()
+        with pytest.raises(GateRefused, match="not an entry"):
+            entry_path(vault, target)
+    with pytest.raises(NotFoundError):
+        entry_path(vault, "projects/p/memory/nope.md")
+
+
+def test_looks_like_path() -> None:
+    assert looks_like_path("projects/p/memory/m.md")
+    assert looks_like_path("m.md")
+    assert looks_like_path("..")
+    assert looks_like_path("~/x")
+    assert not looks_like_path("pin-test-clock")
+    assert not looks_like_path("Pin test clock")
+
+
+def test_slug() -> None:
+    assert slug("pin-test-clock") == "pin-test-clock"
+    assert slug("Pin Test  Clock!") == "pin-test-clock"
+    assert len(slug("x" * 100)) == 64
+    with pytest.raises(GateRefused):
+        slug("***")

@@ -1,0 +1,233 @@
+"""apply promote: the gate (fresh count, receipt, not promoted, stale hash), skill write and merge."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import snapshot
+
+from vaultkeeper.apply.batch import apply_decision
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.cli import cli
+from vaultkeeper.registry import find_block
+
+NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
+RECEIPT = "projects/p/research/notes.md:2"
+REGISTRY = """# Pattern registry
+
+### alpha
+Bisect before reading diffs. See [[projects/p/research/notes]].
+Second line of the first paragraph.
+
+More detail in a second paragraph.
+
+**success count:** 3
+**last used:** 2026-10-01
+
+### beta
+Beta body.
+
+**success count:** 1
+**last used:** 2026-11-01
+"""
+PROMOTED = "**promoted:** 2026-12-01 -> [[skills/alpha/SKILL]]"
+
+
+@pytest.fixture
+def vault(make_vault) -> Path:
+    return make_vault(
+        {"patterns/registry.md": REGISTRY, "projects/p/research/notes.md": "a\nb\nc\n"}
+    )
+
+
+def promote(vault: Path, name: str = "alpha", evidence: str | None = RECEIPT, **kw):
+    return apply_decision(vault, Decision("promote", name, evidence, **kw), NOW)
+
+
+def test_promote_writes_the_skill_and_one_registry_line(vault: Path) -> None:
+    outcome = promote(vault)
+    assert (outcome.outcome, outcome.exit_code) == ("act", 0)
+    skill = (vault / "skills/alpha/SKILL.md").read_text()
+    assert skill == (
+        "---\n"
+        "name: alpha\n"
+        'description: "Bisect before reading diffs. See [[projects/p/research/notes]]. Second line'
+        ' of the first paragraph."\n'
+        "---\n\n"
+        "# alpha\n\n"
+        "Bisect before reading diffs. See [[projects/p/research/notes]].\n"
+        "Second line of the first paragraph.\n\n"
+        "More detail in a second paragraph.\n\n"
+        "Promoted from [[patterns/registry#alpha]] on 2026-12-01 (success count 3).\n\n"
+        "## Evidence\n\n"
+        f"- {RECEIPT} (added 2026-12-01)\n"
+    )
+    expected = REGISTRY.replace(
+        "**last used:** 2026-10-01\n", f"**last used:** 2026-10-01\n{PROMOTED}\n"
+    )
+    assert (vault / "patterns/registry.md").read_text() == expected
+    assert find_block(vault, "alpha").promoted is not None
+    assert outcome.hash_before != outcome.hash_after
+    assert outcome.hash_after == find_block(vault, "alpha").hash
+
+
+def test_count_is_read_fresh_from_the_file(vault: Path) -> None:
+    # a report said alpha had 3 uses; someone edited the registry since
+    registry = vault / "patterns/registry.md"
+    registry.write_text(REGISTRY.replace("**success count:** 3", "**success count:** 1"))
+    before = snapshot(vault)
+    outcome = promote(vault)
+    assert outcome.outcome == "defer"
+    assert "success count 1 is below 2" in outcome.reason
+    assert snapshot(vault) == before
+
+
+def test_low_count_refused(vault: Path, runner: CliRunner) -> None:
+    before = snapshot(vault)
+    result = runner.invoke(
+        cli, ["--vault", str(vault), "apply", "promote", "beta", "--evidence", RECEIPT]
+    )
+    assert result.exit_code == 1
+    assert "patterns/registry.md:15: success count 1 is below 2" in result.stderr
+    assert snapshot(vault) == before
+
+
+def test_unreadable_count_refused(make_vault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": REGISTRY.replace("**success count:** 3", "**success count:** lots"),
+            "projects/p/research/notes.md": "a\nb\n",
+        }
+    )
+    outcome = promote(vault)
+    assert outcome.outcome == "defer" and "not a whole number" in outcome.reason
+
+
+@pytest.mark.parametrize("evidence", [None, "worked great", "projects/p/research/notes.md:7"])
+def test_receipt_gate(vault: Path, evidence: str | None) -> None:
+    before = snapshot(vault)
+    assert promote(vault, evidence=evidence).outcome == "defer"
+    assert snapshot(vault) == before
+
+
+def test_url_receipt_passes(vault: Path) -> None:
+    assert promote(vault, evidence="https://ci.example/run/41").outcome == "act"
+
+
+def test_stale_hash_refused_fresh_hash_passes(vault: Path) -> None:
+    report_hash = find_block(vault, "alpha").hash
+    registry = vault / "patterns/registry.md"
+    registry.write_text(REGISTRY.replace("More detail", "Edited detail"))
+    before = snapshot(vault)
+    stale = promote(vault, expect_hash=report_hash)
+    assert stale.outcome == "defer" and "changed since the report" in stale.reason
+    assert snapshot(vault) == before
+    fresh = find_block(vault, "alpha").hash
+    assert promote(vault, expect_hash=fresh[:12]).outcome == "act"
+
+
+def test_already_promoted(vault: Path) -> None:
+    assert promote(vault).outcome == "act"
+    after = snapshot(vault)
+    again = promote(vault)
+    assert again.outcome == "silence" and again.reason.startswith("already applied")
+    other = promote(vault, evidence="https://example.org/other")
+    assert other.outcome == "defer" and "already promoted" in other.reason
+    assert snapshot(vault) == after
+
+
+def test_merge_adds_only_new_evidence_and_overwrites_nothing(vault: Path) -> None:
+    existing = (
+        "---\nname: alpha\ndescription: Written by hand\n---\n\n# alpha\n\nHand-written body.\n\n"
+        "## Evidence\n\n- https://example.org/old\n\n## Notes\n\nkeep me\n"
+    )
+    skill = vault / "skills/alpha/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(existing)
+    outcome = promote(vault)
+    assert outcome.outcome == "act" and "merged" in outcome.reason
+    assert skill.read_text() == existing.replace(
+        "- https://example.org/old\n", f"- https://example.org/old\n- {RECEIPT} (added 2026-12-01)\n"
+    )
+
+
+def test_merge_does_not_duplicate_evidence(vault: Path) -> None:
+    existing = f"# alpha\n\n## Evidence\n\n- {RECEIPT}\n"
+    skill = vault / "skills/alpha/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(existing)
+    assert promote(vault).outcome == "act"
+    assert skill.read_text() == existing
+    assert PROMOTED in (vault / "patterns/registry.md").read_text()
+
+
+def test_merge_adds_an_evidence_section_when_missing(vault: Path) -> None:
+    skill = vault / "skills/alpha/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("# alpha\n\nbody\n")
+    promote(vault)
+    assert skill.read_text() == f"# alpha\n\nbody\n\n## Evidence\n\n- {RECEIPT} (added 2026-12-01)\n"
+
+
+def test_skills_dir_elsewhere(vault: Path, tmp_path: Path, runner: CliRunner) -> None:
+    skills = tmp_path / "project" / ".claude" / "skills"
+    result = runner.invoke(
+        cli,
+        ["--vault", str(vault), "apply", "promote", "alpha", "--evidence", RECEIPT,
+         "--skills-dir", str(skills)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (skills / "alpha/SKILL.md").read_text()
+    assert text.startswith("---\nname: alpha\ndescription: ")
+    assert not (vault / "skills").exists()
+    assert "**promoted:** 2026-" in (vault / "patterns/registry.md").read_text()
+    assert f"-> `{skills / 'alpha/SKILL.md'}`" in (vault / "patterns/registry.md").read_text()
+
+
+def test_symlinked_skills_folder_leading_out_is_refused(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (vault / "skills").symlink_to(outside)
+    before = snapshot(vault)
+    outcome = promote(vault)
+    assert outcome.outcome == "defer" and "outside the vault" in outcome.reason
+    assert list(outside.iterdir()) == []
+    assert snapshot(vault) == before
+
+
+def test_dry_run_prints_both_diffs_and_writes_nothing(vault: Path, runner: CliRunner) -> None:
+    before = snapshot(vault, skip_state=False)
+    result = runner.invoke(
+        cli,
+        ["--vault", str(vault), "apply", "promote", "alpha", "--evidence", RECEIPT, "--dry-run"],
+    )
+    assert result.exit_code == 0
+    assert "--- /dev/null\n+++ b/skills/alpha/SKILL.md\n" in result.stdout
+    assert "+++ b/patterns/registry.md\n" in result.stdout
+    assert "\n+**promoted:** " in result.stdout
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_crlf_registry_keeps_its_line_endings(make_vault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": REGISTRY.replace("\n", "\r\n"),
+            "projects/p/research/notes.md": "a\nb\n",
+        }
+    )
+    promote(vault)
+    raw = (vault / "patterns/registry.md").read_bytes()
+    assert raw == REGISTRY.replace(
+        "**last used:** 2026-10-01\n", f"**last used:** 2026-10-01\n{PROMOTED}\n"
+    ).replace("\n", "\r\n").encode()
+
+
+def test_unknown_name_is_refused_and_journaled(vault: Path) -> None:
+    outcome = promote(vault, name="nope")
+    assert outcome.outcome == "defer" and "no ### nope block" in outcome.reason
+    record = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
+    assert record["target"] == "nope" and record["outcome"] == "defer"

@@ -1,0 +1,167 @@
+"""Trash and restore round-trips: byte-identical when nothing changed, lossless when it did."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from conftest import snapshot
+
+from vaultkeeper.apply import prune
+from vaultkeeper.apply.batch import apply_decision
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.registry import find_block
+
+NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
+HEAD = "# Pattern registry\n\nIntro.\n\n"
+ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2026-10-01\n"
+BETA = "### beta\nBeta body.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
+GAMMA = "### gamma\nGamma body.\n\n**success count:** 1\n**last used:** 2026-11-01\n"
+REGISTRY = HEAD + ALPHA + "\n" + BETA + "\n\n" + GAMMA
+
+
+def delete(vault: Path, target: str):
+    """What a person's yes does (the prompt itself is tested on a real pty elsewhere)."""
+    return prune.carry_out(vault, Decision("prune", target), NOW, None, "a person answered yes")
+
+
+def restore(vault: Path, trash_id: str, dry_run: bool = False):
+    return apply_decision(vault, Decision("restore", trash_id), NOW, dry_run=dry_run)
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta", "gamma"])
+@pytest.mark.parametrize("nl", ["\n", "\r\n"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_block_round_trip_is_byte_identical(make_vault, name: str, nl: str, bom: bytes) -> None:
+    original = bom + REGISTRY.replace("\n", nl).encode()
+    vault = make_vault({"patterns/registry.md": original})
+    done = delete(vault, name)
+    registry = vault / "patterns/registry.md"
+    assert done.outcome == "act"
+    assert f"### {name}" not in registry.read_text(encoding="utf-8-sig")
+    assert registry.read_bytes().startswith(bom)
+    trashed = vault / ".trash" / done.id
+    assert (trashed / f"{name}.md").read_bytes().decode().lstrip("\r\n").startswith(f"### {name}")
+    meta = json.loads((trashed / "trash.json").read_text())
+    assert (meta["kind"], meta["source"], meta["name"]) == ("block", "patterns/registry.md", name)
+    back = restore(vault, done.id)
+    assert back.outcome == "act" and "as before the prune" in back.reason
+    assert registry.read_bytes() == original
+    assert not trashed.exists()
+
+
+def test_only_block_in_a_file(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": ALPHA})
+    done = delete(vault, "alpha")
+    assert (vault / "patterns/registry.md").read_text() == ""
+    restore(vault, done.id)
+    assert (vault / "patterns/registry.md").read_text() == ALPHA
+
+
+def test_file_round_trip_is_byte_identical(make_vault) -> None:
+    raw = b"---\r\nname: m\r\n---\r\nbody \xe2\x80\x94 text\r\n"
+    vault = make_vault({"projects/p/memory/m.md": raw})
+    done = delete(vault, "projects/p/memory/m.md")
+    assert done.outcome == "act"
+    assert not (vault / "projects/p/memory/m.md").exists()
+    assert (vault / ".trash" / done.id / "m.md").read_bytes() == raw
+    restore(vault, done.id)
+    assert (vault / "projects/p/memory/m.md").read_bytes() == raw
+
+
+def test_restore_onto_a_file_changed_elsewhere_goes_back_to_its_place(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    registry = vault / "patterns/registry.md"
+    delta = "\n### delta\nNew since.\n\n**success count:** 0\n**last used:** 2026-11-30\n"
+    registry.write_text(registry.read_text() + delta)
+    back = restore(vault, done.id)
+    assert "its original place" in back.reason
+    assert registry.read_text() == REGISTRY + delta
+
+
+def test_restore_when_the_neighbours_changed_appends(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    registry = vault / "patterns/registry.md"
+    edited = registry.read_text().replace("### gamma", "### gamma-renamed")
+    registry.write_text(edited)
+    back = restore(vault, done.id)
+    assert "appended at the end" in back.reason
+    assert registry.read_text() == edited + "\n" + BETA
+    assert find_block(vault, "beta").count == 0
+
+
+def test_restore_refuses_to_duplicate_a_recreated_block(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    registry = vault / "patterns/registry.md"
+    registry.write_text(registry.read_text() + "\n" + BETA)
+    before = snapshot(vault)
+    back = restore(vault, done.id)
+    assert back.outcome == "defer" and "exists again" in back.reason
+    assert snapshot(vault) == before  # the trashed copy stays in .trash/
+
+
+def test_restore_refuses_to_overwrite_a_recreated_file(make_vault) -> None:
+    vault = make_vault({"projects/p/memory/m.md": "old\n"})
+    done = delete(vault, "projects/p/memory/m.md")
+    (vault / "projects/p/memory/m.md").write_text("new\n")
+    back = restore(vault, done.id)
+    assert back.outcome == "defer" and "exists and differs" in back.reason
+    assert (vault / "projects/p/memory/m.md").read_text() == "new\n"
+    assert (vault / ".trash" / done.id / "m.md").read_text() == "old\n"
+
+
+def test_restore_recreates_a_vanished_registry_file(make_vault) -> None:
+    vault = make_vault({"patterns/extra.md": HEAD + ALPHA})
+    done = delete(vault, "alpha")
+    (vault / "patterns/extra.md").unlink()
+    back = restore(vault, done.id)
+    assert "was gone" in back.reason
+    assert (vault / "patterns/extra.md").read_text() == ALPHA
+
+
+def test_restore_twice_is_silence(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "alpha")
+    assert restore(vault, done.id).outcome == "act"
+    again = restore(vault, done.id)
+    assert again.outcome == "silence" and "already restored" in again.reason
+
+
+def test_restore_dry_run_writes_nothing(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    before = snapshot(vault, skip_state=False)
+    dry = restore(vault, done.id, dry_run=True)
+    assert dry.dry_run and "+### beta" in dry.diff
+    assert snapshot(vault, skip_state=False) == before
+
+
+@pytest.mark.parametrize("bad", ["../../etc", "nope", "20261201-101500-zzzzzz"])
+def test_bad_or_unknown_ids(make_vault, bad: str) -> None:
+    vault = make_vault({})
+    outcome = restore(vault, bad)
+    assert outcome.outcome == "defer"
+    assert "not a trash id" in outcome.reason or "no such deletion" in outcome.reason
+
+
+def test_unknown_well_formed_id(make_vault) -> None:
+    vault = make_vault({})
+    outcome = restore(vault, "20261201-101500-abcdef")
+    assert outcome.outcome == "defer" and "no such deletion" in outcome.reason
+
+
+def test_tampered_metadata_cannot_restore_outside(make_vault, tmp_path: Path) -> None:
+    vault = make_vault({"projects/p/memory/m.md": "x\n"})
+    done = delete(vault, "projects/p/memory/m.md")
+    meta_path = vault / ".trash" / done.id / "trash.json"
+    meta = json.loads(meta_path.read_text())
+    meta["source"] = "../escaped.md"
+    meta_path.write_text(json.dumps(meta))
+    outcome = restore(vault, done.id)
+    assert outcome.outcome == "defer" and "outside the vault" in outcome.reason
+    assert not (tmp_path / "escaped.md").exists()

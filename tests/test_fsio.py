@@ -1,0 +1,132 @@
+"""Atomic writes and the store-wide writer lock."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from vaultkeeper import config, fsio
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.fsio import append_line, atomic_write, writer_lock
+
+
+def test_atomic_write_creates_and_replaces_without_leftovers(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "dir" / "note.md"
+    atomic_write(target, "first\n")
+    assert target.read_bytes() == b"first\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    atomic_write(target, b"second\r\n")
+    assert target.read_bytes() == b"second\r\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["note.md"]
+
+
+def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "script.md"
+    target.write_text("x")
+    target.chmod(0o751)
+    atomic_write(target, "y")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751
+    target.chmod(0o600)
+    atomic_write(target, "z")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text() == "z"
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "note.md"
+    target.write_text("old")
+
+    def boom(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsio.os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["note.md"]
+
+
+def test_atomic_write_handles_a_name_at_the_length_limit(tmp_path: Path) -> None:
+    target = tmp_path / ("n" * 250 + ".md")
+    atomic_write(target, "x")
+    assert target.read_text() == "x"
+    assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_append_line_appends_one_line(tmp_path: Path) -> None:
+    journal = tmp_path / "state" / "journal.jsonl"
+    append_line(journal, '{"a": 1}')
+    append_line(journal, '{"b": 2}\n')
+    assert journal.read_text() == '{"a": 1}\n{"b": 2}\n'
+
+
+def test_writer_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
+    with writer_lock(tmp_path, timeout=1), writer_lock(tmp_path, timeout=1):
+        atomic_write(tmp_path / "x", "nested")
+    assert (tmp_path / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()
+    # released fully: another thread can take it now
+    got: list[bool] = []
+
+    def take() -> None:
+        with writer_lock(tmp_path, timeout=1):
+            got.append(True)
+
+    t = threading.Thread(target=take)
+    t.start()
+    t.join()
+    assert got == [True]
+
+
+def test_writer_lock_excludes_another_thread(tmp_path: Path) -> None:
+    errors: list[str] = []
+    with writer_lock(tmp_path):
+
+        def other() -> None:
+            try:
+                with writer_lock(tmp_path, timeout=0.2):
+                    errors.append("entered while held")
+            except VaultkeeperError as exc:
+                errors.append(str(exc))
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+    assert len(errors) == 1
+    assert errors[0].endswith("another vaultkeeper command is writing; try again")
+
+
+WORKER = """
+import sys
+from pathlib import Path
+from vaultkeeper.fsio import atomic_write, writer_lock
+vault = Path(sys.argv[1])
+for _ in range(int(sys.argv[2])):
+    with writer_lock(vault):
+        counter = vault / "counter.txt"
+        n = int(counter.read_text()) if counter.exists() else 0
+        atomic_write(counter, str(n + 1))
+"""
+
+
+def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
+    # Read-modify-write from several processes at once: without the lock, updates
+    # would be lost and the count would come out short.
+    procs, rounds = 4, 40
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    children = [
+        subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path), str(rounds)], env=env)
+        for _ in range(procs)
+    ]
+    for child in children:
+        assert child.wait(timeout=60) == 0
+    assert int((tmp_path / "counter.txt").read_text()) == procs * rounds
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("counter.txt", "state")]
+    assert leftovers == []

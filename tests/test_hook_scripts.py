@@ -1,0 +1,377 @@
+"""hooks/session-end.sh and hooks/session-start.sh, run the way a host runs them.
+
+A host pipes the session's JSON to the hook's stdin, gives it no terminal, runs it as
+the leader of its own process group and kills that whole group the moment the hook
+returns (Claude Code does, whatever the timeout). ``run_hook`` does exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from vaultkeeper import config
+from vaultkeeper.create import init_vault
+from vaultkeeper.hooks import find_program, script_path
+
+END = script_path("SessionEnd")
+START = script_path("SessionStart")
+PAYLOAD = json.dumps(
+    {
+        "session_id": "abc123",
+        "transcript_path": "/tmp/transcript.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
+).encode()
+SYSTEM_PATH = "/usr/bin:/bin"  # python3 and coreutils, but no vaultkeeper
+
+
+@dataclass(frozen=True)
+class Hook:
+    code: int
+    stdout: str
+    stderr: str
+    seconds: float
+    session: int  # the hook's session (and process group) id
+
+
+def run_hook(script: Path, args: list[str], env: dict[str, str], stdin: bytes = PAYLOAD) -> Hook:
+    proc = subprocess.Popen(
+        [str(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # no terminal; the hook leads its own process group
+    )
+    began = time.monotonic()
+    out, err = proc.communicate(stdin, timeout=30)
+    seconds = time.monotonic() - began
+    try:  # what the host does the moment a hook returns
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return Hook(proc.returncode, out.decode(), err.decode(), seconds, proc.pid)
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is not running
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def executable(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def env(home: Path) -> dict[str, str]:
+    return {"PATH": SYSTEM_PATH, "HOME": str(home), "LC_ALL": "C"}
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    init_vault(tmp_path / "vault")
+    return tmp_path / "vault"
+
+
+# A stand-in for `vaultkeeper --vault V scan` that runs until the test releases it.
+SLOW_SCAN = """#!/bin/sh
+state="$2/state"
+echo $$ >"$state/fake.pid"
+while [ ! -e "$state/release" ]; do sleep 0.05; done
+echo "scanned $*" >"$state/fake.done"
+"""
+
+
+def test_the_host_harness_kills_a_plain_background_job(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    """The check below can fail: a shell ``&`` dies with the hook's process group."""
+    fake = executable(tmp_path / "bin" / "vaultkeeper", SLOW_SCAN)
+    naive = executable(
+        tmp_path / "naive.sh",
+        '#!/bin/sh\ncat >/dev/null\n"$2" --vault "$1" scan </dev/null >/dev/null 2>&1 &\n',
+    )
+    hook = run_hook(naive, [str(vault), str(fake)], env)
+    assert hook.code == 0
+    pid_file = vault / "state" / "fake.pid"
+    if wait_for(pid_file.exists, 2):
+        assert wait_for(lambda: not alive(int(pid_file.read_text())), 5)
+
+
+def test_session_end_returns_and_the_scan_survives_the_group_kill(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    fake = executable(tmp_path / "bin" / "vaultkeeper", SLOW_SCAN)
+    hook = run_hook(END, [str(vault), str(fake)], env)
+    # returned while the scan is still running: it never waits for the scan
+    assert hook.code == 0 and hook.stdout == "" and hook.stderr == ""
+    state = vault / "state"
+    assert not (state / "fake.done").exists()
+    assert wait_for((state / "fake.pid").exists, 10)
+    pid = int((state / "fake.pid").read_text())
+    assert alive(pid), "the scan died with the hook's process group"
+    assert os.getsid(pid) != hook.session and os.getpgid(pid) != hook.session
+    (state / "release").touch()
+    assert wait_for((state / "fake.done").exists)
+    assert (state / "fake.done").read_text() == f"scanned --vault {vault} scan\n"
+    assert not (state / config.HOOK_LOG_FILE).exists()  # nothing went wrong
+
+
+def test_session_end_finds_the_vault_in_the_environment(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    fake = executable(tmp_path / "bin" / "vaultkeeper", SLOW_SCAN)
+    (vault / "state" / "release").touch()
+    hook = run_hook(END, [], {**env, "PATH": f"{fake.parent}:{SYSTEM_PATH}", config.ENV_VAULT: str(vault)})
+    assert hook.code == 0
+    assert wait_for((vault / "state" / "fake.done").exists)
+
+
+def test_session_end_logs_a_failing_scan(tmp_path: Path, vault: Path, env: dict[str, str]) -> None:
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        "#!/bin/sh\necho 'some problem' >&2\necho 'vaultkeeper: error: disk full' >&2\nexit 1\n",
+    )
+    hook = run_hook(END, [str(vault), str(fake)], env)
+    assert hook.code == 0 and hook.stdout == ""
+    log = vault / "state" / config.HOOK_LOG_FILE
+    assert wait_for(lambda: log.exists() and log.read_text().endswith("\n"))
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ session-end: scan exited 1: "
+        r"vaultkeeper: error: disk full\n",
+        log.read_text(),
+    )
+
+
+@pytest.mark.parametrize("how", ["argument", "environment", "nothing"])
+def test_session_end_with_a_missing_vault(
+    tmp_path: Path, home: Path, env: dict[str, str], how: str
+) -> None:
+    missing = tmp_path / "no-such-vault"
+    args = [str(missing)] if how == "argument" else []
+    extra = {config.ENV_VAULT: str(missing)} if how == "environment" else {}
+    hook = run_hook(END, args, {**env, **extra})
+    assert hook.code == 0 and hook.stdout == ""
+    reason = "no vault" if how == "nothing" else f"{missing}: no such vault directory"
+    assert reason in hook.stderr
+    assert not missing.exists()  # a missing vault is never created
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert f"session-end: {reason}" in log.read_text()
+
+
+def test_session_end_without_vaultkeeper_on_path(vault: Path, env: dict[str, str]) -> None:
+    hook = run_hook(END, [str(vault)], env)
+    assert hook.code == 0 and hook.stdout == ""
+    log = (vault / "state" / config.HOOK_LOG_FILE).read_text()
+    assert "session-end: vaultkeeper not found on PATH" in log
+    assert not (vault / "state" / config.LAST_REPORT_FILE).exists()
+
+
+def test_session_end_with_a_program_that_is_gone(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    hook = run_hook(END, [str(vault), str(tmp_path / "uninstalled" / "vaultkeeper")], env)
+    assert hook.code == 0
+    log = (vault / "state" / config.HOOK_LOG_FILE).read_text()
+    assert "uninstalled/vaultkeeper: not an executable program" in log
+
+
+# -- session-start.sh -----------------------------------------------------------------
+
+
+def with_report(vault: Path) -> Path:
+    (vault / "state" / config.LAST_REPORT_FILE).write_text("{}")
+    return vault
+
+
+def test_session_start_prints_nothing_without_a_report(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    fake = executable(tmp_path / "bin" / "vaultkeeper", "#!/bin/sh\necho should not run\n")
+    hook = run_hook(START, [str(vault), str(fake)], env)
+    assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
+
+
+def test_session_start_prints_the_brief(tmp_path: Path, vault: Path, env: dict[str, str]) -> None:
+    fake = executable(tmp_path / "bin" / "vaultkeeper", '#!/bin/sh\necho "args: $*"\necho line two\n')
+    hook = run_hook(START, [str(with_report(vault)), str(fake)], env)
+    assert hook.code == 0
+    assert hook.stdout == f"args: --vault {vault} report --brief\nline two\n"
+
+
+def test_session_start_never_prints_more_than_the_host_takes(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        "#!/bin/sh\ni=0\nwhile [ $i -lt 1000 ]; do echo \"candidate $i $(printf '%060d' 0)\"; "
+        "i=$((i + 1)); done\n",
+    )
+    hook = run_hook(START, [str(with_report(vault)), str(fake)], env)
+    assert hook.code == 0
+    assert len(hook.stdout) <= config.BRIEF_MAX_CHARS
+    lines = hook.stdout.splitlines()
+    assert lines[0].startswith("candidate 0 ")
+    assert all(re.fullmatch(r"candidate \d+ 0{60}", x) for x in lines[:-1])  # whole lines
+    assert lines[-1].startswith(f"(brief cut at {config.BRIEF_MAX_CHARS} characters")
+
+
+def test_session_start_failures_print_nothing_and_exit_0(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
+) -> None:
+    with_report(vault)
+    failing = executable(tmp_path / "bin" / "vaultkeeper", "#!/bin/sh\necho partial\nexit 2\n")
+    hook = run_hook(START, [str(vault), str(failing)], env)
+    assert (hook.code, hook.stdout) == (0, "")
+    log = vault / "state" / config.HOOK_LOG_FILE
+    assert "session-start: `vaultkeeper --vault" in log.read_text()
+    hook = run_hook(START, [str(vault)], env)  # no vaultkeeper on PATH
+    assert (hook.code, hook.stdout) == (0, "")
+    assert "session-start: vaultkeeper not found" in log.read_text()
+    hook = run_hook(START, [str(tmp_path / "gone")], env)  # no vault
+    assert (hook.code, hook.stdout) == (0, "")
+    assert "no such vault" in (home / ".local/state/vaultkeeper" / config.HOOK_LOG_FILE).read_text()
+
+
+# -- the scripts themselves ------------------------------------------------------------
+
+
+def test_scripts_ship_executable_and_posix() -> None:
+    for script in (END, START):
+        assert script.parent.name == "hooks" and os.access(script, os.X_OK)
+        text = script.read_text()
+        assert text.startswith("#!/bin/sh\n") and text.isascii()
+        assert config.HOOK_MARKER in text
+        subprocess.run(["sh", "-n", str(script)], check=True)
+        if shutil.which("dash"):
+            subprocess.run(["dash", "-n", str(script)], check=True)
+
+
+def test_scripts_repeat_the_configured_names() -> None:
+    """The scripts cannot import config.py; their copies of its names must agree."""
+    for script in (END, START):
+        text = script.read_text()
+        assert f'"$vault/{config.STATE_DIR}/{config.HOOK_LOG_FILE}"' in text
+        assert f"${{{config.ENV_VAULT}:-}}" in text
+        assert f"{config.STATE_DIR}/{config.HOOK_LOG_FILE}" in text
+    start = START.read_text()
+    assert f'"$vault/{config.STATE_DIR}/{config.LAST_REPORT_FILE}"' in start
+    assert f"max={config.BRIEF_MAX_CHARS}\n" in start
+
+
+# -- the real thing: a 40,000-entry vault -------------------------------------------------
+
+BIG = 40_000
+
+
+@pytest.fixture(scope="module")
+def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40,000 memory entries of ~200 bytes, plus the spec's three fixtures."""
+    root = tmp_path_factory.mktemp("big") / "vault"
+    init_vault(root)
+    body = (
+        "---\nname: {n}\ndescription: lesson {n}\ntype: memory\nstatus: active\n"
+        "label: fact\n---\n\n# {n}\n\nSee [[_index]].\n"
+    )
+    for p in range(40):
+        folder = root / "projects" / f"p{p:02d}" / "memory"
+        folder.mkdir(parents=True)
+        for i in range(BIG // 40 - (1 if p == 0 else 0)):
+            name = f"e{p:02d}-{i:04d}"
+            (folder / f"{name}.md").write_text(body.format(n=name))
+    (root / "projects" / "p00" / "memory" / "held.md").write_text(
+        '---\nname: held\ndescription: held\ntype: memory\nstatus: held_out\nlabel: inferred\n'
+        'holdout_until: "2026-08-01"\nfalsification_condition: "never"\n---\n\nbody\n'
+    )
+    registry = root / config.REGISTRY_FILE
+    registry.write_text(
+        registry.read_text()
+        + "\n### foo\n**success count:** 3\n**last used:** 2026-08-20\n"
+        + "\n### bar\n**success count:** 0\n**last used:** 2020-01-01\n"
+    )
+    return root
+
+
+def test_session_end_on_40k_entries_then_session_start(
+    big_vault: Path, env: dict[str, str]
+) -> None:
+    program = find_program(os.environ)
+    assert program is not None
+    report = big_vault / "state" / config.LAST_REPORT_FILE
+    log = big_vault / "state" / config.HOOK_LOG_FILE
+    full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
+    hook = run_hook(END, [str(big_vault), program], full_env)
+    assert hook.code == 0 and hook.stdout == ""
+    assert not report.exists()  # the scan was still running when the hook returned
+    assert hook.seconds < 1.0  # the issue's bound, whatever the vault's size
+    assert wait_for(report.exists, 180), log.read_text() if log.exists() else "no log"
+    data = json.loads(report.read_text())
+    assert [c["name"] for c in data["promote"]] == ["foo"]
+    assert [c["name"] for c in data["prune"]] == ["bar"]
+    assert [c["path"] for c in data["held_out"]] == ["projects/p00/memory/held.md"]
+    state = json.loads((big_vault / "state" / config.STATE_FILE).read_text())
+    assert state["state"] == "idle" and state["lastCompleted"] > 0
+    assert not log.exists()
+
+    brief = run_hook(START, [str(big_vault), program], full_env)
+    assert brief.code == 0 and 0 < len(brief.stdout) <= config.BRIEF_MAX_CHARS
+    first = brief.stdout.splitlines()[0]
+    assert first == f"{config.SUMMARY_PREFIX} prune candidates 1 | promote eligible 1 | held-out due 1"
+
+    again = run_hook(END, [str(big_vault), program], full_env)  # inside the cooldown
+    assert again.code == 0
+    assert wait_for(lambda: not any(alive_scans(big_vault)), 30)
+    assert json.loads((big_vault / "state" / config.STATE_FILE).read_text()) == state
+    assert not log.exists()
+
+
+def alive_scans(vault: Path) -> list[int]:
+    """pids of processes whose command line names this vault (the detached scans)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if str(vault).encode() in cmd and b"scan" in cmd and alive(int(proc.name)):
+                out.append(int(proc.name))
+    return out

@@ -1,0 +1,423 @@
+"""`hooks install|uninstall|status` for Claude Code and Codex settings files, and cron."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault
+from vaultkeeper import config
+from vaultkeeper.cli import cli
+from vaultkeeper.create import init_vault
+from vaultkeeper.hooks import is_ours, script_path
+
+# Another tool's hooks, including a SessionEnd hook whose script has our script's name.
+OTHER_TOOL_END = {
+    "type": "command",
+    "command": "/opt/other/hooks/session-end.sh --flush",
+    "timeout": 5,
+}
+OTHER_TOOL_START = {"type": "command", "command": "other-tool brief"}
+SETTINGS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls:*)"], "deny": []},
+    "env": {"FOO": "bar"},
+    "hooks": {
+        "SessionEnd": [{"matcher": "", "hooks": [OTHER_TOOL_END]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [OTHER_TOOL_START]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+    "statusLine": {"type": "command", "command": "status.sh"},
+}
+ORIGINAL = json.dumps(SETTINGS, indent=2) + "\n"
+HOSTS = [
+    ("claude-code", "--settings", config.CLAUDE_SESSION_END_TIMEOUT),
+    ("codex", "--hooks", config.CODEX_SESSION_END_TIMEOUT),
+]
+
+
+def run(runner: CliRunner, *args: str | Path, env: dict[str, str] | None = None) -> Any:
+    return runner.invoke(cli, [str(a) for a in args], env=env)
+
+
+def ours(data: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    groups = data.get("hooks", {}).get(event, [])
+    return [h for g in groups for h in g["hooks"] if is_ours(h, event)]
+
+
+@pytest.mark.parametrize(("host", "flag", "end_timeout"), HOSTS)
+def test_install_merges_and_keeps_everything_else(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str, flag: str, end_timeout: int
+) -> None:
+    vault = make_vault()
+    settings = tmp_path / "settings.json"
+    settings.write_text(ORIGINAL)
+    result = run(runner, "--vault", vault, "hooks", "install", host, flag, settings)
+    assert result.exit_code == 0, result.output
+    assert "added   SessionEnd" in result.stdout and "added   SessionStart" in result.stdout
+    data = json.loads(settings.read_text())
+    # every other key and every other tool's hook, as it was
+    for key in ("model", "permissions", "env", "statusLine"):
+        assert data[key] == SETTINGS[key]
+    assert data["hooks"]["PreToolUse"] == SETTINGS["hooks"]["PreToolUse"]
+    assert data["hooks"]["SessionEnd"][0] == {"matcher": "", "hooks": [OTHER_TOOL_END]}
+    assert data["hooks"]["SessionStart"][0] == {"matcher": "startup", "hooks": [OTHER_TOOL_START]}
+    # ours: absolute script, absolute vault, absolute program; a timeout inside the budget
+    (end,) = ours(data, "SessionEnd")
+    (start,) = ours(data, "SessionStart")
+    assert end["type"] == start["type"] == "command"
+    assert end["timeout"] == end_timeout < (3 if host == "codex" else 1.5)
+    assert start["timeout"] == config.SESSION_START_TIMEOUT
+    for handler, event in ((end, "SessionEnd"), (start, "SessionStart")):
+        script, vault_arg, program = shlex.split(handler["command"])
+        assert script == str(script_path(event)) and Path(script).is_absolute()
+        assert os.access(script, os.X_OK)
+        assert vault_arg == str(vault.resolve())
+        assert Path(program).is_absolute() and os.access(program, os.X_OK)
+    # the previous file is kept
+    backup = settings.with_name(settings.name + config.HOOK_BACKUP_SUFFIX)
+    assert backup.read_text() == ORIGINAL
+
+
+@pytest.mark.parametrize(("host", "flag", "end_timeout"), HOSTS)
+def test_round_trip_twice_restores_the_file(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str, flag: str, end_timeout: int
+) -> None:
+    vault = make_vault()
+    settings = tmp_path / "settings.json"
+    settings.write_text(ORIGINAL)
+    for _ in range(2):
+        assert (
+            run(runner, "--vault", vault, "hooks", "install", host, flag, settings).exit_code == 0
+        )
+        installed = settings.read_bytes()
+        again = run(runner, "--vault", vault, "hooks", "install", host, flag, settings)
+        assert again.exit_code == 0 and "(unchanged)" in again.stdout
+        assert settings.read_bytes() == installed  # a second install changes nothing
+        assert run(runner, "hooks", "uninstall", host, flag, settings).exit_code == 0
+        assert settings.read_text() == ORIGINAL  # byte for byte
+        none = run(runner, "hooks", "uninstall", host, flag, settings)
+        assert none.exit_code == 0 and "(unchanged)" in none.stdout
+        assert settings.read_text() == ORIGINAL
+
+
+def test_install_into_a_missing_file_and_back(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault = make_vault()
+    settings = tmp_path / "new" / "settings.json"
+    assert (
+        run(
+            runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings
+        ).exit_code
+        == 0
+    )
+    data = json.loads(settings.read_text())
+    assert set(data) == {"hooks"} and set(data["hooks"]) == {"SessionEnd", "SessionStart"}
+    assert not settings.with_name(settings.name + config.HOOK_BACKUP_SUFFIX).exists()
+    assert run(runner, "hooks", "uninstall", "claude-code", "--settings", settings).exit_code == 0
+    assert json.loads(settings.read_text()) == {}
+
+
+def test_uninstall_removes_only_ours_from_a_shared_group(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """A person may have moved our handler into another tool's matcher group."""
+    vault = make_vault()
+    settings = tmp_path / "settings.json"
+    run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings)
+    data = json.loads(settings.read_text())
+    (mine,) = ours(data, "SessionEnd")
+    data["hooks"]["SessionEnd"] = [{"matcher": "", "hooks": [OTHER_TOOL_END, mine]}]
+    settings.write_text(json.dumps(data, indent=4) + "\n")
+    result = run(runner, "hooks", "uninstall", "claude-code", "--settings", settings)
+    assert result.exit_code == 0
+    after = json.loads(settings.read_text())
+    assert after["hooks"] == {"SessionEnd": [{"matcher": "", "hooks": [OTHER_TOOL_END]}]}
+    assert settings.read_text().startswith('{\n    "hooks"')  # the file's own indent kept
+
+
+def test_install_for_another_vault_updates_in_place(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    first, second = make_vault(), make_vault()
+    settings = tmp_path / "settings.json"
+    settings.write_text(ORIGINAL)
+    run(runner, "--vault", first, "hooks", "install", "claude-code", "--settings", settings)
+    result = run(
+        runner, "--vault", second, "hooks", "install", "claude-code", "--settings", settings
+    )
+    assert result.exit_code == 0 and "updated SessionEnd" in result.stdout
+    data = json.loads(settings.read_text())
+    (end,) = ours(data, "SessionEnd")
+    assert shlex.split(end["command"])[1] == str(second.resolve())
+    assert data["hooks"]["SessionEnd"][0]["hooks"] == [OTHER_TOOL_END]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{\n  "model": "opus",\n  "hooks": {\n', "settings.json:4:1: not valid JSON"),
+        ("[1, 2]\n", "holds a JSON list, not an object"),
+        ('{"hooks": []}\n', '"hooks" is not an object'),
+        ('{"hooks": {"SessionEnd": {"hooks": []}}}\n', '"hooks.SessionEnd" is not a list'),
+    ],
+)
+def test_bad_settings_are_refused_and_nothing_is_written(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, content: str, message: str
+) -> None:
+    vault = make_vault()
+    settings = tmp_path / "settings.json"
+    settings.write_text(content)
+    for args in (("--vault", vault, "hooks", "install"), ("hooks", "uninstall")):
+        result = run(runner, *args, "claude-code", "--settings", settings)
+        assert result.exit_code == 1
+        assert message in result.stderr and "nothing written" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+        assert settings.read_text() == content
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json", vault.name]
+
+
+def test_a_symlinked_settings_file_stays_a_link(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault = make_vault()
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(ORIGINAL)
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    assert (
+        run(
+            runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", link
+        ).exit_code
+        == 0
+    )
+    assert link.is_symlink()
+    assert len(ours(json.loads(real.read_text()), "SessionEnd")) == 1
+
+
+def test_whose_hook_is_whose(tmp_path: Path) -> None:
+    moved = tmp_path / "old-checkout" / "hooks" / "session-end.sh"
+    moved.parent.mkdir(parents=True)
+    moved.write_text(script_path("SessionEnd").read_text())
+    foreign = tmp_path / "other" / "session-end.sh"
+    foreign.parent.mkdir()
+    foreign.write_text("#!/bin/sh\necho flush\n")
+    gone_wheel = "/gone/site-packages/vaultkeeper/_data/hooks/session-end.sh /v"
+
+    def handler(command: str) -> dict[str, str]:
+        return {"type": "command", "command": command}
+
+    assert is_ours(handler(f"{shlex.quote(str(script_path('SessionEnd')))} /v"), "SessionEnd")
+    assert is_ours(handler(f"{moved} /v"), "SessionEnd")  # carries our marker line
+    assert is_ours(handler(gone_wheel), "SessionEnd")
+    assert not is_ours(handler(f"{foreign} /v"), "SessionEnd")
+    assert not is_ours(handler("/home/u/vaultkeeper-notes/session-end.sh"), "SessionEnd")
+    assert not is_ours(handler(f"{moved} /v"), "SessionStart")  # wrong event
+    assert not is_ours(handler("'unbalanced"), "SessionEnd")
+    assert not is_ours({"type": "prompt", "prompt": "x"}, "SessionEnd")
+
+
+def test_options_must_fit_the_target(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault = make_vault()
+    for args in (
+        ("install", "codex", "--settings", tmp_path / "s.json"),
+        ("install", "claude-code", "--hooks", tmp_path / "h.json"),
+        ("install", "claude-code", "--print"),
+        ("install", "cron", "--settings", tmp_path / "s.json"),
+    ):
+        result = run(runner, "--vault", vault, "hooks", *args)
+        assert result.exit_code == 2, args
+    assert list(tmp_path.iterdir()) == [vault]
+
+
+# -- cron ---------------------------------------------------------------------------
+
+FAKE_CRONTAB = """#!/bin/sh
+# crontab -l / crontab -, on a file; each write is counted
+case "$1" in
+-l)
+    [ -f "$FAKE_CRONTAB" ] || { echo "no crontab for tester" >&2; exit 1; }
+    cat "$FAKE_CRONTAB" ;;
+-) cat >"$FAKE_CRONTAB" && echo write >>"$FAKE_CRONTAB.writes" ;;
+*) echo "usage: crontab [-l | -]" >&2; exit 2 ;;
+esac
+"""
+EXISTING = "MAILTO=me@example.com\n# nightly backup\n0 3 * * * /usr/bin/backup --all  # keep\n"
+
+
+@pytest.fixture
+def crontab(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A fake ``crontab`` first on PATH; returns (its table file, the env for the runner)."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    fake = bin_dir / "crontab"
+    fake.write_text(FAKE_CRONTAB)
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    table = tmp_path / "crontab.txt"
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "FAKE_CRONTAB": str(table)}
+    return table, env
+
+
+def writes(table: Path) -> int:
+    log = Path(str(table) + ".writes")
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_cron_install_adds_one_marked_line_and_keeps_the_rest(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    table, env = crontab
+    table.write_text(EXISTING)
+    vault = make_vault()
+    result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert result.exit_code == 0, result.output
+    text = table.read_text()
+    assert text.startswith(EXISTING)
+    (line,) = text[len(EXISTING) :].splitlines()
+    fields = line.split(None, 5)
+    assert " ".join(fields[:5]) == config.CRON_SCHEDULE
+    argv = shlex.split(fields[5], comments=True)  # as sh reads it
+    assert Path(argv[0]).is_absolute() and os.access(argv[0], os.X_OK)
+    assert argv[1:4] == ["--vault", str(vault.resolve()), "scan"]
+    log = vault.resolve() / config.STATE_DIR / config.CRON_LOG_FILE
+    assert argv[4:] == [f">>{log}", "2>&1"]
+    assert line.endswith(f" {config.CRON_MARKER} {vault.resolve()}")
+    assert (vault / config.STATE_DIR).is_dir()
+    # idempotent: the second install does not even rewrite the table
+    again = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert again.exit_code == 0 and "(unchanged)" in again.stdout
+    assert table.read_text() == text and writes(table) == 1
+
+
+def test_cron_schedule_print_and_uninstall(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    table, env = crontab
+    vault, other = make_vault(), make_vault()
+    printed = run(
+        runner,
+        "--vault",
+        vault,
+        "hooks",
+        "install",
+        "cron",
+        "--print",
+        "--schedule",
+        "5 * * * 1-5",
+        env=env,
+    )
+    assert printed.exit_code == 0
+    assert printed.stdout.startswith("5 * * * 1-5 ") and printed.stdout.count("\n") == 1
+    assert not table.exists() and writes(table) == 0  # --print only prints
+    table.write_text(EXISTING)
+    run(runner, "--vault", other, "hooks", "install", "cron", env=env)
+    run(runner, "--vault", vault, "hooks", "install", "cron", "--schedule", "5 * * * 1-5", env=env)
+    assert table.read_text().count(config.CRON_MARKER) == 2  # one line per vault
+    moved = run(
+        runner, "--vault", vault, "hooks", "install", "cron", "--schedule", "@daily", env=env
+    )
+    assert "updated" in moved.stdout and table.read_text().count(config.CRON_MARKER) == 2
+    status = run(runner, "--vault", vault, "hooks", "status", "cron", env=env)
+    assert status.exit_code == 0 and status.stdout.count(config.CRON_MARKER) == 2
+    removed = run(runner, "--vault", vault, "hooks", "uninstall", "cron", env=env)
+    assert removed.exit_code == 0 and "removed @daily" in removed.stdout
+    lines = table.read_text().splitlines(keepends=True)
+    assert "".join(lines[:3]) == EXISTING and len(lines) == 4
+    assert lines[3].rstrip().endswith(f"{config.CRON_MARKER} {other.resolve()}")
+    gone = run(runner, "--vault", vault, "hooks", "uninstall", "cron", env=env)
+    assert gone.exit_code == 0 and "(unchanged)" in gone.stdout
+
+
+def test_cron_escapes_percent_and_refuses_bad_schedules(
+    runner: CliRunner, crontab: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    table, env = crontab
+    vault = tmp_path / "100%"
+    init_vault(vault)
+    assert run(runner, "--vault", vault, "hooks", "install", "cron", env=env).exit_code == 0
+    line = table.read_text().strip()
+    assert "100\\%" in line and "100%" not in line.replace("100\\%", "")
+    assert run(runner, "--vault", vault, "hooks", "install", "cron", env=env).stdout.endswith(
+        "(already installed)\n"
+    )
+    for bad in ("every day", "* * * *", "0 3 * * * rm", "%"):
+        result = run(
+            runner, "--vault", vault, "hooks", "install", "cron", "--schedule", bad, env=env
+        )
+        assert result.exit_code == 2 and "not a cron schedule" in result.stderr
+    assert writes(table) == 1
+
+
+def test_cron_without_crontab_says_so(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault = make_vault()
+    env = {"PATH": str(tmp_path)}  # no crontab anywhere
+    result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert result.exit_code == 1 and "crontab: not found on PATH" in result.stderr
+    assert (
+        run(runner, "--vault", vault, "hooks", "install", "cron", "--print", env=env).exit_code == 0
+    )
+
+
+def test_a_broken_crontab_is_not_overwritten(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    table, env = crontab
+    fake = Path(env["PATH"].split(os.pathsep)[0]) / "crontab"
+    fake.write_text("#!/bin/sh\necho 'crontab: permission denied' >&2\nexit 1\n")
+    result = run(runner, "--vault", make_vault(), "hooks", "install", "cron", env=env)
+    assert (
+        result.exit_code == 1 and "crontab -l failed: crontab: permission denied" in result.stderr
+    )
+    assert not table.exists()
+
+
+# -- hooks status ------------------------------------------------------------------------
+
+
+def test_hooks_status_says_what_is_installed_where(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    _, env = crontab
+    vault = make_vault()
+    settings, codex = tmp_path / "settings.json", tmp_path / "hooks.json"
+    run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings)
+    args = ("hooks", "status", "--settings", settings, "--hooks", codex)
+    text = run(runner, "--vault", vault, *args, env=env)
+    assert text.exit_code == 0
+    assert f"claude-code  SessionEnd (timeout 1 s) in {settings}" in text.stdout
+    assert f"codex        not installed in {codex}" in text.stdout
+    assert "cron         no vaultkeeper line in the crontab" in text.stdout
+    assert f"last scan    {vault.resolve()}: never" in text.stdout
+    state = vault / config.STATE_DIR / config.STATE_FILE
+    state.write_text(
+        json.dumps(
+            {
+                "state": "idle",
+                "lastCompleted": 1_790_000_000_000,
+                "lastTriggered": 1_790_000_000_000,
+                "cooldownMs": 3_600_000,
+                "pid": None,
+                "perTask": {},
+            }
+        )
+    )
+    data = json.loads(run(runner, *args, "--json", env=env).stdout)  # no vault needed
+    (claude, cdx) = data["hosts"]
+    assert [h["event"] for h in claude["handlers"]] == ["SessionEnd", "SessionStart"]
+    assert claude["handlers"][0]["vault"] == str(vault.resolve()) and cdx["handlers"] == []
+    assert data["cron"] == [] and data["last_scans"] == [
+        {"vault": str(vault.resolve()), "last_completed": "2026-09-21T14:13:20+00:00"}
+    ]

@@ -1,0 +1,187 @@
+"""``vaultkeeper index``: regenerate the marked section of _index.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault, snapshot
+from vaultkeeper import config
+from vaultkeeper.cli import cli
+from vaultkeeper.index import build_index
+from vaultkeeper.lint import lint_vault
+
+START, END = config.INDEX_START, config.INDEX_END
+
+
+def entry(name: str, description: str) -> str:
+    return (
+        f"---\nname: {name}\ndescription: {description}\ntype: memory\nstatus: active\n"
+        f"label: fact\n---\n\nBody.\n"
+    )
+
+
+FILES = {
+    "projects/api/memory/zeta.md": entry("zeta", "Last in its folder"),
+    "projects/api/memory/Alpha.md": entry("Alpha", "First in its folder"),
+    "projects/web/research/survey.md": entry("survey", "A   survey\n  of browsers"),
+    "top-level.md": entry("top-level", "At the root"),
+    "patterns/registry.md": (
+        "# Pattern registry\n\n### bisect-first\nBisect before reading diffs,\nthen read.\n\n"
+        "**success count:** 2\n**last used:** 2026-01-02\n"
+    ),
+    "Attachments/pic.png": "not markdown, not an entry",
+}
+
+SECTION = [
+    "## (root)",
+    "- [[top-level]] - At the root",
+    "## patterns",
+    "- [[patterns/registry#bisect-first]] - Bisect before reading diffs, then read.",
+    "## projects/api/memory",
+    "- [[projects/api/memory/Alpha]] - First in its folder",
+    "- [[projects/api/memory/zeta]] - Last in its folder",
+    "## projects/web/research",
+    "- [[projects/web/research/survey]] - A survey of browsers",
+    "## references",
+    "- [[references/vault-spec]] - The one authoritative spec of this vault -- layout, "
+    "frontmatter schema, labels, registry counters, scanner rules",
+]
+
+
+def section(vault: Path, name: str = config.INDEX_FILE) -> list[str]:
+    text = (vault / name).read_text(encoding="utf-8")
+    return text.split(START + "\n", 1)[1].split(END, 1)[0].splitlines()
+
+
+def test_regenerates_grouped_sorted_lines(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = make_vault(FILES)
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "wrote _index.md"
+    assert section(vault) == SECTION
+    assert lint_vault(vault, select=["VK303"]).findings == ()  # every entry reachable
+
+
+def test_text_outside_the_markers_is_kept_byte_for_byte(make_vault: MakeVault) -> None:
+    head = "# My map\r\n\r\nA person's preamble \u2014 kept as is.  \r\n"
+    tail = "\r\nA person's postscript.\r\n\r\n"
+    old = f"{head}{START}\r\n- [[stale-entry]] - gone\r\n{END}{tail}"
+    vault = make_vault({**FILES, "_index.md": old})
+    build_index(vault)
+    raw = (vault / "_index.md").read_bytes().decode("utf-8")
+    assert raw.startswith(head + START + "\r\n")
+    assert raw.endswith(END + tail)
+    assert raw[len(head + START) :].startswith("\r\n## (root)\r\n")
+    assert "stale-entry" not in raw
+
+
+def test_keywords_a_person_added_survive(make_vault: MakeVault) -> None:
+    vault = make_vault(FILES)
+    build_index(vault)
+    text = (vault / "_index.md").read_text(encoding="utf-8")
+    text = text.replace(
+        "- [[projects/api/memory/zeta]] - Last in its folder",
+        "- [[zeta|Zeta]] - old description -- keywords: retry, ci",  # a short link works too
+    ).replace(
+        "- [[patterns/registry#bisect-first]] - Bisect before reading diffs, then read.",
+        "- [[patterns/registry#bisect-first]] -- keywords: git",
+    )
+    (vault / "_index.md").write_text(text, encoding="utf-8")
+    (vault / "projects/api/memory/zeta.md").write_text(entry("zeta", "New description"))
+    build_index(vault)
+    lines = section(vault)
+    assert "- [[projects/api/memory/zeta]] - New description -- keywords: retry, ci" in lines
+    assert (
+        "- [[patterns/registry#bisect-first]] - Bisect before reading diffs, then read."
+        " -- keywords: git"
+    ) in lines
+    before = snapshot(vault)
+    assert build_index(vault).changed == ()  # stable once regenerated
+    assert snapshot(vault) == before
+
+
+def test_deterministic_whatever_the_history(make_vault: MakeVault) -> None:
+    one = make_vault(FILES)
+    two = make_vault(dict(reversed(list(FILES.items()))))
+    (two / "_index.md").write_text(f"# Index\n\n{START}\n- [[x]] - junk\n{END}\n")
+    build_index(one)
+    build_index(two)
+    assert section(one) == section(two) == SECTION
+
+
+def test_check_changes_nothing_and_exits_1_when_stale(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    vault = make_vault(FILES)
+    before = snapshot(vault, skip_state=False)
+    stale = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert stale.exit_code == 1
+    assert stale.stdout.splitlines()[0] == "stale _index.md"
+    assert snapshot(vault, skip_state=False) == before
+    assert runner.invoke(cli, ["--vault", str(vault), "index"]).exit_code == 0
+    fresh = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert fresh.exit_code == 0
+    assert "up to date" in fresh.stdout
+
+
+def test_creates_the_index_or_its_markers(make_vault: MakeVault) -> None:
+    bare = make_vault({"n.md": entry("n", "d")}, init=False)
+    build_index(bare)
+    assert section(bare) == ["## (root)", "- [[n]] - d"]
+    marked = make_vault({"n.md": entry("n", "d"), "_index.md": "# Mine\n"}, init=False)
+    build_index(marked)
+    assert (
+        marked / "_index.md"
+    ).read_text() == f"# Mine\n\n{START}\n## (root)\n- [[n]] - d\n{END}\n"
+
+
+def test_unparseable_entry_keeps_its_line(make_vault: MakeVault) -> None:
+    vault = make_vault({"broken.md": "---\nname: [x\n---\n"}, init=False)
+    build_index(vault)
+    assert section(vault) == ["## (root)", "- [[broken]]"]
+
+
+def test_split_into_sub_indexes_above_the_budget(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    files = {f"projects/p/memory/m{i:02}.md": entry(f"m{i:02}", f"lesson {i}") for i in range(12)}
+    vault = make_vault({**FILES, **files})
+    build_index(vault)
+    text = (vault / "_index.md").read_text()
+    (vault / "_index.md").write_text(
+        text.replace("- [[projects/p/memory/m03]] - lesson 3", "- [[m03]] -- keywords: three")
+    )
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 30)
+    result = build_index(vault)
+    assert result.split and result.over_budget == ()
+    assert result.changed == (
+        "_index-patterns.md",
+        "_index-projects.md",
+        "_index-references.md",
+        "_index.md",
+    )
+    assert section(vault) == [
+        "## (root)",
+        "- [[top-level]] - At the root",
+        "## sub-indexes",
+        "- [[_index-patterns]] - patterns/: 1 entry",
+        "- [[_index-projects]] - projects/: 15 entries",
+        "- [[_index-references]] - references/: 1 entry",
+    ]
+    projects = section(vault, "_index-projects.md")
+    assert projects[:2] == [
+        "## projects/api/memory",
+        "- [[projects/api/memory/Alpha]] - First in its folder",
+    ]
+    assert "- [[projects/p/memory/m03]] - lesson 3 -- keywords: three" in projects
+    assert (vault / "_index-projects.md").read_text().startswith("# Index: projects/\n")
+    assert lint_vault(vault, select=["VK3"]).findings == ()  # reachable through sub-indexes
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 200)
+    back = build_index(vault)
+    assert not back.split and back.changed == ("_index.md",)
+    assert back.unused == ("_index-patterns.md", "_index-projects.md", "_index-references.md")
+    assert "- [[projects/p/memory/m03]] - lesson 3 -- keywords: three" in section(vault)

@@ -1,0 +1,216 @@
+"""Registry blocks: `### name` blocks under patterns/, their counters, and their problems."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeVault
+from vaultkeeper.errors import NotFoundError, VaultkeeperError
+from vaultkeeper.registry import block_hash, find_block, load_registry, parse_blocks
+
+REGISTRY = """# Pattern registry
+
+Intro text.
+
+### alpha
+Use alpha when things are alpha-shaped.
+
+**success count:** 3
+**last used:** 2026-08-26
+
+### beta
+- **success count:** 0
+- **last used:** 2025-01-02
+#### a sub-heading stays inside beta
+more beta text
+
+## Another section
+### gamma ###
+**Success Count:**   12{TRAILING}
+**last used:** 2026-11-01
+**promoted:** 2026-11-02 -> [[skills/gamma/SKILL]]
+""".replace("{TRAILING}", "  ")  # trailing blanks after a counter are allowed
+
+
+def test_blocks_and_counters() -> None:
+    blocks = parse_blocks(Path("r.md"), "patterns/r.md", REGISTRY)
+    got = [(b.name, b.line, b.end_line, b.count, b.count_line, b.last_used) for b in blocks]
+    assert got == [
+        ("alpha", 5, 9, 3, 8, dt.date(2026, 8, 26)),
+        ("beta", 11, 15, 0, 12, dt.date(2025, 1, 2)),
+        ("gamma", 18, 21, 12, 19, dt.date(2026, 11, 1)),
+    ]
+    gamma = blocks[2]
+    assert gamma.promoted == "2026-11-02 -> [[skills/gamma/SKILL]]"
+    assert gamma.promoted_line == 21
+    assert gamma.count_raw == "12"
+    assert blocks[0].promoted is None
+    for b in blocks:
+        assert b.problems() == []
+        # the block's text is exactly its lines in the file, blank gap excluded
+        lines = REGISTRY.split("\n")
+        assert b.text == "\n".join(lines[b.line - 1 : b.end_line]) + "\n"
+        assert b.hash == block_hash(b.text)
+
+
+def test_block_ends_at_next_heading_of_level_one_to_three() -> None:
+    text = (
+        "### a\n**success count:** 1\n# top\n**success count:** 9\n"
+        "### b\ntext\n## two\n**last used:** 2026-01-01\n"
+    )
+    blocks = {b.name: b for b in parse_blocks(Path("r"), "r", text)}
+    assert blocks["a"].end_line == 2
+    assert blocks["a"].count == 1
+    assert blocks["b"].end_line == 6
+    assert blocks["b"].last_used_raw is None  # the ## two section is not part of b
+
+
+def test_fenced_code_with_hashes_is_not_a_block() -> None:
+    text = (
+        "### real\n"
+        "Example:\n"
+        "```markdown\n"
+        "### not-a-block\n"
+        "**success count:** 99\n"
+        "```\n"
+        "~~~~text\n"
+        "## not a heading either\n"
+        "```\n"
+        "### still fenced\n"
+        "~~~~\n"
+        "**success count:** 2\n"
+        "**last used:** 2026-02-01\n"
+    )
+    blocks = parse_blocks(Path("r"), "r", text)
+    assert [b.name for b in blocks] == ["real"]
+    assert blocks[0].count == 2  # the fenced example's 99 is not the counter
+    assert blocks[0].count_line == 12
+    assert blocks[0].end_line == 13
+
+
+def test_crlf_registry() -> None:
+    crlf = REGISTRY.replace("\n", "\r\n")
+    lf = parse_blocks(Path("r"), "r", REGISTRY)
+    blocks = parse_blocks(Path("r"), "r", crlf)
+    assert [(b.name, b.line, b.end_line, b.count, b.last_used) for b in blocks] == [
+        (b.name, b.line, b.end_line, b.count, b.last_used) for b in lf
+    ]
+    assert blocks[0].text.endswith("**last used:** 2026-08-26\r\n")
+
+
+def test_heading_rules() -> None:
+    text = (
+        "### C#\n**success count:** 1\n"
+        "   ### indented\n**success count:** 2\n"
+        "    ### code block, not a heading\n"
+        "###no-space is not a heading\n"
+        "###\n"
+    )
+    blocks = parse_blocks(Path("r"), "r", text)
+    assert [(b.name, b.count) for b in blocks] == [("C#", 1), ("indented", 2)]
+    # the empty ### heading ends "indented" but starts nothing
+    assert blocks[1].end_line == 6
+
+
+def test_frontmatter_of_a_registry_file_is_not_a_block() -> None:
+    text = "---\nname: more\n### in yaml: a comment\n---\n### real\n**success count:** 1\n"
+    assert [b.name for b in parse_blocks(Path("r"), "r", text)] == ["real"]
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    text = "intro\u2028still line one\n### a\n**success count:** 1\n"
+    (block,) = parse_blocks(Path("r"), "r", text)
+    assert (block.line, block.count_line) == (2, 3)
+
+
+MALFORMED = """### no-count
+**last used:** 2026-01-01
+
+### bad-count
+**success count:** three
+**last used:** 2026-01-01
+
+### negative
+**success count:** -1
+**last used:** 2026-01-01
+
+### no-last-used
+**success count:** 1
+
+### bad-date
+**success count:** 1
+**last used:** 2026-02-30
+
+### prose-date
+**success count:** 1
+**last used:** last tuesday
+"""
+
+
+def test_malformed_counters_are_problems_with_lines() -> None:
+    blocks = {b.name: b for b in parse_blocks(Path("r"), "patterns/registry.md", MALFORMED)}
+    got = {name: [(p.line, p.reason) for p in b.problems()] for name, b in blocks.items()}
+    assert got == {
+        "no-count": [(1, "### no-count: no **success count:** line")],
+        "bad-count": [(5, "### bad-count: success count 'three' is not a whole number")],
+        "negative": [(9, "### negative: success count '-1' is not a whole number")],
+        "no-last-used": [(12, "### no-last-used: no **last used:** line")],
+        "bad-date": [(17, "### bad-date: last used '2026-02-30' is not an ISO date (YYYY-MM-DD)")],
+        "prose-date": [
+            (21, "### prose-date: last used 'last tuesday' is not an ISO date (YYYY-MM-DD)")
+        ],
+    }
+    for b in blocks.values():
+        for p in b.problems():
+            assert str(p).startswith(f"patterns/registry.md:{p.line}: ### {b.name}")
+
+
+def test_blocks_in_any_md_under_patterns(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": "# R\n\n### one\n**success count:** 1\n"
+            "**last used:** 2026-01-01\n",
+            "patterns/more/tools.md": "### two\n**success count:** 2\n**last used:** 2026-01-01\n",
+            "patterns/notes.txt": "### not-md\n**success count:** 5\n",
+            "projects/p/memory/x.md": "### outside\n**success count:** 5\n",
+            "patterns/bad.md": b"### latin\n\xe9\n",
+        }
+    )
+    blocks, problems = load_registry(vault)
+    assert sorted((b.name, b.rel) for b in blocks) == [
+        ("one", "patterns/registry.md"),
+        ("two", "patterns/more/tools.md"),
+    ]
+    assert [(p.path, p.line) for p in problems] == [("patterns/bad.md", 2)]
+    assert "not UTF-8" in problems[0].reason
+
+
+def test_find_block(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": "### dup\n**success count:** 1\n\n"
+            "### Bisect\n**success count:** 1\n",
+            "patterns/other.md": "### dup\n**success count:** 2\n",
+        }
+    )
+    with pytest.raises(NotFoundError, match="^nope: no ### nope block in patterns/$"):
+        find_block(vault, "nope")
+    with pytest.raises(NotFoundError, match="did you mean 'Bisect' at patterns/registry.md:4"):
+        find_block(vault, "bisect")
+    with pytest.raises(VaultkeeperError, match="2 registry blocks share this name"):
+        find_block(vault, "dup")
+    assert find_block(vault, "Bisect").count == 1
+
+
+def test_find_block_mentions_an_unreadable_registry(make_vault: MakeVault) -> None:
+    vault = make_vault({"patterns/registry.md": b"### x\n**success count:** 1\n\xff\n"})
+    with pytest.raises(NotFoundError, match="could not be read; first: patterns/registry.md:3"):
+        find_block(vault, "x")
+
+
+def test_no_patterns_folder_means_no_blocks(make_vault: MakeVault) -> None:
+    vault = make_vault(init=False)
+    assert load_registry(vault) == ([], [])

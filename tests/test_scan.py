@@ -1,0 +1,493 @@
+"""``vaultkeeper scan``: classification (the spec's Verify rows 3-8), output, guards end to end."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import CORPORA, MakeVault, snapshot
+from vaultkeeper import config, quickmeta, scan, state
+from vaultkeeper.cli import cli
+from vaultkeeper.report import Report
+
+NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
+SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
+STATE_KEYS = ["state", "lastCompleted", "lastTriggered", "cooldownMs", "pid", "perTask"]
+VK = shutil.which("vaultkeeper") or "vaultkeeper"
+
+
+def memory(name: str, until: str | None, status: str | None = "held_out", **extra: str) -> str:
+    lines = [f"name: {name}", "description: a lesson", "type: memory"]
+    if status is not None:
+        lines.append(f"status: {status}")
+    lines.append("label: inferred")
+    lines.append('falsification_condition: "it stops holding"')
+    if until is not None:
+        lines.append(f"holdout_until: {until}")
+    lines += [f"{k}: {v}" for k, v in extra.items()]
+    return "---\n" + "\n".join(lines) + "\n---\n\n# " + name + "\n\nBody.\n"
+
+
+def block(name: str, count: str, last_used: dt.date | str, extra: str = "") -> str:
+    return (
+        f"### {name}\nWhat it is.\n\n**success count:** {count}\n**last used:** {last_used}\n"
+        f"{extra}\n"
+    )
+
+
+def spec_files(today: dt.date) -> dict[str, str]:
+    """The spec's three fixtures, plus entries that must land in no list (and two problems)."""
+    days = dt.timedelta(days=1)
+    due = f'"{today - 31 * days}"'  # "2026-08-01" for NOW, as in the spec
+    registry = "# Pattern registry\n\n" + "".join(
+        [
+            block("foo", "3", today - 6 * days),  # promote
+            block("bar", "0", today - 100 * days),  # prune
+            block("once", "1", today - 200 * days),  # count 1: nothing
+            block("fresh", "0", today - 10 * days),  # count 0 but recent
+            block("edge", "0", today - 90 * days),  # exactly 90 days: not *more than* 90
+            block("broken", "many", today - 200 * days),  # unreadable count: problem only
+            block("done", "5", today - 3 * days, f"**promoted:** {today} -> [[skills/done/SKILL]]\n"),
+        ]
+    )
+    mem = "projects/p/memory/"
+    return {
+        "patterns/registry.md": registry,
+        mem + "due.md": memory("due", due),
+        mem + "future.md": memory("future", '"2099-01-01"'),
+        mem + "archived.md": memory("archived", due, status="archived"),
+        mem + "active.md": memory("active", due, status="active"),
+        mem + "vague.md": memory("vague", '"yesterday"'),
+        mem + "no-holdout.md": memory("no-holdout", None, status="active"),
+        "projects/p/research/survey.md": memory("survey", due),
+        mem + "plain.md": "# just notes\n\nNo frontmatter here.\n",
+    }
+
+
+def names(report: Report) -> tuple[list[str], list[str], list[str]]:
+    return (
+        [c.name for c in report.prune],
+        [c.name for c in report.promote],
+        [c.name for c in report.held_out],
+    )
+
+
+@pytest.fixture
+def spec_vault(make_vault: MakeVault) -> Path:
+    return make_vault(spec_files(NOW.date()))
+
+
+def test_classify_puts_each_spec_fixture_in_exactly_one_list(spec_vault: Path) -> None:
+    report = scan.classify(spec_vault, NOW)
+    assert names(report) == (["bar"], ["foo"], ["due"])
+    assert report.summary() == SUMMARY.format(1, 1, 1)
+
+
+def test_unreadable_count_and_date_are_problems_never_candidates(spec_vault: Path) -> None:
+    report = scan.classify(spec_vault, NOW)
+    lines = [str(p) for p in report.problems]
+    registry = (spec_vault / "patterns/registry.md").read_text().splitlines()
+    count_line = registry.index("**success count:** many") + 1
+    assert lines == [
+        f"patterns/registry.md:{count_line}: ### broken: success count 'many' is not a whole number",
+        "projects/p/memory/vague.md:8: holdout_until 'yesterday' is not a date (YYYY-MM-DD); "
+        "skipped",
+    ]
+
+
+def test_candidates_carry_figures_and_the_hash_the_applier_checks(spec_vault: Path) -> None:
+    report = scan.classify(spec_vault, NOW)
+    (foo,), (bar,), (due,) = report.promote, report.prune, report.held_out
+    text = (spec_vault / "patterns/registry.md").read_text()
+    start = text.index("### foo")
+    foo_text = text[start : text.index("### bar")].rstrip("\n") + "\n"  # blank lines excluded
+    assert foo.hash == hashlib.sha256(foo_text.encode()).hexdigest()
+    assert (foo.count, foo.last_used, foo.idle_days, foo.line) == (3, "2026-08-26", 6, 3)
+    assert (bar.count, bar.idle_days, bar.path) == (0, 100, "patterns/registry.md")
+    raw = (spec_vault / "projects/p/memory/due.md").read_bytes()
+    assert due.hash == hashlib.sha256(raw).hexdigest()
+    assert (due.holdout_until, due.days_due, due.status) == ("2026-08-01", 31, "held_out")
+    assert (due.label, due.weight, due.line) == ("inferred", "hold out", 8)
+    assert due.falsification_condition == "it stops holding"
+
+
+@pytest.mark.parametrize(
+    "value", ['"2026-08-01"', "'2026-08-01'", "2026-08-01", '"2026-08-01"  # quoted, commented']
+)
+def test_quoted_and_unquoted_dates_are_both_read(make_vault: MakeVault, value: str) -> None:
+    vault = make_vault({"projects/p/memory/x.md": memory("x", value)})
+    assert names(scan.classify(vault, NOW))[2] == ["x"]
+
+
+def test_absent_status_counts_as_held_out(make_vault: MakeVault) -> None:
+    vault = make_vault({"projects/p/memory/x.md": memory("x", '"2026-08-01"', status=None)})
+    assert names(scan.classify(vault, NOW))[2] == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("now", "due"),
+    [
+        (dt.datetime(2026, 8, 1, 0, 0, tzinfo=dt.timezone.utc), True),  # the day itself
+        (dt.datetime(2026, 7, 31, 23, 59, 59, tzinfo=dt.timezone.utc), False),
+        # 01:00 in UTC+5 is still 31 July in UTC: dates compare in UTC
+        (dt.datetime(2026, 8, 1, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=5))), False),
+        (dt.datetime(2026, 7, 31, 22, 0, tzinfo=dt.timezone(dt.timedelta(hours=-3))), True),
+    ],
+)
+def test_due_on_the_holdout_day_itself_in_utc(
+    make_vault: MakeVault, now: dt.datetime, due: bool
+) -> None:
+    vault = make_vault({"projects/p/memory/x.md": memory("x", '"2026-08-01"')})
+    assert names(scan.classify(vault, now))[2] == (["x"] if due else [])
+
+
+def test_prune_needs_more_than_90_idle_days(make_vault: MakeVault) -> None:
+    today = NOW.date()
+    reg = block("ninety", "0", today - dt.timedelta(days=90)) + block(
+        "ninety-one", "0", today - dt.timedelta(days=91)
+    )
+    vault = make_vault({"patterns/registry.md": reg})
+    assert names(scan.classify(vault, NOW))[0] == ["ninety-one"]
+
+
+def test_bad_memory_files_are_problems_and_the_scan_goes_on(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "projects/p/memory/a-bad.md": "---\nname: [unclosed\n---\n",
+            "projects/p/memory/b-binary.md": b"\x00\x01",
+            "projects/p/memory/c-impossible.md": memory("c", "2026-02-30"),
+            "projects/p/memory/d-due.md": memory("d", '"2026-08-01"'),
+        }
+    )
+    report = scan.classify(vault, NOW)
+    assert names(report)[2] == ["d"]
+    assert [p.path for p in report.problems] == [
+        "projects/p/memory/a-bad.md",
+        "projects/p/memory/b-binary.md",
+        "projects/p/memory/c-impossible.md",
+    ]
+
+
+def test_duplicate_block_names_are_a_problem(make_vault: MakeVault) -> None:
+    today = NOW.date()
+    vault = make_vault(
+        {
+            "patterns/registry.md": block("twin", "2", today),
+            "patterns/more.md": block("twin", "3", today),
+        }
+    )
+    report = scan.classify(vault, NOW)
+    assert len(report.promote) == 2
+    assert any("also used at" in p.reason for p in report.problems)
+
+
+def _classify_with_yaml_only(monkeypatch: pytest.MonkeyPatch, vault: Path) -> Report:
+    with monkeypatch.context() as m:
+        m.setattr(quickmeta, "read_keys", lambda *_a, **_k: None)
+        return scan.classify(vault, NOW)
+
+
+def test_fast_path_gives_the_same_report_as_yaml(
+    spec_vault: Path, sample: Path, make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = CORPORA / "kepano-obsidian"
+    files: dict[str, str | bytes] = {}
+    if corpus.is_dir():  # every note of a real vault, as if it were memory
+        for i, path in enumerate(sorted(corpus.rglob("*.md"))):
+            files[f"projects/k/memory/{i:03d}.md"] = path.read_bytes()
+    kepano = make_vault(files)
+    for vault in (spec_vault, sample, kepano):
+        assert scan.classify(vault, NOW) == _classify_with_yaml_only(monkeypatch, vault)
+
+
+# -- the command ------------------------------------------------------------------------
+
+
+def run(runner: CliRunner, vault: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    result = runner.invoke(cli, ["--vault", str(vault), "scan", *args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def live_vault(make_vault: MakeVault) -> Path:
+    """The spec fixtures dated from the real clock (the command reads the real time)."""
+    return make_vault(spec_files(dt.datetime.now(dt.timezone.utc).date()))
+
+
+def test_row3_forced_run_exits_0_and_prints_the_summary_first(
+    runner: CliRunner, live_vault: Path
+) -> None:
+    code, out, err = run(runner, live_vault, SELF_MAINTAIN_FORCE="1")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0] == SUMMARY.format(1, 1, 1)
+    assert lines[1].startswith("prune     bar -- success count 0, last used ")
+    assert lines[1].endswith("(idle 100 days) -- patterns/registry.md:9")
+    assert lines[2].startswith("promote   foo -- success count 3") and lines[2].endswith(":3")
+    assert lines[3].startswith("held-out  due -- holdout_until ")
+    assert lines[3].endswith(
+        "(due 31 days ago), status held_out, label inferred (hold out) -- "
+        "projects/p/memory/due.md:8"
+    )
+    assert len(lines) == 4
+    assert "projects/p/memory/vague.md:8: holdout_until 'yesterday'" in err
+
+
+def test_row5_second_run_inside_the_cooldown_is_silent_and_force_runs(
+    runner: CliRunner, live_vault: Path
+) -> None:
+    assert run(runner, live_vault)[0] == 0
+    before = (live_vault / "state" / config.STATE_FILE).read_bytes()
+    assert run(runner, live_vault) == (0, "", "")
+    assert (live_vault / "state" / config.STATE_FILE).read_bytes() == before
+    code, out, _ = run(runner, live_vault, "--force")
+    assert code == 0 and out.startswith("SELF-MAINTAIN:")
+    code, out, _ = run(runner, live_vault, SELF_MAINTAIN_FORCE="1")
+    assert code == 0 and out.startswith("SELF-MAINTAIN:")
+
+
+def test_cooldown_override_from_the_environment(runner: CliRunner, live_vault: Path) -> None:
+    assert run(runner, live_vault)[0] == 0
+    code, out, _ = run(runner, live_vault, SELF_MAINTAIN_COOLDOWN_MS="0")
+    assert code == 0 and out.startswith("SELF-MAINTAIN:")
+    code, out, err = run(runner, live_vault, SELF_MAINTAIN_COOLDOWN_MS="soon")
+    assert (code, out) == (0, "")  # the default hour applies, so this run is throttled
+    assert "SELF_MAINTAIN_COOLDOWN_MS='soon' is not a whole number" in err
+
+
+def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Path) -> None:
+    before = snapshot(sample)
+    for _ in range(2):
+        assert run(runner, sample, "--force")[0] == 0
+    assert run(runner, sample, "--force", "--json")[0] == 0
+    assert snapshot(sample) == before
+    assert sorted(p.name for p in (sample / "state").iterdir()) == [
+        config.LAST_REPORT_FILE,
+        config.STATE_FILE,
+    ]
+
+
+def test_json_output(runner: CliRunner, live_vault: Path) -> None:
+    code, out, _ = run(runner, live_vault, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert {"promote", "prune", "held_out", "problems", "generated_at", "vault"} <= set(data)
+    foo = data["promote"][0]
+    assert {"name", "path", "line", "count", "last_used", "hash"} <= set(foo)
+    assert (foo["name"], foo["path"], foo["line"], foo["count"]) == (
+        "foo",
+        "patterns/registry.md",
+        3,
+        3,
+    )
+    assert data["vault"] == str(live_vault)
+    assert data["problems"][0]["reason"].startswith("### broken")
+
+
+def test_strict_exits_1_on_problems_only(runner: CliRunner, live_vault: Path, sample: Path) -> None:
+    assert run(runner, live_vault, "--strict")[0] == 1
+    assert run(runner, sample, "--strict")[0] == 0
+
+
+def test_missing_vault_exits_2(runner: CliRunner, tmp_path: Path) -> None:
+    code, out, err = run(runner, tmp_path / "nowhere")
+    assert (code, out) == (2, "")
+    assert "not a directory" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run(runner, empty)
+    assert code == 2 and "not a vault" in err
+    assert not (empty / "state").exists()
+
+
+def test_the_saved_report_is_the_printed_one(runner: CliRunner, live_vault: Path) -> None:
+    _, out, _ = run(runner, live_vault, "--json")
+    saved = json.loads((live_vault / "state" / config.LAST_REPORT_FILE).read_text())
+    assert saved == json.loads(out)
+
+
+# -- signals ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
+    runner: CliRunner, live_vault: Path, monkeypatch: pytest.MonkeyPatch, signame: str
+) -> None:
+    signum = getattr(signal, signame)
+    before = signal.getsignal(signum)
+    seen: dict[str, object] = {}
+
+    def interrupted(vault: Path, now: dt.datetime) -> Report:
+        seen["state"] = json.loads((vault / "state" / config.STATE_FILE).read_text())["state"]
+        seen["lock"] = (vault / "state" / config.LOCK_DIR / config.LOCK_PID_FILE).read_text()
+        os.kill(os.getpid(), signum)
+        time.sleep(5)  # the handler raises long before this ends
+        raise AssertionError("not interrupted")
+
+    monkeypatch.setattr(scan, "classify", interrupted)
+    code, out, err = run(runner, live_vault)
+    assert seen == {"state": "in-progress", "lock": f"{os.getpid()}\n"}
+    assert (code, out) == (128 + signum, "")
+    assert f"scan interrupted by {signame}" in err
+    assert not (live_vault / "state" / config.LOCK_DIR).exists()
+    data = json.loads((live_vault / "state" / config.STATE_FILE).read_text())
+    assert (data["state"], data["pid"], data["lastCompleted"]) == ("idle", None, 0)
+    assert not (live_vault / "state" / config.LAST_REPORT_FILE).exists()
+    assert signal.getsignal(signum) == before
+
+
+def test_an_error_mid_scan_releases_the_lock(
+    runner: CliRunner, live_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(vault: Path, now: dt.datetime) -> Report:
+        raise OSError(5, "Input/output error", str(vault / "x.md"))
+
+    monkeypatch.setattr(scan, "classify", boom)
+    code, _, err = run(runner, live_vault)
+    assert code == 1 and "Input/output error" in err
+    assert not (live_vault / "state" / config.LOCK_DIR).exists()
+    assert json.loads((live_vault / "state" / config.STATE_FILE).read_text())["state"] == "idle"
+
+
+# -- many processes ---------------------------------------------------------------------
+
+
+def big_vault(root: Path, entries: int) -> Path:
+    """A vault whose scan takes a while: half registry blocks, half memory files."""
+    rnd = random.Random(7)
+    today = dt.datetime.now(dt.timezone.utc).date()
+    (root / "state").mkdir(parents=True)
+    (root / "_index.md").write_text("# Index\n")
+    for f in range(4):
+        blocks = [
+            block(f"p{f}-{i}", str(rnd.choice([0, 1, 2, 3])), today - dt.timedelta(rnd.randint(0, 200)))
+            for i in range(entries // 8)
+        ]
+        (root / "patterns").mkdir(exist_ok=True)
+        (root / "patterns" / f"registry-{f}.md").write_text("".join(blocks))
+    for i in range(entries // 2):
+        folder = root / "projects" / f"p{i % 10}" / "memory"
+        folder.mkdir(parents=True, exist_ok=True)
+        until = today + dt.timedelta(days=rnd.randint(-60, 60))
+        (folder / f"m{i}.md").write_text(memory(f"m{i}", f'"{until}"') + "Words. " * 200)
+    return root
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SELF_MAINTAIN_")}
+    return {**env, **extra}
+
+
+def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -> None:
+    vault = big_vault(tmp_path / "v", 400)
+    procs = [
+        subprocess.Popen(
+            [VK, "--vault", str(vault), "scan"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(),
+        )
+        for _ in range(12)
+    ]
+    results = [(p.wait(60), *p.communicate()) for p in procs]
+    assert [code for code, _, _ in results] == [0] * 12
+    scanned = [out for _, out, _ in results if out.startswith(b"SELF-MAINTAIN:")]
+    assert len(scanned) == 1
+    assert [out for _, out, _ in results].count(b"") == 11
+    data = json.loads((vault / "state" / config.STATE_FILE).read_text())
+    assert list(data) == STATE_KEYS and data["state"] == "idle" and data["lastCompleted"] > 0
+    assert not (vault / "state" / config.LOCK_DIR).exists()
+
+
+def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
+    tmp_path: Path,
+) -> None:
+    vault = big_vault(tmp_path / "v", 3000)
+    forced = _env(SELF_MAINTAIN_FORCE="1")
+    command = [VK, "--vault", str(vault), "scan"]
+    clock = time.monotonic()
+    subprocess.run(command, env=forced, check=True, capture_output=True)
+    full = time.monotonic() - clock
+    rnd = random.Random(20260901)
+    state_file = vault / "state" / config.STATE_FILE
+    for _ in range(30):
+        proc = subprocess.Popen(
+            command, env=forced, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rnd.uniform(0.0, full))
+        proc.kill()
+        proc.wait()
+        data = json.loads(state_file.read_text())  # never half written
+        assert list(data) == STATE_KEYS
+        # the next run gets past every guard (stale lock / dead in-progress pid)
+        now_ms = int(time.time() * 1000)
+        started = state.start(vault, env={}, now_ms=now_ms, force=True, pid=os.getpid())
+        assert isinstance(started, state.Run), started
+        state.abort(started)
+        state.release(vault, os.getpid())
+    final = subprocess.run(command, env=forced, capture_output=True, text=True)
+    assert final.returncode == 0 and final.stdout.startswith("SELF-MAINTAIN:")
+    assert json.loads(state_file.read_text())["state"] == "idle"
+    leftovers = [p.name for p in (vault / "state").iterdir()]
+    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.STATE_FILE]
+
+
+def test_sigterm_from_outside_releases_the_lock(tmp_path: Path) -> None:
+    vault = big_vault(tmp_path / "v", 3000)
+    lock = vault / "state" / config.LOCK_DIR
+    state_file = vault / "state" / config.STATE_FILE
+    command = [VK, "--vault", str(vault), "scan", "--force"]
+    subprocess.run(command, env=_env(), check=True, capture_output=True)
+    codes = []
+    for _ in range(5):
+        proc = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env()
+        )
+        deadline = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < deadline:
+            if json.loads(state_file.read_text())["pid"] == proc.pid:  # scanning now
+                break
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        codes.append(proc.returncode)
+        assert not lock.exists()
+        data = json.loads(state_file.read_text())
+        assert data["state"] == "idle" and data["pid"] is None
+        if proc.returncode == 128 + signal.SIGTERM:
+            assert b"scan interrupted by SIGTERM" in err
+            break
+    assert 128 + signal.SIGTERM in codes, codes
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
+    assert subprocess.run([VK, "--vault", str(live_vault), "scan"], env=_env()).returncode == 0
+    code = (
+        "import sys; from vaultkeeper.cli import main\n"
+        f"sys.argv = ['vaultkeeper', '--vault', {str(live_vault)!r}, 'scan']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'yaml', 'mistune', 'frontmatter', 'vaultkeeper.model', 'vaultkeeper.registry'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True
+    )
+    assert out.stdout == "[]\n"
+    # and state.py stands alone, without click (for a click-free fast path)
+    code = "import sys, vaultkeeper.state; print('click' in sys.modules)"
+    assert subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout == "False\n"

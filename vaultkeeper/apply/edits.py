@@ -1,0 +1,67 @@
+"""Planned file changes: read exactly, show as a unified diff, write atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper.edit import BOM, read_for_edit
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.fsio import atomic_write, writer_lock
+from vaultkeeper.model import split_lines
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file's text as the model sees it, plus the BOM it must keep on disk."""
+
+    path: Path
+    text: str
+    bom: bool
+
+
+@dataclass(frozen=True)
+class Change:
+    path: Path
+    label: str  # how the diff names the file (vault-relative, or absolute outside it)
+    before: str | None  # None: the file is created
+    after: str | None  # None: the file goes (to .trash/)
+    bom: bool = False
+
+
+def read_source(path: Path, where: str) -> Source:
+    """Read ``path`` for editing; ``where`` names it in the one-line error."""
+    text, bom = read_for_edit(path, where)
+    return Source(path, text, bool(bom))
+
+
+def unified_diff(changes: list[Change]) -> str:
+    out: list[str] = []
+    for change in changes:
+        old = split_lines(change.before or "")
+        new = split_lines(change.after or "")
+        old_name = "/dev/null" if change.before is None else f"a/{change.label}"
+        new_name = "/dev/null" if change.after is None else f"b/{change.label}"
+        for line in difflib.unified_diff(old, new, old_name, new_name):
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def write(change: Change) -> None:
+    """Write one planned change (creations and edits; removal is trash's job)."""
+    if change.after is None:
+        raise VaultkeeperError(f"{change.label}: removal goes through .trash/, not write()")
+    atomic_write(change.path, (BOM if change.bom else "") + change.after)
+
+
+@contextlib.contextmanager
+def locked(vault: Path, dry_run: bool) -> Iterator[None]:
+    """The writer lock, except on a dry run, which writes nothing at all (not even a lock)."""
+    if dry_run:
+        yield
+        return
+    with writer_lock(vault):
+        yield

@@ -1,0 +1,141 @@
+"""The gates' checks: evidence receipts, stale hashes, allowed lifecycle moves, targets.
+
+Each check raises GateRefused (or another VaultkeeperError) with one line saying why;
+the caller turns that into a ``defer`` outcome, journals it, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
+from vaultkeeper.model import parse_date
+from vaultkeeper.vault import rel, resolve_inside
+
+_URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.I)
+_PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_HEX = re.compile(r"^[0-9a-f]{8,64}$")
+MIN_HASH_PREFIX = 8  # a report may shorten a sha256; 8 hex digits still catch any edit
+
+# (action, current status) -> new status; every other pair is refused.
+MOVES: dict[tuple[str, str | None], str | None] = {
+    ("revalidate", "held_out"): None,  # -> active on pass, archived on fail
+    ("reactivate", "archived"): "active",
+}
+_WHY_NOT = {
+    "revalidate": "only a held_out entry is re-validated (held_out -> active | archived)",
+    "reactivate": "only an archived entry is reactivated on new evidence (archived -> active)",
+}
+
+
+def check_receipt(vault: Path, evidence: str | None) -> str:
+    """A URL, or ``path:line`` naming an existing file (vault-relative or absolute) and line."""
+    receipt = (evidence or "").strip()
+    if not receipt:
+        raise GateRefused("no evidence: give --evidence RECEIPT (a URL or path:line)")
+    if _URL.match(receipt):
+        return receipt
+    m = _PATH_LINE.match(receipt)
+    if not m:
+        raise GateRefused(
+            f"evidence {receipt!r} is not a receipt: give a URL (https://...) or path:line"
+        )
+    raw_path, line = m.group("path"), int(m.group("line"))
+    given = Path(raw_path).expanduser()
+    # A relative receipt names a vault file; an absolute one may point anywhere (a repo).
+    path = given if given.is_absolute() else resolve_inside(vault, raw_path)
+    if not path.is_file():
+        raise GateRefused(f"evidence {receipt!r}: {raw_path} is not an existing file")
+    lines = _count_lines(path)
+    if not 1 <= line <= lines:
+        raise GateRefused(f"evidence {receipt!r}: {raw_path} has {lines} lines, no line {line}")
+    return receipt
+
+
+def _count_lines(path: Path) -> int:
+    count = 0
+    last = b"\n"
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (0 if last == b"\n" else 1)
+
+
+def check_hash(expected: str | None, actual: str, what: str) -> None:
+    """With ``--expect-hash``, refuse a target whose text changed since the report."""
+    if expected is None:
+        return
+    want = expected.strip().lower()
+    if not _HEX.match(want):
+        raise UsageError(
+            f"--expect-hash {expected!r}: not a sha256 hex digest "
+            f"(at least {MIN_HASH_PREFIX} hex digits)"
+        )
+    if not actual.startswith(want):
+        raise GateRefused(
+            f"{what} changed since the report (hash now {actual[:12]}, the report had "
+            f"{want[:12]}); re-run `vaultkeeper scan` and decide again"
+        )
+
+
+def check_move(action: str, status: str | None) -> str | None:
+    """The new status for ``action`` from ``status`` (None: decided by the result)."""
+    if (action, status) not in MOVES:
+        shown = "missing" if status is None else status
+        raise GateRefused(f"status is {shown}: {_WHY_NOT[action]}")
+    return MOVES[(action, status)]
+
+
+def check_holdout_passed(value: object, today: dt.date) -> dt.date:
+    """The hold-out must have run its course (due on the day itself, UTC)."""
+    until = parse_date(value)
+    if until is None:
+        raise GateRefused(
+            f"holdout_until {value!r} is not a quoted ISO date (YYYY-MM-DD); "
+            "cannot tell the hold-out has passed"
+        )
+    if today < until:
+        raise GateRefused(
+            f"hold-out runs until {until.isoformat()} (today is {today.isoformat()}): "
+            "let time test the lesson, re-check then"
+        )
+    return until
+
+
+def looks_like_path(target: str) -> bool:
+    """A prune target naming a file rather than a ``### name`` registry block."""
+    return (
+        any(s in target for s in ("/", "\\", ".."))
+        or target.endswith(".md")
+        or (target.startswith(("~", ".")))
+    )
+
+
+def entry_path(vault: Path, target: str) -> Path:
+    """Resolve an entry file inside the vault (``.md`` may be left off); refuse escapes."""
+    if not target.strip():
+        raise UsageError("no target given")
+    path = resolve_inside(vault, target)
+    if not path.exists() and path.suffix != ".md":
+        path = resolve_inside(vault, target + ".md")
+    if not path.is_file():
+        raise NotFoundError(f"{target}: no such file in the vault")
+    relative = rel(vault.resolve(), path)
+    top = relative.split("/", 1)[0]
+    if top in config.EXCLUDED_DIRS or top.startswith(".") or relative == config.INDEX_FILE:
+        raise GateRefused(f"{relative}: not an entry (vaultkeeper's own file or folder)")
+    if path.suffix != ".md":
+        raise GateRefused(f"{relative}: not a markdown entry")
+    return path
+
+
+def slug(name: str) -> str:
+    """``Pin Test Clock`` -> ``pin-test-clock``: a folder name Claude Code accepts as a skill."""
+    text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64].strip("-")
+    if not text:
+        raise GateRefused(f"{name!r}: no letters or digits to name a skill folder after")
+    return text

@@ -1,0 +1,207 @@
+"""``apply revalidate`` and ``apply reactivate``: the lifecycle moves an agent may make.
+
+    held_out -> active    re-check passed (the receipt joins provenance)
+    held_out -> archived  re-check failed (a validated-override entry: ask a person)
+    archived -> active    new evidence (not for an inferred lesson: it needs a hold-out)
+
+Every other move is refused. A status change edits the status line only (and the
+provenance line it must); the result is re-parsed and compared before anything is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from vaultkeeper.apply import journal, queue
+from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
+from vaultkeeper.apply.gate import (
+    check_hash,
+    check_holdout_passed,
+    check_move,
+    check_receipt,
+    entry_path,
+)
+from vaultkeeper.edit import append_to_list, get_frontmatter_raw, quoted, set_frontmatter_value
+from vaultkeeper.errors import GateRefused, UsageError
+from vaultkeeper.fsio import writer_lock
+from vaultkeeper.model import Note, ParseError, file_hash, parse_note
+from vaultkeeper.vault import rel
+
+RESULTS = {"pass": "active", "fail": "archived"}
+OVERRIDE = "validated-override"
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str
+    source: Source
+    note: Note
+
+    @property
+    def status(self) -> str | None:
+        return self.note.get_str("status")
+
+    @property
+    def provenance(self) -> list[str]:
+        value = self.note.meta.get("provenance")
+        return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def load_entry(vault: Path, target: str) -> Entry:
+    path = entry_path(vault, target)
+    relative = rel(vault, path)
+    source = read_source(path, relative)
+    try:
+        note = parse_note(path, relative, source.text)
+    except ParseError as exc:
+        line = f":{exc.line}" if exc.line else ""
+        raise GateRefused(f"{relative}{line}: {exc.reason}") from None
+    if note.frontmatter is None:
+        raise GateRefused(f"{relative}: no frontmatter, so no status to change")
+    return Entry(relative, source, note)
+
+
+def status_edit(text: str, status: str) -> str:
+    """``status: held_out`` -> ``status: active`` on the same line, quoting kept."""
+    raw = get_frontmatter_raw(text, "status") or ""
+    scalar = quoted(status) if raw.startswith('"') else f"'{status}'" if raw[:1] == "'" else status
+    return set_frontmatter_value(text, "status", scalar)
+
+
+def new_text(entry: Entry, status: str, receipt: str | None) -> str:
+    """The entry with its new status (and receipt), checked to differ in nothing else."""
+    text = status_edit(entry.source.text, status)
+    expected = dict(entry.note.meta)
+    expected["status"] = status
+    if receipt is not None and receipt not in entry.provenance:
+        text = append_to_list(text, "provenance", receipt)
+        expected["provenance"] = [*(entry.note.meta.get("provenance") or []), receipt]
+    try:
+        after = parse_note(entry.note.path, entry.rel, text)
+    except ParseError:
+        after = None
+    if after is None or dict(after.meta) != expected or after.body != entry.note.body:
+        raise GateRefused(
+            f"{entry.rel}: its frontmatter layout defeats a minimal status edit; change it by hand"
+        )
+    return text
+
+
+def _apply(
+    vault: Path, decision: Decision, entry: Entry, status: str, receipt: str | None, dry_run: bool
+) -> Outcome:
+    text = new_text(entry, status, receipt)
+    change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
+    if not dry_run:
+        write(change)
+    what = f"status {entry.status} -> {status}"
+    if receipt is not None and receipt not in entry.provenance:
+        what += ", receipt added to provenance"
+    return outcome_for(
+        decision,
+        ACT,
+        what,
+        hash_before=file_hash(entry.source.text),
+        hash_after=file_hash(text),
+        extra={"path": entry.rel, "from": entry.status, "to": status},
+        diff=unified_diff([change]) if dry_run else "",
+        dry_run=dry_run,
+    )
+
+
+def _already(decision: Decision, entry: Entry) -> Outcome:
+    """Replaying a decision that is already in the file changes nothing, and says so."""
+    return outcome_for(
+        decision,
+        SILENCE,
+        f"already applied: status is {entry.status}",
+        extra={"path": entry.rel},
+    )
+
+
+def revalidate(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+) -> Outcome:
+    if decision.result not in RESULTS:
+        raise UsageError("revalidate needs a result: pass or fail")
+    to = RESULTS[decision.result]
+    receipt = (decision.evidence or "").strip()
+    with locked(vault, dry_run):
+        entry = load_entry(vault, decision.target)
+        decision = replace(decision, target=entry.rel)
+        if receipt and entry.status == to and _replayed(vault, entry, to, receipt):
+            return _already(decision, entry)
+        check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
+        check_move("revalidate", entry.status)
+        check_holdout_passed(entry.note.meta.get("holdout_until"), now.date())
+        receipt = check_receipt(vault, decision.evidence)
+        if to == "archived" and entry.note.get_str("label") == OVERRIDE:
+            return _ask_override(vault, decision, entry, now, dry_run)
+        return _apply(vault, decision, entry, to, receipt if to == "active" else None, dry_run)
+
+
+def _replayed(vault: Path, entry: Entry, to: str, receipt: str) -> bool:
+    """Did this very re-check already land? A pass leaves its receipt; a fail, a journal line."""
+    if to == "active":
+        return receipt in entry.provenance
+    return (
+        journal.last_act(
+            vault,
+            "revalidate",
+            entry.rel,
+            lambda r: r.get("evidence") == receipt and r.get("result") == "fail",
+        )
+        is not None
+    )
+
+
+def _ask_override(
+    vault: Path, decision: Decision, entry: Entry, now: dt.datetime, dry_run: bool
+) -> Outcome:
+    reason = f"label {OVERRIDE} is never demoted automatically; archiving it is a person's call"
+    digest = file_hash(entry.source.text)
+    ask_id, where = None, " (dry run: not queued)"
+    if not dry_run:
+        known = queue.find_pending(vault, decision, entry.rel)
+        ask_id = (known or queue.enqueue(vault, decision, entry.rel, reason, digest, now)).id
+        where = f" ({'already queued' if known else 'queued'} as {ask_id})"
+    return Outcome(
+        "revalidate", entry.rel, ASK, f"{reason}; a person must run `vaultkeeper review`{where}",
+        evidence=decision.evidence, id=ask_id, hash_before=digest,
+        extra={"result": "fail", "path": entry.rel}, dry_run=dry_run,
+    )  # fmt: skip
+
+
+def archive_after_yes(vault: Path, decision: Decision, expected: str | None) -> Outcome:
+    """A person said yes at review: archive the override entry they were shown."""
+    with writer_lock(vault):
+        entry = load_entry(vault, decision.target)
+        decision = replace(decision, target=entry.rel)
+        if expected is not None and file_hash(entry.source.text) != expected:
+            raise GateRefused(f"{entry.rel} changed after it was shown; nothing done, decide again")
+        check_move("revalidate", entry.status)
+        outcome = _apply(vault, decision, entry, "archived", None, dry_run=False)
+    return outcome.with_reason(f"a person answered yes: {outcome.reason}")
+
+
+def reactivate(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+) -> Outcome:
+    receipt = (decision.evidence or "").strip()
+    with locked(vault, dry_run):
+        entry = load_entry(vault, decision.target)
+        decision = replace(decision, target=entry.rel)
+        if receipt and entry.status == "active" and receipt in entry.provenance:
+            return _already(decision, entry)
+        check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
+        check_move("reactivate", entry.status)
+        if entry.note.get_str("label") == "inferred":
+            raise GateRefused(
+                "label inferred: an inferred lesson becomes active only through a passed "
+                "hold-out; a person may relabel it, or record a new held-out lesson"
+            )
+        receipt = check_receipt(vault, decision.evidence)
+        return _apply(vault, decision, entry, "active", receipt, dry_run)

@@ -1,0 +1,207 @@
+"""``apply promote``: turn a proven registry pattern into a skill, or merge into one.
+
+Gate: the success count read now from the file is at least PROMOTE_MIN_COUNT, the
+evidence is a real receipt, the block is not promoted yet, and with ``expect_hash`` its
+text is what the report saw. Then ``skills/<name>/SKILL.md`` is written (or merged:
+evidence added, nothing overwritten) and one ``**promoted:**`` line joins the block.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, locked, read_source, unified_diff, write
+from vaultkeeper.apply.gate import check_hash, check_receipt, slug
+from vaultkeeper.edit import insert_line_after, yaml_scalar
+from vaultkeeper.errors import GateRefused
+from vaultkeeper.model import split_lines
+from vaultkeeper.registry import RegistryBlock, find_block, parse_blocks
+from vaultkeeper.vault import rel, resolve_inside
+
+_EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
+_HEADING = re.compile(r"^#{1,6}[ \t]")
+DESCRIPTION_MAX = 1024  # Claude Code's limit for a skill's description
+
+
+@dataclass(frozen=True)
+class SkillTarget:
+    path: Path
+    label: str  # how messages and diffs name it
+    link: str  # what the **promoted:** line points at
+
+
+def skill_target(vault: Path, block: RegistryBlock, skills_dir: Path | None) -> SkillTarget:
+    name = slug(block.name)
+    root = vault.resolve()
+    if skills_dir is None:
+        # Inside the vault a symlinked skills/ leading out is refused like any target.
+        path = resolve_inside(vault, f"{config.SKILLS_DIR}/{name}/SKILL.md")
+    else:
+        path = (skills_dir.expanduser().resolve()) / name / "SKILL.md"
+    if root in path.parents:
+        relative = rel(root, path)
+        return SkillTarget(path, relative, f"[[{relative[: -len('.md')]}]]")
+    return SkillTarget(path, str(path), f"`{path}`")
+
+
+def _body(block: RegistryBlock) -> list[str]:
+    """The block's prose: its lines minus the heading and the counter lines."""
+    counters = {block.count_line, block.last_used_line, block.promoted_line}
+    lines = [
+        line.rstrip("\r\n")
+        for number, line in enumerate(split_lines(block.text), start=block.line)
+        if number != block.line and number not in counters
+    ]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _description(block: RegistryBlock, body: list[str]) -> str:
+    first: list[str] = []
+    for line in body:
+        if not line.strip():
+            break
+        first.append(line.strip())
+    text = " ".join(" ".join(first).split()) or (
+        f"Reusable pattern {block.name}, promoted from the vault's pattern registry."
+    )
+    if len(text) > DESCRIPTION_MAX:
+        text = text[: DESCRIPTION_MAX - 3].rstrip() + "..."
+    return text
+
+
+def _evidence_line(receipt: str, today: dt.date) -> str:
+    return f"- {receipt} (added {today.isoformat()})"
+
+
+def new_skill(vault: Path, block: RegistryBlock, receipt: str, today: dt.date, inside: bool) -> str:
+    body = _body(block)
+    origin = (
+        f"[[{block.rel[: -len('.md')]}#{block.name}]]"
+        if inside
+        else f"`### {block.name}` in {block.rel} of the vault at {vault}"
+    )
+    lines = [
+        "---",
+        f"name: {slug(block.name)}",
+        f"description: {yaml_scalar(_description(block, body))}",
+        "---",
+        "",
+        f"# {block.name}",
+        "",
+        *body,
+        *([""] if body else []),
+        f"Promoted from {origin} on {today.isoformat()} (success count {block.count}).",
+        "",
+        "## Evidence",
+        "",
+        _evidence_line(receipt, today),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def merged_skill(text: str, receipt: str, today: dt.date) -> str:
+    """Add the receipt to the Evidence section (made if missing); never change the rest."""
+    lines = split_lines(text)
+    head = next((i for i, line in enumerate(lines) if _EVIDENCE.match(line.rstrip("\r\n"))), None)
+    if head is None:
+        nl = "\r\n" if "\r\n" in text else "\n"
+        sep = "" if text.endswith(nl * 2) or not text else (nl if text.endswith("\n") else nl * 2)
+        return f"{text}{sep}## Evidence{nl}{nl}{_evidence_line(receipt, today)}{nl}"
+    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
+    if any(receipt in line for line in lines[head + 1 : stop]):
+        return text
+    last = max((i for i in range(head, stop) if lines[i].strip()), default=head)
+    if last == head:
+        text = insert_line_after(text, last + 1, "")
+        last += 1
+    return insert_line_after(text, last + 1, _evidence_line(receipt, today))
+
+
+def _has_receipt(path: Path, receipt: str) -> bool:
+    if not receipt or not path.is_file():
+        return False
+    text = read_source(path, str(path)).text
+    return merged_skill(text, receipt, dt.date(2000, 1, 1)) == text
+
+
+def promote(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+) -> Outcome:
+    today = now.date()
+    with locked(vault, dry_run):
+        block = find_block(vault, decision.target)  # counts are read now, never from a report
+        skill = skill_target(vault, block, decision.skills_dir)
+        receipt = (decision.evidence or "").strip()
+        where = f"{block.rel}:{block.line}"
+        if block.promoted is not None:
+            if _has_receipt(skill.path, receipt):
+                return outcome_for(
+                    decision, SILENCE, f"already applied: {where} is promoted ({block.promoted})"
+                )
+            raise GateRefused(
+                f"{block.rel}:{block.promoted_line}: already promoted ({block.promoted})"
+            )
+        check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
+        if block.count is None:
+            raise GateRefused(str(block.problems()[0]))
+        if block.count < config.PROMOTE_MIN_COUNT:
+            raise GateRefused(
+                f"{block.rel}:{block.count_line}: success count {block.count} is below "
+                f"{config.PROMOTE_MIN_COUNT} (read from the file now)"
+            )
+        receipt = check_receipt(vault, decision.evidence)
+        return _write(vault, decision, block, skill, receipt, today, dry_run)
+
+
+def _write(
+    vault: Path,
+    decision: Decision,
+    block: RegistryBlock,
+    skill: SkillTarget,
+    receipt: str,
+    today: dt.date,
+    dry_run: bool,
+) -> Outcome:
+    if skill.path.exists():
+        old = read_source(skill.path, skill.label)
+        skill_change = Change(
+            skill.path, skill.label, old.text, merged_skill(old.text, receipt, today), old.bom
+        )
+        did = f"merged the evidence into {skill.label}"
+    else:
+        inside = vault.resolve() in skill.path.parents
+        text = new_skill(vault, block, receipt, today, inside)
+        skill_change = Change(skill.path, skill.label, None, text)
+        did = f"wrote {skill.label}"
+    registry = read_source(resolve_inside(vault, block.path), block.rel)
+    anchor = max(n for n in (block.line, block.count_line, block.last_used_line) if n)
+    line = f"{config.PROMOTED_LABEL} {today.isoformat()} -> {skill.link}"
+    registry_text = insert_line_after(registry.text, anchor, line)
+    registry_change = Change(registry.path, block.rel, registry.text, registry_text, registry.bom)
+    after = next(
+        b for b in parse_blocks(block.path, block.rel, registry_text) if b.line == block.line
+    )
+    changes = [skill_change, registry_change]
+    if not dry_run:
+        if skill_change.after != skill_change.before:
+            write(skill_change)  # the skill first: a crash before the registry edit re-merges
+        write(registry_change)
+    return outcome_for(
+        decision,
+        ACT,
+        f"{did}; marked {block.rel}:{anchor + 1} promoted",
+        hash_before=block.hash,
+        hash_after=after.hash,
+        extra={"skill": skill.label, "count": block.count},
+        diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
+        dry_run=dry_run,
+    )

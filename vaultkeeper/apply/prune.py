@@ -1,0 +1,136 @@
+"""``apply prune``: delete a registry block or an entry file, on a person's yes only.
+
+There is no way around the person: with a terminal the caller passes ``confirm`` and
+only a ``y``/``yes`` typed there deletes; without one (``confirm=None``) the request is
+queued for ``vaultkeeper review`` and the outcome is ``ask``. What goes, goes to
+``.trash/``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.apply import journal, queue, trash
+from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, Source, read_source, unified_diff
+from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
+from vaultkeeper.errors import GateRefused, NotFoundError
+from vaultkeeper.fsio import writer_lock
+from vaultkeeper.model import file_hash
+from vaultkeeper.registry import RegistryBlock, find_block
+from vaultkeeper.vault import rel
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    kind: str  # "block" | "file"
+    target: str  # the block's name, or the file's vault-relative path
+    where: str  # rel:line of what goes
+    text: str  # exactly what goes (shown to the person)
+    hash: str  # block hash or file hash, to notice a change before deleting
+    count: int | None  # a block's success count, shown so nobody prunes a used pattern blind
+    diff: str
+    source: Source
+    block: RegistryBlock | None
+    removal: trash.Removal | None
+
+    @property
+    def path(self) -> Path:
+        return self.source.path
+
+
+Confirm = Callable[[PrunePlan], bool]
+
+
+def plan(vault: Path, decision: Decision) -> PrunePlan:
+    """Read what would go, fresh from disk; escapes are refused before any read."""
+    if looks_like_path(decision.target):
+        path = entry_path(vault, decision.target)
+        relative = rel(vault, path)
+        if relative.startswith(config.PATTERNS_DIR + "/"):
+            raise GateRefused(f"{relative}: a registry file; prune its ### blocks by name")
+        source = read_source(path, relative)
+        change = Change(path, relative, source.text, None)
+        return PrunePlan(
+            "file", relative, f"{relative}:1", source.text, file_hash(source.text), None,
+            unified_diff([change]), source, None, None,
+        )  # fmt: skip
+    block = find_block(vault, decision.target)
+    source = read_source(block.path, block.rel)
+    removal = trash.block_removal(source.text, block)
+    change = Change(block.path, block.rel, source.text, removal.new_text)
+    return PrunePlan(
+        "block", block.name, f"{block.rel}:{block.line}", block.text, block.hash, block.count,
+        unified_diff([change]), source, block, removal,
+    )  # fmt: skip
+
+
+def prune(
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    confirm: Confirm | None = None,
+) -> Outcome:
+    try:
+        found = plan(vault, decision)
+    except NotFoundError:
+        done = journal.last_act(vault, "prune", decision.target, lambda r: True)
+        if done is None:
+            raise
+        return outcome_for(
+            decision, SILENCE, f"already applied: pruned on {done.get('ts')}", id=done.get("id")
+        )
+    check_hash(decision.expect_hash, found.hash, f"{found.target} ({found.where})")
+    target = found.target
+    if dry_run:
+        return outcome_for(
+            decision, ACT, f"move {found.where} to {config.TRASH_DIR}/",
+            hash_before=found.hash, diff=found.diff, dry_run=True,
+        )  # fmt: skip
+    if confirm is None:
+        reason = "deleting needs a person's yes at a terminal"
+        with writer_lock(vault):
+            known = queue.find_pending(vault, decision, target)
+            ask = known or queue.enqueue(vault, decision, target, reason, found.hash, now)
+        queued = "already queued" if known else "queued"
+        return Outcome(
+            "prune", target, ASK,
+            f"{reason}; a person must run `vaultkeeper review` ({queued} as {ask.id})",
+            evidence=decision.evidence, id=ask.id, hash_before=found.hash,
+        )  # fmt: skip
+    if not confirm(found):
+        return Outcome(
+            "prune", target, SILENCE, "kept: the person did not answer yes",
+            evidence=decision.evidence, hash_before=found.hash,
+        )  # fmt: skip
+    return carry_out(vault, decision, now, found.hash, "a person answered yes")
+
+
+def carry_out(
+    vault: Path, decision: Decision, now: dt.datetime, expected: str | None, why: str
+) -> Outcome:
+    """Delete (to .trash/) after a person's yes, if the target is still what they saw."""
+    with writer_lock(vault):
+        found = plan(vault, decision)
+        if expected is not None and found.hash != expected:
+            raise GateRefused(
+                f"{found.where} changed after it was shown; nothing deleted, decide again"
+            )
+        trash_id = journal.new_id(now)
+        if found.block is not None and found.removal is not None:
+            done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
+        else:
+            done = trash.trash_file(vault, found.path, found.source, trash_id)
+    return Outcome(
+        "prune", found.target, ACT,
+        f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
+        evidence=decision.evidence, id=trash_id,
+        hash_before=done.hash_before, hash_after=done.hash_after,
+        extra={"kind": done.kind, "source": done.source, "trash": done.trash},
+    )  # fmt: skip

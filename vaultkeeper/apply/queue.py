@@ -1,0 +1,111 @@
+"""``state/queue.jsonl``: decisions waiting for a person (deletions, override demotions).
+
+Append-only like the journal: an ``ask`` line opens an item, a later ``done`` line with
+the same id closes it. Pending = asked and not yet done.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.apply.journal import new_id, timestamp
+from vaultkeeper.fsio import append_line
+
+
+@dataclass(frozen=True)
+class Ask:
+    id: str
+    ts: str
+    action: str
+    target: str
+    reason: str
+    evidence: str | None
+    result: str | None
+    hash: str | None  # the target's hash when asked, to flag later changes
+
+    def decision(self) -> Decision:
+        return Decision(self.action, self.target, self.evidence, self.result, reason=self.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def queue_path(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.QUEUE_FILE
+
+
+def _lines(vault: Path) -> list[Mapping[str, Any]]:
+    path = queue_path(vault)
+    if not path.is_file():
+        return []
+    out: list[Mapping[str, Any]] = []
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue  # a torn line; the journal still holds the decision
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            out.append(value)
+    return out
+
+
+def pending(vault: Path) -> list[Ask]:
+    """Open asks, oldest first."""
+    asks: dict[str, Ask] = {}
+    for line in _lines(vault):
+        if line.get("type") == "ask":
+            asks[line["id"]] = Ask(
+                id=line["id"],
+                ts=str(line.get("ts", "")),
+                action=str(line.get("action", "")),
+                target=str(line.get("target", "")),
+                reason=str(line.get("reason", "")),
+                evidence=line.get("evidence"),
+                result=line.get("result"),
+                hash=line.get("hash"),
+            )
+        elif line.get("type") == "done":
+            asks.pop(line["id"], None)
+    return list(asks.values())
+
+
+def find_pending(vault: Path, decision: Decision, target: str) -> Ask | None:
+    for ask in pending(vault):
+        if (ask.action, ask.target, ask.result) == (decision.action, target, decision.result):
+            return ask
+    return None
+
+
+def enqueue(
+    vault: Path, decision: Decision, target: str, reason: str, digest: str | None, now: dt.datetime
+) -> Ask:
+    """Queue ``decision`` for a person, unless the same request is already waiting."""
+    existing = find_pending(vault, decision, target)
+    if existing is not None:
+        return existing
+    ask = Ask(
+        new_id(now),
+        timestamp(now),
+        decision.action,
+        target,
+        reason,
+        decision.evidence,
+        decision.result,
+        digest,
+    )
+    append_line(queue_path(vault), json.dumps({"type": "ask", **ask.to_dict()}, ensure_ascii=True))
+    return ask
+
+
+def close(vault: Path, ask_id: str, answer: str, now: dt.datetime) -> None:
+    line = {"type": "done", "id": ask_id, "ts": timestamp(now), "answer": answer}
+    append_line(queue_path(vault), json.dumps(line, ensure_ascii=True))

@@ -1,0 +1,120 @@
+"""``vaultkeeper review``: a person at a terminal walks the queued asks, one at a time.
+
+"A terminal" means stdin and stdout are both TTYs: the question must reach a person's
+eyes and the answer come from their keyboard, not from a pipe an agent controls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from vaultkeeper import config
+from vaultkeeper.apply import journal, lifecycle, prune, queue
+from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
+from vaultkeeper.apply.edits import Change, unified_diff
+from vaultkeeper.errors import NotFoundError, VaultkeeperError
+from vaultkeeper.model import file_hash
+
+YES, NO, SKIP, QUIT = "yes", "no", "skip", "quit"
+_ANSWERS = {"y": YES, "yes": YES, "n": NO, "no": NO, "s": SKIP, "skip": SKIP, "": SKIP}
+_ANSWERS.update({"q": QUIT, "quit": QUIT})
+
+
+class _Stream(Protocol):
+    def isatty(self) -> bool: ...
+
+
+def is_terminal(stdin: _Stream, stdout: _Stream) -> bool:
+    try:
+        return stdin.isatty() and stdout.isatty()
+    except (ValueError, OSError):  # a closed or detached stream is no terminal
+        return False
+
+
+def is_yes(answer: str) -> bool:
+    """Only ``y`` or ``yes`` (any case) deletes; anything else, empty included, keeps."""
+    return answer.strip().lower() in config.PRUNE_ANSWERS_YES
+
+
+def parse_answer(answer: str) -> str | None:
+    """yes / no / skip (also empty) / quit; None for anything else (ask again)."""
+    return _ANSWERS.get(answer.strip().lower())
+
+
+@dataclass(frozen=True)
+class Item:
+    ask: queue.Ask
+    title: str  # one line: what is being decided
+    text: str  # exactly what would go, or the diff that would be written
+    changed: bool  # the target changed since it was queued
+    hash: str
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    outcomes: tuple[Outcome, ...]
+    remaining: int
+
+
+Decide = Callable[[Item], str]
+
+
+def _item(vault: Path, ask: queue.Ask) -> Item:
+    """What the person sees, read now (raises NotFoundError once the target is gone)."""
+    if ask.action == "prune":
+        plan = prune.plan(vault, ask.decision())
+        count = "" if plan.count is None else f", success count {plan.count}"
+        title = f"delete {plan.kind} {plan.target} ({plan.where}{count}) -> {config.TRASH_DIR}/"
+        return Item(ask, title, plan.text, plan.hash != ask.hash, plan.hash)
+    entry = lifecycle.load_entry(vault, ask.target)
+    after = lifecycle.new_text(entry, "archived", None)
+    diff = unified_diff([Change(entry.source.path, entry.rel, entry.source.text, after)])
+    digest = file_hash(entry.source.text)
+    title = f"archive {entry.rel} (label {lifecycle.OVERRIDE}; re-check failed: {ask.evidence})"
+    return Item(ask, title, diff, digest != ask.hash, digest)
+
+
+def review(vault: Path, now: dt.datetime, decide: Decide) -> ReviewResult:
+    """Offer every pending ask to ``decide``; carry out yes, close no, keep skip."""
+    outcomes: list[Outcome] = []
+    for ask in queue.pending(vault):
+        decision = ask.decision()
+        try:
+            item = _item(vault, ask)
+        except NotFoundError as exc:
+            outcome = Outcome(ask.action, ask.target, SILENCE, f"already gone ({exc}); closed")
+            queue.close(vault, ask.id, "gone", now)
+            outcomes.append(_log(vault, outcome, ask, now))
+            continue
+        answer = decide(item)
+        if answer == QUIT:
+            break
+        if answer == SKIP:
+            outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
+        elif answer == NO:
+            outcome = Outcome(ask.action, ask.target, SILENCE, "a person answered no at review")
+            queue.close(vault, ask.id, NO, now)
+        else:
+            try:
+                if ask.action == "prune":
+                    outcome = prune.carry_out(
+                        vault, decision, now, item.hash, "a person answered yes"
+                    )
+                else:
+                    outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
+                queue.close(vault, ask.id, YES, now)
+            except VaultkeeperError as exc:
+                outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
+        outcomes.append(_log(vault, outcome, ask, now))
+    return ReviewResult(tuple(outcomes), len(queue.pending(vault)))
+
+
+def _log(vault: Path, outcome: Outcome, ask: queue.Ask, now: dt.datetime) -> Outcome:
+    extra = {**outcome.extra, "ask": ask.id, "result": ask.result}
+    done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
+    journal.append(vault, done, now)
+    return done

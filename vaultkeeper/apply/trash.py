@@ -1,0 +1,287 @@
+"""Move deleted content into the vault's ``.trash/`` (Obsidian's own trash), and back.
+
+Each deletion gets ``.trash/<id>/`` holding the content exactly as it was and
+``trash.json`` saying where it came from; ``restore`` puts it back, byte-identical when
+the file has not changed since, and without losing anything when it has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.apply import journal
+from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, Source, read_source, unified_diff, write
+from vaultkeeper.apply.gate import slug
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
+from vaultkeeper.fsio import atomic_write
+from vaultkeeper.model import file_hash, split_lines
+from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.vault import rel, resolve_inside
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A registry block cut from its file, with what it takes to put it back exactly."""
+
+    start: int  # 0-based index of the first removed line
+    span: str  # the removed lines (the block and the blank lines that went with it)
+    before_line: str | None  # the line just above the cut (None: start of file)
+    after_line: str | None  # the line just below it (None: end of file)
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Trashed:
+    id: str
+    kind: str  # "block" | "file"
+    source: str  # vault-relative file it came from
+    trash: str  # vault-relative folder now holding it
+    hash_before: str
+    hash_after: str | None  # the source file after a block's removal
+
+
+def block_removal(text: str, block: RegistryBlock) -> Removal:
+    """The block plus the blank lines after it; at the end of a file, the ones before it."""
+    lines = split_lines(text)
+    start, stop = block.line - 1, block.end_line
+    while stop < len(lines) and not lines[stop].strip():
+        stop += 1
+    if stop == len(lines):
+        while start > 0 and not lines[start - 1].strip():
+            start -= 1
+    return Removal(
+        start=start,
+        span="".join(lines[start:stop]),
+        before_line=lines[start - 1] if start > 0 else None,
+        after_line=lines[stop] if stop < len(lines) else None,
+        new_text="".join(lines[:start] + lines[stop:]),
+    )
+
+
+def _folder(vault: Path, trash_id: str) -> Path:
+    if not re.fullmatch(journal.ID_PATTERN, trash_id):
+        raise UsageError(f"{trash_id!r}: not a trash id (like 20261201-101500-a1b2c3)")
+    return vault / config.TRASH_DIR / trash_id
+
+
+def trash_block(
+    vault: Path, block: RegistryBlock, source: Source, removal: Removal, trash_id: str
+) -> Trashed:
+    folder = _folder(vault, trash_id)
+    content = f"{slug(block.name)}.md"
+    meta: dict[str, object] = {
+        "id": trash_id,
+        "kind": "block",
+        "source": block.rel,
+        "name": block.name,
+        "content": content,
+        "start": removal.start,
+        "before_line": removal.before_line,
+        "after_line": removal.after_line,
+        "hash_before": file_hash(source.text),
+        "hash_after": file_hash(removal.new_text),
+        "block_hash": block.hash,
+    }
+    # Content and metadata land in .trash/ before the cut, so a crash loses nothing.
+    atomic_write(folder / content, removal.span)
+    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
+    write(Change(source.path, block.rel, source.text, removal.new_text, source.bom))
+    return Trashed(
+        trash_id,
+        "block",
+        block.rel,
+        rel(vault, folder),
+        file_hash(source.text),
+        file_hash(removal.new_text),
+    )
+
+
+def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashed:
+    folder = _folder(vault, trash_id)
+    relative = rel(vault, path)
+    meta = {
+        "id": trash_id,
+        "kind": "file",
+        "source": relative,
+        "content": path.name,
+        "hash_before": file_hash(source.text),
+    }
+    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
+    os.replace(path, folder / path.name)  # a move: the bytes stay exactly as they were
+    return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)
+
+
+def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
+    where = f"{config.TRASH_DIR}/{trash_id}/{config.TRASH_META_FILE}"
+    try:
+        meta: Any = json.loads((folder / config.TRASH_META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
+    content = meta.get("content") if isinstance(meta, dict) else None
+    if (
+        not isinstance(content, str)
+        or "/" in content
+        or content.startswith(".")
+        or not isinstance(meta.get("source"), str)
+    ):
+        raise VaultkeeperError(f"{where}: not a vaultkeeper trash record")
+    return dict(meta)
+
+
+def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcome:
+    """Put ``.trash/<id>/`` back where it came from."""
+    trash_id = decision.target.strip()
+    folder = _folder(vault, trash_id)
+    if not (folder / config.TRASH_META_FILE).is_file():
+        done = journal.latest(
+            vault,
+            lambda r: (
+                r.get("action") == "restore" and r.get("id") == trash_id and r.get("outcome") == ACT
+            ),
+        )
+        if done is not None:
+            return outcome_for(
+                decision,
+                SILENCE,
+                f"already restored on {done.get('ts')} to {done.get('target')}",
+                id=trash_id,
+            )
+        raise NotFoundError(
+            f"{config.TRASH_DIR}/{trash_id}: no such deletion (`vaultkeeper log` lists prune ids)"
+        )
+    meta = _load_meta(folder, trash_id)
+    target = resolve_inside(vault, meta["source"])
+    content = folder / meta["content"]
+    if meta.get("kind") == "file":
+        return _restore_file(vault, decision, meta, target, content, folder, dry_run)
+    return _restore_block(vault, decision, meta, target, content, folder, dry_run)
+
+
+def _done(
+    decision: Decision, meta: dict[str, Any], how: str, change: Change, dry_run: bool
+) -> Outcome:
+    return Outcome(
+        "restore",
+        meta["source"],
+        ACT,
+        how,
+        evidence=decision.evidence,
+        id=meta["id"],
+        hash_before=None if change.before is None else file_hash(change.before),
+        hash_after=file_hash(change.after or ""),
+        extra={"kind": meta.get("kind"), "name": meta.get("name")},
+        diff=unified_diff([change]) if dry_run else "",
+        dry_run=dry_run,
+    )
+
+
+def _restore_file(
+    vault: Path,
+    decision: Decision,
+    meta: dict[str, Any],
+    target: Path,
+    content: Path,
+    folder: Path,
+    dry_run: bool,
+) -> Outcome:
+    kept = read_source(content, rel(vault, content))
+    if target.exists():
+        if target.read_bytes() == content.read_bytes():
+            return outcome_for(
+                decision, SILENCE, f"{meta['source']} is already back", id=meta["id"]
+            )
+        raise GateRefused(
+            f"{meta['source']}: exists and differs; restoring would overwrite it "
+            f"(the deleted copy stays in {rel(vault, content)})"
+        )
+    change = Change(target, meta["source"], None, kept.text)
+    if not dry_run:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(content, target)
+        shutil.rmtree(folder)
+    return _done(decision, meta, f"restored {meta['source']}", change, dry_run)
+
+
+def _restore_block(
+    vault: Path,
+    decision: Decision,
+    meta: dict[str, Any],
+    target: Path,
+    content: Path,
+    folder: Path,
+    dry_run: bool,
+) -> Outcome:
+    span = read_source(content, rel(vault, content)).text
+    source_rel, name = meta["source"], str(meta.get("name", ""))
+    if not target.exists():
+        body = _trimmed(span, "\r\n" if "\r\n" in span else "\n")
+        change = Change(target, source_rel, None, body)
+        how = f"{source_rel} was gone; recreated it holding ### {name}"
+    else:
+        src = read_source(target, source_rel)
+        clash = [b for b in parse_blocks(target, source_rel, src.text) if b.name == name]
+        if clash:
+            raise GateRefused(
+                f"{source_rel}:{clash[0].line}: a ### {name} block exists again; restoring "
+                f"would duplicate it (the deleted block stays in {rel(vault, content)})"
+            )
+        new_text, how = _place(src.text, span, meta)
+        change = Change(target, source_rel, src.text, new_text, src.bom)
+    if not dry_run:
+        write(change)
+        shutil.rmtree(folder)
+    return _done(decision, meta, how, change, dry_run)
+
+
+def _trimmed(span: str, nl: str) -> str:
+    """The block without the blank lines that separated it, ending in one newline."""
+    lines = split_lines(span)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    body = "".join(lines)
+    return body if body.endswith("\n") else body + nl
+
+
+def _fits(lines: list[str], i: int, before: str | None, after: str | None) -> bool:
+    """Would a block inserted before ``lines[i]`` sit between its old neighbours?"""
+    above = i == 0 if before is None else i > 0 and lines[i - 1] == before
+    below = i == len(lines) if after is None else i < len(lines) and lines[i] == after
+    return above and below
+
+
+def _place(text: str, span: str, meta: dict[str, Any]) -> tuple[str, str]:
+    """Where the block goes back: exactly, beside the same neighbours, or at the end."""
+    lines = split_lines(text)
+    start = int(meta.get("start", 0))
+    source = meta["source"]
+    if file_hash(text) == meta.get("hash_after") and start <= len(lines):
+        new = "".join(lines[:start]) + span + "".join(lines[start:])
+        return new, f"back in {source} at line {start + 1}; the file is as before the prune"
+    before, after = meta.get("before_line"), meta.get("after_line")
+    spots = [i for i in range(len(lines) + 1) if _fits(lines, i, before, after)]
+    if spots:
+        pos = min(spots, key=lambda i: abs(i - start))
+        head = "".join(lines[:pos])
+        if head and not head.endswith("\n"):
+            head += "\r\n" if "\r\n" in text else "\n"
+        new = head + span + "".join(lines[pos:])
+        return new, (
+            f"back in {source} at line {pos + 1}, its original place (the lines around it "
+            "match; the file changed elsewhere meanwhile)"
+        )
+    nl = "\r\n" if "\r\n" in text else "\n"
+    body = _trimmed(span, nl)
+    sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
+    return text + sep + body, (
+        f"appended at the end of {source}: the text around its old place had changed"
+    )

@@ -1,0 +1,118 @@
+"""``lint --fix``: the spec's ASCII replacements and quoting holdout_until, as minimal edits.
+
+Only the characters a rule names change; code (fenced blocks, inline spans) is never
+touched, and a frontmatter edit is kept only if the YAML still reads back the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.edit import get_frontmatter_raw, quoted, set_frontmatter_value
+from vaultkeeper.fsio import atomic_write, writer_lock
+from vaultkeeper.links import code_spans, find_fences
+from vaultkeeper.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
+
+_BOM = b"\xef\xbb\xbf"
+_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class FixOutcome:
+    fixed: int  # characters replaced + values quoted
+    files: tuple[str, ...]  # vault-relative paths rewritten
+
+
+def _replace(value: Any) -> Any:
+    if isinstance(value, str):
+        return "".join(config.ASCII_REPLACEMENTS.get(c, c) for c in value)
+    if isinstance(value, Mapping):
+        return {k: _replace(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v) for v in value]
+    return value
+
+
+def _fix_line(line: str, skip: list[tuple[int, int]]) -> tuple[str, int]:
+    out: list[str] = []
+    count = 0
+    lead = len(line) - len(line.lstrip(" \t"))
+    for col, char in enumerate(line):
+        new = config.ASCII_REPLACEMENTS.get(char)
+        # ``>=`` or ``-`` opening a line would turn it into a quote or a list item.
+        if new is None or any(a <= col < b for a, b in skip) or (col == lead and new[0] in ">-"):
+            out.append(char)
+            continue
+        out.append(new)
+        count += 1
+    return "".join(out), count
+
+
+def fix_ascii(text: str) -> tuple[str, int]:
+    """Replace the spec's glyphs outside code; returns the new text and how many changed."""
+    if text.isascii():
+        return text, 0
+    yaml_text, end_line, _ = split_frontmatter(text)
+    lines = text.splitlines(keepends=True)
+    body_line = end_line + 1 if yaml_text is not None else 1
+    fences = find_fences(lines[body_line - 1 :], body_line)
+    code: set[int] = set()
+    for fence in fences:
+        code.update(range(fence.start, (fence.end or len(lines)) + 1))
+    total = 0
+    if yaml_text is not None and not yaml_text.isascii():
+        new_fm = [_fix_line(line, []) for line in lines[1 : end_line - 1]]
+        changed = sum(n for _, n in new_fm)
+        new_yaml = "".join(line for line, _ in new_fm)
+        try:
+            same = load_yaml(new_yaml) == _replace(load_yaml(yaml_text))
+        except ParseError:
+            same = False
+        if changed and same:
+            lines[1 : end_line - 1] = [line for line, _ in new_fm]
+            total += changed
+    for index in range(body_line - 1, len(lines)):
+        line = lines[index]
+        if line.isascii() or index + 1 in code:
+            continue
+        lines[index], n = _fix_line(line, code_spans(line) if "`" in line else [])
+        total += n
+    return "".join(lines), total
+
+
+def fix_holdout(text: str) -> tuple[str, int]:
+    """Quote a bare ``holdout_until: 2026-09-02``; anything else is left for a person."""
+    if split_frontmatter(text)[0] is None:
+        return text, 0
+    raw = get_frontmatter_raw(text, "holdout_until")
+    if raw is None or not _BARE_DATE.match(raw) or parse_date(raw) is None:
+        return text, 0
+    return set_frontmatter_value(text, "holdout_until", quoted(raw)), 1
+
+
+def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool) -> FixOutcome:
+    """Fix the named files in place, under the writer lock, one atomic write per file."""
+    fixed = 0
+    written: list[str] = []
+    with writer_lock(vault):
+        for rel in sorted(set(rels)):
+            path = vault / rel
+            try:
+                raw = path.read_bytes()
+                text = decode(raw)
+                new, count = fix_ascii(text) if ascii else (text, 0)
+                if holdout:
+                    new, quoted_count = fix_holdout(new)
+                    count += quoted_count
+            except (OSError, ParseError):
+                continue  # reported as VK001; nothing to fix safely
+            if count and new != text:
+                atomic_write(path, (_BOM if raw.startswith(_BOM) else b"") + new.encode("utf-8"))
+                fixed += count
+                written.append(rel)
+    return FixOutcome(fixed, tuple(written))

@@ -1,0 +1,186 @@
+"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+
+from vaultkeeper import config
+from vaultkeeper.links import Fence, code_spans
+from vaultkeeper.lint.codes import Finding
+
+# A spec glyph on its own, or a run of other non-ASCII characters.
+_GLYPHS = "".join(config.ASCII_REPLACEMENTS)
+_NON_ASCII = re.compile(f"[{_GLYPHS}]|[^\\x00-\\x7f{_GLYPHS}]+")
+_QUOTED = re.compile(r'"[^"\n]*"')
+_BR = re.compile(r"<br\s*/?>", re.I)
+# A node id directly followed by a shape's opening delimiter (longest delimiters first).
+_NODE = re.compile(r"(?<![\w-])[A-Za-z0-9_]+(\(\(\(|\(\(|\(\[|\[\[|\[\(|\[/|\[\\|\{\{|\[|\(|\{|>)")
+_CLOSERS = {
+    "(((": ")))",
+    "((": "))",
+    "([": "])",
+    "[[": "]]",
+    "[(": ")]",
+    "[/": "]",
+    "[\\": "]",
+    "{{": "}}",
+    "[": "]",
+    "(": ")",
+    "{": "}",
+    ">": "]",
+}
+_EDGE_LABEL = re.compile(r"\|([^|]*)\|")
+_EDGE_TEXT = re.compile(r"(?:^|\s)(?:--|==|-\.)\s+([^|\s][^|]*?)\s+(?:-->|==>|\.->|---|-\.-)")
+
+
+def describe(char: str) -> str:
+    return f"U+{ord(char):04X} {unicodedata.name(char, 'UNNAMED')}"
+
+
+def check_ascii(
+    rel: str, lines: list[str], code_lines: set[int], frontmatter_end: int
+) -> Iterator[Finding]:
+    """VK101: one finding per spec glyph (fixable outside code), one per run of others."""
+    for index, line in enumerate(lines):
+        if line.isascii():
+            continue
+        number = index + 1
+        spans = code_spans(line) if "`" in line and number > frontmatter_end else []
+        for m in _NON_ASCII.finditer(line):
+            col, run = m.start(), m.group()
+            replacement = config.ASCII_REPLACEMENTS.get(run)
+            if replacement is None:
+                what = f"character {run!r}" if len(run) == 1 else f"text {run!r} ({len(run)} chars)"
+                yield Finding(
+                    rel,
+                    number,
+                    col + 1,
+                    "VK101",
+                    f"non-ASCII {what} ({describe(run[0])}): the spec has no ASCII replacement;"
+                    " rewrite it in ASCII",
+                )
+                continue
+            in_code = number in code_lines or any(a <= col < b for a, b in spans)
+            # fix.py leaves ``>=`` / ``-`` that would open a line as a quote or list item
+            opens_line = not line[:col].strip() and replacement[0] in ">-"
+            yield Finding(
+                rel,
+                number,
+                col + 1,
+                "VK101",
+                f"non-ASCII character {run!r} ({describe(run)}): write {replacement!r}",
+                fixable=not (in_code or opens_line),
+            )
+
+
+def check_fences(
+    rel: str, lines: list[str], fences: list[Fence], enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    """VK102 untagged fence, VK103 unclosed fence, VK104 mermaid rules."""
+    for fence in fences:
+        if enabled("VK102") and not fence.language:
+            yield Finding(
+                rel,
+                fence.start,
+                fence.col,
+                "VK102",
+                "fenced code block without a language tag (mermaid, json, yaml, markdown, text)",
+            )
+        if enabled("VK103") and fence.end is None:
+            yield Finding(
+                rel,
+                fence.start,
+                fence.col,
+                "VK103",
+                "fenced code block opened here is never closed",
+            )
+        if enabled("VK104") and fence.language.lower() == "mermaid":
+            stop = fence.end - 1 if fence.end is not None else len(lines)
+            yield from _mermaid(rel, lines, fence.start + 1, stop)
+
+
+def _mermaid(rel: str, lines: list[str], first: int, last: int) -> Iterator[Finding]:
+    """Lines ``first``..``last`` (1-based, inclusive) of one mermaid block."""
+    kind: str | None = None
+    in_config = False
+    for number in range(first, last + 1):
+        text = lines[number - 1].rstrip("\r\n")
+        stripped = text.strip()
+        for m in _BR.finditer(text):
+            yield Finding(
+                rel,
+                number,
+                m.start() + 1,
+                "VK104",
+                f"mermaid line-break tag {m.group()!r}: not allowed",
+            )
+        if kind is None:
+            if stripped == "---":
+                in_config = not in_config
+                continue
+            if in_config or not stripped or stripped.startswith("%%"):
+                continue
+            kind = " ".join(stripped.rstrip(";").split())
+            if kind not in config.MERMAID_DIAGRAMS:
+                allowed = ", ".join(config.MERMAID_DIAGRAMS)
+                yield Finding(
+                    rel,
+                    number,
+                    len(text) - len(text.lstrip()) + 1,
+                    "VK104",
+                    f"mermaid diagram type {kind!r} is not one of {allowed}",
+                )
+            continue
+        if stripped.startswith("%%"):
+            continue
+        for col, label in _labels(text, kind):
+            yield Finding(
+                rel,
+                number,
+                col + 1,
+                "VK104",
+                f'mermaid label {label.strip()!r} holds {_token(label)!r}; quote it: "..."',
+            )
+
+
+def _token(label: str) -> str:
+    body = _BR.sub("", label)
+    return next(t for t in config.MERMAID_LABEL_TOKENS if t in body)
+
+
+def _needs_quotes(label: str) -> bool:
+    body = _BR.sub("", label).strip()  # a <br/> is reported on its own
+    if body.startswith('"') and body.endswith('"') and len(body) >= 2:
+        return False
+    return any(t in body for t in config.MERMAID_LABEL_TOKENS)
+
+
+def _labels(text: str, kind: str) -> Iterator[tuple[int, str]]:
+    """(0-based column, label) for each label on one diagram line that needs quotes."""
+    # Quoted strings are blanked first, so their content can't look like syntax.
+    masked = _QUOTED.sub(lambda m: '"' + "Q" * (len(m.group()) - 2) + '"', text)
+    if kind.startswith("stateDiagram"):
+        head, sep, label = masked.partition(":")
+        if sep and not head.lstrip().startswith(("note", "state ")) and _needs_quotes(label):
+            yield len(head) + 1, text[len(head) + 1 :]
+        return
+    pos = 0
+    while True:
+        m = _NODE.search(masked, pos)
+        if m is None:
+            break
+        opener = m.group(1)
+        start = m.end()
+        close = masked.find(_CLOSERS[opener], start)
+        stop = len(masked) if close == -1 else close
+        if _needs_quotes(masked[start:stop]):
+            yield start, text[start:stop]
+        pos = stop + 1
+    for m in _EDGE_LABEL.finditer(masked):
+        if _needs_quotes(m.group(1)):
+            yield m.start(1), text[m.start(1) : m.end(1)]
+    for m in _EDGE_TEXT.finditer(masked):
+        if _needs_quotes(m.group(1)):
+            yield m.start(1), text[m.start(1) : m.end(1)]

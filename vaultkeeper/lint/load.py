@@ -1,0 +1,82 @@
+"""Load notes for lint: a file whose frontmatter can't be parsed still has a body to check.
+
+Obsidian templates (the folder named in ``.obsidian/templates.json``) hold placeholders
+such as ``created: {{date}}`` that are not valid YAML until the template is used; there
+the placeholders are read as strings, so a template's property links still count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper.model import (
+    Note,
+    ParseError,
+    Problem,
+    decode,
+    load_notes,
+    parse_note,
+    split_frontmatter,
+)
+
+_PLACEHOLDER = re.compile(r"\{\{[^{}\r\n]*\}\}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    notes: tuple[Note, ...]
+    problems: tuple[Problem, ...]  # VK001: files or frontmatter that could not be read
+    body_only: frozenset[str]  # notes whose frontmatter failed: only their body is checked
+
+
+def template_folder(vault: Path) -> str | None:
+    try:
+        data = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = data.get("folder") if isinstance(data, dict) else None
+    return folder.strip("/") if isinstance(folder, str) and folder.strip("/") else None
+
+
+def _as_template(path: Path, rel: str, text: str) -> Note | None:
+    yaml_text, _, body_offset = split_frontmatter(text)
+    if yaml_text is None or "{{" not in yaml_text:
+        return None
+    head = _PLACEHOLDER.sub(lambda m: json.dumps(m.group()), text[:body_offset])
+    try:
+        note = parse_note(path, rel, head + text[body_offset:])
+    except ParseError:
+        return None
+    return dataclasses.replace(note, text=text)
+
+
+def load(vault: Path, paths: Iterable[Path]) -> Loaded:
+    notes, problems = load_notes(vault, paths)
+    if not problems:
+        return Loaded(tuple(notes), (), frozenset())
+    templates = template_folder(vault)
+    kept: list[Problem] = []
+    body_only: set[str] = set()
+    for problem in problems:
+        path = vault / problem.path
+        try:
+            text = decode(path.read_bytes())
+            _, end_line, body_offset = split_frontmatter(text)
+        except (OSError, ParseError):
+            kept.append(problem)
+            continue
+        if templates and problem.path.startswith(templates + "/"):
+            note = _as_template(path, problem.path, text)
+            if note is not None:
+                notes.append(note)
+                continue
+        kept.append(problem)
+        notes.append(Note(path, problem.path, text, None, text[body_offset:], end_line + 1))
+        body_only.add(problem.path)
+    notes.sort(key=lambda n: n.rel)
+    return Loaded(tuple(notes), tuple(kept), frozenset(body_only))

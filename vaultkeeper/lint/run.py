@@ -1,0 +1,164 @@
+"""``lint``: load the vault once, run the selected rules, optionally fix, return findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import NoVaultError, UsageError
+from vaultkeeper.index import is_index_file
+from vaultkeeper.links import Resolver, extract_links, find_fences
+from vaultkeeper.lint.codes import ERROR, Finding, Selection
+from vaultkeeper.lint.fix import apply_fixes
+from vaultkeeper.lint.format import check_ascii, check_fences
+from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
+from vaultkeeper.lint.load import load
+from vaultkeeper.lint.registry import check_registry
+from vaultkeeper.lint.schema import check_schema, schema_applies
+from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.vault import find_vault, iter_files, rel
+
+
+@dataclass(frozen=True)
+class LintResult:
+    vault: Path
+    ours: bool  # laid out as a vaultkeeper vault (VK101, VK2xx, VK4xx on by default)
+    codes: tuple[str, ...]  # the codes that ran
+    files: int  # markdown files checked
+    findings: tuple[Finding, ...]
+    fixed: int = 0
+    fixed_files: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return len(self.findings) - self.errors
+
+    @property
+    def fixable(self) -> int:
+        return sum(1 for f in self.findings if f.fixable)
+
+
+def is_ours(vault: Path) -> bool:
+    """A vault laid out as vaultkeeper's: a registry under patterns/ or the spec file."""
+    if (vault / config.SPEC_FILE).is_file() or (vault / config.REGISTRY_FILE).is_file():
+        return True
+    patterns = vault / config.PATTERNS_DIR
+    return patterns.is_dir() and any(patterns.glob("*.md"))
+
+
+def find_lint_vault(
+    explicit: Path | None, env: Mapping[str, str], cwd: Path, paths: Sequence[Path]
+) -> Path:
+    """As every command finds its vault, but an Obsidian vault (``.obsidian/``) counts too.
+
+    The search starts at the first PATH given, so ``lint ~/notes`` works from anywhere.
+    """
+    start = (paths[0] if paths[0].is_absolute() else cwd / paths[0]) if paths else cwd
+    start = start if start.is_dir() else start.parent
+    try:
+        return find_vault(explicit, env, start)
+    except NoVaultError:
+        if explicit is not None or env.get(config.ENV_VAULT):
+            raise
+        here = start.resolve()
+        for candidate in (here, *here.parents):
+            if (candidate / ".obsidian").is_dir():
+                return candidate
+        raise
+
+
+def _in_scope(vault: Path, paths: Sequence[Path], cwd: Path) -> Iterator[str]:
+    for path in paths:
+        full = (path if path.is_absolute() else cwd / path).resolve()
+        if not full.exists():
+            raise UsageError(f"{path}: no such file or directory")
+        inside = rel(vault.resolve(), full)
+        if inside == str(full):
+            raise UsageError(f"{path}: not inside the vault {vault}")
+        yield "" if inside == "." else inside
+
+
+def lint_vault(
+    vault: Path,
+    *,
+    paths: Sequence[Path] = (),
+    cwd: Path | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] = (),
+    fix: bool = False,
+) -> LintResult:
+    """Lint the whole vault (links need all of it); report findings under ``paths`` only."""
+    ours = is_ours(vault)
+    selection = Selection.parse(select, ignore, ours=ours)
+    scopes = tuple(_in_scope(vault, paths, cwd or Path.cwd())) if paths else ("",)
+    result = _run(vault, selection, ours, scopes)
+    if not fix:
+        return result
+    enabled = selection.enabled
+    targets = [f.path for f in result.findings if f.fixable]
+    if not targets:
+        return result
+    outcome = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
+    after = _run(vault, selection, ours, scopes)
+    return LintResult(
+        after.vault, ours, after.codes, after.files, after.findings, outcome.fixed, outcome.files
+    )
+
+
+def _wanted(path: str, scopes: tuple[str, ...]) -> bool:
+    return any(not s or path == s or path.startswith(s.rstrip("/") + "/") for s in scopes)
+
+
+def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...]) -> LintResult:
+    enabled = selection.enabled
+    files = list(iter_files(vault))
+    rels = [rel(vault, p) for p in files]
+    resolver = Resolver(rels)
+    loaded = load(vault, (p for p in files if p.suffix == ".md"))
+    findings: list[Finding] = [
+        Finding(p.path, p.line or 1, 1, "VK001", p.reason)
+        for p in loaded.problems
+        if enabled("VK001")
+    ]
+    edges: dict[str, set[str]] = {}
+    entries: list[str] = []
+    blocks: list[RegistryBlock] = []
+    for note in loaded.notes:
+        lines = note.text.splitlines(keepends=True)
+        fences = find_fences(lines[note.body_line - 1 :], note.body_line)
+        wanted = _wanted(note.rel, scopes)
+        if wanted and enabled("VK101") and not note.text.isascii():
+            code: set[int] = set()
+            for fence in fences:
+                code.update(range(fence.start, (fence.end or len(lines)) + 1))
+            fm_end = note.frontmatter.end_line if note.frontmatter else 0
+            findings.extend(check_ascii(note.rel, lines, code, fm_end))
+        if wanted:
+            findings.extend(check_fences(note.rel, lines, fences, enabled))
+        if wanted and ours and schema_applies(note.rel) and note.rel not in loaded.body_only:
+            findings.extend(check_schema(note, enabled))
+        if note.is_entry and not is_index_file(note.rel):
+            entries.append(note.rel)
+        targets = edges.setdefault(note.rel, set())
+        links = extract_links(note, lines, fences)
+        checked = list(check_links(note.rel, links, resolver, enabled, targets))
+        if wanted:
+            findings.extend(checked)
+        if ours and note.rel.startswith(config.PATTERNS_DIR + "/"):
+            blocks.extend(parse_blocks(note.path, note.rel, note.text))
+    index = next((n for n in loaded.notes if n.rel == config.INDEX_FILE), None)
+    if index is not None:
+        if enabled("VK303"):
+            findings.extend(f for f in check_orphans(entries, edges) if _wanted(f.path, scopes))
+        if enabled("VK304") and _wanted(index.rel, scopes):
+            findings.extend(check_budget(index.text))
+    findings.extend(f for f in check_registry(blocks, enabled) if _wanted(f.path, scopes))
+    findings = [f for f in findings if _wanted(f.path, scopes)]
+    findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
+    return LintResult(vault, ours, selection.codes(), len(loaded.notes), tuple(findings))

@@ -1,0 +1,84 @@
+"""VK2xx: every entry carries the spec's one frontmatter schema, and nothing else."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from vaultkeeper import config
+from vaultkeeper.edit import get_frontmatter_raw
+from vaultkeeper.lint.codes import Finding
+from vaultkeeper.model import Note, parse_date
+
+_QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
+_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SETS = {"status": config.STATUSES, "label": config.LABELS}
+
+
+def schema_applies(rel: str) -> bool:
+    """Entries only: not an index, not a registry file, not a promoted skill."""
+    top = rel.split("/", 1)[0]
+    if "/" not in rel and (rel == config.INDEX_FILE or rel.startswith(config.SUBINDEX_PREFIX)):
+        return False
+    return top not in (config.PATTERNS_DIR, config.SKILLS_DIR)
+
+
+def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding]:
+    fm = note.frontmatter
+    required = ", ".join(config.REQUIRED_KEYS)
+    if fm is None:
+        if enabled("VK201"):
+            yield Finding(note.rel, 1, 1, "VK201", f"no frontmatter: an entry needs {required}")
+        return
+    data = fm.data
+    if enabled("VK201"):
+        for key in config.REQUIRED_KEYS:
+            if key not in data:
+                yield Finding(note.rel, fm.end_line, 1, "VK201", f"required key {key!r} missing")
+            elif data[key] is None or str(data[key]).strip() == "":
+                line = fm.key_lines.get(key, fm.end_line)
+                yield Finding(note.rel, line, 1, "VK201", f"required key {key!r} is empty")
+    if enabled("VK202"):
+        for key, allowed in _SETS.items():
+            value = data.get(key)
+            if value is not None and str(value).strip() and str(value) not in allowed:
+                yield Finding(
+                    note.rel,
+                    fm.key_lines.get(key, 1),
+                    len(key) + 3,
+                    "VK202",
+                    f"{key} {str(value)!r} is not one of {' | '.join(allowed)}",
+                )
+    if enabled("VK203"):
+        yield from _holdout(note)
+    if enabled("VK204"):
+        for key in data:
+            if str(key) not in config.SCHEMA_KEYS:
+                yield Finding(
+                    note.rel,
+                    fm.key_lines.get(str(key), 1),
+                    1,
+                    "VK204",
+                    f"frontmatter key {str(key)!r} is not in the spec's schema (no ad-hoc fields)",
+                )
+
+
+def _holdout(note: Note) -> Iterator[Finding]:
+    fm = note.frontmatter
+    key = "holdout_until"
+    if fm is None or fm.data.get(key) in (None, ""):
+        return
+    raw = get_frontmatter_raw(note.text, key) or ""
+    m = _QUOTED_DATE.match(raw)
+    if m and parse_date(m.group(2)) is not None:
+        return
+    valid = _BARE_DATE.match(raw) is not None and parse_date(raw) is not None
+    reason = "is not quoted" if valid else "is not a quoted ISO date (YYYY-MM-DD)"
+    yield Finding(
+        note.rel,
+        fm.key_lines.get(key, 1),
+        len(key) + 3,
+        "VK203",
+        f'holdout_until {raw} {reason}; write it as "YYYY-MM-DD" (the scanner needs the quotes)',
+        fixable=valid,
+    )

@@ -1,0 +1,119 @@
+"""Read a few top-level frontmatter keys without YAML, when the block is simple enough.
+
+The scanner reads every memory file's frontmatter after every session, and PyYAML costs
+several times more than reading the file. Most frontmatter comes from templates:
+``key: value`` lines with plain or quoted scalars, and empty or simple lists. For such a
+block ``read_keys`` returns exactly what the safe YAML loader would for the keys asked
+for; for anything else it returns None and the caller parses with YAML. It never
+guesses: a test checks it against the YAML path on generated and real frontmatter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection
+from typing import Any
+
+# YAML's printable set less what PyYAML reads as a line break (NEL, U+2028/9) or a BOM;
+# a tab or a lone CR also sends the block to YAML.
+_UNSAFE = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,99}):(?: +(.*))?$")
+_ITEM = re.compile(r"( *)-(?: +(.*))?$")
+_COMMENT = r"(?: +#.*)?$"
+_QUOTED = re.compile(r'(?:"([^"\\]*)"|\'([^\']*)\')' + _COMMENT)
+_EMPTY_FLOW = re.compile(r"(\[ *\]|\{ *\})" + _COMMENT)
+_DQ = r'"[^"\\]*"'
+_FLOW_LIST = re.compile(rf"(\[ *{_DQ}(?: *, *{_DQ})* *\])" + _COMMENT)
+_DQ_ITEM = re.compile(r'"([^"\\]*)"')
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_INT = re.compile(r"0|[1-9][0-9]*")
+# PyYAML's implicit resolvers for plain scalars that start with a letter
+_WORDS: dict[str, Any] = {
+    **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+    **dict.fromkeys(("null", "Null", "NULL"), None),
+}
+
+
+class _Unsure(Exception):
+    pass
+
+
+def _scalar(text: str) -> Any:
+    """The value YAML gives the text after ``key:`` or ``-`` (raises _Unsure if unsure)."""
+    if not text or text[0] == "#":
+        return None
+    m = _QUOTED.match(text)
+    if m:
+        return m.group(1) if m.group(1) is not None else m.group(2)
+    m = _EMPTY_FLOW.match(text)
+    if m:
+        return [] if m.group(1)[0] == "[" else {}
+    m = _FLOW_LIST.match(text)
+    if m:
+        return _DQ_ITEM.findall(m.group(1))
+    cut = text.find(" #")
+    plain = (text if cut == -1 else text[:cut]).rstrip(" ")
+    if _DATE.fullmatch(plain):
+        try:
+            return dt.date.fromisoformat(plain)
+        except ValueError:
+            raise _Unsure from None  # YAML reports the impossible date
+    if _INT.fullmatch(plain):
+        return int(plain)
+    if (plain[0].isascii() and (plain[0].isalpha() or plain[0] == "_")) and ":" not in plain:
+        return _WORDS.get(plain, plain)
+    raise _Unsure
+
+
+def read_keys(
+    yaml_text: str, wanted: Collection[str]
+) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """(values, 1-based file lines) of the ``wanted`` keys present, or None: use YAML.
+
+    ``yaml_text`` is the block between the ``---`` lines (its first line is line 2 of
+    the file). None whenever any line is outside the simple forms, so a block YAML
+    would reject, or read differently, always goes to YAML.
+    """
+    text = yaml_text.replace("\r\n", "\n")
+    if _UNSAFE.search(text):
+        return None
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    key: str | None = None
+    may_list = False  # the last key had no value: a block list may follow
+    indent: int | None = None
+    try:
+        for number, line in enumerate(text.split("\n"), start=2):
+            first = line[:1]
+            if not line.strip(" ") or first == "#":
+                continue
+            if first in (" ", "-"):
+                if line.lstrip(" ")[0] == "#":
+                    continue
+                m = _ITEM.match(line)
+                if m is None or not may_list or key in wanted:
+                    return None
+                if indent is None:
+                    indent = len(m.group(1))
+                elif indent != len(m.group(1)):
+                    return None
+                _scalar((m.group(2) or "").rstrip(" "))
+                continue
+            m = _KEY.match(line)
+            if m is None:
+                return None
+            key, rest = m.group(1), (m.group(2) or "").rstrip(" ")
+            value = _scalar(rest)
+            may_list, indent = (not rest or rest[0] == "#"), None
+            if key in wanted:
+                if key in values:
+                    return None  # a repeated key: leave it to YAML
+                values[key] = value
+                lines[key] = number
+    except _Unsure:
+        return None
+    return values, lines

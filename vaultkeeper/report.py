@@ -1,0 +1,310 @@
+"""The scanner's report: candidates, their renderings, and the saved last report.
+
+A session-end hook's stdout is lost, so every completed scan also saves its report
+atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
+next session's start hook) print it from there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shlex
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.model import Problem
+
+PROMOTE = "promote"
+PRUNE = "prune"
+HELD_OUT = "held_out"
+KINDS = (PRUNE, PROMOTE, HELD_OUT)  # the order of the summary line
+_LABELS = {PRUNE: "prune", PROMOTE: "promote", HELD_OUT: "held-out"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One entry on one list, with the figures that put it there."""
+
+    kind: str  # PROMOTE | PRUNE | HELD_OUT
+    name: str
+    path: str  # vault-relative
+    line: int  # the ### heading of a block; the holdout_until line of a memory file
+    hash: str  # sha256 of the block's text or the whole file: the applier checks it
+    count: int | None = None
+    last_used: str | None = None
+    idle_days: int | None = None
+    holdout_until: str | None = None
+    days_due: int | None = None  # days since holdout_until; 0 on the day itself
+    status: str | None = None
+    label: str | None = None
+    weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
+    falsification_condition: str | None = None
+
+    def figures(self) -> str:
+        if self.kind == HELD_OUT:
+            due = (
+                "due today"
+                if self.days_due == 0
+                else f"due {_count(self.days_due or 0, 'day')} ago"
+            )
+            parts = [f"holdout_until {self.holdout_until} ({due})"]
+            parts.append(f"status {self.status}" if self.status else "no status")
+            if self.label:
+                parts.append(f"label {self.label}" + (f" ({self.weight})" if self.weight else ""))
+            return ", ".join(parts)
+        used = "unreadable" if self.last_used is None else self.last_used
+        idle = "" if self.idle_days is None else f" (idle {_count(self.idle_days, 'day')})"
+        return f"success count {self.count}, last used {used}{idle}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        del data["kind"]
+        return data
+
+
+@dataclass(frozen=True)
+class Report:
+    vault: str
+    generated_at: dt.datetime  # UTC
+    promote: tuple[Candidate, ...]
+    prune: tuple[Candidate, ...]
+    held_out: tuple[Candidate, ...]
+    problems: tuple[Problem, ...]
+    duration_ms: int = 0
+
+    def lists(self) -> dict[str, tuple[Candidate, ...]]:
+        return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
+
+    def summary(self) -> str:
+        return (
+            f"{config.SUMMARY_PREFIX} prune candidates {len(self.prune)} | "
+            f"promote eligible {len(self.promote)} | held-out due {len(self.held_out)}"
+        )
+
+    def figures(self) -> dict[str, int]:
+        """The counts kept in the state file's ``perTask.selfMaintain``."""
+        return {
+            "prune": len(self.prune),
+            "promote": len(self.promote),
+            "heldOut": len(self.held_out),
+            "problems": len(self.problems),
+            "durationMs": self.duration_ms,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "vault": self.vault,
+            "generated_at": iso(self.generated_at),
+            "summary": {kind: len(items) for kind, items in self.lists().items()},
+            "promote": [c.to_dict() for c in self.promote],
+            "prune": [c.to_dict() for c in self.prune],
+            "held_out": [c.to_dict() for c in self.held_out],
+            "problems": [p.to_dict() for p in self.problems],
+            "duration_ms": self.duration_ms,
+        }
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+def age_text(made: dt.datetime, now: dt.datetime) -> str:
+    """How long ago ``made`` was, in the largest unit that reads well."""
+    seconds = int((now - made).total_seconds())
+    if seconds < 0:
+        return "in the future (check the clock)"
+    if seconds < 90:
+        return f"{_count(seconds, 'second')} ago"
+    if seconds < 90 * 60:
+        return f"{_count(seconds // 60, 'minute')} ago"
+    if seconds < 48 * 3600:
+        return f"{_count(seconds // 3600, 'hour')} ago"
+    return f"{_count(seconds // 86400, 'day')} ago"
+
+
+def candidate_line(c: Candidate) -> str:
+    return f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}"
+
+
+def render_text(report: Report) -> list[str]:
+    """stdout: the summary line, then one line per candidate (prune, promote, held-out)."""
+    lines = [report.summary()]
+    for items in report.lists().values():
+        lines.extend(candidate_line(c) for c in items)
+    return lines
+
+
+def render_problems(report: Report) -> list[str]:
+    """stderr: one ``path[:line]: reason`` line per problem."""
+    return [str(p) for p in report.problems]
+
+
+# -- the saved last report ---------------------------------------------------------------
+
+
+def report_path(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.LAST_REPORT_FILE
+
+
+def save_report(vault: Path, report: Report) -> None:
+    from vaultkeeper.fsio import atomic_write
+
+    atomic_write(report_path(vault), json.dumps(report.to_dict(), indent=2) + "\n")
+
+
+def from_dict(data: Mapping[str, Any]) -> Report:
+    """The inverse of Report.to_dict; raises KeyError/TypeError/ValueError on a bad file."""
+    from vaultkeeper.model import Problem  # not on the scanner's no-op path
+
+    names = {f.name for f in fields(Candidate)} - {"kind"}
+
+    def candidates(kind: str) -> tuple[Candidate, ...]:
+        items = data[kind]
+        if not isinstance(items, list):
+            raise TypeError(f"{kind} is not a list")
+        return tuple(
+            Candidate(kind=kind, **{k: v for k, v in i.items() if k in names}) for i in items
+        )
+
+    problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
+    made = dt.datetime.strptime(data["generated_at"], "%Y-%m-%dT%H:%M:%SZ")
+    return Report(
+        vault=str(data["vault"]),
+        generated_at=made.replace(tzinfo=dt.timezone.utc),
+        promote=candidates(PROMOTE),
+        prune=candidates(PRUNE),
+        held_out=candidates(HELD_OUT),
+        problems=problems,
+        duration_ms=int(data.get("duration_ms", 0)),
+    )
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The last completed report, if there is a readable one; ``note`` says why not."""
+
+    report: Report | None
+    note: str | None = None
+
+
+def load_report(vault: Path) -> Saved:
+    path = report_path(vault)
+    where = f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}"
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Saved(None)
+    except OSError as exc:
+        return Saved(None, f"{where}: unreadable ({exc.strerror}); ignored")
+    try:
+        return Saved(from_dict(json.loads(raw)))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        return Saved(None, f"{where}: not a report vaultkeeper can read ({exc!r}); ignored")
+
+
+# -- the brief: the next session's start hook prints this into the agent's context -----
+
+_ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
+
+
+def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
+    vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
+    intros = {
+        PROMOTE: (
+            f"Promote eligible (success count >= {config.PROMOTE_MIN_COUNT}, not yet promoted). "
+            "Promotion needs an evidence receipt (a URL or path:line) and writes a skill:\n"
+            f"  {vk} apply promote NAME --evidence RECEIPT"
+        ),
+        PRUNE: (
+            f"Prune candidates (success count 0, last used more than {config.PRUNE_IDLE_DAYS} "
+            "days ago). Deletion happens only on a person's explicit yes at a terminal; "
+            "from an agent's shell the request waits in a queue for `vaultkeeper review`:\n"
+            f"  {vk} apply prune NAME"
+        ),
+        HELD_OUT: (
+            "Held-out due (holdout_until has passed). Each is re-checked against its "
+            "falsification_condition; --pass sets status active, --fail sets status archived:\n"
+            f"  {vk} apply revalidate PATH --pass|--fail --evidence RECEIPT"
+        ),
+    }
+    out: list[tuple[str, list[str]]] = []
+    for kind in (PROMOTE, PRUNE, HELD_OUT):
+        items = report.lists()[kind]
+        if not items:
+            continue
+        lines = []
+        for c in items:
+            if kind == HELD_OUT:  # revalidate takes the path
+                line = f"- {c.path}: {c.figures()}"
+            else:
+                line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
+            if c.falsification_condition:
+                line += f"; falsification_condition: {c.falsification_condition}"
+            if len(line) > _ITEM_MAX:
+                line = line[: _ITEM_MAX - 3] + "..."
+            lines.append(line)
+        out.append((intros[kind], lines))
+    return out
+
+
+def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:
+    """Plain text for a coding agent's next session: never more than ``limit`` characters.
+
+    Every kind of candidate keeps its heading and command; when the lists are too long,
+    each is cut fairly and ends with an ``... and N more`` line.
+    """
+    vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
+    head = [
+        report.summary(),
+        f"Last scan of the memory vault {report.vault}: {iso(report.generated_at)} "
+        f"({age_text(report.generated_at, now)}). "
+        "The scanner lists candidates; it changes nothing.",
+    ]
+    if report.problems:
+        head.append(
+            f"{_count(len(report.problems), 'problem')} (unreadable files, blocks or dates) "
+            f"are listed by `{vk} report`."
+        )
+    sections = _brief_sections(report)
+    tail = (
+        [f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT"]
+        if sections
+        else ["Nothing is waiting."]
+    )
+    more = "  ... and {} more (`{} report --json` lists every one)"
+    fixed = sum(len(x) + 1 for x in head + tail) + sum(
+        len(intro) + 2 + len(more.format(len(items), vk)) + 1 for intro, items in sections
+    )
+    budget = limit - fixed
+    kept: dict[int, list[str]] = {}
+    # smallest lists first, so what one list leaves unused goes to the longer ones
+    order = sorted(range(len(sections)), key=lambda i: sum(len(x) + 1 for x in sections[i][1]))
+    for n, i in enumerate(order):
+        allowance = budget // (len(order) - n) if budget > 0 else 0
+        used, lines = 0, []
+        for line in sections[i][1]:
+            if used + len(line) + 1 > allowance:
+                break
+            lines.append(line)
+            used += len(line) + 1
+        kept[i] = lines
+        budget -= used
+    out = list(head)
+    for i, (intro, items) in enumerate(sections):
+        out.extend(["", intro, *kept[i]])
+        if len(kept[i]) < len(items):
+            out.append(more.format(len(items) - len(kept[i]), vk))
+    out.extend(["", *tail])
+    text = "\n".join(out) + "\n"
+    return text if len(text) <= limit else text[: limit - 4] + "...\n"

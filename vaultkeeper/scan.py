@@ -1,0 +1,275 @@
+"""The scanner: classify the vault into promote / prune / held-out candidates.
+
+``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
+never writes. ``run_scan`` is the scheduler around it: the guards of state.py first, so
+a throttled run imports nothing heavy and writes nothing; then the scan, the saved
+report and the state file's completion, with the lock released however the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import signal
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from vaultkeeper import config, state
+from vaultkeeper.errors import NoVaultError, VaultkeeperError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.model import Problem
+    from vaultkeeper.report import Candidate, Report
+
+# the memory-file keys a held-out decision reads (everything else is never looked at)
+_WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
+_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+_VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
+
+
+@dataclass(frozen=True)
+class ScanOutcome:
+    """A completed scan's report, or why the run skipped; ``notes`` go to stderr."""
+
+    report: Report | None
+    skipped: str | None
+    detail: str
+    notes: tuple[str, ...]
+
+
+class Interrupted(VaultkeeperError):
+    """A signal ended the run; the lock is released and the state file is idle again."""
+
+    def __init__(self, signum: int) -> None:
+        name = signal.Signals(signum).name
+        super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
+        self.exit_code = 128 + signum
+
+
+def to_ms(moment: dt.datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def run_scan(
+    vault: Path, *, now: dt.datetime, env: Mapping[str, str], force: bool = False, pid: int
+) -> ScanOutcome:
+    """One scheduler run: guards, scan, saved report, state file; never touches entries."""
+    if not any(os.path.exists(vault / name) for name in _VAULT_MARKS):
+        raise NoVaultError(
+            f"{vault}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
+            f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
+        )
+    now_ms = to_ms(now)
+    quick = state.precheck(vault, env, now_ms, force)  # the no-op path stops here
+    if quick is not None:
+        _, note = state.cooldown_ms(env)
+        return ScanOutcome(None, quick.reason, quick.detail, (note,) if note else ())
+    with _signals_raise():
+        started: state.Run | state.Skip | None = None
+        try:
+            started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
+            if isinstance(started, state.Skip):
+                return ScanOutcome(None, started.reason, started.detail, started.notes)
+            clock = time.monotonic()
+            report = classify(vault, now)
+            duration = int((time.monotonic() - clock) * 1000)
+            report = replace(report, duration_ms=duration)
+            from vaultkeeper.report import save_report
+
+            save_report(vault, report)
+            state.finish(started, now_ms + duration, report.figures())
+            return ScanOutcome(report, None, "", started.notes)
+        except BaseException:
+            if isinstance(started, state.Run):
+                with contextlib.suppress(Exception):  # the original error is the one to report
+                    state.abort(started)
+            raise
+        finally:
+            state.release(vault, pid)  # only if this process holds it
+
+
+class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
+    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs."""
+
+    def __enter__(self) -> None:
+        self.saved: dict[int, object] = {}
+        for name in _SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            with contextlib.suppress(ValueError, OSError):  # not the main thread: none to install
+                self.saved[signum] = signal.signal(signum, self._raise)
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self.saved.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _raise(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
+        raise Interrupted(signum)
+
+
+# -- classification -------------------------------------------------------------------
+
+
+def memory_files(vault: Path) -> Iterator[Path]:
+    """Markdown files under projects/*/memory/, in the vault walk's order and rules."""
+    from vaultkeeper.vault import iter_markdown
+
+    projects = vault / config.PROJECTS_DIR
+    if not projects.is_dir() or projects.is_symlink():
+        return
+    for entry in sorted(os.scandir(projects), key=lambda e: e.name):
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        memory = Path(entry.path, config.MEMORY_SUBDIR)
+        if memory.is_dir() and not memory.is_symlink():
+            yield from iter_markdown(vault, under=memory)
+
+
+def classify(vault: Path, now: dt.datetime) -> Report:
+    """Promote and prune from the registry, held-out from memory files; never writes."""
+    from vaultkeeper.registry import load_registry
+    from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
+
+    today = now.astimezone(dt.timezone.utc).date()
+    blocks, problems = load_registry(vault)
+    promote: list[Candidate] = []
+    prune: list[Candidate] = []
+    seen: dict[str, str] = {}
+    for block in blocks:
+        problems.extend(block.problems())
+        if block.name in seen:
+            problems.append(
+                _problem(
+                    block.rel,
+                    block.line,
+                    f"### {block.name}: the name is also used at {seen[block.name]}; "
+                    "the applier refuses a name that is not unique",
+                )
+            )
+        seen.setdefault(block.name, f"{block.rel}:{block.line}")
+        if block.count is None:
+            continue  # unreadable: a problem, never a candidate
+        idle = None if block.last_used is None else (today - block.last_used).days
+        if block.count >= config.PROMOTE_MIN_COUNT and block.promoted is None:
+            kind = PROMOTE
+        elif block.count == 0 and idle is not None and idle > config.PRUNE_IDLE_DAYS:
+            kind = PRUNE
+        else:
+            continue
+        found = Candidate(
+            kind=kind,
+            name=block.name,
+            path=block.rel,
+            line=block.line,
+            hash=block.hash,
+            count=block.count,
+            last_used=None if block.last_used is None else block.last_used.isoformat(),
+            idle_days=idle,
+        )
+        (promote if kind == PROMOTE else prune).append(found)
+    held_out: list[Candidate] = []
+    for path in memory_files(vault):
+        candidate = _held_out(vault, path, today, problems)
+        if candidate is not None:
+            held_out.append(candidate)
+    return Report(
+        vault=str(vault),
+        generated_at=now.astimezone(dt.timezone.utc),
+        promote=tuple(promote),
+        prune=tuple(prune),
+        held_out=tuple(held_out),
+        problems=tuple(problems),
+    )
+
+
+def _problem(path: str, line: int | None, reason: str) -> Problem:
+    from vaultkeeper.model import Problem
+
+    return Problem(path, line, reason)
+
+
+def _held_out(vault: Path, path: Path, today: dt.date, problems: list[Problem]) -> Candidate | None:
+    """The file's held-out candidate if its hold-out has passed; problems go to the list."""
+    from vaultkeeper import quickmeta
+    from vaultkeeper.model import (
+        ParseError,
+        decode,
+        file_hash,
+        parse_date,
+        parse_note,
+        split_frontmatter,
+    )
+    from vaultkeeper.report import HELD_OUT, Candidate
+    from vaultkeeper.vault import rel
+
+    where = rel(vault, path)
+    try:
+        text = decode(_read(path))
+        yaml_text, _, _ = split_frontmatter(text)
+        if yaml_text is None:
+            return None  # no frontmatter: not an entry
+        quick = quickmeta.read_keys(yaml_text, _WANTED)
+        if quick is not None:
+            meta: Mapping[str, Any] = quick[0]
+            lines: Mapping[str, int] = quick[1]
+        else:
+            fm = parse_note(path, where, text).frontmatter
+            assert fm is not None
+            meta, lines = fm.data, fm.key_lines
+    except ParseError as exc:
+        problems.append(_problem(where, exc.line, exc.reason))
+        return None
+    raw = meta.get("holdout_until")
+    status = meta.get("status")
+    if raw is None or raw == "" or (status is not None and status != "held_out"):
+        return None
+    line = lines.get("holdout_until", 1)
+    until = parse_date(raw)
+    if until is None:
+        problems.append(
+            _problem(where, line, f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped")
+        )
+        return None
+    if until > today:
+        return None
+    name, label, condition = (
+        meta.get("name"),
+        meta.get("label"),
+        meta.get("falsification_condition"),
+    )
+    return Candidate(
+        kind=HELD_OUT,
+        name=str(name) if name not in (None, "") else path.stem,
+        path=where,
+        line=line,
+        hash=file_hash(text),
+        holdout_until=until.isoformat(),
+        days_due=(today - until).days,
+        status=None if status is None else str(status),
+        label=None if label is None else str(label),
+        weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
+        falsification_condition=None if condition in (None, "") else str(condition),
+    )
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, with the model's reasons for what can't be read."""
+    import stat
+
+    from vaultkeeper.model import ParseError
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ParseError("not a regular file")  # a FIFO named *.md would block
+        return path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None

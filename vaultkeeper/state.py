@@ -1,0 +1,385 @@
+"""The scheduler's guards: ``state/self-maintain.json``, the mkdir lock, cooldown, re-entry.
+
+Only the standard library, config and errors are imported here: the throttled no-op path
+(a scan inside the cooldown, the commonest run by far) goes through this module alone, so
+it costs little more than starting Python. Times are epoch milliseconds, as in the spec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from typing import NamedTuple
+
+from vaultkeeper import config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+IDLE = "idle"
+IN_PROGRESS = "in-progress"
+SKIP_COOLDOWN = "cooldown"
+SKIP_LOCKED = "locked"
+SKIP_IN_PROGRESS = "in-progress"
+_TRUE = ("1", "true", "yes", "on")
+
+
+class StateRead(NamedTuple):
+    """The state file as read: always a full, valid state; ``note`` says what was wrong."""
+
+    data: dict[str, Any]
+    note: str | None
+
+
+class Skip(NamedTuple):
+    """Why a run did not scan (``reason`` is one of the SKIP_* names) and what to tell."""
+
+    reason: str
+    detail: str
+    notes: tuple[str, ...]
+
+
+class Run(NamedTuple):
+    """A run that holds the lock and may scan; pass it to finish()/abort() and release()."""
+
+    vault: str
+    pid: int
+    started_ms: int
+    cooldown_ms: int
+    previous: dict[str, Any]
+    notes: tuple[str, ...]
+
+
+def state_dir(vault: str | os.PathLike[str]) -> str:
+    return os.path.join(os.fspath(vault), config.STATE_DIR)
+
+
+def state_path(vault: str | os.PathLike[str]) -> str:
+    return os.path.join(state_dir(vault), config.STATE_FILE)
+
+
+def lock_path(vault: str | os.PathLike[str]) -> str:
+    return os.path.join(state_dir(vault), config.LOCK_DIR)
+
+
+def cooldown_ms(env: Mapping[str, str]) -> tuple[int, str | None]:
+    """The cooldown in force: ``$SELF_MAINTAIN_COOLDOWN_MS`` if it is a whole number >= 0."""
+    raw = env.get(config.ENV_COOLDOWN)
+    if raw is None or not raw.strip():
+        return config.COOLDOWN_MS, None
+    text = raw.strip()
+    if text.isdigit():  # ASCII digits only: no sign, no fraction, no exponent
+        return int(text), None
+    note = (
+        f"{config.ENV_COOLDOWN}={raw!r} is not a whole number of milliseconds; "
+        f"using the default {config.COOLDOWN_MS}"
+    )
+    return config.COOLDOWN_MS, note
+
+
+def forced(env: Mapping[str, str], flag: bool = False) -> bool:
+    """``--force`` or ``$SELF_MAINTAIN_FORCE=1`` (true/yes/on also count)."""
+    return flag or env.get(config.ENV_FORCE, "").strip().lower() in _TRUE
+
+
+def default_state(cooldown: int = config.COOLDOWN_MS) -> dict[str, Any]:
+    """The spec's state file, idle and never run; exactly its six keys, in its order."""
+    return {
+        "state": IDLE,
+        "lastCompleted": 0,
+        "lastTriggered": 0,
+        "cooldownMs": cooldown,
+        "pid": None,
+        "perTask": {},
+    }
+
+
+def _ms(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if value == value and abs(value) < 1e15 else None  # NaN, absurd
+
+
+def _validate(data: Any) -> tuple[dict[str, Any], str | None]:
+    if not isinstance(data, dict):
+        return default_state(), "is not a JSON object"
+    out = default_state()
+    if data.get("state") not in (IDLE, IN_PROGRESS):
+        return out, f"has state {data.get('state')!r}, not {IDLE!r} or {IN_PROGRESS!r}"
+    for key in ("lastCompleted", "lastTriggered", "cooldownMs"):
+        value = _ms(data.get(key))
+        if value is None:
+            return default_state(), f"has {key} {data.get(key)!r}, not epoch milliseconds"
+        out[key] = value
+    pid = data.get("pid")
+    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):
+        return default_state(), f"has pid {pid!r}, not a process id or null"
+    per_task = data.get("perTask", {})
+    if not isinstance(per_task, dict):
+        return default_state(), "has a perTask that is not a JSON object"
+    out.update(state=data["state"], pid=pid, perTask=per_task)
+    return out, None
+
+
+def read_state(vault: str | os.PathLike[str]) -> StateRead:
+    """Read the state file; missing, empty or corrupt -> idle (``note`` says which)."""
+    path = state_path(vault)
+    where = f"{config.STATE_DIR}/{config.STATE_FILE}"
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return StateRead(default_state(), f"{where}: missing; starting from idle")
+    except OSError as exc:
+        return StateRead(default_state(), f"{where}: unreadable ({exc.strerror}); treated as idle")
+    if not raw.strip():
+        return StateRead(default_state(), f"{where}: empty; treated as idle and replaced")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return StateRead(default_state(), f"{where}: not valid JSON; treated as idle and replaced")
+    state, problem = _validate(data)
+    if problem is not None:
+        return StateRead(state, f"{where}: {problem}; treated as idle and replaced")
+    return StateRead(state, None)
+
+
+def write_state(vault: str | os.PathLike[str], data: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from vaultkeeper.fsio import atomic_write  # stdlib-only module; not needed on the no-op path
+
+    atomic_write(Path(state_path(vault)), json.dumps(data, indent=2) + "\n")
+
+
+def pid_alive(pid: int) -> bool:
+    """True when ``pid`` is a running process (not a zombie) other than this one."""
+    if pid <= 0 or pid == os.getpid():
+        return False  # our own pid in the state file is a previous run's, reused
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    try:  # a killed child not yet reaped still answers signal 0
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _cooling(state: dict[str, Any], now_ms: int, cooldown: int) -> int | None:
+    """Milliseconds since the last completed run when that is inside the cooldown."""
+    since = now_ms - int(state["lastCompleted"])
+    return since if state["lastCompleted"] > 0 and 0 <= since < cooldown else None
+
+
+def _running(state: dict[str, Any], now_ms: int) -> bool:
+    """The re-entry guard: in progress, with a live pid, triggered under 10 minutes ago."""
+    pid = state["pid"]
+    return (
+        state["state"] == IN_PROGRESS
+        and isinstance(pid, int)
+        and now_ms - int(state["lastTriggered"]) < config.STALE_RUN_MS
+        and pid_alive(pid)
+    )
+
+
+def precheck(
+    vault: str | os.PathLike[str], env: Mapping[str, str], now_ms: int, force: bool
+) -> Skip | None:
+    """The no-op path: read the state file only, write nothing, say why to skip (or None)."""
+    cooldown, _ = cooldown_ms(env)
+    state, _ = read_state(vault)
+    if not forced(env, force):
+        since = _cooling(state, now_ms, cooldown)
+        if since is not None:
+            left = (cooldown - since + 999) // 1000
+            return Skip(
+                SKIP_COOLDOWN,
+                f"last scan completed {since // 1000} s ago; {left} s of cooldown left",
+                (),
+            )
+    if _running(state, now_ms):
+        return Skip(SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", ())
+    return None
+
+
+def _lock_owner(lock: str) -> int | None:
+    try:
+        with open(os.path.join(lock, config.LOCK_PID_FILE), "rb") as fh:
+            text = fh.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _remove_dir(path: str) -> None:
+    try:
+        for name in os.listdir(path):
+            os.unlink(os.path.join(path, name))
+        os.rmdir(path)
+    except OSError:
+        pass  # already gone, or not ours to empty: the next run looks again
+
+
+def _try_lock(vault: str | os.PathLike[str], pid: int) -> bool:
+    """Take the lock: a directory whose ``pid`` file names the owner.
+
+    The directory is made under a private name with the pid file already inside, then
+    renamed into place, so the lock never exists without its owner's pid (a run killed
+    between a bare mkdir and writing the pid would leave a lock nobody can judge).
+    """
+    folder = state_dir(vault)
+    os.makedirs(folder, exist_ok=True)
+    private = os.path.join(folder, f".{config.LOCK_DIR}.{pid}.tmp")
+    _remove_dir(private)  # a leftover of a dead process that had our pid
+    os.mkdir(private)
+    try:
+        with open(os.path.join(private, config.LOCK_PID_FILE), "w", encoding="ascii") as fh:
+            fh.write(f"{pid}\n")
+        os.rename(private, lock_path(vault))
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+            return False
+        raise
+    finally:
+        _remove_dir(private)
+
+
+def _stale_lock(lock: str, now_ms: int) -> tuple[str | None, int | None]:
+    """(why the held lock is stale or None, its owner's pid)."""
+    owner = _lock_owner(lock)
+    try:
+        age = now_ms - int(os.stat(lock).st_mtime * 1000)
+    except OSError:
+        return "gone", owner
+    if age >= config.STALE_RUN_MS:
+        return f"older than {config.STALE_RUN_MS // 60_000} minutes", owner
+    if owner is not None and not pid_alive(owner):
+        return f"its owner pid {owner} is not running", owner
+    return None, owner
+
+
+def release(vault: str | os.PathLike[str], pid: int) -> None:
+    """Remove the lock if ``pid`` holds it; safe to call any number of times."""
+    lock = lock_path(vault)
+    if _lock_owner(lock) == pid:
+        _remove_dir(lock)
+
+
+def _sweep(vault: str | os.PathLike[str]) -> None:
+    """Remove what killed runs left in state/: private lock dirs and half-written temp files.
+
+    Called while holding the lock; only a lock holder writes these files, so any temp file
+    found now belongs to a run that is gone.
+    """
+    folder = state_dir(vault)
+    lock_prefix = f".{config.LOCK_DIR}."
+    temp_prefixes = (f".{config.STATE_FILE}.", f".{config.LAST_REPORT_FILE}.")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith(lock_prefix) and name.endswith(".tmp"):
+            pid = name[len(lock_prefix) : -len(".tmp")]
+            if pid.isdigit() and not pid_alive(int(pid)):
+                _remove_dir(path)
+        elif name.startswith(temp_prefixes) and name.endswith(".vk-tmp"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def start(
+    vault: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str],
+    now_ms: int,
+    force: bool,
+    pid: int,
+) -> Run | Skip:
+    """Pass every guard and mark the run in progress, or say why not.
+
+    Order: cooldown and re-entry on the state file alone (the no-op path writes nothing);
+    then the lock (a stale one is removed); then both checks again under the lock, since
+    another run may have completed in between. ``force`` skips only the cooldown.
+    """
+    cooldown, env_note = cooldown_ms(env)
+    notes: list[str] = [env_note] if env_note else []
+    skip = precheck(vault, env, now_ms, force)
+    if skip is not None:
+        return skip._replace(notes=tuple(notes))
+    lock = lock_path(vault)
+    where = f"{config.STATE_DIR}/{config.LOCK_DIR}"
+    if not _try_lock(vault, pid):
+        why, owner = _stale_lock(lock, now_ms)
+        if why is None:
+            return Skip(SKIP_LOCKED, f"{where} is held by pid {owner}", tuple(notes))
+        if _lock_owner(lock) == owner:  # still the lock we judged, not a fresh one
+            _remove_dir(lock)
+            if why != "gone":
+                notes.append(f"{where}: stale ({why}); removed")
+        if not _try_lock(vault, pid):
+            return Skip(SKIP_LOCKED, f"{where} is held by pid {_lock_owner(lock)}", tuple(notes))
+    try:
+        state, note = read_state(vault)
+        if note:
+            notes.append(note)
+        if not forced(env, force) and _cooling(state, now_ms, cooldown) is not None:
+            release(vault, pid)
+            return Skip(SKIP_COOLDOWN, "another run completed a scan just now", tuple(notes))
+        if _running(state, now_ms):
+            release(vault, pid)
+            return Skip(
+                SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", tuple(notes)
+            )
+        if state["state"] == IN_PROGRESS:
+            age = max(0, now_ms - int(state["lastTriggered"])) // 1000
+            notes.append(
+                f"{config.STATE_DIR}/{config.STATE_FILE}: the run by pid {state['pid']} "
+                f"started {age} s ago is stale; reset to idle"
+            )
+        _sweep(vault)
+        running = dict(state, state=IN_PROGRESS, lastTriggered=now_ms, cooldownMs=cooldown, pid=pid)
+        write_state(vault, _ordered(running))
+    except BaseException:
+        release(vault, pid)
+        raise
+    return Run(os.fspath(vault), pid, now_ms, cooldown, state, tuple(notes))
+
+
+def _ordered(data: dict[str, Any]) -> dict[str, Any]:
+    """Exactly the spec's keys, in the spec's order."""
+    return {key: data[key] for key in default_state()}
+
+
+def finish(run: Run, completed_ms: int, figures: Mapping[str, Any]) -> None:
+    """Mark the run completed: idle, lastCompleted, pid null, perTask.selfMaintain."""
+    per_task = dict(run.previous.get("perTask") or {})
+    per_task["selfMaintain"] = dict(figures)
+    done = dict(
+        run.previous,
+        state=IDLE,
+        lastCompleted=completed_ms,
+        lastTriggered=run.started_ms,
+        cooldownMs=run.cooldown_ms,
+        pid=None,
+        perTask=per_task,
+    )
+    write_state(run.vault, _ordered(done))
+
+
+def abort(run: Run) -> None:
+    """Back to idle after a failed or interrupted run; lastCompleted stays as it was."""
+    back = dict(run.previous, state=IDLE, lastTriggered=run.started_ms, pid=None)
+    write_state(run.vault, _ordered(back))
