@@ -23,7 +23,9 @@ NOTES = "line one\nline two\nline three"  # three lines, the last without a newl
 
 @pytest.fixture
 def vault(make_vault) -> Path:
-    return make_vault({"projects/p/research/notes.md": NOTES, "projects/p/memory/m.md": "---\n---\n"})
+    return make_vault(
+        {"projects/p/research/notes.md": NOTES, "projects/p/memory/m.md": "---\n---\n"}
+    )
 
 
 @pytest.mark.parametrize(
@@ -129,7 +131,9 @@ def test_holdout_without_a_real_date_is_refused(value: object) -> None:
 
 
 def test_entry_path_resolves_inside(vault: Path) -> None:
-    assert entry_path(vault, "projects/p/memory/m.md") == (vault / "projects/p/memory/m.md").resolve()
+    assert (
+        entry_path(vault, "projects/p/memory/m.md") == (vault / "projects/p/memory/m.md").resolve()
+    )
     # the .md may be left off, as in a wikilink
     assert entry_path(vault, "projects/p/memory/m").name == "m.md"
     assert entry_path(vault, str(vault / "projects/p/memory/m.md")).name == "m.md"
@@ -140,7 +144,12 @@ def test_entry_path_refuses_escapes_before_reading(vault: Path, tmp_path: Path) 
     secret.write_text("---\nstatus: held_out\n---\n")
     (vault / "projects/p/memory/link.md").symlink_to(secret)
     (vault / "projects/p/out").symlink_to(tmp_path)
-    for target in ("../secret.md", str(secret), "projects/p/memory/link.md", "projects/p/out/secret.md"):
+    for target in (
+        "../secret.md",
+        str(secret),
+        "projects/p/memory/link.md",
+        "projects/p/out/secret.md",
+    ):
         with pytest.raises(UnsafePathError, match="outside the vault"):
             entry_path(vault, target)
 

@@ -1,4 +1,4 @@
-"""apply promote: the gate (fresh count, receipt, not promoted, stale hash), skill write and merge."""
+"""apply promote: the gate (fresh count, receipt, promoted once, stale hash), skill and merge."""
 
 from __future__ import annotations
 
@@ -99,7 +99,9 @@ def test_low_count_refused(vault: Path, runner: CliRunner) -> None:
 def test_unreadable_count_refused(make_vault) -> None:
     vault = make_vault(
         {
-            "patterns/registry.md": REGISTRY.replace("**success count:** 3", "**success count:** lots"),
+            "patterns/registry.md": REGISTRY.replace(
+                "**success count:** 3", "**success count:** lots"
+            ),
             "projects/p/research/notes.md": "a\nb\n",
         }
     )
@@ -151,7 +153,8 @@ def test_merge_adds_only_new_evidence_and_overwrites_nothing(vault: Path) -> Non
     outcome = promote(vault)
     assert outcome.outcome == "act" and "merged" in outcome.reason
     assert skill.read_text() == existing.replace(
-        "- https://example.org/old\n", f"- https://example.org/old\n- {RECEIPT} (added 2026-12-01)\n"
+        "- https://example.org/old\n",
+        f"- https://example.org/old\n- {RECEIPT} (added 2026-12-01)\n",
     )
 
 
@@ -170,7 +173,9 @@ def test_merge_adds_an_evidence_section_when_missing(vault: Path) -> None:
     skill.parent.mkdir(parents=True)
     skill.write_text("# alpha\n\nbody\n")
     promote(vault)
-    assert skill.read_text() == f"# alpha\n\nbody\n\n## Evidence\n\n- {RECEIPT} (added 2026-12-01)\n"
+    assert (
+        skill.read_text() == f"# alpha\n\nbody\n\n## Evidence\n\n- {RECEIPT} (added 2026-12-01)\n"
+    )
 
 
 def test_skills_dir_elsewhere(vault: Path, tmp_path: Path, runner: CliRunner) -> None:
@@ -221,9 +226,14 @@ def test_crlf_registry_keeps_its_line_endings(make_vault) -> None:
     )
     promote(vault)
     raw = (vault / "patterns/registry.md").read_bytes()
-    assert raw == REGISTRY.replace(
-        "**last used:** 2026-10-01\n", f"**last used:** 2026-10-01\n{PROMOTED}\n"
-    ).replace("\n", "\r\n").encode()
+    assert (
+        raw
+        == REGISTRY.replace(
+            "**last used:** 2026-10-01\n", f"**last used:** 2026-10-01\n{PROMOTED}\n"
+        )
+        .replace("\n", "\r\n")
+        .encode()
+    )
 
 
 def test_unknown_name_is_refused_and_journaled(vault: Path) -> None:

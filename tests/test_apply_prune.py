@@ -23,7 +23,9 @@ PROMPT = "[y/N]:"
 
 @pytest.fixture
 def vault(make_vault) -> Path:
-    return make_vault({"patterns/registry.md": REGISTRY, "projects/p/memory/m.md": "---\nname: m\n---\nx\n"})
+    return make_vault(
+        {"patterns/registry.md": REGISTRY, "projects/p/memory/m.md": "---\nname: m\n---\nx\n"}
+    )
 
 
 def journal(vault: Path) -> list[dict[str, object]]:
@@ -138,7 +140,9 @@ def test_yes_on_a_terminal_deletes_a_file(vault: Path) -> None:
     assert (vault / ".trash" / trash_id / "m.md").read_bytes() == raw
 
 
-def test_path_escapes_are_refused_before_reading(vault: Path, runner: CliRunner, tmp_path: Path) -> None:
+def test_path_escapes_are_refused_before_reading(
+    vault: Path, runner: CliRunner, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside.md"
     outside.write_text("keep\n")
     (vault / "projects/p/memory/link.md").symlink_to(outside)

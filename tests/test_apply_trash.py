@@ -50,6 +50,11 @@ def test_block_round_trip_is_byte_identical(make_vault, name: str, nl: str, bom:
     assert back.outcome == "act" and "as before the prune" in back.reason
     assert registry.read_bytes() == original
     assert not trashed.exists()
+    record = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
+    assert (record["action"], record["target"], record["id"]) == (
+        "restore", "patterns/registry.md", done.id,
+    )  # fmt: skip
+    assert record["hash_after"] == meta["hash_before"]
 
 
 def test_only_block_in_a_file(make_vault) -> None:

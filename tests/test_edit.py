@@ -25,7 +25,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.model import parse_note, split_lines
 from vaultkeeper.registry import parse_blocks
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- generating valid frontmatter whose line layout the test knows ------------------
 
@@ -325,6 +325,13 @@ def test_flow_list_with_trailing_comma() -> None:
     out = append_to_list(FM, "sources", "c")
     assert 'sources: [a, b, "c"]\n' in out
     assert meta(out)["sources"] == ["a", "b", "c"]
+
+
+def test_a_duplicated_key_is_refused_not_half_edited() -> None:
+    text = "---\nstatus: active\nname: x\nstatus: held_out\n---\n"
+    with pytest.raises(VaultkeeperError, match="'status' appears on lines 2 and 4"):
+        set_frontmatter_value(text, "status", "archived")
+    assert set_frontmatter_value(text, "name", "y") == text.replace("name: x", "name: y")
 
 
 def test_append_to_a_non_list_is_refused() -> None:

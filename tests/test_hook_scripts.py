@@ -7,6 +7,7 @@ returns (Claude Code does, whatever the timeout). ``run_hook`` does exactly that
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,6 +25,7 @@ import pytest
 from vaultkeeper import config
 from vaultkeeper.create import init_vault
 from vaultkeeper.hooks import find_program, script_path
+from vaultkeeper.status import where_installed
 
 END = script_path("SessionEnd")
 START = script_path("SessionStart")
@@ -60,10 +62,8 @@ def run_hook(script: Path, args: list[str], env: dict[str, str], stdin: bytes = 
     began = time.monotonic()
     out, err = proc.communicate(stdin, timeout=30)
     seconds = time.monotonic() - began
-    try:  # what the host does the moment a hook returns
+    with contextlib.suppress(ProcessLookupError):  # what the host does when a hook returns
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     return Hook(proc.returncode, out.decode(), err.decode(), seconds, proc.pid)
 
 
@@ -111,11 +111,13 @@ def vault(tmp_path: Path) -> Path:
     return tmp_path / "vault"
 
 
-# A stand-in for `vaultkeeper --vault V scan` that runs until the test releases it.
+# A stand-in for `vaultkeeper --vault V scan` that runs until the test releases it
+# (or 60 s pass, so a failed test leaves nothing running).
 SLOW_SCAN = """#!/bin/sh
 state="$2/state"
 echo $$ >"$state/fake.pid"
-while [ ! -e "$state/release" ]; do sleep 0.05; done
+i=0
+while [ ! -e "$state/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 echo "scanned $*" >"$state/fake.done"
 """
 
@@ -160,7 +162,9 @@ def test_session_end_finds_the_vault_in_the_environment(
 ) -> None:
     fake = executable(tmp_path / "bin" / "vaultkeeper", SLOW_SCAN)
     (vault / "state" / "release").touch()
-    hook = run_hook(END, [], {**env, "PATH": f"{fake.parent}:{SYSTEM_PATH}", config.ENV_VAULT: str(vault)})
+    hook = run_hook(
+        END, [], {**env, "PATH": f"{fake.parent}:{SYSTEM_PATH}", config.ENV_VAULT: str(vault)}
+    )
     assert hook.code == 0
     assert wait_for((vault / "state" / "fake.done").exists)
 
@@ -195,6 +199,8 @@ def test_session_end_with_a_missing_vault(
     assert not missing.exists()  # a missing vault is never created
     log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
     assert f"session-end: {reason}" in log.read_text()
+    where = where_installed({}, False, env, None)  # `hooks status` shows it
+    assert where.hook_logs == ((str(log), log.read_text().strip()),)
 
 
 def test_session_end_without_vaultkeeper_on_path(vault: Path, env: dict[str, str]) -> None:
@@ -231,7 +237,9 @@ def test_session_start_prints_nothing_without_a_report(
 
 
 def test_session_start_prints_the_brief(tmp_path: Path, vault: Path, env: dict[str, str]) -> None:
-    fake = executable(tmp_path / "bin" / "vaultkeeper", '#!/bin/sh\necho "args: $*"\necho line two\n')
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper", '#!/bin/sh\necho "args: $*"\necho line two\n'
+    )
     hook = run_hook(START, [str(with_report(vault)), str(fake)], env)
     assert hook.code == 0
     assert hook.stdout == f"args: --vault {vault} report --brief\nline two\n"
@@ -292,6 +300,8 @@ def test_scripts_repeat_the_configured_names() -> None:
         assert f'"$vault/{config.STATE_DIR}/{config.HOOK_LOG_FILE}"' in text
         assert f"${{{config.ENV_VAULT}:-}}" in text
         assert f"{config.STATE_DIR}/{config.HOOK_LOG_FILE}" in text
+        state_home = config.XDG_STATE_DEFAULT.replace("~", "$HOME")
+        assert f"${{{config.ENV_XDG_STATE}:-{state_home}}}/vaultkeeper" in text
     start = START.read_text()
     assert f'"$vault/{config.STATE_DIR}/{config.LAST_REPORT_FILE}"' in start
     assert f"max={config.BRIEF_MAX_CHARS}\n" in start
@@ -318,7 +328,7 @@ def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
             name = f"e{p:02d}-{i:04d}"
             (folder / f"{name}.md").write_text(body.format(n=name))
     (root / "projects" / "p00" / "memory" / "held.md").write_text(
-        '---\nname: held\ndescription: held\ntype: memory\nstatus: held_out\nlabel: inferred\n'
+        "---\nname: held\ndescription: held\ntype: memory\nstatus: held_out\nlabel: inferred\n"
         'holdout_until: "2026-08-01"\nfalsification_condition: "never"\n---\n\nbody\n'
     )
     registry = root / config.REGISTRY_FILE
@@ -354,7 +364,9 @@ def test_session_end_on_40k_entries_then_session_start(
     brief = run_hook(START, [str(big_vault), program], full_env)
     assert brief.code == 0 and 0 < len(brief.stdout) <= config.BRIEF_MAX_CHARS
     first = brief.stdout.splitlines()[0]
-    assert first == f"{config.SUMMARY_PREFIX} prune candidates 1 | promote eligible 1 | held-out due 1"
+    assert (
+        first == f"{config.SUMMARY_PREFIX} prune candidates 1 | promote eligible 1 | held-out due 1"
+    )
 
     again = run_hook(END, [str(big_vault), program], full_env)  # inside the cooldown
     assert again.code == 0

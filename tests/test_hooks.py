@@ -6,6 +6,7 @@ import json
 import os
 import shlex
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def test_install_merges_and_keeps_everything_else(
     result = run(runner, "--vault", vault, "hooks", "install", host, flag, settings)
     assert result.exit_code == 0, result.output
     assert "added   SessionEnd" in result.stdout and "added   SessionStart" in result.stdout
+    assert ("codex_hooks = true" in result.stdout) == (host == "codex")
     data = json.loads(settings.read_text())
     # every other key and every other tool's hook, as it was
     for key in ("model", "permissions", "env", "statusLine"):
@@ -414,6 +416,11 @@ def test_hooks_status_says_what_is_installed_where(
             }
         )
     )
+    log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
+    log.write_text("2026-11-01T00:00:00Z session-end: old\n2026-11-02T00:00:00Z session-end: new\n")
+    text = run(runner, "--vault", vault, *args, env={**env, "HOME": str(tmp_path)})
+    assert text.stdout.endswith(f"hook log     {log}: 2026-11-02T00:00:00Z session-end: new\n")
+    log.unlink()
     data = json.loads(run(runner, *args, "--json", env=env).stdout)  # no vault needed
     (claude, cdx) = data["hosts"]
     assert [h["event"] for h in claude["handlers"]] == ["SessionEnd", "SessionStart"]
@@ -421,3 +428,47 @@ def test_hooks_status_says_what_is_installed_where(
     assert data["cron"] == [] and data["last_scans"] == [
         {"vault": str(vault.resolve()), "last_completed": "2026-09-21T14:13:20+00:00"}
     ]
+
+
+def test_the_cron_line_runs_with_cron_s_bare_environment(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """Cron runs the command with sh, a bare PATH and another working directory."""
+    vault = make_vault()
+    printed = run(runner, "--vault", vault, "hooks", "install", "cron", "--print")
+    command = printed.stdout.strip().split(None, 5)[5]
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/sh"},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    log = (vault / config.STATE_DIR / config.CRON_LOG_FILE).read_text()
+    assert f"{config.SUMMARY_PREFIX} prune candidates 0 |" in log
+    assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).is_file()
+
+
+def test_hooks_status_reports_an_unreadable_file_without_failing(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text("{oops")
+    result = run(runner, "hooks", "status", "claude-code", "--settings", settings)
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"claude-code  {settings}:1:2: not valid JSON (")
+    assert result.stdout.count("\n") == 1 and "nothing written" not in result.stdout
+
+
+def test_default_files_are_under_home(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault, home = make_vault(), tmp_path / "home"
+    for host, where in (("claude-code", config.CLAUDE_SETTINGS), ("codex", config.CODEX_HOOKS)):
+        result = run(runner, "--vault", vault, "hooks", "install", host, env={"HOME": str(home)})
+        assert result.exit_code == 0
+        target = home / where.removeprefix("~/")
+        assert result.stdout.startswith(f"{host}: {target}\n")
+        assert len(ours(json.loads(target.read_text()), "SessionEnd")) == 1

@@ -68,10 +68,12 @@ def test_regenerates_grouped_sorted_lines(make_vault: MakeVault, runner: CliRunn
 def test_text_outside_the_markers_is_kept_byte_for_byte(make_vault: MakeVault) -> None:
     head = "# My map\r\n\r\nA person's preamble \u2014 kept as is.  \r\n"
     tail = "\r\nA person's postscript.\r\n\r\n"
-    old = f"{head}{START}\r\n- [[stale-entry]] - gone\r\n{END}{tail}"
+    old = f"\ufeff{head}{START}\r\n- [[stale-entry]] - gone\r\n{END}{tail}"
     vault = make_vault({**FILES, "_index.md": old})
     build_index(vault)
     raw = (vault / "_index.md").read_bytes().decode("utf-8")
+    assert raw.startswith("\ufeff")
+    raw = raw[1:]
     assert raw.startswith(head + START + "\r\n")
     assert raw.endswith(END + tail)
     assert raw[len(head + START) :].startswith("\r\n## (root)\r\n")

@@ -180,3 +180,9 @@ def test_parse_link() -> None:
 def test_a_link_inside_a_code_span_is_never_extracted(name: str) -> None:
     assert note(f"x `[[{name}]]` y\n") == []
     assert [t[0] for t in note(f"x [[{name}]] y\n")] == [name.strip()]
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    # str.splitlines would also break at U+2028 and form feeds and shift every number
+    text = "a\u2028b\x0c [[x]]\r\nline two [[y]]\n"
+    assert [(t[0], t[4]) for t in note(text)] == [("x", 1), ("y", 2)]

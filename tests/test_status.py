@@ -108,9 +108,7 @@ def test_a_healthy_vault(runner: CliRunner, healthy: Path) -> None:
         assert set(s) == {"name", "label", "figure", "shown", "bound", "verdict", "detail"}
 
 
-def test_a_sick_vault(
-    runner: CliRunner, healthy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vault = healthy
     ten_days_ago = str(NOW.date() - dt.timedelta(days=10))
     reported(vault, promote=12, held_out=(ten_days_ago, str(NOW.date())))
@@ -167,7 +165,9 @@ def test_text_output(runner: CliRunner, healthy: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"vault {healthy} at {lines[0].split(' at ')[1]}"
     assert lines[1].split() == ["signal", "figure", "healthy"]
-    assert re.match(r"ok    promote candidates waiting +3 +< 10 +report 1 h old; act with: ", lines[2])
+    assert re.match(
+        r"ok    promote candidates waiting +3 +< 10 +report 1 h old; act with: ", lines[2]
+    )
     assert len(lines) == 3 + len(SIGNALS) and lines[-1] == "overall: ok"
 
 

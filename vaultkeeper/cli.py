@@ -230,16 +230,15 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool) -> None:
 def _print_report(report: Any, as_json: bool, made: str | None) -> None:
     from vaultkeeper.report import render_problems, render_text
 
-    for line in render_problems(report):
-        click.echo(line, err=True)
+    if report.problems:
+        click.echo("\n".join(render_problems(report)), err=True)
     if as_json:
         print_json(report.to_dict())
         return
     lines = render_text(report)
     if made is not None:
         lines.insert(1, made)
-    for line in lines:
-        click.echo(line)
+    click.echo("\n".join(lines))
 
 
 @cli.command()
@@ -559,9 +558,11 @@ def _ask_person(item: Any) -> str:
     changed = " (changed since it was queued: this is how it is now)" if item.changed else ""
     click.echo("")
     title = f"[{item.ask.id}] {item.title}{changed}\nasked {item.ask.ts}: {item.ask.reason}"
-    answer = parse_answer(_show_and_ask(title, item.text, "[y]es / [n]o / [s]kip / [q]uit:"))
+    question = "[y]es / [n]o / [s]kip / [q]uit:"
+    answer = parse_answer(_show_and_ask(title, item.text, question))
     while answer is None:
-        reply = click.prompt("answer y, n, s or q", default="", show_default=False)
+        click.echo("answer y, n, s (or nothing) to skip, or q")
+        reply = click.prompt(question, default="", show_default=False, prompt_suffix=" ")
         answer = parse_answer(str(reply))
     return answer
 
@@ -662,8 +663,8 @@ def log(ctx: click.Context, as_json: bool) -> None:
 # -- lint/index/verify --
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--fix", is_flag=True, help="Make the safe repairs (ASCII glyphs, quoting holdout_until).")
-@click.option("--select", multiple=True, help="Only these codes or prefixes (VK3, VK301,VK302, ALL).")
+@click.option("--fix", is_flag=True, help="Make the safe repairs (ASCII glyphs, holdout_until).")
+@click.option("--select", multiple=True, help="Only these codes or prefixes (VK3, VK301, ALL).")
 @click.option("--ignore", multiple=True, help="Skip these codes or prefixes.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
 @click.pass_context
@@ -744,13 +745,41 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
         for name in result.over_budget:
             click.echo(f"warning: {name} is still over the load budget", err=True)
         for name in result.unused:
-            click.echo(f"note: {name} is no longer linked from {config.INDEX_FILE}; delete it by hand")
+            click.echo(f"note: {name} is not linked from {config.INDEX_FILE}; delete it by hand")
         state = "up to date" if not result.changed else ("stale" if check else "regenerated")
         click.echo(
             f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
             f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
         )
     sys.exit(1 if check and result.changed else 0)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Run the spec's 12 install-and-setup checks; exit 1 if any fails.
+
+    Prints `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
+    scanner or the applier do it in a temporary folder (a copy of the vault's
+    markdown, or a seeded fixture vault): verify never changes the vault.
+    Row 9 passes when a session-end hook or cron line serves this vault.
+
+    \b
+    Example:
+      vaultkeeper verify
+      vaultkeeper --vault ~/memory verify --json
+    """
+    from vaultkeeper.verify import verify_vault
+
+    result = verify_vault(vault_path(ctx), now=now_utc(), env=os.environ)
+    if as_json:
+        print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
+    else:
+        width = max(len(c.name) for c in result.checks)
+        for c in result.checks:
+            click.echo(f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}")
+    sys.exit(1 if result.failed else 0)
 
 
 # -- hooks/status --
@@ -909,8 +938,9 @@ def hooks_status(
     hooks_file: Path | None,
     as_json: bool,
 ) -> None:
-    """Say what is installed where (all targets, or TARGET), and when each
-    vault's last scan completed.
+    """Say what is installed where, and when each vault's last scan completed.
+
+    Every target, or only TARGET; no vault is needed.
 
     \b
     Example:
@@ -947,6 +977,7 @@ def hooks_status(
                     {"vault": v, "last_completed": w.isoformat() if w else None}
                     for v, w in where.last_scans
                 ],
+                "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
             }
         )
         return
@@ -973,6 +1004,8 @@ def hooks_status(
             else "never"
         )
         click.echo(f"{'last scan':<12} {v}: {done}")
+    for log, last in where.hook_logs:
+        click.echo(f"{'hook log':<12} {log}: {last}")
 
 
 @cli.command()
@@ -1001,7 +1034,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
         with click.progressbar(
             length=len(STEPS), label="checking", file=sys.stderr, item_show_func=lambda s: s
         ) as bar:
-            result = vault_status(vault, now_utc(), lambda name: bar.update(1, name))
+
+            def step(name: str) -> None:  # the bar counts the steps already done
+                bar.update(STEPS.index(name) - bar.pos, name)
+
+            result = vault_status(vault, now_utc(), step)
     if as_json:
         print_json(result.to_dict())
     else:

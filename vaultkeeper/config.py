@@ -100,7 +100,9 @@ HOOK_BACKUP_SUFFIX = ".vaultkeeper.bak"  # the settings file as it was before ou
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
-FALLBACK_LOG = "~/.local/state/vaultkeeper/hook.log"  # when the vault itself is missing
+# With no vault to log into, the hooks log to $XDG_STATE_HOME/vaultkeeper/hook.log.
+ENV_XDG_STATE = "XDG_STATE_HOME"
+XDG_STATE_DEFAULT = "~/.local/state"
 STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)
 STATUS_OVERDUE_DAYS = 7  # a held-out entry this many days past holdout_until is overdue
 STATUS_SCAN_MAX_AGE_DAYS = 2  # older: the session-end hook probably never fires

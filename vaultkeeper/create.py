@@ -12,7 +12,7 @@ from vaultkeeper import config
 from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.registry import load_registry
+from vaultkeeper.registry import is_counter_line, load_registry
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
 
@@ -66,6 +66,8 @@ def init_vault(path: Path) -> InitResult:
                 raise UsageError(f"{target}: exists and is a folder; nothing was created")
             if not target.exists():
                 resolve_inside(path, name)
+    # rendered up front: a missing template fails before anything is created
+    contents = {name: make() for name, make in files.items() if not (path / name).exists()}
     path.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     kept: list[str] = []
@@ -76,20 +78,25 @@ def init_vault(path: Path) -> InitResult:
         else:
             target.mkdir(parents=True)
             created.append(folder + "/")
-    for name, make in files.items():
-        target = path / name
-        if target.exists():
+    for name in files:
+        if name not in contents:
             kept.append(name)
             continue
-        atomic_write(target, make())
+        atomic_write(path / name, contents[name])
         created.append(name)
     warnings: list[str] = []
+    root = path.resolve()
+    outer = next((p for p in root.parents if (p / config.INDEX_FILE).is_file()), None)
+    if outer is not None:
+        warnings.append(
+            f"{root} is inside the vault {outer}; commands run below {root} now use the new vault"
+        )
     if ".gitignore" in kept and not _ignores_state(path / ".gitignore"):
         warnings.append(
             f".gitignore (kept as it is) does not ignore {config.STATE_DIR}/: "
             f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
         )
-    return InitResult(path.resolve(), tuple(created), tuple(kept), tuple(warnings))
+    return InitResult(root, tuple(created), tuple(kept), tuple(warnings))
 
 
 def _ignores_state(gitignore: Path) -> bool:
@@ -262,9 +269,7 @@ def _new_pattern(vault: Path, name: str, description: str, today: dt.date) -> Ne
 def _block_safe(description: str) -> str:
     # The description is a line of the block body: it must not read as a heading (a new
     # block), a code fence, or a counter line.
-    bare = description.lstrip("-*+ \t").lower()
-    counters = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
-    if description.startswith(("#", "```", "~~~")) or bare.startswith(counters):
+    if description.startswith(("#", "```", "~~~")) or is_counter_line(description):
         return "\\" + description
     return description
 

@@ -141,10 +141,12 @@ def _key_pattern(key: str) -> re.Pattern[str]:
 
 def _key_index(lines: list[str], close: int, key: str) -> int | None:
     pattern = _key_pattern(key)
-    for i in range(1, close):
-        if pattern.match(lines[i]):
-            return i
-    return None
+    found = [i for i in range(1, close) if pattern.match(lines[i])]
+    if len(found) > 1:
+        # YAML keeps the last one; editing the first would change nothing a reader sees
+        where = " and ".join(str(i + 1) for i in found)
+        raise VaultkeeperError(f"frontmatter key {key!r} appears on lines {where}; keep one")
+    return found[0] if found else None
 
 
 def _value_extent(lines: list[str], close: int, index: int) -> int:

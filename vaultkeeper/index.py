@@ -30,6 +30,7 @@ from vaultkeeper.vault import iter_files, rel
 _ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
 _COUNTER = re.compile(r"^[ \t]*[-*]?[ \t]*\*\*[^*]+:\*\*")
 ROOT_GROUP = "(root)"
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,14 @@ def build_index(vault: Path, *, check: bool = False) -> IndexResult:
         return _build(vault, write=True)
 
 
+def _has_bom(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(_BOM)) == _BOM
+    except OSError:
+        return False
+
+
 def _read(path: Path) -> str | None:
     try:
         return decode(path.read_bytes())
@@ -232,7 +241,8 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     if write:
         for name in changed:
-            atomic_write(vault / name, wanted[name])
+            bom = _BOM if _has_bom(vault / name) else b""  # outside the markers: kept too
+            atomic_write(vault / name, bom + wanted[name].encode("utf-8"))
     root_lines, root_bytes = _measure(wanted[config.INDEX_FILE])
     return IndexResult(
         entries=len(entries),

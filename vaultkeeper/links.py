@@ -51,6 +51,16 @@ class Link:
     in_frontmatter: bool
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at ``\n`` only: line numbers as an editor shows them
+    (``str.splitlines`` would also split at form feeds and U+2028)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
 def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
     """Fenced blocks in ``lines`` (line numbers start at ``first_line``).
 
@@ -140,7 +150,7 @@ def extract_links(
     if "[[" not in note.text:
         return []
     if lines is None:
-        lines = note.text.splitlines(keepends=True)
+        lines = split_lines(note.text)
     out: list[Link] = []
     fm = note.frontmatter
     if fm is not None:
@@ -161,7 +171,7 @@ def extract_links(
     body_start = note.body_line
     if fences is None:
         fences = find_fences(lines[body_start - 1 :], body_start)
-    in_code = _code_lines(fences, len(lines))
+    in_code = code_lines(fences, len(lines))
     for index in range(body_start - 1, len(lines)):
         line = lines[index]
         if "[[" in line and (index + 1) not in in_code:
@@ -169,7 +179,8 @@ def extract_links(
     return out
 
 
-def _code_lines(fences: list[Fence], total: int) -> set[int]:
+def code_lines(fences: Iterable[Fence], total: int) -> set[int]:
+    """1-based numbers of the lines inside fenced blocks (fences included)."""
     covered: set[int] = set()
     for fence in fences:
         covered.update(range(fence.start, (fence.end if fence.end is not None else total) + 1))

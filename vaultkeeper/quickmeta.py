@@ -30,6 +30,18 @@ _FLOW_LIST = re.compile(rf"(\[ *{_DQ}(?: *, *{_DQ})* *\])" + _COMMENT)
 _DQ_ITEM = re.compile(r'"([^"\\]*)"')
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INT = re.compile(r"0|[1-9][0-9]*")
+_DIGITS = frozenset("0123456789")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+# a key line whose value is valid YAML and needs no reading: for keys nobody asked for
+_EASY = re.compile(r'([A-Za-z_][A-Za-z0-9_-]{0,99}): +(?:"[^"\\]*"|[A-Za-z_][^:#]*|\[\]|\{\})$')
+# The commonest blocks, checked whole by one regex: every line a key with a quoted, plain,
+# date, integer or empty-collection value (or none), a comment, or blank.
+_VALUE = (
+    r'(?: +(?:"[^"\\\n]*"|\'[^\'\n]*\'|[A-Za-z_][^:#\n]*|[0-9]{4}-[0-9]{2}-[0-9]{2}'
+    r'|(?:0|[1-9][0-9]*)|\[ *\]|\{ *\}|\[ *"[^"\\\n]*"(?: *, *"[^"\\\n]*")* *\]))?'
+)
+_BLOCK = re.compile(rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^\n]*)?|#[^\n]*| *)\n)*")
+_DATE_VALUE = re.compile(r": +([0-9]{4}-[0-9]{2}-[0-9]{2})")
 # PyYAML's implicit resolvers for plain scalars that start with a letter
 _WORDS: dict[str, Any] = {
     **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
@@ -46,25 +58,34 @@ def _scalar(text: str) -> Any:
     """The value YAML gives the text after ``key:`` or ``-`` (raises _Unsure if unsure)."""
     if not text or text[0] == "#":
         return None
-    m = _QUOTED.match(text)
-    if m:
+    first = text[0]
+    if first in "\"'":
+        m = _QUOTED.match(text)
+        if m is None:
+            raise _Unsure
         return m.group(1) if m.group(1) is not None else m.group(2)
-    m = _EMPTY_FLOW.match(text)
-    if m:
-        return [] if m.group(1)[0] == "[" else {}
-    m = _FLOW_LIST.match(text)
-    if m:
+    if first in "[{":
+        m = _EMPTY_FLOW.match(text)
+        if m is not None:
+            return [] if first == "[" else {}
+        m = _FLOW_LIST.match(text)
+        if m is None:
+            raise _Unsure
         return _DQ_ITEM.findall(m.group(1))
     cut = text.find(" #")
     plain = (text if cut == -1 else text[:cut]).rstrip(" ")
-    if _DATE.fullmatch(plain):
-        try:
-            return dt.date.fromisoformat(plain)
-        except ValueError:
-            raise _Unsure from None  # YAML reports the impossible date
-    if _INT.fullmatch(plain):
-        return int(plain)
-    if (plain[0].isascii() and (plain[0].isalpha() or plain[0] == "_")) and ":" not in plain:
+    if first in _DIGITS:
+        if _DATE.fullmatch(plain):
+            try:
+                return dt.date.fromisoformat(plain)
+            except ValueError:
+                raise _Unsure from None  # YAML reports the impossible date
+        if _INT.fullmatch(plain):
+            return int(plain)
+        raise _Unsure
+    # a plain string: starts with a letter (so no number, date or indicator), and no
+    # ": " or final ":" (which would open a mapping); "https://x" is fine
+    if first in _LETTERS and ": " not in plain and plain[-1] != ":":
         return _WORDS.get(plain, plain)
     raise _Unsure
 
@@ -81,6 +102,10 @@ def read_keys(
     text = yaml_text.replace("\r\n", "\n")
     if _UNSAFE.search(text):
         return None
+    if not text.endswith("\n"):
+        text += "\n"
+    if _BLOCK.fullmatch(text):
+        return _pick(text, wanted)
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     key: str | None = None
@@ -103,6 +128,10 @@ def read_keys(
                     return None
                 _scalar((m.group(2) or "").rstrip(" "))
                 continue
+            m = _EASY.match(line)
+            if m is not None and m.group(1) not in wanted:
+                key, may_list, indent = m.group(1), False, None
+                continue
             m = _KEY.match(line)
             if m is None:
                 return None
@@ -113,6 +142,28 @@ def read_keys(
                 if key in values:
                     return None  # a repeated key: leave it to YAML
                 values[key] = value
+                lines[key] = number
+    except _Unsure:
+        return None
+    return values, lines
+
+
+def _pick(text: str, wanted: Collection[str]) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """The wanted keys of a block _BLOCK matched whole (so only their values need reading)."""
+    for m in _DATE_VALUE.finditer(text):  # YAML refuses an impossible date under any key
+        try:
+            dt.date.fromisoformat(m.group(1))
+        except ValueError:
+            return None
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    try:
+        for number, line in enumerate(text.split("\n"), start=2):
+            key, colon, rest = line.partition(":")
+            if colon and key in wanted:
+                if key in values:
+                    return None  # a repeated key: leave it to YAML
+                values[key] = _scalar(rest.strip(" "))
                 lines[key] = number
     except _Unsure:
         return None

@@ -11,6 +11,7 @@ headings inside fenced code are not blocks.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import hashlib
 import re
@@ -42,6 +43,18 @@ def _counter(label: str) -> re.Pattern[str]:
 _COUNT = _counter(config.COUNT_LABEL)
 _LAST_USED = _counter(config.LAST_USED_LABEL)
 _PROMOTED = _counter(config.PROMOTED_LABEL)
+
+
+_COUNTERS = (
+    ("count", _COUNT, config.COUNT_LABEL.casefold()),
+    ("last", _LAST_USED, config.LAST_USED_LABEL.casefold()),
+    ("promoted", _PROMOTED, config.PROMOTED_LABEL.casefold()),
+)
+
+
+def is_counter_line(line: str) -> bool:
+    """True when ``line`` would be read as a block's count, last-used or promoted line."""
+    return any(p.match(line) for p in (_COUNT, _LAST_USED, _PROMOTED))
 
 
 @dataclass(frozen=True)
@@ -117,7 +130,8 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
     fence: str | None = None
     for i in range(_frontmatter_lines(text), len(lines)):
         line = lines[i].rstrip("\r\n")
-        m = _FENCE.match(line)
+        # the substring tests only skip regexes that could not match (a long registry)
+        m = _FENCE.match(line) if ("`" in line or "~" in line) else None
         if m:
             mark = m.group(1)
             fenced.add(i)
@@ -131,14 +145,15 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
         if fence is not None:
             fenced.add(i)
             continue
-        h = _HEADING.match(line)
+        h = _HEADING.match(line) if "#" in line else None
         if h and len(h.group(1)) <= 3:
             ends.append(i)
             if len(h.group(1)) == 3 and h.group(2):
                 starts.append((i, h.group(2)))
     blocks: list[RegistryBlock] = []
     for start, name in starts:
-        stop = next((e for e in ends if e > start), len(lines))
+        after = bisect.bisect_right(ends, start)  # every start is also in ends, which is sorted
+        stop = ends[after] if after < len(ends) else len(lines)
         # trailing blank lines belong to the gap, not the block
         last = stop - 1
         while last > start and not lines[last].strip():
@@ -160,7 +175,10 @@ def _block(
         if fenced and offset - 1 in fenced:
             continue  # an example inside a code fence is not the block's counter
         stripped = line.rstrip("\r\n")
-        for key, pattern in (("count", _COUNT), ("last", _LAST_USED), ("promoted", _PROMOTED)):
+        lowered = stripped.casefold()
+        for key, pattern, label in _COUNTERS:
+            if label not in lowered:
+                continue  # the regex needs the label itself: skip it cheaply
             m = pattern.match(stripped)
             if m and key not in found:
                 found[key] = (m.group(1), offset)
@@ -189,9 +207,9 @@ def _block(
 
 def registry_files(vault: Path) -> list[Path]:
     patterns = vault / config.PATTERNS_DIR
-    if not patterns.is_dir():
+    if not patterns.is_dir() or patterns.is_symlink():  # the vault walk never follows links
         return []
-    return sorted(p for p in iter_markdown(vault) if patterns in p.parents)
+    return sorted(iter_markdown(vault, under=patterns))
 
 
 def load_registry(

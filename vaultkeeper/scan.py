@@ -12,12 +12,12 @@ import contextlib
 import datetime as dt
 import os
 import signal
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import NoVaultError, VaultkeeperError
@@ -176,11 +176,7 @@ def classify(vault: Path, now: dt.datetime) -> Report:
             idle_days=idle,
         )
         (promote if kind == PROMOTE else prune).append(found)
-    held_out: list[Candidate] = []
-    for path in memory_files(vault):
-        candidate = _held_out(vault, path, today, problems)
-        if candidate is not None:
-            held_out.append(candidate)
+    held_out = _held_out(vault, today, problems)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -197,79 +193,87 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     return Problem(path, line, reason)
 
 
-def _held_out(vault: Path, path: Path, today: dt.date, problems: list[Problem]) -> Candidate | None:
-    """The file's held-out candidate if its hold-out has passed; problems go to the list."""
-    from vaultkeeper import quickmeta
-    from vaultkeeper.model import (
-        ParseError,
-        decode,
-        file_hash,
-        parse_date,
-        parse_note,
-        split_frontmatter,
-    )
-    from vaultkeeper.report import HELD_OUT, Candidate
-    from vaultkeeper.vault import rel
+def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Candidate]:
+    """Memory files whose hold-out has passed; unreadable ones go to ``problems``.
 
-    where = rel(vault, path)
-    try:
-        text = decode(_read(path))
-        yaml_text, _, _ = split_frontmatter(text)
-        if yaml_text is None:
-            return None  # no frontmatter: not an entry
-        quick = quickmeta.read_keys(yaml_text, _WANTED)
-        if quick is not None:
-            meta: Mapping[str, Any] = quick[0]
-            lines: Mapping[str, int] = quick[1]
-        else:
-            fm = parse_note(path, where, text).frontmatter
-            assert fm is not None
-            meta, lines = fm.data, fm.key_lines
-    except ParseError as exc:
-        problems.append(_problem(where, exc.line, exc.reason))
-        return None
-    raw = meta.get("holdout_until")
-    status = meta.get("status")
-    if raw is None or raw == "" or (status is not None and status != "held_out"):
-        return None
-    line = lines.get("holdout_until", 1)
-    until = parse_date(raw)
-    if until is None:
-        problems.append(
-            _problem(where, line, f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped")
+    Most frontmatter is read without YAML (quickmeta); the rest, and every file it is
+    unsure of, goes through the model's YAML parser, so the answer is the same.
+    """
+    from vaultkeeper import quickmeta
+    from vaultkeeper.model import ParseError, decode, file_hash, parse_date, parse_note
+    from vaultkeeper.model import split_frontmatter as split
+    from vaultkeeper.report import HELD_OUT, Candidate
+
+    out: list[Candidate] = []
+    cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
+    for path in memory_files(vault):
+        where = str(path)[cut:]
+        try:
+            text = decode(_read(path))
+            yaml_text = split(text)[0]
+            if yaml_text is None:
+                continue  # no frontmatter: not an entry
+            quick = quickmeta.read_keys(yaml_text, _WANTED)
+            if quick is None:
+                fm = parse_note(path, where, text).frontmatter
+                assert fm is not None
+                quick = dict(fm.data), dict(fm.key_lines)
+        except ParseError as exc:
+            problems.append(_problem(where, exc.line, exc.reason))
+            continue
+        meta, lines = quick
+        raw, status = meta.get("holdout_until"), meta.get("status")
+        if raw is None or raw == "" or (status is not None and status != "held_out"):
+            continue
+        line = lines.get("holdout_until", 1)
+        until = parse_date(raw)
+        if until is None:
+            reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
+            problems.append(_problem(where, line, reason))
+            continue
+        if until > today:
+            continue
+        name, label = meta.get("name"), meta.get("label")
+        condition = meta.get("falsification_condition")
+        out.append(
+            Candidate(
+                kind=HELD_OUT,
+                name=str(name) if name not in (None, "") else path.stem,
+                path=where,
+                line=line,
+                hash=file_hash(text),
+                holdout_until=until.isoformat(),
+                days_due=(today - until).days,
+                status=None if status is None else str(status),
+                label=None if label is None else str(label),
+                weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
+                falsification_condition=None if condition in (None, "") else str(condition),
+            )
         )
-        return None
-    if until > today:
-        return None
-    name, label, condition = (
-        meta.get("name"),
-        meta.get("label"),
-        meta.get("falsification_condition"),
-    )
-    return Candidate(
-        kind=HELD_OUT,
-        name=str(name) if name not in (None, "") else path.stem,
-        path=where,
-        line=line,
-        hash=file_hash(text),
-        holdout_until=until.isoformat(),
-        days_due=(today - until).days,
-        status=None if status is None else str(status),
-        label=None if label is None else str(label),
-        weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
-        falsification_condition=None if condition in (None, "") else str(condition),
-    )
+    return out
 
 
 def _read(path: Path) -> bytes:
-    """The file's bytes, with the model's reasons for what can't be read."""
-    import stat
+    """The file's bytes; what can't be read raises ParseError with the model's reasons.
 
+    One open and one fstat per file: the non-blocking open lets a FIFO named *.md be
+    refused instead of waited on.
+    """
     from vaultkeeper.model import ParseError
 
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise ParseError("not a regular file")  # a FIFO named *.md would block
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ParseError("not a regular file")
+        chunks = [os.read(fd, info.st_size + 1)]
+        while len(chunks[-1]) > 0 and sum(map(len, chunks)) > info.st_size:
+            chunks.append(os.read(fd, 1 << 16))  # it grew while we read
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

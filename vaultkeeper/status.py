@@ -90,7 +90,7 @@ def _iso(when: dt.datetime) -> str:
 
 
 def age_text(seconds: float) -> str:
-    minutes = int(seconds // 60)
+    minutes = int(max(0.0, seconds) // 60)  # a clock set back reads as just now
     if minutes < 60:
         return f"{minutes} min"
     if minutes < 48 * 60:
@@ -260,6 +260,7 @@ class Where:
     cron: tuple[CronEntry, ...]
     cron_note: str | None  # why the crontab could not be read (or None)
     last_scans: tuple[tuple[str, dt.datetime | None], ...]  # (vault, lastCompleted)
+    hook_logs: tuple[tuple[str, str], ...]  # (log file, its last line): what went wrong
 
 
 def where_installed(
@@ -278,7 +279,33 @@ def where_installed(
     if vault is not None:
         vaults.insert(0, str(vault))
     unique = list(dict.fromkeys(vaults))
-    return Where(found, lines, note, tuple((v, last_completed(Path(v))) for v in unique))
+    logs = [Path(v) / config.STATE_DIR / config.HOOK_LOG_FILE for v in unique]
+    logs.append(fallback_log(env))
+    return Where(
+        found,
+        lines,
+        note,
+        tuple((v, last_completed(Path(v))) for v in unique),
+        tuple((str(p), last) for p in logs if (last := _last_line(p))),
+    )
+
+
+def fallback_log(env: Mapping[str, str]) -> Path:
+    """Where the hook scripts log when the vault itself is missing (see hooks/*.sh)."""
+    home = env.get(config.ENV_XDG_STATE) or config.XDG_STATE_DEFAULT.replace(
+        "~", env.get("HOME") or str(Path.home()), 1
+    )
+    return Path(home) / "vaultkeeper" / config.HOOK_LOG_FILE
+
+
+def _last_line(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 4096))
+            tail = fh.read().decode("utf-8", "replace").strip().splitlines()
+    except OSError:
+        return None
+    return tail[-1] if tail else None
 
 
 def last_completed(vault: Path) -> dt.datetime | None:

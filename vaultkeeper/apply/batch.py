@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,9 @@ def apply_decision(
             raise UsageError(f"unknown action {decision.action!r}; one of {', '.join(HANDLERS)}")
         outcome = handler(vault, decision, now, dry_run=dry_run, confirm=confirm)
     except VaultkeeperError as exc:
-        outcome = outcome_for(decision, DEFER, str(exc), dry_run=dry_run)
+        outcome = outcome_for(decision, DEFER, str(exc))
+    if dry_run:  # whatever a handler returned, a dry run is never journaled
+        outcome = replace(outcome, dry_run=True)
     journal.append(vault, outcome, now)
     return outcome
 

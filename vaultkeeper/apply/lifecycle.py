@@ -42,7 +42,12 @@ class Entry:
 
     @property
     def status(self) -> str | None:
-        return self.note.get_str("status")
+        """The status; an entry with a holdout_until and no status key is held out, as the
+        scanner treats it."""
+        status = self.note.get_str("status")
+        if status is None and self.note.meta.get("holdout_until") not in (None, ""):
+            return "held_out"
+        return status
 
     @property
     def provenance(self) -> list[str]:

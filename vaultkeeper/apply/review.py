@@ -90,25 +90,30 @@ def review(vault: Path, now: dt.datetime, decide: Decide) -> ReviewResult:
             queue.close(vault, ask.id, "gone", now)
             outcomes.append(_log(vault, outcome, ask, now))
             continue
+        except VaultkeeperError as exc:
+            outcome = Outcome(
+                ask.action, ask.target, DEFER, f"cannot show it ({exc}); still queued"
+            )
+            outcomes.append(_log(vault, outcome, ask, now))
+            continue
         answer = decide(item)
         if answer == QUIT:
             break
-        if answer == SKIP:
-            outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
-        elif answer == NO:
-            outcome = Outcome(ask.action, ask.target, SILENCE, "a person answered no at review")
-            queue.close(vault, ask.id, NO, now)
-        else:
+        if answer == YES:  # only an explicit yes carries anything out
             try:
                 if ask.action == "prune":
-                    outcome = prune.carry_out(
-                        vault, decision, now, item.hash, "a person answered yes"
-                    )
+                    why = "a person answered yes"
+                    outcome = prune.carry_out(vault, decision, now, item.hash, why)
                 else:
                     outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
                 queue.close(vault, ask.id, YES, now)
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
+        elif answer == NO:
+            outcome = Outcome(ask.action, ask.target, SILENCE, "a person answered no at review")
+            queue.close(vault, ask.id, NO, now)
+        else:
+            outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
         outcomes.append(_log(vault, outcome, ask, now))
     return ReviewResult(tuple(outcomes), len(queue.pending(vault)))
 

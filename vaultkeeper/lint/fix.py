@@ -15,7 +15,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.edit import get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.links import code_spans, find_fences
+from vaultkeeper.links import code_lines, code_spans, find_fences, split_lines
 from vaultkeeper.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
 
 _BOM = b"\xef\xbb\xbf"
@@ -58,12 +58,9 @@ def fix_ascii(text: str) -> tuple[str, int]:
     if text.isascii():
         return text, 0
     yaml_text, end_line, _ = split_frontmatter(text)
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     body_line = end_line + 1 if yaml_text is not None else 1
-    fences = find_fences(lines[body_line - 1 :], body_line)
-    code: set[int] = set()
-    for fence in fences:
-        code.update(range(fence.start, (fence.end or len(lines)) + 1))
+    code = code_lines(find_fences(lines[body_line - 1 :], body_line), len(lines))
     total = 0
     if yaml_text is not None and not yaml_text.isascii():
         new_fm = [_fix_line(line, []) for line in lines[1 : end_line - 1]]

@@ -9,7 +9,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import NoVaultError, UsageError
 from vaultkeeper.index import is_index_file
-from vaultkeeper.links import Resolver, extract_links, find_fences
+from vaultkeeper.links import Resolver, code_lines, extract_links, find_fences, split_lines
 from vaultkeeper.lint.codes import ERROR, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
 from vaultkeeper.lint.format import check_ascii, check_fences
@@ -117,10 +117,13 @@ def _wanted(path: str, scopes: tuple[str, ...]) -> bool:
 
 def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...]) -> LintResult:
     enabled = selection.enabled
+    schema = any(c.startswith("VK2") for c in selection.codes())
+    registry = any(c.startswith("VK4") for c in selection.codes())
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
-    loaded = load(vault, (p for p in files if p.suffix == ".md"))
+    markdown = [p for p in files if p.suffix == ".md"]
+    loaded = load(vault, markdown)
     findings: list[Finding] = [
         Finding(p.path, p.line or 1, 1, "VK001", p.reason)
         for p in loaded.problems
@@ -130,18 +133,15 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     entries: list[str] = []
     blocks: list[RegistryBlock] = []
     for note in loaded.notes:
-        lines = note.text.splitlines(keepends=True)
+        lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
         wanted = _wanted(note.rel, scopes)
         if wanted and enabled("VK101") and not note.text.isascii():
-            code: set[int] = set()
-            for fence in fences:
-                code.update(range(fence.start, (fence.end or len(lines)) + 1))
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
-            findings.extend(check_ascii(note.rel, lines, code, fm_end))
+            findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
         if wanted:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
-        if wanted and ours and schema_applies(note.rel) and note.rel not in loaded.body_only:
+        if wanted and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
             findings.extend(check_schema(note, enabled))
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
@@ -150,15 +150,14 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         checked = list(check_links(note.rel, links, resolver, enabled, targets))
         if wanted:
             findings.extend(checked)
-        if ours and note.rel.startswith(config.PATTERNS_DIR + "/"):
+        if registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
             blocks.extend(parse_blocks(note.path, note.rel, note.text))
     index = next((n for n in loaded.notes if n.rel == config.INDEX_FILE), None)
-    if index is not None:
-        if enabled("VK303"):
-            findings.extend(f for f in check_orphans(entries, edges) if _wanted(f.path, scopes))
-        if enabled("VK304") and _wanted(index.rel, scopes):
-            findings.extend(check_budget(index.text))
-    findings.extend(f for f in check_registry(blocks, enabled) if _wanted(f.path, scopes))
+    if index is not None and enabled("VK303"):
+        findings.extend(check_orphans(entries, edges))
+    if index is not None and enabled("VK304"):
+        findings.extend(check_budget(index.text))
+    findings.extend(check_registry(blocks, enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(vault, ours, selection.codes(), len(loaded.notes), tuple(findings))
+    return LintResult(vault, ours, selection.codes(), len(markdown), tuple(findings))

@@ -1,0 +1,39 @@
+"""Planned changes: unified diffs, BOM-preserving writes, and no lock file on a dry run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultkeeper.apply.edits import Change, locked, read_source, unified_diff, write
+
+
+def test_diff_of_an_edit_a_creation_and_a_removal(tmp_path: Path) -> None:
+    diff = unified_diff(
+        [
+            Change(tmp_path / "a.md", "a.md", "one\ntwo\n", "one\nTWO\n"),
+            Change(tmp_path / "b.md", "b.md", None, "new\n"),
+            Change(tmp_path / "c.md", "c.md", "gone", None),
+        ]
+    )
+    assert diff == (
+        "--- a/a.md\n+++ b/a.md\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+        "--- /dev/null\n+++ b/b.md\n@@ -0,0 +1 @@\n+new\n"
+        "--- a/c.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n\\ No newline at end of file\n"
+    )
+
+
+def test_read_and_write_keep_the_bom_and_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "x.md"
+    path.write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
+    source = read_source(path, "x.md")
+    assert (source.text, source.bom) == ("a\r\nb\r\n", True)
+    write(Change(path, "x.md", source.text, source.text.replace("b", "c"), source.bom))
+    assert path.read_bytes() == b"\xef\xbb\xbfa\r\nc\r\n"
+
+
+def test_dry_run_takes_no_lock(tmp_path: Path) -> None:
+    with locked(tmp_path, dry_run=True):
+        pass
+    assert not (tmp_path / "state").exists()
+    with locked(tmp_path, dry_run=False):
+        assert (tmp_path / "state").is_dir()

@@ -1,0 +1,107 @@
+"""state/journal.jsonl: one line per decision (refusals and skips too); `log` prints it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from vaultkeeper.apply import journal
+from vaultkeeper.apply.decision import Outcome
+from vaultkeeper.cli import cli
+
+NOW = dt.datetime(2026, 12, 1, 9, 30, 5, tzinfo=dt.timezone.utc)
+REGISTRY = (
+    "### alpha\nA.\n\n**success count:** 2\n**last used:** 2026-10-01\n\n"
+    "### beta\nB.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
+)
+RECEIPT = "https://ci.example/run/1"
+
+
+def records(vault: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (vault / "state/journal.jsonl").read_text().splitlines()]
+
+
+def test_every_decision_is_one_line(make_vault, runner: CliRunner) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    commands = [
+        (["apply", "promote", "beta", "--evidence", RECEIPT], 1),  # refused by the count gate
+        (["apply", "promote", "alpha", "--evidence", "nothing"], 1),  # refused: no receipt
+        (["apply", "promote", "alpha", "--evidence", RECEIPT], 0),
+        (["apply", "prune", "beta"], 3),  # no terminal: asks
+        (["apply", "skip", "alpha", "--reason", "already a skill"], 0),
+        (["apply", "prune", "../x.md"], 1),  # path escape
+        (["apply", "promote", "alpha", "--evidence", RECEIPT, "--dry-run"], 0),  # not a decision
+    ]
+    for args, code in commands:
+        assert runner.invoke(cli, ["--vault", str(vault), *args]).exit_code == code, args
+    lines = records(vault)
+    assert [(r["action"], r["outcome"]) for r in lines] == [
+        ("promote", "defer"),
+        ("promote", "defer"),
+        ("promote", "act"),
+        ("prune", "ask"),
+        ("skip", "silence"),
+        ("prune", "defer"),
+    ]
+    for r in lines:
+        assert list(r)[:5] == ["ts", "action", "target", "outcome", "reason"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", str(r["ts"]))
+    act, ask = lines[2], lines[3]
+    assert act["evidence"] == RECEIPT
+    assert re.fullmatch(r"[0-9a-f]{64}", str(act["hash_before"]))
+    assert act["hash_before"] != act["hash_after"]
+    assert re.fullmatch(journal.ID_PATTERN, str(ask["id"]))
+    assert "id" not in lines[4] and "evidence" not in lines[4]
+
+
+def test_dry_run_outcomes_are_not_journaled(make_vault) -> None:
+    vault = make_vault({})
+    journal.append(vault, Outcome("skip", "x", "silence", "r", dry_run=True), NOW)
+    assert not (vault / "state/journal.jsonl").exists()
+
+
+def test_read_skips_torn_lines_with_a_problem(make_vault) -> None:
+    vault = make_vault({})
+    journal.append(vault, Outcome("skip", "a", "silence", "one"), NOW)
+    with (vault / "state/journal.jsonl").open("a") as fh:
+        fh.write('{"torn": \n[1, 2]\n')
+    journal.append(vault, Outcome("skip", "b", "silence", "two"), NOW)
+    result = journal.read(vault)
+    assert [r["target"] for r in result.records] == ["a", "b"]
+    assert [str(p) for p in result.problems] == [
+        "state/journal.jsonl:2: not a JSON line; skipped",
+        "state/journal.jsonl:3: not a JSON object; skipped",
+    ]
+
+
+def test_log_prints_newest_last(make_vault, runner: CliRunner) -> None:
+    vault = make_vault({})
+    journal.append(vault, Outcome("skip", "first", "silence", "one"), NOW)
+    later = NOW + dt.timedelta(minutes=1)
+    journal.append(
+        vault, Outcome("prune", "second", "ask", "two", id="20261201-093105-abcdef"), later
+    )
+    result = runner.invoke(cli, ["--vault", str(vault), "log"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "2026-12-01T09:30:05Z  silence skip       first: one",
+        "2026-12-01T09:31:05Z  ask     prune      second: two  [20261201-093105-abcdef]",
+    ]
+    as_json = runner.invoke(cli, ["--vault", str(vault), "log", "--json"])
+    assert [r["target"] for r in json.loads(as_json.stdout)] == ["first", "second"]
+
+
+def test_log_of_an_empty_vault(make_vault, runner: CliRunner) -> None:
+    vault = make_vault({})
+    result = runner.invoke(cli, ["--vault", str(vault), "log", "--json"])
+    assert (result.exit_code, json.loads(result.stdout)) == (0, [])
+
+
+def test_new_ids_sort_by_time() -> None:
+    a = journal.new_id(NOW)
+    b = journal.new_id(NOW + dt.timedelta(seconds=1))
+    assert re.fullmatch(journal.ID_PATTERN, a) and a < b

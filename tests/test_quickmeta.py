@@ -1,0 +1,211 @@
+"""The YAML-free frontmatter reader gives what YAML gives, or declines."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import CORPORA, SAMPLE_VAULT
+from vaultkeeper.model import ParseError, parse_note, split_frontmatter
+from vaultkeeper.quickmeta import read_keys
+
+WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
+
+
+def yaml_keys(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | str:
+    """The plain parser's answer for the wanted keys, or the error it reports."""
+    try:
+        note = parse_note(Path("x.md"), "x.md", f"---\n{yaml_text}---\n")
+    except ParseError as exc:
+        return f"error: {exc.reason}"
+    assert note.frontmatter is not None
+    values = {k: v for k, v in note.frontmatter.data.items() if k in WANTED}
+    lines = {k: n for k, n in note.frontmatter.key_lines.items() if k in values}
+    return values, lines
+
+
+def agrees(yaml_text: str) -> bool:
+    """True when the fast reader answered (and so must equal YAML); False when it declined."""
+    fast = read_keys(yaml_text, WANTED)
+    if fast is None:
+        return False
+    plain = yaml_keys(yaml_text)
+    assert plain == fast, (yaml_text, plain, fast)
+    # same types too: a date is not a string, 1 is not True
+    assert isinstance(plain, tuple)
+    assert {k: type(v) for k, v in plain[0].items()} == {k: type(v) for k, v in fast[0].items()}
+    return True
+
+
+TEMPLATE = (
+    "name: retry-flaky-tests\n"
+    "description: Retry a flaky CI job once; a second failure is real\n"
+    "type: memory\n"
+    "status: held_out\n"
+    "label: inferred\n"
+    'falsification_condition: "a job that failed twice in a row later passed"\n'
+    'holdout_until: "2026-09-02"\n'
+    "relations: {}\n"
+    "sources: []\n"
+    'provenance: ["projects/api/research/ci.md:9", "https://example.com/x#y"]\n'
+)
+
+
+def test_template_frontmatter_is_read_without_yaml() -> None:
+    values, lines = read_keys(TEMPLATE, WANTED) or ({}, {})
+    assert values["holdout_until"] == "2026-09-02" and lines["holdout_until"] == 8
+    assert values["status"] == "held_out"
+    assert agrees(TEMPLATE)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("holdout_until: 2026-08-01\n", dt.date(2026, 8, 1)),
+        ("holdout_until: '2026-08-01'\n", "2026-08-01"),
+        ("holdout_until: yesterday\n", "yesterday"),
+        ("holdout_until:\n", None),
+        ("holdout_until: null # none\n", None),
+        ("holdout_until: 20260801\n", 20260801),
+        ("holdout_until: yes\n", True),
+        ("holdout_until: []\n", []),
+    ],
+)
+def test_values_match_yaml(text: str, expected: object) -> None:
+    assert agrees(text)
+    fast = read_keys(text, WANTED)
+    assert fast is not None and fast[0]["holdout_until"] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "holdout_until: 2026-02-30\n",  # YAML reports the impossible date
+        "name: [unclosed\n",
+        "description: Note: colons\n",
+        "status: held_out\nstatus: active\n",  # repeated key
+        "holdout_until:\n  - 2026-08-01\n",  # a list where a date belongs
+        "description: >\n  folded\n",
+        "name: caf\u00e9 \u2028x\n",
+        "name:\tx\n",
+        "just a line\n",
+        "sources:\n  - a\n - b\n",
+        "key: value\n- item\n",
+    ],
+)
+def test_declines_what_it_cannot_be_sure_of(text: str) -> None:
+    assert read_keys(text, WANTED) is None
+
+
+def test_block_lists_and_comments_are_read() -> None:
+    text = (
+        "# a comment\n"
+        "name: x\n"
+        "sources:\n"
+        "  - https://example.com\n"
+        '  - "quoted"\n'
+        "  # between items\n"
+        "\n"
+        "tags:\n"
+        "- a\n"
+        "status: active  # why\n"
+    )
+    assert agrees(text)
+
+
+def real_frontmatter() -> list[str]:
+    out = []
+    for root in (SAMPLE_VAULT, CORPORA / "kepano-obsidian"):
+        for path in sorted(root.rglob("*.md")):
+            try:
+                yaml_text, _, _ = split_frontmatter(path.read_text(encoding="utf-8"))
+            except (ParseError, UnicodeDecodeError):
+                continue
+            if yaml_text is not None:
+                out.append(yaml_text)
+    return out
+
+
+def test_real_vaults_agree_and_most_need_no_yaml() -> None:
+    blocks = real_frontmatter()
+    assert len(blocks) > 20
+    answered = sum(agrees(text) for text in blocks)
+    assert answered >= len(blocks) // 2, (answered, len(blocks))
+
+
+WANTED_KEYS = st.sampled_from(["name", "status", "label", "holdout_until", "falsification_condition"])
+OTHER_KEYS = st.sampled_from(["sources", "description", "tags", "_x", "Name", "on", "yes", "null"])
+ODD_KEYS = st.sampled_from(["key ", "a.b", "1", "-x", "x-"])
+KEYS = st.one_of(*[WANTED_KEYS] * 5, *[OTHER_KEYS] * 5, ODD_KEYS)
+
+
+# values the fast reader answers for (mostly), and values that probe YAML's corners
+COMMON = st.sampled_from(
+    ["held_out", "active", "2026-08-01", '"2026-08-01"', "'2026-08-01'", "yesterday", "yes",
+     "No", "null", "0", "17", "[]", "{}", '["a", "b"]', '"a #b"', "a #b", "a#b", "C#", "it's",
+     "http://x", "a, b", '"[[link]]"', "caf\u00e9", "\u00a0x", "", "# c", "True", "Off", "y",
+     "_x", "a: b", "x:", "a:b", "A line with words, commas and (parens)"]
+)
+TRICKY = st.sampled_from(
+    ["2026-02-30", "~", "012", "1_000", "0b_", ".5", "1.5", "-1", "+1", "[a, b]", '"a \\" b"',
+     "'it''s'", "foo: bar", "[[link]]", "-", "- a", "|", ">", "&a", "*a", "!tag x", "%x", "@x",
+     "`x`", "?x", "? x", "a\u0085b", "\ufeffx", "x\ty", "  ", '"unclosed', "'unclosed",
+     "{a: 1}", "=", "<<", ".inf", "n", "2026-8-1", "2026-08-01 10:00", "2026-08-01T10:00:00Z",
+     "0x1F", "1e3", "a\u2028b", "\x7f", "a\rb"]
+)
+SCALARS = st.one_of(*[COMMON] * 8, TRICKY)
+
+
+@st.composite
+def frontmatter(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(0, 8))):
+        form = draw(st.integers(0, 15))
+        key, value = draw(KEYS), draw(SCALARS)
+        if form <= 9:
+            lines.append(f"{key}: {value}")
+        elif form <= 11:
+            lines.append(f"{key}:")
+        elif form <= 13:
+            lines.append(f"{draw(st.sampled_from(['', '  ', ' ']))}- {value}")
+        elif form == 14:
+            lines.append(draw(st.sampled_from(["", "# comment", "  # indented", "   ", "x"])))
+        else:
+            lines.append(f"{key}:{value}")
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    return "".join(line + ending for line in lines)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frontmatter())
+def test_generated_frontmatter_agrees_with_yaml_whenever_answered(text: str) -> None:
+    agrees(text)
+
+
+@st.composite
+def template_like(draw: st.DrawFn) -> str:
+    """Blocks of unique keys and everyday values: most are answered, so values get compared."""
+    pairs = draw(
+        st.lists(st.tuples(st.one_of(WANTED_KEYS, OTHER_KEYS), COMMON), unique_by=lambda p: p[0])
+    )
+    lines = []
+    for key, value in pairs:
+        if draw(st.booleans()) and key not in ("name", "status", "label", "holdout_until"):
+            items = draw(st.lists(COMMON, min_size=1, max_size=3))
+            indent = draw(st.sampled_from(["", "  "]))
+            lines.append(f"{key}:")
+            lines.extend(f"{indent}- {item}" for item in items)
+        else:
+            lines.append(f"{key}: {value}")
+    return "".join(line + "\n" for line in lines)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(template_like())
+def test_template_like_frontmatter_agrees_with_yaml(text: str) -> None:
+    agrees(text)

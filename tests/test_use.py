@@ -1,0 +1,175 @@
+"""`use NAME`: one reuse is two changed lines in the registry and nothing else."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.conftest import MakeVault, snapshot
+from vaultkeeper import config
+from vaultkeeper.cli import cli
+from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.use import record_use
+
+TODAY = dt.date(2026, 11, 29)
+
+
+def today_utc() -> str:
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def use(vault: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--vault", str(vault), "use", *args])
+
+
+def changed_lines(before: bytes, after: bytes) -> list[tuple[int, bytes, bytes]]:
+    old, new = before.split(b"\n"), after.split(b"\n")
+    assert len(old) == len(new)
+    return [(i + 1, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+
+
+def test_use_changes_exactly_two_lines(sample: Path) -> None:
+    registry = sample / "patterns/registry.md"
+    before_all = snapshot(sample)
+    result = use(sample, "pin-test-clock")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"pin-test-clock: success count 2 -> 3, last used {today_utc()} (patterns/registry.md)\n"
+    )
+    after_all = snapshot(sample)
+    assert {k for k in before_all if before_all[k] != after_all[k]} == {"patterns/registry.md"}
+    assert changed_lines(before_all["patterns/registry.md"], registry.read_bytes()) == [
+        (15, b"**success count:** 2", b"**success count:** 3"),
+        (16, b"**last used:** 2026-10-03", f"**last used:** {today_utc()}".encode()),
+    ]
+
+
+def test_use_on_a_crlf_registry_keeps_crlf(make_vault: MakeVault) -> None:
+    text = (
+        "# R\r\n\r\n### a\r\n- **Success Count:**  4\r\n- **last used:** 2026-01-01  \r\n"
+        "\r\n### b\r\n**success count:** 0\r\n**last used:** 2026-01-01"
+    )
+    vault = make_vault({"patterns/registry.md": text})
+    record_use(vault, "a", TODAY)
+    record_use(vault, "b", TODAY)
+    assert (vault / "patterns/registry.md").read_bytes() == (
+        b"# R\r\n\r\n### a\r\n- **Success Count:**  5\r\n- **last used:** 2026-11-29  \r\n"
+        b"\r\n### b\r\n**success count:** 1\r\n**last used:** 2026-11-29"
+    )
+
+
+def test_use_keeps_a_byte_order_mark(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": b"\xef\xbb\xbf### a\n**success count:** 1\n"
+            b"**last used:** 2026-01-01\n"
+        }
+    )
+    record_use(vault, "a", TODAY)
+    assert (vault / "patterns/registry.md").read_bytes() == (
+        b"\xef\xbb\xbf### a\n**success count:** 2\n**last used:** 2026-11-29\n"
+    )
+
+
+def test_unknown_name_exits_1_names_it_and_writes_nothing(sample: Path) -> None:
+    before = snapshot(sample)
+    result = use(sample, "no-such-pattern")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        "vaultkeeper: error: no-such-pattern: no ### no-such-pattern block in patterns/\n"
+    )
+    assert snapshot(sample) == before
+    result = use(sample, "Pin-Test-Clock")
+    assert result.exit_code == 1
+    assert "did you mean 'pin-test-clock'" in result.stderr
+    assert snapshot(sample) == before
+
+
+def test_missing_last_used_line_is_inserted_after_the_count(make_vault: MakeVault) -> None:
+    text = "### a\nText.\n**success count:** 1\n*Note: keep this.*\n\n### b\n**success count:** 7"
+    vault = make_vault({"patterns/registry.md": text})
+    record_use(vault, "a", TODAY)
+    record_use(vault, "b", TODAY)
+    assert (vault / "patterns/registry.md").read_text() == (
+        "### a\nText.\n**success count:** 2\n**last used:** 2026-11-29\n*Note: keep this.*\n\n"
+        "### b\n**success count:** 8\n**last used:** 2026-11-29"
+    )
+
+
+@pytest.mark.parametrize(
+    ("block", "line", "words"),
+    [
+        ("### bad\n**success count:** lots\n**last used:** 2026-01-01\n", 4, "'lots' is not"),
+        ("### bad\n**success count:** -3\n", 4, "'-3' is not a whole number"),
+        ("### bad\n**last used:** 2026-01-01\n", 3, "no **success count:** line"),
+    ],
+)
+def test_malformed_count_refuses_cleanly(
+    make_vault: MakeVault, block: str, line: int, words: str
+) -> None:
+    vault = make_vault({"patterns/registry.md": "# R\n\n" + block})
+    before = snapshot(vault)
+    result = use(vault, "bad")
+    assert result.exit_code == 1
+    message = result.stderr.strip()
+    assert message.startswith(f"vaultkeeper: error: patterns/registry.md:{line}: ### bad")
+    assert words in message
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
+    assert snapshot(vault) == before
+
+
+def test_duplicate_names_are_refused(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": "### twin\n**success count:** 1\n",
+            "patterns/more.md": "### twin\n**success count:** 1\n",
+        }
+    )
+    before = snapshot(vault)
+    result = use(vault, "twin")
+    assert result.exit_code == 1
+    assert "2 registry blocks share this name" in result.stderr
+    assert "patterns/more.md:1" in result.stderr and "patterns/registry.md:1" in result.stderr
+    assert snapshot(vault) == before
+
+
+def test_blocks_in_other_pattern_files_and_json(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {"patterns/tools/git.md": "### bisect\n**success count:** 0\n**last used:** 2025-01-01\n"}
+    )
+    result = use(vault, "bisect", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "name": "bisect",
+        "path": "patterns/tools/git.md",
+        "count_before": 0,
+        "count_after": 1,
+        "last_used": today_utc(),
+    }
+
+
+def test_a_registry_symlinked_out_of_the_vault_is_not_written(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("### ext\n**success count:** 1\n")
+    vault = make_vault()
+    (vault / "patterns" / "linked.md").symlink_to(outside)
+    with pytest.raises(UnsafePathError):
+        record_use(vault, "ext", TODAY)
+    assert outside.read_text() == "### ext\n**success count:** 1\n"
+
+
+def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
+    from vaultkeeper.fsio import writer_lock
+
+    vault = make_vault({"patterns/registry.md": "### a\n**success count:** 1\n"})
+    with writer_lock(vault):  # re-entrant: a caller holding the lock may record a use
+        record_use(vault, "a", TODAY)
+    assert (vault / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()
+    assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()

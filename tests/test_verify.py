@@ -1,0 +1,147 @@
+"""``vaultkeeper verify``: the spec's 12 rows, and a vault that stays untouched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault, snapshot
+from vaultkeeper import config, verify
+from vaultkeeper.cli import cli
+from vaultkeeper.verify import FAIL, PASS, SKIP, verify_vault
+from vaultkeeper.verify.common import Context
+from vaultkeeper.verify.vault_rows import trigger_registered
+
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """No real home (no ~/.claude, no ~/.codex) and no crontab on PATH."""
+    home = tmp_path / "home"
+    home.mkdir()
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    keep = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SELF_MAINTAIN", "VAULTKEEPER"))
+    }
+    return {**keep, "HOME": str(home), "PATH": str(empty)}
+
+
+def statuses(vault: Path, env: dict[str, str]) -> dict[int, str]:
+    return {c.number: c.status for c in verify_vault(vault, now=NOW, env=env).checks}
+
+
+def test_fresh_init_vault_passes_every_row_but_9_and_is_not_changed(
+    make_vault: MakeVault, env: dict[str, str]
+) -> None:
+    vault = make_vault()
+    before = snapshot(vault, skip_state=False)
+    result = verify_vault(vault, now=NOW, env=env)
+    assert [c.number for c in result.checks] == list(range(1, 13))
+    failed = {c.number: c.detail for c in result.checks if c.status != PASS}
+    assert list(failed) == [9], failed
+    assert "no session-end hook or cron line" in failed[9]
+    assert "no scan completed yet" in failed[9]
+    assert result.failed
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_cli_rows_and_exit_code(
+    make_vault: MakeVault, env: dict[str, str], runner: CliRunner
+) -> None:
+    vault = make_vault()
+    result = runner.invoke(cli, ["--vault", str(vault), "verify"], env=env)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 12
+    assert lines[0].startswith(" 1  store present       PASS  _index.md, projects/")
+    assert lines[8].startswith(" 9  trigger registered  FAIL  ")
+    assert lines[11].startswith("12  format (SFS)        PASS  ")
+    data = json.loads(
+        runner.invoke(cli, ["--vault", str(vault), "verify", "--json"], env=env).stdout
+    )
+    assert [c["status"] for c in data["checks"]].count(FAIL) == 1
+    assert set(data["checks"][0]) == {"number", "name", "status", "detail"}
+
+
+def test_row_9_passes_with_a_session_end_hook_for_this_vault(
+    make_vault: MakeVault, env: dict[str, str], tmp_path: Path
+) -> None:
+    from vaultkeeper.hooks import default_path, install
+    from vaultkeeper.state import default_state, write_state
+
+    vault = make_vault()
+    other = make_vault()
+    settings = default_path("claude-code", env)
+    settings.parent.mkdir(parents=True)
+    install("claude-code", settings, other, None)
+    ctx = Context(vault, NOW, env, tmp_path)
+    assert trigger_registered(ctx)[0] == FAIL  # a hook for another vault does not count
+    install("claude-code", settings, vault, None)
+    completed = int(NOW.timestamp() * 1000)
+    write_state(vault, {**default_state(), "lastCompleted": completed})
+    status, detail = trigger_registered(ctx)
+    assert status == PASS
+    assert "claude-code SessionEnd hook" in detail
+    assert "last scan completed 2026-11-30 12:00 UTC" in detail
+
+
+def test_rows_that_read_the_vault_fail_on_a_bad_vault(
+    make_vault: MakeVault, env: dict[str, str]
+) -> None:
+    vault = make_vault(
+        {
+            "notes/a.md": "---\nname: a\ndescription: d\ntype: memory\n---\n"
+            "x \u2014 y\n```\nz\n```\n"
+        },
+        init=False,
+    )
+    result = {c.number: c for c in verify_vault(vault, now=NOW, env=env).checks}
+    assert result[1].status == FAIL
+    assert result[1].detail.startswith("missing: _index.md, projects/, patterns/")
+    assert (
+        result[2].status == FAIL and "VK201" in result[2].detail and "'label'" in result[2].detail
+    )
+    assert (
+        result[12].status == FAIL
+        and "VK101" in result[12].detail
+        and "+1 more" in result[12].detail
+    )
+    assert result[3].status == FAIL and "not a vault" in result[3].detail  # the real scanner
+    # the rows that run on fixtures do not depend on the user's vault
+    assert all(result[n].status == PASS for n in (4, 5, 6, 7, 8, 10, 11))
+
+
+def test_throttle_row_fails_when_the_cooldown_is_switched_off(
+    make_vault: MakeVault, env: dict[str, str], tmp_path: Path
+) -> None:
+    from vaultkeeper.verify.scheduler_rows import throttle
+
+    ctx = Context(make_vault(), NOW, {**env, config.ENV_COOLDOWN: "0"}, tmp_path)
+    status, detail = throttle(ctx)
+    assert status == FAIL and "no cooldown" in detail
+    assert throttle(Context(ctx.vault, NOW, env, tmp_path / "again"))[0] == PASS
+
+
+def test_a_crashing_row_is_a_fail_and_a_missing_part_a_skip(
+    make_vault: MakeVault, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(ctx: Context) -> tuple[str, str]:
+        raise RuntimeError("boom")
+
+    def missing(ctx: Context) -> tuple[str, str]:
+        raise ImportError("No module named 'vaultkeeper.scan'")
+
+    rows = list(verify.ROWS)
+    rows[0] = ("store present", boom)
+    rows[1] = ("frontmatter valid", missing)
+    monkeypatch.setattr(verify, "ROWS", tuple(rows))
+    checks = verify_vault(make_vault(), now=NOW, env=env).checks
+    assert (checks[0].status, checks[0].detail) == (FAIL, "RuntimeError: boom")
+    assert checks[1].status == SKIP and "vaultkeeper.scan" in checks[1].detail

@@ -1,0 +1,164 @@
+"""Rows that run the scheduler: scheduler runs (3) on a copy of the vault's markdown;
+classify (4), throttle (5), re-entry (6), stale recovery (7), atomic write (8) on the fixture."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.verify.common import FAIL, PASS, Context, child_env, fixture, scan, unforced
+
+_SUMMARY = re.compile(
+    re.escape(config.SUMMARY_PREFIX)
+    + r" prune candidates \d+ \| promote eligible \d+ \| held-out due \d+$"
+)
+
+
+def scheduler_runs(ctx: Context) -> tuple[str, str]:
+    """The real command, forced past the cooldown, on a copy of the vault's markdown."""
+    from vaultkeeper.vault import iter_markdown, rel
+
+    copy = ctx.tmp / "vault"
+    (copy / config.STATE_DIR).mkdir(parents=True)
+    for path in iter_markdown(ctx.vault):
+        target = copy / rel(ctx.vault, path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    env = child_env(ctx.env, **{config.ENV_FORCE: "1"})
+    argv = [sys.executable, "-m", "vaultkeeper", "--vault", str(copy), "scan"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    first = (done.stdout.splitlines() or [""])[0]
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return FAIL, f"exit {done.returncode}: {why}"
+    if not _SUMMARY.match(first):
+        return FAIL, f"first line is {first!r}, not the {config.SUMMARY_PREFIX} summary"
+    return PASS, f"exit 0: {first}"
+
+
+def classify_correct(ctx: Context) -> tuple[str, str]:
+    from vaultkeeper.scan import classify
+
+    report = classify(fixture(ctx), ctx.now)
+    got = {k: sorted(c.name for c in v) for k, v in report.lists().items()}
+    shown = f"promote {got['promote']}, prune {got['prune']}, held-out {got['held_out']}"
+    if got == {"promote": ["foo"], "prune": ["bar"], "held_out": ["baz"]}:
+        return PASS, f"{shown}: each in exactly one list"
+    return FAIL, f"{shown}; expected promote [foo], prune [bar], held-out [baz]"
+
+
+def throttle(ctx: Context) -> tuple[str, str]:
+    vault, env = fixture(ctx), unforced(ctx.env)
+    first = scan(vault, ctx.now, env)
+    second = scan(vault, ctx.now + dt.timedelta(minutes=1), env)
+    forced = scan(vault, ctx.now + dt.timedelta(minutes=2), env, force=True)
+    if first.report is None:
+        return FAIL, f"the first run did not scan ({first.skipped}: {first.detail})"
+    if second.report is not None:
+        return FAIL, "a second run 1 minute later scanned again: no cooldown in force"
+    if forced.report is None:
+        return FAIL, f"a forced run skipped ({forced.skipped}: {forced.detail})"
+    return PASS, f"2nd run within the cooldown skipped ({second.detail}); forced run scanned"
+
+
+def _idle_child() -> subprocess.Popen[bytes]:
+    """A live process that is not this one, to stand for a scan still running."""
+    code = "import sys; sys.stdin.read()"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+
+
+def _in_progress(vault: Path, pid: int, triggered_ms: int) -> None:
+    from vaultkeeper.state import IN_PROGRESS, default_state, write_state
+
+    write_state(
+        vault, {**default_state(), "state": IN_PROGRESS, "lastTriggered": triggered_ms, "pid": pid}
+    )
+
+
+def reentry_guard(ctx: Context) -> tuple[str, str]:
+    vault, child = fixture(ctx), _idle_child()
+    try:
+        _in_progress(vault, child.pid, ctx.now_ms - 60_000)
+        outcome = scan(vault, ctx.now, unforced(ctx.env), force=True)
+    finally:
+        child.communicate(b"", timeout=30)
+    if outcome.report is not None:
+        return FAIL, "a run started although another (live pid, 1 min old) is in progress"
+    return PASS, f"skipped even when forced: {outcome.detail}"
+
+
+def stale_recovery(ctx: Context) -> tuple[str, str]:
+    from vaultkeeper.state import IDLE, read_state
+
+    vault, child = fixture(ctx), _idle_child()
+    try:
+        _in_progress(vault, child.pid, ctx.now_ms - config.STALE_RUN_MS)
+        outcome = scan(vault, ctx.now, unforced(ctx.env))
+    finally:
+        child.communicate(b"", timeout=30)
+    after = read_state(vault).data
+    if outcome.report is None:
+        return (
+            FAIL,
+            f"a run {config.STALE_RUN_MS // 60_000} min stale still blocks: {outcome.detail}",
+        )
+    if after["state"] != IDLE or after["lastCompleted"] < ctx.now_ms:
+        return (
+            FAIL,
+            f"state after the run: {after['state']}, lastCompleted {after['lastCompleted']}",
+        )
+    return PASS, "stale in-progress run reset to idle, then the scan ran and completed"
+
+
+_WRITER = """
+import sys
+from vaultkeeper import state
+print("ready", flush=True)
+i = 0
+while True:
+    i += 1
+    state.write_state(sys.argv[1], {**state.default_state(), "lastCompleted": i,
+                                    "perTask": {"pad": "x" * 200000}})
+"""
+
+
+def atomic_write(ctx: Context) -> tuple[str, str]:
+    """Kill a process mid-way through rewriting the state file, several times."""
+    from vaultkeeper.state import read_state, state_path, write_state
+
+    vault = fixture(ctx)
+    path = Path(state_path(vault))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_state(vault, read_state(vault).data)
+    where = f"{config.STATE_DIR}/{config.STATE_FILE}"
+    for delay in (0.05, 0.15, 0.3):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(vault)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=child_env(ctx.env),
+        )
+        assert proc.stdout is not None
+        started = proc.stdout.readline().strip() == b"ready"
+        try:
+            proc.wait(timeout=delay)
+            return FAIL, f"the writer process ended by itself (exit {proc.returncode})"
+        except subprocess.TimeoutExpired:
+            proc.kill()  # SIGKILL: no cleanup of any kind runs
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        if not started:
+            return FAIL, "the writer process did not start"
+        try:
+            data = json.loads(path.read_bytes())
+        except ValueError as exc:
+            return FAIL, f"after a kill at {delay} s, {where} is not valid JSON: {exc}"
+        if read_state(vault).note is not None or not data.get("lastCompleted"):
+            return FAIL, f"after a kill at {delay} s: {read_state(vault).note or 'never written'}"
+    return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"
