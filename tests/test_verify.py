@@ -138,10 +138,7 @@ def test_a_crashing_row_is_a_fail_and_a_missing_part_a_skip(
     def missing(ctx: Context) -> tuple[str, str]:
         raise ImportError("No module named 'vaultkeeper.scan'")
 
-    rows = list(verify.ROWS)
-    rows[0] = ("store present", boom)
-    rows[1] = ("frontmatter valid", missing)
-    monkeypatch.setattr(verify, "ROWS", tuple(rows))
+    monkeypatch.setattr(verify, "ROWS", (("store present", boom), ("frontmatter valid", missing)))
     checks = verify_vault(make_vault(), now=NOW, env=env).checks
     assert (checks[0].status, checks[0].detail) == (FAIL, "RuntimeError: boom")
     assert checks[1].status == SKIP and "vaultkeeper.scan" in checks[1].detail

@@ -45,10 +45,13 @@ _LAST_USED = _counter(config.LAST_USED_LABEL)
 _PROMOTED = _counter(config.PROMOTED_LABEL)
 
 
-_COUNTERS = (
-    ("count", _COUNT, config.COUNT_LABEL.casefold()),
-    ("last", _LAST_USED, config.LAST_USED_LABEL.casefold()),
-    ("promoted", _PROMOTED, config.PROMOTED_LABEL.casefold()),
+_COUNTERS = (("count", _COUNT), ("last", _LAST_USED), ("promoted", _PROMOTED))
+# Each counter regex needs its label in the line: one search skips the other lines cheaply.
+_ANY_LABEL = re.compile(
+    "|".join(
+        re.escape(x) for x in (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
+    ),
+    re.I,
 )
 
 
@@ -175,10 +178,9 @@ def _block(
         if fenced and offset - 1 in fenced:
             continue  # an example inside a code fence is not the block's counter
         stripped = line.rstrip("\r\n")
-        lowered = stripped.casefold()
-        for key, pattern, label in _COUNTERS:
-            if label not in lowered:
-                continue  # the regex needs the label itself: skip it cheaply
+        if not _ANY_LABEL.search(stripped):
+            continue
+        for key, pattern in _COUNTERS:
             m = pattern.match(stripped)
             if m and key not in found:
                 found[key] = (m.group(1), offset)
