@@ -281,7 +281,11 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
         )
     sections = _brief_sections(report)
     tail = (
-        [f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT"]
+        [
+            f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT",
+            "Each candidate's hash is in `report --json`; `--expect-hash HASH` on an apply "
+            "command refuses an entry that changed since this report.",
+        ]
         if sections
         else ["Nothing is waiting."]
     )
