@@ -13,8 +13,9 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.create import add_index_line, init_vault, new_entry
+from vaultkeeper.create import init_vault, new_entry
 from vaultkeeper.errors import UnsafePathError, UsageError, VaultkeeperError
+from vaultkeeper.index import build_index
 from vaultkeeper.model import load_vault, parse_note
 from vaultkeeper.registry import load_registry, parse_blocks
 from vaultkeeper.templates import render
@@ -34,6 +35,18 @@ def today_utc() -> dt.date:
     return dt.datetime.now(dt.timezone.utc).date()
 
 
+def index_check(vault: Path) -> int:
+    """``vaultkeeper index --check``'s exit code: 0 when the index is as generated."""
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert "Traceback" not in result.output
+    return result.exit_code
+
+
+def section(vault: Path, name: str = config.INDEX_FILE) -> list[str]:
+    text = (vault / name).read_text(encoding="utf-8")
+    return text.split(config.INDEX_START, 1)[1].split(config.INDEX_END, 1)[0].splitlines()[1:]
+
+
 # -- init ------------------------------------------------------------------------------
 
 
@@ -49,8 +62,13 @@ def test_init_creates_the_layout(tmp_path: Path) -> None:
         assert f"created {name}" in result.stdout
     assert result.stdout.splitlines()[-1] == f"vault ready at {vault.resolve()}"
     assert (vault / "references/vault-spec.md").read_text() == render("vault-spec.md", {})
-    index = (vault / "_index.md").read_text()
-    assert config.INDEX_START in index and config.INDEX_END in index
+    assert section(vault) == [
+        "## patterns",
+        "- [[patterns/registry]]",
+        "## references",
+        "- [[references/vault-spec]] - The one authoritative spec of this vault -- layout, "
+        "frontmatter schema, labels, registry counters, scanner rules",
+    ]
     model = load_vault(vault)
     assert model.problems == ()
     assert [n.rel for n in model.entries] == ["references/vault-spec.md"]
@@ -115,6 +133,75 @@ def test_init_over_a_partial_vault_keeps_every_existing_file(tmp_path: Path) -> 
     # a kept .gitignore that lets state/ into git is worth a warning, not an edit
     assert result.stderr.startswith("vaultkeeper: warning: .gitignore (kept as it is)")
     assert "/state/" in result.stderr
+
+
+def test_a_fresh_vault_passes_index_check_and_lint(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(vault)]).exit_code == 0
+    assert list((vault / "state").iterdir()) == []  # init leaves no lock file behind
+    before = snapshot(vault)
+    check = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert check.exit_code == 0, check.output
+    assert check.stdout.startswith("_index.md up to date: 2 entries")
+    lint = runner.invoke(cli, ["--vault", str(vault), "lint"])
+    assert lint.exit_code == 0, lint.output
+    assert lint.stdout.strip().startswith("all checks passed")
+    assert lint.stderr == ""
+    assert snapshot(vault) == before
+
+
+def test_init_indexes_what_a_partial_vault_already_holds(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    note = "---\nname: todo\ndescription: Things to do\n---\n- buy milk\n"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes/todo.md").write_text(note)
+    result = init_vault(vault)
+    assert "_index.md" in result.created
+    assert (vault / "notes/todo.md").read_text() == note
+    assert "- [[notes/todo]] - Things to do" in section(vault)
+    assert index_check(vault) == 0
+
+
+def test_init_keeps_a_sub_index_it_would_have_to_rewrite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "v"
+    for i in range(8):
+        path = vault / f"projects/p/memory/m{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nname: m{i}\ndescription: lesson {i}\n---\n")
+    (vault / "_index-projects.md").write_text("# A person's own sub-index\n")
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 10)  # too small: the index would split
+    before = snapshot(vault)
+    result = init_vault(vault)
+    assert snapshot(vault)["_index-projects.md"] == before["_index-projects.md"]
+    assert (vault / "_index.md").read_text() == render("index.md", {})
+    assert any("_index-projects.md" in w for w in result.warnings)
+
+
+def test_init_with_a_split_index_creates_the_sub_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "v"
+    for i in range(8):
+        path = vault / f"projects/p/memory/m{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nname: m{i}\ndescription: lesson {i}\n---\n")
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 10)
+    result = init_vault(vault)
+    assert {"_index.md", "_index-projects.md"} <= set(result.created)
+    assert "- [[projects/p/memory/m3]] - lesson 3" in section(vault, "_index-projects.md")
+    assert index_check(vault) == 0
+
+
+def test_init_refuses_an_unreadable_sub_index_before_creating_anything(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "_index-projects.md").write_bytes(b"# sub\n\xff\n")
+    with pytest.raises(VaultkeeperError, match=r"_index-projects.md:2: not UTF-8"):
+        init_vault(vault)
+    assert sorted(p.name for p in vault.iterdir()) == ["_index-projects.md"]
 
 
 def test_init_inside_another_vault_warns(make_vault: MakeVault) -> None:
@@ -270,8 +357,9 @@ def test_new_other_kinds(
     assert note.meta["label"] == label
     assert "holdout_until" not in note.meta
     assert list(note.meta) == [k for k in config.SCHEMA_KEYS if k != "holdout_until"]
-    index = (vault / "_index.md").read_text()
-    assert f"- [[{path[:-3]}]] - Store UTC\n{config.INDEX_END}" in index
+    assert result.index_line == f"- [[{path[:-3]}]] - Store UTC"
+    assert result.index_line in section(vault)
+    assert index_check(vault) == 0
 
 
 def test_new_pattern_appends_a_block(make_vault: MakeVault) -> None:
@@ -290,7 +378,8 @@ def test_new_pattern_appends_a_block(make_vault: MakeVault) -> None:
     assert (block.count, block.last_used, block.line) == (0, TODAY, result.line)
     assert problems == [] and block.problems() == []
     assert result.index_line == "- [[patterns/registry#bisect-first]] - Bisect before reading diffs"
-    assert result.index_line + "\n" + config.INDEX_END in (vault / "_index.md").read_text()
+    assert section(vault)[:2] == ["## patterns", result.index_line]
+    assert index_check(vault) == 0
 
 
 def test_new_pattern_via_cli_uses_today(make_vault: MakeVault) -> None:
@@ -326,36 +415,91 @@ INDEX = (
 )
 
 
-def test_index_line_goes_inside_the_markers_and_nothing_else_changes(make_vault: MakeVault) -> None:
+def test_index_is_regenerated_and_nothing_outside_the_markers_changes(
+    make_vault: MakeVault,
+) -> None:
     vault = make_vault({"_index.md": "\ufeff" + INDEX})
-    new_entry(vault, "reference", "spec-two", "Second spec", today=TODAY)
-    raw = (vault / "_index.md").read_bytes()
-    text = raw.decode("utf-8")
+    result = new_entry(vault, "reference", "spec-two", "Second spec", today=TODAY)
+    text = (vault / "_index.md").read_bytes().decode("utf-8")
     head, rest = INDEX.split(config.INDEX_END)
-    assert (
-        text
-        == "\ufeff" + head + "- [[references/spec-two]] - Second spec\r\n" + config.INDEX_END + rest
-    )
+    head = head.split(config.INDEX_START)[0] + config.INDEX_START + "\r\n"
+    assert text.startswith("\ufeff" + head)
+    assert text.endswith(config.INDEX_END + rest)
+    body = text[len("\ufeff" + head) : -len(config.INDEX_END + rest)]
+    assert "\n" not in body.replace("\r\n", "")  # the index's CRLF kept
+    lines = body.split("\r\n")[:-1]
+    assert lines == section(vault)
+    assert "- [[old]] - Old entry" not in lines  # no such entry: regenerated away
+    assert result.index_line == "- [[references/spec-two]] - Second spec"
+    assert lines[lines.index("## references") + 1] == result.index_line
+    assert index_check(vault) == 0
 
 
 def test_index_markers_are_created_when_missing(make_vault: MakeVault) -> None:
     person = "# Mine\n\nNo markers yet.\n"
     vault = make_vault({"_index.md": person})
-    add_index_line(vault, "- [[a]] - A")
+    new_entry(vault, "reference", "a", "A", today=TODAY)
     text = (vault / "_index.md").read_text()
-    assert text == person + f"\n{config.INDEX_START}\n- [[a]] - A\n{config.INDEX_END}\n"
-    add_index_line(vault, "- [[b]] - B")
-    assert (vault / "_index.md").read_text() == (
-        person + f"\n{config.INDEX_START}\n- [[a]] - A\n- [[b]] - B\n{config.INDEX_END}\n"
-    )
+    assert text.startswith(person + f"\n{config.INDEX_START}\n")
+    assert text.endswith(f"{config.INDEX_END}\n")
+    assert "- [[references/a]] - A" in section(vault)
+    new_entry(vault, "reference", "b", "B", today=TODAY)
+    text = (vault / "_index.md").read_text()
+    assert text.startswith(person + f"\n{config.INDEX_START}\n")
+    assert text.count(config.INDEX_START) == text.count(config.INDEX_END) == 1
+    assert {"- [[references/a]] - A", "- [[references/b]] - B"} <= set(section(vault))
+    assert index_check(vault) == 0
 
 
 def test_index_markers_on_one_line(make_vault: MakeVault) -> None:
     vault = make_vault({"_index.md": f"top\n{config.INDEX_START}{config.INDEX_END}\nbottom\n"})
-    add_index_line(vault, "- [[a]] - A")
-    assert (vault / "_index.md").read_text() == (
-        f"top\n{config.INDEX_START}\n- [[a]] - A\n{config.INDEX_END}\nbottom\n"
+    new_entry(vault, "reference", "z-last", "Z", today=TODAY)
+    text = (vault / "_index.md").read_text()
+    assert text.startswith(f"top\n{config.INDEX_START}\n## patterns\n")
+    assert text.endswith(f"- [[references/z-last]] - Z\n{config.INDEX_END}\nbottom\n")
+    assert index_check(vault) == 0
+
+
+@pytest.mark.parametrize("kind", config.ENTRY_KINDS)
+def test_index_check_passes_after_new_of_every_kind(sample: Path, kind: str) -> None:
+    build_index(sample)  # whatever the copy held, start from a generated index
+    result = CliRunner().invoke(
+        cli, ["--vault", str(sample), "new", kind, "fresh-one", "-p", "web", "-d", "Fresh"]
     )
+    assert result.exit_code == 0, result.output
+    indexed = result.stdout.splitlines()[1]
+    assert indexed.startswith("indexed _index.md: - [[")
+    assert indexed.endswith("fresh-one]] - Fresh")
+    assert indexed.removeprefix("indexed _index.md: ") in section(sample)
+    assert index_check(sample) == 0
+
+
+def test_new_brings_a_stale_index_up_to_date_and_keeps_keywords(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    first = new_entry(vault, "memory", "first", "First", project="p", today=TODAY)
+    text = (vault / "_index.md").read_text()
+    (vault / "_index.md").write_text(
+        text.replace(first.index_line or "?", "- [[first]] - old -- keywords: retry, ci")
+    )
+    new_entry(vault, "memory", "second", "Second", project="p", today=TODAY)
+    assert section(vault)[-4:-2] == [
+        "- [[projects/p/memory/first]] - First -- keywords: retry, ci",
+        "- [[projects/p/memory/second]] - Second",
+    ]
+    assert index_check(vault) == 0
+
+
+def test_index_line_names_the_sub_index_line_when_split(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = make_vault()
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 9)
+    for i in range(3):
+        result = new_entry(vault, "decision", f"d{i}", f"Decision {i}", project="p", today=TODAY)
+    assert result.index_line == "- [[projects/p/memory/d2]] - Decision 2"
+    assert result.index_line in section(vault, "_index-projects.md")
+    assert "- [[_index-projects]] - projects/: 3 entries" in section(vault)
+    assert index_check(vault) == 0
 
 
 def test_description_is_ascii_and_never_expanded(make_vault: MakeVault) -> None:
@@ -448,8 +592,21 @@ def test_project_differing_only_by_case_is_refused(sample: Path) -> None:
 def test_unreadable_index_refuses_before_writing_the_entry(make_vault: MakeVault) -> None:
     vault = make_vault({"_index.md": b"# index\n\xff\xfe\n"})
     before = snapshot(vault)
-    with pytest.raises(VaultkeeperError, match=r"^_index.md:2: not UTF-8"):
+    with pytest.raises(VaultkeeperError, match=r"_index.md:2: not UTF-8"):
         new_entry(vault, "memory", "m", "D", project="p", today=TODAY)
+    assert snapshot(vault) == before
+
+
+@pytest.mark.parametrize("kind", ["memory", "pattern"])
+def test_unreadable_sub_index_refuses_before_writing(make_vault: MakeVault, kind: str) -> None:
+    vault = make_vault({"_index-projects.md": b"# sub\n\xff\n"})
+    before = snapshot(vault)
+    result = CliRunner().invoke(
+        cli, ["--vault", str(vault), "new", kind, "m", "-p", "p", "-d", "D"]
+    )
+    assert result.exit_code == 1
+    assert "_index-projects.md:2: not UTF-8" in result.stderr
+    assert "Traceback" not in result.output
     assert snapshot(vault) == before
 
 

@@ -138,7 +138,9 @@ def test_real_vaults_agree_and_most_need_no_yaml() -> None:
     assert answered >= len(blocks) // 2, (answered, len(blocks))
 
 
-WANTED_KEYS = st.sampled_from(["name", "status", "label", "holdout_until", "falsification_condition"])
+WANTED_KEYS = st.sampled_from(
+    ["name", "status", "label", "holdout_until", "falsification_condition"]
+)
 OTHER_KEYS = st.sampled_from(["sources", "description", "tags", "_x", "Name", "on", "yes", "null"])
 ODD_KEYS = st.sampled_from(["key ", "a.b", "1", "-x", "x-"])
 KEYS = st.one_of(*[WANTED_KEYS] * 5, *[OTHER_KEYS] * 5, ODD_KEYS)
@@ -146,17 +148,91 @@ KEYS = st.one_of(*[WANTED_KEYS] * 5, *[OTHER_KEYS] * 5, ODD_KEYS)
 
 # values the fast reader answers for (mostly), and values that probe YAML's corners
 COMMON = st.sampled_from(
-    ["held_out", "active", "2026-08-01", '"2026-08-01"', "'2026-08-01'", "yesterday", "yes",
-     "No", "null", "0", "17", "[]", "{}", '["a", "b"]', '"a #b"', "a #b", "a#b", "C#", "it's",
-     "http://x", "a, b", '"[[link]]"', "caf\u00e9", "\u00a0x", "", "# c", "True", "Off", "y",
-     "_x", "a: b", "x:", "a:b", "A line with words, commas and (parens)"]
+    [
+        "held_out",
+        "active",
+        "2026-08-01",
+        '"2026-08-01"',
+        "'2026-08-01'",
+        "yesterday",
+        "yes",
+        "No",
+        "null",
+        "0",
+        "17",
+        "[]",
+        "{}",
+        '["a", "b"]',
+        '"a #b"',
+        "a #b",
+        "a#b",
+        "C#",
+        "it's",
+        "http://x",
+        "a, b",
+        '"[[link]]"',
+        "caf\u00e9",
+        "\u00a0x",
+        "",
+        "# c",
+        "True",
+        "Off",
+        "y",
+        "_x",
+        "a: b",
+        "x:",
+        "a:b",
+        "A line with words, commas and (parens)",
+    ]
 )
 TRICKY = st.sampled_from(
-    ["2026-02-30", "~", "012", "1_000", "0b_", ".5", "1.5", "-1", "+1", "[a, b]", '"a \\" b"',
-     "'it''s'", "foo: bar", "[[link]]", "-", "- a", "|", ">", "&a", "*a", "!tag x", "%x", "@x",
-     "`x`", "?x", "? x", "a\u0085b", "\ufeffx", "x\ty", "  ", '"unclosed', "'unclosed",
-     "{a: 1}", "=", "<<", ".inf", "n", "2026-8-1", "2026-08-01 10:00", "2026-08-01T10:00:00Z",
-     "0x1F", "1e3", "a\u2028b", "\x7f", "a\rb"]
+    [
+        "2026-02-30",
+        "~",
+        "012",
+        "1_000",
+        "0b_",
+        ".5",
+        "1.5",
+        "-1",
+        "+1",
+        "[a, b]",
+        '"a \\" b"',
+        "'it''s'",
+        "foo: bar",
+        "[[link]]",
+        "-",
+        "- a",
+        "|",
+        ">",
+        "&a",
+        "*a",
+        "!tag x",
+        "%x",
+        "@x",
+        "`x`",
+        "?x",
+        "? x",
+        "a\u0085b",
+        "\ufeffx",
+        "x\ty",
+        "  ",
+        '"unclosed',
+        "'unclosed",
+        "{a: 1}",
+        "=",
+        "<<",
+        ".inf",
+        "n",
+        "2026-8-1",
+        "2026-08-01 10:00",
+        "2026-08-01T10:00:00Z",
+        "0x1F",
+        "1e3",
+        "a\u2028b",
+        "\x7f",
+        "a\rb",
+    ]
 )
 SCALARS = st.one_of(*[COMMON] * 8, TRICKY)
 

@@ -31,7 +31,11 @@ MADE = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 
 def promote(name: str = "foo", **kw: object) -> Candidate:
     values: dict[str, object] = dict(
-        path="patterns/registry.md", line=3, hash="a" * 64, count=3, last_used="2026-08-26",
+        path="patterns/registry.md",
+        line=3,
+        hash="a" * 64,
+        count=3,
+        last_used="2026-08-26",
         idle_days=6,
     )
     values.update(kw)
@@ -40,22 +44,41 @@ def promote(name: str = "foo", **kw: object) -> Candidate:
 
 def prune(name: str = "bar") -> Candidate:
     return Candidate(
-        PRUNE, name, "patterns/registry.md", 9, "b" * 64, count=0, last_used="2026-05-24",
+        PRUNE,
+        name,
+        "patterns/registry.md",
+        9,
+        "b" * 64,
+        count=0,
+        last_used="2026-05-24",
         idle_days=100,
     )
 
 
 def held(path: str = "projects/p/memory/due.md", condition: str = "it stops holding") -> Candidate:
     return Candidate(
-        HELD_OUT, "due", path, 8, "c" * 64, holdout_until="2026-08-01", days_due=31,
-        status="held_out", label="inferred", weight="hold out", falsification_condition=condition,
+        HELD_OUT,
+        "due",
+        path,
+        8,
+        "c" * 64,
+        holdout_until="2026-08-01",
+        days_due=31,
+        status="held_out",
+        label="inferred",
+        weight="hold out",
+        falsification_condition=condition,
     )
 
 
 def report(vault: str = "/v", **kw: object) -> Report:
     values: dict[str, object] = dict(
-        vault=vault, generated_at=MADE, promote=(promote(),), prune=(prune(),),
-        held_out=(held(),), problems=(Problem("projects/p/memory/x.md", 8, "bad date"),),
+        vault=vault,
+        generated_at=MADE,
+        promote=(promote(),),
+        prune=(prune(),),
+        held_out=(held(),),
+        problems=(Problem("projects/p/memory/x.md", 8, "bad date"),),
         duration_ms=12,
     )
     values.update(kw)
@@ -133,8 +156,9 @@ def test_brief_states_summary_age_candidates_and_one_command_per_kind() -> None:
     assert f"  {vk} apply promote NAME --evidence RECEIPT" in lines
     assert f"  {vk} apply prune NAME" in lines
     assert f"  {vk} apply revalidate PATH --pass|--fail --evidence RECEIPT" in lines
-    assert "- foo: success count 3, last used 2026-08-26 (idle 6 days) (patterns/registry.md:3)" in (
-        lines
+    assert (
+        "- foo: success count 3, last used 2026-08-26 (idle 6 days) (patterns/registry.md:3)"
+        in (lines)
     )
     assert any(line.startswith("- bar: success count 0") for line in lines)
     assert (
@@ -231,7 +255,5 @@ def test_a_corrupt_saved_report_is_noted_not_fatal(
     assert "state/last-report.json: not a report" in err
 
 
-def test_json_and_brief_together_is_a_usage_error(
-    runner: CliRunner, make_vault: MakeVault
-) -> None:
+def test_json_and_brief_together_is_a_usage_error(runner: CliRunner, make_vault: MakeVault) -> None:
     assert run(runner, make_vault(), "--json", "--brief")[0] == 2

@@ -59,7 +59,9 @@ def spec_files(today: dt.date) -> dict[str, str]:
             block("fresh", "0", today - 10 * days),  # count 0 but recent
             block("edge", "0", today - 90 * days),  # exactly 90 days: not *more than* 90
             block("broken", "many", today - 200 * days),  # unreadable count: problem only
-            block("done", "5", today - 3 * days, f"**promoted:** {today} -> [[skills/done/SKILL]]\n"),
+            block(
+                "done", "5", today - 3 * days, f"**promoted:** {today} -> [[skills/done/SKILL]]\n"
+            ),
         ]
     )
     mem = "projects/p/memory/"
@@ -101,7 +103,8 @@ def test_unreadable_count_and_date_are_problems_never_candidates(spec_vault: Pat
     registry = (spec_vault / "patterns/registry.md").read_text().splitlines()
     count_line = registry.index("**success count:** many") + 1
     assert lines == [
-        f"patterns/registry.md:{count_line}: ### broken: success count 'many' is not a whole number",
+        f"patterns/registry.md:{count_line}: ### broken: success count 'many' is not a whole "
+        "number",
         "projects/p/memory/vague.md:8: holdout_until 'yesterday' is not a date (YYYY-MM-DD); "
         "skipped",
     ]
@@ -267,6 +270,21 @@ def test_cooldown_override_from_the_environment(runner: CliRunner, live_vault: P
     assert "SELF_MAINTAIN_COOLDOWN_MS='soon' is not a whole number" in err
 
 
+def test_a_corrupt_state_file_is_mentioned_and_replaced(
+    runner: CliRunner, live_vault: Path
+) -> None:
+    path = live_vault / "state" / config.STATE_FILE
+    path.write_text('{"state": "idle", "lastCompleted": 17')
+    code, out, err = run(runner, live_vault)
+    assert code == 0 and out.startswith("SELF-MAINTAIN:")
+    assert (
+        "vaultkeeper: note: state/self-maintain.json: not valid JSON; treated as idle and "
+        "replaced" in err
+    )
+    data = json.loads(path.read_text())
+    assert list(data) == STATE_KEYS and data["lastCompleted"] > 0
+
+
 def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Path) -> None:
     before = snapshot(sample)
     for _ in range(2):
@@ -372,7 +390,11 @@ def big_vault(root: Path, entries: int) -> Path:
     (root / "_index.md").write_text("# Index\n")
     for f in range(4):
         blocks = [
-            block(f"p{f}-{i}", str(rnd.choice([0, 1, 2, 3])), today - dt.timedelta(rnd.randint(0, 200)))
+            block(
+                f"p{f}-{i}",
+                str(rnd.choice([0, 1, 2, 3])),
+                today - dt.timedelta(rnd.randint(0, 200)),
+            )
             for i in range(entries // 8)
         ]
         (root / "patterns").mkdir(exist_ok=True)
@@ -391,7 +413,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -> None:
-    vault = big_vault(tmp_path / "v", 400)
+    vault = big_vault(tmp_path / "v", 2000)  # long enough for the others to meet the lock
     procs = [
         subprocess.Popen(
             [VK, "--vault", str(vault), "scan"],
@@ -401,7 +423,8 @@ def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -
         )
         for _ in range(12)
     ]
-    results = [(p.wait(60), *p.communicate()) for p in procs]
+    outputs = [p.communicate(timeout=60) for p in procs]  # drains the pipes while waiting
+    results = [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
     assert [code for code, _, _ in results] == [0] * 12
     scanned = [out for _, out, _ in results if out.startswith(b"SELF-MAINTAIN:")]
     assert len(scanned) == 1
@@ -440,7 +463,7 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     final = subprocess.run(command, env=forced, capture_output=True, text=True)
     assert final.returncode == 0 and final.stdout.startswith("SELF-MAINTAIN:")
     assert json.loads(state_file.read_text())["state"] == "idle"
-    leftovers = [p.name for p in (vault / "state").iterdir()]
+    leftovers = [p.name for p in (vault / "state").iterdir() if p.name != config.WRITER_LOCK_FILE]
     assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.STATE_FILE]
 
 
@@ -488,6 +511,9 @@ def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     assert out.stdout == "[]\n"
     # and state.py stands alone, without click (for a click-free fast path)
     code = "import sys, vaultkeeper.state; print('click' in sys.modules)"
-    assert subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout == "False\n"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        == "False\n"
+    )

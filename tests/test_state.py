@@ -51,6 +51,11 @@ def read(vault: Path) -> dict[str, object]:
     return data
 
 
+def listing(folder: Path) -> list[str]:
+    """What is in state/, less the applier's writer lock (``init`` may leave it)."""
+    return sorted(n for n in os.listdir(folder) if n != config.WRITER_LOCK_FILE)
+
+
 def lock_dir(vault: Path) -> Path:
     return vault / "state" / config.LOCK_DIR
 
@@ -203,8 +208,9 @@ def test_a_lock_whose_owner_is_dead_is_removed_with_a_note(vault: Path, dead_pid
     hold_lock(vault, dead_pid)
     run = start(vault)
     assert isinstance(run, state.Run)
-    assert f"state/self-maintain.lock: stale (its owner pid {dead_pid} is not running); removed" in (
-        run.notes
+    assert (
+        f"state/self-maintain.lock: stale (its owner pid {dead_pid} is not running); removed"
+        in (run.notes)
     )
     assert (lock_dir(vault) / config.LOCK_PID_FILE).read_text() == f"{ME}\n"
     finish(run)
@@ -237,7 +243,7 @@ def test_an_empty_lock_directory_has_no_owner_and_is_taken(vault: Path) -> None:
 
 def test_the_lock_is_never_left_behind(vault: Path) -> None:
     finish(start(vault))
-    assert os.listdir(vault / "state") == [config.STATE_FILE]
+    assert listing(vault / "state") == [config.STATE_FILE]
 
 
 def test_release_leaves_someone_elses_lock(vault: Path, live_pid: int) -> None:
@@ -254,7 +260,7 @@ def test_leftovers_of_killed_runs_are_swept(vault: Path, dead_pid: int) -> None:
     private.mkdir()
     (private / config.LOCK_PID_FILE).write_text(str(dead_pid))
     finish(start(vault))
-    assert os.listdir(folder) == [config.STATE_FILE]
+    assert listing(folder) == [config.STATE_FILE]
 
 
 # -- re-entry ---------------------------------------------------------------------------------
@@ -315,4 +321,4 @@ def test_precheck_reads_only(vault: Path) -> None:
     assert skip is not None and skip.reason == state.SKIP_COOLDOWN
     assert "60 s ago; 3540 s of cooldown left" in skip.detail
     assert state.precheck(vault, {}, NOW_MS, True) is None
-    assert os.listdir(vault / "state") == [config.STATE_FILE]
+    assert listing(vault / "state") == [config.STATE_FILE]

@@ -1,4 +1,8 @@
-"""``init`` lays out a vault; ``new`` adds an entry from a template and indexes it."""
+"""``init`` lays out a vault; ``new`` adds an entry from a template and indexes it.
+
+Both leave ``_index.md`` exactly as ``vaultkeeper index`` would generate it: the index
+has one writer (vaultkeeper.index), so ``index --check`` passes after either.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from vaultkeeper import config
 from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
+from vaultkeeper.index import build_index, generate
 from vaultkeeper.registry import is_counter_line, load_registry
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
@@ -66,6 +71,8 @@ def init_vault(path: Path) -> InitResult:
                 raise UsageError(f"{target}: exists and is a folder; nothing was created")
             if not target.exists():
                 resolve_inside(path, name)
+        if not (path / config.INDEX_FILE).exists():
+            generate(path)  # an unreadable _index-*.md refuses here
     # rendered up front: a missing template fails before anything is created
     contents = {name: make() for name, make in files.items() if not (path / name).exists()}
     path.mkdir(parents=True, exist_ok=True)
@@ -78,13 +85,15 @@ def init_vault(path: Path) -> InitResult:
         else:
             target.mkdir(parents=True)
             created.append(folder + "/")
+    warnings: list[str] = []
     for name in files:
         if name not in contents:
             kept.append(name)
-            continue
-        atomic_write(path / name, contents[name])
-        created.append(name)
-    warnings: list[str] = []
+        elif name != config.INDEX_FILE:  # the index lists the others: written last
+            atomic_write(path / name, contents[name])
+            created.append(name)
+    if config.INDEX_FILE in contents:
+        created.extend(_init_index(path, contents[config.INDEX_FILE], warnings))
     root = path.resolve()
     outer = next((p for p in root.parents if (p / config.INDEX_FILE).is_file()), None)
     if outer is not None:
@@ -97,6 +106,29 @@ def init_vault(path: Path) -> InitResult:
             f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
         )
     return InitResult(root, tuple(created), tuple(kept), tuple(warnings))
+
+
+def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
+    """Write the index ``vaultkeeper index`` would generate; the files it created.
+
+    Over the load budget the index splits into sub-indexes; should that mean rewriting a
+    sub-index that already exists, init keeps it and writes the bare template instead.
+    """
+    # No writer lock, as for the rest of init: its lock file would be left in a fresh state/.
+    wanted = generate(vault)
+    exists = [n for n in wanted if n != config.INDEX_FILE and (vault / n).exists()]
+    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    if differ:
+        atomic_write(vault / config.INDEX_FILE, template)
+        warnings.append(
+            f"{config.INDEX_FILE} has no entry lines yet: generating them would rewrite "
+            f"{', '.join(differ)}; run `vaultkeeper index` when that is wanted"
+        )
+        return [config.INDEX_FILE]
+    created = [n for n in sorted(wanted) if n not in exists]
+    for name in created:
+        atomic_write(vault / name, wanted[name])
+    return created
 
 
 def _ignores_state(gitignore: Path) -> bool:
@@ -200,10 +232,10 @@ def new_entry(
     today: dt.date,
     holdout_days: int = config.HOLDOUT_DAYS,
 ) -> NewResult:
-    """Create one entry (or registry block) and add its line to the index.
+    """Create one entry (or registry block), then regenerate the index to include it.
 
-    Every check (name, description, label, taken names, a readable index) runs before
-    the first write.
+    Every check (name, description, label, taken names, an index that can be
+    regenerated) runs before the first write.
     """
     check_name(name)
     description = clean_description(description)
@@ -212,35 +244,57 @@ def new_entry(
     _check_holdout_days(holdout_days, "holdout_days")
     with writer_lock(vault):
         if kind == "pattern":
-            return _new_pattern(vault, name, description, today)
-        target = _target(vault, kind, name, project)
-        # Obsidian resolves [[name]] by file name, case-insensitively, anywhere in the vault.
-        taken = [p for p in iter_markdown(vault) if p.stem.lower() == name.lower()]
-        if target.exists() or taken:
-            where = rel(vault, target if target.exists() else taken[0])
-            raise VaultkeeperError(f"{name}: already taken by {where}; choose another name")
-        held_out = kind == "memory" and (label or "inferred") != "fact"
-        values: dict[str, str | None] = {
-            "name": yaml_scalar(name),
-            "description": yaml_scalar(description),
-            "type": kind,
-            "status": "held_out" if held_out else "active",
-            "label": label or ("inferred" if kind == "memory" else "fact"),
-            "falsification_condition": quoted(""),
-            "holdout_until": quoted((today + dt.timedelta(days=holdout_days)).isoformat())
-            if held_out
-            else None,
-            "title": name,
-        }
-        link = rel(vault, target)[: -len(".md")]
-        index_line = f"- [[{link}]] - {description}"
-        index_path, index_text = _index_with_line(vault, index_line)
-        atomic_write(target, render(f"{kind}.md", values))
-        atomic_write(index_path, index_text)
-        return NewResult(kind, name, rel(vault, target), 1, index_line)
+            target, content, line = _pattern_file(vault, name, description, today)
+            link = f"{config.REGISTRY_FILE[: -len('.md')]}#{name}"
+        else:
+            target, content = _entry_file(
+                vault, kind, name, description, project, label, today, holdout_days
+            )
+            line = 1
+            link = rel(vault, target)[: -len(".md")]
+        # read-only dry run: an index that cannot be regenerated refuses before any write
+        build_index(vault, check=True)
+        atomic_write(target, content)
+        index = build_index(vault)  # the writer lock is re-entrant
+        return NewResult(kind, name, rel(vault, target), line, _line_of(vault, index.files, link))
 
 
-def _new_pattern(vault: Path, name: str, description: str, today: dt.date) -> NewResult:
+def _entry_file(
+    vault: Path,
+    kind: str,
+    name: str,
+    description: str,
+    project: str | None,
+    label: str | None,
+    today: dt.date,
+    holdout_days: int,
+) -> tuple[Path, str]:
+    target = _target(vault, kind, name, project)
+    # Obsidian resolves [[name]] by file name, case-insensitively, anywhere in the vault.
+    taken = [p for p in iter_markdown(vault) if p.stem.lower() == name.lower()]
+    if target.exists() or taken:
+        where = rel(vault, target if target.exists() else taken[0])
+        raise VaultkeeperError(f"{name}: already taken by {where}; choose another name")
+    held_out = kind == "memory" and (label or "inferred") != "fact"
+    values: dict[str, str | None] = {
+        "name": yaml_scalar(name),
+        "description": yaml_scalar(description),
+        "type": kind,
+        "status": "held_out" if held_out else "active",
+        "label": label or ("inferred" if kind == "memory" else "fact"),
+        "falsification_condition": quoted(""),
+        "holdout_until": quoted((today + dt.timedelta(days=holdout_days)).isoformat())
+        if held_out
+        else None,
+        "title": name,
+    }
+    return target, render(f"{kind}.md", values)
+
+
+def _pattern_file(
+    vault: Path, name: str, description: str, today: dt.date
+) -> tuple[Path, str, int]:
+    """The registry's path, its full new content (BOM kept) and the new block's line."""
     blocks, _ = load_registry(vault)
     same = [b for b in blocks if b.name.lower() == name.lower()]
     if same:
@@ -258,12 +312,18 @@ def _new_pattern(vault: Path, name: str, description: str, today: dt.date) -> Ne
         text += nl
     if text and not text.endswith(nl * 2):
         text += nl
-    line = text.count("\n") + 1
-    index_line = f"- [[{config.REGISTRY_FILE[: -len('.md')]}#{name}]] - {description}"
-    index_path, index_text = _index_with_line(vault, index_line)
-    atomic_write(registry, bom + text + block)
-    atomic_write(index_path, index_text)
-    return NewResult("pattern", name, config.REGISTRY_FILE, line, index_line)
+    return registry, bom + text + block, text.count("\n") + 1
+
+
+def _line_of(vault: Path, index_files: tuple[str, ...], link: str) -> str | None:
+    """The generated line linking ``link``, from whichever index file holds it."""
+    prefix = f"- [[{link}]]"
+    for name in index_files:
+        text, _ = read_for_edit(vault / name, name)
+        for line in text.splitlines():
+            if line == prefix or line.startswith(prefix + " "):
+                return line
+    return None
 
 
 def _block_safe(description: str) -> str:
@@ -272,32 +332,3 @@ def _block_safe(description: str) -> str:
     if description.startswith(("#", "```", "~~~")) or is_counter_line(description):
         return "\\" + description
     return description
-
-
-def add_index_line(vault: Path, line: str) -> str:
-    """Append ``line`` inside the index markers (created at the end if missing).
-
-    Only the generated section changes; every byte outside the markers stays.
-    """
-    index, text = _index_with_line(vault, line)
-    atomic_write(index, text)
-    return line
-
-
-def _index_with_line(vault: Path, line: str) -> tuple[Path, str]:
-    """The index path and its full new content (BOM included) with ``line`` added."""
-    index = resolve_inside(vault, config.INDEX_FILE)
-    text, bom = read_for_edit(index, config.INDEX_FILE) if index.exists() else ("", "")
-    nl = "\r\n" if "\r\n" in text else "\n"
-    start = text.find(config.INDEX_START)
-    end = text.find(config.INDEX_END, start + len(config.INDEX_START)) if start != -1 else -1
-    if start == -1 or end == -1:
-        sep = "" if not text or text.endswith("\n\n") else (nl if text.endswith("\n") else nl * 2)
-        text = f"{text}{sep}{config.INDEX_START}{nl}{line}{nl}{config.INDEX_END}{nl}"
-    else:
-        line_start = text.rfind("\n", 0, end) + 1
-        if line_start > start and not text[line_start:end].strip():
-            text = text[:line_start] + line + nl + text[line_start:]
-        else:  # the end marker shares its line with other text: give the entry its own
-            text = text[:end] + nl + line + nl + text[end:]
-    return index, bom + text

@@ -202,10 +202,17 @@ def _read(path: Path) -> str | None:
     except ParseError as exc:
         from vaultkeeper.errors import VaultkeeperError
 
-        raise VaultkeeperError(f"{path}: {exc.reason}; fix it before regenerating") from None
+        line = f":{exc.line}" if exc.line else ""
+        raise VaultkeeperError(f"{path}{line}: {exc.reason}; fix it before regenerating") from None
 
 
-def _build(vault: Path, *, write: bool) -> IndexResult:
+def generate(vault: Path) -> dict[str, str]:
+    """Every index file's text as ``build_index`` would write it (BOM aside); reads only."""
+    return _plan(vault)[1]
+
+
+def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool]:
+    """(current text, wanted text) of each index file, the entry count, and the split."""
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
@@ -238,6 +245,11 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
             base = current.get(name) or _subindex_preamble(top)
             wanted[name] = with_section(base, _render(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
+    return current, wanted, len(entries), split
+
+
+def _build(vault: Path, *, write: bool) -> IndexResult:
+    current, wanted, entries, split = _plan(vault)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     if write:
         for name in changed:
@@ -245,7 +257,7 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
             atomic_write(vault / name, bom + wanted[name].encode("utf-8"))
     root_lines, root_bytes = _measure(wanted[config.INDEX_FILE])
     return IndexResult(
-        entries=len(entries),
+        entries=entries,
         split=split,
         files=tuple(sorted(wanted)),
         changed=changed,

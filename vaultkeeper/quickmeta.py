@@ -40,7 +40,9 @@ _VALUE = (
     r'(?: +(?:"[^"\\\n]*"|\'[^\'\n]*\'|[A-Za-z_][^:#\n]*|[0-9]{4}-[0-9]{2}-[0-9]{2}'
     r'|(?:0|[1-9][0-9]*)|\[ *\]|\{ *\}|\[ *"[^"\\\n]*"(?: *, *"[^"\\\n]*")* *\]))?'
 )
-_BLOCK = re.compile(rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^\n]*)?|#[^\n]*| *)\n)*")
+_BLOCK = re.compile(
+    rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^\n]*)?|#[^\n]*| *)\n)*"
+)
 _DATE_VALUE = re.compile(r": +([0-9]{4}-[0-9]{2}-[0-9]{2})")
 # PyYAML's implicit resolvers for plain scalars that start with a letter
 _WORDS: dict[str, Any] = {
