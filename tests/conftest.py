@@ -1,4 +1,4 @@
-"""Shared fixtures: ``make_vault`` builds a vault from a dict of files; ``sample`` copies sample_vault/."""
+"""Shared fixtures: `make_vault` builds a vault from a dict of files; `sample` copies it."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def new(
         return
     click.echo(f"created {result.path}:{result.line} ({kind} {name})")
     if result.index_line:
-        click.echo(f"indexed {config.INDEX_FILE}: {result.index_line}")
+        click.echo(f"indexed {result.index_file}: {result.index_line}")
 
 
 @cli.command()
@@ -1047,7 +1047,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         rows += [(s.verdict, s.label, s.shown, s.bound, s.detail) for s in result.signals]
         widths = [4] + [max(len(r[i]) for r in rows) for i in range(1, 4)]  # ok/warn/fail
         for row in rows:
-            cells = [cell.ljust(w) for cell, w in zip(row, widths)]
+            cells = [cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)]
             click.echo("  ".join([*cells, row[4]]).rstrip())
         click.echo(f"overall: {result.verdict}")
     sys.exit(1 if result.verdict == FAIL else 0)

@@ -42,6 +42,7 @@ class NewResult:
     path: str  # vault-relative file written
     line: int  # 1-based line of the entry (the ### heading for a pattern)
     index_line: str | None
+    index_file: str = config.INDEX_FILE  # _index.md, or a sub-index when the index is split
 
 
 def init_vault(path: Path) -> InitResult:
@@ -256,7 +257,8 @@ def new_entry(
         build_index(vault, check=True)
         atomic_write(target, content)
         index = build_index(vault)  # the writer lock is re-entrant
-        return NewResult(kind, name, rel(vault, target), line, _line_of(vault, index.files, link))
+        index_file, index_line = _line_of(vault, index.files, link)
+        return NewResult(kind, name, rel(vault, target), line, index_line, index_file)
 
 
 def _entry_file(
@@ -315,15 +317,15 @@ def _pattern_file(
     return registry, bom + text + block, text.count("\n") + 1
 
 
-def _line_of(vault: Path, index_files: tuple[str, ...], link: str) -> str | None:
-    """The generated line linking ``link``, from whichever index file holds it."""
+def _line_of(vault: Path, index_files: tuple[str, ...], link: str) -> tuple[str, str | None]:
+    """The index file holding the generated line linking ``link``, and that line."""
     prefix = f"- [[{link}]]"
     for name in index_files:
         text, _ = read_for_edit(vault / name, name)
         for line in text.splitlines():
             if line == prefix or line.startswith(prefix + " "):
-                return line
-    return None
+                return name, line
+    return config.INDEX_FILE, None
 
 
 def _block_safe(description: str) -> str:
