@@ -173,6 +173,9 @@ def vaultkeeper_argv() -> tuple[str, ...]:
     if script.is_file():
         with open(script, "rb") as fh:
             shebang = fh.readline().decode(errors="replace")
-        if shebang.startswith("#!") and Path(shebang[2:].strip()).resolve() == Path(PYTHON).resolve():
+        if (
+            shebang.startswith("#!")
+            and Path(shebang[2:].strip()).resolve() == Path(PYTHON).resolve()
+        ):
             return (str(script),)
     return (PYTHON, "-m", "vaultkeeper")

@@ -178,3 +178,31 @@ def test_batch_from_a_file_with_skills_dir_relative_to_the_vault(
     assert result.exit_code == 0, result.output
     assert (vault / "agent-skills/alpha/SKILL.md").is_file()
     assert "-> [[agent-skills/alpha/SKILL]]" in (vault / "patterns/registry.md").read_text()
+
+
+@pytest.mark.parametrize("key", ["target", "evidence", "skills_dir"])
+def test_a_nul_in_a_field_is_deferred_not_a_traceback(
+    vault: Path, runner: CliRunner, key: str
+) -> None:
+    item = {"action": "promote", "target": "alpha", "evidence": RECEIPT, key: "a\x00b"}
+    result, outcomes = run(runner, vault, [item])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no ValueError
+    assert [o["reason"] for o in outcomes] == [f"<stdin>[0]: {key} must not contain a NUL character"]
+
+
+def test_an_os_error_is_a_deferred_outcome_and_the_batch_goes_on(
+    vault: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the skills folder should be\n")
+    decisions = [
+        {"action": "promote", "target": "alpha", "evidence": RECEIPT, "skills_dir": str(blocker)},
+        {"action": "skip", "target": "alpha", "reason": "next week"},
+    ]
+    result, outcomes = run(runner, vault, decisions)
+    assert result.exit_code == 1
+    assert [o["outcome"] for o in outcomes] == ["defer", "silence"]
+    assert outcomes[0]["reason"].startswith(str(blocker))
+    assert "**promoted:**" not in (vault / "patterns/registry.md").read_text()
+    journal = (vault / "state/journal.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in journal] == ["defer", "silence"]

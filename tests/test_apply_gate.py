@@ -181,3 +181,9 @@ def test_slug() -> None:
     assert len(slug("x" * 100)) == 64
     with pytest.raises(GateRefused):
         slug("***")
+
+
+def test_receipt_with_a_line_number_too_long_for_int_is_refused(vault: Path) -> None:
+    digits = "9" * 5000  # int() refuses more than 4300 digits: was a ValueError traceback
+    with pytest.raises(GateRefused, match=f"has 3 lines, no line {digits}"):
+        check_receipt(vault, f"projects/p/research/notes.md:{digits}")

@@ -170,3 +170,36 @@ def test_tampered_metadata_cannot_restore_outside(make_vault, tmp_path: Path) ->
     outcome = restore(vault, done.id)
     assert outcome.outcome == "defer" and "outside the vault" in outcome.reason
     assert not (tmp_path / "escaped.md").exists()
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        {"start": "abc"},  # was a ValueError traceback
+        {"start": -3},  # would go back 3 lines from the end, "as before the prune"
+        {"start": True},
+        {"start": None},
+    ],
+)
+def test_tampered_block_position_is_refused_and_kept(make_vault, tamper: dict) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    meta_path = vault / ".trash" / done.id / "trash.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), **tamper}))
+    before = snapshot(vault)
+    outcome = restore(vault, done.id)
+    assert outcome.outcome == "defer"
+    assert outcome.reason == f".trash/{done.id}/trash.json: not a vaultkeeper trash record"
+    assert snapshot(vault) == before
+
+
+def test_a_record_without_its_id_still_restores_by_folder_name(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    meta_path = vault / ".trash" / done.id / "trash.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["id"]  # was a KeyError traceback
+    meta_path.write_text(json.dumps(meta))
+    outcome = restore(vault, done.id)
+    assert outcome.outcome == "act" and outcome.id == done.id
+    assert (vault / "patterns/registry.md").read_text() == REGISTRY

@@ -472,3 +472,56 @@ def test_default_files_are_under_home(
         target = home / where.removeprefix("~/")
         assert result.stdout.startswith(f"{host}: {target}\n")
         assert len(ours(json.loads(target.read_text()), "SessionEnd")) == 1
+
+
+# -- hostile input (adversarial review) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"limit": 1e999}', "Out of range float"),  # would come back as Infinity
+        ('{"limit": NaN}', "Out of range float"),
+        ('{"name": "\\ud800"}', "surrogates not allowed"),  # valid JSON, not writable UTF-8
+    ],
+)
+def test_settings_that_cannot_round_trip_are_refused_untouched(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, content: str, why: str
+) -> None:
+    vault = make_vault()
+    settings = tmp_path / "settings.json"
+    settings.write_text(content)
+    result = run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"{settings}: cannot be written back as valid JSON (" in result.stderr
+    assert why in result.stderr and result.stderr.rstrip().endswith("nothing written")
+    assert settings.read_text() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json", vault.name]  # no .bak
+
+
+def test_a_fifo_settings_file_is_refused_not_waited_on(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "settings.json"
+    os.mkfifo(fifo)
+    vault = make_vault()
+    result = run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", fifo)
+    assert result.exit_code == 1 and "not a regular file; nothing written" in result.stderr
+    status = run(runner, "hooks", "status", "claude-code", "--settings", fifo)
+    assert status.exit_code == 0 and "not a regular file" in status.stdout
+
+
+def test_cron_keeps_a_crontab_that_is_not_utf8_byte_for_byte(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    table, env = crontab
+    existing = b"# caf\xe9 (latin-1)\r\n0 1 * * * echo hi\r\n"
+    table.write_bytes(existing)
+    vault = make_vault()
+    result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert table.read_bytes().startswith(existing)
+    status = run(runner, "--vault", vault, "hooks", "status", "cron", env=env)
+    assert status.exit_code == 0 and config.CRON_MARKER in status.stdout
+    assert run(runner, "--vault", vault, "hooks", "uninstall", "cron", env=env).exit_code == 0
+    assert table.read_bytes() == existing

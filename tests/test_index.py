@@ -187,3 +187,36 @@ def test_split_into_sub_indexes_above_the_budget(
     assert not back.split and back.changed == ("_index.md",)
     assert back.unused == ("_index-patterns.md", "_index-projects.md", "_index-references.md")
     assert "- [[projects/p/memory/m03]] - lesson 3 -- keywords: three" in section(vault)
+
+
+# -- hostile input (adversarial review) --------------------------------------------------
+
+
+def test_a_symlinked_index_stays_a_link(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = make_vault(FILES)
+    (vault / config.INDEX_FILE).rename(vault / "real-index.txt")
+    (vault / config.INDEX_FILE).symlink_to("real-index.txt")
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 0, result.output
+    assert (vault / config.INDEX_FILE).is_symlink()
+    assert section(vault, "real-index.txt") == SECTION
+
+
+def test_an_index_linked_out_of_the_vault_is_refused_before_any_write(
+    make_vault: MakeVault, runner: CliRunner, tmp_path: Path
+) -> None:
+    vault = make_vault(FILES)
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# mine\n")
+    (vault / config.INDEX_FILE).unlink()
+    (vault / config.INDEX_FILE).symlink_to(outside)
+    before = snapshot(vault)
+    for args in (["index"], ["index", "--check"], ["new", "memory", "m", "-p", "api", "-d", "x"]):
+        result = runner.invoke(cli, ["--vault", str(vault), *args])
+        assert result.exit_code == 1, result.output
+        assert result.stderr == (
+            f"vaultkeeper: error: {config.INDEX_FILE}: resolves outside the vault "
+            f"{vault.resolve()}; refused\n"
+        )
+        assert snapshot(vault) == before  # `new` wrote no entry either
+    assert outside.read_text() == "# mine\n"

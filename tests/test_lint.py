@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -379,3 +380,30 @@ def test_fix_with_nothing_to_fix_writes_nothing(make_vault: MakeVault) -> None:
     result = lint_vault(vault, fix=True)
     assert result.fixed == 0 and [f.code for f in result.findings] == ["VK301"]
     assert snapshot(vault, skip_state=False) == before
+
+
+# -- hostile input (adversarial review) --------------------------------------------------
+
+
+def test_a_fifo_named_md_is_a_vk001_not_a_hang(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = vault_with(make_vault, {"a.md": entry()})
+    os.mkfifo(vault / "pipe.md")
+    result = run(runner, vault)
+    assert "pipe.md:1:1: VK001 not a regular file" in result.stdout
+    assert result.exit_code == 1
+
+
+def test_fix_through_a_symlink_keeps_the_link_and_never_writes_outside(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    text = entry(body="a \u2014 b\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text(text, encoding="utf-8")
+    vault = vault_with(make_vault, {"real.md": text})
+    (vault / "inner.md").symlink_to("real.md")
+    (vault / "outer.md").symlink_to(outside)
+    result = lint_vault(vault, select=["VK101"], fix=True)
+    assert (vault / "inner.md").is_symlink() and (vault / "outer.md").is_symlink()
+    assert (vault / "real.md").read_text(encoding="utf-8") == text.replace("\u2014", "--")
+    assert outside.read_text(encoding="utf-8") == text  # outside the vault: not ours to fix
+    assert [(f.path, f.code) for f in result.findings] == [("outer.md", "VK101")]

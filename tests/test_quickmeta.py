@@ -90,7 +90,12 @@ def test_values_match_yaml(text: str, expected: object) -> None:
         "description: Note: colons\n",
         "status: held_out\nstatus: active\n",  # repeated key
         "holdout_until:\n  - 2026-08-01\n",  # a list where a date belongs
-        "description: >\n  folded\n",
+        "name: >\n  folded\n",  # a block scalar under a wanted key
+        "description: >2\n  folded\n",  # an explicit indentation indicator
+        "description: > # why\n  folded\n",
+        "description: >\n   \n  folded\n",  # an all-space line before the text
+        "description: |\n    deep\n  shallow\n",
+        "description: >\n  folded\n- item\n",
         "name: caf\u00e9 \u2028x\n",
         "name:\tx\n",
         "just a line\n",

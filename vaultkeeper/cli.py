@@ -53,10 +53,18 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
+def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    # Path("") is Path("."): `--vault "$UNSET"` must not quietly mean the current folder
+    if value == "":
+        raise click.BadParameter("must not be empty (is the variable you meant to pass set?)")
+    return None if value is None else Path(value)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--vault",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=_path,
     default=None,
     help=f"The vault folder (default: ${config.ENV_VAULT}, else the nearest folder "
     f"upwards holding {config.INDEX_FILE}).",
@@ -82,7 +90,7 @@ def cli(vault: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path), required=False)
+@click.argument("path", type=click.Path(), callback=_path, required=False)
 @click.pass_context
 def init(ctx: click.Context, path: Path | None) -> None:
     """Create a vault at PATH (default: --vault, else here); never changes an existing file.
@@ -219,7 +227,9 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool) -> None:
     for message in outcome.notes:
         _note(message)
     if outcome.report is None:
-        if sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
+        if as_json:  # an agent parsing stdout gets JSON either way
+            print_json({"skipped": outcome.skipped, "detail": outcome.detail})
+        elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
             _note(f"scan skipped ({outcome.skipped}): {outcome.detail}")
         return
     _print_report(outcome.report, as_json, None)
@@ -655,7 +665,7 @@ def log(ctx: click.Context, as_json: bool) -> None:
     for r in result.records:
         tag = f"  [{r['id']}]" if r.get("id") else ""
         click.echo(
-            f"{r.get('ts', '?')}  {r.get('outcome', '?'):<7} {r.get('action', '?'):<10} "
+            f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} {str(r.get('action', '?')):<10} "
             f"{r.get('target', '?')}: {r.get('reason', '')}{tag}"
         )
 

@@ -133,12 +133,21 @@ def _run(
             "crontab: not found on PATH; print the line with `hooks install cron --print` "
             "and add it to your scheduler by hand"
         )
+    # bytes, not text mode: other lines come back byte for byte (not UTF-8, CRLF) and
+    # a byte that is not UTF-8 is no traceback
+    data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
     try:
-        return subprocess.run(
-            [exe, *args], input=stdin, capture_output=True, text=True, env=dict(env), timeout=30
+        proc = subprocess.run(
+            [exe, *args], input=data, capture_output=True, env=dict(env), timeout=30
         )
     except subprocess.TimeoutExpired:
         raise VaultkeeperError(f"{exe} {' '.join(args)}: no answer after 30 s") from None
+    return subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "surrogateescape"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
 
 
 def _first_line(text: str) -> str:

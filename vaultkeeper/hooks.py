@@ -145,6 +145,8 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     """The file's JSON object (``{}`` when absent or blank) and its raw text."""
     if not path.exists():
         return {}, None
+    if not path.is_file():  # a FIFO would block the read for ever
+        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
     try:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -276,10 +278,18 @@ def installed(target: str, path: Path) -> Installed:
 def _write(
     target: str, path: Path, data: dict[str, Any], raw: str | None, actions: list[str]
 ) -> Change:
-    text = json.dumps(data, indent=_indent(raw), ensure_ascii=False) + "\n"
     before = json.loads(raw) if raw is not None and raw.strip() else {}
     if before == data:  # nothing to do, whatever the formatting
         return Change(target, str(path), False, None, tuple(actions))
+    try:
+        # 1e999 would come back as Infinity and a lone surrogate not at all: the host
+        # could no longer read its settings
+        text = json.dumps(data, indent=_indent(raw), ensure_ascii=False, allow_nan=False) + "\n"
+        text.encode("utf-8")
+    except ValueError as exc:
+        raise VaultkeeperError(
+            f"{path}: cannot be written back as valid JSON ({exc}); nothing written"
+        ) from None
     backup: str | None = None
     if raw is not None:
         bak = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)

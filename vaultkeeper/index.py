@@ -25,7 +25,7 @@ from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, decode, load_notes
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.templates import render
-from vaultkeeper.vault import iter_files, rel
+from vaultkeeper.vault import iter_files, rel, resolve_inside
 
 _ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
 _COUNTER = re.compile(r"^[ \t]*[-*]?[ \t]*\*\*[^*]+:\*\*")
@@ -251,10 +251,13 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
 def _build(vault: Path, *, write: bool) -> IndexResult:
     current, wanted, entries, split = _plan(vault)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
+    # a symlinked index file: its target is written and the link stays a link; a link
+    # leading out of the vault is refused, by --check too (new checks before it writes)
+    targets = {name: resolve_inside(vault, name) for name in wanted}
     if write:
         for name in changed:
             bom = _BOM if _has_bom(vault / name) else b""  # outside the markers: kept too
-            atomic_write(vault / name, bom + wanted[name].encode("utf-8"))
+            atomic_write(targets[name], bom + wanted[name].encode("utf-8"))
     root_lines, root_bytes = _measure(wanted[config.INDEX_FILE])
     return IndexResult(
         entries=entries,

@@ -7,6 +7,7 @@ unreadable is reported the same way everywhere and never stops the others.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import os
 import re
@@ -16,34 +17,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from vaultkeeper import config
 from vaultkeeper.vault import iter_markdown, rel
 
-try:  # the C loader is several times faster; both are the *safe* loader
-    _BaseLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _BaseLoader = yaml.SafeLoader
 
+@functools.lru_cache(maxsize=1)
+def _loader() -> Any:
+    """The safe loader, with an impossible date (2026-02-30) reported at its line.
 
-class _SafeLoader(_BaseLoader):  # type: ignore[misc]
-    """The safe loader, with an impossible date (2026-02-30) reported at its line."""
+    Built on first use: importing PyYAML costs a scan that needs no YAML (most
+    frontmatter is read by quickmeta) about a tenth of its time.
+    """
+    import yaml
 
+    try:  # the C loader is several times faster; both are the *safe* loader
+        base: Any = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+        base = yaml.SafeLoader
 
-def _construct_timestamp(loader: Any, node: Any) -> Any:
-    try:
-        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
-    except ValueError as exc:
-        # YAML's timestamp form matched but the calendar says no; without this the
-        # ValueError would carry no line number.
-        raise yaml.constructor.ConstructorError(
-            None, None, f"{node.value!r} is not a real date ({exc})", node.start_mark
-        ) from None
+    def construct_timestamp(loader: Any, node: Any) -> Any:
+        try:
+            return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+        except ValueError as exc:
+            # YAML's timestamp form matched but the calendar says no; without this the
+            # ValueError would carry no line number.
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a real date ({exc})", node.start_mark
+            ) from None
 
+    loader: Any = type("_SafeLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:timestamp", construct_timestamp)
+    return loader
 
-_SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
-_Loader: Any = _SafeLoader
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -145,33 +150,37 @@ def split_frontmatter(text: str) -> tuple[str | None, int, int]:
 
     Returns (yaml_text, closing_line, body_offset): yaml_text is None when the file does
     not open with ``---``; closing_line is the 1-based line of the closing delimiter;
-    body_offset is the character offset where the body starts.
+    body_offset is the character offset where the body starts. The closing delimiter is
+    the first later line that is ``---`` or ``...`` once trailing whitespace is stripped.
     """
     if not text.startswith("---"):
         return None, 0, 0
     first_end = text.find("\n")
-    if first_end == -1 or text[:first_end].rstrip("\r").rstrip() != "---":
+    if first_end == -1 or text[:first_end].rstrip() != "---":
         return None, 0, 0
-    pos = first_end + 1
-    line_no = 1
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        line = text[pos:] if nl == -1 else text[pos:nl]
-        line_no += 1
-        stripped = line.rstrip("\r").rstrip()
-        if stripped in ("---", "..."):
+    find = text.find
+    pos = first_end
+    while True:
+        # jump from one line starting with --- or ... to the next: no loop per line
+        dashes = find("\n---", pos)
+        dots = find("\n...", pos, len(text) if dashes == -1 else dashes)
+        at = dashes if dots == -1 else dots
+        if at == -1:
+            raise ParseError("frontmatter opened with --- but never closed", 1)
+        start = at + 1
+        nl = find("\n", start)
+        if (text[start:] if nl == -1 else text[start:nl]).rstrip() in ("---", "..."):
             body_offset = len(text) if nl == -1 else nl + 1
-            return text[first_end + 1 : pos], line_no, body_offset
-        if nl == -1:
-            break
-        pos = nl + 1
-    raise ParseError("frontmatter opened with --- but never closed", 1)
+            return text[first_end + 1 : start], text.count("\n", 0, start) + 1, body_offset
+        pos = start
 
 
 def load_yaml(yaml_text: str) -> Any:
     """Safe YAML only: a ``!!python/object`` tag is a parse error, never executed."""
+    import yaml
+
     try:
-        return yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - a safe loader
+        return yaml.load(yaml_text, Loader=_loader())  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = None if mark is None else _mark_line(yaml_text, mark)

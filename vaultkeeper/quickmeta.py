@@ -11,13 +11,17 @@ guesses: a test checks it against the YAML path on generated and real frontmatte
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Collection
 from typing import Any
 
 # YAML's printable set less what PyYAML reads as a line break (NEL, U+2028/9) or a BOM;
-# a tab or a lone CR also sends the block to YAML.
-_UNSAFE = re.compile(
+# a tab or a lone CR also sends the block to YAML. Compiling the full class costs
+# milliseconds at every start, so ASCII text (the spec's vaults) is checked with the
+# ASCII part alone and the full class is compiled only when some text needs it.
+_UNSAFE_ASCII = re.compile("[^\n\x20-\x7e]")
+_UNSAFE_CLASS = (
     "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
 )
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,99}):(?: +(.*))?$")
@@ -43,6 +47,9 @@ _VALUE = (
 _BLOCK = re.compile(
     rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^\n]*)?|#[^\n]*| *)\n)*"
 )
+# a literal or folded block scalar's header, with its chomping indicator (no explicit
+# indentation, no comment): its lines are skipped when its key is not wanted
+_SCALAR_HEADERS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))
 _DATE_VALUE = re.compile(r": +([0-9]{4}-[0-9]{2}-[0-9]{2})")
 # PyYAML's implicit resolvers for plain scalars that start with a letter
 _WORDS: dict[str, Any] = {
@@ -54,6 +61,18 @@ _WORDS: dict[str, Any] = {
 
 class _Unsure(Exception):
     pass
+
+
+@functools.lru_cache(maxsize=1)
+def _unsafe_unicode() -> re.Pattern[str]:
+    return re.compile(_UNSAFE_CLASS)
+
+
+def _unsafe(text: str) -> bool:
+    """True when ``text`` holds a character the fast reader leaves to YAML."""
+    if text.isascii():
+        return _UNSAFE_ASCII.search(text) is not None
+    return _unsafe_unicode().search(text) is not None
 
 
 def _scalar(text: str) -> Any:
@@ -102,7 +121,7 @@ def read_keys(
     would reject, or read differently, always goes to YAML.
     """
     text = yaml_text.replace("\r\n", "\n")
-    if _UNSAFE.search(text):
+    if _unsafe(text):
         return None
     if not text.endswith("\n"):
         text += "\n"
@@ -113,8 +132,24 @@ def read_keys(
     key: str | None = None
     may_list = False  # the last key had no value: a block list may follow
     indent: int | None = None
+    scalar = False  # inside the block scalar (| or >) of a key nobody asked for
+    scalar_indent: int | None = None
     try:
         for number, line in enumerate(text.split("\n"), start=2):
+            if scalar:
+                if not line:
+                    continue
+                if line[0] == " ":
+                    content = line.lstrip(" ")
+                    if not content:
+                        return None  # an all-space line can change YAML's indentation
+                    depth = len(line) - len(content)
+                    if scalar_indent is None:
+                        scalar_indent = depth
+                    elif depth < scalar_indent:
+                        return None
+                    continue
+                scalar = False  # a line at column 0 ends the scalar
             first = line[:1]
             if not line.strip(" ") or first == "#":
                 continue
@@ -138,6 +173,11 @@ def read_keys(
             if m is None:
                 return None
             key, rest = m.group(1), (m.group(2) or "").rstrip(" ")
+            if rest in _SCALAR_HEADERS:
+                if key in wanted:
+                    return None
+                scalar, scalar_indent, may_list, indent = True, None, False, None
+                continue
             value = _scalar(rest)
             may_list, indent = (not rest or rest[0] == "#"), None
             if key in wanted:
@@ -157,16 +197,20 @@ def _pick(text: str, wanted: Collection[str]) -> tuple[dict[str, Any], dict[str,
             dt.date.fromisoformat(m.group(1))
         except ValueError:
             return None
+    lead = "\n" + text  # every key line of a matched block starts after a "\n" here
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     try:
-        for number, line in enumerate(text.split("\n"), start=2):
-            key, colon, rest = line.partition(":")
-            if colon and key in wanted:
-                if key in values:
-                    return None  # a repeated key: leave it to YAML
-                values[key] = _scalar(rest.strip(" "))
-                lines[key] = number
+        for key in wanted:
+            needle = f"\n{key}:"
+            at = lead.find(needle)
+            if at == -1:
+                continue
+            if lead.find(needle, at + 1) != -1:
+                return None  # a repeated key: leave it to YAML
+            start = at + len(needle)
+            values[key] = _scalar(lead[start : lead.find("\n", start)].strip(" "))
+            lines[key] = lead.count("\n", 0, at) + 2
     except _Unsure:
         return None
     return values, lines

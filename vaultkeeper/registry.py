@@ -11,7 +11,6 @@ headings inside fenced code are not blocks.
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import hashlib
 import re
@@ -26,7 +25,6 @@ from vaultkeeper.model import (
     decode,
     parse_date,
     split_frontmatter,
-    split_lines,
 )
 from vaultkeeper.vault import iter_markdown, rel
 
@@ -43,16 +41,36 @@ def _counter(label: str) -> re.Pattern[str]:
 _COUNT = _counter(config.COUNT_LABEL)
 _LAST_USED = _counter(config.LAST_USED_LABEL)
 _PROMOTED = _counter(config.PROMOTED_LABEL)
+_LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
 
-
-_COUNTERS = (("count", _COUNT), ("last", _LAST_USED), ("promoted", _PROMOTED))
-# Each counter regex needs its label in the line: one search skips the other lines cheaply.
-_ANY_LABEL = re.compile(
-    "|".join(
-        re.escape(x) for x in (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
-    ),
+# The same rules over a whole file in one pass (a registry may hold thousands of blocks).
+# The pattern matches a "\n" and the line after it, in the text with one "\n" put in
+# front (so the first line too follows a "\n"), when the line may matter: a heading
+# (groups 1-2), a fence (3) or a counter (4-6 name the label, 7 is the rest). The leading
+# "\n" lets the regex engine skip to candidates fast; the rest of each rule is applied
+# to the few lines found. A line's trailing CRs are not content.
+_LINES_NL = re.compile(
+    r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*|[ \t]*[-*]?[ \t]*(?:"
+    + "|".join(f"({re.escape(x)})" for x in _LABELS)
+    + r")([^\n]*))",
     re.I,
 )
+_NO_NAME = ""  # a heading without a name: it ends a block but opens none
+
+
+def _heading_name(rest: str) -> str | None:
+    """What _HEADING gives for the text after a line's run of #: None (not a heading),
+    _NO_NAME, or the name (the closing run of # and the blanks around it removed)."""
+    rest = rest.rstrip("\r")
+    if not rest or not rest.strip(" \t"):
+        return _NO_NAME
+    if rest[0] not in " \t":
+        return None  # `###x`, or a fourth # (levels 4-6 neither open nor end a block)
+    body = rest.rstrip(" \t")
+    bare = body.rstrip("#")
+    if bare != body and (not bare or bare[-1] in " \t"):
+        body = bare.rstrip(" \t")  # a closing run of #, after a blank
+    return body.lstrip(" \t")
 
 
 def is_counter_line(line: str) -> bool:
@@ -116,95 +134,117 @@ def block_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _frontmatter_lines(text: str) -> int:
-    """How many lines a leading frontmatter block takes (0 when there is none)."""
+def _body_start(text: str) -> int:
+    """Offset where a leading frontmatter block ends (0 when there is none)."""
     try:
-        yaml_text, end_line, _ = split_frontmatter(text)
+        yaml_text, _, body_offset = split_frontmatter(text)
     except ParseError:
         return 0
-    return 0 if yaml_text is None else end_line
+    return 0 if yaml_text is None else body_offset
 
 
 def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
-    lines = split_lines(text)
-    starts: list[tuple[int, str]] = []  # (0-based index, name)
-    ends: list[int] = []  # 0-based indices of headings that close a block
-    fenced: set[int] = set()  # 0-based indices of lines inside (or opening/closing) a fence
+    """Every ``### name`` block of one registry file, in file order.
+
+    A block runs from its heading to the next heading of level 1-3 outside fenced code;
+    trailing blank lines belong to the gap. The first count / last-used / promoted line
+    of each kind outside fenced code is the block's.
+    """
+    nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
+    heads: list[tuple[int, str]] = []  # ("\n" before the heading, name or _NO_NAME)
+    counters: list[dict[int, tuple[str, int]]] = []  # per head: label group -> (raw, at)
     fence: str | None = None
-    for i in range(_frontmatter_lines(text), len(lines)):
-        line = lines[i].rstrip("\r\n")
-        # the substring tests only skip regexes that could not match (a long registry)
-        m = _FENCE.match(line) if ("`" in line or "~" in line) else None
-        if m:
-            mark = m.group(1)
-            fenced.add(i)
+    current: dict[int, tuple[str, int]] | None = None  # the open block's counters
+    for m in _LINES_NL.finditer(nl_text, _body_start(text)):
+        mark = m.group(3)
+        if mark is not None:
             if fence is None:
                 fence = mark
-            elif (
-                mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0])
-            ):
-                fence = None
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                line = nl_text[m.start() + 1 : m.end()].rstrip("\r")
+                if not line.strip().strip(mark[0]):
+                    fence = None
             continue
         if fence is not None:
-            fenced.add(i)
             continue
-        h = _HEADING.match(line) if "#" in line else None
-        if h and len(h.group(1)) <= 3:
-            ends.append(i)
-            if len(h.group(1)) == 3 and h.group(2):
-                starts.append((i, h.group(2)))
+        hashes = m.group(1)
+        if hashes is not None:
+            name = _heading_name(m.group(2))
+            if name is None:
+                continue
+            if name and len(hashes) == 3:
+                current = {}
+                heads.append((m.start(), name))
+                counters.append(current)
+            else:
+                current = None
+                heads.append((m.start(), _NO_NAME))
+                counters.append({})
+            continue
+        if current is not None:
+            label = 4 if m.group(4) is not None else 5 if m.group(5) is not None else 6
+            if label not in current:
+                current[label] = (m.group(7), m.start())
+    return _blocks(path, rel_path, nl_text, heads, counters)
+
+
+def _blocks(
+    path: Path,
+    rel_path: str,
+    nl_text: str,
+    heads: list[tuple[int, str]],
+    counters: list[dict[int, tuple[str, int]]],
+) -> list[RegistryBlock]:
     blocks: list[RegistryBlock] = []
-    for start, name in starts:
-        after = bisect.bisect_right(ends, start)  # every start is also in ends, which is sorted
-        stop = ends[after] if after < len(ends) else len(lines)
-        # trailing blank lines belong to the gap, not the block
-        last = stop - 1
-        while last > start and not lines[last].strip():
-            last -= 1
-        blocks.append(_block(path, rel_path, name, start, lines[start : last + 1], fenced))
+    dates: dict[str, dt.date | None] = {}  # a registry repeats its dates many times
+    line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
+    count = nl_text.count
+    for i, (at, name) in enumerate(heads):
+        if not name:
+            continue
+        stop = heads[i + 1][0] + 1 if i + 1 < len(heads) else len(nl_text)
+        segment = nl_text[at + 1 : stop]
+        cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
+        block_text = segment if cut == -1 else segment[: cut + 1]
+        line += count("\n", counted, at + 1)
+        counted = at + 1
+        found = {
+            label: (raw.rstrip("\r").strip(" \t"), line + count("\n", counted, where + 1))
+            for label, (raw, where) in counters[i].items()
+        }
+        count_raw, count_line = found.get(4, (None, None))
+        last_raw, last_line = found.get(5, (None, None))
+        promoted, promoted_line = found.get(6, (None, None))
+        last_used = None
+        if last_raw is not None:
+            if last_raw not in dates:
+                dates[last_raw] = parse_date(last_raw)
+            last_used = dates[last_raw]
+        n_lines = block_text.count("\n") + (0 if block_text.endswith("\n") else 1)
+        blocks.append(
+            RegistryBlock(
+                name=name,
+                path=path,
+                rel=rel_path,
+                line=line,
+                end_line=line + n_lines - 1,
+                text=block_text,
+                count=_whole(count_raw),
+                count_raw=count_raw,
+                count_line=count_line,
+                last_used=last_used,
+                last_used_raw=last_raw,
+                last_used_line=last_line,
+                promoted=promoted,
+                promoted_line=promoted_line,
+            )
+        )
     return blocks
 
 
-def _block(
-    path: Path,
-    rel_path: str,
-    name: str,
-    start: int,
-    lines: list[str],
-    fenced: set[int] | None = None,
-) -> RegistryBlock:
-    found: dict[str, tuple[str, int]] = {}
-    for offset, line in enumerate(lines[1:], start=start + 2):
-        if fenced and offset - 1 in fenced:
-            continue  # an example inside a code fence is not the block's counter
-        stripped = line.rstrip("\r\n")
-        if not _ANY_LABEL.search(stripped):
-            continue
-        for key, pattern in _COUNTERS:
-            m = pattern.match(stripped)
-            if m and key not in found:
-                found[key] = (m.group(1), offset)
-    count_raw, count_line = found.get("count", (None, None))
-    last_raw, last_line = found.get("last", (None, None))
-    promoted, promoted_line = found.get("promoted", (None, None))
-    count = int(count_raw) if count_raw is not None and re.fullmatch(r"[0-9]+", count_raw) else None
-    last_used = parse_date(last_raw) if last_raw is not None else None
-    return RegistryBlock(
-        name=name,
-        path=path,
-        rel=rel_path,
-        line=start + 1,
-        end_line=start + len(lines),
-        text="".join(lines),
-        count=count,
-        count_raw=count_raw,
-        count_line=count_line,
-        last_used=last_used,
-        last_used_raw=last_raw,
-        last_used_line=last_line,
-        promoted=promoted,
-        promoted_line=promoted_line,
-    )
+def _whole(raw: str | None) -> int | None:
+    """ASCII digits only: no sign, no Unicode digits, no underscores."""
+    return int(raw) if raw is not None and raw.isascii() and raw.isdigit() else None
 
 
 def registry_files(vault: Path) -> list[Path]:

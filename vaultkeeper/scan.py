@@ -119,9 +119,9 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
 # -- classification -------------------------------------------------------------------
 
 
-def memory_files(vault: Path) -> Iterator[Path]:
-    """Markdown files under projects/*/memory/, in the vault walk's order and rules."""
-    from vaultkeeper.vault import iter_markdown
+def memory_files(vault: Path) -> Iterator[str]:
+    """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
+    from vaultkeeper.vault import walk_files
 
     projects = vault / config.PROJECTS_DIR
     if not projects.is_dir() or projects.is_symlink():
@@ -129,9 +129,9 @@ def memory_files(vault: Path) -> Iterator[Path]:
     for entry in sorted(os.scandir(projects), key=lambda e: e.name):
         if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
             continue
-        memory = Path(entry.path, config.MEMORY_SUBDIR)
-        if memory.is_dir() and not memory.is_symlink():
-            yield from iter_markdown(vault, under=memory)
+        memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
+        if os.path.isdir(memory) and not os.path.islink(memory):
+            yield from (p for p in walk_files(vault, memory) if p.endswith(".md"))
 
 
 def classify(vault: Path, now: dt.datetime) -> Report:
@@ -207,7 +207,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     out: list[Candidate] = []
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
     for path in memory_files(vault):
-        where = str(path)[cut:]
+        where = path[cut:]
         try:
             text = decode(_read(path))
             yaml_text = split(text)[0]
@@ -215,7 +215,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
                 continue  # no frontmatter: not an entry
             quick = quickmeta.read_keys(yaml_text, _WANTED)
             if quick is None:
-                fm = parse_note(path, where, text).frontmatter
+                fm = parse_note(Path(path), where, text).frontmatter
                 assert fm is not None
                 quick = dict(fm.data), dict(fm.key_lines)
         except ParseError as exc:
@@ -238,7 +238,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
         out.append(
             Candidate(
                 kind=HELD_OUT,
-                name=str(name) if name not in (None, "") else path.stem,
+                name=str(name) if name not in (None, "") else os.path.basename(path)[:-3],
                 path=where,
                 line=line,
                 hash=file_hash(text),
@@ -253,7 +253,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     return out
 
 
-def _read(path: Path) -> bytes:
+def _read(path: str) -> bytes:
     """The file's bytes; what can't be read raises ParseError with the model's reasons.
 
     One open and one fstat per file: the non-blocking open lets a FIFO named *.md be

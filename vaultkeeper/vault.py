@@ -43,8 +43,17 @@ def iter_markdown(vault: Path, under: Path | None = None) -> Iterator[Path]:
 
 def iter_files(vault: Path, under: Path | None = None) -> Iterator[Path]:
     """Every file of any type (attachments too), with the same exclusions as iter_markdown."""
+    return (Path(p) for p in walk_files(vault, under))
+
+
+def walk_files(vault: str | Path, under: str | Path | None = None) -> Iterator[str]:
+    """iter_files as plain strings (``os.path.join(dirpath, name)``), in the same order.
+
+    The scanner walks tens of thousands of files after every session; a Path per file
+    costs more than the walk itself.
+    """
     top = str(vault)
-    for dirpath, dirnames, filenames in os.walk(vault if under is None else under):
+    for dirpath, dirnames, filenames in os.walk(top if under is None else str(under)):
         dirnames[:] = sorted(
             d
             for d in dirnames
@@ -52,7 +61,7 @@ def iter_files(vault: Path, under: Path | None = None) -> Iterator[Path]:
         )
         for name in sorted(filenames):
             if not name.startswith("."):
-                yield Path(dirpath, name)
+                yield os.path.join(dirpath, name)
 
 
 def rel(vault: Path, path: Path) -> str:

@@ -73,6 +73,9 @@ def apply_decision(
         outcome = handler(vault, decision, now, dry_run=dry_run, confirm=confirm)
     except VaultkeeperError as exc:
         outcome = outcome_for(decision, DEFER, str(exc))
+    except OSError as exc:  # an unwritable skills dir must not abort a batch unjournaled
+        where = f"{exc.filename}: " if exc.filename else ""
+        outcome = outcome_for(decision, DEFER, f"{where}{exc.strerror or exc}")
     if dry_run:  # whatever a handler returned, a dry run is never journaled
         outcome = replace(outcome, dry_run=True)
     journal.append(vault, outcome, now)
@@ -118,6 +121,8 @@ def _decision(vault: Path, item: Any) -> Decision:
     for key, value in item.items():
         if value is not None and not isinstance(value, str):
             raise GateRefused(f"{key} must be a string")
+        if value is not None and "\x00" in value:  # no path or receipt holds a NUL
+            raise GateRefused(f"{key} must not contain a NUL character")
     if item.get("action") not in BATCH_ACTIONS:
         raise GateRefused(f"action must be one of {', '.join(BATCH_ACTIONS)}")
     if not item.get("target"):

@@ -43,7 +43,8 @@ def check_receipt(vault: Path, evidence: str | None) -> str:
         raise GateRefused(
             f"evidence {receipt!r} is not a receipt: give a URL (https://...) or path:line"
         )
-    raw_path, line = m.group("path"), int(m.group("line"))
+    raw_path, digits = m.group("path"), m.group("line")
+    line = int(digits) if len(digits) <= 18 else 0  # int() refuses 4300+ digits
     given = Path(raw_path).expanduser()
     # A relative receipt names a vault file; an absolute one may point anywhere (a repo).
     path = given if given.is_absolute() else resolve_inside(vault, raw_path)
@@ -51,7 +52,7 @@ def check_receipt(vault: Path, evidence: str | None) -> str:
         raise GateRefused(f"evidence {receipt!r}: {raw_path} is not an existing file")
     lines = _count_lines(path)
     if not 1 <= line <= lines:
-        raise GateRefused(f"evidence {receipt!r}: {raw_path} has {lines} lines, no line {line}")
+        raise GateRefused(f"evidence {receipt!r}: {raw_path} has {lines} lines, no line {digits}")
     return receipt
 
 

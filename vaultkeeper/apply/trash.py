@@ -126,14 +126,18 @@ def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
     content = meta.get("content") if isinstance(meta, dict) else None
+    start = meta.get("start", 0 if meta.get("kind") == "file" else None) if content else None
     if (
         not isinstance(content, str)
         or "/" in content
         or content.startswith(".")
         or not isinstance(meta.get("source"), str)
+        # a hand-edited start would put the block back in the wrong place
+        or type(start) is not int
+        or start < 0
     ):
         raise VaultkeeperError(f"{where}: not a vaultkeeper trash record")
-    return dict(meta)
+    return {**meta, "id": trash_id}  # the folder's name is the id the person typed
 
 
 def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcome:

@@ -14,9 +14,11 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.edit import get_frontmatter_raw, quoted, set_frontmatter_value
+from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import code_lines, code_spans, find_fences, split_lines
 from vaultkeeper.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
+from vaultkeeper.vault import resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -98,7 +100,11 @@ def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool)
     written: list[str] = []
     with writer_lock(vault):
         for rel in sorted(set(rels)):
-            path = vault / rel
+            try:
+                # through a symlink: fix its target (the link stays a link), never outside
+                path = resolve_inside(vault, rel)
+            except UnsafePathError:
+                continue
             try:
                 raw = path.read_bytes()
                 text = decode(raw)

@@ -65,6 +65,8 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
     for problem in problems:
         path = vault / problem.path
         try:
+            if not path.is_file():  # a FIFO named *.md would block the read for ever
+                raise ParseError("not a regular file")
             text = decode(path.read_bytes())
             _, end_line, body_offset = split_frontmatter(text)
         except (OSError, ParseError):

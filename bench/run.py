@@ -1,0 +1,145 @@
+"""The benchmark: vaultkeeper side by side with the floor and with what a user would use.
+
+    python bench/run.py              # a few minutes on 2 cores; writes docs/benchmarks.md
+    python bench/run.py --no-write   # print the table only
+
+Every side is a fresh process of this interpreter (bench/measure.py), sides are
+interleaved (A B A B ...), and each figure is a ratio of medians. Vaults come from
+bench/gen.py (seeded) and are cached under bench/out/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import figures  # noqa: E402
+from figures import Row  # noqa: E402
+from gen import vault_for  # noqa: E402
+
+DOC = HERE.parent / "docs" / "benchmarks.md"
+PACKAGES = ("vaultkeeper", "click", "PyYAML", "python-frontmatter", "obsidiantools")
+
+
+def table(rows: list[Row]) -> list[str]:
+    out = [
+        "| figure | vaultkeeper | compared with | result | target | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r.figure} | {r.ours} | {r.versus or '-'} | **{r.shown}** | "
+            f"{r.target_shown or '-'} | {r.verdict} |"
+        )
+    return out
+
+
+def versions() -> str:
+    found = []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    import yaml
+
+    found.append("libyaml C loader " + ("yes" if hasattr(yaml, "CSafeLoader") else "no"))
+    return ", ".join(found)
+
+
+METHOD = """\
+## How it is measured
+
+- Every side is a **fresh process of the same interpreter**: `vaultkeeper` is the console
+  script beside `sys.executable` (what `vaultkeeper hooks install` registers), the
+  comparisons are `python -c SNIPPET VAULT` (bench/measure.py holds the snippets). Each
+  child is reaped with `os.wait4`, which gives its wall time and its own `ru_maxrss`.
+- Sides are **interleaved** (A B C A B C ...) after one uncounted warm-up round, and each
+  figure is the **ratio of the medians**. The page cache is warm for every side alike;
+  "cold" means a full scan (`--force`), as opposed to the throttled no-op.
+- Children run with bytecode caching on (`PYTHONDONTWRITEBYTECODE` removed from their
+  environment), as after a normal install; the warm-up round writes the `.pyc` files.
+- The floor reads every `.md` file's bytes, walking the vault as the scanner does (hidden
+  folders and `state/` skipped). The scan itself reads only `patterns/` and
+  `projects/*/memory/` (the spec's two sources); the row "reading only the files the
+  scan needs" compares it with that smaller floor too.
+- The scan does the user's whole workload: guards, state file, every registry block
+  and memory file classified, every candidate's sha256, the report saved to
+  `state/last-report.json` and printed (stdout to /dev/null).
+- Vaults: `bench/gen.py N` (seed 7, dates around the run's day): half registry blocks
+  over several `patterns/*.md` files, half files under `projects/*/memory|research/`
+  with the template's frontmatter, bodies with wikilinks, about 5-10% of entries on each
+  list, a few YAML-only forms and a few problems.
+- The hook row runs `hooks/session-end.sh VAULT PROGRAM` as a host would (PATH = this
+  interpreter's bin folder, /usr/bin, /bin; `SELF_MAINTAIN_FORCE=1`, so every run starts a
+  full scan) and waits for that background scan to finish before the next run.
+- obsidiantools is compared on the 1k vault by default: it takes about 50 s per run at
+  10k entries (`--lint-size 10000` measures there).
+"""
+
+
+def render(rows: list[Row], notes: list[str], started: dt.datetime, seconds: float) -> str:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `python bench/run.py` (the README's Performance section quotes it).",
+        "",
+        f"- date: {started:%Y-%m-%d %H:%M} UTC; the run took {seconds:.0f} s",
+        f"- machine: {figures.machine()}",
+        f"- packages: {versions()}",
+        "",
+        *table(rows),
+        "",
+        METHOD,
+    ]
+    if notes:
+        lines += ["## Notes on this run", "", *notes, ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7, help="counted rounds per group")
+    parser.add_argument("--lint-size", type=int, default=1000, choices=(1000, 10000, 50000))
+    parser.add_argument("--no-write", action="store_true", help="do not write the docs page")
+    parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook")
+    args = parser.parse_args(argv)
+    groups = set((args.only or "cold,noop,scale,lint,hook").split(","))
+    started, clock = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    print("generating or reusing vaults under bench/out/ ...", file=sys.stderr)
+    sizes = {1000, 10000, 50000, args.lint_size} | ({40000} if "hook" in groups else set())
+    vaults = {n: vault_for(n) for n in sorted(sizes)}
+    rows: list[Row] = []
+    r = args.rounds
+    steps = [
+        ("cold", "cold scan vs floor and python-frontmatter, 10k",
+         lambda: figures.cold_scan(vaults[10000], r)),
+        ("noop", "throttled no-op vs bare start", lambda: figures.noop(vaults[10000], 3 * r)),
+        ("scale", "scan at 1k, 10k, 50k",
+         lambda: figures.scaling({n: vaults[n] for n in (1000, 10000, 50000)}, max(3, r - 2))),
+        ("lint", f"lint vs obsidiantools, {args.lint_size}",
+         lambda: figures.lint(vaults[args.lint_size], args.lint_size, max(3, r - 2))),
+        ("hook", "session-end hook, 40k", lambda: figures.hook(vaults.get(40000, Path()), 5)),
+    ]  # fmt: skip
+    for name, title, step in steps:
+        if name in groups:
+            print(f"{title} ...", file=sys.stderr)
+            rows.extend(step())
+    seconds = time.monotonic() - clock
+    print("\n".join(table(rows)))
+    if not args.no_write:
+        DOC.parent.mkdir(exist_ok=True)
+        DOC.write_text(render(rows, [], started, seconds))
+        print(f"wrote {DOC.relative_to(HERE.parent)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
