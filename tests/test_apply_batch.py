@@ -187,7 +187,9 @@ def test_a_nul_in_a_field_is_deferred_not_a_traceback(
     item = {"action": "promote", "target": "alpha", "evidence": RECEIPT, key: "a\x00b"}
     result, outcomes = run(runner, vault, [item])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)  # no ValueError
-    assert [o["reason"] for o in outcomes] == [f"<stdin>[0]: {key} must not contain a NUL character"]
+    assert [o["reason"] for o in outcomes] == [
+        f"<stdin>[0]: {key} must not contain a NUL character"
+    ]
 
 
 def test_an_os_error_is_a_deferred_outcome_and_the_batch_goes_on(
@@ -206,3 +208,71 @@ def test_an_os_error_is_a_deferred_outcome_and_the_batch_goes_on(
     assert "**promoted:**" not in (vault / "patterns/registry.md").read_text()
     journal = (vault / "state/journal.jsonl").read_text().splitlines()
     assert [json.loads(line)["outcome"] for line in journal] == ["defer", "silence"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "why"),
+    [
+        (b"[\xff]", "<stdin>: not UTF-8 text (byte 0xff); nothing applied"),  # was a traceback
+        (b"[" * 100_000, "<stdin>: not valid JSON (nested too deeply)"),  # was RecursionError
+    ],
+)
+def test_undecodable_batches_are_refused_in_one_line(
+    vault: Path, runner: CliRunner, payload: bytes, why: str
+) -> None:
+    before = snapshot(vault, skip_state=False)
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=payload)
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == f"vaultkeeper: error: {why}\n"
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_a_batch_file_with_a_bom_is_read(vault: Path, runner: CliRunner, tmp_path: Path) -> None:
+    batch = tmp_path / "notepad.json"  # Windows editors start UTF-8 files with a BOM
+    batch.write_bytes(b"\xef\xbb\xbf" + json.dumps([DECISIONS[4]]).encode())
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", str(batch)])
+    assert result.exit_code == 0, result.output
+    assert [o["outcome"] for o in json.loads(result.stdout)] == ["silence"]
+
+
+def test_a_write_refused_part_way_says_stopped_not_nothing_changed(
+    vault: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper import fsio
+
+    registry = vault / "patterns/registry.md"
+    real_replace = fsio.os.replace
+
+    def replace(src: str, dst: str) -> None:  # the skill lands, the registry edit does not
+        if Path(dst) == registry:
+            raise PermissionError(1, "Operation not permitted", src)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(fsio.os, "replace", replace)
+    args = ["--vault", str(vault), "apply", "promote", "alpha", "--evidence", RECEIPT]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"vaultkeeper: error: promote alpha: {registry}: Operation not permitted; stopped "
+        "part-way, run it again once that is fixed (stopped)\n"
+    )  # was "(deferred; nothing changed)" while skills/alpha/SKILL.md had been written
+    assert (vault / "skills/alpha/SKILL.md").is_file()
+    monkeypatch.setattr(fsio.os, "replace", real_replace)
+    again = runner.invoke(cli, args)  # once fixed, running it again completes it
+    assert again.exit_code == 0 and "merged the evidence" in again.stdout
+    assert "**promoted:**" in registry.read_text()
+
+
+def test_a_decision_that_cannot_be_journaled_says_so(
+    vault: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(path: Path, line: str) -> None:
+        raise PermissionError(1, "Operation not permitted", str(path))
+
+    monkeypatch.setattr("vaultkeeper.apply.journal.append_line", refused)
+    result, outcomes = run(runner, vault, [DECISIONS[4], DECISIONS[4]])
+    assert result.exit_code == 0  # the batch went on: both outcomes printed
+    journal = vault / "state/journal.jsonl"
+    assert [o["reason"] for o in outcomes] == [
+        f"left alone: fine as it is; NOT journaled: {journal}: Operation not permitted"
+    ] * 2

@@ -241,3 +241,25 @@ def test_unknown_name_is_refused_and_journaled(vault: Path) -> None:
     assert outcome.outcome == "defer" and "no ### nope block" in outcome.reason
     record = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
     assert record["target"] == "nope" and record["outcome"] == "defer"
+
+
+def test_two_patterns_with_one_skill_folder_are_never_merged(make_vault) -> None:
+    # "C#" and "C++" both slug to skills/c/: the second once merged its evidence into the
+    # first's skill and was marked promoted, its own text never becoming a skill.
+    registry = (
+        "# Pattern registry\n\n### C#\nUse records for DTOs.\n\n**success count:** 3\n"
+        "**last used:** 2026-11-01\n\n### C++\nPrefer RAII.\n\n**success count:** 3\n"
+        "**last used:** 2026-11-01\n"
+    )
+    vault = make_vault({"patterns/registry.md": registry})
+    assert promote(vault, "C#", "https://ci.example/1").outcome == "act"
+    skill = (vault / "skills/c/SKILL.md").read_bytes()
+    registry_after = (vault / "patterns/registry.md").read_bytes()
+    outcome = promote(vault, "C++", "https://ci.example/2")
+    assert outcome.outcome == "defer"
+    assert outcome.reason == (
+        "patterns/registry.md:10: ### C++ and ### C# (patterns/registry.md:3, promoted) "
+        "would share skills/c/SKILL.md; rename this one"
+    )
+    assert (vault / "skills/c/SKILL.md").read_bytes() == skill
+    assert (vault / "patterns/registry.md").read_bytes() == registry_after

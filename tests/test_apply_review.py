@@ -178,3 +178,12 @@ def test_a_terminal_means_stdin_and_stdout() -> None:
     assert is_terminal(_Fake(True), _Fake(True))
     assert not is_terminal(_Fake(True), _Fake(False))
     assert not is_terminal(_Fake(False), _Fake(True))
+
+
+def test_review_without_a_terminal_and_nothing_queued_is_nothing_to_do(
+    make_vault, runner: CliRunner
+) -> None:
+    # exit 3 means a person is needed: with an empty queue an agent was told so falsely
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    result = runner.invoke(cli, ["--vault", str(vault), "review"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "0 waiting for a person\n", "")

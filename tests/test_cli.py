@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from vaultkeeper import __version__
+from tests.conftest import MakeVault
+from vaultkeeper import __version__, config
 from vaultkeeper.cli import cli
 
 FOUNDATION = ["init", "new", "use"]
@@ -68,3 +71,97 @@ def test_usage_errors_exit_2_without_traceback() -> None:
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output
         assert "Error:" in result.stderr
+
+
+# -- hostile input (adversarial review) --------------------------------------------------
+
+
+def test_an_empty_vault_or_init_path_is_refused_not_read_as_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `vaultkeeper --vault "$UNSET" new ...` once wrote into the current folder
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for args in (
+        ["init", ""],
+        ["--vault", "", "init"],
+        ["--vault", "", "new", "memory", "m", "-p", "p", "-d", "x"],
+        ["--vault=", "scan"],
+    ):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "must not be empty" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_log_renders_a_hand_edited_journal_without_a_traceback(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    vault = make_vault()
+    records = [
+        {"ts": "t1", "outcome": None, "action": "prune", "target": "x", "reason": "r"},
+        {"ts": "t2", "outcome": ["a"], "action": {"k": 1}, "target": "y"},
+    ]
+    journal = vault / config.STATE_DIR / config.JOURNAL_FILE
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = runner.invoke(cli, ["--vault", str(vault), "log"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "t1  None    prune      x: r",
+        "t2  ['a']   {'k': 1}   y: ",
+    ]
+
+
+def test_a_throttled_scan_with_json_still_prints_json(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    vault = make_vault()
+    assert runner.invoke(cli, ["--vault", str(vault), "scan"]).exit_code == 0
+    result = runner.invoke(cli, ["--vault", str(vault), "scan", "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["skipped"] == "cooldown" and "cooldown left" in data["detail"]
+    plain = runner.invoke(cli, ["--vault", str(vault), "scan"])
+    assert (plain.exit_code, plain.stdout) == (0, "")  # hooks and cron still see nothing
+
+
+def test_an_unexpected_exception_is_one_line_not_a_traceback(
+    make_vault: MakeVault, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. a 5000-digit success count made int() raise ValueError in the registry reader
+    def broken(*_: object, **__: object) -> None:
+        raise ValueError("Exceeds the limit (4300 digits)\nfor integer string conversion")
+
+    monkeypatch.setattr("vaultkeeper.use.record_use", broken)
+    result = runner.invoke(cli, ["--vault", str(make_vault()), "use", "x"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stderr.splitlines() == [
+        "vaultkeeper: error: internal error (ValueError at test_cli.py:"
+        f"{broken.__code__.co_firstlineno + 1}: Exceeds the limit (4300 digits) for integer "
+        "string conversion); a bug in vaultkeeper, please report it"
+    ]
+    # click's own exits still work: usage errors 2, ctx.exit codes as given
+    assert runner.invoke(cli, ["use"]).exit_code == 2
+
+
+def test_a_copied_vaults_report_names_the_copy_not_the_original(
+    sample: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    import shutil
+
+    original = sample
+    assert runner.invoke(cli, ["--vault", str(original), "scan"]).exit_code == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)  # a backup, a sync to another machine, a move
+    brief = runner.invoke(cli, ["--vault", str(copy), "report", "--brief"])
+    assert brief.exit_code == 0
+    assert f"--vault {copy.resolve()} " in brief.stdout  # the agent acts on this vault
+    assert str(original) not in brief.stdout
+    assert brief.stderr == (
+        f"vaultkeeper: note: state/last-report.json: made for the vault at "
+        f"{original.resolve()}; shown for this one\n"
+    )
+    data = json.loads(runner.invoke(cli, ["--vault", str(copy), "report", "--json"]).stdout)
+    assert data["vault"] == str(copy.resolve())
+    same = runner.invoke(cli, ["--vault", str(original), "report", "--brief"])
+    assert same.stderr == "" and f"--vault {original.resolve()} " in same.stdout

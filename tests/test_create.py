@@ -618,3 +618,29 @@ def test_new_in_a_registry_parse_round_trip(make_vault: MakeVault) -> None:
     blocks = parse_blocks(vault / "patterns/registry.md", "patterns/registry.md", text)
     assert [(b.name, b.count) for b in blocks] == [("p0", 0), ("p1", 0), ("p2", 0)]
     assert "\n\n\n" not in text
+
+
+def test_new_says_what_it_created_when_the_index_cannot_be_written(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper import fsio
+
+    vault = make_vault()
+    index = vault / config.INDEX_FILE
+    real_replace = fsio.os.replace
+
+    def replace(src: str, dst: str) -> None:  # an immutable _index.md (chattr +i)
+        if Path(dst) == index:
+            raise PermissionError(1, "Operation not permitted", src)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(fsio.os, "replace", replace)
+    result = CliRunner().invoke(
+        cli, ["--vault", str(vault), "new", "memory", "m", "-p", "api", "-d", "x"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"vaultkeeper: error: created projects/api/memory/m.md, but {index}: Operation not "
+        "permitted; run `vaultkeeper index` once that is fixed\n"
+    )  # was only "_index.md: Operation not permitted", the new file unmentioned
+    assert (vault / "projects/api/memory/m.md").is_file()

@@ -130,3 +130,27 @@ def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
     assert int((tmp_path / "counter.txt").read_text()) == procs * rounds
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in ("counter.txt", "state")]
     assert leftovers == []
+
+
+def test_writer_lock_names_a_state_file_that_is_not_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "state").write_text("x\n")  # was "state: File exists"
+    lock = writer_lock(tmp_path)
+    with pytest.raises(VaultkeeperError, match="state: exists and is not a folder"):
+        lock.__enter__()
+    assert (tmp_path / "state").read_text() == "x\n"
+
+
+def test_a_failed_replace_names_the_file_not_the_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "registry.md"
+    target.write_text("old")
+
+    def refused(src: str, dst: str) -> None:  # an immutable file (chattr +i), even for root
+        raise PermissionError(1, "Operation not permitted", src)
+
+    monkeypatch.setattr(fsio.os, "replace", refused)
+    with pytest.raises(PermissionError) as caught:
+        atomic_write(target, "new")
+    assert caught.value.filename == str(target)  # was .registry.md.XXXX.vk-tmp
+    assert [p.name for p in tmp_path.iterdir()] == ["registry.md"]

@@ -491,7 +491,9 @@ def test_settings_that_cannot_round_trip_are_refused_untouched(
     vault = make_vault()
     settings = tmp_path / "settings.json"
     settings.write_text(content)
-    result = run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings)
+    result = run(
+        runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings
+    )
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"{settings}: cannot be written back as valid JSON (" in result.stderr
     assert why in result.stderr and result.stderr.rstrip().endswith("nothing written")
@@ -525,3 +527,19 @@ def test_cron_keeps_a_crontab_that_is_not_utf8_byte_for_byte(
     assert status.exit_code == 0 and config.CRON_MARKER in status.stdout
     assert run(runner, "--vault", vault, "hooks", "uninstall", "cron", env=env).exit_code == 0
     assert table.read_bytes() == existing
+
+
+@pytest.mark.parametrize("target", ["claude-code", "codex", "cron"])
+def test_install_for_a_folder_that_is_not_a_vault_is_refused(
+    runner: CliRunner, tmp_path: Path, crontab: tuple[Path, dict[str, str]], target: str
+) -> None:
+    # `--vault ~` by mistake: every session's scan would refuse it, logged where nobody looks
+    table, env = crontab
+    home = tmp_path / "home"
+    home.mkdir()
+    result = run(
+        runner, "--vault", home, "hooks", "install", target, env={**env, "HOME": str(home)}
+    )
+    assert result.exit_code == 2
+    assert f"{home.resolve()}: not a vault (no _index.md, projects, patterns)" in result.stderr
+    assert list(home.iterdir()) == [] and not table.exists()

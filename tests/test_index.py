@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,55 @@ def test_an_index_linked_out_of_the_vault_is_refused_before_any_write(
         )
         assert snapshot(vault) == before  # `new` wrote no entry either
     assert outside.read_text() == "# mine\n"
+
+
+@pytest.mark.parametrize(
+    ("markers", "line", "found"),
+    [
+        (f"{START}\n", 3, "1 and 0"),  # a start whose end was deleted by hand
+        (f"{END}\n{START}\n", 3, "1 and 1"),  # the wrong way round
+        (f"{START}\n{START}\n{END}\n", 3, "2 and 1"),
+        (f"{END}\n", 3, "0 and 1"),
+    ],
+)
+def test_broken_markers_are_refused_and_a_persons_text_survives(
+    make_vault: MakeVault, runner: CliRunner, markers: str, line: int, found: str
+) -> None:
+    # A lone start marker once got a second pair appended; the next run then replaced
+    # everything from the first start to the new end: the person's notes, gone for good.
+    index = f"# Index\n\n{markers}my precious notes\n"
+    vault = make_vault({**FILES, config.INDEX_FILE: index})
+    before = snapshot(vault)
+    for args in (["index"], ["index", "--check"], ["new", "memory", "m", "-p", "api", "-d", "x"]):
+        result = runner.invoke(cli, ["--vault", str(vault), *args])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"vaultkeeper: error: {config.INDEX_FILE}:{line}: needs ")
+        assert f"(found {found}); fix the markers by hand, nothing was changed" in result.stderr
+        assert snapshot(vault) == before
+
+
+def test_a_marker_inside_a_description_cannot_cut_the_section(make_vault: MakeVault) -> None:
+    registry = f"# Pattern registry\n\n### p\nSee {START} here.\n\n**success count:** 1\n"
+    vault = make_vault(
+        {
+            "references/evil.md": entry("evil", f'"x {END} y"'),
+            "patterns/registry.md": registry + "**last used:** 2026-01-02\n",
+        }
+    )
+    build_index(vault)
+    text = (vault / config.INDEX_FILE).read_text()
+    assert text.count(START) == 1 and text.count(END) == 1  # was 2 ends: the next run broke
+    assert f"- [[references/evil]] - x &lt;{END[1:]} y" in section(vault)
+    assert f"- [[patterns/registry#p]] - See &lt;{START[1:]} here." in section(vault)
+    assert not build_index(vault, check=True).changed
+
+
+def test_a_fifo_index_is_refused_not_waited_on(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = make_vault(FILES)
+    (vault / config.INDEX_FILE).unlink()
+    os.mkfifo(vault / config.INDEX_FILE)
+    for args in (["index"], ["index", "--check"], ["new", "memory", "m", "-p", "api", "-d", "x"]):
+        result = runner.invoke(cli, ["--vault", str(vault), *args])
+        assert result.exit_code == 1
+        assert result.stderr.endswith("_index.md: not a regular file; fix it before regenerating\n")
+    assert not (vault / "projects/api/memory/m.md").exists()

@@ -209,3 +209,12 @@ def test_progress_bar_only_on_a_terminal_and_never_with_json(healthy: Path) -> N
     assert out.startswith(f"vault {healthy}") and "checking" in terminal
     out, terminal = run_on_a_terminal(healthy, "--json")
     assert json.loads(out)["verdict"] == "ok" and terminal == ""
+
+
+def test_a_fifo_index_is_a_failed_signal_not_a_hang(runner: CliRunner, healthy: Path) -> None:
+    (healthy / config.INDEX_FILE).unlink()
+    os.mkfifo(healthy / config.INDEX_FILE)
+    code, data = status(runner, healthy)
+    assert code == 1
+    index = by_name(data)["index_budget"]
+    assert (index["verdict"], index["shown"]) == ("fail", "not a regular file")

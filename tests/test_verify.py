@@ -142,3 +142,13 @@ def test_a_crashing_row_is_a_fail_and_a_missing_part_a_skip(
     checks = verify_vault(make_vault(), now=NOW, env=env).checks
     assert (checks[0].status, checks[0].detail) == (FAIL, "RuntimeError: boom")
     assert checks[1].status == SKIP and "vaultkeeper.scan" in checks[1].detail
+
+
+def test_a_fifo_named_md_is_a_finding_not_a_hang_or_a_false_fail(
+    make_vault: MakeVault, env: dict[str, str]
+) -> None:
+    vault = make_vault()
+    os.mkfifo(vault / "projects" / "pipe.md")
+    checks = {c.number: c for c in verify_vault(vault, now=NOW, env=env).checks}
+    assert checks[3].status == PASS, checks[3].detail  # was SpecialFileError: a named pipe
+    assert checks[2].status == FAIL and "VK001" in checks[2].detail  # lint says what it is

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from vaultkeeper.cli import main
+from vaultkeeper.entry import main
 
 main()

@@ -6,6 +6,7 @@ once (see errors.py for what each code means).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -30,6 +31,21 @@ class _Group(click.Group):
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(f"{where}{exc.strerror or exc}", 1)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # usage errors and ctx.exit(): click's own handling
+        except Exception as exc:  # a bug: still one line, never a traceback
+            _fail(_internal(exc), 1)
+
+
+def _internal(exc: Exception) -> str:
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    where = f" at {Path(last.filename).name}:{last.lineno}" if last else ""
+    text = " ".join(str(exc).split()) or "no message"
+    why = f"{type(exc).__name__}{where}: {text}"
+    return f"internal error ({why}); a bug in vaultkeeper, please report it"
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -287,15 +303,23 @@ def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
             click.echo(f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`")
         return
     made = saved.report.generated_at
+    report = saved.report
+    if report.vault != str(vault):
+        # a copied or moved vault: the brief's commands must name this vault, not the old one
+        _note(
+            f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}: made for the vault at "
+            f"{report.vault}; shown for this one"
+        )
+        report = dataclasses.replace(report, vault=str(vault))
     if brief:
-        click.echo(render_brief(saved.report, now), nl=False)
+        click.echo(render_brief(report, now), nl=False)
         return
     if as_json:
-        data = saved.report.to_dict()
+        data = report.to_dict()
         data["age_seconds"] = int((now - made).total_seconds())
         print_json(data)
         return
-    _print_report(saved.report, False, f"report made {iso(made)} ({age_text(made, now)})")
+    _print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
 
 
 # -- apply --
@@ -311,7 +335,8 @@ def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn
         click.echo(outcome.diff, nl=False)
     head = f"{outcome.action} {outcome.target}: {outcome.reason}"
     if outcome.outcome == DEFER:
-        raise GateRefused(f"{head} (deferred; nothing changed)")
+        stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
+        raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
     click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
     ctx.exit(outcome.exit_code)
 
@@ -548,11 +573,18 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
           | vaultkeeper apply batch -
     """
     from vaultkeeper.apply.batch import run_batch
+    from vaultkeeper.errors import VaultkeeperError
 
     name = "<stdin>" if source.name == "<stdin>" else source.name
+    try:
+        text = source.read()
+    except UnicodeDecodeError as exc:
+        raise VaultkeeperError(
+            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); nothing applied"
+        ) from None
     result = run_batch(
         vault_path(ctx),
-        source.read(),
+        text,
         name,
         now_utc(),
         dry_run=dry_run,
@@ -612,6 +644,9 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
         return
     if not is_terminal(sys.stdin, sys.stdout):
         count = len(queue.pending(vault))
+        if not count:  # nothing waits: nothing to do, not exit 3
+            click.echo("0 waiting for a person")
+            return
         raise NeedsPerson(
             f"review is for a person at a terminal (stdin and stdout must be terminals); "
             f"{count} ask(s) waiting; `vaultkeeper review --list` shows them"
@@ -882,9 +917,15 @@ def hooks_install(
     """
     from vaultkeeper import cron
     from vaultkeeper import hooks as hostfiles
-    from vaultkeeper.errors import UsageError
+    from vaultkeeper.errors import NoVaultError, UsageError
 
     vault = vault_path(ctx)
+    marks = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
+    if not any((vault / name).exists() for name in marks):  # e.g. `--vault ~` by mistake
+        raise NoVaultError(
+            f"{vault}: not a vault (no {', '.join(marks)}): its scan would refuse it every "
+            "time; pass the vault's folder, or create one with `vaultkeeper init`"
+        )
     program = hostfiles.find_program(os.environ)
     if target != "cron":
         if print_only or schedule != config.CRON_SCHEDULE:

@@ -256,7 +256,13 @@ def new_entry(
         # read-only dry run: an index that cannot be regenerated refuses before any write
         build_index(vault, check=True)
         atomic_write(target, content)
-        index = build_index(vault)  # the writer lock is re-entrant
+        try:
+            index = build_index(vault)  # the writer lock is re-entrant
+        except OSError as exc:  # the entry exists now: say so, and how to finish
+            raise VaultkeeperError(
+                f"created {rel(vault, target)}, but {exc.filename or config.INDEX_FILE}: "
+                f"{exc.strerror or exc}; run `vaultkeeper index` once that is fixed"
+            ) from None
         index_file, index_line = _line_of(vault, index.files, link)
         return NewResult(kind, name, rel(vault, target), line, index_line, index_file)
 

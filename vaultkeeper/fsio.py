@@ -36,9 +36,11 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         if not path.exists():
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:  # name the file, not our temp
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         raise
     _fsync_dir(path.parent)
 
@@ -92,7 +94,13 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     from filelock import Timeout
 
     lock_path = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # mkdir's own words: "File exists"
+        raise VaultkeeperError(
+            f"{lock_path.parent}: exists and is not a folder; vaultkeeper keeps its state "
+            "there: move that file away"
+        ) from None
     lock = _file_lock(lock_path)
     try:
         lock.acquire(timeout=timeout)

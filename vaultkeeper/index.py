@@ -66,7 +66,12 @@ def subindex_name(folder: str) -> str:
 
 
 def _one_line(text: object) -> str:
-    return " ".join(str(text).split()) if text is not None else ""
+    line = " ".join(str(text).split()) if text is not None else ""
+    for marker in (config.INDEX_START, config.INDEX_END):
+        # a marker inside a description would cut the section short: Obsidian still
+        # shows "&lt;!--" as "<!--"
+        line = line.replace(marker, "&lt;" + marker[1:])
+    return line
 
 
 def _block_description(block: RegistryBlock) -> str:
@@ -161,6 +166,28 @@ def with_section(text: str, lines: list[str]) -> str:
     return text[: start + len(config.INDEX_START)] + nl + body + text[end:]
 
 
+def _check_markers(name: str, text: str) -> None:
+    """One start marker, then one end marker, or neither; anything else is refused.
+
+    A start without its end once got a second pair appended, and the next run replaced
+    everything between the first start and that end: a person's text, gone for good.
+    """
+    from vaultkeeper.errors import VaultkeeperError
+
+    starts, ends = text.count(config.INDEX_START), text.count(config.INDEX_END)
+    if (starts, ends) == (0, 0) or (
+        (starts, ends) == (1, 1) and text.find(config.INDEX_START) < text.find(config.INDEX_END)
+    ):
+        return
+    at = min(p for p in (text.find(config.INDEX_START), text.find(config.INDEX_END)) if p >= 0)
+    line = text.count("\n", 0, at) + 1
+    raise VaultkeeperError(
+        f"{name}:{line}: needs exactly one {config.INDEX_START} followed by one "
+        f"{config.INDEX_END} (found {starts} and {ends}); fix the markers by hand, "
+        "nothing was changed"
+    )
+
+
 def _measure(text: str) -> tuple[int, int]:
     lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
     return lines, len(text.encode("utf-8"))
@@ -196,6 +223,8 @@ def _has_bom(path: Path) -> bool:
 
 def _read(path: Path) -> str | None:
     try:
+        if path.exists() and not path.is_file():  # a FIFO would block the read for ever
+            raise ParseError("not a regular file")
         return decode(path.read_bytes())
     except FileNotFoundError:
         return None
@@ -227,6 +256,7 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
     root_text = current[config.INDEX_FILE]
     if root_text is None:
         root_text = render("index.md", {})
+    _check_markers(config.INDEX_FILE, root_text)
     wanted = {config.INDEX_FILE: with_section(root_text, _render(entries, keywords))}
     split = _over(wanted[config.INDEX_FILE])
     if split:
@@ -243,6 +273,7 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
             count = len(by_top[top])
             lines.append(f"- [[{name[:-3]}]] - {top}/: {count} entr{'y' if count == 1 else 'ies'}")
             base = current.get(name) or _subindex_preamble(top)
+            _check_markers(name, base)
             wanted[name] = with_section(base, _render(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
     return current, wanted, len(entries), split

@@ -45,16 +45,17 @@ _LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
 
 # The same rules over a whole file in one pass (a registry may hold thousands of blocks).
 # The pattern matches a "\n" and the line after it, in the text with one "\n" put in
-# front (so the first line too follows a "\n"), when the line may matter: a heading
-# (groups 1-2), a fence (3) or a counter (4-6 name the label, 7 is the rest). The leading
-# "\n" lets the regex engine skip to candidates fast; the rest of each rule is applied
-# to the few lines found. A line's trailing CRs are not content.
+# front (so the first line too follows a "\n"), when the line may matter. The last group
+# that took part says which kind: 2 a heading (1 its #s, 2 the rest), 3 a fence, 4-6 the
+# rest of a count, last-used or promoted line. The leading "\n" lets the regex engine skip
+# to candidates fast; the rest of each rule is applied to the few lines found.
 _LINES_NL = re.compile(
     r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*|[ \t]*[-*]?[ \t]*(?:"
-    + "|".join(f"({re.escape(x)})" for x in _LABELS)
-    + r")([^\n]*))",
+    + "|".join(f"{re.escape(x)}([^\n]*)" for x in _LABELS)
+    + "))",
     re.I,
 )
+_HEAD, _FENCE_MARK, _COUNT_AT, _LAST_AT, _PROMOTED_AT = 2, 3, 4, 5, 6
 _NO_NAME = ""  # a heading without a name: it ends a block but opens none
 
 
@@ -143,103 +144,145 @@ def _body_start(text: str) -> int:
     return 0 if yaml_text is None else body_offset
 
 
-def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
-    """Every ``### name`` block of one registry file, in file order.
+_Found = dict[int, tuple[str, int]]  # counter kind -> (rest of its line, offset of its "\n")
 
-    A block runs from its heading to the next heading of level 1-3 outside fenced code;
-    trailing blank lines belong to the gap. The first count / last-used / promoted line
-    of each kind outside fenced code is the block's.
-    """
-    nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
-    heads: list[tuple[int, str]] = []  # ("\n" before the heading, name or _NO_NAME)
-    counters: list[dict[int, tuple[str, int]]] = []  # per head: label group -> (raw, at)
+
+def _index(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[_Found]]:
+    """One pass over the "\n"-led text: the headings of level 1-3 outside fenced code
+    (offset of the "\n" before each, and its name or _NO_NAME) and, per heading, the first
+    counter line of each kind (group number -> (rest of the line, offset of its "\n"))."""
+    heads: list[tuple[int, str]] = []
+    counters: list[_Found] = []
     fence: str | None = None
-    current: dict[int, tuple[str, int]] | None = None  # the open block's counters
-    for m in _LINES_NL.finditer(nl_text, _body_start(text)):
-        mark = m.group(3)
-        if mark is not None:
+    current: _Found | None = None  # the open block's counters
+    for m in _LINES_NL.finditer(nl_text, start):
+        kind = m.lastindex or 0
+        if kind == _FENCE_MARK:
+            mark = m.group(3)
             if fence is None:
                 fence = mark
             elif mark[0] == fence[0] and len(mark) >= len(fence):
                 line = nl_text[m.start() + 1 : m.end()].rstrip("\r")
                 if not line.strip().strip(mark[0]):
                     fence = None
+        elif fence is not None:
             continue
-        if fence is not None:
-            continue
-        hashes = m.group(1)
-        if hashes is not None:
+        elif kind == _HEAD:
             name = _heading_name(m.group(2))
             if name is None:
                 continue
-            if name and len(hashes) == 3:
-                current = {}
-                heads.append((m.start(), name))
-                counters.append(current)
-            else:
-                current = None
-                heads.append((m.start(), _NO_NAME))
-                counters.append({})
-            continue
-        if current is not None:
-            label = 4 if m.group(4) is not None else 5 if m.group(5) is not None else 6
-            if label not in current:
-                current[label] = (m.group(7), m.start())
-    return _blocks(path, rel_path, nl_text, heads, counters)
+            current = {} if name and len(m.group(1)) == 3 else None
+            heads.append((m.start(), name if current is not None else _NO_NAME))
+            counters.append(current if current is not None else {})
+        elif current is not None and kind not in current:
+            current[kind] = (m.group(kind), m.start())
+    return heads, counters
 
 
-def _blocks(
-    path: Path,
-    rel_path: str,
-    nl_text: str,
-    heads: list[tuple[int, str]],
-    counters: list[dict[int, tuple[str, int]]],
-) -> list[RegistryBlock]:
-    blocks: list[RegistryBlock] = []
-    dates: dict[str, dt.date | None] = {}  # a registry repeats its dates many times
+class BlockHead:
+    """A block as the scanner reads it: name, heading line and parsed counters.
+
+    The full RegistryBlock (its text, end line and counter lines) is built by
+    ``block()`` on demand: a scan needs it only for candidates and problems.
+    """
+
+    __slots__ = (
+        "name",
+        "path",
+        "rel",
+        "line",
+        "count",
+        "count_raw",
+        "last_used",
+        "last_used_raw",
+        "promoted",
+        "_nl_text",
+        "_at",
+        "_stop",
+        "_found",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        rel_path: str,
+        line: int,
+        found: _Found,
+        nl_text: str,
+        span: tuple[int, int],
+        dates: dict[str, dt.date | None],
+    ) -> None:
+        self.name, self.path, self.rel, self.line = name, path, rel_path, line
+        self._nl_text, (self._at, self._stop) = nl_text, span
+        self._found = {k: (raw.rstrip("\r").strip(" \t"), at) for k, (raw, at) in found.items()}
+        self.count_raw = self._raw(_COUNT_AT)
+        self.count = _whole(self.count_raw)
+        self.last_used_raw = last = self._raw(_LAST_AT)
+        if last is not None and last not in dates:
+            dates[last] = parse_date(last)  # a registry repeats its dates many times
+        self.last_used = None if last is None else dates[last]
+        self.promoted = self._raw(_PROMOTED_AT)
+
+    def _raw(self, kind: int) -> str | None:
+        got = self._found.get(kind)
+        return None if got is None else got[0]
+
+    def _line(self, kind: int) -> int | None:
+        got = self._found.get(kind)
+        if got is None:
+            return None
+        return self.line + self._nl_text.count("\n", self._at + 1, got[1] + 1)
+
+    def block(self) -> RegistryBlock:
+        segment = self._nl_text[self._at + 1 : self._stop]
+        cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
+        text = segment if cut == -1 else segment[: cut + 1]
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        return RegistryBlock(
+            name=self.name,
+            path=self.path,
+            rel=self.rel,
+            line=self.line,
+            end_line=self.line + lines - 1,
+            text=text,
+            count=self.count,
+            count_raw=self.count_raw,
+            count_line=self._line(_COUNT_AT),
+            last_used=self.last_used,
+            last_used_raw=self.last_used_raw,
+            last_used_line=self._line(_LAST_AT),
+            promoted=self.promoted,
+            promoted_line=self._line(_PROMOTED_AT),
+        )
+
+
+def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
+    """Every ``### name`` block of one registry file, in file order, built lazily.
+
+    A block runs from its heading to the next heading of level 1-3 outside fenced code;
+    trailing blank lines belong to the gap. The first count / last-used / promoted line
+    of each kind outside fenced code is the block's.
+    """
+    nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
+    heads, counters = _index(nl_text, _body_start(text))
+    out: list[BlockHead] = []
+    dates: dict[str, dt.date | None] = {}
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
-    count = nl_text.count
+    last = len(heads) - 1
     for i, (at, name) in enumerate(heads):
         if not name:
             continue
-        stop = heads[i + 1][0] + 1 if i + 1 < len(heads) else len(nl_text)
-        segment = nl_text[at + 1 : stop]
-        cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
-        block_text = segment if cut == -1 else segment[: cut + 1]
-        line += count("\n", counted, at + 1)
+        line += nl_text.count("\n", counted, at + 1)
         counted = at + 1
-        found = {
-            label: (raw.rstrip("\r").strip(" \t"), line + count("\n", counted, where + 1))
-            for label, (raw, where) in counters[i].items()
-        }
-        count_raw, count_line = found.get(4, (None, None))
-        last_raw, last_line = found.get(5, (None, None))
-        promoted, promoted_line = found.get(6, (None, None))
-        last_used = None
-        if last_raw is not None:
-            if last_raw not in dates:
-                dates[last_raw] = parse_date(last_raw)
-            last_used = dates[last_raw]
-        n_lines = block_text.count("\n") + (0 if block_text.endswith("\n") else 1)
-        blocks.append(
-            RegistryBlock(
-                name=name,
-                path=path,
-                rel=rel_path,
-                line=line,
-                end_line=line + n_lines - 1,
-                text=block_text,
-                count=_whole(count_raw),
-                count_raw=count_raw,
-                count_line=count_line,
-                last_used=last_used,
-                last_used_raw=last_raw,
-                last_used_line=last_line,
-                promoted=promoted,
-                promoted_line=promoted_line,
-            )
-        )
-    return blocks
+        stop = heads[i + 1][0] + 1 if i < last else len(nl_text)
+        out.append(BlockHead(name, path, rel_path, line, counters[i], nl_text, (at, stop), dates))
+    return out
+
+
+def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
+    """Every ``### name`` block of one registry file, in file order (see parse_heads)."""
+    return [head.block() for head in parse_heads(path, rel_path, text)]
 
 
 def _whole(raw: str | None) -> int | None:
@@ -254,11 +297,11 @@ def registry_files(vault: Path) -> list[Path]:
     return sorted(iter_markdown(vault, under=patterns))
 
 
-def load_registry(
+def load_heads(
     vault: Path, paths: Iterable[Path] | None = None
-) -> tuple[list[RegistryBlock], list[Problem]]:
-    """Every block in every registry file; unreadable files become problems."""
-    blocks: list[RegistryBlock] = []
+) -> tuple[list[BlockHead], list[Problem]]:
+    """Every block in every registry file, built lazily; unreadable files become problems."""
+    heads: list[BlockHead] = []
     problems: list[Problem] = []
     for path in registry_files(vault) if paths is None else paths:
         rel_path = rel(vault, path)
@@ -270,8 +313,16 @@ def load_registry(
         except OSError as exc:
             problems.append(Problem(rel_path, None, f"cannot read: {exc.strerror or exc}"))
             continue
-        blocks.extend(parse_blocks(path, rel_path, text))
-    return blocks, problems
+        heads.extend(parse_heads(path, rel_path, text))
+    return heads, problems
+
+
+def load_registry(
+    vault: Path, paths: Iterable[Path] | None = None
+) -> tuple[list[RegistryBlock], list[Problem]]:
+    """Every block in every registry file; unreadable files become problems."""
+    heads, problems = load_heads(vault, paths)
+    return [head.block() for head in heads], problems
 
 
 def find_block(vault: Path, name: str) -> RegistryBlock:

@@ -15,9 +15,9 @@ import signal
 import stat
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
+from typing import Any, NamedTuple
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import NoVaultError, VaultkeeperError
@@ -27,15 +27,20 @@ if TYPE_CHECKING:
     from vaultkeeper.model import Problem
     from vaultkeeper.report import Candidate, Report
 
-# the memory-file keys a held-out decision reads (everything else is never looked at)
-_WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
+# The memory-file keys a held-out decision reads, and those only a candidate's line
+# needs (everything else is never looked at).
+_DECIDE = ("status", "holdout_until")
+_DETAILS = ("name", "label", "falsification_condition")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
 
 
-@dataclass(frozen=True)
-class ScanOutcome:
-    """A completed scan's report, or why the run skipped; ``notes`` go to stderr."""
+class ScanOutcome(NamedTuple):
+    """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
+
+    A NamedTuple, not a dataclass: importing dataclasses would cost the throttled no-op
+    (which returns one of these) about a tenth of its run.
+    """
 
     report: Report | None
     skipped: str | None
@@ -79,6 +84,8 @@ def run_scan(
             clock = time.monotonic()
             report = classify(vault, now)
             duration = int((time.monotonic() - clock) * 1000)
+            from dataclasses import replace
+
             report = replace(report, duration_ms=duration)
             from vaultkeeper.report import save_report
 
@@ -136,35 +143,37 @@ def memory_files(vault: Path) -> Iterator[str]:
 
 def classify(vault: Path, now: dt.datetime) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes."""
-    from vaultkeeper.registry import load_registry
+    from vaultkeeper.registry import BlockHead, load_heads
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
 
     today = now.astimezone(dt.timezone.utc).date()
-    blocks, problems = load_registry(vault)
+    heads, problems = load_heads(vault)
     promote: list[Candidate] = []
     prune: list[Candidate] = []
-    seen: dict[str, str] = {}
-    for block in blocks:
-        problems.extend(block.problems())
-        if block.name in seen:
+    seen: dict[str, BlockHead] = {}
+    for head in heads:
+        if head.count is None or head.last_used is None:  # a full block says why
+            problems.extend(head.block().problems())
+        first = seen.setdefault(head.name, head)
+        if first is not head:
             problems.append(
                 _problem(
-                    block.rel,
-                    block.line,
-                    f"### {block.name}: the name is also used at {seen[block.name]}; "
+                    head.rel,
+                    head.line,
+                    f"### {head.name}: the name is also used at {first.rel}:{first.line}; "
                     "the applier refuses a name that is not unique",
                 )
             )
-        seen.setdefault(block.name, f"{block.rel}:{block.line}")
-        if block.count is None:
+        if head.count is None:
             continue  # unreadable: a problem, never a candidate
-        idle = None if block.last_used is None else (today - block.last_used).days
-        if block.count >= config.PROMOTE_MIN_COUNT and block.promoted is None:
+        idle = None if head.last_used is None else (today - head.last_used).days
+        if head.count >= config.PROMOTE_MIN_COUNT and head.promoted is None:
             kind = PROMOTE
-        elif block.count == 0 and idle is not None and idle > config.PRUNE_IDLE_DAYS:
+        elif head.count == 0 and idle is not None and idle > config.PRUNE_IDLE_DAYS:
             kind = PRUNE
         else:
             continue
+        block = head.block()
         found = Candidate(
             kind=kind,
             name=block.name,
@@ -196,13 +205,21 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
 def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Candidate]:
     """Memory files whose hold-out has passed; unreadable ones go to ``problems``.
 
-    Most frontmatter is read without YAML (quickmeta); the rest, and every file it is
-    unsure of, goes through the model's YAML parser, so the answer is the same.
+    Most frontmatter is read without YAML (quickmeta), and only the keys a decision
+    needs; the rest, and every file it is unsure of, goes through the model's YAML
+    parser, so the answer is the same.
     """
     from vaultkeeper import quickmeta
     from vaultkeeper.model import ParseError, decode, file_hash, parse_date, parse_note
     from vaultkeeper.model import split_frontmatter as split
     from vaultkeeper.report import HELD_OUT, Candidate
+
+    read_keys = quickmeta.read_keys  # looked up once per scan (a test swaps it for YAML)
+
+    def yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
+        fm = parse_note(Path(path), where, text).frontmatter
+        assert fm is not None
+        return dict(fm.data), dict(fm.key_lines)
 
     out: list[Candidate] = []
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
@@ -213,25 +230,26 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             yaml_text = split(text)[0]
             if yaml_text is None:
                 continue  # no frontmatter: not an entry
-            quick = quickmeta.read_keys(yaml_text, _WANTED)
-            if quick is None:
-                fm = parse_note(Path(path), where, text).frontmatter
-                assert fm is not None
-                quick = dict(fm.data), dict(fm.key_lines)
+            # quickmeta answers only for a block YAML reads the same way, so reading the
+            # deciding keys now and the others later gives what one YAML parse gives
+            quick = read_keys(yaml_text, _DECIDE)
+            meta, lines = quick if quick is not None else yaml_keys(path, where, text)
+            raw, status = meta.get("holdout_until"), meta.get("status")
+            if raw is None or raw == "" or (status is not None and status != "held_out"):
+                continue
+            line = lines.get("holdout_until", 1)
+            until = parse_date(raw)
+            if until is None:
+                reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
+                problems.append(_problem(where, line, reason))
+                continue
+            if until > today:
+                continue
+            if quick is not None:
+                more = read_keys(yaml_text, _DETAILS)
+                meta = more[0] if more is not None else yaml_keys(path, where, text)[0]
         except ParseError as exc:
             problems.append(_problem(where, exc.line, exc.reason))
-            continue
-        meta, lines = quick
-        raw, status = meta.get("holdout_until"), meta.get("status")
-        if raw is None or raw == "" or (status is not None and status != "held_out"):
-            continue
-        line = lines.get("holdout_until", 1)
-        until = parse_date(raw)
-        if until is None:
-            reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
-            problems.append(_problem(where, line, reason))
-            continue
-        if until > today:
             continue
         name, label = meta.get("name"), meta.get("label")
         condition = meta.get("falsification_condition")
@@ -253,27 +271,34 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     return out
 
 
+def _unreadable(reason: str) -> Exception:
+    from vaultkeeper.model import ParseError
+
+    return ParseError(reason)
+
+
 def _read(path: str) -> bytes:
     """The file's bytes; what can't be read raises ParseError with the model's reasons.
 
     One open and one fstat per file: the non-blocking open lets a FIFO named *.md be
     refused instead of waited on.
     """
-    from vaultkeeper.model import ParseError
-
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+        raise _unreadable(f"cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ParseError("not a regular file")
-        chunks = [os.read(fd, info.st_size + 1)]
-        while len(chunks[-1]) > 0 and sum(map(len, chunks)) > info.st_size:
+            raise _unreadable("not a regular file")
+        data = os.read(fd, info.st_size + 1)
+        if len(data) <= info.st_size:
+            return data
+        chunks = [data]
+        while chunks[-1]:
             chunks.append(os.read(fd, 1 << 16))  # it grew while we read
         return b"".join(chunks)
     except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+        raise _unreadable(f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)

@@ -331,6 +331,7 @@ def start(
                 notes.append(f"{where}: stale ({why}); removed")
         if not _try_lock(vault, pid):
             return Skip(SKIP_LOCKED, f"{where} is held by pid {_lock_owner(lock)}", tuple(notes))
+    marked = False
     try:
         state, note = read_state(vault)
         if note:
@@ -351,8 +352,12 @@ def start(
             )
         _sweep(vault)
         running = dict(state, state=IN_PROGRESS, lastTriggered=now_ms, cooldownMs=cooldown, pid=pid)
+        marked = True  # from here the file may say in-progress (a signal may land mid-write)
         write_state(vault, _ordered(running))
     except BaseException:
+        if marked:  # the caller never gets a Run to abort: put the file back to idle here
+            with contextlib.suppress(Exception):
+                abort(Run(os.fspath(vault), pid, now_ms, cooldown, state, ()))
         release(vault, pid)
         raise
     return Run(os.fspath(vault), pid, now_ms, cooldown, state, tuple(notes))

@@ -232,11 +232,15 @@ def _journal(vault: Path) -> Signal:
 def _index(vault: Path) -> Signal:
     budget = f"<= {config.INDEX_MAX_LINES} lines and <= {config.INDEX_MAX_BYTES} bytes"
     label = f"{config.INDEX_FILE} against its load budget"
+    path = vault / config.INDEX_FILE
     try:
-        raw = (vault / config.INDEX_FILE).read_bytes()
+        if not path.is_file():  # a FIFO would block the read for ever
+            raise FileNotFoundError(path)
+        raw = path.read_bytes()
     except OSError:
+        shown = "not a regular file" if path.exists() else "missing"
         return Signal(
-            "index_budget", label, None, "missing", budget, FAIL, "create it: vaultkeeper index"
+            "index_budget", label, None, shown, budget, FAIL, "create it: vaultkeeper index"
         )
     lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
     over = lines > config.INDEX_MAX_LINES or len(raw) > config.INDEX_MAX_BYTES

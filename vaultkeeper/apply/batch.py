@@ -73,13 +73,21 @@ def apply_decision(
         outcome = handler(vault, decision, now, dry_run=dry_run, confirm=confirm)
     except VaultkeeperError as exc:
         outcome = outcome_for(decision, DEFER, str(exc))
-    except OSError as exc:  # an unwritable skills dir must not abort a batch unjournaled
-        where = f"{exc.filename}: " if exc.filename else ""
-        outcome = outcome_for(decision, DEFER, f"{where}{exc.strerror or exc}")
+    except OSError as exc:  # an unwritable file must not abort a batch unjournaled
+        # each write is atomic, but one before the failing one may have landed
+        reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
+        outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
     if dry_run:  # whatever a handler returned, a dry run is never journaled
         outcome = replace(outcome, dry_run=True)
-    journal.append(vault, outcome, now)
+    try:
+        journal.append(vault, outcome, now)
+    except OSError as exc:  # what happened is still reported, with why it is not journaled
+        outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {_os_error(exc)}")
     return outcome
+
+
+def _os_error(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
 
 
 @dataclass(frozen=True)
@@ -94,9 +102,11 @@ class BatchResult:
 def parse_batch(vault: Path, text: str, source: str) -> list[Decision | Outcome]:
     """The JSON list; an item that is not a well-formed decision becomes a defer outcome."""
     try:
-        data = json.loads(text)
+        data = json.loads(text.removeprefix("\ufeff"))  # a BOM, as Windows editors write it
     except ValueError as exc:
         raise VaultkeeperError(f"{source}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise VaultkeeperError(f"{source}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, list):
         raise VaultkeeperError(f"{source}: expected a JSON list of decisions")
     out: list[Decision | Outcome] = []

@@ -20,7 +20,7 @@ from vaultkeeper.apply.gate import check_hash, check_receipt, slug
 from vaultkeeper.edit import insert_line_after, yaml_scalar
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.model import split_lines
-from vaultkeeper.registry import RegistryBlock, find_block, parse_blocks
+from vaultkeeper.registry import RegistryBlock, find_block, load_registry, parse_blocks
 from vaultkeeper.vault import rel, resolve_inside
 
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
@@ -140,6 +140,7 @@ def promote(
     with locked(vault, dry_run):
         block = find_block(vault, decision.target)  # counts are read now, never from a report
         skill = skill_target(vault, block, decision.skills_dir)
+        _check_own_folder(vault, block, skill)
         receipt = (decision.evidence or "").strip()
         where = f"{block.rel}:{block.line}"
         if block.promoted is not None:
@@ -160,6 +161,33 @@ def promote(
             )
         receipt = check_receipt(vault, decision.evidence)
         return _write(vault, decision, block, skill, receipt, today, dry_run)
+
+
+def _check_own_folder(vault: Path, block: RegistryBlock, skill: SkillTarget) -> None:
+    """``### C#`` and ``### C++`` both make ``skills/c/``: the second would merge into the first."""
+    if not skill.path.exists():
+        return
+    name = slug(block.name)
+    other = next(
+        (
+            b
+            for b in load_registry(vault)[0]
+            if b.name != block.name and b.promoted is not None and _slug_or_none(b) == name
+        ),
+        None,
+    )
+    if other is not None:
+        raise GateRefused(
+            f"{block.rel}:{block.line}: ### {block.name} and ### {other.name} "
+            f"({other.rel}:{other.line}, promoted) would share {skill.label}; rename this one"
+        )
+
+
+def _slug_or_none(block: RegistryBlock) -> str | None:
+    try:
+        return slug(block.name)
+    except GateRefused:
+        return None
 
 
 def _write(

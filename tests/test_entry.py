@@ -1,0 +1,180 @@
+"""The click-free console entry gives exactly what the click CLI gives, byte for byte.
+
+Each case runs once through ``vaultkeeper.entry.main`` (the console script) and once
+through ``vaultkeeper.cli.main`` (click), on two copies of the same vault, as fresh
+processes, and compares exit codes, stdout, stderr and what ends up in ``state/``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeVault
+from tests.test_scan import block, memory, spec_files
+from vaultkeeper import config
+from vaultkeeper.entry import ScanArgs, parse
+
+TODAY = dt.datetime.now(dt.timezone.utc).date()
+ENTRY = "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main; main()"
+CLICK = "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.cli import main; main()"
+
+
+def run(code: str, args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SELF_MAINTAIN_") and k != config.ENV_VAULT
+    }
+    return {**env, **extra}
+
+
+def normal(text: str, root: Path) -> str:
+    """Run-specific parts out: the vault's folder, times, durations and pids."""
+    text = text.replace(str(root), "ROOT")
+    text = re.sub(r'"(generated_at|lastCompleted|lastTriggered)": ("[^"]*"|\d+)', r'"\1": T', text)
+    text = re.sub(r'"(duration_ms|durationMs|pid)": \d+', r'"\1": N', text)
+    return re.sub(r"\d+ s ago", "N s ago", text)
+
+
+def state_of(root: Path) -> dict[str, str]:
+    folder = root / "v" / config.STATE_DIR
+    if not folder.is_dir():
+        return {}
+    return {p.name: normal(p.read_text(), root) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def both(
+    tmp_path: Path,
+    vault: Path | None,
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str = "",
+    before: list[list[str]] | None = None,
+) -> None:
+    """Run ``args`` both ways on copies of ``vault`` and assert every observable is equal."""
+    seen = []
+    for name, code in (("entry", ENTRY), ("click", CLICK)):
+        root = tmp_path / name
+        root.mkdir(parents=True)
+        if vault is not None:
+            shutil.copytree(vault, root / "v")
+        given = [a.replace("VAULT", str(root / "v")) for a in args]
+        run_env = {k: v.replace("VAULT", str(root / "v")) for k, v in (env or _env()).items()}
+        for earlier in before or []:  # e.g. a completed scan, so the next one is throttled
+            run(code, [a.replace("VAULT", str(root / "v")) for a in earlier], root, run_env)
+        code_, out, err = run(code, given, root / cwd, run_env)
+        seen.append((code_, normal(out, root), normal(err, root), state_of(root)))
+    assert seen[0] == seen[1]
+
+
+@pytest.fixture
+def vault(make_vault: MakeVault) -> Path:
+    files: dict[str, str | bytes] = dict(spec_files(TODAY))
+    files["patterns/more.md"] = block("\x1b[31mred\x1b[0m", "2", TODAY) + block("foo", "2", TODAY)
+    files["projects/q/memory/caf\u00e9.md"] = memory("caf\u00e9 \u2014 lesson", '"2020-01-01"')
+    return make_vault(files)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--vault", "VAULT", "scan", "--force"],
+        ["--vault=VAULT", "scan", "--json", "--force"],
+        ["--vault", "VAULT", "scan", "--force", "--strict"],
+        ["--vault", "VAULT", "scan", "--strict", "--json", "--force"],
+        ["--vault", "VAULT", "scan"],  # no state yet: a full scan
+    ],
+)
+def test_scans_print_the_same(tmp_path: Path, vault: Path, args: list[str]) -> None:
+    both(tmp_path, vault, args)
+
+
+def test_throttled_no_op_is_the_same(tmp_path: Path, vault: Path) -> None:
+    scan = ["--vault", "VAULT", "scan"]
+    both(tmp_path, vault, scan, before=[scan])
+    both(tmp_path / "json", vault, [*scan, "--json"], before=[scan])
+
+
+def test_environment_forms(tmp_path: Path, vault: Path) -> None:
+    both(tmp_path / "a", vault, ["scan"], env=_env(VAULTKEEPER_VAULT="VAULT"))
+    both(tmp_path / "b", vault, ["scan"], cwd="v/projects")  # found upwards from here
+    both(tmp_path / "c", vault, ["--vault", "VAULT", "scan"], env=_env(SELF_MAINTAIN_FORCE="1"))
+    odd = _env(SELF_MAINTAIN_COOLDOWN_MS="soon")  # a note on stderr, then the default
+    both(tmp_path / "d", vault, ["--vault", "VAULT", "scan"], env=odd, before=[["scan"]])
+
+
+def test_guards_and_state_problems(tmp_path: Path, vault: Path) -> None:
+    state_file = vault / config.STATE_DIR / config.STATE_FILE
+    state_file.write_text("{not json")
+    both(tmp_path / "corrupt", vault, ["--vault", "VAULT", "scan"])
+    now_ms = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+    running = {
+        "state": "in-progress",
+        "lastCompleted": 0,
+        "lastTriggered": now_ms,
+        "cooldownMs": config.COOLDOWN_MS,
+        "pid": os.getpid(),  # this test's process: alive, and not the scan's own
+        "perTask": {},
+    }
+    state_file.write_text(json.dumps(running))
+    both(tmp_path / "running", vault, ["--vault", "VAULT", "scan", "--force"])
+
+
+def test_what_goes_to_click_is_reported_the_same(tmp_path: Path, vault: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    cases = [
+        ["--vault", str(tmp_path / "a-file"), "scan"],  # click.Path refuses a file
+        ["--vault", str(tmp_path / "missing"), "scan"],
+        ["--vault", str(tmp_path / "empty"), "scan"],  # a folder that is not a vault
+        ["--vault=", "scan"],
+        ["scan"],  # nothing to find from here
+        ["--vault", "VAULT", "scan", "--bogus"],
+        ["--vault", "VAULT", "scan", "--json", "--json"],
+        ["--vault", "VAULT", "scan", "-h"],
+        ["--version"],
+        ["--vault", "VAULT", "report"],
+    ]
+    for i, args in enumerate(cases):
+        both(tmp_path / f"case{i}", vault, args)
+
+
+def test_parse_takes_only_the_scan_forms() -> None:
+    assert parse(["scan"]) == ScanArgs(None, False, False, False)
+    assert parse(["--vault", "v", "scan", "--json", "--force"]) == ScanArgs("v", True, False, True)
+    assert parse(["--vault=v", "scan", "--strict"]) == ScanArgs("v", False, True, False)
+    for args in (
+        [],
+        ["--vault", "v"],
+        ["--vault", "scan"],
+        ["scan", "--vault", "v"],
+        ["--vault", "a", "--vault", "b", "scan"],
+        ["scan", "--force", "--force"],
+        ["scan", "--force=1"],
+        ["scan", "--"],
+        ["report"],
+        ["-h"],
+    ):
+        assert parse(args) is None, args
+
+
+def test_the_console_script_is_the_entry() -> None:
+    text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
+    assert 'vaultkeeper = "vaultkeeper.entry:main"' in text
