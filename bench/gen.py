@@ -4,8 +4,9 @@ Half the entries are ``### name`` blocks spread over several registry files unde
 ``patterns/``; the other half are files under ``projects/<p>/memory/`` (two thirds) and
 ``projects/<p>/research/``, with the template's frontmatter and bodies of a few
 paragraphs with wikilinks. Dates spread around the anchor day, so every list gets
-candidates (about 5-10% of entries each). A few entries take YAML's slow path (folded
-descriptions, block lists, unquoted dates) and a few are problems ("yesterday" as a date,
+candidates (about 5-10% of entries each). Some frontmatter takes the less common forms
+(folded descriptions, block lists, unquoted dates), about 2% only YAML can read (an
+escaped quote, a nested mapping), and a few entries are problems ("yesterday" as a date,
 an unreadable count), as in a vault people edit by hand. ``_index.md`` links one
 sub-index per top-level folder, as ``vaultkeeper index`` does for a big vault; about 1%
 of entries are left out of it (orphans) and about 1% of links are broken.
@@ -28,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 OUT = Path(__file__).resolve().parent / "out"
 BLOCKS_PER_REGISTRY = 2500
 FILES_PER_PROJECT = 250
@@ -98,8 +99,10 @@ def memory_file(
         status, until = "archived", anchor - dt.timedelta(days=rng.randint(8, 400))
     odd = rng.random()
     lines = [f"name: {entry.name}"]
-    if odd < 0.03:  # a folded description: YAML's job
+    if odd < 0.03:  # a folded description
         lines += ["description: >-", f"  {sentence(rng)}", f"  {sentence(rng)}"]
+    elif odd > 0.99:  # an escaped quote: only YAML reads it
+        lines.append(f"description: 'it''s {sentence(rng).lower()}'")
     else:
         lines.append(f"description: {sentence(rng)}")
     lines.append(f"type: {kind}")
@@ -113,7 +116,10 @@ def memory_file(
         lines.append('holdout_until: "yesterday"')  # a problem line, never a crash
     else:
         lines.append(f'holdout_until: "{iso(until)}"')
-    lines.append("relations: {}")
+    if 0.2 <= odd < 0.21:  # a nested mapping: only YAML reads it
+        lines += ["relations:", f'  supersedes: "[[{rng.choice(targets).name}]]"']
+    else:
+        lines.append("relations: {}")
     if 0.1 <= odd < 0.14:
         lines += ["sources:", f"  - https://example.com/{entry.name}", "  - https://example.org/x"]
     else:

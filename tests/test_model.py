@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import MakeVault
+from tests import reference
+from tests.conftest import CORPORA, SAMPLE_VAULT, MakeVault
 from vaultkeeper.model import (
+    ParseError,
     Problem,
     is_memory_path,
     load_vault,
     parse_date,
     parse_note,
+    split_frontmatter,
     split_lines,
 )
 from vaultkeeper.registry import load_registry
@@ -287,3 +293,37 @@ def test_registry_blocks_load_with_the_model(make_vault: MakeVault) -> None:
     model = load_vault(vault)
     assert "patterns/registry.md" in {n.rel for n in model.notes}
     assert "patterns/registry.md" not in {n.rel for n in model.entries}
+
+
+# -- the frontmatter split jumps between candidate lines; it finds what a line loop finds --
+
+SPLIT_PIECES = ["---", "...", "----", "--- ", "---\t", "---\r", "...x", "- --", "a: 1", "", " "]
+SPLIT_PIECES += ["\x0c", "\x85", "\u2028", "\u3000", "---\u00a0", "#"]
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(st.sampled_from(SPLIT_PIECES), max_size=12))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = end.join(lines)
+    return text + end if draw(st.booleans()) else text
+
+
+@settings(max_examples=2000, deadline=None)
+@given(documents())
+def test_split_frontmatter_equals_the_line_loop(text: str) -> None:
+    def outcome(split: Callable[[str], tuple[str | None, int, int]]) -> object:
+        try:
+            return split(text)
+        except ParseError as exc:
+            return ("error", exc.reason, exc.line)
+
+    assert outcome(split_frontmatter) == outcome(reference.split_frontmatter)
+
+
+def test_split_frontmatter_agrees_on_real_files() -> None:
+    paths = sorted(SAMPLE_VAULT.rglob("*.md")) + sorted((CORPORA / "kepano-obsidian").rglob("*.md"))
+    assert len(paths) > 100
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert split_frontmatter(text) == reference.split_frontmatter(text), path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,35 +11,48 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CORPORA, SAMPLE_VAULT
+from tests.conftest import CORPORA, REPO, SAMPLE_VAULT
 from vaultkeeper.model import ParseError, parse_note, split_frontmatter
 from vaultkeeper.quickmeta import read_keys
 
 WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
 
 
-def yaml_keys(yaml_text: str) -> tuple[dict[str, Any], dict[str, int]] | str:
+# the scanner asks for these first, and for the rest only for a candidate
+DECIDE = ("status", "holdout_until")
+DETAILS = ("name", "label", "falsification_condition")
+
+
+def yaml_keys(
+    yaml_text: str, wanted: tuple[str, ...] = WANTED
+) -> tuple[dict[str, Any], dict[str, int]] | str:
     """The plain parser's answer for the wanted keys, or the error it reports."""
     try:
         note = parse_note(Path("x.md"), "x.md", f"---\n{yaml_text}---\n")
     except ParseError as exc:
         return f"error: {exc.reason}"
     assert note.frontmatter is not None
-    values = {k: v for k, v in note.frontmatter.data.items() if k in WANTED}
+    values = {k: v for k, v in note.frontmatter.data.items() if k in wanted}
     lines = {k: n for k, n in note.frontmatter.key_lines.items() if k in values}
     return values, lines
 
 
-def agrees(yaml_text: str) -> bool:
-    """True when the fast reader answered (and so must equal YAML); False when it declined."""
-    fast = read_keys(yaml_text, WANTED)
+def agrees(yaml_text: str, wanted: tuple[str, ...] = WANTED) -> bool:
+    """True when the fast reader answered (and so must equal YAML); False when it declined.
+
+    An answer for all the keys implies one for any part of them (the scanner reads the
+    keys in two steps), and every answer equals YAML's.
+    """
+    fast = read_keys(yaml_text, wanted)
     if fast is None:
         return False
-    plain = yaml_keys(yaml_text)
+    plain = yaml_keys(yaml_text, wanted)
     assert plain == fast, (yaml_text, plain, fast)
     # same types too: a date is not a string, 1 is not True
     assert isinstance(plain, tuple)
     assert {k: type(v) for k, v in plain[0].items()} == {k: type(v) for k, v in fast[0].items()}
+    if wanted == WANTED:
+        assert agrees(yaml_text, DECIDE) and agrees(yaml_text, DETAILS), yaml_text
     return True
 
 
@@ -74,6 +88,8 @@ def test_template_frontmatter_is_read_without_yaml() -> None:
         ("holdout_until: 20260801\n", 20260801),
         ("holdout_until: yes\n", True),
         ("holdout_until: []\n", []),
+        ("holdout_until: 'it''s'\n", "it's"),
+        ("holdout_until: ''''  # a quote\n", "'"),
     ],
 )
 def test_values_match_yaml(text: str, expected: object) -> None:
@@ -107,6 +123,20 @@ def test_declines_what_it_cannot_be_sure_of(text: str) -> None:
     assert read_keys(text, WANTED) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "description: >-\n  folded\n  text\nstatus: held_out\n",
+        "description: |\n  literal\n\n    deeper\n  back\nholdout_until: '2026-08-01'\n",
+        "description: >\n\n  after a blank\n# a comment\nname: x\n",
+        "notes: |+\n  kept: not a key\n  - not an item\nlabel: rule\n",
+        "description: >\nstatus: active\n",  # an empty scalar
+    ],
+)
+def test_block_scalars_of_other_keys_are_skipped(text: str) -> None:
+    assert agrees(text)
+
+
 def test_block_lists_and_comments_are_read() -> None:
     text = (
         "# a comment\n"
@@ -134,6 +164,20 @@ def real_frontmatter() -> list[str]:
             if yaml_text is not None:
                 out.append(yaml_text)
     return out
+
+
+def test_generated_vault_frontmatter_agrees(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    from gen import generate
+
+    generate(600, tmp_path / "v", seed=5, anchor=dt.date(2026, 9, 1))
+    blocks = []
+    for path in sorted((tmp_path / "v" / "projects").rglob("*.md")):
+        yaml_text, _, _ = split_frontmatter(path.read_text(encoding="utf-8"))
+        assert yaml_text is not None
+        blocks.append(yaml_text)
+    answered = sum(agrees(text) for text in blocks)
+    assert len(blocks) // 2 < answered < len(blocks), (answered, len(blocks))
 
 
 def test_real_vaults_agree_and_most_need_no_yaml() -> None:
@@ -173,6 +217,9 @@ COMMON = st.sampled_from(
         "a#b",
         "C#",
         "it's",
+        "'it''s'",
+        "''''",
+        "'a'' #b'",
         "http://x",
         "a, b",
         '"[[link]]"',
@@ -224,6 +271,8 @@ TRICKY = st.sampled_from(
         "  ",
         '"unclosed',
         "'unclosed",
+        "'a''",
+        "'a'''b'",
         "{a: 1}",
         "=",
         "<<",
@@ -242,13 +291,35 @@ TRICKY = st.sampled_from(
 SCALARS = st.one_of(*[COMMON] * 8, TRICKY)
 
 
+SCALAR_HEADERS = st.sampled_from(["|", ">", "|-", ">-", "|+", ">+", ">2", "| # c", "|x", ">-  "])
+SCALAR_LINES = st.sampled_from(
+    [
+        "  folded text",
+        "  more: text # not a comment",
+        "    deeper",
+        " shallow",
+        "",
+        "  ",
+        "  - not an item",
+        '  "quoted"',
+        "  [[link]]",
+        "  2026-02-30",
+    ]
+)
+
+
 @st.composite
 def frontmatter(draw: st.DrawFn) -> str:
     lines = []
     for _ in range(draw(st.integers(0, 8))):
-        form = draw(st.integers(0, 15))
+        form = draw(st.integers(0, 17))
         key, value = draw(KEYS), draw(SCALARS)
-        if form <= 9:
+        if form == 16:  # a block scalar and some lines that may (or may not) belong to it
+            lines.append(f"{key}: {draw(SCALAR_HEADERS)}")
+            lines.extend(draw(st.lists(SCALAR_LINES, max_size=4)))
+        elif form == 17:
+            lines.append(draw(SCALAR_LINES))
+        elif form <= 9:
             lines.append(f"{key}: {value}")
         elif form <= 11:
             lines.append(f"{key}:")
@@ -276,7 +347,13 @@ def template_like(draw: st.DrawFn) -> str:
     )
     lines = []
     for key, value in pairs:
-        if draw(st.booleans()) and key not in ("name", "status", "label", "holdout_until"):
+        shape = draw(st.integers(0, 3))
+        if shape == 3:  # a block scalar (under a wanted key too: that one YAML must read)
+            lines.append(f"{key}: {draw(st.sampled_from(['|', '>', '>-', '|+']))}")
+            depth = draw(st.sampled_from([" ", "  ", "    "]))
+            for item in draw(st.lists(COMMON, max_size=3)):
+                lines.append(draw(st.sampled_from(["", depth + item, depth + "  " + item])))
+        elif shape and key not in ("name", "status", "label", "holdout_until"):
             items = draw(st.lists(COMMON, min_size=1, max_size=3))
             indent = draw(st.sampled_from(["", "  "]))
             lines.append(f"{key}:")

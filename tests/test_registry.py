@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.conftest import MakeVault
+from tests import reference
+from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.registry import block_hash, find_block, load_registry, parse_blocks
+from vaultkeeper.registry import (
+    block_hash,
+    find_block,
+    is_counter_line,
+    load_registry,
+    parse_blocks,
+)
 
 REGISTRY = """# Pattern registry
 
@@ -214,3 +225,95 @@ def test_find_block_mentions_an_unreadable_registry(make_vault: MakeVault) -> No
 def test_no_patterns_folder_means_no_blocks(make_vault: MakeVault) -> None:
     vault = make_vault(init=False)
     assert load_registry(vault) == ([], [])
+
+
+# -- the whole-text parser gives what the line-by-line one gave --------------------------
+
+LINE_PIECES = [
+    "### alpha",
+    "### beta ###",
+    "###  spaced  name  ##  ",
+    "### C#",
+    "### #",
+    "### # #",
+    "###",
+    "### ",
+    "   ### indented",
+    "    ### four spaces",
+    "###x",
+    "#### deeper",
+    "## section",
+    "# title",
+    "##",
+    "```",
+    "````",
+    "~~~",
+    "``` text",
+    "  ```",
+    "```` x",
+    "**success count:** 3",
+    "- **Success Count:**  12  ",
+    "* **success count:** -1",
+    "**success count:**",
+    "**success count:** \u0663",
+    "**\u017fuccess count:** 4",
+    "\t**last used:** 2026-08-26",
+    "**last used:** 2026-02-30",
+    "**LAST USED:**2026-01-01 ",
+    "**promoted:** 2026-09-01 -> [[skills/x/SKILL]]",
+    "**promoted:**",
+    "text with **success count:** 9 inside",
+    "",
+    "   ",
+    "\x85",
+    "\u2028",
+    "---",
+    "...",
+    "a:b",
+]
+
+
+@st.composite
+def registries(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(st.sampled_from(LINE_PIECES), max_size=30))
+    ends = draw(st.lists(st.sampled_from(["\n", "\r\n", "\r\r\n", " \r\n"]), min_size=1))
+    text = "".join(line + ends[i % len(ends)] for i, line in enumerate(lines))
+    if draw(st.booleans()):
+        text = text.rstrip("\n")  # no final newline
+    if draw(st.integers(0, 3)) == 0:
+        heads = ["---\na: 1\n---\n", "---\n### in yaml\n...\n", "---\n"]
+        text = draw(st.sampled_from(heads)) + text
+    return text
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(registries())
+def test_whole_text_parser_equals_the_line_parser(text: str) -> None:
+    path = Path("r.md")
+    assert parse_blocks(path, "r.md", text) == reference.parse_blocks(path, "r.md", text)
+
+
+def real_markdown() -> list[Path]:
+    paths = sorted(SAMPLE_VAULT.rglob("*.md")) + sorted((CORPORA / "kepano-obsidian").rglob("*.md"))
+    return [p for p in paths if p.is_file()]
+
+
+def test_parsers_agree_on_real_and_generated_markdown(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    from gen import generate
+
+    generate(300, tmp_path / "gen", seed=3, anchor=dt.date(2026, 9, 1))
+    paths = real_markdown() + sorted((tmp_path / "gen").rglob("*.md"))
+    assert len(paths) > 150
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert parse_blocks(path, "x", text) == reference.parse_blocks(path, "x", text), path
+
+
+def test_is_counter_line_is_unchanged() -> None:
+    pieces = ["", " ", "\t", "-", "*", "**success count:**", "**Last Used:**", "**promoted:**"]
+    pieces += ["x", "\n", "\r", "**", "\u017f", "**\u017fuccess count:**"]
+    for k in range(1, 4):
+        for combo in itertools.product(pieces, repeat=k):
+            line = "".join(combo)
+            assert is_counter_line(line) == reference.is_counter_line(line), repr(line)

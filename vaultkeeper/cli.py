@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import click
 
 from vaultkeeper import __version__, config
-from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError
+from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 
 
 class _Group(click.Group):
@@ -34,18 +34,7 @@ class _Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors and ctx.exit(): click's own handling
         except Exception as exc:  # a bug: still one line, never a traceback
-            _fail(_internal(exc), 1)
-
-
-def _internal(exc: Exception) -> str:
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    last = frames[-1] if frames else None
-    where = f" at {Path(last.filename).name}:{last.lineno}" if last else ""
-    text = " ".join(str(exc).split()) or "no message"
-    why = f"{type(exc).__name__}{where}: {text}"
-    return f"internal error ({why}); a bug in vaultkeeper, please report it"
+            _fail(internal_error(exc), 1)
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -39,3 +39,14 @@ class NeedsPerson(VaultkeeperError):
     """The decision waits for a person at a terminal."""
 
     exit_code = EXIT_ASK
+
+
+def internal_error(exc: BaseException) -> str:
+    """One line for an exception nobody expected (a bug): what, and where it was raised."""
+    import os
+    import traceback  # only on this path: the throttled scan imports this module
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    why = f"{type(exc).__name__}{where}: {' '.join(str(exc).split()) or 'no message'}"
+    return f"internal error ({why}); a bug in vaultkeeper, please report it"

@@ -27,7 +27,7 @@ _UNSAFE_CLASS = (
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,99}):(?: +(.*))?$")
 _ITEM = re.compile(r"( *)-(?: +(.*))?$")
 _COMMENT = r"(?: +#.*)?$"
-_QUOTED = re.compile(r'(?:"([^"\\]*)"|\'([^\']*)\')' + _COMMENT)
+_QUOTED = re.compile(r'(?:"([^"\\]*)"|\'((?:[^\']|\'\')*)\')' + _COMMENT)
 _EMPTY_FLOW = re.compile(r"(\[ *\]|\{ *\})" + _COMMENT)
 _DQ = r'"[^"\\]*"'
 _FLOW_LIST = re.compile(rf"(\[ *{_DQ}(?: *, *{_DQ})* *\])" + _COMMENT)
@@ -39,13 +39,17 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 # a key line whose value is valid YAML and needs no reading: for keys nobody asked for
 _EASY = re.compile(r'([A-Za-z_][A-Za-z0-9_-]{0,99}): +(?:"[^"\\]*"|[A-Za-z_][^:#]*|\[\]|\{\})$')
 # The commonest blocks, checked whole by one regex: every line a key with a quoted, plain,
-# date, integer or empty-collection value (or none), a comment, or blank.
+# date, integer or empty-collection value (or none), a comment, or blank. No character of
+# _BAD (the complement of _UNSAFE's class, and the line break) may appear anywhere, so a
+# block this matches needs no _unsafe check.
+_BAD = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff"
 _VALUE = (
-    r'(?: +(?:"[^"\\\n]*"|\'[^\'\n]*\'|[A-Za-z_][^:#\n]*|[0-9]{4}-[0-9]{2}-[0-9]{2}'
-    r'|(?:0|[1-9][0-9]*)|\[ *\]|\{ *\}|\[ *"[^"\\\n]*"(?: *, *"[^"\\\n]*")* *\]))?'
+    rf'(?: +(?:"[^"\\{_BAD}]*"|\'(?:[^\'{_BAD}]|\'\')*\'|[A-Za-z_][^:#{_BAD}]*'
+    rf"|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}|(?:0|[1-9][0-9]*)|\[ *\]|\{{ *\}}"
+    rf'|\[ *"[^"\\{_BAD}]*"(?: *, *"[^"\\{_BAD}]*")* *\]))?'
 )
 _BLOCK = re.compile(
-    rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^\n]*)?|#[^\n]*| *)\n)*"
+    rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^{_BAD}]*)?|#[^{_BAD}]*| *)\n)*"
 )
 # a literal or folded block scalar's header, with its chomping indicator (no explicit
 # indentation, no comment): its lines are skipped when its key is not wanted
@@ -84,7 +88,7 @@ def _scalar(text: str) -> Any:
         m = _QUOTED.match(text)
         if m is None:
             raise _Unsure
-        return m.group(1) if m.group(1) is not None else m.group(2)
+        return m.group(1) if m.group(1) is not None else m.group(2).replace("''", "'")
     if first in "[{":
         m = _EMPTY_FLOW.match(text)
         if m is not None:
@@ -121,12 +125,12 @@ def read_keys(
     would reject, or read differently, always goes to YAML.
     """
     text = yaml_text.replace("\r\n", "\n")
-    if _unsafe(text):
-        return None
     if not text.endswith("\n"):
         text += "\n"
     if _BLOCK.fullmatch(text):
         return _pick(text, wanted)
+    if _unsafe(text):
+        return None
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     key: str | None = None

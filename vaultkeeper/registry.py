@@ -12,6 +12,7 @@ headings inside fenced code are not blocks.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -28,27 +29,21 @@ from vaultkeeper.model import (
 )
 from vaultkeeper.vault import iter_markdown, rel
 
-# CommonMark ATX heading: up to 3 spaces, 1-6 #, then text; a closing run of # counts
-# only after a space (so `### C#` is named "C#").
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-
-
-def _counter(label: str) -> re.Pattern[str]:
-    return re.compile(r"^[ \t]*[-*]?[ \t]*" + re.escape(label) + r"[ \t]*(.*?)[ \t]*$", re.I)
-
-
-_COUNT = _counter(config.COUNT_LABEL)
-_LAST_USED = _counter(config.LAST_USED_LABEL)
-_PROMOTED = _counter(config.PROMOTED_LABEL)
+# The rules, line by line (a line's trailing CR is not part of it):
+# - a heading (CommonMark ATX): up to 3 spaces, 1-6 #, then a blank and text, or nothing;
+#   a closing run of # counts only after a blank (so `### C#` is named "C#"). Levels
+#   1-3 end a block; a level-3 heading with a name opens one;
+# - a fence: up to 3 blanks and ``` or ~~~ (3 or more); it closes at the same character,
+#   at least as many, with nothing after it; lines inside are never headings or counters;
+# - a counter: blanks, an optional list marker, the bold label, then the value.
 _LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
 
-# The same rules over a whole file in one pass (a registry may hold thousands of blocks).
-# The pattern matches a "\n" and the line after it, in the text with one "\n" put in
-# front (so the first line too follows a "\n"), when the line may matter. The last group
-# that took part says which kind: 2 a heading (1 its #s, 2 the rest), 3 a fence, 4-6 the
-# rest of a count, last-used or promoted line. The leading "\n" lets the regex engine skip
-# to candidates fast; the rest of each rule is applied to the few lines found.
+# One pass over a whole file finds the lines that may matter (a registry may hold
+# thousands of blocks). The pattern matches a "\n" and the line after it, in the text
+# with one "\n" put in front (so the first line too follows a "\n"). The last group that
+# took part says which kind: 2 a heading (1 its #s, 2 the rest), 3 a fence, 4-6 the rest
+# of a count, last-used or promoted line. The leading "\n" lets the regex engine skip to
+# candidates fast; the rest of each rule is applied to the few lines found.
 _LINES_NL = re.compile(
     r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*|[ \t]*[-*]?[ \t]*(?:"
     + "|".join(f"{re.escape(x)}([^\n]*)" for x in _LABELS)
@@ -59,8 +54,14 @@ _HEAD, _FENCE_MARK, _COUNT_AT, _LAST_AT, _PROMOTED_AT = 2, 3, 4, 5, 6
 _NO_NAME = ""  # a heading without a name: it ends a block but opens none
 
 
+@functools.lru_cache(maxsize=1)
+def _counter_lines() -> re.Pattern[str]:
+    labels = "|".join(re.escape(x) for x in _LABELS)
+    return re.compile(rf"[ \t]*[-*]?[ \t]*(?:{labels})[^\n]*\n?\Z", re.I)
+
+
 def _heading_name(rest: str) -> str | None:
-    """What _HEADING gives for the text after a line's run of #: None (not a heading),
+    """The heading rule for the text after a line's run of #: None (not a heading),
     _NO_NAME, or the name (the closing run of # and the blanks around it removed)."""
     rest = rest.rstrip("\r")
     if not rest or not rest.strip(" \t"):
@@ -76,7 +77,7 @@ def _heading_name(rest: str) -> str | None:
 
 def is_counter_line(line: str) -> bool:
     """True when ``line`` would be read as a block's count, last-used or promoted line."""
-    return any(p.match(line) for p in (_COUNT, _LAST_USED, _PROMOTED))
+    return _counter_lines().match(line) is not None
 
 
 @dataclass(frozen=True)
@@ -214,19 +215,17 @@ class BlockHead:
         dates: dict[str, dt.date | None],
     ) -> None:
         self.name, self.path, self.rel, self.line = name, path, rel_path, line
-        self._nl_text, (self._at, self._stop) = nl_text, span
-        self._found = {k: (raw.rstrip("\r").strip(" \t"), at) for k, (raw, at) in found.items()}
-        self.count_raw = self._raw(_COUNT_AT)
+        self._nl_text, (self._at, self._stop), self._found = nl_text, span, found
+        got = found.get(_COUNT_AT)
+        self.count_raw = None if got is None else got[0].rstrip("\r").strip(" \t")
         self.count = _whole(self.count_raw)
-        self.last_used_raw = last = self._raw(_LAST_AT)
+        got = found.get(_LAST_AT)
+        self.last_used_raw = last = None if got is None else got[0].rstrip("\r").strip(" \t")
         if last is not None and last not in dates:
             dates[last] = parse_date(last)  # a registry repeats its dates many times
         self.last_used = None if last is None else dates[last]
-        self.promoted = self._raw(_PROMOTED_AT)
-
-    def _raw(self, kind: int) -> str | None:
-        got = self._found.get(kind)
-        return None if got is None else got[0]
+        got = found.get(_PROMOTED_AT)
+        self.promoted = None if got is None else got[0].rstrip("\r").strip(" \t")
 
     def _line(self, kind: int) -> int | None:
         got = self._found.get(kind)
