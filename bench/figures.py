@@ -18,6 +18,7 @@ from measure import (
     FRONTMATTER,
     OBSIDIANTOOLS,
     PYTHON,
+    Samples,
     Side,
     check_output,
     child_env,
@@ -33,12 +34,13 @@ HOOK_BUDGET_S = 1.5  # Claude Code gives all SessionEnd hooks 1.5 s together
 @dataclass(frozen=True)
 class Row:
     figure: str
-    ours: str  # what was measured, e.g. "312 ms"
+    ours: str  # what was measured, e.g. "`scan --force` 212 ms"
     versus: str  # what it is compared with
     value: float  # the ratio (or the absolute figure, for memory and the hook)
     shown: str  # the value as printed
     target: float | None  # upper bound; None: for information
     target_shown: str = ""
+    cpu: str = "-"  # the same ratio in CPU time (user + system) of the two processes
 
     @property
     def verdict(self) -> str:
@@ -51,6 +53,28 @@ class Row:
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
+
+
+def ratio(
+    figure: str,
+    ours: tuple[str, Samples],
+    versus: tuple[str, Samples],
+    target: float | None = None,
+    target_shown: str = "",
+) -> Row:
+    """A row comparing two sides' medians, in wall time (the figure) and in CPU time."""
+    (a_label, a), (b_label, b) = ours, versus
+    value = a.median / b.median
+    return Row(
+        figure,
+        f"{a_label} {ms(a.median)}",
+        f"{b_label} {ms(b.median)}",
+        value,
+        f"{value:.2f}x",
+        target,
+        target_shown,
+        f"{a.cpu_median / b.cpu_median:.2f}x",
+    )
 
 
 def scan_side(label: str, vault: Path, *extra: str, env: dict[str, str] | None = None) -> Side:
@@ -71,34 +95,26 @@ def cold_scan(vault: Path, rounds: int) -> list[Row]:
         snippet("scan-files", FLOOR_SCAN_FILES, vault),
     ]
     got = interleave(sides, rounds)
-    scan, floor = got["scan"].median, got["floor"].median
-    fm, own = got["frontmatter"].median, got["scan-files"].median
+    scan = ("`scan --force`", got["scan"])
     return [
-        Row(
+        ratio(
             "cold scan / read-every-file floor, 10k entries",
-            f"`scan --force` {ms(scan)}",
-            f"read every .md file's bytes {ms(floor)}",
-            scan / floor,
-            f"{scan / floor:.2f}x",
+            scan,
+            ("read every .md file's bytes", got["floor"]),
             2.0,
             "<= 2.0x (stretch 1.5x)",
         ),
-        Row(
+        ratio(
             "cold scan / python-frontmatter loop, 10k entries",
-            f"`scan --force` {ms(scan)}",
-            f"`frontmatter.load` every .md file {ms(fm)}",
-            scan / fm,
-            f"{scan / fm:.2f}x",
+            scan,
+            ("`frontmatter.load` every .md file", got["frontmatter"]),
             1.0,
             "<= 1.0x",
         ),
-        Row(
-            "cold scan / reading only the files the scan needs, 10k",
-            f"`scan --force` {ms(scan)}",
-            f"read patterns/ and projects/*/memory/ {ms(own)}",
-            scan / own,
-            f"{scan / own:.2f}x",
-            None,
+        ratio(
+            "cold scan / reading only the files the scan reads, 10k entries",
+            scan,
+            ("read patterns/ and projects/*/memory/", got["scan-files"]),
         ),
     ]
 
@@ -109,32 +125,26 @@ def noop(vault: Path, rounds: int) -> list[Row]:
     got = interleave(sides, rounds)
     if check_output(sides[0]):
         raise RuntimeError("the throttled scan printed something; is the cooldown in force?")
-    # The same pair without site hooks: this host's .pth files pre-import pathlib, re and
-    # typing into every Python, which hides part of what the no-op imports on a plain one.
+    # The same pair without this host's .pth start-up hooks, which pre-import pathlib, re
+    # and typing into every Python and so hide part of what the no-op imports elsewhere:
+    # -S, then `import site` without its main() (the module a plain start loads).
     plain = child_env(PYTHONPATH=os.pathsep.join([str(REPO), *site_dirs()]))
-    main = "import sys; from vaultkeeper.cli import main; sys.argv[0] = 'vaultkeeper'; main()"
-    bare_s = Side("bare-S", (PYTHON, "-S", "-c", "pass"), plain)
+    main = "import site, sys; from vaultkeeper.entry import main; sys.argv[0] = 'vk'; main()"
+    bare_s = Side("bare-S", (PYTHON, "-S", "-c", "import site"), plain)
     noop_s = Side("noop-S", (PYTHON, "-S", "-c", main, "--vault", str(vault), "scan"), plain)
     plain_got = interleave([noop_s, bare_s], rounds)
-    a, b = got["noop"].median, got["bare"].median
-    c, d = plain_got["noop-S"].median, plain_got["bare-S"].median
     return [
-        Row(
+        ratio(
             "throttled no-op / bare interpreter start",
-            f"`scan` inside the cooldown {ms(a)}",
-            f"`python -c pass` {ms(b)}",
-            a / b,
-            f"{a / b:.2f}x",
+            ("`scan` inside the cooldown", got["noop"]),
+            ("`python -c pass`", got["bare"]),
             2.0,
             "<= 2.0x",
         ),
-        Row(
-            "the same, site hooks off (`python -S`, as on a host without .pth hooks)",
-            f"{ms(c)}",
-            f"`python -S -c pass` {ms(d)}",
-            c / d,
-            f"{c / d:.2f}x",
-            None,
+        ratio(
+            "the same without this host's .pth start-up hooks",
+            ("`python -S`, `import site`, the no-op", plain_got["noop-S"]),
+            ("`python -S -c 'import site'`", plain_got["bare-S"]),
         ),
     ]
 
@@ -148,14 +158,12 @@ def site_dirs() -> list[str]:
 def scaling(vaults: dict[int, Path], rounds: int) -> list[Row]:
     sides = [scan_side(f"scan-{n}", v, "--force") for n, v in vaults.items()]
     got = interleave(sides, rounds)
-    small, big = got["scan-10000"], got["scan-50000"]
-    rows = [
-        Row(
+    big = got["scan-50000"]
+    return [
+        ratio(
             "50k / 10k cold scan time",
-            f"50k: {ms(big.median)}",
-            f"10k: {ms(small.median)}",
-            big.median / small.median,
-            f"{big.median / small.median:.2f}x",
+            ("50k:", big),
+            ("10k:", got["scan-10000"]),
             5.5,
             "<= 5.5x",
         ),
@@ -168,20 +176,8 @@ def scaling(vaults: dict[int, Path], rounds: int) -> list[Row]:
             150.0,
             "<= 150 MiB",
         ),
+        ratio("10k / 1k cold scan time", ("10k:", got["scan-10000"]), ("1k:", got["scan-1000"])),
     ]
-    if "scan-1000" in got:
-        one = got["scan-1000"].median
-        rows.append(
-            Row(
-                "10k / 1k cold scan time",
-                f"10k: {ms(small.median)}",
-                f"1k: {ms(one)}",
-                small.median / one,
-                f"{small.median / one:.2f}x",
-                None,
-            )
-        )
-    return rows
 
 
 def lint(vault: Path, n: int, rounds: int) -> list[Row]:
@@ -195,11 +191,15 @@ def lint(vault: Path, n: int, rounds: int) -> list[Row]:
     theirs = snippet("obsidiantools", OBSIDIANTOOLS, vault)
     print(f"  obsidiantools graph (nodes edges): {check_output(theirs).strip()}", file=sys.stderr)
     got = interleave([ours, theirs], rounds)
-    a, b = got["lint"].median, got["obsidiantools"].median
     return [
-        Row(label, f"`lint --select VK3` {ms(a)}", f"`Vault(...).connect()` {ms(b)}", a / b,
-            f"{a / b:.2f}x", 0.5, "<= 0.5x")
-    ]  # fmt: skip
+        ratio(
+            label,
+            ("`lint --select VK3`", got["lint"]),
+            ("`Vault(...).connect()`", got["obsidiantools"]),
+            0.5,
+            "<= 0.5x",
+        )
+    ]
 
 
 def hook(vault: Path, rounds: int) -> list[Row]:
@@ -215,7 +215,7 @@ def hook(vault: Path, rounds: int) -> list[Row]:
     times = []
     for _ in range(rounds):
         began_ms = int(time.time() * 1000)
-        seconds, _ = run_once(Side("hook", (str(script), str(vault), program[0]), env))
+        seconds, _, _ = run_once(Side("hook", (str(script), str(vault), program[0]), env))
         times.append(seconds)
         wait_for_scan(state, began_ms)  # the next run must not race the background scan
         print(".", end="", flush=True, file=sys.stderr)

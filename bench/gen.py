@@ -34,15 +34,17 @@ OUT = Path(__file__).resolve().parent / "out"
 BLOCKS_PER_REGISTRY = 2500
 FILES_PER_PROJECT = 250
 
-WORDS = (
-    "cache retry timeout flaky test build deploy config schema migration index query "
-    "latency budget queue worker lock token parser fixture snapshot release branch merge "
-    "commit review lint format date clock timezone utc locale encoding bytes stream buffer "
-    "socket request response header payload client server endpoint route handler session "
-    "state file folder path symlink permission owner process signal thread pool memory "
-    "vault entry pattern registry counter report scanner applier journal hook cron"
-).split()
-VERBS = "use pin retry prefer avoid split check bisect cache batch guard log measure".split()
+_WORDS_TEXT = """
+cache retry timeout flaky test build deploy config schema migration index query latency
+budget queue worker lock token parser fixture snapshot release branch merge commit review
+lint format date clock timezone utc locale encoding bytes stream buffer socket request
+response header payload client server endpoint route handler session state file folder
+path symlink permission owner process signal thread pool memory vault entry pattern
+registry counter report scanner applier journal hook cron
+"""
+_VERBS_TEXT = "use pin retry prefer avoid split check bisect cache batch guard log measure"
+WORDS = _WORDS_TEXT.split()
+VERBS = _VERBS_TEXT.split()
 TYPES = ("memory", "memory", "decision")
 LABELS = ("fact", "inferred", "rule", "validated-override")
 

@@ -1,9 +1,10 @@
 """How the benchmark measures: every side a fresh process of the same interpreter.
 
 Each measurement starts one child with ``subprocess.Popen`` and reaps it with
-``os.wait4``: wall time from just before the start to the reap, and the child's own
-peak resident memory (``ru_maxrss``). Sides are interleaved (A B A B ...) and compared
-by their medians.
+``os.wait4``: wall time from just before the start to the reap, the child's own CPU time
+(user + system) and its peak resident memory (``ru_maxrss``). Sides are interleaved
+(A B A B ...) and compared by their medians. Wall time is the figure; CPU time is shown
+beside it because it moves less when other work shares the machine.
 """
 
 from __future__ import annotations
@@ -90,11 +91,16 @@ class Side:
 @dataclass
 class Samples:
     seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     maxrss_kib: list[int] = field(default_factory=list)
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
 
     @property
     def peak_mib(self) -> float:
@@ -113,8 +119,8 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_once(side: Side, cwd: Path | None = None) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KiB) of one fresh run; raises if it fails."""
+def run_once(side: Side, cwd: Path | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS in KiB) of one fresh run; raises if it fails."""
     began = time.perf_counter()
     proc = subprocess.Popen(
         side.argv,
@@ -129,7 +135,7 @@ def run_once(side: Side, cwd: Path | None = None) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in side.ok:
         raise RuntimeError(f"{side.label}: exit {proc.returncode}: {' '.join(side.argv)}")
-    return seconds, usage.ru_maxrss
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def check_output(side: Side) -> str:
@@ -153,9 +159,10 @@ def interleave(
     out = {side.label: Samples() for side in sides}
     for n in range(warmup + rounds):
         for side in sides:
-            seconds, rss = run_once(side)
+            seconds, cpu, rss = run_once(side)
             if n >= warmup:
                 out[side.label].seconds.append(seconds)
+                out[side.label].cpu.append(cpu)
                 out[side.label].maxrss_kib.append(rss)
         if progress:
             print(".", end="", flush=True, file=sys.stderr)

@@ -187,3 +187,16 @@ def test_parse_takes_only_the_scan_forms() -> None:
 def test_the_console_script_is_the_entry() -> None:
     text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
     assert 'vaultkeeper = "vaultkeeper.entry:main"' in text
+
+
+def test_the_throttled_no_op_imports_neither_click_nor_the_model(vault: Path) -> None:
+    scan = ["--vault", str(vault), "scan"]
+    assert run(ENTRY, scan, vault, _env())[0] == 0  # completes a scan: the next one is a no-op
+    code = (
+        "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code\n"
+        "heavy = {'click', 'yaml', 'frontmatter', 'mistune', 'dataclasses',\n"
+        "         'vaultkeeper.cli', 'vaultkeeper.model', 'vaultkeeper.registry'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    assert run(code, scan, vault, _env()) == (0, "[]\n", "")

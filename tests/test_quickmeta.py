@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT
 from vaultkeeper.model import ParseError, parse_note, split_frontmatter
-from vaultkeeper.quickmeta import read_keys
+from vaultkeeper.quickmeta import read_front, read_keys
 
 WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
 
@@ -367,3 +367,51 @@ def template_like(draw: st.DrawFn) -> str:
 @given(template_like())
 def test_template_like_frontmatter_agrees_with_yaml(text: str) -> None:
     agrees(text)
+
+
+# -- read_front: one regex for a whole file, the same answer as a split and read_keys --
+
+
+def split_then_read(text: str) -> tuple[dict[str, Any], dict[str, int], str] | None:
+    try:
+        yaml_text = split_frontmatter(text)[0]
+    except ParseError:
+        return None
+    if yaml_text is None:
+        return None
+    got = read_keys(yaml_text, WANTED)
+    return None if got is None else (*got, yaml_text)
+
+
+@st.composite
+def files(draw: st.DrawFn) -> str:
+    block = draw(st.one_of(template_like(), template_like(), template_like(), frontmatter()))
+    close = draw(st.sampled_from(["---", "...", "--- ", "---\t", "---\r", "----", "--- x", ""]))
+    end = draw(st.sampled_from(["\n", "\r\n", ""]))
+    body = draw(st.sampled_from(["", "body\n", "---\n", "# title\nname: x\n"]))
+    return draw(st.sampled_from(["---\n", "---\r\n", "--- \n", ""])) + block + close + end + body
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files())
+def test_read_front_answers_as_split_and_read_keys(text: str) -> None:
+    fast = read_front(text, WANTED)
+    if fast is not None:
+        assert fast == split_then_read(text), text
+
+
+def test_read_front_on_real_and_generated_files(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "bench"))
+    from gen import generate
+
+    generate(300, tmp_path / "v", seed=9, anchor=dt.date(2026, 9, 1))
+    paths = sorted((tmp_path / "v").rglob("*.md")) + sorted(SAMPLE_VAULT.rglob("*.md"))
+    paths += sorted((CORPORA / "kepano-obsidian").rglob("*.md"))
+    answered = 0
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", "replace")
+        fast = read_front(text, WANTED)
+        if fast is not None:
+            answered += 1
+            assert fast == split_then_read(text), path
+    assert answered > len(paths) // 3

@@ -199,6 +199,7 @@ def test_duplicate_block_names_are_a_problem(make_vault: MakeVault) -> None:
 def _classify_with_yaml_only(monkeypatch: pytest.MonkeyPatch, vault: Path) -> Report:
     with monkeypatch.context() as m:
         m.setattr(quickmeta, "read_keys", lambda *_a, **_k: None)
+        m.setattr(quickmeta, "read_front", lambda *_a, **_k: None)
         return scan.classify(vault, NOW)
 
 

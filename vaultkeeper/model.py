@@ -117,6 +117,8 @@ class Note:
 
 @dataclass(frozen=True)
 class VaultModel:
+    """Every markdown file of a vault as notes, and the files that could not be read."""
+
     vault: Path
     notes: tuple[Note, ...]
     problems: tuple[Problem, ...] = field(default=())

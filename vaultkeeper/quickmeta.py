@@ -39,22 +39,29 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 # a key line whose value is valid YAML and needs no reading: for keys nobody asked for
 _EASY = re.compile(r'([A-Za-z_][A-Za-z0-9_-]{0,99}): +(?:"[^"\\]*"|[A-Za-z_][^:#]*|\[\]|\{\})$')
 # The commonest blocks, checked whole by one regex: every line a key with a quoted, plain,
-# date, integer or empty-collection value (or none), a comment, or blank. No character of
-# _BAD (the complement of _UNSAFE's class, and the line break) may appear anywhere, so a
-# block this matches needs no _unsafe check.
-_BAD = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff"
+# date, integer or empty-collection value (or none), a comment, or blank. No ASCII
+# control character may appear (_BAD), so an ASCII block this matches needs no _unsafe.
+_BAD = r"\x00-\x1f\x7f"
+# An unquoted date YAML reads as a real one: any year but 0, every day of every month but
+# 29 February (which a leap year would need; such a block goes the slower way, which
+# checks it). So a block _BLOCK matches holds no date YAML would refuse.
+_REAL_DATE = (
+    r"(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+)
 _VALUE = (
     rf'(?: +(?:"[^"\\{_BAD}]*"|\'(?:[^\'{_BAD}]|\'\')*\'|[A-Za-z_][^:#{_BAD}]*'
-    rf"|[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}|(?:0|[1-9][0-9]*)|\[ *\]|\{{ *\}}"
+    rf"|{_REAL_DATE}|(?:0|[1-9][0-9]*)|\[ *\]|\{{ *\}}"
     rf'|\[ *"[^"\\{_BAD}]*"(?: *, *"[^"\\{_BAD}]*")* *\]))?'
 )
-_BLOCK = re.compile(
-    rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^{_BAD}]*)?|#[^{_BAD}]*| *)\n)*"
-)
+_LINES = rf"(?:(?:[A-Za-z_][A-Za-z0-9_-]{{0,99}}:{_VALUE} *(?: #[^{_BAD}]*)?|#[^{_BAD}]*| *)\n)*"
+_BLOCK = re.compile(_LINES)
+# A whole file that opens with such a block: none of its lines is a delimiter, so the
+# first line after it closes the frontmatter, as model.split_frontmatter finds it.
+_FRONT = re.compile(rf"---\n({_LINES})(?:---|\.\.\.)[ \t]*(?:\n|\Z)")
 # a literal or folded block scalar's header, with its chomping indicator (no explicit
 # indentation, no comment): its lines are skipped when its key is not wanted
 _SCALAR_HEADERS = frozenset(("|", ">", "|-", ">-", "|+", ">+"))
-_DATE_VALUE = re.compile(r": +([0-9]{4}-[0-9]{2}-[0-9]{2})")
 # PyYAML's implicit resolvers for plain scalars that start with a letter
 _WORDS: dict[str, Any] = {
     **dict.fromkeys(("yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
@@ -115,6 +122,23 @@ def _scalar(text: str) -> Any:
     raise _Unsure
 
 
+def read_front(
+    text: str, wanted: Collection[str]
+) -> tuple[dict[str, Any], dict[str, int], str] | None:
+    """read_keys for a whole file's text in its commonest form, with the frontmatter.
+
+    (values, lines, yaml_text) when the file opens with a block _BLOCK matches (then
+    ``yaml_text`` is what split_frontmatter gives), else None: split the file and use
+    read_keys (or YAML). One regex instead of a split and a check.
+    """
+    m = _FRONT.match(text)
+    if m is None or not m.group(1).isascii():
+        return None
+    yaml_text = m.group(1)
+    picked = _pick(yaml_text, wanted)
+    return None if picked is None else (*picked, yaml_text)
+
+
 def read_keys(
     yaml_text: str, wanted: Collection[str]
 ) -> tuple[dict[str, Any], dict[str, int]] | None:
@@ -127,7 +151,7 @@ def read_keys(
     text = yaml_text.replace("\r\n", "\n")
     if not text.endswith("\n"):
         text += "\n"
-    if _BLOCK.fullmatch(text):
+    if _BLOCK.fullmatch(text) and (text.isascii() or not _unsafe(text)):
         return _pick(text, wanted)
     if _unsafe(text):
         return None
@@ -196,11 +220,6 @@ def read_keys(
 
 def _pick(text: str, wanted: Collection[str]) -> tuple[dict[str, Any], dict[str, int]] | None:
     """The wanted keys of a block _BLOCK matched whole (so only their values need reading)."""
-    for m in _DATE_VALUE.finditer(text):  # YAML refuses an impossible date under any key
-        try:
-            dt.date.fromisoformat(m.group(1))
-        except ValueError:
-            return None
     lead = "\n" + text  # every key line of a matched block starts after a "\n" here
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}

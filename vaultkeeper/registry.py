@@ -82,6 +82,8 @@ def is_counter_line(line: str) -> bool:
 
 @dataclass(frozen=True)
 class RegistryBlock:
+    """One ``### name`` block: its lines as in the file, and its counters as read."""
+
     name: str
     path: Path
     rel: str

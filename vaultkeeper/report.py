@@ -73,6 +73,8 @@ _CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
 
 @dataclass(frozen=True)
 class Report:
+    """One scan's three lists and its problems, as printed, saved and applied from."""
+
     vault: str
     generated_at: dt.datetime  # UTC
     promote: tuple[Candidate, ...]

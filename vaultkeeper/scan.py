@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gc
 import os
 import signal
 import stat
@@ -143,6 +144,18 @@ def memory_files(vault: Path) -> Iterator[str]:
 
 def classify(vault: Path, now: dt.datetime) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes."""
+    # A scan allocates tens of thousands of small objects and makes no reference cycles;
+    # the cyclic collector's passes over them would cost a few percent of the scan.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _classify(vault, now)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _classify(vault: Path, now: dt.datetime) -> Report:
     from vaultkeeper.registry import BlockHead, load_heads
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
 
@@ -151,8 +164,10 @@ def classify(vault: Path, now: dt.datetime) -> Report:
     promote: list[Candidate] = []
     prune: list[Candidate] = []
     seen: dict[str, BlockHead] = {}
+    idle_since = today - dt.timedelta(days=config.PRUNE_IDLE_DAYS)  # used before: idle > 90 d
     for head in heads:
-        if head.count is None or head.last_used is None:  # a full block says why
+        count, used = head.count, head.last_used
+        if count is None or used is None:  # a full block says why
             problems.extend(head.block().problems())
         first = seen.setdefault(head.name, head)
         if first is not head:
@@ -164,15 +179,15 @@ def classify(vault: Path, now: dt.datetime) -> Report:
                     "the applier refuses a name that is not unique",
                 )
             )
-        if head.count is None:
+        if count is None:
             continue  # unreadable: a problem, never a candidate
-        idle = None if head.last_used is None else (today - head.last_used).days
-        if head.count >= config.PROMOTE_MIN_COUNT and head.promoted is None:
+        if count >= config.PROMOTE_MIN_COUNT and head.promoted is None:
             kind = PROMOTE
-        elif head.count == 0 and idle is not None and idle > config.PRUNE_IDLE_DAYS:
+        elif count == 0 and used is not None and used < idle_since:
             kind = PRUNE
         else:
             continue
+        idle = None if used is None else (today - used).days
         block = head.block()
         found = Candidate(
             kind=kind,
@@ -214,7 +229,8 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     from vaultkeeper.model import split_frontmatter as split
     from vaultkeeper.report import HELD_OUT, Candidate
 
-    read_keys = quickmeta.read_keys  # looked up once per scan (a test swaps it for YAML)
+    # looked up once per scan (a test swaps them for YAML)
+    read_front, read_keys = quickmeta.read_front, quickmeta.read_keys
 
     def yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
         fm = parse_note(Path(path), where, text).frontmatter
@@ -227,13 +243,20 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
         where = path[cut:]
         try:
             text = decode(_read(path))
-            yaml_text = split(text)[0]
-            if yaml_text is None:
-                continue  # no frontmatter: not an entry
             # quickmeta answers only for a block YAML reads the same way, so reading the
             # deciding keys now and the others later gives what one YAML parse gives
-            quick = read_keys(yaml_text, _DECIDE)
-            meta, lines = quick if quick is not None else yaml_keys(path, where, text)
+            front = read_front(text, _DECIDE)
+            if front is not None:
+                meta, lines, yaml_text = front
+                fast = True
+            else:
+                found = split(text)[0]
+                if found is None:
+                    continue  # no frontmatter: not an entry
+                yaml_text = found
+                quick = read_keys(yaml_text, _DECIDE)
+                fast = quick is not None
+                meta, lines = quick if quick is not None else yaml_keys(path, where, text)
             raw, status = meta.get("holdout_until"), meta.get("status")
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
@@ -245,7 +268,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
                 continue
             if until > today:
                 continue
-            if quick is not None:
+            if fast:
                 more = read_keys(yaml_text, _DETAILS)
                 meta = more[0] if more is not None else yaml_keys(path, where, text)[0]
         except ParseError as exc:
