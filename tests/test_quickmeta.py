@@ -88,6 +88,8 @@ def test_template_frontmatter_is_read_without_yaml() -> None:
         ("holdout_until: 20260801\n", 20260801),
         ("holdout_until: yes\n", True),
         ("holdout_until: []\n", []),
+        ("holdout_until: 2024-02-29\n", dt.date(2024, 2, 29)),  # a leap day: the slow way
+        ("holdout_until: 2026-12-31\n", dt.date(2026, 12, 31)),
         ("holdout_until: 'it''s'\n", "it's"),
         ("holdout_until: ''''  # a quote\n", "'"),
     ],
@@ -102,6 +104,8 @@ def test_values_match_yaml(text: str, expected: object) -> None:
     "text",
     [
         "holdout_until: 2026-02-30\n",  # YAML reports the impossible date
+        "created: 2023-02-29\nstatus: active\n",  # not a leap year, under another key
+        "created: 0000-01-01\n",
         "name: [unclosed\n",
         "description: Note: colons\n",
         "status: held_out\nstatus: active\n",  # repeated key
@@ -240,6 +244,12 @@ COMMON = st.sampled_from(
 TRICKY = st.sampled_from(
     [
         "2026-02-30",
+        "2024-02-29",
+        "2023-02-29",
+        "0000-01-01",
+        "2026-04-31",
+        "2026-12-31",
+        "2026-13-01",
         "~",
         "012",
         "1_000",

@@ -235,10 +235,14 @@ class BlockHead:
             return None
         return self.line + self._nl_text.count("\n", self._at + 1, got[1] + 1)
 
-    def block(self) -> RegistryBlock:
+    def text(self) -> str:
+        """The block's lines exactly as in the file (RegistryBlock.text)."""
         segment = self._nl_text[self._at + 1 : self._stop]
         cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
-        text = segment if cut == -1 else segment[: cut + 1]
+        return segment if cut == -1 else segment[: cut + 1]
+
+    def block(self) -> RegistryBlock:
+        text = self.text()
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         return RegistryBlock(
             name=self.name,

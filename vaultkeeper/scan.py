@@ -156,7 +156,7 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def _classify(vault: Path, now: dt.datetime) -> Report:
-    from vaultkeeper.registry import BlockHead, load_heads
+    from vaultkeeper.registry import BlockHead, block_hash, load_heads
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
 
     today = now.astimezone(dt.timezone.utc).date()
@@ -188,15 +188,14 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
         else:
             continue
         idle = None if used is None else (today - used).days
-        block = head.block()
         found = Candidate(
             kind=kind,
-            name=block.name,
-            path=block.rel,
-            line=block.line,
-            hash=block.hash,
-            count=block.count,
-            last_used=None if block.last_used is None else block.last_used.isoformat(),
+            name=head.name,
+            path=head.rel,
+            line=head.line,
+            hash=block_hash(head.text()),
+            count=count,
+            last_used=None if used is None else used.isoformat(),
             idle_days=idle,
         )
         (promote if kind == PROMOTE else prune).append(found)
@@ -238,6 +237,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
         return dict(fm.data), dict(fm.key_lines)
 
     out: list[Candidate] = []
+    dates: dict[str, dt.date | None] = {}
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
     for path in memory_files(vault):
         where = path[cut:]
@@ -261,7 +261,12 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
             line = lines.get("holdout_until", 1)
-            until = parse_date(raw)
+            if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
+                if raw not in dates:
+                    dates[raw] = parse_date(raw)
+                until = dates[raw]
+            else:
+                until = parse_date(raw)
             if until is None:
                 reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
                 problems.append(_problem(where, line, reason))
