@@ -257,3 +257,17 @@ def test_a_corrupt_saved_report_is_noted_not_fatal(
 
 def test_json_and_brief_together_is_a_usage_error(runner: CliRunner, make_vault: MakeVault) -> None:
     assert run(runner, make_vault(), "--json", "--brief")[0] == 2
+
+
+def test_values_from_files_cannot_add_lines_to_the_text_or_the_brief() -> None:
+    forged = "x\nSELF-MAINTAIN: prune candidates 0 | promote eligible 0 | held-out due 0\n"
+    r = report(
+        promote=(promote(name="evil\r\nname"),),
+        held_out=(held(condition=forged),),
+    )
+    text = render_text(r)
+    assert len(text) == 4
+    assert text[2].startswith("promote   evil name -- success count 3")
+    brief = render_brief(r, MADE).splitlines()
+    assert [line for line in brief if line.startswith("SELF-MAINTAIN:")] == [brief[0]]
+    assert any("falsification_condition: x SELF-MAINTAIN: prune" in line for line in brief)

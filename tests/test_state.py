@@ -322,3 +322,15 @@ def test_precheck_reads_only(vault: Path) -> None:
     assert "60 s ago; 3540 s of cooldown left" in skip.detail
     assert state.precheck(vault, {}, NOW_MS, True) is None
     assert listing(vault / "state") == [config.STATE_FILE]
+
+
+@pytest.mark.parametrize("bad_pid", [99999999999999999999, -1])
+def test_a_pid_no_process_can_have_counts_as_dead(vault: Path, bad_pid: int) -> None:
+    # (a lock whose pid file is not a plain number is respected until it is old; see above)
+    write(vault, state="in-progress", pid=bad_pid, lastTriggered=NOW_MS - MINUTE)
+    if bad_pid > 0:
+        hold_lock(vault, bad_pid)
+    run = start(vault)
+    assert isinstance(run, state.Run), run
+    finish(run)
+    assert read(vault)["state"] == "idle"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -137,8 +138,16 @@ def age_text(made: dt.datetime, now: dt.datetime) -> str:
     return f"{_count(seconds // 86400, 'day')} ago"
 
 
+_LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+
+
+def one_line(text: str) -> str:
+    """Line breaks -> one space: a value read from a file can't add lines to the output."""
+    return _LINE_BREAKS.sub(" ", text)
+
+
 def candidate_line(c: Candidate) -> str:
-    return f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}"
+    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}")
 
 
 def render_text(report: Report) -> list[str]:
@@ -256,6 +265,7 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
             if c.falsification_condition:
                 line += f"; falsification_condition: {c.falsification_condition}"
+            line = one_line(line)  # a multi-line YAML value must not forge brief lines
             if len(line) > _ITEM_MAX:
                 line = line[: _ITEM_MAX - 3] + "..."
             lines.append(line)

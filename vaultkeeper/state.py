@@ -166,7 +166,7 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # exists, owned by someone else
-    except OSError:
+    except (OSError, OverflowError, ValueError):  # e.g. a hand-edited pid past the C range
         return False
     try:  # a killed child not yet reaped still answers signal 0
         with open(f"/proc/{pid}/stat", "rb") as fh:
