@@ -130,7 +130,7 @@ ANALYSIS = """\
 
 One 10k scan, `python bench/phases.py VAULT` (median of 5 fresh processes): timers around
 the functions that do each phase, inside the console script's own path. Interpreter
-start-up (`python -c pass`, the first row of the no-op comparison) comes on top.
+start-up (`python -c pass`, in the no-op row above) comes on top.
 
 | phase | time |
 | --- | --- |

@@ -402,7 +402,7 @@ def files(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(["---\n", "---\r\n", "--- \n", ""])) + block + close + end + body
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files())
 def test_read_front_answers_as_split_and_read_keys(text: str) -> None:
     fast = read_front(text, WANTED)
