@@ -225,35 +225,11 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool) -> None:
       vaultkeeper scan --force --json
       SELF_MAINTAIN_FORCE=1 vaultkeeper --vault ~/memory scan --strict
     """
-    from vaultkeeper.scan import run_scan
+    # One implementation for both paths: entry.py runs this same function without click
+    # for the hook's no-op, and test_entry.py proves the two give the same bytes.
+    from vaultkeeper.entry import ScanArgs, run
 
-    vault = vault_path(ctx)
-    outcome = run_scan(vault, now=now_utc(), env=os.environ, force=force, pid=os.getpid())
-    for message in outcome.notes:
-        _note(message)
-    if outcome.report is None:
-        if as_json:  # an agent parsing stdout gets JSON either way
-            print_json({"skipped": outcome.skipped, "detail": outcome.detail})
-        elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
-            _note(f"scan skipped ({outcome.skipped}): {outcome.detail}")
-        return
-    _print_report(outcome.report, as_json, None)
-    if strict and outcome.report.problems:
-        sys.exit(1)
-
-
-def _print_report(report: Any, as_json: bool, made: str | None) -> None:
-    from vaultkeeper.report import render_problems, render_text
-
-    if report.problems:
-        click.echo("\n".join(render_problems(report)), err=True)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    lines = render_text(report)
-    if made is not None:
-        lines.insert(1, made)
-    click.echo("\n".join(lines))
+    ctx.exit(run(vault_path(ctx), ScanArgs(None, force, strict, as_json)))
 
 
 @cli.command()
@@ -308,7 +284,9 @@ def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
         data["age_seconds"] = int((now - made).total_seconds())
         print_json(data)
         return
-    _print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
+    from vaultkeeper.entry import print_report
+
+    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
 
 
 # -- apply --

@@ -130,7 +130,7 @@ def run(vault: Path, args: ScanArgs) -> int:
             elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
                 echo(f"vaultkeeper: note: scan skipped ({outcome.skipped}): {outcome.detail}", True)
             return 0
-        _print_report(outcome.report, args.as_json)
+        print_report(outcome.report, args.as_json)
         return 1 if args.strict and outcome.report.problems else 0
     except VaultkeeperError as exc:
         echo(f"vaultkeeper: error: {exc}", err=True)
@@ -148,7 +148,8 @@ def run(vault: Path, args: ScanArgs) -> int:
         return 1
 
 
-def _print_report(report: Any, as_json: bool) -> None:
+def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
+    """Problems to stderr; the report (with ``made``, when given, as its second line)."""
     from vaultkeeper.report import render_problems, render_text
 
     if report.problems:
@@ -156,7 +157,10 @@ def _print_report(report: Any, as_json: bool) -> None:
     if as_json:
         _print_json(report.to_dict())
         return
-    echo("\n".join(render_text(report)))
+    lines = render_text(report)
+    if made is not None:
+        lines.insert(1, made)
+    echo("\n".join(lines))
 
 
 def _print_json(data: Any) -> None:
