@@ -15,6 +15,15 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = REPO / "sample_vault"
 CORPORA = REPO.parent / "shared" / "corpora"
 
+
+def corpus(name: str = "kepano-obsidian") -> Path:
+    """A third-party vault from ../shared/corpora; the test is skipped where it is absent."""
+    path = CORPORA / name
+    if not path.is_dir():
+        pytest.skip(f"{path}: not here (CI lays shared/ beside the clone)")
+    return path
+
+
 MakeVault = Callable[..., Path]
 
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import reference
-from tests.conftest import CORPORA, SAMPLE_VAULT, MakeVault
+from tests.conftest import SAMPLE_VAULT, MakeVault, corpus
 from vaultkeeper.model import (
     ParseError,
     Problem,
@@ -322,7 +322,7 @@ def test_split_frontmatter_equals_the_line_loop(text: str) -> None:
 
 
 def test_split_frontmatter_agrees_on_real_files() -> None:
-    paths = sorted(SAMPLE_VAULT.rglob("*.md")) + sorted((CORPORA / "kepano-obsidian").rglob("*.md"))
+    paths = sorted(SAMPLE_VAULT.rglob("*.md")) + sorted((corpus()).rglob("*.md"))
     assert len(paths) > 100
     for path in paths:
         text = path.read_bytes().decode("utf-8", "replace")

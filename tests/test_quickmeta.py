@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CORPORA, REPO, SAMPLE_VAULT
+from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, corpus
 from vaultkeeper.model import ParseError, parse_note, split_frontmatter
 from vaultkeeper.quickmeta import read_front, read_keys
 
@@ -159,7 +159,7 @@ def test_block_lists_and_comments_are_read() -> None:
 
 def real_frontmatter() -> list[str]:
     out = []
-    for root in (SAMPLE_VAULT, CORPORA / "kepano-obsidian"):
+    for root in (SAMPLE_VAULT, corpus()):
         for path in sorted(root.rglob("*.md")):
             try:
                 yaml_text, _, _ = split_frontmatter(path.read_text(encoding="utf-8"))
