@@ -123,7 +123,9 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
         count_raw, count_line = found.get("count", (None, None))
         last_raw, last_line = found.get("last", (None, None))
         promoted, promoted_line = found.get("promoted", (None, None))
-        whole = count_raw is not None and re.fullmatch(r"[0-9]+", count_raw)
+        whole = count_raw is not None and re.fullmatch(  # int() refuses 4300+ digits
+            rf"[0-9]{{1,{config.COUNT_MAX_DIGITS}}}", count_raw
+        )
         blocks.append(
             RegistryBlock(
                 name=name,

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import reference
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
+from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.registry import (
     block_hash,
@@ -21,6 +25,7 @@ from vaultkeeper.registry import (
     load_registry,
     parse_blocks,
 )
+from vaultkeeper.use import record_use
 
 REGISTRY = """# Pattern registry
 
@@ -225,6 +230,93 @@ def test_find_block_mentions_an_unreadable_registry(make_vault: MakeVault) -> No
 def test_no_patterns_folder_means_no_blocks(make_vault: MakeVault) -> None:
     vault = make_vault(init=False)
     assert load_registry(vault) == ([], [])
+
+
+HUGE = "1" * 5000  # int() refuses more than 4300 digits (sys.get_int_max_str_digits)
+
+
+def test_a_count_too_long_for_int_is_a_problem_never_a_count() -> None:
+    registry = "".join(
+        f"### {name}\n**success count:** {count}\n**last used:** 2026-01-01\n\n"
+        for name, count in [
+            ("huge", HUGE),
+            ("nineteen", "1" * 19),
+            ("eighteen", "9" * 18),
+            ("huge-text", HUGE + "x"),
+        ]
+    )
+    blocks = {b.name: b for b in parse_blocks(Path("r"), "patterns/registry.md", registry)}
+    assert {name: b.count for name, b in blocks.items()} == {
+        "huge": None,
+        "nineteen": None,
+        "eighteen": 10**18 - 1,
+        "huge-text": None,
+    }
+    assert [str(p) for p in blocks["huge"].problems()] == [
+        "patterns/registry.md:2: ### huge: success count of 5000 digits is too long (at most 18)"
+    ]
+    assert [str(p) for p in blocks["nineteen"].problems()] == [
+        "patterns/registry.md:6: ### nineteen: success count of 19 digits is too long (at most 18)"
+    ]
+    assert str(blocks["huge-text"].problems()[0]).endswith("is not a whole number")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["use", "huge"], 1, "patterns/registry.md:2: ### huge: success count of 5000 digits"),
+        (["lint"], 1, "VK401 ### huge: success count of 5000 digits is too long"),
+        (["new", "pattern", "other", "-d", "another one"], 0, "created patterns/registry.md"),
+        (["status"], 1, "fail  lint errors"),
+    ],
+)
+def test_commands_read_a_too_long_count_without_a_traceback(
+    make_vault: MakeVault, runner: CliRunner, args: list[str], code: int, message: str
+) -> None:
+    text = f"### huge\n**success count:** {HUGE}\n**last used:** 2026-01-01\n"
+    vault = make_vault({"patterns/registry.md": text})
+    before = (vault / "patterns/registry.md").read_bytes()
+    result = runner.invoke(cli, ["--vault", str(vault), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert (result.exit_code, message in result.output) == (code, True), result.output
+    if args[0] != "new":
+        assert (vault / "patterns/registry.md").read_bytes() == before
+
+
+def test_use_refuses_a_count_that_would_grow_too_long(make_vault: MakeVault) -> None:
+    top = "9" * 18
+    vault = make_vault(
+        {"patterns/registry.md": f"### top\n**success count:** {top}\n**last used:** 2026-01-01\n"}
+    )
+    before = (vault / "patterns/registry.md").read_bytes()
+    with pytest.raises(VaultkeeperError, match="would be too large"):
+        record_use(vault, "top", dt.date(2026, 9, 1))
+    assert (vault / "patterns/registry.md").read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_under_patterns_is_a_problem_not_a_hang(make_vault: MakeVault) -> None:
+    vault = make_vault({"patterns/registry.md": "### real\n**success count:** 1\n"})
+    os.mkfifo(vault / "patterns" / "pipe.md")  # no writer: a blocking open would wait for ever
+
+    def vk(*args: str) -> subprocess.CompletedProcess[str]:
+        # a subprocess with a timeout, so a regression fails instead of hanging the suite
+        command = [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+    used = vk("use", "real")
+    assert (used.returncode, used.stdout.split(":")[0]) == (0, "real"), used
+    assert "success count:** 2" in (vault / "patterns/registry.md").read_text()
+    missing = vk("use", "nope")
+    assert missing.returncode == 1
+    assert "first: patterns/pipe.md: not a regular file" in missing.stderr
+    created = vk("new", "pattern", "another", "-d", "one more")
+    assert created.returncode == 0, created.stderr
+    assert "### another" in (vault / "patterns/registry.md").read_text()
+    blocks, problems = load_registry(vault)  # in-process too, now that it is known not to hang
+    assert [b.name for b in blocks] == ["real", "another"]
+    assert [str(p) for p in problems] == ["patterns/pipe.md: not a regular file"]
 
 
 # -- the whole-text parser gives what the line-by-line one gave --------------------------

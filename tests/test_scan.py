@@ -196,6 +196,54 @@ def test_duplicate_block_names_are_a_problem(make_vault: MakeVault) -> None:
     assert any("also used at" in p.reason for p in report.problems)
 
 
+def test_a_readable_count_promotes_even_when_the_date_is_unreadable(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    # Documented choice (spec: "the count gate alone promotes" registry entries; issue 3:
+    # a block whose count or date can't be read is "never a *prune* candidate"): a count
+    # >= 2 is promote-eligible with or without a date, and a missing or bad date is still
+    # reported as a problem. Without a date there is no proof of idleness: never pruned.
+    registry = (
+        "### undated\nWhat it is.\n\n**success count:** 3\n\n"
+        + block("bad-date", "2", "last tuesday")
+        + "### idle-undated\n**success count:** 0\n\n"
+        + block("idle-bad-date", "0", "2020-02-30")
+    )
+    vault = make_vault({"patterns/registry.md": registry})
+    report = scan.classify(vault, NOW)
+    assert names(report) == ([], ["undated", "bad-date"], [])
+    assert [(c.count, c.last_used, c.idle_days) for c in report.promote] == [
+        (3, None, None),
+        (2, None, None),
+    ]
+    assert [str(p) for p in report.problems] == [
+        "patterns/registry.md:1: ### undated: no **last used:** line",
+        "patterns/registry.md:10: ### bad-date: last used 'last tuesday' is not an ISO date"
+        " (YYYY-MM-DD)",
+        "patterns/registry.md:12: ### idle-undated: no **last used:** line",
+        "patterns/registry.md:19: ### idle-bad-date: last used '2020-02-30' is not an ISO date"
+        " (YYYY-MM-DD)",
+    ]
+    code, out, err = run(runner, vault, "--force", "--strict")
+    assert code == 1  # --strict: the dates are problems
+    assert out.splitlines()[:2] == [
+        SUMMARY.format(0, 2, 0),
+        "promote   undated -- success count 3, last used unreadable -- patterns/registry.md:1",
+    ]
+    assert "patterns/registry.md:1: ### undated: no **last used:** line" in err
+
+
+def test_a_count_too_long_for_int_is_a_problem_never_a_candidate(make_vault: MakeVault) -> None:
+    huge = "1" * 5000  # int() refuses more than 4300 digits
+    registry = block("huge", huge, NOW.date()) + block("idle", "0" * 5000, "2020-01-01")
+    report = scan.classify(make_vault({"patterns/registry.md": registry}), NOW)
+    assert names(report) == ([], [], [])
+    assert [str(p) for p in report.problems] == [
+        "patterns/registry.md:4: ### huge: success count of 5000 digits is too long (at most 18)",
+        "patterns/registry.md:10: ### idle: success count of 5000 digits is too long (at most 18)",
+    ]
+
+
 def _classify_with_yaml_only(monkeypatch: pytest.MonkeyPatch, vault: Path) -> Report:
     with monkeypatch.context() as m:
         m.setattr(quickmeta, "read_keys", lambda *_a, **_k: None)
@@ -411,6 +459,33 @@ def big_vault(root: Path, entries: int) -> Path:
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SELF_MAINTAIN_")}
     return {**env, **extra}
+
+
+@pytest.mark.parametrize("how", ["console script", "click"])
+def test_a_too_long_count_or_a_fifo_is_a_problem_not_a_crash_or_a_hang(
+    make_vault: MakeVault, how: str
+) -> None:
+    # the console script runs scan through entry.py, `-m vaultkeeper` through click
+    vault = make_vault({"patterns/registry.md": block("huge", "7" * 5000, "2026-01-01")})
+    fifo = hasattr(os, "mkfifo")
+    if fifo:
+        os.mkfifo(vault / "patterns" / "pipe.md")  # no writer: a blocking open never returns
+    command = [VK] if how == "console script" else [sys.executable, "-m", "vaultkeeper"]
+    for strict, code in (([], 0), (["--strict"], 1)):
+        done = subprocess.run(  # a timeout, so a regression fails instead of hanging
+            [*command, "--vault", str(vault), "scan", *strict],
+            env=_env(SELF_MAINTAIN_FORCE="1"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (code, SUMMARY.format(0, 0, 0) + "\n"), done
+        problems = ["patterns/registry.md:4: ### huge: success count of 5000 digits is too long"]
+        if fifo:
+            problems.insert(0, "patterns/pipe.md: not a regular file")
+        found = [line for line in done.stderr.splitlines() if line.startswith("patterns/")]
+        assert [line.split(" (at most")[0] for line in found] == problems
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
 def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -> None:

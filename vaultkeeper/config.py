@@ -81,6 +81,9 @@ ENTRY_KINDS = ("memory", "decision", "research", "reference", "pattern")
 COUNT_LABEL = "**success count:**"
 LAST_USED_LABEL = "**last used:**"
 PROMOTED_LABEL = "**promoted:**"
+# A longer count is refused as too large: int() itself refuses more than 4300 digits,
+# and 18 digits is more reuse than any registry will record.
+COUNT_MAX_DIGITS = 18
 
 # -- hooks, cron and status (issue 6) --------------------------------------------------
 # hooks/*.sh are POSIX sh and cannot import this module: they repeat STATE_DIR,

@@ -237,16 +237,40 @@ def parse_note(path: Path, rel_path: str, text: str) -> Note:
     return Note(path, rel_path, text, fm, text[body_offset:], end_line + 1)
 
 
-def read_note(vault: Path, path: Path) -> Note:
-    """Read and parse one file; raises ParseError (with no path) on any failure."""
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX only; elsewhere there are no FIFOs to meet
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """A regular file's bytes; raises ParseError (with no path) when it can't be read.
+
+    Every reader of vault files goes through here: a FIFO or device named *.md would
+    block the read for ever or never end. One open and one fstat per file; the
+    non-blocking open lets a FIFO be refused instead of waited on.
+    """
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            # a FIFO or device named *.md would block or never end
-            raise ParseError("not a regular file")
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
-    return parse_note(path, rel(vault, path), decode(raw))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ParseError("not a regular file")
+        data = os.read(fd, info.st_size + 1)
+        if len(data) == info.st_size:
+            return data
+        chunks = [data]
+        while chunks[-1]:  # it grew or shrank while we read, or the read came back short
+            chunks.append(os.read(fd, 1 << 16))
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def read_note(vault: Path, path: Path) -> Note:
+    """Read and parse one file; raises ParseError (with no path) on any failure."""
+    return parse_note(path, rel(vault, path), decode(read_regular(path)))
 
 
 def load_notes(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:

@@ -25,6 +25,7 @@ from vaultkeeper.model import (
     Problem,
     decode,
     parse_date,
+    read_regular,
     split_frontmatter,
 )
 from vaultkeeper.vault import iter_markdown, rel
@@ -113,9 +114,7 @@ class RegistryBlock:
         elif self.count is None:
             out.append(
                 Problem(
-                    self.rel,
-                    self.count_line,
-                    f"### {self.name}: success count {self.count_raw!r} is not a whole number",
+                    self.rel, self.count_line, f"### {self.name}: {count_reason(self.count_raw)}"
                 )
             )
         if self.last_used_raw is None:
@@ -291,8 +290,19 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
 
 
 def _whole(raw: str | None) -> int | None:
-    """ASCII digits only: no sign, no Unicode digits, no underscores."""
-    return int(raw) if raw is not None and raw.isascii() and raw.isdigit() else None
+    """ASCII digits only (no sign, no Unicode digits, no underscores), and not too many:
+    int() raises ValueError past 4300 digits."""
+    if raw is None or len(raw) > config.COUNT_MAX_DIGITS or not (raw.isascii() and raw.isdigit()):
+        return None
+    return int(raw)
+
+
+def count_reason(raw: str) -> str:
+    """Why a count line's value ``raw`` is not a count; a long run of digits is named by
+    its length, not printed."""
+    if raw.isascii() and raw.isdigit():
+        return f"success count of {len(raw)} digits is too long (at most {config.COUNT_MAX_DIGITS})"
+    return f"success count {raw!r} is not a whole number"
 
 
 def registry_files(vault: Path) -> list[Path]:
@@ -311,12 +321,9 @@ def load_heads(
     for path in registry_files(vault) if paths is None else paths:
         rel_path = rel(vault, path)
         try:
-            text = decode(path.read_bytes())
+            text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
         except ParseError as exc:
             problems.append(Problem(rel_path, exc.line, exc.reason))
-            continue
-        except OSError as exc:
-            problems.append(Problem(rel_path, None, f"cannot read: {exc.strerror or exc}"))
             continue
         heads.extend(parse_heads(path, rel_path, text))
     return heads, problems

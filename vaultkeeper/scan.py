@@ -13,7 +13,6 @@ import datetime as dt
 import gc
 import os
 import signal
-import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -224,7 +223,14 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     parser, so the answer is the same.
     """
     from vaultkeeper import quickmeta
-    from vaultkeeper.model import ParseError, decode, file_hash, parse_date, parse_note
+    from vaultkeeper.model import (
+        ParseError,
+        decode,
+        file_hash,
+        parse_date,
+        parse_note,
+        read_regular,
+    )
     from vaultkeeper.model import split_frontmatter as split
     from vaultkeeper.report import HELD_OUT, Candidate
 
@@ -242,7 +248,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     for path in memory_files(vault):
         where = path[cut:]
         try:
-            text = decode(_read(path))
+            text = decode(read_regular(path))
             # quickmeta answers only for a block YAML reads the same way, so reading the
             # deciding keys now and the others later gives what one YAML parse gives
             front = read_front(text, _DECIDE)
@@ -297,36 +303,3 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             )
         )
     return out
-
-
-def _unreadable(reason: str) -> Exception:
-    from vaultkeeper.model import ParseError
-
-    return ParseError(reason)
-
-
-def _read(path: str) -> bytes:
-    """The file's bytes; what can't be read raises ParseError with the model's reasons.
-
-    One open and one fstat per file: the non-blocking open lets a FIFO named *.md be
-    refused instead of waited on.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise _unreadable(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _unreadable("not a regular file")
-        data = os.read(fd, info.st_size + 1)
-        if len(data) <= info.st_size:
-            return data
-        chunks = [data]
-        while chunks[-1]:
-            chunks.append(os.read(fd, 1 << 16))  # it grew while we read
-        return b"".join(chunks)
-    except OSError as exc:
-        raise _unreadable(f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)

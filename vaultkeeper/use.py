@@ -11,7 +11,7 @@ from vaultkeeper.edit import insert_line_after, read_for_edit, replace_counter_v
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.model import split_lines
-from vaultkeeper.registry import find_block
+from vaultkeeper.registry import count_reason, find_block
 from vaultkeeper.vault import resolve_inside
 
 
@@ -39,14 +39,19 @@ def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
             )
         if block.count is None:
             raise VaultkeeperError(
+                f"{block.rel}:{block.count_line}: ### {block.name}: "
+                f"{count_reason(block.count_raw)}; fix it first"
+            )
+        new_count = block.count + 1
+        if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
+            raise VaultkeeperError(
                 f"{block.rel}:{block.count_line}: ### {block.name}: success count "
-                f"{block.count_raw!r} is not a whole number; fix it first"
+                f"{new_count} would be too large (at most {config.COUNT_MAX_DIGITS} digits)"
             )
         # a registry file that is a symlink leading out of the vault is not ours to write
         path = resolve_inside(vault, block.path)
         text, bom = read_for_edit(block.path, block.rel)
         lines = split_lines(text)
-        new_count = block.count + 1
         stamp = today.isoformat()
         text = replace_line(
             text,

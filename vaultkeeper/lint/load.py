@@ -21,6 +21,7 @@ from vaultkeeper.model import (
     decode,
     load_notes,
     parse_note,
+    read_regular,
     split_frontmatter,
 )
 
@@ -65,11 +66,9 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
     for problem in problems:
         path = vault / problem.path
         try:
-            if not path.is_file():  # a FIFO named *.md would block the read for ever
-                raise ParseError("not a regular file")
-            text = decode(path.read_bytes())
+            text = decode(read_regular(path))
             _, end_line, body_offset = split_frontmatter(text)
-        except (OSError, ParseError):
+        except ParseError:
             kept.append(problem)
             continue
         if templates and problem.path.startswith(templates + "/"):
