@@ -170,7 +170,7 @@ def test_cooldown_env_override_and_bad_values() -> None:
     assert state.cooldown_ms({}) == (config.COOLDOWN_MS, None)
     assert state.cooldown_ms({config.ENV_COOLDOWN: " 5000 "}) == (5000, None)
     assert state.cooldown_ms({config.ENV_COOLDOWN: "0"}) == (0, None)
-    for bad in ("soon", "-5", "1.5", "1e6"):
+    for bad in ("soon", "-5", "1.5", "1e6", "\u00b2", "9" * 5000):
         value, note = state.cooldown_ms({config.ENV_COOLDOWN: bad})
         assert value == config.COOLDOWN_MS
         assert note is not None and "not a whole number" in note
@@ -326,11 +326,17 @@ def test_precheck_reads_only(vault: Path) -> None:
 
 @pytest.mark.parametrize("bad_pid", [99999999999999999999, -1])
 def test_a_pid_no_process_can_have_counts_as_dead(vault: Path, bad_pid: int) -> None:
-    # (a lock whose pid file is not a plain number is respected until it is old; see above)
+    # (a lock whose pid file is no plain, short number is respected until it is old)
     write(vault, state="in-progress", pid=bad_pid, lastTriggered=NOW_MS - MINUTE)
-    if bad_pid > 0:
-        hold_lock(vault, bad_pid)
     run = start(vault)
     assert isinstance(run, state.Run), run
     finish(run)
     assert read(vault)["state"] == "idle"
+
+
+def test_a_lock_pid_file_of_thousands_of_digits_is_unreadable_not_a_crash(vault: Path) -> None:
+    lock = lock_dir(vault)
+    lock.mkdir(parents=True)
+    (lock / config.LOCK_PID_FILE).write_text("9" * 5000)
+    skip = start(vault)  # respected until old, like any lock without a readable pid
+    assert isinstance(skip, state.Skip) and "held by pid None" in skip.detail

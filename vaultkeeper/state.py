@@ -66,14 +66,24 @@ def lock_path(vault: str | os.PathLike[str]) -> str:
     return os.path.join(state_dir(vault), config.LOCK_DIR)
 
 
+def _whole(text: str | bytes) -> int | None:
+    """1 to 18 ASCII digits -> int; anything else (signs, other scripts' digits, a
+    5,000-digit value that int() would refuse) -> None."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    if 0 < len(text) <= 18 and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def cooldown_ms(env: Mapping[str, str]) -> tuple[int, str | None]:
     """The cooldown in force: ``$SELF_MAINTAIN_COOLDOWN_MS`` if it is a whole number >= 0."""
     raw = env.get(config.ENV_COOLDOWN)
     if raw is None or not raw.strip():
         return config.COOLDOWN_MS, None
-    text = raw.strip()
-    if text.isdigit():  # ASCII digits only: no sign, no fraction, no exponent
-        return int(text), None
+    value = _whole(raw.strip())  # no sign, no fraction, no exponent
+    if value is not None:
+        return value, None
     note = (
         f"{config.ENV_COOLDOWN}={raw!r} is not a whole number of milliseconds; "
         f"using the default {config.COOLDOWN_MS}"
@@ -218,7 +228,7 @@ def _lock_owner(lock: str) -> int | None:
             text = fh.read().strip()
     except OSError:
         return None
-    return int(text) if text.isdigit() else None
+    return _whole(text)
 
 
 def _remove_dir(path: str) -> None:
@@ -292,8 +302,8 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     for name in names:
         path = os.path.join(folder, name)
         if name.startswith(lock_prefix) and name.endswith(".tmp"):
-            pid = name[len(lock_prefix) : -len(".tmp")]
-            if pid.isdigit() and not pid_alive(int(pid)):
+            pid = _whole(name[len(lock_prefix) : -len(".tmp")])
+            if pid is not None and not pid_alive(pid):
                 _remove_dir(path)
         elif name.startswith(temp_prefixes) and name.endswith(".vk-tmp"):
             with contextlib.suppress(OSError):
