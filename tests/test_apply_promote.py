@@ -263,3 +263,22 @@ def test_two_patterns_with_one_skill_folder_are_never_merged(make_vault) -> None
     )
     assert (vault / "skills/c/SKILL.md").read_bytes() == skill
     assert (vault / "patterns/registry.md").read_bytes() == registry_after
+
+
+def test_a_skill_inside_the_vault_joins_the_index(vault: Path, runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["--vault", str(vault), "index"]).exit_code == 0
+    assert promote(vault).outcome == "act"
+    assert "- [[skills/alpha/SKILL]] - Bisect before" in (vault / "_index.md").read_text()
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_dry_runs_and_skills_outside_leave_the_index_alone(
+    vault: Path, tmp_path: Path, outside: bool
+) -> None:
+    before = (vault / "_index.md").read_bytes()  # stale: a regeneration would change it
+    skills = tmp_path / "elsewhere" if outside else None
+    decision = Decision("promote", "alpha", RECEIPT, skills_dir=skills)
+    outcome = apply_decision(vault, decision, NOW, dry_run=not outside)
+    assert outcome.outcome == "act"
+    assert (vault / "_index.md").read_bytes() == before

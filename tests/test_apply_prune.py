@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -12,13 +13,17 @@ from click.testing import CliRunner
 from conftest import snapshot
 from pty_helper import run_on_pty, vaultkeeper_argv
 
-from vaultkeeper.apply import queue
+from vaultkeeper import config
+from vaultkeeper.apply import edits, queue
+from vaultkeeper.apply.batch import apply_decision
+from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
 
 ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2026-10-01\n"
 BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
 REGISTRY = "# Pattern registry\n\n" + ALPHA + "\n" + BETA
 PROMPT = "[y/N]:"
+NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture
@@ -169,3 +174,52 @@ def test_stale_hash_refused(vault: Path, runner: CliRunner) -> None:
     )
     assert result.exit_code == 1 and "changed since the report" in result.stderr
     assert queue.pending(vault) == []
+
+
+def _index(vault: Path, runner: CliRunner, *args: str):
+    return runner.invoke(cli, ["--vault", str(vault), "index", *args])
+
+
+@pytest.mark.parametrize(
+    ("target", "link"),
+    [("beta", "[[patterns/registry#beta]]"), ("projects/p/memory/m.md", "[[projects/p/memory/m]]")],
+)
+def test_a_confirmed_prune_regenerates_the_index(
+    vault: Path, runner: CliRunner, target: str, link: str
+) -> None:
+    assert _index(vault, runner).exit_code == 0
+    assert link in (vault / "_index.md").read_text()
+    done = apply_decision(vault, Decision("prune", target), NOW, confirm=lambda plan: True)
+    assert done.outcome == "act", done.reason
+    assert link not in (vault / "_index.md").read_text()
+    assert _index(vault, runner, "--check").exit_code == 0
+    lint = runner.invoke(cli, ["--vault", str(vault), "lint", "--select", "VK301"])
+    assert "VK301" not in lint.output
+
+
+def test_an_unreadable_index_refuses_the_prune_before_any_write(
+    vault: Path, runner: CliRunner
+) -> None:
+    (vault / "_index.md").write_text(f"{config.INDEX_START}\n" * 2)
+    before = snapshot(vault)
+    done = apply_decision(vault, Decision("prune", "beta"), NOW, confirm=lambda plan: True)
+    assert done.outcome == "defer" and "_index.md:1: needs exactly one" in done.reason
+    assert snapshot(vault) == before
+
+
+def test_an_index_that_fails_after_the_write_is_reported_not_hidden(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(vault: Path, *, check: bool = False) -> None:
+        if not check:
+            raise OSError(28, "No space left on device", str(vault / "_index.md"))
+
+    monkeypatch.setattr(edits, "build_index", failing)
+    done = apply_decision(vault, Decision("prune", "beta"), NOW, confirm=lambda plan: True)
+    assert done.outcome == "act"
+    assert done.reason.endswith(
+        f"; _index.md not updated: {vault / '_index.md'}: No space left on device; "
+        "run `vaultkeeper index`"
+    )
+    assert "### beta" not in (vault / "patterns/registry.md").read_text()
+    assert journal(vault)[-1]["reason"] == done.reason

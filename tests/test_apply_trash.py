@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from conftest import snapshot
 
 from vaultkeeper.apply import prune
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
+from vaultkeeper.cli import cli
 from vaultkeeper.registry import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
@@ -203,3 +205,26 @@ def test_a_record_without_its_id_still_restores_by_folder_name(make_vault) -> No
     outcome = restore(vault, done.id)
     assert outcome.outcome == "act" and outcome.id == done.id
     assert (vault / "patterns/registry.md").read_text() == REGISTRY
+
+
+@pytest.mark.parametrize(
+    ("target", "link"),
+    [("beta", "[[patterns/registry#beta]]"), ("projects/p/memory/m.md", "[[projects/p/memory/m]]")],
+)
+def test_restore_puts_the_index_line_back(make_vault, target: str, link: str) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY, "projects/p/memory/m.md": "x\n"})
+    runner = CliRunner()
+    done = delete(vault, target)
+    assert runner.invoke(cli, ["--vault", str(vault), "index"]).exit_code == 0
+    assert link not in (vault / "_index.md").read_text()
+    assert restore(vault, done.id).outcome == "act"
+    assert link in (vault / "_index.md").read_text()
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+
+
+def test_restore_dry_run_leaves_a_stale_index_alone(make_vault) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    done = delete(vault, "beta")
+    (vault / "_index.md").write_text("# Index\n")  # stale: a real restore would rewrite it
+    restore(vault, done.id, dry_run=True)
+    assert (vault / "_index.md").read_text() == "# Index\n"

@@ -1,4 +1,9 @@
-"""Planned file changes: read exactly, show as a unified diff, write atomically."""
+"""Planned file changes: read exactly, show as a unified diff, write atomically.
+
+A write that adds or removes a note (prune, restore, a skill promoted inside the vault)
+also regenerates the index, as ``new`` does: ``check_index`` before the first write,
+``reindex`` after it, both inside the writer lock the write holds.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vaultkeeper import config
+from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.edit import BOM, read_for_edit
-from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
+from vaultkeeper.index import build_index
 from vaultkeeper.model import split_lines
 
 
@@ -65,3 +73,30 @@ def locked(vault: Path, dry_run: bool) -> Iterator[None]:
         return
     with writer_lock(vault):
         yield
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.filename or config.INDEX_FILE}: {exc.strerror or exc}"
+    return str(exc)
+
+
+def check_index(vault: Path) -> None:
+    """Before the first write: an index that cannot be regenerated refuses now (reads only)."""
+    try:
+        build_index(vault, check=True)
+    except OSError as exc:  # unreadable: nothing is written, so a refusal, not "stopped"
+        raise GateRefused(f"{_why(exc)}; the index could not be regenerated") from None
+
+
+def reindex(vault: Path, outcome: Outcome) -> Outcome:
+    """After the write: regenerate the index; if that fails, the outcome still says it
+    was applied, and how to finish."""
+    try:
+        build_index(vault)  # the writer lock is re-entrant
+    except (OSError, VaultkeeperError) as exc:
+        return outcome.with_reason(
+            f"{outcome.reason}; {config.INDEX_FILE} not updated: {_why(exc)}; "
+            "run `vaultkeeper index`"
+        )
+    return outcome

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, locked, read_source, unified_diff, write
+from vaultkeeper.apply.edits import (
+    Change,
+    check_index,
+    locked,
+    read_source,
+    reindex,
+    unified_diff,
+    write,
+)
 from vaultkeeper.apply.gate import check_hash, check_receipt, slug
 from vaultkeeper.edit import insert_line_after, yaml_scalar
 from vaultkeeper.errors import GateRefused
@@ -199,6 +207,7 @@ def _write(
     today: dt.date,
     dry_run: bool,
 ) -> Outcome:
+    in_vault = vault.resolve() in skill.path.parents  # then it is a note the index lists
     if skill.path.exists():
         old = read_source(skill.path, skill.label)
         skill_change = Change(
@@ -206,8 +215,7 @@ def _write(
         )
         did = f"merged the evidence into {skill.label}"
     else:
-        inside = vault.resolve() in skill.path.parents
-        text = new_skill(vault, block, receipt, today, inside)
+        text = new_skill(vault, block, receipt, today, in_vault)
         skill_change = Change(skill.path, skill.label, None, text)
         did = f"wrote {skill.label}"
     registry = read_source(resolve_inside(vault, block.path), block.rel)
@@ -220,10 +228,12 @@ def _write(
     )
     changes = [skill_change, registry_change]
     if not dry_run:
+        if in_vault:
+            check_index(vault)
         if skill_change.after != skill_change.before:
             write(skill_change)  # the skill first: a crash before the registry edit re-merges
         write(registry_change)
-    return outcome_for(
+    outcome = outcome_for(
         decision,
         ACT,
         f"{did}; marked {block.rel}:{anchor + 1} promoted",
@@ -233,3 +243,4 @@ def _write(
         diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
         dry_run=dry_run,
     )
+    return reindex(vault, outcome) if in_vault and not dry_run else outcome

@@ -16,7 +16,14 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply import journal, queue, trash
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, Source, read_source, unified_diff
+from vaultkeeper.apply.edits import (
+    Change,
+    Source,
+    check_index,
+    read_source,
+    reindex,
+    unified_diff,
+)
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
 from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.fsio import writer_lock
@@ -122,15 +129,16 @@ def carry_out(
             raise GateRefused(
                 f"{found.where} changed after it was shown; nothing deleted, decide again"
             )
+        check_index(vault)
         trash_id = journal.new_id(now)
         if found.block is not None and found.removal is not None:
             done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
         else:
             done = trash.trash_file(vault, found.path, found.source, trash_id)
-    return Outcome(
-        "prune", found.target, ACT,
-        f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
-        evidence=decision.evidence, id=trash_id,
-        hash_before=done.hash_before, hash_after=done.hash_after,
-        extra={"kind": done.kind, "source": done.source, "trash": done.trash},
-    )  # fmt: skip
+        return reindex(vault, Outcome(
+            "prune", found.target, ACT,
+            f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
+            evidence=decision.evidence, id=trash_id,
+            hash_before=done.hash_before, hash_after=done.hash_after,
+            extra={"kind": done.kind, "source": done.source, "trash": done.trash},
+        ))  # fmt: skip

@@ -18,7 +18,16 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, Source, read_source, unified_diff, write
+from vaultkeeper.apply.edits import (
+    Change,
+    Source,
+    check_index,
+    locked,
+    read_source,
+    reindex,
+    unified_diff,
+    write,
+)
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write
@@ -161,12 +170,15 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         raise NotFoundError(
             f"{config.TRASH_DIR}/{trash_id}: no such deletion (`vaultkeeper log` lists prune ids)"
         )
-    meta = _load_meta(folder, trash_id)
-    target = resolve_inside(vault, meta["source"])
-    content = folder / meta["content"]
-    if meta.get("kind") == "file":
-        return _restore_file(vault, decision, meta, target, content, folder, dry_run)
-    return _restore_block(vault, decision, meta, target, content, folder, dry_run)
+    with locked(vault, dry_run):
+        meta = _load_meta(folder, trash_id)
+        target = resolve_inside(vault, meta["source"])
+        content = folder / meta["content"]
+        if not dry_run:
+            check_index(vault)
+        put_back = _restore_file if meta.get("kind") == "file" else _restore_block
+        outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
+        return reindex(vault, outcome) if outcome.outcome == ACT and not dry_run else outcome
 
 
 def _done(
