@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import os
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from vaultkeeper import __version__, config
+from vaultkeeper.entry import print_json
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 
 
@@ -52,10 +52,6 @@ def vault_path(ctx: click.Context) -> Path:
 
     root = ctx.find_root()
     return find_vault(root.params.get("vault"), os.environ, Path.cwd())
-
-
-def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
 def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

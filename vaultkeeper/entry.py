@@ -126,7 +126,7 @@ def run(vault: Path, args: ScanArgs) -> int:
             echo(f"vaultkeeper: note: {message}", err=True)
         if outcome.report is None:
             if args.as_json:  # an agent parsing stdout gets JSON either way
-                _print_json({"skipped": outcome.skipped, "detail": outcome.detail})
+                print_json({"skipped": outcome.skipped, "detail": outcome.detail})
             elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
                 echo(f"vaultkeeper: note: scan skipped ({outcome.skipped}): {outcome.detail}", True)
             return 0
@@ -155,7 +155,7 @@ def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
     if report.problems:
         echo("\n".join(render_problems(report)), err=True)
     if as_json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return
     lines = render_text(report)
     if made is not None:
@@ -163,8 +163,9 @@ def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
     echo("\n".join(lines))
 
 
-def _print_json(data: Any) -> None:
-    echo(json.dumps(data, indent=2, sort_keys=False, default=str))  # as cli.print_json
+def print_json(data: Any) -> None:
+    """The one JSON rendering every command's --json uses (cli.py imports it)."""
+    echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
 def main() -> None:

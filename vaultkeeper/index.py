@@ -22,7 +22,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
-from vaultkeeper.model import ParseError, decode, load_notes
+from vaultkeeper.model import ParseError, decode, load_notes, read_regular
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
@@ -222,12 +222,10 @@ def _has_bom(path: Path) -> bool:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        if path.exists() and not path.is_file():  # a FIFO would block the read for ever
-            raise ParseError("not a regular file")
-        return decode(path.read_bytes())
-    except FileNotFoundError:
+    if not path.exists():  # dangling symlinks too: no index yet
         return None
+    try:
+        return decode(read_regular(path))  # refuses a FIFO instead of blocking on it
     except ParseError as exc:
         from vaultkeeper.errors import VaultkeeperError
 

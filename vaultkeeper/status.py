@@ -17,7 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.cron import CronEntry, entries
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hooks import Installed, installed
-from vaultkeeper.model import parse_date
+from vaultkeeper.model import ParseError, parse_date, read_regular
 
 if TYPE_CHECKING:
     from vaultkeeper.report import Report
@@ -234,11 +234,9 @@ def _index(vault: Path) -> Signal:
     label = f"{config.INDEX_FILE} against its load budget"
     path = vault / config.INDEX_FILE
     try:
-        if not path.is_file():  # a FIFO would block the read for ever
-            raise FileNotFoundError(path)
-        raw = path.read_bytes()
-    except OSError:
-        shown = "not a regular file" if path.exists() else "missing"
+        raw = read_regular(path)  # refuses a FIFO instead of blocking on it
+    except ParseError as exc:
+        shown = exc.reason if path.exists() else "missing"
         return Signal(
             "index_budget", label, None, shown, budget, FAIL, "create it: vaultkeeper index"
         )
