@@ -136,3 +136,16 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
+
+# -- duplicates and decay (issue 13) ----------------------------------------------------
+# Possible duplicates: Jaccard similarity of two entries' normalised word sets (name and
+# description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
+# DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.
+DUP_MIN_JACCARD = 0.6
+DUP_COMMON_MIN = 50
+DUP_COMMON_SHARE = 0.01
+# Decay: an active memory entry no session has cited or read for this many days is
+# "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
+STALE_DAYS = 180
+SKILL_UNUSED_DAYS = 180
+MERGED_FROM = "Merged from"  # the heading `apply merge` puts DROP's text under

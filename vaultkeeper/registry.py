@@ -240,6 +240,21 @@ class BlockHead:
         cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
         return segment if cut == -1 else segment[: cut + 1]
 
+    def lead(self, limit: int = 400) -> str:
+        """The block's first paragraph, on one line and at most ``limit`` characters read:
+        what it says it is (the index shows the same paragraph)."""
+        text = self._nl_text
+        start = text.find("\n", self._at + 1)
+        stop = min(self._stop, start + limit) if start != -1 else start
+        words: list[str] = []
+        for line in text[start + 1 : stop].split("\n") if start != -1 else ():
+            if not line.strip() or is_counter_line(line):
+                if words:
+                    break
+                continue
+            words.append(line.strip())
+        return " ".join(words)
+
     def block(self) -> RegistryBlock:
         text = self.text()
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)

@@ -20,6 +20,8 @@ from vaultkeeper import config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from vaultkeeper.decay import SkillUnused, Stale
+    from vaultkeeper.duplicates import DuplicatePair
     from vaultkeeper.model import Problem
 
 PROMOTE = "promote"
@@ -83,6 +85,10 @@ class Report:
     held_out: tuple[Candidate, ...]
     problems: tuple[Problem, ...]
     duration_ms: int = 0
+    # issue 13's extra sections (vaultkeeper/upkeep.py); not part of the summary line
+    duplicates: tuple[DuplicatePair, ...] = ()
+    stale: tuple[Stale, ...] = ()
+    skills_unused: tuple[SkillUnused, ...] = ()
 
     def lists(self) -> dict[str, tuple[Candidate, ...]]:
         return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
@@ -113,7 +119,14 @@ class Report:
             "held_out": [c.to_dict() for c in self.held_out],
             "problems": [p.to_dict() for p in self.problems],
             "duration_ms": self.duration_ms,
+            **_upkeep().to_dict(self),
         }
+
+
+def _upkeep() -> Any:
+    from vaultkeeper import upkeep  # only a report with its extra sections needs it
+
+    return upkeep
 
 
 def iso(moment: dt.datetime) -> str:
@@ -155,6 +168,7 @@ def render_text(report: Report) -> list[str]:
     lines = [report.summary()]
     for items in report.lists().values():
         lines.extend(candidate_line(c) for c in items)
+    lines.extend(one_line(x) for x in _upkeep().text_lines(report))
     return lines
 
 
@@ -201,6 +215,7 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         held_out=candidates(HELD_OUT),
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
+        **_upkeep().from_dict(data),
     )
 
 
@@ -270,7 +285,7 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = line[: _ITEM_MAX - 3] + "..."
             lines.append(line)
         out.append((intros[kind], lines))
-    return out
+    return out + _upkeep().brief_sections(report)
 
 
 def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:

@@ -24,6 +24,7 @@ from vaultkeeper.errors import NoVaultError, VaultkeeperError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import Problem
     from vaultkeeper.report import Candidate, Report
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 # needs (everything else is never looked at).
 _DECIDE = ("status", "holdout_until")
 _DETAILS = ("name", "label", "falsification_condition")
+# ... and those the duplicates and decay passes read (issue 13), for every memory file.
+_FACTS = (*_DECIDE, "name", "description", "last_validated", "provenance")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
 
@@ -198,7 +201,11 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
             idle_days=idle,
         )
         (promote if kind == PROMOTE else prune).append(found)
-    held_out = _held_out(vault, today, problems)
+    facts: list[MemoryFacts] = []
+    held_out = _held_out(vault, today, problems, facts)
+    from vaultkeeper.upkeep import upkeep
+
+    found = upkeep(vault, today, heads, facts)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -206,6 +213,9 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
         prune=tuple(prune),
         held_out=tuple(held_out),
         problems=tuple(problems),
+        duplicates=found.duplicates,
+        stale=found.stale,
+        skills_unused=found.skills_unused,
     )
 
 
@@ -215,14 +225,18 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     return Problem(path, line, reason)
 
 
-def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Candidate]:
-    """Memory files whose hold-out has passed; unreadable ones go to ``problems``.
+def _held_out(
+    vault: Path, today: dt.date, problems: list[Problem], facts: list[MemoryFacts]
+) -> list[Candidate]:
+    """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
+    every readable entry's keys for the duplicates and decay passes to ``facts``.
 
     Most frontmatter is read without YAML (quickmeta), and only the keys a decision
     needs; the rest, and every file it is unsure of, goes through the model's YAML
     parser, so the answer is the same.
     """
     from vaultkeeper import quickmeta
+    from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import (
         ParseError,
         decode,
@@ -251,7 +265,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             text = decode(read_regular(path))
             # quickmeta answers only for a block YAML reads the same way, so reading the
             # deciding keys now and the others later gives what one YAML parse gives
-            front = read_front(text, _DECIDE)
+            front = read_front(text, _FACTS)
             if front is not None:
                 meta, lines, yaml_text = front
                 fast = True
@@ -260,10 +274,11 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
                 if found is None:
                     continue  # no frontmatter: not an entry
                 yaml_text = found
-                quick = read_keys(yaml_text, _DECIDE)
+                quick = read_keys(yaml_text, _FACTS)
                 fast = quick is not None
                 meta, lines = quick if quick is not None else yaml_keys(path, where, text)
             raw, status = meta.get("holdout_until"), meta.get("status")
+            facts.append(_facts(where, meta))
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
             line = lines.get("holdout_until", 1)
@@ -303,3 +318,20 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             )
         )
     return out
+
+
+def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
+    from vaultkeeper.decay import MemoryFacts
+
+    name, status, provenance = meta.get("name"), meta.get("status"), meta.get("provenance")
+    if status is None and meta.get("holdout_until") not in (None, ""):
+        status = "held_out"  # as the held-out list and the applier read it
+    return MemoryFacts(
+        rel=where,
+        name=str(name) if name not in (None, "") else os.path.basename(where)[:-3],
+        description="" if meta.get("description") is None else str(meta["description"]),
+        status=None if status is None else str(status),
+        holdout_until=meta.get("holdout_until"),
+        last_validated=meta.get("last_validated"),
+        provenance=tuple(str(p) for p in provenance) if isinstance(provenance, list) else (),
+    )

@@ -1,0 +1,223 @@
+"""Decay: active lessons nobody has used for a long time, and promoted skills nobody invokes.
+
+An active memory entry is "stale: re-validate" when the latest of these is more than
+``config.STALE_DAYS`` days ago: the last time a session cited or read it (the usage log
+``state/uses.jsonl``, written by ``ingest`` and MCP), its ``last_validated`` date, the
+latest ISO date inside a ``provenance`` receipt, and its ``holdout_until`` (an active
+entry passed that hold-out). With none of these, it is stale only when the usage log
+itself goes back further than the window and never names it; otherwise nothing dates it.
+
+A promoted registry block (a skill) is "skill unused" when neither the log's last
+invocation, nor its ``last used`` line, nor its promotion date is within
+``config.SKILL_UNUSED_DAYS`` days. Both lists are for a person (or agent) to decide on;
+vaultkeeper never edits or deletes a skill on its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.model import parse_date
+
+_DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the usage log says: target -> last date, and the log's first date."""
+
+    last_seen: Mapping[str, dt.date]
+    since: dt.date | None  # the earliest event's date; None without a log
+
+
+NO_USAGE = Usage({}, None)
+
+
+def load_usage(vault: Path) -> Usage:
+    """The usage log through ``vaultkeeper.uses`` (branch ingest), if installed.
+
+    The module is looked up at run time so decay works, from dates alone, on an install
+    without it; a log that cannot be read counts as no log (the scan must not fail).
+    """
+    try:
+        uses: Any = importlib.import_module("vaultkeeper.uses")
+    except ImportError:
+        return NO_USAGE
+    try:
+        seen = dict(uses.last_seen(vault))
+        since = min((e.date for e in uses.read_events(vault)), default=None)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return NO_USAGE
+    return Usage(seen, _as_date(since))
+
+
+def _as_date(value: object) -> dt.date | None:
+    if isinstance(value, dt.date):
+        return value if not isinstance(value, dt.datetime) else value.date()
+    return parse_date(value)
+
+
+@dataclass(frozen=True)
+class MemoryFacts:
+    """The keys of one memory file that duplicates and decay read."""
+
+    rel: str
+    name: str
+    description: str
+    status: str | None
+    holdout_until: object
+    last_validated: object
+    provenance: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stale:
+    """An active memory entry not seen for longer than the window."""
+
+    name: str
+    path: str
+    last_seen: str | None  # ISO date, or None: never (the log covers the window)
+    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+    idle_days: int | None
+
+    def line_text(self) -> str:
+        when = (
+            f"last seen {self.last_seen} ({self.source}, {self.idle_days} days ago)"
+            if self.last_seen
+            else f"never cited or read ({self.source})"
+        )
+        return f"stale: re-validate {self.name} -- {when} -- {self.path}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Stale:
+        idle = data.get("idle_days")
+        return cls(
+            name=str(data["name"]),
+            path=str(data["path"]),
+            last_seen=None if data.get("last_seen") is None else str(data["last_seen"]),
+            source=str(data["source"]),
+            idle_days=None if idle is None else int(idle),
+        )
+
+
+@dataclass(frozen=True)
+class SkillUnused:
+    """A promoted registry block whose skill no session has invoked within the window."""
+
+    name: str
+    path: str
+    line: int
+    promoted: str  # the block's **promoted:** value
+    last_seen: str  # ISO date
+    source: str  # "uses log", "last used" or "promoted"
+    idle_days: int
+
+    def line_text(self) -> str:
+        return (
+            f"skill unused {self.name} -- last seen {self.last_seen} ({self.source}, "
+            f"{self.idle_days} days ago), promoted {self.promoted} -- {self.path}:{self.line}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SkillUnused:
+        return cls(
+            name=str(data["name"]),
+            path=str(data["path"]),
+            line=int(data["line"]),
+            promoted=str(data["promoted"]),
+            last_seen=str(data["last_seen"]),
+            source=str(data["source"]),
+            idle_days=int(data["idle_days"]),
+        )
+
+
+def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
+    found = [(d, s) for d, s in dates if d is not None]
+    return max(found, key=lambda x: x[0]) if found else None
+
+
+def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
+    found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
+    return max((d for d in found if d is not None), default=None)
+
+
+def stale_entries(
+    facts: Iterable[MemoryFacts], usage: Usage, today: dt.date
+) -> list[Stale]:
+    """Active memory entries last seen more than ``config.STALE_DAYS`` days before today."""
+    cut = today - dt.timedelta(days=config.STALE_DAYS)
+    log_covers = usage.since is not None and usage.since < cut
+    out: list[Stale] = []
+    for f in facts:
+        if f.status != "active":
+            continue
+        seen = usage.last_seen
+        dated = _latest(
+            [
+                (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
+                (parse_date(f.last_validated), "last_validated"),
+                (_provenance_date(f.provenance), "provenance"),
+                (parse_date(f.holdout_until), "holdout_until"),
+            ]
+        )
+        if dated is None:
+            if log_covers:
+                since = f"uses log since {usage.since}"
+                out.append(Stale(f.name, f.rel, None, since, None))
+            continue
+        day, source = dated
+        if day < cut:
+            out.append(Stale(f.name, f.rel, day.isoformat(), source, (today - day).days))
+    return out
+
+
+def _max(*days: dt.date | None) -> dt.date | None:
+    return max((d for d in days if d is not None), default=None)
+
+
+@dataclass(frozen=True)
+class PromotedBlock:
+    """What a registry block says about its skill (from the scanner's block heads)."""
+
+    name: str
+    path: str
+    line: int
+    promoted: str  # the **promoted:** line's value
+    last_used: dt.date | None
+
+
+def unused_skills(
+    blocks: Iterable[PromotedBlock], usage: Usage, today: dt.date
+) -> list[SkillUnused]:
+    """Promoted blocks whose latest use or promotion is older than the window."""
+    cut = today - dt.timedelta(days=config.SKILL_UNUSED_DAYS)
+    out: list[SkillUnused] = []
+    for b in blocks:
+        head = b.promoted.split(None, 1)[0] if b.promoted.strip() else ""
+        dated = _latest(
+            [
+                (usage.last_seen.get(b.name), "uses log"),
+                (b.last_used, "last used"),
+                (parse_date(head), "promoted"),
+            ]
+        )
+        if dated is not None and dated[0] < cut:
+            day, source = dated
+            idle = (today - day).days
+            out.append(
+                SkillUnused(b.name, b.path, b.line, b.promoted, day.isoformat(), source, idle)
+            )
+    return out
