@@ -154,9 +154,7 @@ def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
     return max((d for d in found if d is not None), default=None)
 
 
-def stale_entries(
-    facts: Iterable[MemoryFacts], usage: Usage, today: dt.date
-) -> list[Stale]:
+def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:
     """Active memory entries last seen more than ``config.STALE_DAYS`` days before today."""
     cut = today - dt.timedelta(days=config.STALE_DAYS)
     log_covers = usage.since is not None and usage.since < cut

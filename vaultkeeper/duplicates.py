@@ -28,10 +28,13 @@ from vaultkeeper import config
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
-STOP_WORDS = frozenset(
-    "a an the and or of to in on for with by at from as is are was be been it its this that"
-    " these those into onto than then so via per".split()
-)
+# fmt: off
+STOP_WORDS = frozenset((
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
+    "as", "is", "are", "was", "be", "been", "it", "its", "this", "that", "these", "those",
+    "into", "onto", "than", "then", "so", "via", "per",
+))
+# fmt: on
 BLOCK = "block"
 MEMORY = "memory"
 

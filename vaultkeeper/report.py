@@ -285,7 +285,8 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = line[: _ITEM_MAX - 3] + "..."
             lines.append(line)
         out.append((intros[kind], lines))
-    return out + _upkeep().brief_sections(report)
+    extra: list[tuple[str, list[str]]] = _upkeep().brief_sections(report)
+    return out + extra
 
 
 def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:

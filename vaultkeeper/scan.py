@@ -205,7 +205,7 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
     held_out = _held_out(vault, today, problems, facts)
     from vaultkeeper.upkeep import upkeep
 
-    found = upkeep(vault, today, heads, facts)
+    extra = upkeep(vault, today, heads, facts)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -213,9 +213,9 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
         prune=tuple(prune),
         held_out=tuple(held_out),
         problems=tuple(problems),
-        duplicates=found.duplicates,
-        stale=found.stale,
-        skills_unused=found.skills_unused,
+        duplicates=extra.duplicates,
+        stale=extra.stale,
+        skills_unused=extra.skills_unused,
     )
 
 
@@ -236,7 +236,6 @@ def _held_out(
     parser, so the answer is the same.
     """
     from vaultkeeper import quickmeta
-    from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import (
         ParseError,
         decode,

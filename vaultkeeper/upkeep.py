@@ -43,8 +43,7 @@ class Upkeep:
 def duplicate_items(heads: Iterable[BlockHead], facts: Iterable[MemoryFacts]) -> list[Item]:
     """Registry blocks (one group) and live memory files (a group per project)."""
     items = [
-        Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {first_sentence(h.lead())}")
-        for h in heads
+        Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {first_sentence(h.lead())}") for h in heads
     ]
     for f in facts:
         if f.status == "archived":
@@ -112,7 +111,10 @@ def brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
                 "counts add up, links follow, the dropped one goes to .trash/:\n"
                 f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
-                [f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})" for p in report.duplicates],
+                [
+                    f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})"
+                    for p in report.duplicates
+                ],
             )
         )
     if report.stale:

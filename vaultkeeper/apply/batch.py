@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, prune, trash
+from vaultkeeper.apply import journal, lifecycle, merge, prune, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -29,8 +29,8 @@ from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]
-BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip")
-_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir"}
+BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "merge")
+_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "drop"}
 
 
 def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outcome:
@@ -51,6 +51,7 @@ HANDLERS: dict[str, Handler] = {
     "revalidate": lifecycle.revalidate,
     "reactivate": lifecycle.reactivate,
     "skip": skip,
+    "merge": merge.merge,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
     ),
@@ -145,6 +146,7 @@ def _decision(vault: Path, item: Any) -> Decision:
         result=item.get("result"),
         expect_hash=item.get("expect_hash"),
         reason=item.get("reason"),
+        drop=item.get("drop"),
         # A relative skills_dir in a batch file is relative to the vault, not to the cwd.
         skills_dir=None if skills is None else vault / Path(skills).expanduser(),
     )

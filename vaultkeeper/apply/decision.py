@@ -9,7 +9,7 @@ from typing import Any
 
 from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
-ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "restore")
+ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "restore", "merge")
 
 # The four gate outcomes, as the KIP policies name them.
 ACT = "act"  # applied
@@ -30,6 +30,9 @@ class Decision:
     expect_hash: str | None = None
     reason: str | None = None
     skills_dir: Path | None = None
+    drop: str | None = None  # merge: the entry folded into ``target``
+    # revalidate --reopen: active -> held_out, holdout_until this many days from now
+    reopen_days: int | None = None
 
 
 @dataclass(frozen=True)
