@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 began = time.perf_counter()
-from vaultkeeper import entry, model, registry, report, scan, state  # noqa: E402
+from vaultkeeper import entry, model, registry, report, scan, state, upkeep  # noqa: E402
 
 imported = time.perf_counter()
 spent: dict[str, float] = {}
@@ -42,6 +42,11 @@ def main() -> None:
     timed(report, "save_report", "report saved (JSON, fsync)")
     timed(state, "write_state", "state file writes (fsync)")
     timed(entry, "print_report", "report printed")
+    timed(upkeep, "duplicate_items", "possible duplicates")
+    timed(upkeep, "find_pairs", "possible duplicates")
+    timed(upkeep, "load_usage", "decay (stale lessons, unused skills)")
+    timed(upkeep, "stale_entries", "decay (stale lessons, unused skills)")
+    timed(upkeep, "unused_skills", "decay (stale lessons, unused skills)")
     sys.argv = ["vaultkeeper", "--vault", sys.argv[1], "scan", "--force"]
     start = time.perf_counter()
     stdout = sys.stdout

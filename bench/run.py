@@ -193,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7, help="counted rounds per group")
     parser.add_argument("--lint-size", type=int, default=1000, choices=(1000, 10000, 50000))
     parser.add_argument("--no-write", action="store_true", help="do not write the docs page")
-    parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook")
+    parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook,upkeep")
     args = parser.parse_args(argv)
-    groups = set((args.only or "cold,noop,scale,lint,hook").split(","))
+    groups = set((args.only or "cold,noop,scale,lint,hook,upkeep").split(","))
     started, clock = dt.datetime.now(dt.timezone.utc), time.monotonic()
     print("generating or reusing vaults under bench/out/ ...", file=sys.stderr)
     sizes = {1000, 10000, 50000, args.lint_size} | ({40000} if "hook" in groups else set())
@@ -211,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         ("lint", f"lint vs obsidiantools, {args.lint_size}",
          lambda: figures.lint(vaults[args.lint_size], args.lint_size, max(3, r - 2))),
         ("hook", "session-end hook, 40k", lambda: figures.hook(vaults.get(40000, Path()), 5)),
+        ("upkeep", "duplicates and decay passes, 50k",
+         lambda: figures.upkeep(vaults[50000], max(5, r))),
     ]  # fmt: skip
     for name, title, step in steps:
         if name in groups:

@@ -142,7 +142,7 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 # description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
 # DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.
 DUP_MIN_JACCARD = 0.6
-DUP_COMMON_MIN = 50
+DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".

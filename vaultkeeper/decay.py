@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.model import parse_date
@@ -64,9 +64,9 @@ def _as_date(value: object) -> dt.date | None:
     return parse_date(value)
 
 
-@dataclass(frozen=True)
-class MemoryFacts:
-    """The keys of one memory file that duplicates and decay read."""
+class MemoryFacts(NamedTuple):
+    """The keys of one memory file that duplicates and decay read (one per file, so a
+    NamedTuple: cheaper to build than a frozen dataclass)."""
 
     rel: str
     name: str

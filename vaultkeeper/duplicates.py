@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import chain
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 
@@ -39,31 +40,54 @@ BLOCK = "block"
 MEMORY = "memory"
 
 
+# Light suffix stemming, applied to many words at once (one per line) by three regex
+# passes: -ies -> -y (5+ letters); a plural -s cut (4+, not -ss/-us/-is); then -ing (6+)
+# and -ed (5+) cut. So "settings", "setting" and "set" stay apart but the first two meet.
+_IES = re.compile(r"^([a-z0-9]{2,})ies$", re.M)
+_PLURAL = re.compile(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
+_ING_ED = re.compile(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
+
+
+def _stem_lines(text: str) -> str:
+    return _ING_ED.sub(r"\1", _PLURAL.sub(r"\1", _IES.sub(r"\1y", text)))
+
+
 def stem(word: str) -> str:
-    """A light, predictable suffix stemming: plurals and -ing / -ed forms."""
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    """``tests`` -> ``test``, ``patching`` -> ``patch``, ``retries`` -> ``retry``."""
+    return _stem_lines(word)
 
 
-def words(text: str, _cache: dict[str, str | None] = {}) -> frozenset[str]:  # noqa: B006
+_STOP = "-"  # what a stop word normalises to (no word is "-"); dropped from every set
+
+
+class Vocabulary:
+    """Raw word -> its normalised form, worked out once per distinct word.
+
+    Each text is mapped by C-level calls only (findall, map), and the distinct new
+    words of a whole pass are stemmed together, so no Python code runs per word.
+    """
+
+    def __init__(self) -> None:
+        self.norms: dict[str, str] = {}
+
+    def sets(self, texts: Iterable[str]) -> list[set[str]]:
+        """Each text's normalised word set."""
+        found = [_WORD.findall(text.lower()) for text in texts]
+        new = list(set(chain.from_iterable(found)).difference(self.norms))
+        self.norms.update(zip(new, _stem_lines("\n".join(new)).split("\n"), strict=True))
+        self.norms.update((w, _STOP) for w in STOP_WORDS.intersection(new))
+        get = self.norms.__getitem__
+        out = []
+        for raw in found:
+            normalised = set(map(get, raw))
+            normalised.discard(_STOP)
+            out.append(normalised)
+        return out
+
+
+def words(text: str) -> frozenset[str]:
     """The normalised word set of ``text`` (see the module docstring)."""
-    out = set()
-    for raw in _WORD.findall(text.lower()):
-        norm = _cache.get(raw, "")
-        if norm == "":
-            norm = None if raw in STOP_WORDS else stem(raw)
-            if len(_cache) < 200_000:  # a vault's vocabulary; ids like b123 are not cached
-                _cache[raw] = norm
-        if norm is not None:
-            out.add(norm)
-    return frozenset(out)
+    return frozenset(Vocabulary().sets([text])[0])
 
 
 def first_sentence(text: str) -> str:
@@ -72,9 +96,12 @@ def first_sentence(text: str) -> str:
     return text if m is None else text[: m.start() + 1]
 
 
-@dataclass(frozen=True)
-class Item:
-    """One live entry as the pass sees it; ``group`` keeps kinds and projects apart."""
+class Item(NamedTuple):
+    """One live entry as the pass sees it; ``group`` keeps kinds and projects apart.
+
+    A NamedTuple: the scan makes one per entry, and a frozen dataclass costs several
+    times more to build.
+    """
 
     group: str  # "block", or "memory:<project>"
     name: str
@@ -144,45 +171,21 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def find_pairs(
-    items: Iterable[Item], threshold: float = config.DUP_MIN_JACCARD
+    items: Sequence[Item], threshold: float = config.DUP_MIN_JACCARD
 ) -> list[DuplicatePair]:
     """Every pair of one group at or above ``threshold`` that shares an uncommon word."""
-    groups: dict[str, list[tuple[Item, frozenset[str]]]] = {}
-    for item in items:
-        found = words(item.text)
-        if found:
-            groups.setdefault(item.group, []).append((item, found))
+    groups: dict[str, list[int]] = {}
+    sets = Vocabulary().sets(item.text for item in items)
+    for n, item in enumerate(items):
+        if sets[n]:
+            groups.setdefault(item.group, []).append(n)
     out: list[DuplicatePair] = []
     for members in groups.values():
-        if len(members) > 1:
-            out.extend(_group_pairs(members, threshold))
-    return out
-
-
-def _group_pairs(
-    members: list[tuple[Item, frozenset[str]]], threshold: float
-) -> list[DuplicatePair]:
-    df: Counter[str] = Counter()
-    for _, found in members:
-        df.update(found)
-    common = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(members)))
-    rank = {w: (n, w) for w, n in df.items()}
-    index: dict[str, list[int]] = {}
-    candidates: set[tuple[int, int]] = set()
-    for i, (_, found) in enumerate(members):
-        ordered = sorted(found, key=rank.__getitem__)
-        prefix = len(ordered) - math.ceil(threshold * len(ordered) - 1e-9) + 1
-        for word in ordered[:prefix]:
-            if df[word] > common:
-                break  # rarest first: every later word is as common
-            seen = index.setdefault(word, [])
-            candidates.update((j, i) for j in seen)
-            seen.append(i)
-    out: list[DuplicatePair] = []
-    for i, j in sorted(candidates):
-        (a, wa), (b, wb) = members[i], members[j]
-        score = similarity(wa, wb)
-        if score + 1e-9 >= threshold:
+        if len(members) < 2:
+            continue
+        for i, j in _group_pairs([sets[n] for n in members], threshold):
+            a, b = items[members[i]], items[members[j]]
+            wa, wb = sets[members[i]], sets[members[j]]
             out.append(
                 DuplicatePair(
                     kind=a.kind,
@@ -192,8 +195,48 @@ def _group_pairs(
                     b_name=b.name,
                     b_path=b.path,
                     b_line=b.line,
-                    similarity=round(score, 2),
+                    similarity=round(len(wa & wb) / len(wa | wb), 2),
                     shared=tuple(sorted(wa & wb)),
                 )
             )
     return out
+
+
+def _group_pairs(sets: list[set[str]], threshold: float) -> list[tuple[int, int]]:
+    """The AllPairs join: sets in order of size, each probing the index with its prefix
+    (|x| - ceil(t|x|) + 1 words, rarest first) and then indexing a shorter one
+    (|x| - ceil(2t/(1+t) |x|) + 1), which is enough for the larger sets still to come.
+    Every pair at or above ``t`` meets at its rarest shared word; a word carried by more
+    than the common limit is neither indexed nor probed. Returns (i, j) with i < j."""
+    df = Counter(chain.from_iterable(sets))
+    common = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(sets)))
+    # Each uncommon word's place, rarest first. Common words never bring in a pair and
+    # come after every uncommon one; a word of one entry only could pair nothing.
+    uncommon = sorted((w for w, n in df.items() if 1 < n <= common), key=lambda w: (df[w], w))
+    rank = {w: k for k, w in enumerate(uncommon)}
+    sizes = [len(found) for found in sets]
+    mid = 2 * threshold / (1 + threshold)
+    index: dict[int, list[int]] = {}
+    pairs: list[tuple[int, int]] = []
+    ranked = set(rank)
+    for i in sorted(range(len(sets)), key=sizes.__getitem__):
+        mine = sets[i]
+        if ranked.isdisjoint(mine):
+            continue  # no uncommon word shared with anything
+        size = sizes[i]
+        # the words of one entry only would come first; leaving them out probes (and
+        # indexes) a few more words than needed, never fewer
+        places = sorted(map(rank.__getitem__, ranked.intersection(mine)))
+        least = threshold * size - 1e-9
+        seen: set[int] = set()
+        for r in places[: size - math.ceil(least) + 1]:
+            for j in index.get(r, ()):
+                if sizes[j] >= least:
+                    seen.add(j)
+        for j in seen:
+            shared = len(mine & sets[j])
+            if shared >= threshold * (size + sizes[j] - shared) - 1e-9:
+                pairs.append((j, i) if j < i else (i, j))
+        for r in places[: size - math.ceil(mid * size - 1e-9) + 1]:
+            index.setdefault(r, []).append(i)
+    return sorted(pairs)

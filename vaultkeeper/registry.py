@@ -244,10 +244,16 @@ class BlockHead:
         """The block's first paragraph, on one line and at most ``limit`` characters read:
         what it says it is (the index shows the same paragraph)."""
         text = self._nl_text
-        start = text.find("\n", self._at + 1)
-        stop = min(self._stop, start + limit) if start != -1 else start
+        start = text.find("\n", self._at + 1) + 1
+        if start == 0:
+            return ""
+        stop = min(self._stop, start + limit)
+        end = text.find("\n\n", start, stop)
+        chunk = text[start : stop if end == -1 else end]
+        if "**" not in chunk and "\r" not in chunk and chunk[:1] not in ("\n", ""):
+            return chunk.replace("\n", " ").strip()  # the common case: no line to skip
         words: list[str] = []
-        for line in text[start + 1 : stop].split("\n") if start != -1 else ():
+        for line in text[start:stop].split("\n"):
             if not line.strip() or is_counter_line(line):
                 if words:
                     break
