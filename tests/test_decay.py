@@ -1,0 +1,175 @@
+"""Decay: stale active lessons and unused skills, from dates and from the usage log."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLE_VAULT
+from vaultkeeper import config
+from vaultkeeper.decay import NO_USAGE, MemoryFacts, Usage, load_usage, stale_entries
+from vaultkeeper.report import from_dict, render_text
+from vaultkeeper.scan import classify
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+TODAY = NOW.date()
+OLD = (TODAY - dt.timedelta(days=config.STALE_DAYS + 1)).isoformat()
+RECENT = (TODAY - dt.timedelta(days=config.STALE_DAYS - 1)).isoformat()
+
+
+def facts(**kw: object) -> MemoryFacts:
+    base: dict[str, object] = {
+        "rel": "projects/p/memory/m.md",
+        "name": "m",
+        "description": "d",
+        "status": "active",
+        "holdout_until": None,
+        "last_validated": None,
+        "provenance": (),
+    }
+    base.update(kw)
+    return MemoryFacts(**base)  # type: ignore[arg-type]
+
+
+def stale(f: MemoryFacts, usage: Usage = NO_USAGE) -> list[str]:
+    return [s.line_text() for s in stale_entries([f], usage, TODAY)]
+
+
+def test_the_window_is_180_days_and_only_active_entries_decay() -> None:
+    assert config.STALE_DAYS == 180
+    assert stale(facts(holdout_until=OLD)) == [
+        f"stale: re-validate m -- last seen {OLD} (holdout_until, 181 days ago) -- "
+        "projects/p/memory/m.md"
+    ]
+    assert stale(facts(holdout_until=RECENT)) == []
+    assert stale(facts(holdout_until=OLD, status="held_out")) == []
+    assert stale(facts(holdout_until=OLD, status="archived")) == []
+
+
+def test_the_latest_date_wins_whichever_key_holds_it() -> None:
+    assert stale(facts(holdout_until=OLD, last_validated=RECENT)) == []
+    assert stale(facts(holdout_until=OLD, provenance=(f"transcripts/{RECENT}.jsonl:4",))) == []
+    [line] = stale(facts(holdout_until="2020-01-01", last_validated=OLD))
+    assert "(last_validated, 181 days ago)" in line
+
+
+def test_without_any_date_an_entry_is_stale_only_when_the_log_covers_the_window() -> None:
+    assert stale(facts()) == []  # nothing dates it: not listed
+    short = Usage({}, TODAY - dt.timedelta(days=10))
+    assert stale(facts(), short) == []
+    long = Usage({}, TODAY - dt.timedelta(days=400))
+    since = (TODAY - dt.timedelta(days=400)).isoformat()
+    assert stale(facts(), long) == [
+        f"stale: re-validate m -- never cited or read (uses log since {since}) -- "
+        "projects/p/memory/m.md"
+    ]
+
+
+def test_a_recent_citation_in_the_log_keeps_an_old_lesson_fresh() -> None:
+    seen = Usage({"projects/p/memory/m.md": TODAY - dt.timedelta(days=3)}, None)
+    assert stale(facts(holdout_until="2020-01-01"), seen) == []
+    by_stem = Usage({"projects/p/memory/m": TODAY - dt.timedelta(days=3)}, None)
+    assert stale(facts(holdout_until="2020-01-01"), by_stem) == []
+
+
+@pytest.fixture
+def uses_module() -> Iterator[types.ModuleType]:
+    """A stand-in for branch ingest's vaultkeeper.uses (the shared contract)."""
+    module = types.ModuleType("vaultkeeper.uses")
+    events: list[types.SimpleNamespace] = []
+    module.events = events  # type: ignore[attr-defined]
+
+    def last_seen(vault: Path) -> dict[str, dt.date]:
+        out: dict[str, dt.date] = {}
+        for e in events:
+            out[e.target] = max(out.get(e.target, e.date), e.date)
+        return out
+
+    module.last_seen = last_seen  # type: ignore[attr-defined]
+    module.read_events = lambda vault: iter(events)  # type: ignore[attr-defined]
+    sys.modules["vaultkeeper.uses"] = module
+    yield module
+    del sys.modules["vaultkeeper.uses"]
+
+
+def test_the_usage_log_is_read_through_vaultkeeper_uses(
+    uses_module: types.ModuleType, tmp_path: Path
+) -> None:
+    day = dt.date(2026, 1, 2)
+    uses_module.events.append(types.SimpleNamespace(target="skill-a", date=day))  # type: ignore[attr-defined]
+    assert load_usage(tmp_path) == Usage({"skill-a": day}, day)
+
+
+def test_without_vaultkeeper_uses_decay_runs_on_dates_alone(tmp_path: Path) -> None:
+    if "vaultkeeper.uses" in sys.modules or _importable("vaultkeeper.uses"):
+        pytest.skip("vaultkeeper.uses is installed (branch ingest merged)")
+    assert load_usage(tmp_path) == NO_USAGE
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+REGISTRY = (
+    "# Registry\n\n"
+    "### old-skill\nA promoted pattern.\n\n**success count:** 3\n**last used:** 2025-01-05\n"
+    "**promoted:** 2025-02-01 -> [[skills/old-skill/SKILL]]\n\n"
+    "### fresh-skill\nAnother.\n\n**success count:** 3\n**last used:** 2025-01-05\n"
+    "**promoted:** 2026-11-01 -> [[skills/fresh-skill/SKILL]]\n\n"
+    "### not-promoted\nNever promoted.\n\n**success count:** 1\n**last used:** 2024-01-01\n"
+)
+
+
+def test_a_promoted_skill_unused_for_180_days_is_listed_and_nothing_is_written(
+    make_vault, uses_module: types.ModuleType
+) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    before = (vault / "patterns/registry.md").read_bytes()
+    report = classify(vault, NOW)
+    assert [s.name for s in report.skills_unused] == ["old-skill"]
+    [line] = [x for x in render_text(report) if x.startswith("skill unused")]
+    assert line == (
+        "skill unused old-skill -- last seen 2025-02-01 (promoted, 668 days ago), "
+        "promoted 2025-02-01 -> [[skills/old-skill/SKILL]] -- patterns/registry.md:3"
+    )
+    # an invocation in the log 10 days ago takes it off the list
+    uses_module.events.append(  # type: ignore[attr-defined]
+        types.SimpleNamespace(target="old-skill", date=TODAY - dt.timedelta(days=10))
+    )
+    assert classify(vault, NOW).skills_unused == ()
+    assert (vault / "patterns/registry.md").read_bytes() == before
+
+
+def test_the_sample_vault_shows_its_stale_lesson_whatever_the_day() -> None:
+    for days in (0, 1, 365, 30 * 365):
+        report = classify(SAMPLE_VAULT, NOW + dt.timedelta(days=days))
+        paths = [s.path for s in report.stale]
+        assert "projects/api/memory/paginate-with-cursors.md" in paths, days
+    assert [s.path for s in classify(SAMPLE_VAULT, NOW).stale] == [
+        "projects/api/memory/paginate-with-cursors.md"
+    ]
+
+
+def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> None:
+    report = classify(SAMPLE_VAULT, NOW)
+    again = from_dict(report.to_dict())
+    assert again.duplicates == report.duplicates and again.stale == report.stale
+    assert again.skills_unused == report.skills_unused
+    assert render_text(again) == render_text(report)
+    lines = render_text(report)
+    assert lines[0] == report.summary()
+    assert lines[0] == (
+        f"{config.SUMMARY_PREFIX} prune candidates 1 | promote eligible 2 | held-out due 1"
+    )
+    assert lines[-2].startswith("duplicate pin-test-clock ~ pin-the-clock-in-tests -- blocks")
+    assert lines[-1].startswith("stale: re-validate paginate-with-cursors -- last seen 2025-03-01")
+    # a report saved before these sections existed still loads
+    old = {k: v for k, v in report.to_dict().items() if k not in ("duplicates", "stale")}
+    assert from_dict(old).duplicates == ()
