@@ -49,6 +49,7 @@ class IndexResult:
     split: bool  # the root index links sub-indexes instead of entries
     files: tuple[str, ...]  # every index file the vault should have
     changed: tuple[str, ...]  # files whose content is (or, with check, would be) different
+    missing: tuple[str, ...]  # of those, the files that did not exist (created, or to be)
     written: bool
     root_lines: int
     root_bytes: int
@@ -297,6 +298,7 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
         split=split,
         files=tuple(sorted(wanted)),
         changed=changed,
+        missing=tuple(n for n in changed if current.get(n) is None),
         written=write and bool(changed),
         root_lines=root_lines,
         root_bytes=root_bytes,
