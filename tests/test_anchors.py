@@ -148,3 +148,13 @@ def test_vk305_is_a_warning_on_a_foreign_vault_and_can_be_ignored(make_vault: Ma
         CliRunner().invoke(cli, ["lint", "--json", "--select", "VK305", str(vault)]).stdout
     )
     assert {d["severity"] for d in data} == {"warning"} and "soft" not in data[0]
+
+
+def test_readme_codes_table_lists_every_code_with_its_severity() -> None:
+    import re
+
+    from vaultkeeper.lint.codes import CODES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (VK\d{3}) \| (error|warning) \|", readme, re.M))
+    assert rows == {code: severity for code, (severity, _) in CODES.items()}
