@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from tests.conftest import MakeVault
 from vaultkeeper.anchors import AnchorTable, heading_key, missing, read_anchors
 from vaultkeeper.cli import cli
 from vaultkeeper.lint import lint_vault
+from vaultkeeper.lint.codes import CODES
 
 TARGET = """\
 # Top **bold** `code`
@@ -151,10 +153,6 @@ def test_vk305_is_a_warning_on_a_foreign_vault_and_can_be_ignored(make_vault: Ma
 
 
 def test_readme_codes_table_lists_every_code_with_its_severity() -> None:
-    import re
-
-    from vaultkeeper.lint.codes import CODES
-
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| (VK\d{3}) \| (error|warning) \|", readme, re.M))
     assert rows == {code: severity for code, (severity, _) in CODES.items()}
