@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
@@ -31,6 +31,14 @@ class Anchors:
 
     headings: tuple[str, ...]
     blocks: frozenset[str]
+    at: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        # heading key -> its positions: a registry has thousands of headings and links
+        positions: dict[str, list[int]] = {}
+        for i, key in enumerate(self.headings):
+            positions.setdefault(key, []).append(i)
+        object.__setattr__(self, "at", {k: tuple(v) for k, v in positions.items()})
 
 
 def heading_key(text: str) -> str:
@@ -41,47 +49,53 @@ def heading_key(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _parser() -> Callable[[str], Any]:
+def _markdown() -> Any:
     import mistune  # only when some link points into a note: it costs ~25 ms to import
 
-    parse: Callable[[str], Any] = mistune.create_markdown(renderer=None)
-    return parse
+    return mistune.create_markdown(renderer=None)
 
 
-def _plain(nodes: list[Mapping[str, Any]]) -> Iterator[str]:
-    for node in nodes:
-        if "raw" in node:
-            yield str(node["raw"])
-        elif node.get("type") in ("softbreak", "linebreak"):
-            yield " "
-        if "children" in node:
-            yield from _plain(node["children"])
-
-
-def _walk(nodes: list[Mapping[str, Any]], headings: list[str], blocks: set[str]) -> None:
-    for node in nodes:
-        kind = node.get("type")
-        children = node.get("children") or []
+def _walk(md: Any, tokens: list[Mapping[str, Any]], env: Any, out: _Found) -> None:
+    for token in tokens:
+        kind = token.get("type")
         if kind == "heading":
-            headings.append(heading_key("".join(_plain(children))))
-            continue
-        if kind in _BLOCK_NODES:
-            last = children[-1] if children else None
-            if last is not None and last.get("type") == "text":  # a codespan is not an id
-                m = _BLOCK_ID.search(str(last.get("raw", "")))
-                if m:
-                    blocks.add(m.group(1).casefold())
-            continue
-        if children and kind != "block_code":
-            _walk(children, headings, blocks)
+            out.headings.append(heading_key(str(token.get("text", ""))))
+        elif kind in _BLOCK_NODES:
+            text = str(token.get("text", ""))
+            m = _BLOCK_ID.search(text)
+            # inline parsing only here, where an id may end the block: a closing code
+            # span (`... ^id`) means it is code, not an id
+            if m and _ends_in_text(md.inline(text.strip(), env)):
+                out.blocks.add(m.group(1).casefold())
+        elif kind != "block_code" and token.get("children"):
+            _walk(md, token["children"], env, out)
+
+
+def _ends_in_text(nodes: list[Mapping[str, Any]]) -> bool:
+    return bool(nodes) and nodes[-1].get("type") == "text"
+
+
+@dataclass
+class _Found:
+    headings: list[str]
+    blocks: set[str]
 
 
 def read_anchors(body: str) -> Anchors:
-    """The anchors of a note's body (its text after the frontmatter)."""
-    headings: list[str] = []
-    blocks: set[str] = set()
-    _walk(_parser()(body), headings, blocks)
-    return Anchors(tuple(headings), frozenset(blocks))
+    """The anchors of a note's body (its text after the frontmatter).
+
+    mistune's block pass finds headings, paragraphs and code; headings are matched on
+    their source text (as Obsidian does), and inline parsing runs only on blocks that
+    may end in an id -- on a registry of thousands of blocks that is most of the cost.
+    """
+    md = _markdown()
+    state = md.block.state_cls()
+    text = body.replace("\r\n", "\n").replace("\r", "\n")
+    state.process(text if text.endswith("\n") else text + "\n")
+    md.block.parse(state)
+    found = _Found([], set())
+    _walk(md, state.tokens, state.env, found)
+    return Anchors(tuple(found.headings), frozenset(found.blocks))
 
 
 def missing(anchors: Anchors, subpath: str) -> str | None:
@@ -93,9 +107,8 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
     parts = [p.strip() for p in subpath.split("#") if p.strip()]
     at = -1
     for n, part in enumerate(parts):
-        key = heading_key(part)
-        later = (i for i in range(at + 1, len(anchors.headings)) if anchors.headings[i] == key)
-        found = next(later, None)
+        places = anchors.at.get(heading_key(part), ())
+        found = next((i for i in places if i > at), None)
         if found is None:
             return f"no heading {part!r}" + (f" after heading {parts[n - 1]!r}" if n else "")
         at = found
