@@ -19,6 +19,7 @@ ENV_COOLDOWN = "SELF_MAINTAIN_COOLDOWN_MS"
 ENV_FORCE = "SELF_MAINTAIN_FORCE"
 ENV_VAULT = "VAULTKEEPER_VAULT"
 ENV_HOLDOUT_DAYS = "VAULTKEEPER_HOLDOUT_DAYS"
+ENV_TODAY = "VAULTKEEPER_TODAY"  # YYYY-MM-DD: every command behaves as on that date
 
 # -- vault layout --------------------------------------------------------------
 INDEX_FILE = "_index.md"
@@ -128,6 +129,16 @@ MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # written at the vault root as _index-<folder>.md.
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
+
+# -- Obsidian vaults vaultkeeper did not create (issue 15) ---------------------------
+OBSIDIAN_DIR = ".obsidian"
+# Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
+OBSIDIAN_TEMPLATE_SETTINGS = (
+    ("templates.json", "folder"),
+    ("plugins/templater-obsidian/data.json", "templates_folder"),
+)
+# With neither set, a top-level folder of this name (any case) is the templates folder.
+OBSIDIAN_TEMPLATES_DIR = "Templates"
 
 # -- applier (vaultkeeper/apply/) --------------------------------------------------
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
