@@ -58,6 +58,7 @@ def apply_group() -> None:
     Example:
       vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41
       vaultkeeper apply prune yaml-anchor-templates
+      vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests --evidence URL
     """
 
 
@@ -132,6 +133,12 @@ def apply_prune(
 @click.argument("path")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
+@click.option(
+    "--reopen",
+    "result",
+    flag_value="reopen",
+    help="A stale active lesson: back to held_out with a fresh holdout_until.",
+)
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -151,18 +158,29 @@ def apply_revalidate(
     Pass: status active and the receipt joins provenance. Fail: status archived;
     for a validated-override entry a fail becomes an ask for a person (exit 3).
     A re-check before holdout_until is deferred (exit 1); only held_out entries
-    are re-validated.
+    are re-validated. --reopen takes a stale active entry (the report's "stale:
+    re-validate") back to held_out, holdout_until today + $VAULTKEEPER_HOLDOUT_DAYS
+    (default 7), so the next re-check decides whether it is still true.
 
     \b
     Example:
       vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --pass \\
           --evidence projects/api/research/ci-failure-survey.md:9
+      vaultkeeper apply revalidate projects/api/memory/paginate-with-cursors.md \\
+          --reopen --evidence https://github.com/acme/api/issues/77
     """
+    import os
+
     from vaultkeeper.apply.decision import Decision
+    from vaultkeeper.create import holdout_days_from_env
     from vaultkeeper.errors import UsageError
 
     if result is None:
-        raise UsageError("revalidate needs --pass or --fail")
+        raise UsageError("revalidate needs --pass, --fail or --reopen")
+    if result == "reopen":  # the stale-lesson move: active -> held_out
+        days = holdout_days_from_env(os.environ)
+        decision = Decision("revalidate", path, evidence, reopen_days=days, expect_hash=expect_hash)
+        decide(ctx, decision, dry_run, as_json)
     decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
     decide(ctx, decision, dry_run, as_json)
 
@@ -197,6 +215,36 @@ def apply_reactivate(
     decide(ctx, decision, dry_run, as_json)
 
 
+@apply_group.command("merge")
+@click.argument("keep", metavar="KEEP")
+@click.argument("drop", metavar="DROP")
+@_EVIDENCE
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_merge(
+    ctx: click.Context, keep: str, drop: str, evidence: str, dry_run: bool, as_json: bool
+) -> NoReturn:
+    """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
+
+    Blocks add their success counts and keep the later last used. DROP's text goes
+    under KEEP (a "Merged from DROP" part), every link to DROP across the vault is
+    rewritten to KEEP (one line per link), and DROP moves to .trash/ with the
+    original of every file the merge edited: `vaultkeeper restore ID` undoes all
+    of it. Never automatic; journaled. The report lists possible duplicates.
+
+    \b
+    Example:
+      vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests \\
+          --evidence https://github.com/acme/api/pull/90 --dry-run
+      vaultkeeper apply merge projects/api/memory/a.md projects/api/memory/b.md \\
+          --evidence projects/api/research/ci-failure-survey.md:9
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
+
+
 @apply_group.command("skip")
 @click.argument("target", metavar="NAME|PATH")
 @click.option("--reason", required=True, help="Why the candidate is left alone.")
@@ -221,10 +269,11 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
 def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
-    Each decision: action (promote | prune | revalidate | reactivate | skip),
-    target, and as needed evidence, result (pass | fail), expect_hash, reason,
-    skills_dir (relative to the vault). Re-applying a batch changes nothing and
-    says so (silence: already applied). Exit 3 if any decision waits for a
+    Each decision: action (promote | prune | revalidate | reactivate | skip |
+    merge), target, and as needed evidence, result (pass | fail), expect_hash,
+    reason, skills_dir (relative to the vault), drop (merge: the entry folded
+    in). Re-applying a batch changes nothing and says so (silence: already
+    applied). Exit 3 if any decision waits for a
     person, else 1 if any was refused, else 0.
 
     \b
