@@ -134,6 +134,15 @@ INDEX_KEYWORDS_MARK = " -- keywords: "
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
 PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)
 
+# -- ingest: transcripts and the usage log (issue 10) ---------------------------------
+# A transcript line longer than this is skipped unread (an agent's own message is far
+# shorter; pasted images and huge tool results are not what ingest looks for).
+TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
+TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
+SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
+SUBAGENT_GLOB = "agent-*.jsonl"
+
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
