@@ -340,3 +340,29 @@ def test_a_50_mb_transcript_is_read_in_bounded_memory(tmp_path: Path, vault: Pat
     # Python and vaultkeeper take about 20 MB and a line is read up to its cap (8 MB);
     # holding the 40 MB line, let alone the 50 MB file, would pass this bound
     assert got["rss_kb"] < 56_000, got
+
+
+def test_promote_accepts_a_receipt_the_log_recorded(tmp_path: Path, vault: Path) -> None:
+    from vaultkeeper.apply.batch import apply_decision
+    from vaultkeeper.apply.decision import Decision
+
+    transcript = tf.write(
+        tmp_path / "s.jsonl",
+        [tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")])],
+    )
+    ingest(vault, [transcript], NOW)
+    transcript.unlink()  # Claude Code cleans old transcripts; the log keeps the receipt
+    receipt = f"{transcript}:1"
+    other = apply_decision(vault, Decision("promote", "bisect-before-reading-diffs", receipt), NOW)
+    # a receipt of grep-the-config-value, not of this pattern, and its file is gone
+    assert (other.outcome, other.reason) == (
+        "defer",
+        f"evidence {receipt!r}: {transcript} is not an existing file",
+    )
+    unrecorded = apply_decision(vault, Decision("promote", "grep-the-config-value", "mcp:x"), NOW)
+    assert unrecorded.outcome == "defer"
+    assert "is not a receipt" in unrecorded.reason
+    done = apply_decision(vault, Decision("promote", "grep-the-config-value", receipt), NOW)
+    assert (done.outcome, done.evidence) == ("act", receipt)
+    skill = (vault / "skills/grep-the-config-value/SKILL.md").read_text()
+    assert f"- {receipt} (added 2026-12-01)" in skill
