@@ -254,9 +254,7 @@ def render(
             share,
         )
         room -= sum(len(x) + 1 for x in part2)
-    part3 = _fit(
-        "Patterns in the registry, most used first:", pattern_lines, pattern_total, room
-    )
+    part3 = _fit("Patterns in the registry, most used first:", pattern_lines, pattern_total, room)
     parts = [part1.rstrip("\n"), *(["\n".join(part2)] if part2 else [])]
     parts += ["\n".join(part3), part4.rstrip("\n")]
     text = "\n\n".join(parts) + "\n"
