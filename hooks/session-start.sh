@@ -17,7 +17,7 @@
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
 #   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
-#   LAST_REPORT_FILE=last-report.json  BRIEF_MAX_CHARS=10000
+#   BRIEF_MAX_CHARS=10000
 
 vault=${1:-${VAULTKEEPER_VAULT:-}}
 prog=${2:-}

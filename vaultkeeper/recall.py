@@ -254,7 +254,12 @@ def render(
             share,
         )
         room -= sum(len(x) + 1 for x in part2)
-    part3 = _fit("Patterns in the registry, most used first:", pattern_lines, pattern_total, room)
+    title = "Patterns in the registry, most used first:"
+    part3 = (
+        _fit(title, pattern_lines, pattern_total, room)
+        if pattern_lines
+        else [f"No patterns in the registry yet ({config.PATTERNS_DIR}/)."]
+    )
     parts = [part1.rstrip("\n"), *(["\n".join(part2)] if part2 else [])]
     parts += ["\n".join(part3), part4.rstrip("\n")]
     text = "\n\n".join(parts) + "\n"
