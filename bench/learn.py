@@ -136,4 +136,4 @@ def brief(vault_size: int = 50000, rounds: int = 5) -> list[Row]:
 
 if __name__ == "__main__":
     for row in ingest() + brief():
-        print(f"| {row.figure} | {row.ours} | {row.versus} | **{row.shown}** | {row.verdict} |")
+        print(f"| {row.figure} | {row.ours} | {row.versus} | **{row.shown}** | {row.verdict} | {row.cpu} |")
