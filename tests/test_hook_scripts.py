@@ -228,8 +228,9 @@ def test_session_end_with_a_program_that_is_gone(
     assert "uninstalled/vaultkeeper: not an executable program" in log
 
 
-def workers(vault: Path) -> list[int]:
-    """pids of live processes whose command line names this vault (launcher, ingest, scan)."""
+def workers(vault: Path, word: bytes | None = None) -> list[int]:
+    """pids of live processes whose command line names this vault (launcher, ingest,
+    scan), and ``word`` too when given."""
     out = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -237,7 +238,8 @@ def workers(vault: Path) -> list[int]:
                 cmd = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if str(vault).encode() in cmd and alive(int(proc.name)):
+            named = str(vault).encode() in cmd and (word is None or word in cmd)
+            if named and alive(int(proc.name)):
                 out.append(int(proc.name))
     return out
 
@@ -446,13 +448,4 @@ def test_session_end_on_40k_entries_then_session_start(
 
 def alive_scans(vault: Path) -> list[int]:
     """pids of processes whose command line names this vault (the detached scans)."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmd = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if str(vault).encode() in cmd and b"scan" in cmd and alive(int(proc.name)):
-                out.append(int(proc.name))
-    return out
+    return workers(vault, b"scan")
