@@ -88,7 +88,8 @@ METHOD = """\
   interpreter's bin folder, /usr/bin, /bin; `SELF_MAINTAIN_FORCE=1`, so every run starts a
   full scan) and waits for that background scan to finish before the next run.
 - obsidiantools is compared on the 1k vault by default: it takes about 50 s per run at
-  10k entries (`--lint-size 10000` measures there).- The learning-loop rows (bench/learn.py, `--only learn`): `ingest` of a 50 MB
+  10k entries (`--lint-size 10000` measures there).
+- The learning-loop rows (bench/learn.py, `--only learn`): `ingest` of a 50 MB
   transcript shaped as Claude Code writes one (tool results, the agent's citations and
   reads, unknown line types, one 12 MB line past the line cap, a half-written last line)
   into a copy of the 1k vault, against reading the file's lines in Python; every run
