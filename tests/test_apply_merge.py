@@ -67,7 +67,7 @@ def vault(make_vault) -> Path:
                 "b", "Retry flaky CI jobs once", "Also see [[a]].\n\n## Why\n\nBecause."
             ),
             "projects/q/memory/c.md": memory("c", "Retry a flaky CI job once", "q's copy."),
-            "projects/p/research/r.md": "---\nname: r\nrelated: \"[[b]]\"\n---\nsee [[b|B]]\n",
+            "projects/p/research/r.md": '---\nname: r\nrelated: "[[b]]"\n---\nsee [[b|B]]\n',
         }
     )
     build_index(root)  # the index as `index` writes it, so restore can match it byte for byte
@@ -138,7 +138,10 @@ def test_memory_files_merge_links_follow_and_restore_byte_for_byte(vault: Path) 
         f"Provenance: {RECEIPT}\n\n# b\n\nAlso see [[a]].\n\n## Why\n\nBecause.\n"
     )
     r = (vault / "projects/p/research/r.md").read_text()
-    assert r == '---\nname: r\nrelated: "[[projects/p/memory/a]]"\n---\nsee [[projects/p/memory/a|B]]\n'
+    assert (
+        r
+        == '---\nname: r\nrelated: "[[projects/p/memory/a]]"\n---\nsee [[projects/p/memory/a|B]]\n'
+    )
     assert "[[projects/p/memory/b]]" not in (vault / config.INDEX_FILE).read_text()
     assert restore(vault, str(done.id)).outcome == "act"
     assert snapshot(vault) == before

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import sys
-import types
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.conftest import SAMPLE_VAULT
 from vaultkeeper import config
 from vaultkeeper.decay import NO_USAGE, MemoryFacts, Usage, load_usage, stale_entries
 from vaultkeeper.report import from_dict, render_text
 from vaultkeeper.scan import classify
+from vaultkeeper.uses import UseEvent, append_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 TODAY = NOW.date()
@@ -77,44 +73,29 @@ def test_a_recent_citation_in_the_log_keeps_an_old_lesson_fresh() -> None:
     assert stale(facts(holdout_until="2020-01-01"), by_stem) == []
 
 
-@pytest.fixture
-def uses_module() -> Iterator[types.ModuleType]:
-    """A stand-in for branch ingest's vaultkeeper.uses (the shared contract)."""
-    module = types.ModuleType("vaultkeeper.uses")
-    events: list[types.SimpleNamespace] = []
-    module.events = events  # type: ignore[attr-defined]
-
-    def last_seen(vault: Path) -> dict[str, dt.date]:
-        out: dict[str, dt.date] = {}
-        for e in events:
-            out[e.target] = max(out.get(e.target, e.date), e.date)
-        return out
-
-    module.last_seen = last_seen  # type: ignore[attr-defined]
-    module.read_events = lambda vault: iter(events)  # type: ignore[attr-defined]
-    sys.modules["vaultkeeper.uses"] = module
-    yield module
-    del sys.modules["vaultkeeper.uses"]
+def cite(vault: Path, target: str, day: dt.date, kind: str = "read") -> None:
+    event = UseEvent("s1", "claude-code", kind, target, day, "/t/s1.jsonl:3")
+    append_events(vault, [event])
 
 
-def test_the_usage_log_is_read_through_vaultkeeper_uses(
-    uses_module: types.ModuleType, tmp_path: Path
-) -> None:
-    day = dt.date(2026, 1, 2)
-    uses_module.events.append(types.SimpleNamespace(target="skill-a", date=day))  # type: ignore[attr-defined]
-    assert load_usage(tmp_path) == Usage({"skill-a": day}, day)
-
-
-def test_without_vaultkeeper_uses_decay_runs_on_dates_alone(tmp_path: Path) -> None:
-    if "vaultkeeper.uses" in sys.modules or _importable("vaultkeeper.uses"):
-        pytest.skip("vaultkeeper.uses is installed (branch ingest merged)")
-    assert load_usage(tmp_path) == NO_USAGE
-
-
-def _importable(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(name) is not None
+def test_the_usage_log_dates_entries_and_covers_the_window(make_vault) -> None:
+    vault = make_vault(
+        {
+            "projects/p/memory/m.md": (
+                "---\nname: m\ndescription: d\ntype: memory\nstatus: active\nlabel: rule\n"
+                "---\nno dates at all\n"
+            )
+        }
+    )
+    assert load_usage(vault) == NO_USAGE
+    assert classify(vault, NOW).stale == ()  # nothing dates it
+    first = TODAY - dt.timedelta(days=400)
+    cite(vault, "projects/other.md", first)
+    assert load_usage(vault) == Usage({"projects/other.md": first}, first)
+    [line] = [s.line_text() for s in classify(vault, NOW).stale]
+    assert line.endswith(f"never cited or read (uses log since {first}) -- projects/p/memory/m.md")
+    cite(vault, "projects/p/memory/m.md", TODAY - dt.timedelta(days=5))
+    assert classify(vault, NOW).stale == ()
 
 
 REGISTRY = (
@@ -128,7 +109,7 @@ REGISTRY = (
 
 
 def test_a_promoted_skill_unused_for_180_days_is_listed_and_nothing_is_written(
-    make_vault, uses_module: types.ModuleType
+    make_vault,
 ) -> None:
     vault = make_vault({"patterns/registry.md": REGISTRY})
     before = (vault / "patterns/registry.md").read_bytes()
@@ -140,9 +121,7 @@ def test_a_promoted_skill_unused_for_180_days_is_listed_and_nothing_is_written(
         "promoted 2025-02-01 -> [[skills/old-skill/SKILL]] -- patterns/registry.md:3"
     )
     # an invocation in the log 10 days ago takes it off the list
-    uses_module.events.append(  # type: ignore[attr-defined]
-        types.SimpleNamespace(target="old-skill", date=TODAY - dt.timedelta(days=10))
-    )
+    cite(vault, "old-skill", TODAY - dt.timedelta(days=10), kind="skill")
     assert classify(vault, NOW).skills_unused == ()
     assert (vault / "patterns/registry.md").read_bytes() == before
 

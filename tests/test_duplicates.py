@@ -85,7 +85,7 @@ def test_the_scan_reports_block_and_memory_pairs_but_not_archived_or_cross_proje
 
     def memory(name: str, desc: str, status: str = "active") -> str:
         return (
-            f'---\nname: {name}\ndescription: {desc}\ntype: memory\nstatus: {status}\n'
+            f"---\nname: {name}\ndescription: {desc}\ntype: memory\nstatus: {status}\n"
             f'label: rule\nholdout_until: "2026-11-01"\n---\nbody\n'
         )
 

@@ -2,9 +2,9 @@
 
 An active memory entry is "stale: re-validate" when the latest of these is more than
 ``config.STALE_DAYS`` days ago: the last time a session cited or read it (the usage log
-``state/uses.jsonl``, written by ``ingest`` and MCP), its ``last_validated`` date, the
-latest ISO date inside a ``provenance`` receipt, and its ``holdout_until`` (an active
-entry passed that hold-out). With none of these, it is stale only when the usage log
+``state/uses.jsonl`` that ``ingest`` and MCP write, read through vaultkeeper.uses), its
+``last_validated`` date, the latest ISO date inside a ``provenance`` receipt, and its
+``holdout_until`` (an active entry passed that hold-out). With none of these, it is stale only when the usage log
 itself goes back further than the window and never names it; otherwise nothing dates it.
 
 A promoted registry block (a skill) is "skill unused" when neither the log's last
@@ -16,7 +16,6 @@ vaultkeeper never edits or deletes a skill on its own.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -41,27 +40,18 @@ NO_USAGE = Usage({}, None)
 
 
 def load_usage(vault: Path) -> Usage:
-    """The usage log through ``vaultkeeper.uses`` (branch ingest), if installed.
+    """What ``state/uses.jsonl`` says (vaultkeeper.uses: unreadable lines are skipped).
 
-    The module is looked up at run time so decay works, from dates alone, on an install
-    without it; a log that cannot be read counts as no log (the scan must not fail).
+    The log is appended in the order sessions are ingested, so its first event dates it.
     """
-    try:
-        uses: Any = importlib.import_module("vaultkeeper.uses")
-    except ImportError:
-        return NO_USAGE
-    try:
-        seen = dict(uses.last_seen(vault))
-        since = min((e.date for e in uses.read_events(vault)), default=None)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return NO_USAGE
-    return Usage(seen, _as_date(since))
+    from vaultkeeper import uses
 
-
-def _as_date(value: object) -> dt.date | None:
-    if isinstance(value, dt.date):
-        return value if not isinstance(value, dt.datetime) else value.date()
-    return parse_date(value)
+    try:
+        seen = uses.last_seen(vault)
+        first = next(uses.read_events(vault), None)
+    except OSError:  # an unreadable log: decay from the entries' own dates
+        return NO_USAGE
+    return Usage(seen, None if first is None else first.date)
 
 
 class MemoryFacts(NamedTuple):
