@@ -4,8 +4,9 @@ An active memory entry is "stale: re-validate" when the latest of these is more 
 ``config.STALE_DAYS`` days ago: the last time a session cited or read it (the usage log
 ``state/uses.jsonl`` that ``ingest`` and MCP write, read through vaultkeeper.uses), its
 ``last_validated`` date, the latest ISO date inside a ``provenance`` receipt, and its
-``holdout_until`` (an active entry passed that hold-out). With none of these, it is stale only when the usage log
-itself goes back further than the window and never names it; otherwise nothing dates it.
+``holdout_until`` (an active entry passed that hold-out). With none of these, it is stale
+only when the usage log itself goes back further than the window and never names it;
+otherwise nothing dates it.
 
 A promoted registry block (a skill) is "skill unused" when neither the log's last
 invocation, nor its ``last used`` line, nor its promotion date is within
