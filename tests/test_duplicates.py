@@ -142,3 +142,8 @@ def test_with_common_words_the_result_is_every_pair_sharing_an_uncommon_word(
             and any(df[w] <= cap for w in sets[a.name] & sets[b.name])
         }
         assert {(p.a_name, p.b_name) for p in find_pairs(items)} == brute
+
+
+def test_entries_without_words_and_an_empty_vault_give_no_pairs() -> None:
+    assert find_pairs([]) == []
+    assert find_pairs([Item("block", "x", "r.md", 1, "the a of --")] * 2) == []

@@ -74,7 +74,8 @@ class Vocabulary:
         """Each text's normalised word set."""
         found = [_WORD.findall(text.lower()) for text in texts]
         new = list(set(chain.from_iterable(found)).difference(self.norms))
-        self.norms.update(zip(new, _stem_lines("\n".join(new)).split("\n"), strict=True))
+        if new:  # "".split("\n") would give one empty word
+            self.norms.update(zip(new, _stem_lines("\n".join(new)).split("\n"), strict=True))
         self.norms.update((w, _STOP) for w in STOP_WORDS.intersection(new))
         get = self.norms.__getitem__
         out = []
