@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.decay import (
@@ -30,7 +30,19 @@ from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pair
 
 if TYPE_CHECKING:
     from vaultkeeper.registry import BlockHead
-    from vaultkeeper.report import Report
+
+
+class Sections(Protocol):
+    """What these functions read of a report (report.Report has it; no import circle)."""
+
+    @property
+    def vault(self) -> str: ...
+    @property
+    def duplicates(self) -> tuple[DuplicatePair, ...]: ...
+    @property
+    def stale(self) -> tuple[Stale, ...]: ...
+    @property
+    def skills_unused(self) -> tuple[SkillUnused, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,7 @@ def upkeep(
     )
 
 
-def to_dict(report: Report) -> dict[str, Any]:
+def to_dict(report: Sections) -> dict[str, Any]:
     return {
         "duplicates": [p.to_dict() for p in report.duplicates],
         "stale": [s.to_dict() for s in report.stale],
@@ -91,7 +103,7 @@ def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def text_lines(report: Report) -> list[str]:
+def text_lines(report: Sections) -> list[str]:
     """One line per finding, after the spec's lists (duplicates, stale, skills unused)."""
     return [
         *(p.line_text() for p in report.duplicates),
@@ -100,7 +112,7 @@ def text_lines(report: Report) -> list[str]:
     ]
 
 
-def brief_sections(report: Report) -> list[tuple[str, list[str]]]:
+def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
     """(intro, item lines) for the brief, in the shape report._brief_sections uses."""
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     out: list[tuple[str, list[str]]] = []

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, merge, prune, trash
+from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -45,10 +45,17 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
+def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> Outcome:
+    """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
+    if decision.reopen_days is not None:
+        return reopen.reopen(vault, decision, now, dry_run=bool(kw.get("dry_run")))
+    return lifecycle.revalidate(vault, decision, now, **kw)
+
+
 HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
-    "revalidate": lifecycle.revalidate,
+    "revalidate": revalidate,
     "reactivate": lifecycle.reactivate,
     "skip": skip,
     "merge": merge.merge,

@@ -130,10 +130,6 @@ def _already(decision: Decision, entry: Entry) -> Outcome:
 def revalidate(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
-    if decision.reopen_days is not None:  # a stale active lesson goes back to a hold-out
-        from vaultkeeper.apply.reopen import reopen
-
-        return reopen(vault, decision, now, dry_run=dry_run)
     if decision.result not in RESULTS:
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]

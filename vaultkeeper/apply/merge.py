@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,15 +23,16 @@ from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_
 from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
 from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
+from vaultkeeper.apply.relink import rewrite_links
 from vaultkeeper.apply.trash import block_removal
+from vaultkeeper.apply.unmerge import digest
 from vaultkeeper.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.index import is_index_file
-from vaultkeeper.links import Resolver, extract_links, split_lines
-from vaultkeeper.model import is_memory_path, load_notes, parse_note
+from vaultkeeper.links import split_lines
+from vaultkeeper.model import is_memory_path, parse_note
 from vaultkeeper.registry import RegistryBlock, find_block, is_counter_line, parse_blocks
-from vaultkeeper.vault import iter_markdown, rel, resolve_inside
+from vaultkeeper.vault import rel, resolve_inside
 
 
 @dataclass(frozen=True)
@@ -139,51 +139,6 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
     return head + nl + nl.join(entry_lines) + nl + (nl + body + nl if body else "")
 
 
-def _rewrite_links(
-    vault: Path, keep: Side, drop: Side, texts: dict[str, tuple[Source, str]]
-) -> int:
-    """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
-    paths = list(iter_markdown(vault))
-    resolver = Resolver(rel(vault, p) for p in paths)
-    notes, _ = load_notes(vault, (p for p in paths if not is_index_file(rel(vault, p))))
-    count = 0
-    for note in notes:
-        if note.rel == drop.rel and drop.block is None:
-            continue  # DROP's own file goes to .trash/
-        edits: list[tuple[int, int, str]] = []
-        for link in extract_links(note):
-            if resolver.resolve(link.target, note.rel).resolved != drop.rel:
-                continue
-            if drop.block is not None and link.subpath.casefold() != drop.target.casefold():
-                continue
-            edits.append((link.line, link.col, link.raw))
-        if not edits:
-            continue
-        source = read_source(note.path, note.rel)
-        if source.text != note.text:
-            raise GateRefused(f"{note.rel} changed while the merge was planned; try again")
-        text = source.text
-        for number, col, raw in sorted(edits, reverse=True):  # right to left within a line
-            line = split_lines(text)[number - 1].rstrip("\r\n")
-            line = line[: col - 1] + _relinked(raw, keep, drop) + line[col - 1 + len(raw) :]
-            text = replace_line(text, number, line)
-        texts[note.rel] = (source, text)
-        count += len(edits)
-    return count
-
-
-def _relinked(raw: str, keep: Side, drop: Side) -> str:
-    """``[[drop#sub\\|alias]]`` -> ``[[keep#sub\\|alias]]``, embed mark and alias kept."""
-    bang = "!" if raw.startswith("!") else ""
-    inner = raw[len(bang) + 2 : -2]
-    bar = inner.find("|")
-    head, tail = (inner, "") if bar == -1 else (inner[:bar], inner[bar:])
-    escape = "\\" if head.endswith("\\") else ""  # a link inside a table writes \|
-    mark, sub = head.removesuffix("\\").partition("#")[1:]
-    target = keep.link if drop.block is not None else keep.link + mark + sub
-    return f"{bang}[[{target}{escape}{tail}]]"
-
-
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
     found = [b for b in parse_blocks(path, relative, text) if b.name == name]
     if len(found) != 1:
@@ -199,7 +154,8 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
     """
     keep, drop = _sides(vault, decision)
     texts: dict[str, tuple[Source, str]] = {}
-    links = _rewrite_links(vault, keep, drop, texts)
+    drop_block = drop.target if drop.block is not None else None
+    links = rewrite_links(vault, drop.rel, drop_block, keep.link, texts)
 
     def current(relative: str) -> tuple[Source, str]:
         if relative in texts:
@@ -288,7 +244,7 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         original = f"orig-{n}.bin"
         atomic_write(folder / original, _bytes(source, source.text))
         after = _bytes(source, text)
-        edits.append({"path": relative, "original": original, "after": _digest(after)})
+        edits.append({"path": relative, "original": original, "after": digest(after)})
     meta = {
         "id": trash_id,
         "kind": "merge",
@@ -308,45 +264,3 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     if found.drop.block is None:
         os.replace(resolve_inside(vault, found.drop.rel), folder / content)
     return rel(vault, folder)
-
-
-def _digest(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def unmerge(
-    vault: Path, decision: Decision, meta: dict[str, Any], folder: Path, dry_run: bool
-) -> Outcome:
-    """``restore <id>`` of a merge: every edited file's original bytes, and DROP's file."""
-    edits = meta.get("edits")
-    if not isinstance(edits, list):
-        raise GateRefused(f"{rel(vault, folder)}: not a merge record")
-    plan_back: list[tuple[Path, bytes]] = []
-    for item in edits:
-        path = resolve_inside(vault, str(item["path"]))
-        original = folder / str(item["original"])
-        now = path.read_bytes() if path.is_file() else b""
-        if _digest(now) != item.get("after"):
-            raise GateRefused(
-                f"{item['path']} changed since the merge; nothing restored (its original "
-                f"is {rel(vault, original)})"
-            )
-        plan_back.append((path, original.read_bytes()))
-    drop_file = meta.get("drop_kind") == "file"
-    target = resolve_inside(vault, meta["source"])
-    if drop_file and target.exists():
-        raise GateRefused(f"{meta['source']}: exists again; restoring would overwrite it")
-    how = f"un-merged {meta.get('name')} from {meta.get('keep')}: {len(plan_back)} file(s) back"
-    if not dry_run:
-        for path, data in plan_back:
-            atomic_write(path, data)
-        if drop_file:
-            os.replace(folder / meta["content"], target)
-        shutil.rmtree(folder)
-    return Outcome(
-        "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],
-        extra={"kind": "merge", "name": meta.get("name"), "keep": meta.get("keep")},
-        dry_run=dry_run,
-    )  # fmt: skip

@@ -177,7 +177,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         if not dry_run:
             check_index(vault)
         if meta.get("kind") == "merge":
-            from vaultkeeper.apply.merge import unmerge  # merge builds on this module
+            from vaultkeeper.apply.unmerge import unmerge  # merge builds on this module
 
             outcome = unmerge(vault, decision, meta, folder, dry_run)
         else:

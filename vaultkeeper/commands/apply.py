@@ -133,12 +133,7 @@ def apply_prune(
 @click.argument("path")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
-@click.option(
-    "--reopen",
-    "result",
-    flag_value="reopen",
-    help="A stale active lesson: back to held_out with a fresh holdout_until.",
-)
+@click.option("--reopen", "result", flag_value="reopen", help="A stale active lesson: held_out.")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -177,11 +172,9 @@ def apply_revalidate(
 
     if result is None:
         raise UsageError("revalidate needs --pass, --fail or --reopen")
-    if result == "reopen":  # the stale-lesson move: active -> held_out
-        days = holdout_days_from_env(os.environ)
-        decision = Decision("revalidate", path, evidence, reopen_days=days, expect_hash=expect_hash)
-        decide(ctx, decision, dry_run, as_json)
-    decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
+    days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
+    outcome = None if days is not None else result
+    decision = Decision("revalidate", path, evidence, outcome, expect_hash, reopen_days=days)
     decide(ctx, decision, dry_run, as_json)
 
 
@@ -227,11 +220,9 @@ def apply_merge(
 ) -> NoReturn:
     """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
 
-    Blocks add their success counts and keep the later last used. DROP's text goes
-    under KEEP (a "Merged from DROP" part), every link to DROP across the vault is
-    rewritten to KEEP (one line per link), and DROP moves to .trash/ with the
-    original of every file the merge edited: `vaultkeeper restore ID` undoes all
-    of it. Never automatic; journaled. The report lists possible duplicates.
+    Counts add up, the later last used stays, DROP's text goes under KEEP, links to
+    DROP are rewritten to KEEP, and DROP moves to .trash/: `vaultkeeper restore ID`
+    undoes all of it. The report lists possible duplicates.
 
     \b
     Example:
