@@ -22,10 +22,10 @@ from vaultkeeper.apply.decision import (
     outcome_for,
     worst_exit,
 )
-from vaultkeeper.apply.gate import entry_path, looks_like_path
+from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
-from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
@@ -42,7 +42,12 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     if looks_like_path(decision.target):
         target = rel(vault, entry_path(vault, decision.target))
     else:
-        target = find_block(vault, decision.target).name
+        try:
+            target = find_block(vault, decision.target).name
+        except NotFoundError:  # not a pattern: a held-out entry, by the name the scan lists
+            if not entries_named(vault, decision.target):
+                raise
+            target = rel(vault, find_entry(vault, decision.target))
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
