@@ -116,10 +116,7 @@ def hooks_install(
         path = _host_file(target, settings_file, hooks_file)
         _echo_change(hostfiles.install(target, path, vault, program), as_json)
         if target == "codex" and not as_json:
-            click.echo(
-                "  note: Codex runs hooks only with `codex_hooks = true` under [features] in "
-                "~/.codex/config.toml, and asks you to trust new hooks (/hooks)"
-            )
+            click.echo(f"  {hostfiles.CODEX_NOTE}")
         return
     _host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:
