@@ -148,6 +148,20 @@ def test_batch_updates_every_decision(vault: Path) -> None:
     assert data["summary"] == {"prune": 2, "promote": 0, "held_out": 0}
 
 
+def test_use_moves_a_block_between_lists(vault: Path, runner: CliRunner) -> None:
+    # gamma: count 0, idle -> prune; one use makes it count 1, used today: no list
+    assert vk(runner, vault, "use", "gamma").exit_code == 0
+    data = saved(vault)
+    assert [c["name"] for c in data["prune"]] == ["beta"]
+    assert data["summary"] == {"prune": 1, "promote": 1, "held_out": 1}
+    # beta used twice: count 2 -> promote eligible, listed in registry order
+    vk(runner, vault, "use", "beta")
+    vk(runner, vault, "use", "beta")
+    data = saved(vault)
+    assert [c["name"] for c in data["promote"]] == ["alpha", "beta"]
+    assert data["prune"] == [] and data["promote"][1]["count"] == 2
+
+
 def test_dry_runs_and_refusals_leave_the_report_alone(vault: Path, runner: CliRunner) -> None:
     before = report_path(vault).read_bytes()
     vk(runner, vault, "apply", "promote", "alpha", "--evidence", "nope", "--dry-run")

@@ -91,27 +91,25 @@ def _insert(
     items[at:at] = sorted(new, key=lambda c: c.line)
 
 
-def updated(vault: Path, report: Report, outcomes: Iterable[Outcome], now: dt.datetime) -> Report:
-    """``report`` with the candidates of every file the outcomes touched made true again."""
+def updated(
+    vault: Path,
+    report: Report,
+    outcomes: Iterable[Outcome],
+    now: dt.datetime,
+    paths: Iterable[str] = (),
+) -> Report:
+    """``report`` with the candidates of every file the outcomes (and ``paths``) touched
+    made true again."""
     today = report.generated_at.date()  # the rest of the report is as of its scan
     lists = {kind: list(items) for kind, items in report.lists().items()}
     problems = list(report.problems)
+    for path in sorted(set(paths)):
+        problems = _refresh(vault, lists, problems, path, today)
     for outcome in outcomes:
         if outcome.dry_run or outcome.outcome == DEFER:
             continue
         for path in sorted(_touched(lists, outcome)):
-            fresh = _reclassify(vault, path, today)
-            found, found_problems = fresh if fresh is not None else ([], [])
-            for kind in KINDS:
-                old = lists[kind]
-                kept = {(c.name, c.hash): c.handled for c in old if c.path == path and c.handled}
-                mine = [
-                    replace(c, handled=kept.get((c.name, c.hash))) for c in found if c.kind == kind
-                ]
-                lists[kind] = [c for c in old if c.path != path]
-                _insert(lists[kind], old, mine, path)
-            if fresh is not None:
-                problems = [p for p in problems if p.path != path] + found_problems
+            problems = _refresh(vault, lists, problems, path, today)
         note = mark(outcome, now.date())
         if note is not None:
             for kind in KINDS:
@@ -128,6 +126,27 @@ def updated(vault: Path, report: Report, outcomes: Iterable[Outcome], now: dt.da
     )
 
 
+def _refresh(
+    vault: Path,
+    lists: dict[str, list[Candidate]],
+    problems: list[Problem],
+    path: str,
+    today: dt.date,
+) -> list[Problem]:
+    """Replace ``path``'s candidates in ``lists`` (and its problems) with what it holds now."""
+    fresh = _reclassify(vault, path, today)
+    found, found_problems = fresh if fresh is not None else ([], [])
+    for kind in KINDS:
+        old = lists[kind]
+        kept = {(c.name, c.hash): c.handled for c in old if c.path == path and c.handled}
+        mine = [replace(c, handled=kept.get((c.name, c.hash))) for c in found if c.kind == kind]
+        lists[kind] = [c for c in old if c.path != path]
+        _insert(lists[kind], old, mine, path)
+    if fresh is None:
+        return problems
+    return [p for p in problems if p.path != path] + found_problems
+
+
 def _names(c: Candidate, target: str) -> bool:
     """Does a decision's target (a block's name, or a file's path) mean this candidate?"""
     if looks_like_path(target):
@@ -135,13 +154,18 @@ def _names(c: Candidate, target: str) -> bool:
     return c.kind != HELD_OUT and c.name == target
 
 
-def resync(vault: Path, outcomes: Sequence[Outcome], now: dt.datetime) -> str | None:
+def resync(
+    vault: Path, outcomes: Sequence[Outcome], now: dt.datetime, *, paths: Iterable[str] = ()
+) -> str | None:
     """Bring the saved report up to date with ``outcomes``; None, or why it could not be.
 
-    No saved report (no scan yet, or one vaultkeeper cannot read) is left as it is: there
-    is nothing to keep true, and ``report`` already says why.
+    ``paths`` (vault-relative) are files changed otherwise, e.g. a registry file whose
+    counts ``use`` or an ingest of uses moved. No saved report (no scan yet, or one
+    vaultkeeper cannot read) is left as it is: there is nothing to keep true, and
+    ``report`` already says why.
     """
-    if all(o.dry_run or o.outcome == DEFER for o in outcomes):
+    paths = tuple(paths)
+    if not paths and all(o.dry_run or o.outcome == DEFER for o in outcomes):
         return None
     where = f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}"
     try:
@@ -149,7 +173,7 @@ def resync(vault: Path, outcomes: Sequence[Outcome], now: dt.datetime) -> str | 
             saved = load_report(vault).report
             if saved is None:
                 return None
-            fresh = updated(vault, saved, outcomes, now)
+            fresh = updated(vault, saved, outcomes, now, paths)
             if fresh != saved:
                 utc = now.astimezone(dt.timezone.utc).replace(microsecond=0)
                 save_report(vault, replace(fresh, updated_at=utc))

@@ -110,7 +110,8 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
     """
     from vaultkeeper.use import record_use
 
-    result = record_use(vault_path(ctx), name, now_utc().date())
+    now = now_utc()
+    result = record_use(vault_path(ctx), name, now.date(), now)
     if as_json:
         print_json(result.__dict__)
         return
@@ -118,3 +119,5 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
         f"{result.name}: success count {result.count_before} -> {result.count_after}, "
         f"last used {result.last_used} ({result.path})"
     )
+    if result.note:
+        click.echo(f"vaultkeeper: note: {result.note}", err=True)
