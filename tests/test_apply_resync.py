@@ -109,6 +109,27 @@ def test_prune_then_restore_brings_the_candidate_back(vault: Path) -> None:
     assert again["summary"] == first["summary"]
 
 
+def test_promote_of_a_block_the_report_missed_still_moves_the_lines(vault: Path) -> None:
+    # a fourth block counted up by hand after the scan: not in the report, above beta
+    registry = vault / "patterns/registry.md"
+    text = registry.read_text()
+    extra = "### delta\nDelta.\n\n**success count:** 5\n**last used:** 2025-11-01\n\n"
+    registry.write_text(text.replace("### beta", extra + "### beta"))
+    done = apply_decision(vault, Decision("promote", "delta", "projects/api/notes.md:4"), NOW)
+    assert done.outcome == "act", done.reason
+    prune = {c["name"]: c["line"] for c in saved(vault)["prune"]}
+    assert prune == {"beta": heading_line(vault, "beta"), "gamma": heading_line(vault, "gamma")}
+
+
+def test_pruning_and_restoring_a_memory_file(vault: Path) -> None:
+    done = apply_decision(vault, Decision("prune", MEMORY), NOW, confirm=lambda plan: True)
+    assert done.outcome == "act"
+    assert saved(vault)["held_out"] == []
+    apply_decision(vault, Decision("restore", done.id or ""), NOW)
+    [back] = saved(vault)["held_out"]
+    assert (back["path"], back["name"], back["line"]) == (MEMORY, "flaky", 8)
+
+
 def test_skip_and_a_queued_prune_are_marked_not_dropped(vault: Path, runner: CliRunner) -> None:
     skipped = vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly")
     assert skipped.exit_code == 0
