@@ -25,15 +25,6 @@ from vaultkeeper.fsio import atomic_write
 from vaultkeeper.templates import data_dir
 
 HOSTS = ("claude-code", "codex")
-# After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
-# user must know. Hooks are on by default; `[features] hooks = false` turns them off and
-# `codex_hooks` is the deprecated alias of that key; a new command hook runs only once
-# it has been reviewed and trusted.
-CODEX_NOTE = (
-    "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
-    "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
-    "only once you have reviewed and trusted it: open /hooks in Codex"
-)
 _SESSION_END_TIMEOUT = {
     "claude-code": config.CLAUDE_SESSION_END_TIMEOUT,
     "codex": config.CODEX_SESSION_END_TIMEOUT,
