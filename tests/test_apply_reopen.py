@@ -94,3 +94,28 @@ def test_merge_on_the_command_line_then_restore(sample: Path, runner: CliRunner)
 def test_merge_needs_two_names_and_evidence(sample: Path, runner: CliRunner) -> None:
     code, _, err = run(runner, sample, "apply", "merge", "pin-test-clock", "--evidence", "u")
     assert code == 2 and "missing argument DROP" in err
+
+
+def test_the_saved_report_follows_merge_reopen_and_restore(sample: Path, runner: CliRunner) -> None:
+    from vaultkeeper.report import load_report
+
+    def saved() -> tuple[list[tuple[str, str]], list[str]]:
+        report = load_report(sample).report
+        assert report is not None
+        pairs = [(p.target("a"), p.target("b")) for p in report.duplicates]
+        return pairs, [s.path for s in report.stale]
+
+    assert run(runner, sample, "scan", "--force")[0] == 0
+    assert saved() == ([("pin-test-clock", "pin-the-clock-in-tests")], [STALE])
+    code, out, _ = run(
+        runner, sample, "apply", "merge", "pin-test-clock", "pin-the-clock-in-tests",
+        "--evidence", "https://x.org/pr/9", "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    code, _, _ = run(
+        runner, sample, "apply", "revalidate", STALE, "--reopen", "--evidence", "https://x.org/1"
+    )
+    assert code == 0
+    assert saved() == ([], [])  # no scan in between: the applies kept it true
+    assert run(runner, sample, "restore", json.loads(out)["id"])[0] == 0
+    assert saved() == ([("pin-test-clock", "pin-the-clock-in-tests")], [])

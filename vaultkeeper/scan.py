@@ -14,7 +14,7 @@ import gc
 import os
 import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any, NamedTuple
@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import Problem
+    from vaultkeeper.registry import BlockHead
     from vaultkeeper.report import Candidate, Report
 
 # The memory-file keys a held-out decision reads, and those only a candidate's line
@@ -158,11 +159,38 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def _classify(vault: Path, now: dt.datetime) -> Report:
-    from vaultkeeper.registry import BlockHead, block_hash, load_heads
-    from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
+    from vaultkeeper.registry import load_heads
+    from vaultkeeper.report import Report
 
     today = now.astimezone(dt.timezone.utc).date()
     heads, problems = load_heads(vault)
+    promote, prune = registry_candidates(heads, today, problems)
+    facts: list[MemoryFacts] = []
+    held_out = held_out_candidates(vault, today, problems, facts=facts)
+    from vaultkeeper.upkeep import upkeep
+
+    extra = upkeep(vault, today, heads, facts)
+    return Report(
+        vault=str(vault),
+        generated_at=now.astimezone(dt.timezone.utc),
+        promote=tuple(promote),
+        prune=tuple(prune),
+        held_out=tuple(held_out),
+        problems=tuple(problems),
+        duplicates=extra.duplicates,
+        stale=extra.stale,
+        skills_unused=extra.skills_unused,
+    )
+
+
+def registry_candidates(
+    heads: Iterable[BlockHead], today: dt.date, problems: list[Problem]
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Promote and prune candidates among ``heads`` (the whole registry, or the one file
+    an apply changed); unreadable blocks go to ``problems``."""
+    from vaultkeeper.registry import block_hash
+    from vaultkeeper.report import PROMOTE, PRUNE, Candidate
+
     promote: list[Candidate] = []
     prune: list[Candidate] = []
     seen: dict[str, BlockHead] = {}
@@ -201,22 +229,7 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
             idle_days=idle,
         )
         (promote if kind == PROMOTE else prune).append(found)
-    facts: list[MemoryFacts] = []
-    held_out = _held_out(vault, today, problems, facts)
-    from vaultkeeper.upkeep import upkeep
-
-    extra = upkeep(vault, today, heads, facts)
-    return Report(
-        vault=str(vault),
-        generated_at=now.astimezone(dt.timezone.utc),
-        promote=tuple(promote),
-        prune=tuple(prune),
-        held_out=tuple(held_out),
-        problems=tuple(problems),
-        duplicates=extra.duplicates,
-        stale=extra.stale,
-        skills_unused=extra.skills_unused,
-    )
+    return promote, prune
 
 
 def _problem(path: str, line: int | None, reason: str) -> Problem:
@@ -225,11 +238,18 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     return Problem(path, line, reason)
 
 
-def _held_out(
-    vault: Path, today: dt.date, problems: list[Problem], facts: list[MemoryFacts]
+def held_out_candidates(
+    vault: Path,
+    today: dt.date,
+    problems: list[Problem],
+    paths: Iterable[str] | None = None,
+    facts: list[MemoryFacts] | None = None,
 ) -> list[Candidate]:
     """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
-    every readable entry's keys for the duplicates and decay passes to ``facts``.
+    with ``facts`` every readable entry's keys for the duplicates and decay passes.
+
+    ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
+    re-checks the one it changed.
 
     Most frontmatter is read without YAML (quickmeta), and only the keys a decision
     needs; the rest, and every file it is unsure of, goes through the model's YAML
@@ -257,14 +277,15 @@ def _held_out(
 
     out: list[Candidate] = []
     dates: dict[str, dt.date | None] = {}
+    wanted = _DECIDE if facts is None else _FACTS
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
-    for path in memory_files(vault):
+    for path in memory_files(vault) if paths is None else paths:
         where = path[cut:]
         try:
             text = decode(read_regular(path))
             # quickmeta answers only for a block YAML reads the same way, so reading the
             # deciding keys now and the others later gives what one YAML parse gives
-            front = read_front(text, _FACTS)
+            front = read_front(text, wanted)
             if front is not None:
                 meta, lines, yaml_text = front
                 fast = True
@@ -273,11 +294,12 @@ def _held_out(
                 if found is None:
                     continue  # no frontmatter: not an entry
                 yaml_text = found
-                quick = read_keys(yaml_text, _FACTS)
+                quick = read_keys(yaml_text, wanted)
                 fast = quick is not None
                 meta, lines = quick if quick is not None else yaml_keys(path, where, text)
             raw, status = meta.get("holdout_until"), meta.get("status")
-            facts.append(_facts(where, meta))
+            if facts is not None:
+                facts.append(_facts(where, meta))
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
             line = lines.get("holdout_until", 1)

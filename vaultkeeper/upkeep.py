@@ -74,16 +74,19 @@ def upkeep(
 ) -> Upkeep:
     """The three extra sections, from the scanner's block heads and memory-file keys."""
     usage = load_usage(vault) if usage is None else usage
-    promoted = [
+    return Upkeep(
+        duplicates=tuple(find_pairs(duplicate_items(heads, facts))),
+        stale=tuple(stale_entries(facts, usage, today)),
+        skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
+    )
+
+
+def promoted(heads: Iterable[BlockHead]) -> list[PromotedBlock]:
+    return [
         PromotedBlock(h.name, h.rel, h.line, h.promoted, h.last_used)
         for h in heads
         if h.promoted is not None
     ]
-    return Upkeep(
-        duplicates=tuple(find_pairs(duplicate_items(heads, facts))),
-        stale=tuple(stale_entries(facts, usage, today)),
-        skills_unused=tuple(unused_skills(promoted, usage, today)),
-    )
 
 
 def to_dict(report: Sections) -> dict[str, Any]:

@@ -214,7 +214,7 @@ def merge(
                 f"(undo: `vaultkeeper restore {trash_id}`)",
                 evidence=receipt, id=trash_id,
                 extra={"drop": found.drop.target, "trash": where, "links": found.links,
-                       "files": sorted(found.texts)},
+                       "files": sorted(found.texts), "source": found.drop.rel},
             ))  # fmt: skip
     except NotFoundError:
         done = journal.last_act(

@@ -54,6 +54,7 @@ def unmerge(
         shutil.rmtree(folder)
     return Outcome(
         "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],
-        extra={"kind": "merge", "name": meta.get("name"), "keep": meta.get("keep")},
+        extra={"kind": "merge", "name": meta.get("name"), "keep": meta.get("keep"),
+               "files": [str(item["path"]) for item in edits]},
         dry_run=dry_run,
     )  # fmt: skip

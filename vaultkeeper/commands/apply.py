@@ -130,7 +130,7 @@ def apply_prune(
 
 
 @apply_group.command("revalidate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
 @click.option("--reopen", "result", flag_value="reopen", help="A stale active lesson: held_out.")
@@ -148,19 +148,23 @@ def apply_revalidate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Record the re-check of held-out entry PATH against its falsification_condition.
+    """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
-    Pass: status active and the receipt joins provenance. Fail: status archived;
-    for a validated-override entry a fail becomes an ask for a person (exit 3).
-    A re-check before holdout_until is deferred (exit 1); only held_out entries
+    NAME is the name the scan lists (the frontmatter name, else the file name);
+    a name two entries share is refused, naming both paths. Pass: status active
+    and the receipt joins provenance. Fail: status archived; for a
+    validated-override entry a fail becomes an ask for a person (exit 3). A
+    re-check before holdout_until is deferred (exit 1); only held_out entries
     are re-validated. --reopen takes a stale active entry (the report's "stale:
     re-validate") back to held_out, holdout_until today + $VAULTKEEPER_HOLDOUT_DAYS
     (default 7), so the next re-check decides whether it is still true.
 
     \b
     Example:
-      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --pass \\
+      vaultkeeper apply revalidate flaky-ci-retries --pass \\
           --evidence projects/api/research/ci-failure-survey.md:9
+      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --fail \\
+          --evidence https://ci.example/run/77
       vaultkeeper apply revalidate projects/api/memory/paginate-with-cursors.md \\
           --reopen --evidence https://github.com/acme/api/issues/77
     """
@@ -179,7 +183,7 @@ def apply_revalidate(
 
 
 @apply_group.command("reactivate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -193,13 +197,15 @@ def apply_reactivate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Bring archived entry PATH back to active on new evidence (receipt joins provenance).
+    """Bring archived entry NAME (or PATH) back to active on new evidence.
 
-    An inferred lesson is refused: it becomes active only through a passed hold-out.
+    Whatever its label (the spec: archived -> active on new evidence); the
+    receipt joins provenance as that evidence. NAME is resolved as for
+    revalidate.
 
     \b
     Example:
-      vaultkeeper apply reactivate projects/web/memory/old-webpack-config.md \\
+      vaultkeeper apply reactivate old-webpack-config \\
           --evidence https://github.com/acme/web/pull/812
     """
     from vaultkeeper.apply.decision import Decision
