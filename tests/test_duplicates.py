@@ -147,3 +147,12 @@ def test_with_common_words_the_result_is_every_pair_sharing_an_uncommon_word(
 def test_entries_without_words_and_an_empty_vault_give_no_pairs() -> None:
     assert find_pairs([]) == []
     assert find_pairs([Item("block", "x", "r.md", 1, "the a of --")] * 2) == []
+
+
+def test_a_text_holding_the_pass_separator_is_still_one_text() -> None:
+    items = [
+        Item("block", "a", "r.md", 1, "alpha\x01beta gamma"),
+        Item("block", "b", "r.md", 2, "alpha beta gamma"),
+    ]
+    [pair] = find_pairs(items)
+    assert (pair.a_name, pair.b_name, pair.similarity) == ("a", "b", 1.0)

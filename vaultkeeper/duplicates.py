@@ -45,6 +45,7 @@ MEMORY = "memory"
 _IES = re.compile(r"^([a-z0-9]{2,})ies$", re.M)
 _PLURAL = re.compile(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
 _ING_ED = re.compile(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
+_SUFFIXES = ("s", "ed", "ing")  # a word ending otherwise is its own stem
 
 
 def _stem_lines(text: str) -> str:
@@ -56,33 +57,41 @@ def stem(word: str) -> str:
     return _stem_lines(word)
 
 
-_STOP = "-"  # what a stop word normalises to (no word is "-"); dropped from every set
+_SEP = "\x01"  # between two texts of a pass; no word holds it
+_TOKEN = re.compile(r"[a-z0-9]+|\x01")
 
 
 class Vocabulary:
-    """Raw word -> its normalised form, worked out once per distinct word.
+    """Raw word -> its normalised form ("" for a stop word), worked out once per word.
 
-    Each text is mapped by C-level calls only (findall, map), and the distinct new
-    words of a whole pass are stemmed together, so no Python code runs per word.
+    A whole pass is tokenised at once: the texts joined, one findall, one map through
+    the table, joined again and split back per text, so no Python code runs per word
+    and only two C calls per text (split, set). The distinct new words are stemmed
+    together.
     """
 
     def __init__(self) -> None:
-        self.norms: dict[str, str] = {}
+        self.norms: dict[str, str] = {_SEP: _SEP}
 
     def sets(self, texts: Iterable[str]) -> list[set[str]]:
         """Each text's normalised word set."""
-        found = [_WORD.findall(text.lower()) for text in texts]
-        new = list(set(chain.from_iterable(found)).difference(self.norms))
-        if new:  # "".split("\n") would give one empty word
-            self.norms.update(zip(new, _stem_lines("\n".join(new)).split("\n"), strict=True))
-        self.norms.update((w, _STOP) for w in STOP_WORDS.intersection(new))
-        get = self.norms.__getitem__
-        out = []
-        for raw in found:
-            normalised = set(map(get, raw))
-            normalised.discard(_STOP)
-            out.append(normalised)
-        return out
+        texts = list(texts)
+        if not texts:
+            return []
+        joined = _SEP.join(texts)
+        if joined.count(_SEP) != len(texts) - 1:  # a text holding the separator itself
+            joined = _SEP.join(text.replace(_SEP, " ") for text in texts)
+        tokens = _TOKEN.findall(joined.lower())
+        new = set(tokens).difference(self.norms)
+        self.norms.update(zip(new, new, strict=True))
+        # only words with a suffix the stemmer cuts go through it (names such as b123 don't)
+        cut = [w for w in new if w.endswith(_SUFFIXES)]
+        if cut:  # "".split("\n") would give one empty word
+            self.norms.update(zip(cut, _stem_lines("\n".join(cut)).split("\n"), strict=True))
+        self.norms.update((w, "") for w in STOP_WORDS.intersection(new))
+        # stop words map to "", which split() drops; each text's words, space-separated
+        chunks = " ".join(map(self.norms.__getitem__, tokens)).split(_SEP)
+        return [set(chunk.split()) for chunk in chunks]
 
 
 def words(text: str) -> frozenset[str]:
