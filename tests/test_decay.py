@@ -152,3 +152,18 @@ def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> 
     # a report saved before these sections existed still loads
     old = {k: v for k, v in report.to_dict().items() if k not in ("duplicates", "stale")}
     assert from_dict(old).duplicates == ()
+
+
+def test_the_brief_names_each_extra_section_with_its_command() -> None:
+    from vaultkeeper.report import render_brief
+
+    brief = render_brief(classify(SAMPLE_VAULT, NOW), NOW)
+    assert (
+        "apply merge KEEP DROP --evidence RECEIPT\n- pin-test-clock ~ pin-the-clock-in-tests (0.83)"
+        in brief
+    )
+    assert (
+        "apply revalidate PATH --reopen --evidence RECEIPT\n"
+        "- projects/api/memory/paginate-with-cursors.md: last seen 2025-03-01 "
+        "(holdout_until, 640 days ago)"
+    ) in brief

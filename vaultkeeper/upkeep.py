@@ -115,6 +115,11 @@ def text_lines(report: Sections) -> list[str]:
     ]
 
 
+def _flat(lines: Iterable[str]) -> list[str]:
+    """One line each, whatever a name read from a file holds (no forged brief lines)."""
+    return [" ".join(line.split())[:300] for line in lines]
+
+
 def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
     """(intro, item lines) for the brief, in the shape report._brief_sections uses."""
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
@@ -126,10 +131,10 @@ def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
                 f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
                 "counts add up, links follow, the dropped one goes to .trash/:\n"
                 f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
-                [
+                _flat(
                     f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})"
                     for p in report.duplicates
-                ],
+                ),
             )
         )
     if report.stale:
@@ -138,7 +143,7 @@ def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
                 f"Stale: re-validate (active, not cited or read for {config.STALE_DAYS} days). "
                 "Re-open the hold-out so the next re-check decides whether it is still true:\n"
                 f"  {vk} apply revalidate PATH --reopen --evidence RECEIPT",
-                [f"- {s.path}: {s.line_text().split(' -- ')[1]}" for s in report.stale],
+                _flat(f"- {s.path}: {s.line_text().split(' -- ')[1]}" for s in report.stale),
             )
         )
     if report.skills_unused:
@@ -146,7 +151,9 @@ def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
             (
                 f"Skills unused (promoted, not invoked for {config.SKILL_UNUSED_DAYS} days). "
                 "A person decides whether to keep them; vaultkeeper never edits a skill:",
-                [f"- {s.name}: {s.line_text().split(' -- ')[1]}" for s in report.skills_unused],
+                _flat(
+                    f"- {s.name}: {s.line_text().split(' -- ')[1]}" for s in report.skills_unused
+                ),
             )
         )
     return out
