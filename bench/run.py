@@ -109,6 +109,12 @@ WHY = {
         "a decision needs (about 5 us per registry block, 7 us per memory file on top "
         'of reading it). See "Where the time goes".'
     ),
+    "duplicates pass / the scan's own time, 50k entries": (
+        "the pass tokenises every entry's name and description (about 13 words each, "
+        "one findall over the whole pass, a table lookup per word, a set per entry) and "
+        "joins the sets by prefix filter; CPython costs about 8-10 us per entry for "
+        "that, against about 17 us per entry for the whole rest of the scan"
+    ),
 }
 
 
