@@ -167,3 +167,24 @@ def test_the_brief_names_each_extra_section_with_its_command() -> None:
         "- projects/api/memory/paginate-with-cursors.md: last seen 2025-03-01 "
         "(holdout_until, 640 days ago)"
     ) in brief
+
+
+def test_a_passed_re_check_dates_the_lesson_fresh(make_vault) -> None:
+    from vaultkeeper.apply.batch import apply_decision
+    from vaultkeeper.apply.decision import Decision
+
+    path = "projects/p/memory/m.md"
+    vault = make_vault(
+        {
+            path: (
+                "---\nname: m\ndescription: d\ntype: memory\nstatus: held_out\nlabel: rule\n"
+                'holdout_until: "2025-01-01"\nprovenance: []\n---\nbody\n'
+            )
+        }
+    )
+    done = apply_decision(vault, Decision("revalidate", path, "https://x.org/1", "pass"), NOW)
+    assert done.outcome == "act", done.reason
+    assert classify(vault, NOW).stale == ()  # re-checked today, though its dates are old
+    later = NOW + dt.timedelta(days=config.STALE_DAYS + 1)
+    [line] = [s.line_text() for s in classify(vault, later).stale]
+    assert "(re-checked, 181 days ago)" in line

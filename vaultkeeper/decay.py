@@ -3,10 +3,11 @@
 An active memory entry is "stale: re-validate" when the latest of these is more than
 ``config.STALE_DAYS`` days ago: the last time a session cited or read it (the usage log
 ``state/uses.jsonl`` that ``ingest`` and MCP write, read through vaultkeeper.uses), its
-``last_validated`` date, the latest ISO date inside a ``provenance`` receipt, and its
-``holdout_until`` (an active entry passed that hold-out). With none of these, it is stale
-only when the usage log itself goes back further than the window and never names it;
-otherwise nothing dates it.
+``last_validated`` date, the last decision that made it active (a passed re-check or a
+reactivation, from ``state/journal.jsonl``), the latest ISO date inside a
+``provenance`` receipt, and its ``holdout_until`` (an active entry passed that
+hold-out). With none of these, it is stale only when the usage log itself goes back
+further than the window and never names it; otherwise nothing dates it.
 
 A promoted registry block (a skill) is "skill unused" when neither the log's last
 invocation, nor its ``last used`` line, nor its promotion date is within
@@ -17,9 +18,10 @@ vaultkeeper never edits or deletes a skill on its own.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,6 +37,7 @@ class Usage:
 
     last_seen: Mapping[str, dt.date]
     since: dt.date | None  # the earliest event's date; None without a log
+    validated: Mapping[str, dt.date] = field(default_factory=dict)  # the journal's re-checks
 
 
 NO_USAGE = Usage({}, None)
@@ -47,12 +50,38 @@ def load_usage(vault: Path) -> Usage:
     """
     from vaultkeeper import uses
 
+    validated = validated_on(vault)
     try:
         seen = uses.last_seen(vault)
         first = next(uses.read_events(vault), None)
     except OSError:  # an unreadable log: decay from the entries' own dates
-        return NO_USAGE
-    return Usage(seen, None if first is None else first.date)
+        return Usage({}, None, validated)
+    return Usage(seen, None if first is None else first.date, validated)
+
+
+def validated_on(vault: Path) -> dict[str, dt.date]:
+    """Memory path -> the last day the journal shows it made active by a decision (a
+    passed re-check, a reactivation): a validation as real as a ``last_validated`` key.
+
+    Only lines naming such a move are parsed; a line that can't be read is skipped.
+    """
+    out: dict[str, dt.date] = {}
+    try:
+        fh = open(vault / config.STATE_DIR / config.JOURNAL_FILE, "rb")  # noqa: SIM115
+    except OSError:
+        return out
+    with fh:
+        for raw in fh:
+            if b'"to": "active"' not in raw or b'"outcome": "act"' not in raw:
+                continue
+            try:
+                record = json.loads(raw)
+                path, day = str(record["path"]), parse_date(str(record["ts"])[:10])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if day is not None and (path not in out or out[path] < day):
+                out[path] = day
+    return out
 
 
 class MemoryFacts(NamedTuple):
@@ -158,6 +187,7 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
             [
                 (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
                 (parse_date(f.last_validated), "last_validated"),
+                (usage.validated.get(f.rel), "re-checked"),
                 (_provenance_date(f.provenance), "provenance"),
                 (parse_date(f.holdout_until), "holdout_until"),
             ]
