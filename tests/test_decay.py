@@ -188,3 +188,21 @@ def test_a_passed_re_check_dates_the_lesson_fresh(make_vault) -> None:
     later = NOW + dt.timedelta(days=config.STALE_DAYS + 1)
     [line] = [s.line_text() for s in classify(vault, later).stale]
     assert "(re-checked, 181 days ago)" in line
+
+
+def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_vault) -> None:
+    from vaultkeeper.report import render_brief
+
+    vault = make_vault(
+        {
+            "projects/p/memory/m.md": (
+                "---\nname: m\ndescription: d\ntype: memory\nstatus: active\nlabel: rule\n"
+                'holdout_until: "2020-01-01"\n---\nbody\n'
+            )
+        }
+    )
+    brief = render_brief(classify(vault, NOW), NOW)
+    assert "- projects/p/memory/m.md: last seen 2020-01-01" in brief
+    assert "Nothing is waiting." not in brief
+    # where the spec's lists need the room, the extra sections give way
+    assert "last seen 2020-01-01" not in render_brief(classify(vault, NOW), NOW, limit=400)

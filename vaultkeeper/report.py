@@ -299,8 +299,7 @@ def _brief_sections(
                 line = line[: _ITEM_MAX - 3] + "..."
             lines.append(line)
         out.append((intros[kind], lines))
-    extra: list[tuple[str, list[str]]] = _upkeep().brief_sections(report)
-    return out + extra
+    return out
 
 
 def render_brief(
@@ -359,6 +358,13 @@ def render_brief(
         out.extend(["", intro, *kept[i]])
         if len(kept[i]) < len(items):
             out.append(more.format(len(items) - len(kept[i]), vk))
+    # issue 13's sections (duplicates, stale lessons, unused skills) come after the spec's
+    # lists and only whole, where they fit: they never take the lists' room
+    extra = [x for intro, items in _upkeep().brief_sections(report) for x in ("", intro, *items)]
+    skip = [f"Leaving one alone is recorded with: {vk} apply skip NAME --reason TEXT"]
+    with_extra = "\n".join([*out, *extra, "", *(tail if sections else skip)]) + "\n"
     out.extend(["", *tail])
     text = "\n".join(out) + "\n"
+    if extra and len(with_extra) <= limit:
+        text = with_extra
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
