@@ -76,6 +76,19 @@ def _heading_name(rest: str) -> str | None:
     return body.lstrip(" \t")
 
 
+def first_paragraph(text: str) -> str:
+    """The first run of prose lines in ``text`` (a block's lines after its heading), on
+    one line: leading blank lines skipped, ended by a blank or a counter line."""
+    words: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip() or is_counter_line(line):
+            if words:
+                break
+            continue
+        words.append(line.strip())
+    return " ".join(words)
+
+
 def is_counter_line(line: str) -> bool:
     """True when ``line`` would be read as a block's count, last-used or promoted line."""
     return _counter_lines().match(line) is not None
@@ -252,14 +265,7 @@ class BlockHead:
         chunk = text[start : stop if end == -1 else end]
         if "**" not in chunk and "\r" not in chunk and chunk[:1] not in ("\n", ""):
             return chunk.replace("\n", " ").strip()  # the common case: no line to skip
-        words: list[str] = []
-        for line in text[start:stop].split("\n"):
-            if not line.strip() or is_counter_line(line):
-                if words:
-                    break
-                continue
-            words.append(line.strip())
-        return " ".join(words)
+        return first_paragraph(text[start:stop])
 
     def block(self) -> RegistryBlock:
         text = self.text()
