@@ -253,15 +253,10 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 def _lead(block: RegistryBlock) -> str:
     """The first paragraph of the first 400 characters after the heading line."""
+    from vaultkeeper.registry import first_paragraph
+
     after = block.text.split("\n", 1)[1] if "\n" in block.text else ""
-    words: list[str] = []
-    for line in after[:400].split("\n"):
-        if not line.strip() or is_counter_line(line):
-            if words:
-                break
-            continue
-        words.append(line.strip())
-    return " ".join(words)
+    return first_paragraph(after[:400])
 
 
 def _duplicates(blocks: list[RegistryBlock], notes: list[Any]) -> list[DuplicatePair]:
