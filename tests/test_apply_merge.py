@@ -214,3 +214,24 @@ def test_restore_refuses_when_keep_changed_since_and_restores_nothing(vault: Pat
     back = restore(vault, str(done.id))
     assert back.outcome == "defer" and "changed since the merge" in back.reason
     assert snapshot(vault) == changed
+
+
+def test_a_batch_merges_and_replaying_it_changes_nothing(vault: Path) -> None:
+    from vaultkeeper.apply.batch import run_batch
+
+    text = json.dumps(
+        [
+            {
+                "action": "merge",
+                "target": "pin-test-clock",
+                "drop": "pin-the-clock",
+                "evidence": RECEIPT,
+            }
+        ]
+    )
+    first = run_batch(vault, text, "b.json", NOW)
+    assert [o.outcome for o in first.outcomes] == ["act"] and first.exit_code == 0
+    after = snapshot(vault)
+    again = run_batch(vault, text, "b.json", NOW)
+    assert [o.outcome for o in again.outcomes] == ["silence"]
+    assert snapshot(vault) == after
