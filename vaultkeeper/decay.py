@@ -9,8 +9,9 @@ reactivation, from ``state/journal.jsonl``), the latest ISO date inside a
 hold-out). With none of these, it is stale only when the usage log itself goes back
 further than the window and never names it; otherwise nothing dates it.
 
-A promoted registry block (a skill) is "skill unused" when neither the log's last
-invocation, nor its ``last used`` line, nor its promotion date is within
+A promoted registry block (a skill) is "skill unused" when neither the log's last use
+of its name (an invocation or a citation), nor its ``last used`` line, nor its
+promotion date is within
 ``config.SKILL_UNUSED_DAYS`` days. Both lists are for a person (or agent) to decide on;
 vaultkeeper never edits or deletes a skill on its own.
 """
