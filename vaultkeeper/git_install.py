@@ -4,7 +4,8 @@ Three things, each added only when missing and removed exactly as added:
 
 - a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) merge
   with our driver, the append-only logs under ``state/`` with git's ``union`` driver;
-- a block of lines in the vault's ``.gitignore``: the per-machine files under ``state/``;
+- a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
+  append-only logs, which travel;
 - the driver in the repository's own git config (``merge.vaultkeeper.*``): config does
   not travel with a clone, so every clone runs the install once.
 
@@ -28,9 +29,11 @@ from vaultkeeper.hooks import Change
 DRIVER = "vaultkeeper"  # the name .gitattributes uses: merge=vaultkeeper
 DRIVER_NAME = "vaultkeeper registry merge (success counts add up)"
 BEGIN = "# >>> vaultkeeper (hooks install git) >>>"
-# When the file did not end with a line break, install adds one before its block; this
-# begin line says so, so that uninstall takes that line break away again.
+# What install did besides adding its block, said in its begin line so that uninstall
+# undoes exactly that: made the file, or added a line break to a last line without one.
+BEGIN_CREATED = "# >>> vaultkeeper (hooks install git; made this file) >>>"
 BEGIN_JOINED = "# >>> vaultkeeper (hooks install git; added the line break above) >>>"
+_BEGINS = {BEGIN: "", BEGIN_CREATED: "created", BEGIN_JOINED: "joined"}
 END = "# <<< vaultkeeper <<<"
 _STATE = config.STATE_DIR
 # Append-only, one JSON object a line, never rewritten: a union merge keeps every line
@@ -40,19 +43,15 @@ ATTRIBUTES = (
     f"{config.PATTERNS_DIR}/**/*.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
-# Per machine: the scheduler's state and lock, the writer lock, this machine's hook and
-# cron logs, its last report (rewritten by every scan, so it would conflict on every pull).
-PER_MACHINE = (
-    config.STATE_FILE,
-    config.WRITER_LOCK_FILE,
-    config.HOOK_LOG_FILE,
-    config.CRON_LOG_FILE,
-    config.LAST_REPORT_FILE,
-)
+# Everything else under state/ is per machine: the scheduler's state and lock, the writer
+# lock, this machine's hook and cron logs, its last report (rewritten by every scan, so it
+# would conflict on every pull). `vaultkeeper init` ignores all of state/ with `/state/`;
+# git cannot re-include a file whose folder is ignored, so the block re-includes the folder
+# and ignores its contents instead, then re-includes the logs that travel.
 IGNORED = (
-    *(f"/{_STATE}/{name}" for name in PER_MACHINE),
-    f"/{_STATE}/{config.LOCK_DIR}/",
-    f"/{_STATE}/.{config.LOCK_DIR}.*.tmp/",
+    f"!/{_STATE}/",
+    f"/{_STATE}/*",
+    *(f"!/{_STATE}/{name}" for name in TRAVELLING_LOGS),
     ".*.vk-tmp",  # fsio's temp files, left only by a crash
 )
 FILES = {".gitattributes": ATTRIBUTES, ".gitignore": IGNORED}
@@ -90,58 +89,61 @@ def driver_command(program: str) -> str:
     return f"{shlex.quote(program)} merge-driver %O %A %B %P"
 
 
-def _block(lines: tuple[str, ...], joined: bool) -> str:
-    return "\n".join([BEGIN_JOINED if joined else BEGIN, *lines, END]) + "\n"
+def _block(lines: tuple[str, ...], how: str) -> str:
+    begin = {v: k for k, v in _BEGINS.items()}[how]
+    return "\n".join([begin, *lines, END]) + "\n"
 
 
-def _find(text: str) -> tuple[int, int, bool] | None:
-    """Offsets of our block (begin line to end line's break) and whether it was joined."""
-    lines = text.splitlines(keepends=True)
-    offset, start, joined = 0, None, False
-    for line in lines:
+def _find(text: str) -> tuple[int, int, str] | None:
+    """Offsets of our block (begin line to end line's break) and how it was added."""
+    offset, start, how = 0, None, ""
+    for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
-        if start is None and body in (BEGIN, BEGIN_JOINED):
-            start, joined = offset, body == BEGIN_JOINED
+        if start is None and body in _BEGINS:
+            start, how = offset, _BEGINS[body]
         elif start is not None and body == END:
-            return start, offset + len(line), joined
+            return start, offset + len(line), how
         offset += len(line)
     return None
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> str | None:
     try:
-        return path.read_bytes().decode("utf-8") if path.exists() else ""
+        return path.read_bytes().decode("utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise VaultkeeperError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
 
 
 def _install_file(path: Path, lines: tuple[str, ...]) -> str:
     text = _read(path)
-    found = _find(text)
-    if found is not None:
-        start, end, joined = found
-        if text[start:end] == _block(lines, joined):
+    found = None if text is None else _find(text)
+    if text is not None and found is not None:
+        start, end, how = found
+        if text[start:end] == _block(lines, how):
             return f"kept {path.name}"
-        atomic_write(path, text[:start] + _block(lines, joined) + text[end:])
+        atomic_write(path, text[:start] + _block(lines, how) + text[end:])
         return f"updated {path.name}"
-    joined = bool(text) and not text.endswith("\n")
-    atomic_write(path, text + ("\n" if joined else "") + _block(lines, joined))
+    if text is None:
+        atomic_write(path, _block(lines, "created"))
+        return f"made {path.name} with {len(lines)} lines"
+    how = "joined" if text and not text.endswith("\n") else ""
+    atomic_write(path, text + ("\n" if how else "") + _block(lines, how))
     return f"added {len(lines)} lines to {path.name}"
 
 
 def _uninstall_file(path: Path) -> str | None:
     text = _read(path)
-    found = _find(text)
-    if found is None:
+    found = None if text is None else _find(text)
+    if text is None or found is None:
         return None
-    start, end, joined = found
-    if joined and start > 0 and text[start - 1] == "\n":
+    start, end, how = found
+    if how == "joined" and start > 0 and text[start - 1] == "\n":
         start -= 1
     rest = text[:start] + text[end:]
-    if rest:
-        atomic_write(path, rest)
-    else:
-        path.unlink()  # install made the file; nothing of anyone else's is in it
+    if how == "created" and not rest:
+        path.unlink()
+        return f"removed {path.name} (install made it)"
+    atomic_write(path, rest)
     return f"removed vaultkeeper's lines from {path.name}"
 
 
@@ -188,20 +190,16 @@ def status(vault: Path) -> GitStatus:
     files: list[tuple[str, str]] = []
     for name, lines in FILES.items():
         text = _read(vault / name)
-        found = _find(text)
-        if found is None:
+        found = None if text is None else _find(text)
+        if text is None or found is None:
             files.append((name, "absent"))
         else:
-            start, end, joined = found
-            current = text[start:end] == _block(lines, joined)
+            start, end, how = found
+            current = text[start:end] == _block(lines, how)
             files.append((name, "installed" if current else "outdated"))
     listed = _git(vault, "ls-files", "--", f"{_STATE}/")
-    mine = {f"{_STATE}/{name}" for name in PER_MACHINE}
-    tracked = tuple(
-        p
-        for p in listed.stdout.splitlines()
-        if p in mine or p.startswith(f"{_STATE}/{config.LOCK_DIR}/")
-    )
+    travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
+    tracked = tuple(p for p in listed.stdout.splitlines() if p not in travelling)
     return GitStatus(
         str(vault), tuple(files), _config_get(vault, f"merge.{DRIVER}.driver"), tracked
     )
