@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -168,3 +169,56 @@ def test_status_says_what_is_installed_and_what_is_tracked_anyway(repo: Path) ->
     (repo / ".gitignore").write_text(text.replace(".*.vk-tmp\n", ""), encoding="utf-8")
     assert git_install.status(repo).files[1] == (".gitignore", "outdated")
     assert git_install.install(repo, PROGRAM).actions[1] == "updated .gitignore"
+
+
+def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    runner = CliRunner()
+    before = {n: (repo / n).read_bytes() for n in (".gitignore", ".git/config")}
+    done = runner.invoke(cli, ["--vault", str(repo), "hooks", "install", "git"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[:3] == [
+        f"git: {repo}",
+        "  made .gitattributes with 4 lines",
+        "  added 6 lines to .gitignore",
+    ]
+    shown = runner.invoke(cli, ["--vault", str(repo), "hooks", "status", "git"])
+    assert shown.exit_code == 0, shown.output
+    assert f"git          {repo / '.gitattributes'}: installed" in shown.stdout
+    assert "merge-driver %O %A %B %P" in shown.stdout
+    refused = runner.invoke(
+        cli, ["--vault", str(repo), "hooks", "install", "git", "--schedule", "1 2 * * *"]
+    )
+    assert refused.exit_code == 2 and "--schedule and --print are for cron" in refused.stderr
+    done = runner.invoke(cli, ["--vault", str(repo), "hooks", "uninstall", "git"])
+    assert done.exit_code == 0, done.output
+    assert not (repo / ".gitattributes").exists()
+    assert {n: (repo / n).read_bytes() for n in before} == before
+
+
+def test_status_of_every_target_names_a_vault_outside_git(
+    make_vault, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    isolate_git(monkeypatch, tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    fake_bin = tmp_path / "bin"  # an empty crontab: the real one is never read
+    fake_bin.mkdir()
+    (fake_bin / "crontab").write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    (fake_bin / "crontab").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    vault = make_vault()
+    runner = CliRunner()
+    args = ["--vault", str(vault), "hooks", "status"]
+    shown = runner.invoke(cli, [*args, "--settings", str(tmp_path / "s.json")])
+    assert shown.exit_code == 0, shown.output
+    assert f"git          {vault}: not a git work tree" in shown.stdout
+    strict = runner.invoke(cli, [*args, "git"])
+    assert strict.exit_code == 1
+    assert strict.stderr.startswith("vaultkeeper: error: ") and strict.stderr.count("\n") == 1
