@@ -153,6 +153,7 @@ def test_two_machines_count_prune_promote_and_add_in_both_orders(machines: Machi
     now = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.timezone.utc)
     done = apply_decision(m.a, Decision("prune", "beta"), now, confirm=lambda plan: True)
     assert done.outcome == "act", done
+    pruned = done.id
     m.use(m.a, "alpha", "2026-11-19")
     m.use(m.b, "beta", "2026-11-20")
     m.use(m.b, "alpha", "2026-11-18")
@@ -194,6 +195,11 @@ def test_two_machines_count_prune_promote_and_add_in_both_orders(machines: Machi
     state.update(zeta=(3, "2026-11-25", ""), theta=(0, "2026-11-24", ""))
     assert_same(m, registry(state))
     assert m.scan(m.a)["summary"] == {"prune": 0, "promote": 3, "held_out": 0}
+
+    # .trash/ travels with the journal: the machine that did not prune can restore
+    assert pruned is not None
+    m.vk(m.b, "restore", pruned)
+    assert block("beta", 0, "2025-01-01") in m.registry(m.b)
 
 
 def test_the_same_other_line_changed_on_both_machines_is_a_conflict(machines: Machines) -> None:
