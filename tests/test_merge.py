@@ -29,7 +29,8 @@ def registry(*blocks: str) -> str:
 
 
 def merge(base: str, ours: str, theirs: str) -> tuple[str, int, tuple[str, ...]]:
-    return merge_texts(base, ours, theirs, LABEL)
+    result = merge_texts(base, ours, theirs, LABEL)
+    return result.text.decode("utf-8"), result.conflicts, result.notes
 
 
 def git_merge_file(tmp: Path, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]:

@@ -75,15 +75,13 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path_label: str) -> Mer
     except ParseError:
         merged, conflicts = git_merge_file(ours, base, theirs)
         return MergeResult(merged, conflicts, ())
-    bom = BOM if ours.startswith(BOM.encode("utf-8")) else ""
-    text, conflicts, notes = merge_texts(texts[0], texts[1], texts[2], path_label)
-    return MergeResult((bom + text).encode("utf-8"), conflicts, notes)
+    bom = BOM.encode("utf-8") if ours.startswith(BOM.encode("utf-8")) else b""
+    result = merge_texts(texts[0], texts[1], texts[2], path_label)
+    return MergeResult(bom + result.text, result.conflicts, result.notes)
 
 
-def merge_texts(
-    base: str, ours: str, theirs: str, path_label: str
-) -> tuple[str, int, tuple[str, ...]]:
-    """Merged text (BOM-free), the number of conflicts, and notes for stderr."""
+def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResult:
+    """The merge of three registry texts (BOM-free); the result is UTF-8 without a BOM."""
     where = Path(path_label)
     b, o, t = (_version(where, path_label, text) for text in (base, ours, theirs))
     notes: list[str] = []
@@ -94,14 +92,14 @@ def merge_texts(
         if ob is not None and tb is not None:
             _merge_counters(key, (b, o, t), (bb, ob, tb), keep_promoted)
         elif bb is not None and (ob is not None or tb is not None):
-            note = _deleted_on_one_side(path_label, b, bb, (o, ob) if ob else (t, tb), ob is None)
+            note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
             if note:
                 notes.append(note)
     merged, conflicts = git_merge_file(*("".join(v.lines).encode("utf-8") for v in (o, b, t)))
-    text = merged.decode("utf-8")
     if conflicts == 0 and keep_promoted:
-        text = _put_back_promoted(where, path_label, text, keep_promoted)
-    return text, conflicts, tuple(notes)
+        text = _put_back_promoted(where, path_label, merged.decode("utf-8"), keep_promoted)
+        merged = text.encode("utf-8")
+    return MergeResult(merged, conflicts, tuple(notes))
 
 
 def _version(where: Path, label: str, text: str) -> _Version:
@@ -172,7 +170,9 @@ def _merge_counters(
         for version, block in zip(versions, blocks, strict=True):
             if block is not None:
                 _set(version, _line_of(block, kind), value)
-    if "promoted" in values:
+    base = blocks[0]
+    if "promoted" in values and base is not None and base.promoted is not None:
+        # git would take a side's removal of the line; the rule keeps it
         side = blocks[1] if blocks[1].promoted == values["promoted"] else blocks[2]
         line_no = side.promoted_line
         side_version = versions[1] if side is blocks[1] else versions[2]
@@ -182,7 +182,6 @@ def _merge_counters(
 
 def _deleted_on_one_side(
     label: str,
-    base: _Version,
     base_block: RegistryBlock,
     kept: tuple[_Version, RegistryBlock | None],
     ours_deleted: bool,
@@ -231,11 +230,14 @@ def _raw(block: RegistryBlock, kind: str) -> str | None:
 
 def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]) -> str:
     """A promoted line either side had is kept, even where the other side removed it."""
+    blocks = _version(where, label, text).blocks
+    missing: list[tuple[int, str]] = []
     for key, line in keep.items():
-        block = _version(where, label, text).blocks.get(key)
-        if block is None or block.promoted is not None:
-            continue
-        anchor = max(n for n in (block.line, block.count_line, block.last_used_line) if n)
+        block = blocks.get(key)
+        if block is not None and block.promoted is None:
+            anchor = max(n for n in (block.line, block.count_line, block.last_used_line) if n)
+            missing.append((anchor, line))
+    for anchor, line in sorted(missing, reverse=True):  # bottom up: anchors stay valid
         text = insert_line_after(text, anchor, line)
     return text
 
