@@ -76,10 +76,14 @@ def _git(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def is_work_tree(vault: Path) -> bool:
+    done = _git(vault, "rev-parse", "--is-inside-work-tree")
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
 def check_work_tree(vault: Path) -> None:
     """Refuse (one line) unless ``vault`` is inside a git work tree."""
-    done = _git(vault, "rev-parse", "--is-inside-work-tree")
-    if done.returncode != 0 or done.stdout.strip() != "true":
+    if not is_work_tree(vault):
         raise VaultkeeperError(
             f"{vault}: not a git work tree; run `git init` there (or clone the vault) first"
         )

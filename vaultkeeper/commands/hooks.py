@@ -262,16 +262,12 @@ def hooks_status(
 
 
 def _git_status(vault: Path, strict: bool) -> Any:
-    """git_install.status, or the one-line reason it can't be read (unless ``strict``)."""
+    """git_install.status; for a vault outside git, a short line (``strict``: the refusal)."""
     from vaultkeeper import git_install
-    from vaultkeeper.errors import VaultkeeperError
 
-    try:
-        return git_install.status(vault)
-    except VaultkeeperError as exc:
-        if strict:
-            raise
-        return str(exc)
+    if not strict and not git_install.is_work_tree(vault):
+        return f"{vault}: not a git work tree"
+    return git_install.status(vault)
 
 
 def _echo_git(found: Any) -> None:
