@@ -121,6 +121,15 @@ def test_a_pruned_block_stays_deleted_and_the_uses_are_named() -> None:
     assert notes[0].startswith(f"{LABEL}:")
 
 
+def test_a_renamed_block_is_not_taken_for_a_pruned_one() -> None:
+    base = registry(A, B, C)
+    ours = registry(A, B.replace("### beta", "### beta-renamed"), C)
+    theirs = registry(A, block("beta", "Beta body.", 2, "2026-05-01"), C)
+    text, conflicts, notes = merge(base, ours, theirs)
+    assert (conflicts, notes) == (0, ())
+    assert text == registry(A, block("beta-renamed", "Beta body.", 2, "2026-05-01"), C)
+
+
 def test_a_pruned_block_edited_on_the_other_side_is_a_conflict() -> None:
     base = registry(A, B, C)
     ours = registry(A, C)

@@ -31,10 +31,10 @@ from vaultkeeper.edit import BOM, insert_line_after, replace_counter_value
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import atomic_write
 from vaultkeeper.model import ParseError, decode, parse_date, split_lines
-from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.registry import RegistryBlock, is_counter_line, parse_blocks
 
 LABELS = ("ours", "base", "theirs")  # conflict-marker labels, in git merge-file's order
-_KINDS = ("count", "last_used", "promoted")
+_KINDS = ("count", "last_used", "promoted")  # RegistryBlock's <kind>_line fields
 _Key = tuple[str, int]  # a block's name and which block of that name (0 = the first)
 
 
@@ -92,6 +92,9 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
         if ob is not None and tb is not None:
             _merge_counters(key, (b, o, t), (bb, ob, tb), keep_promoted)
         elif bb is not None and (ob is not None or tb is not None):
+            gone_from = o if ob is None else t
+            if _renamed(bb, gone_from, b):
+                continue  # the same body under a new heading: git merges it as text
             note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
             if note:
                 notes.append(note)
@@ -113,11 +116,8 @@ def _version(where: Path, label: str, text: str) -> _Version:
 
 
 def _line_of(block: RegistryBlock, kind: str) -> int | None:
-    return {
-        "count": block.count_line,
-        "last_used": block.last_used_line,
-        "promoted": block.promoted_line,
-    }[kind]
+    line: int | None = getattr(block, f"{kind}_line")
+    return line
 
 
 def _set(version: _Version, line_no: int | None, value: str) -> None:
@@ -214,6 +214,18 @@ def _deleted_on_one_side(
     )
 
 
+def _body(block: RegistryBlock) -> list[str]:
+    """A block's lines without its heading and counter lines (blank lines dropped)."""
+    lines = split_lines(block.text)[1:]
+    return [x.rstrip() for x in lines if x.strip() and not is_counter_line(x)]
+
+
+def _renamed(base_block: RegistryBlock, side: _Version, base: _Version) -> bool:
+    """True when ``side`` has a block new to it with ``base_block``'s body: a rename."""
+    body, old = _body(base_block), {name for name, _ in base.blocks}
+    return any(name not in old and _body(b) == body for (name, _), b in side.blocks.items())
+
+
 def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
     return any(
         _line_of(block, kind) is not None and _raw(base_block, kind) is None for kind in _KINDS
@@ -221,11 +233,8 @@ def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
 
 
 def _raw(block: RegistryBlock, kind: str) -> str | None:
-    return {
-        "count": block.count_raw,
-        "last_used": block.last_used_raw,
-        "promoted": block.promoted,
-    }[kind]
+    raw: str | None = getattr(block, "promoted" if kind == "promoted" else f"{kind}_raw")
+    return raw
 
 
 def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]) -> str:
