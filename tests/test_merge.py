@@ -128,6 +128,11 @@ def test_a_renamed_block_is_not_taken_for_a_pruned_one() -> None:
     text, conflicts, notes = merge(base, ours, theirs)
     assert (conflicts, notes) == (0, ())
     assert text == registry(A, block("beta-renamed", "Beta body.", 2, "2026-05-01"), C)
+    # counted on the renaming side too: the counts still add up
+    ours = registry(A, block("beta-renamed", "Beta body.", 1, "2026-05-03"), C)
+    text, conflicts, notes = merge(base, ours, theirs)
+    assert (conflicts, notes) == (0, ())
+    assert text == registry(A, block("beta-renamed", "Beta body.", 3, "2026-05-03"), C)
 
 
 def test_a_pruned_block_edited_on_the_other_side_is_a_conflict() -> None:

@@ -87,14 +87,20 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
     notes: list[str] = []
     keep_promoted: dict[_Key, str] = {}
     keys = list(dict.fromkeys([*b.blocks, *o.blocks, *t.blocks]))
+    old = {name for name, _ in b.blocks}
+    fresh = {
+        id(v): [(_body(x), x) for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)
+    }
     for key in keys:
         bb, ob, tb = b.blocks.get(key), o.blocks.get(key), t.blocks.get(key)
         if ob is not None and tb is not None:
             _merge_counters(key, (b, o, t), (bb, ob, tb), keep_promoted)
         elif bb is not None and (ob is not None or tb is not None):
-            gone_from = o if ob is None else t
-            if _renamed(bb, gone_from, b):
-                continue  # the same body under a new heading: git merges it as text
+            renamed = _renamed(bb, fresh[id(o if ob is None else t)])
+            if renamed is not None:  # the same body under a new heading: merge its counters
+                trio = (bb, renamed, tb) if tb is not None else (bb, ob or renamed, renamed)
+                _merge_counters(key, (b, o, t), trio, keep_promoted)
+                continue
             note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
             if note:
                 notes.append(note)
@@ -220,10 +226,13 @@ def _body(block: RegistryBlock) -> list[str]:
     return [x.rstrip() for x in lines if x.strip() and not is_counter_line(x)]
 
 
-def _renamed(base_block: RegistryBlock, side: _Version, base: _Version) -> bool:
-    """True when ``side`` has a block new to it with ``base_block``'s body: a rename."""
-    body, old = _body(base_block), {name for name, _ in base.blocks}
-    return any(name not in old and _body(b) == body for (name, _), b in side.blocks.items())
+def _renamed(
+    base_block: RegistryBlock, fresh: list[tuple[list[str], RegistryBlock]]
+) -> RegistryBlock | None:
+    """The block among a side's new ones (``fresh``: body, block) with ``base_block``'s
+    body, if there is one: the block was renamed, not deleted."""
+    body = _body(base_block)
+    return next((block for other, block in fresh if other == body), None)
 
 
 def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
