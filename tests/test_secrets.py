@@ -65,8 +65,10 @@ PLANTED: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "github token",
-        "PAT 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",
-        "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",
+        "PAT github_pat_i0B3JrTAwR4y9ojfljoQoa_F1LlqsajAIxNKu8iS2G8NPRVdD53X83RZJ"
+        "zzzzgEOzdmenCkhvMdgaKjIg8",
+        "github_pat_i0B3JrTAwR4y9ojfljoQoa_F1LlqsajAIxNKu8iS2G8NPRVdD53X83RZJzzzzgEOzdmenCk"
+        "hvMdgaKjIg8",
     ),
     (
         "openai key",
