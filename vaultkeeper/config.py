@@ -122,6 +122,9 @@ ASCII_REPLACEMENTS = {
     "\u2264": "<=",  # less-than or equal to
     "\u2265": ">=",  # greater-than or equal to
 }
+# VK5xx reads a vault's other text files (.txt, .json ...) up to this size; larger
+# files are attachments nobody pastes a key into by hand.
+SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
