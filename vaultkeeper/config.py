@@ -139,3 +139,10 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
+
+# -- supersession (issue 13) ------------------------------------------------------------
+# An entry replaced by a newer one carries SUPERSEDED_BY: "[[path/of/newer]]"; the newer
+# one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
+SUPERSEDED_BY_KEY = "superseded_by"
+SUPERSEDES_KEY = "supersedes"
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)

@@ -6,6 +6,7 @@ One line per entry, grouped by folder, sorted, deterministic::
     - [[projects/api/memory/flaky-ci-retries]] - Retry a flaky CI job once -- keywords: ci, retry
 
 The description comes from the entry's frontmatter (a registry block's first paragraph);
+a superseded entry's line starts ``(superseded by [[newer]])``.
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
 regeneration. Text outside the markers is kept byte for byte. When the root index would
 pass the load budget, it links one sub-index per top-level folder instead
@@ -24,6 +25,7 @@ from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, decode, load_notes, read_regular
 from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.supersession import superseded_by
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
 
@@ -107,6 +109,9 @@ def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
             )
         else:
             desc = _one_line(note.meta.get("description"))
+            newer = superseded_by(note)
+            if newer is not None:  # kept in the index, marked: never read as current truth
+                desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
             entries.append(Entry(base, folder, desc, (note.rel, "")))
     for problem in problems:  # unreadable now, but still an entry of the vault
         if not is_index_file(problem.path):
