@@ -207,3 +207,19 @@ def test_batch_takes_supersede_with_by(make_vault: MakeVault) -> None:
     result = run_batch(vault, text, "<stdin>", NOW)
     assert [o.outcome for o in result.outcomes] == ["act"]
     assert is_superseded(read_note(vault, vault / OLD))
+
+
+def test_a_superseded_entry_is_never_a_held_out_candidate(make_vault: MakeVault) -> None:
+    from vaultkeeper.scan import classify
+
+    due = 'holdout_until: "2026-08-01"'
+    vault = vault_of(
+        make_vault,
+        note("webpack-build", status="held_out", extra=due),
+        note("vite-build", status="held_out", extra=due),
+    )
+    assert {c.path for c in classify(vault, NOW).held_out} == {OLD, NEW}
+    # hand-written: the link alone, status left held_out
+    text = (vault / OLD).read_text().replace(due, f'{due}\nsuperseded_by: "[[vite-build]]"')
+    (vault / OLD).write_text(text)
+    assert {c.path for c in classify(vault, NOW).held_out} == {NEW}

@@ -18,6 +18,7 @@ from vaultkeeper.lint.load import load
 from vaultkeeper.lint.registry import check_registry
 from vaultkeeper.lint.schema import check_schema, schema_applies
 from vaultkeeper.lint.secrets import check_other_files, check_secrets
+from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.vault import find_vault, iter_files, rel
 
@@ -160,6 +161,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     if index is not None and enabled("VK304"):
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
+    findings.extend(check_supersession(loaded.notes, resolver, enabled))
     pairs = zip(files, rels, strict=True)
     others = [p for p, r in pairs if p.suffix != ".md" and _wanted(r, scopes)]
     findings.extend(check_other_files(vault, others, enabled))
