@@ -223,3 +223,26 @@ def test_a_superseded_entry_is_never_a_held_out_candidate(make_vault: MakeVault)
     text = (vault / OLD).read_text().replace(due, f'{due}\nsuperseded_by: "[[vite-build]]"')
     (vault / OLD).write_text(text)
     assert {c.path for c in classify(vault, NOW).held_out} == {NEW}
+
+
+def test_cli_supersede_and_reactivate(make_vault: MakeVault) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    runner = CliRunner()
+    vault = vault_of(make_vault, note("webpack-build"), note("vite-build"))
+    before = snapshot(vault)
+    base = ["--vault", str(vault), "apply"]
+    refused = runner.invoke(cli, [*base, "supersede", OLD, "--by", OLD, "--evidence", RECEIPT])
+    assert refused.exit_code == 1
+    assert refused.output.count("\n") == 1 and "cannot supersede itself" in refused.output
+    done = runner.invoke(cli, [*base, "supersede", OLD, "--by", NEW, "--evidence", RECEIPT])
+    assert done.exit_code == 0, done.output
+    assert done.output == (
+        f"act: supersede {OLD}: {OLD} superseded by {NEW}; status active -> archived\n"
+    )
+    undone = runner.invoke(cli, [*base, "reactivate", OLD, "--evidence", RECEIPT, "--json"])
+    assert undone.exit_code == 0, undone.output
+    assert json.loads(undone.output)["to"] == "active"
+    assert snapshot(vault) == before
