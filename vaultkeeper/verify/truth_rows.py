@@ -28,8 +28,8 @@ def supersession(ctx: Context) -> tuple[str, str]:
     before = [f.read_bytes() for f in files]
     receipt = f"{config.INDEX_FILE}:1"
 
-    def run(action: str, **kw: str) -> str:
-        outcome = apply_decision(vault, Decision(action, old.path, receipt, **kw), ctx.now)
+    def run(action: str, by: str | None = None) -> str:
+        outcome = apply_decision(vault, Decision(action, old.path, receipt, by=by), ctx.now)
         return "" if outcome.outcome == "act" else f"{action}: {outcome.outcome} ({outcome.reason})"
 
     problem = run("supersede", by=new.path)
