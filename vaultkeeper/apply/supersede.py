@@ -35,7 +35,13 @@ from vaultkeeper.edit import (
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.links import Resolver
 from vaultkeeper.model import ParseError, file_hash, parse_note
-from vaultkeeper.supersession import link_target, superseded_by, supersedes, wikilink
+from vaultkeeper.supersession import (
+    is_superseded,
+    link_target,
+    superseded_by,
+    supersedes,
+    wikilink,
+)
 
 BY, LIST, STATUS = config.SUPERSEDED_BY_KEY, config.SUPERSEDES_KEY, "status"
 Blocks = dict[str, str | None]  # key -> its exact lines, or None where it was absent
@@ -171,13 +177,9 @@ def reactivate(
             entry = load_entry(vault, decision.target)
         except VaultkeeperError:
             entry = None  # not an entry file: lifecycle.reactivate says what it is
-        if entry is None or not lifecycle_superseded(entry):
+        if entry is None or not is_superseded(entry.note):
             return lifecycle.reactivate(vault, decision, now, dry_run=dry_run, **kw)
         return _undo(vault, replace(decision, target=entry.rel), entry, dry_run)
-
-
-def lifecycle_superseded(entry: Entry) -> bool:
-    return entry.note.meta.get(BY) not in (None, "")
 
 
 def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool) -> Outcome:
@@ -231,21 +233,31 @@ def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | N
     return text
 
 
+def _was(record: Mapping[str, Any] | None, side: str, key: str) -> str | None:
+    """The key's lines before the supersession, as its journal line recorded them."""
+    before = record.get("before") if record is not None else None
+    blocks = before.get(side) if isinstance(before, dict) else None
+    value = blocks.get(key) if isinstance(blocks, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _backward(vault: Path, old: Entry, by: str | None, record: Mapping[str, Any] | None) -> Plan:
+    expect = {k: v for k, v in old.note.meta.items() if k != BY}
     old_text = _restored(old.source.text, record, "old")
-    if old_text is None:  # edited since (or hand-written): clear the link, set active
+    if old_text is not None:  # every byte back: the status as it was, or no status key
+        assert record is not None
+        if _was(record, "old", STATUS) is None:
+            expect.pop(STATUS, None)
+        else:
+            expect[STATUS] = record.get("from")
+    else:  # edited since (or hand-written): clear the link, set active
         old_text = put_key_block(old.source.text, BY, None)
         if old.status == "archived":
             old_text = status_edit(old_text, "active")
-    expect = {k: v for k, v in old.note.meta.items() if k != BY}
-    after = parse_note(old.note.path, old.rel, old_text)
-    expect[STATUS] = after.meta.get(STATUS, None)
-    if STATUS not in after.meta:
-        expect.pop(STATUS, None)
+            expect[STATUS] = "active"
     _check_same(old, old_text, expect)
     change_old = Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom)
-    new_change = _unlist(vault, old, by, record)
-    return Plan(change_old, new_change, {}, {})
+    return Plan(change_old, _unlist(vault, old, by, record), {}, {})
 
 
 def _unlist(
@@ -262,18 +274,17 @@ def _unlist(
     keep = [i for i in items if _resolve(vault, link_target(i), new.rel) != old.rel]
     if len(keep) == len(items):
         return None
-    text = _restored(new.source.text, record, "new")
-    if text is None:
-        rendered = "[" + ", ".join(quoted(str(i)) for i in keep) + "]"
-        text = (
-            put_key_block(new.source.text, LIST, None)
-            if not keep
-            else set_frontmatter_value(new.source.text, LIST, rendered)
-        )
     expect = dict(new.note.meta)
-    if keep or parse_note(new.note.path, new.rel, text).meta.get(LIST) is not None:
-        expect[LIST] = keep
+    expect[LIST] = keep
+    text = _restored(new.source.text, record, "new")
+    if text is not None:
+        if _was(record, "new", LIST) is None:
+            expect.pop(LIST)  # the supersession added the key: it goes again
+    elif keep:
+        rendered = "[" + ", ".join(quoted(str(i)) for i in keep) + "]"
+        text = set_frontmatter_value(new.source.text, LIST, rendered)
     else:
-        expect.pop(LIST, None)
+        text = put_key_block(new.source.text, LIST, None)
+        expect.pop(LIST)
     _check_same(new, text, expect)
     return Change(new.source.path, new.rel, new.source.text, text, new.source.bom)
