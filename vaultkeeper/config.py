@@ -101,6 +101,9 @@ CLAUDE_SESSION_END_TIMEOUT = 1
 CODEX_SESSION_END_TIMEOUT = 2
 SESSION_START_TIMEOUT = 10  # `report --brief` is one Python start and one small file
 HOOK_BACKUP_SUFFIX = ".vaultkeeper.bak"  # the settings file as it was before our last write
+# Beside a settings file install created (and the folders it made for it): uninstall
+# then removes the file, this record and our backup, and those folders once empty.
+HOOK_CREATED_SUFFIX = ".vaultkeeper.created"
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
@@ -132,6 +135,16 @@ MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # written at the vault root as _index-<folder>.md.
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
+
+# -- Obsidian vaults vaultkeeper did not create (issue 15) ---------------------------
+OBSIDIAN_DIR = ".obsidian"
+# Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
+OBSIDIAN_TEMPLATE_SETTINGS = (
+    ("templates.json", "folder"),
+    ("plugins/templater-obsidian/data.json", "templates_folder"),
+)
+# With neither set, a top-level folder of this name (any case) is the templates folder.
+OBSIDIAN_TEMPLATES_DIR = "Templates"
 
 # -- applier (vaultkeeper/apply/) --------------------------------------------------
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it

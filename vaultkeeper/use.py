@@ -22,9 +22,10 @@ class UseResult:
     count_before: int
     count_after: int
     last_used: str
+    note: str | None = None  # why the saved report could not follow, if it could not
 
 
-def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
+def record_use(vault: Path, name: str, today: dt.date, now: dt.datetime | None = None) -> UseResult:
     """Count one reuse: the count line and the last-used line change, nothing else.
 
     A block without a last-used line gets one, right after its count line. A block
@@ -64,4 +65,10 @@ def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
         else:
             text = insert_line_after(text, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
         atomic_write(path, bom + text)
-        return UseResult(block.name, block.rel, block.count, new_count, stamp)
+        # a count that reaches the promote threshold (or leaves 0) changes the block's
+        # standing: the saved report follows, as it does after an apply
+        from vaultkeeper.apply.resync import resync
+
+        when = now or dt.datetime.combine(today, dt.time(), dt.timezone.utc)
+        note = resync(vault, [], when, paths=[block.rel])
+        return UseResult(block.name, block.rel, block.count, new_count, stamp, note)
