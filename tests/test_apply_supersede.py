@@ -246,3 +246,13 @@ def test_cli_supersede_and_reactivate(make_vault: MakeVault) -> None:
     assert undone.exit_code == 0, undone.output
     assert json.loads(undone.output)["to"] == "active"
     assert snapshot(vault) == before
+
+
+def test_names_work_as_well_as_paths(make_vault: MakeVault) -> None:
+    vault = vault_of(make_vault, note("webpack-build"), note("vite-build"))
+    before = snapshot(vault)
+    done = act(vault, "supersede", "webpack-build", by="vite-build", evidence=RECEIPT)
+    assert (done.outcome, done.target, done.extra["by"]) == ("act", OLD, NEW)
+    undone = act(vault, "reactivate", "webpack-build", evidence=RECEIPT)
+    assert undone.outcome == "act" and undone.reason.startswith("supersession undone")
+    assert snapshot(vault) == before
