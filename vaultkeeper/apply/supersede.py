@@ -111,27 +111,41 @@ def supersede(
         check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
         receipt = check_receipt(vault, decision.evidence)
         plan = _forward(old, new)
-        if not dry_run:
-            check_index(vault)
-            write(plan.old)
-            assert plan.new is not None
-            write(plan.new)
         what = f"{old.rel} superseded by {new.rel}"
         if old.status != "archived":
             what += f"; status {old.status} -> archived"
-        outcome = outcome_for(
-            decision,
-            ACT,
-            what,
-            evidence=receipt,
-            hash_before=file_hash(old.source.text),
-            hash_after=file_hash(plan.old.after or ""),
-            extra={"path": old.rel, "by": new.rel, "from": old.status,
-                   "before": plan.before, "after": plan.after},
-            diff=unified_diff([plan.old, plan.new] if plan.new else [plan.old]) if dry_run else "",
-            dry_run=dry_run,
-        )  # fmt: skip
-        return outcome if dry_run else reindex(vault, outcome)
+        extra: dict[str, Any] = {"path": old.rel, "by": new.rel, "from": old.status}
+        extra.update(before=plan.before, after=plan.after)  # what reactivate puts back
+        return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
+
+
+def _carry_out(
+    vault: Path,
+    decision: Decision,
+    plan: Plan,
+    what: str,
+    receipt: str,
+    extra: dict[str, Any],
+    dry_run: bool,
+) -> Outcome:
+    """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
+    changes = [plan.old] if plan.new is None else [plan.old, plan.new]
+    if not dry_run:
+        check_index(vault)
+        for change in changes:
+            write(change)
+    outcome = outcome_for(
+        decision,
+        ACT,
+        what,
+        evidence=receipt,
+        hash_before=file_hash(plan.old.before or ""),
+        hash_after=file_hash(plan.old.after or ""),
+        extra=extra,
+        diff=unified_diff(changes) if dry_run else "",
+        dry_run=dry_run,
+    )
+    return outcome if dry_run else reindex(vault, outcome)
 
 
 def _listed(vault: Path, new: Entry) -> set[str]:
@@ -190,28 +204,13 @@ def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool) -> Outcome
     if by is None and record is not None:
         by = str(record.get("by") or "") or None
     plan = _backward(vault, old, by, record)
-    if not dry_run:
-        check_index(vault)
-        write(plan.old)
-        if plan.new is not None:
-            write(plan.new)
     after = parse_note(old.note.path, old.rel, plan.old.after or "")
     status = after.get_str(STATUS)
     what = f"supersession undone: {BY} cleared, status {old.status} -> {status}"
     if plan.new is not None:
         what += f"; {old.rel} left {plan.new.label}'s {LIST}"
-    outcome = outcome_for(
-        decision,
-        ACT,
-        what,
-        evidence=receipt,
-        hash_before=file_hash(old.source.text),
-        hash_after=file_hash(plan.old.after or ""),
-        extra={"path": old.rel, "by": by, "from": old.status, "to": status},
-        diff=unified_diff([plan.old, plan.new] if plan.new else [plan.old]) if dry_run else "",
-        dry_run=dry_run,
-    )
-    return outcome if dry_run else reindex(vault, outcome)
+    extra: dict[str, Any] = {"path": old.rel, "by": by, "from": old.status, "to": status}
+    return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
 
 
 def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | None:
