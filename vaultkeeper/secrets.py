@@ -15,6 +15,7 @@ control characters. Anything vaultkeeper prints for an agent goes through ``serv
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 PRIVATE_KEY = "private key"
@@ -57,11 +58,17 @@ _GROUP_KIND.update({"oai": OPENAI, "slack": SLACK})
 # ``db_password = "..."``, ``GITHUB_TOKEN: ...``, ``"apiKey": "..."``: the name ends in
 # one of the words (a ``tokenizer:`` or ``password_min_length:`` is something else).
 _ASSIGN = re.compile(
-    r"(?<![A-Za-z0-9_])(?P<name>[A-Za-z0-9_.-]{0,40}?(?i:"
-    r"(?P<pw>passw(?:or)?d|pwd)|(?P<sec>secret(?:[_-]?(?:access[_-]?)?key)?)"
-    r"|(?P<tok>token)|(?P<api>api[_-]?key|access[_-]?key|private[_-]?key)))s?"
+    r"(?i:(?P<pw>passw(?:or)?d|pwd)|(?P<sec>secret(?:[_-]?(?:access[_-]?)?key)?)"
+    r"|(?P<tok>token)|(?P<api>(?:api|access|private)[_-]?key))s?"
     r"[\"']?[ \t]*(?:\*\*)?[ \t]*[:=][ \t]*(?:\*\*[ \t]*)?"
     r"(?P<q>[\"'`]?)(?P<value>[^\s\"'`,;<>(){}\[\]]{6,})(?P=q)"
+)
+# The words an assignment's name ends in (lower case), and the literal every shaped
+# token starts with: the regexes run only on lines holding one. Both regexes cost a
+# pass over every character; most notes hold none of these.
+_ASSIGN_WORDS = ("passw", "pwd", "secret", "token", "key")
+_SHAPE_STARTS = re.compile(
+    r"-----BEGIN|A(?:KIA|SIA|BIA|CCA|IDA|ROA)|gh[pousr]_|github_pat_|sk-|xox"
 )
 _PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|changeme|change[_-]me|your[_-]|redacted|dummy|sample|fake|"
@@ -131,23 +138,56 @@ def _key_block(text: str, begin_end: int) -> int | None:
     return stop if _KEY_BODY.search(text, begin_end, stop) else None
 
 
+def _shape_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding the start of a shaped token; each line once."""
+    out: list[tuple[int, int]] = []
+    for m in _SHAPE_STARTS.finditer(text):
+        if out and m.start() < out[-1][1]:
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        out.append((start, len(text) if end == -1 else end))
+    return out
+
+
+def _assignments(text: str) -> Iterator[re.Match[str]]:
+    """``name = value`` matches, tried only where a name's last word stands: a regex
+    scan of every character costs several times more."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # lower() changed the length (a rare letter): scan all
+        yield from _ASSIGN.finditer(text)
+        return
+    seen: set[int] = set()  # value starts: secret_access_key is one, not two
+    for word in _ASSIGN_WORDS:
+        back = len("private_") if word == "key" else 0  # api_key, access-key, privateKey
+        at = lowered.find(word)
+        while at != -1:
+            for pos in range(max(0, at - back), at + 1):
+                m = _ASSIGN.match(text, pos)
+                if m is not None and m.start("value") not in seen:
+                    seen.add(m.start("value"))
+                    yield m
+            at = lowered.find(word, at + len(word))
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
-    for m in _SHAPES.finditer(text):
-        group = m.lastgroup or ""
-        if group == "pk":
-            stop = _key_block(text, m.end())
-            if stop is not None:
-                found.append((PRIVATE_KEY, m.start(), stop))
-        elif _shaped_real(m.group()):
-            found.append((_GROUP_KIND[group], m.start(), m.end()))
+    for start, end in _shape_lines(text):
+        for m in _SHAPES.finditer(text, start, end):
+            group = m.lastgroup or ""
+            if group == "pk":  # its BEGIN line; the block runs on over the next lines
+                stop = _key_block(text, m.end())
+                if stop is not None:
+                    found.append((PRIVATE_KEY, m.start(), stop))
+            elif _shaped_real(m.group()):
+                found.append((_GROUP_KIND[group], m.start(), m.end()))
     taken = [(s, e) for _, s, e in found]
-    for m in _ASSIGN.finditer(text):
-        start, end = m.start("value"), m.end("value")
-        if any(s < end and start < e for s, e in taken):
+    for m in _assignments(text):
+        v_start, v_end = m.start("value"), m.end("value")
+        if any(s < v_end and v_start < e for s, e in taken):
             continue  # a shaped token already covers it, under its more precise kind
         if _credential_like(m.group("value")):
-            found.append((_assign_kind(m), start, end))
+            found.append((_assign_kind(m), v_start, v_end))
     found.sort(key=lambda f: f[1])
     # a key block already masked swallows anything the other detectors saw inside it
     out: list[tuple[str, int, int]] = []
@@ -158,21 +198,14 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
-# Every detector needs one of these (lower-cased); most text has none. Substring tests
-# beat a case-insensitive regex alternation here by several times.
-_MARKERS = ("-----begin", "akia", "asia", "abia", "acca", "aida", "aroa", "gh", "github",
-            "sk-", "xox", "pass", "pwd", "secret", "token", "key")  # fmt: skip
-
-
 def _maybe(text: str) -> bool:
+    """A quick no for text that holds none of the words and starts (most text)."""
     lowered = text.lower()
-    return any(marker in lowered for marker in _MARKERS)
+    return any(w in lowered for w in _ASSIGN_WORDS) or _SHAPE_STARTS.search(text) is not None
 
 
 def find(text: str) -> list[Hit]:
     """Every credential in ``text``, in order, with 1-based line and column."""
-    if not _maybe(text):
-        return []
     hits: list[Hit] = []
     for kind, start, end in _spans(text):
         line_start = text.rfind("\n", 0, start) + 1
