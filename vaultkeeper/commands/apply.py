@@ -227,9 +227,8 @@ def apply_supersede(
     """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
 
     OLD gets superseded_by: "[[NEW]]" and status archived; NEW lists OLD under
-    supersedes. Gate: a receipt, NEW exists and is live (not archived, not
-    superseded), NEW is not OLD, OLD is not superseded yet. The brief never
-    serves OLD again; `apply reactivate OLD` undoes it byte for byte.
+    supersedes. Gate: a receipt; NEW exists, is live and is not OLD; OLD is not
+    superseded yet. `apply reactivate OLD` undoes it byte for byte.
 
     \b
     Example:
@@ -270,9 +269,8 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     Each decision: action (promote | prune | revalidate | reactivate | supersede |
     skip), target, and as needed evidence, result (pass | fail), expect_hash,
     reason, skills_dir (relative to the vault), by (supersede's NEW).
-    Re-applying a batch changes nothing and says so (silence: already
-    applied). Exit 3 if any decision waits for a person, else 1 if any was
-    refused, else 0.
+    Re-applying a batch changes nothing and says so (silence: already applied).
+    Exit 3 if any decision waits for a person, else 1 if refused, else 0.
 
     \b
     Example:
