@@ -216,3 +216,14 @@ def test_nothing_found_in_the_kepano_obsidian_corpus() -> None:
         checked += 1
         assert secrets.find(text) == [], path
     assert checked > 50
+
+
+@given(st.text())
+def test_needs_serving_never_misses(text: str) -> None:
+    if not secrets.needs_serving(text):
+        assert secrets.served(text) == text
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_needs_serving_sees_every_planted_credential(kind: str, text: str, value: str) -> None:
+    assert secrets.needs_serving(f"projects/p/memory/x.md {text} rule")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.secrets import served, strip_controls
+from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,10 +70,11 @@ class Candidate:
         # every field is a plain value: no need for asdict's deep copy (a big report);
         # text read from the vault is served masked (credentials) and without controls
         out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
-        for name in _TEXT_FIELDS:
-            value = out[name]
-            if value is not None:
-                out[name] = served(value)
+        texts = [out[name] for name in _TEXT_FIELDS if out[name] is not None]
+        if needs_serving(" ".join(texts)):
+            for name in _TEXT_FIELDS:
+                if out[name] is not None:
+                    out[name] = served(out[name])
         return out
 
 

@@ -249,6 +249,12 @@ def strip_controls(text: str) -> str:
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
+def needs_serving(text: str) -> bool:
+    """False when ``served(text)`` is ``text`` for sure: one cheap check for many values
+    joined by spaces, so a big report pays for masking only where it masks."""
+    return _maybe(text) or not text.isprintable()
+
+
 def served(text: str) -> str:
     """What may be shown to an agent: credentials masked, control characters stripped.
 
