@@ -46,6 +46,7 @@ QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE = "hook.log"
 CRON_LOG_FILE = "cron.log"
+USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/uses.py): one JSON line per use
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
