@@ -121,6 +121,7 @@ GATES = {
     "NEW is OLD": ({"by": OLD}, "cannot supersede itself"),
     "NEW archived": ({"by": "projects/web/memory/archived.md"}, "archived, not live"),
     "NEW superseded": ({"by": "projects/web/memory/gulp-build.md"}, "is itself superseded"),
+    "NEW a skill": ({"by": "skills/pin/SKILL.md"}, "only entries supersede"),
 }
 
 
@@ -135,6 +136,7 @@ def test_gates_refuse_and_write_nothing(make_vault: MakeVault, case: str) -> Non
             "projects/web/memory/gulp-build.md": note(
                 "gulp-build", extra='superseded_by: "[[projects/web/memory/vite-build]]"'
             ),
+            "skills/pin/SKILL.md": "---\nname: pin\ndescription: a skill\n---\n\nBody.\n",
         },
     )
     before = snapshot(vault)

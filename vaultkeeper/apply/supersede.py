@@ -82,6 +82,11 @@ def _gate(vault: Path, decision: Decision) -> tuple[Entry, Entry]:
         raise UsageError("supersede needs --by NEW: the entry that replaces it")
     old = load_entry(vault, decision.target)
     new = load_entry(vault, decision.by or "")
+    for entry in (old, new):
+        if entry.rel.split("/", 1)[0] in (config.PATTERNS_DIR, config.SKILLS_DIR):
+            raise GateRefused(
+                f"{entry.rel}: a registry file or skill, not an entry; only entries supersede"
+            )
     if new.rel == old.rel:
         raise GateRefused(f"{old.rel}: an entry cannot supersede itself")
     newer = superseded_by(new.note)
