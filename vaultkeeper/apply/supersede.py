@@ -59,10 +59,8 @@ def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
     return {key: key_block(text, key) for key in keys}
 
 
-def _resolve(vault: Path, target: str | None, source: str) -> str | None:
-    if target is None:
-        return None
-    return Resolver.for_vault(vault).resolve(target, source).resolved
+def _resolve(resolver: Resolver, target: str | None, source: str) -> str | None:
+    return None if target is None else resolver.resolve(target, source).resolved
 
 
 def _check_same(entry: Entry, text: str, expect: dict[str, Any]) -> None:
@@ -105,8 +103,9 @@ def supersede(
     with locked(vault, dry_run):
         old, new = _gate(vault, decision)
         decision = replace(decision, target=old.rel, by=new.rel)
-        current = _resolve(vault, superseded_by(old.note), old.rel)
-        if current == new.rel and old.rel in _listed(vault, new):
+        resolver = Resolver.for_vault(vault)  # one walk of the vault per decision
+        current = _resolve(resolver, superseded_by(old.note), old.rel)
+        if current == new.rel and old.rel in _listed(resolver, new):
             return outcome_for(decision, SILENCE, f"already applied: superseded by {new.rel}")
         if current is not None or superseded_by(old.note) is not None:
             raise GateRefused(
@@ -153,8 +152,8 @@ def _carry_out(
     return outcome if dry_run else reindex(vault, outcome)
 
 
-def _listed(vault: Path, new: Entry) -> set[str]:
-    found = (_resolve(vault, t, new.rel) for t in supersedes(new.note))
+def _listed(resolver: Resolver, new: Entry) -> set[str]:
+    found = (_resolve(resolver, t, new.rel) for t in supersedes(new.note))
     return {r for r in found if r is not None}
 
 
@@ -205,10 +204,11 @@ def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool) -> Outcome
     check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
     receipt = check_receipt(vault, decision.evidence)
     record = journal.last_act(vault, "supersede", old.rel, lambda r: True)
-    by = _resolve(vault, superseded_by(old.note), old.rel)
+    resolver = Resolver.for_vault(vault)
+    by = _resolve(resolver, superseded_by(old.note), old.rel)
     if by is None and record is not None:
         by = str(record.get("by") or "") or None
-    plan = _backward(vault, old, by, record)
+    plan = _backward(vault, resolver, old, by, record)
     after = parse_note(old.note.path, old.rel, plan.old.after or "")
     status = after.get_str(STATUS)
     what = f"supersession undone: {BY} cleared, status {old.status} -> {status}"
@@ -245,7 +245,9 @@ def _was(record: Mapping[str, Any] | None, side: str, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _backward(vault: Path, old: Entry, by: str | None, record: Mapping[str, Any] | None) -> Plan:
+def _backward(
+    vault: Path, resolver: Resolver, old: Entry, by: str | None, record: Mapping[str, Any] | None
+) -> Plan:
     expect = {k: v for k, v in old.note.meta.items() if k != BY}
     old_text = _restored(old.source.text, record, "old")
     if old_text is not None:  # every byte back: the status as it was, or no status key
@@ -261,11 +263,15 @@ def _backward(vault: Path, old: Entry, by: str | None, record: Mapping[str, Any]
             expect[STATUS] = "active"
     _check_same(old, old_text, expect)
     change_old = Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom)
-    return Plan(change_old, _unlist(vault, old, by, record), {}, {})
+    return Plan(change_old, _unlist(vault, resolver, old, by, record), {}, {})
 
 
 def _unlist(
-    vault: Path, old: Entry, by: str | None, record: Mapping[str, Any] | None
+    vault: Path,
+    resolver: Resolver,
+    old: Entry,
+    by: str | None,
+    record: Mapping[str, Any] | None,
 ) -> Change | None:
     if by is None:
         return None
@@ -275,7 +281,7 @@ def _unlist(
         return None  # NEW is gone: nothing lists OLD any more
     listed = new.note.meta.get(LIST)
     items = listed if isinstance(listed, list) else [] if listed is None else [listed]
-    keep = [i for i in items if _resolve(vault, link_target(i), new.rel) != old.rel]
+    keep = [i for i in items if _resolve(resolver, link_target(i), new.rel) != old.rel]
     if len(keep) == len(items):
         return None
     expect = dict(new.note.meta)
