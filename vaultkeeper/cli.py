@@ -18,7 +18,18 @@ from typing import Any, NoReturn
 import click
 
 from vaultkeeper import __version__, config
-from vaultkeeper.commands import apply, checks, entries, hooks, ingest, review, scan, status
+from vaultkeeper.commands import (
+    apply,
+    checks,
+    entries,
+    gitsync,
+    hooks,
+    ingest,
+    merge,
+    review,
+    scan,
+    status,
+)
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json
@@ -134,9 +145,11 @@ for _command in (
     checks.index,
     checks.verify,
     hooks.hooks,
+    gitsync.merge_driver,
     status.status,
 ):
     cli.add_command(_command)
+apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 
 
 def main() -> None:

@@ -127,6 +127,9 @@ ASCII_REPLACEMENTS = {
     "\u2264": "<=",  # less-than or equal to
     "\u2265": ">=",  # greater-than or equal to
 }
+# VK5xx reads a vault's other text files (.txt, .json ...) up to this size; larger
+# files are attachments nobody pastes a key into by hand.
+SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
@@ -160,6 +163,13 @@ SUBAGENT_GLOB = "agent-*.jsonl"
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
+
+# -- supersession (issue 13) ------------------------------------------------------------
+# An entry replaced by a newer one carries SUPERSEDED_BY: "[[path/of/newer]]"; the newer
+# one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
+SUPERSEDED_BY_KEY = "superseded_by"
+SUPERSEDES_KEY = "supersedes"
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
 
 # -- duplicates and decay (issue 13) ----------------------------------------------------
 # Possible duplicates: Jaccard similarity of two entries' normalised word sets (name and

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # The memory-file keys a held-out decision reads, and those only a candidate's line
 # needs (everything else is never looked at).
-_DECIDE = ("status", "holdout_until")
+_DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 _DETAILS = ("name", "label", "falsification_condition")
 # ... and those the duplicates and decay passes read (issue 13), for every memory file.
 _FACTS = (*_DECIDE, "name", "description", "last_validated", "provenance")
@@ -302,6 +302,8 @@ def held_out_candidates(
                 facts.append(_facts(where, meta))
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
+            if meta.get(config.SUPERSEDED_BY_KEY) not in (None, ""):
+                continue  # superseded: a newer entry is the one to re-check and serve
             line = lines.get("holdout_until", 1)
             if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
                 if raw not in dates:

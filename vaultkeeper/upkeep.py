@@ -89,11 +89,25 @@ def promoted(heads: Iterable[BlockHead]) -> list[PromotedBlock]:
     ]
 
 
+def _served(value: Any) -> Any:
+    """Text read from the vault, as everything vaultkeeper serves: credentials masked,
+    terminal controls stripped (vaultkeeper.secrets)."""
+    from vaultkeeper.secrets import needs_serving, served
+
+    if isinstance(value, str):
+        return served(value) if needs_serving(value) else value
+    if isinstance(value, dict):
+        return {k: _served(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_served(v) for v in value]
+    return value
+
+
 def to_dict(report: Sections) -> dict[str, Any]:
     return {
-        "duplicates": [p.to_dict() for p in report.duplicates],
-        "stale": [s.to_dict() for s in report.stale],
-        "skills_unused": [s.to_dict() for s in report.skills_unused],
+        "duplicates": [_served(p.to_dict()) for p in report.duplicates],
+        "stale": [_served(s.to_dict()) for s in report.stale],
+        "skills_unused": [_served(s.to_dict()) for s in report.skills_unused],
     }
 
 
@@ -116,8 +130,9 @@ def text_lines(report: Sections) -> list[str]:
 
 
 def _flat(lines: Iterable[str]) -> list[str]:
-    """One line each, whatever a name read from a file holds (no forged brief lines)."""
-    return [" ".join(line.split())[:300] for line in lines]
+    """One line each, whatever a name read from a file holds (no forged brief lines),
+    served as the rest of the brief is."""
+    return [_served(" ".join(line.split())[:300]) for line in lines]
 
 
 def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, trash
+from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, supersede, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -30,8 +30,10 @@ from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]
-BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "merge")
-_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "drop"}
+BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip", "merge")
+_KEYS = {
+    "action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "by", "drop",
+}  # fmt: skip
 
 
 def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outcome:
@@ -62,7 +64,8 @@ HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
     "revalidate": revalidate,
-    "reactivate": lifecycle.reactivate,
+    "reactivate": supersede.reactivate,  # undoes a supersession, else lifecycle's
+    "supersede": supersede.supersede,
     "skip": skip,
     "merge": merge.merge,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
@@ -168,6 +171,7 @@ def _decision(vault: Path, item: Any) -> Decision:
         drop=item.get("drop"),
         # A relative skills_dir in a batch file is relative to the vault, not to the cwd.
         skills_dir=None if skills is None else vault / Path(skills).expanduser(),
+        by=item.get("by"),
     )
 
 

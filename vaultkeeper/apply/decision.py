@@ -9,7 +9,9 @@ from typing import Any
 
 from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
-ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "restore", "merge")
+ACTIONS = (
+    "promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore", "merge",
+)  # fmt: skip
 
 # The four gate outcomes, as the KIP policies name them.
 ACT = "act"  # applied
@@ -30,6 +32,7 @@ class Decision:
     expect_hash: str | None = None
     reason: str | None = None
     skills_dir: Path | None = None
+    by: str | None = None  # supersede: the newer entry that replaces the target
     drop: str | None = None  # merge: the entry folded into ``target``
     # revalidate --reopen: active -> held_out, holdout_until this many days from now
     reopen_days: int | None = None

@@ -9,34 +9,7 @@ import click
 
 from vaultkeeper.commands.ask import prune_confirm
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
-
-
-def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
-    """Print one outcome (text or JSON) and exit with its code: 0 / 1 / 3."""
-    from vaultkeeper.apply.decision import DEFER
-    from vaultkeeper.errors import GateRefused
-
-    if as_json:
-        print_json(outcome.to_dict())
-        ctx.exit(outcome.exit_code)
-    if outcome.dry_run and outcome.diff:
-        click.echo(outcome.diff, nl=False)
-    head = f"{outcome.action} {outcome.target}: {outcome.reason}"
-    if outcome.outcome == DEFER:
-        stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
-        raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
-    click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
-    ctx.exit(outcome.exit_code)
-
-
-def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
-    from vaultkeeper.apply.batch import apply_decision
-
-    confirm = prune_confirm(dry_run) if decision.action == "prune" else None
-    vault = vault_path(ctx)
-    outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
-    _render_outcome(ctx, outcome, as_json)
-
+from vaultkeeper.commands.decide import decide
 
 _EVIDENCE = click.option(
     "--evidence", required=True, help="Receipt: a URL, or path:line of an existing file."
@@ -201,7 +174,9 @@ def apply_reactivate(
 
     Whatever its label (the spec: archived -> active on new evidence); the
     receipt joins provenance as that evidence. NAME is resolved as for
-    revalidate.
+    revalidate. A superseded entry is brought back by undoing its supersession:
+    superseded_by and the newer entry's supersedes item go, and both files
+    return byte for byte.
 
     \b
     Example:
@@ -214,32 +189,41 @@ def apply_reactivate(
     decide(ctx, decision, dry_run, as_json)
 
 
-@apply_group.command("merge")
-@click.argument("keep", metavar="KEEP")
-@click.argument("drop", metavar="DROP")
+@apply_group.command("supersede")
+@click.argument("old", metavar="OLD")
+@click.option(
+    "--by", "new", required=True, metavar="NEW", help="The newer entry that replaces OLD."
+)
 @_EVIDENCE
+@_EXPECT
 @DRY_RUN
 @AS_JSON
 @click.pass_context
-def apply_merge(
-    ctx: click.Context, keep: str, drop: str, evidence: str, dry_run: bool, as_json: bool
+def apply_supersede(
+    ctx: click.Context,
+    old: str,
+    new: str,
+    evidence: str,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
 ) -> NoReturn:
-    """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
+    """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
 
-    Counts add up, the later last used stays, DROP's text goes under KEEP, links to
-    DROP are rewritten to KEEP, and DROP moves to .trash/: `vaultkeeper restore ID`
-    undoes all of it. The report lists possible duplicates.
+    OLD gets superseded_by: "[[NEW]]" and status archived; NEW lists OLD under
+    supersedes. Gate: a receipt; NEW exists, is live and is not OLD; OLD is not
+    superseded yet. `apply reactivate OLD` undoes it byte for byte.
 
     \b
     Example:
-      vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests \\
-          --evidence https://github.com/acme/api/pull/90 --dry-run
-      vaultkeeper apply merge projects/api/memory/a.md projects/api/memory/b.md \\
-          --evidence projects/api/research/ci-failure-survey.md:9
+      vaultkeeper apply supersede projects/web/memory/old-webpack-config.md \\
+          --by projects/web/memory/vite-build.md \\
+          --evidence https://github.com/acme/web/pull/812
     """
     from vaultkeeper.apply.decision import Decision
 
-    decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
+    decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
+    decide(ctx, decision, dry_run, as_json)
 
 
 @apply_group.command("skip")
@@ -266,12 +250,12 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
 def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
-    Each decision: action (promote | prune | revalidate | reactivate | skip |
-    merge), target, and as needed evidence, result (pass | fail), expect_hash,
-    reason, skills_dir (relative to the vault), drop (merge: the entry folded
-    in). Re-applying a batch changes nothing and says so (silence: already
-    applied). Exit 3 if any decision waits for a
-    person, else 1 if any was refused, else 0.
+    Each decision: action (promote | prune | revalidate | reactivate | supersede |
+    skip | merge), target, and as needed evidence, result (pass | fail),
+    expect_hash, reason, skills_dir (relative to the vault), by (supersede's NEW),
+    drop (merge's DROP). Re-applying a batch changes nothing and says so
+    (silence: already applied). Exit 3 if any decision waits for a person, else
+    1 if refused, else 0.
 
     \b
     Example:

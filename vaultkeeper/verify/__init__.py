@@ -1,10 +1,10 @@
-"""``verify``: the spec's 12 install-and-setup checks, one numbered row each, and then
-rows for what vaultkeeper adds (13: merge and its undo).
+"""``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
+for what the spec leaves out (13: supersession; 14: merge and its undo).
 
 Rows 1, 2, 9 and 12 only read the vault. Every row that runs something works in a
 temporary folder -- row 3 on a copy of the vault's markdown, rows 4-8, 10 and 11 on a
-fixture vault seeded as the spec says, 13 on its own fixture -- so verify never changes
-the user's vault.
+fixture vault seeded as the spec says, 13 and 14 on their own fixtures -- so verify
+never changes the user's vault.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from vaultkeeper.verify.scheduler_rows import (
     stale_recovery,
     throttle,
 )
+from vaultkeeper.verify.truth_rows import supersession
 from vaultkeeper.verify.upkeep_rows import merge
 from vaultkeeper.verify.vault_rows import (
     format_sfs,
@@ -45,7 +46,8 @@ ROWS: tuple[tuple[str, Row], ...] = (
     ("decision loop", decision_loop),
     ("round-trip", round_trip),
     ("format (SFS)", format_sfs),
-    ("merge", merge),  # beyond the spec's twelve: issue 13
+    ("supersession", supersession),
+    ("merge", merge),  # issue 13: a duplicate merged, then restored
 )
 
 
