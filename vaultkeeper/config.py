@@ -136,3 +136,18 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
+
+# -- search and the MCP server (issue 11) ------------------------------------------
+SEARCH_DEFAULT_LIMIT = 10
+SEARCH_MAX_LIMIT = 50
+SEARCH_SNIPPET_CHARS = 160
+# Statuses search leaves out unless asked (an entry with superseded_by counts as superseded).
+SEARCH_DEAD_STATUSES = ("archived", "superseded")
+MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
+MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
+# How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
+MCP_ELICIT_TIMEOUT_SECONDS = 600
+MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
+CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers
+CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
