@@ -50,7 +50,8 @@ class Doc:
 
     def __post_init__(self) -> None:
         body = "\n".join(self.lines).casefold()
-        object.__setattr__(self, "folded", (self.name.casefold(), self.description.casefold(), body))
+        folded = (self.name.casefold(), self.description.casefold(), body)
+        object.__setattr__(self, "folded", folded)
 
     @property
     def live(self) -> bool:
@@ -218,7 +219,7 @@ class Searcher:
 def _score(doc: Doc, words: list[str]) -> int:
     matched = weight = 0
     for word in words:
-        got = [w for w, text in zip(_WEIGHTS, doc.folded) if word in text]
+        got = [w for w, text in zip(_WEIGHTS, doc.folded, strict=True) if word in text]
         if got:
             matched += 1
             weight += sum(got)

@@ -1,0 +1,378 @@
+"""``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
+
+Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, the
+same core functions as the CLI) in a worker thread and returns its dict as structured
+output; a refusal becomes a tool error carrying the CLI's one-line message. The model
+can read, search, write new held-out lessons, cite uses and carry out the gated apply
+decisions; a deletion needs a person's answer in the host's dialog (mcp_prune.py).
+Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar, cast
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from vaultkeeper import config, mcp_prune
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.errors import VaultkeeperError, internal_error
+from vaultkeeper.mcp_tools import Now, VaultTools, outcome_dict
+from vaultkeeper.model import ParseError, decode, read_regular
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "vaultkeeper keeps this user's markdown memory vault (lessons, decisions, a registry "
+    "of reusable patterns). Call `recall` at the start of a task and `search` before "
+    "re-deriving something; `read` a hit's path, and `cite` a pattern or note you actually "
+    "used. Record what you learn with `new_lesson` (held out until re-checked) or "
+    "`new_decision`. `apply_*` tools carry out the scanner's candidates through gates: "
+    "outcome act = done, silence = nothing to do, defer = refused (read the reason), "
+    "ask = waiting for a person. Deleting (`apply_prune`) always asks the person."
+)
+
+
+class Hit(TypedDict):
+    kind: str
+    name: str
+    description: str
+    path: str
+    line: int
+    snippet: str
+    cite: str
+    link: str
+    status: str | None
+    score: int
+
+
+class SearchOut(TypedDict):
+    hits: list[Hit]
+    count: int
+
+
+class RecallOut(TypedDict):
+    brief: str
+    available: bool
+    note: str | None
+
+
+class ReadOut(TypedDict):
+    path: str
+    text: str
+    lines: int
+
+
+class NewOut(TypedDict):
+    kind: str
+    name: str
+    path: str
+    line: int
+    index_line: str | None
+    index_file: str
+
+
+class ReportOut(TypedDict):
+    available: bool
+    summary: str | None
+    made: str | None
+    age_seconds: int | None
+    report: dict[str, Any] | None
+    note: str | None
+
+
+class StatusOut(TypedDict):
+    vault: str
+    generated_at: str
+    verdict: str
+    signals: list[dict[str, Any]]
+
+
+class OutcomeOut(TypedDict):
+    outcome: str
+    meaning: str
+    action: str
+    target: str
+    reason: str
+    id: str | None
+    exit_code: int
+    record: dict[str, Any]
+
+
+def _arg(description: str) -> Any:
+    return Field(description=description)
+
+
+Target = Annotated[str, _arg("A registry pattern NAME, or an entry's vault-relative path.")]
+Path_ = Annotated[str, _arg("Vault-relative path of the entry, e.g. projects/api/memory/x.md.")]
+Evidence = Annotated[
+    str,
+    _arg("Receipt: a URL (https://...) or path:line of an existing file (vault-relative or "
+         "absolute) showing the evidence."),
+]  # fmt: skip
+ExpectHash = Annotated[
+    str | None,
+    _arg("Optional sha256 (or its first 8+ hex digits) from the report: refuse if the "
+         "target changed since."),
+]  # fmt: skip
+DryRun = Annotated[bool, _arg("Show the diff that would be written; change nothing.")]
+Name = Annotated[str, _arg("File name of the entry: letters, digits, '.', '_', '-'.")]
+Description = Annotated[str, _arg("One-line recall summary (pure ASCII), shown in the index.")]
+Project = Annotated[str, _arg("Project folder under projects/.")]
+Body = Annotated[
+    str | None, _arg("The note's text under its title (pure ASCII); the template if left out.")
+]
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+
+async def _run(shape: type[T], call: Callable[[], Any]) -> T:
+    """Run a blocking core call off the event loop; refusals become tool errors.
+
+    ``shape`` is the tool's output type: the dict the core call builds has its keys.
+    """
+    try:
+        return cast(T, await anyio.to_thread.run_sync(call))
+    except VaultkeeperError as exc:
+        raise ToolError(str(exc)) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise ToolError(f"{where}{exc.strerror or exc}") from None
+    except Exception as exc:  # a bug: one line, as at the CLI
+        raise ToolError(internal_error(exc)) from None
+
+
+def build(vault: Path, now: Now, session: str) -> MCPServer:
+    """The server for ``vault``; ``session`` names this server's uses in the usage log."""
+    tools = VaultTools(vault, now)
+    app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS)
+    _reading_tools(app, tools)
+    _writing_tools(app, tools, session)
+    _apply_tools(app, tools)
+    _resources(app, tools)
+    return app
+
+
+def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
+    @app.tool(
+        name="recall",
+        annotations=READ_ONLY,
+        description="What the vault's last scan says this session should know: the summary "
+        "line, the candidates waiting (promote, prune, held-out due) and the command for "
+        "each. Call it once when a task starts. `available` is false when no scan has run.",
+    )
+    async def recall(
+        project: Annotated[str | None, _arg("Only this project's part, when given.")] = None,
+        cwd: Annotated[str | None, _arg("The agent's working folder, when known.")] = None,
+    ) -> RecallOut:
+        return await _run(RecallOut, lambda: tools.recall(project, cwd))
+
+    @app.tool(
+        name="search",
+        annotations=READ_ONLY,
+        description="Find entries (lessons, decisions, research, references, registry "
+        "patterns) by words in their names, descriptions and bodies; best first. Each hit "
+        "gives the path and line to `read`, a snippet, the [[link]] to write in a note and "
+        "`cite`, the value to pass to the cite tool. Archived and superseded entries are "
+        "left out unless include_archived is true. Cheap: call it freely.",
+    )
+    async def search(
+        query: Annotated[str, _arg("Words to look for (any order; more matches rank higher).")],
+        kind: Annotated[
+            str | None, _arg(f"Only one kind: {', '.join(config.ENTRY_KINDS)}.")
+        ] = None,
+        project: Annotated[str | None, _arg("Only entries under projects/PROJECT/.")] = None,
+        limit: Annotated[
+            int, _arg(f"Most hits returned (1..{config.SEARCH_MAX_LIMIT}).")
+        ] = config.SEARCH_DEFAULT_LIMIT,
+        include_archived: Annotated[bool, _arg("Also archived / superseded entries.")] = False,
+    ) -> SearchOut:
+        call = functools.partial(tools.search, query, kind, project, limit, include_archived)
+        return await _run(SearchOut, call)
+
+    @app.tool(
+        name="read",
+        annotations=READ_ONLY,
+        description="One entry's full text (frontmatter and body) by its vault-relative "
+        "path, as `search` gives it. Paths outside the vault, and vaultkeeper's own state "
+        "files, are refused.",
+    )
+    async def read(path: Path_) -> ReadOut:
+        return await _run(ReadOut, lambda: tools.read(path))
+
+    @app.tool(
+        name="report",
+        annotations=READ_ONLY,
+        description="The last completed scan's full report as data: every promote, prune "
+        "and held-out candidate with its path, line, figures and hash (pass the hash as "
+        "expect_hash to an apply tool), and the problems found.",
+    )
+    async def report() -> ReportOut:
+        return await _run(ReportOut, tools.report)
+
+    @app.tool(
+        name="status",
+        annotations=READ_ONLY,
+        description="The vault's health in one verdict (ok, warn, fail) with every signal "
+        "behind it: candidates waiting, overdue hold-outs, asks queued for a person, lint "
+        "findings, the last scan's age, journal size, index budget; each with what to do.",
+    )
+    async def status() -> StatusOut:
+        return await _run(StatusOut, tools.status)
+
+
+def _writing_tools(app: MCPServer, tools: VaultTools, session: str) -> None:
+    @app.tool(
+        name="new_lesson",
+        annotations=WRITES,
+        description="Record a lesson learned as projects/PROJECT/memory/NAME.md, as "
+        "`vaultkeeper new memory` does: it starts held_out (label inferred) until its "
+        "hold-out date, when it is re-checked with apply_revalidate. Refused if the name "
+        "is taken anywhere in the vault. Returns the path and the index line added.",
+    )
+    async def new_lesson(
+        name: Name, description: Description, project: Project, body: Body = None
+    ) -> NewOut:
+        return await _run(NewOut, lambda: tools.new("memory", name, description, project, body))
+
+    @app.tool(
+        name="new_decision",
+        annotations=WRITES,
+        description="Record a decision (what was decided, why, what was rejected) as "
+        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new "
+        "decision` does. Refused if the name is taken. Returns the path and index line.",
+    )
+    async def new_decision(
+        name: Name, description: Description, project: Project, body: Body = None
+    ) -> NewOut:
+        return await _run(NewOut, lambda: tools.new("decision", name, description, project, body))
+
+
+def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
+    @app.tool(
+        name="apply_promote",
+        annotations=WRITES,
+        description="Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into "
+        "an existing skill). Gate: success count >= 2 read now, a real receipt as evidence, "
+        "not promoted yet. Outcome act = promoted, silence = already done, defer = refused "
+        "(the reason says which gate), as `vaultkeeper apply promote`; always journaled.",
+    )
+    async def apply_promote(
+        name: Annotated[str, _arg("The registry pattern's NAME (its ### heading).")],
+        evidence: Evidence,
+        expect_hash: ExpectHash = None,
+        dry_run: DryRun = False,
+    ) -> OutcomeOut:
+        decision = Decision("promote", name, evidence, expect_hash=expect_hash)
+        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+
+    @app.tool(
+        name="apply_revalidate",
+        annotations=WRITES,
+        description="Record the re-check of a held_out entry against its "
+        "falsification_condition once its holdout_until has passed: result pass -> active "
+        "(the receipt joins provenance), fail -> archived. Failing a validated-override "
+        "entry becomes ask (a person decides). Outcomes as `vaultkeeper apply revalidate`.",
+    )
+    async def apply_revalidate(
+        path: Path_,
+        result: Annotated[str, _arg("pass (the condition held off) or fail (falsified).")],
+        evidence: Evidence,
+        expect_hash: ExpectHash = None,
+        dry_run: DryRun = False,
+    ) -> OutcomeOut:
+        decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
+        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+
+    @app.tool(
+        name="apply_reactivate",
+        annotations=WRITES,
+        description="Bring an archived entry back to active on new evidence (the receipt "
+        "joins provenance). An inferred lesson is refused: it becomes active only through "
+        "a passed hold-out. Outcomes as `vaultkeeper apply reactivate`.",
+    )
+    async def apply_reactivate(
+        path: Path_, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
+    ) -> OutcomeOut:
+        decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
+        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+
+    @app.tool(
+        name="apply_skip",
+        annotations=WRITES,
+        description="Leave a candidate (pattern NAME or entry path) alone on purpose, saying "
+        "why; the choice is journaled (outcome silence) so the next session sees it was "
+        "considered, not forgotten.",
+    )
+    async def apply_skip(
+        target: Target, reason: Annotated[str, _arg("Why it is left alone, in a sentence.")]
+    ) -> OutcomeOut:
+        decision = Decision("skip", target, reason=reason)
+        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision)))
+
+    @app.tool(
+        name="apply_prune",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+        description="Ask the person to delete a registry pattern NAME or an entry file "
+        "PATH. The host shows them exactly what will go and they must type its name; only "
+        "then does it move to .trash/ (restorable). Decline, cancel, a wrong name or no "
+        "answer keeps it (outcome silence). A host without dialogs queues it for "
+        "`vaultkeeper review` (outcome ask): tell the user, do not retry.",
+    )
+    async def apply_prune(
+        target: Target, ctx: Context, expect_hash: ExpectHash = None, dry_run: DryRun = False
+    ) -> OutcomeOut:
+        decision = Decision("prune", target, expect_hash=expect_hash)
+        confirm: Any = None
+        if not dry_run and mcp_prune.can_elicit(ctx.client_capabilities):
+            timeout = config.MCP_ELICIT_TIMEOUT_SECONDS
+
+            def confirm(plan: Any) -> bool | str:
+                # called by the applier in its worker thread; the dialog runs on the loop
+                return anyio.from_thread.run(mcp_prune.ask, ctx.elicit, plan, timeout)
+
+        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run, confirm)))
+
+
+def _resources(app: MCPServer, tools: VaultTools) -> None:
+    @app.resource(
+        "vault://index",
+        name="index",
+        mime_type="text/markdown",
+        description="The vault's _index.md: one line per entry, the map to start from.",
+    )
+    def index() -> str:
+        return _text(tools.vault / config.INDEX_FILE, config.INDEX_FILE)
+
+    @app.resource(
+        "vault://entry/{+path}",
+        name="entry",
+        mime_type="text/markdown",
+        description="One entry by its vault-relative path; paths outside the vault are refused.",
+    )
+    def entry(path: str) -> str:
+        try:
+            full = tools.entry_path(path)
+        except VaultkeeperError as exc:
+            raise ResourceError(str(exc)) from None
+        return _text(full, path)
+
+
+def _text(path: Path, shown: str) -> str:
+    try:
+        return decode(read_regular(path))
+    except ParseError as exc:
+        raise ResourceError(f"{shown}: {exc.reason}") from None
+
+
+def serve(vault: Path, now: Now, session: str) -> None:
+    """Serve over stdin/stdout until the host closes them."""
+    build(vault, now, session).run("stdio")

@@ -1,0 +1,153 @@
+"""What each MCP tool does, as plain functions over one vault: no MCP import here.
+
+The server (mcp_server.py) only checks arguments' types, calls one method and hands the
+dict back as the tool's structured output. Every method goes through the same core
+function as the matching CLI command (``report --brief``, ``new``, ``apply ...``), with
+the same gates and the same journal lines; refusals raise VaultkeeperError, which the
+server turns into a tool error carrying the same one line the CLI prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.apply.decision import Decision, Outcome
+from vaultkeeper.errors import NotFoundError, UsageError
+from vaultkeeper.model import ParseError, decode, read_regular
+from vaultkeeper.search import Searcher
+from vaultkeeper.vault import rel, resolve_inside
+
+Now = Callable[[], dt.datetime]
+# The result field an agent reads first: what an outcome means for it.
+MEANING = {
+    "act": "applied",
+    "silence": "left alone (or already done); nothing to do",
+    "defer": "refused by a gate; nothing changed (the reason says why)",
+    "ask": "waiting for a person; do not retry, tell the user to run `vaultkeeper review`",
+}
+
+
+def outcome_dict(outcome: Outcome) -> dict[str, Any]:
+    """An applier outcome as the tools return it: the journal's fields plus the meaning."""
+    record = outcome.to_dict()
+    return {
+        "outcome": outcome.outcome,
+        "meaning": MEANING[outcome.outcome],
+        "action": outcome.action,
+        "target": outcome.target,
+        "reason": outcome.reason,
+        "id": outcome.id,
+        "exit_code": outcome.exit_code,
+        "record": record,
+    }
+
+
+class VaultTools:
+    """One vault's tools; ``now`` is read once per call (VAULTKEEPER_TODAY honoured)."""
+
+    def __init__(self, vault: Path, now: Now) -> None:
+        self.vault = vault
+        self.now = now
+        self.searcher = Searcher(vault)
+
+    # -- reading -------------------------------------------------------------------
+    def recall(self, project: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+        from vaultkeeper.report import load_report, render_brief
+
+        saved = load_report(self.vault)
+        if saved.report is None:
+            why = saved.note or f"no scan has completed in {self.vault}; run `vaultkeeper scan`"
+            return {"brief": "", "available": False, "note": why}
+        report = dataclasses.replace(saved.report, vault=str(self.vault))
+        return {"brief": render_brief(report, self.now()), "available": True, "note": saved.note}
+
+    def search(
+        self,
+        query: str,
+        kind: str | None = None,
+        project: str | None = None,
+        limit: int = config.SEARCH_DEFAULT_LIMIT,
+        include_archived: bool = False,
+    ) -> dict[str, Any]:
+        if not query.strip():
+            raise UsageError("query must not be empty")
+        if kind is not None and kind not in config.ENTRY_KINDS:
+            raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
+        if not 1 <= limit <= config.SEARCH_MAX_LIMIT:
+            raise UsageError(f"limit must be 1..{config.SEARCH_MAX_LIMIT}")
+        hits = self.searcher.search(
+            query, kind=kind, project=project, limit=limit, include_archived=include_archived
+        )
+        return {"hits": [dict(h.__dict__) for h in hits], "count": len(hits)}
+
+    def entry_path(self, path: str) -> Path:
+        """A markdown file inside the vault, not vaultkeeper's own state; escapes refused."""
+        if not path.strip() or "\x00" in path:
+            raise UsageError("path must be a vault-relative path such as projects/p/memory/x.md")
+        full = resolve_inside(self.vault, path)
+        relative = rel(self.vault.resolve(), full)
+        top = relative.split("/", 1)[0]
+        if top in config.EXCLUDED_DIRS or top.startswith("."):
+            raise UsageError(f"{relative}: vaultkeeper's own files are not entries")
+        if full.suffix != ".md":
+            raise UsageError(f"{relative}: not a markdown entry")
+        if not full.is_file():
+            raise NotFoundError(f"{relative}: no such file in the vault")
+        return full
+
+    def read(self, path: str) -> dict[str, Any]:
+        full = self.entry_path(path)
+        relative = rel(self.vault.resolve(), full)
+        try:
+            text = decode(read_regular(full))
+        except ParseError as exc:
+            raise UsageError(f"{relative}: {exc.reason}") from None
+        return {"path": relative, "text": text, "lines": text.count("\n") + (text[-1:] != "\n")}
+
+    def report(self) -> dict[str, Any]:
+        from vaultkeeper.report import iso, load_report
+
+        saved = load_report(self.vault)
+        if saved.report is None:
+            return {"available": False, "note": saved.note or "no scan has completed yet"}
+        data = saved.report.to_dict()
+        made = saved.report.generated_at
+        return {
+            "available": True,
+            "summary": saved.report.summary(),
+            "made": iso(made),
+            "age_seconds": int((self.now() - made).total_seconds()),
+            "report": data,
+            "note": saved.note,
+        }
+
+    def status(self) -> dict[str, Any]:
+        from vaultkeeper.status import vault_status
+
+        return vault_status(self.vault, self.now()).to_dict()
+
+    # -- writing -------------------------------------------------------------------
+    def new(
+        self, kind: str, name: str, description: str, project: str, body: str | None
+    ) -> dict[str, Any]:
+        """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION`` (held out if a lesson)."""
+        import os
+
+        from vaultkeeper.create import holdout_days_from_env, new_entry
+
+        result = new_entry(
+            self.vault, kind, name, description, project=project, body=body,
+            today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
+        )  # fmt: skip
+        return dict(result.__dict__)
+
+    def apply(self, decision: Decision, dry_run: bool = False, confirm: Any = None) -> Outcome:
+        """One decision through the applier's single entry point (gated, journaled)."""
+        from vaultkeeper.apply.batch import apply_decision
+
+        return apply_decision(self.vault, decision, self.now(), dry_run=dry_run, confirm=confirm)
