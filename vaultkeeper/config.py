@@ -45,6 +45,7 @@ QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE = "hook.log"
 CRON_LOG_FILE = "cron.log"
+USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/uses.py): one JSON line per use
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
@@ -132,6 +133,15 @@ INDEX_KEYWORDS_MARK = " -- keywords: "
 # -- applier (vaultkeeper/apply/) --------------------------------------------------
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
 PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)
+
+# -- ingest: transcripts and the usage log (issue 10) ---------------------------------
+# A transcript line longer than this is skipped unread (an agent's own message is far
+# shorter; pasted images and huge tool results are not what ingest looks for).
+TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
+TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
+SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
+SUBAGENT_GLOB = "agent-*.jsonl"
 
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX

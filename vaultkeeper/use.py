@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +25,25 @@ class UseResult:
     last_used: str
 
 
-def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
-    """Count one reuse: the count line and the last-used line change, nothing else.
+def record_use(
+    vault: Path,
+    name: str,
+    today: dt.date,
+    *,
+    times: int = 1,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> UseResult:
+    """Count reuse: the count line and the last-used line change, nothing else.
 
     A block without a last-used line gets one, right after its count line. A block
     whose count can't be read is refused with its ``path:line``; nothing is written.
+    ``times`` uses are counted at once; with ``never_back`` a later last-used date
+    already in the block stays (uses learned from old transcripts); ``dry_run``
+    computes the result and writes nothing.
     """
-    with writer_lock(vault):
+    # a dry run writes nothing at all, not even the lock file
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
         block = find_block(vault, name)
         if block.count_raw is None or block.count_line is None:
             raise VaultkeeperError(
@@ -42,7 +55,7 @@ def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
                 f"{block.rel}:{block.count_line}: ### {block.name}: "
                 f"{count_reason(block.count_raw)}; fix it first"
             )
-        new_count = block.count + 1
+        new_count = block.count + times
         if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
             raise VaultkeeperError(
                 f"{block.rel}:{block.count_line}: ### {block.name}: success count "
@@ -51,8 +64,12 @@ def record_use(vault: Path, name: str, today: dt.date) -> UseResult:
         # a registry file that is a symlink leading out of the vault is not ours to write
         path = resolve_inside(vault, block.path)
         text, bom = read_for_edit(block.path, block.rel)
-        lines = split_lines(text)
         stamp = today.isoformat()
+        if never_back and block.last_used is not None and block.last_used > today:
+            stamp = block.last_used.isoformat()
+        if dry_run:
+            return UseResult(block.name, block.rel, block.count, new_count, stamp)
+        lines = split_lines(text)
         text = replace_line(
             text,
             block.count_line,
