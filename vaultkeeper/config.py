@@ -158,6 +158,7 @@ MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
 # How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
 MCP_ELICIT_TIMEOUT_SECONDS = 600
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
 CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
 CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers
 CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables

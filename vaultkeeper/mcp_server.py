@@ -19,12 +19,32 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
-from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from vaultkeeper import config, mcp_prune
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.errors import VaultkeeperError, internal_error
+from vaultkeeper.mcp_shapes import (
+    READ_ONLY,
+    WRITES,
+    Body,
+    CiteOut,
+    Description,
+    DryRun,
+    Evidence,
+    ExpectHash,
+    Name,
+    NewOut,
+    OutcomeOut,
+    Path_,
+    Project,
+    ReadOut,
+    RecallOut,
+    ReportOut,
+    SearchOut,
+    StatusOut,
+    Target,
+    arg,
+)
 from vaultkeeper.mcp_tools import Now, VaultTools, outcome_dict
 from vaultkeeper.model import ParseError, decode, read_regular
 
@@ -39,99 +59,6 @@ INSTRUCTIONS = (
     "outcome act = done, silence = nothing to do, defer = refused (read the reason), "
     "ask = waiting for a person. Deleting (`apply_prune`) always asks the person."
 )
-
-
-class Hit(TypedDict):
-    kind: str
-    name: str
-    description: str
-    path: str
-    line: int
-    snippet: str
-    cite: str
-    link: str
-    status: str | None
-    score: int
-
-
-class SearchOut(TypedDict):
-    hits: list[Hit]
-    count: int
-
-
-class RecallOut(TypedDict):
-    brief: str
-    available: bool
-    note: str | None
-
-
-class ReadOut(TypedDict):
-    path: str
-    text: str
-    lines: int
-
-
-class NewOut(TypedDict):
-    kind: str
-    name: str
-    path: str
-    line: int
-    index_line: str | None
-    index_file: str
-
-
-class ReportOut(TypedDict):
-    available: bool
-    summary: str | None
-    made: str | None
-    age_seconds: int | None
-    report: dict[str, Any] | None
-    note: str | None
-
-
-class StatusOut(TypedDict):
-    vault: str
-    generated_at: str
-    verdict: str
-    signals: list[dict[str, Any]]
-
-
-class OutcomeOut(TypedDict):
-    outcome: str
-    meaning: str
-    action: str
-    target: str
-    reason: str
-    id: str | None
-    exit_code: int
-    record: dict[str, Any]
-
-
-def _arg(description: str) -> Any:
-    return Field(description=description)
-
-
-Target = Annotated[str, _arg("A registry pattern NAME, or an entry's vault-relative path.")]
-Path_ = Annotated[str, _arg("Vault-relative path of the entry, e.g. projects/api/memory/x.md.")]
-Evidence = Annotated[
-    str,
-    _arg("Receipt: a URL (https://...) or path:line of an existing file (vault-relative or "
-         "absolute) showing the evidence."),
-]  # fmt: skip
-ExpectHash = Annotated[
-    str | None,
-    _arg("Optional sha256 (or its first 8+ hex digits) from the report: refuse if the "
-         "target changed since."),
-]  # fmt: skip
-DryRun = Annotated[bool, _arg("Show the diff that would be written; change nothing.")]
-Name = Annotated[str, _arg("File name of the entry: letters, digits, '.', '_', '-'.")]
-Description = Annotated[str, _arg("One-line recall summary (pure ASCII), shown in the index.")]
-Project = Annotated[str, _arg("Project folder under projects/.")]
-Body = Annotated[
-    str | None, _arg("The note's text under its title (pure ASCII); the template if left out.")
-]
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
-WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
 
 async def _run(shape: type[T], call: Callable[[], Any]) -> T:
@@ -152,10 +79,10 @@ async def _run(shape: type[T], call: Callable[[], Any]) -> T:
 
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
-    tools = VaultTools(vault, now)
+    tools = VaultTools(vault, now, session)
     app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS)
     _reading_tools(app, tools)
-    _writing_tools(app, tools, session)
+    _writing_tools(app, tools)
     _apply_tools(app, tools)
     _resources(app, tools)
     return app
@@ -170,8 +97,8 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         "each. Call it once when a task starts. `available` is false when no scan has run.",
     )
     async def recall(
-        project: Annotated[str | None, _arg("Only this project's part, when given.")] = None,
-        cwd: Annotated[str | None, _arg("The agent's working folder, when known.")] = None,
+        project: Annotated[str | None, arg("Only this project's part, when given.")] = None,
+        cwd: Annotated[str | None, arg("The agent's working folder, when known.")] = None,
     ) -> RecallOut:
         return await _run(RecallOut, lambda: tools.recall(project, cwd))
 
@@ -185,15 +112,13 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         "left out unless include_archived is true. Cheap: call it freely.",
     )
     async def search(
-        query: Annotated[str, _arg("Words to look for (any order; more matches rank higher).")],
-        kind: Annotated[
-            str | None, _arg(f"Only one kind: {', '.join(config.ENTRY_KINDS)}.")
-        ] = None,
-        project: Annotated[str | None, _arg("Only entries under projects/PROJECT/.")] = None,
+        query: Annotated[str, arg("Words to look for (any order; more matches rank higher).")],
+        kind: Annotated[str | None, arg(f"Only one kind: {', '.join(config.ENTRY_KINDS)}.")] = None,
+        project: Annotated[str | None, arg("Only entries under projects/PROJECT/.")] = None,
         limit: Annotated[
-            int, _arg(f"Most hits returned (1..{config.SEARCH_MAX_LIMIT}).")
+            int, arg(f"Most hits returned (1..{config.SEARCH_MAX_LIMIT}).")
         ] = config.SEARCH_DEFAULT_LIMIT,
-        include_archived: Annotated[bool, _arg("Also archived / superseded entries.")] = False,
+        include_archived: Annotated[bool, arg("Also archived / superseded entries.")] = False,
     ) -> SearchOut:
         call = functools.partial(tools.search, query, kind, project, limit, include_archived)
         return await _run(SearchOut, call)
@@ -229,7 +154,22 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         return await _run(StatusOut, tools.status)
 
 
-def _writing_tools(app: MCPServer, tools: VaultTools, session: str) -> None:
+def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
+    @app.tool(
+        name="cite",
+        annotations=WRITES,
+        description="Record that you used a registry pattern (by NAME) or a note (by its "
+        "path) in this session, with evidence of where. A pattern's success count rises "
+        "once per session however often it is cited (its last-used date too), which is "
+        "what later promotes it; the use is journaled and logged. An unknown name is an "
+        "error: `search` first.",
+    )
+    async def cite(
+        name: Annotated[str, arg("A pattern NAME or a note's vault path (a hit's cite).")],
+        evidence: Annotated[str, arg("Where it was used: a path:line, a URL or a sentence.")],
+    ) -> CiteOut:
+        return await _run(CiteOut, lambda: tools.cite(name, evidence))
+
     @app.tool(
         name="new_lesson",
         annotations=WRITES,
@@ -266,7 +206,7 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
         "(the reason says which gate), as `vaultkeeper apply promote`; always journaled.",
     )
     async def apply_promote(
-        name: Annotated[str, _arg("The registry pattern's NAME (its ### heading).")],
+        name: Annotated[str, arg("The registry pattern's NAME (its ### heading).")],
         evidence: Evidence,
         expect_hash: ExpectHash = None,
         dry_run: DryRun = False,
@@ -284,7 +224,7 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
     )
     async def apply_revalidate(
         path: Path_,
-        result: Annotated[str, _arg("pass (the condition held off) or fail (falsified).")],
+        result: Annotated[str, arg("pass (the condition held off) or fail (falsified).")],
         evidence: Evidence,
         expect_hash: ExpectHash = None,
         dry_run: DryRun = False,
@@ -313,7 +253,7 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
         "considered, not forgotten.",
     )
     async def apply_skip(
-        target: Target, reason: Annotated[str, _arg("Why it is left alone, in a sentence.")]
+        target: Target, reason: Annotated[str, arg("Why it is left alone, in a sentence.")]
     ) -> OutcomeOut:
         decision = Decision("skip", target, reason=reason)
         return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision)))

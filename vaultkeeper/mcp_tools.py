@@ -17,7 +17,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision, Outcome
-from vaultkeeper.errors import NotFoundError, UsageError
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.model import ParseError, decode, read_regular
 from vaultkeeper.search import Searcher
 from vaultkeeper.vault import rel, resolve_inside
@@ -48,11 +48,16 @@ def outcome_dict(outcome: Outcome) -> dict[str, Any]:
 
 
 class VaultTools:
-    """One vault's tools; ``now`` is read once per call (VAULTKEEPER_TODAY honoured)."""
+    """One vault's tools; ``now`` is read once per call (VAULTKEEPER_TODAY honoured).
 
-    def __init__(self, vault: Path, now: Now) -> None:
+    ``session`` names this server's uses in the usage log: a pattern cited twice in
+    one session counts once, as for an ingested transcript.
+    """
+
+    def __init__(self, vault: Path, now: Now, session: str) -> None:
         self.vault = vault
         self.now = now
+        self.session = session
         self.searcher = Searcher(vault)
 
     # -- reading -------------------------------------------------------------------
@@ -145,6 +150,41 @@ class VaultTools:
             today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
         )  # fmt: skip
         return dict(result.__dict__)
+
+    def cite(self, name: str, evidence: str) -> dict[str, Any]:
+        """Record that this session used pattern NAME (or the note at a path), via learn."""
+        from vaultkeeper.learn import record
+        from vaultkeeper.uses import UseEvent
+
+        said = " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
+        if not said:
+            raise UsageError("evidence must say where the entry was used (a path:line, a URL)")
+        target = name.strip()
+        note = "/" in target or target.endswith(".md")
+        if note:
+            target = rel(self.vault.resolve(), self.entry_path(target))
+        now = self.now()
+        event = UseEvent(self.session, config.MCP_SOURCE, "cite", target, now.date(), f"mcp:{said}")
+        result = record(self.vault, [event], now)
+        if result.refused:
+            raise GateRefused(result.refused[0])
+        if result.unknown:
+            raise NotFoundError(
+                f"{target}: no registry pattern by that name (a note is cited by its path); "
+                "use `search` to find the name"
+            )
+        counted = next((c for c in result.counted if c.name == target), None)
+        return {
+            "target": target,
+            "kind": "note" if note else "pattern",
+            "session": self.session,
+            "recorded": bool(result.recorded),
+            "counted": counted is not None,
+            "count_before": None if counted is None else counted.count_before,
+            "count_after": None if counted is None else counted.count_after,
+            "last_used": None if counted is None else counted.last_used,
+            "note": None if result.recorded else "already cited in this session: counted once",
+        }
 
     def apply(self, decision: Decision, dry_run: bool = False, confirm: Any = None) -> Outcome:
         """One decision through the applier's single entry point (gated, journaled)."""
