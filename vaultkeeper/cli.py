@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from vaultkeeper import __version__, config
-from vaultkeeper.commands import apply, checks, entries, hooks, review, scan, status
+from vaultkeeper.commands import apply, checks, entries, hooks, mcp, review, scan, status
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json
@@ -134,6 +134,7 @@ for _command in (
     checks.verify,
     hooks.hooks,
     status.status,
+    mcp.mcp,
 ):
     cli.add_command(_command)
 

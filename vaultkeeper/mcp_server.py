@@ -80,7 +80,7 @@ async def _run(shape: type[T], call: Callable[[], Any]) -> T:
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
     tools = VaultTools(vault, now, session)
-    app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS)
+    app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     _reading_tools(app, tools)
     _writing_tools(app, tools)
     _apply_tools(app, tools)
