@@ -55,10 +55,12 @@ async def connect(vault: Path, home: Path, person: Person | None = None) -> Asyn
     """A ready session; with ``person`` the client declares elicitation, else not."""
     home.mkdir(parents=True, exist_ok=True)
     with (home / "server-stderr.log").open("a") as errlog:
-        async with stdio_client(params(vault, home), errlog=errlog) as (read, write):
-            async with ClientSession(read, write, elicitation_callback=person) as session:
-                await session.initialize()
-                yield session
+        async with (
+            stdio_client(params(vault, home), errlog=errlog) as (read, write),
+            ClientSession(read, write, elicitation_callback=person) as session,
+        ):
+            await session.initialize()
+            yield session
 
 
 async def call(session: Any, tool: str, **arguments: Any) -> dict[str, Any]:

@@ -109,7 +109,12 @@ def test_claude_update_moves_vault_and_keeps_the_rest(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"mcpServers": 3}', "[1, 2]", '{"a": 1,}', '{"mcpServers": {"vaultkeeper": 1, "vaultkeeper": 2}}'],
+    [
+        '{"mcpServers": 3}',
+        "[1, 2]",
+        '{"a": 1,}',
+        '{"mcpServers": {"vaultkeeper": 1, "vaultkeeper": 2}}',
+    ],
 )
 def test_claude_refuses_files_it_cannot_edit_and_writes_nothing(tmp_path: Path, text: str) -> None:
     path = tmp_path / ".claude.json"
@@ -127,9 +132,7 @@ def test_codex_appends_one_table_and_uninstall_restores_bytes(tmp_path: Path) ->
     assert change.changed
     after = path.read_text()
     table = (
-        "[mcp_servers.vaultkeeper]\n"
-        f'command = "{PROGRAM}"\n'
-        f'args = ["--vault", "{VAULT}", "mcp"]\n'
+        f'[mcp_servers.vaultkeeper]\ncommand = "{PROGRAM}"\nargs = ["--vault", "{VAULT}", "mcp"]\n'
     )
     assert after == CODEX + "\n" + table
     if sys.version_info >= (3, 11):

@@ -80,6 +80,26 @@ def registered(target: str, path: Path) -> list[str] | None:
     return [entry["command"], *[str(a) for a in entry.get("args") or []]]
 
 
+def registrations(
+    targets: list[str], env: Mapping[str, str], cwd: Path
+) -> list[tuple[str, str, list[str] | None]]:
+    """(host, file, our command line or None) for ``hooks status``; a project's .mcp.json
+    only when there is one. A file that cannot be read reads as not registered."""
+    out: list[tuple[str, str, list[str] | None]] = []
+    for target in targets:
+        paths = [default_path(target, env)]
+        project = default_path(target, env, cwd)
+        if target == "claude-code" and project.is_file():
+            paths.append(project)
+        for path in paths:
+            try:
+                found = registered(target, path)
+            except (VaultkeeperError, OSError):
+                found = None
+            out.append((target, str(path), found))
+    return out
+
+
 # -- Claude Code: JSON ----------------------------------------------------------------
 def _claude(path: Path, want: dict[str, Any] | None) -> Change:
     data, raw = read_settings(path)

@@ -26,6 +26,34 @@ _hooks_option = click.option(
 )
 
 
+_mcp_option = click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="claude-code, codex: also register the MCP server (`vaultkeeper mcp`) in "
+    f"{config.CLAUDE_USER_CONFIG} or {config.CODEX_CONFIG}.",
+)
+_project_option = click.option(
+    "--project",
+    is_flag=True,
+    help=f"claude-code --mcp: the project's {config.CLAUDE_PROJECT_MCP} here, not user scope.",
+)
+
+
+def _mcp_file(target: str, with_mcp: bool, project: bool) -> Path | None:
+    """The host file the MCP server is registered in, when --mcp asks for it."""
+    from vaultkeeper.errors import UsageError
+    from vaultkeeper.mcp_install import default_path
+
+    if project and not (with_mcp and target == "claude-code"):
+        raise UsageError("--project is for claude-code --mcp (the project's .mcp.json)")
+    if not with_mcp:
+        return None
+    if target == "cron":
+        raise UsageError("--mcp is for claude-code and codex, not cron")
+    return default_path(target, os.environ, Path.cwd() if project else None).absolute()
+
+
 def _host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
     from vaultkeeper.errors import UsageError
     from vaultkeeper.hooks import default_path
@@ -47,6 +75,17 @@ def _echo_change(change: Any, as_json: bool) -> None:
         click.echo(f"  {action}")
     if change.backup:
         click.echo(f"  previous file kept as {change.backup}")
+
+
+def _echo_changes(hooks_change: Any, mcp_change: Any, as_json: bool) -> None:
+    """The hooks file's change, then the MCP file's; with --json one object holding both."""
+    if mcp_change is None:
+        _echo_change(hooks_change, as_json)
+    elif as_json:
+        print_json({"hooks": hooks_change.__dict__, "mcp": mcp_change.__dict__})
+    else:
+        _echo_change(hooks_change, False)
+        _echo_change(mcp_change, False)
 
 
 @click.group()
@@ -75,6 +114,8 @@ def hooks() -> None:
     "--schedule", default=config.CRON_SCHEDULE, show_default=True, help="cron: when to scan."
 )
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
+@_mcp_option
+@_project_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -84,6 +125,8 @@ def hooks_install(
     hooks_file: Path | None,
     schedule: str,
     print_only: bool,
+    with_mcp: bool,
+    project: bool,
     as_json: bool,
 ) -> None:
     """Register vaultkeeper with TARGET for the vault (absolute paths).
@@ -91,11 +134,15 @@ def hooks_install(
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
+    With --mcp the MCP server is registered too (one `vaultkeeper` entry, every
+    other server kept byte for byte): Claude Code's ~/.claude.json, or with
+    --project the .mcp.json here; Codex's ~/.codex/config.toml.
 
     \b
     Example:
       vaultkeeper --vault ~/memory hooks install claude-code
-      vaultkeeper --vault ~/memory hooks install codex
+      vaultkeeper --vault ~/memory hooks install claude-code --mcp
+      vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
     """
     from vaultkeeper import cron
@@ -110,11 +157,17 @@ def hooks_install(
             "time; pass the vault's folder, or create one with `vaultkeeper init`"
         )
     program = hostfiles.find_program(os.environ)
+    mcp_file = _mcp_file(target, with_mcp, project)
     if target != "cron":
+        from vaultkeeper import mcp_install
+
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
         path = _host_file(target, settings_file, hooks_file)
-        _echo_change(hostfiles.install(target, path, vault, program), as_json)
+        mcp_install.argv(vault, program)  # no program: refused before either file is written
+        done = hostfiles.install(target, path, vault, program)
+        served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
+        _echo_changes(done, served, as_json)
         if target == "codex" and not as_json:
             click.echo(
                 "  note: Codex runs hooks only with `codex_hooks = true` under [features] in "
@@ -133,6 +186,8 @@ def hooks_install(
 @click.argument("target", type=click.Choice(_TARGETS))
 @_settings_option
 @_hooks_option
+@_mcp_option
+@_project_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_uninstall(
@@ -140,29 +195,40 @@ def hooks_uninstall(
     target: str,
     settings_file: Path | None,
     hooks_file: Path | None,
+    with_mcp: bool,
+    project: bool,
     as_json: bool,
 ) -> None:
     """Remove vaultkeeper's hooks (or this vault's crontab line), nothing else.
 
+    With --mcp (and --project) also the MCP server entry install --mcp added.
+
     \b
     Example:
       vaultkeeper hooks uninstall claude-code
+      vaultkeeper hooks uninstall codex --mcp
       vaultkeeper --vault ~/memory hooks uninstall cron
     """
     from vaultkeeper import cron
     from vaultkeeper import hooks as hostfiles
 
     path = _host_file(target, settings_file, hooks_file)
+    mcp_file = _mcp_file(target, with_mcp, project)
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
-    else:
-        _echo_change(hostfiles.uninstall(target, path), as_json)
+        return
+    from vaultkeeper import mcp_install
+
+    done = hostfiles.uninstall(target, path)
+    served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
+    _echo_changes(done, served, as_json)
 
 
 @hooks.command("status")
 @click.argument("target", type=click.Choice(_TARGETS), required=False)
 @_settings_option
 @_hooks_option
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also where the MCP server is registered.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_status(
@@ -170,6 +236,7 @@ def hooks_status(
     target: str | None,
     settings_file: Path | None,
     hooks_file: Path | None,
+    with_mcp: bool,
     as_json: bool,
 ) -> None:
     """Say what is installed where, and when each vault's last scan completed.
@@ -180,6 +247,7 @@ def hooks_status(
     Example:
       vaultkeeper hooks status
       vaultkeeper hooks status claude-code --settings .claude/settings.json
+      vaultkeeper hooks status --mcp
     """
     from vaultkeeper.errors import NoVaultError
     from vaultkeeper.status import age_text, where_installed
@@ -197,6 +265,10 @@ def hooks_status(
     except NoVaultError:
         vault = None
     where = where_installed(files, "cron" in targets, os.environ, vault)
+    from vaultkeeper.mcp_install import registrations
+
+    hosts = [t for t in targets if t != "cron"] if with_mcp else []
+    servers = registrations(hosts, os.environ, Path.cwd())
     now = now_utc()
     if as_json:
         print_json(
@@ -212,6 +284,11 @@ def hooks_status(
                     for v, w in where.last_scans
                 ],
                 "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
+                **(
+                    {"mcp_servers": [{"target": t, "path": p, "argv": a} for t, p, a in servers]}
+                    if with_mcp
+                    else {}
+                ),
             }
         )
         return
@@ -238,5 +315,8 @@ def hooks_status(
             else "never"
         )
         click.echo(f"{'last scan':<12} {v}: {done}")
+    for t, p, argv in servers:
+        shown = " ".join(argv) if argv else "not registered"
+        click.echo(f"{t:<12} mcp server in {p}: {shown}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
