@@ -1,8 +1,9 @@
 #!/bin/sh
 # vaultkeeper-hook: session-end
 #
-# A coding agent's SessionEnd hook: start the throttled scan of the vault and return
-# at once, whatever the vault's size.
+# A coding agent's SessionEnd hook: record the session's uses of the vault from its
+# transcript (`vaultkeeper ingest`, never throttled), then start the throttled scan,
+# and return at once, whatever the vault's or the transcript's size.
 #
 #   session-end.sh [VAULT [PROGRAM]]
 #
@@ -12,9 +13,12 @@
 # Hosts kill whatever a hook leaves in its process group the moment it returns, so
 # a shell `&` is not enough: a small Python launcher double-forks, calls setsid(),
 # and this script returns only once the scan's process reports that it is in a
-# session of its own. The scan's output is dropped (it saves its report under
-# state/); a failure leaves one line in state/hook.log. Always exits 0: a hook
-# must never fail its host.
+# session of its own. The launcher reads the session's JSON from stdin (for at most
+# a second: a host may keep stdin open) for its `transcript_path`; the detached
+# process ingests that transcript first, then scans. Output is dropped (the scan
+# saves its report under state/); a failure, or a transcript that is missing or
+# unreadable, leaves one line in state/hook.log. Always exits 0: a hook must never
+# fail its host.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
 #   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
@@ -35,10 +39,48 @@ log() {
     printf 'vaultkeeper session-end: %s\n' "$*" >&2
 }
 
-# The launcher. argv: PROGRAM VAULT LOG. Exits 0 once the scan runs in its own session.
+# The launcher. argv: PROGRAM VAULT LOG. Exits 0 once the work runs in its own session.
 launcher='
-import os, subprocess, sys, time
+import json, os, select, subprocess, sys, time
 prog, vault, log = sys.argv[1:4]
+
+def note(text):
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("%s session-end: %s\n" % (stamp, " ".join(text.split())))
+
+def session_json():
+    data, deadline = b"", time.monotonic() + 1.0
+    try:
+        if os.isatty(0):
+            return {}
+        while len(data) < 1048576:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([0], [], [], left)[0]:
+                break
+            chunk = os.read(0, 65536)
+            if not chunk:
+                break
+            data += chunk
+            try:
+                return json.loads(data)
+            except ValueError:
+                pass
+        return json.loads(data)
+    except (OSError, ValueError):
+        return {}
+
+def run(args, what):
+    try:
+        done = subprocess.run([prog, "--vault", vault] + args, stdin=null, stdout=null, stderr=subprocess.PIPE)
+        code, err = done.returncode, done.stderr.decode("utf-8", "replace")
+    except OSError as exc:
+        code, err = 127, str(exc)
+    if code != 0:
+        note("%s exited %d: %s" % (what, code, (err.strip().splitlines() or ["no message"])[-1]))
+
+got = session_json()
+transcript = got.get("transcript_path") if isinstance(got, dict) else None
 r, w = os.pipe()
 if os.fork() == 0:
     try:
@@ -52,16 +94,12 @@ if os.fork() == 0:
             os.dup2(null, fd)
         os.write(w, b"1")
         os.close(w)
-        try:
-            done = subprocess.run([prog, "--vault", vault, "scan"], stdin=null, stdout=null, stderr=subprocess.PIPE)
-            code, err = done.returncode, done.stderr.decode("utf-8", "replace")
-        except OSError as exc:
-            code, err = 127, str(exc)
-        if code != 0:
-            last = (err.strip().splitlines() or ["no message"])[-1]
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            with open(log, "a", encoding="utf-8") as fh:
-                fh.write("%s session-end: scan exited %d: %s\n" % (stamp, code, last))
+        if isinstance(transcript, str) and transcript:
+            if os.path.isfile(transcript) and os.access(transcript, os.R_OK):
+                run(["ingest", transcript], "ingest")
+            else:
+                note("transcript %s: missing or unreadable; nothing ingested" % transcript)
+        run(["scan"], "scan")
     finally:
         os._exit(0)
 os.close(w)
@@ -99,13 +137,14 @@ run() {
         return
     fi
     mkdir -p "$vault/state" 2>/dev/null
-    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$vault/state/hook.log" </dev/null >/dev/null 2>&1; then
+    # the launcher reads the session's JSON from our stdin
+    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$vault/state/hook.log" >/dev/null 2>&1; then
         log "could not start the scan in the background ($py)"
     fi
 }
 
 run
-# Read and drop what the host sent (the session's JSON) only now, so a host that keeps
-# stdin open cannot hold the scan back.
+# Drop whatever else the host sent only now, so a host that keeps stdin open cannot
+# hold the work back.
 [ -t 0 ] || cat >/dev/null 2>&1
 exit 0

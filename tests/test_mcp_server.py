@@ -58,8 +58,13 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
                 assert tool.input_schema["type"] == "object"
                 assert tool.output_schema is not None, tool.name
 
-            recall = await call(s, "recall")
-            assert recall["available"] and recall["brief"].startswith("SELF-MAINTAIN:")
+            recall = await call(s, "recall", project="api")
+            assert recall["available"] and "SELF-MAINTAIN: prune candidates 1" in recall["brief"]
+            assert "Lessons of project api" in recall["brief"]
+            assert "[[projects/api/memory/flaky-ci-retries]]" in recall["brief"]
+            by_cwd = await call(s, "recall", cwd=str(sample / "projects" / "web"))
+            assert "Lessons of project web" in by_cwd["brief"]
+            assert "no folder" in await error(s, "recall", project="nope")
 
             hits = (await call(s, "search", query="flaky retry"))["hits"]
             assert hits[0]["path"] == "projects/api/memory/flaky-ci-retries.md"

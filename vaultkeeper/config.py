@@ -89,7 +89,7 @@ COUNT_MAX_DIGITS = 18
 
 # -- hooks, cron and status (issue 6) --------------------------------------------------
 # hooks/*.sh are POSIX sh and cannot import this module: they repeat STATE_DIR,
-# HOOK_LOG_FILE, LAST_REPORT_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
+# HOOK_LOG_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
 # that the copies agree with the values here.
 HOOKS_DIR = "hooks"  # data_dir() name of the shipped hook scripts
 HOOK_SCRIPTS = {"SessionEnd": "session-end.sh", "SessionStart": "session-start.sh"}

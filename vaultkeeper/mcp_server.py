@@ -92,13 +92,15 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
     @app.tool(
         name="recall",
         annotations=READ_ONLY,
-        description="What the vault's last scan says this session should know: the summary "
-        "line, the candidates waiting (promote, prune, held-out due) and the command for "
-        "each. Call it once when a task starts. `available` is false when no scan has run.",
+        description="What a session should know before it starts, as the session-start "
+        "hook serves it: how to use the vault, the lessons of the project (named, or matched "
+        "from cwd), the registry's patterns most used first, and what the last scan found "
+        "waiting (promote, prune, held-out due) with the command for each. Call it once when "
+        "a task starts. `available` is false when no scan has completed yet.",
     )
     async def recall(
-        project: Annotated[str | None, arg("Only this project's part, when given.")] = None,
-        cwd: Annotated[str | None, arg("The agent's working folder, when known.")] = None,
+        project: Annotated[str | None, arg("The project folder under projects/, if known.")] = None,
+        cwd: Annotated[str | None, arg("The agent's working folder (names the project).")] = None,
     ) -> RecallOut:
         return await _run(RecallOut, lambda: tools.recall(project, cwd))
 

@@ -62,14 +62,24 @@ class VaultTools:
 
     # -- reading -------------------------------------------------------------------
     def recall(self, project: str | None = None, cwd: str | None = None) -> dict[str, Any]:
-        from vaultkeeper.report import load_report, render_brief
+        """What ``report --brief --cwd`` prints: ``project`` names the folder under
+        projects/ directly; else ``cwd`` (else the server's own folder) is matched."""
+        from vaultkeeper.recall import render
+        from vaultkeeper.report import load_report
 
+        if project is not None:
+            folder = resolve_inside(self.vault, f"{config.PROJECTS_DIR}/{project}")
+            if "/" in project or not folder.is_dir():
+                raise NotFoundError(f"{project}: no folder {config.PROJECTS_DIR}/{project}/")
+            where = folder
+        else:
+            where = Path(cwd).expanduser() if cwd else Path.cwd()
         saved = load_report(self.vault)
-        if saved.report is None:
-            why = saved.note or f"no scan has completed in {self.vault}; run `vaultkeeper scan`"
-            return {"brief": "", "available": False, "note": why}
-        report = dataclasses.replace(saved.report, vault=str(self.vault))
-        return {"brief": render_brief(report, self.now()), "available": True, "note": saved.note}
+        report = saved.report
+        if report is not None:
+            report = dataclasses.replace(report, vault=str(self.vault))
+        brief = render(self.vault, report, self.now(), where)
+        return {"brief": brief, "available": report is not None, "note": saved.note}
 
     def search(
         self,

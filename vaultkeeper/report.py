@@ -232,12 +232,15 @@ def load_report(vault: Path) -> Saved:
 _ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
 
 
-def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
+def _brief_sections(
+    report: Report, receipts: Mapping[str, str] | None = None
+) -> list[tuple[str, list[str]]]:
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     intros = {
         PROMOTE: (
             f"Promote eligible (success count >= {config.PROMOTE_MIN_COUNT}, not yet promoted). "
-            "Promotion needs an evidence receipt (a URL or path:line) and writes a skill:\n"
+            "Promotion needs an evidence receipt (a URL or path:line, or the latest receipt "
+            "shown, recorded from a session) and writes a skill:\n"
             f"  {vk} apply promote NAME --evidence RECEIPT"
         ),
         PRUNE: (
@@ -265,6 +268,8 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
             if c.falsification_condition:
                 line += f"; falsification_condition: {c.falsification_condition}"
+            if kind == PROMOTE and receipts and c.name in receipts:
+                line += f"; latest receipt: {receipts[c.name]}"
             line = one_line(line)  # a multi-line YAML value must not forge brief lines
             if len(line) > _ITEM_MAX:
                 line = line[: _ITEM_MAX - 3] + "..."
@@ -273,7 +278,12 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
     return out
 
 
-def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:
+def render_brief(
+    report: Report,
+    now: dt.datetime,
+    limit: int = config.BRIEF_MAX_CHARS,
+    receipts: Mapping[str, str] | None = None,
+) -> str:
     """Plain text for a coding agent's next session: never more than ``limit`` characters.
 
     Every kind of candidate keeps its heading and command; when the lists are too long,
@@ -291,7 +301,7 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
             f"Problems (unreadable files, blocks or dates): {len(report.problems)}; "
             f"`{vk} report` lists them."
         )
-    sections = _brief_sections(report)
+    sections = _brief_sections(report, receipts)
     tail = (
         [
             f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT",
