@@ -4,7 +4,7 @@
     python bench/search.py --no-write   # prints only
 
 The server keeps one Searcher for its lifetime, so the figure that matters is a warm
-call: one walk of stats plus a substring scan, after the first call has read every file.
+call: one walk of stats plus a substring search, after the first call has read every file.
 The first call is measured too (each round in a fresh Searcher). Queries are words the
 generated vault holds, and one it does not (a full scan with no hit).
 """
@@ -68,7 +68,9 @@ def section(first: float, warm: float, worst: float, entries: int, hits: int) ->
         "",
         f"- queries: {', '.join(repr(q) for q in QUERIES)}; the first matches {hits} entries.",
         "- A warm call stats every file (a changed size or mtime re-reads that file only),",
-        "  scans the casefolded names, descriptions and bodies, and builds the top hits.",
+        "  finds each word with `str.find` in the casefolded names, descriptions and bodies",
+        "  joined per field (one find per matching entry), and builds the top hits.",
+        "- The machine is shared with other work; the worst call is the slowest single query.",
         "",
     ]
 

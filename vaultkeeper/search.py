@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,17 +160,62 @@ def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
     return out
 
 
+class _Haystack:
+    """Every entry's casefolded name, description and body, each field joined into one
+    string: a word is found with ``str.find`` over all entries at once, and each find
+    skips to the next entry, so the cost follows the number of matching entries."""
+
+    def __init__(self, docs: list[Doc]) -> None:
+        self.docs = docs
+        self.text: list[str] = []
+        self.starts: list[list[int]] = []
+        for part in range(len(_WEIGHTS)):
+            starts, at = [], 0
+            for doc in docs:
+                starts.append(at)
+                at += len(doc.folded[part]) + 1
+            self.starts.append(starts)
+            # NUL never occurs in a query word, so no match spans two entries
+            self.text.append("\x00".join(doc.folded[part] for doc in docs))
+
+    def matches(self, word: str, part: int) -> Iterator[int]:
+        text, starts = self.text[part], self.starts[part]
+        last = len(starts) - 1
+        pos = text.find(word)
+        while pos != -1:
+            i = bisect_right(starts, pos) - 1
+            yield i
+            if i == last:
+                return
+            pos = text.find(word, starts[i + 1])
+
+    def scores(self, words: list[str]) -> dict[int, int]:
+        """Entry -> score: 100 per query word it holds, plus where each word is."""
+        out: dict[int, int] = {}
+        for word in words:
+            here: dict[int, int] = {}
+            for part, weight in enumerate(_WEIGHTS):
+                for i in self.matches(word, part):
+                    here[i] = here.get(i, 0) + weight
+            for i, weight in here.items():
+                out[i] = out.get(i, 0) + 100 + weight
+        return out
+
+
 class Searcher:
     """Search one vault; keeps each file's entries until its size or mtime changes."""
 
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self._files: dict[str, tuple[int, int, list[Doc]]] = {}
+        self._hay = _Haystack([])
 
-    def docs(self) -> Iterable[Doc]:
+    def docs(self) -> list[Doc]:
+        """Every entry now: files are stat'ed, and read again only when changed."""
         top = str(self.vault)
         skip = len(top) + 1
         seen: dict[str, tuple[int, int, list[Doc]]] = {}
+        changed = False
         for full in walk_files(top):
             if not full.endswith(".md"):
                 continue
@@ -187,8 +233,11 @@ class Searcher:
                 seen[rel_path] = known
             else:
                 seen[rel_path] = (info.st_size, info.st_mtime_ns, read_docs(self.vault, rel_path))
+                changed = True
+        if changed or len(seen) != len(self._files):
+            self._hay = _Haystack([doc for entry in seen.values() for doc in entry[2]])
         self._files = seen
-        return (doc for entry in seen.values() for doc in entry[2])
+        return self._hay.docs
 
     def search(
         self,
@@ -203,27 +252,17 @@ class Searcher:
         words = terms(query)
         if not words:
             return []
+        docs = self.docs()
         scored: list[tuple[int, str, int, Doc]] = []
-        for doc in self.docs():
+        for i, score in self._hay.scores(words).items():
+            doc = docs[i]
             if (kind and doc.kind != kind) or (project and doc.project != project):
                 continue
             if not include_archived and not doc.live:
                 continue
-            score = _score(doc, words)
-            if score:
-                scored.append((-score, doc.path, doc.line, doc))
+            scored.append((-score, doc.path, doc.line, doc))
         scored.sort(key=lambda s: s[:3])
         return [_hit(doc, words, -neg) for neg, _, _, doc in scored[: max(1, limit)]]
-
-
-def _score(doc: Doc, words: list[str]) -> int:
-    matched = weight = 0
-    for word in words:
-        got = [w for w, text in zip(_WEIGHTS, doc.folded, strict=True) if word in text]
-        if got:
-            matched += 1
-            weight += sum(got)
-    return matched * 100 + weight if matched else 0
 
 
 def _hit(doc: Doc, words: list[str], score: int) -> Hit:
