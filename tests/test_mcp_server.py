@@ -57,6 +57,10 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
                 assert len(tool.description or "") > 80, tool.name
                 assert tool.input_schema["type"] == "object"
                 assert tool.output_schema is not None, tool.name
+            schemas = {t.name: t.input_schema for t in listed}
+            assert schemas["apply_revalidate"]["properties"]["result"]["enum"] == ["pass", "fail"]
+            # nothing the model could fill in to answer for the person
+            assert set(schemas["apply_prune"]["properties"]) == {"target", "expect_hash", "dry_run"}
 
             recall = await call(s, "recall", project="api")
             assert recall["available"] and "SELF-MAINTAIN: prune candidates 1" in recall["brief"]
@@ -79,9 +83,7 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             assert read["text"] == flaky.read_text()
             assert "outside the vault" in await error(s, "read", path="../outside.md")
             assert "outside the vault" in await error(s, "read", path=str(outside))
-            assert "outside the vault" in await error(
-                s, "read", path="projects/api/memory/leak.md"
-            )
+            assert "outside the vault" in await error(s, "read", path="projects/api/memory/leak.md")
             assert "own files" in await error(s, "read", path="state/journal.jsonl")
 
             report = await call(s, "report")
@@ -233,8 +235,13 @@ def test_two_clients_citing_and_writing_at_once_lose_nothing(sample: Path, tmp_p
         async with connect(sample, tmp_path / f"home{k}") as s:
             for i in range(4):
                 made.append(
-                    await call(s, "new_lesson", name=f"c{k}-lesson-{i}", description=f"L {k} {i}",
-                               project="api")  # fmt: skip
+                    await call(
+                        s,
+                        "new_lesson",
+                        name=f"c{k}-lesson-{i}",
+                        description=f"L {k} {i}",
+                        project="api",
+                    )  # fmt: skip
                 )
                 for name in start:
                     await call(s, "cite", name=name, evidence=f"run{k}.log:{i + 1}")

@@ -32,6 +32,7 @@ from vaultkeeper.mcp_shapes import (
     DryRun,
     Evidence,
     ExpectHash,
+    Kind,
     Name,
     NewOut,
     OutcomeOut,
@@ -40,6 +41,7 @@ from vaultkeeper.mcp_shapes import (
     ReadOut,
     RecallOut,
     ReportOut,
+    Result,
     SearchOut,
     StatusOut,
     Target,
@@ -115,7 +117,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
     )
     async def search(
         query: Annotated[str, arg("Words to look for (any order; more matches rank higher).")],
-        kind: Annotated[str | None, arg(f"Only one kind: {', '.join(config.ENTRY_KINDS)}.")] = None,
+        kind: Annotated[Kind | None, arg("Only entries of this kind.")] = None,
         project: Annotated[str | None, arg("Only entries under projects/PROJECT/.")] = None,
         limit: Annotated[
             int, arg(f"Most hits returned (1..{config.SEARCH_MAX_LIMIT}).")
@@ -226,7 +228,7 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
     )
     async def apply_revalidate(
         path: Path_,
-        result: Annotated[str, arg("pass (the condition held off) or fail (falsified).")],
+        result: Annotated[Result, arg("pass (the condition held off) or fail (falsified).")],
         evidence: Evidence,
         expect_hash: ExpectHash = None,
         dry_run: DryRun = False,

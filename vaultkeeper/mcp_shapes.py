@@ -7,7 +7,7 @@ so the server module holds behaviour only.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -90,6 +90,11 @@ class OutcomeOut(TypedDict):
     id: str | None
     exit_code: int
     record: dict[str, Any]
+
+
+# The values the CLI accepts (config.ENTRY_KINDS, lifecycle.RESULTS); a test keeps them equal.
+Kind = Literal["memory", "decision", "research", "reference", "pattern"]
+Result = Literal["pass", "fail"]
 
 
 def arg(description: str) -> Any:
