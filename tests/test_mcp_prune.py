@@ -110,14 +110,3 @@ def test_judge_and_the_expected_name(sample: Path) -> None:
 )
 def test_can_elicit_needs_form_mode(declared: Any, can: bool) -> None:
     assert mcp_prune.can_elicit(declared) is can
-
-
-def test_the_tool_schemas_offer_exactly_what_the_cli_accepts() -> None:
-    from typing import get_args
-
-    from vaultkeeper import config
-    from vaultkeeper.apply.lifecycle import RESULTS
-    from vaultkeeper.mcp_shapes import Kind, Result
-
-    assert get_args(Kind) == config.ENTRY_KINDS
-    assert set(get_args(Result)) == set(RESULTS)

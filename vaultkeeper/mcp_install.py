@@ -21,8 +21,7 @@ from typing import Any
 
 from vaultkeeper import config, jsonedit
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.fsio import atomic_write
-from vaultkeeper.hooks import Change, read_settings
+from vaultkeeper.hooks import Change, read_settings, replace_keeping_backup
 
 HOSTS = ("claude-code", "codex")
 NAME = config.MCP_SERVER_NAME
@@ -300,10 +299,5 @@ def _toml_check(
 def _write(target: str, path: Path, raw: str | None, text: str, action: str) -> Change:
     if raw is not None and text == raw:
         return Change(target, str(path), False, None, (action,))
-    backup: str | None = None
-    if raw is not None:
-        bak = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
-        atomic_write(bak, path.read_bytes())
-        backup = str(bak)
-    atomic_write(path, text)
+    backup = replace_keeping_backup(path, raw is not None, text)
     return Change(target, str(path), True, backup, (action,))
