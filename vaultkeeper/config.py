@@ -131,6 +131,16 @@ MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
 
+# -- Obsidian vaults vaultkeeper did not create (issue 15) ---------------------------
+OBSIDIAN_DIR = ".obsidian"
+# Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
+OBSIDIAN_TEMPLATE_SETTINGS = (
+    ("templates.json", "folder"),
+    ("plugins/templater-obsidian/data.json", "templates_folder"),
+)
+# With neither set, a top-level folder of this name (any case) is the templates folder.
+OBSIDIAN_TEMPLATES_DIR = "Templates"
+
 # -- applier (vaultkeeper/apply/) --------------------------------------------------
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
 PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)

@@ -7,7 +7,8 @@ One line per entry, grouped by folder, sorted, deterministic::
 
 The description comes from the entry's frontmatter (a registry block's first paragraph);
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
-regeneration. Text outside the markers is kept byte for byte. When the root index would
+regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
+markers is kept byte for byte. When the root index would
 pass the load budget, it links one sub-index per top-level folder instead
 (``_index-<folder>.md`` at the vault root), each regenerated the same way.
 """
@@ -23,6 +24,7 @@ from vaultkeeper import config
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, decode, load_notes, read_regular
+from vaultkeeper.obsidian import in_folder, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
@@ -47,6 +49,7 @@ class IndexResult:
     split: bool  # the root index links sub-indexes instead of entries
     files: tuple[str, ...]  # every index file the vault should have
     changed: tuple[str, ...]  # files whose content is (or, with check, would be) different
+    missing: tuple[str, ...]  # of those, the files that did not exist (created, or to be)
     written: bool
     root_lines: int
     root_bytes: int
@@ -243,7 +246,9 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
-    entries = collect_entries(vault, (p for p in files if p.suffix == ".md"))
+    templates = templates_folder(vault)  # Obsidian's templates are not entries
+    md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
+    entries = collect_entries(vault, md)
     current: dict[str, str | None] = {r: _read(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     keywords: dict[tuple[str, str], str] = {}
@@ -293,6 +298,7 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
         split=split,
         files=tuple(sorted(wanted)),
         changed=changed,
+        missing=tuple(n for n in changed if current.get(n) is None),
         written=write and bool(changed),
         root_lines=root_lines,
         root_bytes=root_bytes,

@@ -18,7 +18,7 @@ from typing import Annotated, Any, TypeVar, cast
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 
 from vaultkeeper import config, mcp_prune
 from vaultkeeper.apply.decision import Decision

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
