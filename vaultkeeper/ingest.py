@@ -67,6 +67,7 @@ class _Vault:
             str, dict[str, str]
         ] = {}  # registry file (lowercase, no .md) -> key -> name
         self.skills: dict[str, str] = {}  # skill folder name -> pattern
+        self._files: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
         heads, _ = load_heads(vault)
         for head in heads:
             file_key = head.rel[: -len(".md")].casefold()
@@ -112,6 +113,12 @@ class _Vault:
 
     def file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
         """(vault-relative path read, pattern whose promoted skill it is), either None."""
+        key = (given, cwd)
+        if key not in self._files:  # a session reads the same files again and again
+            self._files[key] = self._file(given, cwd)
+        return self._files[key]
+
+    def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
         path = Path(os.path.expanduser(given))
         if not path.is_absolute():
             if cwd is None:

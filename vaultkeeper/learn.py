@@ -19,10 +19,9 @@ from pathlib import Path
 
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
-from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.registry import load_heads
-from vaultkeeper.use import record_use
+from vaultkeeper.use import UseResult, record_uses
 from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, read_events
 
 JOURNAL_ACTION = "use"
@@ -73,7 +72,7 @@ class RecordResult:
 
 
 def _is_note(target: str) -> bool:
-    return target.endswith(".md") or "/" in target
+    return target.endswith(".md")
 
 
 def record(
@@ -110,61 +109,54 @@ def record(
                 continue
             seen.add(key)
             (uses.setdefault(event.target, []) if pattern else fresh).append(event)
+        firsts = {name: _firsts(name, found, counted_keys) for name, found in uses.items()}
+        wanted = {
+            name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
+        }
+        done, failed = record_uses(vault, wanted, never_back=True, dry_run=dry_run)
         counted: list[Counted] = []
-        refused: list[str] = []
         recorded: list[UseEvent] = []
-        for name, pattern_events in uses.items():
-            ok, new = _count(vault, name, pattern_events, counted_keys, now, dry_run, refused)
-            if not ok:
+        for name, found in uses.items():
+            if name in failed:  # its events stay out of the log: counted once it is fixed
+                if not dry_run:
+                    journal.append(
+                        vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
+                    )
                 continue
-            if new is not None:
-                counted.append(new)
-            recorded.extend(pattern_events)
-            if not dry_run:
-                append_events(vault, pattern_events)  # right after its edit: replay-safe
+            if name in done:
+                counted.append(_journal(vault, done[name], firsts[name], now, dry_run))
+            recorded.extend(found)
         recorded.extend(fresh)
         if not dry_run:
-            append_events(vault, fresh)
+            append_events(vault, recorded)  # right after the edits, under the same lock
+        refused = tuple(str(failed[name]) for name in uses if name in failed)
         return RecordResult(
-            tuple(recorded), tuple(counted), repeated, tuple(unknown), tuple(refused), dry_run
+            tuple(recorded), tuple(counted), repeated, tuple(unknown), refused, dry_run
         )
 
 
-def _count(
-    vault: Path,
-    name: str,
-    events: list[UseEvent],
-    counted_keys: set[tuple[str, str]],
-    now: dt.datetime,
-    dry_run: bool,
-    refused: list[str],
-) -> tuple[bool, Counted | None]:
-    """Raise ``name``'s count once per session not counted before: (True, what rose),
-    (True, None) when every session was counted before, (False, None) when refused --
-    its events then stay out of the log, so a later ingest counts them once the block
-    is fixed."""
-    firsts: dict[str, UseEvent] = {}
+def _firsts(
+    name: str, events: list[UseEvent], counted_keys: set[tuple[str, str]]
+) -> dict[str, UseEvent]:
+    """The first new event of each session not counted for ``name`` before."""
+    out: dict[str, UseEvent] = {}
     for event in events:
         if (event.session, name) not in counted_keys:
-            firsts.setdefault(event.session, event)
-    if not firsts:
-        return True, None
-    day = max(e.date for e in firsts.values())
-    try:
-        result = record_use(vault, name, day, times=len(firsts), never_back=True, dry_run=dry_run)
-    except VaultkeeperError as exc:
-        refused.append(str(exc))
-        if not dry_run:
-            journal.append(vault, Outcome(JOURNAL_ACTION, name, DEFER, str(exc)), now)
-        return False, None
-    counted_keys.update((session, name) for session in firsts)
+            out.setdefault(event.session, event)
+    return out
+
+
+def _journal(
+    vault: Path, result: UseResult, firsts: dict[str, UseEvent], now: dt.datetime, dry_run: bool
+) -> Counted:
+    """One journal line per session counted, with its receipt."""
     for i, event in enumerate(firsts.values()):
         before = result.count_before + i
         journal.append(
             vault,
             Outcome(
                 JOURNAL_ACTION,
-                name,
+                result.name,
                 ACT,
                 f"{event.kind} in {event.source} session {event.session} on "
                 f"{event.date.isoformat()}: success count {before} -> {before + 1}",
@@ -175,7 +167,7 @@ def _count(
             now,
         )
     latest = max(firsts.values(), key=lambda e: e.date)
-    return True, Counted(
+    return Counted(
         result.name,
         result.path,
         tuple(firsts),

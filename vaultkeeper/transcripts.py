@@ -29,9 +29,9 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment
 LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # Shell programs whose file arguments are read (cat notes.md, sed -n 1,40p notes.md).
 _READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "awk", "view"})
-# Bytes a line must hold to be worth parsing (the agent's lines, Codex's session header).
-_CLAUDE_WORDS = (b"assistant",)
-_CODEX_WORDS = (b"assistant", b"function_call", b"session_meta")
+# Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
+# of these (its tool calls and its session header).
+_CODEX_MORE = (b"function_call", b"session_meta")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 
 
@@ -133,7 +133,7 @@ class Reader:
             if raw is None:
                 self.long += 1
                 continue
-            if not any(word in raw for word in (_CLAUDE_WORDS if claude else _CODEX_WORDS)):
+            if b"assistant" not in raw and (claude or not any(w in raw for w in _CODEX_MORE)):
                 continue  # not the agent's line: parsing every tool result would be slow
             obj = _load(raw)
             if obj is None:
