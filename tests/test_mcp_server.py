@@ -84,7 +84,7 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             assert "outside the vault" in await error(s, "read", path="../outside.md")
             assert "outside the vault" in await error(s, "read", path=str(outside))
             assert "outside the vault" in await error(s, "read", path="projects/api/memory/leak.md")
-            assert "own files" in await error(s, "read", path="state/journal.jsonl")
+            assert "not an entry" in await error(s, "read", path="state/journal.jsonl")
 
             report = await call(s, "report")
             assert report["available"] and report["summary"].startswith("SELF-MAINTAIN:")

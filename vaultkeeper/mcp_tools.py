@@ -108,7 +108,7 @@ class VaultTools:
         relative = rel(self.vault.resolve(), full)
         top = relative.split("/", 1)[0]
         if top in config.EXCLUDED_DIRS or top.startswith("."):
-            raise UsageError(f"{relative}: vaultkeeper's own files are not entries")
+            raise UsageError(f"{relative}: not an entry (state/, .trash/ and hidden folders)")
         if full.suffix != ".md":
             raise UsageError(f"{relative}: not a markdown entry")
         if not full.is_file():
@@ -122,14 +122,19 @@ class VaultTools:
             text = decode(read_regular(full))
         except ParseError as exc:
             raise UsageError(f"{relative}: {exc.reason}") from None
-        return {"path": relative, "text": text, "lines": text.count("\n") + (text[-1:] != "\n")}
+        unterminated = bool(text) and not text.endswith("\n")
+        return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
 
     def report(self) -> dict[str, Any]:
         from vaultkeeper.report import iso, load_report
 
         saved = load_report(self.vault)
         if saved.report is None:
-            return {"available": False, "note": saved.note or "no scan has completed yet"}
+            why = saved.note or "no scan has completed yet: run `vaultkeeper scan`"
+            return dict.fromkeys(("summary", "made", "age_seconds", "report"), None) | {
+                "available": False,
+                "note": why,
+            }
         data = saved.report.to_dict()
         made = saved.report.generated_at
         return {
