@@ -28,10 +28,16 @@ BLOCK = "yaml-anchor-templates"
 
 
 def _prune_with(vault: Path, elicit: Any, timeout: float = 5.0) -> Any:
-    def confirm(found: Any) -> bool | str:
-        return anyio.run(mcp_prune.ask, elicit, found, timeout)
+    """The server's call: the applier in a worker thread, the dialog on the event loop."""
+    confirm = mcp_prune.in_dialog(elicit, timeout)
 
-    return apply_decision(vault, Decision("prune", BLOCK), NOW, confirm=confirm)
+    async def tool_call() -> Any:
+        decision = Decision("prune", BLOCK)
+        return await anyio.to_thread.run_sync(
+            lambda: apply_decision(vault, decision, NOW, confirm=confirm)
+        )
+
+    return anyio.run(tool_call)
 
 
 def _last_journal(vault: Path) -> dict[str, Any]:

@@ -92,6 +92,17 @@ async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> bool | str:
     return judge(str(getattr(result, "action", "")), getattr(data, "name", None), plan)
 
 
+def in_dialog(elicit: Elicit, timeout: float) -> Callable[[PrunePlan], bool | str]:
+    """The applier's confirm callback: it runs in the worker thread the server started
+    for the tool call, and puts the question on the event loop, where the session is."""
+    import anyio
+
+    def confirm(plan: PrunePlan) -> bool | str:
+        return anyio.from_thread.run(ask, elicit, plan, timeout)
+
+    return confirm
+
+
 def can_elicit(capabilities: Any) -> bool:
     """Did the client declare form-mode elicitation? (``elicitation: {}`` means form.)"""
     found = getattr(capabilities, "elicitation", None)

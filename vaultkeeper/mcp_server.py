@@ -275,14 +275,11 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
         target: Target, ctx: Context, expect_hash: ExpectHash = None, dry_run: DryRun = False
     ) -> OutcomeOut:
         decision = Decision("prune", target, expect_hash=expect_hash)
-        confirm: Any = None
-        if not dry_run and mcp_prune.can_elicit(ctx.client_capabilities):
-            timeout = config.MCP_ELICIT_TIMEOUT_SECONDS
-
-            def confirm(plan: Any) -> bool | str:
-                # called by the applier in its worker thread; the dialog runs on the loop
-                return anyio.from_thread.run(mcp_prune.ask, ctx.elicit, plan, timeout)
-
+        asks = not dry_run and mcp_prune.can_elicit(ctx.client_capabilities)
+        # no dialog: confirm=None, and the applier queues the request for review (ask)
+        confirm = (
+            mcp_prune.in_dialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS) if asks else None
+        )
         return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run, confirm)))
 
 
