@@ -11,7 +11,7 @@ table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import json
 import os
 import re
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import config, jsonedit
+from vaultkeeper import config, jsonedit, tomledit
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hooks import Change, read_settings, replace_keeping_backup
 
@@ -46,6 +46,22 @@ def default_path(target: str, env: Mapping[str, str], project: Path | None = Non
     return Path(home) / raw.removeprefix("~/")
 
 
+def registration_file(
+    target: str, with_mcp: bool, project: bool, env: Mapping[str, str], cwd: Path
+) -> Path | None:
+    """The file ``hooks install|uninstall TARGET --mcp [--project]`` edits, or None
+    without --mcp; options that do not fit the target are a usage error."""
+    if project and not (with_mcp and target == "claude-code"):
+        raise UsageError(
+            f"--project is for claude-code --mcp (the {config.CLAUDE_PROJECT_MCP} here)"
+        )
+    if not with_mcp:
+        return None
+    if target not in HOSTS:
+        raise UsageError(f"--mcp is for {' and '.join(HOSTS)}, not {target}")
+    return default_path(target, env, cwd if project else None).absolute()
+
+
 def install(target: str, path: Path, vault: Path, program: str | None) -> Change:
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
@@ -63,17 +79,22 @@ def registered(target: str, path: Path) -> list[str] | None:
     """Our server's command line as registered in ``path``, or None."""
     if not path.is_file():
         return None
+    entry: Any = None
     if target == "codex":
         text = _read_text(path)
-        spans = _our_spans(text.splitlines(keepends=True))
-        if not spans:
-            return None
-        found = re.findall(r"^\s*(command|args)\s*=\s*(.+?)\s*$", _join(text, spans), re.M)
-        values = {k: json.loads(v) for k, v in found if _json_ok(v)}
-        command, args = values.get("command"), values.get("args")
-        return [command, *args] if isinstance(command, str) and isinstance(args, list) else None
-    data, _ = read_settings(path)
-    entry = (data.get(_SERVERS_JSON) or {}).get(NAME)
+        parsed = tomledit.load(text, path)
+        if parsed is not None:
+            entry = parsed.get(_TABLE, {}).get(NAME)
+        else:  # Python 3.10: what we wrote is one JSON value a line
+            spans = tomledit.table_spans(text.splitlines(keepends=True), [_TABLE, NAME])
+            found = re.findall(
+                r"^\s*(command|args)\s*=\s*(.+?)\s*$", tomledit.join_spans(text, spans), re.M
+            )
+            with contextlib.suppress(ValueError):
+                entry = {k: json.loads(v) for k, v in found} if spans else None
+    else:
+        data, _ = read_settings(path)
+        entry = (data.get(_SERVERS_JSON) or {}).get(NAME)
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return None
     return [entry["command"], *[str(a) for a in entry.get("args") or []]]
@@ -139,88 +160,25 @@ def _claude(path: Path, want: dict[str, Any] | None) -> Change:
 
 
 # -- Codex: TOML ----------------------------------------------------------------------
-_HEADER = re.compile(r"^[ \t]*\[(?!\[)\s*(?P<name>[^\[\]#\n]*?)\s*\][ \t]*(?:#.*)?\r?\n?$")
-_KEY_PART = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*(?:\.|$)')
-
-
-def _table_name(raw: str) -> list[str] | None:
-    parts: list[str] = []
-    pos = 0
-    while pos < len(raw):
-        m = _KEY_PART.match(raw, pos)
-        if m is None or m.end() == pos:
-            return None
-        parts.append(next(g for g in m.groups() if g is not None))
-        pos = m.end()
-    return parts
-
-
-def _our_spans(lines: list[str]) -> list[tuple[int, int]]:
-    """(first, end) line ranges of our table and its sub-tables, trailing blanks left out."""
-    spans: list[tuple[int, int]] = []
-    start: int | None = None
-    quote: str | None = None  # inside a multi-line string: no headers there
-    for i, line in enumerate(lines):
-        if quote is None:
-            m = _HEADER.match(line)
-            if m:
-                if start is not None:
-                    spans.append((start, i))
-                    start = None
-                name = _table_name(m.group("name"))
-                if name is not None and name[:2] == [_TABLE, NAME]:
-                    start = i
-        for q in ('"""', "'''"):
-            if line.count(q) % 2 and quote in (None, q):
-                quote = None if quote == q else q
-    if start is not None:
-        spans.append((start, len(lines)))
-    merged: list[tuple[int, int]] = []
-    for first, end in spans:  # a sub-table right after ours is part of one span
-        if merged and merged[-1][1] == first:
-            merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((first, end))
-    out = []
-    for first, end in merged:
-        while end - 1 > first and lines[end - 1].lstrip()[:1] in ("", "#"):
-            end -= 1
-        out.append((first, end))
-    return out
-
-
-def _join(text: str, spans: list[tuple[int, int]]) -> str:
-    lines = text.splitlines(keepends=True)
-    return "".join("".join(lines[a:b]) for a, b in spans)
-
-
-def _json_ok(value: str) -> bool:
-    try:
-        json.loads(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _toml_string(value: str) -> str:
-    # a JSON string is a TOML basic string, once DEL (raw in JSON, not in TOML) is escaped
-    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
 def _table(command: list[str], nl: str) -> str:
-    args = ", ".join(_toml_string(a) for a in command[1:])
+    args = ", ".join(tomledit.basic_string(a) for a in command[1:])
     return nl.join(
-        [f"[{_TABLE}.{NAME}]", f"command = {_toml_string(command[0])}", f"args = [{args}]", ""]
+        [
+            f"[{_TABLE}.{NAME}]",
+            f"command = {tomledit.basic_string(command[0])}",
+            f"args = [{args}]",
+            "",
+        ]
     )
 
 
 def _codex(path: Path, command: list[str] | None) -> Change:
     raw = _read_text(path) if path.exists() else None
     text = raw or ""
-    before = _toml_load(text, path)
+    before = tomledit.load(text, path)
     nl = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
-    spans = _our_spans(lines)
+    spans = tomledit.table_spans(lines, [_TABLE, NAME])
     ours = (before or {}).get(_TABLE, {}).get(NAME) if isinstance(before, dict) else None
     if ours is not None and not spans:
         raise VaultkeeperError(
@@ -238,7 +196,7 @@ def _codex(path: Path, command: list[str] | None) -> Change:
         action = f"removed mcp server {NAME}"
     else:
         table = _table(command, nl)
-        if len(spans) == 1 and _join(text, spans) == table:
+        if len(spans) == 1 and tomledit.join_spans(text, spans) == table:
             return Change("codex", str(path), False, None, (f"kept    mcp server {NAME}",))
         if spans:  # the first copy is replaced where it stands, any other goes
             a, b = spans[0]
@@ -265,18 +223,6 @@ def _read_text(path: Path) -> str:
         raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
 
 
-def _toml_load(text: str, path: Path) -> dict[str, Any] | None:
-    """The parsed file on Python 3.11+ (tomllib), else None: no check is possible."""
-    try:  # imported by name: mypy checks this module as Python 3.10, which has no tomllib
-        tomllib: Any = importlib.import_module("tomllib")
-    except ImportError:
-        return None
-    try:
-        return dict(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as exc:
-        raise VaultkeeperError(f"{path}: not valid TOML ({exc}); nothing written") from None
-
-
 def _toml_check(
     before: dict[str, Any] | None, new: str, command: list[str] | None, path: Path
 ) -> None:
@@ -288,7 +234,7 @@ def _toml_check(
     if command is not None:
         servers[NAME] = {"command": command[0], "args": command[1:]}
     expected[_TABLE] = servers
-    after = json.loads(json.dumps(_toml_load(new, path), default=str))
+    after = json.loads(json.dumps(tomledit.load(new, path), default=str))
     for data in (expected, after):
         if not data.get(_TABLE):  # an emptied [mcp_servers] is the same as none
             data.pop(_TABLE, None)

@@ -10,6 +10,7 @@ import click
 
 from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.mcp_install import registration_file
 
 _TARGETS = ("claude-code", "codex", "cron")
 _settings_option = click.option(
@@ -40,20 +41,6 @@ _project_option = click.option(
 )
 
 
-def _mcp_file(target: str, with_mcp: bool, project: bool) -> Path | None:
-    """The host file the MCP server is registered in, when --mcp asks for it."""
-    from vaultkeeper.errors import UsageError
-    from vaultkeeper.mcp_install import default_path
-
-    if project and not (with_mcp and target == "claude-code"):
-        raise UsageError("--project is for claude-code --mcp (the project's .mcp.json)")
-    if not with_mcp:
-        return None
-    if target == "cron":
-        raise UsageError("--mcp is for claude-code and codex, not cron")
-    return default_path(target, os.environ, Path.cwd() if project else None).absolute()
-
-
 def _host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
     from vaultkeeper.errors import UsageError
     from vaultkeeper.hooks import default_path
@@ -66,26 +53,17 @@ def _host_file(target: str, settings_file: Path | None, hooks_file: Path | None)
     return (given or default_path(target, os.environ)).expanduser().absolute()
 
 
-def _echo_change(change: Any, as_json: bool) -> None:
+def _echo_change(change: Any, as_json: bool, mcp: Any = None) -> None:
+    """One file's change; with ``mcp`` the MCP file's after it (one JSON object for both)."""
     if as_json:
-        print_json(change.__dict__)
+        print_json({"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__)
         return
-    click.echo(f"{change.target}: {change.path}" + ("" if change.changed else " (unchanged)"))
-    for action in change.actions:
-        click.echo(f"  {action}")
-    if change.backup:
-        click.echo(f"  previous file kept as {change.backup}")
-
-
-def _echo_changes(hooks_change: Any, mcp_change: Any, as_json: bool) -> None:
-    """The hooks file's change, then the MCP file's; with --json one object holding both."""
-    if mcp_change is None:
-        _echo_change(hooks_change, as_json)
-    elif as_json:
-        print_json({"hooks": hooks_change.__dict__, "mcp": mcp_change.__dict__})
-    else:
-        _echo_change(hooks_change, False)
-        _echo_change(mcp_change, False)
+    for done in (change, mcp) if mcp else (change,):
+        click.echo(f"{done.target}: {done.path}" + ("" if done.changed else " (unchanged)"))
+        for action in done.actions:
+            click.echo(f"  {action}")
+        if done.backup:
+            click.echo(f"  previous file kept as {done.backup}")
 
 
 @click.group()
@@ -157,7 +135,7 @@ def hooks_install(
             "time; pass the vault's folder, or create one with `vaultkeeper init`"
         )
     program = hostfiles.find_program(os.environ)
-    mcp_file = _mcp_file(target, with_mcp, project)
+    mcp_file = registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
         from vaultkeeper import mcp_install
 
@@ -167,7 +145,7 @@ def hooks_install(
         mcp_install.argv(vault, program)  # no program: refused before either file is written
         done = hostfiles.install(target, path, vault, program)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
-        _echo_changes(done, served, as_json)
+        _echo_change(done, as_json, served)
         if target == "codex" and not as_json:
             click.echo(
                 "  note: Codex runs hooks only with `codex_hooks = true` under [features] in "
@@ -213,7 +191,7 @@ def hooks_uninstall(
     from vaultkeeper import hooks as hostfiles
 
     path = _host_file(target, settings_file, hooks_file)
-    mcp_file = _mcp_file(target, with_mcp, project)
+    mcp_file = registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
         return
@@ -221,7 +199,7 @@ def hooks_uninstall(
 
     done = hostfiles.uninstall(target, path)
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
-    _echo_changes(done, served, as_json)
+    _echo_change(done, as_json, served)
 
 
 @hooks.command("status")
