@@ -10,7 +10,6 @@ import click
 
 from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
-from vaultkeeper.mcp_install import registration_file
 
 _TARGETS = ("claude-code", "codex", "cron")
 _settings_option = click.option(
@@ -123,7 +122,7 @@ def hooks_install(
       vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
     """
-    from vaultkeeper import cron
+    from vaultkeeper import cron, mcp_install
     from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import NoVaultError, UsageError
 
@@ -135,14 +134,13 @@ def hooks_install(
             "time; pass the vault's folder, or create one with `vaultkeeper init`"
         )
     program = hostfiles.find_program(os.environ)
-    mcp_file = registration_file(target, with_mcp, project, os.environ, Path.cwd())
+    mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
-        from vaultkeeper import mcp_install
-
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
         path = _host_file(target, settings_file, hooks_file)
-        mcp_install.argv(vault, program)  # no program: refused before either file is written
+        if mcp_file is not None:  # no program to register: refused before any write
+            mcp_install.argv(vault, program)
         done = hostfiles.install(target, path, vault, program)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served)
@@ -187,16 +185,14 @@ def hooks_uninstall(
       vaultkeeper hooks uninstall codex --mcp
       vaultkeeper --vault ~/memory hooks uninstall cron
     """
-    from vaultkeeper import cron
+    from vaultkeeper import cron, mcp_install
     from vaultkeeper import hooks as hostfiles
 
     path = _host_file(target, settings_file, hooks_file)
-    mcp_file = registration_file(target, with_mcp, project, os.environ, Path.cwd())
+    mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
         return
-    from vaultkeeper import mcp_install
-
     done = hostfiles.uninstall(target, path)
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
     _echo_change(done, as_json, served)
