@@ -77,11 +77,9 @@ def test_claude_user_scope_adds_only_our_server_and_uninstall_restores_bytes(
     # idempotent: nothing written the second time
     again = mcp_install.install("claude-code", path, VAULT, PROGRAM)
     assert not again.changed and path.read_text() == after
-    assert mcp_install.registered("claude-code", path) == [PROGRAM, "--vault", str(VAULT), "mcp"]
     removed = mcp_install.uninstall("claude-code", path)
     assert removed.changed
     assert path.read_text() == CLAUDE
-    assert mcp_install.registered("claude-code", path) is None
     assert not mcp_install.uninstall("claude-code", path).changed
 
 
@@ -142,7 +140,6 @@ def test_codex_appends_one_table_and_uninstall_restores_bytes(tmp_path: Path) ->
         assert data["mcp_servers"]["vaultkeeper"]["args"] == ["--vault", str(VAULT), "mcp"]
         assert data["mcp_servers"]["github"]["env"] == {"TOKEN": "abc"}
     assert not mcp_install.install("codex", path, VAULT, PROGRAM).changed
-    assert mcp_install.registered("codex", path) == [PROGRAM, "--vault", str(VAULT), "mcp"]
     assert mcp_install.uninstall("codex", path).changed
     assert path.read_text() == CODEX
 

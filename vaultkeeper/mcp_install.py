@@ -11,10 +11,8 @@ table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -73,51 +71,6 @@ def install(target: str, path: Path, vault: Path, program: str | None) -> Change
 def uninstall(target: str, path: Path) -> Change:
     real = Path(os.path.realpath(path))
     return _codex(real, None) if target == "codex" else _claude(real, None)
-
-
-def registered(target: str, path: Path) -> list[str] | None:
-    """Our server's command line as registered in ``path``, or None."""
-    if not path.is_file():
-        return None
-    entry: Any = None
-    if target == "codex":
-        text = _read_text(path)
-        parsed = tomledit.load(text, path)
-        if parsed is not None:
-            entry = parsed.get(_TABLE, {}).get(NAME)
-        else:  # Python 3.10: what we wrote is one JSON value a line
-            spans = tomledit.table_spans(text.splitlines(keepends=True), [_TABLE, NAME])
-            found = re.findall(
-                r"^\s*(command|args)\s*=\s*(.+?)\s*$", tomledit.join_spans(text, spans), re.M
-            )
-            with contextlib.suppress(ValueError):
-                entry = {k: json.loads(v) for k, v in found} if spans else None
-    else:
-        data, _ = read_settings(path)
-        entry = (data.get(_SERVERS_JSON) or {}).get(NAME)
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return None
-    return [entry["command"], *[str(a) for a in entry.get("args") or []]]
-
-
-def registrations(
-    targets: list[str], env: Mapping[str, str], cwd: Path
-) -> list[tuple[str, str, list[str] | None]]:
-    """(host, file, our command line or None) for ``hooks status``; a project's .mcp.json
-    only when there is one. A file that cannot be read reads as not registered."""
-    out: list[tuple[str, str, list[str] | None]] = []
-    for target in targets:
-        paths = [default_path(target, env)]
-        project = default_path(target, env, cwd)
-        if target == "claude-code" and project.is_file():
-            paths.append(project)
-        for path in paths:
-            try:
-                found = registered(target, path)
-            except (VaultkeeperError, OSError):
-                found = None
-            out.append((target, str(path), found))
-    return out
 
 
 # -- Claude Code: JSON ----------------------------------------------------------------

@@ -10,7 +10,17 @@ import click
 
 from vaultkeeper.output import print_json
 
-__all__ = ["AS_JSON", "DRY_RUN", "nonempty_path", "note", "now_utc", "print_json", "vault_path"]
+__all__ = [
+    "AS_JSON",
+    "DRY_RUN",
+    "MCP",
+    "MCP_PROJECT",
+    "nonempty_path",
+    "note",
+    "now_utc",
+    "print_json",
+    "vault_path",
+]
 
 
 def now_utc() -> dt.datetime:
@@ -41,3 +51,14 @@ def note(message: str) -> None:
 
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+# `hooks install|uninstall claude-code|codex`: the MCP server's entry in the host's file too
+MCP = click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="claude-code, codex: also the MCP server (`vaultkeeper mcp`): its entry in "
+    "~/.claude.json or ~/.codex/config.toml.",
+)
+MCP_PROJECT = click.option(
+    "--project", is_flag=True, help="claude-code --mcp: the .mcp.json here, not user scope."
+)

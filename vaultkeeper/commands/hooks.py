@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import MCP, MCP_PROJECT, now_utc, print_json, vault_path
 
 _TARGETS = ("claude-code", "codex", "cron")
 _settings_option = click.option(
@@ -23,20 +23,6 @@ _hooks_option = click.option(
     "hooks_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help=f"codex: the hooks file (default {config.CODEX_HOOKS}).",
-)
-
-
-_mcp_option = click.option(
-    "--mcp",
-    "with_mcp",
-    is_flag=True,
-    help="claude-code, codex: also register the MCP server (`vaultkeeper mcp`) in "
-    f"{config.CLAUDE_USER_CONFIG} or {config.CODEX_CONFIG}.",
-)
-_project_option = click.option(
-    "--project",
-    is_flag=True,
-    help=f"claude-code --mcp: the project's {config.CLAUDE_PROJECT_MCP} here, not user scope.",
 )
 
 
@@ -91,8 +77,8 @@ def hooks() -> None:
     "--schedule", default=config.CRON_SCHEDULE, show_default=True, help="cron: when to scan."
 )
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
-@_mcp_option
-@_project_option
+@MCP
+@MCP_PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -162,8 +148,8 @@ def hooks_install(
 @click.argument("target", type=click.Choice(_TARGETS))
 @_settings_option
 @_hooks_option
-@_mcp_option
-@_project_option
+@MCP
+@MCP_PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_uninstall(
@@ -202,7 +188,6 @@ def hooks_uninstall(
 @click.argument("target", type=click.Choice(_TARGETS), required=False)
 @_settings_option
 @_hooks_option
-@click.option("--mcp", "with_mcp", is_flag=True, help="Also where the MCP server is registered.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_status(
@@ -210,7 +195,6 @@ def hooks_status(
     target: str | None,
     settings_file: Path | None,
     hooks_file: Path | None,
-    with_mcp: bool,
     as_json: bool,
 ) -> None:
     """Say what is installed where, and when each vault's last scan completed.
@@ -221,7 +205,6 @@ def hooks_status(
     Example:
       vaultkeeper hooks status
       vaultkeeper hooks status claude-code --settings .claude/settings.json
-      vaultkeeper hooks status --mcp
     """
     from vaultkeeper.errors import NoVaultError
     from vaultkeeper.status import age_text, where_installed
@@ -239,10 +222,6 @@ def hooks_status(
     except NoVaultError:
         vault = None
     where = where_installed(files, "cron" in targets, os.environ, vault)
-    from vaultkeeper.mcp_install import registrations
-
-    hosts = [t for t in targets if t != "cron"] if with_mcp else []
-    servers = registrations(hosts, os.environ, Path.cwd())
     now = now_utc()
     if as_json:
         print_json(
@@ -258,11 +237,6 @@ def hooks_status(
                     for v, w in where.last_scans
                 ],
                 "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
-                **(
-                    {"mcp_servers": [{"target": t, "path": p, "argv": a} for t, p, a in servers]}
-                    if with_mcp
-                    else {}
-                ),
             }
         )
         return
@@ -289,8 +263,5 @@ def hooks_status(
             else "never"
         )
         click.echo(f"{'last scan':<12} {v}: {done}")
-    for t, p, argv in servers:
-        shown = " ".join(argv) if argv else "not registered"
-        click.echo(f"{t:<12} mcp server in {p}: {shown}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
