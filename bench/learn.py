@@ -136,4 +136,5 @@ def brief(vault_size: int = 50000, rounds: int = 5) -> list[Row]:
 
 if __name__ == "__main__":
     for row in ingest() + brief():
-        print(f"| {row.figure} | {row.ours} | {row.versus} | **{row.shown}** | {row.verdict} |")
+        cells = (row.figure, row.ours, row.versus, f"**{row.shown}**", row.verdict, row.cpu)
+        print("| " + " | ".join(cells) + " |")

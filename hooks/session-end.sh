@@ -13,9 +13,9 @@
 # Hosts kill whatever a hook leaves in its process group the moment it returns, so
 # a shell `&` is not enough: a small Python launcher double-forks, calls setsid(),
 # and this script returns only once the scan's process reports that it is in a
-# session of its own. The launcher reads the session's JSON from stdin (for at most
-# a second: a host may keep stdin open) for its `transcript_path`; the detached
-# process ingests that transcript first, then scans. Output is dropped (the scan
+# session of its own. That detached process then reads the session's JSON from
+# stdin (for at most 10 s: a host may keep stdin open) for its `transcript_path`,
+# ingests that transcript, then scans. Output is dropped (the scan
 # saves its report under state/); a failure, or a transcript that is missing or
 # unreadable, leaves one line in state/hook.log. Always exits 0: a hook must never
 # fail its host.
@@ -49,16 +49,16 @@ def note(text):
     with open(log, "a", encoding="utf-8") as fh:
         fh.write("%s session-end: %s\n" % (stamp, " ".join(text.split())))
 
-def session_json():
-    data, deadline = b"", time.monotonic() + 1.0
+def session_json(fd):
+    data, deadline = b"", time.monotonic() + 10.0
     try:
-        if os.isatty(0):
+        if os.isatty(fd):
             return {}
         while len(data) < 1048576:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([0], [], [], left)[0]:
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
                 break
-            chunk = os.read(0, 65536)
+            chunk = os.read(fd, 65536)
             if not chunk:
                 break
             data += chunk
@@ -79,8 +79,6 @@ def run(args, what):
     if code != 0:
         note("%s exited %d: %s" % (what, code, (err.strip().splitlines() or ["no message"])[-1]))
 
-got = session_json()
-transcript = got.get("transcript_path") if isinstance(got, dict) else None
 r, w = os.pipe()
 if os.fork() == 0:
     try:
@@ -89,11 +87,15 @@ if os.fork() == 0:
         if os.fork():
             os._exit(0)
         os.chdir("/")
+        host = os.dup(0)  # the session JSON is read only once the hook has returned
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.write(w, b"1")
         os.close(w)
+        got = session_json(host)
+        os.close(host)
+        transcript = got.get("transcript_path") if isinstance(got, dict) else None
         if isinstance(transcript, str) and transcript:
             if os.path.isfile(transcript) and os.access(transcript, os.R_OK):
                 run(["ingest", transcript], "ingest")
@@ -137,14 +139,13 @@ run() {
         return
     fi
     mkdir -p "$vault/state" 2>/dev/null
-    # the launcher reads the session's JSON from our stdin
+    # the launcher's detached process reads the session's JSON from our stdin
     if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$vault/state/hook.log" >/dev/null 2>&1; then
         log "could not start the scan in the background ($py)"
     fi
 }
 
 run
-# Drop whatever else the host sent only now, so a host that keeps stdin open cannot
-# hold the work back.
-[ -t 0 ] || cat >/dev/null 2>&1
+# stdin is left to the detached process (the host's JSON is small: its write never
+# waits for a reader), so a host that keeps stdin open cannot hold this hook back.
 exit 0

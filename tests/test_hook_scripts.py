@@ -228,8 +228,9 @@ def test_session_end_with_a_program_that_is_gone(
     assert "uninstalled/vaultkeeper: not an executable program" in log
 
 
-def workers(vault: Path) -> list[int]:
-    """pids of live processes whose command line names this vault (launcher, ingest, scan)."""
+def workers(vault: Path, word: bytes | None = None) -> list[int]:
+    """pids of live processes whose command line names this vault (launcher, ingest,
+    scan), and ``word`` too when given."""
     out = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -237,16 +238,14 @@ def workers(vault: Path) -> list[int]:
                 cmd = (proc / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if str(vault).encode() in cmd and alive(int(proc.name)):
+            named = str(vault).encode() in cmd and (word is None or word in cmd)
+            if named and alive(int(proc.name)):
                 out.append(int(proc.name))
     return out
 
 
-def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
-    tmp_path: Path, vault: Path, env: dict[str, str]
-) -> None:
-    program = find_program(os.environ)
-    assert program is not None
+def session_with_a_citation(tmp_path: Path, vault: Path) -> tuple[Path, bytes]:
+    """A registry block counted once, a transcript citing it, and the host's JSON."""
     registry = vault / config.REGISTRY_FILE
     registry.write_text(
         registry.read_text() + "\n### pin-clock\n**success count:** 1\n**last used:** 2026-01-02\n"
@@ -272,18 +271,56 @@ def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
             "reason": "other",
         }
     ).encode()
+    return transcript, payload
+
+
+COUNTED_ONCE = "### pin-clock\n**success count:** 2\n**last used:** 2026-11-30\n"
+
+
+def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    program = find_program(os.environ)
+    assert program is not None
+    transcript, payload = session_with_a_citation(tmp_path, vault)
     full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
     report = vault / "state" / config.LAST_REPORT_FILE
     for _ in range(2):  # the second session end (a resumed session) counts nothing again
         hook = run_hook(END, [str(vault), program], full_env, payload)
         assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
         assert wait_for(lambda: report.exists() and not workers(vault), 120)
-    assert registry.read_text().endswith(
-        "### pin-clock\n**success count:** 2\n**last used:** 2026-11-30\n"
-    )
+    assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
     uses = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     assert [json.loads(x)["receipt"] for x in uses] == [f"{transcript}:1"]
     assert not (vault / "state" / config.HOOK_LOG_FILE).exists()
+
+
+def test_session_end_returns_before_the_host_has_sent_its_json(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    """A host that keeps stdin open holds nothing back: the JSON may come after the return."""
+    program = find_program(os.environ)
+    assert program is not None
+    _, payload = session_with_a_citation(tmp_path, vault)
+    proc = subprocess.Popen(
+        [str(END), str(vault), program],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"},
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    try:
+        assert proc.wait(timeout=30) == 0  # returned with stdin still open and empty
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.stdin.write(payload)
+    proc.stdin.close()
+    report = vault / "state" / config.LAST_REPORT_FILE
+    assert wait_for(lambda: report.exists() and not workers(vault), 120)
+    assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
 
 
 # -- session-start.sh -----------------------------------------------------------------
@@ -446,13 +483,4 @@ def test_session_end_on_40k_entries_then_session_start(
 
 def alive_scans(vault: Path) -> list[int]:
     """pids of processes whose command line names this vault (the detached scans)."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmd = (proc / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if str(vault).encode() in cmd and b"scan" in cmd and alive(int(proc.name)):
-                out.append(int(proc.name))
-    return out
+    return workers(vault, b"scan")

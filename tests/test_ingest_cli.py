@@ -149,3 +149,12 @@ def test_scan_as_of_previews_and_writes_nothing(sample: Path) -> None:
         2,
         "vaultkeeper: error: --as-of='tomorrow': not a date; use YYYY-MM-DD\n",
     )
+
+
+def test_the_saved_report_follows_an_ingest(tmp_path: Path, sample: Path) -> None:
+    assert vk(sample, "scan", "--force").exit_code == 0
+    said = tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")])
+    path = tf.write(tmp_path / "s.jsonl", [said])
+    assert vk(sample, "ingest", str(path)).exit_code == 0
+    shown = vk(sample, "report").stdout.splitlines()
+    assert shown[0] == "SELF-MAINTAIN: prune candidates 1 | promote eligible 3 | held-out due 1"

@@ -75,7 +75,7 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             assert hits[0]["link"] == "[[projects/api/memory/flaky-ci-retries]]"
             pattern = (await call(s, "search", query="bisect", kind="pattern"))["hits"][0]
             assert pattern["cite"] == "bisect-before-reading-diffs"
-            assert (await call(s, "search", query="webpack"))["count"] == 0
+            assert (await call(s, "search", query="webpack"))["count"] == 0  # archived
             archived = await call(s, "search", query="webpack", include_archived=True)
             assert archived["hits"][0]["status"] == "archived"
 
@@ -94,8 +94,10 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             lesson = await call(
                 s, "new_lesson", name="retry-once", description="Retry once",
                 project="api", body="Only once; a second failure is real.",
+                falsification_condition="a second retry passes",
             )  # fmt: skip
             text = (sample / lesson["path"]).read_text()
+            assert 'falsification_condition: "a second retry passes"' in text
             assert "status: held_out" in text and text.endswith(
                 "# retry-once\n\nOnly once; a second failure is real.\n"
             )
@@ -131,14 +133,20 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
                 result="pass", evidence=RECEIPT,
             )  # fmt: skip
             assert revalidated["outcome"] == "act" and "status: active" in flaky.read_text()
-            webpack = sample / "projects/web/memory/old-webpack-config.md"
-            kept = webpack.read_bytes()
+            grid = sample / "projects/web/memory/css-grid-over-floats.md"
+            kept = grid.read_bytes()
             refused = await call(
+                s, "apply_reactivate", path="projects/web/memory/css-grid-over-floats.md",
+                evidence=RECEIPT,
+            )  # fmt: skip
+            assert refused["outcome"] == "defer" and "held_out" in refused["reason"]
+            assert refused["exit_code"] == 1 and grid.read_bytes() == kept
+            webpack = sample / "projects/web/memory/old-webpack-config.md"
+            back = await call(
                 s, "apply_reactivate", path="projects/web/memory/old-webpack-config.md",
                 evidence=RECEIPT,
             )  # fmt: skip
-            assert refused["outcome"] == "defer" and "inferred" in refused["reason"]
-            assert refused["exit_code"] == 1 and webpack.read_bytes() == kept
+            assert back["outcome"] == "act" and "status: active" in webpack.read_text()
             skipped = await call(s, "apply_skip", target="screenshot-diff-review", reason="weekly")
             assert skipped["outcome"] == "silence"
 
@@ -161,7 +169,7 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
     records = journal(sample)
     assert [(r["action"], r["outcome"]) for r in records if r["action"] != "use"] == [
         ("promote", "act"), ("revalidate", "act"), ("reactivate", "defer"),
-        ("skip", "silence"), ("prune", "ask"),
+        ("reactivate", "act"), ("skip", "silence"), ("prune", "ask"),
     ]  # fmt: skip
     uses = [r for r in records if r["action"] == "use"]
     assert len(uses) == 1 and uses[0]["evidence"] == "mcp:src/clock.py:12"

@@ -102,6 +102,9 @@ CLAUDE_SESSION_END_TIMEOUT = 1
 CODEX_SESSION_END_TIMEOUT = 2
 SESSION_START_TIMEOUT = 10  # `report --brief` is one Python start and one small file
 HOOK_BACKUP_SUFFIX = ".vaultkeeper.bak"  # the settings file as it was before our last write
+# Beside a settings file install created (and the folders it made for it): uninstall
+# then removes the file, this record and our backup, and those folders once empty.
+HOOK_CREATED_SUFFIX = ".vaultkeeper.created"
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault

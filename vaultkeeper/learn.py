@@ -113,7 +113,7 @@ def record(
         wanted = {
             name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
         }
-        done, failed = record_uses(vault, wanted, never_back=True, dry_run=dry_run)
+        done, failed = record_uses(vault, wanted, now, never_back=True, dry_run=dry_run)
         counted: list[Counted] = []
         recorded: list[UseEvent] = []
         for name, found in uses.items():

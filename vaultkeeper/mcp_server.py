@@ -30,8 +30,10 @@ from vaultkeeper.mcp_shapes import (
     CiteOut,
     Description,
     DryRun,
+    Entry,
     Evidence,
     ExpectHash,
+    Falsify,
     Kind,
     Name,
     NewOut,
@@ -183,9 +185,16 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
         "is taken anywhere in the vault. Returns the path and the index line added.",
     )
     async def new_lesson(
-        name: Name, description: Description, project: Project, body: Body = None
+        name: Name,
+        description: Description,
+        project: Project,
+        body: Body = None,
+        falsification_condition: Falsify = None,
     ) -> NewOut:
-        return await _run(NewOut, lambda: tools.new("memory", name, description, project, body))
+        call = functools.partial(
+            tools.new, "memory", name, description, project, body, falsification_condition
+        )
+        return await _run(NewOut, call)
 
     @app.tool(
         name="new_decision",
@@ -195,9 +204,16 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
         "decision` does. Refused if the name is taken. Returns the path and index line.",
     )
     async def new_decision(
-        name: Name, description: Description, project: Project, body: Body = None
+        name: Name,
+        description: Description,
+        project: Project,
+        body: Body = None,
+        falsification_condition: Falsify = None,
     ) -> NewOut:
-        return await _run(NewOut, lambda: tools.new("decision", name, description, project, body))
+        call = functools.partial(
+            tools.new, "decision", name, description, project, body, falsification_condition
+        )
+        return await _run(NewOut, call)
 
 
 def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
@@ -227,7 +243,7 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
         "entry becomes ask (a person decides). Outcomes as `vaultkeeper apply revalidate`.",
     )
     async def apply_revalidate(
-        path: Path_,
+        path: Entry,
         result: Annotated[Result, arg("pass (the condition held off) or fail (falsified).")],
         evidence: Evidence,
         expect_hash: ExpectHash = None,
@@ -239,12 +255,12 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
     @app.tool(
         name="apply_reactivate",
         annotations=WRITES,
-        description="Bring an archived entry back to active on new evidence (the receipt "
-        "joins provenance). An inferred lesson is refused: it becomes active only through "
-        "a passed hold-out. Outcomes as `vaultkeeper apply reactivate`.",
+        description="Bring an archived entry back to active on new evidence, whatever its "
+        "label; the receipt joins its provenance. An entry in any other status is refused "
+        "(defer, with the reason). Outcomes as `vaultkeeper apply reactivate`.",
     )
     async def apply_reactivate(
-        path: Path_, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
+        path: Entry, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
     ) -> OutcomeOut:
         decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
         return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))

@@ -102,7 +102,10 @@ def arg(description: str) -> Any:
 
 
 Target = Annotated[str, arg("A registry pattern NAME, or an entry's vault-relative path.")]
-Path_ = Annotated[str, arg("Vault-relative path of the entry, e.g. projects/api/memory/x.md.")]
+Path_ = Annotated[str, arg("The entry's vault-relative path, e.g. projects/api/memory/x.md.")]
+Entry = Annotated[
+    str, arg("The entry's vault-relative path (projects/api/memory/x.md), or its name.")
+]
 Evidence = Annotated[
     str,
     arg("Receipt: a URL (https://...) or path:line of an existing file (vault-relative or "
@@ -119,6 +122,10 @@ Description = Annotated[str, arg("One-line recall summary (pure ASCII), shown in
 Project = Annotated[str, arg("Project folder under projects/.")]
 Body = Annotated[
     str | None, arg("The note's text under its title (pure ASCII); the template if left out.")
+]
+Falsify = Annotated[
+    str | None,
+    arg("What would prove it wrong: the re-check when its hold-out ends (pure ASCII)."),
 ]
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)

@@ -153,7 +153,13 @@ class VaultTools:
 
     # -- writing -------------------------------------------------------------------
     def new(
-        self, kind: str, name: str, description: str, project: str, body: str | None
+        self,
+        kind: str,
+        name: str,
+        description: str,
+        project: str,
+        body: str | None,
+        falsify: str | None = None,
     ) -> dict[str, Any]:
         """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION`` (held out if a lesson)."""
         import os
@@ -161,7 +167,7 @@ class VaultTools:
         from vaultkeeper.create import holdout_days_from_env, new_entry
 
         result = new_entry(
-            self.vault, kind, name, description, project=project, body=body,
+            self.vault, kind, name, description, project=project, body=body, falsify=falsify,
             today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
         )  # fmt: skip
         return dict(result.__dict__)

@@ -139,12 +139,17 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
 
 
 def _summary(text: str) -> str:
+    """The block's first paragraph of prose, on one line."""
     from vaultkeeper.registry import is_counter_line
 
+    words: list[str] = []
     for line in text.split("\n")[1:]:
-        if line.strip() and not is_counter_line(line):
-            return line.strip()
-    return ""
+        if not line.strip() or is_counter_line(line):
+            if words:
+                break
+            continue
+        words.append(line.strip())
+    return " ".join(words)
 
 
 def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:

@@ -47,6 +47,7 @@ class Candidate:
     label: str | None = None
     weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
     falsification_condition: str | None = None
+    handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
 
     def figures(self) -> str:
         if self.kind == HELD_OUT:
@@ -83,6 +84,7 @@ class Report:
     held_out: tuple[Candidate, ...]
     problems: tuple[Problem, ...]
     duration_ms: int = 0
+    updated_at: dt.datetime | None = None  # the last apply that brought it up to date
 
     def lists(self) -> dict[str, tuple[Candidate, ...]]:
         return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
@@ -113,6 +115,7 @@ class Report:
             "held_out": [c.to_dict() for c in self.held_out],
             "problems": [p.to_dict() for p in self.problems],
             "duration_ms": self.duration_ms,
+            "updated_at": None if self.updated_at is None else iso(self.updated_at),
         }
 
 
@@ -147,7 +150,8 @@ def one_line(text: str) -> str:
 
 
 def candidate_line(c: Candidate) -> str:
-    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}")
+    handled = f" -- {c.handled}" if c.handled else ""
+    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}{handled}")
 
 
 def render_text(report: Report) -> list[str]:
@@ -192,16 +196,21 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         )
 
     problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
-    made = dt.datetime.strptime(data["generated_at"], "%Y-%m-%dT%H:%M:%SZ")
+    updated = data.get("updated_at")
     return Report(
         vault=str(data["vault"]),
-        generated_at=made.replace(tzinfo=dt.timezone.utc),
+        generated_at=_utc(data["generated_at"]),
         promote=candidates(PROMOTE),
         prune=candidates(PRUNE),
         held_out=candidates(HELD_OUT),
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
+        updated_at=None if updated is None else _utc(updated),
     )
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)

@@ -113,11 +113,17 @@ def _candidates(report: Report | None, note: str | None, now: dt.datetime) -> li
             Signal(f"{k}_waiting", label, None, "-", bound, WARN, why) for k, label, _ in _KINDS
         ]
     age = f"report {age_text((now - report.generated_at).total_seconds())} old"
+    if report.updated_at is not None:
+        since = age_text((now - report.updated_at).total_seconds())
+        age += f", kept up to date by apply ({since} ago)"
     out: list[Signal] = []
     for key, label, act in _KINDS:
-        n = len(getattr(report, key))
+        items = getattr(report, key)
+        n = sum(1 for c in items if not c.handled)  # skipped or with a person: not waiting
         verdict = OK if n < config.STATUS_MAX_WAITING else WARN
         detail = age if n == 0 else f"{age}; act with: {act}"
+        if len(items) > n:
+            detail += f"; {len(items) - n} more decided since the scan (`vaultkeeper report`)"
         out.append(Signal(f"{key}_waiting", label, n, str(n), bound, verdict, detail))
     return out
 

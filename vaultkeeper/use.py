@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
@@ -24,12 +24,14 @@ class UseResult:
     count_before: int
     count_after: int
     last_used: str
+    note: str | None = None  # why the saved report could not follow, if it could not
 
 
 def record_use(
     vault: Path,
     name: str,
     today: dt.date,
+    now: dt.datetime | None = None,
     *,
     times: int = 1,
     never_back: bool = False,
@@ -44,7 +46,7 @@ def record_use(
     computes the result and writes nothing.
     """
     done, refused = record_uses(
-        vault, {name: (times, today)}, never_back=never_back, dry_run=dry_run
+        vault, {name: (times, today)}, now, never_back=never_back, dry_run=dry_run
     )
     if name in refused:
         raise refused[name]
@@ -54,13 +56,18 @@ def record_use(
 def record_uses(
     vault: Path,
     uses: Mapping[str, tuple[int, dt.date]],
+    now: dt.datetime | None = None,
     *,
     never_back: bool = False,
     dry_run: bool = False,
 ) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
     """record_use for several patterns (name -> (times, day)): the registry is read once
     and each registry file written once. Returns what was counted and, per name, why
-    not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing.
+
+    A count that reaches the promote threshold (or leaves 0) changes the block's
+    standing: the saved report follows, as it does after an apply (as of ``now``, else
+    the latest day counted)."""
     # a dry run writes nothing at all, not even the lock file
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
         blocks, problems = load_registry(vault)
@@ -90,6 +97,14 @@ def record_uses(
                 text = _edit(text, block, new_count, stamp)
             if not dry_run:
                 atomic_write(resolve_inside(vault, path), bom + text)
+        if edits and not dry_run:
+            from vaultkeeper.apply.resync import resync
+
+            day = max(d for _, d in uses.values())
+            when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
+            paths = sorted({changes[0][0].rel for changes in edits.values()})
+            note = resync(vault, [], when, paths=paths)
+            done = {k: replace(v, note=note) for k, v in done.items()}
         return done, refused
 
 

@@ -22,9 +22,10 @@ from vaultkeeper.apply.decision import (
     outcome_for,
     worst_exit,
 )
-from vaultkeeper.apply.gate import entry_path, looks_like_path
+from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
-from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.apply.resync import resync
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
@@ -41,7 +42,12 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     if looks_like_path(decision.target):
         target = rel(vault, entry_path(vault, decision.target))
     else:
-        target = find_block(vault, decision.target).name
+        try:
+            target = find_block(vault, decision.target).name
+        except NotFoundError:  # not a pattern: a held-out entry, by the name the scan lists
+            if not entries_named(vault, decision.target):
+                raise
+            target = rel(vault, find_entry(vault, decision.target))
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
@@ -64,8 +70,13 @@ def apply_decision(
     *,
     dry_run: bool = False,
     confirm: prune.Confirm | None = None,
+    keep_report: bool = True,
 ) -> Outcome:
-    """Gate and carry out one decision; journal what came of it (not on a dry run)."""
+    """Gate and carry out one decision; journal what came of it (not on a dry run).
+
+    Then the saved report is brought up to date (``keep_report=False``: the caller does
+    it once for many decisions).
+    """
     try:
         handler = HANDLERS.get(decision.action)
         if handler is None:
@@ -83,7 +94,8 @@ def apply_decision(
         journal.append(vault, outcome, now)
     except OSError as exc:  # what happened is still reported, with why it is not journaled
         outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {_os_error(exc)}")
-    return outcome
+    note = resync(vault, [outcome], now) if keep_report else None
+    return outcome if note is None else outcome.with_reason(f"{outcome.reason}; {note}")
 
 
 def _os_error(exc: OSError) -> str:
@@ -166,5 +178,13 @@ def run_batch(
                 journal.append(vault, item, now)
             outcomes.append(item)
         else:
-            outcomes.append(apply_decision(vault, item, now, dry_run=dry_run, confirm=confirm))
+            outcome = apply_decision(
+                vault, item, now, dry_run=dry_run, confirm=confirm, keep_report=False
+            )
+            outcomes.append(outcome)
+    note = resync(vault, outcomes, now)
+    if note is not None:  # said on each decision that changed something
+        outcomes = [
+            o if o.outcome == DEFER else o.with_reason(f"{o.reason}; {note}") for o in outcomes
+        ]
     return BatchResult(tuple(outcomes))

@@ -141,6 +141,52 @@ def entry_path(vault: Path, target: str) -> Path:
     return path
 
 
+def find_entry(vault: Path, target: str) -> Path:
+    """An entry file by its path, or by the name the scan lists it under.
+
+    A name is the entry's frontmatter ``name``, or its file name when it has none. Two
+    entries with one name are refused, naming both paths, so a path must choose.
+    """
+    if looks_like_path(target) or not target.strip():
+        return entry_path(vault, target)
+    matches = entries_named(vault, target)
+    if len(matches) > 1:
+        where = ", ".join(rel(vault, p) for p in matches)
+        raise GateRefused(f"{target}: {len(matches)} entries have this name ({where}); give a path")
+    if matches:
+        return matches[0]
+    try:
+        return entry_path(vault, target)  # a file of that name at the vault's top
+    except NotFoundError:
+        raise NotFoundError(f"{target}: no entry has this name, and no such file") from None
+
+
+def entries_named(vault: Path, name: str) -> list[Path]:
+    """Entry files (not the registry, the index, or our own folders) called ``name``."""
+    from vaultkeeper.model import ParseError, decode, parse_note, read_regular
+    from vaultkeeper.vault import iter_markdown
+
+    found: list[Path] = []
+    for path in iter_markdown(vault):
+        relative = rel(vault, path)
+        top = relative.split("/", 1)[0]
+        if top in (config.PATTERNS_DIR, *config.EXCLUDED_DIRS) or relative == config.INDEX_FILE:
+            continue
+        try:
+            text = decode(read_regular(path))
+            if name not in text and path.stem != name:
+                continue  # cheap: most files cannot be it
+            note = parse_note(path, relative, text)
+        except ParseError:
+            continue  # unreadable: not an entry anyone can change
+        if note.frontmatter is None:
+            continue  # no frontmatter: a plain note, not an entry
+        own = note.meta.get("name")
+        if (str(own) if own not in (None, "") else path.stem) == name:
+            found.append(path)
+    return found
+
+
 def slug(name: str) -> str:
     """``Pin Test Clock`` -> ``pin-test-clock``: a folder name Claude Code accepts as a skill."""
     text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64].strip("-")

@@ -239,7 +239,7 @@ def _write(
         f"{did}; marked {block.rel}:{anchor + 1} promoted",
         hash_before=block.hash,
         hash_after=after.hash,
-        extra={"skill": skill.label, "count": block.count},
+        extra={"skill": skill.label, "count": block.count, "path": block.rel},
         diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
         dry_run=dry_run,
     )

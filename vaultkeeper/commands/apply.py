@@ -129,7 +129,7 @@ def apply_prune(
 
 
 @apply_group.command("revalidate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
 @_EVIDENCE
@@ -146,17 +146,21 @@ def apply_revalidate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Record the re-check of held-out entry PATH against its falsification_condition.
+    """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
-    Pass: status active and the receipt joins provenance. Fail: status archived;
-    for a validated-override entry a fail becomes an ask for a person (exit 3).
-    A re-check before holdout_until is deferred (exit 1); only held_out entries
+    NAME is the name the scan lists (the frontmatter name, else the file name);
+    a name two entries share is refused, naming both paths. Pass: status active
+    and the receipt joins provenance. Fail: status archived; for a
+    validated-override entry a fail becomes an ask for a person (exit 3). A
+    re-check before holdout_until is deferred (exit 1); only held_out entries
     are re-validated.
 
     \b
     Example:
-      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --pass \\
+      vaultkeeper apply revalidate flaky-ci-retries --pass \\
           --evidence projects/api/research/ci-failure-survey.md:9
+      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --fail \\
+          --evidence https://ci.example/run/77
     """
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.errors import UsageError
@@ -168,7 +172,7 @@ def apply_revalidate(
 
 
 @apply_group.command("reactivate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -182,13 +186,15 @@ def apply_reactivate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Bring archived entry PATH back to active on new evidence (receipt joins provenance).
+    """Bring archived entry NAME (or PATH) back to active on new evidence.
 
-    An inferred lesson is refused: it becomes active only through a passed hold-out.
+    Whatever its label (the spec: archived -> active on new evidence); the
+    receipt joins provenance as that evidence. NAME is resolved as for
+    revalidate.
 
     \b
     Example:
-      vaultkeeper apply reactivate projects/web/memory/old-webpack-config.md \\
+      vaultkeeper apply reactivate old-webpack-config \\
           --evidence https://github.com/acme/web/pull/812
     """
     from vaultkeeper.apply.decision import Decision

@@ -11,6 +11,16 @@ import click
 from vaultkeeper import config
 from vaultkeeper.commands.base import MCP, MCP_PROJECT, now_utc, print_json, vault_path
 
+# After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
+# user must know. Hooks are on by default; `[features] hooks = false` turns them off and
+# `codex_hooks` is the deprecated alias of that key; a new command hook runs only once
+# it has been reviewed and trusted.
+CODEX_NOTE = (
+    "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
+    "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
+    "only once you have reviewed and trusted it: open /hooks in Codex"
+)
+
 _TARGETS = ("claude-code", "codex", "cron")
 _settings_option = click.option(
     "--settings",
@@ -131,10 +141,7 @@ def hooks_install(
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served)
         if target == "codex" and not as_json:
-            click.echo(
-                "  note: Codex runs hooks only with `codex_hooks = true` under [features] in "
-                "~/.codex/config.toml, and asks you to trust new hooks (/hooks)"
-            )
+            click.echo(f"  {CODEX_NOTE}")
         return
     _host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:

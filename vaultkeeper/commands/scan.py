@@ -135,7 +135,10 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         return
     from vaultkeeper.output import print_report
 
-    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
+    made_line = f"report made {iso(made)} ({age_text(made, now)})"
+    if report.updated_at is not None:  # applies since then changed some candidates
+        made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
+    print_report(report, False, made_line)
 
 
 def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:

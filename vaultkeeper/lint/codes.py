@@ -22,6 +22,10 @@ CODES: dict[str, tuple[str, str]] = {
     "VK202": (ERROR, "value outside its set (status, label)"),
     "VK203": (ERROR, "holdout_until is not a quoted ISO date"),
     "VK204": (WARNING, "frontmatter key the spec does not define"),
+    "VK205": (
+        WARNING,
+        "held-out entry with an empty falsification_condition (nothing to re-check)",
+    ),
     "VK301": (ERROR, "broken wikilink: no file has that name or path"),
     "VK302": (ERROR, "ambiguous wikilink: two or more files could be meant"),
     "VK303": (WARNING, "orphan: an entry not reachable from _index.md by links"),
