@@ -22,6 +22,7 @@ from vaultkeeper.commands import (
     apply,
     checks,
     entries,
+    gitsync,
     hooks,
     ingest,
     mcp,
@@ -144,6 +145,7 @@ for _command in (
     checks.index,
     checks.verify,
     hooks.hooks,
+    gitsync.merge_driver,
     status.status,
     mcp.mcp,
 ):

@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import MCP, MCP_PROJECT, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import (
+    HOOKS,
+    MCP,
+    MCP_PROJECT,
+    SETTINGS,
+    host_file,
+    now_utc,
+    print_json,
+    vault_path,
+)
 
 # After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
 # user must know. Hooks are on by default; `[features] hooks = false` turns them off and
@@ -21,35 +30,10 @@ CODEX_NOTE = (
     "only once you have reviewed and trusted it: open /hooks in Codex"
 )
 
-_TARGETS = ("claude-code", "codex", "cron")
-_settings_option = click.option(
-    "--settings",
-    "settings_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"claude-code: the settings file (default {config.CLAUDE_SETTINGS}).",
-)
-_hooks_option = click.option(
-    "--hooks",
-    "hooks_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"codex: the hooks file (default {config.CODEX_HOOKS}).",
-)
-
-
-def _host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
-    from vaultkeeper.errors import UsageError
-    from vaultkeeper.hooks import default_path
-
-    if settings_file is not None and target != "claude-code":
-        raise UsageError(f"--settings is for claude-code; {target} takes --hooks or nothing")
-    if hooks_file is not None and target != "codex":
-        raise UsageError(f"--hooks is for codex; {target} takes --settings or nothing")
-    given = settings_file if target == "claude-code" else hooks_file
-    return (given or default_path(target, os.environ)).expanduser().absolute()
+_TARGETS = ("claude-code", "codex", "cron", "git")
 
 
 def _echo_change(change: Any, as_json: bool, mcp: Any = None) -> None:
-    """One file's change; with ``mcp`` the MCP file's after it (one JSON object for both)."""
     if as_json:
         print_json({"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__)
         return
@@ -68,21 +52,25 @@ def hooks() -> None:
     `install claude-code|codex` merges two hooks into the host's settings: at
     session end the throttled scan (started in the background, so it never
     holds the host), at session start the last report as a short brief for the
-    next session. `install cron` adds one crontab line. `uninstall` removes
-    exactly what install added; `status` says what is installed where.
+    next session. `install cron` adds one crontab line. `install git` (in a
+    vault that is a git work tree) makes pulls merge the registry's counters
+    exactly: .gitattributes and .gitignore lines plus `merge-driver` in the
+    repository's config. `uninstall` removes exactly what install added;
+    `status` says what is installed where.
 
     \b
     Example:
       vaultkeeper --vault ~/memory hooks install claude-code
       vaultkeeper --vault ~/memory hooks install cron --schedule "17 8 * * *"
+      vaultkeeper --vault ~/memory hooks install git
       vaultkeeper hooks status
     """
 
 
 @hooks.command("install")
 @click.argument("target", type=click.Choice(_TARGETS))
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
 @click.option(
     "--schedule", default=config.CRON_SCHEDULE, show_default=True, help="cron: when to scan."
 )
@@ -107,9 +95,9 @@ def hooks_install(
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
-    With --mcp the MCP server is registered too (one `vaultkeeper` entry, every
-    other server kept byte for byte): Claude Code's ~/.claude.json, or with
-    --project the .mcp.json here; Codex's ~/.codex/config.toml.
+    --mcp registers `vaultkeeper mcp` with the host too. For git, run it once
+    in every clone: the driver lives in the clone's own git config; commit the
+    .gitattributes and .gitignore it writes once.
 
     \b
     Example:
@@ -117,8 +105,9 @@ def hooks_install(
       vaultkeeper --vault ~/memory hooks install claude-code --mcp
       vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
+      vaultkeeper --vault ~/memory hooks install git
     """
-    from vaultkeeper import cron, mcp_install
+    from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import NoVaultError, UsageError
 
@@ -134,7 +123,10 @@ def hooks_install(
     if target != "cron":
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
-        path = _host_file(target, settings_file, hooks_file)
+        path = host_file(target, settings_file, hooks_file)
+        if target == "git":
+            _echo_change(git_install.install(vault, program), as_json)
+            return
         if mcp_file is not None:  # no program to register: refused before any write
             mcp_install.argv(vault, program)
         done = hostfiles.install(target, path, vault, program)
@@ -143,7 +135,7 @@ def hooks_install(
         if target == "codex" and not as_json:
             click.echo(f"  {CODEX_NOTE}")
         return
-    _host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
+    host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:
         line = cron.cron_line(vault, program, schedule)
         print_json({"line": line}) if as_json else click.echo(line)
@@ -153,8 +145,8 @@ def hooks_install(
 
 @hooks.command("uninstall")
 @click.argument("target", type=click.Choice(_TARGETS))
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
 @MCP
 @MCP_PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -170,19 +162,21 @@ def hooks_uninstall(
 ) -> None:
     """Remove vaultkeeper's hooks (or this vault's crontab line), nothing else.
 
-    With --mcp (and --project) also the MCP server entry install --mcp added.
-
     \b
     Example:
       vaultkeeper hooks uninstall claude-code
       vaultkeeper hooks uninstall codex --mcp
       vaultkeeper --vault ~/memory hooks uninstall cron
+      vaultkeeper --vault ~/memory hooks uninstall git
     """
-    from vaultkeeper import cron, mcp_install
+    from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
 
-    path = _host_file(target, settings_file, hooks_file)
+    path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
+    if target == "git":
+        _echo_change(git_install.uninstall(vault_path(ctx)), as_json)
+        return
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
         return
@@ -193,8 +187,8 @@ def hooks_uninstall(
 
 @hooks.command("status")
 @click.argument("target", type=click.Choice(_TARGETS), required=False)
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_status(
@@ -206,28 +200,32 @@ def hooks_status(
 ) -> None:
     """Say what is installed where, and when each vault's last scan completed.
 
-    Every target, or only TARGET; no vault is needed.
+    Every target, or only TARGET; no vault is needed (git needs one).
 
     \b
     Example:
       vaultkeeper hooks status
       vaultkeeper hooks status claude-code --settings .claude/settings.json
+      vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
     from vaultkeeper.status import age_text, where_installed
 
     targets = [target] if target else list(_TARGETS)
     files = {
-        t: _host_file(
+        t: host_file(
             t, settings_file if t == "claude-code" else None, hooks_file if t == "codex" else None
         )
         for t in targets
-        if t != "cron"
+        if t not in ("cron", "git")
     }
     try:
         vault: Path | None = vault_path(ctx)
     except NoVaultError:
+        if target == "git":
+            raise
         vault = None
+    git = _git_status(vault, strict=target == "git") if "git" in targets and vault else None
     where = where_installed(files, "cron" in targets, os.environ, vault)
     now = now_utc()
     if as_json:
@@ -244,9 +242,11 @@ def hooks_status(
                     for v, w in where.last_scans
                 ],
                 "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
+                "git": git if git is None or isinstance(git, str) else git.__dict__,
             }
         )
         return
+    _echo_git(git)
     for host in where.hosts:
         if host.note:
             click.echo(f"{host.target:<12} {host.note}")
@@ -272,3 +272,26 @@ def hooks_status(
         click.echo(f"{'last scan':<12} {v}: {done}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
+
+
+def _git_status(vault: Path, strict: bool) -> Any:
+    """git_install.status; for a vault outside git, a short line (``strict``: the refusal)."""
+    from vaultkeeper import git_install
+
+    if not strict and not git_install.is_work_tree(vault):
+        return f"{vault}: not a git work tree"
+    return git_install.status(vault)
+
+
+def _echo_git(found: Any) -> None:
+    if found is None:
+        return
+    if isinstance(found, str):
+        click.echo(f"{'git':<12} {found}")
+        return
+    for name, state in found.files:
+        click.echo(f"{'git':<12} {Path(found.vault) / name}: {state}")
+    driver = found.driver or "not set in this clone (run `hooks install git` here)"
+    click.echo(f"{'git':<12} merge.vaultkeeper.driver: {driver}")
+    for path in found.tracked:
+        click.echo(f"{'git':<12} {path}: per machine but tracked; `git rm --cached {path}`")
