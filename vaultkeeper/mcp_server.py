@@ -176,34 +176,34 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
     ) -> CiteOut:
         return await _run(CiteOut, lambda: tools.cite(name, evidence))
 
-    @app.tool(
-        name="new_lesson",
-        annotations=WRITES,
-        description="Record a lesson learned as projects/PROJECT/memory/NAME.md, as "
-        "`vaultkeeper new memory` does: it starts held_out (label inferred) until its "
-        "hold-out date, when it is re-checked with apply_revalidate. Refused if the name "
-        "is taken anywhere in the vault. Returns the path and the index line added.",
-    )
-    async def new_lesson(
-        name: Name,
-        description: Description,
-        project: Project,
-        body: Body = None,
-        falsification_condition: Falsify = None,
-    ) -> NewOut:
-        call = functools.partial(
-            tools.new, "memory", name, description, project, body, falsification_condition
-        )
-        return await _run(NewOut, call)
+    for kind, tool, doc in NEW_TOOLS:
+        _new_tool(app, tools, kind, tool, doc)
 
-    @app.tool(
-        name="new_decision",
-        annotations=WRITES,
-        description="Record a decision (what was decided, why, what was rejected) as "
-        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new "
-        "decision` does. Refused if the name is taken. Returns the path and index line.",
-    )
-    async def new_decision(
+
+NEW_TOOLS = (
+    (
+        "memory",
+        "new_lesson",
+        "Record a lesson learned as projects/PROJECT/memory/NAME.md, as `vaultkeeper new "
+        "memory` does: it starts held_out (label inferred) until its hold-out date, when it "
+        "is re-checked against its falsification_condition with apply_revalidate. Refused if "
+        "the name is taken anywhere in the vault. Returns the path and the index line added.",
+    ),
+    (
+        "decision",
+        "new_decision",
+        "Record a decision (what was decided, why, what was rejected) as "
+        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new decision` "
+        "does. Refused if the name is taken. Returns the path and the index line added.",
+    ),
+)
+
+
+def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str) -> None:
+    """new_lesson / new_decision: one tool per kind of entry, the same arguments."""
+
+    @app.tool(name=tool, annotations=WRITES, description=doc)
+    async def new(
         name: Name,
         description: Description,
         project: Project,
@@ -211,7 +211,7 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
         falsification_condition: Falsify = None,
     ) -> NewOut:
         call = functools.partial(
-            tools.new, "decision", name, description, project, body, falsification_condition
+            tools.new, kind, name, description, project, body, falsification_condition
         )
         return await _run(NewOut, call)
 
