@@ -14,7 +14,9 @@ RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune"
 # The mcp extra and its dependencies: imported by the server modules only, never by the
 # scanner, the hooks or any other command
 MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
-MCP_MODULES = {"vaultkeeper/mcp_server.py", "vaultkeeper/mcp_shapes.py", "vaultkeeper/mcp_prune.py"}
+MCP_MODULES = {
+    f"vaultkeeper/mcp_{name}.py" for name in ("server", "shapes", "prune", "apply")
+}
 
 
 def _declared() -> set[str]:

@@ -1,55 +1,46 @@
 """``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
 
 Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, the
-same core functions as the CLI) in a worker thread and returns its dict as structured
-output; a refusal becomes a tool error carrying the CLI's one-line message. The model
-can read, search, write new held-out lessons, cite uses and carry out the gated apply
-decisions; a deletion needs a person's answer in the host's dialog (mcp_prune.py).
+same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
+its dict as structured output; a refusal becomes a tool error carrying the CLI's
+one-line message. The reading and writing tools and the resources are here; the gated
+apply tools in mcp_apply.py, where a deletion needs a person's answer in the host's
+dialog (mcp_prune.py).
 Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, TypeVar
 
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
 
-from vaultkeeper import config, mcp_prune
-from vaultkeeper.apply.decision import Decision
-from vaultkeeper.errors import VaultkeeperError, internal_error
+from vaultkeeper import config, mcp_apply
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.mcp_apply import run
 from vaultkeeper.mcp_shapes import (
     READ_ONLY,
     WRITES,
     Body,
     CiteOut,
     Description,
-    DryRun,
-    Entry,
-    Evidence,
-    ExpectHash,
     Falsify,
     Kind,
     Name,
     NewOut,
-    OutcomeOut,
     Path_,
     Project,
     ReadOut,
     RecallOut,
     ReportOut,
-    Result,
     SearchOut,
     StatusOut,
-    Target,
     arg,
 )
-from vaultkeeper.mcp_tools import Now, VaultTools, outcome_dict
+from vaultkeeper.mcp_tools import Now, VaultTools
 from vaultkeeper.model import ParseError, decode, read_regular
 
 T = TypeVar("T")
@@ -65,29 +56,13 @@ INSTRUCTIONS = (
 )
 
 
-async def _run(shape: type[T], call: Callable[[], Any]) -> T:
-    """Run a blocking core call off the event loop; refusals become tool errors.
-
-    ``shape`` is the tool's output type: the dict the core call builds has its keys.
-    """
-    try:
-        return cast(T, await anyio.to_thread.run_sync(call))
-    except VaultkeeperError as exc:
-        raise ToolError(str(exc)) from None
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        raise ToolError(f"{where}{exc.strerror or exc}") from None
-    except Exception as exc:  # a bug: one line, as at the CLI
-        raise ToolError(internal_error(exc)) from None
-
-
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
     tools = VaultTools(vault, now, session)
     app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     _reading_tools(app, tools)
     _writing_tools(app, tools)
-    _apply_tools(app, tools)
+    mcp_apply.register(app, tools)
     _resources(app, tools)
     return app
 
@@ -106,7 +81,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         project: Annotated[str | None, arg("The project folder under projects/, if known.")] = None,
         cwd: Annotated[str | None, arg("The agent's working folder (names the project).")] = None,
     ) -> RecallOut:
-        return await _run(RecallOut, lambda: tools.recall(project, cwd))
+        return await run(RecallOut, lambda: tools.recall(project, cwd))
 
     @app.tool(
         name="search",
@@ -127,7 +102,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         include_archived: Annotated[bool, arg("Also archived / superseded entries.")] = False,
     ) -> SearchOut:
         call = functools.partial(tools.search, query, kind, project, limit, include_archived)
-        return await _run(SearchOut, call)
+        return await run(SearchOut, call)
 
     @app.tool(
         name="read",
@@ -137,7 +112,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         "files, are refused.",
     )
     async def read(path: Path_) -> ReadOut:
-        return await _run(ReadOut, lambda: tools.read(path))
+        return await run(ReadOut, lambda: tools.read(path))
 
     @app.tool(
         name="report",
@@ -147,7 +122,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         "expect_hash to an apply tool), and the problems found.",
     )
     async def report() -> ReportOut:
-        return await _run(ReportOut, tools.report)
+        return await run(ReportOut, tools.report)
 
     @app.tool(
         name="status",
@@ -157,7 +132,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         "findings, the last scan's age, journal size, index budget; each with what to do.",
     )
     async def status() -> StatusOut:
-        return await _run(StatusOut, tools.status)
+        return await run(StatusOut, tools.status)
 
 
 def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
@@ -174,7 +149,7 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
         name: Annotated[str, arg("A pattern NAME or a note's vault path (a hit's cite).")],
         evidence: Annotated[str, arg("Where it was used: a path:line, a URL or a sentence.")],
     ) -> CiteOut:
-        return await _run(CiteOut, lambda: tools.cite(name, evidence))
+        return await run(CiteOut, lambda: tools.cite(name, evidence))
 
     for kind, tool, doc in NEW_TOOLS:
         _new_tool(app, tools, kind, tool, doc)
@@ -213,90 +188,7 @@ def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str)
         call = functools.partial(
             tools.new, kind, name, description, project, body, falsification_condition
         )
-        return await _run(NewOut, call)
-
-
-def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
-    @app.tool(
-        name="apply_promote",
-        annotations=WRITES,
-        description="Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into "
-        "an existing skill). Gate: success count >= 2 read now, a real receipt as evidence, "
-        "not promoted yet. Outcome act = promoted, silence = already done, defer = refused "
-        "(the reason says which gate), as `vaultkeeper apply promote`; always journaled.",
-    )
-    async def apply_promote(
-        name: Annotated[str, arg("The registry pattern's NAME (its ### heading).")],
-        evidence: Evidence,
-        expect_hash: ExpectHash = None,
-        dry_run: DryRun = False,
-    ) -> OutcomeOut:
-        decision = Decision("promote", name, evidence, expect_hash=expect_hash)
-        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
-
-    @app.tool(
-        name="apply_revalidate",
-        annotations=WRITES,
-        description="Record the re-check of a held_out entry against its "
-        "falsification_condition once its holdout_until has passed: result pass -> active "
-        "(the receipt joins provenance), fail -> archived. Failing a validated-override "
-        "entry becomes ask (a person decides). Outcomes as `vaultkeeper apply revalidate`.",
-    )
-    async def apply_revalidate(
-        path: Entry,
-        result: Annotated[Result, arg("pass (the condition held off) or fail (falsified).")],
-        evidence: Evidence,
-        expect_hash: ExpectHash = None,
-        dry_run: DryRun = False,
-    ) -> OutcomeOut:
-        decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
-        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
-
-    @app.tool(
-        name="apply_reactivate",
-        annotations=WRITES,
-        description="Bring an archived entry back to active on new evidence, whatever its "
-        "label; the receipt joins its provenance. An entry in any other status is refused "
-        "(defer, with the reason). Outcomes as `vaultkeeper apply reactivate`.",
-    )
-    async def apply_reactivate(
-        path: Entry, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
-    ) -> OutcomeOut:
-        decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
-        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
-
-    @app.tool(
-        name="apply_skip",
-        annotations=WRITES,
-        description="Leave a candidate (pattern NAME or entry path) alone on purpose, saying "
-        "why; the choice is journaled (outcome silence) so the next session sees it was "
-        "considered, not forgotten.",
-    )
-    async def apply_skip(
-        target: Target, reason: Annotated[str, arg("Why it is left alone, in a sentence.")]
-    ) -> OutcomeOut:
-        decision = Decision("skip", target, reason=reason)
-        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision)))
-
-    @app.tool(
-        name="apply_prune",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
-        description="Ask the person to delete a registry pattern NAME or an entry file "
-        "PATH. The host shows them exactly what will go and they must type its name; only "
-        "then does it move to .trash/ (restorable). Decline, cancel, a wrong name or no "
-        "answer keeps it (outcome silence). A host without dialogs queues it for "
-        "`vaultkeeper review` (outcome ask): tell the user, do not retry.",
-    )
-    async def apply_prune(
-        target: Target, ctx: Context, expect_hash: ExpectHash = None, dry_run: DryRun = False
-    ) -> OutcomeOut:
-        decision = Decision("prune", target, expect_hash=expect_hash)
-        asks = not dry_run and mcp_prune.can_elicit(ctx.client_capabilities)
-        # no dialog: confirm=None, and the applier queues the request for review (ask)
-        confirm = (
-            mcp_prune.in_dialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS) if asks else None
-        )
-        return await _run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run, confirm)))
+        return await run(NewOut, call)
 
 
 def _resources(app: MCPServer, tools: VaultTools) -> None:
