@@ -205,3 +205,42 @@ def test_default_paths_follow_home(tmp_path: Path) -> None:
     assert mcp_install.default_path("codex", env) == tmp_path / ".codex" / "config.toml"
     with pytest.raises(VaultkeeperError):
         mcp_install.default_path("vim", env)
+
+
+@pytest.mark.parametrize(
+    ("text", "added"),
+    [
+        (
+            '{"a": 1, "mcpServers": {"x": {"command": "y"}}}\n',
+            '"x": {"command": "y"}, "vaultkeeper": {"type": "stdio"',
+        ),
+        ('{\r\n  "a": 1\r\n}\r\n', '  "a": 1,\r\n  "mcpServers": {\r\n    "vaultkeeper": {\r\n'),
+    ],
+)
+def test_claude_json_keeps_its_layout_one_line_or_crlf(
+    tmp_path: Path, text: str, added: str
+) -> None:
+    path = tmp_path / ".claude.json"
+    path.write_bytes(text.encode())
+    mcp_install.install("claude-code", path, VAULT, PROGRAM)
+    after = path.read_bytes().decode()
+    assert added in after
+    assert (
+        ("\r\n" in text) == ("\r\n" in after)
+        and after.count("\n") == after.count("\r\n")
+        or ("\r\n" not in text)
+    )
+    mcp_install.uninstall("claude-code", path)
+    assert path.read_bytes() == text.encode()
+
+
+def test_codex_crlf_file_keeps_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    text = 'model = "o4"\r\n\r\n[features]\r\nx = true\r\n'
+    path.write_bytes(text.encode())
+    mcp_install.install("codex", path, VAULT, PROGRAM)
+    after = path.read_bytes().decode()
+    assert after.startswith(text + "\r\n[mcp_servers.vaultkeeper]\r\n")
+    assert after.count("\n") == after.count("\r\n")
+    mcp_install.uninstall("codex", path)
+    assert path.read_bytes() == text.encode()

@@ -82,32 +82,39 @@ def _line_indent(text: str, pos: int) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _dump(value: Any, indent: str, unit: str) -> str:
-    """``value`` as JSON laid out like the file: ``unit`` per level, nested under ``indent``."""
-    text = json.dumps(value, indent=unit, ensure_ascii=False)
-    return text.replace("\n", "\n" + indent)
+def _dump(value: Any, indent: str, unit: str | None, nl: str) -> str:
+    """``value`` as JSON laid out like the file: ``unit`` per level, nested under ``indent``
+    (``unit`` None: on one line)."""
+    if unit is None:
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", nl + indent)
 
 
 def set_member(text: str, obj: Obj, key: str, value: Any, unit: str) -> str:
-    """``text`` with ``obj[key] = value``: the old value's span replaced, or a member added."""
+    """``text`` with ``obj[key] = value``: the old value's span replaced, or a member added,
+    laid out as its neighbours are (one line, or one member a line) with the file's line
+    ending."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    name = json.dumps(key, ensure_ascii=False)
     have = obj.find(key)
+    one_line = "\n" not in text[obj.open : obj.close]
     if have is not None:
         indent = _line_indent(text, have.key_start)
-        return text[: have.value_start] + _dump(value, indent, unit) + text[have.value_end :]
+        shown = _dump(value, indent, None if one_line else unit, nl)
+        return text[: have.value_start] + shown + text[have.value_end :]
     outer = _line_indent(text, obj.open)
+    if obj.members and one_line:
+        last = obj.members[-1]
+        member = f"{name}: {_dump(value, '', None, nl)}"
+        return text[: last.value_end] + ", " + member + text[last.value_end :]
     if obj.members:
         last = obj.members[-1]
         indent = _line_indent(text, last.key_start)
-        if text.rfind("\n", obj.open, last.key_start) == -1:  # all on one line
-            indent = outer + unit
-            sep = ", "
-        else:
-            sep = ",\n" + indent
-        member = f"{json.dumps(key, ensure_ascii=False)}: {_dump(value, indent, unit)}"
-        return text[: last.value_end] + sep + member + text[last.value_end :]
+        member = f"{name}: {_dump(value, indent, unit, nl)}"
+        return text[: last.value_end] + "," + nl + indent + member + text[last.value_end :]
     indent = outer + unit
-    member = f"{json.dumps(key, ensure_ascii=False)}: {_dump(value, indent, unit)}"
-    return f"{text[: obj.open + 1]}\n{indent}{member}\n{outer}{text[obj.close :]}"
+    member = f"{name}: {_dump(value, indent, unit, nl)}"
+    return f"{text[: obj.open + 1]}{nl}{indent}{member}{nl}{outer}{text[obj.close :]}"
 
 
 def remove_member(text: str, obj: Obj, key: str) -> str:

@@ -76,6 +76,8 @@ def uninstall(target: str, path: Path) -> Change:
 # -- Claude Code: JSON ----------------------------------------------------------------
 def _claude(path: Path, want: dict[str, Any] | None) -> Change:
     data, raw = read_settings(path)
+    if raw is not None:  # as on disk: read_text would turn CRLF line ends into LF
+        raw = _read_text(path)
     text = raw if raw is not None and raw.strip() else "{}\n"
     servers = data.get(_SERVERS_JSON)
     if servers is not None and not isinstance(servers, dict):
@@ -171,7 +173,7 @@ def _read_text(path: Path) -> str:
     if not path.is_file():
         raise VaultkeeperError(f"{path}: not a regular file; nothing written")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
 
