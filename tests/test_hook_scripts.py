@@ -277,13 +277,19 @@ def session_with_a_citation(tmp_path: Path, vault: Path) -> tuple[Path, bytes]:
 COUNTED_ONCE = "### pin-clock\n**success count:** 2\n**last used:** 2026-11-30\n"
 
 
-def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
-    tmp_path: Path, vault: Path, env: dict[str, str]
-) -> None:
+@pytest.fixture
+def installed(env: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """This checkout's vaultkeeper program, and the environment with it on PATH."""
     program = find_program(os.environ)
     assert program is not None
+    return program, {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
+
+
+def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
+    tmp_path: Path, vault: Path, installed: tuple[str, dict[str, str]]
+) -> None:
+    program, full_env = installed
     transcript, payload = session_with_a_citation(tmp_path, vault)
-    full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
     report = vault / "state" / config.LAST_REPORT_FILE
     for _ in range(2):  # the second session end (a resumed session) counts nothing again
         hook = run_hook(END, [str(vault), program], full_env, payload)
@@ -296,18 +302,17 @@ def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
 
 
 def test_session_end_returns_before_the_host_has_sent_its_json(
-    tmp_path: Path, vault: Path, env: dict[str, str]
+    tmp_path: Path, vault: Path, installed: tuple[str, dict[str, str]]
 ) -> None:
     """A host that keeps stdin open holds nothing back: the JSON may come after the return."""
-    program = find_program(os.environ)
-    assert program is not None
+    program, full_env = installed
     _, payload = session_with_a_citation(tmp_path, vault)
     proc = subprocess.Popen(
         [str(END), str(vault), program],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"},
+        env=full_env,
         start_new_session=True,
     )
     assert proc.stdin is not None

@@ -76,11 +76,17 @@ def test_archived_and_superseded_only_when_asked(make_vault: MakeVault) -> None:
     vault = make_vault({
         "projects/a/memory/old.md": note("old", "webpack setup", "b", status="archived"),
         "projects/a/memory/gone.md": note("gone", "webpack too", "b", status="superseded"),
+        "projects/a/memory/replaced.md": note("replaced", "webpack again", "b").replace(
+            "label: fact", 'label: fact\nsuperseded_by: "[[projects/a/memory/new]]"'
+        ),
         "projects/a/memory/new.md": note("new", "vite setup", "b"),
     })  # fmt: skip
     searcher = Searcher(vault)
     assert searcher.search("webpack") == []
-    assert {h.name for h in searcher.search("webpack", include_archived=True)} == {"old", "gone"}
+    found = {h.name: h for h in searcher.search("webpack", include_archived=True)}
+    assert set(found) == {"old", "gone", "replaced"}
+    assert found["replaced"].superseded_by == "projects/a/memory/new"
+    assert found["replaced"].status == "active"  # its own status, as written
     assert [h.name for h in searcher.search("setup")] == ["new"]
 
 

@@ -127,6 +127,9 @@ ASCII_REPLACEMENTS = {
     "\u2264": "<=",  # less-than or equal to
     "\u2265": ">=",  # greater-than or equal to
 }
+# VK5xx reads a vault's other text files (.txt, .json ...) up to this size; larger
+# files are attachments nobody pastes a key into by hand.
+SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
@@ -161,11 +164,18 @@ SUBAGENT_GLOB = "agent-*.jsonl"
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
 
+# -- supersession (issue 13) ------------------------------------------------------------
+# An entry replaced by a newer one carries SUPERSEDED_BY: "[[path/of/newer]]"; the newer
+# one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
+SUPERSEDED_BY_KEY = "superseded_by"
+SUPERSEDES_KEY = "supersedes"
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
+
 # -- search and the MCP server (issue 11) ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
 SEARCH_SNIPPET_CHARS = 160
-# Statuses search leaves out unless asked (an entry with superseded_by counts as superseded).
+# Statuses search leaves out unless asked, as it does an entry with a superseded_by.
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
 MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"

@@ -24,6 +24,7 @@ class Hit(TypedDict):
     cite: str
     link: str
     status: str | None
+    superseded_by: str | None
     score: int
 
 

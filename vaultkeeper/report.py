@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,11 +67,20 @@ class Candidate:
         return f"success count {self.count}, last used {used}{idle}"
 
     def to_dict(self) -> dict[str, Any]:
-        # every field is a plain value: no need for asdict's deep copy (a big report)
-        return {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        # every field is a plain value: no need for asdict's deep copy (a big report);
+        # text read from the vault is served masked (credentials) and without controls
+        out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        texts = [out[name] for name in _TEXT_FIELDS if out[name] is not None]
+        if needs_serving(" ".join(texts)):
+            for name in _TEXT_FIELDS:
+                if out[name] is not None:
+                    out[name] = served(out[name])
+        return out
 
 
 _CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
+# the fields whose text comes from the vault's files (hash, dates and counts are ours)
+_TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
 
 
 @dataclass(frozen=True)
@@ -113,10 +123,16 @@ class Report:
             "promote": [c.to_dict() for c in self.promote],
             "prune": [c.to_dict() for c in self.prune],
             "held_out": [c.to_dict() for c in self.held_out],
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
         }
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    data = problem.to_dict()
+    data["path"], data["reason"] = served(problem.path), served(problem.reason)
+    return data
 
 
 def iso(moment: dt.datetime) -> str:
@@ -145,8 +161,13 @@ _LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
 
 
 def one_line(text: str) -> str:
-    """Line breaks -> one space: a value read from a file can't add lines to the output."""
-    return _LINE_BREAKS.sub(" ", text)
+    """Line breaks -> one space: a value read from a file can't add lines to the output.
+
+    Credentials are masked and terminal control characters stripped as well
+    (vaultkeeper.secrets.served): every line the report and the brief print goes
+    through here.
+    """
+    return served(_LINE_BREAKS.sub(" ", text))
 
 
 def candidate_line(c: Candidate) -> str:
@@ -164,7 +185,7 @@ def render_text(report: Report) -> list[str]:
 
 def render_problems(report: Report) -> list[str]:
     """stderr: one ``path[:line]: reason`` line per problem."""
-    return [str(p) for p in report.problems]
+    return [one_line(str(p)) for p in report.problems]
 
 
 # -- the saved last report ---------------------------------------------------------------
@@ -301,7 +322,8 @@ def render_brief(
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     head = [
         report.summary(),
-        f"Last scan of the memory vault {report.vault}: {iso(report.generated_at)} "
+        f"Last scan of the memory vault {strip_controls(report.vault)}: "
+        f"{iso(report.generated_at)} "
         f"({age_text(report.generated_at, now)}). "
         "The scanner lists candidates; it changes nothing.",
     ]

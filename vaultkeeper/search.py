@@ -21,10 +21,11 @@ from vaultkeeper import config
 from vaultkeeper.model import ParseError, decode, parse_note, read_regular
 from vaultkeeper.quickmeta import read_front
 from vaultkeeper.registry import is_counter_line, parse_blocks
+from vaultkeeper.supersession import superseded_by
 from vaultkeeper.vault import walk_files
 
 _WORD = re.compile(r"\w+")
-_KEYS = ("name", "description", "type", "status", "superseded_by")
+_KEYS = ("name", "description", "type", "status", config.SUPERSEDED_BY_KEY)
 # Name, description and body weights: a term in a name says more than one in prose.
 _WEIGHTS = (6, 3, 1)
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
@@ -39,6 +40,7 @@ class Doc:
     description: str
     project: str | None
     status: str | None
+    superseded_by: str | None  # the newer entry's link target, when one replaces this
     path: str  # vault-relative
     line: int  # the entry's first line (a block's heading)
     name_line: int
@@ -56,7 +58,7 @@ class Doc:
 
     @property
     def live(self) -> bool:
-        return self.status not in config.SEARCH_DEAD_STATUSES
+        return self.status not in config.SEARCH_DEAD_STATUSES and self.superseded_by is None
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class Hit:
     cite: str
     link: str
     status: str | None
+    superseded_by: str | None  # read that one instead
     score: int
 
 
@@ -112,8 +115,6 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
         meta, key_lines = dict(note.meta), dict(note.frontmatter.key_lines)
         body, body_line = note.body, note.body_line
     status = meta.get("status")
-    if status is None and meta.get("superseded_by"):
-        status = "superseded"
     stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
     name = str(meta.get("name") or stem)
     return [
@@ -123,6 +124,7 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
             description=" ".join(str(meta.get("description") or "").split()),
             project=_project(rel_path),
             status=None if status is None else str(status),
+            superseded_by=superseded_by(meta),
             path=rel_path,
             line=1,
             name_line=key_lines.get("name", 1),
@@ -147,6 +149,7 @@ def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
                 description=prose[0] if prose else "",
                 project=None,
                 status=None,
+                superseded_by=None,
                 path=rel_path,
                 line=block.line,
                 name_line=block.line,
@@ -281,7 +284,7 @@ def _hit(doc: Doc, words: list[str], score: int) -> Hit:
         line, text = doc.description_line, doc.description
     return Hit(
         doc.kind, inert(doc.name), inert(doc.description), doc.path, line,
-        _snippet(text, words), doc.cite, doc.link, doc.status, score,
+        _snippet(text, words), doc.cite, doc.link, doc.status, doc.superseded_by, score,
     )  # fmt: skip
 
 
