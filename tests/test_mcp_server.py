@@ -75,9 +75,12 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             assert hits[0]["link"] == "[[projects/api/memory/flaky-ci-retries]]"
             pattern = (await call(s, "search", query="bisect", kind="pattern"))["hits"][0]
             assert pattern["cite"] == "bisect-before-reading-diffs"
-            assert (await call(s, "search", query="webpack"))["count"] == 0  # archived
-            archived = await call(s, "search", query="webpack", include_archived=True)
-            assert archived["hits"][0]["status"] == "archived"
+            live = await call(s, "search", query="webpack")
+            assert [h["name"] for h in live["hits"]] == ["vite-build"]  # the old one is archived
+            everything = await call(s, "search", query="webpack", include_archived=True)
+            old = next(h for h in everything["hits"] if h["name"] == "old-webpack-config")
+            assert old["status"] == "archived"
+            assert old["superseded_by"] == "projects/web/memory/vite-build"
 
             read = await call(s, "read", path="projects/api/memory/flaky-ci-retries.md")
             assert read["text"] == flaky.read_text()
