@@ -146,3 +146,23 @@ def test_the_index_files_are_not_hits(make_vault: MakeVault) -> None:
     assert "zqxv" in (vault / "_index.md").read_text()
     hits = Searcher(vault).search("zqxv")
     assert [h.path for h in hits] == ["projects/a/memory/x.md"]
+
+
+def test_searches_from_several_threads_while_files_change(make_vault: MakeVault) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    vault = make_vault(
+        {f"projects/a/memory/n{i}.md": note(f"n{i}", "quux", "b") for i in range(40)}
+    )
+    searcher = Searcher(vault)
+
+    def search_and_write(i: int) -> list[str]:
+        (vault / f"projects/a/memory/extra{i}.md").write_text(note(f"extra{i}", "quux", "b"))
+        return [h.path for h in searcher.search("quux", limit=50)]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(search_and_write, range(8)))
+    for paths in results:  # every hit a real entry holding the word, none twice
+        assert len(paths) == len(set(paths)) >= 40
+        assert all("quux" in (vault / p).read_text() for p in paths)
+    assert len(searcher.search("quux", limit=50)) == 48

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -212,9 +213,17 @@ class Searcher:
         self.vault = vault
         self._files: dict[str, tuple[int, int, list[Doc]]] = {}
         self._hay = _Haystack([])
+        self._lock = threading.Lock()  # the server may run two searches at once
 
     def docs(self) -> list[Doc]:
         """Every entry now: files are stat'ed, and read again only when changed."""
+        return self._refresh().docs
+
+    def _refresh(self) -> _Haystack:
+        with self._lock:
+            return self._walk()
+
+    def _walk(self) -> _Haystack:
         top = str(self.vault)
         skip = len(top) + 1
         seen: dict[str, tuple[int, int, list[Doc]]] = {}
@@ -240,7 +249,7 @@ class Searcher:
         if changed or len(seen) != len(self._files):
             self._hay = _Haystack([doc for entry in seen.values() for doc in entry[2]])
         self._files = seen
-        return self._hay.docs
+        return self._hay
 
     def search(
         self,
@@ -255,10 +264,10 @@ class Searcher:
         words = terms(query)
         if not words:
             return []
-        docs = self.docs()
+        hay = self._refresh()  # this haystack's docs and scores go together
         scored: list[tuple[int, str, int, Doc]] = []
-        for i, score in self._hay.scores(words).items():
-            doc = docs[i]
+        for i, score in hay.scores(words).items():
+            doc = hay.docs[i]
             if (kind and doc.kind != kind) or (project and doc.project != project):
                 continue
             if not include_archived and not doc.live:
