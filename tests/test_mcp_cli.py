@@ -99,6 +99,7 @@ def test_hooks_install_mcp_registers_and_uninstall_removes_exactly(
     assert (home / ".claude" / "settings.json").is_file()  # the hooks too
     code, out = _run(home, "--vault", sample, "hooks", "install", "claude-code", "--mcp")
     assert code == 0 and "mcp server vaultkeeper" in out and "(unchanged)" in out
+    assert _serves(server["command"], server["args"], home) == "recall"  # the entry works
     code, out = _run(home, "hooks", "uninstall", "claude-code", "--mcp")
     assert code == 0, out
     assert claude.read_text() == original
@@ -119,6 +120,24 @@ def test_hooks_install_mcp_registers_and_uninstall_removes_exactly(
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vaultkeeper"]
     code, out = _run(home, "hooks", "uninstall", "claude-code", "--mcp", "--project")
     assert code == 0 and json.loads((project / ".mcp.json").read_text()) == {}
+
+
+def _serves(command: str, args: list[str], home: Path) -> str:
+    """Start the registered command as a host would and name its first tool."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    async def first_tool() -> str:
+        params = StdioServerParameters(command=command, args=args, env={"HOME": str(home)})
+        with (home / "server.log").open("a") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return str((await session.list_tools()).tools[0].name)
+
+    return anyio.run(first_tool)
 
 
 @pytest.mark.parametrize(
