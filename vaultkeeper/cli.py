@@ -25,6 +25,7 @@ from vaultkeeper.commands import (
     gitsync,
     hooks,
     ingest,
+    mcp,
     merge,
     review,
     scan,
@@ -147,6 +148,7 @@ for _command in (
     hooks.hooks,
     gitsync.merge_driver,
     status.status,
+    mcp.mcp,
 ):
     cli.add_command(_command)
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module

@@ -171,6 +171,22 @@ SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
 OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
 
+# -- search and the MCP server (issue 11) ------------------------------------------
+SEARCH_DEFAULT_LIMIT = 10
+SEARCH_MAX_LIMIT = 50
+SEARCH_SNIPPET_CHARS = 160
+# Statuses search leaves out unless asked, as it does an entry with a superseded_by.
+SEARCH_DEAD_STATUSES = ("archived", "superseded")
+MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
+MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
+# How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
+MCP_ELICIT_TIMEOUT_SECONDS = 600
+MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
+CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
+CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers
+CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
+
 # -- duplicates and decay (issue 13) ----------------------------------------------------
 # Possible duplicates: Jaccard similarity of two entries' normalised word sets (name and
 # description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
