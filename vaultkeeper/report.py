@@ -174,11 +174,14 @@ def report_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.LAST_REPORT_FILE
 
 
-def save_report(vault: Path, report: Report) -> None:
+def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
+    """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
+    in state/ flushes the folder (a scan's: the state file's completion)."""
     from vaultkeeper.fsio import atomic_write
 
     # compact: the C encoder is several times faster than an indented dump
-    atomic_write(report_path(vault), json.dumps(report.to_dict()) + "\n")
+    text = json.dumps(report.to_dict()) + "\n"
+    atomic_write(report_path(vault), text, fsync_dir=fsync_dir)
 
 
 def from_dict(data: Mapping[str, Any]) -> Report:

@@ -120,7 +120,7 @@ def run_scan(
             report = replace(report, duration_ms=duration)
             from vaultkeeper.report import save_report
 
-            save_report(vault, report)
+            save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
