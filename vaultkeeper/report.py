@@ -14,12 +14,13 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
+    from typing import Any
+
     from vaultkeeper.model import Problem
 
 PROMOTE = "promote"
