@@ -166,17 +166,43 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
 
 def memory_files(vault: Path) -> Iterator[str]:
     """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
-    from vaultkeeper.vault import walk_files
-
-    projects = vault / config.PROJECTS_DIR
-    if not projects.is_dir() or projects.is_symlink():
+    projects = os.path.join(vault, config.PROJECTS_DIR)
+    if not os.path.isdir(projects) or os.path.islink(projects):
         return
-    for entry in sorted(os.scandir(projects), key=lambda e: e.name):
+    for entry in sorted(os.scandir(projects), key=_name):
         if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
             continue
         memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
         if os.path.isdir(memory) and not os.path.islink(memory):
-            yield from (p for p in walk_files(vault, memory) if p.endswith(".md"))
+            yield from _markdown_under(memory)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _markdown_under(folder: str) -> Iterator[str]:
+    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
+    order and rules (hidden names skipped, symlinked folders listed but not entered,
+    an unreadable folder skipped), without os.walk's join and islink per entry."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=_name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
+        except OSError:
+            is_dir = False
+        if is_dir:
+            folders.append(entry)
+        elif entry.name.endswith(".md") and not entry.name.startswith("."):
+            yield entry.path
+    for entry in folders:
+        if not entry.name.startswith(".") and not entry.is_symlink():
+            yield from _markdown_under(entry.path)
 
 
 def classify(vault: Path, now: dt.datetime) -> Report:
