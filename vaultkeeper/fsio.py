@@ -23,19 +23,17 @@ _TEMP_FLAGS = (
 _TEMP_TRIES = 100
 
 
-def atomic_write(
-    path: Path, data: str | bytes, *, fsync_file: bool = True, fsync_dir: bool = True
-) -> None:
+def atomic_write(path: Path, data: str | bytes, *, fsync_dir: bool = True) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
 
     A reader sees the old file or the new one, never a partial write; a crash leaves
     at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
     notes). An existing file keeps its permission bits; a new one gets 0644.
 
-    The scanner's own state/ files may skip a flush (an fsync of a folder costs about
-    10 ms on ext4, more than the rest of the write): ``fsync_dir=False`` when the
-    caller's next write to the same folder flushes it anyway; ``fsync_file=False`` too
-    for a marker whose loss (or an empty file after a crash) its reader survives.
+    ``fsync_dir=False`` leaves the rename unflushed (an fsync of a folder costs about
+    10 ms on ext4, more than the rest of a small write): for the scanner's own state/
+    files, when losing the rename in a crash is harmless or the caller's next write
+    there flushes the folder anyway. The file's own bytes are always flushed.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,8 +44,7 @@ def atomic_write(
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            if fsync_file:
-                os.fsync(fh.fileno())
+            os.fsync(fh.fileno())
         with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         if not path.exists():

@@ -169,17 +169,19 @@ def read_state(vault: str | os.PathLike[str]) -> StateRead:
     return StateRead(state, None)
 
 
-def write_state(vault: str | os.PathLike[str], data: dict[str, Any], durable: bool = True) -> None:
-    """Replace the state file atomically; flushed to disk unless ``durable`` is False
-    (the in-progress mark: lost, or left empty by a crash, it reads as idle, which the
-    next run resets to anyway)."""
+def write_state(
+    vault: str | os.PathLike[str], data: dict[str, Any], flush_folder: bool = True
+) -> None:
+    """Replace the state file atomically, its bytes always flushed (valid JSON after a
+    crash, as the spec asks); ``flush_folder=False`` leaves the rename itself unflushed
+    (the in-progress mark: if a crash loses it, the file says what it said before)."""
     import json
     from pathlib import Path
 
     from vaultkeeper.fsio import atomic_write  # stdlib-only module; not needed on the no-op path
 
     text = json.dumps(data, indent=2) + "\n"
-    atomic_write(Path(state_path(vault)), text, fsync_file=durable, fsync_dir=durable)
+    atomic_write(Path(state_path(vault)), text, fsync_dir=flush_folder)
 
 
 def pid_alive(pid: int) -> bool:
@@ -379,7 +381,7 @@ def start(
         _sweep(vault)
         running = dict(state, state=IN_PROGRESS, lastTriggered=now_ms, cooldownMs=cooldown, pid=pid)
         marked = True  # from here the file may say in-progress (a signal may land mid-write)
-        write_state(vault, _ordered(running), durable=False)
+        write_state(vault, _ordered(running), flush_folder=False)
     except BaseException:
         if marked:  # the caller never gets a Run to abort: put the file back to idle here
             with contextlib.suppress(Exception):
