@@ -1,11 +1,14 @@
 """The benchmark: vaultkeeper side by side with the floor and with what a user would use.
 
-    python bench/run.py              # a few minutes on 2 cores; writes docs/benchmarks.md
-    python bench/run.py --no-write   # print the table only
+    bench/clean-run.sh               # the headline run: a fresh venv, `pip install '.[bench]'`,
+                                     # then this; writes docs/benchmarks.md and the README table
+    python bench/run.py --no-write   # print the table only (vaultkeeper installed cleanly)
 
 Every side is a fresh process of this interpreter (bench/measure.py), sides are
 interleaved (A B A B ...), and each figure is a ratio of medians. Vaults come from
-bench/gen.py (seeded) and are cached under bench/out/ (gitignored).
+bench/gen.py (seeded) and are cached under bench/out/ (gitignored). The interpreter's
+vaultkeeper must be a plain install of this checkout (bench/install.py says why):
+otherwise this refuses, unless --allow-unclean, and then every page it writes says so.
 """
 
 from __future__ import annotations
@@ -22,10 +25,33 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import figures  # noqa: E402
+import install  # noqa: E402
 from figures import Row  # noqa: E402
 from gen import vault_for  # noqa: E402
 
 DOC = HERE.parent / "docs" / "benchmarks.md"
+README = HERE.parent / "README.md"
+# the README's Performance table, rewritten by each run between these lines
+README_START = "<!-- bench/run.py: table start -->"
+README_END = "<!-- bench/run.py: table end -->"
+README_ROWS = (  # (figure of a Row, how the README names it)
+    ("cold scan / read-every-file floor",
+     "cold `scan --force` / reading every `.md` file's bytes"),
+    ("cold scan / python-frontmatter loop",
+     "cold `scan --force` / `frontmatter.load` on every file"),
+    ("throttled no-op / bare interpreter start",
+     "`scan` when it has nothing to do (the hook's usual run) / `python -c pass`"),
+    ("50k / 10k cold scan time", "scan time at 50k / at 10k entries"),
+    ("peak memory of a scan at 50k entries", "peak memory of a scan at 50k entries"),
+    ("lint --select VK3 / obsidiantools",
+     "`lint --select VK3` / obsidiantools building the same graph (1k)"),
+    ("session-end hook return time", "`hooks/session-end.sh` returns, 40k entries"),
+)  # fmt: skip
+CLEAN = (
+    "- install: vaultkeeper from a plain `pip install '.[bench]'` in a fresh virtual "
+    "environment (bench/clean-run.sh), not an editable install, whose start-up hook slows "
+    "every Python start (`python -c pass` too) and so hides vaultkeeper's own imports"
+)
 PACKAGES = ("vaultkeeper", "click", "PyYAML", "python-frontmatter", "obsidiantools")
 
 
@@ -160,17 +186,62 @@ classifications) or a faster runtime than CPython.
 """
 
 
+def unclean_warning(problems: list[str]) -> str:
+    return (
+        "**Not a headline run**: " + "; ".join(problems) + ". Figures measured this way "
+        "are not comparable with a clean install's; run bench/clean-run.sh."
+    )
+
+
+def readme_table(rows: list[Row], started: dt.datetime, problems: list[str]) -> list[str]:
+    """The README's Performance table: the headline rows, as this run measured them."""
+    out = [
+        README_START,
+        f"Measured {started:%Y-%m-%d} by `bench/clean-run.sh` (full table: "
+        "[docs/benchmarks.md](docs/benchmarks.md)):",
+        "",
+        "| figure (10k entries unless said) | result | target | verdict |",
+        "| --- | --- | --- | --- |",
+    ]
+    for prefix, name in README_ROWS:
+        row = next((r for r in rows if r.figure.startswith(prefix)), None)
+        if row is not None and row.shown != "-":
+            out.append(f"| {name} | {row.shown} | {row.target_shown or '-'} | {row.verdict} |")
+    if problems:
+        out += ["", unclean_warning(problems)]
+    return [*out, README_END]
+
+
+def write_readme(table_lines: list[str]) -> bool:
+    """Replace the table between the markers; False when the README has no markers."""
+    text = README.read_text(encoding="utf-8")
+    start, end = text.find(README_START), text.find(README_END)
+    if start == -1 or end < start:
+        return False
+    new = text[:start] + "\n".join(table_lines) + text[end + len(README_END) :]
+    README.write_text(new, encoding="utf-8")
+    return True
+
+
 def render(
-    rows: list[Row], where: list[str], notes: list[str], started: dt.datetime, seconds: float
+    rows: list[Row],
+    where: list[str],
+    notes: list[str],
+    started: dt.datetime,
+    seconds: float,
+    problems: list[str] | None = None,
 ) -> str:
     lines = [
         "# Benchmarks",
         "",
-        "Written by `python bench/run.py` (the README's Performance section quotes it).",
+        "Written by `bench/clean-run.sh` (`python bench/run.py` in a fresh virtual environment"
+        " with a plain `pip install '.[bench]'`); the README's Performance section quotes it.",
         "",
+        *([unclean_warning(problems), ""] if problems else []),
         f"- date: {started:%Y-%m-%d %H:%M} UTC; the run took {seconds:.0f} s",
         f"- machine: {figures.machine()}",
         f"- packages: {versions()}",
+        CLEAN if not problems else "- install: NOT CLEAN (see above)",
         "",
         *table(rows),
         "",
@@ -194,7 +265,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lint-size", type=int, default=1000, choices=(1000, 10000, 50000))
     parser.add_argument("--no-write", action="store_true", help="do not write the docs page")
     parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook")
+    parser.add_argument(
+        "--allow-unclean",
+        action="store_true",
+        help="run from an editable or stale install anyway (every page written says so)",
+    )
     args = parser.parse_args(argv)
+    problems = install.problems(HERE.parent, figures.PYTHON, figures.child_env())
+    if problems and not args.allow_unclean:
+        for problem in problems:
+            print(f"bench/run.py: {problem}", file=sys.stderr)
+        print(
+            "bench/run.py: headline figures come from a plain install of this checkout in a "
+            "clean virtual environment: run bench/clean-run.sh (or pass --allow-unclean)",
+            file=sys.stderr,
+        )
+        return 2
+    for problem in problems:
+        print(f"bench/run.py: WARNING: {problem}; these figures are not headline figures",
+              file=sys.stderr)  # fmt: skip
     groups = set((args.only or "cold,noop,scale,lint,hook").split(","))
     started, clock = dt.datetime.now(dt.timezone.utc), time.monotonic()
     print("generating or reusing vaults under bench/out/ ...", file=sys.stderr)
@@ -222,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(where))
     if not args.no_write:
         DOC.parent.mkdir(exist_ok=True)
-        DOC.write_text(render(rows, where, [], started, seconds))
+        DOC.write_text(render(rows, where, [], started, seconds, problems))
         print(f"wrote {DOC.relative_to(HERE.parent)}", file=sys.stderr)
+        if {"cold", "noop"} <= groups and write_readme(readme_table(rows, started, problems)):
+            print(f"wrote {README.relative_to(HERE.parent)}'s Performance table", file=sys.stderr)
     return 0
 
 
