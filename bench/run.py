@@ -84,6 +84,13 @@ def versions() -> str:
 METHOD = """\
 ## How it is measured
 
+- vaultkeeper is a **plain `pip install '.[bench]'` in a fresh virtual environment**
+  (`bench/clean-run.sh` makes one, runs this and removes it). Not an editable install:
+  its start-up hook (a `.pth` file every interpreter start runs) once made
+  `python -c pass` itself take 38 ms here, which hid vaultkeeper's own imports (the
+  no-op read 1.06x that way, 2.54x from a clean install). `bench/run.py` refuses an
+  editable, stale or in-checkout vaultkeeper (`bench/install.py`) unless given
+  `--allow-unclean`, and a page written that way says so at the top.
 - Every side is a **fresh process of the same interpreter**: `vaultkeeper` is the console
   script beside `sys.executable` (what `vaultkeeper hooks install` registers), the
   comparisons are `python -c SNIPPET VAULT` (bench/measure.py holds the snippets). Each
@@ -120,11 +127,12 @@ METHOD = """\
 # Why a target is missed, when it is: printed under the table for every missed row.
 WHY = {
     "cold scan / read-every-file floor, 10k entries": (
-        "the scan pays costs the floor has none of: about 35 ms of imports (PyYAML alone "
+        "the scan pays costs the floor has none of: about 25 ms of imports (PyYAML alone "
         "about 11 ms, loaded because some frontmatter needs it; dataclasses and inspect; "
-        "OpenSSL for sha256), three fsynced writes in state/, and per entry the parse "
-        "a decision needs (about 5 us per registry block, 7 us per memory file on top "
-        'of reading it). See "Where the time goes".'
+        "OpenSSL for sha256; pathlib, json, datetime), three writes in state/ (each "
+        "file's bytes fsynced, the folder once: about 10 ms of waiting on ext4), and per "
+        "entry the parse a decision needs (about 5 us per registry block, 7 us per "
+        'memory file on top of reading it). See "Where the time goes".'
     ),
 }
 
@@ -162,17 +170,18 @@ start-up (`python -c pass`, in the no-op row above) comes on top.
 | --- | --- |
 {phases}
 
-- imports: dataclasses/inspect about 6 ms, hashlib/OpenSSL 3 ms, json and datetime 3 ms,
-  vaultkeeper's modules and their regexes the rest; click is not imported
-  (vaultkeeper/entry.py runs `scan` without it); PyYAML only when some frontmatter
-  needs it (the generated vaults keep about 1% of memory files in forms only YAML
-  reads, as hand-edited vaults do), then about 11 ms to import;
+- imports: dataclasses/inspect about 6 ms, hashlib/OpenSSL 3 ms, pathlib 3 ms, json and
+  datetime 3 ms, vaultkeeper's modules and their regexes the rest; neither click
+  (vaultkeeper/entry.py runs `scan` without it) nor typing nor tempfile is imported;
+  PyYAML only when some frontmatter needs it (the generated vaults keep about 2% of
+  memory files in forms only YAML reads, as hand-edited vaults do), then about 11 ms;
 - registry blocks: one regex pass per file finds headings, fences and counter lines; a
   block's text, end line and counter lines are built only for candidates and problems;
 - memory files: reading the bytes is about half; the rest is decoding, the frontmatter
   split and the YAML-free read of the two keys a decision needs (one regex validates the
   whole block first); the other keys are read only for candidates;
-- report and state: JSON of about 1,100 candidates, and three writes, each fsynced;
+- report and state: JSON of about 1,100 candidates, and three writes, each file's bytes
+  fsynced and `state/` once, after the last rename (a folder fsync is a journal commit);
 - the rest: finding the vault, the guards and the lock, the loop over 5,000 blocks, and
   each registry candidate's text and sha256;
 - throughout: Python's cyclic garbage collector is off for the run (a scan makes no
@@ -181,7 +190,7 @@ start-up (`python -c pass`, in the no-op row above) comes on top.
 The stretch goal: 1.5x the floor is 1.5 x (start-up + reading every file). The scan's own
 start-up and reading already take about one floor, which leaves half a floor (about
 50-60 ms here) for the imports, parsing 10,000 entries and the report; the imports
-alone take about 30 ms. Reaching it would need what the issue rules out (a cache of
+alone take about 25 ms. Reaching it would need what the issue rules out (a cache of
 classifications) or a faster runtime than CPython.
 """
 
