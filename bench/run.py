@@ -206,8 +206,8 @@ def readme_table(rows: list[Row], started: dt.datetime, problems: list[str]) -> 
     """The README's Performance table: the headline rows, as this run measured them."""
     out = [
         README_START,
-        f"Measured {started:%Y-%m-%d} by `bench/clean-run.sh` (full table: "
-        "[docs/benchmarks.md](docs/benchmarks.md)):",
+        f"Measured {started:%Y-%m-%d} from a plain `pip install .` in a clean virtual "
+        "environment (`bench/clean-run.sh`; full table: [docs/benchmarks.md](docs/benchmarks.md)):",
         "",
         "| figure (10k entries unless said) | result | target | verdict |",
         "| --- | --- | --- | --- |",
