@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import config, secrets
 from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
@@ -163,6 +163,12 @@ def clean_description(text: str) -> str:
         raise UsageError("--description must not be empty: it is the entry's recall summary")
     if config.INDEX_START in description or config.INDEX_END in description:
         raise UsageError("--description must not contain the index markers")
+    found = secrets.find(description)
+    if found:
+        raise UsageError(
+            f"--description holds what looks like a {found[0].kind} at column {found[0].col}; "
+            "credentials stay out of the vault (the spec's content rules)"
+        )
     return description
 
 

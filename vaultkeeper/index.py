@@ -6,6 +6,7 @@ One line per entry, grouped by folder, sorted, deterministic::
     - [[projects/api/memory/flaky-ci-retries]] - Retry a flaky CI job once -- keywords: ci, retry
 
 The description comes from the entry's frontmatter (a registry block's first paragraph);
+a superseded entry's line starts ``(superseded by [[newer]])``.
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
 regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
 markers is kept byte for byte. When the root index would
@@ -26,6 +27,7 @@ from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, decode, load_notes, read_regular
 from vaultkeeper.obsidian import in_folder, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.supersession import superseded_by
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
 
@@ -110,6 +112,9 @@ def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
             )
         else:
             desc = _one_line(note.meta.get("description"))
+            newer = superseded_by(note)
+            if newer is not None:  # kept in the index, marked: never read as current truth
+                desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
             entries.append(Entry(base, folder, desc, (note.rel, "")))
     for problem in problems:  # unreadable now, but still an entry of the vault
         if not is_index_file(problem.path):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
@@ -67,11 +68,20 @@ class Candidate:
         return f"success count {self.count}, last used {used}{idle}"
 
     def to_dict(self) -> dict[str, Any]:
-        # every field is a plain value: no need for asdict's deep copy (a big report)
-        return {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        # every field is a plain value: no need for asdict's deep copy (a big report);
+        # text read from the vault is served masked (credentials) and without controls
+        out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        texts = [out[name] for name in _TEXT_FIELDS if out[name] is not None]
+        if needs_serving(" ".join(texts)):
+            for name in _TEXT_FIELDS:
+                if out[name] is not None:
+                    out[name] = served(out[name])
+        return out
 
 
 _CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
+# the fields whose text comes from the vault's files (hash, dates and counts are ours)
+_TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
 
 
 @dataclass(frozen=True)
@@ -114,10 +124,16 @@ class Report:
             "promote": [c.to_dict() for c in self.promote],
             "prune": [c.to_dict() for c in self.prune],
             "held_out": [c.to_dict() for c in self.held_out],
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
         }
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    data = problem.to_dict()
+    data["path"], data["reason"] = served(problem.path), served(problem.reason)
+    return data
 
 
 def iso(moment: dt.datetime) -> str:
@@ -146,8 +162,13 @@ _LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
 
 
 def one_line(text: str) -> str:
-    """Line breaks -> one space: a value read from a file can't add lines to the output."""
-    return _LINE_BREAKS.sub(" ", text)
+    """Line breaks -> one space: a value read from a file can't add lines to the output.
+
+    Credentials are masked and terminal control characters stripped as well
+    (vaultkeeper.secrets.served): every line the report and the brief print goes
+    through here.
+    """
+    return served(_LINE_BREAKS.sub(" ", text))
 
 
 def candidate_line(c: Candidate) -> str:
@@ -165,7 +186,7 @@ def render_text(report: Report) -> list[str]:
 
 def render_problems(report: Report) -> list[str]:
     """stderr: one ``path[:line]: reason`` line per problem."""
-    return [str(p) for p in report.problems]
+    return [one_line(str(p)) for p in report.problems]
 
 
 # -- the saved last report ---------------------------------------------------------------
@@ -245,12 +266,15 @@ def load_report(vault: Path) -> Saved:
 _ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
 
 
-def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
+def _brief_sections(
+    report: Report, receipts: Mapping[str, str] | None = None
+) -> list[tuple[str, list[str]]]:
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     intros = {
         PROMOTE: (
             f"Promote eligible (success count >= {config.PROMOTE_MIN_COUNT}, not yet promoted). "
-            "Promotion needs an evidence receipt (a URL or path:line) and writes a skill:\n"
+            "Promotion needs an evidence receipt (a URL or path:line, or the latest receipt "
+            "shown, recorded from a session) and writes a skill:\n"
             f"  {vk} apply promote NAME --evidence RECEIPT"
         ),
         PRUNE: (
@@ -278,6 +302,8 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
             if c.falsification_condition:
                 line += f"; falsification_condition: {c.falsification_condition}"
+            if kind == PROMOTE and receipts and c.name in receipts:
+                line += f"; latest receipt: {receipts[c.name]}"
             line = one_line(line)  # a multi-line YAML value must not forge brief lines
             if len(line) > _ITEM_MAX:
                 line = line[: _ITEM_MAX - 3] + "..."
@@ -286,7 +312,12 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
     return out
 
 
-def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:
+def render_brief(
+    report: Report,
+    now: dt.datetime,
+    limit: int = config.BRIEF_MAX_CHARS,
+    receipts: Mapping[str, str] | None = None,
+) -> str:
     """Plain text for a coding agent's next session: never more than ``limit`` characters.
 
     Every kind of candidate keeps its heading and command; when the lists are too long,
@@ -295,7 +326,8 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     head = [
         report.summary(),
-        f"Last scan of the memory vault {report.vault}: {iso(report.generated_at)} "
+        f"Last scan of the memory vault {strip_controls(report.vault)}: "
+        f"{iso(report.generated_at)} "
         f"({age_text(report.generated_at, now)}). "
         "The scanner lists candidates; it changes nothing.",
     ]
@@ -304,7 +336,7 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
             f"Problems (unreadable files, blocks or dates): {len(report.problems)}; "
             f"`{vk} report` lists them."
         )
-    sections = _brief_sections(report)
+    sections = _brief_sections(report, receipts)
     tail = (
         [
             f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT",

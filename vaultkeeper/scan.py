@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # The memory-file keys a held-out decision reads, and those only a candidate's line
 # needs (everything else is never looked at).
-_DECIDE = ("status", "holdout_until")
+_DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 _DETAILS = ("name", "label", "falsification_condition")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
@@ -353,6 +353,8 @@ def held_out_candidates(
             raw, status = meta.get("holdout_until"), meta.get("status")
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
+            if meta.get(config.SUPERSEDED_BY_KEY) not in (None, ""):
+                continue  # superseded: a newer entry is the one to re-check and serve
             line = lines.get("holdout_until", 1)
             if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
                 if raw not in dates:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, prune, trash
+from vaultkeeper.apply import journal, lifecycle, prune, supersede, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -30,8 +30,8 @@ from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]
-BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip")
-_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir"}
+BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip")
+_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "by"}
 
 
 def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outcome:
@@ -55,7 +55,8 @@ HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
     "revalidate": lifecycle.revalidate,
-    "reactivate": lifecycle.reactivate,
+    "reactivate": supersede.reactivate,  # undoes a supersession, else lifecycle's
+    "supersede": supersede.supersede,
     "skip": skip,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
@@ -159,6 +160,7 @@ def _decision(vault: Path, item: Any) -> Decision:
         reason=item.get("reason"),
         # A relative skills_dir in a batch file is relative to the vault, not to the cwd.
         skills_dir=None if skills is None else vault / Path(skills).expanduser(),
+        by=item.get("by"),
     )
 
 

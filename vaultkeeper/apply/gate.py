@@ -31,17 +31,24 @@ _WHY_NOT = {
 }
 
 
-def check_receipt(vault: Path, evidence: str | None) -> str:
-    """A URL, or ``path:line`` naming an existing file (vault-relative or absolute) and line."""
+def check_receipt(vault: Path, evidence: str | None, target: str | None = None) -> str:
+    """A URL, ``path:line`` naming an existing file (vault-relative or absolute) and line,
+    or a receipt the usage log recorded (for ``target``, when given): a transcript may be
+    gone since, and an MCP receipt names no file."""
     receipt = (evidence or "").strip()
     if not receipt:
         raise GateRefused("no evidence: give --evidence RECEIPT (a URL or path:line)")
     if _URL.match(receipt):
         return receipt
+    from vaultkeeper.uses import is_recorded  # only on this path
+
+    if is_recorded(vault, receipt, target):
+        return receipt
     m = _PATH_LINE.match(receipt)
     if not m:
         raise GateRefused(
-            f"evidence {receipt!r} is not a receipt: give a URL (https://...) or path:line"
+            f"evidence {receipt!r} is not a receipt: give a URL (https://...), path:line, "
+            "or a receipt recorded by ingest (see report --brief)"
         )
     raw_path, digits = m.group("path"), m.group("line")
     line = int(digits) if len(digits) <= 18 else 0  # int() refuses 4300+ digits

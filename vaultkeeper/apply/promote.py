@@ -167,7 +167,7 @@ def promote(
                 f"{block.rel}:{block.count_line}: success count {block.count} is below "
                 f"{config.PROMOTE_MIN_COUNT} (read from the file now)"
             )
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = check_receipt(vault, decision.evidence, block.name)
         return _write(vault, decision, block, skill, receipt, today, dry_run)
 
 

@@ -190,7 +190,9 @@ def apply_reactivate(
 
     Whatever its label (the spec: archived -> active on new evidence); the
     receipt joins provenance as that evidence. NAME is resolved as for
-    revalidate.
+    revalidate. A superseded entry is brought back by undoing its supersession:
+    superseded_by and the newer entry's supersedes item go, and both files
+    return byte for byte.
 
     \b
     Example:
@@ -200,6 +202,43 @@ def apply_reactivate(
     from vaultkeeper.apply.decision import Decision
 
     decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
+    decide(ctx, decision, dry_run, as_json)
+
+
+@apply_group.command("supersede")
+@click.argument("old", metavar="OLD")
+@click.option(
+    "--by", "new", required=True, metavar="NEW", help="The newer entry that replaces OLD."
+)
+@_EVIDENCE
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_supersede(
+    ctx: click.Context,
+    old: str,
+    new: str,
+    evidence: str,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
+
+    OLD gets superseded_by: "[[NEW]]" and status archived; NEW lists OLD under
+    supersedes. Gate: a receipt; NEW exists, is live and is not OLD; OLD is not
+    superseded yet. `apply reactivate OLD` undoes it byte for byte.
+
+    \b
+    Example:
+      vaultkeeper apply supersede projects/web/memory/old-webpack-config.md \\
+          --by projects/web/memory/vite-build.md \\
+          --evidence https://github.com/acme/web/pull/812
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
     decide(ctx, decision, dry_run, as_json)
 
 
@@ -227,11 +266,11 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
 def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
-    Each decision: action (promote | prune | revalidate | reactivate | skip),
-    target, and as needed evidence, result (pass | fail), expect_hash, reason,
-    skills_dir (relative to the vault). Re-applying a batch changes nothing and
-    says so (silence: already applied). Exit 3 if any decision waits for a
-    person, else 1 if any was refused, else 0.
+    Each decision: action (promote | prune | revalidate | reactivate | supersede |
+    skip), target, and as needed evidence, result (pass | fail), expect_hash,
+    reason, skills_dir (relative to the vault), by (supersede's NEW).
+    Re-applying a batch changes nothing and says so (silence: already applied).
+    Exit 3 if any decision waits for a person, else 1 if refused, else 0.
 
     \b
     Example:

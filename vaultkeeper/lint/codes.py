@@ -36,6 +36,12 @@ CODES: dict[str, tuple[str, str]] = {
         "registry block malformed (count not a whole number, date not ISO, counter missing)",
     ),
     "VK402": (ERROR, "two registry blocks with one name"),
+    "VK501": (ERROR, "private key block (the value is never printed)"),
+    "VK502": (ERROR, "token with a known shape: AWS, GitHub, OpenAI, Anthropic, Slack"),
+    "VK503": (ERROR, "password, secret, token or api_key assigned a credential-like value"),
+    "VK601": (ERROR, "supersession chain loops (a superseded by b ... superseded by a)"),
+    "VK602": (ERROR, "superseded_by points at no entry (or at several)"),
+    "VK603": (WARNING, "a live entry links to a superseded one (names the newer entry)"),
 }
 
 # Off on a vault not laid out as ours unless selected explicitly: those notes never

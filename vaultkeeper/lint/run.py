@@ -18,6 +18,8 @@ from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
 from vaultkeeper.lint.load import load
 from vaultkeeper.lint.registry import check_registry
 from vaultkeeper.lint.schema import check_schema, schema_applies
+from vaultkeeper.lint.secrets import check_other_files, check_secrets
+from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.vault import find_vault, iter_files, rel
@@ -140,6 +142,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
         if wanted:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
+            findings.extend(check_secrets(note.rel, note.text, enabled))
         if wanted and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
             findings.extend(check_schema(note, enabled))
         if in_folder(note.rel, templates):
@@ -159,6 +162,10 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     if index is not None and enabled("VK304"):
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
+    findings.extend(check_supersession(loaded.notes, resolver, enabled))
+    pairs = zip(files, rels, strict=True)
+    others = [p for p, r in pairs if p.suffix != ".md" and _wanted(r, scopes)]
+    findings.extend(check_other_files(vault, others, enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]
     if not ours:
         findings = [replace(f, soft=True) if f.code in SOFT_ELSEWHERE else f for f in findings]

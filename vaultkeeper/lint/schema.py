@@ -55,7 +55,7 @@ def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding
         yield from _no_condition(note)
     if enabled("VK204"):
         for key in data:
-            if str(key) not in config.SCHEMA_KEYS:
+            if str(key) not in config.SCHEMA_KEYS and str(key) not in config.OPTIONAL_KEYS:
                 yield Finding(
                     note.rel,
                     fm.key_lines.get(str(key), 1),
