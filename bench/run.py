@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -288,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run from an editable or stale install anyway (every page written says so)",
     )
+    parser.add_argument(
+        "--note", action="append", default=[], help="a line for the page's notes on this run"
+    )
     args = parser.parse_args(argv)
     problems = install.problems(HERE.parent, figures.PYTHON, figures.child_env())
     if problems and not args.allow_unclean:
@@ -304,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
     groups = set((args.only or "cold,noop,scale,lint,hook,learn").split(","))
     started, clock = dt.datetime.now(dt.timezone.utc), time.monotonic()
+    load_at_start = os.getloadavg()[0]  # other work on the machine moves every figure
     print("generating or reusing vaults under bench/out/ ...", file=sys.stderr)
     sizes = {1000, 10000, 50000, args.lint_size} | ({40000} if "hook" in groups else set())
     vaults = {n: vault_for(n) for n in sorted(sizes)}
@@ -331,7 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(where))
     if not args.no_write:
         DOC.parent.mkdir(exist_ok=True)
-        DOC.write_text(render(rows, where, [], started, seconds, problems))
+        notes = [f"- {note}" for note in args.note]
+        loads = f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+        notes.append(f"- load average (1 minute) of the machine: {loads}")
+        DOC.write_text(render(rows, where, notes, started, seconds, problems))
         print(f"wrote {DOC.relative_to(HERE.parent)}", file=sys.stderr)
         if {"cold", "noop"} <= groups and write_readme(readme_table(rows, started, problems)):
             print(f"wrote {README.relative_to(HERE.parent)}'s Performance table", file=sys.stderr)
