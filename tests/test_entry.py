@@ -121,6 +121,10 @@ def test_environment_forms(tmp_path: Path, vault: Path) -> None:
     both(tmp_path / "b2", vault, ["--vault", "v/projects/..", "scan"])  # relative, with ..
     both(tmp_path / "b3", vault, ["--vault=./v/", "scan"])
     both(tmp_path / "b4", vault, ["scan"], env=_env(VAULTKEEPER_VAULT="v//"))
+    # "now" from clock.now() (a moved date) instead of epoch nanoseconds, and a bad day
+    moved = ["--vault", "VAULT", "scan", "--force", "--json"]
+    both(tmp_path / "e1", vault, moved, env=_env(VAULTKEEPER_TODAY="2027-03-01"))
+    both(tmp_path / "e2", vault, ["--vault", "VAULT", "scan"], env=_env(VAULTKEEPER_TODAY="x"))
     both(tmp_path / "c", vault, ["--vault", "VAULT", "scan"], env=_env(SELF_MAINTAIN_FORCE="1"))
     odd = _env(SELF_MAINTAIN_COOLDOWN_MS="soon")  # a note on stderr, then the default
     both(tmp_path / "d", vault, ["--vault", "VAULT", "scan"], env=odd, before=[["scan"]])
