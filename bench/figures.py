@@ -110,7 +110,7 @@ def cold_scan(vault: Path, rounds: int) -> list[Row]:
         if has_fm
         else Row(
             fm_label,
-            "skipped: python-frontmatter is not installed (`pip install -e '.[bench]'`)",
+            "skipped: python-frontmatter is not installed (`pip install '.[bench]'`)",
             "",
             0.0,
             "-",
@@ -198,7 +198,7 @@ def scaling(vaults: dict[int, Path], rounds: int) -> list[Row]:
 def lint(vault: Path, n: int, rounds: int) -> list[Row]:
     label = f"lint --select VK3 / obsidiantools graph build, {n // 1000}k entries"
     if importlib.util.find_spec("obsidiantools") is None:
-        note = "skipped: obsidiantools is not installed (`pip install -e '.[bench]'`)"
+        note = "skipped: obsidiantools is not installed (`pip install '.[bench]'`)"
         return [Row(label, note, "", 0.0, "-", None)]
     ours = Side(
         "lint", (*vaultkeeper_argv(), "--vault", str(vault), "lint", "--select", "VK3"), ok=(0, 1)

@@ -14,13 +14,14 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
+    from typing import Any
+
     from vaultkeeper.decay import SkillUnused, Stale
     from vaultkeeper.duplicates import DuplicatePair
     from vaultkeeper.model import Problem
@@ -209,11 +210,14 @@ def report_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.LAST_REPORT_FILE
 
 
-def save_report(vault: Path, report: Report) -> None:
+def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
+    """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
+    in state/ flushes the folder (a scan's: the state file's completion)."""
     from vaultkeeper.fsio import atomic_write
 
     # compact: the C encoder is several times faster than an indented dump
-    atomic_write(report_path(vault), json.dumps(report.to_dict()) + "\n")
+    text = json.dumps(report.to_dict()) + "\n"
+    atomic_write(report_path(vault), text, fsync_dir=fsync_dir)
 
 
 def from_dict(data: Mapping[str, Any]) -> Report:

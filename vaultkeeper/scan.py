@@ -8,22 +8,24 @@ report and the state file's completion, with the lock released however the run e
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import gc
 import os
-import signal
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
-from types import FrameType
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import NoVaultError, VaultkeeperError
 
+# Only what the throttled no-op runs is imported up here (see state.py); the scan's
+# own needs (datetime, pathlib, signal, ...) are imported where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Iterable, Iterator, Mapping
+    from pathlib import Path
+    from types import FrameType
+    from typing import Any, NamedTuple
+
     from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import Problem
     from vaultkeeper.registry import BlockHead
@@ -39,37 +41,57 @@ _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
 
 
-class ScanOutcome(NamedTuple):
-    """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
+if TYPE_CHECKING:
 
-    A NamedTuple, not a dataclass: importing dataclasses would cost the throttled no-op
-    (which returns one of these) about a tenth of its run.
-    """
+    class ScanOutcome(NamedTuple):
+        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
 
-    report: Report | None
-    skipped: str | None
-    detail: str
-    notes: tuple[str, ...]
+        A collections.namedtuple at run time, not a dataclass or typing.NamedTuple:
+        importing either module would cost the throttled no-op (which returns one of
+        these) about a tenth of its run.
+        """
+
+        report: Report | None
+        skipped: str | None
+        detail: str
+        notes: tuple[str, ...]
+
+else:
+    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
 
 
 class Interrupted(VaultkeeperError):
     """A signal ended the run; the lock is released and the state file is idle again."""
 
     def __init__(self, signum: int) -> None:
+        import signal
+
         name = signal.Signals(signum).name
         super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
         self.exit_code = 128 + signum
 
 
-def to_ms(moment: dt.datetime) -> int:
+def to_ms(moment: dt.datetime | int) -> int:
+    """Epoch milliseconds of a datetime, or of epoch nanoseconds (clock.now_ns)."""
+    if isinstance(moment, int):
+        return moment // 1_000_000
     return int(moment.timestamp() * 1000)
 
 
 def run_scan(
-    vault: Path, *, now: dt.datetime, env: Mapping[str, str], force: bool = False, pid: int
+    vault: Path | str,
+    *,
+    now: dt.datetime | int,
+    env: Mapping[str, str],
+    force: bool = False,
+    pid: int,
 ) -> ScanOutcome:
-    """One scheduler run: guards, scan, saved report, state file; never touches entries."""
-    if not any(os.path.exists(vault / name) for name in _VAULT_MARKS):
+    """One scheduler run: guards, scan, saved report, state file; never touches entries.
+
+    ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
+    string: the throttled no-op then never builds a datetime or a Path.
+    """
+    if not any(os.path.exists(os.path.join(vault, name)) for name in _VAULT_MARKS):
         raise NoVaultError(
             f"{vault}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
             f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
@@ -79,6 +101,14 @@ def run_scan(
     if quick is not None:
         _, note = state.cooldown_ms(env)
         return ScanOutcome(None, quick.reason, quick.detail, (note,) if note else ())
+    import contextlib
+    from pathlib import Path
+
+    from vaultkeeper.clock import from_ns
+
+    vault = Path(vault)
+    if isinstance(now, int):
+        now = from_ns(now)
     with _signals_raise():
         started: state.Run | state.Skip | None = None
         try:
@@ -93,7 +123,7 @@ def run_scan(
             report = replace(report, duration_ms=duration)
             from vaultkeeper.report import save_report
 
-            save_report(vault, report)
+            save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
@@ -109,6 +139,9 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
     """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs."""
 
     def __enter__(self) -> None:
+        import contextlib
+        import signal
+
         self.saved: dict[int, object] = {}
         for name in _SIGNALS:
             signum = getattr(signal, name, None)
@@ -118,11 +151,15 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
                 self.saved[signum] = signal.signal(signum, self._raise)
 
     def __exit__(self, *exc: object) -> None:
+        import signal
+
         for signum, handler in self.saved.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
     @staticmethod
     def _raise(signum: int, frame: FrameType | None) -> None:
+        import signal
+
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
         raise Interrupted(signum)
 
@@ -132,17 +169,43 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
 
 def memory_files(vault: Path) -> Iterator[str]:
     """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
-    from vaultkeeper.vault import walk_files
-
-    projects = vault / config.PROJECTS_DIR
-    if not projects.is_dir() or projects.is_symlink():
+    projects = os.path.join(vault, config.PROJECTS_DIR)
+    if not os.path.isdir(projects) or os.path.islink(projects):
         return
-    for entry in sorted(os.scandir(projects), key=lambda e: e.name):
+    for entry in sorted(os.scandir(projects), key=_name):
         if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
             continue
         memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
         if os.path.isdir(memory) and not os.path.islink(memory):
-            yield from (p for p in walk_files(vault, memory) if p.endswith(".md"))
+            yield from _markdown_under(memory)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _markdown_under(folder: str) -> Iterator[str]:
+    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
+    order and rules (hidden names skipped, symlinked folders listed but not entered,
+    an unreadable folder skipped), without os.walk's join and islink per entry."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=_name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
+        except OSError:
+            is_dir = False
+        if is_dir:
+            folders.append(entry)
+        elif entry.name.endswith(".md") and not entry.name.startswith("."):
+            yield entry.path
+    for entry in folders:
+        if not entry.name.startswith(".") and not entry.is_symlink():
+            yield from _markdown_under(entry.path)
 
 
 def classify(vault: Path, now: dt.datetime) -> Report:
@@ -159,6 +222,8 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def _classify(vault: Path, now: dt.datetime) -> Report:
+    import datetime as dt
+
     from vaultkeeper.registry import load_heads
     from vaultkeeper.report import Report
 
@@ -188,6 +253,8 @@ def registry_candidates(
 ) -> tuple[list[Candidate], list[Candidate]]:
     """Promote and prune candidates among ``heads`` (the whole registry, or the one file
     an apply changed); unreadable blocks go to ``problems``."""
+    import datetime as dt
+
     from vaultkeeper.registry import block_hash
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate
 
@@ -271,6 +338,8 @@ def held_out_candidates(
     read_front, read_keys = quickmeta.read_front, quickmeta.read_keys
 
     def yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
+        from pathlib import Path
+
         fm = parse_note(Path(path), where, text).frontmatter
         assert fm is not None
         return dict(fm.data), dict(fm.key_lines)
