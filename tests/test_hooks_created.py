@@ -80,3 +80,40 @@ def test_an_existing_file_and_folder_are_never_deleted(
     vk(runner, home, "--vault", make_vault(), "hooks", "install", "codex")
     vk(runner, home, "hooks", "uninstall", "codex")
     assert (home / ".codex/hooks.json").read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_fresh_home_is_left_as_it_was_with_mcp(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
+    served = home / (".claude.json" if host == "claude-code" else ".codex/config.toml")
+    assert "vaultkeeper" in served.read_text()
+    # a second install for another vault rewrites the file and keeps a backup: both ours
+    vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
+    assert served.with_name(served.name + config.HOOK_BACKUP_SUFFIX).exists()
+    done = vk(runner, home, "hooks", "uninstall", host, "--mcp")
+    assert tree(home) == []
+    assert f"deleted {served}: install created it and it held nothing else" in done.stdout
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_an_mcp_file_someone_added_to_stays(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
+    served = home / (".claude.json" if host == "claude-code" else ".codex/config.toml")
+    if host == "claude-code":  # the host writes its own keys into ~/.claude.json
+        data = json.loads(served.read_text())
+        served.write_text(json.dumps({"numStartups": 3, **data}, indent=2) + "\n")
+        kept = '{\n  "numStartups": 3\n}\n'
+    else:
+        served.write_text('model = "o4"\n\n' + served.read_text())
+        kept = 'model = "o4"\n'
+    vk(runner, home, "hooks", "uninstall", host, "--mcp")
+    assert served.read_text() == kept
+    assert not served.with_name(served.name + config.HOOK_CREATED_SUFFIX).exists()

@@ -119,7 +119,8 @@ def test_hooks_install_mcp_registers_and_uninstall_removes_exactly(
     assert code == 0, out
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vaultkeeper"]
     code, out = _run(home, "hooks", "uninstall", "claude-code", "--mcp", "--project")
-    assert code == 0 and json.loads((project / ".mcp.json").read_text()) == {}
+    assert code == 0, out
+    assert sorted(p.name for p in project.iterdir()) == []  # install made it: it goes
 
 
 def _serves(command: str, args: list[str], home: Path) -> str:

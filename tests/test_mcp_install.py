@@ -83,15 +83,21 @@ def test_claude_user_scope_adds_only_our_server_and_uninstall_restores_bytes(
     assert not mcp_install.uninstall("claude-code", path).changed
 
 
-def test_claude_project_scope_creates_mcp_json_and_uninstall_leaves_an_empty_object(
+def test_claude_project_scope_creates_mcp_json_and_uninstall_deletes_it_again(
     tmp_path: Path,
 ) -> None:
     path = mcp_install.default_path("claude-code", {"HOME": str(tmp_path)}, project=tmp_path)
     assert path == tmp_path / ".mcp.json"
     mcp_install.install("claude-code", path, VAULT, PROGRAM)
     assert json.loads(path.read_text())["mcpServers"]["vaultkeeper"]["command"] == PROGRAM
+    removed = mcp_install.uninstall("claude-code", path)
+    assert removed.changed and removed.backup is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # a file that was there before stays, emptied of our entry only
+    path.write_text("{}\n")
+    mcp_install.install("claude-code", path, VAULT, PROGRAM)
     mcp_install.uninstall("claude-code", path)
-    assert json.loads(path.read_text()) == {}
+    assert path.read_text() == "{}\n"
 
 
 def test_claude_update_moves_vault_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -168,7 +174,7 @@ def test_codex_creates_the_file_and_escapes_strings(tmp_path: Path) -> None:
         got = tomllib.loads(path.read_text())["mcp_servers"]["vaultkeeper"]["args"]
         assert got == ["--vault", str(odd), "mcp"]
     mcp_install.uninstall("codex", path)
-    assert path.read_text() == ""
+    assert not path.exists() and not path.parent.exists()  # install made both
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib checks the forms we refuse")

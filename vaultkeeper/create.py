@@ -141,7 +141,8 @@ def _ignores_state(gitignore: Path) -> bool:
 
 
 def check_name(name: str) -> None:
-    if not name or not _SAFE_NAME.match(name) or ".." in name or name.endswith((".", " ")):
+    # fullmatch: ``$`` would let a name end in a line break
+    if not name or not _SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((".", " ")):
         raise UsageError(
             f"{name!r}: unsafe name; use letters, digits, spaces, '.', '_' and '-' "
             "(no path separators, no '..')"
@@ -185,6 +186,11 @@ def _ascii_line(text: str, option: str) -> str:
     for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
         line = line.replace(glyph, ascii_text)
     for column, char in enumerate(line, start=1):
+        if ord(char) < 0x20 or ord(char) == 0x7F:  # ESC, BEL, DEL: would act on a terminal
+            raise UsageError(
+                f"{option}: control character U+{ord(char):04X} at column {column}; "
+                "write plain text"
+            )
         if ord(char) > 127:
             raise UsageError(
                 f"{option}: non-ASCII character {char!r} (U+{ord(char):04X}) at column "

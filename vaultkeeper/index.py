@@ -5,8 +5,9 @@ One line per entry, grouped by folder, sorted, deterministic::
     ## projects/api/memory
     - [[projects/api/memory/flaky-ci-retries]] - Retry a flaky CI job once -- keywords: ci, retry
 
-The description comes from the entry's frontmatter (a registry block's first paragraph);
-a superseded entry's line starts ``(superseded by [[newer]])``.
+The description comes from the entry's frontmatter (a registry block's first paragraph),
+served as to an agent (credentials masked, control characters stripped: agents load
+the index first); a superseded entry's line starts ``(superseded by [[newer]])``.
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
 regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
 markers is kept byte for byte. When the root index would
@@ -27,6 +28,7 @@ from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, decode, load_notes, read_regular
 from vaultkeeper.obsidian import in_folder, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.secrets import needs_serving, served
 from vaultkeeper.supersession import superseded_by
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
@@ -72,6 +74,8 @@ def subindex_name(folder: str) -> str:
 
 def _one_line(text: object) -> str:
     line = " ".join(str(text).split()) if text is not None else ""
+    if needs_serving(line):  # agents load the index first: no credential, no escape
+        line = " ".join(served(line).split())
     for marker in (config.INDEX_START, config.INDEX_END):
         # a marker inside a description would cut the section short: Obsidian still
         # shows "&lt;!--" as "<!--"

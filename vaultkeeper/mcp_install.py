@@ -5,7 +5,8 @@ Claude Code reads ``mcpServers`` from ``~/.claude.json`` (user scope) or a proje
 Each install sets exactly one entry, ``vaultkeeper``, by editing the file's text in
 place: every other server, key, comment and byte stays as it was; the write is atomic,
 the file as it was is kept beside it (``.vaultkeeper.bak``), a second install changes
-nothing, and uninstall removes exactly that entry. No TOML writer is a dependency: the
+nothing, and uninstall removes exactly that entry (and a file install created, while it
+held nothing else: vaultkeeper.created). No TOML writer is a dependency: the
 table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
 """
 
@@ -14,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import config, jsonedit, tomledit
+from vaultkeeper import config, created, jsonedit, tomledit
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hooks import Change, read_settings, replace_keeping_backup
 
@@ -63,14 +65,39 @@ def registration_file(
 def install(target: str, path: Path, vault: Path, program: str | None) -> Change:
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
+    made = None if real.exists() else created.missing_folders(real.parent)
     if target == "codex":
-        return _codex(real, command)
-    return _claude(real, {"type": "stdio", "command": command[0], "args": command[1:], "env": {}})
+        change = _codex(real, command)
+    else:
+        want = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+        change = _claude(real, want)
+    if made is not None and change.changed:  # we created it: uninstall may take it away
+        created.remember(real, made)
+    return change
 
 
 def uninstall(target: str, path: Path) -> Change:
+    """Remove our entry; a file install created goes (with our backup and the folders
+    made for it) when nothing but our entry was ever in it, as the hooks' file does."""
     real = Path(os.path.realpath(path))
-    return _codex(real, None) if target == "codex" else _claude(real, None)
+    change = _codex(real, None) if target == "codex" else _claude(real, None)
+    if _empty(target, real):
+        undone = created.undo(real)
+        if undone is not None:
+            actions = (*change.actions, *undone)
+            return replace(change, changed=True, backup=None, actions=actions)
+    if change.changed:  # someone else's settings live in it now: the file is theirs
+        created.forget(real)
+    return change
+
+
+def _empty(target: str, path: Path) -> bool:
+    """The file holds nothing now: ``{}``, or (TOML) blank lines only."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return not text.strip() if target == "codex" else json.loads(text) == {}
+    except (OSError, ValueError):
+        return False
 
 
 # -- Claude Code: JSON ----------------------------------------------------------------

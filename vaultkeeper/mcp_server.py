@@ -40,7 +40,7 @@ from vaultkeeper.mcp_shapes import (
     StatusOut,
     arg,
 )
-from vaultkeeper.mcp_tools import Now, VaultTools
+from vaultkeeper.mcp_tools import Now, VaultTools, serve_text
 from vaultkeeper.model import ParseError, decode, read_regular
 
 T = TypeVar("T")
@@ -217,7 +217,7 @@ def _resources(app: MCPServer, tools: VaultTools) -> None:
 
 def _text(path: Path, shown: str) -> str:
     try:
-        return decode(read_regular(path))
+        return serve_text(decode(read_regular(path)))
     except ParseError as exc:
         raise ResourceError(f"{shown}: {exc.reason}") from None
 

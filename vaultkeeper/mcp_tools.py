@@ -20,6 +20,7 @@ from vaultkeeper.apply.decision import Decision, Outcome
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.model import ParseError, decode, read_regular
 from vaultkeeper.search import Searcher
+from vaultkeeper.secrets import needs_serving, served
 from vaultkeeper.vault import rel, resolve_inside
 
 Now = Callable[[], dt.datetime]
@@ -45,6 +46,12 @@ def outcome_dict(outcome: Outcome) -> dict[str, Any]:
         "exit_code": outcome.exit_code,
         "record": record,
     }
+
+
+def serve_text(text: str) -> str:
+    """A file's text as an agent may see it: credentials masked, control characters
+    stripped (line breaks kept, so the line numbers search gives still hold)."""
+    return served(text) if needs_serving(text) else text
 
 
 class VaultTools:
@@ -122,6 +129,7 @@ class VaultTools:
             text = decode(read_regular(full))
         except ParseError as exc:
             raise UsageError(f"{relative}: {exc.reason}") from None
+        text = serve_text(text)
         unterminated = bool(text) and not text.endswith("\n")
         return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
 

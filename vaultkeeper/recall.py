@@ -22,6 +22,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.report import Report, one_line, render_brief
+from vaultkeeper.secrets import served
 
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
 _KEYS = ("name", "description", "status", "superseded_by")
@@ -109,16 +110,17 @@ def _front(path: str, where: str) -> dict[str, Any] | None:
 
 def lessons(vault: Path, project: str) -> list[Lesson]:
     """The project's memory entries that are served: active first, then by name."""
-    from vaultkeeper.vault import walk_files
+    from vaultkeeper.vault import links_out, walk_files
 
     folder = vault / config.PROJECTS_DIR / project / config.MEMORY_SUBDIR
     if not folder.is_dir() or folder.is_symlink():
         return []
     out: list[Lesson] = []
     cut = len(str(vault)) + 1
+    root = os.path.realpath(vault)
     for path in walk_files(vault, folder):
-        if not path.endswith(".md"):
-            continue
+        if not path.endswith(".md") or (os.path.islink(path) and links_out(root, path)):
+            continue  # a file symlinked out of the vault is never served
         meta = _front(path, path[cut:])
         if meta is None:
             continue
@@ -267,7 +269,9 @@ def render(
     )
     parts = [part1.rstrip("\n"), *(["\n".join(part2)] if part2 else [])]
     parts += ["\n".join(part3), part4.rstrip("\n")]
-    text = "\n\n".join(parts) + "\n"
+    # each item is served already (one_line); the vault path and the project's folder
+    # name in the headings are not
+    text = served("\n\n".join(parts) + "\n")
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
 
 

@@ -4,14 +4,17 @@ An agent calls it freely (the MCP ``search`` tool), so it must answer in well un
 second on a large vault: a ``Searcher`` keeps what it read per file and re-reads only
 files whose size or mtime changed since, so a repeated search costs one walk of
 stats and a substring scan. Archived and superseded entries are left out unless asked
-for. Each hit names the path and line to open, a one-line snippet made inert (control
-characters escaped) and what to cite: a pattern's NAME, or a note's vault path.
+for, and so are files symlinked out of the vault. Each hit names the path and line to
+open, a one-line snippet and what to cite: a pattern's NAME, or a note's vault path.
+Every text a hit carries is served (credentials masked, control characters stripped,
+bidi characters escaped), as everything vaultkeeper shows an agent.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from bisect import bisect_right
 from collections.abc import Iterator
@@ -22,8 +25,9 @@ from vaultkeeper import config
 from vaultkeeper.model import ParseError, decode, parse_note, read_regular
 from vaultkeeper.quickmeta import read_front
 from vaultkeeper.registry import is_counter_line, parse_blocks
+from vaultkeeper.secrets import needs_serving, served
 from vaultkeeper.supersession import superseded_by
-from vaultkeeper.vault import walk_files
+from vaultkeeper.vault import links_out, walk_files
 
 _WORD = re.compile(r"\w+")
 _KEYS = ("name", "description", "type", "status", config.SUPERSEDED_BY_KEY)
@@ -226,6 +230,7 @@ class Searcher:
     def _walk(self) -> _Haystack:
         top = str(self.vault)
         skip = len(top) + 1
+        root = os.path.realpath(top)
         seen: dict[str, tuple[int, int, list[Doc]]] = {}
         changed = False
         for full in walk_files(top):
@@ -237,7 +242,11 @@ class Searcher:
             ):
                 continue
             try:
-                info = os.stat(full)
+                info = os.lstat(full)
+                if stat.S_ISLNK(info.st_mode):
+                    if links_out(root, full):
+                        continue  # symlinked out of the vault: never served
+                    info = os.stat(full)
             except OSError:
                 continue
             known = self._files.get(rel_path)
@@ -277,6 +286,21 @@ class Searcher:
         return [_hit(doc, words, -neg) for neg, _, _, doc in scored[: max(1, limit)]]
 
 
+def safe(text: str) -> str:
+    """What a hit may show an agent: credentials masked, control characters stripped
+    (vaultkeeper.secrets.served), bidi characters escaped."""
+    return inert(served(text)) if needs_serving(text) else text
+
+
+def _body_line(doc: Doc, i: int) -> str:
+    """Body line ``i`` with the credentials of the whole body masked: a line inside a
+    private-key block holds no marker of its own. Masking keeps line breaks."""
+    body = "\n".join(doc.lines)
+    if not needs_serving(body):
+        return doc.lines[i]
+    return served(body).split("\n")[i]
+
+
 def _hit(doc: Doc, words: list[str], score: int) -> Hit:
     """The hit, pointing at the body line holding most of the words (else name/description)."""
     best, best_n = -1, 0
@@ -286,24 +310,27 @@ def _hit(doc: Doc, words: list[str], score: int) -> Hit:
         if n > best_n:
             best, best_n = i, n
     if best >= 0:
-        line, text = doc.body_line + best, doc.lines[best]
+        line, text = doc.body_line + best, _body_line(doc, best)
     elif any(w in doc.folded[0] for w in words) or not doc.description:
         line, text = doc.name_line, doc.name
     else:
         line, text = doc.description_line, doc.description
+    superseded = None if doc.superseded_by is None else safe(doc.superseded_by)
+    status = None if doc.status is None else safe(doc.status)
     return Hit(
-        doc.kind, inert(doc.name), inert(doc.description), doc.path, line,
-        _snippet(text, words), doc.cite, doc.link, doc.status, doc.superseded_by, score,
+        doc.kind, safe(doc.name), safe(doc.description), safe(doc.path), line,
+        _snippet(text, words), safe(doc.cite), safe(doc.link), status, superseded, score,
     )  # fmt: skip
 
 
 def _snippet(text: str, words: list[str]) -> str:
-    flat = " ".join(text.split())
+    # masked before it is cut: a cut credential would no longer look like one
+    flat = safe(" ".join(text.split()))
     width = config.SEARCH_SNIPPET_CHARS
     if len(flat) <= width:
-        return inert(flat)
+        return flat
     low = flat.casefold()
     at = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
     start = max(0, min(at - width // 4, len(flat) - width))
     cut = flat[start : start + width]
-    return inert(("..." if start else "") + cut + ("..." if start + width < len(flat) else ""))
+    return ("..." if start else "") + cut + ("..." if start + width < len(flat) else "")

@@ -218,14 +218,18 @@ def has_secret(text: str) -> bool:
 
 
 def mask(text: str) -> str:
-    """``text`` with every credential's value replaced by ``[redacted: <kind>]``."""
+    """``text`` with every credential's value replaced by ``[redacted: <kind>]``.
+
+    A masked private-key block keeps its line breaks: the text's line numbers (which
+    search hits and the read tool give) still hold after it.
+    """
     if not _maybe(text):
         return text
     out: list[str] = []
     pos = 0
     for kind, start, end in _spans(text):
         out.append(text[pos:start])
-        out.append(f"[redacted: {kind}]")
+        out.append(f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
         pos = end
     out.append(text[pos:])
     return "".join(out)

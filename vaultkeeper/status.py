@@ -18,6 +18,7 @@ from vaultkeeper.cron import CronEntry, entries
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hooks import Installed, installed
 from vaultkeeper.model import ParseError, parse_date, read_regular
+from vaultkeeper.secrets import served
 
 if TYPE_CHECKING:
     from vaultkeeper.report import Report
@@ -139,7 +140,7 @@ def _overdue(report: Report | None, now: dt.datetime) -> Signal:
         until = parse_date(c.holdout_until)
         if until is not None and (now.date() - until).days > days:
             late.append(c.path)
-    detail = ", ".join(late[:5]) + (", ..." if len(late) > 5 else "")
+    detail = served(", ".join(late[:5]) + (", ..." if len(late) > 5 else ""))  # file names
     return _count("held_out_overdue", label, len(late), FAIL, detail)
 
 

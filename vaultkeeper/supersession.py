@@ -22,7 +22,13 @@ def _meta(entry: Note | Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def link_target(value: object) -> str | None:
-    """``"[[projects/a/memory/new|alias]]"`` -> ``projects/a/memory/new``; a bare path too."""
+    """``"[[projects/a/memory/new|alias]]"`` -> ``projects/a/memory/new``; a bare path too.
+
+    A one-element list (``superseded_by: ["[[new]]"]``, as Obsidian's list property
+    writes it) is the same link: read as live, an old entry would be served as current.
+    """
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()

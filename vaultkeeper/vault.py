@@ -104,6 +104,13 @@ def walk_files(vault: str | Path, under: str | Path | None = None) -> Iterator[s
                 yield os.path.join(dirpath, name)
 
 
+def links_out(root: str, path: str) -> bool:
+    """True when ``path`` resolves outside ``root`` (a realpath): a file symlinked out
+    of the vault is never served, as resolve_inside refuses it to the read tool."""
+    real = os.path.realpath(path)
+    return real != root and not real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def rel(vault: Path, path: Path) -> str:
     """Vault-relative POSIX path for messages and reports."""
     try:

@@ -180,8 +180,10 @@ def hooks_uninstall(
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
         return
-    done = hostfiles.uninstall(target, path)
+    # the MCP file first: install made ~/.codex/ for hooks.json, and only once both
+    # files are gone can the hooks' uninstall take that folder away again
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
+    done = hostfiles.uninstall(target, path)
     _echo_change(done, as_json, served)
 
 
