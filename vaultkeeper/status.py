@@ -18,7 +18,6 @@ from vaultkeeper.cron import CronEntry, entries
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hooks import Installed, installed
 from vaultkeeper.model import ParseError, parse_date, read_regular
-from vaultkeeper.secrets import served
 
 if TYPE_CHECKING:
     from vaultkeeper.report import Report
@@ -140,7 +139,7 @@ def _overdue(report: Report | None, now: dt.datetime) -> Signal:
         until = parse_date(c.holdout_until)
         if until is not None and (now.date() - until).days > days:
             late.append(c.path)
-    detail = served(", ".join(late[:5]) + (", ..." if len(late) > 5 else ""))  # file names
+    detail = ", ".join(late[:5]) + (", ..." if len(late) > 5 else "")
     return _count("held_out_overdue", label, len(late), FAIL, detail)
 
 
