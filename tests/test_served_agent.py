@@ -244,3 +244,25 @@ def test_brief_headings_serve_the_project_folder_name(make_vault: MakeVault) -> 
     clean(brief)
     assert "Lessons of project ops (projects/ops/memory/), active first:" in brief
     assert "- new: vite config new way" in brief
+
+
+@pytest.mark.parametrize(
+    "keys", ['superseded_by: ["[[new]]"]\n', 'superseded_by:\n  - "[[new]]"\n']
+)
+def test_reactivate_clears_a_list_form_superseded_by(make_vault: MakeVault, keys: str) -> None:
+    from vaultkeeper.apply.batch import apply_decision
+    from vaultkeeper.apply.decision import Decision
+    from vaultkeeper.model import read_note
+    from vaultkeeper.supersession import is_superseded
+
+    old = superseded(keys).replace("status: active", "status: archived")
+    vault = make_vault({f"{M}/old.md": old, f"{M}/new.md": NEW})
+    assert is_superseded(read_note(vault, vault / M / "old.md"))
+    decision = Decision("reactivate", f"{M}/old.md", evidence=f"{M}/new.md:1")
+    outcome = apply_decision(vault, decision, NOW)
+    assert outcome.outcome == "act", outcome.reason
+    text = (vault / M / "old.md").read_text()
+    assert "superseded_by" not in text and "status: active\n" in text
+    assert text.replace("status: active\n", "") == old.replace(keys, "").replace(
+        "status: archived\n", ""
+    )
