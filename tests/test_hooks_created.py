@@ -82,15 +82,23 @@ def test_an_existing_file_and_folder_are_never_deleted(
     assert (home / ".codex/hooks.json").read_text() == "{}\n"
 
 
-@pytest.mark.parametrize("host", ["claude-code", "codex"])
-def test_a_fresh_home_is_left_as_it_was_with_mcp(
+def mcp_installed(
     runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str
-) -> None:
+) -> tuple[Path, Path]:
+    """A fresh home after ``hooks install HOST --mcp``: the home and the MCP file."""
     home = tmp_path / "home"
     home.mkdir()
     vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
     served = home / (".claude.json" if host == "claude-code" else ".codex/config.toml")
     assert "vaultkeeper" in served.read_text()
+    return home, served
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_a_fresh_home_is_left_as_it_was_with_mcp(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str
+) -> None:
+    home, served = mcp_installed(runner, make_vault, tmp_path, host)
     # a second install for another vault rewrites the file and keeps a backup: both ours
     vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
     assert served.with_name(served.name + config.HOOK_BACKUP_SUFFIX).exists()
@@ -103,10 +111,7 @@ def test_a_fresh_home_is_left_as_it_was_with_mcp(
 def test_an_mcp_file_someone_added_to_stays(
     runner: CliRunner, make_vault: MakeVault, tmp_path: Path, host: str
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    vk(runner, home, "--vault", make_vault(), "hooks", "install", host, "--mcp")
-    served = home / (".claude.json" if host == "claude-code" else ".codex/config.toml")
+    home, served = mcp_installed(runner, make_vault, tmp_path, host)
     if host == "claude-code":  # the host writes its own keys into ~/.claude.json
         data = json.loads(served.read_text())
         served.write_text(json.dumps({"numStartups": 3, **data}, indent=2) + "\n")
