@@ -6,6 +6,7 @@ the one line on stderr, the files left untouched) is what is asserted.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,55 @@ def test_revalidate_with_two_results_is_a_usage_error_and_writes_nothing(
         f"vaultkeeper: error: revalidate takes one of --pass, --fail, --reopen, not {named}\n"
     )
     assert snapshot(sample, skip_state=False) == before
+
+
+NEEDS_A_VAULT = [
+    ["new", "memory", "x", "-p", "p", "-d", "d"],
+    ["use", "x"],
+    ["apply", "skip", "x", "--reason", "r"],
+    ["apply", "promote", "x", "--evidence", "https://x.org/1"],
+    ["apply", "batch", "-"],
+    ["restore", "20261201T000000Z-abc"],
+    ["review"],
+    ["review", "--list"],
+    ["log"],
+    ["report"],
+    ["report", "--json"],
+    ["scan"],
+    ["hooks", "install", "git"],
+]
+
+
+@pytest.mark.parametrize("args", NEEDS_A_VAULT, ids=" ".join)
+@pytest.mark.parametrize("how", ["--vault", "env"])
+def test_a_folder_that_is_not_a_vault_is_refused_and_nothing_is_written(
+    tmp_path: Path, args: list[str], how: str
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.md").write_text("buy milk\n")
+    given = ["--vault", str(folder)] if how == "--vault" else []
+    env = {**ENV, "VAULTKEEPER_VAULT": str(folder)}
+    result = CliRunner().invoke(cli, [*given, *args], env=env, input="[]")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"vaultkeeper: error: {folder.resolve()}: not a vault (no _index.md, projects/ or "
+        "patterns/); create one with `vaultkeeper init`\n"
+    )
+    assert sorted(p.name for p in folder.rglob("*")) == ["todo.md"]
+
+
+def test_report_json_on_a_folder_that_is_not_a_vault_is_a_json_error(tmp_path: Path) -> None:
+    code, out, _ = invoke(tmp_path, "report", "--json")  # was: `null`, exit 0
+    assert code == 2
+    assert json.loads(out)["exit"] == 2 and "not a vault" in json.loads(out)["error"]
+
+
+@pytest.mark.parametrize("args", [["status"], ["verify"], ["lint"], ["index"], ["hooks", "status"]])
+def test_the_commands_for_any_obsidian_vault_still_take_one(
+    tmp_path: Path, args: list[str]
+) -> None:
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / "a.md").write_text("---\nx: 1\n---\nhello\n")
+    code, _, err = invoke(tmp_path, *args)
+    assert code in (0, 1) and "not a vault" not in err

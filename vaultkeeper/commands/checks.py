@@ -90,7 +90,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     """
     from vaultkeeper.index import build_index
 
-    result = build_index(vault_path(ctx), check=check)
+    result = build_index(vault_path(ctx, require=False), check=check)
     if as_json:
         print_json(result.__dict__)
     else:
@@ -134,7 +134,7 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     """
     from vaultkeeper.verify import verify_vault
 
-    result = verify_vault(vault_path(ctx), now=now_utc(), env=os.environ)
+    result = verify_vault(vault_path(ctx, require=False), now=now_utc(), env=os.environ)
     if as_json:
         print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
     else:
