@@ -7,6 +7,9 @@ the one line on stderr, the files left untouched) is what is asserted.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,3 +100,68 @@ def test_the_commands_for_any_obsidian_vault_still_take_one(
     (tmp_path / "a.md").write_text("---\nx: 1\n---\nhello\n")
     code, _, err = invoke(tmp_path, *args)
     assert code in (0, 1) and "not a vault" not in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lint", "--select", "ALL"],
+        ["status"],
+        ["report", "--brief"],
+        ["index", "--json"],
+        ["verify"],
+        ["scan", "--force"],  # the click-free entry (entry.py, scanrun.py)
+        ["scan", "--force", "--json"],
+        ["--help"],
+        ["log", "--help"],
+    ],
+    ids=" ".join,
+)
+def test_a_closed_stdout_pipe_exits_141_without_a_word(
+    sample: Path, tmp_path: Path, args: list[str]
+) -> None:
+    # `vaultkeeper lint | head -1`: the reader is gone before the first write. Closing the
+    # read end before the child starts makes that certain, not a race.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, **ENV, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    env.pop("VAULTKEEPER_VAULT", None)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "--vault", str(sample), *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert "error" not in done.stderr and "Broken pipe" not in done.stderr, done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_error_with_a_closed_stdout_keeps_its_exit_code(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "--vault", str(tmp_path), "report", "--json"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **ENV, "HOME": str(tmp_path)},
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 2  # not a vault: the JSON copy of the error could not be written
+    assert done.stderr.splitlines() == [
+        f"vaultkeeper: error: {tmp_path.resolve()}: not a vault (no _index.md, projects/ or "
+        "patterns/); create one with `vaultkeeper init`"
+    ]
