@@ -165,3 +165,10 @@ def test_an_error_with_a_closed_stdout_keeps_its_exit_code(tmp_path: Path) -> No
         f"vaultkeeper: error: {tmp_path.resolve()}: not a vault (no _index.md, projects/ or "
         "patterns/); create one with `vaultkeeper init`"
     ]
+
+
+def test_review_json_with_nothing_waiting_prints_json(sample: Path) -> None:
+    code, out, err = invoke(sample, "review", "--json")  # was: "0 waiting for a person"
+    assert (code, json.loads(out), err) == (0, [], "")
+    code, out, _ = invoke(sample, "review")
+    assert (code, out) == (0, "0 waiting for a person\n")
