@@ -172,3 +172,36 @@ def test_review_json_with_nothing_waiting_prints_json(sample: Path) -> None:
     assert (code, json.loads(out), err) == (0, [], "")
     code, out, _ = invoke(sample, "review")
     assert (code, out) == (0, "0 waiting for a person\n")
+
+
+def test_a_scan_as_of_a_date_before_the_last_use_says_so_not_negative_idle(sample: Path) -> None:
+    code, out, _ = invoke(sample, "scan", "--as-of", "2020-01-01")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("promote   bisect-before"))
+    assert "idle -" not in out
+    assert "last used 2026-11-12 (2507 days after this report's date)" in line
+    code, out, _ = invoke(sample, "scan", "--force", env={"VAULTKEEPER_TODAY": "2026-11-11"})
+    assert "idle -" not in out and "last used 2026-11-12 (1 day after this report's date)" in out
+    code, out, _ = invoke(sample, "scan", "--force", env={"VAULTKEEPER_TODAY": "2026-11-13"})
+    assert "last used 2026-11-12 (idle 1 day)" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        (b'{"vault": "x"}', 'not a report (no "problems" field)'),  # was: (KeyError('problems'))
+        (b"nope", "not a report (not valid JSON: line 1 column 1: Expecting value)"),
+        (b"[1]", "not a report (JSON, not an object)"),
+        (b"\xff\xfe{", "not a report (not UTF-8 text)"),
+        (
+            b'{"vault": "x", "generated_at": "yesterday", "problems": [], '
+            b'"promote": [], "prune": [], "held_out": []}',
+            "not a report (a field holds the wrong kind of value)",
+        ),
+    ],
+)
+def test_a_corrupt_saved_report_is_one_plain_line(sample: Path, text: bytes, what: str) -> None:
+    (sample / "state" / "last-report.json").write_bytes(text)
+    code, _, err = invoke(sample, "report")
+    assert code == 0
+    assert err == f"vaultkeeper: note: state/last-report.json: {what}; ignored\n"
