@@ -12,9 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
-from conftest import snapshot
+from conftest import MakeVault, snapshot
 
 from vaultkeeper.cli import cli
 
@@ -205,3 +206,47 @@ def test_a_corrupt_saved_report_is_one_plain_line(sample: Path, text: bytes, wha
     code, _, err = invoke(sample, "report")
     assert code == 0
     assert err == f"vaultkeeper: note: state/last-report.json: {what}; ignored\n"
+
+
+def test_the_spec_says_what_the_scanner_lists_as_held_out_due(make_vault: MakeVault) -> None:
+    # an entry with a passed holdout_until and no status is listed; the spec said held_out only
+    vault = make_vault(
+        {
+            "projects/p/memory/bare.md": "---\nname: bare\ndescription: d\ntype: memory\n"
+            'label: inferred\nholdout_until: "2026-01-01"\n---\n',
+        }
+    )
+    code, out, _ = invoke(vault, "scan")
+    assert code == 0 and "held-out  bare -- holdout_until 2026-01-01" in out and "no status" in out
+    spec = (vault / "references" / "vault-spec.md").read_text()
+    rule = spec[spec.index("- held-out due:") :].split("\n- ")[0].split("\n\n")[0]
+    assert "`held_out` or not set" in rule and "superseded_by" in rule
+
+
+def _options(*path: str) -> set[str]:
+    command: click.Command = cli
+    for word in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[word]
+    return {opt for param in command.params for opt in getattr(param, "opts", [])}
+
+
+def test_the_readme_lists_the_commands_that_take_dry_run_and_json() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "Every mutating command takes" not in readme  # it was not true
+    both = [("apply", a) for a in ("promote", "prune", "revalidate", "reactivate", "supersede")]
+    for path in [*both, ("apply", "merge"), ("restore",), ("ingest",)]:
+        assert {"--dry-run", "--json"} <= _options(*path), path
+    assert "--dry-run" in _options("apply", "batch") and "--json" not in _options("apply", "batch")
+    assert "--json" in _options("apply", "skip") and "--dry-run" not in _options("apply", "skip")
+    for path in [("new",), ("use",), ("index",), ("lint",), ("hooks", "install")]:
+        assert "--json" in _options(*path) and "--dry-run" not in _options(*path), path
+    assert not {"--json", "--dry-run"} & _options("init")
+    assert "`apply promote|prune|revalidate|reactivate|supersede|merge` and `restore` take" in (
+        " ".join(readme.split())
+    )
+
+
+def test_verify_help_counts_its_rows() -> None:
+    result = CliRunner().invoke(cli, ["verify", "--help"])
+    assert "the spec's 12 checks plus vaultkeeper's own 2" in " ".join(result.stdout.split())
