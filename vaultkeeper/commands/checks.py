@@ -123,7 +123,8 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     """Run the spec's 12 checks plus vaultkeeper's own 2; exit 1 if any fails.
 
     Rows 1-12 are the spec's install-and-setup checks; 13 (supersession) and
-    14 (merge) check vaultkeeper's own decisions the same way. Prints `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
+    14 (merge) check vaultkeeper's own decisions the same way. Prints
+    `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
     scanner or the applier do it in a temporary folder (a copy of the vault's
     markdown, or a seeded fixture vault): verify never changes the vault.
     Row 9 passes when a session-end hook or cron line serves this vault.
