@@ -543,5 +543,5 @@ def test_install_for_a_folder_that_is_not_a_vault_is_refused(
         runner, "--vault", home, "hooks", "install", target, env={**env, "HOME": str(home)}
     )
     assert result.exit_code == 2
-    assert f"{home.resolve()}: not a vault (no _index.md, projects, patterns)" in result.stderr
+    assert f"{home.resolve()}: not a vault (no _index.md, projects/ or patterns/)" in result.stderr
     assert list(home.iterdir()) == [] and not table.exists()

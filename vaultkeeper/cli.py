@@ -33,7 +33,7 @@ from vaultkeeper.commands import (
 )
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
-from vaultkeeper.output import print_json
+from vaultkeeper.output import print_json, stdout_gone
 
 
 class _Group(click.Group):
@@ -46,6 +46,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except VaultkeeperError as exc:
             self.fail(str(exc), exc.exit_code)
+        except BrokenPipeError:  # `vaultkeeper lint | head -1`: the reader has what it wanted
+            sys.exit(stdout_gone())
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             self.fail(f"{where}{exc.strerror or exc}", 1)
@@ -54,10 +56,26 @@ class _Group(click.Group):
         except Exception as exc:  # a bug: still one line, never a traceback
             self.fail(internal_error(exc), 1)
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        """The root's own --help and --version print here, before invoke(): a closed pipe too."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            sys.exit(stdout_gone())
+
     def fail(self, message: str, code: int) -> NoReturn:
         click.echo(f"vaultkeeper: error: {message}", err=True)
         if self.json_errors:
-            print_json({"error": message, "exit": code})
+            try:
+                print_json({"error": message, "exit": code})
+            except BrokenPipeError:  # the error's own code still says what went wrong
+                stdout_gone()
         sys.exit(code)
 
     def main(

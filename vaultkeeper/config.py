@@ -33,6 +33,9 @@ TRASH_DIR = ".trash"
 SKILLS_DIR = "skills"
 MEMORY_SUBDIR = "memory"
 RESEARCH_SUBDIR = "research"
+# A folder holding none of these is not a vault: the commands that need one refuse it
+# (commands/base.py vault_path) rather than write a state/ there.
+VAULT_MARKS = (INDEX_FILE, PROJECTS_DIR, PATTERNS_DIR)
 # Folders whose files are never entries: runtime state, Obsidian's trash and settings, VCS.
 EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, ".obsidian", ".git"})
 

@@ -7,6 +7,9 @@ EXIT_OK = 0
 EXIT_REFUSED = 1  # refused by a gate, bad input, lint errors, a failed check
 EXIT_USAGE = 2  # usage error or no vault
 EXIT_ASK = 3  # waiting for a person
+# stdout's reader went away (`vaultkeeper lint | head -1`): what a shell reports for a
+# program SIGPIPE killed (128 + 13), as `git log | head` and coreutils give; no message
+EXIT_BROKEN_PIPE = 141
 
 
 class VaultkeeperError(Exception):

@@ -61,6 +61,26 @@ def _ascii(encoding: str) -> bool:
         return False
 
 
+def stdout_gone() -> int:
+    """A closed stdout pipe, at the CLI's edge: quiet, and the exit code to leave with.
+
+    The reader (``head``, ``true``) has what it wanted; a message would only be noise on
+    the terminal. stdout now points at the null device so Python's flush at exit (of
+    whatever the failed write left in the buffer) does not raise the same error again.
+    """
+    import os
+
+    from vaultkeeper.errors import EXIT_BROKEN_PIPE
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's runner)
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
     """Problems to stderr; the report (with ``made``, when given, as its second line)."""
     from vaultkeeper.report import render_problems, render_text

@@ -66,7 +66,12 @@ class Candidate:
                 parts.append(f"label {self.label}" + (f" ({self.weight})" if self.weight else ""))
             return ", ".join(parts)
         used = "unreadable" if self.last_used is None else self.last_used
-        idle = "" if self.idle_days is None else f" (idle {_count(self.idle_days, 'day')})"
+        if self.idle_days is None:
+            idle = ""
+        elif self.idle_days < 0:  # `scan --as-of` (or VAULTKEEPER_TODAY) before its last use
+            idle = f" ({_count(-self.idle_days, 'day')} after this report's date)"
+        else:
+            idle = f" (idle {_count(self.idle_days, 'day')})"
         return f"success count {self.count}, last used {used}{idle}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -271,9 +276,25 @@ def load_report(vault: Path) -> Saved:
     except OSError as exc:
         return Saved(None, f"{where}: unreadable ({exc.strerror}); ignored")
     try:
-        return Saved(from_dict(json.loads(raw)))
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            return Saved(None, f"{where}: not a report (JSON, not an object); ignored")
+        return Saved(from_dict(data))
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-        return Saved(None, f"{where}: not a report vaultkeeper can read ({exc!r}); ignored")
+        return Saved(None, f"{where}: not a report ({_why(exc)}); ignored")
+
+
+def _why(exc: Exception) -> str:
+    """What is wrong with the file, in words: a note shows no Python exception text."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, KeyError):
+        return f"no {json.dumps(exc.args[0]) if exc.args else 'expected'} field"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return "a field holds the wrong kind of value"
 
 
 # -- the brief: the next session's start hook prints this into the agent's context -----

@@ -14,7 +14,8 @@ import time
 from collections import namedtuple
 
 from vaultkeeper import config, state
-from vaultkeeper.errors import NoVaultError, VaultkeeperError
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.vault import require_vault
 
 # Only what the throttled no-op runs is imported up here (see state.py); the scan's
 # own needs (datetime, pathlib, signal, ...) are imported where they are used.
@@ -38,7 +39,6 @@ _DETAILS = ("name", "label", "falsification_condition")
 # ... and those the duplicates and decay passes read (issue 13), for every memory file.
 _FACTS = (*_DECIDE, "name", "description", "last_validated", "provenance")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-_VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
 
 
 if TYPE_CHECKING:
@@ -91,11 +91,7 @@ def run_scan(
     ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
     string: the throttled no-op then never builds a datetime or a Path.
     """
-    if not any(os.path.exists(os.path.join(vault, name)) for name in _VAULT_MARKS):
-        raise NoVaultError(
-            f"{vault}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
-            f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
-        )
+    require_vault(vault)
     now_ms = to_ms(now)
     quick = state.precheck(vault, env, now_ms, force)  # the no-op path stops here
     if quick is not None:

@@ -17,7 +17,7 @@ import sys
 from collections import namedtuple
 
 from vaultkeeper.errors import VaultkeeperError, internal_error
-from vaultkeeper.output import echo, print_json, print_report
+from vaultkeeper.output import echo, print_json, print_report, stdout_gone
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,10 @@ else:  # the same tuple without importing typing
 def _error(message: str, code: int, as_json: bool) -> int:
     echo(f"vaultkeeper: error: {message}", err=True)
     if as_json:  # an agent asking for JSON gets JSON, errors included
-        print_json({"error": message, "exit": code})
+        try:
+            print_json({"error": message, "exit": code})
+        except BrokenPipeError:  # the error's own code still says what went wrong
+            stdout_gone()
     return code
 
 
@@ -63,6 +66,8 @@ def run(vault: Path | str, args: ScanArgs) -> int:
         return 1 if args.strict and outcome.report.problems else 0
     except VaultkeeperError as exc:
         return _error(str(exc), exc.exit_code, args.as_json)
+    except BrokenPipeError:
+        return stdout_gone()
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _error(f"{where}{exc.strerror or exc}", 1, args.as_json)

@@ -45,6 +45,18 @@ def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -
     )
 
 
+def require_vault(path: str | Path) -> None:
+    """Refuse a folder holding none of config.VAULT_MARKS (``--vault ~`` by mistake).
+
+    Strings only (no pathlib): the throttled scan calls it too.
+    """
+    if not any(os.path.exists(os.path.join(path, name)) for name in config.VAULT_MARKS):
+        raise NoVaultError(
+            f"{path}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
+            f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
+        )
+
+
 def locate(explicit: str | None, env: Mapping[str, str], cwd: str) -> str | None:
     """The path find_vault returns, as a string, without pathlib; None where find_vault
     would raise (or where a string could differ from it): ask find_vault then."""

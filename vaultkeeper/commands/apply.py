@@ -104,9 +104,9 @@ def apply_prune(
 
 @apply_group.command("revalidate")
 @click.argument("path", metavar="NAME|PATH")
-@click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
-@click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
-@click.option("--reopen", "result", flag_value="reopen", help="A stale active lesson: held_out.")
+@click.option("--pass", "passed", is_flag=True, help="The falsification condition held off.")
+@click.option("--fail", "failed", is_flag=True, help="The lesson was falsified.")
+@click.option("--reopen", is_flag=True, help="A stale active lesson: held_out.")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -115,7 +115,9 @@ def apply_prune(
 def apply_revalidate(
     ctx: click.Context,
     path: str,
-    result: str | None,
+    passed: bool,
+    failed: bool,
+    reopen: bool,
     evidence: str,
     expect_hash: str | None,
     dry_run: bool,
@@ -147,8 +149,17 @@ def apply_revalidate(
     from vaultkeeper.create import holdout_days_from_env
     from vaultkeeper.errors import UsageError
 
-    if result is None:
+    # three flags, not one shared destination: with that, `--pass --fail` was the last one
+    given = [
+        flag for flag, on in (("--pass", passed), ("--fail", failed), ("--reopen", reopen)) if on
+    ]
+    if not given:
         raise UsageError("revalidate needs --pass, --fail or --reopen")
+    if len(given) > 1:
+        raise UsageError(
+            f"revalidate takes one of --pass, --fail, --reopen, not {' and '.join(given)}"
+        )
+    result = given[0][2:]
     days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
     outcome = None if days is not None else result
     decision = Decision("revalidate", path, evidence, outcome, expect_hash, reopen_days=days)

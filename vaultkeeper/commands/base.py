@@ -34,12 +34,21 @@ def now_utc() -> dt.datetime:
     return now()
 
 
-def vault_path(ctx: click.Context) -> Path:
-    """The vault for this invocation (``--vault``, ``$VAULTKEEPER_VAULT``, or discovery)."""
-    from vaultkeeper.vault import find_vault
+def vault_path(ctx: click.Context, require: bool = True) -> Path:
+    """The vault for this invocation (``--vault``, ``$VAULTKEEPER_VAULT``, or discovery).
+
+    ``require``: refuse a folder that is not a vault (exit 2) before the command reads
+    or writes anything, rather than lay a state/ down in whatever folder was named.
+    Only the commands that work on any Obsidian vault by design pass False: index,
+    status, verify, hooks status and uninstall (init and lint find their own folder).
+    """
+    from vaultkeeper.vault import find_vault, require_vault
 
     root = ctx.find_root()
-    return find_vault(root.params.get("vault"), os.environ, Path.cwd())
+    vault = find_vault(root.params.get("vault"), os.environ, Path.cwd())
+    if require:
+        require_vault(vault)
+    return vault
 
 
 def nonempty_path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

@@ -90,7 +90,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     """
     from vaultkeeper.index import build_index
 
-    result = build_index(vault_path(ctx), check=check)
+    result = build_index(vault_path(ctx, require=False), check=check)
     if as_json:
         print_json(result.__dict__)
     else:
@@ -120,9 +120,11 @@ def _what(name: str, missing: tuple[str, ...], check: bool) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
-    """Run the spec's 12 install-and-setup checks; exit 1 if any fails.
+    """Run the spec's 12 checks plus vaultkeeper's own 2; exit 1 if any fails.
 
-    Prints `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
+    Rows 1-12 are the spec's install-and-setup checks; 13 (supersession) and
+    14 (merge) check vaultkeeper's own decisions the same way. Prints
+    `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
     scanner or the applier do it in a temporary folder (a copy of the vault's
     markdown, or a seeded fixture vault): verify never changes the vault.
     Row 9 passes when a session-end hook or cron line serves this vault.
@@ -134,7 +136,7 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     """
     from vaultkeeper.verify import verify_vault
 
-    result = verify_vault(vault_path(ctx), now=now_utc(), env=os.environ)
+    result = verify_vault(vault_path(ctx, require=False), now=now_utc(), env=os.environ)
     if as_json:
         print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
     else:

@@ -109,15 +109,9 @@ def hooks_install(
     """
     from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
-    from vaultkeeper.errors import NoVaultError, UsageError
+    from vaultkeeper.errors import UsageError
 
-    vault = vault_path(ctx)
-    marks = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
-    if not any((vault / name).exists() for name in marks):  # e.g. `--vault ~` by mistake
-        raise NoVaultError(
-            f"{vault}: not a vault (no {', '.join(marks)}): its scan would refuse it every "
-            "time; pass the vault's folder, or create one with `vaultkeeper init`"
-        )
+    vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
@@ -175,10 +169,10 @@ def hooks_uninstall(
     path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target == "git":
-        _echo_change(git_install.uninstall(vault_path(ctx)), as_json)
+        _echo_change(git_install.uninstall(vault_path(ctx, require=False)), as_json)
         return
     if target == "cron":
-        _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
+        _echo_change(cron.uninstall(vault_path(ctx, require=False), os.environ), as_json)
         return
     # the MCP file first: install made ~/.codex/ for hooks.json, and only once both
     # files are gone can the hooks' uninstall take that folder away again
@@ -222,7 +216,7 @@ def hooks_status(
         if t not in ("cron", "git")
     }
     try:
-        vault: Path | None = vault_path(ctx)
+        vault: Path | None = vault_path(ctx, require=False)  # reports on any folder
     except NoVaultError:
         if target == "git":
             raise

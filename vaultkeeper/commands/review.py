@@ -16,7 +16,12 @@ from vaultkeeper.commands.decide import decide
 @click.option(
     "--list", "list_only", is_flag=True, help="Only list what waits (no terminal needed)."
 )
-@click.option("--json", "as_json", is_flag=True, help="With --list: print JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The waiting asks as a JSON list ([] when none waits).",
+)
 @click.pass_context
 def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
     """Walk the queued asks (deletions, override demotions) one at a time: yes / no / skip.
@@ -48,7 +53,10 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
     if not is_terminal(sys.stdin, sys.stdout):
         count = len(queue.pending(vault))
         if not count:  # nothing waits: nothing to do, not exit 3
-            click.echo("0 waiting for a person")
+            if as_json:  # the --list --json shape: an agent that asked for JSON gets JSON
+                print_json([])
+            else:
+                click.echo("0 waiting for a person")
             return
         raise NeedsPerson(
             f"review is for a person at a terminal (stdin and stdout must be terminals); "

@@ -28,7 +28,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     """
     from vaultkeeper.status import FAIL, STEPS, vault_status
 
-    vault = vault_path(ctx)
+    vault = vault_path(ctx, require=False)  # read-only; works on any Obsidian vault
     if as_json or not sys.stderr.isatty():
         result = vault_status(vault, now_utc())
     else:
