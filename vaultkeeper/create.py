@@ -43,6 +43,7 @@ class NewResult:
     line: int  # 1-based line of the entry (the ### heading for a pattern)
     index_line: str | None
     index_file: str = config.INDEX_FILE  # _index.md, or a sub-index when the index is split
+    problems: tuple[Problem, ...] = ()  # files the index lists without a description
 
 
 def init_vault(path: Path) -> InitResult:
@@ -264,7 +265,9 @@ def new_entry(
                 f"{exc.strerror or exc}; run `vaultkeeper index` once that is fixed"
             ) from None
         index_file, index_line = _line_of(vault, index.files, link)
-        return NewResult(kind, name, rel(vault, target), line, index_line, index_file)
+        return NewResult(
+            kind, name, rel(vault, target), line, index_line, index_file, index.problems
+        )
 
 
 def _entry_file(

@@ -22,7 +22,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
-from vaultkeeper.model import ParseError, decode, load_notes, read_regular
+from vaultkeeper.model import ParseError, Problem, decode, load_notes, read_regular
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
@@ -52,6 +52,7 @@ class IndexResult:
     root_bytes: int
     over_budget: tuple[str, ...]  # index files still over the budget
     unused: tuple[str, ...]  # old sub-index files no longer linked (left for a person)
+    problems: tuple[Problem, ...] = ()  # files listed without a description: unreadable
 
 
 def is_index_file(rel_path: str) -> bool:
@@ -85,7 +86,9 @@ def _block_description(block: RegistryBlock) -> str:
     return _one_line(" ".join(words))
 
 
-def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
+def collect_entries(
+    vault: Path, md_files: Iterable[Path]
+) -> tuple[list[Entry], list[Problem]]:
     notes, problems = load_notes(vault, md_files)
     entries: list[Entry] = []
     for note in notes:
@@ -112,7 +115,7 @@ def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
         if not is_index_file(problem.path):
             folder = problem.path.rpartition("/")[0]
             entries.append(Entry(problem.path.removesuffix(".md"), folder, "", (problem.path, "")))
-    return entries
+    return entries, problems
 
 
 def _section(text: str) -> str | None:
@@ -238,12 +241,15 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault)[1]
 
 
-def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool]:
-    """(current text, wanted text) of each index file, the entry count, and the split."""
+def _plan(
+    vault: Path,
+) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
+    """(current text, wanted text) of each index file, the entry count, the split, and
+    the files that could not be read (listed without a description)."""
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
-    entries = collect_entries(vault, (p for p in files if p.suffix == ".md"))
+    entries, problems = collect_entries(vault, (p for p in files if p.suffix == ".md"))
     current: dict[str, str | None] = {r: _read(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     keywords: dict[tuple[str, str], str] = {}
@@ -274,11 +280,11 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
             _check_markers(name, base)
             wanted[name] = with_section(base, _render(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
-    return current, wanted, len(entries), split
+    return current, wanted, len(entries), split, problems
 
 
 def _build(vault: Path, *, write: bool) -> IndexResult:
-    current, wanted, entries, split = _plan(vault)
+    current, wanted, entries, split, problems = _plan(vault)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
@@ -298,4 +304,5 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
         root_bytes=root_bytes,
         over_budget=tuple(sorted(n for n, t in wanted.items() if _over(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
+        problems=tuple(p for p in problems if not is_index_file(p.path)),
     )
