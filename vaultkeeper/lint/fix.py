@@ -6,6 +6,7 @@ touched, and a frontmatter edit is kept only if the YAML still reads back the sa
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -44,10 +45,15 @@ def _fix_line(line: str, skip: list[tuple[int, int]]) -> tuple[str, int]:
     out: list[str] = []
     count = 0
     lead = len(line) - len(line.lstrip(" \t"))
+    starts = [a for a, _ in skip]  # sorted, not overlapping: one bisect per glyph
     for col, char in enumerate(line):
         new = config.ASCII_REPLACEMENTS.get(char)
+        if new is None:
+            out.append(char)
+            continue
+        at = bisect.bisect_right(starts, col) - 1
         # ``>=`` or ``-`` opening a line would turn it into a quote or a list item.
-        if new is None or any(a <= col < b for a, b in skip) or (col == lead and new[0] in ">-"):
+        if (at >= 0 and col < skip[at][1]) or (col == lead and new[0] in ">-"):
             out.append(char)
             continue
         out.append(new)

@@ -1,0 +1,63 @@
+"""Issue 14 item 4: VK101 is one finding per line, with the count, in linear time."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import MakeVault
+from vaultkeeper.lint.format import check_ascii
+
+_COUNT = re.compile(r"; ([0-9]+) non-ASCII characters on this line$")
+LINE = st.text(alphabet=st.sampled_from(["a", " ", "`", "-", "\u2014", "\u2192", "\u00e9", "\u2603"]))
+
+
+@given(st.lists(LINE, max_size=8))
+def test_one_finding_per_non_ascii_line_with_its_count(lines: list[str]) -> None:
+    text = [line + "\n" for line in lines]
+    findings = list(check_ascii("a.md", text, set(), 0))
+    wanted = [i + 1 for i, line in enumerate(text) if not line.isascii()]
+    assert [f.line for f in findings] == wanted
+    for finding in findings:
+        line = text[finding.line - 1]
+        count = sum(1 for c in line if not c.isascii())
+        first = next(i for i, c in enumerate(line) if not c.isascii())
+        assert finding.col == first + 1
+        m = _COUNT.search(finding.message)
+        assert (int(m.group(1)) if m else 1) == count
+
+
+def test_a_line_of_millions_of_glyphs_is_one_finding_and_status_ends(
+    make_vault: MakeVault,
+) -> None:
+    # Quadratic, this takes hours (400k glyphs took 4.7 s); linear, a few seconds. The
+    # timeout is the guard, not a measurement.
+    body = "x " + "\u2014" * 4_000_000 + "\n"
+    vault = make_vault({"references/dash.md": "---\nname: dash\n---\n" + body})
+    env = {**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"}
+    lint = _run(vault, env, "lint", "--select", "VK101")
+    assert lint.returncode == 1
+    assert lint.stdout.splitlines()[0] == (
+        "references/dash.md:4:3: VK101 non-ASCII character '\u2014' (U+2014 EM DASH): "
+        "write '--'; 4000000 non-ASCII characters on this line"
+    )
+    assert lint.stdout.count("VK101") == 1
+    status = _run(vault, env, "status")
+    assert status.returncode in (0, 1) and "lint errors" in status.stdout
+
+
+def _run(vault: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
