@@ -223,3 +223,14 @@ def test_an_index_that_fails_after_the_write_is_reported_not_hidden(
     )
     assert "### beta" not in (vault / "patterns/registry.md").read_text()
     assert journal(vault)[-1]["reason"] == done.reason
+
+
+def test_end_of_input_at_the_prune_question_keeps_it_and_is_journaled(vault: Path) -> None:
+    before = snapshot(vault)
+    code, screen = run_on_pty(["--vault", str(vault), "apply", "prune", "beta"], ["\x04"], PROMPT)
+    assert code == 0, screen
+    assert "Aborted!" not in screen
+    assert "silence: prune beta: kept: the person did not answer yes" in screen
+    assert snapshot(vault) == before
+    last = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
+    assert (last["target"], last["outcome"]) == ("beta", "silence")

@@ -187,3 +187,34 @@ def test_review_without_a_terminal_and_nothing_queued_is_nothing_to_do(
     vault = make_vault({"patterns/registry.md": REGISTRY})
     result = runner.invoke(cli, ["--vault", str(vault), "review"])
     assert (result.exit_code, result.stdout, result.stderr) == (0, "0 waiting for a person\n", "")
+
+
+def test_each_result_and_its_undo_id_show_right_after_the_answer(vault: Path) -> None:
+    code, screen = run_on_pty(["--vault", str(vault), "review"], ["y", "n"], PROMPT)
+    assert code == 0, screen
+    trash_id = next(r["id"] for r in journal(vault) if r["outcome"] == "act")
+    done = f"(undo: `vaultkeeper restore {trash_id}`)\n"
+    assert "act: prune beta: a person answered yes" in screen and done in screen
+    assert screen.index(done) < screen.index("Gamma body.")  # before the next question
+
+
+def test_end_of_input_at_review_is_a_clean_stop_with_a_journal_line(vault: Path) -> None:
+    before = snapshot(vault)
+    code, screen = run_on_pty(["--vault", str(vault), "review"], ["\x04"], PROMPT)
+    assert code == 0, screen
+    assert "Aborted!" not in screen and "Traceback" not in screen
+    assert "defer: prune beta: review stopped by the person" in screen
+    assert "2 still waiting" in screen
+    assert snapshot(vault) == before
+    last = journal(vault)[-1]
+    assert (last["target"], last["outcome"]) == ("beta", "defer")
+    assert "review stopped" in str(last["reason"])
+
+
+def test_core_walk_stop_journals_and_ends_the_walk(vault: Path) -> None:
+    from vaultkeeper.apply.review import STOP
+
+    seen: list[str] = []
+    result = review(vault, NOW, lambda item: STOP, lambda o: seen.append(o.target))
+    assert seen == ["beta"] and [o.outcome for o in result.outcomes] == ["defer"]
+    assert result.remaining == 2

@@ -70,7 +70,89 @@ def test_usage_errors_exit_2_without_traceback() -> None:
         result = runner.invoke(cli, args)
         assert result.exit_code == 2, (args, result.output)
         assert "Traceback" not in result.output
-        assert "Error:" in result.stderr
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert result.stderr.startswith("vaultkeeper: error: ")
+        assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["apply", "promote", "x"],
+            "apply promote: missing option --evidence (see vaultkeeper apply promote --help)",
+        ),
+        (["use"], "use: missing argument NAME (see vaultkeeper use --help)"),
+        (["nope"], "no such command 'nope' (see vaultkeeper --help)"),
+        (["--bogus", "scan"], "no such option --bogus (see vaultkeeper --help)"),
+        (
+            ["scan", "--bogus"],
+            "scan: no such option --bogus (see vaultkeeper scan --help)",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_command(args: list[str], line: str) -> None:
+    result = CliRunner().invoke(cli, args, prog_name="vaultkeeper")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"vaultkeeper: error: {line}\n"
+
+
+def test_usage_errors_are_one_line_from_the_console_script_too(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "apply", "promote", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (
+        "vaultkeeper: error: apply promote: missing option --evidence "
+        "(see vaultkeeper apply promote --help)\n"
+    )
+
+
+def test_with_json_every_error_is_also_one_json_object_on_stdout(
+    make_vault: MakeVault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    vault = make_vault()
+    cases = [
+        (["--vault", str(vault), "use", "no-such-pattern", "--json"], 1),  # a core refusal
+        (["--vault", str(vault), "apply", "promote", "x", "--json"], 2),  # a usage error
+        (["--vault", str(tmp_path / "none"), "report", "--json"], 2),  # no vault (click)
+    ]
+    monkeypatch.chdir(tmp_path)
+    cases.append((["report", "--json"], 2))  # no vault found upwards (ours)
+    for args, code in cases:
+        result = runner.invoke(cli, args)
+        assert result.exit_code == code, (args, result.output)
+        data = json.loads(result.stdout)
+        message = result.stderr.removeprefix("vaultkeeper: error: ").rstrip("\n")
+        assert data == {"error": message, "exit": code}, args
+    plain = runner.invoke(cli, ["--vault", str(vault), "use", "no-such-pattern"])
+    assert plain.exit_code == 1 and plain.stdout == ""  # without --json: stderr only
+
+
+def test_scan_json_errors_are_json_on_both_paths(tmp_path: Path) -> None:
+    not_a_vault = tmp_path / "empty"
+    not_a_vault.mkdir()
+    for code in (
+        "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main; main()",
+        "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.cli import main; main()",
+    ):
+        run = subprocess.run(
+            [sys.executable, "-c", code, "--vault", str(not_a_vault), "scan", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert run.returncode == 2, run.stderr
+        data = json.loads(run.stdout)
+        assert data["exit"] == 2 and "not a vault" in data["error"]
+        assert run.stderr == f"vaultkeeper: error: {data['error']}\n"
 
 
 # -- hostile input (adversarial review) --------------------------------------------------

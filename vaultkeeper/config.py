@@ -19,6 +19,7 @@ ENV_COOLDOWN = "SELF_MAINTAIN_COOLDOWN_MS"
 ENV_FORCE = "SELF_MAINTAIN_FORCE"
 ENV_VAULT = "VAULTKEEPER_VAULT"
 ENV_HOLDOUT_DAYS = "VAULTKEEPER_HOLDOUT_DAYS"
+ENV_TODAY = "VAULTKEEPER_TODAY"  # YYYY-MM-DD: every command behaves as on that date
 
 # -- vault layout --------------------------------------------------------------
 INDEX_FILE = "_index.md"

@@ -20,6 +20,7 @@ from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.model import file_hash
 
 YES, NO, SKIP, QUIT = "yes", "no", "skip", "quit"
+STOP = "stop"  # the person ended the input (Ctrl-D) or interrupted (Ctrl-C) at the question
 _ANSWERS = {"y": YES, "yes": YES, "n": NO, "no": NO, "s": SKIP, "skip": SKIP, "": SKIP}
 _ANSWERS.update({"q": QUIT, "quit": QUIT})
 
@@ -61,6 +62,7 @@ class ReviewResult:
 
 
 Decide = Callable[[Item], str]
+Shown = Callable[[Outcome], None]
 
 
 def _item(vault: Path, ask: queue.Ask) -> Item:
@@ -78,9 +80,22 @@ def _item(vault: Path, ask: queue.Ask) -> Item:
     return Item(ask, title, diff, digest != ask.hash, digest)
 
 
-def review(vault: Path, now: dt.datetime, decide: Decide) -> ReviewResult:
-    """Offer every pending ask to ``decide``; carry out yes, close no, keep skip."""
+def review(
+    vault: Path, now: dt.datetime, decide: Decide, shown: Shown | None = None
+) -> ReviewResult:
+    """Offer every pending ask to ``decide``; carry out yes, close no, keep skip.
+
+    ``shown`` gets each outcome as soon as it is journaled, so the person sees what their
+    answer did (and its undo id) before the next question. A STOP answer is journaled
+    (the ask stays queued) and ends the walk.
+    """
     outcomes: list[Outcome] = []
+
+    def done(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+        if shown is not None:
+            shown(outcome)
+
     for ask in queue.pending(vault):
         decision = ask.decision()
         try:
@@ -88,16 +103,20 @@ def review(vault: Path, now: dt.datetime, decide: Decide) -> ReviewResult:
         except NotFoundError as exc:
             outcome = Outcome(ask.action, ask.target, SILENCE, f"already gone ({exc}); closed")
             queue.close(vault, ask.id, "gone", now)
-            outcomes.append(_log(vault, outcome, ask, now))
+            done(_log(vault, outcome, ask, now))
             continue
         except VaultkeeperError as exc:
             outcome = Outcome(
                 ask.action, ask.target, DEFER, f"cannot show it ({exc}); still queued"
             )
-            outcomes.append(_log(vault, outcome, ask, now))
+            done(_log(vault, outcome, ask, now))
             continue
         answer = decide(item)
         if answer == QUIT:
+            break
+        if answer == STOP:
+            why = "review stopped by the person (end of input or interrupt); still queued"
+            done(_log(vault, Outcome(ask.action, ask.target, DEFER, why), ask, now))
             break
         if answer == YES:  # only an explicit yes carries anything out
             try:
@@ -114,7 +133,7 @@ def review(vault: Path, now: dt.datetime, decide: Decide) -> ReviewResult:
             queue.close(vault, ask.id, NO, now)
         else:
             outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
-        outcomes.append(_log(vault, outcome, ask, now))
+        done(_log(vault, outcome, ask, now))
     return ReviewResult(tuple(outcomes), len(queue.pending(vault)))
 
 

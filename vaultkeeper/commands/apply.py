@@ -1,0 +1,254 @@
+"""`apply ...`: carry out one decision (or a batch) through its gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from vaultkeeper.commands.ask import prune_confirm
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+
+
+def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
+    """Print one outcome (text or JSON) and exit with its code: 0 / 1 / 3."""
+    from vaultkeeper.apply.decision import DEFER
+    from vaultkeeper.errors import GateRefused
+
+    if as_json:
+        print_json(outcome.to_dict())
+        ctx.exit(outcome.exit_code)
+    if outcome.dry_run and outcome.diff:
+        click.echo(outcome.diff, nl=False)
+    head = f"{outcome.action} {outcome.target}: {outcome.reason}"
+    if outcome.outcome == DEFER:
+        stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
+        raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
+    click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
+    ctx.exit(outcome.exit_code)
+
+
+def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
+    from vaultkeeper.apply.batch import apply_decision
+
+    confirm = prune_confirm(dry_run) if decision.action == "prune" else None
+    vault = vault_path(ctx)
+    outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
+    _render_outcome(ctx, outcome, as_json)
+
+
+_EVIDENCE = click.option(
+    "--evidence", required=True, help="Receipt: a URL, or path:line of an existing file."
+)
+_EXPECT = click.option(
+    "--expect-hash", help="Refuse if the target's text no longer has this sha256 (from scan)."
+)
+
+
+@click.group("apply")
+def apply_group() -> None:
+    """Carry out a decision through its gate; every decision is journaled.
+
+    Outcomes: act (applied, exit 0), silence (left alone or already done, 0),
+    defer (a gate said no; nothing changed, 1), ask (waiting for a person, 3).
+    Every one is a line in state/journal.jsonl (`vaultkeeper log`).
+
+    \b
+    Example:
+      vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41
+      vaultkeeper apply prune yaml-anchor-templates
+    """
+
+
+@apply_group.command("promote")
+@click.argument("name")
+@_EVIDENCE
+@click.option(
+    "--skills-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where skills live (default: skills/ in the vault), e.g. .claude/skills.",
+)
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_promote(
+    ctx: click.Context,
+    name: str,
+    evidence: str,
+    skills_dir: Path | None,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into it).
+
+    Gate: success count >= 2 read now from the registry, a receipt naming a URL
+    or an existing file:line, not promoted yet, and (with --expect-hash) the
+    block unchanged since the report. Then one `**promoted:**` line joins the block.
+
+    \b
+    Example:
+      vaultkeeper apply promote pin-test-clock --evidence projects/api/notes.md:9
+      vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41 \\
+          --skills-dir ~/.claude/skills --dry-run
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    where = skills_dir.expanduser().resolve() if skills_dir is not None else None
+    decision = Decision("promote", name, evidence, expect_hash=expect_hash, skills_dir=where)
+    decide(ctx, decision, dry_run, as_json)
+
+
+@apply_group.command("prune")
+@click.argument("target", metavar="NAME|PATH")
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_prune(
+    ctx: click.Context, target: str, expect_hash: str | None, dry_run: bool, as_json: bool
+) -> NoReturn:
+    """Delete registry block NAME or entry file PATH, on a person's yes only.
+
+    At a terminal (stdin and stdout both TTYs) it shows exactly what will go and
+    asks; only y or yes deletes. Without one (an agent, a hook, cron) it never
+    deletes: it queues the request for `vaultkeeper review` and exits 3. No flag
+    changes that. Deleted content moves to .trash/; `vaultkeeper restore ID`
+    puts it back.
+
+    \b
+    Example:
+      vaultkeeper apply prune yaml-anchor-templates
+      vaultkeeper apply prune projects/web/memory/old-webpack-config.md --dry-run
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decide(ctx, Decision("prune", target, expect_hash=expect_hash), dry_run, as_json)
+
+
+@apply_group.command("revalidate")
+@click.argument("path")
+@click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
+@click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
+@_EVIDENCE
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_revalidate(
+    ctx: click.Context,
+    path: str,
+    result: str | None,
+    evidence: str,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Record the re-check of held-out entry PATH against its falsification_condition.
+
+    Pass: status active and the receipt joins provenance. Fail: status archived;
+    for a validated-override entry a fail becomes an ask for a person (exit 3).
+    A re-check before holdout_until is deferred (exit 1); only held_out entries
+    are re-validated.
+
+    \b
+    Example:
+      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --pass \\
+          --evidence projects/api/research/ci-failure-survey.md:9
+    """
+    from vaultkeeper.apply.decision import Decision
+    from vaultkeeper.errors import UsageError
+
+    if result is None:
+        raise UsageError("revalidate needs --pass or --fail")
+    decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
+    decide(ctx, decision, dry_run, as_json)
+
+
+@apply_group.command("reactivate")
+@click.argument("path")
+@_EVIDENCE
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_reactivate(
+    ctx: click.Context,
+    path: str,
+    evidence: str,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Bring archived entry PATH back to active on new evidence (receipt joins provenance).
+
+    An inferred lesson is refused: it becomes active only through a passed hold-out.
+
+    \b
+    Example:
+      vaultkeeper apply reactivate projects/web/memory/old-webpack-config.md \\
+          --evidence https://github.com/acme/web/pull/812
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
+    decide(ctx, decision, dry_run, as_json)
+
+
+@apply_group.command("skip")
+@click.argument("target", metavar="NAME|PATH")
+@click.option("--reason", required=True, help="Why the candidate is left alone.")
+@AS_JSON
+@click.pass_context
+def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> NoReturn:
+    """Leave candidate NAME (or PATH) alone on purpose; the choice is journaled.
+
+    \b
+    Example:
+      vaultkeeper apply skip screenshot-diff-review --reason "used weekly; count lags"
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decide(ctx, Decision("skip", target, reason=reason), False, as_json)
+
+
+@apply_group.command("batch")
+@click.argument("source", metavar="FILE|-", type=click.File("r", encoding="utf-8"))
+@DRY_RUN
+@click.pass_context
+def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
+    """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
+
+    Each decision: action (promote | prune | revalidate | reactivate | skip),
+    target, and as needed evidence, result (pass | fail), expect_hash, reason,
+    skills_dir (relative to the vault). Re-applying a batch changes nothing and
+    says so (silence: already applied). Exit 3 if any decision waits for a
+    person, else 1 if any was refused, else 0.
+
+    \b
+    Example:
+      echo '[{"action": "skip", "target": "pin-test-clock", "reason": "next week"}]' \\
+          | vaultkeeper apply batch -
+    """
+    from vaultkeeper.apply.batch import run_batch
+    from vaultkeeper.errors import VaultkeeperError
+
+    name = "<stdin>" if source.name == "<stdin>" else source.name
+    try:
+        text = source.read()
+    except UnicodeDecodeError as exc:
+        raise VaultkeeperError(
+            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); nothing applied"
+        ) from None
+    result = run_batch(
+        vault_path(ctx),
+        text,
+        name,
+        now_utc(),
+        dry_run=dry_run,
+        confirm=prune_confirm(dry_run),
+    )
+    print_json([o.to_dict() for o in result.outcomes])
+    ctx.exit(result.exit_code)

@@ -1,0 +1,133 @@
+"""`lint`, `index` and `verify`: check the vault, keep its map, prove the setup."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from vaultkeeper import config
+from vaultkeeper.commands.base import now_utc, print_json, vault_path
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Make the safe repairs (ASCII glyphs, holdout_until).")
+@click.option("--select", multiple=True, help="Only these codes or prefixes (VK3, VK301, ALL).")
+@click.option("--ignore", multiple=True, help="Skip these codes or prefixes.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as a JSON list.")
+@click.pass_context
+def lint(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    fix: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Check format, frontmatter schema, Obsidian links and the registry.
+
+    Prints `path:line:col: CODE message` per finding, then a count; exit 1
+    while an error remains (warnings alone exit 0). PATHS limit which files
+    are reported; links are always resolved against the whole vault. Works
+    on any Obsidian vault: where there is no patterns/ registry and no spec
+    under references/, VK101, VK2xx and VK4xx run only when selected.
+
+    \b
+    Example:
+      vaultkeeper lint
+      vaultkeeper lint --select VK3 ~/obsidian
+      vaultkeeper lint --fix projects/api
+    """
+    from vaultkeeper.lint import find_lint_vault, lint_vault
+
+    root = ctx.find_root().params.get("vault")
+    vault = find_lint_vault(root, os.environ, Path.cwd(), paths)
+    result = lint_vault(
+        vault, paths=paths, cwd=Path.cwd(), select=select or None, ignore=ignore, fix=fix
+    )
+    if as_json:
+        print_json([f.to_dict() for f in result.findings])
+    else:
+        for finding in result.findings:
+            click.echo(str(finding))
+        if fix:
+            click.echo(f"fixed {result.fixed} in {len(result.fixed_files)} file(s)")
+        if result.findings:
+            click.echo(
+                f"{len(result.findings)} finding(s): {result.errors} error(s), "
+                f"{result.warnings} warning(s) in {result.files} file(s)"
+                + (f"; {result.fixable} fixable with --fix" if result.fixable and not fix else "")
+                + ("; not fixed (needs a person)" if fix else "")
+            )
+        else:
+            click.echo(f"all checks passed ({result.files} file(s))")
+    sys.exit(1 if result.errors else 0)
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 when the index is stale.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def index(ctx: click.Context, check: bool, as_json: bool) -> None:
+    """Regenerate the entry lines of _index.md between the vaultkeeper markers.
+
+    One line per entry, grouped by folder and sorted: `- [[path]] -
+    description`, plus anything after ` -- keywords: ` that a person wrote on
+    the line. Text outside the markers is kept byte for byte. Over the load
+    budget, _index.md links one _index-<folder>.md per top-level folder.
+
+    \b
+    Example:
+      vaultkeeper index
+      vaultkeeper index --check   # in CI or pre-commit
+    """
+    from vaultkeeper.index import build_index
+
+    result = build_index(vault_path(ctx), check=check)
+    if as_json:
+        print_json(result.__dict__)
+    else:
+        verb = "stale" if check else "wrote"
+        for name in result.changed:
+            click.echo(f"{verb} {name}")
+        for name in result.over_budget:
+            click.echo(f"warning: {name} is still over the load budget", err=True)
+        for name in result.unused:
+            click.echo(f"note: {name} is not linked from {config.INDEX_FILE}; delete it by hand")
+        state = "up to date" if not result.changed else ("stale" if check else "regenerated")
+        click.echo(
+            f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
+            f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
+        )
+    sys.exit(1 if check and result.changed else 0)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Run the spec's 12 install-and-setup checks; exit 1 if any fails.
+
+    Prints `N  check  PASS|FAIL|SKIP  detail` per row. Rows that run the
+    scanner or the applier do it in a temporary folder (a copy of the vault's
+    markdown, or a seeded fixture vault): verify never changes the vault.
+    Row 9 passes when a session-end hook or cron line serves this vault.
+
+    \b
+    Example:
+      vaultkeeper verify
+      vaultkeeper --vault ~/memory verify --json
+    """
+    from vaultkeeper.verify import verify_vault
+
+    result = verify_vault(vault_path(ctx), now=now_utc(), env=os.environ)
+    if as_json:
+        print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
+    else:
+        width = max(len(c.name) for c in result.checks)
+        for c in result.checks:
+            click.echo(f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}")
+    sys.exit(1 if result.failed else 0)

@@ -1,0 +1,111 @@
+"""`init`, `new` and `use`: make a vault, add an entry, record a reuse."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from vaultkeeper import config
+from vaultkeeper.commands.base import nonempty_path, now_utc, print_json, vault_path
+
+
+@click.command()
+@click.argument("path", type=click.Path(), callback=nonempty_path, required=False)
+@click.pass_context
+def init(ctx: click.Context, path: Path | None) -> None:
+    """Create a vault at PATH (default: --vault, else here); never changes an existing file.
+
+    Lays out _index.md, projects/, patterns/registry.md, references/ with the
+    vault's spec, state/ and a .gitignore keeping state/ out of git.
+
+    \b
+    Example:
+      vaultkeeper init ~/memory
+    """
+    from vaultkeeper.create import init_vault
+
+    explicit = ctx.find_root().params.get("vault")
+    result = init_vault(path or explicit or Path("."))
+    for name in result.created:
+        click.echo(f"created {name}")
+    for name in result.kept:
+        click.echo(f"kept    {name} (exists)")
+    for warning in result.warnings:
+        click.echo(f"vaultkeeper: warning: {warning}", err=True)
+    click.echo(f"vault ready at {result.vault}")
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(config.ENTRY_KINDS))
+@click.argument("name")
+@click.option("--description", "-d", required=True, help="One-line recall summary (indexed).")
+@click.option("--project", "-p", help="Project folder for memory, decision and research.")
+@click.option("--label", type=click.Choice(config.LABELS), help="Promotion weight label.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def new(
+    ctx: click.Context,
+    kind: str,
+    name: str,
+    description: str,
+    project: str | None,
+    label: str | None,
+    as_json: bool,
+) -> None:
+    """Create an entry from its template and add it to _index.md.
+
+    A memory (a new lesson) starts held_out with a quoted holdout_until a
+    hold-out window ahead and label inferred; a pattern is a new ### block in
+    the registry with success count 0.
+
+    \b
+    Example:
+      vaultkeeper new memory retry-flaky-tests -p api -d "Retry flaky tests once, not forever"
+      vaultkeeper new pattern bisect-first -d "Bisect before reading diffs"
+    """
+    from vaultkeeper.create import holdout_days_from_env, new_entry
+
+    days = holdout_days_from_env(os.environ)
+    result = new_entry(
+        vault_path(ctx),
+        kind,
+        name,
+        description,
+        project=project,
+        label=label,
+        today=now_utc().date(),
+        holdout_days=days,
+    )
+    if as_json:
+        print_json(result.__dict__)
+        return
+    click.echo(f"created {result.path}:{result.line} ({kind} {name})")
+    if result.index_line:
+        click.echo(f"indexed {result.index_file}: {result.index_line}")
+
+
+@click.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def use(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Record one reuse of registry pattern NAME: success count + 1, last used today.
+
+    Only those two lines of the registry change.
+
+    \b
+    Example:
+      vaultkeeper use bisect-first
+    """
+    from vaultkeeper.use import record_use
+
+    result = record_use(vault_path(ctx), name, now_utc().date())
+    if as_json:
+        print_json(result.__dict__)
+        return
+    click.echo(
+        f"{result.name}: success count {result.count_before} -> {result.count_after}, "
+        f"last used {result.last_used} ({result.path})"
+    )

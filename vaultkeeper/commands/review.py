@@ -1,0 +1,106 @@
+"""`review`, `restore` and `log`: a person's answers, undo, and the journal."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+from vaultkeeper.commands.apply import decide
+from vaultkeeper.commands.ask import ask_person, show_outcome
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+
+
+@click.command()
+@click.option(
+    "--list", "list_only", is_flag=True, help="Only list what waits (no terminal needed)."
+)
+@click.option("--json", "as_json", is_flag=True, help="With --list: print JSON.")
+@click.pass_context
+def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
+    """Walk the queued asks (deletions, override demotions) one at a time: yes / no / skip.
+
+    For a person at a terminal: without one (stdin and stdout both TTYs) it
+    refuses and exits 3. Yes carries the decision out, no closes it, skip (or
+    an empty answer) leaves it queued.
+
+    \b
+    Example:
+      vaultkeeper review
+      vaultkeeper review --list --json
+    """
+    from vaultkeeper.apply import queue
+    from vaultkeeper.apply.review import is_terminal
+    from vaultkeeper.apply.review import review as walk
+    from vaultkeeper.errors import NeedsPerson
+
+    vault = vault_path(ctx)
+    if list_only:
+        waiting = queue.pending(vault)
+        if as_json:
+            print_json([a.to_dict() for a in waiting])
+            return
+        for ask in waiting:
+            click.echo(f"{ask.id}  {ask.action} {ask.target}: {ask.reason}")
+        click.echo(f"{len(waiting)} waiting for a person")
+        return
+    if not is_terminal(sys.stdin, sys.stdout):
+        count = len(queue.pending(vault))
+        if not count:  # nothing waits: nothing to do, not exit 3
+            click.echo("0 waiting for a person")
+            return
+        raise NeedsPerson(
+            f"review is for a person at a terminal (stdin and stdout must be terminals); "
+            f"{count} ask(s) waiting; `vaultkeeper review --list` shows them"
+        )
+    result = walk(vault, now_utc(), ask_person, show_outcome)
+    click.echo(f"{result.remaining} still waiting")
+
+
+@click.command()
+@click.argument("trash_id", metavar="ID")
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> NoReturn:
+    """Put deleted block or file ID back from .trash/ (ids: `vaultkeeper log`).
+
+    The file is byte-identical to before the prune if nothing changed since;
+    otherwise the block goes back between its old neighbours, or at the end of
+    the file, and the output says which.
+
+    \b
+    Example:
+      vaultkeeper restore 20261201-101500-a1b2c3
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decide(ctx, Decision("restore", trash_id), dry_run, as_json)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON list.")
+@click.pass_context
+def log(ctx: click.Context, as_json: bool) -> None:
+    """Print the decision journal (state/journal.jsonl), newest last.
+
+    \b
+    Example:
+      vaultkeeper log
+      vaultkeeper log --json
+    """
+    from vaultkeeper.apply.journal import read
+
+    result = read(vault_path(ctx))
+    for problem in result.problems:
+        click.echo(f"vaultkeeper: warning: {problem}", err=True)
+    if as_json:
+        print_json(list(result.records))
+        return
+    for r in result.records:
+        tag = f"  [{r['id']}]" if r.get("id") else ""
+        click.echo(
+            f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} {str(r.get('action', '?')):<10} "
+            f"{r.get('target', '?')}: {r.get('reason', '')}{tag}"
+        )
