@@ -21,6 +21,7 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import apply, checks, entries, hooks, review, scan, status
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
+from vaultkeeper.textsafe import inert
 from vaultkeeper.output import print_json
 
 
@@ -43,7 +44,7 @@ class _Group(click.Group):
             self.fail(internal_error(exc), 1)
 
     def fail(self, message: str, code: int) -> NoReturn:
-        click.echo(f"vaultkeeper: error: {message}", err=True)
+        click.echo(f"vaultkeeper: error: {inert(message)}", err=True)
         if self.json_errors:
             print_json({"error": message, "exit": code})
         sys.exit(code)

@@ -1,4 +1,5 @@
-"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid."""
+"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid,
+and no control characters a terminal would act on."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable, Iterator
 from vaultkeeper import config
 from vaultkeeper.links import Fence, code_spans
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.textsafe import dangerous, inert
 
 # A spec glyph on its own, or a run of other non-ASCII characters.
 _GLYPHS = "".join(config.ASCII_REPLACEMENTS)
@@ -88,6 +90,29 @@ def _one(run: str, replacement: str | None) -> str:
 
 def _clip(run: str) -> str:
     return run if len(run) <= 40 else run[:40] + "..."
+
+
+def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
+    """VK105: one finding per line holding a control character (CRLF endings aside).
+
+    An escape sequence or a bidirectional override in a note acts on the terminal of
+    whoever prints it (``cat``, the prune prompt), so it is an error wherever it is.
+    """
+    for index, line in enumerate(lines):
+        body = line[:-1] if line.endswith("\n") else line
+        found = dangerous(body[:-1] if body.endswith("\r") else body)
+        if not found:
+            continue
+        col, char = found[0]
+        more = f"; {len(found)} control characters on this line" if len(found) > 1 else ""
+        yield Finding(
+            rel,
+            index + 1,
+            col + 1,
+            "VK105",
+            f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
+            f" remove it{more}",
+        )
 
 
 def check_fences(
