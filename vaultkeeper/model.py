@@ -191,7 +191,11 @@ def load_yaml(yaml_text: str) -> Any:
         ) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's int-string limit
+            raise ParseError(_HUGE_NUMBER, _huge_number_line(yaml_text)) from None
+        raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
+    except (TypeError, OverflowError, RecursionError) as exc:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     if "*" in yaml_text and _shares_a_collection(data):
         raise ParseError(ALIAS_REASON, _alias_line(yaml_text))
@@ -202,6 +206,16 @@ ALIAS_REASON = (
     "bad YAML frontmatter: an alias (*name) repeats a list or mapping; "
     "write the values out instead"
 )
+
+
+_HUGE_NUMBER = "bad YAML frontmatter: a number too long to read (thousands of digits)"
+
+
+def _huge_number_line(yaml_text: str) -> int | None:
+    for number, line in enumerate(split_lines(yaml_text), start=2):
+        if re.search("[0-9_]{1000}", line):
+            return number
+    return None
 
 
 def _shares_a_collection(data: Any) -> bool:
