@@ -15,7 +15,8 @@ from tests.conftest import MakeVault
 from vaultkeeper.lint.format import check_ascii
 
 _COUNT = re.compile(r"; ([0-9]+) non-ASCII characters on this line$")
-LINE = st.text(alphabet=st.sampled_from(["a", " ", "`", "-", "\u2014", "\u2192", "\u00e9", "\u2603"]))
+CHARS = ["a", " ", "`", "-", "\u2014", "\u2192", "\u00e9", "\u2603"]
+LINE = st.text(alphabet=st.sampled_from(CHARS))
 
 
 @given(st.lists(LINE, max_size=8))

@@ -21,8 +21,8 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import apply, checks, entries, hooks, review, scan, status
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
-from vaultkeeper.textsafe import inert
 from vaultkeeper.output import print_json
+from vaultkeeper.textsafe import inert
 
 
 class _Group(click.Group):

@@ -17,6 +17,7 @@ from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.index import build_index, generate
+from vaultkeeper.model import Problem
 from vaultkeeper.registry import is_counter_line, load_registry
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside

@@ -86,9 +86,7 @@ def _block_description(block: RegistryBlock) -> str:
     return _one_line(" ".join(words))
 
 
-def collect_entries(
-    vault: Path, md_files: Iterable[Path]
-) -> tuple[list[Entry], list[Problem]]:
+def collect_entries(vault: Path, md_files: Iterable[Path]) -> tuple[list[Entry], list[Problem]]:
     notes, problems = load_notes(vault, md_files)
     entries: list[Entry] = []
     for note in notes:

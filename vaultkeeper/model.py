@@ -203,8 +203,7 @@ def load_yaml(yaml_text: str) -> Any:
 
 
 ALIAS_REASON = (
-    "bad YAML frontmatter: an alias (*name) repeats a list or mapping; "
-    "write the values out instead"
+    "bad YAML frontmatter: an alias (*name) repeats a list or mapping; write the values out instead"
 )
 
 

@@ -104,6 +104,7 @@ def log(ctx: click.Context, as_json: bool) -> None:
         click.echo(
             inert(
                 f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} "
-                f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: {r.get('reason', '')}{tag}"
+                f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: "
+                f"{r.get('reason', '')}{tag}"
             )
         )
