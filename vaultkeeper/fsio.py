@@ -93,7 +93,9 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """
     from filelock import Timeout
 
-    lock_path = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
+    from vaultkeeper.vault import own_dir
+
+    lock_path = Path(own_dir(vault, config.STATE_DIR)) / config.WRITER_LOCK_FILE
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):  # mkdir's own words: "File exists"

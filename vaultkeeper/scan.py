@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import NoVaultError, VaultkeeperError
+from vaultkeeper.vault import own_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def run_scan(
             f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
         )
     now_ms = to_ms(now)
+    own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
     quick = state.precheck(vault, env, now_ms, force)  # the no-op path stops here
     if quick is not None:
         _, note = state.cooldown_ms(env)

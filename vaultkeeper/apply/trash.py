@@ -33,7 +33,7 @@ from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, Vaultkeep
 from vaultkeeper.fsio import atomic_write
 from vaultkeeper.model import file_hash, split_lines
 from vaultkeeper.registry import RegistryBlock, parse_blocks
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.vault import own_dir, rel, resolve_inside
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def block_removal(text: str, block: RegistryBlock) -> Removal:
 def _folder(vault: Path, trash_id: str) -> Path:
     if not re.fullmatch(journal.ID_PATTERN, trash_id):
         raise UsageError(f"{trash_id!r}: not a trash id (like 20261201-101500-a1b2c3)")
-    return vault / config.TRASH_DIR / trash_id
+    return Path(own_dir(vault, config.TRASH_DIR)) / trash_id
 
 
 def trash_block(
