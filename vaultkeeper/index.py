@@ -15,7 +15,7 @@ pass the load budget, it links one sub-index per top-level folder instead
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,12 +206,37 @@ def _subindex_preamble(folder: str) -> str:
     )
 
 
-def build_index(vault: Path, *, check: bool = False) -> IndexResult:
-    """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing."""
+Keywords = Mapping[tuple[str, str], str]  # (file, heading casefolded or "") -> keywords
+
+
+def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
+    """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing.
+
+    ``keep``: keywords for entries the index does not list now (a restored entry's,
+    kept in .trash/ when it was pruned); what the index holds wins.
+    """
     if check:
-        return _build(vault, write=False)
+        return _build(vault, write=False, keep=keep)
     with writer_lock(vault):
-        return _build(vault, write=True)
+        return _build(vault, write=True, keep=keep)
+
+
+def index_keywords(vault: Path) -> dict[tuple[str, str], str]:
+    """The ``-- keywords:`` a person added on index lines, by (file, heading or "")."""
+    rels = [rel(vault, p) for p in iter_files(vault)]
+    current = {r: _read(vault / r) for r in rels if is_index_file(r)}
+    return _keywords_of(current, Resolver(rels))
+
+
+def _keywords_of(
+    current: Mapping[str, str | None], resolver: Resolver
+) -> dict[tuple[str, str], str]:
+    keywords: dict[tuple[str, str], str] = {}
+    for name, text in sorted(current.items()):
+        if text is not None:
+            for key, words in _keywords(name, text, resolver).items():
+                keywords.setdefault(key, words)
+    return keywords
 
 
 def _has_bom(path: Path) -> bool:
@@ -240,7 +265,7 @@ def generate(vault: Path) -> dict[str, str]:
 
 
 def _plan(
-    vault: Path,
+    vault: Path, keep: Keywords | None = None
 ) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
     """(current text, wanted text) of each index file, the entry count, the split, and
     the files that could not be read (listed without a description)."""
@@ -250,11 +275,9 @@ def _plan(
     entries, problems = collect_entries(vault, (p for p in files if p.suffix == ".md"))
     current: dict[str, str | None] = {r: _read(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
-    keywords: dict[tuple[str, str], str] = {}
-    for name, text in sorted(current.items()):
-        if text is not None:
-            for key, words in _keywords(name, text, resolver).items():
-                keywords.setdefault(key, words)
+    keywords = _keywords_of(current, resolver)
+    for key, words in (keep or {}).items():
+        keywords.setdefault(key, words)
     root_text = current[config.INDEX_FILE]
     if root_text is None:
         root_text = render("index.md", {})
@@ -281,8 +304,8 @@ def _plan(
     return current, wanted, len(entries), split, problems
 
 
-def _build(vault: Path, *, write: bool) -> IndexResult:
-    current, wanted, entries, split, problems = _plan(vault)
+def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
+    current, wanted, entries, split, problems = _plan(vault, keep)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)

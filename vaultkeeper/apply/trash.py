@@ -31,6 +31,7 @@ from vaultkeeper.apply.edits import (
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write
+from vaultkeeper.index import index_keywords
 from vaultkeeper.model import file_hash, split_lines
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.vault import own_dir, rel, resolve_inside
@@ -81,6 +82,18 @@ def _folder(vault: Path, trash_id: str) -> Path:
     return Path(own_dir(vault, config.TRASH_DIR)) / trash_id
 
 
+def _keywords_key(meta: dict[str, Any]) -> tuple[str, str]:
+    """The index's key for what a trash record holds: (file, heading casefolded or "")."""
+    return str(meta["source"]), str(meta.get("name", "")).casefold()
+
+
+def _with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` plus the keywords a person added on the entry's index line, if any:
+    the index drops the line with the entry, and restore puts them back."""
+    words = index_keywords(vault).get(_keywords_key(meta))
+    return meta if words is None else {**meta, "keywords": words}
+
+
 def trash_block(
     vault: Path, block: RegistryBlock, source: Source, removal: Removal, trash_id: str
 ) -> Trashed:
@@ -99,6 +112,7 @@ def trash_block(
         "hash_after": file_hash(removal.new_text),
         "block_hash": block.hash,
     }
+    meta = _with_keywords(vault, meta)
     # Content and metadata land in .trash/ before the cut, so a crash loses nothing.
     atomic_write(folder / content, removal.span)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
@@ -123,6 +137,7 @@ def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashe
         "content": path.name,
         "hash_before": file_hash(source.text),
     }
+    meta = _with_keywords(vault, meta)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
     os.replace(path, folder / path.name)  # a move: the bytes stay exactly as they were
     return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)
@@ -178,7 +193,11 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
             check_index(vault)
         put_back = _restore_file if meta.get("kind") == "file" else _restore_block
         outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
-        return reindex(vault, outcome) if outcome.outcome == ACT and not dry_run else outcome
+        if outcome.outcome != ACT or dry_run:
+            return outcome
+        words = meta.get("keywords")
+        keep = {_keywords_key(meta): words} if isinstance(words, str) and words else None
+        return reindex(vault, outcome, keep)
 
 
 def _done(
