@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import MakeVault
 from vaultkeeper.lint.format import check_ascii
+from vaultkeeper.lint.run import lint_vault
 
 _COUNT = re.compile(r"; ([0-9]+) non-ASCII characters on this line$")
 CHARS = ["a", " ", "`", "-", "\u2014", "\u2192", "\u00e9", "\u2603"]
@@ -62,3 +63,33 @@ def _run(vault: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPr
         env=env,
         check=False,
     )
+
+
+def _block(name: str, extra: str = "") -> str:
+    return f"### {name}\nBody.\n\n**success count:** 1\n**last used:** 2026-01-01\n{extra}\n"
+
+
+def test_fix_never_renames_a_heading_onto_another_block(make_vault: MakeVault) -> None:
+    registry = "# Pattern registry\n\n" + _block("a \u2014 b") + _block("a -- b") + _block("c \u2192 d")
+    vault = make_vault({"patterns/registry.md": registry})
+    result = lint_vault(vault, select=["VK101", "VK4"], fix=True)
+    text = (vault / "patterns/registry.md").read_text()
+    assert "### a \u2014 b\n" in text and "### a -- b\n" in text  # left for a person
+    assert "### c -> d\n" in text  # no clash: fixed
+    assert result.fixed == 1
+    assert [f.code for f in result.findings] == ["VK101"]
+
+
+def test_names_differing_only_in_unicode_form_are_duplicates(make_vault: MakeVault) -> None:
+    registry = "# Pattern registry\n\n" + _block("caf\u00e9") + _block("Cafe\u0301")
+    vault = make_vault({"patterns/registry.md": registry})
+    found = [(f.line, f.code) for f in lint_vault(vault, select=["VK402"]).findings]
+    assert found == [(9, "VK402")]
+
+
+def test_a_second_success_count_line_is_an_error(make_vault: MakeVault) -> None:
+    registry = "# Pattern registry\n\n" + _block("twice", "**success count:** 7\n")
+    vault = make_vault({"patterns/registry.md": registry})
+    findings = lint_vault(vault, select=["VK401"]).findings
+    assert [(f.line, f.code, f.severity) for f in findings] == [(8, "VK401", "error")]
+    assert "a second **success count:** line" in findings[0].message

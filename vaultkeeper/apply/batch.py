@@ -25,6 +25,7 @@ from vaultkeeper.apply.decision import (
 from vaultkeeper.apply.gate import entry_path, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.fsio import changes
 from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
@@ -66,6 +67,7 @@ def apply_decision(
     confirm: prune.Confirm | None = None,
 ) -> Outcome:
     """Gate and carry out one decision; journal what came of it (not on a dry run)."""
+    written = changes()
     try:
         handler = HANDLERS.get(decision.action)
         if handler is None:
@@ -74,9 +76,11 @@ def apply_decision(
     except VaultkeeperError as exc:
         outcome = outcome_for(decision, DEFER, str(exc))
     except OSError as exc:  # an unwritable file must not abort a batch unjournaled
-        # each write is atomic, but one before the failing one may have landed
-        reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
-        outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
+        if changes() == written:  # it failed before its first write
+            outcome = outcome_for(decision, DEFER, _os_error(exc))
+        else:  # each write is atomic, but one before the failing one landed
+            reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
+            outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
     if dry_run:  # whatever a handler returned, a dry run is never journaled
         outcome = replace(outcome, dry_run=True)
     try:

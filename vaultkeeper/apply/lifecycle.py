@@ -21,8 +21,8 @@ from vaultkeeper.apply.gate import (
     check_hash,
     check_holdout_passed,
     check_move,
-    check_receipt,
     entry_path,
+    receipt_first,
 )
 from vaultkeeper.edit import append_to_list, get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.errors import GateRefused, UsageError
@@ -134,6 +134,7 @@ def revalidate(
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]
     receipt = (decision.evidence or "").strip()
+    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
@@ -142,7 +143,7 @@ def revalidate(
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
         check_move("revalidate", entry.status)
         check_holdout_passed(entry.note.meta.get("holdout_until"), now.date())
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = checked.get()
         if to == "archived" and entry.note.get_str("label") == OVERRIDE:
             return _ask_override(vault, decision, entry, now, dry_run)
         return _apply(vault, decision, entry, to, receipt if to == "active" else None, dry_run)
@@ -196,6 +197,7 @@ def reactivate(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
     receipt = (decision.evidence or "").strip()
+    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
@@ -208,5 +210,5 @@ def reactivate(
                 "label inferred: an inferred lesson becomes active only through a passed "
                 "hold-out; a person may relabel it, or record a new held-out lesson"
             )
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = checked.get()
         return _apply(vault, decision, entry, "active", receipt, dry_run)

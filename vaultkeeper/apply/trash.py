@@ -8,7 +8,6 @@ the file has not changed since, and without losing anything when it has.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from vaultkeeper.apply.edits import (
 )
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
-from vaultkeeper.fsio import atomic_write
+from vaultkeeper.fsio import atomic_write, move
 from vaultkeeper.index import index_keywords
 from vaultkeeper.model import file_hash, split_lines
 from vaultkeeper.registry import RegistryBlock, parse_blocks
@@ -98,7 +97,10 @@ def trash_block(
     vault: Path, block: RegistryBlock, source: Source, removal: Removal, trash_id: str
 ) -> Trashed:
     folder = _folder(vault, trash_id)
-    content = f"{slug(block.name)}.md"
+    try:
+        content = f"{slug(block.name)}.md"
+    except GateRefused:  # a name with no ASCII letter or digit (### \u2603) still goes
+        content = "block.md"
     meta: dict[str, object] = {
         "id": trash_id,
         "kind": "block",
@@ -139,7 +141,7 @@ def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashe
     }
     meta = _with_keywords(vault, meta)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
-    os.replace(path, folder / path.name)  # a move: the bytes stay exactly as they were
+    move(path, folder / path.name)  # a move: the bytes stay exactly as they were
     return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)
 
 
@@ -154,7 +156,9 @@ def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
     if (
         not isinstance(content, str)
         or "/" in content
-        or content.startswith(".")
+        # a dot-file entry (.hidden.md) is trashed under its own name; only names that
+        # would leave the folder or be the record itself are refused
+        or content in (".", "..", config.TRASH_META_FILE)
         or not isinstance(meta.get("source"), str)
         # a hand-edited start would put the block back in the wrong place
         or type(start) is not int
@@ -240,7 +244,7 @@ def _restore_file(
     change = Change(target, meta["source"], None, kept.text)
     if not dry_run:
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(content, target)
+        move(content, target)
         shutil.rmtree(folder)
     return _done(decision, meta, f"restored {meta['source']}", change, dry_run)
 
