@@ -70,7 +70,8 @@ def _block(name: str, extra: str = "") -> str:
 
 
 def test_fix_never_renames_a_heading_onto_another_block(make_vault: MakeVault) -> None:
-    registry = "# Pattern registry\n\n" + _block("a \u2014 b") + _block("a -- b") + _block("c \u2192 d")
+    blocks = [_block("a \u2014 b"), _block("a -- b"), _block("c \u2192 d")]
+    registry = "# Pattern registry\n\n" + "".join(blocks)
     vault = make_vault({"patterns/registry.md": registry})
     result = lint_vault(vault, select=["VK101", "VK4"], fix=True)
     text = (vault / "patterns/registry.md").read_text()
