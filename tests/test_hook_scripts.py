@@ -400,3 +400,26 @@ def alive_scans(vault: Path) -> list[int]:
             if str(vault).encode() in cmd and b"scan" in cmd and alive(int(proc.name)):
                 out.append(int(proc.name))
     return out
+
+
+def test_a_state_symlink_out_of_the_vault_gets_no_hook_log(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
+) -> None:
+    # Issue 14 item 7: the scan refuses the symlinked state/; its failure is logged in
+    # the user's state folder, never through the link.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (vault / "state").rmdir()
+    (vault / "state").symlink_to(outside)
+    program = find_program(os.environ)
+    assert program is not None
+    full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
+    hook = run_hook(END, [str(vault), program], full_env)
+    assert hook.code == 0
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert wait_for(lambda: log.exists() and log.read_text().endswith("\n"), 300)
+    assert "state/: a symlink to" in log.read_text()
+    assert list(outside.iterdir()) == []
+    start = run_hook(START, [str(vault), program], full_env)
+    assert start.code == 0
+    assert list(outside.iterdir()) == []
