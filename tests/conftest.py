@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -111,6 +113,22 @@ def sample(tmp_path: Path) -> Path:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+def run_vaultkeeper(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m vaultkeeper --vault VAULT ARGS`` in a child process, on 2026-06-01.
+
+    Its timeout only guards against a hang (a regression of a hostile-input fix would
+    hang or exhaust memory there); it is no measure of speed.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"},
+        check=False,
+    )
 
 
 def snapshot(root: Path, skip_state: bool = True) -> dict[str, bytes]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, run_vaultkeeper
 from vaultkeeper.lint.format import check_ascii
 from vaultkeeper.lint.run import lint_vault
 
@@ -42,27 +38,15 @@ def test_a_line_of_millions_of_glyphs_is_one_finding_and_status_ends(
     # timeout is the guard, not a measurement.
     body = "x " + "\u2014" * 4_000_000 + "\n"
     vault = make_vault({"references/dash.md": "---\nname: dash\n---\n" + body})
-    env = {**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"}
-    lint = _run(vault, env, "lint", "--select", "VK101")
+    lint = run_vaultkeeper(vault, "lint", "--select", "VK101")
     assert lint.returncode == 1
     assert lint.stdout.splitlines()[0] == (
         "references/dash.md:4:3: VK101 non-ASCII character '\u2014' (U+2014 EM DASH): "
         "write '--'; 4000000 non-ASCII characters on this line"
     )
     assert lint.stdout.count("VK101") == 1
-    status = _run(vault, env, "status")
+    status = run_vaultkeeper(vault, "status")
     assert status.returncode in (0, 1) and "lint errors" in status.stdout
-
-
-def _run(vault: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        check=False,
-    )
 
 
 def _block(name: str, extra: str = "") -> str:

@@ -7,14 +7,11 @@ instead of passing slowly.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, run_vaultkeeper
 from vaultkeeper.model import ParseError, load_yaml
 
 BOMB_PATH = "projects/p/memory/bomb.md"
@@ -28,16 +25,7 @@ def bomb() -> str:
     return "---\n" + "\n".join(lines) + "\n" + keys + "---\nbody\n"
 
 
-def run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"}
-    return subprocess.run(
-        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+run = run_vaultkeeper
 
 
 @pytest.fixture
