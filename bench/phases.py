@@ -37,7 +37,7 @@ def timed(owner: Any, name: str, phase: str) -> None:
 
 def main() -> None:
     timed(registry, "load_heads", "registry blocks")
-    timed(scan, "_held_out", "memory files")
+    timed(scan, "held_out_candidates", "memory files")
     timed(model, "load_yaml", "PyYAML: its import and the parses")
     timed(report, "save_report", "report saved (JSON, fsync)")
     timed(state, "write_state", "state file writes (fsync)")

@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import figures  # noqa: E402
+import learn  # noqa: E402
 from figures import Row  # noqa: E402
 from gen import vault_for  # noqa: E402
 
@@ -88,6 +89,14 @@ METHOD = """\
   full scan) and waits for that background scan to finish before the next run.
 - obsidiantools is compared on the 1k vault by default: it takes about 50 s per run at
   10k entries (`--lint-size 10000` measures there).
+- The learning-loop rows (bench/learn.py, `--only learn`): `ingest` of a 50 MB
+  transcript shaped as Claude Code writes one (tool results, the agent's citations and
+  reads, unknown line types, one 12 MB line past the line cap, a half-written last line)
+  into a copy of the 1k vault, against reading the file's lines in Python; every run
+  reads the whole file (after the first, nothing is new). Its peak memory is read
+  through a small launcher (`RUSAGE_CHILDREN`), since a process's `ru_maxrss` keeps the
+  high-water mark of the process it was started from. `report --brief --cwd` runs on
+  the 50k vault after one full scan.
 """
 
 
@@ -193,9 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7, help="counted rounds per group")
     parser.add_argument("--lint-size", type=int, default=1000, choices=(1000, 10000, 50000))
     parser.add_argument("--no-write", action="store_true", help="do not write the docs page")
-    parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook")
+    parser.add_argument("--only", help="comma-separated groups: cold,noop,scale,lint,hook,learn")
     args = parser.parse_args(argv)
-    groups = set((args.only or "cold,noop,scale,lint,hook").split(","))
+    groups = set((args.only or "cold,noop,scale,lint,hook,learn").split(","))
     started, clock = dt.datetime.now(dt.timezone.utc), time.monotonic()
     print("generating or reusing vaults under bench/out/ ...", file=sys.stderr)
     sizes = {1000, 10000, 50000, args.lint_size} | ({40000} if "hook" in groups else set())
@@ -211,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         ("lint", f"lint vs obsidiantools, {args.lint_size}",
          lambda: figures.lint(vaults[args.lint_size], args.lint_size, max(3, r - 2))),
         ("hook", "session-end hook, 40k", lambda: figures.hook(vaults.get(40000, Path()), 5)),
+        ("learn", "ingest of a 50 MB transcript; report --brief at 50k",
+         lambda: learn.ingest(1000, max(3, r - 2)) + learn.brief(50000, max(3, r - 2))),
     ]  # fmt: skip
     for name, title, step in steps:
         if name in groups:

@@ -1,8 +1,9 @@
 #!/bin/sh
 # vaultkeeper-hook: session-end
 #
-# A coding agent's SessionEnd hook: start the throttled scan of the vault and return
-# at once, whatever the vault's size.
+# A coding agent's SessionEnd hook: record the session's uses of the vault from its
+# transcript (`vaultkeeper ingest`, never throttled), then start the throttled scan,
+# and return at once, whatever the vault's or the transcript's size.
 #
 #   session-end.sh [VAULT [PROGRAM]]
 #
@@ -12,9 +13,12 @@
 # Hosts kill whatever a hook leaves in its process group the moment it returns, so
 # a shell `&` is not enough: a small Python launcher double-forks, calls setsid(),
 # and this script returns only once the scan's process reports that it is in a
-# session of its own. The scan's output is dropped (it saves its report under
-# state/); a failure leaves one line in state/hook.log. Always exits 0: a hook
-# must never fail its host.
+# session of its own. That detached process then reads the session's JSON from
+# stdin (for at most 10 s: a host may keep stdin open) for its `transcript_path`,
+# ingests that transcript, then scans. Output is dropped (the scan
+# saves its report under state/); a failure, or a transcript that is missing or
+# unreadable, leaves one line in state/hook.log. Always exits 0: a hook must never
+# fail its host.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
 #   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
@@ -36,10 +40,46 @@ log() {
     printf 'vaultkeeper session-end: %s\n' "$*" >&2
 }
 
-# The launcher. argv: PROGRAM VAULT LOG. Exits 0 once the scan runs in its own session.
+# The launcher. argv: PROGRAM VAULT LOG. Exits 0 once the work runs in its own session.
 launcher='
-import os, subprocess, sys, time
+import json, os, select, subprocess, sys, time
 prog, vault, log = sys.argv[1:4]
+
+def note(text):
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("%s session-end: %s\n" % (stamp, " ".join(text.split())))
+
+def session_json(fd):
+    data, deadline = b"", time.monotonic() + 10.0
+    try:
+        if os.isatty(fd):
+            return {}
+        while len(data) < 1048576:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+            try:
+                return json.loads(data)
+            except ValueError:
+                pass
+        return json.loads(data)
+    except (OSError, ValueError):
+        return {}
+
+def run(args, what):
+    try:
+        done = subprocess.run([prog, "--vault", vault] + args, stdin=null, stdout=null, stderr=subprocess.PIPE)
+        code, err = done.returncode, done.stderr.decode("utf-8", "replace")
+    except OSError as exc:
+        code, err = 127, str(exc)
+    if code != 0:
+        note("%s exited %d: %s" % (what, code, (err.strip().splitlines() or ["no message"])[-1]))
+
 r, w = os.pipe()
 if os.fork() == 0:
     try:
@@ -48,21 +88,21 @@ if os.fork() == 0:
         if os.fork():
             os._exit(0)
         os.chdir("/")
+        host = os.dup(0)  # the session JSON is read only once the hook has returned
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.write(w, b"1")
         os.close(w)
-        try:
-            done = subprocess.run([prog, "--vault", vault, "scan"], stdin=null, stdout=null, stderr=subprocess.PIPE)
-            code, err = done.returncode, done.stderr.decode("utf-8", "replace")
-        except OSError as exc:
-            code, err = 127, str(exc)
-        if code != 0:
-            last = (err.strip().splitlines() or ["no message"])[-1]
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            with open(log, "a", encoding="utf-8") as fh:
-                fh.write("%s session-end: scan exited %d: %s\n" % (stamp, code, last))
+        got = session_json(host)
+        os.close(host)
+        transcript = got.get("transcript_path") if isinstance(got, dict) else None
+        if isinstance(transcript, str) and transcript:
+            if os.path.isfile(transcript) and os.access(transcript, os.R_OK):
+                run(["ingest", transcript], "ingest")
+            else:
+                note("transcript %s: missing or unreadable; nothing ingested" % transcript)
+        run(["scan"], "scan")
     finally:
         os._exit(0)
 os.close(w)
@@ -106,13 +146,13 @@ run() {
     else
         mkdir -p "$vault/state" 2>/dev/null
     fi
-    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$logfile" </dev/null >/dev/null 2>&1; then
+    # the launcher's detached process reads the session's JSON from our stdin
+    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$logfile" >/dev/null 2>&1; then
         log "could not start the scan in the background ($py)"
     fi
 }
 
 run
-# Read and drop what the host sent (the session's JSON) only now, so a host that keeps
-# stdin open cannot hold the scan back.
-[ -t 0 ] || cat >/dev/null 2>&1
+# stdin is left to the detached process (the host's JSON is small: its write never
+# waits for a reader), so a host that keeps stdin open cannot hold this hook back.
 exit 0

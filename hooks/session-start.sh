@@ -1,20 +1,23 @@
 #!/bin/sh
 # vaultkeeper-hook: session-start
 #
-# A coding agent's SessionStart hook: print the last scan's report as a short brief
-# (`vaultkeeper report --brief`). The host adds a SessionStart hook's plain stdout to
-# the model's context, which is how the scan's findings reach the next session.
+# A coding agent's SessionStart hook: print the vault's recall -- how to use it, the
+# lessons of the session's project, the most-used patterns, and the last scan's
+# maintenance candidates (`vaultkeeper report --brief --cwd DIR`). The host adds a
+# SessionStart hook's plain stdout to the model's context, which is how what the
+# vault knows reaches the next session. The session's folder comes from the `cwd`
+# of the JSON the host sends on stdin.
 #
 #   session-start.sh [VAULT [PROGRAM]]
 #
 # VAULT defaults to $VAULTKEEPER_VAULT; PROGRAM (the vaultkeeper executable) to the
-# one on PATH. Prints nothing when there is no report yet, never more than 10000
-# characters (past that the host would show a file path instead), and always exits
-# 0; a failure leaves one line in state/hook.log.
+# one on PATH. Prints never more than 10000 characters (past that the host would
+# show a file path instead), and always exits 0; a failure leaves one line in
+# state/hook.log.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
 #   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
-#   LAST_REPORT_FILE=last-report.json  BRIEF_MAX_CHARS=10000
+#   BRIEF_MAX_CHARS=10000
 
 vault=${1:-${VAULTKEEPER_VAULT:-}}
 prog=${2:-}
@@ -42,7 +45,6 @@ brief() {
         log "$vault: no such vault directory"
         return
     fi
-    [ -f "$vault/state/last-report.json" ] || return 0 # no report yet: nothing to say
     case $prog in
     */*) ;;
     *) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
@@ -51,7 +53,12 @@ brief() {
         log "vaultkeeper not found (PATH=$PATH); reinstall the hook with: vaultkeeper hooks install claude-code|codex"
         return
     fi
-    if ! out=$("$prog" --vault "$vault" report --brief 2>/dev/null); then
+    if [ -n "$cwd" ]; then
+        set -- --cwd "$cwd"
+    else
+        set --
+    fi
+    if ! out=$("$prog" --vault "$vault" report --brief "$@" 2>/dev/null); then
         log "\`vaultkeeper --vault $vault report --brief\` failed; run it by hand to see why"
         return
     fi
@@ -66,7 +73,13 @@ brief() {
     printf '%s\n' "(brief cut at $max characters: run \`vaultkeeper report\` for all of it)"
 }
 
-# Drop what the host sent (the session's JSON); the brief does not need it.
-[ -t 0 ] || cat >/dev/null 2>&1
+# The session's JSON (the host writes it and closes stdin): its "cwd" names the
+# project whose lessons come first. One flat object, so sed finds the key; a JSON
+# escape in the value (\" \\ \/) is undone, and a value sed can't read is left out.
+input=
+[ -t 0 ] || input=$(cat 2>/dev/null)
+cwd=$(printf '%s' "$input" | tr -d '\n\r' |
+    sed -n 's/.*"cwd"[[:space:]]*:[[:space:]]*"\([^"\\]*\(\\.[^"\\]*\)*\)".*/\1/p' |
+    sed 's/\\\(.\)/\1/g')
 brief
 exit 0

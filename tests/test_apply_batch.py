@@ -25,7 +25,7 @@ HELD = (
     "---\nname: held\nstatus: held_out\nlabel: inferred\n"
     'holdout_until: "2026-11-01"\nprovenance: []\n---\nbody\n'
 )
-GONE = "---\nname: gone\nstatus: archived\nlabel: inferred\nprovenance: []\n---\nbody\n"
+GONE = "---\nname: gone\nstatus: active\nlabel: inferred\nprovenance: []\n---\nbody\n"
 RECEIPT = "projects/p/research/notes.md:1"
 DECISIONS = [
     {"action": "promote", "target": "alpha", "evidence": RECEIPT},
@@ -65,7 +65,7 @@ def test_each_decision_is_gated_on_its_own(vault: Path, runner: CliRunner) -> No
     result, outcomes = run(runner, vault, DECISIONS)
     assert result.exit_code == 3  # one waits for a person
     assert [o["outcome"] for o in outcomes] == ["act", "ask", "act", "defer", "silence", "defer"]
-    assert "only through a passed hold-out" in outcomes[3]["reason"]
+    assert "status is active: only an archived entry" in outcomes[3]["reason"]
     assert "unknown field(s) colour" in outcomes[5]["reason"]
     assert "**promoted:**" in (vault / "patterns/registry.md").read_text()
     assert "status: active" in (vault / "projects/p/memory/held.md").read_text()

@@ -175,11 +175,24 @@ def test_reactivate_archived_on_new_evidence(make_vault) -> None:
     ]
 
 
+def test_reactivate_an_archived_inferred_lesson_on_new_evidence(make_vault) -> None:
+    # the spec's state machine: archived --> active : new evidence, whatever the label
+    vault = make(make_vault, entry(status="archived", label="inferred"))
+    before = (vault / PATH).read_text()
+    outcome = run(vault, "reactivate")
+    assert (outcome.outcome, outcome.reason) == (
+        "act", "status archived -> active, receipt added to provenance",
+    )  # fmt: skip
+    assert changed_lines(before, (vault / PATH).read_text()) == [
+        ("status: archived   # lifecycle\n", "status: active   # lifecycle\n"),
+        ("provenance: []\n", f'provenance: ["{RECEIPT}"]\n'),
+    ]
+
+
 def test_reactivate_refusals(make_vault) -> None:
     cases = [
         (entry(status="held_out", label="rule"), "status is held_out: only an archived entry"),
         (entry(status="active", label="rule"), "status is active: only an archived entry"),
-        (entry(status="archived", label="inferred"), "only through a passed hold-out"),
     ]
     for text, why in cases:
         vault = make(make_vault, text)

@@ -63,7 +63,9 @@ def test_install_merges_and_keeps_everything_else(
     result = run(runner, "--vault", vault, "hooks", "install", host, flag, settings)
     assert result.exit_code == 0, result.output
     assert "added   SessionEnd" in result.stdout and "added   SessionStart" in result.stdout
-    assert ("codex_hooks = true" in result.stdout) == (host == "codex")
+    # Codex's docs: hooks are on by default; codex_hooks is only a deprecated alias
+    assert ("Codex runs hooks by default" in result.stdout) == (host == "codex")
+    assert "codex_hooks = true" not in result.stdout
     data = json.loads(settings.read_text())
     # every other key and every other tool's hook, as it was
     for key in ("model", "permissions", "env", "statusLine"):
@@ -125,7 +127,7 @@ def test_install_into_a_missing_file_and_back(
     assert set(data) == {"hooks"} and set(data["hooks"]) == {"SessionEnd", "SessionStart"}
     assert not settings.with_name(settings.name + config.HOOK_BACKUP_SUFFIX).exists()
     assert run(runner, "hooks", "uninstall", "claude-code", "--settings", settings).exit_code == 0
-    assert json.loads(settings.read_text()) == {}
+    assert not (tmp_path / "new").exists()  # install made the folder and the file: both gone
 
 
 def test_uninstall_removes_only_ours_from_a_shared_group(

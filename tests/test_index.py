@@ -273,3 +273,30 @@ def test_a_fifo_index_is_refused_not_waited_on(make_vault: MakeVault, runner: Cl
         assert result.exit_code == 1
         assert result.stderr.endswith("_index.md: not a regular file; fix it before regenerating\n")
     assert not (vault / "projects/api/memory/m.md").exists()
+
+
+def test_check_tells_a_missing_index_from_a_stale_one(make_vault: MakeVault) -> None:
+    vault = make_vault({"a.md": "---\ndescription: x\n---\n"}, init=False)
+    first = build_index(vault, check=True)
+    assert (first.changed, first.missing) == (("_index.md",), ("_index.md",))
+    assert not (vault / "_index.md").exists()
+    build_index(vault)
+    (vault / "b.md").write_text("---\ndescription: y\n---\n")
+    stale = build_index(vault, check=True)
+    assert (stale.changed, stale.missing) == (("_index.md",), ())
+
+
+def test_check_on_a_missing_index_says_missing(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = make_vault({"a.md": "---\ndescription: x\n---\n"}, init=False)
+    missing = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert missing.exit_code == 1
+    assert missing.stdout.splitlines() == [
+        "missing _index.md",
+        "_index.md missing: 1 entries, 9 lines, 257 bytes",
+    ]
+    assert not (vault / "_index.md").exists()
+    assert runner.invoke(cli, ["--vault", str(vault), "index"]).exit_code == 0
+    (vault / "b.md").write_text("---\ndescription: y\n---\n")
+    stale = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert stale.exit_code == 1 and stale.stdout.splitlines()[0] == "stale _index.md"
+    assert stale.stdout.splitlines()[1].startswith("_index.md stale: 2 entries")

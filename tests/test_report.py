@@ -213,7 +213,15 @@ def test_report_before_any_scan(runner: CliRunner, make_vault: MakeVault) -> Non
         "",
     )
     assert run(runner, vault, "--json") == (0, "null\n", "")
-    assert run(runner, vault, "--brief") == (0, "", "")
+    code, out, err = run(runner, vault, "--brief")  # the recall, without maintenance
+    assert (code, err) == (0, "")
+    assert out.split("\n")[4:] == [
+        "No patterns in the registry yet (patterns/).",
+        "",
+        f"No scan has completed yet: `vaultkeeper --vault {vault} scan` lists what needs "
+        "maintenance.",
+        "",
+    ]
 
 
 def test_report_prints_the_saved_report_with_its_age(
@@ -235,7 +243,8 @@ def test_report_prints_the_saved_report_with_its_age(
     assert 3 * 3600 <= data["age_seconds"] < 3 * 3600 + 60
     assert data["promote"][0]["hash"] == "a" * 64
     code, out, _ = run(runner, vault, "--brief")
-    assert code == 0 and "(3 hours ago)" in out.splitlines()[1]
+    made_line = next(x for x in out.splitlines() if x.startswith("Last scan of the memory"))
+    assert code == 0 and "(3 hours ago)" in made_line
 
 
 def test_report_after_a_real_scan(runner: CliRunner, sample: Path) -> None:
@@ -251,7 +260,10 @@ def test_a_corrupt_saved_report_is_noted_not_fatal(
 ) -> None:
     vault = make_vault({"state/last-report.json": "{"})
     code, out, err = run(runner, vault, "--brief")
-    assert (code, out) == (0, "")
+    assert code == 0 and out.endswith(
+        "No scan has completed yet: `vaultkeeper --vault "
+        f"{vault} scan` lists what needs maintenance.\n"
+    )
     assert "state/last-report.json: not a report" in err
 
 

@@ -41,7 +41,7 @@ def test_every_note_parses_and_every_entry_has_the_required_keys() -> None:
         assert note.meta["name"] == Path(rel).stem
         assert note.meta.get("status") in config.STATUSES
         assert note.meta["label"] in config.LABELS
-        assert set(note.meta) <= set(config.SCHEMA_KEYS), rel
+        assert set(note.meta) <= set(config.SCHEMA_KEYS + config.OPTIONAL_KEYS), rel
         if "holdout_until" in note.meta:
             # quoted in the file, a real date once parsed
             assert re.search(r'^holdout_until: "\d{4}-\d\d-\d\d"$', note.text, re.M), rel
@@ -125,3 +125,20 @@ def test_the_scanner_agrees(now: dt.datetime) -> None:
     assert {c.name for c in report.prune} == prune
     assert {c.path for c in report.held_out} == held_out
     assert report.summary().startswith(config.SUMMARY_PREFIX)
+
+
+def test_one_supersession_pair_the_scan_and_lint_respect() -> None:
+    from vaultkeeper.lint import lint_vault
+    from vaultkeeper.supersession import is_superseded, superseded_by, supersedes
+
+    entries = {n.rel: n for n in load_vault(SAMPLE_VAULT).entries}
+    old = [rel for rel, note in entries.items() if is_superseded(note)]
+    assert old == ["projects/web/memory/old-webpack-config.md"]
+    newer = superseded_by(entries[old[0]])
+    assert newer == "projects/web/memory/vite-build"
+    assert supersedes(entries[f"{newer}.md"]) == [old[0].removesuffix(".md")]
+    assert entries[old[0]].meta["status"] == "archived"
+    assert entries[f"{newer}.md"].meta["status"] == "active"
+    index = (SAMPLE_VAULT / config.INDEX_FILE).read_text()
+    assert f"- [[{old[0][:-3]}]] - (superseded by [[{newer}]]) " in index
+    assert lint_vault(SAMPLE_VAULT, select=["VK5", "VK6"]).findings == ()

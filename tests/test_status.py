@@ -225,3 +225,22 @@ def test_a_fifo_index_is_a_failed_signal_not_a_hang(runner: CliRunner, healthy: 
     assert code == 1
     index = by_name(data)["index_budget"]
     assert (index["verdict"], index["shown"]) == ("fail", "not a regular file")
+
+
+def test_a_foreign_vault_without_an_index(runner: CliRunner, make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {".obsidian/app.json": "{}", "a.md": "---\nx: 1\n---\n[[not yet]]\n"}, init=False
+    )
+    _, data = status(runner, vault)
+    signals = by_name(data)
+    orphans = signals["orphans"]
+    assert (orphans["figure"], orphans["shown"]) == (None, "skipped: no _index.md")
+    assert orphans["verdict"] == "warn" and "vaultkeeper index" in orphans["detail"]
+    assert (signals["index_budget"]["shown"], signals["index_budget"]["verdict"]) == (
+        "missing",
+        "fail",
+    )
+    # a link to a note not written yet is a warning on a vault vaultkeeper did not create
+    assert (signals["broken_links"]["figure"], signals["broken_links"]["verdict"]) == (1, "warn")
+    text = runner.invoke(cli, ["--vault", str(vault), "status"]).stdout
+    assert re.search(r"orphans \(not reachable from _index\.md\).*skipped: no _index\.md", text)

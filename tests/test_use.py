@@ -150,6 +150,7 @@ def test_blocks_in_other_pattern_files_and_json(make_vault: MakeVault) -> None:
         "count_before": 0,
         "count_after": 1,
         "last_used": today_utc(),
+        "note": None,  # the saved report followed (or there is none to follow)
     }
 
 

@@ -43,7 +43,8 @@ def test_fresh_init_vault_passes_every_row_but_9_and_is_not_changed(
     vault = make_vault()
     before = snapshot(vault, skip_state=False)
     result = verify_vault(vault, now=NOW, env=env)
-    assert [c.number for c in result.checks] == list(range(1, 13))
+    assert [c.number for c in result.checks] == list(range(1, 14))
+    assert result.checks[12].name == "supersession"
     failed = {c.number: c.detail for c in result.checks if c.status != PASS}
     assert list(failed) == [9], failed
     assert "no session-end hook or cron line" in failed[9]
@@ -59,10 +60,11 @@ def test_cli_rows_and_exit_code(
     result = runner.invoke(cli, ["--vault", str(vault), "verify"], env=env)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert len(lines) == 12
+    assert len(lines) == 13
     assert lines[0].startswith(" 1  store present       PASS  _index.md, projects/")
     assert lines[8].startswith(" 9  trigger registered  FAIL  ")
     assert lines[11].startswith("12  format (SFS)        PASS  ")
+    assert lines[12].startswith("13  supersession        PASS  supersede links both sides")
     data = json.loads(
         runner.invoke(cli, ["--vault", str(vault), "verify", "--json"], env=env).stdout
     )
@@ -169,3 +171,18 @@ def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
     status, detail = scheduler_rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))
     assert status == PASS, detail
     assert detail.startswith("killed 3 times while rewriting state/")
+
+
+def test_supersession_row_fails_when_the_undo_is_not_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper.apply import supersede
+    from vaultkeeper.verify.truth_rows import supersession
+
+    ctx = Context(tmp_path, NOW, {}, tmp_path / "row")
+    ctx.tmp.mkdir()
+    assert supersession(ctx)[0] == PASS
+    monkeypatch.setattr(supersede, "_restored", lambda text, record, side: None)
+    again = Context(tmp_path, NOW, {}, tmp_path / "row2")
+    again.tmp.mkdir()
+    assert supersession(again) == (FAIL, "reactivate did not restore both files byte for byte")

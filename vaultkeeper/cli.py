@@ -18,7 +18,17 @@ from typing import Any, NoReturn
 import click
 
 from vaultkeeper import __version__, config
-from vaultkeeper.commands import apply, checks, entries, hooks, review, scan, status
+from vaultkeeper.commands import (
+    apply,
+    checks,
+    entries,
+    gitsync,
+    hooks,
+    ingest,
+    review,
+    scan,
+    status,
+)
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json
@@ -124,6 +134,7 @@ for _command in (
     entries.init,
     entries.new,
     entries.use,
+    ingest.ingest,
     scan.scan,
     scan.report,
     apply.apply_group,
@@ -134,6 +145,7 @@ for _command in (
     checks.index,
     checks.verify,
     hooks.hooks,
+    gitsync.merge_driver,
     status.status,
 ):
     cli.add_command(_command)

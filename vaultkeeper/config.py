@@ -49,6 +49,7 @@ QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE = "hook.log"
 CRON_LOG_FILE = "cron.log"
+USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/uses.py): one JSON line per use
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
@@ -91,7 +92,7 @@ COUNT_MAX_DIGITS = 18
 
 # -- hooks, cron and status (issue 6) --------------------------------------------------
 # hooks/*.sh are POSIX sh and cannot import this module: they repeat STATE_DIR,
-# HOOK_LOG_FILE, LAST_REPORT_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
+# HOOK_LOG_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
 # that the copies agree with the values here.
 HOOKS_DIR = "hooks"  # data_dir() name of the shipped hook scripts
 HOOK_SCRIPTS = {"SessionEnd": "session-end.sh", "SessionStart": "session-start.sh"}
@@ -104,6 +105,9 @@ CLAUDE_SESSION_END_TIMEOUT = 1
 CODEX_SESSION_END_TIMEOUT = 2
 SESSION_START_TIMEOUT = 10  # `report --brief` is one Python start and one small file
 HOOK_BACKUP_SUFFIX = ".vaultkeeper.bak"  # the settings file as it was before our last write
+# Beside a settings file install created (and the folders it made for it): uninstall
+# then removes the file, this record and our backup, and those folders once empty.
+HOOK_CREATED_SUFFIX = ".vaultkeeper.created"
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
@@ -126,6 +130,9 @@ ASCII_REPLACEMENTS = {
     "\u2264": "<=",  # less-than or equal to
     "\u2265": ">=",  # greater-than or equal to
 }
+# VK5xx reads a vault's other text files (.txt, .json ...) up to this size; larger
+# files are attachments nobody pastes a key into by hand.
+SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
@@ -133,10 +140,36 @@ MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
 
+# -- Obsidian vaults vaultkeeper did not create (issue 15) ---------------------------
+OBSIDIAN_DIR = ".obsidian"
+# Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
+OBSIDIAN_TEMPLATE_SETTINGS = (
+    ("templates.json", "folder"),
+    ("plugins/templater-obsidian/data.json", "templates_folder"),
+)
+# With neither set, a top-level folder of this name (any case) is the templates folder.
+OBSIDIAN_TEMPLATES_DIR = "Templates"
+
 # -- applier (vaultkeeper/apply/) --------------------------------------------------
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
 PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)
 
+# -- ingest: transcripts and the usage log (issue 10) ---------------------------------
+# A transcript line longer than this is skipped unread (an agent's own message is far
+# shorter; pasted images and huge tool results are not what ingest looks for).
+TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
+TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
+SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
+SUBAGENT_GLOB = "agent-*.jsonl"
+
 # -- names and windows checked by `new` (issue 2) -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
+
+# -- supersession (issue 13) ------------------------------------------------------------
+# An entry replaced by a newer one carries SUPERSEDED_BY: "[[path/of/newer]]"; the newer
+# one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
+SUPERSEDED_BY_KEY = "superseded_by"
+SUPERSEDES_KEY = "supersedes"
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import config, secrets
 from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
@@ -160,20 +160,39 @@ def clean_description(text: str) -> str:
     The spec's typographic glyphs (em dash, arrow, ...) become their ASCII spelling;
     anything else non-ASCII is refused rather than written into the vault.
     """
-    description = " ".join(text.split())
-    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
-        description = description.replace(glyph, ascii_text)
+    description = _ascii_line(text, "--description")
     if not description:
         raise UsageError("--description must not be empty: it is the entry's recall summary")
-    for column, char in enumerate(description, start=1):
-        if ord(char) > 127:
-            raise UsageError(
-                f"--description: non-ASCII character {char!r} (U+{ord(char):04X}) at column "
-                f"{column}; the vault is pure ASCII"
-            )
     if config.INDEX_START in description or config.INDEX_END in description:
         raise UsageError("--description must not contain the index markers")
+    found = secrets.find(description)
+    if found:
+        raise UsageError(
+            f"--description holds what looks like a {found[0].kind} at column {found[0].col}; "
+            "credentials stay out of the vault (the spec's content rules)"
+        )
     return description
+
+
+def clean_condition(text: str) -> str:
+    """``--falsify``: what would prove the lesson wrong, one ASCII line, as a description."""
+    condition = _ascii_line(text, "--falsify")
+    if not condition:
+        raise UsageError("--falsify must not be empty: say what would prove the lesson wrong")
+    return condition
+
+
+def _ascii_line(text: str, option: str) -> str:
+    line = " ".join(text.split())
+    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
+        line = line.replace(glyph, ascii_text)
+    for column, char in enumerate(line, start=1):
+        if ord(char) > 127:
+            raise UsageError(
+                f"{option}: non-ASCII character {char!r} (U+{ord(char):04X}) at column "
+                f"{column}; the vault is pure ASCII"
+            )
+    return line
 
 
 def holdout_days_from_env(env: Mapping[str, str]) -> int:
@@ -234,14 +253,21 @@ def new_entry(
     label: str | None = None,
     today: dt.date,
     holdout_days: int = config.HOLDOUT_DAYS,
+    falsify: str | None = None,
 ) -> NewResult:
     """Create one entry (or registry block), then regenerate the index to include it.
 
-    Every check (name, description, label, taken names, an index that can be
-    regenerated) runs before the first write.
+    ``falsify`` is the entry's falsification_condition, the re-check a held-out lesson
+    is re-validated against. Every check (name, description, label, condition, taken
+    names, an index that can be regenerated) runs before the first write.
     """
     check_name(name)
     description = clean_description(description)
+    condition = "" if falsify is None else clean_condition(falsify)
+    if falsify is not None and kind == "pattern":
+        raise UsageError(
+            "--falsify is for an entry with frontmatter; a pattern is a registry block"
+        )
     if label is not None and label not in config.LABELS:
         raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
     _check_holdout_days(holdout_days, "holdout_days")
@@ -251,7 +277,7 @@ def new_entry(
             link = f"{config.REGISTRY_FILE[: -len('.md')]}#{name}"
         else:
             target, content = _entry_file(
-                vault, kind, name, description, project, label, today, holdout_days
+                vault, kind, name, description, project, label, today, holdout_days, condition
             )
             line = 1
             link = rel(vault, target)[: -len(".md")]
@@ -280,6 +306,7 @@ def _entry_file(
     label: str | None,
     today: dt.date,
     holdout_days: int,
+    condition: str = "",
 ) -> tuple[Path, str]:
     target = _target(vault, kind, name, project)
     # Obsidian resolves [[name]] by file name, case-insensitively, anywhere in the vault.
@@ -294,7 +321,7 @@ def _entry_file(
         "type": kind,
         "status": "held_out" if held_out else "active",
         "label": label or ("inferred" if kind == "memory" else "fact"),
-        "falsification_condition": quoted(""),
+        "falsification_condition": quoted(condition),
         "holdout_until": quoted((today + dt.timedelta(days=holdout_days)).isoformat())
         if held_out
         else None,

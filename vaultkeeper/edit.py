@@ -204,6 +204,32 @@ def get_frontmatter_raw(text: str, key: str) -> str | None:
     return value.strip()
 
 
+def key_block(text: str, key: str) -> str | None:
+    """The exact lines (endings kept) of top-level ``key`` and its nested value, or None."""
+    lines, close = _frontmatter_span(text)
+    index = _key_index(lines, close, key)
+    if index is None:
+        return None
+    return "".join(lines[index : _value_extent(lines, close, index)])
+
+
+def put_key_block(text: str, key: str, block: str | None) -> str:
+    """Put back what ``key_block`` returned: replace the key's lines with ``block``, drop
+    them (None), or add ``block`` just before the closing ``---`` where the key is absent.
+
+    The inverse of ``set_frontmatter_value`` / ``append_to_list`` on the same key, so an
+    undo restores every byte.
+    """
+    lines, close = _frontmatter_span(text)
+    index = _key_index(lines, close, key)
+    new = split_lines(block) if block else []
+    if index is None:
+        lines[close:close] = new
+    else:
+        lines[index : _value_extent(lines, close, index)] = new
+    return "".join(lines)
+
+
 def append_to_list(text: str, key: str, item: str) -> str:
     """Append ``item`` (a string) to the top-level list ``key``; add the key if missing.
 

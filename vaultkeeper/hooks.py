@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import config
+from vaultkeeper import config, created
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write
 from vaultkeeper.templates import data_dir
@@ -235,11 +235,19 @@ def install(target: str, path: Path, vault: Path, program: str | None) -> Change
             groups = [*groups, {"hooks": [want.as_json()]}]
             actions.append(f"added   {want.event}: {want.command}")
         _set_groups(data, want.event, groups)
-    return _write(target, real, data, raw, actions)
+    made = created.missing_folders(real.parent) if raw is None else []
+    change = _write(target, real, data, raw, actions)
+    if raw is None and change.changed:  # we created it: uninstall may take it away again
+        created.remember(real, made)
+    return change
 
 
 def uninstall(target: str, path: Path) -> Change:
-    """Remove our handlers, and only ours, from the settings file at ``path``."""
+    """Remove our handlers, and only ours, from the settings file at ``path``.
+
+    A file install created is deleted (with our backup and the folders made for it) when
+    nothing but our handlers is left in it; otherwise it is written back without them.
+    """
     _check_target(target)
     real = Path(os.path.realpath(path))
     data, raw = read_settings(real)
@@ -253,7 +261,14 @@ def uninstall(target: str, path: Path) -> Change:
         for gi, hi in spots:
             actions.append(f"removed {event}: {groups[gi]['hooks'][hi].get('command')}")
         _set_groups(data, event, _remove(groups, spots))
-    return _write(target, real, data, raw, actions)
+    if not data:
+        undone = created.undo(real)
+        if undone is not None:
+            return Change(target, str(real), True, None, (*actions, *undone))
+    change = _write(target, real, data, raw, actions)
+    if change.changed:  # someone else's settings live in it now: the file is theirs
+        created.forget(real)
+    return change
 
 
 def installed(target: str, path: Path) -> Installed:

@@ -6,8 +6,10 @@ One line per entry, grouped by folder, sorted, deterministic::
     - [[projects/api/memory/flaky-ci-retries]] - Retry a flaky CI job once -- keywords: ci, retry
 
 The description comes from the entry's frontmatter (a registry block's first paragraph);
+a superseded entry's line starts ``(superseded by [[newer]])``.
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
-regeneration. Text outside the markers is kept byte for byte. When the root index would
+regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
+markers is kept byte for byte. When the root index would
 pass the load budget, it links one sub-index per top-level folder instead
 (``_index-<folder>.md`` at the vault root), each regenerated the same way.
 """
@@ -23,7 +25,9 @@ from vaultkeeper import config
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
 from vaultkeeper.model import ParseError, Problem, decode, load_notes, read_regular
+from vaultkeeper.obsidian import in_folder, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.supersession import superseded_by
 from vaultkeeper.templates import render
 from vaultkeeper.vault import iter_files, rel, resolve_inside
 
@@ -47,6 +51,7 @@ class IndexResult:
     split: bool  # the root index links sub-indexes instead of entries
     files: tuple[str, ...]  # every index file the vault should have
     changed: tuple[str, ...]  # files whose content is (or, with check, would be) different
+    missing: tuple[str, ...]  # of those, the files that did not exist (created, or to be)
     written: bool
     root_lines: int
     root_bytes: int
@@ -108,6 +113,9 @@ def collect_entries(vault: Path, md_files: Iterable[Path]) -> tuple[list[Entry],
             )
         else:
             desc = _one_line(note.meta.get("description"))
+            newer = superseded_by(note)
+            if newer is not None:  # kept in the index, marked: never read as current truth
+                desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
             entries.append(Entry(base, folder, desc, (note.rel, "")))
     for problem in problems:  # unreadable now, but still an entry of the vault
         if not is_index_file(problem.path):
@@ -272,7 +280,9 @@ def _plan(
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
-    entries, problems = collect_entries(vault, (p for p in files if p.suffix == ".md"))
+    templates = templates_folder(vault)  # Obsidian's templates are not entries
+    md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
+    entries, problems = collect_entries(vault, md)
     current: dict[str, str | None] = {r: _read(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     keywords = _keywords_of(current, resolver)
@@ -320,6 +330,7 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         split=split,
         files=tuple(sorted(wanted)),
         changed=changed,
+        missing=tuple(n for n in changed if current.get(n) is None),
         written=write and bool(changed),
         root_lines=root_lines,
         root_bytes=root_bytes,

@@ -365,10 +365,16 @@ def load_registry(
 
 def find_block(vault: Path, name: str) -> RegistryBlock:
     """The one block called ``name``; unknown or duplicated names are errors."""
+    blocks, problems = load_registry(vault)
+    return pick_block(name, [b for b in blocks if b.name == name], blocks, problems)
+
+
+def pick_block(
+    name: str, matches: list[RegistryBlock], blocks: list[RegistryBlock], problems: list[Problem]
+) -> RegistryBlock:
+    """find_block's verdict on the blocks called ``name``: the one, or why not."""
     from vaultkeeper.errors import NotFoundError, VaultkeeperError
 
-    blocks, problems = load_registry(vault)
-    matches = [b for b in blocks if b.name == name]
     if not matches:
         hint = ""
         similar = [b for b in blocks if b.name.lower() == name.lower()]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Candidate:
     label: str | None = None
     weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
     falsification_condition: str | None = None
+    handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
 
     def figures(self) -> str:
         if self.kind == HELD_OUT:
@@ -65,11 +67,20 @@ class Candidate:
         return f"success count {self.count}, last used {used}{idle}"
 
     def to_dict(self) -> dict[str, Any]:
-        # every field is a plain value: no need for asdict's deep copy (a big report)
-        return {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        # every field is a plain value: no need for asdict's deep copy (a big report);
+        # text read from the vault is served masked (credentials) and without controls
+        out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        texts = [out[name] for name in _TEXT_FIELDS if out[name] is not None]
+        if needs_serving(" ".join(texts)):
+            for name in _TEXT_FIELDS:
+                if out[name] is not None:
+                    out[name] = served(out[name])
+        return out
 
 
 _CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
+# the fields whose text comes from the vault's files (hash, dates and counts are ours)
+_TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,7 @@ class Report:
     held_out: tuple[Candidate, ...]
     problems: tuple[Problem, ...]
     duration_ms: int = 0
+    updated_at: dt.datetime | None = None  # the last apply that brought it up to date
 
     def lists(self) -> dict[str, tuple[Candidate, ...]]:
         return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
@@ -111,9 +123,16 @@ class Report:
             "promote": [c.to_dict() for c in self.promote],
             "prune": [c.to_dict() for c in self.prune],
             "held_out": [c.to_dict() for c in self.held_out],
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
+            "updated_at": None if self.updated_at is None else iso(self.updated_at),
         }
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    data = problem.to_dict()
+    data["path"], data["reason"] = served(problem.path), served(problem.reason)
+    return data
 
 
 def iso(moment: dt.datetime) -> str:
@@ -142,12 +161,18 @@ _LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
 
 
 def one_line(text: str) -> str:
-    """Line breaks -> one space: a value read from a file can't add lines to the output."""
-    return _LINE_BREAKS.sub(" ", text)
+    """Line breaks -> one space: a value read from a file can't add lines to the output.
+
+    Credentials are masked and terminal control characters stripped as well
+    (vaultkeeper.secrets.served): every line the report and the brief print goes
+    through here.
+    """
+    return served(_LINE_BREAKS.sub(" ", text))
 
 
 def candidate_line(c: Candidate) -> str:
-    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}")
+    handled = f" -- {c.handled}" if c.handled else ""
+    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}{handled}")
 
 
 def render_text(report: Report) -> list[str]:
@@ -160,7 +185,7 @@ def render_text(report: Report) -> list[str]:
 
 def render_problems(report: Report) -> list[str]:
     """stderr: one ``path[:line]: reason`` line per problem."""
-    return [str(p) for p in report.problems]
+    return [one_line(str(p)) for p in report.problems]
 
 
 # -- the saved last report ---------------------------------------------------------------
@@ -192,16 +217,21 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         )
 
     problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
-    made = dt.datetime.strptime(data["generated_at"], "%Y-%m-%dT%H:%M:%SZ")
+    updated = data.get("updated_at")
     return Report(
         vault=str(data["vault"]),
-        generated_at=made.replace(tzinfo=dt.timezone.utc),
+        generated_at=_utc(data["generated_at"]),
         promote=candidates(PROMOTE),
         prune=candidates(PRUNE),
         held_out=candidates(HELD_OUT),
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
+        updated_at=None if updated is None else _utc(updated),
     )
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -232,12 +262,15 @@ def load_report(vault: Path) -> Saved:
 _ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
 
 
-def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
+def _brief_sections(
+    report: Report, receipts: Mapping[str, str] | None = None
+) -> list[tuple[str, list[str]]]:
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     intros = {
         PROMOTE: (
             f"Promote eligible (success count >= {config.PROMOTE_MIN_COUNT}, not yet promoted). "
-            "Promotion needs an evidence receipt (a URL or path:line) and writes a skill:\n"
+            "Promotion needs an evidence receipt (a URL or path:line, or the latest receipt "
+            "shown, recorded from a session) and writes a skill:\n"
             f"  {vk} apply promote NAME --evidence RECEIPT"
         ),
         PRUNE: (
@@ -265,6 +298,8 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
                 line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
             if c.falsification_condition:
                 line += f"; falsification_condition: {c.falsification_condition}"
+            if kind == PROMOTE and receipts and c.name in receipts:
+                line += f"; latest receipt: {receipts[c.name]}"
             line = one_line(line)  # a multi-line YAML value must not forge brief lines
             if len(line) > _ITEM_MAX:
                 line = line[: _ITEM_MAX - 3] + "..."
@@ -273,7 +308,12 @@ def _brief_sections(report: Report) -> list[tuple[str, list[str]]]:
     return out
 
 
-def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX_CHARS) -> str:
+def render_brief(
+    report: Report,
+    now: dt.datetime,
+    limit: int = config.BRIEF_MAX_CHARS,
+    receipts: Mapping[str, str] | None = None,
+) -> str:
     """Plain text for a coding agent's next session: never more than ``limit`` characters.
 
     Every kind of candidate keeps its heading and command; when the lists are too long,
@@ -282,7 +322,8 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     head = [
         report.summary(),
-        f"Last scan of the memory vault {report.vault}: {iso(report.generated_at)} "
+        f"Last scan of the memory vault {strip_controls(report.vault)}: "
+        f"{iso(report.generated_at)} "
         f"({age_text(report.generated_at, now)}). "
         "The scanner lists candidates; it changes nothing.",
     ]
@@ -291,7 +332,7 @@ def render_brief(report: Report, now: dt.datetime, limit: int = config.BRIEF_MAX
             f"Problems (unreadable files, blocks or dates): {len(report.problems)}; "
             f"`{vk} report` lists them."
         )
-    sections = _brief_sections(report)
+    sections = _brief_sections(report, receipts)
     tail = (
         [
             f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT",

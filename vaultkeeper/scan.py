@@ -14,7 +14,7 @@ import gc
 import os
 import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any, NamedTuple
@@ -26,11 +26,12 @@ from vaultkeeper.vault import own_dir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.model import Problem
+    from vaultkeeper.registry import BlockHead
     from vaultkeeper.report import Candidate, Report
 
 # The memory-file keys a held-out decision reads, and those only a candidate's line
 # needs (everything else is never looked at).
-_DECIDE = ("status", "holdout_until")
+_DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 _DETAILS = ("name", "label", "falsification_condition")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
@@ -157,11 +158,31 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def _classify(vault: Path, now: dt.datetime) -> Report:
-    from vaultkeeper.registry import BlockHead, block_hash, load_heads
-    from vaultkeeper.report import PROMOTE, PRUNE, Candidate, Report
+    from vaultkeeper.registry import load_heads
+    from vaultkeeper.report import Report
 
     today = now.astimezone(dt.timezone.utc).date()
     heads, problems = load_heads(vault)
+    promote, prune = registry_candidates(heads, today, problems)
+    held_out = held_out_candidates(vault, today, problems)
+    return Report(
+        vault=str(vault),
+        generated_at=now.astimezone(dt.timezone.utc),
+        promote=tuple(promote),
+        prune=tuple(prune),
+        held_out=tuple(held_out),
+        problems=tuple(problems),
+    )
+
+
+def registry_candidates(
+    heads: Iterable[BlockHead], today: dt.date, problems: list[Problem]
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Promote and prune candidates among ``heads`` (the whole registry, or the one file
+    an apply changed); unreadable blocks go to ``problems``."""
+    from vaultkeeper.registry import block_hash
+    from vaultkeeper.report import PROMOTE, PRUNE, Candidate
+
     promote: list[Candidate] = []
     prune: list[Candidate] = []
     seen: dict[str, BlockHead] = {}
@@ -200,15 +221,7 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
             idle_days=idle,
         )
         (promote if kind == PROMOTE else prune).append(found)
-    held_out = _held_out(vault, today, problems)
-    return Report(
-        vault=str(vault),
-        generated_at=now.astimezone(dt.timezone.utc),
-        promote=tuple(promote),
-        prune=tuple(prune),
-        held_out=tuple(held_out),
-        problems=tuple(problems),
-    )
+    return promote, prune
 
 
 def _problem(path: str, line: int | None, reason: str) -> Problem:
@@ -217,8 +230,13 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     return Problem(path, line, reason)
 
 
-def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Candidate]:
+def held_out_candidates(
+    vault: Path, today: dt.date, problems: list[Problem], paths: Iterable[str] | None = None
+) -> list[Candidate]:
     """Memory files whose hold-out has passed; unreadable ones go to ``problems``.
+
+    ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
+    re-checks the one it changed.
 
     Most frontmatter is read without YAML (quickmeta), and only the keys a decision
     needs; the rest, and every file it is unsure of, goes through the model's YAML
@@ -247,7 +265,7 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
     out: list[Candidate] = []
     dates: dict[str, dt.date | None] = {}
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
-    for path in memory_files(vault):
+    for path in memory_files(vault) if paths is None else paths:
         where = path[cut:]
         try:
             text = decode(read_regular(path))
@@ -268,6 +286,8 @@ def _held_out(vault: Path, today: dt.date, problems: list[Problem]) -> list[Cand
             raw, status = meta.get("holdout_until"), meta.get("status")
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
+            if meta.get(config.SUPERSEDED_BY_KEY) not in (None, ""):
+                continue  # superseded: a newer entry is the one to re-check and serve
             line = lines.get("holdout_until", 1)
             if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
                 if raw not in dates:

@@ -113,11 +113,17 @@ def _candidates(report: Report | None, note: str | None, now: dt.datetime) -> li
             Signal(f"{k}_waiting", label, None, "-", bound, WARN, why) for k, label, _ in _KINDS
         ]
     age = f"report {age_text((now - report.generated_at).total_seconds())} old"
+    if report.updated_at is not None:
+        since = age_text((now - report.updated_at).total_seconds())
+        age += f", kept up to date by apply ({since} ago)"
     out: list[Signal] = []
     for key, label, act in _KINDS:
-        n = len(getattr(report, key))
+        items = getattr(report, key)
+        n = sum(1 for c in items if not c.handled)  # skipped or with a person: not waiting
         verdict = OK if n < config.STATUS_MAX_WAITING else WARN
         detail = age if n == 0 else f"{age}; act with: {act}"
+        if len(items) > n:
+            detail += f"; {len(items) - n} more decided since the scan (`vaultkeeper report`)"
         out.append(Signal(f"{key}_waiting", label, n, str(n), bound, verdict, detail))
     return out
 
@@ -161,26 +167,32 @@ def _lint(vault: Path) -> list[Signal]:
         findings = lint_vault(vault).findings
     except VaultkeeperError as exc:
         return [Signal("lint_errors", "lint errors", None, "-", "0", FAIL, str(exc))]
-    link_codes = ("VK301", "VK302")
-    links = sum(1 for f in findings if f.code in link_codes)
+    link_codes = ("VK301", "VK302", "VK305")
+    links = [f for f in findings if f.code in link_codes]
     orphans = sum(1 for f in findings if f.code == "VK303")
     errors = sum(1 for f in findings if f.severity == ERROR and f.code not in link_codes)
+    # on a vault vaultkeeper did not create, a link to a note not written yet is a warning
+    links_bad = FAIL if any(f.severity == ERROR for f in links) else WARN
+    orphan_label = f"orphans (not reachable from {config.INDEX_FILE})"
+    if (vault / config.INDEX_FILE).is_file():
+        orphan = _count(
+            "orphans", orphan_label, orphans, WARN, "see: vaultkeeper lint --select VK303"
+        )
+    else:  # nothing to be reachable from: not measured, not zero
+        shown = f"skipped: no {config.INDEX_FILE}"
+        orphan = Signal(
+            "orphans", orphan_label, None, shown, "0", WARN, "create it: vaultkeeper index"
+        )
     return [
         _count("lint_errors", "lint errors", errors, FAIL, "see: vaultkeeper lint"),
         _count(
             "broken_links",
             "broken or ambiguous links",
-            links,
-            FAIL,
+            len(links),
+            links_bad,
             "see: vaultkeeper lint --select VK3",
         ),
-        _count(
-            "orphans",
-            "orphans (not reachable from _index.md)",
-            orphans,
-            WARN,
-            "see: vaultkeeper lint --select VK303",
-        ),
+        orphan,
     ]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, prune, trash
+from vaultkeeper.apply import journal, lifecycle, prune, supersede, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -22,16 +22,17 @@ from vaultkeeper.apply.decision import (
     outcome_for,
     worst_exit,
 )
-from vaultkeeper.apply.gate import entry_path, looks_like_path
+from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
-from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.apply.resync import resync
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.fsio import changes
 from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]
-BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip")
-_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir"}
+BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip")
+_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "by"}
 
 
 def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outcome:
@@ -42,7 +43,12 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     if looks_like_path(decision.target):
         target = rel(vault, entry_path(vault, decision.target))
     else:
-        target = find_block(vault, decision.target).name
+        try:
+            target = find_block(vault, decision.target).name
+        except NotFoundError:  # not a pattern: a held-out entry, by the name the scan lists
+            if not entries_named(vault, decision.target):
+                raise
+            target = rel(vault, find_entry(vault, decision.target))
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
@@ -50,7 +56,8 @@ HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
     "revalidate": lifecycle.revalidate,
-    "reactivate": lifecycle.reactivate,
+    "reactivate": supersede.reactivate,  # undoes a supersession, else lifecycle's
+    "supersede": supersede.supersede,
     "skip": skip,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
@@ -65,8 +72,13 @@ def apply_decision(
     *,
     dry_run: bool = False,
     confirm: prune.Confirm | None = None,
+    keep_report: bool = True,
 ) -> Outcome:
-    """Gate and carry out one decision; journal what came of it (not on a dry run)."""
+    """Gate and carry out one decision; journal what came of it (not on a dry run).
+
+    Then the saved report is brought up to date (``keep_report=False``: the caller does
+    it once for many decisions).
+    """
     written = changes()
     try:
         handler = HANDLERS.get(decision.action)
@@ -87,7 +99,8 @@ def apply_decision(
         journal.append(vault, outcome, now)
     except OSError as exc:  # what happened is still reported, with why it is not journaled
         outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {_os_error(exc)}")
-    return outcome
+    note = resync(vault, [outcome], now) if keep_report else None
+    return outcome if note is None else outcome.with_reason(f"{outcome.reason}; {note}")
 
 
 def _os_error(exc: OSError) -> str:
@@ -151,6 +164,7 @@ def _decision(vault: Path, item: Any) -> Decision:
         reason=item.get("reason"),
         # A relative skills_dir in a batch file is relative to the vault, not to the cwd.
         skills_dir=None if skills is None else vault / Path(skills).expanduser(),
+        by=item.get("by"),
     )
 
 
@@ -170,5 +184,13 @@ def run_batch(
                 journal.append(vault, item, now)
             outcomes.append(item)
         else:
-            outcomes.append(apply_decision(vault, item, now, dry_run=dry_run, confirm=confirm))
+            outcome = apply_decision(
+                vault, item, now, dry_run=dry_run, confirm=confirm, keep_report=False
+            )
+            outcomes.append(outcome)
+    note = resync(vault, outcomes, now)
+    if note is not None:  # said on each decision that changed something
+        outcomes = [
+            o if o.outcome == DEFER else o.with_reason(f"{o.reason}; {note}") for o in outcomes
+        ]
     return BatchResult(tuple(outcomes))

@@ -9,7 +9,7 @@ from typing import Any
 
 from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
-ACTIONS = ("promote", "prune", "revalidate", "reactivate", "skip", "restore")
+ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore")
 
 # The four gate outcomes, as the KIP policies name them.
 ACT = "act"  # applied
@@ -30,6 +30,7 @@ class Decision:
     expect_hash: str | None = None
     reason: str | None = None
     skills_dir: Path | None = None
+    by: str | None = None  # supersede: the newer entry that replaces the target
 
 
 @dataclass(frozen=True)

@@ -34,17 +34,24 @@ _WHY_NOT = {
 }
 
 
-def check_receipt(vault: Path, evidence: str | None) -> str:
-    """A URL, or ``path:line`` naming an existing file (vault-relative or absolute) and line."""
+def check_receipt(vault: Path, evidence: str | None, target: str | None = None) -> str:
+    """A URL, ``path:line`` naming an existing file (vault-relative or absolute) and line,
+    or a receipt the usage log recorded (for ``target``, when given): a transcript may be
+    gone since, and an MCP receipt names no file."""
     receipt = (evidence or "").strip()
     if not receipt:
         raise GateRefused("no evidence: give --evidence RECEIPT (a URL or path:line)")
     if _URL.match(receipt):
         return receipt
+    from vaultkeeper.uses import is_recorded  # only on this path
+
+    if is_recorded(vault, receipt, target):
+        return receipt
     m = _PATH_LINE.match(receipt)
     if not m:
         raise GateRefused(
-            f"evidence {receipt!r} is not a receipt: give a URL (https://...) or path:line"
+            f"evidence {receipt!r} is not a receipt: give a URL (https://...), path:line, "
+            "or a receipt recorded by ingest (see report --brief)"
         )
     raw_path, digits = m.group("path"), m.group("line")
     line = int(digits) if len(digits) <= 18 else 0  # int() refuses 4300+ digits
@@ -78,12 +85,12 @@ class Receipt:
         return self.value
 
 
-def receipt_first(vault: Path, evidence: str | None) -> Receipt:
+def receipt_first(vault: Path, evidence: str | None, target: str | None = None) -> Receipt:
     """check_receipt now, so the evidence file is read before the writer lock is taken:
     a slow file must never hold up every writer. Its refusal is raised by ``get()``,
     where the gate checks the receipt, so the other gates keep their order."""
     try:
-        return Receipt(check_receipt(vault, evidence), None)
+        return Receipt(check_receipt(vault, evidence, target), None)
     except GateRefused as exc:
         return Receipt("", exc)
 
@@ -184,6 +191,52 @@ def entry_path(vault: Path, target: str) -> Path:
     if path.suffix != ".md":
         raise GateRefused(f"{relative}: not a markdown entry")
     return path
+
+
+def find_entry(vault: Path, target: str) -> Path:
+    """An entry file by its path, or by the name the scan lists it under.
+
+    A name is the entry's frontmatter ``name``, or its file name when it has none. Two
+    entries with one name are refused, naming both paths, so a path must choose.
+    """
+    if looks_like_path(target) or not target.strip():
+        return entry_path(vault, target)
+    matches = entries_named(vault, target)
+    if len(matches) > 1:
+        where = ", ".join(rel(vault, p) for p in matches)
+        raise GateRefused(f"{target}: {len(matches)} entries have this name ({where}); give a path")
+    if matches:
+        return matches[0]
+    try:
+        return entry_path(vault, target)  # a file of that name at the vault's top
+    except NotFoundError:
+        raise NotFoundError(f"{target}: no entry has this name, and no such file") from None
+
+
+def entries_named(vault: Path, name: str) -> list[Path]:
+    """Entry files (not the registry, the index, or our own folders) called ``name``."""
+    from vaultkeeper.model import ParseError, decode, parse_note, read_regular
+    from vaultkeeper.vault import iter_markdown
+
+    found: list[Path] = []
+    for path in iter_markdown(vault):
+        relative = rel(vault, path)
+        top = relative.split("/", 1)[0]
+        if top in (config.PATTERNS_DIR, *config.EXCLUDED_DIRS) or relative == config.INDEX_FILE:
+            continue
+        try:
+            text = decode(read_regular(path))
+            if name not in text and path.stem != name:
+                continue  # cheap: most files cannot be it
+            note = parse_note(path, relative, text)
+        except ParseError:
+            continue  # unreadable: not an entry anyone can change
+        if note.frontmatter is None:
+            continue  # no frontmatter: a plain note, not an entry
+        own = note.meta.get("name")
+        if (str(own) if own not in (None, "") else path.stem) == name:
+            found.append(path)
+    return found
 
 
 def slug(name: str) -> str:

@@ -2,7 +2,7 @@
 
     held_out -> active    re-check passed (the receipt joins provenance)
     held_out -> archived  re-check failed (a validated-override entry: ask a person)
-    archived -> active    new evidence (not for an inferred lesson: it needs a hold-out)
+    archived -> active    new evidence, whatever the label (the receipt joins provenance)
 
 Every other move is refused. A status change edits the status line only (and the
 provenance line it must); the result is re-parsed and compared before anything is written.
@@ -21,7 +21,7 @@ from vaultkeeper.apply.gate import (
     check_hash,
     check_holdout_passed,
     check_move,
-    entry_path,
+    find_entry,
     receipt_first,
 )
 from vaultkeeper.edit import append_to_list, get_frontmatter_raw, quoted, set_frontmatter_value
@@ -56,7 +56,8 @@ class Entry:
 
 
 def load_entry(vault: Path, target: str) -> Entry:
-    path = entry_path(vault, target)
+    """The entry at a path, or with the name the scan lists it under."""
+    path = find_entry(vault, target)
     relative = rel(vault, path)
     source = read_source(path, relative)
     try:
@@ -204,11 +205,6 @@ def reactivate(
         if receipt and entry.status == "active" and receipt in entry.provenance:
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
-        check_move("reactivate", entry.status)
-        if entry.note.get_str("label") == "inferred":
-            raise GateRefused(
-                "label inferred: an inferred lesson becomes active only through a passed "
-                "hold-out; a person may relabel it, or record a new held-out lesson"
-            )
+        check_move("reactivate", entry.status)  # archived -> active, whatever the label
         receipt = checked.get()
         return _apply(vault, decision, entry, "active", receipt, dry_run)

@@ -145,7 +145,8 @@ def promote(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
     today = now.date()
-    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
+    # read before the writer lock
+    checked = receipt_first(vault, decision.evidence, decision.target)
     with locked(vault, dry_run):
         block = find_block(vault, decision.target)  # counts are read now, never from a report
         skill = skill_target(vault, block, decision.skills_dir)
@@ -240,7 +241,7 @@ def _write(
         f"{did}; marked {block.rel}:{anchor + 1} promoted",
         hash_before=block.hash,
         hash_after=after.hash,
-        extra={"skill": skill.label, "count": block.count},
+        extra={"skill": skill.label, "count": block.count, "path": block.rel},
         diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
         dry_run=dry_run,
     )

@@ -25,6 +25,7 @@ from vaultkeeper.apply.edits import (
     unified_diff,
 )
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
+from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.model import file_hash
@@ -115,7 +116,7 @@ def prune(
     if not confirm(found):
         return Outcome(
             "prune", target, SILENCE, "kept: the person did not answer yes",
-            evidence=decision.evidence, hash_before=found.hash,
+            evidence=decision.evidence, hash_before=found.hash, extra={KEPT: True},
         )  # fmt: skip
     return carry_out(vault, decision, now, found.hash, "a person answered yes")
 

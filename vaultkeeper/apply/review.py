@@ -16,6 +16,7 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal, lifecycle, prune, queue
 from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
+from vaultkeeper.apply.resync import KEPT, resync
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.model import file_hash
 
@@ -129,7 +130,10 @@ def review(
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
         elif answer == NO:
-            outcome = Outcome(ask.action, ask.target, SILENCE, "a person answered no at review")
+            outcome = Outcome(
+                ask.action, ask.target, SILENCE, "a person answered no at review",
+                extra={KEPT: True},
+            )  # fmt: skip
             queue.close(vault, ask.id, NO, now)
         else:
             outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
@@ -141,4 +145,5 @@ def _log(vault: Path, outcome: Outcome, ask: queue.Ask, now: dt.datetime) -> Out
     extra = {**outcome.extra, "ask": ask.id, "result": ask.result}
     done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
     journal.append(vault, done, now)
-    return done
+    note = resync(vault, [done], now)
+    return done if note is None else done.with_reason(f"{done.reason}; {note}")

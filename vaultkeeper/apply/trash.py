@@ -298,14 +298,23 @@ def _fits(lines: list[str], i: int, before: str | None, after: str | None) -> bo
     return above and below
 
 
+def _heading_line(head: str, chunk: str) -> int:
+    """The line of the ### heading in ``chunk`` put after ``head``: prune's ``path:N``."""
+    blanks = next((i for i, line in enumerate(split_lines(chunk)) if line.strip()), 0)
+    return head.count("\n") + blanks + 1
+
+
 def _place(text: str, span: str, meta: dict[str, Any]) -> tuple[str, str]:
     """Where the block goes back: exactly, beside the same neighbours, or at the end."""
     lines = split_lines(text)
     start = int(meta.get("start", 0))
     source = meta["source"]
     if file_hash(text) == meta.get("hash_after") and start <= len(lines):
-        new = "".join(lines[:start]) + span + "".join(lines[start:])
-        return new, f"back in {source} at line {start + 1}; the file is as before the prune"
+        head = "".join(lines[:start])
+        at = _heading_line(head, span)
+        return head + span + "".join(lines[start:]), (
+            f"back in {source} at line {at}; the file is as before the prune"
+        )
     before, after = meta.get("before_line"), meta.get("after_line")
     spots = [i for i in range(len(lines) + 1) if _fits(lines, i, before, after)]
     if spots:
@@ -315,12 +324,13 @@ def _place(text: str, span: str, meta: dict[str, Any]) -> tuple[str, str]:
             head += "\r\n" if "\r\n" in text else "\n"
         new = head + span + "".join(lines[pos:])
         return new, (
-            f"back in {source} at line {pos + 1}, its original place (the lines around it "
-            "match; the file changed elsewhere meanwhile)"
+            f"back in {source} at line {_heading_line(head, span)}, its original place (the "
+            "lines around it match; the file changed elsewhere meanwhile)"
         )
     nl = "\r\n" if "\r\n" in text else "\n"
     body = _trimmed(span, nl)
     sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
     return text + sep + body, (
-        f"appended at the end of {source}: the text around its old place had changed"
+        f"appended at the end of {source}, line {_heading_line(text + sep, body)}: "
+        "the text around its old place had changed"
     )

@@ -130,7 +130,7 @@ def apply_prune(
 
 
 @apply_group.command("revalidate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
 @_EVIDENCE
@@ -147,17 +147,21 @@ def apply_revalidate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Record the re-check of held-out entry PATH against its falsification_condition.
+    """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
-    Pass: status active and the receipt joins provenance. Fail: status archived;
-    for a validated-override entry a fail becomes an ask for a person (exit 3).
-    A re-check before holdout_until is deferred (exit 1); only held_out entries
+    NAME is the name the scan lists (the frontmatter name, else the file name);
+    a name two entries share is refused, naming both paths. Pass: status active
+    and the receipt joins provenance. Fail: status archived; for a
+    validated-override entry a fail becomes an ask for a person (exit 3). A
+    re-check before holdout_until is deferred (exit 1); only held_out entries
     are re-validated.
 
     \b
     Example:
-      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --pass \\
+      vaultkeeper apply revalidate flaky-ci-retries --pass \\
           --evidence projects/api/research/ci-failure-survey.md:9
+      vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --fail \\
+          --evidence https://ci.example/run/77
     """
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.errors import UsageError
@@ -169,7 +173,7 @@ def apply_revalidate(
 
 
 @apply_group.command("reactivate")
-@click.argument("path")
+@click.argument("path", metavar="NAME|PATH")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -183,18 +187,59 @@ def apply_reactivate(
     dry_run: bool,
     as_json: bool,
 ) -> NoReturn:
-    """Bring archived entry PATH back to active on new evidence (receipt joins provenance).
+    """Bring archived entry NAME (or PATH) back to active on new evidence.
 
-    An inferred lesson is refused: it becomes active only through a passed hold-out.
+    Whatever its label (the spec: archived -> active on new evidence); the
+    receipt joins provenance as that evidence. NAME is resolved as for
+    revalidate. A superseded entry is brought back by undoing its supersession:
+    superseded_by and the newer entry's supersedes item go, and both files
+    return byte for byte.
 
     \b
     Example:
-      vaultkeeper apply reactivate projects/web/memory/old-webpack-config.md \\
+      vaultkeeper apply reactivate old-webpack-config \\
           --evidence https://github.com/acme/web/pull/812
     """
     from vaultkeeper.apply.decision import Decision
 
     decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
+    decide(ctx, decision, dry_run, as_json)
+
+
+@apply_group.command("supersede")
+@click.argument("old", metavar="OLD")
+@click.option(
+    "--by", "new", required=True, metavar="NEW", help="The newer entry that replaces OLD."
+)
+@_EVIDENCE
+@_EXPECT
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_supersede(
+    ctx: click.Context,
+    old: str,
+    new: str,
+    evidence: str,
+    expect_hash: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> NoReturn:
+    """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
+
+    OLD gets superseded_by: "[[NEW]]" and status archived; NEW lists OLD under
+    supersedes. Gate: a receipt; NEW exists, is live and is not OLD; OLD is not
+    superseded yet. `apply reactivate OLD` undoes it byte for byte.
+
+    \b
+    Example:
+      vaultkeeper apply supersede projects/web/memory/old-webpack-config.md \\
+          --by projects/web/memory/vite-build.md \\
+          --evidence https://github.com/acme/web/pull/812
+    """
+    from vaultkeeper.apply.decision import Decision
+
+    decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
     decide(ctx, decision, dry_run, as_json)
 
 
@@ -222,11 +267,11 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
 def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
-    Each decision: action (promote | prune | revalidate | reactivate | skip),
-    target, and as needed evidence, result (pass | fail), expect_hash, reason,
-    skills_dir (relative to the vault). Re-applying a batch changes nothing and
-    says so (silence: already applied). Exit 3 if any decision waits for a
-    person, else 1 if any was refused, else 0.
+    Each decision: action (promote | prune | revalidate | reactivate | supersede |
+    skip), target, and as needed evidence, result (pass | fail), expect_hash,
+    reason, skills_dir (relative to the vault), by (supersede's NEW).
+    Re-applying a batch changes nothing and says so (silence: already applied).
+    Exit 3 if any decision waits for a person, else 1 if refused, else 0.
 
     \b
     Example:

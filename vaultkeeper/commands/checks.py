@@ -33,7 +33,9 @@ def lint(
     while an error remains (warnings alone exit 0). PATHS limit which files
     are reported; links are always resolved against the whole vault. Works
     on any Obsidian vault: where there is no patterns/ registry and no spec
-    under references/, VK101, VK2xx and VK4xx run only when selected.
+    under references/, VK101, VK102, VK104, VK2xx and VK4xx run only when
+    selected, unresolved links (VK301, VK305) are warnings, and Obsidian's
+    templates folder is not checked for links.
 
     \b
     Example:
@@ -68,7 +70,9 @@ def lint(
 
 
 @click.command()
-@click.option("--check", is_flag=True, help="Change nothing; exit 1 when the index is stale.")
+@click.option(
+    "--check", is_flag=True, help="Change nothing; exit 1 when the index is stale or missing."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def index(ctx: click.Context, check: bool, as_json: bool) -> None:
@@ -90,21 +94,28 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     if as_json:
         print_json(result.__dict__)
     else:
-        verb = "stale" if check else "wrote"
         for name in result.changed:
-            click.echo(f"{verb} {name}")
+            click.echo(f"{_what(name, result.missing, check)} {name}")
         for problem in result.problems:  # listed without a description until fixed
             click.echo(f"warning: {problem}", err=True)
         for name in result.over_budget:
             click.echo(f"warning: {name} is still over the load budget", err=True)
         for name in result.unused:
             click.echo(f"note: {name} is not linked from {config.INDEX_FILE}; delete it by hand")
-        state = "up to date" if not result.changed else ("stale" if check else "regenerated")
+        state = _what(config.INDEX_FILE, result.missing, check) if result.changed else "up to date"
+        state = "regenerated" if state == "wrote" else state
         click.echo(
             f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
             f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
         )
     sys.exit(1 if check and result.changed else 0)
+
+
+def _what(name: str, missing: tuple[str, ...], check: bool) -> str:
+    """What happened to a changed index file, or (``check``) what is wrong with it."""
+    if not check:
+        return "wrote"
+    return "missing" if name in missing else "stale"
 
 
 @click.command()

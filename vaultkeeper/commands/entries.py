@@ -43,6 +43,11 @@ def init(ctx: click.Context, path: Path | None) -> None:
 @click.option("--description", "-d", required=True, help="One-line recall summary (indexed).")
 @click.option("--project", "-p", help="Project folder for memory, decision and research.")
 @click.option("--label", type=click.Choice(config.LABELS), help="Promotion weight label.")
+@click.option(
+    "--falsify",
+    metavar="TEXT",
+    help="falsification_condition: what would prove the lesson wrong (its re-check).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def new(
@@ -52,17 +57,20 @@ def new(
     description: str,
     project: str | None,
     label: str | None,
+    falsify: str | None,
     as_json: bool,
 ) -> None:
     """Create an entry from its template and add it to _index.md.
 
     A memory (a new lesson) starts held_out with a quoted holdout_until a
-    hold-out window ahead and label inferred; a pattern is a new ### block in
-    the registry with success count 0.
+    hold-out window ahead and label inferred; --falsify says what would prove
+    it wrong, the condition it is re-validated against (without it, lint warns:
+    VK205). A pattern is a new ### block in the registry with success count 0.
 
     \b
     Example:
-      vaultkeeper new memory retry-flaky-tests -p api -d "Retry flaky tests once, not forever"
+      vaultkeeper new memory retry-flaky-tests -p api -d "Retry flaky tests once, not forever" \\
+          --falsify "a retried job hides a real failure"
       vaultkeeper new pattern bisect-first -d "Bisect before reading diffs"
     """
     from vaultkeeper.create import holdout_days_from_env, new_entry
@@ -77,6 +85,7 @@ def new(
         label=label,
         today=now_utc().date(),
         holdout_days=days,
+        falsify=falsify,
     )
     if as_json:
         print_json(result.__dict__)
@@ -103,7 +112,8 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
     """
     from vaultkeeper.use import record_use
 
-    result = record_use(vault_path(ctx), name, now_utc().date())
+    now = now_utc()
+    result = record_use(vault_path(ctx), name, now.date(), now)
     if as_json:
         print_json(result.__dict__)
         return
@@ -111,3 +121,5 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
         f"{result.name}: success count {result.count_before} -> {result.count_after}, "
         f"last used {result.last_used} ({result.path})"
     )
+    if result.note:
+        click.echo(f"vaultkeeper: note: {result.note}", err=True)

@@ -11,7 +11,17 @@ import click
 from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
 
-_TARGETS = ("claude-code", "codex", "cron")
+# After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
+# user must know. Hooks are on by default; `[features] hooks = false` turns them off and
+# `codex_hooks` is the deprecated alias of that key; a new command hook runs only once
+# it has been reviewed and trusted.
+CODEX_NOTE = (
+    "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
+    "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
+    "only once you have reviewed and trusted it: open /hooks in Codex"
+)
+
+_TARGETS = ("claude-code", "codex", "cron", "git")
 _settings_option = click.option(
     "--settings",
     "settings_file",
@@ -56,13 +66,17 @@ def hooks() -> None:
     `install claude-code|codex` merges two hooks into the host's settings: at
     session end the throttled scan (started in the background, so it never
     holds the host), at session start the last report as a short brief for the
-    next session. `install cron` adds one crontab line. `uninstall` removes
-    exactly what install added; `status` says what is installed where.
+    next session. `install cron` adds one crontab line. `install git` (in a
+    vault that is a git work tree) makes pulls merge the registry's counters
+    exactly: .gitattributes and .gitignore lines plus `merge-driver` in the
+    repository's config. `uninstall` removes exactly what install added;
+    `status` says what is installed where.
 
     \b
     Example:
       vaultkeeper --vault ~/memory hooks install claude-code
       vaultkeeper --vault ~/memory hooks install cron --schedule "17 8 * * *"
+      vaultkeeper --vault ~/memory hooks install git
       vaultkeeper hooks status
     """
 
@@ -91,14 +105,17 @@ def hooks_install(
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
+    For git, run it once in every clone: the driver lives in the clone's own
+    git config; commit the .gitattributes and .gitignore it writes once.
 
     \b
     Example:
       vaultkeeper --vault ~/memory hooks install claude-code
       vaultkeeper --vault ~/memory hooks install codex
       vaultkeeper --vault ~/memory hooks install cron --print
+      vaultkeeper --vault ~/memory hooks install git
     """
-    from vaultkeeper import cron
+    from vaultkeeper import cron, git_install
     from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import NoVaultError, UsageError
 
@@ -114,12 +131,12 @@ def hooks_install(
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
         path = _host_file(target, settings_file, hooks_file)
+        if target == "git":
+            _echo_change(git_install.install(vault, program), as_json)
+            return
         _echo_change(hostfiles.install(target, path, vault, program), as_json)
         if target == "codex" and not as_json:
-            click.echo(
-                "  note: Codex runs hooks only with `codex_hooks = true` under [features] in "
-                "~/.codex/config.toml, and asks you to trust new hooks (/hooks)"
-            )
+            click.echo(f"  {CODEX_NOTE}")
         return
     _host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:
@@ -148,12 +165,15 @@ def hooks_uninstall(
     Example:
       vaultkeeper hooks uninstall claude-code
       vaultkeeper --vault ~/memory hooks uninstall cron
+      vaultkeeper --vault ~/memory hooks uninstall git
     """
-    from vaultkeeper import cron
+    from vaultkeeper import cron, git_install
     from vaultkeeper import hooks as hostfiles
 
     path = _host_file(target, settings_file, hooks_file)
-    if target == "cron":
+    if target == "git":
+        _echo_change(git_install.uninstall(vault_path(ctx)), as_json)
+    elif target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
     else:
         _echo_change(hostfiles.uninstall(target, path), as_json)
@@ -174,12 +194,13 @@ def hooks_status(
 ) -> None:
     """Say what is installed where, and when each vault's last scan completed.
 
-    Every target, or only TARGET; no vault is needed.
+    Every target, or only TARGET; no vault is needed (git needs one).
 
     \b
     Example:
       vaultkeeper hooks status
       vaultkeeper hooks status claude-code --settings .claude/settings.json
+      vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
     from vaultkeeper.status import age_text, where_installed
@@ -190,12 +211,15 @@ def hooks_status(
             t, settings_file if t == "claude-code" else None, hooks_file if t == "codex" else None
         )
         for t in targets
-        if t != "cron"
+        if t not in ("cron", "git")
     }
     try:
         vault: Path | None = vault_path(ctx)
     except NoVaultError:
+        if target == "git":
+            raise
         vault = None
+    git = _git_status(vault, strict=target == "git") if "git" in targets and vault else None
     where = where_installed(files, "cron" in targets, os.environ, vault)
     now = now_utc()
     if as_json:
@@ -212,9 +236,11 @@ def hooks_status(
                     for v, w in where.last_scans
                 ],
                 "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
+                "git": git if git is None or isinstance(git, str) else git.__dict__,
             }
         )
         return
+    _echo_git(git)
     for host in where.hosts:
         if host.note:
             click.echo(f"{host.target:<12} {host.note}")
@@ -240,3 +266,26 @@ def hooks_status(
         click.echo(f"{'last scan':<12} {v}: {done}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
+
+
+def _git_status(vault: Path, strict: bool) -> Any:
+    """git_install.status; for a vault outside git, a short line (``strict``: the refusal)."""
+    from vaultkeeper import git_install
+
+    if not strict and not git_install.is_work_tree(vault):
+        return f"{vault}: not a git work tree"
+    return git_install.status(vault)
+
+
+def _echo_git(found: Any) -> None:
+    if found is None:
+        return
+    if isinstance(found, str):
+        click.echo(f"{'git':<12} {found}")
+        return
+    for name, state in found.files:
+        click.echo(f"{'git':<12} {Path(found.vault) / name}: {state}")
+    driver = found.driver or "not set in this clone (run `hooks install git` here)"
+    click.echo(f"{'git':<12} merge.vaultkeeper.driver: {driver}")
+    for path in found.tracked:
+        click.echo(f"{'git':<12} {path}: per machine but tracked; `git rm --cached {path}`")

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+from pathlib import Path
 
 import click
 
 from vaultkeeper import config
 from vaultkeeper.commands.base import note, now_utc, print_json, vault_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.report import Report
 
 
 @click.command()
@@ -18,8 +24,14 @@ from vaultkeeper.commands.base import note, now_utc, print_json, vault_path
 )
 @click.option("--strict", is_flag=True, help="Exit 1 when problems were found.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="DATE",
+    help="Show what would be due on DATE (YYYY-MM-DD); unthrottled, writes nothing.",
+)
 @click.pass_context
-def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool) -> None:
+def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool, as_of: str | None) -> None:
     """Classify the vault into prune / promote / held-out candidates; change nothing.
 
     Prints `SELF-MAINTAIN: prune candidates N | promote eligible N | held-out
@@ -28,41 +40,64 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool) -> None:
     for `vaultkeeper report`. Throttled: inside the cooldown (1 hour since the
     last completed scan, or $SELF_MAINTAIN_COOLDOWN_MS), or while another scan
     runs, it prints nothing and exits 0. Only state/ is ever written.
+    --as-of DATE is a preview: the report as it would be on DATE, neither
+    throttled nor saved (nothing at all is written).
 
     \b
     Example:
       vaultkeeper scan
       vaultkeeper scan --force --json
+      vaultkeeper scan --as-of 2027-03-01
       SELF_MAINTAIN_FORCE=1 vaultkeeper --vault ~/memory scan --strict
     """
     # One implementation for both paths: entry.py runs this same function without click
     # for the hook's no-op, and test_entry.py proves the two give the same bytes.
     from vaultkeeper.scanrun import ScanArgs, run
 
-    ctx.exit(run(vault_path(ctx), ScanArgs(None, force, strict, as_json)))
+    vault = vault_path(ctx)
+    if as_of is not None:
+        from vaultkeeper.clock import parse_day
+        from vaultkeeper.output import print_report
+        from vaultkeeper.scan import classify
+
+        day = parse_day(as_of, "--as-of")
+        now = now_utc()
+        report = classify(vault, now.replace(year=day.year, month=day.month, day=day.day))
+        print_report(report, as_json)
+        ctx.exit(1 if strict and report.problems else 0)
+    ctx.exit(run(vault, ScanArgs(None, force, strict, as_json)))
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option("--brief", is_flag=True, help="Short plain text for an agent's next session.")
+@click.option(
+    "--cwd",
+    type=click.Path(path_type=Path),
+    help="With --brief: the session's folder, naming its project (default: here).",
+)
 @click.pass_context
-def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
+def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> None:
     """Print the last completed scan's report, with when it was made.
 
     A session-end hook's output is lost; the next session reads the report
     here. --brief is what a session-start hook prints into the agent's
-    context: the summary, the candidates, the report's age and the command
-    for each kind, under 10,000 characters; nothing at all when no scan has
-    completed yet.
+    context, under 10,000 characters: how to use the vault and cite a
+    pattern; the lessons of the session's project (the folder under
+    projects/ named as the git repository or folder of --cwd), active
+    first; the registry's patterns, most used first; then the candidates
+    (each promote candidate with its latest recorded receipt) and the
+    requests waiting in the review queue. Archived and superseded entries
+    are never served.
 
     \b
     Example:
       vaultkeeper report
       vaultkeeper report --json
-      vaultkeeper --vault ~/memory report --brief
+      vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
     from vaultkeeper.errors import UsageError
-    from vaultkeeper.report import age_text, iso, load_report, render_brief
+    from vaultkeeper.report import age_text, iso, load_report
 
     if as_json and brief:
         raise UsageError("--json and --brief are two different outputs; choose one")
@@ -71,10 +106,14 @@ def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
     if saved.note:
         note(saved.note)
     now = now_utc()
+    if cwd is not None and not brief:
+        raise UsageError("--cwd goes with --brief (it names the session's project)")
     if saved.report is None:
         if as_json:
             print_json(None)
-        elif not brief:
+        elif brief:
+            _brief(vault, None, now, cwd)
+        else:
             click.echo(f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`")
         return
     made = saved.report.generated_at
@@ -87,7 +126,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
         )
         report = dataclasses.replace(report, vault=str(vault))
     if brief:
-        click.echo(render_brief(report, now), nl=False)
+        _brief(vault, report, now, cwd)
         return
     if as_json:
         data = report.to_dict()
@@ -96,4 +135,13 @@ def report(ctx: click.Context, as_json: bool, brief: bool) -> None:
         return
     from vaultkeeper.output import print_report
 
-    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
+    made_line = f"report made {iso(made)} ({age_text(made, now)})"
+    if report.updated_at is not None:  # applies since then changed some candidates
+        made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
+    print_report(report, False, made_line)
+
+
+def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:
+    from vaultkeeper.recall import render
+
+    click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)

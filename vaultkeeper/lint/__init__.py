@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from vaultkeeper.lint.codes import CODES, Finding, Selection
-from vaultkeeper.lint.run import LintResult, find_lint_vault, is_ours, lint_vault
+from vaultkeeper.lint.run import LintResult, find_lint_vault, lint_vault
+from vaultkeeper.obsidian import is_ours
 
 __all__ = [
     "CODES",

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from vaultkeeper import config
+from vaultkeeper.anchors import AnchorTable
 from vaultkeeper.links import Link, Resolver
 from vaultkeeper.lint.codes import Finding
 
@@ -16,12 +17,25 @@ def check_links(
     resolver: Resolver,
     enabled: Callable[[str], bool],
     edges: set[str],
+    anchors: AnchorTable | None = None,
 ) -> Iterator[Finding]:
-    """VK301 / VK302 for ``rel``'s links; every resolved target is added to ``edges``."""
+    """VK301 / VK302 / VK305 for ``rel``'s links; resolved targets are added to ``edges``.
+
+    ``anchors`` (when VK305 runs) checks ``#Heading`` and ``#^block`` in the target note.
+    """
     for link in links:
         found = resolver.resolve(link.target, rel)
         if found.resolved is not None:
             edges.add(found.resolved)
+            why = anchors.missing(found.resolved, link.subpath) if anchors is not None else None
+            if why is not None:
+                yield Finding(
+                    rel,
+                    link.line,
+                    link.col,
+                    "VK305",
+                    f"broken link {link.raw}: {found.resolved} has {why}",
+                )
         elif found.broken:
             if enabled("VK301"):
                 yield Finding(

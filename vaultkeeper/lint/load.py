@@ -1,6 +1,6 @@
 """Load notes for lint: a file whose frontmatter can't be parsed still has a body to check.
 
-Obsidian templates (the folder named in ``.obsidian/templates.json``) hold placeholders
+Obsidian templates (the folder ``obsidian.templates_folder`` finds) hold placeholders
 such as ``created: {{date}}`` that are not valid YAML until the template is used; there
 the placeholders are read as strings, so a template's property links still count.
 """
@@ -24,6 +24,7 @@ from vaultkeeper.model import (
     read_regular,
     split_frontmatter,
 )
+from vaultkeeper.obsidian import in_folder, templates_folder
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}\r\n]*\}\}")
 
@@ -33,15 +34,6 @@ class Loaded:
     notes: tuple[Note, ...]
     problems: tuple[Problem, ...]  # VK001: files or frontmatter that could not be read
     body_only: frozenset[str]  # notes whose frontmatter failed: only their body is checked
-
-
-def template_folder(vault: Path) -> str | None:
-    try:
-        data = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    folder = data.get("folder") if isinstance(data, dict) else None
-    return folder.strip("/") if isinstance(folder, str) and folder.strip("/") else None
 
 
 def _as_template(path: Path, rel: str, text: str) -> Note | None:
@@ -60,7 +52,7 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
     notes, problems = load_notes(vault, paths)
     if not problems:
         return Loaded(tuple(notes), (), frozenset())
-    templates = template_folder(vault)
+    templates = templates_folder(vault)
     kept: list[Problem] = []
     body_only: set[str] = set()
     for problem in problems:
@@ -71,7 +63,7 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
         except ParseError:
             kept.append(problem)
             continue
-        if templates and problem.path.startswith(templates + "/"):
+        if in_folder(problem.path, templates):
             note = _as_template(path, problem.path, text)
             if note is not None:
                 notes.append(note)

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.anchors import AnchorTable
 from vaultkeeper.errors import NoVaultError, UsageError
 from vaultkeeper.index import is_index_file
 from vaultkeeper.links import Resolver, code_lines, extract_links, find_fences, split_lines
-from vaultkeeper.lint.codes import ERROR, Finding, Selection
+from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
 from vaultkeeper.lint.format import check_ascii, check_controls, check_fences
 from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
 from vaultkeeper.lint.load import load
 from vaultkeeper.lint.registry import check_registry
 from vaultkeeper.lint.schema import check_schema, schema_applies
+from vaultkeeper.lint.secrets import check_other_files, check_secrets
+from vaultkeeper.lint.supersession import check_supersession
+from vaultkeeper.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.textsafe import has_controls
 from vaultkeeper.vault import find_vault, iter_files, rel
@@ -45,28 +49,22 @@ class LintResult:
         return sum(1 for f in self.findings if f.fixable)
 
 
-def is_ours(vault: Path) -> bool:
-    """A vault laid out as vaultkeeper's: a registry under patterns/ or the spec file."""
-    if (vault / config.SPEC_FILE).is_file() or (vault / config.REGISTRY_FILE).is_file():
-        return True
-    patterns = vault / config.PATTERNS_DIR
-    return patterns.is_dir() and any(patterns.glob("*.md"))
-
-
 def find_lint_vault(
     explicit: Path | None, env: Mapping[str, str], cwd: Path, paths: Sequence[Path]
 ) -> Path:
     """As every command finds its vault, but an Obsidian vault (``.obsidian/``) counts too.
 
-    The search starts at the first PATH given, so ``lint ~/notes`` works from anywhere.
+    A relative ``--vault`` (or ``$VAULTKEEPER_VAULT``) is taken from ``cwd``, as for every
+    other command; without one, the search upwards starts at the first PATH given, so
+    ``lint ~/notes`` works from anywhere.
     """
+    if explicit is not None or env.get(config.ENV_VAULT):
+        return find_vault(explicit, env, cwd)
     start = (paths[0] if paths[0].is_absolute() else cwd / paths[0]) if paths else cwd
     start = start if start.is_dir() else start.parent
     try:
-        return find_vault(explicit, env, start)
+        return find_vault(None, env, start)
     except NoVaultError:
-        if explicit is not None or env.get(config.ENV_VAULT):
-            raise
         here = start.resolve()
         for candidate in (here, *here.parents):
             if (candidate / ".obsidian").is_dir():
@@ -133,6 +131,9 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     edges: dict[str, set[str]] = {}
     entries: list[str] = []
     blocks: list[RegistryBlock] = []
+    bodies = {n.rel: n.body for n in loaded.notes}
+    anchors = AnchorTable(bodies.get) if enabled("VK305") else None
+    templates = templates_folder(vault, ours)
     for note in loaded.notes:
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
@@ -144,13 +145,16 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             findings.extend(check_controls(note.rel, lines))
         if wanted:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
+            findings.extend(check_secrets(note.rel, note.text, enabled))
         if wanted and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
             findings.extend(check_schema(note, enabled))
+        if in_folder(note.rel, templates):
+            continue  # a template's links are placeholders until it is used; not an entry
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
         targets = edges.setdefault(note.rel, set())
         links = extract_links(note, lines, fences)
-        checked = list(check_links(note.rel, links, resolver, enabled, targets))
+        checked = list(check_links(note.rel, links, resolver, enabled, targets, anchors))
         if wanted:
             findings.extend(checked)
         if registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
@@ -161,6 +165,12 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     if index is not None and enabled("VK304"):
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
+    findings.extend(check_supersession(loaded.notes, resolver, enabled))
+    pairs = zip(files, rels, strict=True)
+    others = [p for p, r in pairs if p.suffix != ".md" and _wanted(r, scopes)]
+    findings.extend(check_other_files(vault, others, enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]
+    if not ours:
+        findings = [replace(f, soft=True) if f.code in SOFT_ELSEWHERE else f for f in findings]
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     return LintResult(vault, ours, selection.codes(), len(markdown), tuple(findings))

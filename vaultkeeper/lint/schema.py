@@ -51,9 +51,11 @@ def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding
                 )
     if enabled("VK203"):
         yield from _holdout(note)
+    if enabled("VK205"):
+        yield from _no_condition(note)
     if enabled("VK204"):
         for key in data:
-            if str(key) not in config.SCHEMA_KEYS:
+            if str(key) not in config.SCHEMA_KEYS and str(key) not in config.OPTIONAL_KEYS:
                 yield Finding(
                     note.rel,
                     fm.key_lines.get(str(key), 1),
@@ -81,4 +83,26 @@ def _holdout(note: Note) -> Iterator[Finding]:
         "VK203",
         f'holdout_until {raw} {reason}; write it as "YYYY-MM-DD" (the scanner needs the quotes)',
         fixable=valid,
+    )
+
+
+def _no_condition(note: Note) -> Iterator[Finding]:
+    """A held-out lesson is re-validated against its condition: an empty one checks nothing."""
+    fm = note.frontmatter
+    if fm is None:
+        return
+    status, until = fm.data.get("status"), fm.data.get("holdout_until")
+    held_out = status == "held_out" or (status is None and until not in (None, ""))
+    condition = fm.data.get("falsification_condition")
+    if not held_out or (condition is not None and str(condition).strip()):
+        return
+    key = "falsification_condition"
+    line = next((fm.key_lines[k] for k in (key, "status", "holdout_until") if k in fm.key_lines), 1)
+    yield Finding(
+        note.rel,
+        line,
+        1,
+        "VK205",
+        f"held-out entry with an empty {key}: re-validation has nothing to check it against; "
+        "say what would prove it wrong",
     )

@@ -1,4 +1,5 @@
-"""``verify``: the spec's 12 install-and-setup checks, one numbered row each.
+"""``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
+for what the spec leaves out (13: supersession).
 
 Rows 1, 2, 9 and 12 only read the vault. Every row that runs something works in a
 temporary folder -- row 3 on a copy of the vault's markdown, rows 4-8, 10 and 11 on a
@@ -22,6 +23,7 @@ from vaultkeeper.verify.scheduler_rows import (
     stale_recovery,
     throttle,
 )
+from vaultkeeper.verify.truth_rows import supersession
 from vaultkeeper.verify.vault_rows import (
     format_sfs,
     frontmatter_valid,
@@ -42,6 +44,7 @@ ROWS: tuple[tuple[str, Row], ...] = (
     ("decision loop", decision_loop),
     ("round-trip", round_trip),
     ("format (SFS)", format_sfs),
+    ("supersession", supersession),
 )
 
 

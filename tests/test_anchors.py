@@ -1,0 +1,158 @@
+"""``[[note#Heading]]`` and ``[[note#^block]]``: anchors read with mistune, VK305 in lint."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault
+from vaultkeeper.anchors import AnchorTable, heading_key, missing, read_anchors
+from vaultkeeper.cli import cli
+from vaultkeeper.lint import lint_vault
+from vaultkeeper.lint.codes import CODES
+
+TARGET = """\
+# Top **bold** `code`
+
+Setext heading
+--------------
+
+## Can I link? (yes: [[note]])
+
+```markdown
+## Fenced, not a heading
+a fenced line ^fenced
+```
+
+    ## indented code, not a heading ^indented
+
+A paragraph
+that ends with an id ^para-1
+
+- an item ^Item2
+- an item with `code ^inline`
+
+| a | b |
+| - | - |
+| 1 | 2 |
+
+^table
+
+## Next
+"""
+
+
+def test_headings_are_found_outside_code() -> None:
+    found = read_anchors(TARGET)
+    assert found.headings == (
+        "top bold code",
+        "setext heading",
+        "can i link yes note",
+        "next",
+    )
+    assert found.blocks == {"para-1", "item2", "table"}
+
+
+def test_heading_matching_ignores_case_punctuation_and_spaces() -> None:
+    found = read_anchors(TARGET)
+    assert heading_key("Can I  link?  (yes: [[Top]])") == heading_key("can i link yes Top")
+    for ok in ("Top bold code", "TOP **bold** `code`", "Can I link? (yes: note)", "Setext heading"):
+        assert missing(found, ok) is None, ok
+    assert missing(found, "Fenced, not a heading") == "no heading 'Fenced, not a heading'"
+    assert missing(found, "Topbold") == "no heading 'Topbold'"
+
+
+def test_heading_chains_and_blocks() -> None:
+    found = read_anchors(TARGET)
+    assert missing(found, "Top bold code#Next") is None
+    assert (
+        missing(found, "Next#Setext heading") == "no heading 'Setext heading' after heading 'Next'"
+    )
+    assert missing(found, "^PARA-1") is None  # block ids compare case-insensitively
+    assert missing(found, "^item2") is None and missing(found, "^table") is None
+    for absent in ("fenced", "indented", "inline"):
+        assert missing(found, f"^{absent}") == f"no block ^{absent}"
+
+
+def test_only_linked_notes_are_parsed_once() -> None:
+    asked: list[str] = []
+
+    def body_of(rel: str) -> str | None:
+        asked.append(rel)
+        return {"a.md": "# A\n"}.get(rel)
+
+    table = AnchorTable(body_of)
+    assert table.missing("a.md", "A") is None
+    assert table.missing("a.md", "B") == "no heading 'B'"
+    assert table.missing("gone.md", "B") is None  # unreadable: VK001 says so, not VK305
+    assert table.missing("Movies.base", "Director") is None  # a view of a base, not a heading
+    assert table.missing("doc.pdf", "page=3") is None
+    assert asked == ["a.md", "gone.md"]
+
+
+NOTE = """\
+---
+name: n
+description: d
+type: memory
+label: fact
+relations: ["[[target#Nowhere]]"]
+---
+
+[[target#can I link yes note]] [[target#Missing]] ![[target#^para-1]] [[target#^nope]]
+[[#Local]] [[#Elsewhere]] [[target#Top bold code#Next]] `[[target#In code]]`
+
+# Local
+"""
+
+
+def _vault(make_vault: MakeVault, ours: bool) -> Path:
+    files = {"notes/target.md": TARGET, "notes/note.md": NOTE}
+    if ours:
+        index = "# Index\n\n- [[references/vault-spec]]\n- [[note]]\n- [[target]]\n"
+        return make_vault({**files, "_index.md": index})
+    return make_vault({**files, ".obsidian/app.json": "{}"}, init=False)
+
+
+def test_lint_reports_broken_heading_and_block_links(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    vault = _vault(make_vault, ours=True)
+    result = runner.invoke(cli, ["--vault", str(vault), "lint", "--select", "VK3"])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        "notes/note.md:6:14: VK305 broken link [[target#Nowhere]]:"
+        " notes/target.md has no heading 'Nowhere'",
+        "notes/note.md:9:32: VK305 broken link [[target#Missing]]:"
+        " notes/target.md has no heading 'Missing'",
+        "notes/note.md:9:71: VK305 broken link [[target#^nope]]:"
+        " notes/target.md has no block ^nope",
+        "notes/note.md:10:12: VK305 broken link [[#Elsewhere]]:"
+        " notes/note.md has no heading 'Elsewhere'",
+        "4 finding(s): 4 error(s), 0 warning(s) in 5 file(s)",
+    ]
+
+
+def test_vk305_is_a_warning_on_a_foreign_vault_and_can_be_ignored(make_vault: MakeVault) -> None:
+    vault = _vault(make_vault, ours=False)
+    found = lint_vault(vault, select=["VK305"]).findings
+    assert [(f.line, f.severity) for f in found] == [
+        (6, "warning"),
+        (9, "warning"),
+        (9, "warning"),
+        (10, "warning"),
+    ]
+    assert lint_vault(vault, ignore=["VK305"]).findings == ()
+    data = json.loads(
+        CliRunner().invoke(cli, ["lint", "--json", "--select", "VK305", str(vault)]).stdout
+    )
+    assert {d["severity"] for d in data} == {"warning"} and "soft" not in data[0]
+
+
+def test_readme_codes_table_lists_every_code_with_its_severity() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (VK\d{3}) \| (error|warning) \|", readme, re.M))
+    assert rows == {code: severity for code, (severity, _) in CODES.items()}

@@ -1,0 +1,225 @@
+"""After an apply, the saved report (and so `report` and `status`) tells the new truth."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from vaultkeeper.apply.batch import apply_decision, run_batch
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.apply.review import NO, YES, review
+from vaultkeeper.cli import cli
+from vaultkeeper.report import report_path
+
+ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2025-10-01\n"
+BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2024-01-01\n"
+GAMMA = "### gamma\nGamma.\n\n**success count:** 0\n**last used:** 2024-02-01\n"
+REGISTRY = "# Pattern registry\n\n" + ALPHA + "\n" + BETA + "\n" + GAMMA
+HELD = (
+    "---\nname: flaky\ndescription: d\ntype: memory\nstatus: held_out\nlabel: inferred\n"
+    'falsification_condition: "a retry hides a real bug"\nholdout_until: "2025-01-01"\n'
+    "provenance: []\n---\nRetry once.\n"
+)
+MEMORY = "projects/api/memory/flaky.md"
+
+
+@pytest.fixture
+def vault(make_vault: Any, runner: CliRunner) -> Path:
+    root: Path = make_vault(
+        {
+            "patterns/registry.md": REGISTRY,
+            MEMORY: HELD,
+            "projects/api/notes.md": "---\nname: notes\n---\nline 1\nline 2\n",
+        }
+    )
+    done = runner.invoke(cli, ["--vault", str(root), "scan", "--force"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("SELF-MAINTAIN: prune candidates 2 | promote eligible 1 |")
+    return root
+
+
+def vk(runner: CliRunner, vault: Path, *args: str) -> Any:
+    return runner.invoke(cli, ["--vault", str(vault), *args])
+
+
+def saved(vault: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(report_path(vault).read_text())
+    return data
+
+
+def heading_line(vault: Path, name: str) -> int:
+    lines = (vault / "patterns/registry.md").read_text().split("\n")
+    return lines.index(f"### {name}") + 1
+
+
+def test_revalidate_then_report_and_status_show_it_gone(vault: Path, runner: CliRunner) -> None:
+    done = vk(
+        runner, vault, "apply", "revalidate", MEMORY, "--pass",
+        "--evidence", "projects/api/notes.md:4",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    text = vk(runner, vault, "report").stdout.splitlines()
+    assert text[0] == "SELF-MAINTAIN: prune candidates 2 | promote eligible 1 | held-out due 0"
+    assert not any(MEMORY in line for line in text)
+    data = json.loads(vk(runner, vault, "report", "--json").stdout)
+    assert data["summary"] == {"prune": 2, "promote": 1, "held_out": 0}
+    assert data["held_out"] == [] and data["updated_at"] is not None
+    status = json.loads(vk(runner, vault, "status", "--json").stdout)
+    signals = {s["name"]: s for s in status["signals"]}
+    assert signals["held_out_waiting"]["figure"] == 0
+    assert signals["held_out_overdue"]["verdict"] == "ok"  # it said fail before the apply
+
+
+def test_promote_drops_it_and_moves_the_lines_below(vault: Path, runner: CliRunner) -> None:
+    before = {c["name"]: c for c in saved(vault)["prune"]}
+    done = vk(runner, vault, "apply", "promote", "alpha", "--evidence", "projects/api/notes.md:4")
+    assert done.exit_code == 0, done.output
+    data = json.loads(vk(runner, vault, "report", "--json").stdout)
+    assert data["promote"] == []
+    assert data["summary"] == {"prune": 2, "promote": 0, "held_out": 1}
+    after = {c["name"]: c for c in data["prune"]}
+    # the **promoted:** line pushed beta and gamma down; the report follows the file
+    assert after["beta"]["line"] == heading_line(vault, "beta") == before["beta"]["line"] + 1
+    assert after["gamma"]["line"] == heading_line(vault, "gamma")
+    assert after["beta"]["hash"] == before["beta"]["hash"]
+    assert (
+        vk(runner, vault, "report")
+        .stdout.splitlines()[0]
+        .endswith("promote eligible 0 | held-out due 1")
+    )
+
+
+def test_prune_then_restore_brings_the_candidate_back(vault: Path) -> None:
+    first = saved(vault)
+    done = apply_decision(vault, Decision("prune", "beta"), NOW, confirm=lambda plan: True)
+    assert done.outcome == "act"
+    gone = saved(vault)
+    assert [c["name"] for c in gone["prune"]] == ["gamma"]
+    assert gone["prune"][0]["line"] == heading_line(vault, "gamma")
+    assert gone["summary"]["prune"] == 1
+    back = apply_decision(vault, Decision("restore", done.id or ""), NOW)
+    assert back.outcome == "act"
+    again = saved(vault)
+    assert again["prune"] == first["prune"]  # same order, lines and hashes as the scan's
+    assert again["summary"] == first["summary"]
+
+
+def test_promote_of_a_block_the_report_missed_still_moves_the_lines(vault: Path) -> None:
+    # a fourth block counted up by hand after the scan: not in the report, above beta
+    registry = vault / "patterns/registry.md"
+    text = registry.read_text()
+    extra = "### delta\nDelta.\n\n**success count:** 5\n**last used:** 2025-11-01\n\n"
+    registry.write_text(text.replace("### beta", extra + "### beta"))
+    done = apply_decision(vault, Decision("promote", "delta", "projects/api/notes.md:4"), NOW)
+    assert done.outcome == "act", done.reason
+    prune = {c["name"]: c["line"] for c in saved(vault)["prune"]}
+    assert prune == {"beta": heading_line(vault, "beta"), "gamma": heading_line(vault, "gamma")}
+
+
+def test_pruning_and_restoring_a_memory_file(vault: Path) -> None:
+    done = apply_decision(vault, Decision("prune", MEMORY), NOW, confirm=lambda plan: True)
+    assert done.outcome == "act"
+    assert saved(vault)["held_out"] == []
+    apply_decision(vault, Decision("restore", done.id or ""), NOW)
+    [back] = saved(vault)["held_out"]
+    assert (back["path"], back["name"], back["line"]) == (MEMORY, "flaky", 8)
+
+
+def test_skip_and_a_queued_prune_are_marked_not_dropped(vault: Path, runner: CliRunner) -> None:
+    skipped = vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly")
+    assert skipped.exit_code == 0
+    queued = vk(runner, vault, "apply", "prune", "beta")  # no terminal: waits for a person
+    assert queued.exit_code == 3
+    lines = vk(runner, vault, "report").stdout.splitlines()
+    assert lines[0].startswith("SELF-MAINTAIN: prune candidates 2 |")  # still candidates
+    beta = next(x for x in lines if x.startswith("prune     beta "))
+    gamma = next(x for x in lines if x.startswith("prune     gamma "))
+    assert "-- waiting for a person: `vaultkeeper review` (ask " in beta
+    assert gamma.endswith(f"-- left alone: used weekly ({dt.datetime.now(dt.timezone.utc).date()})")
+    status = json.loads(vk(runner, vault, "status", "--json").stdout)
+    prune = next(s for s in status["signals"] if s["name"] == "prune_waiting")
+    assert prune["figure"] == 0 and "2 more decided since the scan" in prune["detail"]
+
+
+def test_review_yes_drops_and_no_marks(vault: Path) -> None:
+    for name in ("beta", "gamma"):
+        assert apply_decision(vault, Decision("prune", name), NOW).outcome == "ask"
+    answers = {"beta": YES, "gamma": NO}
+    review(vault, NOW, lambda item: answers[item.ask.target])
+    [gamma] = saved(vault)["prune"]
+    assert gamma["name"] == "gamma"
+    assert gamma["handled"] == f"kept: a person answered no ({NOW.date()})"
+
+
+def test_batch_updates_every_decision(vault: Path) -> None:
+    batch = [
+        {"action": "promote", "target": "alpha", "evidence": "projects/api/notes.md:4"},
+        {"action": "revalidate", "target": MEMORY, "result": "fail",
+         "evidence": "projects/api/notes.md:5"},
+        {"action": "skip", "target": "nothing-like-it", "reason": "x"},  # deferred: no block
+    ]  # fmt: skip
+    result = run_batch(vault, json.dumps(batch), "b.json", NOW)
+    assert [o.outcome for o in result.outcomes] == ["act", "act", "defer"]
+    data = saved(vault)
+    assert data["summary"] == {"prune": 2, "promote": 0, "held_out": 0}
+
+
+def test_use_moves_a_block_between_lists(vault: Path, runner: CliRunner) -> None:
+    # gamma: count 0, idle -> prune; one use makes it count 1, used today: no list
+    assert vk(runner, vault, "use", "gamma").exit_code == 0
+    data = saved(vault)
+    assert [c["name"] for c in data["prune"]] == ["beta"]
+    assert data["summary"] == {"prune": 1, "promote": 1, "held_out": 1}
+    # beta used twice: count 2 -> promote eligible, listed in registry order
+    vk(runner, vault, "use", "beta")
+    vk(runner, vault, "use", "beta")
+    data = saved(vault)
+    assert [c["name"] for c in data["promote"]] == ["alpha", "beta"]
+    assert data["prune"] == [] and data["promote"][1]["count"] == 2
+
+
+def test_dry_runs_and_refusals_leave_the_report_alone(vault: Path, runner: CliRunner) -> None:
+    before = report_path(vault).read_bytes()
+    vk(runner, vault, "apply", "promote", "alpha", "--evidence", "nope", "--dry-run")
+    vk(
+        runner,
+        vault,
+        "apply",
+        "promote",
+        "alpha",
+        "--evidence",
+        "projects/api/notes.md:4",
+        "--dry-run",
+    )
+    vk(runner, vault, "apply", "promote", "beta", "--evidence", "projects/api/notes.md:4")
+    assert report_path(vault).read_bytes() == before
+
+
+def test_no_saved_report_is_not_created(make_vault: Any) -> None:
+    root: Path = make_vault({"patterns/registry.md": REGISTRY})
+    done = apply_decision(root, Decision("skip", "beta", reason="later"), NOW)
+    assert done.outcome == "silence"
+    assert not report_path(root).exists()
+
+
+def test_a_report_that_cannot_be_written_is_said_not_fatal(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: object) -> None:
+        raise PermissionError(13, "Permission denied", str(report_path(vault)))
+
+    monkeypatch.setattr("vaultkeeper.apply.resync.save_report", refuse)
+    done = apply_decision(vault, Decision("skip", "beta", reason="later"), NOW)
+    assert done.outcome == "silence" and done.exit_code == 0
+    assert done.reason == (
+        "left alone: later; state/last-report.json not updated (Permission denied); "
+        "the next `vaultkeeper scan --force` rewrites it"
+    )
+
+
+NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

@@ -1,0 +1,368 @@
+"""ingest: transcripts of both formats become counted, receipted, replay-safe uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import transcript_fixtures as tf
+from tests.conftest import MakeVault, snapshot
+from vaultkeeper.ingest import heading_key, ingest
+from vaultkeeper.transcripts import shell_reads
+from vaultkeeper.uses import read_events
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+REGISTRY = """# Pattern registry
+
+### pin-test-clock
+Inject `now`.
+
+**success count:** 2
+**last used:** 2026-10-03
+**promoted:** 2026-11-01 -> [[skills/pin-test-clock/SKILL]]
+
+### grep-the-config-value
+Grep the old value.
+
+**success count:** 1
+**last used:** 2026-11-20
+
+### C# tips
+Sharp.
+
+**success count:** 0
+**last used:** 2025-01-01
+
+### bisect-before-reading-diffs
+Bisect first.
+
+**success count:** 4
+**last used:** 2026-12-05
+"""
+NOTE = "---\nname: n\ndescription: d\ntype: memory\nlabel: fact\n---\nbody\n"
+
+
+@pytest.fixture
+def vault(make_vault: MakeVault) -> Path:
+    return make_vault(
+        {
+            "patterns/registry.md": REGISTRY,
+            "projects/api/memory/flaky-ci-retries.md": NOTE,
+            "projects/api/memory/use-utc.md": NOTE,
+            "skills/pin-test-clock/SKILL.md": "---\nname: pin-test-clock\n---\n",
+        }
+    )
+
+
+def counters(vault: Path, name: str) -> tuple[str, str]:
+    lines = (vault / "patterns/registry.md").read_text().split("\n")
+    at = lines.index(f"### {name}")
+    count = next(x for x in lines[at:] if x.startswith("**success count:**"))
+    last = next(x for x in lines[at:] if x.startswith("**last used:**"))
+    return count.split()[-1], last.split()[-1]
+
+
+def claude_transcript(tmp_path: Path, vault: Path) -> Path:
+    note = vault / "projects/api/memory/flaky-ci-retries.md"
+    return tf.write(
+        tmp_path / "projects/-home-me-src-api" / f"{tf.SESSION}.jsonl",
+        [
+            json.dumps({"type": "summary", "summary": "x", "leafUuid": "u"}),
+            tf.claude("user", "please use [[patterns/registry#grep-the-config-value]]"),
+            tf.claude(
+                "assistant",
+                [
+                    tf.text("I will follow [[patterns/registry#pin-test-clock|the clock trick]]."),
+                    tf.tool("Read", file_path=str(note)),
+                ],
+            ),
+            tf.claude(
+                "user", [tf.tool_result("see [[patterns/registry#bisect-before-reading-diffs]]")]
+            ),
+            json.dumps({"type": "progress-v9", "data": {"assistant": True}}),
+            "this line is not json assistant",
+            tf.claude(
+                "assistant",
+                [
+                    tf.text(
+                        "Again [[registry#PIN-TEST-CLOCK]] and [[patterns/registry#pin-tset-clock]]"
+                    )
+                ],
+                ts="2026-11-30T23:59:00.000Z",
+            ),
+            tf.claude("assistant", [tf.text("Per [[patterns/registry#C tips]] and [[use-utc]].")]),
+        ],
+        tail=tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")])[:90],
+    )
+
+
+def test_claude_transcript_counts_only_the_agents_citations(tmp_path: Path, vault: Path) -> None:
+    path = claude_transcript(tmp_path, vault)
+    out = ingest(vault, [path], NOW)
+    assert [(f.format, f.session, f.lines_skipped, f.error) for f in out.files] == [
+        ("claude-code", tf.SESSION, 2, None)  # the non-JSON line and the half-written one
+    ]
+    assert counters(vault, "pin-test-clock") == ("3", "2026-11-30")
+    assert counters(vault, "C# tips") == ("1", "2026-11-30")
+    # in the person's text, in tool output, in a half-written line: not counted
+    assert counters(vault, "grep-the-config-value") == ("1", "2026-11-20")
+    assert counters(vault, "bisect-before-reading-diffs") == ("4", "2026-12-05")
+    assert [e.target for e in out.result.unknown] == ["pin-tset-clock"]
+    logged = [(e.kind, e.target, e.receipt) for e in read_events(vault)]
+    assert logged == [
+        ("cite", "pin-test-clock", f"{path}:3"),
+        ("cite", "C# tips", f"{path}:8"),
+        ("read", "projects/api/memory/flaky-ci-retries.md", f"{path}:3"),
+        ("cite", "projects/api/memory/use-utc.md", f"{path}:8"),
+    ]
+
+
+def test_replay_of_the_same_or_a_longer_transcript_counts_nothing_twice(
+    tmp_path: Path, vault: Path
+) -> None:
+    path = claude_transcript(tmp_path, vault)
+    ingest(vault, [path], NOW)
+    before = snapshot(vault, skip_state=False)
+    again = ingest(vault, [path], NOW)
+    assert again.result.counted == () and again.result.recorded == ()
+    assert snapshot(vault, skip_state=False) == before
+    # the session went on: the half-written line completed, more lines appended
+    text = path.read_text()
+    text = text[: text.rfind("\n") + 1] + tf.claude(
+        "assistant",
+        [
+            tf.text(
+                "[[patterns/registry#grep-the-config-value]] [[patterns/registry#pin-test-clock]]"
+            )
+        ],
+        ts="2026-12-01T08:00:00.000Z",
+    )
+    path.write_text(text + "\n")
+    longer = ingest(vault, [path], NOW)
+    assert [(c.name, c.count_before, c.count_after) for c in longer.result.counted] == [
+        ("grep-the-config-value", 1, 2)
+    ]
+    assert counters(vault, "pin-test-clock") == ("3", "2026-11-30")
+    assert counters(vault, "grep-the-config-value") == ("2", "2026-12-01")
+    assert longer.result.counted[0].receipt == f"{path}:9"
+
+
+def test_subagent_transcripts_come_along_and_share_the_session(tmp_path: Path, vault: Path) -> None:
+    main = tf.write(
+        tmp_path / f"{tf.SESSION}.jsonl",
+        [tf.claude("assistant", [tf.text("[[patterns/registry#pin-test-clock]]")])],
+    )
+    sub = tf.write(
+        tmp_path / tf.SESSION / "subagents" / "agent-a1b2.jsonl",
+        [
+            tf.claude("user", "sub-agent prompt", isSidechain=True),
+            tf.claude(
+                "assistant",
+                [
+                    tf.text(
+                        "[[patterns/registry#pin-test-clock]] "
+                        "[[patterns/registry#grep-the-config-value]]"
+                    )
+                ],
+                ts="2026-11-29T12:00:00.000Z",
+                isSidechain=True,
+                agentId="a1b2",
+            ),
+        ],
+    )
+    out = ingest(vault, [main], NOW)
+    assert [f.path for f in out.files] == [str(main), str(sub)]
+    assert counters(vault, "pin-test-clock") == ("3", "2026-11-30")  # one session: once
+    assert counters(vault, "grep-the-config-value") == ("2", "2026-11-29")
+    assert [(c.name, c.receipt) for c in out.result.counted] == [
+        ("pin-test-clock", f"{main}:1"),
+        ("grep-the-config-value", f"{sub}:2"),
+    ]
+
+
+def test_codex_rollout(tmp_path: Path, vault: Path) -> None:
+    note = vault / "projects/api/memory/flaky-ci-retries.md"
+    home = tmp_path / "home"
+    skill = home / ".codex/skills/pin-test-clock/SKILL.md"
+    path = tf.write(
+        tmp_path / "sessions/2026/11/28/rollout-2026-11-28T08-00-00-x.jsonl",
+        [
+            tf.codex_meta(),
+            tf.codex("turn_context", {"cwd": "/home/me/src/web", "model": "gpt-5"}),
+            tf.codex_say("user", "cite [[patterns/registry#pin-test-clock]] please"),
+            tf.codex_shell(f"cat {skill} && sed -n 1,20p '{note}'"),
+            tf.codex_output("[[patterns/registry#bisect-before-reading-diffs]]"),
+            tf.codex(
+                "event_msg", {"type": "agent_message", "message": "[[patterns/registry#C tips]]"}
+            ),
+            tf.codex("compacted-v7", {"assistant": 1}),
+            tf.codex_say(
+                "assistant",
+                "Done, per [[patterns/registry#grep-the-config-value|grep first]].",
+                ts="2026-11-28T09:00:00.000Z",
+            ),
+        ],
+        tail='{"timestamp": "2026-11-28T09:01:00Z", "type": "response_item", "payload": '
+        '{"type": "message", "role": "assistant", "content": [{"type": "out',
+    )
+    out = ingest(vault, [path], NOW)
+    assert [(f.format, f.session, f.lines_skipped) for f in out.files] == [
+        ("codex", tf.CODEX_SESSION, 1)
+    ]
+    assert counters(vault, "pin-test-clock") == ("3", "2026-11-28")  # its skill was read
+    assert counters(vault, "grep-the-config-value") == ("2", "2026-11-28")
+    assert counters(vault, "bisect-before-reading-diffs") == ("4", "2026-12-05")
+    assert counters(vault, "C# tips") == ("0", "2025-01-01")
+    assert sorted((e.source, e.kind, e.target, e.receipt) for e in read_events(vault)) == [
+        ("codex", "cite", "grep-the-config-value", f"{path}:8"),
+        ("codex", "read", "projects/api/memory/flaky-ci-retries.md", f"{path}:4"),
+        ("codex", "skill", "pin-test-clock", f"{path}:4"),
+    ]
+
+
+def test_skill_tool_call_counts_for_the_promoted_pattern(tmp_path: Path, vault: Path) -> None:
+    path = tf.write(
+        tmp_path / "s.jsonl",
+        [
+            tf.claude("assistant", [tf.tool("Skill", skill="pin-test-clock")]),
+            tf.claude(
+                "assistant", [tf.tool("Skill", skill="grep-the-config-value")]
+            ),  # not promoted
+            tf.claude(
+                "assistant",
+                [tf.tool("Read", file_path=str(vault / "skills/pin-test-clock/SKILL.md"))],
+            ),
+        ],
+    )
+    out = ingest(vault, [path], NOW)
+    assert [(c.name, c.count_after, c.receipt) for c in out.result.counted] == [
+        ("pin-test-clock", 3, f"{path}:1")
+    ]
+    assert [(e.kind, e.target) for e in read_events(vault)] == [
+        ("skill", "pin-test-clock"),
+        ("read", "skills/pin-test-clock/SKILL.md"),
+    ]
+    assert counters(vault, "grep-the-config-value") == ("1", "2026-11-20")
+
+
+def test_dry_run_writes_nothing(tmp_path: Path, vault: Path) -> None:
+    path = claude_transcript(tmp_path, vault)
+    before = snapshot(vault, skip_state=False)
+    out = ingest(vault, [path], NOW, dry_run=True)
+    assert [(c.name, c.count_after) for c in out.result.counted] == [
+        ("pin-test-clock", 3),
+        ("C# tips", 1),
+    ]
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_missing_and_foreign_files_are_reported_and_the_rest_read(
+    tmp_path: Path, vault: Path
+) -> None:
+    good = tf.write(
+        tmp_path / "s.jsonl",
+        [tf.claude("assistant", [tf.text("[[patterns/registry#pin-test-clock]]")])],
+    )
+    foreign = tf.write(tmp_path / "f.jsonl", ['{"hello": 1}', "plain"])
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    out = ingest(vault, [tmp_path / "gone.jsonl", foreign, fifo, good], NOW)
+    assert [(Path(f.path).name, f.error) for f in out.files] == [
+        ("gone.jsonl", "No such file or directory"),
+        ("f.jsonl", "not a Claude Code or Codex transcript (no line says which)"),
+        ("pipe.jsonl", "not a regular file"),
+        ("s.jsonl", None),
+    ]
+    assert not out.ok
+    assert counters(vault, "pin-test-clock") == ("3", "2026-11-30")
+
+
+def test_shell_reads() -> None:
+    assert shell_reads("cat a.md | head -5 && sed -n 1,9p /v/b.md; ls /v/c.md") == [
+        "a.md",
+        "/v/b.md",
+    ]
+    assert shell_reads(["bash", "-lc", "head -n 3 'x y/z.md'"]) == ["x y/z.md"]
+    assert shell_reads("cat 'unclosed") == []
+
+
+def test_heading_key_follows_obsidian() -> None:
+    assert heading_key("C# tips") == heading_key("C tips") == heading_key("c  TIPS")
+    assert heading_key("a:b") == heading_key("a b")
+
+
+def test_a_50_mb_transcript_is_read_in_bounded_memory(tmp_path: Path, vault: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    filler = tf.claude("user", [tf.tool_result("x" * 100_000)]) + "\n"
+    with path.open("w") as fh:
+        fh.write(tf.claude("assistant", [tf.text("[[patterns/registry#pin-test-clock]]")]) + "\n")
+        for _ in range(100):  # 10 MB of ordinary tool output
+            fh.write(filler)
+        fh.write('{"type": "assistant", "message": "' + "y" * 40_000_000 + "\n")  # one 40 MB line
+        fh.write(
+            tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")]) + "\n"
+        )
+    assert path.stat().st_size > 50_000_000
+    worker = (
+        "import datetime as dt, json, sys\n"
+        "from pathlib import Path\n"
+        "from vaultkeeper.ingest import ingest\n"
+        "now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)\n"
+        "out = ingest(Path(sys.argv[1]), [Path(sys.argv[2])], now)\n"
+        "print(json.dumps({'counted': [c.name for c in out.result.counted],\n"
+        "  'skipped': out.files[0].lines_skipped}))\n"
+    )
+    # A process's peak RSS keeps the high-water mark of the image it was exec'ed from
+    # (here: pytest, which just wrote 50 MB); a small launcher reads its child's own.
+    launcher = (
+        "import json, resource, subprocess, sys\n"
+        "out = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]],\n"
+        "  capture_output=True, text=True, check=True).stdout\n"
+        "got = json.loads(out)\n"
+        "got['rss_kb'] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print(json.dumps(got))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", launcher, worker, str(vault), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(proc.stdout)
+    assert got["counted"] == ["pin-test-clock", "grep-the-config-value"]
+    assert got["skipped"] == 1  # the 40 MB line
+    # Python and vaultkeeper take about 20 MB and a line is read up to its cap (8 MB);
+    # holding the 40 MB line, let alone the 50 MB file, would pass this bound
+    assert got["rss_kb"] < 56_000, got
+
+
+def test_promote_accepts_a_receipt_the_log_recorded(tmp_path: Path, vault: Path) -> None:
+    from vaultkeeper.apply.batch import apply_decision
+    from vaultkeeper.apply.decision import Decision
+
+    transcript = tf.write(
+        tmp_path / "s.jsonl",
+        [tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")])],
+    )
+    ingest(vault, [transcript], NOW)
+    transcript.unlink()  # Claude Code cleans old transcripts; the log keeps the receipt
+    receipt = f"{transcript}:1"
+    other = apply_decision(vault, Decision("promote", "bisect-before-reading-diffs", receipt), NOW)
+    # a receipt of grep-the-config-value, not of this pattern, and its file is gone
+    assert (other.outcome, other.reason) == (
+        "defer",
+        f"evidence {receipt!r}: {transcript} is not an existing file",
+    )
+    unrecorded = apply_decision(vault, Decision("promote", "grep-the-config-value", "mcp:x"), NOW)
+    assert unrecorded.outcome == "defer"
+    assert "is not a receipt" in unrecorded.reason
+    done = apply_decision(vault, Decision("promote", "grep-the-config-value", receipt), NOW)
+    assert (done.outcome, done.evidence) == ("act", receipt)
+    skill = (vault / "skills/grep-the-config-value/SKILL.md").read_text()
+    assert f"- {receipt} (added 2026-12-01)" in skill

@@ -1,0 +1,160 @@
+"""The command line of the learning loop: ingest, report --brief --cwd, scan --as-of."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from tests import transcript_fixtures as tf
+from tests.conftest import snapshot
+from vaultkeeper import config
+from vaultkeeper.cli import cli
+
+
+def vk(vault: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(cli, ["--vault", str(vault), *args], env=env)
+
+
+def transcript(tmp_path: Path, vault: Path) -> Path:
+    return tf.write(
+        tmp_path / f"{tf.SESSION}.jsonl",
+        [
+            tf.claude("user", "remember [[patterns/registry#grep-the-config-value]]"),
+            tf.claude(
+                "assistant",
+                [
+                    tf.text("Using [[patterns/registry#pin-test-clock|pinned clock]]."),
+                    tf.text("And [[patterns/registry#pin-tset-clock]]."),
+                    tf.tool(
+                        "Read", file_path=str(vault / "projects/api/memory/flaky-ci-retries.md")
+                    ),
+                ],
+            ),
+        ],
+        tail='{"type": "assistant", "mess',
+    )
+
+
+def test_ingest_prints_what_it_counted_and_recorded(tmp_path: Path, sample: Path) -> None:
+    path = transcript(tmp_path, sample)
+    result = vk(sample, "ingest", str(path))
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == [
+        f"read {path}: claude-code session {tf.SESSION} (1 unreadable lines skipped)",
+        "counted pin-test-clock: success count 2 -> 3, last used 2026-11-30 "
+        f"(patterns/registry.md); receipt {path}:2",
+        f"unknown pin-tset-clock: cited at {path}:2 but not in the registry (a typo or a "
+        "pruned pattern?); not counted",
+        "recorded 2 new uses (1 cite, 1 read); 0 already recorded",
+    ]
+    log = vk(sample, "log").stdout.splitlines()
+    assert log[-1].endswith(
+        f"act     use        pin-test-clock: cite in claude-code session {tf.SESSION} on "
+        "2026-11-30: success count 2 -> 3"
+    )
+    again = vk(sample, "ingest", str(path))
+    assert again.exit_code == 0
+    assert again.stdout.splitlines()[-1] == "recorded 0 new uses; 2 already recorded"
+
+
+def test_ingest_dry_run_and_json_write_nothing(tmp_path: Path, sample: Path) -> None:
+    path = transcript(tmp_path, sample)
+    before = snapshot(sample, skip_state=False)
+    result = vk(sample, "ingest", "--dry-run", "--json", str(path))
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["dry_run"] is True
+    assert [(c["name"], c["count_after"]) for c in data["counted"]] == [("pin-test-clock", 3)]
+    assert [f["session"] for f in data["files"]] == [tf.SESSION]
+    assert [e["target"] for e in data["unknown"]] == ["pin-tset-clock"]
+    text = vk(sample, "ingest", "--dry-run", str(path))
+    assert text.stdout.splitlines()[1].startswith(
+        "would count pin-test-clock: success count 2 -> 3"
+    )
+    assert text.stdout.splitlines()[-1].startswith("would record 2 new uses")
+    assert snapshot(sample, skip_state=False) == before
+
+
+def test_ingest_reports_a_missing_file_and_reads_the_rest(tmp_path: Path, sample: Path) -> None:
+    path = transcript(tmp_path, sample)
+    result = vk(sample, "ingest", str(tmp_path / "gone.jsonl"), str(path))
+    assert result.exit_code == 1
+    assert (
+        result.stderr
+        == f"vaultkeeper: error: {tmp_path / 'gone.jsonl'}: No such file or directory\n"
+    )
+    assert "counted pin-test-clock" in result.stdout
+    assert vk(sample, "ingest").exit_code == 2  # no transcript given
+
+
+def test_ingest_honours_vaultkeeper_today(tmp_path: Path, sample: Path) -> None:
+    line = json.loads(tf.claude("assistant", [tf.text("[[patterns/registry#pin-test-clock]]")]))
+    del line["timestamp"]  # no date in the transcript: the use is dated today
+    path = tf.write(tmp_path / "s.jsonl", [json.dumps(line)])
+    result = vk(sample, "ingest", str(path), env={config.ENV_TODAY: "2027-02-03"})
+    assert result.exit_code == 0, result.output
+    assert "last used 2027-02-03" in result.stdout
+    assert "**last used:** 2027-02-03" in (sample / "patterns/registry.md").read_text()
+    journal = (sample / "state" / config.JOURNAL_FILE).read_text().splitlines()
+    assert json.loads(journal[-1])["ts"].startswith("2027-02-03T")
+
+
+def test_promote_takes_a_receipt_ingest_recorded(tmp_path: Path, sample: Path) -> None:
+    path = transcript(tmp_path, sample)
+    vk(sample, "ingest", str(path))
+    scanned = vk(sample, "scan", "--force")
+    assert scanned.exit_code == 0
+    brief = vk(sample, "report", "--brief", "--cwd", str(tmp_path / "api"))
+    line = next(x for x in brief.stdout.splitlines() if x.startswith("- pin-test-clock: "))
+    assert line.endswith(f"; latest receipt: {path}:2")
+    path.unlink()
+    done = vk(sample, "apply", "promote", "pin-test-clock", "--evidence", f"{path}:2")
+    assert done.exit_code == 0, done.output
+    assert "**promoted:**" in (sample / "patterns/registry.md").read_text()
+
+
+def test_report_brief_cwd_names_the_project(tmp_path: Path, sample: Path) -> None:
+    api = vk(sample, "report", "--brief", "--cwd", str(tmp_path / "work" / "API"))
+    web = vk(sample, "report", "--brief", "--cwd", str(tmp_path / "web"))
+    assert (
+        api.stdout.splitlines()[4] == "Lessons of project api (projects/api/memory/), active first:"
+    )
+    assert (
+        web.stdout.splitlines()[4] == "Lessons of project web (projects/web/memory/), active first:"
+    )
+    wrong = vk(sample, "report", "--cwd", str(tmp_path))
+    assert (wrong.exit_code, wrong.stderr) == (
+        2,
+        "vaultkeeper: error: --cwd goes with --brief (it names the session's project)\n",
+    )
+
+
+def test_scan_as_of_previews_and_writes_nothing(sample: Path) -> None:
+    before = snapshot(sample, skip_state=False)
+    now = vk(sample, "scan", "--as-of", "2026-12-01")
+    later = vk(sample, "scan", "--as-of", "2027-06-01")
+    assert now.exit_code == later.exit_code == 0
+    assert now.stdout.splitlines()[0] == (
+        "SELF-MAINTAIN: prune candidates 1 | promote eligible 2 | held-out due 1"
+    )
+    # half a year on, every pattern with count 0 has idled past 90 days
+    assert later.stdout.splitlines()[0] == (
+        "SELF-MAINTAIN: prune candidates 2 | promote eligible 2 | held-out due 1"
+    )
+    assert snapshot(sample, skip_state=False) == before  # no report, no state, no lock
+    bad = vk(sample, "scan", "--as-of", "tomorrow")
+    assert (bad.exit_code, bad.stderr) == (
+        2,
+        "vaultkeeper: error: --as-of='tomorrow': not a date; use YYYY-MM-DD\n",
+    )
+
+
+def test_the_saved_report_follows_an_ingest(tmp_path: Path, sample: Path) -> None:
+    assert vk(sample, "scan", "--force").exit_code == 0
+    said = tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")])
+    path = tf.write(tmp_path / "s.jsonl", [said])
+    assert vk(sample, "ingest", str(path)).exit_code == 0
+    shown = vk(sample, "report").stdout.splitlines()
+    assert shown[0] == "SELF-MAINTAIN: prune candidates 1 | promote eligible 3 | held-out due 1"

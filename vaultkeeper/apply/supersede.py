@@ -1,0 +1,300 @@
+"""``apply supersede OLD --by NEW`` and its undo, ``apply reactivate OLD``.
+
+Supersede: OLD gets ``superseded_by: "[[NEW]]"`` and status archived, NEW gets OLD
+in its ``supersedes`` list; each a one-line edit (a key added just before the closing
+``---``, or a value changed on its own line). Gate: an evidence receipt; NEW exists, is
+live (not archived, not superseded itself) and is not OLD; OLD is not superseded yet.
+
+Undo: the journal line of the supersession keeps each edited key's lines as they were
+and as they became. Reactivating a superseded entry puts those lines back wherever they
+are still as the supersession left them, so both files return byte for byte; where a
+person has edited them since, the link is cleared and OLD set active instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.apply import journal, lifecycle
+from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, check_index, locked, reindex, unified_diff, write
+from vaultkeeper.apply.gate import check_hash, check_receipt
+from vaultkeeper.apply.lifecycle import Entry, load_entry, status_edit
+from vaultkeeper.edit import (
+    append_to_list,
+    key_block,
+    put_key_block,
+    quoted,
+    set_frontmatter_value,
+)
+from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.links import Resolver
+from vaultkeeper.model import ParseError, file_hash, parse_note
+from vaultkeeper.supersession import (
+    is_superseded,
+    link_target,
+    superseded_by,
+    supersedes,
+    wikilink,
+)
+
+BY, LIST, STATUS = config.SUPERSEDED_BY_KEY, config.SUPERSEDES_KEY, "status"
+Blocks = dict[str, str | None]  # key -> its exact lines, or None where it was absent
+
+
+@dataclass(frozen=True)
+class Plan:
+    old: Change
+    new: Change | None  # None: NEW is gone or has nothing to undo
+    before: dict[str, Blocks]  # "old" / "new" -> key -> lines
+    after: dict[str, Blocks]
+
+
+def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
+    return {key: key_block(text, key) for key in keys}
+
+
+def _resolve(resolver: Resolver, target: str | None, source: str) -> str | None:
+    return None if target is None else resolver.resolve(target, source).resolved
+
+
+def _check_same(entry: Entry, text: str, expect: dict[str, Any]) -> None:
+    """The edit changed exactly the keys meant, nothing else (or refuse, writing nothing)."""
+    try:
+        after = parse_note(entry.note.path, entry.rel, text)
+    except ParseError:
+        after = None
+    if after is None or dict(after.meta) != expect or after.body != entry.note.body:
+        raise GateRefused(
+            f"{entry.rel}: its frontmatter layout defeats a minimal edit; change it by hand"
+        )
+
+
+def _gate(vault: Path, decision: Decision) -> tuple[Entry, Entry]:
+    if not (decision.by or "").strip():
+        raise UsageError("supersede needs --by NEW: the entry that replaces it")
+    old = load_entry(vault, decision.target)
+    new = load_entry(vault, decision.by or "")
+    for entry in (old, new):
+        if entry.rel.split("/", 1)[0] in (config.PATTERNS_DIR, config.SKILLS_DIR):
+            raise GateRefused(
+                f"{entry.rel}: a registry file or skill, not an entry; only entries supersede"
+            )
+    if new.rel == old.rel:
+        raise GateRefused(f"{old.rel}: an entry cannot supersede itself")
+    newer = superseded_by(new.note)
+    if newer is not None:
+        raise GateRefused(
+            f"{new.rel} is itself superseded by [[{newer}]]: supersede with the newest entry"
+        )
+    if new.status == "archived":
+        raise GateRefused(f"{new.rel} is archived, not live: reactivate it first")
+    return old, new
+
+
+def supersede(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+) -> Outcome:
+    with locked(vault, dry_run):
+        old, new = _gate(vault, decision)
+        decision = replace(decision, target=old.rel, by=new.rel)
+        resolver = Resolver.for_vault(vault)  # one walk of the vault per decision
+        current = _resolve(resolver, superseded_by(old.note), old.rel)
+        if current == new.rel and old.rel in _listed(resolver, new):
+            return outcome_for(decision, SILENCE, f"already applied: superseded by {new.rel}")
+        if current is not None or superseded_by(old.note) is not None:
+            raise GateRefused(
+                f"{old.rel} is already superseded by [[{superseded_by(old.note)}]]; "
+                "reactivate it first"
+            )
+        check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
+        receipt = check_receipt(vault, decision.evidence)
+        plan = _forward(old, new)
+        what = f"{old.rel} superseded by {new.rel}"
+        if old.status != "archived":
+            what += f"; status {old.status} -> archived"
+        extra: dict[str, Any] = {"path": old.rel, "by": new.rel, "from": old.status}
+        extra.update(before=plan.before, after=plan.after)  # what reactivate puts back
+        return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
+
+
+def _carry_out(
+    vault: Path,
+    decision: Decision,
+    plan: Plan,
+    what: str,
+    receipt: str,
+    extra: dict[str, Any],
+    dry_run: bool,
+) -> Outcome:
+    """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
+    changes = [plan.old] if plan.new is None else [plan.old, plan.new]
+    if not dry_run:
+        check_index(vault)
+        for change in changes:
+            write(change)
+    outcome = outcome_for(
+        decision,
+        ACT,
+        what,
+        evidence=receipt,
+        hash_before=file_hash(plan.old.before or ""),
+        hash_after=file_hash(plan.old.after or ""),
+        extra=extra,
+        diff=unified_diff(changes) if dry_run else "",
+        dry_run=dry_run,
+    )
+    return outcome if dry_run else reindex(vault, outcome)
+
+
+def _listed(resolver: Resolver, new: Entry) -> set[str]:
+    found = (_resolve(resolver, t, new.rel) for t in supersedes(new.note))
+    return {r for r in found if r is not None}
+
+
+def _forward(old: Entry, new: Entry) -> Plan:
+    old_text = old.source.text
+    keys = (STATUS, BY)
+    before_old = _blocks(old_text, keys)
+    expect_old = dict(old.note.meta)
+    if old.status != "archived":
+        old_text = status_edit(old_text, "archived")
+        expect_old[STATUS] = "archived"
+    old_text = set_frontmatter_value(old_text, BY, quoted(wikilink(new.rel)))
+    expect_old[BY] = wikilink(new.rel)
+    _check_same(old, old_text, expect_old)
+    before_new = _blocks(new.source.text, (LIST,))
+    new_text = append_to_list(new.source.text, LIST, wikilink(old.rel))
+    expect_new = dict(new.note.meta)
+    listed = new.note.meta.get(LIST)
+    expect_new[LIST] = [*(listed if isinstance(listed, list) else []), wikilink(old.rel)]
+    _check_same(new, new_text, expect_new)
+    return Plan(
+        Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom),
+        Change(new.source.path, new.rel, new.source.text, new_text, new.source.bom),
+        {"old": before_old, "new": before_new},
+        {"old": _blocks(old_text, keys), "new": _blocks(new_text, (LIST,))},
+    )
+
+
+# -- undo: `apply reactivate OLD` on a superseded entry ----------------------------------
+
+
+def reactivate(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **kw: object
+) -> Outcome:
+    """A superseded entry is brought back by undoing its supersession; any other goes to
+    the lifecycle's own reactivate (archived -> active on new evidence)."""
+    with locked(vault, dry_run):
+        try:
+            entry = load_entry(vault, decision.target)
+        except VaultkeeperError:
+            entry = None  # not an entry file: lifecycle.reactivate says what it is
+        if entry is None or not is_superseded(entry.note):
+            return lifecycle.reactivate(vault, decision, now, dry_run=dry_run, **kw)
+        return _undo(vault, replace(decision, target=entry.rel), entry, dry_run)
+
+
+def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool) -> Outcome:
+    check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
+    receipt = check_receipt(vault, decision.evidence)
+    record = journal.last_act(vault, "supersede", old.rel, lambda r: True)
+    resolver = Resolver.for_vault(vault)
+    by = _resolve(resolver, superseded_by(old.note), old.rel)
+    if by is None and record is not None:
+        by = str(record.get("by") or "") or None
+    plan = _backward(vault, resolver, old, by, record)
+    after = parse_note(old.note.path, old.rel, plan.old.after or "")
+    status = after.get_str(STATUS)
+    what = f"supersession undone: {BY} cleared, status {old.status} -> {status}"
+    if plan.new is not None:
+        what += f"; {old.rel} left {plan.new.label}'s {LIST}"
+    extra: dict[str, Any] = {"path": old.rel, "by": by, "from": old.status, "to": status}
+    return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
+
+
+def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | None:
+    """``text`` with the recorded keys put back, if each is still as the supersession left
+    it; None when any was edited since (or there is no record)."""
+    if record is None:
+        return None
+    before, after = record.get("before"), record.get("after")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return None
+    was, became = before.get(side), after.get(side)
+    if not isinstance(was, dict) or not isinstance(became, dict) or set(was) != set(became):
+        return None
+    for key in became:
+        if key_block(text, key) != became[key]:
+            return None
+    for key in became:
+        text = put_key_block(text, key, was[key])
+    return text
+
+
+def _was(record: Mapping[str, Any] | None, side: str, key: str) -> str | None:
+    """The key's lines before the supersession, as its journal line recorded them."""
+    before = record.get("before") if record is not None else None
+    blocks = before.get(side) if isinstance(before, dict) else None
+    value = blocks.get(key) if isinstance(blocks, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _backward(
+    vault: Path, resolver: Resolver, old: Entry, by: str | None, record: Mapping[str, Any] | None
+) -> Plan:
+    expect = {k: v for k, v in old.note.meta.items() if k != BY}
+    old_text = _restored(old.source.text, record, "old")
+    if old_text is not None:  # every byte back: the status as it was, or no status key
+        assert record is not None
+        if _was(record, "old", STATUS) is None:
+            expect.pop(STATUS, None)
+        else:
+            expect[STATUS] = record.get("from")
+    else:  # edited since (or hand-written): clear the link, set active
+        old_text = put_key_block(old.source.text, BY, None)
+        if old.status == "archived":
+            old_text = status_edit(old_text, "active")
+            expect[STATUS] = "active"
+    _check_same(old, old_text, expect)
+    change_old = Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom)
+    return Plan(change_old, _unlist(vault, resolver, old, by, record), {}, {})
+
+
+def _unlist(
+    vault: Path,
+    resolver: Resolver,
+    old: Entry,
+    by: str | None,
+    record: Mapping[str, Any] | None,
+) -> Change | None:
+    if by is None:
+        return None
+    try:
+        new = load_entry(vault, by)
+    except VaultkeeperError:
+        return None  # NEW is gone: nothing lists OLD any more
+    listed = new.note.meta.get(LIST)
+    items = listed if isinstance(listed, list) else [] if listed is None else [listed]
+    keep = [i for i in items if _resolve(resolver, link_target(i), new.rel) != old.rel]
+    if len(keep) == len(items):
+        return None
+    expect = dict(new.note.meta)
+    expect[LIST] = keep
+    text = _restored(new.source.text, record, "new")
+    if text is not None:
+        if _was(record, "new", LIST) is None:
+            expect.pop(LIST)  # the supersession added the key: it goes again
+    elif keep:
+        rendered = "[" + ", ".join(quoted(str(i)) for i in keep) + "]"
+        text = set_frontmatter_value(new.source.text, LIST, rendered)
+    else:
+        text = put_key_block(new.source.text, LIST, None)
+        expect.pop(LIST)
+    _check_same(new, text, expect)
+    return Change(new.source.path, new.rel, new.source.text, text, new.source.bom)

@@ -1,0 +1,70 @@
+"""`ingest`: record what agents used of the vault, from their session transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from vaultkeeper.commands.base import now_utc, print_json, vault_path
+
+
+@click.command()
+@click.argument("transcripts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@click.option("--dry-run", is_flag=True, help="Print what would be recorded; write nothing.")
+@click.pass_context
+def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry_run: bool) -> None:
+    """Count the reuse in session transcripts (Claude Code or Codex JSONL).
+
+    A pattern counts once per session when the agent cites it in its own
+    text as [[patterns/registry#NAME]] (any alias), or calls the skill it
+    was promoted into: success count + 1, last used = that day (never moved
+    backwards), journaled, with the transcript's path:line as the receipt.
+    Reads of vault files and citations of notes are recorded in
+    state/uses.jsonl. Replay-safe: the same or a longer transcript counts
+    nothing twice. Cited names that are not in the registry are reported,
+    never created. Sub-agent transcripts beside a Claude Code transcript are
+    read with it. Exit 1 when a file could not be read.
+
+    \b
+    Example:
+      vaultkeeper ingest ~/.claude/projects/*/*.jsonl
+      vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
+    """
+    from vaultkeeper.ingest import ingest as run_ingest
+
+    out = run_ingest(vault_path(ctx), transcripts, now_utc(), dry_run=dry_run)
+    failed = [f for f in out.files if f.error is not None]
+    for f in failed:
+        click.echo(f"vaultkeeper: error: {f.path}: {f.error}", err=True)
+    for line in out.result.refused:
+        click.echo(f"vaultkeeper: error: {line}", err=True)
+    code = 1 if failed or out.result.refused else 0
+    if as_json:
+        data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
+        print_json(data)
+        ctx.exit(code)
+    counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
+    for f in out.files:
+        if f.error is None:
+            skipped = f" ({f.lines_skipped} unreadable lines skipped)" if f.lines_skipped else ""
+            click.echo(f"read {f.path}: {f.format} session {f.session}{skipped}")
+    for c in out.result.counted:
+        click.echo(
+            f"{counted} {c.name}: success count {c.count_before} -> {c.count_after}, "
+            f"last used {c.last_used} ({c.path}); receipt {c.receipt}"
+        )
+    for e in out.result.unknown:
+        click.echo(
+            f"unknown {e.target}: cited at {e.receipt} but not in the registry "
+            "(a typo or a pruned pattern?); not counted"
+        )
+    recorded = out.result.recorded
+    kinds = {k: sum(1 for e in recorded if e.kind == k) for k in ("cite", "skill", "read")}
+    detail = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+    click.echo(
+        f"{record} {len(recorded)} new uses{f' ({detail})' if detail else ''}; "
+        f"{out.result.repeated} already recorded"
+    )
+    ctx.exit(code)

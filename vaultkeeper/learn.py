@@ -1,0 +1,178 @@
+"""Turn use events into counted reuse: the one door for ``ingest`` and MCP's ``cite``.
+
+A session counts at most once per pattern: the key is (session, pattern), and the
+usage log (uses.py) remembers which keys were counted, so recording the same events
+again (a transcript ingested twice, or a longer copy of it) counts nothing twice.
+Each counted use goes through the same one-line edits as ``use`` (count + n, last
+used = the use's date, never moved backwards), is journaled with its receipt, and
+its events join the log right after the registry edit, under the writer lock.
+Names that are not registry patterns are reported, never created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper.apply import journal
+from vaultkeeper.apply.decision import ACT, DEFER, Outcome
+from vaultkeeper.fsio import writer_lock
+from vaultkeeper.registry import load_heads
+from vaultkeeper.use import UseResult, record_uses
+from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, read_events
+
+JOURNAL_ACTION = "use"
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One pattern whose count rose (or would rise, on a dry run)."""
+
+    name: str
+    path: str  # the registry file, vault-relative
+    sessions: tuple[str, ...]  # each session counted once
+    count_before: int
+    count_after: int
+    last_used: str
+    receipt: str  # the latest new use's receipt
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    recorded: tuple[UseEvent, ...]  # new log lines (none written on a dry run)
+    counted: tuple[Counted, ...]
+    repeated: int  # events already in the log (or repeated in this batch): skipped
+    unknown: tuple[UseEvent, ...]  # cite/skill naming no registry pattern: reported only
+    refused: tuple[str, ...]  # one line per pattern whose count could not be raised
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "recorded": [e.to_dict() for e in self.recorded],
+            "counted": [
+                {
+                    "name": c.name,
+                    "path": c.path,
+                    "sessions": list(c.sessions),
+                    "count_before": c.count_before,
+                    "count_after": c.count_after,
+                    "last_used": c.last_used,
+                    "receipt": c.receipt,
+                }
+                for c in self.counted
+            ],
+            "repeated": self.repeated,
+            "unknown": [e.to_dict() for e in self.unknown],
+            "refused": list(self.refused),
+            "dry_run": self.dry_run,
+        }
+
+
+def _is_note(target: str) -> bool:
+    return target.endswith(".md")
+
+
+def record(
+    vault: Path, events: Sequence[UseEvent], now: dt.datetime, dry_run: bool = False
+) -> RecordResult:
+    """Log the new events and count each new (session, pattern) once; see the module doc.
+
+    A ``cite`` or ``skill`` whose target is a registry pattern's name counts for it; a
+    ``cite`` of a note (a path) and every ``read`` are logged only; any other target
+    is unknown: reported, neither logged nor created.
+    """
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+        heads, _ = load_heads(vault)
+        names = {h.name for h in heads}
+        seen: set[tuple[str, str, str]] = set()
+        counted_keys: set[tuple[str, str]] = set()
+        for old in read_events(vault):
+            seen.add((old.session, old.kind, old.target))
+            if old.kind in PATTERN_KINDS:
+                counted_keys.add((old.session, old.target))
+        fresh: list[UseEvent] = []  # logged only
+        uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
+        unknown: list[UseEvent] = []
+        repeated = 0
+        for event in events:
+            key = (event.session, event.kind, event.target)
+            pattern = event.kind in PATTERN_KINDS and event.target in names
+            if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
+                if all(u.target != event.target for u in unknown):
+                    unknown.append(event)
+                continue
+            if key in seen:
+                repeated += 1
+                continue
+            seen.add(key)
+            (uses.setdefault(event.target, []) if pattern else fresh).append(event)
+        firsts = {name: _firsts(name, found, counted_keys) for name, found in uses.items()}
+        wanted = {
+            name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
+        }
+        done, failed = record_uses(vault, wanted, now, never_back=True, dry_run=dry_run)
+        counted: list[Counted] = []
+        recorded: list[UseEvent] = []
+        for name, found in uses.items():
+            if name in failed:  # its events stay out of the log: counted once it is fixed
+                if not dry_run:
+                    journal.append(
+                        vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
+                    )
+                continue
+            if name in done:
+                counted.append(_journal(vault, done[name], firsts[name], now, dry_run))
+            recorded.extend(found)
+        recorded.extend(fresh)
+        if not dry_run:
+            append_events(vault, recorded)  # right after the edits, under the same lock
+        refused = tuple(str(failed[name]) for name in uses if name in failed)
+        return RecordResult(
+            tuple(recorded), tuple(counted), repeated, tuple(unknown), refused, dry_run
+        )
+
+
+def _firsts(
+    name: str, events: list[UseEvent], counted_keys: set[tuple[str, str]]
+) -> dict[str, UseEvent]:
+    """The first new event of each session not counted for ``name`` before."""
+    out: dict[str, UseEvent] = {}
+    for event in events:
+        if (event.session, name) not in counted_keys:
+            out.setdefault(event.session, event)
+    return out
+
+
+def _journal(
+    vault: Path, result: UseResult, firsts: dict[str, UseEvent], now: dt.datetime, dry_run: bool
+) -> Counted:
+    """One journal line per session counted, with its receipt."""
+    for i, event in enumerate(firsts.values()):
+        before = result.count_before + i
+        journal.append(
+            vault,
+            Outcome(
+                JOURNAL_ACTION,
+                result.name,
+                ACT,
+                f"{event.kind} in {event.source} session {event.session} on "
+                f"{event.date.isoformat()}: success count {before} -> {before + 1}",
+                evidence=event.receipt,
+                extra={"session": event.session, "source": event.source},
+                dry_run=dry_run,
+            ),
+            now,
+        )
+    latest = max(firsts.values(), key=lambda e: e.date)
+    return Counted(
+        result.name,
+        result.path,
+        tuple(firsts),
+        result.count_before,
+        result.count_after,
+        result.last_used,
+        latest.receipt,
+    )

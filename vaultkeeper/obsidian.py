@@ -1,0 +1,63 @@
+"""What a vault's own settings say: whether vaultkeeper laid it out, and its templates folder.
+
+A vault vaultkeeper did not create (a person's Obsidian vault) never promised the spec's
+format, and Obsidian shows a link to a note not written yet as an ordinary link; lint and
+index read these facts here so both treat such a vault the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vaultkeeper import config
+
+
+def is_ours(vault: Path) -> bool:
+    """A vault laid out as vaultkeeper's: the spec file, the registry, or any patterns/*.md."""
+    if (vault / config.SPEC_FILE).is_file() or (vault / config.REGISTRY_FILE).is_file():
+        return True
+    patterns = vault / config.PATTERNS_DIR
+    return patterns.is_dir() and any(patterns.glob("*.md"))
+
+
+def _setting(path: Path, key: str) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent, unreadable or not JSON: as if unset
+        return None
+    value = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(value, str):
+        return None
+    folder = value.replace("\\", "/").strip().strip("/")
+    return folder if folder and ".." not in folder.split("/") else None
+
+
+def templates_folder(vault: Path, ours: bool | None = None) -> str | None:
+    """The vault-relative folder holding Obsidian templates, or None.
+
+    The core Templates plugin's ``folder`` (``.obsidian/templates.json``), else
+    Templater's ``templates_folder``; on a vault vaultkeeper did not create, else a
+    top-level folder named ``Templates`` (any case). ``ours`` saves a second look.
+    """
+    settings = vault / config.OBSIDIAN_DIR
+    for name, key in config.OBSIDIAN_TEMPLATE_SETTINGS:
+        folder = _setting(settings / name, key)
+        if folder is not None:
+            return folder
+    if ours if ours is not None else is_ours(vault):
+        return None
+    wanted = config.OBSIDIAN_TEMPLATES_DIR.casefold()
+    try:
+        names = sorted(p.name for p in vault.iterdir() if p.is_dir())
+    except OSError:
+        return None
+    return next((n for n in names if n.casefold() == wanted), None)
+
+
+def in_folder(rel_path: str, folder: str | None) -> bool:
+    """``rel_path`` (vault-relative POSIX) lies under ``folder``; compared as Obsidian does,
+    case-insensitively."""
+    if not folder:
+        return False
+    return rel_path.casefold().startswith(folder.casefold().rstrip("/") + "/")
