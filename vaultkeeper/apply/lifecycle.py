@@ -18,6 +18,7 @@ from vaultkeeper.apply import journal, queue
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
 from vaultkeeper.apply.gate import (
+    Receipt,
     check_hash,
     check_holdout_passed,
     check_move,
@@ -195,10 +196,19 @@ def archive_after_yes(vault: Path, decision: Decision, expected: str | None) -> 
 
 
 def reactivate(
-    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    checked: Receipt | None = None,
+    **_: object,
 ) -> Outcome:
+    """``checked``: the receipt, already read before the writer lock by a caller that
+    holds it now (supersede.reactivate); else it is read here, before taking it."""
     receipt = (decision.evidence or "").strip()
-    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
+    if checked is None:
+        checked = receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
