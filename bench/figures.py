@@ -110,7 +110,7 @@ def cold_scan(vault: Path, rounds: int) -> list[Row]:
         if has_fm
         else Row(
             fm_label,
-            "skipped: python-frontmatter is not installed (`pip install -e '.[bench]'`)",
+            "skipped: python-frontmatter is not installed (`pip install '.[bench]'`)",
             "",
             0.0,
             "-",
@@ -198,7 +198,7 @@ def scaling(vaults: dict[int, Path], rounds: int) -> list[Row]:
 def lint(vault: Path, n: int, rounds: int) -> list[Row]:
     label = f"lint --select VK3 / obsidiantools graph build, {n // 1000}k entries"
     if importlib.util.find_spec("obsidiantools") is None:
-        note = "skipped: obsidiantools is not installed (`pip install -e '.[bench]'`)"
+        note = "skipped: obsidiantools is not installed (`pip install '.[bench]'`)"
         return [Row(label, note, "", 0.0, "-", None)]
     ours = Side(
         "lint", (*vaultkeeper_argv(), "--vault", str(vault), "lint", "--select", "VK3"), ok=(0, 1)
@@ -281,3 +281,40 @@ def machine() -> str:
         f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()} ({sys.executable})"
     )
+
+
+DUPLICATES = "possible duplicates"
+DECAY = "decay (stale lessons, unused skills)"
+
+
+def upkeep(vault: Path, runs: int) -> list[Row]:
+    """Issue 13's passes inside a 50k `scan --force` (bench/phases.py, fresh processes):
+    the duplicates pass against the rest of the scan, and decay for information."""
+    import statistics
+    import subprocess
+
+    got: dict[str, list[float]] = {}
+    for _ in range(runs):
+        done = subprocess.run(
+            [PYTHON, str(Path(__file__).with_name("phases.py")), str(vault)],
+            capture_output=True, text=True, env=child_env(), check=True,
+        )  # fmt: skip
+        for name, value in json.loads(done.stdout.splitlines()[-1]).items():
+            got.setdefault(name, []).append(value)
+    med = {name: statistics.median(values) for name, values in got.items()}
+    total = med["imports"] + med["in all, after the imports"]
+    rest = total - med[DUPLICATES] - med[DECAY]
+    dup, decay = med[DUPLICATES] / rest, med[DECAY] / rest
+    where = f"the rest of a 50k `scan --force` {rest:.0f} ms (median of {runs})"
+    return [
+        Row(
+            "duplicates pass / the scan's own time, 50k entries",
+            f"{DUPLICATES} {med[DUPLICATES]:.0f} ms", where,
+            dup, f"{dup:.2f}x", 0.25, "<= 0.25x",
+        ),
+        Row(
+            "decay pass / the scan's own time, 50k entries",
+            f"stale lessons and unused skills {med[DECAY]:.0f} ms", where,
+            decay, f"{decay:.2f}x", None,
+        ),
+    ]  # fmt: skip

@@ -5,8 +5,8 @@ Half the entries are ``### name`` blocks spread over several registry files unde
 ``projects/<p>/research/``, with the template's frontmatter and bodies of a few
 paragraphs with wikilinks. Dates spread around the anchor day, so every list gets
 candidates (about 5-10% of entries each). Some frontmatter takes the less common forms
-(folded descriptions, block lists, unquoted dates), about 2% only YAML can read (an
-escaped quote, a nested mapping), and a few entries are problems ("yesterday" as a date,
+(folded descriptions, block lists, nested mappings, unquoted dates), about 2% only YAML
+can read (escapes in a double-quoted string), and a few entries are problems ("yesterday" as a date,
 an unreadable count), as in a vault people edit by hand. ``_index.md`` links one
 sub-index per top-level folder, as ``vaultkeeper index`` does for a big vault; about 1%
 of entries are left out of it (orphans) and about 1% of links are broken.
@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 OUT = Path(__file__).resolve().parent / "out"
 BLOCKS_PER_REGISTRY = 2500
 FILES_PER_PROJECT = 250
@@ -103,8 +103,8 @@ def memory_file(
     lines = [f"name: {entry.name}"]
     if odd < 0.03:  # a folded description
         lines += ["description: >-", f"  {sentence(rng)}", f"  {sentence(rng)}"]
-    elif odd > 0.99:  # an escaped quote: only YAML reads it
-        lines.append(f"description: 'it''s {sentence(rng).lower()}'")
+    elif 0.21 <= odd < 0.23:  # an escape in double quotes: only YAML reads it
+        lines.append(f'description: "it\\u2019s \\"{sentence(rng).lower()}\\""')
     else:
         lines.append(f"description: {sentence(rng)}")
     lines.append(f"type: {kind}")

@@ -12,8 +12,11 @@ import bisect
 import datetime as dt
 import re
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.decay import SkillUnused, Stale
+from vaultkeeper.duplicates import DuplicatePair
 from vaultkeeper.model import ParseError, Problem, is_memory_path, parse_date, read_note
 from vaultkeeper.registry import RegistryBlock, load_registry
 from vaultkeeper.report import HELD_OUT, PROMOTE, PRUNE, Candidate, Report
@@ -234,6 +237,16 @@ def classify(vault: Path, now: dt.datetime) -> Report:
                 falsification_condition=None if condition in (None, "") else str(condition),
             )
         )
+    notes = []
+    for path in iter_markdown(vault):
+        where = rel(vault, path)
+        if is_memory_path(where):
+            try:
+                note = read_note(vault, path)
+            except ParseError:
+                continue
+            if note.frontmatter is not None:
+                notes.append(note)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -241,7 +254,107 @@ def classify(vault: Path, now: dt.datetime) -> Report:
         prune=tuple(prune),
         held_out=tuple(held),
         problems=tuple(problems),
+        duplicates=tuple(_duplicates(blocks, notes)),
+        stale=tuple(_stale(notes, today)),
+        skills_unused=tuple(_unused(blocks, today)),
     )
+
+
+# -- issue 13's sections, written the obvious way (no uses log, no journal) -------------
+
+
+def _lead(block: RegistryBlock) -> str:
+    """The first paragraph of the first 400 characters after the heading line."""
+    from vaultkeeper.registry import first_paragraph
+
+    after = block.text.split("\n", 1)[1] if "\n" in block.text else ""
+    return first_paragraph(after[:400])
+
+
+def _duplicates(blocks: list[RegistryBlock], notes: list[Any]) -> list[DuplicatePair]:
+    from vaultkeeper.duplicates import first_sentence, words
+
+    groups: dict[str, list[tuple[str, str, int, frozenset[str]]]] = {}
+    for b in blocks:
+        found = words(f"{b.name} {first_sentence(_lead(b))}")
+        groups.setdefault("block", []).append((b.name, b.rel, b.line, found))
+    for n in notes:
+        meta = n.meta
+        status = meta.get("status")
+        if status is None and meta.get("holdout_until") not in (None, ""):
+            status = "held_out"
+        if status == "archived":
+            continue
+        name = str(meta["name"]) if meta.get("name") not in (None, "") else n.path.stem
+        desc = "" if meta.get("description") is None else str(meta["description"])
+        group = "memory:" + n.rel.split("/")[1]
+        groups.setdefault(group, []).append((name, n.rel, 1, words(f"{name} {desc}")))
+    out = []
+    for group, members in groups.items():
+        members = [m for m in members if m[3]]
+        cap = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(members)))
+        df: dict[str, int] = {}
+        for m in members:
+            for w in m[3]:
+                df[w] = df.get(w, 0) + 1
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                shared = a[3] & b[3]
+                score = len(shared) / len(a[3] | b[3])
+                if score >= config.DUP_MIN_JACCARD and any(df[w] <= cap for w in shared):
+                    kind = group.split(":")[0]
+                    out.append(
+                        DuplicatePair(kind, *a[:3], *b[:3], round(score, 2), tuple(sorted(shared)))
+                    )
+    return out
+
+
+def _latest(dates: list[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
+    best = None
+    for day, source in dates:
+        if day is not None and (best is None or day > best[0]):
+            best = (day, source)
+    return best
+
+
+def _stale(notes: list[Any], today: dt.date) -> list[Stale]:
+    out = []
+    for n in notes:
+        if n.meta.get("status") != "active":
+            continue
+        prov = n.meta.get("provenance")
+        days = [
+            parse_date(d)
+            for r in (prov if isinstance(prov, list) else [])
+            for d in re.findall(r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9])", str(r))
+        ]
+        dated = _latest(
+            [
+                (parse_date(n.meta.get("last_validated")), "last_validated"),
+                (max((d for d in days if d is not None), default=None), "provenance"),
+                (parse_date(n.meta.get("holdout_until")), "holdout_until"),
+            ]
+        )
+        if dated is not None and (today - dated[0]).days > config.STALE_DAYS:
+            name = str(n.meta["name"]) if n.meta.get("name") not in (None, "") else n.path.stem
+            idle = (today - dated[0]).days
+            out.append(Stale(name, n.rel, dated[0].isoformat(), dated[1], idle))
+    return out
+
+
+def _unused(blocks: list[RegistryBlock], today: dt.date) -> list[SkillUnused]:
+    out = []
+    for b in blocks:
+        if b.promoted is None:
+            continue
+        head = b.promoted.split()[0] if b.promoted.split() else ""
+        dated = _latest([(b.last_used, "last used"), (parse_date(head), "promoted")])
+        if dated is not None and (today - dated[0]).days > config.SKILL_UNUSED_DAYS:
+            idle = (today - dated[0]).days
+            out.append(
+                SkillUnused(b.name, b.rel, b.line, b.promoted, dated[0].isoformat(), dated[1], idle)
+            )
+    return out
 
 
 def note_hash(text: str) -> str:

@@ -25,6 +25,18 @@ def test_now_moves_to_the_given_day_and_keeps_the_time_of_day() -> None:
     assert clock.now({}).date() == clock.real_now().date()
 
 
+def test_now_ns_is_real_time_unless_the_day_is_moved() -> None:
+    """The throttled scan's "now" without datetime: the same instant, to the microsecond."""
+    before = clock.real_now()
+    ns = clock.now_ns({})
+    after = clock.real_now()
+    assert ns is not None and before <= clock.from_ns(ns) <= after
+    assert clock.now_ns({config.ENV_TODAY: "2027-03-01"}) is None  # ask now(): it moves the date
+    moment = dt.datetime(2026, 11, 30, 23, 59, 59, 999_999, tzinfo=dt.timezone.utc)
+    ns = int(moment.timestamp()) * 10**9 + moment.microsecond * 1000 + 999
+    assert clock.from_ns(ns) == moment and clock.from_ns(ns).tzinfo == dt.timezone.utc
+
+
 @pytest.mark.parametrize("value", ["2026-13-01", "tomorrow", "2026-1-5", "20260105"])
 def test_a_bad_value_is_refused(value: str) -> None:
     with pytest.raises(UsageError, match=r"VAULTKEEPER_TODAY=.*not a date; use YYYY-MM-DD"):

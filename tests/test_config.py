@@ -70,6 +70,15 @@ SETTINGS = [
     ),
     Setting("index lines", r"_?index(?:\.md)?|load budget", "lines", config.INDEX_MAX_LINES),
     Setting("index bytes", r"_?index(?:\.md)?|load budget", "bytes", config.INDEX_MAX_BYTES),
+    Setting(
+        "decay window", r"stale: re-validate|STALE_DAYS|decay", "time", config.STALE_DAYS * DAY_MS
+    ),
+    Setting(
+        "skill unused window",
+        r"skills? unused|SKILL_UNUSED_DAYS|invoked",
+        "time",
+        config.SKILL_UNUSED_DAYS * DAY_MS,
+    ),
     # neighbours: their numbers must not be taken for the settings above
     Setting("overdue", r"overdue", "time", None),
     Setting("scan age", r"last (?:completed )?scan|scan age", "time", None),

@@ -11,7 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # distribution name -> the module it is imported as
 RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune": "mistune"}
-OPTIONAL = {"mcp"}  # an extra, never imported by the scanner, hooks or other commands
+# The mcp extra and its dependencies: imported by the server modules only, never by the
+# scanner, the hooks or any other command
+MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
+MCP_MODULES = {f"vaultkeeper/mcp_{name}.py" for name in ("server", "shapes", "prune", "apply")}
 
 
 def _declared() -> set[str]:
@@ -42,7 +45,9 @@ def _imported() -> dict[str, set[str]]:
 def test_declared_runtime_dependencies_are_exactly_the_used_ones() -> None:
     assert _declared() == set(RUNTIME)
     imported = _imported()
-    assert set(imported) - OPTIONAL == set(RUNTIME.values())
+    assert set(imported) - MCP_ONLY == set(RUNTIME.values())
+    for name in MCP_ONLY:
+        assert imported.get(name, set()) <= MCP_MODULES, name
     assert "frontmatter" not in imported
     assert imported["mistune"] == {"vaultkeeper/anchors.py"}
 

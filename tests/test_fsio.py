@@ -154,3 +154,23 @@ def test_a_failed_replace_names_the_file_not_the_temp(
         atomic_write(target, "new")
     assert caught.value.filename == str(target)  # was .registry.md.XXXX.vk-tmp
     assert [p.name for p in tmp_path.iterdir()] == ["registry.md"]
+
+
+def test_a_taken_temp_name_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temp file is always a new one: a name already there (a stray file, or a
+    symlink planted to redirect the write) is left alone and another name drawn."""
+    target = tmp_path / "note.md"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    draws = iter([b"\x00" * 6, b"\x00" * 6, b"\x01" * 6])
+    monkeypatch.setattr(os, "urandom", lambda n: next(draws))
+    (tmp_path / f".note.md.{'00' * 6}.vk-tmp").symlink_to(outside)
+    atomic_write(target, "new\n")
+    assert target.read_text() == "new\n" and outside.read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f".note.md.{'00' * 6}.vk-tmp",
+        "note.md",
+        "outside.txt",
+    ]

@@ -480,7 +480,10 @@ def test_session_end_on_40k_entries_then_session_start(
     assert [c["name"] for c in data["promote"]] == ["foo"]
     assert [c["name"] for c in data["prune"]] == ["bar"]
     assert [c["path"] for c in data["held_out"]] == ["projects/p00/memory/held.md"]
-    state = json.loads((big_vault / "state" / config.STATE_FILE).read_text())
+    state_file = big_vault / "state" / config.STATE_FILE
+    # the report lands just before the state file's completion: wait for that too
+    assert wait_for(lambda: json.loads(state_file.read_text())["state"] == "idle", 60)
+    state = json.loads(state_file.read_text())
     assert state["state"] == "idle" and state["lastCompleted"] > 0
     assert TRANSCRIPT_NOTE.fullmatch(log.read_text())  # and nothing else went wrong
 

@@ -141,6 +141,35 @@ def test_block_scalars_of_other_keys_are_skipped(text: str) -> None:
     assert agrees(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'relations:\n  supersedes: "[[a]]"\nstatus: held_out\n',  # bench/gen.py's form
+        "relations: # why\n    a: 1\n    # note\n\n    b: '2026-01-01'\nlabel: rule\n",
+        "relations:\n  a:\n  b: []\nholdout_until: '2026-08-01'\n",
+    ],
+)
+def test_nested_mappings_of_other_keys_are_read(text: str) -> None:
+    assert agrees(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "relations:\n  a: 1\n    b: 2\n",  # deeper
+        "relations:\n    a: 1\n  b: 2\n",  # shallower
+        "relations:\n  a:\n  - x\n",  # a list where YAML reads a's value
+        "relations:\n  - x\n  a: 1\n",
+        "status:\n  a: 1\n",  # under a wanted key
+        "relations:\n  a: x: y\n",
+        "relations:\n  a: |\n    text\n",
+        "relations: x\n  a: 1\n",  # a key with a value has no nested keys
+    ],
+)
+def test_nested_mappings_it_leaves_to_yaml(text: str) -> None:
+    assert read_keys(text, WANTED) is None
+
+
 def test_block_lists_and_comments_are_read() -> None:
     text = (
         "# a comment\n"
@@ -322,9 +351,12 @@ SCALAR_LINES = st.sampled_from(
 def frontmatter(draw: st.DrawFn) -> str:
     lines = []
     for _ in range(draw(st.integers(0, 8))):
-        form = draw(st.integers(0, 17))
+        form = draw(st.integers(0, 19))
         key, value = draw(KEYS), draw(SCALARS)
-        if form == 16:  # a block scalar and some lines that may (or may not) belong to it
+        if form >= 18:  # a nested mapping's key, at some indentation
+            indent = draw(st.sampled_from(["  ", " ", "    ", "  "]))
+            lines.append(f"{indent}{key}:" + ("" if value == "" else f" {value}"))
+        elif form == 16:  # a block scalar and some lines that may (or may not) belong to it
             lines.append(f"{key}: {draw(SCALAR_HEADERS)}")
             lines.extend(draw(st.lists(SCALAR_LINES, max_size=4)))
         elif form == 17:
@@ -357,8 +389,13 @@ def template_like(draw: st.DrawFn) -> str:
     )
     lines = []
     for key, value in pairs:
-        shape = draw(st.integers(0, 3))
-        if shape == 3:  # a block scalar (under a wanted key too: that one YAML must read)
+        shape = draw(st.integers(0, 4))
+        if shape == 4:  # a nested mapping (under a wanted key too: that one YAML must read)
+            lines.append(f"{key}:")
+            indent = draw(st.sampled_from(["  ", "    "]))
+            subkeys = draw(st.lists(OTHER_KEYS, min_size=1, max_size=3))
+            lines.extend(f"{indent}{sub}: {draw(COMMON)}" for sub in subkeys)
+        elif shape == 3:  # a block scalar (under a wanted key too: that one YAML must read)
             lines.append(f"{key}: {draw(st.sampled_from(['|', '>', '>-', '|+']))}")
             depth = draw(st.sampled_from([" ", "  ", "    "]))
             for item in draw(st.lists(COMMON, max_size=3)):

@@ -142,3 +142,22 @@ def test_one_supersession_pair_the_scan_and_lint_respect() -> None:
     index = (SAMPLE_VAULT / config.INDEX_FILE).read_text()
     assert f"- [[{old[0][:-3]}]] - (superseded by [[{newer}]]) " in index
     assert lint_vault(SAMPLE_VAULT, select=["VK5", "VK6"]).findings == ()
+
+
+@pytest.mark.parametrize("now", DAYS, ids=lambda d: d.date().isoformat())
+def test_the_quick_start_shows_a_duplicate_pair_and_a_stale_lesson(now: dt.datetime) -> None:
+    from vaultkeeper.scan import classify
+
+    report = classify(SAMPLE_VAULT, now)
+    assert [(p.target("a"), p.target("b")) for p in report.duplicates] == [
+        ("pin-test-clock", "pin-the-clock-in-tests")
+    ]
+    assert "projects/api/memory/paginate-with-cursors.md" in {s.path for s in report.stale}
+    assert report.skills_unused == ()  # nothing in the sample is promoted
+
+
+def test_the_index_is_as_index_generates_it() -> None:
+    from vaultkeeper.index import generate
+
+    index = (SAMPLE_VAULT / config.INDEX_FILE).read_text()
+    assert generate(SAMPLE_VAULT) == {config.INDEX_FILE: index}, "run `vaultkeeper index`"

@@ -11,7 +11,7 @@ from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import EXIT_USAGE, NoVaultError, UnsafePathError
-from vaultkeeper.vault import find_vault, iter_files, iter_markdown, rel, resolve_inside
+from vaultkeeper.vault import find_vault, iter_files, iter_markdown, locate, rel, resolve_inside
 
 REGISTRY = "# R\n\n### alpha\n**success count:** 1\n**last used:** 2026-01-01\n"
 
@@ -48,6 +48,44 @@ def test_missing_explicit_path_is_no_vault(tmp_path: Path) -> None:
         find_vault(tmp_path / "nope", {}, tmp_path)
     with pytest.raises(NoVaultError, match=rf"from {config.ENV_VAULT}"):
         find_vault(None, {config.ENV_VAULT: str(tmp_path / "nope")}, tmp_path)
+
+
+def test_locate_finds_what_find_vault_finds(
+    make_vault: MakeVault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The throttled scan finds its vault with strings (no pathlib); the same answers."""
+    vault = make_vault()
+    (vault / "projects" / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(vault)
+    (tmp_path / "index-dir" / config.INDEX_FILE).mkdir(parents=True)  # a folder: no vault
+    (tmp_path / "index-dir" / "in").mkdir()
+    home = tmp_path / "home"
+    (home / "mine").mkdir(parents=True)
+    (home / "mine" / config.INDEX_FILE).write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    rel_vault = str(vault.relative_to(tmp_path))
+    given_cases = [
+        str(vault), rel_vault, rel_vault + "/", "./" + rel_vault, rel_vault + "//projects/..",
+        "link", "link/projects/deep/..", "~/mine", "~", "missing", str(tmp_path / "missing"),
+    ]  # fmt: skip
+    for given in given_cases:
+        for explicit, env in ((given, {}), (None, {config.ENV_VAULT: given})):
+            try:
+                found: str | None = str(find_vault(explicit, env, tmp_path))
+            except NoVaultError:
+                found = None
+            assert locate(explicit, env, str(tmp_path)) == found, (explicit, env)
+    for cwd in (
+        vault, vault / "projects" / "deep" / "er", tmp_path / "link" / "projects",
+        home / "mine", tmp_path / "index-dir" / "in", _outside_any_vault(tmp_path),
+    ):  # fmt: skip
+        try:
+            expected: str | None = str(find_vault(None, {}, cwd))
+        except NoVaultError:
+            expected = None
+        assert locate(None, {}, str(cwd)) == expected, cwd
+        assert locate(None, {config.ENV_VAULT: ""}, str(cwd)) == expected  # empty: unset
+    assert locate(None, {}, str(vault / "projects" / "deep")) == str(vault.resolve())
 
 
 def _outside_any_vault(tmp_path: Path) -> Path:

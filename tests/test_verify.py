@@ -43,8 +43,9 @@ def test_fresh_init_vault_passes_every_row_but_9_and_is_not_changed(
     vault = make_vault()
     before = snapshot(vault, skip_state=False)
     result = verify_vault(vault, now=NOW, env=env)
-    assert [c.number for c in result.checks] == list(range(1, 14))
+    assert [c.number for c in result.checks] == list(range(1, 15))
     assert result.checks[12].name == "supersession"
+    assert result.checks[13].name == "merge"
     failed = {c.number: c.detail for c in result.checks if c.status != PASS}
     assert list(failed) == [9], failed
     assert "no session-end hook or cron line" in failed[9]
@@ -60,11 +61,12 @@ def test_cli_rows_and_exit_code(
     result = runner.invoke(cli, ["--vault", str(vault), "verify"], env=env)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert len(lines) == 13
+    assert len(lines) == 14
     assert lines[0].startswith(" 1  store present       PASS  _index.md, projects/")
     assert lines[8].startswith(" 9  trigger registered  FAIL  ")
     assert lines[11].startswith("12  format (SFS)        PASS  ")
     assert lines[12].startswith("13  supersession        PASS  supersede links both sides")
+    assert lines[13].startswith("14  merge               PASS  duplicate reported; merge adds")
     data = json.loads(
         runner.invoke(cli, ["--vault", str(vault), "verify", "--json"], env=env).stdout
     )

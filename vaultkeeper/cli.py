@@ -25,6 +25,8 @@ from vaultkeeper.commands import (
     gitsync,
     hooks,
     ingest,
+    mcp,
+    merge,
     review,
     scan,
     status,
@@ -147,8 +149,10 @@ for _command in (
     hooks.hooks,
     gitsync.merge_driver,
     status.status,
+    mcp.mcp,
 ):
     cli.add_command(_command)
+apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 
 
 def main() -> None:

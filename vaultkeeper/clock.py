@@ -5,24 +5,36 @@ parameter. ``VAULTKEEPER_TODAY=YYYY-MM-DD`` makes a command behave as on that da
 time of day stays the real one, so records made in one run still sort in order): for
 previews ("what would be due on the first of March?") and for tests. The throttle's
 own bookkeeping (cooldown, lock age) keeps real time: see ``real_now``.
+
+``datetime`` is imported by the functions that return one, not here: the throttled
+scan (the session-end hook's usual run) needs only epoch milliseconds (``now_ns``),
+and importing ``datetime`` would be a tenth of its run.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-from collections.abc import Mapping
+import time
 
 from vaultkeeper.config import ENV_TODAY
 from vaultkeeper.errors import UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Mapping
+
 
 def real_now() -> dt.datetime:
+    import datetime as dt
+
     return dt.datetime.now(dt.timezone.utc)
 
 
 def parse_day(text: str, what: str) -> dt.date:
     """A YYYY-MM-DD date, or a one-line UsageError naming ``what`` and the value."""
+    import datetime as dt
+
     value = text.strip()
     try:
         if len(value) != 10:
@@ -40,3 +52,19 @@ def now(env: Mapping[str, str] | None = None) -> dt.datetime:
         return current
     day = parse_day(given, ENV_TODAY)
     return current.replace(year=day.year, month=day.month, day=day.day)
+
+
+def now_ns(env: Mapping[str, str] | None = None) -> int | None:
+    """``now()`` as epoch nanoseconds, without importing datetime; None when
+    ``$VAULTKEEPER_TODAY`` is set (then ask ``now()``, which moves the date)."""
+    if (os.environ if env is None else env).get(ENV_TODAY):
+        return None
+    return time.time_ns()
+
+
+def from_ns(ns: int) -> dt.datetime:
+    """The UTC datetime of epoch nanoseconds (to the microsecond, as ``now()`` has it)."""
+    import datetime as dt
+
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    return epoch + dt.timedelta(microseconds=ns // 1000)

@@ -173,3 +173,32 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
 OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
+
+# -- search and the MCP server (issue 11) ------------------------------------------
+SEARCH_DEFAULT_LIMIT = 10
+SEARCH_MAX_LIMIT = 50
+SEARCH_SNIPPET_CHARS = 160
+# Statuses search leaves out unless asked, as it does an entry with a superseded_by.
+SEARCH_DEAD_STATUSES = ("archived", "superseded")
+MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
+MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
+# How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
+MCP_ELICIT_TIMEOUT_SECONDS = 600
+MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
+CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
+CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers
+CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
+
+# -- duplicates and decay (issue 13) ----------------------------------------------------
+# Possible duplicates: Jaccard similarity of two entries' normalised word sets (name and
+# description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
+# DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.
+DUP_MIN_JACCARD = 0.6
+DUP_COMMON_MIN = 10
+DUP_COMMON_SHARE = 0.01
+# Decay: an active memory entry no session has cited or read for this many days is
+# "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
+STALE_DAYS = 180
+SKILL_UNUSED_DAYS = 180
+MERGED_FROM = "Merged from"  # the heading `apply merge` puts DROP's text under

@@ -19,7 +19,7 @@ from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.index import build_index, generate
 from vaultkeeper.model import Problem
 from vaultkeeper.registry import is_counter_line, load_registry
-from vaultkeeper.templates import render
+from vaultkeeper.templates import clean_body, render, with_body
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
@@ -254,12 +254,14 @@ def new_entry(
     today: dt.date,
     holdout_days: int = config.HOLDOUT_DAYS,
     falsify: str | None = None,
+    body: str | None = None,
 ) -> NewResult:
     """Create one entry (or registry block), then regenerate the index to include it.
 
     ``falsify`` is the entry's falsification_condition, the re-check a held-out lesson
-    is re-validated against. Every check (name, description, label, condition, taken
-    names, an index that can be regenerated) runs before the first write.
+    is re-validated against; ``body`` (a note's text under its title) replaces the
+    template's placeholder prose. Every check (name, description, label, condition,
+    body, taken names, an index that can be regenerated) runs before the first write.
     """
     check_name(name)
     description = clean_description(description)
@@ -268,6 +270,9 @@ def new_entry(
         raise UsageError(
             "--falsify is for an entry with frontmatter; a pattern is a registry block"
         )
+    if body is not None and kind == "pattern":
+        raise UsageError("a pattern is one registry block: give it a description, not a body")
+    text = None if body is None else clean_body(body)
     if label is not None and label not in config.LABELS:
         raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
     _check_holdout_days(holdout_days, "holdout_days")
@@ -279,6 +284,8 @@ def new_entry(
             target, content = _entry_file(
                 vault, kind, name, description, project, label, today, holdout_days, condition
             )
+            if text is not None:
+                content = with_body(content, name, text)
             line = 1
             link = rel(vault, target)[: -len(".md")]
         # read-only dry run: an index that cannot be regenerated refuses before any write

@@ -12,6 +12,10 @@ decided here before that hand-over, so a hand-over never follows a write.
 
 scanrun.run carries the click group's error handling for the scan: a change to the
 group's belongs there too. tests/test_entry.py runs both ways and compares every byte.
+
+The no-op's imports are its cost (Python itself starts in about 10 ms): this path finds
+the vault with strings (vault.locate), not pathlib, and imports neither typing, datetime
+nor json; tests/test_entry.py checks what it imports.
 """
 
 from __future__ import annotations
@@ -19,9 +23,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from pathlib import Path
 
-from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.scanrun import ScanArgs, run
 
 _FLAGS = ("--force", "--strict", "--json")
@@ -45,17 +47,17 @@ def parse(args: list[str]) -> ScanArgs | None:
     return ScanArgs(vault, "--force" in flags, "--strict" in flags, "--json" in flags)
 
 
-def _vault(given: str | None) -> Path | None:
+def _vault(given: str | None) -> str | None:
     """The vault as commands.base.vault_path finds it; None when click should say why not."""
-    from vaultkeeper.vault import find_vault
+    from vaultkeeper.vault import locate
 
     if given is not None and not (
         given and os.path.isdir(given) and os.access(given, os.R_OK)  # click.Path's checks
     ):
         return None
     try:
-        return find_vault(None if given is None else Path(given), os.environ, Path.cwd())
-    except (VaultkeeperError, OSError):
+        return locate(given, os.environ, os.getcwd())
+    except OSError:
         return None
 
 

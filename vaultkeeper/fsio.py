@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import stat
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
@@ -29,18 +27,35 @@ def move(source: Path, target: Path) -> None:
     _changes[0] += 1
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Not tempfile and threading: a scan writes two files here, and those imports (shutil,
+# random, bz2, lzma, weakref, typing with them) would cost it more than the writes.
+_TEMP_FLAGS = (
+    os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_TEMP_TRIES = 100
+
+
+def atomic_write(path: Path, data: str | bytes, *, fsync_dir: bool = True) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
 
     A reader sees the old file or the new one, never a partial write; a crash leaves
     at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
     notes). An existing file keeps its permission bits; a new one gets 0644.
+
+    ``fsync_dir=False`` leaves the rename unflushed (an fsync of a folder costs about
+    10 ms on ext4, more than the rest of a small write): for the scanner's own state/
+    files, when losing the rename in a crash is harmless or the caller's next write
+    there flushes the folder anyway. The file's own bytes are always flushed.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     # a 255-byte name plus the random part would exceed NAME_MAX
     prefix = f".{path.name[:80]}."
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".vk-tmp", dir=path.parent)
+    fd, tmp = _mkstemp(path.parent, prefix, ".vk-tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -58,7 +73,20 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         if isinstance(exc, OSError) and exc.filename == tmp:  # name the file, not our temp
             raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         raise
-    _fsync_dir(path.parent)
+    if fsync_dir:
+        _fsync_dir(path.parent)
+
+
+def _mkstemp(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """tempfile.mkstemp(suffix, prefix, folder): a new file only this process opened
+    (mode 0600, never through a symlink), and its absolute path."""
+    for _ in range(_TEMP_TRIES):
+        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), os.path.abspath(name)
+        except FileExistsError:
+            continue  # a name taken (by a stray temp file): draw another
+    raise FileExistsError(f"{folder}: no free temporary name after {_TEMP_TRIES} tries")
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -85,7 +113,7 @@ def append_line(path: Path, line: str) -> None:
 
 
 _LOCKS: dict[str, Any] = {}
-_LOCKS_GUARD = threading.Lock()
+_LOCKS_GUARD = _thread.allocate_lock()  # threading.Lock is this
 
 
 def _file_lock(lock_path: Path) -> Any:

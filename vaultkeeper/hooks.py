@@ -305,13 +305,20 @@ def _write(
         raise VaultkeeperError(
             f"{path}: cannot be written back as valid JSON ({exc}); nothing written"
         ) from None
+    backup = replace_keeping_backup(path, raw is not None, text)
+    return Change(target, str(path), True, backup, tuple(actions))
+
+
+def replace_keeping_backup(path: Path, existed: bool, text: str) -> str | None:
+    """Write ``text`` over a host's file atomically; the file as it was (if it was) is
+    kept beside it first. Returns the backup's path."""
     backup: str | None = None
-    if raw is not None:
+    if existed:
         bak = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
         atomic_write(bak, path.read_bytes())
         backup = str(bak)
     atomic_write(path, text)
-    return Change(target, str(path), True, backup, tuple(actions))
+    return backup
 
 
 def _indent(raw: str | None) -> int | str:

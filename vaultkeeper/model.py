@@ -15,10 +15,13 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.vault import iter_markdown, rel
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
+    from typing import Any
 
 
 @functools.lru_cache(maxsize=1)

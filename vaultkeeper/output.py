@@ -7,9 +7,11 @@ functions, so the bytes are the same whichever way a command was reached.
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def echo(message: str, err: bool = False) -> None:
@@ -76,4 +78,6 @@ def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
 
 def print_json(data: Any) -> None:
     """The one JSON rendering every command's --json uses."""
+    import json  # here: the throttled scan prints nothing and needs no json
+
     echo(json.dumps(data, indent=2, sort_keys=False, default=str))

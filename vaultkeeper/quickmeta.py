@@ -2,7 +2,8 @@
 
 The scanner reads every memory file's frontmatter after every session, and PyYAML costs
 several times more than reading the file. Most frontmatter comes from templates:
-``key: value`` lines with plain or quoted scalars, and empty or simple lists. For such a
+``key: value`` lines with plain or quoted scalars, empty or simple lists, and one-level
+mappings under keys nobody asked for (``relations:`` then ``  supersedes: "[[x]]"``). For such a
 block ``read_keys`` returns exactly what the safe YAML loader would for the keys asked
 for; for anything else it returns None and the caller parses with YAML. It never
 guesses: a test checks it against the YAML path on generated and real frontmatter.
@@ -14,8 +15,11 @@ import datetime as dt
 import functools
 import re
 import sys
-from collections.abc import Collection
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself would cost a scan more than this module
+    from collections.abc import Collection
+    from typing import Any
 
 # YAML's printable set less what PyYAML reads as a line break (NEL, U+2028/9) or a BOM;
 # a tab or a lone CR also sends the block to YAML. Compiling the full class costs
@@ -27,6 +31,8 @@ _UNSAFE_CLASS = (
 )
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,99}):(?: +(.*))?$")
 _ITEM = re.compile(r"( *)-(?: +(.*))?$")
+# a key of a mapping nested under a key nobody asked for ("relations:" then "  parent: x")
+_NESTED = re.compile(r"( +)([A-Za-z_][A-Za-z0-9_-]{0,99}):(?: +(.*))?$")
 _COMMENT = r"(?: +#.*)?$"
 _QUOTED = re.compile(r'(?:"([^"\\]*)"|\'((?:[^\']|\'\')*)\')' + _COMMENT)
 _EMPTY_FLOW = re.compile(r"(\[ *\]|\{ *\})" + _COMMENT)
@@ -167,8 +173,9 @@ def read_keys(
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     key: str | None = None
-    may_list = False  # the last key had no value: a block list may follow
-    indent: int | None = None
+    may_list = False  # the last key had no value: a block list or mapping may follow
+    indent: int | None = None  # of the items (or nested keys) under the last key
+    nested = False  # those are a mapping's keys, not list items
     scalar = False  # inside the block scalar (| or >) of a key nobody asked for
     scalar_indent: int | None = None
     try:
@@ -194,13 +201,16 @@ def read_keys(
                 if line.lstrip(" ")[0] == "#":
                     continue
                 m = _ITEM.match(line)
+                is_key = m is None
+                if is_key:
+                    m = _NESTED.match(line)  # one level only, every key at one indentation
                 if m is None or not may_list or key in wanted:
                     return None
                 if indent is None:
-                    indent = len(m.group(1))
-                elif indent != len(m.group(1)):
-                    return None
-                _scalar((m.group(2) or "").rstrip(" "))
+                    indent, nested = len(m.group(1)), is_key
+                elif indent != len(m.group(1)) or nested != is_key:
+                    return None  # deeper, shallower, or a list mixed with a mapping
+                _scalar((m.group(3 if is_key else 2) or "").rstrip(" "))
                 continue
             m = _EASY.match(line)
             if m is not None and m.group(1) not in wanted:

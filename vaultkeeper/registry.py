@@ -80,6 +80,19 @@ def _heading_name(rest: str) -> str | None:
     return body.lstrip(" \t")
 
 
+def first_paragraph(text: str) -> str:
+    """The first run of prose lines in ``text`` (a block's lines after its heading), on
+    one line: leading blank lines skipped, ended by a blank or a counter line."""
+    words: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip() or is_counter_line(line):
+            if words:
+                break
+            continue
+        words.append(line.strip())
+    return " ".join(words)
+
+
 def is_counter_line(line: str) -> bool:
     """True when ``line`` would be read as a block's count, last-used or promoted line."""
     return _counter_lines().match(line) is not None
@@ -260,6 +273,20 @@ class BlockHead:
         segment = self._nl_text[self._at + 1 : self._stop]
         cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
         return segment if cut == -1 else segment[: cut + 1]
+
+    def lead(self, limit: int = 400) -> str:
+        """The block's first paragraph, on one line and at most ``limit`` characters read:
+        what it says it is (the index shows the same paragraph)."""
+        text = self._nl_text
+        start = text.find("\n", self._at + 1) + 1
+        if start == 0:
+            return ""
+        stop = min(self._stop, start + limit)
+        end = text.find("\n\n", start, stop)
+        chunk = text[start : stop if end == -1 else end]
+        if "**" not in chunk and "\r" not in chunk and chunk[:1] not in ("\n", ""):
+            return chunk.replace("\n", " ").strip()  # the common case: no line to skip
+        return first_paragraph(text[start:stop])
 
     def block(self) -> RegistryBlock:
         text = self.text()

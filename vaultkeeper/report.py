@@ -14,13 +14,16 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
+    from typing import Any
+
+    from vaultkeeper.decay import SkillUnused, Stale
+    from vaultkeeper.duplicates import DuplicatePair
     from vaultkeeper.model import Problem
 
 PROMOTE = "promote"
@@ -95,6 +98,10 @@ class Report:
     problems: tuple[Problem, ...]
     duration_ms: int = 0
     updated_at: dt.datetime | None = None  # the last apply that brought it up to date
+    # issue 13's extra sections (vaultkeeper/upkeep.py); not part of the summary line
+    duplicates: tuple[DuplicatePair, ...] = ()
+    stale: tuple[Stale, ...] = ()
+    skills_unused: tuple[SkillUnused, ...] = ()
 
     def lists(self) -> dict[str, tuple[Candidate, ...]]:
         return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
@@ -126,6 +133,7 @@ class Report:
             "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
+            **_upkeep().to_dict(self),
         }
 
 
@@ -133,6 +141,12 @@ def _problem_dict(problem: Problem) -> dict[str, Any]:
     data = problem.to_dict()
     data["path"], data["reason"] = served(problem.path), served(problem.reason)
     return data
+
+
+def _upkeep() -> Any:
+    from vaultkeeper import upkeep  # only a report with its extra sections needs it
+
+    return upkeep
 
 
 def iso(moment: dt.datetime) -> str:
@@ -180,6 +194,7 @@ def render_text(report: Report) -> list[str]:
     lines = [report.summary()]
     for items in report.lists().values():
         lines.extend(candidate_line(c) for c in items)
+    lines.extend(one_line(x) for x in _upkeep().text_lines(report))
     return lines
 
 
@@ -195,11 +210,14 @@ def report_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.LAST_REPORT_FILE
 
 
-def save_report(vault: Path, report: Report) -> None:
+def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
+    """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
+    in state/ flushes the folder (a scan's: the state file's completion)."""
     from vaultkeeper.fsio import atomic_write
 
     # compact: the C encoder is several times faster than an indented dump
-    atomic_write(report_path(vault), json.dumps(report.to_dict()) + "\n")
+    text = json.dumps(report.to_dict()) + "\n"
+    atomic_write(report_path(vault), text, fsync_dir=fsync_dir)
 
 
 def from_dict(data: Mapping[str, Any]) -> Report:
@@ -227,6 +245,7 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
         updated_at=None if updated is None else _utc(updated),
+        **_upkeep().from_dict(data),
     )
 
 
@@ -365,6 +384,13 @@ def render_brief(
         out.extend(["", intro, *kept[i]])
         if len(kept[i]) < len(items):
             out.append(more.format(len(items) - len(kept[i]), vk))
+    # issue 13's sections (duplicates, stale lessons, unused skills) come after the spec's
+    # lists and only whole, where they fit: they never take the lists' room
+    extra = [x for intro, items in _upkeep().brief_sections(report) for x in ("", intro, *items)]
+    skip = [f"Leaving one alone is recorded with: {vk} apply skip NAME --reason TEXT"]
+    with_extra = "\n".join([*out, *extra, "", *(tail if sections else skip)]) + "\n"
     out.extend(["", *tail])
     text = "\n".join(out) + "\n"
+    if extra and len(with_extra) <= limit:
+        text = with_extra
     return text if len(text) <= limit else text[: limit - 4] + "...\n"

@@ -8,23 +8,26 @@ report and the state file's completion, with the lock released however the run e
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import gc
 import os
-import signal
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
-from types import FrameType
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import NoVaultError, VaultkeeperError
 from vaultkeeper.vault import own_dir
 
+# Only what the throttled no-op runs is imported up here (see state.py); the scan's
+# own needs (datetime, pathlib, signal, ...) are imported where they are used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Iterable, Iterator, Mapping
+    from pathlib import Path
+    from types import FrameType
+    from typing import Any, NamedTuple
+
+    from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import Problem
     from vaultkeeper.registry import BlockHead
     from vaultkeeper.report import Candidate, Report
@@ -33,41 +36,63 @@ if TYPE_CHECKING:
 # needs (everything else is never looked at).
 _DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 _DETAILS = ("name", "label", "falsification_condition")
+# ... and those the duplicates and decay passes read (issue 13), for every memory file.
+_FACTS = (*_DECIDE, "name", "description", "last_validated", "provenance")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _VAULT_MARKS = (config.INDEX_FILE, config.PROJECTS_DIR, config.PATTERNS_DIR)
 
 
-class ScanOutcome(NamedTuple):
-    """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
+if TYPE_CHECKING:
 
-    A NamedTuple, not a dataclass: importing dataclasses would cost the throttled no-op
-    (which returns one of these) about a tenth of its run.
-    """
+    class ScanOutcome(NamedTuple):
+        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
 
-    report: Report | None
-    skipped: str | None
-    detail: str
-    notes: tuple[str, ...]
+        A collections.namedtuple at run time, not a dataclass or typing.NamedTuple:
+        importing either module would cost the throttled no-op (which returns one of
+        these) about a tenth of its run.
+        """
+
+        report: Report | None
+        skipped: str | None
+        detail: str
+        notes: tuple[str, ...]
+
+else:
+    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
 
 
 class Interrupted(VaultkeeperError):
     """A signal ended the run; the lock is released and the state file is idle again."""
 
     def __init__(self, signum: int) -> None:
+        import signal
+
         name = signal.Signals(signum).name
         super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
         self.exit_code = 128 + signum
 
 
-def to_ms(moment: dt.datetime) -> int:
+def to_ms(moment: dt.datetime | int) -> int:
+    """Epoch milliseconds of a datetime, or of epoch nanoseconds (clock.now_ns)."""
+    if isinstance(moment, int):
+        return moment // 1_000_000
     return int(moment.timestamp() * 1000)
 
 
 def run_scan(
-    vault: Path, *, now: dt.datetime, env: Mapping[str, str], force: bool = False, pid: int
+    vault: Path | str,
+    *,
+    now: dt.datetime | int,
+    env: Mapping[str, str],
+    force: bool = False,
+    pid: int,
 ) -> ScanOutcome:
-    """One scheduler run: guards, scan, saved report, state file; never touches entries."""
-    if not any(os.path.exists(vault / name) for name in _VAULT_MARKS):
+    """One scheduler run: guards, scan, saved report, state file; never touches entries.
+
+    ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
+    string: the throttled no-op then never builds a datetime or a Path.
+    """
+    if not any(os.path.exists(os.path.join(vault, name)) for name in _VAULT_MARKS):
         raise NoVaultError(
             f"{vault}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
             f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
@@ -78,6 +103,14 @@ def run_scan(
     if quick is not None:
         _, note = state.cooldown_ms(env)
         return ScanOutcome(None, quick.reason, quick.detail, (note,) if note else ())
+    import contextlib
+    from pathlib import Path
+
+    from vaultkeeper.clock import from_ns
+
+    vault = Path(vault)
+    if isinstance(now, int):
+        now = from_ns(now)
     with _signals_raise():
         started: state.Run | state.Skip | None = None
         try:
@@ -92,7 +125,7 @@ def run_scan(
             report = replace(report, duration_ms=duration)
             from vaultkeeper.report import save_report
 
-            save_report(vault, report)
+            save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
@@ -108,6 +141,9 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
     """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs."""
 
     def __enter__(self) -> None:
+        import contextlib
+        import signal
+
         self.saved: dict[int, object] = {}
         for name in _SIGNALS:
             signum = getattr(signal, name, None)
@@ -117,11 +153,15 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
                 self.saved[signum] = signal.signal(signum, self._raise)
 
     def __exit__(self, *exc: object) -> None:
+        import signal
+
         for signum, handler in self.saved.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
     @staticmethod
     def _raise(signum: int, frame: FrameType | None) -> None:
+        import signal
+
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
         raise Interrupted(signum)
 
@@ -131,17 +171,43 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
 
 def memory_files(vault: Path) -> Iterator[str]:
     """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
-    from vaultkeeper.vault import walk_files
-
-    projects = vault / config.PROJECTS_DIR
-    if not projects.is_dir() or projects.is_symlink():
+    projects = os.path.join(vault, config.PROJECTS_DIR)
+    if not os.path.isdir(projects) or os.path.islink(projects):
         return
-    for entry in sorted(os.scandir(projects), key=lambda e: e.name):
+    for entry in sorted(os.scandir(projects), key=_name):
         if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
             continue
         memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
         if os.path.isdir(memory) and not os.path.islink(memory):
-            yield from (p for p in walk_files(vault, memory) if p.endswith(".md"))
+            yield from _markdown_under(memory)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _markdown_under(folder: str) -> Iterator[str]:
+    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
+    order and rules (hidden names skipped, symlinked folders listed but not entered,
+    an unreadable folder skipped), without os.walk's join and islink per entry."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=_name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
+        except OSError:
+            is_dir = False
+        if is_dir:
+            folders.append(entry)
+        elif entry.name.endswith(".md") and not entry.name.startswith("."):
+            yield entry.path
+    for entry in folders:
+        if not entry.name.startswith(".") and not entry.is_symlink():
+            yield from _markdown_under(entry.path)
 
 
 def classify(vault: Path, now: dt.datetime) -> Report:
@@ -158,13 +224,19 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def _classify(vault: Path, now: dt.datetime) -> Report:
+    import datetime as dt
+
     from vaultkeeper.registry import load_heads
     from vaultkeeper.report import Report
 
     today = now.astimezone(dt.timezone.utc).date()
     heads, problems = load_heads(vault)
     promote, prune = registry_candidates(heads, today, problems)
-    held_out = held_out_candidates(vault, today, problems)
+    facts: list[MemoryFacts] = []
+    held_out = held_out_candidates(vault, today, problems, facts=facts)
+    from vaultkeeper.upkeep import upkeep
+
+    extra = upkeep(vault, today, heads, facts)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -172,6 +244,9 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
         prune=tuple(prune),
         held_out=tuple(held_out),
         problems=tuple(problems),
+        duplicates=extra.duplicates,
+        stale=extra.stale,
+        skills_unused=extra.skills_unused,
     )
 
 
@@ -180,6 +255,8 @@ def registry_candidates(
 ) -> tuple[list[Candidate], list[Candidate]]:
     """Promote and prune candidates among ``heads`` (the whole registry, or the one file
     an apply changed); unreadable blocks go to ``problems``."""
+    import datetime as dt
+
     from vaultkeeper.registry import block_hash
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate
 
@@ -231,9 +308,14 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
 
 
 def held_out_candidates(
-    vault: Path, today: dt.date, problems: list[Problem], paths: Iterable[str] | None = None
+    vault: Path,
+    today: dt.date,
+    problems: list[Problem],
+    paths: Iterable[str] | None = None,
+    facts: list[MemoryFacts] | None = None,
 ) -> list[Candidate]:
-    """Memory files whose hold-out has passed; unreadable ones go to ``problems``.
+    """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
+    with ``facts`` every readable entry's keys for the duplicates and decay passes.
 
     ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
     re-checks the one it changed.
@@ -258,12 +340,15 @@ def held_out_candidates(
     read_front, read_keys = quickmeta.read_front, quickmeta.read_keys
 
     def yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
+        from pathlib import Path
+
         fm = parse_note(Path(path), where, text).frontmatter
         assert fm is not None
         return dict(fm.data), dict(fm.key_lines)
 
     out: list[Candidate] = []
     dates: dict[str, dt.date | None] = {}
+    wanted = _DECIDE if facts is None else _FACTS
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
     for path in memory_files(vault) if paths is None else paths:
         where = path[cut:]
@@ -271,7 +356,7 @@ def held_out_candidates(
             text = decode(read_regular(path))
             # quickmeta answers only for a block YAML reads the same way, so reading the
             # deciding keys now and the others later gives what one YAML parse gives
-            front = read_front(text, _DECIDE)
+            front = read_front(text, wanted)
             if front is not None:
                 meta, lines, yaml_text = front
                 fast = True
@@ -280,10 +365,12 @@ def held_out_candidates(
                 if found is None:
                     continue  # no frontmatter: not an entry
                 yaml_text = found
-                quick = read_keys(yaml_text, _DECIDE)
+                quick = read_keys(yaml_text, wanted)
                 fast = quick is not None
                 meta, lines = quick if quick is not None else yaml_keys(path, where, text)
             raw, status = meta.get("holdout_until"), meta.get("status")
+            if facts is not None:
+                facts.append(_facts(where, meta))
             if raw is None or raw == "" or (status is not None and status != "held_out"):
                 continue
             if meta.get(config.SUPERSEDED_BY_KEY) not in (None, ""):
@@ -325,3 +412,20 @@ def held_out_candidates(
             )
         )
     return out
+
+
+def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
+    from vaultkeeper.decay import MemoryFacts
+
+    name, status, provenance = meta.get("name"), meta.get("status"), meta.get("provenance")
+    if status is None and meta.get("holdout_until") not in (None, ""):
+        status = "held_out"  # as the held-out list and the applier read it
+    return MemoryFacts(
+        rel=where,
+        name=str(name) if name not in (None, "") else os.path.basename(where)[:-3],
+        description="" if meta.get("description") is None else str(meta["description"]),
+        status=None if status is None else str(status),
+        holdout_until=meta.get("holdout_until"),
+        last_validated=meta.get("last_validated"),
+        provenance=tuple(str(p) for p in provenance) if isinstance(provenance, list) else (),
+    )

@@ -4,24 +4,35 @@
 it, returning the exit code; entry.py calls it without click for the session-end hook's
 no-op, commands/scan.py calls it through click, and tests/test_entry.py compares the
 bytes of both ways.
+
+The throttled no-op (the hook's usual run) passes through here: nothing it does not
+need is imported at the top (no typing, pathlib, datetime or json: output.py imports
+json only to print some), and "now" is epoch nanoseconds unless $VAULTKEEPER_TODAY moves it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import NamedTuple
+from collections import namedtuple
 
 from vaultkeeper.errors import VaultkeeperError, internal_error
 from vaultkeeper.output import echo, print_json, print_report
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+    from typing import NamedTuple
 
-class ScanArgs(NamedTuple):
-    vault: str | None  # --vault as given, or None
-    force: bool
-    strict: bool
-    as_json: bool
+    class ScanArgs(NamedTuple):
+        vault: str | None  # --vault as given, or None
+        force: bool
+        strict: bool
+        as_json: bool
+
+else:  # the same tuple without importing typing
+    ScanArgs = namedtuple("ScanArgs", ("vault", "force", "strict", "as_json"))
 
 
 def _error(message: str, code: int, as_json: bool) -> int:
@@ -31,13 +42,14 @@ def _error(message: str, code: int, as_json: bool) -> int:
     return code
 
 
-def run(vault: Path, args: ScanArgs) -> int:
+def run(vault: Path | str, args: ScanArgs) -> int:
     """What cli.scan does, and the group's error handling around it; the exit code."""
-    from vaultkeeper.clock import now as clock_now
+    from vaultkeeper import clock
     from vaultkeeper.scan import run_scan
 
     try:
-        now = clock_now()
+        ns = clock.now_ns()  # real time, or None: $VAULTKEEPER_TODAY moves the date
+        now: dt.datetime | int = clock.now() if ns is None else ns
         outcome = run_scan(vault, now=now, env=os.environ, force=args.force, pid=os.getpid())
         for message in outcome.notes:
             echo(f"vaultkeeper: note: {message}", err=True)

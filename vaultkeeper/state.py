@@ -1,26 +1,28 @@
 """The scheduler's guards: ``state/self-maintain.json``, the mkdir lock, cooldown, re-entry.
 
-Only the standard library, config and errors are imported here: the throttled no-op path
+Only the standard library, config and plainjson are imported here: the throttled no-op path
 (a scan inside the cooldown, the commonest run by far) goes through this module alone, so
-it costs little more than starting Python. Times are epoch milliseconds, as in the spec.
+it costs little more than starting Python. That path imports neither typing nor json
+(each about a tenth of its run): the tuples below are collections.namedtuple at run
+time, and the state file, in the form write_state gives it, is read without json
+(plainjson.py). Times are epoch milliseconds, as in the spec.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
 import time
-from typing import NamedTuple
+from collections import namedtuple
 
-from vaultkeeper import config
+from vaultkeeper import config, plainjson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, NamedTuple
 
 IDLE = "idle"
 IN_PROGRESS = "in-progress"
@@ -30,30 +32,35 @@ SKIP_IN_PROGRESS = "in-progress"
 _TRUE = ("1", "true", "yes", "on")
 
 
-class StateRead(NamedTuple):
-    """The state file as read: always a full, valid state; ``note`` says what was wrong."""
+if TYPE_CHECKING:  # the types; at run time the same tuples, without importing typing
 
-    data: dict[str, Any]
-    note: str | None
+    class StateRead(NamedTuple):
+        """The state file as read: always a full, valid state; ``note`` says what was wrong."""
 
+        data: dict[str, Any]
+        note: str | None
 
-class Skip(NamedTuple):
-    """Why a run did not scan (``reason`` is one of the SKIP_* names) and what to tell."""
+    class Skip(NamedTuple):
+        """Why a run did not scan (``reason`` is one of the SKIP_* names) and what to tell."""
 
-    reason: str
-    detail: str
-    notes: tuple[str, ...]
+        reason: str
+        detail: str
+        notes: tuple[str, ...]
 
+    class Run(NamedTuple):
+        """A run that holds the lock and may scan; pass it to finish()/abort() and release()."""
 
-class Run(NamedTuple):
-    """A run that holds the lock and may scan; pass it to finish()/abort() and release()."""
+        vault: str
+        pid: int
+        started_ms: int
+        cooldown_ms: int
+        previous: dict[str, Any]
+        notes: tuple[str, ...]
 
-    vault: str
-    pid: int
-    started_ms: int
-    cooldown_ms: int
-    previous: dict[str, Any]
-    notes: tuple[str, ...]
+else:
+    StateRead = namedtuple("StateRead", ("data", "note"))
+    Skip = namedtuple("Skip", ("reason", "detail", "notes"))
+    Run = namedtuple("Run", ("vault", "pid", "started_ms", "cooldown_ms", "previous", "notes"))
 
 
 def state_dir(vault: str | os.PathLike[str]) -> str:
@@ -151,7 +158,11 @@ def read_state(vault: str | os.PathLike[str]) -> StateRead:
     if not raw.strip():
         return StateRead(default_state(), f"{where}: empty; treated as idle and replaced")
     try:
-        data = json.loads(raw)
+        data = plainjson.loads(raw)  # the file as write_state wrote it, without importing json
+        if data is plainjson.NOT_PLAIN:
+            import json
+
+            data = json.loads(raw)
     except (ValueError, RecursionError):
         return StateRead(default_state(), f"{where}: not valid JSON; treated as idle and replaced")
     state, problem = _validate(data)
@@ -160,12 +171,19 @@ def read_state(vault: str | os.PathLike[str]) -> StateRead:
     return StateRead(state, None)
 
 
-def write_state(vault: str | os.PathLike[str], data: dict[str, Any]) -> None:
+def write_state(
+    vault: str | os.PathLike[str], data: dict[str, Any], flush_folder: bool = True
+) -> None:
+    """Replace the state file atomically, its bytes always flushed (valid JSON after a
+    crash, as the spec asks); ``flush_folder=False`` leaves the rename itself unflushed
+    (the in-progress mark: if a crash loses it, the file says what it said before)."""
+    import json
     from pathlib import Path
 
     from vaultkeeper.fsio import atomic_write  # stdlib-only module; not needed on the no-op path
 
-    atomic_write(Path(state_path(vault)), json.dumps(data, indent=2) + "\n")
+    text = json.dumps(data, indent=2) + "\n"
+    atomic_write(Path(state_path(vault)), text, fsync_dir=flush_folder)
 
 
 def pid_alive(pid: int) -> bool:
@@ -396,7 +414,7 @@ def start(
         _sweep(vault)
         running = dict(state, state=IN_PROGRESS, lastTriggered=now_ms, cooldownMs=cooldown, pid=pid)
         marked = True  # from here the file may say in-progress (a signal may land mid-write)
-        write_state(vault, _ordered(running))
+        write_state(vault, _ordered(running), flush_folder=False)
     except BaseException:
         if marked:  # the caller never gets a Run to abort: put the file back to idle here
             with contextlib.suppress(Exception):

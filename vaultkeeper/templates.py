@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vaultkeeper import __version__, config
-from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.errors import UsageError, VaultkeeperError
 
 
 def data_dir(name: str) -> Path:
@@ -81,3 +81,29 @@ _LABEL_RULES = {
     "rule": "counts double when weighing reuse",
     "validated-override": "a person's ruling; never demoted automatically",
 }
+
+
+def clean_body(text: str) -> str:
+    """A note's body as given, in pure ASCII (glyphs spelled out), or a UsageError."""
+    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
+        text = text.replace(glyph, ascii_text)
+    text = text.replace("\r\n", "\n").strip("\n")
+    if not text.strip():
+        raise UsageError("body must not be empty (leave it out for the template's outline)")
+    for number, line in enumerate(text.split("\n"), start=1):
+        for column, char in enumerate(line, start=1):
+            if ord(char) > 127 or (char < " " and char != "\t"):
+                raise UsageError(
+                    f"body line {number}, column {column}: character {char!r} "
+                    f"(U+{ord(char):04X}); the vault is pure ASCII text"
+                )
+    return text + "\n"
+
+
+def with_body(content: str, name: str, body: str) -> str:
+    """The rendered template with everything under its frontmatter replaced by the title
+    and ``body``."""
+    from vaultkeeper.model import split_frontmatter  # not on the scanner's no-op path
+
+    _, _, offset = split_frontmatter(content)
+    return f"{content[:offset]}\n# {name}\n\n{body}"

@@ -1,17 +1,31 @@
-"""Find the vault, walk its files, and resolve user-given paths safely inside it."""
+"""Find the vault, walk its files, and resolve user-given paths safely inside it.
+
+pathlib is imported by the functions that make Paths: the throttled scan finds its vault
+with ``locate`` (strings only) and never needs it.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+import stat
 
 from vaultkeeper import config
 from vaultkeeper.errors import NoVaultError, UnsafePathError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from pathlib import Path
+
+# errors pathlib's is_file() reads as "no such file" (others it raises)
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
 
 def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -> Path:
     """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md."""
+    from pathlib import Path
+
     given = explicit if explicit is not None else env.get(config.ENV_VAULT) or None
     if given is not None:
         path = Path(given).expanduser()
@@ -31,6 +45,30 @@ def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -
     )
 
 
+def locate(explicit: str | None, env: Mapping[str, str], cwd: str) -> str | None:
+    """The path find_vault returns, as a string, without pathlib; None where find_vault
+    would raise (or where a string could differ from it): ask find_vault then."""
+    given = explicit if explicit is not None else env.get(config.ENV_VAULT) or None
+    if given is not None:
+        path = os.path.expanduser(given)
+        if path[:1] == "~":  # no such user: pathlib raises its own error
+            return None
+        path = os.path.join(cwd, path)
+        return os.path.realpath(path) if os.path.isdir(path) else None
+    here = os.path.realpath(cwd)
+    while True:
+        try:
+            if stat.S_ISREG(os.stat(os.path.join(here, config.INDEX_FILE)).st_mode):
+                return here
+        except OSError as exc:
+            if exc.errno not in _ABSENT:
+                return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def iter_markdown(vault: Path, under: Path | None = None) -> Iterator[Path]:
     """Every ``.md`` file in the vault: one sorted walk, deterministic.
 
@@ -43,6 +81,8 @@ def iter_markdown(vault: Path, under: Path | None = None) -> Iterator[Path]:
 
 def iter_files(vault: Path, under: Path | None = None) -> Iterator[Path]:
     """Every file of any type (attachments too), with the same exclusions as iter_markdown."""
+    from pathlib import Path
+
     return (Path(p) for p in walk_files(vault, under))
 
 
@@ -99,6 +139,8 @@ def resolve_inside(vault: Path, target: str | Path) -> Path:
     ``..`` segments, absolute paths elsewhere and symlinks that lead out are all refused
     before anything is read or written.
     """
+    from pathlib import Path
+
     root = vault.resolve()
     raw = Path(target).expanduser()
     candidate = raw if raw.is_absolute() else root / raw

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, prune, supersede, trash
+from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, supersede, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -31,8 +31,10 @@ from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]
-BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip")
-_KEYS = {"action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "by"}
+BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip", "merge")
+_KEYS = {
+    "action", "target", "evidence", "result", "expect_hash", "reason", "skills_dir", "by", "drop",
+}  # fmt: skip
 
 
 def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outcome:
@@ -52,13 +54,21 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
+def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> Outcome:
+    """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
+    if decision.reopen_days is not None:
+        return reopen.reopen(vault, decision, now, dry_run=bool(kw.get("dry_run")))
+    return lifecycle.revalidate(vault, decision, now, **kw)
+
+
 HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
-    "revalidate": lifecycle.revalidate,
+    "revalidate": revalidate,
     "reactivate": supersede.reactivate,  # undoes a supersession, else lifecycle's
     "supersede": supersede.supersede,
     "skip": skip,
+    "merge": merge.merge,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
     ),
@@ -162,6 +172,7 @@ def _decision(vault: Path, item: Any) -> Decision:
         result=item.get("result"),
         expect_hash=item.get("expect_hash"),
         reason=item.get("reason"),
+        drop=item.get("drop"),
         # A relative skills_dir in a batch file is relative to the vault, not to the cwd.
         skills_dir=None if skills is None else vault / Path(skills).expanduser(),
         by=item.get("by"),

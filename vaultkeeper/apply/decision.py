@@ -9,7 +9,9 @@ from typing import Any
 
 from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
-ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore")
+ACTIONS = (
+    "promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore", "merge",
+)  # fmt: skip
 
 # The four gate outcomes, as the KIP policies name them.
 ACT = "act"  # applied
@@ -31,6 +33,9 @@ class Decision:
     reason: str | None = None
     skills_dir: Path | None = None
     by: str | None = None  # supersede: the newer entry that replaces the target
+    drop: str | None = None  # merge: the entry folded into ``target``
+    # revalidate --reopen: active -> held_out, holdout_until this many days from now
+    reopen_days: int | None = None
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,12 @@ MIN_HASH_PREFIX = 8  # a report may shorten a sha256; 8 hex digits still catch a
 MOVES: dict[tuple[str, str | None], str | None] = {
     ("revalidate", "held_out"): None,  # -> active on pass, archived on fail
     ("reactivate", "archived"): "active",
+    ("reopen", "active"): "held_out",  # revalidate --reopen: a stale lesson is re-tested
 }
 _WHY_NOT = {
     "revalidate": "only a held_out entry is re-validated (held_out -> active | archived)",
     "reactivate": "only an archived entry is reactivated on new evidence (archived -> active)",
+    "reopen": "only an active entry is re-opened for a new hold-out (active -> held_out)",
 }
 
 

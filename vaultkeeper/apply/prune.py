@@ -1,7 +1,8 @@
 """``apply prune``: delete a registry block or an entry file, on a person's yes only.
 
 There is no way around the person: with a terminal the caller passes ``confirm`` and
-only a ``y``/``yes`` typed there deletes; without one (``confirm=None``) the request is
+only a ``y``/``yes`` typed there deletes (over MCP: the person's answer in the host's own
+dialog, mcp_prune.py); without one (``confirm=None``) the request is
 queued for ``vaultkeeper review`` and the outcome is ``ask``. What goes, goes to
 ``.trash/``.
 """
@@ -51,7 +52,8 @@ class PrunePlan:
         return self.source.path
 
 
-Confirm = Callable[[PrunePlan], bool]
+# True only deletes; False or a reason (why the person's answer was not a yes) keeps.
+Confirm = Callable[[PrunePlan], "bool | str"]
 
 
 def plan(vault: Path, decision: Decision) -> PrunePlan:
@@ -113,9 +115,11 @@ def prune(
             f"{reason}; a person must run `vaultkeeper review` ({queued} as {ask.id})",
             evidence=decision.evidence, id=ask.id, hash_before=found.hash,
         )  # fmt: skip
-    if not confirm(found):
+    answer = confirm(found)
+    if answer is not True:
+        why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
         return Outcome(
-            "prune", target, SILENCE, "kept: the person did not answer yes",
+            "prune", target, SILENCE, f"kept: {why}",
             evidence=decision.evidence, hash_before=found.hash, extra={KEPT: True},
         )  # fmt: skip
     return carry_out(vault, decision, now, found.hash, "a person answered yes")

@@ -53,6 +53,7 @@ def _touched(lists: dict[str, list[Candidate]], outcome: Outcome) -> set[str]:
     """The vault-relative files whose candidates the decision may have changed."""
     target = outcome.target
     paths = {str(p) for p in (outcome.extra.get("path"), outcome.extra.get("source")) if p}
+    paths.update(str(p) for p in outcome.extra.get("files") or ())  # a merge edits several
     if looks_like_path(target):
         paths.add(target)
     else:  # a registry block's name: the files the report lists it in
@@ -103,12 +104,14 @@ def updated(
     today = report.generated_at.date()  # the rest of the report is as of its scan
     lists = {kind: list(items) for kind, items in report.lists().items()}
     problems = list(report.problems)
-    for path in sorted(set(paths)):
+    touched = set(paths)
+    for path in sorted(touched):
         problems = _refresh(vault, lists, problems, path, today)
     for outcome in outcomes:
         if outcome.dry_run or outcome.outcome == DEFER:
             continue
         for path in sorted(_touched(lists, outcome)):
+            touched.add(path)
             problems = _refresh(vault, lists, problems, path, today)
         note = mark(outcome, now.date())
         if note is not None:
@@ -117,12 +120,15 @@ def updated(
                     replace(c, handled=note) if _names(c, outcome.target) else c
                     for c in lists[kind]
                 ]
+    from vaultkeeper.apply.resync_upkeep import refreshed  # the extra sections follow too
+
     return replace(
         report,
         promote=tuple(lists[PROMOTE]),
         prune=tuple(lists[PRUNE]),
         held_out=tuple(lists[HELD_OUT]),
         problems=tuple(problems),
+        **refreshed(vault, report, touched, today),
     )
 
 

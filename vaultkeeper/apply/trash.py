@@ -195,8 +195,13 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         content = folder / meta["content"]
         if not dry_run:
             check_index(vault)
-        put_back = _restore_file if meta.get("kind") == "file" else _restore_block
-        outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
+        if meta.get("kind") == "merge":
+            from vaultkeeper.apply.unmerge import unmerge  # merge builds on this module
+
+            outcome = unmerge(vault, decision, meta, folder, dry_run)
+        else:
+            put_back = _restore_file if meta.get("kind") == "file" else _restore_block
+            outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
         if outcome.outcome != ACT or dry_run:
             return outcome
         words = meta.get("keywords")

@@ -9,35 +9,7 @@ import click
 
 from vaultkeeper.commands.ask import prune_confirm
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
-from vaultkeeper.textsafe import inert
-
-
-def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
-    """Print one outcome (text or JSON) and exit with its code: 0 / 1 / 3."""
-    from vaultkeeper.apply.decision import DEFER
-    from vaultkeeper.errors import GateRefused
-
-    if as_json:
-        print_json(outcome.to_dict())
-        ctx.exit(outcome.exit_code)
-    if outcome.dry_run and outcome.diff:
-        click.echo(inert(outcome.diff), nl=False)
-    head = inert(f"{outcome.action} {outcome.target}: {outcome.reason}")
-    if outcome.outcome == DEFER:
-        stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
-        raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
-    click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
-    ctx.exit(outcome.exit_code)
-
-
-def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
-    from vaultkeeper.apply.batch import apply_decision
-
-    confirm = prune_confirm(dry_run) if decision.action == "prune" else None
-    vault = vault_path(ctx)
-    outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
-    _render_outcome(ctx, outcome, as_json)
-
+from vaultkeeper.commands.decide import decide
 
 _EVIDENCE = click.option(
     "--evidence", required=True, help="Receipt: a URL, or path:line of an existing file."
@@ -59,6 +31,7 @@ def apply_group() -> None:
     Example:
       vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41
       vaultkeeper apply prune yaml-anchor-templates
+      vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests --evidence URL
     """
 
 
@@ -133,6 +106,7 @@ def apply_prune(
 @click.argument("path", metavar="NAME|PATH")
 @click.option("--pass", "result", flag_value="pass", help="The falsification condition held off.")
 @click.option("--fail", "result", flag_value="fail", help="The lesson was falsified.")
+@click.option("--reopen", "result", flag_value="reopen", help="A stale active lesson: held_out.")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
@@ -154,7 +128,9 @@ def apply_revalidate(
     and the receipt joins provenance. Fail: status archived; for a
     validated-override entry a fail becomes an ask for a person (exit 3). A
     re-check before holdout_until is deferred (exit 1); only held_out entries
-    are re-validated.
+    are re-validated. --reopen takes a stale active entry (the report's "stale:
+    re-validate") back to held_out, holdout_until today + $VAULTKEEPER_HOLDOUT_DAYS
+    (default 7), so the next re-check decides whether it is still true.
 
     \b
     Example:
@@ -162,13 +138,20 @@ def apply_revalidate(
           --evidence projects/api/research/ci-failure-survey.md:9
       vaultkeeper apply revalidate projects/api/memory/flaky-ci-retries.md --fail \\
           --evidence https://ci.example/run/77
+      vaultkeeper apply revalidate projects/api/memory/paginate-with-cursors.md \\
+          --reopen --evidence https://github.com/acme/api/issues/77
     """
+    import os
+
     from vaultkeeper.apply.decision import Decision
+    from vaultkeeper.create import holdout_days_from_env
     from vaultkeeper.errors import UsageError
 
     if result is None:
-        raise UsageError("revalidate needs --pass or --fail")
-    decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
+        raise UsageError("revalidate needs --pass, --fail or --reopen")
+    days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
+    outcome = None if days is not None else result
+    decision = Decision("revalidate", path, evidence, outcome, expect_hash, reopen_days=days)
     decide(ctx, decision, dry_run, as_json)
 
 
@@ -268,10 +251,11 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
     Each decision: action (promote | prune | revalidate | reactivate | supersede |
-    skip), target, and as needed evidence, result (pass | fail), expect_hash,
-    reason, skills_dir (relative to the vault), by (supersede's NEW).
-    Re-applying a batch changes nothing and says so (silence: already applied).
-    Exit 3 if any decision waits for a person, else 1 if refused, else 0.
+    skip | merge), target, and as needed evidence, result (pass | fail),
+    expect_hash, reason, skills_dir (relative to the vault), by (supersede's NEW),
+    drop (merge's DROP). Re-applying a batch changes nothing and says so
+    (silence: already applied). Exit 3 if any decision waits for a person, else
+    1 if refused, else 0.
 
     \b
     Example:

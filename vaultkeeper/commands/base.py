@@ -8,9 +8,23 @@ from pathlib import Path
 
 import click
 
+from vaultkeeper import config
 from vaultkeeper.output import print_json
 
-__all__ = ["AS_JSON", "DRY_RUN", "nonempty_path", "note", "now_utc", "print_json", "vault_path"]
+__all__ = [
+    "AS_JSON",
+    "DRY_RUN",
+    "HOOKS",
+    "MCP",
+    "MCP_PROJECT",
+    "SETTINGS",
+    "host_file",
+    "nonempty_path",
+    "note",
+    "now_utc",
+    "print_json",
+    "vault_path",
+]
 
 
 def now_utc() -> dt.datetime:
@@ -41,3 +55,41 @@ def note(message: str) -> None:
 
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+# -- `hooks install|uninstall|status`: which host file ------------------------------------
+SETTINGS = click.option(
+    "--settings",
+    "settings_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"claude-code: the settings file (default {config.CLAUDE_SETTINGS}).",
+)
+HOOKS = click.option(
+    "--hooks",
+    "hooks_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"codex: the hooks file (default {config.CODEX_HOOKS}).",
+)
+
+
+def host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
+    from vaultkeeper.errors import UsageError
+    from vaultkeeper.hooks import default_path
+
+    if settings_file is not None and target != "claude-code":
+        raise UsageError(f"--settings is for claude-code; {target} takes --hooks or nothing")
+    if hooks_file is not None and target != "codex":
+        raise UsageError(f"--hooks is for codex; {target} takes --settings or nothing")
+    given = settings_file if target == "claude-code" else hooks_file
+    return (given or default_path(target, os.environ)).expanduser().absolute()
+
+
+# `hooks install|uninstall claude-code|codex --mcp`: the MCP server's entry too
+MCP = click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="claude-code, codex: also the MCP server (`vaultkeeper mcp`): its entry in "
+    "~/.claude.json or ~/.codex/config.toml.",
+)
+MCP_PROJECT = click.option(
+    "--project", is_flag=True, help="claude-code --mcp: the .mcp.json here, not user scope."
+)

@@ -9,7 +9,16 @@ from typing import Any
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import (
+    HOOKS,
+    MCP,
+    MCP_PROJECT,
+    SETTINGS,
+    host_file,
+    now_utc,
+    print_json,
+    vault_path,
+)
 
 # After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
 # user must know. Hooks are on by default; `[features] hooks = false` turns them off and
@@ -22,41 +31,18 @@ CODEX_NOTE = (
 )
 
 _TARGETS = ("claude-code", "codex", "cron", "git")
-_settings_option = click.option(
-    "--settings",
-    "settings_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"claude-code: the settings file (default {config.CLAUDE_SETTINGS}).",
-)
-_hooks_option = click.option(
-    "--hooks",
-    "hooks_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"codex: the hooks file (default {config.CODEX_HOOKS}).",
-)
 
 
-def _host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
-    from vaultkeeper.errors import UsageError
-    from vaultkeeper.hooks import default_path
-
-    if settings_file is not None and target != "claude-code":
-        raise UsageError(f"--settings is for claude-code; {target} takes --hooks or nothing")
-    if hooks_file is not None and target != "codex":
-        raise UsageError(f"--hooks is for codex; {target} takes --settings or nothing")
-    given = settings_file if target == "claude-code" else hooks_file
-    return (given or default_path(target, os.environ)).expanduser().absolute()
-
-
-def _echo_change(change: Any, as_json: bool) -> None:
+def _echo_change(change: Any, as_json: bool, mcp: Any = None) -> None:
     if as_json:
-        print_json(change.__dict__)
+        print_json({"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__)
         return
-    click.echo(f"{change.target}: {change.path}" + ("" if change.changed else " (unchanged)"))
-    for action in change.actions:
-        click.echo(f"  {action}")
-    if change.backup:
-        click.echo(f"  previous file kept as {change.backup}")
+    for done in (change, mcp) if mcp else (change,):
+        click.echo(f"{done.target}: {done.path}" + ("" if done.changed else " (unchanged)"))
+        for action in done.actions:
+            click.echo(f"  {action}")
+        if done.backup:
+            click.echo(f"  previous file kept as {done.backup}")
 
 
 @click.group()
@@ -83,12 +69,14 @@ def hooks() -> None:
 
 @hooks.command("install")
 @click.argument("target", type=click.Choice(_TARGETS))
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
 @click.option(
     "--schedule", default=config.CRON_SCHEDULE, show_default=True, help="cron: when to scan."
 )
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
+@MCP
+@MCP_PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -98,6 +86,8 @@ def hooks_install(
     hooks_file: Path | None,
     schedule: str,
     print_only: bool,
+    with_mcp: bool,
+    project: bool,
     as_json: bool,
 ) -> None:
     """Register vaultkeeper with TARGET for the vault (absolute paths).
@@ -105,17 +95,19 @@ def hooks_install(
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
-    For git, run it once in every clone: the driver lives in the clone's own
-    git config; commit the .gitattributes and .gitignore it writes once.
+    --mcp registers `vaultkeeper mcp` with the host too. For git, run it once
+    in every clone: the driver lives in the clone's own git config; commit the
+    .gitattributes and .gitignore it writes once.
 
     \b
     Example:
       vaultkeeper --vault ~/memory hooks install claude-code
-      vaultkeeper --vault ~/memory hooks install codex
+      vaultkeeper --vault ~/memory hooks install claude-code --mcp
+      vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
       vaultkeeper --vault ~/memory hooks install git
     """
-    from vaultkeeper import cron, git_install
+    from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import NoVaultError, UsageError
 
@@ -127,18 +119,23 @@ def hooks_install(
             "time; pass the vault's folder, or create one with `vaultkeeper init`"
         )
     program = hostfiles.find_program(os.environ)
+    mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
-        path = _host_file(target, settings_file, hooks_file)
+        path = host_file(target, settings_file, hooks_file)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json)
             return
-        _echo_change(hostfiles.install(target, path, vault, program), as_json)
+        if mcp_file is not None:  # no program to register: refused before any write
+            mcp_install.argv(vault, program)
+        done = hostfiles.install(target, path, vault, program)
+        served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
+        _echo_change(done, as_json, served)
         if target == "codex" and not as_json:
             click.echo(f"  {CODEX_NOTE}")
         return
-    _host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
+    host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:
         line = cron.cron_line(vault, program, schedule)
         print_json({"line": line}) if as_json else click.echo(line)
@@ -148,8 +145,10 @@ def hooks_install(
 
 @hooks.command("uninstall")
 @click.argument("target", type=click.Choice(_TARGETS))
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
+@MCP
+@MCP_PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_uninstall(
@@ -157,6 +156,8 @@ def hooks_uninstall(
     target: str,
     settings_file: Path | None,
     hooks_file: Path | None,
+    with_mcp: bool,
+    project: bool,
     as_json: bool,
 ) -> None:
     """Remove vaultkeeper's hooks (or this vault's crontab line), nothing else.
@@ -164,25 +165,30 @@ def hooks_uninstall(
     \b
     Example:
       vaultkeeper hooks uninstall claude-code
+      vaultkeeper hooks uninstall codex --mcp
       vaultkeeper --vault ~/memory hooks uninstall cron
       vaultkeeper --vault ~/memory hooks uninstall git
     """
-    from vaultkeeper import cron, git_install
+    from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
 
-    path = _host_file(target, settings_file, hooks_file)
+    path = host_file(target, settings_file, hooks_file)
+    mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target == "git":
         _echo_change(git_install.uninstall(vault_path(ctx)), as_json)
-    elif target == "cron":
+        return
+    if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx), os.environ), as_json)
-    else:
-        _echo_change(hostfiles.uninstall(target, path), as_json)
+        return
+    done = hostfiles.uninstall(target, path)
+    served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
+    _echo_change(done, as_json, served)
 
 
 @hooks.command("status")
 @click.argument("target", type=click.Choice(_TARGETS), required=False)
-@_settings_option
-@_hooks_option
+@SETTINGS
+@HOOKS
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_status(
@@ -207,7 +213,7 @@ def hooks_status(
 
     targets = [target] if target else list(_TARGETS)
     files = {
-        t: _host_file(
+        t: host_file(
             t, settings_file if t == "claude-code" else None, hooks_file if t == "codex" else None
         )
         for t in targets

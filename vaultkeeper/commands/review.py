@@ -7,9 +7,9 @@ from typing import NoReturn
 
 import click
 
-from vaultkeeper.commands.apply import decide
 from vaultkeeper.commands.ask import ask_person, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+from vaultkeeper.commands.decide import decide
 from vaultkeeper.textsafe import inert
 
 

@@ -1,9 +1,10 @@
 """``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
-for what the spec leaves out (13: supersession).
+for what the spec leaves out (13: supersession; 14: merge and its undo).
 
 Rows 1, 2, 9 and 12 only read the vault. Every row that runs something works in a
 temporary folder -- row 3 on a copy of the vault's markdown, rows 4-8, 10 and 11 on a
-fixture vault seeded as the spec says -- so verify never changes the user's vault.
+fixture vault seeded as the spec says, 13 and 14 on their own fixtures -- so verify
+never changes the user's vault.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from vaultkeeper.verify.scheduler_rows import (
     throttle,
 )
 from vaultkeeper.verify.truth_rows import supersession
+from vaultkeeper.verify.upkeep_rows import merge
 from vaultkeeper.verify.vault_rows import (
     format_sfs,
     frontmatter_valid,
@@ -45,6 +47,7 @@ ROWS: tuple[tuple[str, Row], ...] = (
     ("round-trip", round_trip),
     ("format (SFS)", format_sfs),
     ("supersession", supersession),
+    ("merge", merge),  # issue 13: a duplicate merged, then restored
 )
 
 

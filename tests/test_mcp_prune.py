@@ -1,0 +1,118 @@
+"""The elicitation gate on its own: what deletes, what keeps, and the time limit.
+
+The stdio tests (test_mcp_server.py) drive accept / wrong name / decline / cancel
+through a real host session; here the answers that are hard to provoke there (no
+answer in time, an error reply, a malformed answer) go through the same applier call
+the server makes, and the vault's bytes and the journal are checked each time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.conftest import snapshot
+from vaultkeeper import mcp_prune
+from vaultkeeper.apply.batch import apply_decision
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.apply.prune import plan
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+BLOCK = "yaml-anchor-templates"
+
+
+def _prune_with(vault: Path, elicit: Any, timeout: float = 5.0) -> Any:
+    """The server's call: the applier in a worker thread, the dialog on the event loop."""
+    confirm = mcp_prune.in_dialog(elicit, timeout)
+
+    async def tool_call() -> Any:
+        decision = Decision("prune", BLOCK)
+        return await anyio.to_thread.run_sync(
+            lambda: apply_decision(vault, decision, NOW, confirm=confirm)
+        )
+
+    return anyio.run(tool_call)
+
+
+def _last_journal(vault: Path) -> dict[str, Any]:
+    lines = (vault / "state" / "journal.jsonl").read_text().splitlines()
+    return dict(json.loads(lines[-1]))
+
+
+def test_no_answer_in_time_keeps_everything_and_is_journaled(sample: Path) -> None:
+    before = snapshot(sample)
+    never = anyio.Event()
+
+    async def silent(message: str, schema: Any) -> Any:
+        await never.wait()  # the person never answers
+
+    outcome = _prune_with(sample, silent, timeout=0.05)
+    assert outcome.outcome == "silence"
+    assert snapshot(sample) == before
+    record = _last_journal(sample)
+    assert record["outcome"] == "silence" and "no answer" in record["reason"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (RuntimeError("Elicitation not supported"), "dialog failed"),
+        (ValueError("content does not match the requested schema"), "dialog failed"),
+        (SimpleNamespace(action="accept", data=None), "is not"),
+        (SimpleNamespace(action="weird"), "not accept"),
+    ],
+)
+def test_errors_and_odd_answers_keep(sample: Path, reply: Any, why: str) -> None:
+    before = snapshot(sample)
+
+    async def host(message: str, schema: Any) -> Any:
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    outcome = _prune_with(sample, host)
+    assert outcome.outcome == "silence" and why in outcome.reason
+    assert snapshot(sample) == before
+    assert _last_journal(sample)["reason"] == outcome.reason
+
+
+def test_the_right_name_deletes_through_the_terminal_s_prune(sample: Path) -> None:
+    async def person(message: str, schema: Any) -> Any:
+        return SimpleNamespace(action="accept", data=schema(name=f"  {BLOCK} "))
+
+    outcome = _prune_with(sample, person)
+    assert outcome.outcome == "act"
+    assert f"### {BLOCK}" not in (sample / "patterns/registry.md").read_text()
+    trashed = sample / ".trash" / str(outcome.id)
+    assert trashed.is_dir()
+
+
+def test_judge_and_the_expected_name(sample: Path) -> None:
+    block = plan(sample, Decision("prune", BLOCK))
+    assert mcp_prune.judge("accept", BLOCK, block) is True
+    assert mcp_prune.judge("accept", BLOCK.upper(), block) != True  # noqa: E712 - exactly True
+    assert "declined" in str(mcp_prune.judge("decline", BLOCK, block))
+    note = plan(sample, Decision("prune", "projects/web/memory/old-webpack-config.md"))
+    assert mcp_prune.expected_name(note) == "old-webpack-config"
+    assert mcp_prune.judge("accept", "old-webpack-config", note) is True
+    assert mcp_prune.judge("accept", note.target, note) != True  # noqa: E712
+
+
+@pytest.mark.parametrize(
+    ("declared", "can"),
+    [
+        (None, False),
+        (SimpleNamespace(elicitation=None), False),
+        (SimpleNamespace(elicitation=SimpleNamespace(form=None, url=None)), True),  # {}: form
+        (SimpleNamespace(elicitation=SimpleNamespace(form=object(), url=None)), True),
+        (SimpleNamespace(elicitation=SimpleNamespace(form=None, url=object())), False),
+    ],
+)
+def test_can_elicit_needs_form_mode(declared: Any, can: bool) -> None:
+    assert mcp_prune.can_elicit(declared) is can

@@ -1,0 +1,89 @@
+"""VaultTools, the SDK-free layer under the MCP server: the refusals and the edge cases
+(the stdio tests drive the happy paths through a real host session)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeVault, snapshot
+from vaultkeeper.errors import NotFoundError, UnsafePathError, UsageError, VaultkeeperError
+from vaultkeeper.mcp_tools import VaultTools
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def tools(vault: Path) -> VaultTools:
+    return VaultTools(vault, lambda: NOW, "mcp-test-session")
+
+
+def test_before_any_scan_report_and_recall_say_so_with_every_field(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    report = tools(vault).report()
+    assert report["available"] is False and "vaultkeeper scan" in report["note"]
+    assert set(report) == {"available", "summary", "made", "age_seconds", "report", "note"}
+    recall = tools(vault).recall()
+    assert recall["available"] is False and recall["brief"].startswith("Memory vault: ")
+
+
+def test_read_refuses_what_is_not_an_entry(make_vault: MakeVault, tmp_path: Path) -> None:
+    vault = make_vault({
+        "projects/a/memory/empty.md": "",
+        ".obsidian/app.md": "x",
+        "projects/a/data.json": "{}",
+    })  # fmt: skip
+    t = tools(vault)
+    assert t.read("projects/a/memory/empty.md")["lines"] == 0
+    for path, error in [
+        (".obsidian/app.md", UsageError),
+        ("state/queue.jsonl", UsageError),
+        ("projects/a/data.json", UsageError),
+        ("projects/a/memory/none.md", NotFoundError),
+        ("../x.md", UnsafePathError),
+        ("", UsageError),
+        ("a\x00b.md", UsageError),
+    ]:
+        with pytest.raises(error):
+            t.read(path)
+
+
+def test_search_arguments_are_checked(make_vault: MakeVault) -> None:
+    t = tools(make_vault())
+    for kwargs in ({"query": " "}, {"query": "x", "kind": "note"}, {"query": "x", "limit": 0},
+                   {"query": "x", "limit": 51}):  # fmt: skip
+        with pytest.raises(UsageError):
+            t.search(**kwargs)  # type: ignore[arg-type]
+
+
+def test_recall_names_a_project_folder_or_refuses(make_vault: MakeVault) -> None:
+    vault = make_vault({"projects/api/memory/x.md": "---\nname: x\ndescription: d\n---\n"})
+    assert "Lessons of project api" in tools(vault).recall(project="api")["brief"]
+    for bad in ("nope", "../api", "api/memory"):
+        with pytest.raises(VaultkeeperError):
+            tools(vault).recall(project=bad)
+
+
+def test_cite_refusals_write_nothing(sample: Path) -> None:
+    t = tools(sample)
+    before = snapshot(sample, skip_state=False)
+    with pytest.raises(UsageError, match="evidence"):
+        t.cite("pin-test-clock", "  \n ")
+    with pytest.raises(NotFoundError, match="no registry pattern"):
+        t.cite("no-such-pattern", "x.py:1")
+    with pytest.raises(UnsafePathError):
+        t.cite("../outside.md", "x.py:1")
+    after = snapshot(sample, skip_state=False)
+    after.pop("state/writer.lock", None)  # the lock file, empty: not a write of the vault
+    assert after == before
+
+
+def test_cite_keeps_its_evidence_as_a_one_line_receipt(sample: Path) -> None:
+    result = tools(sample).cite("pin-test-clock", "used in\nsrc/clock.py:12 " + "x" * 400)
+    assert result["counted"] and result["session"] == "mcp-test-session"
+    line = json.loads((sample / "state" / "uses.jsonl").read_text().splitlines()[-1])
+    assert line["source"] == "mcp" and line["date"] == "2026-12-01"
+    assert line["receipt"].startswith("mcp:used in src/clock.py:12 xxx")
+    assert "\n" not in line["receipt"] and len(line["receipt"]) == len("mcp:") + 300

@@ -1,0 +1,66 @@
+"""`mcp`: serve the vault to an MCP host over stdio (needs the optional ``mcp`` extra).
+
+The SDK is imported only inside the command, so importing the CLI (and every other
+command) never loads it; without the extra the command says in one line how to get it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import click
+
+from vaultkeeper import config
+from vaultkeeper.commands.base import nonempty_path, now_utc, vault_path
+
+
+@click.command("mcp")
+@click.option(
+    "--vault",
+    "local_vault",
+    type=click.Path(file_okay=False),
+    callback=nonempty_path,
+    default=None,
+    help="The vault folder (the same as vaultkeeper's own --vault).",
+)
+@click.pass_context
+def mcp(ctx: click.Context, local_vault: Path | None) -> None:
+    """Serve the vault to an MCP host (Claude Code, Codex) over stdin and stdout.
+
+    Tools: recall, search, read, cite, new_lesson, new_decision, report, status
+    and apply_promote / apply_revalidate / apply_reactivate / apply_skip /
+    apply_prune, through the same gates and journal as the commands here.
+    apply_prune asks the person in the host's own dialog (they type the entry's
+    name); a host without dialogs queues it for `vaultkeeper review`.
+    Resources: vault://index and vault://entry/PATH. Needs the extra:
+    pip install 'vaultkeeper[mcp]'.
+
+    \b
+    Example:
+      vaultkeeper mcp --vault ~/memory
+      vaultkeeper --vault ~/memory hooks install claude-code --mcp
+    """
+    from vaultkeeper.errors import NoVaultError, UsageError
+    from vaultkeeper.vault import find_vault
+
+    vault = (
+        find_vault(local_vault, os.environ, Path.cwd())
+        if local_vault is not None
+        else vault_path(ctx)
+    )
+    if not (vault / config.INDEX_FILE).is_file():
+        raise NoVaultError(f"{vault}: not a vault (no {config.INDEX_FILE})")
+    try:
+        from vaultkeeper.mcp_server import serve
+    except ImportError as exc:
+        if (exc.name or "").startswith("vaultkeeper"):
+            raise
+        missing = (exc.name or "mcp").split(".")[0]
+        raise UsageError(
+            f"`vaultkeeper mcp` needs the optional MCP SDK ({missing} is not installed): "
+            f"{config.MCP_INSTALL_HINT}"
+        ) from None
+    session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    serve(vault, now_utc, session)
