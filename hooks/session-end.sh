@@ -28,7 +28,8 @@ prog=${2:-}
 
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-    if [ -n "$vault" ] && [ -d "$vault" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    # a state/ that is a symlink may lead out of the vault: never write through it
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         # no vault to log into: the user's state folder, so the failure is findable
@@ -138,9 +139,15 @@ run() {
         log "no python3 on PATH to start the scan in the background"
         return
     fi
-    mkdir -p "$vault/state" 2>/dev/null
+    logfile=$vault/state/hook.log
+    if [ -L "$vault/state" ]; then  # the scan refuses it; its failure is logged here
+        logfile=${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/vaultkeeper/hook.log
+        mkdir -p "${logfile%/*}" 2>/dev/null
+    else
+        mkdir -p "$vault/state" 2>/dev/null
+    fi
     # the launcher's detached process reads the session's JSON from our stdin
-    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$vault/state/hook.log" >/dev/null 2>&1; then
+    if ! "$py" -I -S -c "$launcher" "$prog" "$vault" "$logfile" >/dev/null 2>&1; then
         log "could not start the scan in the background ($py)"
     fi
 }

@@ -1,8 +1,17 @@
-"""Shared fixtures: `make_vault` builds a vault from a dict of files; `sample` copies it."""
+"""Shared fixtures: `make_vault` builds a vault from a dict of files; `sample` copies it.
+
+For the whole session HOME and the XDG folders point into one temporary folder, set
+before any test (or the process it starts) runs, so no test ever reads or writes the
+real home: its hook log, crontab-adjacent state or host settings.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,6 +34,42 @@ def corpus(name: str = "kepano-obsidian") -> Path:
 
 
 MakeVault = Callable[..., Path]
+
+HOME_VARS = ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
+_SAVED_ENV: dict[str, str | None] = {}
+_SESSION_HOME = "VAULTKEEPER_TEST_SESSION_HOME"  # conftest may be imported twice: one record
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    home = Path(tempfile.mkdtemp(prefix="vaultkeeper-test-home-")).resolve()
+    os.environ[_SESSION_HOME] = str(home)
+    folders = {
+        "HOME": home,
+        "XDG_STATE_HOME": home / ".local" / "state",
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_CACHE_HOME": home / ".cache",
+    }
+    for name, folder in folders.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        _SAVED_ENV[name] = os.environ.get(name)
+        os.environ[name] = str(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name, value in _SAVED_ENV.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    home = os.environ.pop(_SESSION_HOME, None)
+    if home:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def session_home() -> Path:
+    """The session's temporary home (HOME points here while the tests run)."""
+    return Path(os.environ[_SESSION_HOME])
 
 
 @pytest.fixture
@@ -68,6 +113,22 @@ def sample(tmp_path: Path) -> Path:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+def run_vaultkeeper(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m vaultkeeper --vault VAULT ARGS`` in a child process, on 2026-06-01.
+
+    Its timeout only guards against a hang (a regression of a hostile-input fix would
+    hang or exhaust memory there); it is no measure of speed.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"},
+        check=False,
+    )
 
 
 def snapshot(root: Path, skip_state: bool = True) -> dict[str, bytes]:

@@ -116,6 +116,7 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
         while last > start and not lines[last].strip():
             last -= 1
         found: dict[str, tuple[str, int]] = {}
+        again: dict[str, int] = {}  # the line of a second counter of a kind
         for offset in range(start + 1, last + 1):
             if offset in fenced:
                 continue
@@ -123,6 +124,8 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
                 m = pattern.match(lines[offset].rstrip("\r\n"))
                 if m and key not in found:
                     found[key] = (m.group(1), offset + 1)
+                elif m and key not in again:
+                    again[key] = offset + 1
         count_raw, count_line = found.get("count", (None, None))
         last_raw, last_line = found.get("last", (None, None))
         promoted, promoted_line = found.get("promoted", (None, None))
@@ -145,6 +148,15 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
                 last_used_line=last_line,
                 promoted=promoted,
                 promoted_line=promoted_line,
+                repeated=tuple(
+                    (again[key], label)
+                    for key, label in (
+                        ("count", config.COUNT_LABEL),
+                        ("last", config.LAST_USED_LABEL),
+                        ("promoted", config.PROMOTED_LABEL),
+                    )
+                    if key in again
+                ),
             )
         )
     return blocks

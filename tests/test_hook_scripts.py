@@ -154,7 +154,7 @@ def test_session_end_returns_and_the_scan_survives_the_group_kill(
     assert hook.code == 0 and hook.stdout == "" and hook.stderr == ""
     state = vault / "state"
     assert not (state / "fake.done").exists()
-    assert wait_for((state / "fake.pid").exists, 10)
+    assert wait_for((state / "fake.pid").exists, 120)
     pid = int((state / "fake.pid").read_text())
     assert alive(pid), "the scan died with the hook's process group"
     assert os.getsid(pid) != hook.session and os.getpgid(pid) != hook.session
@@ -294,7 +294,7 @@ def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
     for _ in range(2):  # the second session end (a resumed session) counts nothing again
         hook = run_hook(END, [str(vault), program], full_env, payload)
         assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
-        assert wait_for(lambda: report.exists() and not workers(vault), 120)
+        assert wait_for(lambda: report.exists() and not workers(vault), 300)
     assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
     uses = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     assert [json.loads(x)["receipt"] for x in uses] == [f"{transcript}:1"]
@@ -324,7 +324,7 @@ def test_session_end_returns_before_the_host_has_sent_its_json(
     proc.stdin.write(payload)
     proc.stdin.close()
     report = vault / "state" / config.LAST_REPORT_FILE
-    assert wait_for(lambda: report.exists() and not workers(vault), 120)
+    assert wait_for(lambda: report.exists() and not workers(vault), 300)
     assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
 
 
@@ -450,6 +450,14 @@ def big_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def _completed(vault: Path) -> bool:
+    try:
+        state = json.loads((vault / "state" / config.STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return state.get("state") == "idle" and (state.get("lastCompleted") or 0) > 0
+
+
 def test_session_end_on_40k_entries_then_session_start(
     big_vault: Path, env: dict[str, str]
 ) -> None:
@@ -462,7 +470,12 @@ def test_session_end_on_40k_entries_then_session_start(
     assert hook.code == 0 and hook.stdout == ""
     assert not report.exists()  # the scan was still running when the hook returned
     # how fast it returns is measured by bench/run.py (docs/benchmarks.md), not asserted
-    assert wait_for(report.exists, 180), log.read_text() if log.exists() else "no log"
+    # The run's end is the state file back at idle with lastCompleted set: the scanner
+    # saves the report first and then commits the run there, so a report alone may
+    # still be followed by "in-progress" for a moment (issue 14).
+    assert wait_for(lambda: _completed(big_vault), 300), (
+        log.read_text() if log.exists() else "no log"
+    )
     data = json.loads(report.read_text())
     assert [c["name"] for c in data["promote"]] == ["foo"]
     assert [c["name"] for c in data["prune"]] == ["bar"]
@@ -483,12 +496,37 @@ def test_session_end_on_40k_entries_then_session_start(
 
     again = run_hook(END, [str(big_vault), program], full_env)  # inside the cooldown
     assert again.code == 0
-    assert wait_for(lambda: not any(alive_scans(big_vault)), 30)
+    assert wait_for(lambda: not any(alive_scans(big_vault)), 300)
     assert json.loads((big_vault / "state" / config.STATE_FILE).read_text()) == state
     # the missing transcript, once per session
-    assert wait_for(lambda: log.read_text().count("\n") == 2, 30)
+    assert wait_for(lambda: log.read_text().count("\n") == 2, 300)
 
 
 def alive_scans(vault: Path) -> list[int]:
     """pids of processes whose command line names this vault (the detached scans)."""
     return workers(vault, b"scan")
+
+
+def test_a_state_symlink_out_of_the_vault_gets_no_hook_log(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
+) -> None:
+    # Issue 14 item 7: the scan refuses the symlinked state/; its failure is logged in
+    # the user's state folder, never through the link.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (vault / "state").rmdir()
+    (vault / "state").symlink_to(outside)
+    program = find_program(os.environ)
+    assert program is not None
+    full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
+    hook = run_hook(END, [str(vault), program], full_env)
+    assert hook.code == 0
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    refused = "scan exited 1: vaultkeeper: error: state/: a symlink to"
+    assert wait_for(lambda: log.exists() and refused in log.read_text(), 300), (
+        log.read_text() if log.exists() else "no log"
+    )
+    assert list(outside.iterdir()) == []
+    start = run_hook(START, [str(vault), program], full_env)
+    assert start.code == 0
+    assert list(outside.iterdir()) == []

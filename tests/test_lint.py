@@ -88,10 +88,14 @@ def test_vk101_names_the_character_and_the_replacement(make_vault: MakeVault) ->
         make_vault, {"a.md": entry(body="x \u2014 y caf\u00e9\n"), "b.md": entry("b")}
     )
     result = lint_vault(vault, select=["VK101"])
-    assert [(f.path, f.line, f.col) for f in result.findings] == [("a.md", 9, 3), ("a.md", 9, 10)]
-    dash, other = result.findings
+    # one finding per line, at its first non-ASCII character, with the count
+    assert [(f.path, f.line, f.col) for f in result.findings] == [("a.md", 9, 3)]
+    (dash,) = result.findings
     assert "U+2014 EM DASH" in dash.message and "'--'" in dash.message and dash.fixable
-    assert "U+00E9" in other.message and not other.fixable
+    assert dash.message.endswith("; 2 non-ASCII characters on this line")
+    lone = vault_with(make_vault, {"a.md": entry(body="caf\u00e9\n"), "b.md": entry("b")})
+    (other,) = lint_vault(lone, select=["VK101"]).findings
+    assert "U+00E9" in other.message and not other.fixable and "on this line" not in other.message
 
 
 def test_vk102_untagged_fence(make_vault: MakeVault) -> None:
@@ -301,7 +305,7 @@ def test_foreign_vault_skips_our_format_unless_selected(
     ]
     assert "VK101" not in result.stdout and "VK201" not in result.stdout
     selected = runner.invoke(cli, ["lint", "--select", "VK101", str(vault / "Note.md")])
-    assert [ln.split()[1] for ln in selected.stdout.splitlines()[:-1]] == ["VK101", "VK101"]
+    assert [ln.split()[1] for ln in selected.stdout.splitlines()[:-1]] == ["VK101"]
 
 
 def test_json_output(make_vault: MakeVault, runner: CliRunner) -> None:

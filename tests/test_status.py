@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from vaultkeeper import config
+from vaultkeeper import clock, config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.queue import enqueue
 from vaultkeeper.cli import cli
@@ -65,6 +65,13 @@ def reported(vault: Path, promote: int = 0, held_out: tuple[str, ...] = ()) -> N
         problems=(),
     )
     save_report(vault, report)
+
+
+@pytest.fixture(autouse=True)
+def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run in this process see NOW, the instant the fixtures are dated from:
+    on a busy machine minutes may pass between import and the test (issue 14)."""
+    monkeypatch.setattr(clock, "real_now", lambda: NOW)
 
 
 def status(runner: CliRunner, vault: Path) -> tuple[int, dict[str, Any]]:

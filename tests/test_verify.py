@@ -158,6 +158,23 @@ def test_a_fifo_named_md_is_a_finding_not_a_hang_or_a_false_fail(
     assert checks[2].status == FAIL and "VK001" in checks[2].detail  # lint says what it is
 
 
+def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
+    make_vault: MakeVault, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 14: on a busy machine the writer may take longer than any fixed delay to
+    # finish its first write. A writer held back for a second stands in for that.
+    from vaultkeeper.verify import scheduler_rows
+
+    slow = scheduler_rows._WRITER.replace(
+        'print("ready", flush=True)', 'print("ready", flush=True)\nimport time\ntime.sleep(1)'
+    )
+    assert slow != scheduler_rows._WRITER
+    monkeypatch.setattr(scheduler_rows, "_WRITER", slow)
+    status, detail = scheduler_rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))
+    assert status == PASS, detail
+    assert detail.startswith("killed 3 times while rewriting state/")
+
+
 def test_supersession_row_fails_when_the_undo_is_not_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -34,6 +34,7 @@ from vaultkeeper.commands import (
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json, stdout_gone
+from vaultkeeper.textsafe import inert
 
 
 class _Group(click.Group):
@@ -70,7 +71,7 @@ class _Group(click.Group):
             sys.exit(stdout_gone())
 
     def fail(self, message: str, code: int) -> NoReturn:
-        click.echo(f"vaultkeeper: error: {message}", err=True)
+        click.echo(f"vaultkeeper: error: {inert(message)}", err=True)
         if self.json_errors:
             try:
                 print_json({"error": message, "exit": code})

@@ -9,6 +9,9 @@ from __future__ import annotations
 # -- scheduler ---------------------------------------------------------------
 COOLDOWN_MS = 3_600_000  # fixed 1 h cooldown between completed scans
 STALE_RUN_MS = 600_000  # 10 min: an in-progress run or a lock older than this is stale
+EVIDENCE_MAX_BYTES = 64_000_000  # a path:line receipt is looked for this far, no further
+VERIFY_CHILD_BOUND_S = 120.0  # verify waits this long for a child's event before FAIL
+LOCK_CLOCK_SLACK_MS = 60_000  # a lock dated further ahead than this is stale (clock skew)
 PRUNE_IDLE_DAYS = 90  # count == 0 and last used more than this many days ago
 PROMOTE_MIN_COUNT = 2  # success count at or above this is promote-eligible
 HOLDOUT_DAYS = 7  # default hold-out window for a new lesson

@@ -17,6 +17,7 @@ from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.index import build_index, generate
+from vaultkeeper.model import Problem
 from vaultkeeper.registry import is_counter_line, load_registry
 from vaultkeeper.templates import clean_body, render, with_body
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
@@ -43,6 +44,7 @@ class NewResult:
     line: int  # 1-based line of the entry (the ### heading for a pattern)
     index_line: str | None
     index_file: str = config.INDEX_FILE  # _index.md, or a sub-index when the index is split
+    problems: tuple[Problem, ...] = ()  # files the index lists without a description
 
 
 def init_vault(path: Path) -> InitResult:
@@ -303,7 +305,9 @@ def new_entry(
                 f"{exc.strerror or exc}; run `vaultkeeper index` once that is fixed"
             ) from None
         index_file, index_line = _line_of(vault, index.files, link)
-        return NewResult(kind, name, rel(vault, target), line, index_line, index_file)
+        return NewResult(
+            kind, name, rel(vault, target), line, index_line, index_file, index.problems
+        )
 
 
 def _entry_file(

@@ -5,11 +5,27 @@ from __future__ import annotations
 import _thread
 import contextlib
 import os
+import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
+
+_changes = [0]  # files this process wrote or moved: whether a failed step changed anything
+
+
+def changes() -> int:
+    """How many writes and moves this process has made so far (compare two readings)."""
+    return _changes[0]
+
+
+def move(source: Path, target: Path) -> None:
+    """os.replace, counted as a change (a move into or out of .trash/)."""
+    os.replace(source, target)
+    _changes[0] += 1
+
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,6 +66,7 @@ def atomic_write(path: Path, data: str | bytes, *, fsync_dir: bool = True) -> No
         if not path.exists():
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+        _changes[0] += 1
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -89,6 +106,7 @@ def append_line(path: Path, line: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, data)
+        _changes[0] += 1
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -120,7 +138,9 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """
     from filelock import Timeout
 
-    lock_path = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
+    from vaultkeeper.vault import own_dir
+
+    lock_path = Path(own_dir(vault, config.STATE_DIR)) / config.WRITER_LOCK_FILE
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):  # mkdir's own words: "File exists"
@@ -135,7 +155,35 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         raise VaultkeeperError(
             f"{lock_path}: another vaultkeeper command is writing; try again"
         ) from exc
+    if getattr(lock, "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
+        sweep_temps(vault)
     try:
         yield
     finally:
         lock.release()
+
+
+def sweep_temps(vault: Path) -> list[str]:
+    """Remove atomic_write's temp files a killed writer left in the vault root and
+    patterns/ (where most writes land); the names removed.
+
+    Called under the writer lock, and only files older than STALE_RUN_MS go, so a
+    write in progress (there is none: every store write holds the lock) is safe twice.
+    """
+    removed: list[str] = []
+    now = time.time()
+    for folder in (vault, vault / config.PATTERNS_DIR):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if not (name.startswith(".") and name.endswith(".vk-tmp")):
+                continue
+            path = folder / name
+            with contextlib.suppress(OSError):
+                info = path.lstat()
+                if stat.S_ISREG(info.st_mode) and now - info.st_mtime > config.STALE_RUN_MS / 1000:
+                    path.unlink()
+                    removed.append(name)
+    return removed

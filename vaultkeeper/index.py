@@ -18,14 +18,14 @@ pass the load budget, it links one sub-index per top-level folder instead
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import Resolver, parse_link
-from vaultkeeper.model import ParseError, decode, load_notes, read_regular
+from vaultkeeper.model import ParseError, Problem, decode, load_notes, read_regular
 from vaultkeeper.obsidian import in_folder, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
 from vaultkeeper.secrets import needs_serving, served
@@ -59,6 +59,7 @@ class IndexResult:
     root_bytes: int
     over_budget: tuple[str, ...]  # index files still over the budget
     unused: tuple[str, ...]  # old sub-index files no longer linked (left for a person)
+    problems: tuple[Problem, ...] = ()  # files listed without a description: unreadable
 
 
 def is_index_file(rel_path: str) -> bool:
@@ -94,7 +95,7 @@ def _block_description(block: RegistryBlock) -> str:
     return _one_line(" ".join(words))
 
 
-def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
+def collect_entries(vault: Path, md_files: Iterable[Path]) -> tuple[list[Entry], list[Problem]]:
     notes, problems = load_notes(vault, md_files)
     entries: list[Entry] = []
     for note in notes:
@@ -124,7 +125,7 @@ def collect_entries(vault: Path, md_files: Iterable[Path]) -> list[Entry]:
         if not is_index_file(problem.path):
             folder = problem.path.rpartition("/")[0]
             entries.append(Entry(problem.path.removesuffix(".md"), folder, "", (problem.path, "")))
-    return entries
+    return entries, problems
 
 
 def _section(text: str) -> str | None:
@@ -217,12 +218,37 @@ def _subindex_preamble(folder: str) -> str:
     )
 
 
-def build_index(vault: Path, *, check: bool = False) -> IndexResult:
-    """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing."""
+Keywords = Mapping[tuple[str, str], str]  # (file, heading casefolded or "") -> keywords
+
+
+def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
+    """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing.
+
+    ``keep``: keywords for entries the index does not list now (a restored entry's,
+    kept in .trash/ when it was pruned); what the index holds wins.
+    """
     if check:
-        return _build(vault, write=False)
+        return _build(vault, write=False, keep=keep)
     with writer_lock(vault):
-        return _build(vault, write=True)
+        return _build(vault, write=True, keep=keep)
+
+
+def index_keywords(vault: Path) -> dict[tuple[str, str], str]:
+    """The ``-- keywords:`` a person added on index lines, by (file, heading or "")."""
+    rels = [rel(vault, p) for p in iter_files(vault)]
+    current = {r: _read(vault / r) for r in rels if is_index_file(r)}
+    return _keywords_of(current, Resolver(rels))
+
+
+def _keywords_of(
+    current: Mapping[str, str | None], resolver: Resolver
+) -> dict[tuple[str, str], str]:
+    keywords: dict[tuple[str, str], str] = {}
+    for name, text in sorted(current.items()):
+        if text is not None:
+            for key, words in _keywords(name, text, resolver).items():
+                keywords.setdefault(key, words)
+    return keywords
 
 
 def _has_bom(path: Path) -> bool:
@@ -250,21 +276,22 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault)[1]
 
 
-def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool]:
-    """(current text, wanted text) of each index file, the entry count, and the split."""
+def _plan(
+    vault: Path, keep: Keywords | None = None
+) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
+    """(current text, wanted text) of each index file, the entry count, the split, and
+    the files that could not be read (listed without a description)."""
     files = list(iter_files(vault))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
     md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
-    entries = collect_entries(vault, md)
+    entries, problems = collect_entries(vault, md)
     current: dict[str, str | None] = {r: _read(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
-    keywords: dict[tuple[str, str], str] = {}
-    for name, text in sorted(current.items()):
-        if text is not None:
-            for key, words in _keywords(name, text, resolver).items():
-                keywords.setdefault(key, words)
+    keywords = _keywords_of(current, resolver)
+    for key, words in (keep or {}).items():
+        keywords.setdefault(key, words)
     root_text = current[config.INDEX_FILE]
     if root_text is None:
         root_text = render("index.md", {})
@@ -288,11 +315,11 @@ def _plan(vault: Path) -> tuple[dict[str, str | None], dict[str, str], int, bool
             _check_markers(name, base)
             wanted[name] = with_section(base, _render(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
-    return current, wanted, len(entries), split
+    return current, wanted, len(entries), split, problems
 
 
-def _build(vault: Path, *, write: bool) -> IndexResult:
-    current, wanted, entries, split = _plan(vault)
+def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
+    current, wanted, entries, split, problems = _plan(vault, keep)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
@@ -313,4 +340,5 @@ def _build(vault: Path, *, write: bool) -> IndexResult:
         root_bytes=root_bytes,
         over_budget=tuple(sorted(n for n, t in wanted.items() if _over(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
+        problems=tuple(p for p in problems if not is_index_file(p.path)),
     )

@@ -185,7 +185,7 @@ def load_yaml(yaml_text: str) -> Any:
     import yaml
 
     try:
-        return yaml.load(yaml_text, Loader=_loader())  # noqa: S506 - a safe loader
+        data = yaml.load(yaml_text, Loader=_loader())  # noqa: S506 - a safe loader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = None if mark is None else _mark_line(yaml_text, mark)
@@ -194,8 +194,58 @@ def load_yaml(yaml_text: str) -> Any:
         ) from None
     except yaml.YAMLError as exc:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
-    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's int-string limit
+            raise ParseError(_HUGE_NUMBER, _huge_number_line(yaml_text)) from None
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
+    except (TypeError, OverflowError, RecursionError) as exc:
+        raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
+    if "*" in yaml_text and _shares_a_collection(data):
+        raise ParseError(ALIAS_REASON, _alias_line(yaml_text))
+    return data
+
+
+ALIAS_REASON = (
+    "bad YAML frontmatter: an alias (*name) repeats a list or mapping; write the values out instead"
+)
+
+
+_HUGE_NUMBER = "bad YAML frontmatter: a number too long to read (thousands of digits)"
+
+
+def _huge_number_line(yaml_text: str) -> int | None:
+    for number, line in enumerate(split_lines(yaml_text), start=2):
+        if re.search("[0-9_]{1000}", line):
+            return number
+    return None
+
+
+def _shares_a_collection(data: Any) -> bool:
+    """True when one list or mapping is reached twice (only an alias can do that).
+
+    The loader builds an aliased node once and shares it, so loading is cheap; but
+    every reader that walks or prints the value (index, lint, status) would expand
+    it, and nested aliases ("billion laughs") expand to gigabytes. Refusing any
+    shared collection bounds the expanded size to what the file spells out.
+    Iterative, and each collection is visited once: linear in the loaded size.
+    """
+    seen: set[int] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (dict, list)):
+            if id(item) in seen:
+                return True
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    return False
+
+
+def _alias_line(yaml_text: str) -> int | None:
+    for number, line in enumerate(split_lines(yaml_text), start=2):
+        if re.search(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]", line):
+            return number
+    return None
 
 
 def _mark_line(yaml_text: str, mark: Any) -> int:

@@ -125,7 +125,10 @@ def _scalar(text: str) -> Any:
             except ValueError:
                 raise _Unsure from None  # YAML reports the impossible date
         if _INT.fullmatch(plain):
-            return int(plain)
+            try:
+                return int(plain)
+            except ValueError:  # past Python's int-string limit: YAML reports it
+                raise _Unsure from None
         raise _Unsure
     # a plain string: starts with a letter (so no number, date or indicator), and no
     # ": " or final ":" (which would open a mapping); "https://x" is fine

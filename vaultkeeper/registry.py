@@ -15,6 +15,7 @@ import datetime as dt
 import functools
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,9 @@ _LINES_NL = re.compile(
 )
 _HEAD, _FENCE_MARK, _COUNT_AT, _LAST_AT, _PROMOTED_AT = 2, 3, 4, 5, 6
 _NO_NAME = ""  # a heading without a name: it ends a block but opens none
+_AGAIN = 10  # kind + _AGAIN: the second line of that counter kind in one block
+_LABEL_OF = {_COUNT_AT: config.COUNT_LABEL, _LAST_AT: config.LAST_USED_LABEL}
+_LABEL_OF[_PROMOTED_AT] = config.PROMOTED_LABEL
 
 
 @functools.lru_cache(maxsize=1)
@@ -112,6 +116,8 @@ class RegistryBlock:
     last_used_line: int | None
     promoted: str | None
     promoted_line: int | None
+    # (line, label) of a second counter line of a kind: which one counts is unclear
+    repeated: tuple[tuple[int, str], ...] = ()
 
     @property
     def hash(self) -> str:
@@ -143,7 +149,20 @@ class RegistryBlock:
                     " (YYYY-MM-DD)",
                 )
             )
+        for line, label in self.repeated:
+            out.append(
+                Problem(
+                    self.rel,
+                    line,
+                    f"### {self.name}: a second {label} line (the first one counts); keep one",
+                )
+            )
         return out
+
+
+def name_key(name: str) -> str:
+    """What makes two block names one for a reader: case and Unicode form (NFKC) aside."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def block_hash(text: str) -> str:
@@ -191,6 +210,8 @@ def _index(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[_Found
             counters.append(current if current is not None else {})
         elif current is not None and kind not in current:
             current[kind] = (m.group(kind), m.start())
+        elif current is not None and kind + _AGAIN not in current:
+            current[kind + _AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
     return heads, counters
 
 
@@ -285,6 +306,11 @@ class BlockHead:
             last_used_line=self._line(_LAST_AT),
             promoted=self.promoted,
             promoted_line=self._line(_PROMOTED_AT),
+            repeated=tuple(
+                (line, _LABEL_OF[kind])
+                for kind in (_COUNT_AT, _LAST_AT, _PROMOTED_AT)
+                if (line := self._line(kind + _AGAIN)) is not None
+            ),
         )
 
 

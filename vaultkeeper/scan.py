@@ -15,7 +15,7 @@ from collections import namedtuple
 
 from vaultkeeper import config, state
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.vault import require_vault
+from vaultkeeper.vault import own_dir, require_vault
 
 # Only what the throttled no-op runs is imported up here (see state.py); the scan's
 # own needs (datetime, pathlib, signal, ...) are imported where they are used.
@@ -93,6 +93,7 @@ def run_scan(
     """
     require_vault(vault)
     now_ms = to_ms(now)
+    own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
     quick = state.precheck(vault, env, now_ms, force)  # the no-op path stops here
     if quick is not None:
         _, note = state.cooldown_ms(env)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
+import time
 from collections import namedtuple
 
 from vaultkeeper import config, plainjson
@@ -249,6 +251,19 @@ def _lock_owner(lock: str) -> int | None:
     return _whole(text)
 
 
+def _remove_lock(path: str) -> None:
+    """Remove what sits at the lock's name: a folder with its pid file, or a file or link."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        _remove_dir(path)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
 def _remove_dir(path: str) -> None:
     try:
         for name in os.listdir(path):
@@ -284,12 +299,26 @@ def _try_lock(vault: str | os.PathLike[str], pid: int) -> bool:
 
 
 def _stale_lock(lock: str, now_ms: int) -> tuple[str | None, int | None]:
-    """(why the held lock is stale or None, its owner's pid)."""
-    owner = _lock_owner(lock)
+    """(why the held lock is stale or None, its owner's pid).
+
+    Only a real folder can be a lock this code made: a file or a symlink (dangling or
+    not) at its name is stale at once, and so is a folder dated in the future (else it
+    would block every scan until that date).
+    """
     try:
-        age = now_ms - int(os.stat(lock).st_mtime * 1000)
+        info = os.lstat(lock)
     except OSError:
-        return "gone", owner
+        return "gone", None
+    if stat.S_ISLNK(info.st_mode):
+        return "a symlink, not a lock folder", None
+    if not stat.S_ISDIR(info.st_mode):
+        return "a file, not a lock folder", None
+    owner = _lock_owner(lock)
+    age = now_ms - int(info.st_mtime * 1000)
+    # the future against the real clock: ``now_ms`` may be a test's fixed day, and no
+    # running process can have made a lock after the real now
+    if info.st_mtime * 1000 > time.time() * 1000 + config.LOCK_CLOCK_SLACK_MS:
+        return "its time is in the future", owner
     if age >= config.STALE_RUN_MS:
         return f"older than {config.STALE_RUN_MS // 60_000} minutes", owner
     if owner is not None and not pid_alive(owner):
@@ -354,10 +383,14 @@ def start(
         if why is None:
             return Skip(SKIP_LOCKED, f"{where} is held by pid {owner}", tuple(notes))
         if _lock_owner(lock) == owner:  # still the lock we judged, not a fresh one
-            _remove_dir(lock)
-            if why != "gone":
+            _remove_lock(lock)
+            if why != "gone" and not os.path.lexists(lock):
                 notes.append(f"{where}: stale ({why}); removed")
         if not _try_lock(vault, pid):
+            if _stale_lock(lock, now_ms)[0] not in (None, "gone"):
+                # said on every run (notes always print), so the scanner never goes
+                # silently dead behind a lock it cannot remove
+                notes.append(f"{where}: stale ({why}) but could not be removed; remove it by hand")
             return Skip(SKIP_LOCKED, f"{where} is held by pid {_lock_owner(lock)}", tuple(notes))
     marked = False
     try:

@@ -131,6 +131,27 @@ def rel(vault: Path, path: Path) -> str:
         return str(path)
 
 
+def own_dir(vault: str | os.PathLike[str], name: str) -> str:
+    """``vault/name`` (state/, .trash/), refused when a symlink there leads out of the vault.
+
+    vaultkeeper writes its state and the deleted entries there; through a symlink to
+    elsewhere it would write (and move the person's entries) outside the vault. A link
+    that stays inside is followed. One lstat when it is no link: the scanner's no-op
+    path calls this too.
+    """
+    path = os.path.join(os.fspath(vault), name)
+    if not os.path.islink(path):
+        return path
+    root = os.path.realpath(vault)
+    real = os.path.realpath(path)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise UnsafePathError(
+            f"{name}/: a symlink to {real}, outside the vault {root}; refused "
+            f"(make {name}/ a real folder inside the vault)"
+        )
+    return path
+
+
 def resolve_inside(vault: Path, target: str | Path) -> Path:
     """Resolve ``target`` (relative to the vault, or absolute) and refuse anything outside.
 

@@ -26,6 +26,7 @@ from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
+from vaultkeeper.fsio import changes
 from vaultkeeper.registry import find_block
 from vaultkeeper.vault import rel
 
@@ -88,6 +89,7 @@ def apply_decision(
     Then the saved report is brought up to date (``keep_report=False``: the caller does
     it once for many decisions).
     """
+    written = changes()
     try:
         handler = HANDLERS.get(decision.action)
         if handler is None:
@@ -96,9 +98,11 @@ def apply_decision(
     except VaultkeeperError as exc:
         outcome = outcome_for(decision, DEFER, str(exc))
     except OSError as exc:  # an unwritable file must not abort a batch unjournaled
-        # each write is atomic, but one before the failing one may have landed
-        reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
-        outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
+        if changes() == written:  # it failed before its first write
+            outcome = outcome_for(decision, DEFER, _os_error(exc))
+        else:  # each write is atomic, but one before the failing one landed
+            reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
+            outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
     if dry_run:  # whatever a handler returned, a dry run is never journaled
         outcome = replace(outcome, dry_run=True)
     try:

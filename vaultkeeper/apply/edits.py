@@ -18,7 +18,7 @@ from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.edit import BOM, read_for_edit
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.index import build_index
+from vaultkeeper.index import Keywords, build_index
 from vaultkeeper.model import split_lines
 
 
@@ -89,11 +89,11 @@ def check_index(vault: Path) -> None:
         raise GateRefused(f"{_why(exc)}; the index could not be regenerated") from None
 
 
-def reindex(vault: Path, outcome: Outcome) -> Outcome:
+def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outcome:
     """After the write: regenerate the index; if that fails, the outcome still says it
-    was applied, and how to finish."""
+    was applied, and how to finish. ``keep``: see build_index."""
     try:
-        build_index(vault)  # the writer lock is re-entrant
+        build_index(vault, keep=keep)  # the writer lock is re-entrant
     except (OSError, VaultkeeperError) as exc:
         return outcome.with_reason(
             f"{outcome.reason}; {config.INDEX_FILE} not updated: {_why(exc)}; "

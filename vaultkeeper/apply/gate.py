@@ -7,7 +7,10 @@ the caller turns that into a ``defer`` outcome, journals it, and writes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -57,22 +60,71 @@ def check_receipt(vault: Path, evidence: str | None, target: str | None = None) 
     given = Path(raw_path).expanduser()
     # A relative receipt names a vault file; an absolute one may point anywhere (a repo).
     path = given if given.is_absolute() else resolve_inside(vault, raw_path)
-    if not path.is_file():
+    # no line 0: count them all (bounded), to say how many there are
+    lines, whole = _count_lines(path, line if line >= 1 else config.EVIDENCE_MAX_BYTES)
+    if lines is None:
         raise GateRefused(f"evidence {receipt!r}: {raw_path} is not an existing file")
-    lines = _count_lines(path)
+    if not whole and lines < line:
+        raise GateRefused(
+            f"evidence {receipt!r}: no line {digits} in the first "
+            f"{config.EVIDENCE_MAX_BYTES} bytes of {raw_path}"
+        )
     if not 1 <= line <= lines:
         raise GateRefused(f"evidence {receipt!r}: {raw_path} has {lines} lines, no line {digits}")
     return receipt
 
 
-def _count_lines(path: Path) -> int:
-    count = 0
-    last = b"\n"
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 16), b""):
+@dataclass(frozen=True)
+class Receipt:
+    """check_receipt's verdict, reached before the writer lock and given at its turn."""
+
+    value: str
+    refused: GateRefused | None
+
+    def get(self) -> str:
+        if self.refused is not None:
+            raise self.refused
+        return self.value
+
+
+def receipt_first(vault: Path, evidence: str | None, target: str | None = None) -> Receipt:
+    """check_receipt now, so the evidence file is read before the writer lock is taken:
+    a slow file must never hold up every writer. Its refusal is raised by ``get()``,
+    where the gate checks the receipt, so the other gates keep their order."""
+    try:
+        return Receipt(check_receipt(vault, evidence, target), None)
+    except GateRefused as exc:
+        return Receipt("", exc)
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _count_lines(path: Path, want: int) -> tuple[int | None, bool]:
+    """(lines counted, whether the whole file was read); (None, False) for no regular file.
+
+    Stops at line ``want`` or after EVIDENCE_MAX_BYTES; opened non-blocking and checked
+    to be a regular file, so a FIFO, a device or a file that never ends can't hang.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    except OSError:
+        return None, False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, False
+        count, last, read = 0, b"\n", 0
+        while count < want and read < config.EVIDENCE_MAX_BYTES:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return count + (0 if last == b"\n" else 1), True
             count += chunk.count(b"\n")
-            last = chunk[-1:]
-    return count + (0 if last == b"\n" else 1)
+            last, read = chunk[-1:], read + len(chunk)
+        return count, False
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
 
 
 def check_hash(expected: str | None, actual: str, what: str) -> None:

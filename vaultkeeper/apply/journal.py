@@ -14,6 +14,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Outcome
 from vaultkeeper.fsio import append_line
 from vaultkeeper.model import Problem
+from vaultkeeper.vault import own_dir
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Journal:
 
 
 def journal_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.JOURNAL_FILE
+    return Path(own_dir(vault, config.STATE_DIR)) / config.JOURNAL_FILE
 
 
 def timestamp(now: dt.datetime) -> str:

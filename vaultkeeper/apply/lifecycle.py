@@ -18,11 +18,12 @@ from vaultkeeper.apply import journal, queue
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
 from vaultkeeper.apply.gate import (
+    Receipt,
     check_hash,
     check_holdout_passed,
     check_move,
-    check_receipt,
     find_entry,
+    receipt_first,
 )
 from vaultkeeper.edit import append_to_list, get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.errors import GateRefused, UsageError
@@ -135,6 +136,7 @@ def revalidate(
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]
     receipt = (decision.evidence or "").strip()
+    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
@@ -143,7 +145,7 @@ def revalidate(
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
         check_move("revalidate", entry.status)
         check_holdout_passed(entry.note.meta.get("holdout_until"), now.date())
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = checked.get()
         if to == "archived" and entry.note.get_str("label") == OVERRIDE:
             return _ask_override(vault, decision, entry, now, dry_run)
         return _apply(vault, decision, entry, to, receipt if to == "active" else None, dry_run)
@@ -194,9 +196,19 @@ def archive_after_yes(vault: Path, decision: Decision, expected: str | None) -> 
 
 
 def reactivate(
-    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    checked: Receipt | None = None,
+    **_: object,
 ) -> Outcome:
+    """``checked``: the receipt, already read before the writer lock by a caller that
+    holds it now (supersede.reactivate); else it is read here, before taking it."""
     receipt = (decision.evidence or "").strip()
+    if checked is None:
+        checked = receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
@@ -204,5 +216,5 @@ def reactivate(
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
         check_move("reactivate", entry.status)  # archived -> active, whatever the label
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = checked.get()
         return _apply(vault, decision, entry, "active", receipt, dry_run)

@@ -24,7 +24,7 @@ from vaultkeeper.apply.edits import (
     unified_diff,
     write,
 )
-from vaultkeeper.apply.gate import check_hash, check_receipt, slug
+from vaultkeeper.apply.gate import check_hash, receipt_first, slug
 from vaultkeeper.edit import insert_line_after, yaml_scalar
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.model import split_lines
@@ -145,6 +145,8 @@ def promote(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
     today = now.date()
+    # read before the writer lock
+    checked = receipt_first(vault, decision.evidence, decision.target)
     with locked(vault, dry_run):
         block = find_block(vault, decision.target)  # counts are read now, never from a report
         skill = skill_target(vault, block, decision.skills_dir)
@@ -167,7 +169,7 @@ def promote(
                 f"{block.rel}:{block.count_line}: success count {block.count} is below "
                 f"{config.PROMOTE_MIN_COUNT} (read from the file now)"
             )
-        receipt = check_receipt(vault, decision.evidence, block.name)
+        receipt = checked.get()
         return _write(vault, decision, block, skill, receipt, today, dry_run)
 
 

@@ -31,7 +31,7 @@ from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.model import file_hash
 from vaultkeeper.registry import RegistryBlock, find_block
-from vaultkeeper.vault import rel
+from vaultkeeper.vault import own_dir, rel
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,7 @@ def prune(
             decision, SILENCE, f"already applied: pruned on {done.get('ts')}", id=done.get("id")
         )
     check_hash(decision.expect_hash, found.hash, f"{found.target} ({found.where})")
+    own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
     target = found.target
     if dry_run:
         return outcome_for(

@@ -17,6 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.journal import new_id, timestamp
 from vaultkeeper.fsio import append_line
+from vaultkeeper.vault import own_dir
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Ask:
 
 
 def queue_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.QUEUE_FILE
+    return Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE
 
 
 def _lines(vault: Path) -> list[Mapping[str, Any]]:

@@ -23,7 +23,7 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal, lifecycle
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, check_index, locked, reindex, unified_diff, write
-from vaultkeeper.apply.gate import check_hash, check_receipt
+from vaultkeeper.apply.gate import Receipt, check_hash, receipt_first
 from vaultkeeper.apply.lifecycle import Entry, load_entry, status_edit
 from vaultkeeper.edit import (
     append_to_list,
@@ -100,6 +100,7 @@ def _gate(vault: Path, decision: Decision) -> tuple[Entry, Entry]:
 def supersede(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
+    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
     with locked(vault, dry_run):
         old, new = _gate(vault, decision)
         decision = replace(decision, target=old.rel, by=new.rel)
@@ -113,7 +114,7 @@ def supersede(
                 "reactivate it first"
             )
         check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
-        receipt = check_receipt(vault, decision.evidence)
+        receipt = checked.get()
         plan = _forward(old, new)
         what = f"{old.rel} superseded by {new.rel}"
         if old.status != "archived":
@@ -186,23 +187,24 @@ def _forward(old: Entry, new: Entry) -> Plan:
 
 
 def reactivate(
-    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **kw: object
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
     """A superseded entry is brought back by undoing its supersession; any other goes to
     the lifecycle's own reactivate (archived -> active on new evidence)."""
+    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
     with locked(vault, dry_run):
         try:
             entry = load_entry(vault, decision.target)
         except VaultkeeperError:
             entry = None  # not an entry file: lifecycle.reactivate says what it is
         if entry is None or not is_superseded(entry.note):
-            return lifecycle.reactivate(vault, decision, now, dry_run=dry_run, **kw)
-        return _undo(vault, replace(decision, target=entry.rel), entry, dry_run)
+            return lifecycle.reactivate(vault, decision, now, dry_run=dry_run, checked=checked)
+        return _undo(vault, replace(decision, target=entry.rel), entry, dry_run, checked)
 
 
-def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool) -> Outcome:
+def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool, checked: Receipt) -> Outcome:
     check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
-    receipt = check_receipt(vault, decision.evidence)
+    receipt = checked.get()
     record = journal.last_act(vault, "supersede", old.rel, lambda r: True)
     resolver = Resolver.for_vault(vault)
     by = _resolve(resolver, superseded_by(old.note), old.rel)

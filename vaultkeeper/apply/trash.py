@@ -8,7 +8,6 @@ the file has not changed since, and without losing anything when it has.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -30,10 +29,11 @@ from vaultkeeper.apply.edits import (
 )
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
-from vaultkeeper.fsio import atomic_write
+from vaultkeeper.fsio import atomic_write, move
+from vaultkeeper.index import index_keywords
 from vaultkeeper.model import file_hash, split_lines
 from vaultkeeper.registry import RegistryBlock, parse_blocks
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.vault import own_dir, rel, resolve_inside
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,29 @@ def block_removal(text: str, block: RegistryBlock) -> Removal:
 def _folder(vault: Path, trash_id: str) -> Path:
     if not re.fullmatch(journal.ID_PATTERN, trash_id):
         raise UsageError(f"{trash_id!r}: not a trash id (like 20261201-101500-a1b2c3)")
-    return vault / config.TRASH_DIR / trash_id
+    return Path(own_dir(vault, config.TRASH_DIR)) / trash_id
+
+
+def _keywords_key(meta: dict[str, Any]) -> tuple[str, str]:
+    """The index's key for what a trash record holds: (file, heading casefolded or "")."""
+    return str(meta["source"]), str(meta.get("name", "")).casefold()
+
+
+def _with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` plus the keywords a person added on the entry's index line, if any:
+    the index drops the line with the entry, and restore puts them back."""
+    words = index_keywords(vault).get(_keywords_key(meta))
+    return meta if words is None else {**meta, "keywords": words}
 
 
 def trash_block(
     vault: Path, block: RegistryBlock, source: Source, removal: Removal, trash_id: str
 ) -> Trashed:
     folder = _folder(vault, trash_id)
-    content = f"{slug(block.name)}.md"
+    try:
+        content = f"{slug(block.name)}.md"
+    except GateRefused:  # a name with no ASCII letter or digit (### \u2603) still goes
+        content = "block.md"
     meta: dict[str, object] = {
         "id": trash_id,
         "kind": "block",
@@ -99,6 +114,7 @@ def trash_block(
         "hash_after": file_hash(removal.new_text),
         "block_hash": block.hash,
     }
+    meta = _with_keywords(vault, meta)
     # Content and metadata land in .trash/ before the cut, so a crash loses nothing.
     atomic_write(folder / content, removal.span)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
@@ -123,8 +139,9 @@ def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashe
         "content": path.name,
         "hash_before": file_hash(source.text),
     }
+    meta = _with_keywords(vault, meta)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
-    os.replace(path, folder / path.name)  # a move: the bytes stay exactly as they were
+    move(path, folder / path.name)  # a move: the bytes stay exactly as they were
     return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)
 
 
@@ -139,7 +156,9 @@ def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
     if (
         not isinstance(content, str)
         or "/" in content
-        or content.startswith(".")
+        # a dot-file entry (.hidden.md) is trashed under its own name; only names that
+        # would leave the folder or be the record itself are refused
+        or content in (".", "..", config.TRASH_META_FILE)
         or not isinstance(meta.get("source"), str)
         # a hand-edited start would put the block back in the wrong place
         or type(start) is not int
@@ -183,7 +202,11 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         else:
             put_back = _restore_file if meta.get("kind") == "file" else _restore_block
             outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
-        return reindex(vault, outcome) if outcome.outcome == ACT and not dry_run else outcome
+        if outcome.outcome != ACT or dry_run:
+            return outcome
+        words = meta.get("keywords")
+        keep = {_keywords_key(meta): words} if isinstance(words, str) and words else None
+        return reindex(vault, outcome, keep)
 
 
 def _done(
@@ -226,7 +249,7 @@ def _restore_file(
     change = Change(target, meta["source"], None, kept.text)
     if not dry_run:
         target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(content, target)
+        move(content, target)
         shutil.rmtree(folder)
     return _done(decision, meta, f"restored {meta['source']}", change, dry_run)
 

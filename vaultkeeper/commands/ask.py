@@ -8,12 +8,14 @@ from typing import Any
 import click
 
 from vaultkeeper import config
+from vaultkeeper.textsafe import inert
 
 
 def show_and_ask(title: str, text: str, question: str) -> str:
-    click.echo(title)
+    """Show vault text made inert (see textsafe), then ask: the screen shows the file."""
+    click.echo(inert(title))
     click.echo("-" * 60)
-    click.echo(text, nl=not text.endswith("\n"))
+    click.echo(inert(text), nl=not text.endswith("\n"))
     click.echo("-" * 60)
     return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
@@ -63,4 +65,4 @@ def ask_person(item: Any) -> str:
 
 def show_outcome(outcome: Any) -> None:
     """One result line right after the answer (a deletion's says the id that undoes it)."""
-    click.echo(f"{outcome.outcome}: {outcome.action} {outcome.target}: {outcome.reason}")
+    click.echo(inert(f"{outcome.outcome}: {outcome.action} {outcome.target}: {outcome.reason}"))

@@ -96,6 +96,8 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     else:
         for name in result.changed:
             click.echo(f"{_what(name, result.missing, check)} {name}")
+        for problem in result.problems:  # listed without a description until fixed
+            click.echo(f"warning: {problem}", err=True)
         for name in result.over_budget:
             click.echo(f"warning: {name} is still over the load budget", err=True)
         for name in result.unused:

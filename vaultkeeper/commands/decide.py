@@ -10,6 +10,7 @@ import click
 
 from vaultkeeper.commands.ask import prune_confirm
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.textsafe import inert
 
 
 def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
@@ -21,8 +22,8 @@ def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn
         print_json(outcome.to_dict())
         ctx.exit(outcome.exit_code)
     if outcome.dry_run and outcome.diff:
-        click.echo(outcome.diff, nl=False)
-    head = f"{outcome.action} {outcome.target}: {outcome.reason}"
+        click.echo(inert(outcome.diff), nl=False)
+    head = inert(f"{outcome.action} {outcome.target}: {outcome.reason}")
     if outcome.outcome == DEFER:
         stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
         raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")

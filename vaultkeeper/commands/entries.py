@@ -91,6 +91,8 @@ def new(
         print_json(result.__dict__)
         return
     click.echo(f"created {result.path}:{result.line} ({kind} {name})")
+    for problem in result.problems:  # the index lists it without a description
+        click.echo(f"warning: {problem}", err=True)
     if result.index_line:
         click.echo(f"indexed {result.index_file}: {result.index_line}")
 

@@ -10,6 +10,7 @@ import click
 from vaultkeeper.commands.ask import ask_person, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
 from vaultkeeper.commands.decide import decide
+from vaultkeeper.textsafe import inert
 
 
 @click.command()
@@ -47,7 +48,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
             print_json([a.to_dict() for a in waiting])
             return
         for ask in waiting:
-            click.echo(f"{ask.id}  {ask.action} {ask.target}: {ask.reason}")
+            click.echo(inert(f"{ask.id}  {ask.action} {ask.target}: {ask.reason}"))
         click.echo(f"{len(waiting)} waiting for a person")
         return
     if not is_terminal(sys.stdin, sys.stdout):
@@ -109,6 +110,9 @@ def log(ctx: click.Context, as_json: bool) -> None:
     for r in result.records:
         tag = f"  [{r['id']}]" if r.get("id") else ""
         click.echo(
-            f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} {str(r.get('action', '?')):<10} "
-            f"{r.get('target', '?')}: {r.get('reason', '')}{tag}"
+            inert(
+                f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} "
+                f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: "
+                f"{r.get('reason', '')}{tag}"
+            )
         )

@@ -6,6 +6,7 @@ touched, and a frontmatter edit is kept only if the YAML still reads back the sa
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import code_lines, code_spans, find_fences, split_lines
 from vaultkeeper.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
+from vaultkeeper.registry import load_registry, name_key, parse_blocks
 from vaultkeeper.vault import resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
@@ -44,10 +46,15 @@ def _fix_line(line: str, skip: list[tuple[int, int]]) -> tuple[str, int]:
     out: list[str] = []
     count = 0
     lead = len(line) - len(line.lstrip(" \t"))
+    starts = [a for a, _ in skip]  # sorted, not overlapping: one bisect per glyph
     for col, char in enumerate(line):
         new = config.ASCII_REPLACEMENTS.get(char)
+        if new is None:
+            out.append(char)
+            continue
+        at = bisect.bisect_right(starts, col) - 1
         # ``>=`` or ``-`` opening a line would turn it into a quote or a list item.
-        if new is None or any(a <= col < b for a, b in skip) or (col == lead and new[0] in ">-"):
+        if (at >= 0 and col < skip[at][1]) or (col == lead and new[0] in ">-"):
             out.append(char)
             continue
         out.append(new)
@@ -55,8 +62,18 @@ def _fix_line(line: str, skip: list[tuple[int, int]]) -> tuple[str, int]:
     return "".join(out), count
 
 
-def fix_ascii(text: str) -> tuple[str, int]:
-    """Replace the spec's glyphs outside code; returns the new text and how many changed."""
+def _block_name(line: str) -> str | None:
+    blocks = parse_blocks(Path("r.md"), "r.md", line)
+    return blocks[0].name if blocks else None
+
+
+def fix_ascii(text: str, taken: set[str] | None = None) -> tuple[str, int]:
+    """Replace the spec's glyphs outside code; returns the new text and how many changed.
+
+    ``taken`` (for a registry file: the name_key of every block name in the registry):
+    a ``### heading`` whose fixed name would be another block's is left as it is (VK402
+    would follow); a renamed heading's new name is added to it.
+    """
     if text.isascii():
         return text, 0
     yaml_text, end_line, _ = split_frontmatter(text)
@@ -79,9 +96,22 @@ def fix_ascii(text: str) -> tuple[str, int]:
         line = lines[index]
         if line.isascii() or index + 1 in code:
             continue
-        lines[index], n = _fix_line(line, code_spans(line) if "`" in line else [])
+        fixed, n = _fix_line(line, code_spans(line) if "`" in line else [])
+        if n and taken is not None and "#" in line and not _rename_ok(line, fixed, taken):
+            continue
+        lines[index] = fixed
         total += n
     return "".join(lines), total
+
+
+def _rename_ok(line: str, fixed: str, taken: set[str]) -> bool:
+    old, new = _block_name(line), _block_name(fixed)
+    if old is None or new is None or name_key(old) == name_key(new):
+        return True
+    if name_key(new) in taken:
+        return False
+    taken.add(name_key(new))
+    return True
 
 
 def fix_holdout(text: str) -> tuple[str, int]:
@@ -99,6 +129,8 @@ def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool)
     fixed = 0
     written: list[str] = []
     with writer_lock(vault):
+        blocks, _ = load_registry(vault)
+        taken = {name_key(b.name) for b in blocks}
         for rel in sorted(set(rels)):
             try:
                 # through a symlink: fix its target (the link stays a link), never outside
@@ -108,7 +140,8 @@ def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool)
             try:
                 raw = path.read_bytes()
                 text = decode(raw)
-                new, count = fix_ascii(text) if ascii else (text, 0)
+                registry = rel.startswith(config.PATTERNS_DIR + "/")
+                new, count = fix_ascii(text, taken if registry else None) if ascii else (text, 0)
                 if holdout:
                     new, quoted_count = fix_holdout(new)
                     count += quoted_count

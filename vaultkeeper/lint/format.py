@@ -1,7 +1,9 @@
-"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid."""
+"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid,
+and no control characters a terminal would act on."""
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -9,6 +11,7 @@ from collections.abc import Callable, Iterator
 from vaultkeeper import config
 from vaultkeeper.links import Fence, code_spans
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.textsafe import dangerous, inert
 
 # A spec glyph on its own, or a run of other non-ASCII characters.
 _GLYPHS = "".join(config.ASCII_REPLACEMENTS)
@@ -42,37 +45,74 @@ def describe(char: str) -> str:
 def check_ascii(
     rel: str, lines: list[str], code_lines: set[int], frontmatter_end: int
 ) -> Iterator[Finding]:
-    """VK101: one finding per spec glyph (fixable outside code), one per run of others."""
+    """VK101: one finding per line, at its first non-ASCII character, with the count.
+
+    One pass over each line: a line of 400,000 em dashes is one finding, found in
+    linear time (one finding per glyph, each checking the text before it, was
+    quadratic). The finding is fixable when any glyph on the line is.
+    """
     for index, line in enumerate(lines):
         if line.isascii():
             continue
         number = index + 1
         spans = code_spans(line) if "`" in line and number > frontmatter_end else []
+        starts = [a for a, _ in spans]
+        lead = len(line) - len(line.lstrip())
+        first = ""
+        chars = 0
+        fixable = False
+        col = 0
         for m in _NON_ASCII.finditer(line):
-            col, run = m.start(), m.group()
+            run = m.group()
+            chars += len(run)
             replacement = config.ASCII_REPLACEMENTS.get(run)
-            if replacement is None:
-                what = f"character {run!r}" if len(run) == 1 else f"text {run!r} ({len(run)} chars)"
-                yield Finding(
-                    rel,
-                    number,
-                    col + 1,
-                    "VK101",
-                    f"non-ASCII {what} ({describe(run[0])}): the spec has no ASCII replacement;"
-                    " rewrite it in ASCII",
-                )
+            if not first:
+                col, first = m.start(), _one(run, replacement)
+            if replacement is None or fixable:
                 continue
-            in_code = number in code_lines or any(a <= col < b for a, b in spans)
+            at = bisect.bisect_right(starts, m.start()) - 1
+            in_code = number in code_lines or (at >= 0 and m.start() < spans[at][1])
             # fix.py leaves ``>=`` / ``-`` that would open a line as a quote or list item
-            opens_line = not line[:col].strip() and replacement[0] in ">-"
-            yield Finding(
-                rel,
-                number,
-                col + 1,
-                "VK101",
-                f"non-ASCII character {run!r} ({describe(run)}): write {replacement!r}",
-                fixable=not (in_code or opens_line),
-            )
+            fixable = not in_code and not (m.start() <= lead and replacement[0] in ">-")
+        more = f"; {chars} non-ASCII characters on this line" if chars > 1 else ""
+        yield Finding(rel, number, col + 1, "VK101", first + more, fixable=fixable)
+
+
+def _one(run: str, replacement: str | None) -> str:
+    if replacement is not None:
+        return f"non-ASCII character {run!r} ({describe(run)}): write {replacement!r}"
+    what = f"character {run!r}" if len(run) == 1 else f"text {_clip(run)!r} ({len(run)} chars)"
+    return (
+        f"non-ASCII {what} ({describe(run[0])}): the spec has no ASCII replacement;"
+        " rewrite it in ASCII"
+    )
+
+
+def _clip(run: str) -> str:
+    return run if len(run) <= 40 else run[:40] + "..."
+
+
+def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
+    """VK105: one finding per line holding a control character (CRLF endings aside).
+
+    An escape sequence or a bidirectional override in a note acts on the terminal of
+    whoever prints it (``cat``, the prune prompt), so it is an error wherever it is.
+    """
+    for index, line in enumerate(lines):
+        body = line[:-1] if line.endswith("\n") else line
+        found = dangerous(body[:-1] if body.endswith("\r") else body)
+        if not found:
+            continue
+        col, char = found[0]
+        more = f"; {len(found)} control characters on this line" if len(found) > 1 else ""
+        yield Finding(
+            rel,
+            index + 1,
+            col + 1,
+            "VK105",
+            f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
+            f" remove it{more}",
+        )
 
 
 def check_fences(

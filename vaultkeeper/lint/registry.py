@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.registry import RegistryBlock
+from vaultkeeper.registry import RegistryBlock, name_key
 
 
 def check_registry(
@@ -16,7 +16,7 @@ def check_registry(
         if enabled("VK401"):
             for problem in block.problems():
                 yield Finding(block.rel, problem.line or block.line, 1, "VK401", problem.reason)
-        key = block.name.casefold()
+        key = name_key(block.name)
         if key not in first:
             first[key] = block
         elif enabled("VK402"):

@@ -13,7 +13,7 @@ from vaultkeeper.index import is_index_file
 from vaultkeeper.links import Resolver, code_lines, extract_links, find_fences, split_lines
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
-from vaultkeeper.lint.format import check_ascii, check_fences
+from vaultkeeper.lint.format import check_ascii, check_controls, check_fences
 from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
 from vaultkeeper.lint.load import load
 from vaultkeeper.lint.registry import check_registry
@@ -22,6 +22,7 @@ from vaultkeeper.lint.secrets import check_other_files, check_secrets
 from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.registry import RegistryBlock, parse_blocks
+from vaultkeeper.textsafe import has_controls
 from vaultkeeper.vault import find_vault, iter_files, rel
 
 
@@ -140,6 +141,8 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         if wanted and enabled("VK101") and not note.text.isascii():
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
+        if wanted and enabled("VK105") and has_controls(note.text):
+            findings.extend(check_controls(note.rel, lines))
         if wanted:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
             findings.extend(check_secrets(note.rel, note.text, enabled))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -127,7 +128,16 @@ while True:
     i += 1
     state.write_state(sys.argv[1], {**state.default_state(), "lastCompleted": i,
                                     "perTask": {"pad": "x" * 200000}})
+    if i == 1:
+        print("wrote", flush=True)
 """
+
+
+def _line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
+    """The child's next line, or b"" if none comes within ``timeout`` (a bound, not a wait)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline().strip() if ready else b""
 
 
 def atomic_write(ctx: Context) -> tuple[str, str]:
@@ -139,7 +149,11 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_state(vault, read_state(vault).data)
     where = f"{config.STATE_DIR}/{config.STATE_FILE}"
-    for delay in (0.05, 0.15, 0.3):
+    bound = config.VERIFY_CHILD_BOUND_S
+    # Each kill comes after the writer's first finished write (an event, not a time: on
+    # a busy machine starting Python alone can take longer than any fixed delay), then
+    # a little later each time, to land at different points of the rewrites.
+    for delay in (0.0, 0.05, 0.15):
         proc = subprocess.Popen(
             [sys.executable, "-c", _WRITER, str(vault)],
             stdout=subprocess.PIPE,
@@ -147,20 +161,24 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
             env=child_env(ctx.env),
         )
         assert proc.stdout is not None
-        started = proc.stdout.readline().strip() == b"ready"
+        started = _line(proc, bound) == b"ready"
+        wrote = started and _line(proc, bound) == b"wrote"
         try:
             proc.wait(timeout=delay)
             return FAIL, f"the writer process ended by itself (exit {proc.returncode})"
         except subprocess.TimeoutExpired:
             proc.kill()  # SIGKILL: no cleanup of any kind runs
-        proc.wait(timeout=30)
+        proc.wait(timeout=bound)
         proc.stdout.close()
         if not started:
             return FAIL, "the writer process did not start"
+        if not wrote:
+            return FAIL, f"the writer finished no write in {bound:.0f} s"
         try:
             data = json.loads(path.read_bytes())
         except ValueError as exc:
-            return FAIL, f"after a kill at {delay} s, {where} is not valid JSON: {exc}"
+            return FAIL, f"after a kill {delay} s past a write, {where} is not valid JSON: {exc}"
         if read_state(vault).note is not None or not data.get("lastCompleted"):
-            return FAIL, f"after a kill at {delay} s: {read_state(vault).note or 'never written'}"
+            why = read_state(vault).note or "lastCompleted missing"
+            return FAIL, f"after a kill {delay} s past a write: {why}"
     return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"
