@@ -190,6 +190,8 @@ def test_codex_rollout(tmp_path: Path, vault: Path) -> None:
     note = vault / "projects/api/memory/flaky-ci-retries.md"
     home = tmp_path / "home"
     skill = home / ".codex/skills/pin-test-clock/SKILL.md"
+    skill.parent.parent.mkdir(parents=True)  # the promoted skill, installed as a link
+    skill.parent.symlink_to(vault / "skills/pin-test-clock")
     path = tf.write(
         tmp_path / "sessions/2026/11/28/rollout-2026-11-28T08-00-00-x.jsonl",
         [
@@ -222,6 +224,7 @@ def test_codex_rollout(tmp_path: Path, vault: Path) -> None:
     assert sorted((e.source, e.kind, e.target, e.receipt) for e in read_events(vault)) == [
         ("codex", "cite", "grep-the-config-value", f"{path}:8"),
         ("codex", "read", "projects/api/memory/flaky-ci-retries.md", f"{path}:4"),
+        ("codex", "read", "skills/pin-test-clock/SKILL.md", f"{path}:4"),
         ("codex", "skill", "pin-test-clock", f"{path}:4"),
     ]
 
