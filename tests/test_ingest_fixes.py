@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -215,31 +213,10 @@ def test_many_distinct_reads_stay_in_bounded_memory(tmp_path: Path, vault: Path)
             reads = [tf.tool("Read", file_path=f"{folder}/{i}-{j}.md") for j in range(100)]
             fh.write(tf.claude("assistant", reads) + "\n")
         fh.write(tf.claude("assistant", [tf.text("[[patterns/registry#C tips]]")]) + "\n")
-    worker = (
-        "import datetime as dt, json, sys\n"
-        "from pathlib import Path\n"
-        "from vaultkeeper.ingest import ingest\n"
-        "now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)\n"
-        "out = ingest(Path(sys.argv[1]), [Path(sys.argv[2])], now)\n"
-        "print(json.dumps([c.name for c in out.result.counted]))\n"
-    )
-    launcher = (  # the child's own peak RSS, not pytest's (see test_ingest's 50 MB test)
-        "import json, resource, subprocess, sys\n"
-        "out = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]],\n"
-        "  capture_output=True, text=True, check=True).stdout\n"
-        "print(json.dumps([json.loads(out),\n"
-        "  resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", launcher, worker, str(vault), str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    counted, rss_kb = json.loads(proc.stdout)
-    assert counted == ["C# tips"]
+    got = tf.ingest_measured(vault, path)
+    assert got["counted"] == ["C# tips"]
     # Measured: 22 MB with the bounded cache; 74 MB when every path read was cached.
-    assert rss_kb < 45_000, rss_kb
+    assert got["rss_kb"] < 45_000, got
 
 
 # -- 6. a folder given as a transcript -------------------------------------------------
