@@ -103,17 +103,22 @@ def _is_note(target: str) -> bool:
 
 
 def _matched(
-    calls: Sequence[CiteCall], server: dict[tuple[str, str], list[dt.date]]
+    calls: Sequence[CiteCall],
+    server: dict[tuple[str, str], list[dt.date]],
+    counted: set[tuple[str, str]],
 ) -> set[tuple[str, str]]:
-    """The (host session, pattern) keys whose cite call has a server line; each line
-    stands for one call."""
+    """The (host session, pattern) keys not ``counted`` yet whose cite call has a server
+    line; each line stands for one call."""
     out: set[tuple[str, str]] = set()
     for call in calls:
+        key = (call.session, call.target)
+        if key in counted or key in out:
+            continue
         dates = server.get((call.target, mcp_receipt(call.evidence)), [])
         near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
         if near:
             dates.remove(near[0])
-            out.add((call.session, call.target))
+            out.add(key)
     return out
 
 
@@ -153,7 +158,7 @@ def record(
                 counted_keys.add((old.session, old.target))
             if old.source == config.MCP_SOURCE and old.kind == "cite":
                 server.setdefault((old.target, old.receipt), []).append(old.date)
-        covered = _matched(calls, server) - counted_keys
+        covered = _matched(calls, server, counted_keys)
         counted_keys |= covered
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
