@@ -73,13 +73,37 @@ brief() {
     printf '%s\n' "(brief cut at $max characters: run \`vaultkeeper report\` for all of it)"
 }
 
-# The session's JSON (the host writes it and closes stdin): its "cwd" names the
-# project whose lessons come first. One flat object, so sed finds the key; a JSON
-# escape in the value (\" \\ \/) is undone, and a value sed can't read is left out.
-input=
-[ -t 0 ] || input=$(cat 2>/dev/null)
-cwd=$(printf '%s' "$input" | tr -d '\n\r' |
-    sed -n 's/.*"cwd"[[:space:]]*:[[:space:]]*"\([^"\\]*\(\\.[^"\\]*\)*\)".*/\1/p' |
-    sed 's/\\\(.\)/\1/g')
+# The session's JSON: its "cwd" names the project whose lessons come first. A host
+# may keep stdin open after writing it, so the read stops at the first complete JSON
+# object (or after 2 s, or at 1 MB), never waiting for the end of input. A value that
+# is not a string (or holds a NUL) is left out.
+reader='
+import json, os, select, sys, time
+data, got, deadline = b"", None, time.monotonic() + 2.0
+try:
+    while len(data) < 1048576:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([0], [], [], left)[0]:
+            break
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            got = json.loads(data)
+            break
+        except ValueError:
+            pass
+except OSError:
+    pass
+cwd = got.get("cwd") if isinstance(got, dict) else None
+if isinstance(cwd, str) and "\0" not in cwd:
+    sys.stdout.write(cwd)
+'
+cwd=
+if [ ! -t 0 ]; then
+    py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    [ -z "$py" ] || cwd=$("$py" -I -S -c "$reader" 2>/dev/null)
+fi
 brief
 exit 0

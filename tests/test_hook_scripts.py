@@ -356,6 +356,35 @@ def test_session_start_prints_the_brief_for_the_sessions_folder(
         assert hook.code == 0 and "--cwd" not in hook.stdout and "arg: --brief" in hook.stdout
 
 
+def test_session_start_answers_while_the_host_keeps_stdin_open(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    """The JSON is read up to its end, not up to the end of input: a host that writes
+    it and keeps the pipe open gets the brief now, not when it closes the pipe."""
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper", '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n'
+    )
+    proc = subprocess.Popen(
+        [str(START), str(vault), str(fake)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(PAYLOAD)
+        proc.stdin.flush()  # and the pipe stays open
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.read().decode().splitlines()[-2:] == ["--cwd", "/tmp"]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.stdin.close()
+        proc.stdout.close()
+
+
 def test_session_start_never_prints_more_than_the_host_takes(
     tmp_path: Path, vault: Path, env: dict[str, str]
 ) -> None:

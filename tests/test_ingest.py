@@ -5,8 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -190,6 +188,8 @@ def test_codex_rollout(tmp_path: Path, vault: Path) -> None:
     note = vault / "projects/api/memory/flaky-ci-retries.md"
     home = tmp_path / "home"
     skill = home / ".codex/skills/pin-test-clock/SKILL.md"
+    skill.parent.parent.mkdir(parents=True)  # the promoted skill, installed as a link
+    skill.parent.symlink_to(vault / "skills/pin-test-clock")
     path = tf.write(
         tmp_path / "sessions/2026/11/28/rollout-2026-11-28T08-00-00-x.jsonl",
         [
@@ -222,6 +222,7 @@ def test_codex_rollout(tmp_path: Path, vault: Path) -> None:
     assert sorted((e.source, e.kind, e.target, e.receipt) for e in read_events(vault)) == [
         ("codex", "cite", "grep-the-config-value", f"{path}:8"),
         ("codex", "read", "projects/api/memory/flaky-ci-retries.md", f"{path}:4"),
+        ("codex", "read", "skills/pin-test-clock/SKILL.md", f"{path}:4"),
         ("codex", "skill", "pin-test-clock", f"{path}:4"),
     ]
 
@@ -309,32 +310,7 @@ def test_a_50_mb_transcript_is_read_in_bounded_memory(tmp_path: Path, vault: Pat
             tf.claude("assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")]) + "\n"
         )
     assert path.stat().st_size > 50_000_000
-    worker = (
-        "import datetime as dt, json, sys\n"
-        "from pathlib import Path\n"
-        "from vaultkeeper.ingest import ingest\n"
-        "now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)\n"
-        "out = ingest(Path(sys.argv[1]), [Path(sys.argv[2])], now)\n"
-        "print(json.dumps({'counted': [c.name for c in out.result.counted],\n"
-        "  'skipped': out.files[0].lines_skipped}))\n"
-    )
-    # A process's peak RSS keeps the high-water mark of the image it was exec'ed from
-    # (here: pytest, which just wrote 50 MB); a small launcher reads its child's own.
-    launcher = (
-        "import json, resource, subprocess, sys\n"
-        "out = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]],\n"
-        "  capture_output=True, text=True, check=True).stdout\n"
-        "got = json.loads(out)\n"
-        "got['rss_kb'] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-        "print(json.dumps(got))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", launcher, worker, str(vault), str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    got = json.loads(proc.stdout)
+    got = tf.ingest_measured(vault, path)
     assert got["counted"] == ["pin-test-clock", "grep-the-config-value"]
     assert got["skipped"] == 1  # the 40 MB line
     # Python and vaultkeeper take about 20 MB and a line is read up to its cap (8 MB);

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +80,37 @@ def write(path: Path, lines: list[str], tail: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{line}\n" for line in lines) + tail, encoding="utf-8")
     return path
+
+
+# ingest in a fresh interpreter: what it counted, the lines it skipped, its peak RSS
+_WORKER = (
+    "import datetime as dt, json, sys\n"
+    "from pathlib import Path\n"
+    "from vaultkeeper.ingest import ingest\n"
+    "now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)\n"
+    "out = ingest(Path(sys.argv[1]), [Path(sys.argv[2])], now)\n"
+    "print(json.dumps({'counted': [c.name for c in out.result.counted],\n"
+    "  'skipped': out.files[0].lines_skipped}))\n"
+)
+# A process's peak RSS keeps the high-water mark of the image it was exec'ed from
+# (here: pytest, which may just have written 50 MB); a small launcher reads its child's own.
+_LAUNCHER = (
+    "import json, resource, subprocess, sys\n"
+    "out = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]],\n"
+    "  capture_output=True, text=True, check=True).stdout\n"
+    "got = json.loads(out)\n"
+    "got['rss_kb'] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "print(json.dumps(got))\n"
+)
+
+
+def ingest_measured(vault: Path, transcript: Path) -> dict[str, Any]:
+    """``{"counted": [names], "skipped": n, "rss_kb": peak}`` of one ingest run alone."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, _WORKER, str(vault), str(transcript)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got: dict[str, Any] = json.loads(proc.stdout)
+    return got

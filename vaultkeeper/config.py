@@ -163,6 +163,7 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
 TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
 TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
+INGEST_PATH_CACHE = 4096  # read paths whose meaning ingest remembers (most recent first)
 SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
 SUBAGENT_GLOB = "agent-*.jsonl"
 

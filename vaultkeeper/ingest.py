@@ -5,8 +5,11 @@ here they become use events: a link to a registry block (``[[patterns/registry#N
 heading matched as Obsidian matches it) is a ``cite`` of that pattern; a link to any
 other note a ``cite`` of its path; a ``Skill`` call, or a read of a ``SKILL.md``, of a
 skill a pattern was promoted into (its ``**promoted:**`` line) a ``skill`` use of that
-pattern; a read of a file inside the vault a ``read``. learn.record then logs and
-counts them. A Claude Code transcript brings its sub-agents' transcripts along
+pattern -- a read counts only at the very path that line names, followed through
+links; a read of a file inside the vault a ``read``; a call of the vault's MCP
+``cite`` tool a ``cite`` whose server-side count learn.record finds (a ``CiteCall``),
+so the session is not counted twice. learn.record then logs and counts them. A
+Claude Code transcript brings its sub-agents' transcripts along
 (``<session>/subagents/agent-*.jsonl`` beside ``<session>.jsonl``).
 """
 
@@ -16,12 +19,13 @@ import datetime as dt
 import functools
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.learn import RecordResult, record
+from vaultkeeper.learn import CiteCall, RecordResult, record
 from vaultkeeper.registry import load_heads
 from vaultkeeper.transcripts import Reader, Signal, detect
 from vaultkeeper.uses import UseEvent
@@ -67,7 +71,10 @@ class _Vault:
             str, dict[str, str]
         ] = {}  # registry file (lowercase, no .md) -> key -> name
         self.skills: dict[str, str] = {}  # skill folder name -> pattern
-        self._files: dict[tuple[str, str | None], tuple[str | None, str | None]] = {}
+        self.skill_files: dict[Path, str] = {}  # the real SKILL.md a line names -> pattern
+        # bounded: a long session reads many files, and reads the same ones again and again
+        self._files: OrderedDict[tuple[str, str | None], tuple[str | None, str | None]]
+        self._files = OrderedDict()
         heads, _ = load_heads(vault)
         for head in heads:
             file_key = head.rel[: -len(".md")].casefold()
@@ -75,6 +82,18 @@ class _Vault:
             match = _PROMOTED_TO.search(head.promoted or "")
             if match:
                 self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
+                skill = self._skill_file(match.group(1), match.group(0).startswith("[["))
+                if skill is not None:
+                    self.skill_files.setdefault(skill, head.name)
+
+    def _skill_file(self, folder: str, wikilink: bool) -> Path | None:
+        """The SKILL.md a **promoted:** line names, as promote wrote it: a link is
+        vault-relative, a quoted path absolute (or vault-relative, if a person wrote it)."""
+        path = Path(folder if wikilink else os.path.expanduser(folder)) / "SKILL.md"
+        try:
+            return (path if path.is_absolute() else self.root / path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
 
     @functools.cached_property
     def notes(self) -> dict[str, list[str]]:
@@ -114,22 +133,29 @@ class _Vault:
     def file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
         """(vault-relative path read, pattern whose promoted skill it is), either None."""
         key = (given, cwd)
-        if key not in self._files:  # a session reads the same files again and again
-            self._files[key] = self._file(given, cwd)
-        return self._files[key]
+        found = self._files.get(key)
+        if found is not None:
+            self._files.move_to_end(key)
+            return found
+        found = self._files[key] = self._file(given, cwd)
+        if len(self._files) > config.INGEST_PATH_CACHE:
+            self._files.popitem(last=False)
+        return found
 
     def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        path = Path(os.path.expanduser(given))
-        if not path.is_absolute():
-            if cwd is None:
-                return None, None
-            path = Path(cwd) / path
-        pattern = self.skill(path.parent.name) if path.name == "SKILL.md" else None
-        try:
+        try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
+            path = Path(os.path.expanduser(given))
+            if not path.is_absolute():
+                if cwd is None:
+                    return None, None
+                path = Path(cwd) / path
             real = path.resolve()
-        except (OSError, RuntimeError):
-            return None, pattern
-        if self.root not in real.parents or not real.is_file():
+            if not real.is_file():
+                return None, None
+        except (OSError, RuntimeError, ValueError):
+            return None, None
+        pattern = self.skill_files.get(real)
+        if self.root not in real.parents:
             return None, pattern
         relative = rel(self.root, real)
         top = relative.split("/", 1)[0]
@@ -143,8 +169,10 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
-        subagents = path.with_suffix("") / config.SUBAGENTS_DIR
-        extra = sorted(subagents.glob(config.SUBAGENT_GLOB)) if subagents.is_dir() else []
+        extra: list[Path] = []
+        if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
+            subagents = path.with_suffix("") / config.SUBAGENTS_DIR
+            extra = sorted(subagents.glob(config.SUBAGENT_GLOB)) if subagents.is_dir() else []
         for item in (path, *extra):
             key = item.absolute()
             if key not in seen:
@@ -163,6 +191,12 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         pattern = view.skill(signal.value)
         if pattern:
             found.append(("skill", pattern))
+    elif signal.kind == "mcp-cite":  # as the server's cite reads its name
+        name = signal.value.strip()
+        note = "/" in name or name.casefold().endswith(".md")
+        made = view.link(name, None) if note else ("cite", name)
+        if made and name:
+            found.append(made)
     else:
         read, pattern = view.file(signal.value, signal.cwd)
         found += [("read", read)] if read else []
@@ -182,6 +216,7 @@ def ingest(
     view = _Vault(vault)
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
+    calls: list[CiteCall] = []
     for path in transcript_files(paths):
         shown = str(path)
         if path.exists() and not path.is_file():  # a FIFO would block the read forever
@@ -203,10 +238,13 @@ def ingest(
             for signal in reader:
                 for event in _events(view, reader, signal, now.date()):
                     events.setdefault((event.session, event.kind, event.target), event)
+                    if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
+                        evidence = signal.evidence or ""
+                        calls.append(CiteCall(event.session, event.target, event.date, evidence))
         except OSError as exc:
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
             continue
         skipped = reader.skipped
         files.append(FileResult(shown, fmt, reader.session, skipped.bad + skipped.long, None))
-    result = record(vault, list(events.values()), now, dry_run=dry_run)
+    result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
     return IngestResult(tuple(files), result)

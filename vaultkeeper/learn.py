@@ -6,25 +6,48 @@ again (a transcript ingested twice, or a longer copy of it) counts nothing twice
 Each counted use goes through the same one-line edits as ``use`` (count + n, last
 used = the use's date, never moved backwards), is journaled with its receipt, and
 its events join the log right after the registry edit, under the writer lock.
-Names that are not registry patterns are reported, never created.
+Names that are not registry patterns are reported, never created. A use dated after
+today (a clock gone wrong, a forged transcript) is dated today: ``last used`` never
+lies in the future.
+
+A host session that cites a pattern through the MCP ``cite`` tool is counted by the
+server under its own session id, at the call. When the host's transcript is ingested
+later, its call of that tool is a ``CiteCall``: the server's log line with the same
+pattern and evidence (the receipt ``mcp:EVIDENCE``), dated within a day of the call,
+stands for the host session's use, so a link in the same session is not counted
+again. With no such line (the server was not running, or the call failed) the host
+session's use counts once, as any citation.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.registry import load_heads
 from vaultkeeper.use import UseResult, record_uses
-from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, read_events
+from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
 
 JOURNAL_ACTION = "use"
+CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
+
+
+@dataclass(frozen=True)
+class CiteCall:
+    """A host session's call of the MCP ``cite`` tool, as its transcript shows it."""
+
+    session: str  # the host's session
+    target: str
+    date: dt.date
+    evidence: str  # as the call gave it
 
 
 @dataclass(frozen=True)
@@ -48,6 +71,8 @@ class RecordResult:
     unknown: tuple[UseEvent, ...]  # cite/skill naming no registry pattern: reported only
     refused: tuple[str, ...]  # one line per pattern whose count could not be raised
     dry_run: bool
+    via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
+    future: int = 0  # events dated after today, dated today
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -68,6 +93,8 @@ class RecordResult:
             "unknown": [e.to_dict() for e in self.unknown],
             "refused": list(self.refused),
             "dry_run": self.dry_run,
+            "via_mcp": list(self.via_mcp),
+            "future": self.future,
         }
 
 
@@ -75,24 +102,64 @@ def _is_note(target: str) -> bool:
     return target.endswith(".md")
 
 
+def _matched(
+    calls: Sequence[CiteCall],
+    server: dict[tuple[str, str], list[dt.date]],
+    counted: set[tuple[str, str]],
+) -> set[tuple[str, str]]:
+    """The (host session, pattern) keys not ``counted`` yet whose cite call has a server
+    line; each line stands for one call."""
+    out: set[tuple[str, str]] = set()
+    for call in calls:
+        key = (call.session, call.target)
+        if key in counted or key in out:
+            continue
+        dates = server.get((call.target, mcp_receipt(call.evidence)), [])
+        near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
+        if near:
+            dates.remove(near[0])
+            out.add(key)
+    return out
+
+
+def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
+    return [e if e.date <= today else dataclasses.replace(e, date=today) for e in events]
+
+
 def record(
-    vault: Path, events: Sequence[UseEvent], now: dt.datetime, dry_run: bool = False
+    vault: Path,
+    events: Sequence[UseEvent],
+    now: dt.datetime,
+    dry_run: bool = False,
+    calls: Sequence[CiteCall] = (),
 ) -> RecordResult:
     """Log the new events and count each new (session, pattern) once; see the module doc.
 
     A ``cite`` or ``skill`` whose target is a registry pattern's name counts for it; a
     ``cite`` of a note (a path) and every ``read`` are logged only; any other target
-    is unknown: reported, neither logged nor created.
+    is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
+    the events' sessions made (see the module doc). With no events nothing is touched.
     """
+    if not events:  # not even the lock file: a refused ingest writes nothing
+        return RecordResult((), (), 0, (), (), dry_run)
+    today = now.date()
+    future = sum(1 for e in events if e.date > today)
+    events = _today(events, today)
+    calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
         heads, _ = load_heads(vault)
         names = {h.name for h in heads}
         seen: set[tuple[str, str, str]] = set()
         counted_keys: set[tuple[str, str]] = set()
+        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt) -> dates
         for old in read_events(vault):
             seen.add((old.session, old.kind, old.target))
             if old.kind in PATTERN_KINDS:
                 counted_keys.add((old.session, old.target))
+            if old.source == config.MCP_SOURCE and old.kind == "cite":
+                server.setdefault((old.target, old.receipt), []).append(old.date)
+        covered = _matched(calls, server, counted_keys)
+        counted_keys |= covered
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
         unknown: list[UseEvent] = []
@@ -130,8 +197,18 @@ def record(
         if not dry_run:
             append_events(vault, recorded)  # right after the edits, under the same lock
         refused = tuple(str(failed[name]) for name in uses if name in failed)
+        via_mcp = tuple(
+            sorted({t for s, t in covered if any(e.session == s for e in uses.get(t, ()))})
+        )
         return RecordResult(
-            tuple(recorded), tuple(counted), repeated, tuple(unknown), refused, dry_run
+            tuple(recorded),
+            tuple(counted),
+            repeated,
+            tuple(unknown),
+            refused,
+            dry_run,
+            via_mcp,
+            future,
         )
 
 

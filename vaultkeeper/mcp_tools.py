@@ -183,7 +183,7 @@ class VaultTools:
     def cite(self, name: str, evidence: str) -> dict[str, Any]:
         """Record that this session used pattern NAME (or the note at a path), via learn."""
         from vaultkeeper.learn import record
-        from vaultkeeper.uses import UseEvent
+        from vaultkeeper.uses import UseEvent, mcp_receipt
 
         said = " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
         if not said:
@@ -193,7 +193,8 @@ class VaultTools:
         if note:
             target = rel(self.vault.resolve(), self.entry_path(target))
         now = self.now()
-        event = UseEvent(self.session, config.MCP_SOURCE, "cite", target, now.date(), f"mcp:{said}")
+        receipt = mcp_receipt(said)
+        event = UseEvent(self.session, config.MCP_SOURCE, "cite", target, now.date(), receipt)
         result = record(self.vault, [event], now)
         if result.refused:
             raise GateRefused(result.refused[0])

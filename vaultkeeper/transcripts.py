@@ -33,12 +33,16 @@ _READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl",
 # of these (its tool calls and its session header).
 _CODEX_MORE = (b"function_call", b"session_meta")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
+# has written ``SERVER__TOOL`` and ``SERVER.TOOL``. Only the server's own name is taken.
+_MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 
 
 @dataclass(frozen=True)
 class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
-    (a path it read; ``cwd`` resolves a relative one)."""
+    (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
+    vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave)."""
 
     kind: str
     value: str
@@ -47,6 +51,7 @@ class Signal:
     session: str
     date: dt.date | None
     cwd: str | None
+    evidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -189,11 +194,14 @@ class Reader:
                 ):
                     yield from self._links(block["text"], number, day, cwd)
         elif kind == "function_call":
-            try:
-                args = json.loads(payload.get("arguments") or "{}")
+            given = payload.get("arguments") or "{}"
+            try:  # a JSON string as Codex writes it; an object taken as it is
+                args = given if isinstance(given, dict) else json.loads(given)
             except (ValueError, TypeError, RecursionError):
                 return
-            if isinstance(args, dict):
+            if isinstance(args, dict) and _is_cite(payload.get("name"), args):
+                yield self._cite(args, number, day, cwd)
+            elif isinstance(args, dict):
                 workdir = args.get("workdir")
                 here = workdir if isinstance(workdir, str) else cwd
                 yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
@@ -214,12 +222,32 @@ class Reader:
             yield Signal("file", args["file_path"], None, number, self.session, day, cwd)
         elif name == "Bash":
             yield from self._shell(args.get("command"), number, day, cwd)
+        elif _is_cite(name, args):
+            yield self._cite(args, number, day, cwd)
+
+    def _cite(
+        self, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+    ) -> Signal:
+        name, evidence = args["name"], args["evidence"]
+        return Signal("mcp-cite", name, None, number, self.session, day, cwd, evidence)
 
     def _shell(
         self, command: object, number: int, day: dt.date | None, cwd: str | None
     ) -> Iterator[Signal]:
         for path in shell_reads(command):
             yield Signal("file", path, None, number, self.session, day, cwd)
+
+
+def _is_cite(name: object, args: dict[str, Any]) -> bool:
+    """A call of the vaultkeeper MCP server's ``cite`` tool, with its two arguments."""
+    match = _MCP_TOOL.match(name) if isinstance(name, str) else None
+    return (
+        match is not None
+        and match["tool"] == "cite"
+        and match["server"].casefold() == config.MCP_SERVER_NAME
+        and isinstance(args.get("name"), str)
+        and isinstance(args.get("evidence"), str)
+    )
 
 
 def shell_reads(command: object) -> list[str]:

@@ -78,8 +78,26 @@ def _event(value: object) -> UseEvent | None:
         return None
 
 
-def read_events(vault: Path) -> Iterator[UseEvent]:
-    """Every readable event, oldest first; bad, foreign or overlong lines are skipped."""
+def mcp_receipt(evidence: str) -> str:
+    """The receipt the MCP ``cite`` tool logs for ``evidence``: blanks folded, cut short.
+    ingest rebuilds it from the tool call in a transcript to find the server's line."""
+    return "mcp:" + " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
+
+
+def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
+    """Bytes that mark a line of a kind not wanted, as ``UseEvent.to_json`` writes it (a
+    quote inside a value is escaped, so a value cannot hold them)."""
+    if kinds is None:
+        return ()
+    return tuple(f'"kind": "{k}"'.encode() for k in KINDS if k not in kinds)
+
+
+def read_events(vault: Path, kinds: Iterable[str] | None = None) -> Iterator[UseEvent]:
+    """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
+    overlong lines are skipped. A line of another kind is skipped before it is parsed:
+    reads outnumber uses, and the brief reads the whole log."""
+    wanted = None if kinds is None else frozenset(kinds)
+    unwanted = _unwanted(wanted)
     path = uses_path(vault)
     try:
         fh = path.open("rb")
@@ -94,11 +112,13 @@ def read_events(vault: Path) -> Iterator[UseEvent]:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
                     raw = fh.readline(MAX_LINE_BYTES)
                 continue
+            if any(mark in raw for mark in unwanted):
+                continue
             try:
                 event = _event(json.loads(raw))
             except (ValueError, UnicodeDecodeError, RecursionError):
                 continue
-            if event is not None:
+            if event is not None and (wanted is None or event.kind in wanted):
                 yield event
 
 
@@ -114,13 +134,11 @@ def last_seen(vault: Path) -> dict[str, dt.date]:
 
 def latest_receipts(vault: Path, kinds: Iterable[str] = PATTERN_KINDS) -> dict[str, UseEvent]:
     """Each target's latest event of ``kinds`` (the later line wins a tie of dates)."""
-    wanted = frozenset(kinds)
     out: dict[str, UseEvent] = {}
-    for event in read_events(vault):
-        if event.kind in wanted:
-            seen = out.get(event.target)
-            if seen is None or event.date >= seen.date:
-                out[event.target] = event
+    for event in read_events(vault, kinds):
+        seen = out.get(event.target)
+        if seen is None or event.date >= seen.date:
+            out[event.target] = event
     return out
 
 

@@ -33,13 +33,15 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
     from vaultkeeper.ingest import ingest as run_ingest
+    from vaultkeeper.report import one_line as clean  # a transcript's text: no escapes
 
-    out = run_ingest(vault_path(ctx), transcripts, now_utc(), dry_run=dry_run)
+    now = now_utc()
+    out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)
     failed = [f for f in out.files if f.error is not None]
     for f in failed:
-        click.echo(f"vaultkeeper: error: {f.path}: {f.error}", err=True)
+        click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)
     for line in out.result.refused:
-        click.echo(f"vaultkeeper: error: {line}", err=True)
+        click.echo(clean(f"vaultkeeper: error: {line}"), err=True)
     code = 1 if failed or out.result.refused else 0
     if as_json:
         data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
@@ -49,16 +51,28 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
     for f in out.files:
         if f.error is None:
             skipped = f" ({f.lines_skipped} unreadable lines skipped)" if f.lines_skipped else ""
-            click.echo(f"read {f.path}: {f.format} session {f.session}{skipped}")
+            click.echo(clean(f"read {f.path}: {f.format} session {f.session}{skipped}"))
     for c in out.result.counted:
         click.echo(
-            f"{counted} {c.name}: success count {c.count_before} -> {c.count_after}, "
-            f"last used {c.last_used} ({c.path}); receipt {c.receipt}"
+            clean(
+                f"{counted} {c.name}: success count {c.count_before} -> {c.count_after}, "
+                f"last used {c.last_used} ({c.path}); receipt {c.receipt}"
+            )
         )
+    for name in out.result.via_mcp:
+        click.echo(clean(f"cited {name} through MCP: counted by the server then, not again"))
     for e in out.result.unknown:
         click.echo(
-            f"unknown {e.target}: cited at {e.receipt} but not in the registry "
-            "(a typo or a pruned pattern?); not counted"
+            clean(
+                f"unknown {e.target}: cited at {e.receipt} but not in the registry "
+                "(a typo or a pruned pattern?); not counted"
+            )
+        )
+    if out.result.future:
+        many = out.result.future != 1
+        click.echo(
+            f"{out.result.future} use{'s' if many else ''} dated after today "
+            f"{'were' if many else 'was'} dated today ({now.date().isoformat()})"
         )
     recorded = out.result.recorded
     kinds = {k: sum(1 for e in recorded if e.kind == k) for k in ("cite", "skill", "read")}
