@@ -58,6 +58,10 @@ def stem(word: str) -> str:
 
 
 _SEP = "\x01"  # between two texts of a pass; no word holds it
+# One entry's distinct words: a tuple, not a set (a 50,000-entry vault's sets alone took
+# about 35 MiB); a set is built only for an entry that has a word worth probing.
+Words = tuple[str, ...]
+_BATCH = 2048  # texts tokenised at once: big enough for C-speed calls, small in memory
 _TOKEN = re.compile(r"[a-z0-9]+|\x01")
 
 
@@ -73,9 +77,17 @@ class Vocabulary:
     def __init__(self) -> None:
         self.norms: dict[str, str] = {_SEP: _SEP}
 
-    def sets(self, texts: Iterable[str]) -> list[set[str]]:
-        """Each text's normalised word set."""
+    def sets(self, texts: Iterable[str]) -> list[Words]:
+        """Each text's normalised word set, worked out a batch of texts at a time (one
+        batch of 50,000 entries made the joined text and its token list the scan's peak
+        memory, about 100 MiB on top of the rest)."""
         texts = list(texts)
+        out: list[Words] = []
+        for start in range(0, len(texts), _BATCH):
+            out += self._sets(texts[start : start + _BATCH])
+        return out
+
+    def _sets(self, texts: list[str]) -> list[Words]:
         if not texts:
             return []
         joined = _SEP.join(texts)
@@ -91,7 +103,7 @@ class Vocabulary:
         self.norms.update((w, "") for w in STOP_WORDS.intersection(new))
         # stop words map to "", which split() drops; each text's words, space-separated
         chunks = " ".join(map(self.norms.__getitem__, tokens)).split(_SEP)
-        return [set(chunk.split()) for chunk in chunks]
+        return [tuple(set(chunk.split())) for chunk in chunks]
 
 
 def words(text: str) -> frozenset[str]:
@@ -200,7 +212,7 @@ def find_pairs(
             continue
         for i, j in _group_pairs([sets[n] for n in members], threshold):
             a, b = items[members[i]], items[members[j]]
-            wa, wb = sets[members[i]], sets[members[j]]
+            wa, wb = set(sets[members[i]]), set(sets[members[j]])
             out.append(
                 DuplicatePair(
                     kind=a.kind,
@@ -217,7 +229,7 @@ def find_pairs(
     return out
 
 
-def _group_pairs(sets: list[set[str]], threshold: float) -> list[tuple[int, int]]:
+def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
     """The AllPairs join: sets in order of size, each probing the index with its prefix
     (|x| - ceil(t|x|) + 1 words, rarest first) and then indexing a shorter one
     (|x| - ceil(2t/(1+t) |x|) + 1), which is enough for the larger sets still to come.
@@ -235,12 +247,12 @@ def _group_pairs(sets: list[set[str]], threshold: float) -> list[tuple[int, int]
     pairs: list[tuple[int, int]] = []
     ranked = set(rank)
     for i in sorted(range(len(sets)), key=sizes.__getitem__):
-        mine = sets[i]
-        if ranked.isdisjoint(mine):
+        if ranked.isdisjoint(sets[i]):
             continue  # no uncommon word shared with anything
         size = sizes[i]
         # the words of one entry only would come first; leaving them out probes (and
         # indexes) a few more words than needed, never fewer
+        mine = set(sets[i])
         places = sorted(map(rank.__getitem__, ranked.intersection(mine)))
         least = threshold * size - 1e-9
         seen: set[int] = set()
@@ -249,7 +261,7 @@ def _group_pairs(sets: list[set[str]], threshold: float) -> list[tuple[int, int]
                 if sizes[j] >= least:
                     seen.add(j)
         for j in seen:
-            shared = len(mine & sets[j])
+            shared = len(mine.intersection(sets[j]))
             if shared >= threshold * (size + sizes[j] - shared) - 1e-9:
                 pairs.append((j, i) if j < i else (i, j))
         for r in places[: size - math.ceil(mid * size - 1e-9) + 1]:
