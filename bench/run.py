@@ -137,6 +137,9 @@ METHOD = """\
 # Why a target is missed, when it is: printed under the table for every missed row.
 WHY = {
     "cold scan / read-every-file floor, 10k entries": (
+        "since the duplicates and decay passes and the masking of everything served "
+        "joined every scan, it reads more keys of every memory file and runs those passes "
+        '(see "Where the time goes"); beyond them '
         "the scan pays costs the floor has none of: about 25 ms of imports (PyYAML alone "
         "about 11 ms, loaded because some frontmatter needs it; dataclasses and inspect; "
         "OpenSSL for sha256; pathlib, json, datetime), three writes in state/ (each "
@@ -146,7 +149,7 @@ WHY = {
     ),
     "duplicates pass / the scan's own time, 50k entries": (
         "the pass tokenises every entry's name and description (about 13 words each, "
-        "one findall over the whole pass, a table lookup per word, a set per entry) and "
+        "one findall per batch of entries, a table lookup per word) and "
         "joins the sets by prefix filter; CPython costs about 8-10 us per entry for "
         "that, against about 17 us per entry for the whole rest of the scan"
     ),
