@@ -141,17 +141,10 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
 
 
 def _summary(text: str) -> str:
-    """The block's first paragraph of prose, on one line."""
-    from vaultkeeper.registry import is_counter_line
+    """The block's first paragraph of prose (after its heading line), on one line."""
+    from vaultkeeper.registry import first_paragraph
 
-    words: list[str] = []
-    for line in text.split("\n")[1:]:
-        if not line.strip() or is_counter_line(line):
-            if words:
-                break
-            continue
-        words.append(line.strip())
-    return " ".join(words)
+    return first_paragraph(text.partition("\n")[2])
 
 
 def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
