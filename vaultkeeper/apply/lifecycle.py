@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper.apply import journal, queue
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
@@ -86,15 +87,22 @@ def new_text(entry: Entry, status: str, receipt: str | None) -> str:
     if receipt is not None and receipt not in entry.provenance:
         text = append_to_list(text, "provenance", receipt)
         expected["provenance"] = [*(entry.note.meta.get("provenance") or []), receipt]
+    checked(entry, text, expected, "status edit")
+    return text
+
+
+def checked(entry: Entry, text: str, expected: dict[str, Any], what: str = "edit") -> Note:
+    """``text`` parsed, when its frontmatter is ``expected`` and its body the entry's own:
+    a minimal edit changed exactly the keys meant. Else refuse, naming ``what``."""
     try:
         after = parse_note(entry.note.path, entry.rel, text)
     except ParseError:
         after = None
     if after is None or dict(after.meta) != expected or after.body != entry.note.body:
         raise GateRefused(
-            f"{entry.rel}: its frontmatter layout defeats a minimal status edit; change it by hand"
+            f"{entry.rel}: its frontmatter layout defeats a minimal {what}; change it by hand"
         )
-    return text
+    return after
 
 
 def _apply(

@@ -19,26 +19,18 @@ from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, locked, unified_diff, write
 from vaultkeeper.apply.gate import check_hash, check_move, check_receipt
-from vaultkeeper.apply.lifecycle import OVERRIDE, Entry, load_entry, new_text
+from vaultkeeper.apply.lifecycle import OVERRIDE, Entry, checked, load_entry, new_text
 from vaultkeeper.edit import quoted, set_frontmatter_value
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.model import ParseError, file_hash, parse_note
+from vaultkeeper.model import file_hash
 
 
 def reopened_text(entry: Entry, until: dt.date) -> str:
     """The entry with status held_out and the new holdout_until, and nothing else changed:
     the date's line is checked here, the status line by lifecycle.new_text."""
     text = set_frontmatter_value(entry.source.text, "holdout_until", quoted(until.isoformat()))
-    try:
-        dated = parse_note(entry.note.path, entry.rel, text)
-    except ParseError:
-        dated = None
     expected = {**entry.note.meta, "holdout_until": until.isoformat()}
-    if dated is None or dict(dated.meta) != expected or dated.body != entry.note.body:
-        raise GateRefused(
-            f"{entry.rel}: its frontmatter layout defeats a minimal holdout_until edit; "
-            "change it by hand"
-        )
+    dated = checked(entry, text, expected, "holdout_until edit")
     return new_text(
         replace(entry, source=replace(entry.source, text=text), note=dated), "held_out", None
     )

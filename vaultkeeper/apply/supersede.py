@@ -24,7 +24,7 @@ from vaultkeeper.apply import journal, lifecycle
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, check_index, locked, reindex, unified_diff, write
 from vaultkeeper.apply.gate import Receipt, check_hash, receipt_first
-from vaultkeeper.apply.lifecycle import Entry, load_entry, status_edit
+from vaultkeeper.apply.lifecycle import Entry, checked, load_entry, status_edit
 from vaultkeeper.edit import (
     append_to_list,
     key_block,
@@ -34,7 +34,7 @@ from vaultkeeper.edit import (
 )
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.links import Resolver
-from vaultkeeper.model import ParseError, file_hash, parse_note
+from vaultkeeper.model import file_hash, parse_note
 from vaultkeeper.supersession import (
     is_superseded,
     link_target,
@@ -61,18 +61,6 @@ def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
 
 def _resolve(resolver: Resolver, target: str | None, source: str) -> str | None:
     return None if target is None else resolver.resolve(target, source).resolved
-
-
-def _check_same(entry: Entry, text: str, expect: dict[str, Any]) -> None:
-    """The edit changed exactly the keys meant, nothing else (or refuse, writing nothing)."""
-    try:
-        after = parse_note(entry.note.path, entry.rel, text)
-    except ParseError:
-        after = None
-    if after is None or dict(after.meta) != expect or after.body != entry.note.body:
-        raise GateRefused(
-            f"{entry.rel}: its frontmatter layout defeats a minimal edit; change it by hand"
-        )
 
 
 def _gate(vault: Path, decision: Decision) -> tuple[Entry, Entry]:
@@ -168,13 +156,13 @@ def _forward(old: Entry, new: Entry) -> Plan:
         expect_old[STATUS] = "archived"
     old_text = set_frontmatter_value(old_text, BY, quoted(wikilink(new.rel)))
     expect_old[BY] = wikilink(new.rel)
-    _check_same(old, old_text, expect_old)
+    checked(old, old_text, expect_old)
     before_new = _blocks(new.source.text, (LIST,))
     new_text = append_to_list(new.source.text, LIST, wikilink(old.rel))
     expect_new = dict(new.note.meta)
     listed = new.note.meta.get(LIST)
     expect_new[LIST] = [*(listed if isinstance(listed, list) else []), wikilink(old.rel)]
-    _check_same(new, new_text, expect_new)
+    checked(new, new_text, expect_new)
     return Plan(
         Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom),
         Change(new.source.path, new.rel, new.source.text, new_text, new.source.bom),
@@ -263,7 +251,7 @@ def _backward(
         if old.status == "archived":
             old_text = status_edit(old_text, "active")
             expect[STATUS] = "active"
-    _check_same(old, old_text, expect)
+    checked(old, old_text, expect)
     change_old = Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom)
     return Plan(change_old, _unlist(vault, resolver, old, by, record), {}, {})
 
@@ -298,5 +286,5 @@ def _unlist(
     else:
         text = put_key_block(new.source.text, LIST, None)
         expect.pop(LIST)
-    _check_same(new, text, expect)
+    checked(new, text, expect)
     return Change(new.source.path, new.rel, new.source.text, text, new.source.bom)
