@@ -52,6 +52,11 @@ async def run(shape: type[T], call: Callable[[], Any]) -> T:
         raise ToolError(internal_error(exc)) from None
 
 
+async def apply(tools: VaultTools, decision: Decision, dry_run: bool = False) -> OutcomeOut:
+    """One decision through the applier, as the tool's structured outcome."""
+    return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+
+
 def register(app: MCPServer, tools: VaultTools) -> None:
     """The five apply tools, each one Decision through the applier's single entry point."""
 
@@ -70,7 +75,7 @@ def register(app: MCPServer, tools: VaultTools) -> None:
         dry_run: DryRun = False,
     ) -> OutcomeOut:
         decision = Decision("promote", name, evidence, expect_hash=expect_hash)
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+        return await apply(tools, decision, dry_run)
 
     @app.tool(
         name="apply_revalidate",
@@ -88,7 +93,7 @@ def register(app: MCPServer, tools: VaultTools) -> None:
         dry_run: DryRun = False,
     ) -> OutcomeOut:
         decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+        return await apply(tools, decision, dry_run)
 
     @app.tool(
         name="apply_reactivate",
@@ -101,7 +106,7 @@ def register(app: MCPServer, tools: VaultTools) -> None:
         path: Entry, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
     ) -> OutcomeOut:
         decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+        return await apply(tools, decision, dry_run)
 
     @app.tool(
         name="apply_skip",
@@ -114,7 +119,7 @@ def register(app: MCPServer, tools: VaultTools) -> None:
         target: Target, reason: Annotated[str, arg("Why it is left alone, in a sentence.")]
     ) -> OutcomeOut:
         decision = Decision("skip", target, reason=reason)
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision)))
+        return await apply(tools, decision)
 
     @app.tool(
         name="apply_prune",
