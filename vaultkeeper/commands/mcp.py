@@ -7,7 +7,6 @@ command) never loads it; without the extra the command says in one line how to g
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 import click
@@ -62,5 +61,7 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
             f"`vaultkeeper mcp` needs the optional MCP SDK ({missing} is not installed): "
             f"{config.MCP_INSTALL_HINT}"
         ) from None
+    import secrets  # hmac and hashlib's OpenSSL: not for every other command's start
+
     session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
     serve(vault, now_utc, session)
