@@ -342,6 +342,7 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
     assert snapshot(sample) == before
     assert sorted(p.name for p in (sample / "state").iterdir()) == [
         config.LAST_REPORT_FILE,
+        config.SCAN_CACHE_FILE,
         config.STATE_FILE,
     ]
 
@@ -396,7 +397,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
     before = signal.getsignal(signum)
     seen: dict[str, object] = {}
 
-    def interrupted(vault: Path, now: dt.datetime) -> Report:
+    def interrupted(vault: Path, now: dt.datetime, cache: object = None) -> Report:
         seen["state"] = json.loads((vault / "state" / config.STATE_FILE).read_text())["state"]
         seen["lock"] = (vault / "state" / config.LOCK_DIR / config.LOCK_PID_FILE).read_text()
         os.kill(os.getpid(), signum)
@@ -418,7 +419,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
 def test_an_error_mid_scan_releases_the_lock(
     runner: CliRunner, live_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(vault: Path, now: dt.datetime) -> Report:
+    def boom(vault: Path, now: dt.datetime, cache: object = None) -> Report:
         raise OSError(5, "Input/output error", str(vault / "x.md"))
 
     monkeypatch.setattr(scan, "classify", boom)
@@ -540,7 +541,7 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     assert final.returncode == 0 and final.stdout.startswith("SELF-MAINTAIN:")
     assert json.loads(state_file.read_text())["state"] == "idle"
     leftovers = [p.name for p in (vault / "state").iterdir() if p.name != config.WRITER_LOCK_FILE]
-    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.STATE_FILE]
+    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE, config.STATE_FILE]
 
 
 def test_sigterm_from_outside_releases_the_lock(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The scanner lists memory files as the vault walk would (vault.walk_files).
 
-scan.memory_files reads each folder with one scandir instead of os.walk (a scan lists
+memscan.memory_files reads each folder with one scandir instead of os.walk (a scan lists
 thousands of files after every session); the files and their order must not change.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper import config, scan
+from vaultkeeper import config, memscan
 from vaultkeeper.vault import walk_files
 
 
@@ -47,7 +47,7 @@ def test_memory_files_are_the_walks_in_its_order(tmp_path: Path) -> None:
     (vault / "projects/b/memory/link.md").symlink_to(vault / "projects/b/memory/a.md")
     (vault / "projects/b/memory/dangling.md").symlink_to(tmp_path / "gone.md")
     (vault / "projects/d").symlink_to(vault / "projects/a")  # a linked project: skipped
-    got = list(scan.memory_files(vault))
+    got = list(memscan.memory_files(vault))
     assert got == list(walked(vault))
     assert [p[len(str(vault)) + 1 :] for p in got] == [
         "projects/a/memory/one.md",
@@ -73,7 +73,7 @@ def test_an_unreadable_folder_is_skipped_as_the_walk_skips_it(tmp_path: Path) ->
     locked.chmod(0)
     try:
         assert (
-            list(scan.memory_files(vault))
+            list(memscan.memory_files(vault))
             == list(walked(vault))
             == [str(vault / "projects/a/memory/ok.md")]
         )

@@ -53,6 +53,7 @@ WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE = "hook.log"
 CRON_LOG_FILE = "cron.log"
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/uses.py): one JSON line per use
+SCAN_CACHE_FILE = "scan-cache.json"  # what a scan read of unchanged files (scancache.py)
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"

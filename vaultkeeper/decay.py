@@ -119,6 +119,10 @@ class Stale:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def texts(self) -> list[str]:
+        """Every text field (those read from the vault among them), for serving."""
+        return [v for v in self.__dict__.values() if isinstance(v, str)]
+
     @classmethod
     def from_dict(cls, data: Any) -> Stale:
         idle = data.get("idle_days")
@@ -151,6 +155,10 @@ class SkillUnused:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def texts(self) -> list[str]:
+        """Every text field (those read from the vault among them), for serving."""
+        return [v for v in self.__dict__.values() if isinstance(v, str)]
 
     @classmethod
     def from_dict(cls, data: Any) -> SkillUnused:

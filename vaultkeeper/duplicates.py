@@ -167,6 +167,10 @@ class DuplicatePair:
             f"{self.a_path}:{self.a_line}, {self.b_path}:{self.b_line}"
         )
 
+    def texts(self) -> list[str]:
+        """Every text field (names, paths, shared words), for serving."""
+        return [self.kind, self.a_name, self.a_path, self.b_name, self.b_path, *self.shared]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

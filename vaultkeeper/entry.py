@@ -4,7 +4,7 @@ A session-end hook runs ``vaultkeeper scan`` after every session, almost always 
 the cooldown, where the whole run is starting Python and reading one small JSON file;
 importing click and building the command tree would cost about as much again. So for
 exactly the scan command's own forms -- ``[--vault PATH | --vault=PATH] scan`` with any
-of ``--force``, ``--strict`` and ``--json`` once each -- this module reads argv itself,
+of ``--force``, ``--strict``, ``--json`` and ``--fresh`` once each -- this module reads argv itself,
 calls the same function as the click command (scanrun.run) and so prints the same bytes.
 Anything else (help, another command, an unusual argument, a vault that cannot be found
 or a shell-completion request) goes to click untouched, which reports it. Nothing is
@@ -26,7 +26,7 @@ import sys
 
 from vaultkeeper.scanrun import ScanArgs, run
 
-_FLAGS = ("--force", "--strict", "--json")
+_FLAGS = ("--force", "--strict", "--json", "--fresh")
 _COMPLETE_VAR = "_VAULTKEEPER_COMPLETE"  # click's shell completion for prog "vaultkeeper"
 
 
@@ -44,7 +44,9 @@ def parse(args: list[str]) -> ScanArgs | None:
     flags = rest[1:]
     if any(f not in _FLAGS for f in flags) or len(set(flags)) != len(flags):
         return None
-    return ScanArgs(vault, "--force" in flags, "--strict" in flags, "--json" in flags)
+    return ScanArgs(
+        vault, "--force" in flags, "--strict" in flags, "--json" in flags, "--fresh" in flags
+    )
 
 
 def _vault(given: str | None) -> str | None:

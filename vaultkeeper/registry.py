@@ -236,6 +236,7 @@ class BlockHead:
         "_at",
         "_stop",
         "_found",
+        "_sentence",
     )
 
     def __init__(
@@ -251,9 +252,10 @@ class BlockHead:
     ) -> None:
         self.name, self.path, self.rel, self.line = name, path, rel_path, line
         self._nl_text, (self._at, self._stop), self._found = nl_text, span, found
+        self._sentence: str | None = None
         got = found.get(_COUNT_AT)
         self.count_raw = None if got is None else got[0].rstrip("\r").strip(" \t")
-        self.count = _whole(self.count_raw)
+        self.count = whole_count(self.count_raw)
         got = found.get(_LAST_AT)
         self.last_used_raw = last = None if got is None else got[0].rstrip("\r").strip(" \t")
         if last is not None and last not in dates:
@@ -287,6 +289,21 @@ class BlockHead:
         if "**" not in chunk and "\r" not in chunk and chunk[:1] not in ("\n", ""):
             return chunk.replace("\n", " ").strip()  # the common case: no line to skip
         return first_paragraph(text[start:stop])
+
+    def hash(self) -> str:
+        """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
+        return block_hash(self.text())
+
+    def problems(self) -> list[Problem]:
+        return self.block().problems()
+
+    def sentence(self) -> str:
+        """The first sentence of the first paragraph: what the duplicates pass compares."""
+        if self._sentence is None:  # the cache and the duplicates pass both ask
+            from vaultkeeper.duplicates import first_sentence
+
+            self._sentence = first_sentence(self.lead())
+        return self._sentence
 
     def block(self) -> RegistryBlock:
         text = self.text()
@@ -342,7 +359,7 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
     return [head.block() for head in parse_heads(path, rel_path, text)]
 
 
-def _whole(raw: str | None) -> int | None:
+def whole_count(raw: str | None) -> int | None:
     """ASCII digits only (no sign, no Unicode digits, no underscores), and not too many:
     int() raises ValueError past 4300 digits."""
     if raw is None or len(raw) > config.COUNT_MAX_DIGITS or not (raw.isascii() and raw.isdigit()):

@@ -74,16 +74,20 @@ class Candidate:
             idle = f" (idle {_count(self.idle_days, 'day')})"
         return f"success count {self.count}, last used {used}{idle}"
 
-    def to_dict(self) -> dict[str, Any]:
-        # every field is a plain value: no need for asdict's deep copy (a big report);
-        # text read from the vault is served masked (credentials) and without controls
+    def to_dict(self, checked: bool = False) -> dict[str, Any]:
+        """Every field (but kind), text read from the vault served masked (credentials)
+        and without controls; ``checked``: the caller knows none of it needs that."""
+        # every field is a plain value: no need for asdict's deep copy (a big report)
         out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
-        texts = [out[name] for name in _TEXT_FIELDS if out[name] is not None]
-        if needs_serving(" ".join(texts)):
+        if not checked and needs_serving(" ".join(self.texts())):
             for name in _TEXT_FIELDS:
                 if out[name] is not None:
                     out[name] = served(out[name])
         return out
+
+    def texts(self) -> list[str]:
+        """The fields whose text comes from the vault's files."""
+        return [t for t in (getattr(self, name) for name in _TEXT_FIELDS) if t is not None]
 
 
 _CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
@@ -128,13 +132,17 @@ class Report:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        # one check for all candidates (a big report's are almost always clean), then
+        # candidate by candidate only when some text needs serving
+        candidates = (*self.promote, *self.prune, *self.held_out)
+        clean = not needs_serving("".join(t for c in candidates for t in c.texts()))
         return {
             "vault": self.vault,
             "generated_at": iso(self.generated_at),
             "summary": {kind: len(items) for kind, items in self.lists().items()},
-            "promote": [c.to_dict() for c in self.promote],
-            "prune": [c.to_dict() for c in self.prune],
-            "held_out": [c.to_dict() for c in self.held_out],
+            "promote": [c.to_dict(clean) for c in self.promote],
+            "prune": [c.to_dict(clean) for c in self.prune],
+            "held_out": [c.to_dict(clean) for c in self.held_out],
             "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
@@ -177,6 +185,7 @@ def age_text(made: dt.datetime, now: dt.datetime) -> str:
 
 
 _LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+_BREAK = re.compile(r"[\r\n\v\f\x85\u2028\u2029]")  # searched for alone: far faster
 
 
 def one_line(text: str) -> str:
@@ -190,17 +199,28 @@ def one_line(text: str) -> str:
 
 
 def candidate_line(c: Candidate) -> str:
-    handled = f" -- {c.handled}" if c.handled else ""
-    return one_line(f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}{handled}")
+    return one_line(_raw_line(c))
 
 
 def render_text(report: Report) -> list[str]:
     """stdout: the summary line, then one line per candidate (prune, promote, held-out)."""
-    lines = [report.summary()]
-    for items in report.lists().values():
-        lines.extend(candidate_line(c) for c in items)
-    lines.extend(one_line(x) for x in _upkeep().text_lines(report))
-    return lines
+    raw = [_raw_line(c) for items in report.lists().values() for c in items]
+    raw.extend(_upkeep().text_lines(report))
+    return [report.summary(), *one_lines(raw)]
+
+
+def one_lines(texts: list[str]) -> list[str]:
+    """one_line of each text, with one check for them all: a big report's lines almost
+    never hold a line break, a credential or a control character."""
+    whole = "".join(texts)
+    if not _BREAK.search(whole) and not needs_serving(whole):
+        return texts
+    return [one_line(text) for text in texts]
+
+
+def _raw_line(c: Candidate) -> str:
+    handled = f" -- {c.handled}" if c.handled else ""
+    return f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}{handled}"
 
 
 def render_problems(report: Report) -> list[str]:

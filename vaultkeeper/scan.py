@@ -9,7 +9,6 @@ report and the state file's completion, with the lock released however the run e
 from __future__ import annotations
 
 import gc
-import os
 import time
 from collections import namedtuple
 
@@ -22,22 +21,17 @@ from vaultkeeper.vault import own_dir, require_vault
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
-    from typing import Any, NamedTuple
+    from typing import NamedTuple
 
+    from vaultkeeper.cachedheads import Head
     from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import Problem
-    from vaultkeeper.registry import BlockHead
     from vaultkeeper.report import Candidate, Report
+    from vaultkeeper.scancache import ScanCache
 
-# The memory-file keys a held-out decision reads, and those only a candidate's line
-# needs (everything else is never looked at).
-_DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
-_DETAILS = ("name", "label", "falsification_condition")
-# ... and those the duplicates and decay passes read (issue 13), for every memory file.
-_FACTS = (*_DECIDE, "name", "description", "last_validated", "provenance")
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 
 
@@ -85,11 +79,13 @@ def run_scan(
     env: Mapping[str, str],
     force: bool = False,
     pid: int,
+    fresh: bool = False,
 ) -> ScanOutcome:
     """One scheduler run: guards, scan, saved report, state file; never touches entries.
 
     ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
-    string: the throttled no-op then never builds a datetime or a Path.
+    string: the throttled no-op then never builds a datetime or a Path. The scan cache
+    spares re-reading unchanged files; ``fresh`` reads every file and keeps it anew.
     """
     require_vault(vault)
     now_ms = to_ms(now)
@@ -112,8 +108,12 @@ def run_scan(
             started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
+            from vaultkeeper import scancache
+
             clock = time.monotonic()
-            report = classify(vault, now)
+            cache = scancache.ScanCache() if fresh else scancache.load(vault)
+            report = classify(vault, now, cache)
+            scancache.save(vault, cache)
             duration = int((time.monotonic() - clock) * 1000)
             from dataclasses import replace
 
@@ -164,74 +164,45 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
 # -- classification -------------------------------------------------------------------
 
 
-def memory_files(vault: Path) -> Iterator[str]:
-    """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
-    projects = os.path.join(vault, config.PROJECTS_DIR)
-    if not os.path.isdir(projects) or os.path.islink(projects):
-        return
-    for entry in sorted(os.scandir(projects), key=_name):
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-            continue
-        memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
-        if os.path.isdir(memory) and not os.path.islink(memory):
-            yield from _markdown_under(memory)
+def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> Report:
+    """Promote and prune from the registry, held-out from memory files; never writes.
 
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
-
-
-def _markdown_under(folder: str) -> Iterator[str]:
-    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
-    order and rules (hidden names skipped, symlinked folders listed but not entered,
-    an unreadable folder skipped), without os.walk's join and islink per entry."""
-    try:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=_name)
-    except OSError:
-        return
-    folders = []
-    for entry in entries:
-        try:
-            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
-        except OSError:
-            is_dir = False
-        if is_dir:
-            folders.append(entry)
-        elif entry.name.endswith(".md") and not entry.name.startswith("."):
-            yield entry.path
-    for entry in folders:
-        if not entry.name.startswith(".") and not entry.is_symlink():
-            yield from _markdown_under(entry.path)
-
-
-def classify(vault: Path, now: dt.datetime) -> Report:
-    """Promote and prune from the registry, held-out from memory files; never writes."""
+    With ``cache`` (vaultkeeper.scancache), files unchanged since it was kept are not
+    read again, and what was read of the others goes into it.
+    """
     # A scan allocates tens of thousands of small objects and makes no reference cycles;
     # the cyclic collector's passes over them would cost a few percent of the scan.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classify(vault, now)
+        return _classify(vault, now, cache)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classify(vault: Path, now: dt.datetime) -> Report:
+def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     import datetime as dt
 
-    from vaultkeeper.registry import load_heads
+    from vaultkeeper.memscan import held_out_candidates
     from vaultkeeper.report import Report
 
     today = now.astimezone(dt.timezone.utc).date()
-    heads, problems = load_heads(vault)
+    heads: Sequence[Head]
+    if cache is None:
+        from vaultkeeper.registry import load_heads
+
+        heads, problems = load_heads(vault)
+    else:
+        from vaultkeeper.cachedheads import load_heads as cached_heads
+
+        heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)
     facts: list[MemoryFacts] = []
-    held_out = held_out_candidates(vault, today, problems, facts=facts)
+    held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
     from vaultkeeper.upkeep import upkeep
 
-    extra = upkeep(vault, today, heads, facts)
+    extra = upkeep(vault, today, heads, facts, cache=cache)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -246,23 +217,22 @@ def _classify(vault: Path, now: dt.datetime) -> Report:
 
 
 def registry_candidates(
-    heads: Iterable[BlockHead], today: dt.date, problems: list[Problem]
+    heads: Iterable[Head], today: dt.date, problems: list[Problem]
 ) -> tuple[list[Candidate], list[Candidate]]:
     """Promote and prune candidates among ``heads`` (the whole registry, or the one file
     an apply changed); unreadable blocks go to ``problems``."""
     import datetime as dt
 
-    from vaultkeeper.registry import block_hash
     from vaultkeeper.report import PROMOTE, PRUNE, Candidate
 
     promote: list[Candidate] = []
     prune: list[Candidate] = []
-    seen: dict[str, BlockHead] = {}
+    seen: dict[str, Head] = {}
     idle_since = today - dt.timedelta(days=config.PRUNE_IDLE_DAYS)  # used before: idle > 90 d
     for head in heads:
         count, used = head.count, head.last_used
         if count is None or used is None:  # a full block says why
-            problems.extend(head.block().problems())
+            problems.extend(head.problems())
         first = seen.setdefault(head.name, head)
         if first is not head:
             problems.append(
@@ -287,7 +257,7 @@ def registry_candidates(
             name=head.name,
             path=head.rel,
             line=head.line,
-            hash=block_hash(head.text()),
+            hash=head.hash(),
             count=count,
             last_used=None if used is None else used.isoformat(),
             idle_days=idle,
@@ -300,127 +270,3 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     from vaultkeeper.model import Problem
 
     return Problem(path, line, reason)
-
-
-def held_out_candidates(
-    vault: Path,
-    today: dt.date,
-    problems: list[Problem],
-    paths: Iterable[str] | None = None,
-    facts: list[MemoryFacts] | None = None,
-) -> list[Candidate]:
-    """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
-    with ``facts`` every readable entry's keys for the duplicates and decay passes.
-
-    ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
-    re-checks the one it changed.
-
-    Most frontmatter is read without YAML (quickmeta), and only the keys a decision
-    needs; the rest, and every file it is unsure of, goes through the model's YAML
-    parser, so the answer is the same.
-    """
-    from vaultkeeper import quickmeta
-    from vaultkeeper.model import (
-        ParseError,
-        decode,
-        file_hash,
-        parse_date,
-        parse_note,
-        read_regular,
-    )
-    from vaultkeeper.model import split_frontmatter as split
-    from vaultkeeper.report import HELD_OUT, Candidate
-
-    # looked up once per scan (a test swaps them for YAML)
-    read_front, read_keys = quickmeta.read_front, quickmeta.read_keys
-
-    def yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
-        from pathlib import Path
-
-        fm = parse_note(Path(path), where, text).frontmatter
-        assert fm is not None
-        return dict(fm.data), dict(fm.key_lines)
-
-    out: list[Candidate] = []
-    dates: dict[str, dt.date | None] = {}
-    wanted = _DECIDE if facts is None else _FACTS
-    cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
-    for path in memory_files(vault) if paths is None else paths:
-        where = path[cut:]
-        try:
-            text = decode(read_regular(path))
-            # quickmeta answers only for a block YAML reads the same way, so reading the
-            # deciding keys now and the others later gives what one YAML parse gives
-            front = read_front(text, wanted)
-            if front is not None:
-                meta, lines, yaml_text = front
-                fast = True
-            else:
-                found = split(text)[0]
-                if found is None:
-                    continue  # no frontmatter: not an entry
-                yaml_text = found
-                quick = read_keys(yaml_text, wanted)
-                fast = quick is not None
-                meta, lines = quick if quick is not None else yaml_keys(path, where, text)
-            raw, status = meta.get("holdout_until"), meta.get("status")
-            if facts is not None:
-                facts.append(_facts(where, meta))
-            if raw is None or raw == "" or (status is not None and status != "held_out"):
-                continue
-            if meta.get(config.SUPERSEDED_BY_KEY) not in (None, ""):
-                continue  # superseded: a newer entry is the one to re-check and serve
-            line = lines.get("holdout_until", 1)
-            if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
-                if raw not in dates:
-                    dates[raw] = parse_date(raw)
-                until = dates[raw]
-            else:
-                until = parse_date(raw)
-            if until is None:
-                reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
-                problems.append(_problem(where, line, reason))
-                continue
-            if until > today:
-                continue
-            if fast:
-                more = read_keys(yaml_text, _DETAILS)
-                meta = more[0] if more is not None else yaml_keys(path, where, text)[0]
-        except ParseError as exc:
-            problems.append(_problem(where, exc.line, exc.reason))
-            continue
-        name, label = meta.get("name"), meta.get("label")
-        condition = meta.get("falsification_condition")
-        out.append(
-            Candidate(
-                kind=HELD_OUT,
-                name=str(name) if name not in (None, "") else os.path.basename(path)[:-3],
-                path=where,
-                line=line,
-                hash=file_hash(text),
-                holdout_until=until.isoformat(),
-                days_due=(today - until).days,
-                status=None if status is None else str(status),
-                label=None if label is None else str(label),
-                weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
-                falsification_condition=None if condition in (None, "") else str(condition),
-            )
-        )
-    return out
-
-
-def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
-    from vaultkeeper.decay import MemoryFacts
-
-    name, status, provenance = meta.get("name"), meta.get("status"), meta.get("provenance")
-    if status is None and meta.get("holdout_until") not in (None, ""):
-        status = "held_out"  # as the held-out list and the applier read it
-    return MemoryFacts(
-        rel=where,
-        name=str(name) if name not in (None, "") else os.path.basename(where)[:-3],
-        description="" if meta.get("description") is None else str(meta["description"]),
-        status=None if status is None else str(status),
-        holdout_until=meta.get("holdout_until"),
-        last_validated=meta.get("last_validated"),
-        provenance=tuple(str(p) for p in provenance) if isinstance(provenance, list) else (),
-    )

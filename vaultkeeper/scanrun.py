@@ -30,9 +30,11 @@ if TYPE_CHECKING:
         force: bool
         strict: bool
         as_json: bool
+        fresh: bool = False
 
 else:  # the same tuple without importing typing
-    ScanArgs = namedtuple("ScanArgs", ("vault", "force", "strict", "as_json"))
+    ScanArgs = namedtuple("ScanArgs", ("vault", "force", "strict", "as_json", "fresh"))
+    ScanArgs.__new__.__defaults__ = (False,)
 
 
 def _error(message: str, code: int, as_json: bool) -> int:
@@ -53,7 +55,9 @@ def run(vault: Path | str, args: ScanArgs) -> int:
     try:
         ns = clock.now_ns()  # real time, or None: $VAULTKEEPER_TODAY moves the date
         now: dt.datetime | int = clock.now() if ns is None else ns
-        outcome = run_scan(vault, now=now, env=os.environ, force=args.force, pid=os.getpid())
+        outcome = run_scan(
+            vault, now=now, env=os.environ, force=args.force, pid=os.getpid(), fresh=args.fresh
+        )
         for message in outcome.notes:
             echo(f"vaultkeeper: note: {message}", err=True)
         if outcome.report is None:

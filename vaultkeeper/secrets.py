@@ -198,10 +198,30 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+# What must follow a word a name ends in for _ASSIGN to match there: ``passw`` goes on
+# to ``passwd`` or ``password``; then all of them, up to the ``:`` or ``=``. Every
+# _ASSIGN match holds one of the words followed by this, so text without one holds no
+# assignment (a name such as ``cache-key-b12`` no longer sends a whole report down the
+# slow path, as the bare word did). str.find runs the words; a regex scanning every
+# character of a big report costs many times more.
+_TAIL = r"s?[\"']?[ \t]*(?:\*\*)?[ \t]*[:=]"
+_AFTER_WORD = {word: re.compile(_TAIL) for word in _ASSIGN_WORDS}
+_AFTER_WORD["passw"] = re.compile(r"(?:or)?d" + _TAIL)
+
+
+def _assign_near(lowered: str) -> bool:
+    for word, after in _AFTER_WORD.items():
+        at = lowered.find(word)
+        while at != -1:
+            if after.match(lowered, at + len(word)):
+                return True
+            at = lowered.find(word, at + 1)
+    return False
+
+
 def _maybe(text: str) -> bool:
-    """A quick no for text that holds none of the words and starts (most text)."""
-    lowered = text.lower()
-    return any(w in lowered for w in _ASSIGN_WORDS) or _SHAPE_STARTS.search(text) is not None
+    """A quick no for text that holds no assignment and no token start (most text)."""
+    return _assign_near(text.lower()) or _SHAPE_STARTS.search(text) is not None
 
 
 def find(text: str) -> list[Hit]:

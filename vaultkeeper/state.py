@@ -341,7 +341,9 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     """
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."
-    temp_prefixes = (f".{config.STATE_FILE}.", f".{config.LAST_REPORT_FILE}.")
+    temp_prefixes = tuple(
+        f".{name}." for name in (config.STATE_FILE, config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE)
+    )
     try:
         names = os.listdir(folder)
     except OSError:

@@ -26,10 +26,11 @@ from vaultkeeper.decay import (
     stale_entries,
     unused_skills,
 )
-from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs, first_sentence
+from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs
 
 if TYPE_CHECKING:
-    from vaultkeeper.registry import BlockHead
+    from vaultkeeper.cachedheads import Head
+    from vaultkeeper.scancache import ScanCache
 
 
 class Sections(Protocol):
@@ -52,11 +53,9 @@ class Upkeep:
     skills_unused: tuple[SkillUnused, ...]
 
 
-def duplicate_items(heads: Iterable[BlockHead], facts: Iterable[MemoryFacts]) -> list[Item]:
+def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
     """Registry blocks (one group) and live memory files (a group per project)."""
-    items = [
-        Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {first_sentence(h.lead())}") for h in heads
-    ]
+    items = [Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {h.sentence()}") for h in heads]
     for f in facts:
         if f.status == "archived":
             continue  # archived (or superseded) lessons are not served: nothing to merge
@@ -68,20 +67,61 @@ def duplicate_items(heads: Iterable[BlockHead], facts: Iterable[MemoryFacts]) ->
 def upkeep(
     vault: Path,
     today: dt.date,
-    heads: Sequence[BlockHead],
+    heads: Sequence[Head],
     facts: Sequence[MemoryFacts],
     usage: Usage | None = None,
+    cache: ScanCache | None = None,
 ) -> Upkeep:
-    """The three extra sections, from the scanner's block heads and memory-file keys."""
+    """The three extra sections, from the scanner's block heads and memory-file keys;
+    with ``cache``, the duplicate pairs of an unchanged set of entries are not sought again."""
     usage = load_usage(vault) if usage is None else usage
+    if cache is None:
+        pairs = find_pairs(duplicate_items(heads, facts))
+    else:
+        pairs = cached_pairs(heads, facts, cache)
     return Upkeep(
-        duplicates=tuple(find_pairs(duplicate_items(heads, facts))),
+        duplicates=tuple(pairs),
         stale=tuple(stale_entries(facts, usage, today)),
         skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
     )
 
 
-def promoted(heads: Iterable[BlockHead]) -> list[PromotedBlock]:
+def cached_pairs(
+    heads: Sequence[Head], facts: Sequence[MemoryFacts], cache: ScanCache
+) -> list[DuplicatePair]:
+    """find_pairs of the scan's items, or the pairs kept for exactly these items and
+    settings: when no file changed, without even building the items."""
+    import hashlib
+
+    kept = _kept_pairs(cache.pairs(None))
+    if kept is not None:
+        return kept
+    items = duplicate_items(heads, facts)
+    settings = (config.DUP_MIN_JACCARD, config.DUP_COMMON_MIN, config.DUP_COMMON_SHARE)
+    # every field an item has (a moved line changes what the pairs say), one string
+    text = "\x1f".join(
+        [f"{i.group}\x1e{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items]
+    )
+    raw = f"{settings}\x1d{text}".encode("utf-8", "surrogatepass")
+    key = hashlib.blake2b(raw, digest_size=16).hexdigest()
+    kept = _kept_pairs(cache.pairs(key))
+    if kept is not None:
+        return kept
+    pairs = find_pairs(items)
+    cache.keep_pairs(key, [p.to_dict() for p in pairs])
+    return pairs
+
+
+def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
+    if kept is None:
+        return None
+    try:
+        return [DuplicatePair.from_dict(p) for p in kept]
+    except (KeyError, TypeError, ValueError):
+        return None  # not as this version writes them: look again
+
+
+def promoted(heads: Iterable[Head]) -> list[PromotedBlock]:
     return [
         PromotedBlock(h.name, h.rel, h.line, h.promoted, h.last_used)
         for h in heads
@@ -105,10 +145,20 @@ def _served(value: Any) -> Any:
 
 def to_dict(report: Sections) -> dict[str, Any]:
     return {
-        "duplicates": [_served(p.to_dict()) for p in report.duplicates],
-        "stale": [_served(s.to_dict()) for s in report.stale],
-        "skills_unused": [_served(s.to_dict()) for s in report.skills_unused],
+        "duplicates": _dicts(report.duplicates),
+        "stale": _dicts(report.stale),
+        "skills_unused": _dicts(report.skills_unused),
     }
+
+
+def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnused]) -> list[Any]:
+    """Each finding's dict, served; one check for them all, as report.one_lines does."""
+    from vaultkeeper.secrets import needs_serving
+
+    dicts = [f.to_dict() for f in found]
+    if needs_serving("".join(t for f in found for t in f.texts())):
+        return [_served(d) for d in dicts]
+    return dicts
 
 
 def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -65,8 +65,9 @@ def _reclassify(
     vault: Path, path: str, today: dt.date
 ) -> tuple[list[Candidate], list[Problem]] | None:
     """The file's candidates now, by the scan's rules; None for a file the scan never reads."""
+    from vaultkeeper.memscan import held_out_candidates
     from vaultkeeper.registry import load_heads
-    from vaultkeeper.scan import held_out_candidates, registry_candidates
+    from vaultkeeper.scan import registry_candidates
 
     problems: list[Problem] = []
     full = vault / path

@@ -25,13 +25,20 @@ if TYPE_CHECKING:
 @click.option("--strict", is_flag=True, help="Exit 1 when problems were found.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
+    "--fresh",
+    is_flag=True,
+    help="Read every file again instead of trusting the scan cache (which is then rebuilt).",
+)
+@click.option(
     "--as-of",
     "as_of",
     metavar="DATE",
     help="Show what would be due on DATE (YYYY-MM-DD); unthrottled, writes nothing.",
 )
 @click.pass_context
-def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool, as_of: str | None) -> None:
+def scan(
+    ctx: click.Context, force: bool, strict: bool, as_json: bool, fresh: bool, as_of: str | None
+) -> None:
     """Classify the vault into prune / promote / held-out candidates; change nothing.
 
     Prints `SELF-MAINTAIN: prune candidates N | promote eligible N | held-out
@@ -39,7 +46,9 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool, as_of: st
     `path[:line]: reason`. The report is also saved to state/last-report.json
     for `vaultkeeper report`. Throttled: inside the cooldown (1 hour since the
     last completed scan, or $SELF_MAINTAIN_COOLDOWN_MS), or while another scan
-    runs, it prints nothing and exits 0. Only state/ is ever written.
+    runs, it prints nothing and exits 0. Only state/ is ever written: there,
+    state/scan-cache.json keeps what was read of each file, so the next scan
+    reads only files whose size, times or inode changed (--fresh: read all).
     --as-of DATE is a preview: the report as it would be on DATE, neither
     throttled nor saved (nothing at all is written).
 
@@ -65,7 +74,7 @@ def scan(ctx: click.Context, force: bool, strict: bool, as_json: bool, as_of: st
         report = classify(vault, now.replace(year=day.year, month=day.month, day=day.day))
         print_report(report, as_json)
         ctx.exit(1 if strict and report.problems else 0)
-    ctx.exit(run(vault, ScanArgs(None, force, strict, as_json)))
+    ctx.exit(run(vault, ScanArgs(None, force, strict, as_json, fresh)))
 
 
 @click.command()

@@ -1,0 +1,168 @@
+"""Registry block heads for a scan, from the scan cache when a registry file is unchanged.
+
+A scan needs of each ``### name`` block only its name, line, counters, first sentence,
+hash, and what is wrong with it (for a block whose counters do not read); that is what
+the cache keeps per registry file (vaultkeeper.scancache). A changed file is parsed as
+registry.load_heads parses it, and what the scan needs of it is kept for the next one.
+"""
+
+from __future__ import annotations
+
+from vaultkeeper import config
+from vaultkeeper.model import Problem, parse_date
+from vaultkeeper.registry import registry_files, whole_count
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+    from typing import Any, Protocol
+
+    from vaultkeeper.registry import BlockHead
+    from vaultkeeper.scancache import ScanCache
+
+    class Head(Protocol):
+        """A block as a scan reads it: a BlockHead, or a CachedHead of an unchanged file."""
+
+        name: str
+        path: Path
+        rel: str
+        line: int
+        count: int | None
+        count_raw: str | None
+        last_used: dt.date | None
+        last_used_raw: str | None
+        promoted: str | None
+
+        def hash(self) -> str: ...
+        def problems(self) -> list[Problem]: ...
+        def sentence(self) -> str: ...
+
+
+class CachedHead:
+    """What a scan reads of one block (BlockHead's attributes and scan-side methods)."""
+
+    __slots__ = (
+        "name",
+        "path",
+        "rel",
+        "line",
+        "count",
+        "count_raw",
+        "last_used",
+        "last_used_raw",
+        "promoted",
+        "_sentence",
+        "_hash",
+        "_problems",
+    )
+
+    def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
+        """From what _kept wrote; TypeError or ValueError for anything else."""
+        name, line, count_raw, last_raw, promoted, sentence, digest, problems = kept
+        if not (type(name) is str and type(line) is int and type(sentence) is str):
+            raise TypeError("not a kept block head")
+        if not ((digest is None or type(digest) is str) and type(problems) is list):
+            raise TypeError("not a kept block head")
+        if not (_text_or_none(count_raw) and _text_or_none(last_raw) and _text_or_none(promoted)):
+            raise TypeError("not a kept block head")
+        self.name, self.path, self.rel, self.line = name, path, rel, line
+        self.count_raw, self.count = count_raw, whole_count(count_raw)
+        self.last_used_raw = last_raw
+        if last_raw is None:
+            self.last_used = None
+        else:
+            if last_raw not in dates:  # a registry repeats its dates many times
+                dates[last_raw] = parse_date(last_raw)
+            self.last_used = dates[last_raw]
+        self.promoted = promoted
+        self._sentence, self._hash = sentence, digest
+        self._problems = [Problem(rel, p[0], str(p[1])) for p in problems] if problems else []
+
+    def hash(self) -> str:
+        if self._hash is None:  # kept without one (see _kept): the settings have changed
+            self._hash = _hash_from_file(self.path, self.line)
+        return self._hash
+
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
+
+    def sentence(self) -> str:
+        return self._sentence
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _kept(head: BlockHead) -> list[Any]:
+    """What the cache keeps of a block just parsed (CachedHead reads it back).
+
+    Its hash only where a candidate can come from (a count of 0: prune on some day;
+    promote eligible, by the count alone): most blocks are neither, and 64 characters
+    each would make the cache a good third bigger.
+    """
+    problems = []
+    if head.count is None or head.last_used is None:  # as registry_candidates asks
+        problems = [[p.line, p.reason] for p in head.problems()]
+    count = head.count
+    candidate = count == 0 or (
+        count is not None and count >= config.PROMOTE_MIN_COUNT and head.promoted is None
+    )
+    return [
+        head.name,
+        head.line,
+        head.count_raw,
+        head.last_used_raw,
+        head.promoted,
+        head.sentence(),
+        head.hash() if candidate else None,
+        problems,
+    ]
+
+
+def _hash_from_file(path: Path, line: int) -> str:
+    """The hash of the block at ``line`` of registry file ``path``, read now."""
+    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.model import ParseError, decode, read_regular
+    from vaultkeeper.registry import parse_heads
+
+    try:
+        text = decode(read_regular(path))
+    except ParseError as exc:
+        raise VaultkeeperError(f"{path}: {exc.reason}") from None
+    for head in parse_heads(path, str(path), text):
+        if head.line == line:
+            return head.hash()
+    raise VaultkeeperError(f"{path}:{line}: the block moved while the scan read it; scan again")
+
+
+def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
+    """registry.load_heads, reading only the registry files that changed since the cache."""
+    from vaultkeeper.model import ParseError, decode, read_regular
+    from vaultkeeper.registry import parse_heads
+    from vaultkeeper.vault import rel
+
+    heads: list[Head] = []
+    problems: list[Problem] = []
+    dates: dict[str, dt.date | None] = {}
+    for path in registry_files(vault):
+        rel_path = rel(vault, path)
+        kept, key = cache.registry(rel_path, str(path))
+        if kept is not None:
+            try:
+                heads.extend([CachedHead(path, rel_path, head, dates) for head in kept])
+            except (TypeError, ValueError):
+                pass  # not as this version keeps them: read the file
+            else:
+                cache.keep_registry(rel_path, key, kept)
+                continue
+        try:
+            text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
+        except ParseError as exc:
+            problems.append(Problem(rel_path, exc.line, exc.reason))
+            continue
+        parsed = parse_heads(path, rel_path, text)
+        heads.extend(parsed)
+        cache.keep_registry(rel_path, key, [_kept(head) for head in parsed])
+    return heads, problems

@@ -1,0 +1,279 @@
+"""The scan cache (state/scan-cache.json): what a scan read of each file it did not need
+to read again.
+
+A full scan parses every memory file's frontmatter, every registry block and every
+entry's words, though between two session ends only a few files change. The scanner's
+results about one file depend on its bytes alone (never on the date), so they are kept
+here keyed by the file's ``(device, inode, size, mtime_ns, ctime_ns)``: a file whose
+stat differs in any of them is read again. ctime moves on every write and cannot be
+set back, so an edit that restores size and mtime is still seen. A file changed less
+than ``RACY_NS`` before the scan read it is not kept (two writes within one tick of
+the file system's clock can leave all five the same: git's "racily clean" case).
+
+The duplicates pass keeps its pairs under a digest of every item it compared, so an
+unchanged vault skips the pass and any changed name or description runs it again.
+
+The cache is only ever a shortcut: a missing, unreadable, foreign (another version,
+another machine's inodes) or corrupt file is ignored and rewritten, and nothing in it
+is trusted beyond what a fresh read of an unchanged file would give. It is written
+(atomically) only when something in it changed, and never by ``scan --as-of``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from vaultkeeper import __version__, config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, NamedTuple
+
+    class MemoryRecord(NamedTuple):
+        """What a scan keeps of one memory file (vaultkeeper.memscan reads and judges it)."""
+
+        meta: (
+            dict[str, Any] | None
+        )  # the keys of memscan.FACTS and DETAILS it has; None: not an entry
+        line: int  # the holdout_until line (1 when it has none)
+        hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
+        problem: tuple[int | None, str] | None  # (line, reason): unreadable
+
+else:  # the same tuple without importing typing (a scan has no other use for it)
+    from collections import namedtuple
+
+    MemoryRecord = namedtuple("MemoryRecord", ("meta", "line", "hash", "problem"))
+
+FORMAT = 1
+RACY_NS = 2_000_000_000
+MAX_BYTES = 256 * 1024 * 1024  # a bigger file is not ours to parse
+_BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
+Key = list[int]  # device, inode, size, mtime_ns, ctime_ns (a list: as JSON gives it back)
+
+
+def path(vault: Path | str) -> str:
+    return os.path.join(vault, config.STATE_DIR, config.SCAN_CACHE_FILE)
+
+
+def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
+    """(the key of a regular file, or None; whether it changed before ``limit``, epoch ns)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, False
+    if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
+        return None, False
+    key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
+
+
+class ScanCache:
+    """One scan's view of the cache: what it found, and what this scan will keep."""
+
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        data = data or {}
+        self._memory: dict[str, Any] = data.get("memory") or {}
+        self._registry: dict[str, Any] = data.get("registry") or {}
+        pairs = data.get("pairs")
+        self._pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
+        self.kept: dict[str, dict[str, Any]] = {"memory": {}, "registry": {}}
+        self.kept_pairs: dict[str, Any] = {}
+        self.hits = 0
+        self.misses = 0
+        self.limit = time.time_ns() - RACY_NS  # a file changed since is read every time
+
+    # -- memory files ------------------------------------------------------------------
+
+    def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
+        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new one
+        under (None: not to be kept)."""
+        key, old_enough = stat_key(full, self.limit)
+        if key is None:
+            return None, None
+        found = self._memory.get(rel)
+        if type(found) is list and len(found) == 2 and found[0] == key:
+            record = _decode_record(found[1])
+            if record is not None:
+                self.kept["memory"][rel] = found
+                self.hits += 1
+                return record, key
+        self.misses += 1
+        return None, key if old_enough else None
+
+    def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
+        if key is None:
+            return
+        encoded = _encode_record(record)
+        if encoded is not None:
+            self.kept["memory"][rel] = [key, encoded]
+
+    # -- registry files ----------------------------------------------------------------
+
+    def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
+        """What was kept of registry file ``rel`` (cachedheads reads it) if it is unchanged."""
+        key, old_enough = stat_key(full, self.limit)
+        if key is None:
+            return None, None
+        found = self._registry.get(rel)
+        if type(found) is list and len(found) == 2 and found[0] == key:
+            self.hits += 1  # the caller keeps it again once it has read it back
+            return found[1], key
+        self.misses += 1
+        return None, key if old_enough else None
+
+    def keep_registry(self, rel: str, key: Key | None, heads: list[Any]) -> None:
+        if key is not None:
+            self.kept["registry"][rel] = [key, heads]
+
+    # -- the duplicates pass -----------------------------------------------------------
+
+    def pairs(self, digest: str | None) -> list[Any] | None:
+        """The pairs kept under ``digest``; with None, those kept last time if no file the
+        scan read has changed, been added or gone since (the items are then the same)."""
+        if digest is None and not self.files_unchanged():
+            return None
+        same = digest is None or self._pairs.get("digest") == digest
+        if same and isinstance(self._pairs.get("pairs"), list):
+            self.kept_pairs = self._pairs
+            return list(self._pairs["pairs"])
+        return None
+
+    def files_unchanged(self) -> bool:
+        """Every file this scan read came from the cache, and none kept there is gone."""
+        return (
+            self.misses == 0
+            and self.kept["memory"] == self._memory
+            and self.kept["registry"] == self._registry
+        )
+
+    def keep_pairs(self, digest: str, pairs: list[Any]) -> None:
+        self.kept_pairs = {"digest": digest, "pairs": pairs}
+
+    # -- the file ----------------------------------------------------------------------
+
+    def changed(self) -> bool:
+        """Whether what this scan keeps differs from what it found."""
+        return (
+            self.kept["memory"] != self._memory
+            or self.kept["registry"] != self._registry
+            or self.kept_pairs != self._pairs
+        )
+
+    def to_json(self) -> str:
+        import json
+
+        data = {"format": FORMAT, "version": __version__, **self.kept, "pairs": self.kept_pairs}
+        return json.dumps(data, separators=(",", ":")) + "\n"
+
+
+def load(vault: Path | str) -> ScanCache:
+    """The cache as the last scan left it; an empty one when there is none or it is not ours."""
+    try:
+        fd = os.open(path(vault), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return ScanCache()
+    try:
+        if os.fstat(fd).st_size > MAX_BYTES:
+            return ScanCache()
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read()
+    except OSError:
+        return ScanCache()
+    finally:
+        os.close(fd)
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:  # not JSON, not UTF-8, or an int past the digit limit
+        return ScanCache()
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return ScanCache()
+    if data.get("version") != __version__:
+        return ScanCache()
+    if not isinstance(data.get("memory"), dict) or not isinstance(data.get("registry"), dict):
+        return ScanCache()
+    return ScanCache(data)
+
+
+def save(vault: Path, cache: ScanCache) -> bool:
+    """Write the cache if this scan changed it; whether it wrote."""
+    if not cache.changed():
+        return False
+    from vaultkeeper.fsio import atomic_write
+
+    target = vault / config.STATE_DIR / config.SCAN_CACHE_FILE
+    atomic_write(target, cache.to_json(), fsync_dir=False)
+    return True
+
+
+# -- a memory record in JSON -----------------------------------------------------------
+# [meta, line, hash or None, dated] (``dated``: the keys whose value is a date, kept as
+# its ISO text), ["problem", line, reason], or [None] for a file that is not an entry. A value
+# JSON cannot carry as YAML gave it (a time, a mapping, a huge number) leaves the file
+# out of the cache: it is read every scan.
+
+
+def _encode_record(record: MemoryRecord) -> list[Any] | None:
+    import datetime as dt
+
+    if record.problem is not None:
+        return ["problem", record.problem[0], record.problem[1]]
+    if record.meta is None:
+        return [None]
+    meta: dict[str, Any] = {}
+    dated: list[str] = []
+    for key, value in record.meta.items():
+        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+            meta[key] = value.isoformat()
+            dated.append(key)
+        elif _plain(value) or (isinstance(value, list) and all(_plain(v) for v in value)):
+            meta[key] = value
+        else:
+            return None
+    return [meta, record.line, record.hash, dated]
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bool)):
+        return True
+    if isinstance(value, int):
+        return -_BIG < value < _BIG
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    return False
+
+
+def _decode_record(raw: Any) -> MemoryRecord | None:
+    """The record, or None for anything this version would not have written.
+
+    The values are not checked one by one: JSON gives only what YAML can give too, and
+    the scan takes any YAML value a file holds.
+    """
+    if type(raw) is not list:
+        return None
+    if len(raw) == 4:
+        meta, line, digest, dated = raw
+        if type(meta) is not dict or type(line) is not int:
+            return None
+        if not (digest is None or type(digest) is str):
+            return None
+        if dated:
+            import datetime as dt
+
+            meta = dict(meta)  # the kept entry stays as JSON wrote it
+            try:
+                for key in dated:
+                    meta[key] = dt.date.fromisoformat(meta[key])
+            except (KeyError, TypeError, ValueError):
+                return None
+        return MemoryRecord(meta, line, digest, None)
+    if raw == [None]:
+        return MemoryRecord(None, 1, None, None)
+    if len(raw) == 3 and raw[0] == "problem":
+        line, reason = raw[1], raw[2]
+        if (line is None or type(line) is int) and type(reason) is str:
+            return MemoryRecord(None, 1, None, (line, reason))
+    return None
