@@ -52,3 +52,17 @@ def test_the_command_line_is_small_modules() -> None:
     sizes = {p.name: len(p.read_text().splitlines()) for p in (PACKAGE / "commands").glob("*.py")}
     sizes["cli.py"] = len((PACKAGE / "cli.py").read_text().splitlines())
     assert max(sizes.values()) <= 300, sizes
+
+
+# Still over the limit, each being changed by someone else as this was written; take a
+# name off once its module is split. Anything not listed stays at or under the limit.
+OVERSIZED = {"edit.py", "hooks.py", "registry.py", "report.py", "scan.py", "state.py"}
+
+
+def test_no_module_is_over_the_limit() -> None:
+    sizes = {
+        p.relative_to(PACKAGE).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE.rglob("*.py")
+    }
+    over = {name: n for name, n in sizes.items() if n > 300 and name not in OVERSIZED}
+    assert not over, over

@@ -1,39 +1,33 @@
-"""``init`` lays out a vault; ``new`` adds an entry from a template and indexes it.
+"""``new`` adds an entry from a template and indexes it (``init`` is vault_init's).
 
-Both leave ``_index.md`` exactly as ``vaultkeeper index`` would generate it: the index
-has one writer (vaultkeeper.index), so ``index --check`` passes after either.
+The index is left exactly as ``vaultkeeper index`` would generate it: the index has
+one writer (vaultkeeper.index), so ``index --check`` passes after it. The checks on
+what ``new`` is given live in vaultkeeper.create_checks; ``init_vault`` and those
+checks are importable from here as before.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper import config, secrets
+from vaultkeeper import config
+from vaultkeeper.create_checks import check_holdout_days
+from vaultkeeper.create_checks import check_name as check_name
+from vaultkeeper.create_checks import clean_condition as clean_condition
+from vaultkeeper.create_checks import clean_description as clean_description
+from vaultkeeper.create_checks import holdout_days_from_env as holdout_days_from_env
 from vaultkeeper.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.index import build_index, generate
+from vaultkeeper.index import build_index
 from vaultkeeper.model import Problem
 from vaultkeeper.registry import is_counter_line, load_registry
 from vaultkeeper.templates import clean_body, render, with_body
 from vaultkeeper.vault import iter_markdown, rel, resolve_inside
-
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
-_INIT_FOLDERS = (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR)
-# .gitignore lines that keep the vault's state/ folder out of git
-_IGNORES_STATE = {"state", "state/", "/state", "/state/", "state/*", "/state/*", "/state/**"}
-
-
-@dataclass(frozen=True)
-class InitResult:
-    vault: Path
-    created: tuple[str, ...]
-    kept: tuple[str, ...]
-    warnings: tuple[str, ...] = ()
+from vaultkeeper.vault_init import InitResult as InitResult
+from vaultkeeper.vault_init import init_vault as init_vault
 
 
 @dataclass(frozen=True)
@@ -45,180 +39,6 @@ class NewResult:
     index_line: str | None
     index_file: str = config.INDEX_FILE  # _index.md, or a sub-index when the index is split
     problems: tuple[Problem, ...] = ()  # files the index lists without a description
-
-
-def init_vault(path: Path) -> InitResult:
-    """Create the layout; never overwrite or change a file that already exists.
-
-    Everything that could make init fail half-way (a file where a folder belongs, a
-    folder where a file belongs, a symlink leading out of the vault) is refused before
-    anything is created.
-    """
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{path}: exists and is not a directory")
-    files: dict[str, Callable[[], str]] = {
-        config.INDEX_FILE: lambda: render("index.md", {}),
-        config.REGISTRY_FILE: lambda: render("registry.md", {}),
-        config.SPEC_FILE: lambda: render("vault-spec.md", {}),
-        ".gitignore": lambda: render("gitignore", {}),
-    }
-    if path.is_dir():
-        for folder in _INIT_FOLDERS:
-            target = path / folder
-            if (target.exists() or target.is_symlink()) and not target.is_dir():
-                raise UsageError(f"{target}: exists and is not a folder; nothing was created")
-            resolve_inside(path, folder)
-        for name in files:
-            target = path / name
-            if target.is_dir():
-                raise UsageError(f"{target}: exists and is a folder; nothing was created")
-            if not target.exists():
-                resolve_inside(path, name)
-        if not (path / config.INDEX_FILE).exists():
-            generate(path)  # an unreadable _index-*.md refuses here
-    # rendered up front: a missing template fails before anything is created
-    contents = {name: make() for name, make in files.items() if not (path / name).exists()}
-    path.mkdir(parents=True, exist_ok=True)
-    created: list[str] = []
-    kept: list[str] = []
-    for folder in _INIT_FOLDERS:
-        target = path / folder
-        if target.is_dir():
-            kept.append(folder + "/")
-        else:
-            target.mkdir(parents=True)
-            created.append(folder + "/")
-    warnings: list[str] = []
-    for name in files:
-        if name not in contents:
-            kept.append(name)
-        elif name != config.INDEX_FILE:  # the index lists the others: written last
-            atomic_write(path / name, contents[name])
-            created.append(name)
-    if config.INDEX_FILE in contents:
-        created.extend(_init_index(path, contents[config.INDEX_FILE], warnings))
-    root = path.resolve()
-    outer = next((p for p in root.parents if (p / config.INDEX_FILE).is_file()), None)
-    if outer is not None:
-        warnings.append(
-            f"{root} is inside the vault {outer}; commands run below {root} now use the new vault"
-        )
-    if ".gitignore" in kept and not _ignores_state(path / ".gitignore"):
-        warnings.append(
-            f".gitignore (kept as it is) does not ignore {config.STATE_DIR}/: "
-            f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
-        )
-    return InitResult(root, tuple(created), tuple(kept), tuple(warnings))
-
-
-def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
-    """Write the index ``vaultkeeper index`` would generate; the files it created.
-
-    Over the load budget the index splits into sub-indexes; should that mean rewriting a
-    sub-index that already exists, init keeps it and writes the bare template instead.
-    """
-    # No writer lock, as for the rest of init: its lock file would be left in a fresh state/.
-    wanted = generate(vault)
-    exists = [n for n in wanted if n != config.INDEX_FILE and (vault / n).exists()]
-    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
-    if differ:
-        atomic_write(vault / config.INDEX_FILE, template)
-        warnings.append(
-            f"{config.INDEX_FILE} has no entry lines yet: generating them would rewrite "
-            f"{', '.join(differ)}; run `vaultkeeper index` when that is wanted"
-        )
-        return [config.INDEX_FILE]
-    created = [n for n in sorted(wanted) if n not in exists]
-    for name in created:
-        atomic_write(vault / name, wanted[name])
-    return created
-
-
-def _ignores_state(gitignore: Path) -> bool:
-    try:
-        text = gitignore.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return any(line.strip() in _IGNORES_STATE for line in text.splitlines())
-
-
-def check_name(name: str) -> None:
-    # fullmatch: ``$`` would let a name end in a line break
-    if not name or not _SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((".", " ")):
-        raise UsageError(
-            f"{name!r}: unsafe name; use letters, digits, spaces, '.', '_' and '-' "
-            "(no path separators, no '..')"
-        )
-    if len(name) > config.NAME_MAX_CHARS:
-        raise UsageError(f"{name[:20]!r}...: name longer than {config.NAME_MAX_CHARS} characters")
-    if name.lower().endswith(".md"):
-        raise UsageError(f"{name!r}: give the name without .md (it is added)")
-
-
-def clean_description(text: str) -> str:
-    """One line of pure ASCII, or a UsageError saying which character is not.
-
-    The spec's typographic glyphs (em dash, arrow, ...) become their ASCII spelling;
-    anything else non-ASCII is refused rather than written into the vault.
-    """
-    description = _ascii_line(text, "--description")
-    if not description:
-        raise UsageError("--description must not be empty: it is the entry's recall summary")
-    if config.INDEX_START in description or config.INDEX_END in description:
-        raise UsageError("--description must not contain the index markers")
-    found = secrets.find(description)
-    if found:
-        raise UsageError(
-            f"--description holds what looks like a {found[0].kind} at column {found[0].col}; "
-            "credentials stay out of the vault (the spec's content rules)"
-        )
-    return description
-
-
-def clean_condition(text: str) -> str:
-    """``--falsify``: what would prove the lesson wrong, one ASCII line, as a description."""
-    condition = _ascii_line(text, "--falsify")
-    if not condition:
-        raise UsageError("--falsify must not be empty: say what would prove the lesson wrong")
-    return condition
-
-
-def _ascii_line(text: str, option: str) -> str:
-    line = " ".join(text.split())
-    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
-        line = line.replace(glyph, ascii_text)
-    for column, char in enumerate(line, start=1):
-        if ord(char) < 0x20 or ord(char) == 0x7F:  # ESC, BEL, DEL: would act on a terminal
-            raise UsageError(
-                f"{option}: control character U+{ord(char):04X} at column {column}; "
-                "write plain text"
-            )
-        if ord(char) > 127:
-            raise UsageError(
-                f"{option}: non-ASCII character {char!r} (U+{ord(char):04X}) at column "
-                f"{column}; the vault is pure ASCII"
-            )
-    return line
-
-
-def holdout_days_from_env(env: Mapping[str, str]) -> int:
-    """``$VAULTKEEPER_HOLDOUT_DAYS`` (a whole number of days), else the default."""
-    raw = env.get(config.ENV_HOLDOUT_DAYS, "").strip()
-    if not raw:
-        return config.HOLDOUT_DAYS
-    try:
-        days = int(raw)
-    except ValueError:
-        raise UsageError(
-            f"{config.ENV_HOLDOUT_DAYS}={raw!r}: must be a whole number of days"
-        ) from None
-    _check_holdout_days(days, f"{config.ENV_HOLDOUT_DAYS}={raw}")
-    return days
-
-
-def _check_holdout_days(days: int, where: str) -> None:
-    if not 0 <= days <= config.HOLDOUT_MAX_DAYS:
-        raise UsageError(f"{where}: hold-out window must be 0..{config.HOLDOUT_MAX_DAYS} days")
 
 
 def _target(vault: Path, kind: str, name: str, project: str | None) -> Path:
@@ -281,7 +101,7 @@ def new_entry(
     text = None if body is None else clean_body(body)
     if label is not None and label not in config.LABELS:
         raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
-    _check_holdout_days(holdout_days, "holdout_days")
+    check_holdout_days(holdout_days, "holdout_days")
     with writer_lock(vault):
         if kind == "pattern":
             target, content, line = _pattern_file(vault, name, description, today)

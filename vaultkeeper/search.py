@@ -8,6 +8,9 @@ for, and so are files symlinked out of the vault. Each hit names the path and li
 open, a one-line snippet and what to cite: a pattern's NAME, or a note's vault path.
 Every text a hit carries is served (credentials masked, control characters stripped,
 bidi characters escaped), as everything vaultkeeper shows an agent.
+
+Entries are read by vaultkeeper.search_docs and hits made by vaultkeeper.search_hits;
+this module finds and ranks. Their public names are importable from here as before.
 """
 
 from __future__ import annotations
@@ -18,154 +21,25 @@ import stat
 import threading
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.quickmeta import read_front
-from vaultkeeper.registry import is_counter_line, parse_blocks
-from vaultkeeper.secrets import needs_serving, served
-from vaultkeeper.supersession import superseded_by
+from vaultkeeper.search_docs import Doc as Doc
+from vaultkeeper.search_docs import read_docs as read_docs
+from vaultkeeper.search_hits import Hit as Hit
+from vaultkeeper.search_hits import inert as inert
+from vaultkeeper.search_hits import make_hit
+from vaultkeeper.search_hits import safe as safe
 from vaultkeeper.vault import links_out, walk_files
 
 _WORD = re.compile(r"\w+")
-_KEYS = ("name", "description", "type", "status", config.SUPERSEDED_BY_KEY)
 # Name, description and body weights: a term in a name says more than one in prose.
 _WEIGHTS = (6, 3, 1)
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One searchable entry: a note with frontmatter, or one registry ``### block``."""
-
-    kind: str
-    name: str
-    description: str
-    project: str | None
-    status: str | None
-    superseded_by: str | None  # the newer entry's link target, when one replaces this
-    path: str  # vault-relative
-    line: int  # the entry's first line (a block's heading)
-    name_line: int
-    description_line: int
-    lines: tuple[str, ...]  # the body's lines as in the file
-    body_line: int  # file line of lines[0]
-    cite: str  # what the cite tool takes: a pattern NAME or the note's path
-    link: str  # the [[wikilink]] a note uses to point here
-    folded: tuple[str, str, str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        body = "\n".join(self.lines).casefold()
-        folded = (self.name.casefold(), self.description.casefold(), body)
-        object.__setattr__(self, "folded", folded)
-
-    @property
-    def live(self) -> bool:
-        return self.status not in config.SEARCH_DEAD_STATUSES and self.superseded_by is None
-
-
-@dataclass(frozen=True)
-class Hit:
-    kind: str
-    name: str
-    description: str
-    path: str
-    line: int
-    snippet: str
-    cite: str
-    link: str
-    status: str | None
-    superseded_by: str | None  # read that one instead
-    score: int
-
-
-def inert(text: str) -> str:
-    """``text`` with control and bidi characters shown as escapes, never acted on."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def terms(query: str) -> list[str]:
     """The query's distinct words, casefolded, in order."""
     return list(dict.fromkeys(w.casefold() for w in _WORD.findall(query)))
-
-
-def _project(rel_path: str) -> str | None:
-    parts = rel_path.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None
-
-
-def read_docs(vault: Path, rel_path: str) -> list[Doc]:
-    """The entries one file holds; a file that cannot be read holds none."""
-    path = vault / rel_path
-    try:
-        text = decode(read_regular(path))
-    except ParseError:
-        return []
-    if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
-        return _blocks(path, rel_path, text)
-    front = read_front(text, _KEYS)
-    if front is not None:
-        meta, key_lines, yaml_text = front
-        body_line = yaml_text.count("\n") + 3
-        body = text.split("\n", body_line - 1)[-1] if body_line > 1 else text
-    else:
-        try:
-            note = parse_note(path, rel_path, text)
-        except ParseError:
-            return []
-        if note.frontmatter is None:
-            return []  # not an entry
-        meta, key_lines = dict(note.meta), dict(note.frontmatter.key_lines)
-        body, body_line = note.body, note.body_line
-    status = meta.get("status")
-    stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
-    name = str(meta.get("name") or stem)
-    return [
-        Doc(
-            kind=str(meta.get("type") or "note"),
-            name=name,
-            description=" ".join(str(meta.get("description") or "").split()),
-            project=_project(rel_path),
-            status=None if status is None else str(status),
-            superseded_by=superseded_by(meta),
-            path=rel_path,
-            line=1,
-            name_line=key_lines.get("name", 1),
-            description_line=key_lines.get("description", 1),
-            lines=tuple(body.splitlines()),
-            body_line=body_line,
-            cite=rel_path,
-            link=f"[[{rel_path.removesuffix('.md')}]]",
-        )
-    ]
-
-
-def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
-    out: list[Doc] = []
-    for block in parse_blocks(path, rel_path, text):
-        lines = block.text.splitlines()[1:]
-        prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
-        out.append(
-            Doc(
-                kind="pattern",
-                name=block.name,
-                description=prose[0] if prose else "",
-                project=None,
-                status=None,
-                superseded_by=None,
-                path=rel_path,
-                line=block.line,
-                name_line=block.line,
-                description_line=block.line + 1,
-                lines=tuple(lines),
-                body_line=block.line + 1,
-                cite=block.name,
-                link=f"[[{rel_path.removesuffix('.md')}#{block.name}]]",
-            )
-        )
-    return out
 
 
 class _Haystack:
@@ -283,54 +157,4 @@ class Searcher:
                 continue
             scored.append((-score, doc.path, doc.line, doc))
         scored.sort(key=lambda s: s[:3])
-        return [_hit(doc, words, -neg) for neg, _, _, doc in scored[: max(1, limit)]]
-
-
-def safe(text: str) -> str:
-    """What a hit may show an agent: credentials masked, control characters stripped
-    (vaultkeeper.secrets.served), bidi characters escaped."""
-    return inert(served(text)) if needs_serving(text) else text
-
-
-def _body_line(doc: Doc, i: int) -> str:
-    """Body line ``i`` with the credentials of the whole body masked: a line inside a
-    private-key block holds no marker of its own. Masking keeps line breaks."""
-    body = "\n".join(doc.lines)
-    if not needs_serving(body):
-        return doc.lines[i]
-    return served(body).split("\n")[i]
-
-
-def _hit(doc: Doc, words: list[str], score: int) -> Hit:
-    """The hit, pointing at the body line holding most of the words (else name/description)."""
-    best, best_n = -1, 0
-    for i, text in enumerate(doc.lines):
-        low = text.casefold()
-        n = sum(1 for w in words if w in low)
-        if n > best_n:
-            best, best_n = i, n
-    if best >= 0:
-        line, text = doc.body_line + best, _body_line(doc, best)
-    elif any(w in doc.folded[0] for w in words) or not doc.description:
-        line, text = doc.name_line, doc.name
-    else:
-        line, text = doc.description_line, doc.description
-    superseded = None if doc.superseded_by is None else safe(doc.superseded_by)
-    status = None if doc.status is None else safe(doc.status)
-    return Hit(
-        doc.kind, safe(doc.name), safe(doc.description), safe(doc.path), line,
-        _snippet(text, words), safe(doc.cite), safe(doc.link), status, superseded, score,
-    )  # fmt: skip
-
-
-def _snippet(text: str, words: list[str]) -> str:
-    # masked before it is cut: a cut credential would no longer look like one
-    flat = safe(" ".join(text.split()))
-    width = config.SEARCH_SNIPPET_CHARS
-    if len(flat) <= width:
-        return flat
-    low = flat.casefold()
-    at = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
-    start = max(0, min(at - width // 4, len(flat) - width))
-    cut = flat[start : start + width]
-    return ("..." if start else "") + cut + ("..." if start + width < len(flat) else "")
+        return [make_hit(doc, words, -neg) for neg, _, _, doc in scored[: max(1, limit)]]

@@ -6,5 +6,6 @@ yes at a terminal, and what is deleted goes to the vault's ``.trash/``, restorab
 
 Modules: decision (the types), gate (receipts, hashes, lifecycle moves, targets),
 edits (diffs and writes), journal, queue (asks for a person), promote, prune, trash
-(move out and restore), lifecycle (revalidate / reactivate), review, batch (dispatch).
+(move out), restore (and back), lifecycle (revalidate / reactivate), review, batch
+(dispatch).
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, supersede, trash
+from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, restore, supersede
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -69,7 +69,7 @@ HANDLERS: dict[str, Handler] = {
     "supersede": supersede.supersede,
     "skip": skip,
     "merge": merge.merge,
-    "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
+    "restore": lambda vault, decision, now, dry_run=False, **_: restore.restore(
         vault, decision, dry_run=dry_run
     ),
 }
