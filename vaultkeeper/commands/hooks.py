@@ -121,8 +121,8 @@ def hooks_install(
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json)
             return
-        if mcp_file is not None:  # no program to register: refused before any write
-            mcp_install.argv(vault, program)
+        if mcp_file is not None:  # its file read and its edit planned before any write
+            mcp_install.install(target, mcp_file, vault, program, write=False)
         done = hostfiles.install(target, path, vault, program)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served)
@@ -165,6 +165,7 @@ def hooks_uninstall(
     """
     from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
+    from vaultkeeper.errors import VaultkeeperError
 
     path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
@@ -174,6 +175,8 @@ def hooks_uninstall(
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx, require=False), os.environ), as_json)
         return
+    if mcp_file is not None and (unreadable := hostfiles.installed(target, path).note):
+        raise VaultkeeperError(f"{unreadable}; nothing written")  # before the MCP file's edit
     # the MCP file first: install made ~/.codex/ for hooks.json, and only once both
     # files are gone can the hooks' uninstall take that folder away again
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
