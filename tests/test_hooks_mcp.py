@@ -3,6 +3,7 @@ where the MCP server is registered and for which vault."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -86,3 +87,58 @@ def test_uninstall_refuses_before_the_mcp_entry_goes_when_the_hooks_file_is_bad(
     assert (code, out) == (1, "")
     assert err.startswith(f"vaultkeeper: error: {settings}:1:") and len(err.splitlines()) == 1
     assert claude.read_bytes() == registered
+
+
+@needs_program
+def test_status_says_where_the_mcp_server_is_registered_and_for_which_vault(
+    sample: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    claude, codex = home / ".claude.json", home / ".codex" / "config.toml"
+    code, out, _ = _run(home, "hooks", "status", "claude-code")
+    assert code == 0
+    assert f"claude-code  mcp server vaultkeeper not registered in {claude} (user scope)" in (
+        out.splitlines()
+    )
+    for args in (["claude-code", "--mcp"], ["claude-code", "--mcp", "--project"]):
+        assert _run(home, "--vault", sample, "hooks", "install", *args)[0] == 0
+    assert _run(home, "--vault", sample, "hooks", "install", "codex", "--mcp")[0] == 0
+    program = json.loads(claude.read_text())["mcpServers"]["vaultkeeper"]["command"]
+    command = f"{program} --vault {sample} mcp"
+    code, out, _ = _run(home, "hooks", "status")
+    assert code == 0
+    mcp_lines = [x for x in out.splitlines() if "mcp server" in x]
+    assert mcp_lines == [
+        f"claude-code  mcp server vaultkeeper in {claude} (user scope): vault {sample}: {command}",
+        f"claude-code  mcp server vaultkeeper in {project / '.mcp.json'} (project scope): "
+        f"vault {sample}: {command}",
+        f"codex        mcp server vaultkeeper in {codex} (user scope): vault {sample}: {command}",
+    ]
+    code, out, _ = _run(home, "hooks", "status", "codex", "--json")
+    assert code == 0
+    assert json.loads(out)["mcp"] == [
+        {
+            "target": "codex",
+            "scope": "user",
+            "path": str(codex),
+            "registered": True,
+            "vault": str(sample),
+            "command": command,
+            "note": None,
+        }
+    ]
+
+
+def test_status_notes_an_unreadable_mcp_file_and_still_exits_0(home: Path) -> None:
+    claude = home / ".claude.json"
+    claude.write_text("{oops")
+    code, out, _ = _run(home, "hooks", "status", "claude-code", "--json")
+    assert code == 0
+    (found,) = json.loads(out)["mcp"]
+    assert (found["registered"], found["vault"]) == (False, None)
+    assert found["note"].startswith(f"{claude}:1:2: not valid JSON (")
+    code, out, _ = _run(home, "hooks", "status", "claude-code")
+    assert code == 0
+    assert f"claude-code  mcp server vaultkeeper: {claude} (user scope): {claude}:1:2: " in out

@@ -208,6 +208,7 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
+    from vaultkeeper.mcp_status import registrations
     from vaultkeeper.status import age_text, where_installed
 
     targets = [target] if target else list(_TARGETS)
@@ -226,6 +227,7 @@ def hooks_status(
         vault = None
     git = _git_status(vault, strict=target == "git") if "git" in targets and vault else None
     where = where_installed(files, "cron" in targets, os.environ, vault)
+    served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
     now = now_utc()
     if as_json:
         print_json(
@@ -234,6 +236,7 @@ def hooks_status(
                     {**h.__dict__, "handlers": [x.__dict__ for x in h.handlers]}
                     for h in where.hosts
                 ],
+                "mcp": [r.__dict__ for r in served],
                 "cron": [e.__dict__ for e in where.cron] if "cron" in targets else None,
                 "cron_note": where.cron_note,
                 "last_scans": [
@@ -255,6 +258,8 @@ def hooks_status(
             click.echo(
                 f"{host.target:<12} {h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
             )
+        for reg in (r for r in served if r.target == host.target):
+            click.echo(f"{host.target:<12} {reg.line()}")
     if "cron" in targets:
         if where.cron_note:
             click.echo(f"{'cron':<12} {where.cron_note}")
