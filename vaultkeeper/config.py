@@ -192,6 +192,7 @@ MCP_ELICIT_TIMEOUT_SECONDS = 600
 CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
 CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+CLI_SOURCE = "cli"  # ... and for `vaultkeeper use NAME`, under the session "cli:<ISO time>"
 MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
 CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
 CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers

@@ -31,9 +31,10 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.registry import load_heads
-from vaultkeeper.use import UseResult, record_uses
+from vaultkeeper.use import UseResult, record_use, record_uses
 from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
 
 JOURNAL_ACTION = "use"
@@ -61,6 +62,7 @@ class Counted:
     count_after: int
     last_used: str
     receipt: str  # the latest new use's receipt
+    note: str | None = None  # why the saved report could not follow, if it could not
 
 
 @dataclass(frozen=True)
@@ -252,4 +254,24 @@ def _journal(
         result.count_after,
         result.last_used,
         latest.receipt,
+        result.note,
     )
+
+
+def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
+    """``vaultkeeper use NAME``: a reuse a person reports, through the same door as
+    ingest: counted, journaled, and logged as a ``cli`` cite, so decay sees it. Its
+    session (and receipt) is ``cli:<now, ISO>``: one use, never counted again.
+
+    Refused (an unknown name, an unreadable count, ...) before anything is written.
+    """
+    record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
+    session = f"{config.CLI_SOURCE}:{now.isoformat()}"
+    event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
+    result = record(vault, [event], now)
+    if result.refused:  # the registry changed between the check and the edit
+        raise VaultkeeperError(result.refused[0])
+    if not result.counted:
+        raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
+    c = result.counted[0]
+    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)
