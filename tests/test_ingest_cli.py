@@ -195,3 +195,41 @@ def test_ingest_counts_are_singular_for_one_and_plural_for_more(
     lines = again.stdout.splitlines()
     assert lines[1] == f"read {two}: claude-code session two (2 unreadable lines skipped)"
     assert lines[-1] == "recorded 2 new uses (2 reads); 1 already recorded"
+
+
+def _session_running_use(tmp_path: Path, vault: Path, name: str, day: str = "2026-11-30") -> Path:
+    """A session whose agent ran `vaultkeeper use` in a shell and linked the pattern too."""
+    return tf.write(
+        tmp_path / f"{name}.jsonl",
+        [
+            tf.claude(
+                "assistant",
+                [
+                    tf.tool("Bash", command=f"vaultkeeper --vault {vault} use pin-test-clock"),
+                    tf.text("Reused [[patterns/registry#pin-test-clock]]."),
+                ],
+                session=name,
+                ts=f"{day}T10:00:00.000Z",
+            )
+        ],
+    )
+
+
+def test_a_session_s_own_vaultkeeper_use_is_not_counted_again_by_ingest(
+    tmp_path: Path, sample: Path
+) -> None:
+    today = {"VAULTKEEPER_TODAY": "2026-11-30"}
+    used = vk(sample, "use", "pin-test-clock", env=today)
+    assert used.stdout.startswith("pin-test-clock: success count 2 -> 3,"), used.output
+    path = _session_running_use(tmp_path, sample, "ran-use")
+    result = vk(sample, "ingest", str(path), env=today)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[1:] == [
+        "used pin-test-clock with `vaultkeeper use`: counted then, not again",
+        "recorded 1 new use (1 cite); 0 already recorded",
+    ]
+    assert "**success count:** 3\n" in (sample / "patterns/registry.md").read_text()
+    # a session whose `use` left no line in the log near its day (it failed) counts once
+    other = _session_running_use(tmp_path, sample, "use-failed", day="2026-11-20")
+    again = vk(sample, "ingest", str(other), env=today)
+    assert again.stdout.splitlines()[1].startswith("counted pin-test-clock: success count 3 -> 4,")

@@ -49,6 +49,7 @@ class CiteCall:
     target: str
     date: dt.date
     evidence: str  # as the call gave it
+    source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class RecordResult:
     dry_run: bool
     via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
     future: int = 0  # events dated after today, dated today
+    via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -97,6 +99,7 @@ class RecordResult:
             "dry_run": self.dry_run,
             "via_mcp": list(self.via_mcp),
             "future": self.future,
+            "via_cli": list(self.via_cli),
         }
 
 
@@ -108,19 +111,21 @@ def _matched(
     calls: Sequence[CiteCall],
     server: dict[tuple[str, str], list[dt.date]],
     counted: set[tuple[str, str]],
-) -> set[tuple[str, str]]:
-    """The (host session, pattern) keys not ``counted`` yet whose cite call has a server
-    line; each line stands for one call."""
-    out: set[tuple[str, str]] = set()
+) -> dict[tuple[str, str], str]:
+    """The (host session, pattern) keys not ``counted`` yet whose call has a line of its
+    own in the log (server: by the receipt; ``use``: by the source), with the call's
+    source; each line stands for one call."""
+    out: dict[tuple[str, str], str] = {}
     for call in calls:
         key = (call.session, call.target)
         if key in counted or key in out:
             continue
-        dates = server.get((call.target, mcp_receipt(call.evidence)), [])
+        mcp = call.source == config.MCP_SOURCE
+        dates = server.get((call.target, mcp_receipt(call.evidence) if mcp else call.source), [])
         near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
         if near:
             dates.remove(near[0])
-            out.add(key)
+            out[key] = call.source
     return out
 
 
@@ -153,15 +158,17 @@ def record(
         names = {h.name for h in heads}
         seen: set[tuple[str, str, str]] = set()
         counted_keys: set[tuple[str, str]] = set()
-        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt) -> dates
+        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt|cli) -> dates
         for old in read_events(vault):
             seen.add((old.session, old.kind, old.target))
             if old.kind in PATTERN_KINDS:
                 counted_keys.add((old.session, old.target))
             if old.source == config.MCP_SOURCE and old.kind == "cite":
                 server.setdefault((old.target, old.receipt), []).append(old.date)
+            elif old.source == config.CLI_SOURCE and old.kind == "cite":
+                server.setdefault((old.target, old.source), []).append(old.date)
         covered = _matched(calls, server, counted_keys)
-        counted_keys |= covered
+        counted_keys |= covered.keys()
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
         unknown: list[UseEvent] = []
@@ -199,9 +206,10 @@ def record(
         if not dry_run:
             append_events(vault, recorded)  # right after the edits, under the same lock
         refused = tuple(str(failed[name]) for name in uses if name in failed)
-        via_mcp = tuple(
-            sorted({t for s, t in covered if any(e.session == s for e in uses.get(t, ()))})
-        )
+        via: dict[str, set[str]] = {config.MCP_SOURCE: set(), config.CLI_SOURCE: set()}
+        for (session, target), source in covered.items():
+            if any(e.session == session for e in uses.get(target, ())):
+                via[source].add(target)
         return RecordResult(
             tuple(recorded),
             tuple(counted),
@@ -209,8 +217,9 @@ def record(
             tuple(unknown),
             refused,
             dry_run,
-            via_mcp,
+            tuple(sorted(via[config.MCP_SOURCE])),
             future,
+            tuple(sorted(via[config.CLI_SOURCE])),
         )
 
 

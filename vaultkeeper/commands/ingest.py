@@ -63,6 +63,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
         )
     for name in out.result.via_mcp:
         click.echo(clean(f"cited {name} through MCP: counted by the server then, not again"))
+    for name in out.result.via_cli:
+        click.echo(clean(f"used {name} with `vaultkeeper use`: counted then, not again"))
     for e in out.result.unknown:
         click.echo(
             clean(
