@@ -225,7 +225,11 @@ def hooks_status(
         if target == "git":
             raise
         vault = None
-    git = _git_status(vault, strict=target == "git") if "git" in targets and vault else None
+    git = None
+    if "git" in targets and vault:
+        from vaultkeeper.git_install import status_or_note
+
+        git = status_or_note(vault, strict=target == "git")
     where = where_installed(files, "cron" in targets, os.environ, vault)
     served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
     now = now_utc()
@@ -276,15 +280,6 @@ def hooks_status(
         click.echo(f"{'last scan':<12} {v}: {done}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
-
-
-def _git_status(vault: Path, strict: bool) -> Any:
-    """git_install.status; for a vault outside git, a short line (``strict``: the refusal)."""
-    from vaultkeeper import git_install
-
-    if not strict and not git_install.is_work_tree(vault):
-        return f"{vault}: not a git work tree"
-    return git_install.status(vault)
 
 
 def _echo_git(found: Any) -> None:
