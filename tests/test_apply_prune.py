@@ -234,3 +234,11 @@ def test_end_of_input_at_the_prune_question_keeps_it_and_is_journaled(vault: Pat
     assert snapshot(vault) == before
     last = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
     assert (last["target"], last["outcome"]) == ("beta", "silence")
+
+
+def test_a_yes_at_the_terminal_is_journaled_as_such(vault: Path) -> None:
+    code, screen = run_on_pty(["--vault", str(vault), "apply", "prune", "beta"], ["y"], PROMPT)
+    assert code == 0, screen
+    [record] = [r for r in journal(vault) if r["outcome"] == "act"]
+    assert (record["action"], record["target"]) == ("prune", "beta")
+    assert record["confirmed_via"] == "terminal"

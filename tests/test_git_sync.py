@@ -171,8 +171,10 @@ def test_two_machines_count_prune_promote_and_add_in_both_orders(machines: Machi
     state.update(alpha=(7, "2026-11-19", ""), kappa=(4, "2026-11-05", promoted))
     assert_same(m, registry(state))
     assert (m.b / "skills" / "kappa" / "SKILL.md").is_file()
-    # the journal travels: both machines' decisions, on both machines
-    assert journal_actions(m.a) == journal_actions(m.b) == [("promote", "kappa"), ("prune", "beta")]
+    # the journal travels: both machines' decisions and counted uses, on both machines
+    uses = [("use", "alpha")] * 5 + [("use", "beta"), ("use", "gamma"), ("use", "kappa")]
+    decided = [("promote", "kappa"), ("prune", "beta"), *uses]
+    assert journal_actions(m.a) == journal_actions(m.b) == decided
 
     # round 3: a pushes first; a adds a pattern after omega while b counts omega
     m.vk(m.a, "new", "pattern", "zeta", "-d", "Zeta: what to do, and when.", today="2026-11-21")

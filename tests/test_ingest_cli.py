@@ -42,7 +42,7 @@ def test_ingest_prints_what_it_counted_and_recorded(tmp_path: Path, sample: Path
     result = vk(sample, "ingest", str(path))
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout.splitlines() == [
-        f"read {path}: claude-code session {tf.SESSION} (1 unreadable lines skipped)",
+        f"read {path}: claude-code session {tf.SESSION} (1 unreadable line skipped)",
         "counted pin-test-clock: success count 2 -> 3, last used 2026-11-30 "
         f"(patterns/registry.md); receipt {path}:2",
         f"unknown pin-tset-clock: cited at {path}:2 but not in the registry (a typo or a "
@@ -158,3 +158,78 @@ def test_the_saved_report_follows_an_ingest(tmp_path: Path, sample: Path) -> Non
     assert vk(sample, "ingest", str(path)).exit_code == 0
     shown = vk(sample, "report").stdout.splitlines()
     assert shown[0] == "SELF-MAINTAIN: prune candidates 1 | promote eligible 3 | held-out due 1"
+
+
+def test_ingest_counts_are_singular_for_one_and_plural_for_more(
+    tmp_path: Path, sample: Path
+) -> None:
+    one = tf.write(
+        tmp_path / "one.jsonl",
+        [
+            tf.claude(
+                "assistant", [tf.text("Using [[patterns/registry#pin-test-clock]].")], session="one"
+            )
+        ],
+        tail='{"type": "assistant", "mess',
+    )
+    result = vk(sample, "ingest", str(one))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"read {one}: claude-code session one (1 unreadable line skipped)"
+    assert lines[-1] == "recorded 1 new use (1 cite); 0 already recorded"
+    notes = ["projects/api/memory/flaky-ci-retries.md", "patterns/registry.md"]
+    two = tf.write(
+        tmp_path / "two.jsonl",
+        [
+            tf.claude(
+                "assistant",
+                [tf.tool("Read", file_path=str(sample / rel)) for rel in notes],
+                session="two",
+            ),
+            '{"type": "assistant", "mess',
+            '{"type": "assistant", "mess',
+        ],
+    )
+    again = vk(sample, "ingest", str(one), str(two))
+    assert again.exit_code == 0, again.output
+    lines = again.stdout.splitlines()
+    assert lines[1] == f"read {two}: claude-code session two (2 unreadable lines skipped)"
+    assert lines[-1] == "recorded 2 new uses (2 reads); 1 already recorded"
+
+
+def _session_running_use(tmp_path: Path, vault: Path, name: str, day: str = "2026-11-30") -> Path:
+    """A session whose agent ran `vaultkeeper use` in a shell and linked the pattern too."""
+    return tf.write(
+        tmp_path / f"{name}.jsonl",
+        [
+            tf.claude(
+                "assistant",
+                [
+                    tf.tool("Bash", command=f"vaultkeeper --vault {vault} use pin-test-clock"),
+                    tf.text("Reused [[patterns/registry#pin-test-clock]]."),
+                ],
+                session=name,
+                ts=f"{day}T10:00:00.000Z",
+            )
+        ],
+    )
+
+
+def test_a_session_s_own_vaultkeeper_use_is_not_counted_again_by_ingest(
+    tmp_path: Path, sample: Path
+) -> None:
+    today = {"VAULTKEEPER_TODAY": "2026-11-30"}
+    used = vk(sample, "use", "pin-test-clock", env=today)
+    assert used.stdout.startswith("pin-test-clock: success count 2 -> 3,"), used.output
+    path = _session_running_use(tmp_path, sample, "ran-use")
+    result = vk(sample, "ingest", str(path), env=today)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[1:] == [
+        "used pin-test-clock with `vaultkeeper use`: counted then, not again",
+        "recorded 1 new use (1 cite); 0 already recorded",
+    ]
+    assert "**success count:** 3\n" in (sample / "patterns/registry.md").read_text()
+    # a session whose `use` left no line in the log near its day (it failed) counts once
+    other = _session_running_use(tmp_path, sample, "use-failed", day="2026-11-20")
+    again = vk(sample, "ingest", str(other), env=today)
+    assert again.stdout.splitlines()[1].startswith("counted pin-test-clock: success count 3 -> 4,")

@@ -417,3 +417,17 @@ def test_fix_through_a_symlink_keeps_the_link_and_never_writes_outside(
     assert (vault / "real.md").read_text(encoding="utf-8") == text.replace("\u2014", "--")
     assert outside.read_text(encoding="utf-8") == text  # outside the vault: not ours to fix
     assert [(f.path, f.code) for f in result.findings] == [("outer.md", "VK101")]
+
+
+def test_a_file_name_holding_escapes_reaches_the_terminal_inert(sample: Path) -> None:
+    # color=True: what a terminal gets (click strips only CSI sequences when not a tty)
+    name = "bad\x1b[2Jname\x1b]0;pwned\x07.md"
+    (sample / "projects/api/memory" / name).write_text(entry("bad"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--vault", str(sample), "lint"], color=True)
+    assert result.exit_code == 0, result.output  # an orphan: a warning
+    ours = [x for x in result.stdout.splitlines() if "name" in x and "VK" in x]
+    assert ours, result.stdout
+    assert all(
+        x.startswith("projects/api/memory/bad\\x1b[2Jname\\x1b]0;pwned\\x07.md:") for x in ours
+    )
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout

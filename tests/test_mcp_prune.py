@@ -116,3 +116,14 @@ def test_judge_and_the_expected_name(sample: Path) -> None:
 )
 def test_can_elicit_needs_form_mode(declared: Any, can: bool) -> None:
     assert mcp_prune.can_elicit(declared) is can
+
+
+def test_a_yes_in_the_host_s_dialog_is_journaled_as_such(sample: Path) -> None:
+    async def person(message: str, schema: Any) -> Any:
+        return SimpleNamespace(action="accept", data=schema(name=BLOCK))
+
+    outcome = _prune_with(sample, person)
+    assert outcome.outcome == "act"
+    record = _last_journal(sample)
+    assert (record["action"], record["target"], record["outcome"]) == ("prune", BLOCK, "act")
+    assert record["confirmed_via"] == "mcp-elicitation"

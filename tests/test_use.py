@@ -174,3 +174,57 @@ def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
         record_use(vault, "a", TODAY)
     assert (vault / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
+
+
+def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
+    make_vault: MakeVault,
+) -> None:
+    from vaultkeeper.learn import record
+    from vaultkeeper.uses import read_events
+
+    registry = (
+        "# Pattern registry\n\n### kappa\nKappa body.\n\n**success count:** 4\n"
+        "**last used:** 2026-01-01\n**promoted:** 2026-01-02 -> [[skills/kappa/SKILL]]\n"
+    )
+    vault = make_vault({"patterns/registry.md": registry})
+    env = {"VAULTKEEPER_TODAY": "2026-11-30"}
+    runner = CliRunner()
+    scan = ["--vault", str(vault), "scan", "--force"]
+    before = runner.invoke(cli, scan, env=env)
+    assert any(x.startswith("skill unused kappa") for x in before.stdout.splitlines())
+
+    done = runner.invoke(cli, ["--vault", str(vault), "use", "kappa"], env=env)
+    assert done.exit_code == 0, done.output
+    assert done.stdout == (
+        "kappa: success count 4 -> 5, last used 2026-11-30 (patterns/registry.md)\n"
+    )
+    [line] = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
+    logged = json.loads(line)
+    assert (
+        logged["session"].startswith("cli:2026-11-30T") and logged["receipt"] == logged["session"]
+    )
+    assert {k: logged[k] for k in ("source", "kind", "target", "date")} == {
+        "source": "cli", "kind": "cite", "target": "kappa", "date": "2026-11-30",
+    }  # fmt: skip
+    journaled = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
+    assert (journaled["action"], journaled["target"], journaled["session"]) == (
+        "use", "kappa", logged["session"],
+    )  # fmt: skip
+    after = runner.invoke(cli, scan, env=env)
+    assert after.exit_code == 0
+    assert not any("skill unused" in x for x in after.stdout.splitlines())
+
+    # replaying the log counts nothing again and changes no byte
+    files = snapshot(vault, skip_state=False)
+    now = dt.datetime(2026, 11, 30, 12, tzinfo=dt.timezone.utc)
+    again = record(vault, list(read_events(vault)), now)
+    assert (again.counted, again.recorded, again.repeated) == ((), (), 1)
+    assert snapshot(vault, skip_state=False) == files
+
+
+def test_use_of_an_unknown_name_writes_nothing(sample: Path) -> None:
+    files = snapshot(sample, skip_state=False)
+    result = use(sample, "no-such-pattern")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("vaultkeeper: error: no-such-pattern: no ### no-such-pattern")
+    assert snapshot(sample, skip_state=False) == files

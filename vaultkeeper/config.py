@@ -189,7 +189,11 @@ MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's se
 MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
 # How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
 MCP_ELICIT_TIMEOUT_SECONDS = 600
+# A prune's journal line says where the person's yes came from (its "confirmed_via").
+CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
+CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
+CLI_SOURCE = "cli"  # ... and for `vaultkeeper use NAME`, under the session "cli:<ISO time>"
 MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
 CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
 CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers

@@ -207,3 +207,11 @@ def status(vault: Path) -> GitStatus:
     return GitStatus(
         str(vault), tuple(files), _config_get(vault, f"merge.{DRIVER}.driver"), tracked
     )
+
+
+def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
+    """``hooks status``: status; for a vault outside git, a short line (``strict``: the
+    refusal, as ``hooks status git`` asks for this vault's git)."""
+    if not strict and not is_work_tree(vault):
+        return f"{vault}: not a git work tree"
+    return status(vault)

@@ -8,7 +8,8 @@ skill a pattern was promoted into (its ``**promoted:**`` line) a ``skill`` use o
 pattern -- a read counts only at the very path that line names, followed through
 links; a read of a file inside the vault a ``read``; a call of the vault's MCP
 ``cite`` tool a ``cite`` whose server-side count learn.record finds (a ``CiteCall``),
-so the session is not counted twice. learn.record then logs and counts them. A
+so the session is not counted twice; so is a shell's ``vaultkeeper use NAME``, whose
+``cli`` line in the log stands for it. learn.record then logs and counts them. A
 Claude Code transcript brings its sub-agents' transcripts along
 (``<session>/subagents/agent-*.jsonl`` beside ``<session>.jsonl``).
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.config import CLI_SOURCE
 from vaultkeeper.learn import CiteCall, RecordResult, record
 from vaultkeeper.registry import load_heads
 from vaultkeeper.transcripts import Reader, Signal, detect
@@ -197,6 +199,8 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         made = view.link(name, None) if note else ("cite", name)
         if made and name:
             found.append(made)
+    elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
+        found += [("cite", signal.value)] if signal.value else []
     else:
         read, pattern = view.file(signal.value, signal.cwd)
         found += [("read", read)] if read else []
@@ -241,6 +245,9 @@ def ingest(
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
                         calls.append(CiteCall(event.session, event.target, event.date, evidence))
+                    elif signal.kind == "cli-use":
+                        call = CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
+                        calls.append(call)
         except OSError as exc:
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
             continue

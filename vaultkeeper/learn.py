@@ -31,9 +31,10 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.registry import load_heads
-from vaultkeeper.use import UseResult, record_uses
+from vaultkeeper.use import UseResult, record_use, record_uses
 from vaultkeeper.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
 
 JOURNAL_ACTION = "use"
@@ -48,6 +49,7 @@ class CiteCall:
     target: str
     date: dt.date
     evidence: str  # as the call gave it
+    source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Counted:
     count_after: int
     last_used: str
     receipt: str  # the latest new use's receipt
+    note: str | None = None  # why the saved report could not follow, if it could not
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class RecordResult:
     dry_run: bool
     via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
     future: int = 0  # events dated after today, dated today
+    via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -95,6 +99,7 @@ class RecordResult:
             "dry_run": self.dry_run,
             "via_mcp": list(self.via_mcp),
             "future": self.future,
+            "via_cli": list(self.via_cli),
         }
 
 
@@ -106,19 +111,21 @@ def _matched(
     calls: Sequence[CiteCall],
     server: dict[tuple[str, str], list[dt.date]],
     counted: set[tuple[str, str]],
-) -> set[tuple[str, str]]:
-    """The (host session, pattern) keys not ``counted`` yet whose cite call has a server
-    line; each line stands for one call."""
-    out: set[tuple[str, str]] = set()
+) -> dict[tuple[str, str], str]:
+    """The (host session, pattern) keys not ``counted`` yet whose call has a line of its
+    own in the log (server: by the receipt; ``use``: by the source), with the call's
+    source; each line stands for one call."""
+    out: dict[tuple[str, str], str] = {}
     for call in calls:
         key = (call.session, call.target)
         if key in counted or key in out:
             continue
-        dates = server.get((call.target, mcp_receipt(call.evidence)), [])
+        mcp = call.source == config.MCP_SOURCE
+        dates = server.get((call.target, mcp_receipt(call.evidence) if mcp else call.source), [])
         near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
         if near:
             dates.remove(near[0])
-            out.add(key)
+            out[key] = call.source
     return out
 
 
@@ -151,15 +158,17 @@ def record(
         names = {h.name for h in heads}
         seen: set[tuple[str, str, str]] = set()
         counted_keys: set[tuple[str, str]] = set()
-        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt) -> dates
+        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt|cli) -> dates
         for old in read_events(vault):
             seen.add((old.session, old.kind, old.target))
             if old.kind in PATTERN_KINDS:
                 counted_keys.add((old.session, old.target))
             if old.source == config.MCP_SOURCE and old.kind == "cite":
                 server.setdefault((old.target, old.receipt), []).append(old.date)
+            elif old.source == config.CLI_SOURCE and old.kind == "cite":
+                server.setdefault((old.target, old.source), []).append(old.date)
         covered = _matched(calls, server, counted_keys)
-        counted_keys |= covered
+        counted_keys |= covered.keys()
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
         unknown: list[UseEvent] = []
@@ -197,9 +206,10 @@ def record(
         if not dry_run:
             append_events(vault, recorded)  # right after the edits, under the same lock
         refused = tuple(str(failed[name]) for name in uses if name in failed)
-        via_mcp = tuple(
-            sorted({t for s, t in covered if any(e.session == s for e in uses.get(t, ()))})
-        )
+        via: dict[str, set[str]] = {config.MCP_SOURCE: set(), config.CLI_SOURCE: set()}
+        for (session, target), source in covered.items():
+            if any(e.session == session for e in uses.get(target, ())):
+                via[source].add(target)
         return RecordResult(
             tuple(recorded),
             tuple(counted),
@@ -207,8 +217,9 @@ def record(
             tuple(unknown),
             refused,
             dry_run,
-            via_mcp,
+            tuple(sorted(via[config.MCP_SOURCE])),
             future,
+            tuple(sorted(via[config.CLI_SOURCE])),
         )
 
 
@@ -252,4 +263,24 @@ def _journal(
         result.count_after,
         result.last_used,
         latest.receipt,
+        result.note,
     )
+
+
+def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
+    """``vaultkeeper use NAME``: a reuse a person reports, through the same door as
+    ingest: counted, journaled, and logged as a ``cli`` cite, so decay sees it. Its
+    session (and receipt) is ``cli:<now, ISO>``: one use, never counted again.
+
+    Refused (an unknown name, an unreadable count, ...) before anything is written.
+    """
+    record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
+    session = f"{config.CLI_SOURCE}:{now.isoformat()}"
+    event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
+    result = record(vault, [event], now)
+    if result.refused:  # the registry changed between the check and the edit
+        raise VaultkeeperError(result.refused[0])
+    if not result.counted:
+        raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
+    c = result.counted[0]
+    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)

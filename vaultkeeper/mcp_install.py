@@ -62,25 +62,32 @@ def registration_file(
     return default_path(target, env, cwd if project else None).absolute()
 
 
-def install(target: str, path: Path, vault: Path, program: str | None) -> Change:
+def install(
+    target: str, path: Path, vault: Path, program: str | None, *, write: bool = True
+) -> Change:
+    """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
+    so a command editing several files refuses before it has written any of them."""
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
     made = None if real.exists() else created.missing_folders(real.parent)
     if target == "codex":
-        change = _codex(real, command)
+        change = _codex(real, command, write)
     else:
         want = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
-        change = _claude(real, want)
-    if made is not None and change.changed:  # we created it: uninstall may take it away
+        change = _claude(real, want, write)
+    if write and made is not None and change.changed:  # ours: uninstall may take it away
         created.remember(real, made)
     return change
 
 
-def uninstall(target: str, path: Path) -> Change:
+def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
     """Remove our entry; a file install created goes (with our backup and the folders
-    made for it) when nothing but our entry was ever in it, as the hooks' file does."""
+    made for it) when nothing but our entry was ever in it, as the hooks' file does.
+    ``write=False``: only read and plan (see install)."""
     real = Path(os.path.realpath(path))
-    change = _codex(real, None) if target == "codex" else _claude(real, None)
+    change = _codex(real, None, write) if target == "codex" else _claude(real, None, write)
+    if not write:
+        return change
     if _empty(target, real):
         undone = created.undo(real)
         if undone is not None:
@@ -101,7 +108,7 @@ def _empty(target: str, path: Path) -> bool:
 
 
 # -- Claude Code: JSON ----------------------------------------------------------------
-def _claude(path: Path, want: dict[str, Any] | None) -> Change:
+def _claude(path: Path, want: dict[str, Any] | None, write: bool) -> Change:
     data, raw = read_settings(path)
     if raw is not None:  # as on disk: read_text would turn CRLF line ends into LF
         raw = _read_text(path)
@@ -138,7 +145,8 @@ def _claude(path: Path, want: dict[str, Any] | None) -> Change:
             del expected[_SERVERS_JSON]
             new = jsonedit.remove_member(text, top, _SERVERS_JSON)
         action = f"removed mcp server {NAME}"
-    return _write("claude-code", path, raw, jsonedit.checked(new, expected, str(path)), action)
+    new = jsonedit.checked(new, expected, str(path))
+    return _write("claude-code", path, raw, new, action, write)
 
 
 # -- Codex: TOML ----------------------------------------------------------------------
@@ -154,7 +162,7 @@ def _table(command: list[str], nl: str) -> str:
     )
 
 
-def _codex(path: Path, command: list[str] | None) -> Change:
+def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
     raw = _read_text(path) if path.exists() else None
     text = raw or ""
     before = tomledit.load(text, path)
@@ -193,7 +201,7 @@ def _codex(path: Path, command: list[str] | None) -> Change:
             new = text + sep + table
             action = f"added   mcp server {NAME}: {' '.join(command)}"
     _toml_check(before, new, command, path)
-    return _write("codex", path, raw, new, action)
+    return _write("codex", path, raw, new, action, write)
 
 
 def _read_text(path: Path) -> str:
@@ -224,8 +232,10 @@ def _toml_check(
         raise VaultkeeperError(f"{path}: could not edit it in place safely; nothing written")
 
 
-def _write(target: str, path: Path, raw: str | None, text: str, action: str) -> Change:
+def _write(target: str, path: Path, raw: str | None, text: str, action: str, write: bool) -> Change:
     if raw is not None and text == raw:
         return Change(target, str(path), False, None, (action,))
+    if not write:
+        return Change(target, str(path), True, None, (action,))
     backup = replace_keeping_backup(path, raw is not None, text)
     return Change(target, str(path), True, backup, (action,))

@@ -15,6 +15,7 @@ Imports pydantic (an MCP SDK dependency); only mcp_server.py imports this module
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -92,15 +93,24 @@ async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> bool | str:
     return judge(str(getattr(result, "action", "")), getattr(data, "name", None), plan)
 
 
-def in_dialog(elicit: Elicit, timeout: float) -> Callable[[PrunePlan], bool | str]:
+@dataclass(frozen=True)
+class InDialog:
     """The applier's confirm callback: it runs in the worker thread the server started
-    for the tool call, and puts the question on the event loop, where the session is."""
-    import anyio
+    for the tool call, and puts the question on the event loop, where the session is.
+    ``confirmed_via`` goes into the journal line of a deletion it said yes to."""
 
-    def confirm(plan: PrunePlan) -> bool | str:
-        return anyio.from_thread.run(ask, elicit, plan, timeout)
+    elicit: Elicit
+    timeout: float
+    confirmed_via: str = config.CONFIRMED_VIA_MCP
 
-    return confirm
+    def __call__(self, plan: PrunePlan) -> bool | str:
+        import anyio
+
+        return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
+
+
+def in_dialog(elicit: Elicit, timeout: float) -> InDialog:
+    return InDialog(elicit, timeout)
 
 
 def can_elicit(capabilities: Any) -> bool:

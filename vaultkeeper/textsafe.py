@@ -38,6 +38,12 @@ def inert(text: str) -> str:
     return _DANGEROUS.sub(_replace, text)
 
 
+def inert_line(text: str) -> str:
+    """``inert`` for one output line: newline and tab shown escaped too, so a file name
+    holding one cannot split a ``path:line: message`` line or forge the next one."""
+    return inert(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def dangerous(text: str) -> list[tuple[int, str]]:
     """(0-based column, character) of each character ``inert`` would escape."""
     return [(m.start(), m.group()) for m in _DANGEROUS.finditer(text)]

@@ -42,7 +42,8 @@ _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)
 class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
-    vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave)."""
+    vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
+    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name)."""
 
     kind: str
     value: str
@@ -236,6 +237,8 @@ class Reader:
     ) -> Iterator[Signal]:
         for path in shell_reads(command):
             yield Signal("file", path, None, number, self.session, day, cwd)
+        for name in shell_uses(command):
+            yield Signal("cli-use", name, None, number, self.session, day, cwd)
 
 
 def _is_cite(name: object, args: dict[str, Any]) -> bool:
@@ -250,8 +253,9 @@ def _is_cite(name: object, args: dict[str, Any]) -> bool:
     )
 
 
-def shell_reads(command: object) -> list[str]:
-    """The files a shell command reads with cat/head/sed/...; ``bash -lc "..."`` unwrapped."""
+def _simple_commands(command: object) -> list[list[str]]:
+    """A shell command line's simple commands (words split on ; && || | &), or none when it
+    cannot be read; ``bash -lc "..."`` unwrapped."""
     if isinstance(command, list) and all(isinstance(x, str) for x in command):
         if len(command) >= 3 and command[-2] in ("-c", "-lc"):
             command = command[-1]
@@ -265,17 +269,33 @@ def shell_reads(command: object) -> list[str]:
         tokens = list(lexer)
     except ValueError:  # an unclosed quote
         return []
-    out: list[str] = []
-    program: str | None = None
+    out: list[list[str]] = [[]]
     for token in tokens:
         if token in _SEPARATORS or set(token) <= set(";&|"):
-            program = None
-        elif program is None:
-            program = token.rsplit("/", 1)[-1]
-        elif (
-            program in _READERS
-            and not token.startswith("-")
-            and ("/" in token or token.endswith(".md"))  # ingest keeps files in the vault
-        ):
-            out.append(token)
+            out.append([])
+        else:
+            out[-1].append(token)
+    return [words for words in out if words]
+
+
+def shell_reads(command: object) -> list[str]:
+    """The files a shell command reads with cat/head/sed/..."""
+    return [
+        token
+        for words in _simple_commands(command)
+        if words[0].rsplit("/", 1)[-1] in _READERS
+        for token in words[1:]
+        if not token.startswith("-") and ("/" in token or token.endswith(".md"))
+    ]  # only paths: ingest keeps files in the vault
+
+
+def shell_uses(command: object) -> list[str]:
+    """The patterns a shell command counts with ``vaultkeeper [--vault V] use NAME`` (the
+    words that are no option nor --vault's value are ``use NAME``)."""
+    out: list[str] = []
+    for words in _simple_commands(command):
+        if words[0].rsplit("/", 1)[-1] != "vaultkeeper":
+            continue
+        args = [w for i, w in enumerate(words) if i and w[:1] != "-" and words[i - 1] != "--vault"]
+        out += args[1:2] if args[:1] == ["use"] else []
     return out

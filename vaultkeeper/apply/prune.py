@@ -53,6 +53,8 @@ class PrunePlan:
 
 
 # True only deletes; False or a reason (why the person's answer was not a yes) keeps.
+# A callback asking anywhere but at a terminal says where with a ``confirmed_via``
+# attribute (mcp_prune.InDialog): the journal line records it.
 Confirm = Callable[[PrunePlan], "bool | str"]
 
 
@@ -122,13 +124,20 @@ def prune(
             "prune", target, SILENCE, f"kept: {why}",
             evidence=decision.evidence, hash_before=found.hash, extra={KEPT: True},
         )  # fmt: skip
-    return carry_out(vault, decision, now, found.hash, "a person answered yes")
+    via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
+    return carry_out(vault, decision, now, found.hash, "a person answered yes", via)
 
 
 def carry_out(
-    vault: Path, decision: Decision, now: dt.datetime, expected: str | None, why: str
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    expected: str | None,
+    why: str,
+    via: str = config.CONFIRMED_VIA_TERMINAL,
 ) -> Outcome:
-    """Delete (to .trash/) after a person's yes, if the target is still what they saw."""
+    """Delete (to .trash/) after a person's yes, if the target is still what they saw;
+    ``via``: where the yes was given (journaled as ``confirmed_via``)."""
     with writer_lock(vault):
         found = plan(vault, decision)
         if expected is not None and found.hash != expected:
@@ -146,5 +155,6 @@ def carry_out(
             f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
             evidence=decision.evidence, id=trash_id,
             hash_before=done.hash_before, hash_after=done.hash_after,
-            extra={"kind": done.kind, "source": done.source, "trash": done.trash},
+            extra={"kind": done.kind, "source": done.source, "trash": done.trash,
+                   "confirmed_via": via},
         ))  # fmt: skip

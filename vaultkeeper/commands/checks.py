@@ -44,6 +44,7 @@ def lint(
       vaultkeeper lint --fix projects/api
     """
     from vaultkeeper.lint import find_lint_vault, lint_vault
+    from vaultkeeper.textsafe import inert_line
 
     root = ctx.find_root().params.get("vault")
     vault = find_lint_vault(root, os.environ, Path.cwd(), paths)
@@ -54,7 +55,7 @@ def lint(
         print_json([f.to_dict() for f in result.findings])
     else:
         for finding in result.findings:
-            click.echo(str(finding))
+            click.echo(inert_line(str(finding)))  # a file name may hold an escape
         if fix:
             click.echo(f"fixed {result.fixed} in {len(result.fixed_files)} file(s)")
         if result.findings:

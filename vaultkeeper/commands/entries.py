@@ -104,16 +104,16 @@ def new(
 def use(ctx: click.Context, name: str, as_json: bool) -> None:
     """Record one reuse of registry pattern NAME: success count + 1, last used today.
 
-    Only those two lines of the registry change.
+    Only those two lines of the registry change. The use is journaled and
+    logged in state/uses.jsonl (source cli), as ingest logs a session's.
 
     \b
     Example:
       vaultkeeper use bisect-first
     """
-    from vaultkeeper.use import record_use
+    from vaultkeeper.learn import record_cli
 
-    now = now_utc()
-    result = record_use(vault_path(ctx), name, now.date(), now)
+    result = record_cli(vault_path(ctx), name, now_utc())
     if as_json:
         print_json(result.__dict__)
         return

@@ -121,8 +121,8 @@ def hooks_install(
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json)
             return
-        if mcp_file is not None:  # no program to register: refused before any write
-            mcp_install.argv(vault, program)
+        if mcp_file is not None:  # its file read and its edit planned before any write
+            mcp_install.install(target, mcp_file, vault, program, write=False)
         done = hostfiles.install(target, path, vault, program)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served)
@@ -165,6 +165,7 @@ def hooks_uninstall(
     """
     from vaultkeeper import cron, git_install, mcp_install
     from vaultkeeper import hooks as hostfiles
+    from vaultkeeper.errors import VaultkeeperError
 
     path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
@@ -174,6 +175,8 @@ def hooks_uninstall(
     if target == "cron":
         _echo_change(cron.uninstall(vault_path(ctx, require=False), os.environ), as_json)
         return
+    if mcp_file is not None and (unreadable := hostfiles.installed(target, path).note):
+        raise VaultkeeperError(f"{unreadable}; nothing written")  # before the MCP file's edit
     # the MCP file first: install made ~/.codex/ for hooks.json, and only once both
     # files are gone can the hooks' uninstall take that folder away again
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
@@ -205,6 +208,7 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
+    from vaultkeeper.mcp_status import registrations
     from vaultkeeper.status import age_text, where_installed
 
     targets = [target] if target else list(_TARGETS)
@@ -221,8 +225,13 @@ def hooks_status(
         if target == "git":
             raise
         vault = None
-    git = _git_status(vault, strict=target == "git") if "git" in targets and vault else None
+    git = None
+    if "git" in targets and vault:
+        from vaultkeeper.git_install import status_or_note
+
+        git = status_or_note(vault, strict=target == "git")
     where = where_installed(files, "cron" in targets, os.environ, vault)
+    served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
     now = now_utc()
     if as_json:
         print_json(
@@ -231,6 +240,7 @@ def hooks_status(
                     {**h.__dict__, "handlers": [x.__dict__ for x in h.handlers]}
                     for h in where.hosts
                 ],
+                "mcp": [r.__dict__ for r in served],
                 "cron": [e.__dict__ for e in where.cron] if "cron" in targets else None,
                 "cron_note": where.cron_note,
                 "last_scans": [
@@ -252,6 +262,8 @@ def hooks_status(
             click.echo(
                 f"{host.target:<12} {h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
             )
+        for reg in (r for r in served if r.target == host.target):
+            click.echo(f"{host.target:<12} {reg.line()}")
     if "cron" in targets:
         if where.cron_note:
             click.echo(f"{'cron':<12} {where.cron_note}")
@@ -268,15 +280,6 @@ def hooks_status(
         click.echo(f"{'last scan':<12} {v}: {done}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
-
-
-def _git_status(vault: Path, strict: bool) -> Any:
-    """git_install.status; for a vault outside git, a short line (``strict``: the refusal)."""
-    from vaultkeeper import git_install
-
-    if not strict and not git_install.is_work_tree(vault):
-        return f"{vault}: not a git work tree"
-    return git_install.status(vault)
 
 
 def _echo_git(found: Any) -> None:

@@ -50,7 +50,9 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
     counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
     for f in out.files:
         if f.error is None:
-            skipped = f" ({f.lines_skipped} unreadable lines skipped)" if f.lines_skipped else ""
+            skipped = (
+                f" ({_n(f.lines_skipped, 'unreadable line')} skipped)" if f.lines_skipped else ""
+            )
             click.echo(clean(f"read {f.path}: {f.format} session {f.session}{skipped}"))
     for c in out.result.counted:
         click.echo(
@@ -61,6 +63,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
         )
     for name in out.result.via_mcp:
         click.echo(clean(f"cited {name} through MCP: counted by the server then, not again"))
+    for name in out.result.via_cli:
+        click.echo(clean(f"used {name} with `vaultkeeper use`: counted then, not again"))
     for e in out.result.unknown:
         click.echo(
             clean(
@@ -69,16 +73,21 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
             )
         )
     if out.result.future:
-        many = out.result.future != 1
+        was = "was" if out.result.future == 1 else "were"
         click.echo(
-            f"{out.result.future} use{'s' if many else ''} dated after today "
-            f"{'were' if many else 'was'} dated today ({now.date().isoformat()})"
+            f"{_n(out.result.future, 'use')} dated after today {was} dated today "
+            f"({now.date().isoformat()})"
         )
     recorded = out.result.recorded
     kinds = {k: sum(1 for e in recorded if e.kind == k) for k in ("cite", "skill", "read")}
-    detail = ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+    detail = ", ".join(_n(n, k) for k, n in kinds.items() if n)
     click.echo(
-        f"{record} {len(recorded)} new uses{f' ({detail})' if detail else ''}; "
+        f"{record} {_n(len(recorded), 'new use')}{f' ({detail})' if detail else ''}; "
         f"{out.result.repeated} already recorded"
     )
     ctx.exit(code)
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 new use``, ``2 new uses``: the count with its noun in the right number."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
