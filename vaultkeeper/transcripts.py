@@ -13,13 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
 CODEX = "codex"
@@ -28,11 +28,9 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment
 # [[target#heading|alias]] (and ![[...]] embeds): the target, then the heading part.
 LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # Shell programs whose file arguments are read (cat notes.md, sed -n 1,40p notes.md).
-_READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "awk", "view"})
 # Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
 # of these (its tool calls and its session header).
 _CODEX_MORE = (b"function_call", b"session_meta")
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 # A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
 # has written ``SERVER__TOOL`` and ``SERVER.TOOL``. Only the server's own name is taken.
 _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
@@ -251,51 +249,3 @@ def _is_cite(name: object, args: dict[str, Any]) -> bool:
         and isinstance(args.get("name"), str)
         and isinstance(args.get("evidence"), str)
     )
-
-
-def _simple_commands(command: object) -> list[list[str]]:
-    """A shell command line's simple commands (words split on ; && || | &), or none when it
-    cannot be read; ``bash -lc "..."`` unwrapped."""
-    if isinstance(command, list) and all(isinstance(x, str) for x in command):
-        if len(command) >= 3 and command[-2] in ("-c", "-lc"):
-            command = command[-1]
-        else:
-            command = shlex.join(command)
-    if not isinstance(command, str) or len(command) > config.TRANSCRIPT_MAX_COMMAND_CHARS:
-        return []
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # an unclosed quote
-        return []
-    out: list[list[str]] = [[]]
-    for token in tokens:
-        if token in _SEPARATORS or set(token) <= set(";&|"):
-            out.append([])
-        else:
-            out[-1].append(token)
-    return [words for words in out if words]
-
-
-def shell_reads(command: object) -> list[str]:
-    """The files a shell command reads with cat/head/sed/..."""
-    return [
-        token
-        for words in _simple_commands(command)
-        if words[0].rsplit("/", 1)[-1] in _READERS
-        for token in words[1:]
-        if not token.startswith("-") and ("/" in token or token.endswith(".md"))
-    ]  # only paths: ingest keeps files in the vault
-
-
-def shell_uses(command: object) -> list[str]:
-    """The patterns a shell command counts with ``vaultkeeper [--vault V] use NAME`` (the
-    words that are no option nor --vault's value are ``use NAME``)."""
-    out: list[str] = []
-    for words in _simple_commands(command):
-        if words[0].rsplit("/", 1)[-1] != "vaultkeeper":
-            continue
-        args = [w for i, w in enumerate(words) if i and w[:1] != "-" and words[i - 1] != "--vault"]
-        out += args[1:2] if args[:1] == ["use"] else []
-    return out
