@@ -24,10 +24,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.model import parse_date
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any, NamedTuple
 
 _DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
 
@@ -85,17 +88,27 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
     return out
 
 
-class MemoryFacts(NamedTuple):
-    """The keys of one memory file that duplicates and decay read (one per file, so a
-    NamedTuple: cheaper to build than a frozen dataclass)."""
+if TYPE_CHECKING:
 
-    rel: str
-    name: str
-    description: str
-    status: str | None
-    holdout_until: object
-    last_validated: object
-    provenance: tuple[str, ...]
+    class MemoryFacts(NamedTuple):
+        """The keys of one memory file that duplicates and decay read (one per file, so a
+        named tuple: cheaper to build than a frozen dataclass)."""
+
+        rel: str
+        name: str
+        description: str
+        status: str | None
+        holdout_until: object
+        last_validated: object
+        provenance: tuple[str, ...]
+
+else:
+    from collections import namedtuple
+
+    MemoryFacts = namedtuple(
+        "MemoryFacts",
+        ("rel", "name", "description", "status", "holdout_until", "last_validated", "provenance"),
+    )
 
 
 @dataclass(frozen=True)
@@ -174,8 +187,12 @@ class SkillUnused:
 
 
 def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
-    found = [(d, s) for d, s in dates if d is not None]
-    return max(found, key=lambda x: x[0]) if found else None
+    """The latest dated pair; of equal dates, the first (a loop: this runs per entry)."""
+    best: tuple[dt.date, str] | None = None
+    for when, source in dates:
+        if when is not None and (best is None or when > best[0]):
+            best = (when, source)
+    return best
 
 
 def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
@@ -187,28 +204,37 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
     """Active memory entries last seen more than ``config.STALE_DAYS`` days before today."""
     cut = today - dt.timedelta(days=config.STALE_DAYS)
     log_covers = usage.since is not None and usage.since < cut
+    seen, validated = usage.last_seen, usage.validated
+    parsed: dict[str, dt.date | None] = {}  # a vault repeats its dates many times
+
+    def day(value: object) -> dt.date | None:
+        if type(value) is not str:
+            return parse_date(value)
+        if value not in parsed:
+            parsed[value] = parse_date(value)
+        return parsed[value]
+
     out: list[Stale] = []
     for f in facts:
         if f.status != "active":
             continue
-        seen = usage.last_seen
         dated = _latest(
-            [
+            (
                 (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
-                (parse_date(f.last_validated), "last_validated"),
-                (usage.validated.get(f.rel), "re-checked"),
-                (_provenance_date(f.provenance), "provenance"),
-                (parse_date(f.holdout_until), "holdout_until"),
-            ]
+                (day(f.last_validated), "last_validated"),
+                (validated.get(f.rel), "re-checked"),
+                (_provenance_date(f.provenance) if f.provenance else None, "provenance"),
+                (day(f.holdout_until), "holdout_until"),
+            )
         )
         if dated is None:
             if log_covers:
                 since = f"uses log since {usage.since}"
                 out.append(Stale(f.name, f.rel, None, since, None))
             continue
-        day, source = dated
-        if day < cut:
-            out.append(Stale(f.name, f.rel, day.isoformat(), source, (today - day).days))
+        when, source = dated
+        if when < cut:
+            out.append(Stale(f.name, f.rel, when.isoformat(), source, (today - when).days))
     return out
 
 

@@ -23,11 +23,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, NamedTuple
 
 from vaultkeeper import config
+from vaultkeeper.lazyre import lazy
 
-_WORD = re.compile(r"[a-z0-9]+")
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any, NamedTuple
+
+_WORD = lazy(r"[a-z0-9]+")
 # fmt: off
 STOP_WORDS = frozenset((
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -42,9 +46,9 @@ MEMORY = "memory"
 # Light suffix stemming, applied to many words at once (one per line) by three regex
 # passes: -ies -> -y (5+ letters); a plural -s cut (4+, not -ss/-us/-is); then -ing (6+)
 # and -ed (5+) cut. So "settings", "setting" and "set" stay apart but the first two meet.
-_IES = re.compile(r"^([a-z0-9]{2,})ies$", re.M)
-_PLURAL = re.compile(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
-_ING_ED = re.compile(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
+_IES = lazy(r"^([a-z0-9]{2,})ies$", re.M)
+_PLURAL = lazy(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
+_ING_ED = lazy(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
 _SUFFIXES = ("s", "ed", "ing")  # a word ending otherwise is its own stem
 
 
@@ -62,7 +66,7 @@ _SEP = "\x01"  # between two texts of a pass; no word holds it
 # about 35 MiB); a set is built only for an entry that has a word worth probing.
 Words = tuple[str, ...]
 _BATCH = 2048  # texts tokenised at once: big enough for C-speed calls, small in memory
-_TOKEN = re.compile(r"[a-z0-9]+|\x01")
+_TOKEN = lazy(r"[a-z0-9]+|\x01")
 
 
 class Vocabulary:
@@ -123,18 +127,29 @@ def first_sentence(text: str) -> str:
     return text[:cut]
 
 
-class Item(NamedTuple):
+if TYPE_CHECKING:
+
+    class _ItemFields(NamedTuple):
+        group: str  # "block", or "memory:<project>"
+        name: str
+        path: str  # vault-relative
+        line: int  # the ### heading of a block; 1 for a file
+        text: str  # name and description, as written
+
+else:
+    from collections import namedtuple
+
+    _ItemFields = namedtuple("_ItemFields", ("group", "name", "path", "line", "text"))
+
+
+class Item(_ItemFields):
     """One live entry as the pass sees it; ``group`` keeps kinds and projects apart.
 
-    A NamedTuple: the scan makes one per entry, and a frozen dataclass costs several
+    A named tuple: the scan makes one per entry, and a frozen dataclass costs several
     times more to build.
     """
 
-    group: str  # "block", or "memory:<project>"
-    name: str
-    path: str  # vault-relative
-    line: int  # the ### heading of a block; 1 for a file
-    text: str  # name and description, as written
+    __slots__ = ()
 
     @property
     def kind(self) -> str:

@@ -224,15 +224,29 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
 def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
     from vaultkeeper.decay import MemoryFacts
 
-    name, status, provenance = meta.get("name"), meta.get("status"), meta.get("provenance")
-    if status is None and meta.get("holdout_until") not in (None, ""):
+    get = meta.get  # one file after another: each lookup saved counts
+    name, status, until, provenance = get("name"), get("status"), get("holdout_until"), None
+    if status is None and until not in (None, ""):
         status = "held_out"  # as the held-out list and the applier read it
+    description = get("description")
+    found = get("provenance")
+    if type(found) is list:
+        provenance = tuple(p if type(p) is str else str(p) for p in found)
     return MemoryFacts(
-        rel=where,
-        name=str(name) if name not in (None, "") else os.path.basename(where)[:-3],
-        description="" if meta.get("description") is None else str(meta["description"]),
-        status=None if status is None else str(status),
-        holdout_until=meta.get("holdout_until"),
-        last_validated=meta.get("last_validated"),
-        provenance=tuple(str(p) for p in provenance) if isinstance(provenance, list) else (),
+        where,
+        name if type(name) is str and name else _stem(where, name),
+        ""
+        if description is None
+        else description
+        if type(description) is str
+        else str(description),
+        None if status is None else status if type(status) is str else str(status),
+        until,
+        get("last_validated"),
+        provenance or (),
     )
+
+
+def _stem(where: str, name: object) -> str:
+    """The entry's name when ``name`` is not a non-empty string: its text, or the file's."""
+    return str(name) if name not in (None, "") else os.path.basename(where)[:-3]

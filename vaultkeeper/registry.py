@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -166,6 +165,8 @@ def name_key(name: str) -> str:
 
 
 def block_hash(text: str) -> str:
+    import hashlib  # here: loading OpenSSL costs a scan that reads nothing new 2 ms
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.lazyre import lazy
 from vaultkeeper.secrets import needs_serving, served, strip_controls
 
 TYPE_CHECKING = False
@@ -77,8 +78,10 @@ class Candidate:
     def to_dict(self, checked: bool = False) -> dict[str, Any]:
         """Every field (but kind), text read from the vault served masked (credentials)
         and without controls; ``checked``: the caller knows none of it needs that."""
-        # every field is a plain value: no need for asdict's deep copy (a big report)
-        out = {name: getattr(self, name) for name in _CANDIDATE_FIELDS}
+        # every field is a plain value: no need for asdict's deep copy (a big report);
+        # __dict__ holds the fields in their order
+        out = dict(self.__dict__)
+        del out["kind"]
         if not checked and needs_serving(" ".join(self.texts())):
             for name in _TEXT_FIELDS:
                 if out[name] is not None:
@@ -184,7 +187,7 @@ def age_text(made: dt.datetime, now: dt.datetime) -> str:
     return f"{_count(seconds // 86400, 'day')} ago"
 
 
-_LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+_LINE_BREAKS = lazy(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
 _BREAK = re.compile(r"[\r\n\v\f\x85\u2028\u2029]")  # searched for alone: far faster
 
 

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from vaultkeeper.lazyre import lazy
+
 PRIVATE_KEY = "private key"
 AWS = "aws access key"
 GITHUB = "github token"
@@ -32,14 +34,14 @@ API_KEY = "api key"
 SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
 
 _BEGIN = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_LINE = re.compile(r"[ \t>]*[A-Za-z0-9+/=:, .-]*\r?")  # base64, or a Proc-Type header
-_KEY_BODY = re.compile(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
+_END = lazy(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_LINE = lazy(r"[ \t>]*[A-Za-z0-9+/=:, .-]*\r?")  # base64, or a Proc-Type header
+_KEY_BODY = lazy(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
 # One alternation, one pass over the text. A shaped token must stand alone: not glued
 # to letters or digits on either side (a hash that merely contains ``AKIA`` is not one).
 _EDGE_L = r"(?<![A-Za-z0-9_-])"
 _EDGE_R = r"(?![A-Za-z0-9_-])"
-_SHAPES = re.compile(
+_SHAPES = lazy(
     "|".join(
         [
             rf"(?P<pk>{_BEGIN})",
@@ -57,7 +59,7 @@ _GROUP_KIND.update({"oai": OPENAI, "slack": SLACK})
 
 # ``db_password = "..."``, ``GITHUB_TOKEN: ...``, ``"apiKey": "..."``: the name ends in
 # one of the words (a ``tokenizer:`` or ``password_min_length:`` is something else).
-_ASSIGN = re.compile(
+_ASSIGN = lazy(
     r"(?i:(?P<pw>passw(?:or)?d|pwd)|(?P<sec>secret(?:[_-]?(?:access[_-]?)?key)?)"
     r"|(?P<tok>token)|(?P<api>(?:api|access|private)[_-]?key))s?"
     r"[\"']?[ \t]*(?:\*\*)?[ \t]*[:=][ \t]*(?:\*\*[ \t]*)?"
@@ -70,11 +72,11 @@ _ASSIGN_WORDS = ("passw", "pwd", "secret", "token", "key")
 _SHAPE_STARTS = re.compile(
     r"-----BEGIN|A(?:KIA|SIA|BIA|CCA|IDA|ROA)|gh[pousr]_|github_pat_|sk-|xox"
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"(?i)example|placeholder|changeme|change[_-]me|your[_-]|redacted|dummy|sample|fake|"
     r"xxxx|\*\*\*|\.\.\.|here$|^\$|^%|^env[:.]|process\.env|os\.environ|getenv"
 )
-_IDENTIFIER = re.compile(
+_IDENTIFIER = lazy(
     r"[a-z]+(?:[_-][a-z]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[A-Za-z_]+(?:\.[A-Za-z_]+)+"
 )
 _WORDS = {"none", "null", "true", "false", "required", "optional", "string", "undefined"}
@@ -257,10 +259,8 @@ def mask(text: str) -> str:
 
 # CSI (ESC [ or U+009B ... final), OSC (ESC ] ... BEL or ESC \), other two-byte ESC sequences, then
 # any C0 control but tab and newline, DEL, and the C1 controls (U+0080-U+009F).
-_ANSI = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?"
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI = lazy(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str) -> str:

@@ -13,7 +13,6 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.decay import (
@@ -28,22 +27,24 @@ from vaultkeeper.decay import (
 )
 from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any, Protocol
+
     from vaultkeeper.cachedheads import Head
     from vaultkeeper.scancache import ScanCache
 
+    class Sections(Protocol):
+        """What these functions read of a report (report.Report has it; no import circle)."""
 
-class Sections(Protocol):
-    """What these functions read of a report (report.Report has it; no import circle)."""
-
-    @property
-    def vault(self) -> str: ...
-    @property
-    def duplicates(self) -> tuple[DuplicatePair, ...]: ...
-    @property
-    def stale(self) -> tuple[Stale, ...]: ...
-    @property
-    def skills_unused(self) -> tuple[SkillUnused, ...]: ...
+        @property
+        def vault(self) -> str: ...
+        @property
+        def duplicates(self) -> tuple[DuplicatePair, ...]: ...
+        @property
+        def stale(self) -> tuple[Stale, ...]: ...
+        @property
+        def skills_unused(self) -> tuple[SkillUnused, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -91,11 +92,11 @@ def cached_pairs(
 ) -> list[DuplicatePair]:
     """find_pairs of the scan's items, or the pairs kept for exactly these items and
     settings: when no file changed, without even building the items."""
-    import hashlib
-
     kept = _kept_pairs(cache.pairs(None))
     if kept is not None:
         return kept
+    import hashlib  # only now: loading OpenSSL costs a scan that reads nothing new 2 ms
+
     items = duplicate_items(heads, facts)
     settings = (config.DUP_MIN_JACCARD, config.DUP_COMMON_MIN, config.DUP_COMMON_SHARE)
     # every field an item has (a moved line changes what the pairs say), one string
