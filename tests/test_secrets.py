@@ -227,3 +227,38 @@ def test_needs_serving_never_misses(text: str) -> None:
 @pytest.mark.parametrize(("kind", "text", "value"), PLANTED, ids=[p[0] for p in PLANTED])
 def test_needs_serving_sees_every_planted_credential(kind: str, text: str, value: str) -> None:
     assert secrets.needs_serving(f"projects/p/memory/x.md {text} rule")
+
+
+_NAMES = [
+    "password", "Passwd", "PWD", "db_password", "secret", "SECRET_ACCESS_KEY", "token",
+    "GITHUB_TOKEN", "api_key", "apiKey", "private-key", "monkey", "tokens", "\u212aey",
+]  # fmt: skip
+_NOISE = ["", " ", "x", "cache-key-b12 ", "\n", "see: ", "sk-", "ghp_", "**"]
+_VALUES = ["hunter2XY9", "A1b2C3d4E5f6", "example", "${TOKEN}", "abc", "xoxb-1234567890ab"]
+_assignments = st.tuples(
+    st.sampled_from(_NOISE),
+    st.sampled_from(_NAMES),
+    st.sampled_from(["", "s", "S"]),
+    st.sampled_from(["", '"', "'"]),
+    st.sampled_from(["", " ", "\t", " ** "]),
+    st.sampled_from([":", "=", "-", " "]),
+    st.sampled_from(["", " ", "** "]),
+    st.sampled_from(["", '"', "`"]),
+    st.sampled_from(_VALUES),
+    st.sampled_from(_NOISE),
+).map("".join)
+
+
+@given(_assignments)
+def test_the_quick_no_never_hides_a_credential(text: str) -> None:
+    """needs_serving and mask skip text _maybe says no to: it must say yes wherever find
+    sees a credential (a report is checked whole, so this is what keeps it masked)."""
+    if secrets.find(text):
+        assert secrets.needs_serving(text)
+        assert secrets.mask(text) != text
+
+
+def test_a_name_with_key_in_it_is_not_a_credential_start() -> None:
+    lines = "prune     cache-key-b12 -- success count 0 -- patterns/registry.md:30"
+    assert not secrets.needs_serving(lines)
+    assert secrets.needs_serving("cache_key: abc123XYZ9")
