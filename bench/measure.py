@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +86,7 @@ class Side:
     argv: tuple[str, ...]
     env: Mapping[str, str] | None = None
     ok: tuple[int, ...] = (0,)
+    before: Callable[[], None] | None = None  # run before each run, untimed (a session's edits)
 
 
 @dataclass
@@ -121,6 +122,8 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def run_once(side: Side, cwd: Path | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds, peak RSS in KiB) of one fresh run; raises if it fails."""
+    if side.before is not None:
+        side.before()
     began = time.perf_counter()
     proc = subprocess.Popen(
         side.argv,

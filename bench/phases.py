@@ -1,9 +1,11 @@
 """Where one scan's time goes: a fresh process, the scan run in it, timers around phases.
 
-    python bench/phases.py VAULT      # prints one JSON object of milliseconds
+    python bench/phases.py VAULT [--fresh] [--edit lesson,count|block]
 
 The scan is the console script's own path (vaultkeeper.entry, `scan --force`); each
 phase is timed by wrapping the function that does it, so the phases are the real code.
+``--edit`` makes a session's edits first (bench/session.py; untimed, undone at the end);
+``--fresh`` scans without the scan cache (and rebuilds it), as the first scan does.
 """
 
 from __future__ import annotations
@@ -13,13 +15,28 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 began = time.perf_counter()
-from vaultkeeper import entry, model, registry, report, scan, scanrun, state, upkeep  # noqa: E402
+from vaultkeeper import (  # noqa: E402
+    cachedheads,
+    entry,
+    memscan,
+    model,
+    report,
+    scancache,
+    scanrun,
+    state,
+    upkeep,
+)
 
 imported = time.perf_counter()
 spent: dict[str, float] = {}
+YAML = "PyYAML: its import and the parses"
+MEMORY = "memory files"
+DUPLICATES = "possible duplicates"
+DECAY = "decay (stale lessons, unused skills)"
 
 
 def timed(owner: Any, name: str, phase: str) -> None:
@@ -36,18 +53,28 @@ def timed(owner: Any, name: str, phase: str) -> None:
 
 
 def main() -> None:
-    timed(registry, "load_heads", "registry blocks")
-    timed(scan, "held_out_candidates", "memory files")
-    timed(model, "load_yaml", "PyYAML: its import and the parses")
+    vault, flags = sys.argv[1], sys.argv[2:]
+    timed(scancache, "load", "scan cache read")
+    timed(scancache, "save", "scan cache written (when it changed)")
+    timed(cachedheads, "load_heads", "registry blocks")
+    timed(memscan, "held_out_candidates", MEMORY)
+    timed(model, "load_yaml", YAML)
+    timed(upkeep, "cached_pairs", DUPLICATES)
+    timed(upkeep, "load_usage", DECAY)
+    timed(upkeep, "stale_entries", DECAY)
+    timed(upkeep, "unused_skills", DECAY)
     timed(report, "save_report", "report saved (JSON, fsync)")
     timed(state, "write_state", "state file writes (fsync)")
     timed(scanrun, "print_report", "report printed")  # scanrun prints for entry.main
-    timed(upkeep, "duplicate_items", "possible duplicates")
-    timed(upkeep, "find_pairs", "possible duplicates")
-    timed(upkeep, "load_usage", "decay (stale lessons, unused skills)")
-    timed(upkeep, "stale_entries", "decay (stale lessons, unused skills)")
-    timed(upkeep, "unused_skills", "decay (stale lessons, unused skills)")
-    sys.argv = ["vaultkeeper", "--vault", sys.argv[1], "scan", "--force"]
+    session = None
+    if "--edit" in flags:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from session import Session
+
+        session = Session(Path(vault), *flags[flags.index("--edit") + 1].split(","))
+        session()
+    sys.argv = ["vaultkeeper", "--vault", vault, "scan", "--force"]
+    sys.argv += ["--fresh"] if "--fresh" in flags else []
     start = time.perf_counter()
     stdout = sys.stdout
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the report's lines go nowhere
@@ -58,9 +85,11 @@ def main() -> None:
     finally:
         sys.stdout.close()
         sys.stdout = stdout
+        if session is not None:
+            session.restore()
     total = time.perf_counter() - start
     phases = dict(spent)
-    phases["memory files"] -= spent.get("PyYAML: its import and the parses", 0.0)  # inside it
+    phases[MEMORY] = phases.get(MEMORY, 0.0) - spent.get(YAML, 0.0)  # inside it
     rest = total - sum(phases.values())
     out = {"imports": imported - began, **phases}
     out["the rest (finding the vault, guards, lock, classifying)"] = rest

@@ -38,16 +38,22 @@ README_START = "<!-- bench/run.py: table start -->"
 README_END = "<!-- bench/run.py: table end -->"
 README_ROWS = (  # (figure of a Row, how the README names it)
     ("cold scan / read-every-file floor",
-     "cold `scan --force` / reading every `.md` file's bytes"),
+     "full `scan --force` after a session's edits / reading every `.md` file's bytes"),
+    ("cold scan, nothing changed",
+     "the same scan when nothing changed / reading every `.md` file's bytes"),
+    ("first scan, no scan cache",
+     "the first scan, no scan cache (`--fresh`) / reading every `.md` file's bytes"),
     ("cold scan / python-frontmatter loop",
-     "cold `scan --force` / `frontmatter.load` on every file"),
+     "full `scan --force` after a session's edits / `frontmatter.load` on every file"),
     ("throttled no-op / bare interpreter start",
      "`scan` when it has nothing to do (the hook's usual run) / `python -c pass`"),
-    ("50k / 10k cold scan time", "scan time at 50k / at 10k entries"),
+    ("50k / 10k cold scan time", "first-scan time (`--fresh`) at 50k / at 10k entries"),
     ("peak memory of a scan at 50k entries", "peak memory of a scan at 50k entries"),
     ("lint --select VK3 / obsidiantools",
      "`lint --select VK3` / obsidiantools building the same graph (1k)"),
     ("session-end hook return time", "`hooks/session-end.sh` returns, 40k entries"),
+    ("duplicates pass after a session's edits",
+     "duplicates pass after a session's edits / the rest of that scan, 50k"),
 )  # fmt: skip
 CLEAN = (
     "- install: vaultkeeper from a plain `pip install '.[bench]'` in a fresh virtual "
@@ -157,60 +163,55 @@ WHY = {
 
 
 def phases(vault: Path, runs: int = 5) -> list[str]:
-    """Median milliseconds of each phase of a 10k scan (bench/phases.py, fresh processes)."""
-    import json
-    import statistics
-    import subprocess
-
-    from measure import PYTHON, child_env
-
-    got: dict[str, list[float]] = {}
-    for _ in range(runs):
-        done = subprocess.run(
-            [PYTHON, str(HERE / "phases.py"), str(vault)],
-            capture_output=True,
-            text=True,
-            env=child_env(),
-            check=True,
-        )
-        for name, value in json.loads(done.stdout.splitlines()[-1]).items():
-            got.setdefault(name, []).append(value)
-    return [f"| {name} | {statistics.median(v):.0f} ms |" for name, v in got.items()]
+    """Median milliseconds of each phase of a 10k scan (bench/phases.py, fresh processes):
+    after a session's edits, with nothing changed, and the first scan (no cache)."""
+    cases = [
+        figures._phases(vault, runs, "--edit", "lesson,count"),
+        figures._phases(vault, runs),
+        figures._phases(vault, runs, "--fresh"),
+    ]
+    names = list(dict.fromkeys(name for case in cases for name in case))
+    return [
+        f"| {name} | " + " | ".join(f"{case.get(name, 0.0):.0f} ms" for case in cases) + " |"
+        for name in names
+    ]
 
 
 ANALYSIS = """\
 ## Where the time goes
 
-One 10k scan, `python bench/phases.py VAULT` (median of 5 fresh processes): timers around
-the functions that do each phase, inside the console script's own path. Interpreter
-start-up (`python -c pass`, in the no-op row above) comes on top.
+One 10k scan, `python bench/phases.py VAULT [--edit lesson,count | --fresh]` (median of 5
+fresh processes): timers around the functions that do each phase, inside the console
+script's own path. Interpreter start-up (`python -c pass`, in the no-op row above) comes
+on top.
 
-| phase | time |
-| --- | --- |
+| phase | after a session's edits | nothing changed | first scan (`--fresh`) |
+| --- | --- | --- | --- |
 {phases}
 
-- imports: dataclasses/inspect about 6 ms, hashlib/OpenSSL 3 ms, pathlib 3 ms, json and
-  datetime 3 ms, vaultkeeper's modules and their regexes the rest; neither click
-  (vaultkeeper/entry.py runs `scan` without it) nor typing nor tempfile is imported;
-  PyYAML only when some frontmatter needs it (the generated vaults keep about 2% of
-  memory files in forms only YAML reads, as hand-edited vaults do), then about 11 ms;
-- registry blocks: one regex pass per file finds headings, fences and counter lines; a
-  block's text, end line and counter lines are built only for candidates and problems;
-- memory files: reading the bytes is about half; the rest is decoding, the frontmatter
-  split and the YAML-free read of the two keys a decision needs (one regex validates the
-  whole block first); the other keys are read only for candidates;
-- report and state: JSON of about 1,100 candidates, and three writes, each file's bytes
-  fsynced and `state/` once, after the last rename (a folder fsync is a journal commit);
-- the rest: finding the vault, the guards and the lock, the loop over 5,000 blocks, and
-  each registry candidate's text and sha256;
+- the scan cache (`state/scan-cache.json`, vaultkeeper/scancache.py) keeps what a scan
+  read of each memory file and registry file, keyed by the file's device, inode, size,
+  mtime and ctime (ctime moves on every write and cannot be set back), and each
+  duplicates group's pairs under a digest of its entries. A file changed in the last
+  2 s is never kept (two writes within one clock tick can leave its stat alike). So the
+  hook's scan after a session reads the files the session wrote, the registry file
+  whose count moved, and compares again the one project whose lesson changed;
+- after a session's edits: reading the registry file that changed again (every block
+  of it, each candidate's sha256), the changed group's duplicates, and rewriting the
+  cache (JSON, fsync) are the costs a scan of an unchanged vault does not have;
+- imports: dataclasses/inspect about 6 ms, pathlib 3 ms, json and datetime 3 ms,
+  vaultkeeper's modules the rest; neither click (vaultkeeper/entry.py runs `scan`
+  without it) nor typing, tempfile or hashlib (OpenSSL; only when something is hashed)
+  is imported, the credential detectors' and the duplicates tokenizer's regexes are
+  compiled only when used, and PyYAML only when some frontmatter that changed needs it;
+- memory files: a stat each, and what the cache kept; the first scan reads every one
+  (about half its time), then the YAML-free read of the keys a decision needs;
+- report and state: JSON of about 1,100 candidates and 1,000 upkeep findings, one
+  check for credentials and control characters over all of them (each finding on its
+  own only when that check fires), and the writes, each file's bytes fsynced and
+  `state/` once, after the last rename;
 - throughout: Python's cyclic garbage collector is off for the run (a scan makes no
   cycles worth finding) and does not walk the imported modules again at exit.
-
-The stretch goal: 1.5x the floor is 1.5 x (start-up + reading every file). The scan's own
-start-up and reading already take about one floor, which leaves half a floor (about
-50-60 ms here) for the imports, parsing 10,000 entries and the report; the imports
-alone take about 25 ms. Reaching it would need what the issue rules out (a cache of
-classifications) or a faster runtime than CPython.
 """
 
 

@@ -236,16 +236,16 @@ def test_pairs_are_reused_until_a_name_or_description_changes(
     real = upkeep.find_pairs
     monkeypatch.setattr(upkeep, "find_pairs", lambda items: calls.append(len(items)) or real(items))
     first = run(vault)
-    assert len(first["duplicates"]) == 1 and len(calls) == 1
-    assert run(vault) == first and len(calls) == 1  # nothing changed: not sought again
+    assert len(first["duplicates"]) == 1 and calls == [7, 7]  # the blocks; project p's lessons
+    assert run(vault) == first and calls == [7, 7]  # nothing changed: not sought again
     registry = vault / "patterns/registry.md"
     registry.write_text(
         registry.read_text().replace("**success count:** 1\n", "**success count:** 2\n")
     )
     run(vault)
-    assert len(calls) == 1  # a count is no word of any entry: the same items
+    assert calls == [7, 7]  # a count is no word of any entry: the same items
     (vault / mem / "retry-b.md").write_text(text.format("retry-b").replace("backoff", "jitter"))
-    assert run(vault)["duplicates"] == [] and len(calls) == 2
+    assert run(vault)["duplicates"] == [] and calls == [7, 7, 7]  # project p's group only
 
 
 def test_a_block_kept_without_its_hash_gets_it_from_the_file(

@@ -220,11 +220,12 @@ def find_pairs(
     items: Sequence[Item], threshold: float = config.DUP_MIN_JACCARD
 ) -> list[DuplicatePair]:
     """Every pair of one group at or above ``threshold`` that shares an uncommon word."""
-    groups: dict[str, list[int]] = {}
+    groups: dict[str, list[int]] = {}  # in the order of each group's first entry
     sets = Vocabulary().sets(item.text for item in items)
     for n, item in enumerate(items):
+        members = groups.setdefault(item.group, [])
         if sets[n]:
-            groups.setdefault(item.group, []).append(n)
+            members.append(n)
     out: list[DuplicatePair] = []
     for members in groups.values():
         if len(members) < 2:

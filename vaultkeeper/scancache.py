@@ -10,8 +10,9 @@ set back, so an edit that restores size and mtime is still seen. A file changed 
 than ``RACY_NS`` before the scan read it is not kept (two writes within one tick of
 the file system's clock can leave all five the same: git's "racily clean" case).
 
-The duplicates pass keeps its pairs under a digest of every item it compared, so an
-unchanged vault skips the pass and any changed name or description runs it again.
+The duplicates pass keeps each group's pairs (the registry's blocks; one project's
+lessons) under a digest of the entries it compared: an unchanged vault skips the pass,
+and a changed name or description runs it again for that group only.
 
 The cache is only ever a shortcut: a missing, unreadable, foreign (another version,
 another machine's inodes) or corrupt file is ignored and rewritten, and nothing in it
@@ -46,7 +47,7 @@ else:  # the same tuple without importing typing (a scan has no other use for it
 
     MemoryRecord = namedtuple("MemoryRecord", ("meta", "line", "hash", "problem"))
 
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000
 MAX_BYTES = 256 * 1024 * 1024  # a bigger file is not ours to parse
 _BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
@@ -129,16 +130,36 @@ class ScanCache:
 
     # -- the duplicates pass -----------------------------------------------------------
 
-    def pairs(self, digest: str | None) -> list[Any] | None:
-        """The pairs kept under ``digest``; with None, those kept last time if no file the
-        scan read has changed, been added or gone since (the items are then the same)."""
-        if digest is None and not self.files_unchanged():
+    def unchanged_pairs(self, settings: str) -> list[Any] | None:
+        """Every group's kept pairs, in order, if no file the scan read has changed, been
+        added or gone since they were kept (the entries compared are then the same)."""
+        groups = self._pairs.get("groups")
+        if self._pairs.get("settings") != settings or type(groups) is not dict:
             return None
-        same = digest is None or self._pairs.get("digest") == digest
-        if same and isinstance(self._pairs.get("pairs"), list):
-            self.kept_pairs = self._pairs
-            return list(self._pairs["pairs"])
+        if not self.files_unchanged():
+            return None
+        out: list[Any] = []
+        for kept in groups.values():
+            if not (type(kept) is list and len(kept) == 2 and type(kept[1]) is list):
+                return None
+            out += kept[1]
+        self.kept_pairs = self._pairs
+        return out
+
+    def group_pairs(self, settings: str, group: str, digest: str) -> list[Any] | None:
+        """The pairs kept for ``group`` when its entries' digest is ``digest``."""
+        groups = self._pairs.get("groups")
+        if self._pairs.get("settings") != settings or type(groups) is not dict:
+            return None
+        kept = groups.get(group)
+        if type(kept) is list and len(kept) == 2 and kept[0] == digest and type(kept[1]) is list:
+            return list(kept[1])
         return None
+
+    def keep_group(self, settings: str, group: str, digest: str, pairs: list[Any]) -> None:
+        if self.kept_pairs.get("settings") != settings:
+            self.kept_pairs = {"settings": settings, "groups": {}}
+        self.kept_pairs["groups"][group] = [digest, pairs]
 
     def files_unchanged(self) -> bool:
         """Every file this scan read came from the cache, and none kept there is gone."""
@@ -147,9 +168,6 @@ class ScanCache:
             and self.kept["memory"] == self._memory
             and self.kept["registry"] == self._registry
         )
-
-    def keep_pairs(self, digest: str, pairs: list[Any]) -> None:
-        self.kept_pairs = {"digest": digest, "pairs": pairs}
 
     # -- the file ----------------------------------------------------------------------
 

@@ -90,27 +90,30 @@ def upkeep(
 def cached_pairs(
     heads: Sequence[Head], facts: Sequence[MemoryFacts], cache: ScanCache
 ) -> list[DuplicatePair]:
-    """find_pairs of the scan's items, or the pairs kept for exactly these items and
-    settings: when no file changed, without even building the items."""
-    kept = _kept_pairs(cache.pairs(None))
+    """find_pairs of the scan's items, group by group, or the pairs kept for a group
+    whose entries and settings are exactly as they were: when no file changed, without
+    even building the items. Pairs never cross groups, so a group's pairs are its own."""
+    settings = f"{config.DUP_MIN_JACCARD} {config.DUP_COMMON_MIN} {config.DUP_COMMON_SHARE}"
+    kept = _kept_pairs(cache.unchanged_pairs(settings))
     if kept is not None:
         return kept
     import hashlib  # only now: loading OpenSSL costs a scan that reads nothing new 2 ms
 
-    items = duplicate_items(heads, facts)
-    settings = (config.DUP_MIN_JACCARD, config.DUP_COMMON_MIN, config.DUP_COMMON_SHARE)
-    # every field an item has (a moved line changes what the pairs say), one string
-    text = "\x1f".join(
-        [f"{i.group}\x1e{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items]
-    )
-    raw = f"{settings}\x1d{text}".encode("utf-8", "surrogatepass")
-    key = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    kept = _kept_pairs(cache.pairs(key))
-    if kept is not None:
-        return kept
-    pairs = find_pairs(items)
-    cache.keep_pairs(key, [p.to_dict() for p in pairs])
-    return pairs
+    groups: dict[str, list[Item]] = {}
+    for item in duplicate_items(heads, facts):
+        groups.setdefault(item.group, []).append(item)
+    out: list[DuplicatePair] = []
+    for group, items in groups.items():
+        # every field an item has (a moved line changes what the pairs say), one string
+        fields = [f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items]
+        raw = f"{group}\x1d" + "\x1f".join(fields)
+        key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        pairs = _kept_pairs(cache.group_pairs(settings, group, key))
+        if pairs is None:
+            pairs = find_pairs(items)
+        cache.keep_group(settings, group, key, [p.to_dict() for p in pairs])
+        out += pairs
+    return out
 
 
 def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
@@ -118,7 +121,7 @@ def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
         return None
     try:
         return [DuplicatePair.from_dict(p) for p in kept]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None  # not as this version writes them: look again
 
 
