@@ -333,9 +333,10 @@ def _phases(vault: Path, runs: int, *flags: str) -> dict[str, float]:
     import subprocess
 
     got: dict[str, list[float]] = {}
-    for _ in range(runs):
+    for turn in range(runs):
         done = subprocess.run(
-            [PYTHON, str(Path(__file__).with_name("phases.py")), str(vault), *flags],
+            [PYTHON, str(Path(__file__).with_name("phases.py")), str(vault), *flags]
+            + (["--turn", str(turn)] if "--edit" in flags else []),
             capture_output=True, text=True, env=child_env(), check=True,
         )  # fmt: skip
         for name, value in json.loads(done.stdout.splitlines()[-1]).items():

@@ -1,6 +1,6 @@
 """Where one scan's time goes: a fresh process, the scan run in it, timers around phases.
 
-    python bench/phases.py VAULT [--fresh] [--edit lesson,count|block]
+    python bench/phases.py VAULT [--fresh] [--edit lesson,count|block [--turn N]]
 
 The scan is the console script's own path (vaultkeeper.entry, `scan --force`); each
 phase is timed by wrapping the function that does it, so the phases are the real code.
@@ -71,7 +71,8 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from session import Session
 
-        session = Session(Path(vault), *flags[flags.index("--edit") + 1].split(","))
+        turn = int(flags[flags.index("--turn") + 1]) if "--turn" in flags else 0
+        session = Session(Path(vault), *flags[flags.index("--edit") + 1].split(","), turn=turn)
         session()
     sys.argv = ["vaultkeeper", "--vault", vault, "scan", "--force"]
     sys.argv += ["--fresh"] if "--fresh" in flags else []
