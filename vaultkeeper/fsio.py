@@ -7,7 +7,7 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
@@ -39,8 +39,11 @@ _TEMP_FLAGS = (
 _TEMP_TRIES = 100
 
 
-def atomic_write(path: Path, data: str | bytes, *, fsync_dir: bool = True) -> None:
+def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bool = True) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
+
+    ``data`` may be pieces of text, written one after another: a big file (the scan
+    cache) is then never held whole in memory, as text and again as bytes.
 
     A reader sees the old file or the new one, never a partial write; a crash leaves
     at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
@@ -51,14 +54,15 @@ def atomic_write(path: Path, data: str | bytes, *, fsync_dir: bool = True) -> No
     files, when losing the rename in a crash is harmless or the caller's next write
     there flushes the folder anyway. The file's own bytes are always flushed.
     """
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    pieces = [data] if isinstance(data, (str, bytes)) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     # a 255-byte name plus the random part would exceed NAME_MAX
     prefix = f".{path.name[:80]}."
     fd, tmp = _mkstemp(path.parent, prefix, ".vk-tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            for piece in pieces:
+                fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             fh.flush()
             os.fsync(fh.fileno())
         with contextlib.suppress(FileNotFoundError):
