@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from vaultkeeper import config
-from vaultkeeper.scancache import MemoryRecord
+from vaultkeeper.scanrecords import MemoryRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -26,33 +26,18 @@ import os
 import time
 
 from vaultkeeper import __version__, config
+from vaultkeeper.scanrecords import MemoryRecord, decode_record, encode_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
-    from typing import Any, NamedTuple
-
-    class MemoryRecord(NamedTuple):
-        """What a scan keeps of one memory file (vaultkeeper.memscan reads and judges it)."""
-
-        meta: (
-            dict[str, Any] | None
-        )  # the keys of memscan.FACTS and DETAILS it has; None: not an entry
-        line: int  # the holdout_until line (1 when it has none)
-        hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
-        problem: tuple[int | None, str] | None  # (line, reason): unreadable
-
-else:  # the same tuple without importing typing (a scan has no other use for it)
-    from collections import namedtuple
-
-    MemoryRecord = namedtuple("MemoryRecord", ("meta", "line", "hash", "problem"))
+    from typing import Any
 
 FORMAT = 2
 RACY_NS = 2_000_000_000
 MAX_BYTES = 256 * 1024 * 1024  # a bigger file is not ours to parse
 _PIECE = 500  # entries per piece of the written file
-_BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
 Key = list[int]  # device, inode, size, mtime_ns, ctime_ns (a list: as JSON gives it back)
 
 
@@ -97,7 +82,7 @@ class ScanCache:
             return None, None
         found = self._memory.get(rel)
         if type(found) is list and len(found) == 2 and found[0] == key:
-            record = _decode_record(found[1])
+            record = decode_record(found[1])
             if record is not None:
                 self.kept["memory"][rel] = found
                 self.hits += 1
@@ -108,7 +93,7 @@ class ScanCache:
     def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
         if key is None:
             return
-        encoded = _encode_record(record)
+        encoded = encode_record(record)
         if encoded is not None:
             self.kept["memory"][rel] = [key, encoded]
 
@@ -237,73 +222,3 @@ def save(vault: Path, cache: ScanCache) -> bool:
     target = vault / config.STATE_DIR / config.SCAN_CACHE_FILE
     atomic_write(target, cache.to_json(), fsync_dir=False)
     return True
-
-
-# -- a memory record in JSON -----------------------------------------------------------
-# [meta, line, hash or None, dated] (``dated``: the keys whose value is a date, kept as
-# its ISO text), ["problem", line, reason], or [None] for a file that is not an entry. A value
-# JSON cannot carry as YAML gave it (a time, a mapping, a huge number) leaves the file
-# out of the cache: it is read every scan.
-
-
-def _encode_record(record: MemoryRecord) -> list[Any] | None:
-    import datetime as dt
-
-    if record.problem is not None:
-        return ["problem", record.problem[0], record.problem[1]]
-    if record.meta is None:
-        return [None]
-    meta: dict[str, Any] = {}
-    dated: list[str] = []
-    for key, value in record.meta.items():
-        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-            meta[key] = value.isoformat()
-            dated.append(key)
-        elif _plain(value) or (isinstance(value, list) and all(_plain(v) for v in value)):
-            meta[key] = value
-        else:
-            return None
-    return [meta, record.line, record.hash, dated]
-
-
-def _plain(value: Any) -> bool:
-    if value is None or isinstance(value, (str, bool)):
-        return True
-    if isinstance(value, int):
-        return -_BIG < value < _BIG
-    if isinstance(value, float):
-        return value == value and abs(value) != float("inf")
-    return False
-
-
-def _decode_record(raw: Any) -> MemoryRecord | None:
-    """The record, or None for anything this version would not have written.
-
-    The values are not checked one by one: JSON gives only what YAML can give too, and
-    the scan takes any YAML value a file holds.
-    """
-    if type(raw) is not list:
-        return None
-    if len(raw) == 4:
-        meta, line, digest, dated = raw
-        if type(meta) is not dict or type(line) is not int:
-            return None
-        if not (digest is None or type(digest) is str):
-            return None
-        if dated:
-            import datetime as dt
-
-            meta = dict(meta)  # the kept entry stays as JSON wrote it
-            try:
-                for key in dated:
-                    meta[key] = dt.date.fromisoformat(meta[key])
-            except (KeyError, TypeError, ValueError):
-                return None
-        return MemoryRecord(meta, line, digest, None)
-    if raw == [None]:
-        return MemoryRecord(None, 1, None, None)
-    if len(raw) == 3 and raw[0] == "problem":
-        line, reason = raw[1], raw[2]
-        if (line is None or type(line) is int) and type(reason) is str:
-            return MemoryRecord(None, 1, None, (line, reason))
-    return None
