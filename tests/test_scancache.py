@@ -131,12 +131,13 @@ def test_registry_edits_and_removed_or_new_files_show(make_vault: MakeVault) -> 
         b"\xff\xfe",
         b"[]",
         b'{"format": 999, "memory": {}, "registry": {}}',
-        b'{"format": 1, "version": "0.0.0-other", "memory": {}, "registry": {}}',
-        b'{"format": 1, "version": "VERSION", "memory": {"projects/p/memory/due.md": 3}, '
+        b'{"format": FORMAT, "version": "0.0.0-other", "memory": {}, "registry": {}}',
+        b'{"format": FORMAT, "version": "VERSION", "memory": {"projects/p/memory/due.md": 3}, '
         b'"registry": {"patterns/registry.md": [[1, 2, 3, 4, 5], [["x"]]]}, "pairs": 7}',
-        b'{"format": 1, "version": "VERSION", "memory": {}, "registry": {}, "n": 1'
+        b'{"format": FORMAT, "version": "VERSION", "memory": {}, "registry": {}, "n": 1'
         + b"9" * 5000
         + b"}",
+        b'{"format": FORMAT, "n": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
     ],
     ids=[
         "garbage",
@@ -146,6 +147,7 @@ def test_registry_edits_and_removed_or_new_files_show(make_vault: MakeVault) -> 
         "other-version",
         "wrong-shapes",
         "huge-int",
+        "too-deep",
     ],
 )
 def test_a_bad_cache_is_ignored_and_rewritten(
@@ -155,7 +157,8 @@ def test_a_bad_cache_is_ignored_and_rewritten(
 
     vault = make_vault(spec_files(NOW.date()))
     expected = uncached(vault)
-    (vault / CACHE).write_bytes(content.replace(b"VERSION", __version__.encode()))
+    content = content.replace(b"VERSION", __version__.encode())
+    (vault / CACHE).write_bytes(content.replace(b"FORMAT", str(scancache.FORMAT).encode()))
     assert run(vault) == expected
     data = json.loads((vault / CACHE).read_text())
     assert data["format"] == scancache.FORMAT and "projects/p/memory/due.md" in data["memory"]

@@ -202,7 +202,7 @@ def load(vault: Path | str) -> ScanCache:
 
     try:
         data = json.loads(raw)
-    except ValueError:  # not JSON, not UTF-8, or an int past the digit limit
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, a huge int
         return ScanCache()
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return ScanCache()
