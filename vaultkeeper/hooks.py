@@ -4,7 +4,8 @@ Both hosts read ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [HANDLER, ...]}]}
 We add one handler per event (SessionEnd: the throttled scan; SessionStart: the brief)
 and touch nothing else: every other key, event and handler, another tool's SessionEnd
 hook included, is written back as it was read. A handler is ours when its command
-starts with one of our hook scripts (see ``is_ours``).
+starts with one of our hook scripts (see ``is_ours``). Reading and writing the file's
+JSON is hooksettings.py's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import Any
 
 from vaultkeeper import config, created
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.fsio import atomic_write
+from vaultkeeper.hooksettings import _event_groups, _indent, _remove, _set_groups
+from vaultkeeper.hooksettings import read_settings as read_settings
+from vaultkeeper.hooksettings import replace_keeping_backup as replace_keeping_backup
 from vaultkeeper.templates import data_dir
 
 HOSTS = ("claude-code", "codex")
@@ -141,41 +144,6 @@ def _vault_of(command: str) -> str | None:
     return argv[1] if len(argv) > 1 else None
 
 
-def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The file's JSON object (``{}`` when absent or blank) and its raw text."""
-    if not path.exists():
-        return {}, None
-    if not path.is_file():  # a FIFO would block the read for ever
-        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
-    if not raw.strip():
-        return {}, raw
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise VaultkeeperError(
-            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); nothing written"
-        ) from None
-    if not isinstance(data, dict):
-        raise VaultkeeperError(
-            f"{path}: holds a JSON {type(data).__name__}, not an object; nothing written"
-        )
-    return data, raw
-
-
-def _event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise VaultkeeperError(f'{path}: "hooks" is not an object; nothing written')
-    groups = hooks.get(event, [])
-    if not isinstance(groups, list):
-        raise VaultkeeperError(f'{path}: "hooks.{event}" is not a list; nothing written')
-    return groups
-
-
 def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
     """(group index, handler index) of every handler of ours, in file order."""
     found: list[tuple[int, int]] = []
@@ -183,32 +151,6 @@ def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             found.extend((gi, hi) for hi, h in enumerate(group["hooks"]) if is_ours(h, event))
     return found
-
-
-def _remove(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
-    """``groups`` without the handlers at ``spots``; a group left empty by that goes too."""
-    drop: dict[int, set[int]] = {}
-    for gi, hi in spots:
-        drop.setdefault(gi, set()).add(hi)
-    out: list[Any] = []
-    for gi, group in enumerate(groups):
-        if gi not in drop:
-            out.append(group)
-            continue
-        kept = [h for hi, h in enumerate(group["hooks"]) if hi not in drop[gi]]
-        if kept:
-            out.append({**group, "hooks": kept})
-    return out
-
-
-def _set_groups(data: dict[str, Any], event: str, groups: list[Any]) -> None:
-    hooks = data.setdefault("hooks", {})
-    if groups:
-        hooks[event] = groups
-    else:
-        hooks.pop(event, None)
-        if not hooks:
-            del data["hooks"]
 
 
 def install(target: str, path: Path, vault: Path, program: str | None) -> Change:
@@ -307,28 +249,6 @@ def _write(
         ) from None
     backup = replace_keeping_backup(path, raw is not None, text)
     return Change(target, str(path), True, backup, tuple(actions))
-
-
-def replace_keeping_backup(path: Path, existed: bool, text: str) -> str | None:
-    """Write ``text`` over a host's file atomically; the file as it was (if it was) is
-    kept beside it first. Returns the backup's path."""
-    backup: str | None = None
-    if existed:
-        bak = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
-        atomic_write(bak, path.read_bytes())
-        backup = str(bak)
-    atomic_write(path, text)
-    return backup
-
-
-def _indent(raw: str | None) -> int | str:
-    """The file's own indentation (first indented line), so a rewrite stays familiar."""
-    for line in (raw or "").splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            return "\t" if lead.startswith("\t") else len(lead)
-    return 2
 
 
 def _check_target(target: str) -> None:

@@ -2,22 +2,28 @@
 
 A session-end hook's stdout is lost, so every completed scan also saves its report
 atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
-next session's start hook) print it from there.
+next session's start hook) print it from there. The shared text helpers (reporttext.py),
+the saved file's bytes (reportfile.py) and the brief's wording (reportbrief.py) live
+apart, on plain values; their public names are re-exported here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from vaultkeeper import config
-from vaultkeeper.lazyre import lazy
-from vaultkeeper.secrets import needs_serving, served, strip_controls
+from vaultkeeper import config, reportfile
+from vaultkeeper.reportbrief import ITEM_MAX, command, layout
+from vaultkeeper.reportbrief import intros as brief_intros
+from vaultkeeper.reportfile import report_path as report_path
+from vaultkeeper.reporttext import age_text as age_text
+from vaultkeeper.reporttext import iso as iso
+from vaultkeeper.reporttext import one_line as one_line
+from vaultkeeper.reporttext import one_lines as one_lines
+from vaultkeeper.reporttext import plural
+from vaultkeeper.secrets import needs_serving, served
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
@@ -59,7 +65,7 @@ class Candidate:
             due = (
                 "due today"
                 if self.days_due == 0
-                else f"due {_count(self.days_due or 0, 'day')} ago"
+                else f"due {plural(self.days_due or 0, 'day')} ago"
             )
             parts = [f"holdout_until {self.holdout_until} ({due})"]
             parts.append(f"status {self.status}" if self.status else "no status")
@@ -70,9 +76,9 @@ class Candidate:
         if self.idle_days is None:
             idle = ""
         elif self.idle_days < 0:  # `scan --as-of` (or VAULTKEEPER_TODAY) before its last use
-            idle = f" ({_count(-self.idle_days, 'day')} after this report's date)"
+            idle = f" ({plural(-self.idle_days, 'day')} after this report's date)"
         else:
-            idle = f" (idle {_count(self.idle_days, 'day')})"
+            idle = f" (idle {plural(self.idle_days, 'day')})"
         return f"success count {self.count}, last used {used}{idle}"
 
     def to_dict(self, checked: bool = False) -> dict[str, Any]:
@@ -165,42 +171,6 @@ def _upkeep() -> Any:
     return upkeep
 
 
-def iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _count(n: int, unit: str) -> str:
-    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
-
-
-def age_text(made: dt.datetime, now: dt.datetime) -> str:
-    """How long ago ``made`` was, in the largest unit that reads well."""
-    seconds = int((now - made).total_seconds())
-    if seconds < 0:
-        return "in the future (check the clock)"
-    if seconds < 90:
-        return f"{_count(seconds, 'second')} ago"
-    if seconds < 90 * 60:
-        return f"{_count(seconds // 60, 'minute')} ago"
-    if seconds < 48 * 3600:
-        return f"{_count(seconds // 3600, 'hour')} ago"
-    return f"{_count(seconds // 86400, 'day')} ago"
-
-
-_LINE_BREAKS = lazy(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
-_BREAK = re.compile(r"[\r\n\v\f\x85\u2028\u2029]")  # searched for alone: far faster
-
-
-def one_line(text: str) -> str:
-    """Line breaks -> one space: a value read from a file can't add lines to the output.
-
-    Credentials are masked and terminal control characters stripped as well
-    (vaultkeeper.secrets.served): every line the report and the brief print goes
-    through here.
-    """
-    return served(_LINE_BREAKS.sub(" ", text))
-
-
 def candidate_line(c: Candidate) -> str:
     return one_line(_raw_line(c))
 
@@ -210,15 +180,6 @@ def render_text(report: Report) -> list[str]:
     raw = [_raw_line(c) for items in report.lists().values() for c in items]
     raw.extend(_upkeep().text_lines(report))
     return [report.summary(), *one_lines(raw)]
-
-
-def one_lines(texts: list[str]) -> list[str]:
-    """one_line of each text, with one check for them all: a big report's lines almost
-    never hold a line break, a credential or a control character."""
-    whole = "".join(texts)
-    if not _BREAK.search(whole) and not needs_serving(whole):
-        return texts
-    return [one_line(text) for text in texts]
 
 
 def _raw_line(c: Candidate) -> str:
@@ -234,18 +195,10 @@ def render_problems(report: Report) -> list[str]:
 # -- the saved last report ---------------------------------------------------------------
 
 
-def report_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.LAST_REPORT_FILE
-
-
 def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
     """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
     in state/ flushes the folder (a scan's: the state file's completion)."""
-    from vaultkeeper.fsio import atomic_write
-
-    # compact: the C encoder is several times faster than an indented dump
-    text = json.dumps(report.to_dict()) + "\n"
-    atomic_write(report_path(vault), text, fsync_dir=fsync_dir)
+    reportfile.write(vault, report.to_dict(), fsync_dir)
 
 
 def from_dict(data: Mapping[str, Any]) -> Report:
@@ -266,19 +219,15 @@ def from_dict(data: Mapping[str, Any]) -> Report:
     updated = data.get("updated_at")
     return Report(
         vault=str(data["vault"]),
-        generated_at=_utc(data["generated_at"]),
+        generated_at=reportfile.utc(data["generated_at"]),
         promote=candidates(PROMOTE),
         prune=candidates(PRUNE),
         held_out=candidates(HELD_OUT),
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
-        updated_at=None if updated is None else _utc(updated),
+        updated_at=None if updated is None else reportfile.utc(updated),
         **_upkeep().from_dict(data),
     )
-
-
-def _utc(text: str) -> dt.datetime:
-    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -290,64 +239,24 @@ class Saved:
 
 
 def load_report(vault: Path) -> Saved:
-    path = report_path(vault)
-    where = f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}"
+    data, note = reportfile.read(vault)
+    if data is None:
+        return Saved(None, note)
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Saved(None)
-    except OSError as exc:
-        return Saved(None, f"{where}: unreadable ({exc.strerror}); ignored")
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            return Saved(None, f"{where}: not a report (JSON, not an object); ignored")
         return Saved(from_dict(data))
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-        return Saved(None, f"{where}: not a report ({_why(exc)}); ignored")
-
-
-def _why(exc: Exception) -> str:
-    """What is wrong with the file, in words: a note shows no Python exception text."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    if isinstance(exc, KeyError):
-        return f"no {json.dumps(exc.args[0]) if exc.args else 'expected'} field"
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return "a field holds the wrong kind of value"
+    except reportfile.NOT_A_REPORT as exc:
+        return Saved(None, reportfile.not_a_report(exc))
 
 
 # -- the brief: the next session's start hook prints this into the agent's context -----
-
-_ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
+# (its wording and layout on plain values: reportbrief.py)
 
 
 def _brief_sections(
     report: Report, receipts: Mapping[str, str] | None = None
 ) -> list[tuple[str, list[str]]]:
-    vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
-    intros = {
-        PROMOTE: (
-            f"Promote eligible (success count >= {config.PROMOTE_MIN_COUNT}, not yet promoted). "
-            "Promotion needs an evidence receipt (a URL or path:line, or the latest receipt "
-            "shown, recorded from a session) and writes a skill:\n"
-            f"  {vk} apply promote NAME --evidence RECEIPT"
-        ),
-        PRUNE: (
-            f"Prune candidates (success count 0, last used more than {config.PRUNE_IDLE_DAYS} "
-            "days ago). Deletion happens only on a person's explicit yes at a terminal; "
-            "from an agent's shell the request waits in a queue for `vaultkeeper review`:\n"
-            f"  {vk} apply prune NAME"
-        ),
-        HELD_OUT: (
-            "Held-out due (holdout_until has passed). Each is re-checked against its "
-            "falsification_condition; --pass sets status active, --fail sets status archived:\n"
-            f"  {vk} apply revalidate PATH --pass|--fail --evidence RECEIPT"
-        ),
-    }
+    promote, prune, held_out = brief_intros(command(report.vault))
+    intros = {PROMOTE: promote, PRUNE: prune, HELD_OUT: held_out}
     out: list[tuple[str, list[str]]] = []
     for kind in (PROMOTE, PRUNE, HELD_OUT):
         items = report.lists()[kind]
@@ -364,8 +273,8 @@ def _brief_sections(
             if kind == PROMOTE and receipts and c.name in receipts:
                 line += f"; latest receipt: {receipts[c.name]}"
             line = one_line(line)  # a multi-line YAML value must not forge brief lines
-            if len(line) > _ITEM_MAX:
-                line = line[: _ITEM_MAX - 3] + "..."
+            if len(line) > ITEM_MAX:
+                line = line[: ITEM_MAX - 3] + "..."
             lines.append(line)
         out.append((intros[kind], lines))
     return out
@@ -382,59 +291,9 @@ def render_brief(
     Every kind of candidate keeps its heading and command; when the lists are too long,
     each is cut fairly and ends with an ``... and N more`` line.
     """
-    vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
-    head = [
-        report.summary(),
-        f"Last scan of the memory vault {strip_controls(report.vault)}: "
-        f"{iso(report.generated_at)} "
-        f"({age_text(report.generated_at, now)}). "
-        "The scanner lists candidates; it changes nothing.",
-    ]
-    if report.problems:
-        head.append(
-            f"Problems (unreadable files, blocks or dates): {len(report.problems)}; "
-            f"`{vk} report` lists them."
-        )
     sections = _brief_sections(report, receipts)
-    tail = (
-        [
-            f"Leaving a candidate alone is recorded with: {vk} apply skip NAME --reason TEXT",
-            "Each candidate's hash is in `report --json`; `--expect-hash HASH` on an apply "
-            "command refuses an entry that changed since this report.",
-        ]
-        if sections
-        else ["Nothing is waiting."]
-    )
-    more = "  ... and {} more (`{} report --json` lists every one)"
-    fixed = sum(len(x) + 1 for x in head + tail) + sum(
-        len(intro) + 2 + len(more.format(len(items), vk)) + 1 for intro, items in sections
-    )
-    budget = limit - fixed
-    kept: dict[int, list[str]] = {}
-    # smallest lists first, so what one list leaves unused goes to the longer ones
-    order = sorted(range(len(sections)), key=lambda i: sum(len(x) + 1 for x in sections[i][1]))
-    for n, i in enumerate(order):
-        allowance = budget // (len(order) - n) if budget > 0 else 0
-        used, lines = 0, []
-        for line in sections[i][1]:
-            if used + len(line) + 1 > allowance:
-                break
-            lines.append(line)
-            used += len(line) + 1
-        kept[i] = lines
-        budget -= used
-    out = list(head)
-    for i, (intro, items) in enumerate(sections):
-        out.extend(["", intro, *kept[i]])
-        if len(kept[i]) < len(items):
-            out.append(more.format(len(items) - len(kept[i]), vk))
     # issue 13's sections (duplicates, stale lessons, unused skills) come after the spec's
     # lists and only whole, where they fit: they never take the lists' room
     extra = [x for intro, items in _upkeep().brief_sections(report) for x in ("", intro, *items)]
-    skip = [f"Leaving one alone is recorded with: {vk} apply skip NAME --reason TEXT"]
-    with_extra = "\n".join([*out, *extra, "", *(tail if sections else skip)]) + "\n"
-    out.extend(["", *tail])
-    text = "\n".join(out) + "\n"
-    if extra and len(with_extra) <= limit:
-        text = with_extra
-    return text if len(text) <= limit else text[: limit - 4] + "...\n"
+    summary, problems = report.summary(), len(report.problems)
+    return layout(summary, report.vault, report.generated_at, now, problems, sections, extra, limit)

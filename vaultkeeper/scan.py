@@ -1,7 +1,7 @@
 """The scanner: classify the vault into promote / prune / held-out candidates.
 
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
-never writes. ``run_scan`` is the scheduler around it: the guards of state.py first, so
+never writes. ``run_scan`` is the scheduler around it: the checks of statefile.py first, so
 a throttled run imports nothing heavy and writes nothing; then the scan, the saved
 report and the state file's completion, with the lock released however the run ends.
 """
@@ -12,12 +12,12 @@ import gc
 import time
 from collections import namedtuple
 
-from vaultkeeper import config, state
+from vaultkeeper import config, statefile
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.vault import own_dir, require_vault
 
-# Only what the throttled no-op runs is imported up here (see state.py); the scan's
-# own needs (datetime, pathlib, signal, ...) are imported where they are used.
+# Only what the throttled no-op runs is imported up here (see statefile.py); the scan's
+# own needs (state.py's lock, datetime, pathlib, signal, ...) are imported where used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
@@ -90,13 +90,14 @@ def run_scan(
     require_vault(vault)
     now_ms = to_ms(now)
     own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
-    quick = state.precheck(vault, env, now_ms, force)  # the no-op path stops here
+    quick = statefile.precheck(vault, env, now_ms, force)  # the no-op path stops here
     if quick is not None:
-        _, note = state.cooldown_ms(env)
+        _, note = statefile.cooldown_ms(env)
         return ScanOutcome(None, quick.reason, quick.detail, (note,) if note else ())
     import contextlib
     from pathlib import Path
 
+    from vaultkeeper import state
     from vaultkeeper.clock import from_ns
 
     vault = Path(vault)
