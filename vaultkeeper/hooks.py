@@ -22,7 +22,7 @@ from typing import Any
 
 from vaultkeeper import config, created
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hooksettings import _event_groups, _indent, _remove, _set_groups
+from vaultkeeper.hooksettings import event_groups, indent_of, set_groups, without_spots
 from vaultkeeper.hooksettings import read_settings as read_settings
 from vaultkeeper.hooksettings import replace_keeping_backup as replace_keeping_backup
 from vaultkeeper.templates import data_dir
@@ -160,7 +160,7 @@ def install(target: str, path: Path, vault: Path, program: str | None) -> Change
     data, raw = read_settings(real)
     actions: list[str] = []
     for want in desired(target, vault, program):
-        groups = _event_groups(data, want.event, real)
+        groups = event_groups(data, want.event, real)
         spots = _ours_in(groups, want.event)
         if len(spots) == 1:
             gi, hi = spots[0]
@@ -171,12 +171,12 @@ def install(target: str, path: Path, vault: Path, program: str | None) -> Change
         if spots:
             gi, hi = spots[0]
             groups[gi]["hooks"][hi] = want.as_json()
-            groups = _remove(groups, spots[1:])
+            groups = without_spots(groups, spots[1:])
             actions.append(f"updated {want.event}: {want.command}")
         else:
             groups = [*groups, {"hooks": [want.as_json()]}]
             actions.append(f"added   {want.event}: {want.command}")
-        _set_groups(data, want.event, groups)
+        set_groups(data, want.event, groups)
     made = created.missing_folders(real.parent) if raw is None else []
     change = _write(target, real, data, raw, actions)
     if raw is None and change.changed:  # we created it: uninstall may take it away again
@@ -195,14 +195,14 @@ def uninstall(target: str, path: Path) -> Change:
     data, raw = read_settings(real)
     actions: list[str] = []
     for event in config.HOOK_SCRIPTS:
-        groups = _event_groups(data, event, real)
+        groups = event_groups(data, event, real)
         spots = _ours_in(groups, event)
         if not spots:
             actions.append(f"absent  {event}: not installed")
             continue
         for gi, hi in spots:
             actions.append(f"removed {event}: {groups[gi]['hooks'][hi].get('command')}")
-        _set_groups(data, event, _remove(groups, spots))
+        set_groups(data, event, without_spots(groups, spots))
     if not data:
         undone = created.undo(real)
         if undone is not None:
@@ -222,7 +222,7 @@ def installed(target: str, path: Path) -> Installed:
         data, _ = read_settings(path)
         found: list[Handler] = []
         for event in config.HOOK_SCRIPTS:
-            groups = _event_groups(data, event, path)
+            groups = event_groups(data, event, path)
             for gi, hi in _ours_in(groups, event):
                 h = groups[gi]["hooks"][hi]
                 timeout = h.get("timeout") if isinstance(h.get("timeout"), int) else None
@@ -241,7 +241,7 @@ def _write(
     try:
         # 1e999 would come back as Infinity and a lone surrogate not at all: the host
         # could no longer read its settings
-        text = json.dumps(data, indent=_indent(raw), ensure_ascii=False, allow_nan=False) + "\n"
+        text = json.dumps(data, indent=indent_of(raw), ensure_ascii=False, allow_nan=False) + "\n"
         text.encode("utf-8")
     except ValueError as exc:
         raise VaultkeeperError(

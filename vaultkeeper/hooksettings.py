@@ -42,7 +42,7 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     return data, raw
 
 
-def _event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
+def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise VaultkeeperError(f'{path}: "hooks" is not an object; nothing written')
@@ -52,7 +52,7 @@ def _event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
     return groups
 
 
-def _remove(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
+def without_spots(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
     """``groups`` without the handlers at ``spots``; a group left empty by that goes too."""
     drop: dict[int, set[int]] = {}
     for gi, hi in spots:
@@ -68,7 +68,7 @@ def _remove(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
     return out
 
 
-def _set_groups(data: dict[str, Any], event: str, groups: list[Any]) -> None:
+def set_groups(data: dict[str, Any], event: str, groups: list[Any]) -> None:
     hooks = data.setdefault("hooks", {})
     if groups:
         hooks[event] = groups
@@ -90,7 +90,7 @@ def replace_keeping_backup(path: Path, existed: bool, text: str) -> str | None:
     return backup
 
 
-def _indent(raw: str | None) -> int | str:
+def indent_of(raw: str | None) -> int | str:
     """The file's own indentation (first indented line), so a rewrite stays familiar."""
     for line in (raw or "").splitlines()[1:]:
         stripped = line.lstrip(" \t")

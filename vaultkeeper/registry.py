@@ -20,14 +20,14 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.model import ParseError, Problem, decode, parse_date, read_regular
 from vaultkeeper.registrylines import (
-    _AGAIN,
-    _COUNT_AT,
-    _LABEL_OF,
-    _LAST_AT,
-    _PROMOTED_AT,
-    _body_start,
-    _Found,
-    _index,
+    AGAIN,
+    COUNT_AT,
+    LABEL_OF,
+    LAST_AT,
+    PROMOTED_AT,
+    Found,
+    body_start,
+    index_lines,
 )
 from vaultkeeper.registrylines import block_hash as block_hash
 from vaultkeeper.registrylines import count_reason as count_reason
@@ -131,7 +131,7 @@ class BlockHead:
         path: Path,
         rel_path: str,
         line: int,
-        found: _Found,
+        found: Found,
         nl_text: str,
         span: tuple[int, int],
         dates: dict[str, dt.date | None],
@@ -139,15 +139,15 @@ class BlockHead:
         self.name, self.path, self.rel, self.line = name, path, rel_path, line
         self._nl_text, (self._at, self._stop), self._found = nl_text, span, found
         self._sentence: str | None = None
-        got = found.get(_COUNT_AT)
+        got = found.get(COUNT_AT)
         self.count_raw = None if got is None else got[0].rstrip("\r").strip(" \t")
         self.count = whole_count(self.count_raw)
-        got = found.get(_LAST_AT)
+        got = found.get(LAST_AT)
         self.last_used_raw = last = None if got is None else got[0].rstrip("\r").strip(" \t")
         if last is not None and last not in dates:
             dates[last] = parse_date(last)  # a registry repeats its dates many times
         self.last_used = None if last is None else dates[last]
-        got = found.get(_PROMOTED_AT)
+        got = found.get(PROMOTED_AT)
         self.promoted = None if got is None else got[0].rstrip("\r").strip(" \t")
 
     def _line(self, kind: int) -> int | None:
@@ -203,16 +203,16 @@ class BlockHead:
             text=text,
             count=self.count,
             count_raw=self.count_raw,
-            count_line=self._line(_COUNT_AT),
+            count_line=self._line(COUNT_AT),
             last_used=self.last_used,
             last_used_raw=self.last_used_raw,
-            last_used_line=self._line(_LAST_AT),
+            last_used_line=self._line(LAST_AT),
             promoted=self.promoted,
-            promoted_line=self._line(_PROMOTED_AT),
+            promoted_line=self._line(PROMOTED_AT),
             repeated=tuple(
-                (line, _LABEL_OF[kind])
-                for kind in (_COUNT_AT, _LAST_AT, _PROMOTED_AT)
-                if (line := self._line(kind + _AGAIN)) is not None
+                (line, LABEL_OF[kind])
+                for kind in (COUNT_AT, LAST_AT, PROMOTED_AT)
+                if (line := self._line(kind + AGAIN)) is not None
             ),
         )
 
@@ -225,7 +225,7 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     of each kind outside fenced code is the block's.
     """
     nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
-    heads, counters = _index(nl_text, _body_start(text))
+    heads, counters = index_lines(nl_text, body_start(text))
     out: list[BlockHead] = []
     dates: dict[str, dt.date | None] = {}
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)

@@ -38,11 +38,11 @@ _LINES_NL = re.compile(
     + "))",
     re.I,
 )
-_HEAD, _FENCE_MARK, _COUNT_AT, _LAST_AT, _PROMOTED_AT = 2, 3, 4, 5, 6
+_HEAD, _FENCE_MARK, COUNT_AT, LAST_AT, PROMOTED_AT = 2, 3, 4, 5, 6
 _NO_NAME = ""  # a heading without a name: it ends a block but opens none
-_AGAIN = 10  # kind + _AGAIN: the second line of that counter kind in one block
-_LABEL_OF = {_COUNT_AT: config.COUNT_LABEL, _LAST_AT: config.LAST_USED_LABEL}
-_LABEL_OF[_PROMOTED_AT] = config.PROMOTED_LABEL
+AGAIN = 10  # kind + AGAIN: the second line of that counter kind in one block
+LABEL_OF = {COUNT_AT: config.COUNT_LABEL, LAST_AT: config.LAST_USED_LABEL}
+LABEL_OF[PROMOTED_AT] = config.PROMOTED_LABEL
 
 
 @functools.lru_cache(maxsize=1)
@@ -95,7 +95,7 @@ def block_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _body_start(text: str) -> int:
+def body_start(text: str) -> int:
     """Offset where a leading frontmatter block ends (0 when there is none)."""
     try:
         yaml_text, _, body_offset = split_frontmatter(text)
@@ -104,17 +104,17 @@ def _body_start(text: str) -> int:
     return 0 if yaml_text is None else body_offset
 
 
-_Found = dict[int, tuple[str, int]]  # counter kind -> (rest of its line, offset of its "\n")
+Found = dict[int, tuple[str, int]]  # counter kind -> (rest of its line, offset of its "\n")
 
 
-def _index(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[_Found]]:
+def index_lines(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[Found]]:
     """One pass over the "\n"-led text: the headings of level 1-3 outside fenced code
     (offset of the "\n" before each, and its name or _NO_NAME) and, per heading, the first
     counter line of each kind (group number -> (rest of the line, offset of its "\n"))."""
     heads: list[tuple[int, str]] = []
-    counters: list[_Found] = []
+    counters: list[Found] = []
     fence: str | None = None
-    current: _Found | None = None  # the open block's counters
+    current: Found | None = None  # the open block's counters
     for m in _LINES_NL.finditer(nl_text, start):
         kind = m.lastindex or 0
         if kind == _FENCE_MARK:
@@ -136,8 +136,8 @@ def _index(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[_Found
             counters.append(current if current is not None else {})
         elif current is not None and kind not in current:
             current[kind] = (m.group(kind), m.start())
-        elif current is not None and kind + _AGAIN not in current:
-            current[kind + _AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
+        elif current is not None and kind + AGAIN not in current:
+            current[kind + AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
     return heads, counters
 
 

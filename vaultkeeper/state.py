@@ -23,8 +23,8 @@ from vaultkeeper.statefile import SKIP_LOCKED as SKIP_LOCKED
 from vaultkeeper.statefile import Run as Run
 from vaultkeeper.statefile import Skip as Skip
 from vaultkeeper.statefile import StateRead as StateRead
-from vaultkeeper.statefile import _cooling, _ordered, _running, _whole
 from vaultkeeper.statefile import cooldown_ms as cooldown_ms
+from vaultkeeper.statefile import cooling, ordered, scan_running, whole_number
 from vaultkeeper.statefile import default_state as default_state
 from vaultkeeper.statefile import forced as forced
 from vaultkeeper.statefile import lock_path as lock_path
@@ -47,7 +47,7 @@ def _lock_owner(lock: str) -> int | None:
             text = fh.read().strip()
     except OSError:
         return None
-    return _whole(text)
+    return whole_number(text)
 
 
 def _remove_lock(path: str) -> None:
@@ -150,7 +150,7 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     for name in names:
         path = os.path.join(folder, name)
         if name.startswith(lock_prefix) and name.endswith(".tmp"):
-            pid = _whole(name[len(lock_prefix) : -len(".tmp")])
+            pid = whole_number(name[len(lock_prefix) : -len(".tmp")])
             if pid is not None and not pid_alive(pid):
                 _remove_dir(path)
         elif name.startswith(temp_prefixes) and name.endswith(".vk-tmp"):
@@ -198,10 +198,10 @@ def start(
         state, note = read_state(vault)
         if note:
             notes.append(note)
-        if not forced(env, force) and _cooling(state, now_ms, cooldown) is not None:
+        if not forced(env, force) and cooling(state, now_ms, cooldown) is not None:
             release(vault, pid)
             return Skip(SKIP_COOLDOWN, "another run completed a scan just now", tuple(notes))
-        if _running(state, now_ms):
+        if scan_running(state, now_ms):
             release(vault, pid)
             return Skip(
                 SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", tuple(notes)
@@ -215,7 +215,7 @@ def start(
         _sweep(vault)
         running = dict(state, state=IN_PROGRESS, lastTriggered=now_ms, cooldownMs=cooldown, pid=pid)
         marked = True  # from here the file may say in-progress (a signal may land mid-write)
-        write_state(vault, _ordered(running), flush_folder=False)
+        write_state(vault, ordered(running), flush_folder=False)
     except BaseException:
         if marked:  # the caller never gets a Run to abort: put the file back to idle here
             with contextlib.suppress(Exception):
@@ -238,10 +238,10 @@ def finish(run: Run, completed_ms: int, figures: Mapping[str, Any]) -> None:
         pid=None,
         perTask=per_task,
     )
-    write_state(run.vault, _ordered(done))
+    write_state(run.vault, ordered(done))
 
 
 def abort(run: Run) -> None:
     """Back to idle after a failed or interrupted run; lastCompleted stays as it was."""
     back = dict(run.previous, state=IDLE, lastTriggered=run.started_ms, pid=None)
-    write_state(run.vault, _ordered(back))
+    write_state(run.vault, ordered(back))

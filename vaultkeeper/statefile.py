@@ -72,7 +72,7 @@ def lock_path(vault: str | os.PathLike[str]) -> str:
     return os.path.join(state_dir(vault), config.LOCK_DIR)
 
 
-def _whole(text: str | bytes) -> int | None:
+def whole_number(text: str | bytes) -> int | None:
     """1 to 18 ASCII digits -> int; anything else (signs, other scripts' digits, a
     5,000-digit value that int() would refuse) -> None."""
     if isinstance(text, bytes):
@@ -87,7 +87,7 @@ def cooldown_ms(env: Mapping[str, str]) -> tuple[int, str | None]:
     raw = env.get(config.ENV_COOLDOWN)
     if raw is None or not raw.strip():
         return config.COOLDOWN_MS, None
-    value = _whole(raw.strip())  # no sign, no fraction, no exponent
+    value = whole_number(raw.strip())  # no sign, no fraction, no exponent
     if value is not None:
         return value, None
     note = (
@@ -202,13 +202,13 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def _cooling(state: dict[str, Any], now_ms: int, cooldown: int) -> int | None:
+def cooling(state: dict[str, Any], now_ms: int, cooldown: int) -> int | None:
     """Milliseconds since the last completed run when that is inside the cooldown."""
     since = now_ms - int(state["lastCompleted"])
     return since if state["lastCompleted"] > 0 and 0 <= since < cooldown else None
 
 
-def _running(state: dict[str, Any], now_ms: int) -> bool:
+def scan_running(state: dict[str, Any], now_ms: int) -> bool:
     """The re-entry guard: in progress, with a live pid, triggered under 10 minutes ago."""
     pid = state["pid"]
     return (
@@ -226,7 +226,7 @@ def precheck(
     cooldown, _ = cooldown_ms(env)
     state, _ = read_state(vault)
     if not forced(env, force):
-        since = _cooling(state, now_ms, cooldown)
+        since = cooling(state, now_ms, cooldown)
         if since is not None:
             left = (cooldown - since + 999) // 1000
             return Skip(
@@ -234,11 +234,11 @@ def precheck(
                 f"last scan completed {since // 1000} s ago; {left} s of cooldown left",
                 (),
             )
-    if _running(state, now_ms):
+    if scan_running(state, now_ms):
         return Skip(SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", ())
     return None
 
 
-def _ordered(data: dict[str, Any]) -> dict[str, Any]:
+def ordered(data: dict[str, Any]) -> dict[str, Any]:
     """Exactly the spec's keys, in the spec's order."""
     return {key: data[key] for key in default_state()}
