@@ -134,3 +134,33 @@ def test_the_quick_no_sees_what_find_sees_with_a_long_s(text: str) -> None:
     assert secrets.find(text)
     assert secrets.needs_serving(text)
     assert "hunter2x9" not in secrets.served(text) and "abc123def" not in secrets.served(text)
+
+
+def test_a_fifo_where_the_cache_goes_does_not_hang_the_scan(make_vault: MakeVault) -> None:
+    """load opens the cache with O_RDONLY and no O_NONBLOCK: on a FIFO the open waits
+    for a writer for ever (the session-end hook hangs until it is killed)."""
+    import subprocess
+    import sys
+
+    vault = make_vault(spec_files(NOW.date()))
+    os.mkfifo(vault / CACHE)
+    code = "import sys; from vaultkeeper import scancache; scancache.load(sys.argv[1])"
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(vault)], timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("loading a FIFO as the scan cache blocked")
+    assert done.returncode == 0
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(make_vault: MakeVault) -> None:
+    """The cache is only a shortcut, yet a failed write of it (a folder in its place,
+    a full disk) fails the whole scan: no report saved, exit 1."""
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    vault = make_vault(spec_files(NOW.date()))
+    (vault / CACHE).mkdir()
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert result.exit_code == 0, result.output
+    assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).exists()
