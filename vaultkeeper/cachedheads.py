@@ -77,7 +77,10 @@ class CachedHead:
             self.last_used = dates[last_raw]
         self.promoted = promoted
         self._sentence, self._hash = sentence, digest
-        self._problems = [Problem(rel, p[0], str(p[1])) for p in problems] if problems else []
+        for p in problems:
+            if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+                raise TypeError("not a kept block problem")
+        self._problems = [Problem(rel, p[0], p[1]) for p in problems] if problems else []
 
     def hash(self) -> str:
         if self._hash is None:  # kept without one (see _kept): the settings have changed
@@ -89,6 +92,10 @@ class CachedHead:
 
     def sentence(self) -> str:
         return self._sentence
+
+
+def _line_or_none(value: Any) -> bool:
+    return value is None or type(value) is int
 
 
 def _text_or_none(value: Any) -> bool:

@@ -121,7 +121,7 @@ def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
         return None
     try:
         return [DuplicatePair.from_dict(p) for p in kept]
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         return None  # not as this version writes them: look again
 
 
