@@ -164,3 +164,26 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(make_vault: MakeV
     result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
     assert result.exit_code == 0, result.output
     assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).exists()
+
+
+def test_a_group_digest_is_not_fooled_by_separators_inside_a_description(
+    make_vault: MakeVault,
+) -> None:
+    """A group's digest joins its items' fields with \\x1e and \\x1f, which a YAML value
+    may hold ("\\x1f" in double quotes): one entry whose description spells out a second
+    entry digests as the two did, and their pair is served after the second is gone."""
+    files = spec_files(NOW.date())
+    text = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
+    files[MEM + "retry-a.md"] = text.format("retry-a", "retry flaky network calls")
+    files[MEM + "retry-b.md"] = text.format("retry-b", "retry flaky network calls")
+    vault = make_vault(files)
+    first = run(vault)
+    assert len(first["duplicates"]) == 1
+    # the group's items before: retry-a, retry-b (and the spec files' other lessons after)
+    spelled = (
+        '"retry flaky network calls\\x1fretry-b\\x1eprojects/p/memory/retry-b.md'
+        '\\x1e1\\x1eretry-b retry flaky network calls"'
+    )
+    (vault / MEM / "retry-b.md").unlink()
+    (vault / MEM / "retry-a.md").write_text(text.format("retry-a", spelled))
+    assert run(vault)["duplicates"] == run(vault, fresh=True)["duplicates"] == []
