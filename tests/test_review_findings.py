@@ -187,3 +187,19 @@ def test_a_group_digest_is_not_fooled_by_separators_inside_a_description(
     (vault / MEM / "retry-b.md").unlink()
     (vault / MEM / "retry-a.md").write_text(text.format("retry-a", spelled))
     assert run(vault)["duplicates"] == run(vault, fresh=True)["duplicates"] == []
+
+
+def test_a_kept_record_with_a_hash_but_no_holdout_until_is_refused_not_crashed_on(
+    make_vault: MakeVault,
+) -> None:
+    """decode_record takes any dict as the keys; a hash says "a held-out candidate on some
+    day", and the judge then reads meta["holdout_until"]: a KeyError ends the scan."""
+    vault = make_vault(spec_files(NOW.date()))
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        for entry in data["memory"].values():
+            entry[1] = [{"status": "held_out"}, 1, "0" * 64, []]
+
+    _forge(vault, edit)
+    assert run(vault) == expected
