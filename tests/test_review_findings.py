@@ -203,3 +203,27 @@ def test_a_kept_record_with_a_hash_but_no_holdout_until_is_refused_not_crashed_o
 
     _forge(vault, edit)
     assert run(vault) == expected
+
+
+def test_a_kept_block_without_a_hash_at_a_line_the_file_lacks_does_not_stop_every_scan(
+    make_vault: MakeVault,
+) -> None:
+    """A kept prune candidate without its hash is hashed from the file at its kept line;
+    at a line with no block the scan ends ("the block moved ... scan again"), and so does
+    every scan after it: the cache is never rewritten."""
+    vault = make_vault(spec_files(NOW.date()))
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        data["registry"]["patterns/registry.md"][1].append(
+            ["ghost", 999, "0", "2020-01-01", None, "", None, []]
+        )
+
+    _forge(vault, edit)
+    from vaultkeeper.errors import VaultkeeperError
+
+    try:
+        first = run(vault)
+    except VaultkeeperError as exc:
+        pytest.fail(f"the scan ended: {exc}")
+    assert first["prune"] == expected["prune"]
