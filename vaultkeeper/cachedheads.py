@@ -76,8 +76,13 @@ class CachedHead:
                 dates[last_raw] = parse_date(last_raw)
             self.last_used = dates[last_raw]
         self.promoted = promoted
+        if digest is None and _candidate(self.count, promoted):
+            raise ValueError("a candidate kept without its hash")  # the settings changed
         self._sentence, self._hash = sentence, digest
-        self._problems = [Problem(rel, p[0], str(p[1])) for p in problems] if problems else []
+        for p in problems:
+            if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+                raise TypeError("not a kept block problem")
+        self._problems = [Problem(rel, p[0], p[1]) for p in problems] if problems else []
 
     def hash(self) -> str:
         if self._hash is None:  # kept without one (see _kept): the settings have changed
@@ -89,6 +94,17 @@ class CachedHead:
 
     def sentence(self) -> str:
         return self._sentence
+
+
+def _line_or_none(value: Any) -> bool:
+    return value is None or type(value) is int
+
+
+def _candidate(count: int | None, promoted: str | None) -> bool:
+    """Whether a block may be a prune or promote candidate on some day (its hash kept)."""
+    return count == 0 or (
+        count is not None and count >= config.PROMOTE_MIN_COUNT and promoted is None
+    )
 
 
 def _text_or_none(value: Any) -> bool:
@@ -105,10 +121,7 @@ def _kept(head: BlockHead) -> list[Any]:
     problems = []
     if head.count is None or head.last_used is None:  # as registry_candidates asks
         problems = [[p.line, p.reason] for p in head.problems()]
-    count = head.count
-    candidate = count == 0 or (
-        count is not None and count >= config.PROMOTE_MIN_COUNT and head.promoted is None
-    )
+    candidate = _candidate(head.count, head.promoted)
     return [
         head.name,
         head.line,

@@ -70,6 +70,7 @@ class ScanCache:
         self.kept_pairs: dict[str, Any] = {}
         self.hits = 0
         self.misses = 0
+        self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.limit = time.time_ns() - RACY_NS  # a file changed since is read every time
 
     # -- memory files ------------------------------------------------------------------
@@ -91,10 +92,11 @@ class ScanCache:
         return None, key if old_enough else None
 
     def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
-        if key is None:
-            return
-        encoded = encode_record(record)
-        if encoded is not None:
+        # a problem (a read error among them) may not be the bytes' doing: read it again
+        encoded = None if key is None or record.problem else encode_record(record)
+        if encoded is None:
+            self.complete = False
+        else:
             self.kept["memory"][rel] = [key, encoded]
 
     # -- registry files ----------------------------------------------------------------
@@ -112,7 +114,9 @@ class ScanCache:
         return None, key if old_enough else None
 
     def keep_registry(self, rel: str, key: Key | None, heads: list[Any]) -> None:
-        if key is not None:
+        if key is None:
+            self.complete = False
+        else:
             self.kept["registry"][rel] = [key, heads]
 
     # -- the duplicates pass -----------------------------------------------------------
@@ -123,7 +127,7 @@ class ScanCache:
         groups = self._pairs.get("groups")
         if self._pairs.get("settings") != settings or type(groups) is not dict:
             return None
-        if not self.files_unchanged():
+        if self._pairs.get("complete") is not True or not self.files_unchanged():
             return None
         out: list[Any] = []
         for kept in groups.values():
@@ -144,8 +148,9 @@ class ScanCache:
         return None
 
     def keep_group(self, settings: str, group: str, digest: str, pairs: list[Any]) -> None:
-        if self.kept_pairs.get("settings") != settings:
+        if self.kept_pairs is self._pairs or self.kept_pairs.get("settings") != settings:
             self.kept_pairs = {"settings": settings, "groups": {}}
+        self.kept_pairs["complete"] = self.complete  # pairs found with an unkept file
         self.kept_pairs["groups"][group] = [digest, pairs]
 
     def files_unchanged(self) -> bool:
@@ -185,12 +190,14 @@ class ScanCache:
 
 def load(vault: Path | str) -> ScanCache:
     """The cache as the last scan left it; an empty one when there is none or it is not ours."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path(vault), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path(vault), flags)  # non-blocking: a FIFO is refused, not waited on
     except OSError:
         return ScanCache()
     try:
-        if os.fstat(fd).st_size > MAX_BYTES:
+        info = os.fstat(fd)
+        if (info.st_mode & 0o170000) != 0o100000 or info.st_size > MAX_BYTES:
             return ScanCache()
         with os.fdopen(fd, "rb", closefd=False) as fh:
             raw = fh.read()
@@ -220,5 +227,8 @@ def save(vault: Path, cache: ScanCache) -> bool:
     from vaultkeeper.fsio import atomic_write
 
     target = vault / config.STATE_DIR / config.SCAN_CACHE_FILE
-    atomic_write(target, cache.to_json(), fsync_dir=False)
+    try:
+        atomic_write(target, cache.to_json(), fsync_dir=False)
+    except OSError:
+        return False  # only a shortcut: the scan stands without it (the next one reads all)
     return True

@@ -75,8 +75,8 @@ def decode_record(raw: Any) -> MemoryRecord | None:
         meta, line, digest, dated = raw
         if type(meta) is not dict or type(line) is not int:
             return None
-        if not (digest is None or type(digest) is str):
-            return None
+        if not (digest is None or (type(digest) is str and "holdout_until" in meta)):
+            return None  # a hash is kept only for a file with one (memscan.may_hold_out)
         if dated:
             import datetime as dt
 

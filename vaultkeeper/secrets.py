@@ -223,7 +223,10 @@ def _assign_near(lowered: str) -> bool:
 
 def _maybe(text: str) -> bool:
     """A quick no for text that holds no assignment and no token start (most text)."""
-    return _assign_near(text.lower()) or _SHAPE_STARTS.search(text) is not None
+    # _ASSIGN's IGNORECASE reads a long s as an s; lower() keeps it (same length)
+    return (
+        _assign_near(text.lower().replace("\u017f", "s")) or _SHAPE_STARTS.search(text) is not None
+    )
 
 
 def find(text: str) -> list[Hit]:

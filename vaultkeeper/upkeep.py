@@ -98,15 +98,16 @@ def cached_pairs(
     if kept is not None:
         return kept
     import hashlib  # only now: loading OpenSSL costs a scan that reads nothing new 2 ms
+    import json
 
     groups: dict[str, list[Item]] = {}
     for item in duplicate_items(heads, facts):
         groups.setdefault(item.group, []).append(item)
     out: list[DuplicatePair] = []
     for group, items in groups.items():
-        # every field an item has (a moved line changes what the pairs say), one string
-        fields = [f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items]
-        raw = f"{group}\x1d" + "\x1f".join(fields)
+        # every field an item has (a moved line changes what the pairs say), as JSON: a
+        # value holding a separator cannot make two lists of items read the same
+        raw = json.dumps([group, *([i.name, i.path, i.line, i.text] for i in items)])
         key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
         if pairs is None:
@@ -121,7 +122,7 @@ def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
         return None
     try:
         return [DuplicatePair.from_dict(p) for p in kept]
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         return None  # not as this version writes them: look again
 
 
