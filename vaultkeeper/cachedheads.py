@@ -85,8 +85,9 @@ class CachedHead:
         self._problems = [Problem(rel, p[0], p[1]) for p in problems] if problems else []
 
     def hash(self) -> str:
-        if self._hash is None:  # kept without one (see _kept): the settings have changed
-            self._hash = _hash_from_file(self.path, self.line)
+        """The block's hash; asked only of candidates, and __init__ refuses a candidate
+        kept without one (the file is then read again)."""
+        assert self._hash is not None, f"{self.rel}:{self.line}: no hash kept"
         return self._hash
 
     def problems(self) -> list[Problem]:
@@ -132,22 +133,6 @@ def _kept(head: BlockHead) -> list[Any]:
         head.hash() if candidate else None,
         problems,
     ]
-
-
-def _hash_from_file(path: Path, line: int) -> str:
-    """The hash of the block at ``line`` of registry file ``path``, read now."""
-    from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.model import ParseError, decode, read_regular
-    from vaultkeeper.registry import parse_heads
-
-    try:
-        text = decode(read_regular(path))
-    except ParseError as exc:
-        raise VaultkeeperError(f"{path}: {exc.reason}") from None
-    for head in parse_heads(path, str(path), text):
-        if head.line == line:
-            return head.hash()
-    raise VaultkeeperError(f"{path}:{line}: the block moved while the scan read it; scan again")
 
 
 def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
