@@ -11,6 +11,7 @@ from __future__ import annotations
 from vaultkeeper import config
 from vaultkeeper.model import Problem, parse_date
 from vaultkeeper.registry import registry_files, whole_count
+from vaultkeeper.registrylines import HEAD_FIELDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,15 +44,7 @@ class CachedHead:
     """What a scan reads of one block (BlockHead's attributes and scan-side methods)."""
 
     __slots__ = (
-        "name",
-        "path",
-        "rel",
-        "line",
-        "count",
-        "count_raw",
-        "last_used",
-        "last_used_raw",
-        "promoted",
+        *HEAD_FIELDS,
         "_sentence",
         "_hash",
         "_problems",

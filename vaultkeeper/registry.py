@@ -22,6 +22,7 @@ from vaultkeeper.model import ParseError, Problem, decode, parse_date, read_regu
 from vaultkeeper.registrylines import (
     AGAIN,
     COUNT_AT,
+    HEAD_FIELDS,
     LABEL_OF,
     LAST_AT,
     PROMOTED_AT,
@@ -109,15 +110,7 @@ class BlockHead:
     """
 
     __slots__ = (
-        "name",
-        "path",
-        "rel",
-        "line",
-        "count",
-        "count_raw",
-        "last_used",
-        "last_used_raw",
-        "promoted",
+        *HEAD_FIELDS,
         "_nl_text",
         "_at",
         "_stop",

@@ -45,6 +45,21 @@ LABEL_OF = {COUNT_AT: config.COUNT_LABEL, LAST_AT: config.LAST_USED_LABEL}
 LABEL_OF[PROMOTED_AT] = config.PROMOTED_LABEL
 
 
+# What a scan reads of a block, whether parsed now (BlockHead) or kept by the scan
+# cache (cachedheads.CachedHead): the attributes both have.
+HEAD_FIELDS = (
+    "name",
+    "path",
+    "rel",
+    "line",
+    "count",
+    "count_raw",
+    "last_used",
+    "last_used_raw",
+    "promoted",
+)
+
+
 @functools.lru_cache(maxsize=1)
 def _counter_lines() -> re.Pattern[str]:
     labels = "|".join(re.escape(x) for x in _LABELS)
