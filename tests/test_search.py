@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.conftest import MakeVault
 from vaultkeeper.index import build_index
 from vaultkeeper.search import Searcher, inert, terms
@@ -111,6 +113,41 @@ def test_a_changed_file_is_read_again_and_a_removed_one_is_gone(make_vault: Make
     assert searcher.search("alpha") == [] and searcher.search("bravo")
     path.unlink()
     assert searcher.search("bravo") == []
+
+
+def test_an_edit_keeping_size_and_mtime_is_read_again(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search keeps what it read under the scan cache's key: ctime moves on every
+    write, so putting the size and mtime back does not hide an edit."""
+    from vaultkeeper import scancache
+
+    monkeypatch.setattr(scancache, "RACY_NS", 0)  # the file counts as settled at once
+    vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
+    searcher = Searcher(vault)
+    assert searcher.search("alpha")
+    path = vault / "projects/a/memory/x.md"
+    before = path.stat()
+    path.write_text(note("x", "bravo", "b"))  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the mtime put back
+    assert path.stat().st_mtime_ns == before.st_mtime_ns
+    assert searcher.search("alpha") == [] and searcher.search("bravo")
+
+
+def test_a_file_read_within_the_racy_window_is_read_again(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper import scancache, search
+
+    monkeypatch.setattr(scancache, "RACY_NS", 3600 * 10**9)  # every file "just written"
+    vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
+    searcher = Searcher(vault)
+    reads: list[str] = []
+    real = search.read_docs
+    monkeypatch.setattr(search, "read_docs", lambda v, rel: reads.append(rel) or real(v, rel))
+    searcher.search("alpha")
+    searcher.search("alpha")
+    assert [r for r in reads if r.startswith("projects/")] == ["projects/a/memory/x.md"] * 2
 
 
 def test_snippets_are_inert_and_short(make_vault: MakeVault) -> None:

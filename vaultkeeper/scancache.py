@@ -53,6 +53,13 @@ def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
         return None, False
     if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
         return None, False
+    return key_of(st, limit)
+
+
+def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
+    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): a
+    file changed since may change again within one clock tick and keep the same key.
+    The MCP server's search keeps what it read of each file under the same rule."""
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 

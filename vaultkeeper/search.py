@@ -19,11 +19,12 @@ import os
 import re
 import stat
 import threading
+import time
 from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import config, scancache
 from vaultkeeper.search_docs import Doc as Doc
 from vaultkeeper.search_docs import read_docs as read_docs
 from vaultkeeper.search_hits import Hit as Hit
@@ -89,7 +90,7 @@ class Searcher:
 
     def __init__(self, vault: Path) -> None:
         self.vault = vault
-        self._files: dict[str, tuple[int, int, list[Doc]]] = {}
+        self._files: dict[str, tuple[list[int], bool, list[Doc]]] = {}
         self._hay = _Haystack([])
         self._lock = threading.Lock()  # the server may run two searches at once
 
@@ -105,8 +106,9 @@ class Searcher:
         top = str(self.vault)
         skip = len(top) + 1
         root = os.path.realpath(top)
-        seen: dict[str, tuple[int, int, list[Doc]]] = {}
+        seen: dict[str, tuple[list[int], bool, list[Doc]]] = {}
         changed = False
+        limit = time.time_ns() - scancache.RACY_NS
         for full in walk_files(top):
             if not full.endswith(".md"):
                 continue
@@ -123,11 +125,14 @@ class Searcher:
                     info = os.stat(full)
             except OSError:
                 continue
+            # the scan cache's rule: ctime in the key, and a file read while it may still
+            # change within one clock tick is read again
+            key, settled = scancache.key_of(info, limit)
             known = self._files.get(rel_path)
-            if known is not None and known[:2] == (info.st_size, info.st_mtime_ns):
+            if known is not None and known[1] and known[0] == key:
                 seen[rel_path] = known
             else:
-                seen[rel_path] = (info.st_size, info.st_mtime_ns, read_docs(self.vault, rel_path))
+                seen[rel_path] = (key, settled, read_docs(self.vault, rel_path))
                 changed = True
         if changed or len(seen) != len(self._files):
             self._hay = _Haystack([doc for entry in seen.values() for doc in entry[2]])
