@@ -39,6 +39,7 @@ STOP_WORDS = frozenset((
     "into", "onto", "than", "then", "so", "via", "per",
 ))
 # fmt: on
+_STOP_BYTES = frozenset(w.encode() for w in STOP_WORDS)
 BLOCK = "block"
 MEMORY = "memory"
 
@@ -62,24 +63,38 @@ def stem(word: str) -> str:
 
 
 _SEP = "\x01"  # between two texts of a pass; no word holds it
+_GAP = " \x01 "  # the separator as a word of its own
 # One entry's distinct words: a tuple, not a set (a 50,000-entry vault's sets alone took
 # about 35 MiB); a set is built only for an entry that has a word worth probing.
 Words = tuple[str, ...]
 _BATCH = 2048  # texts tokenised at once: big enough for C-speed calls, small in memory
-_TOKEN = lazy(r"[a-z0-9]+|\x01")
+# ASCII byte -> itself lowercased if a letter or digit, the separator kept, else a blank
+# fmt: off
+_BYTES = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 or c == 1 else 32
+    for c in range(256)
+)
+# fmt: on
+
+
+def _plain(text: str) -> str:
+    """A text's words, space-separated, in ASCII: for a text that is not ASCII (lowered
+    as a whole first: a few non-ASCII letters lowercase to ASCII ones, the Kelvin sign
+    to ``k``) or that holds the separator."""
+    return " ".join(_WORD.findall(text.lower()))
 
 
 class Vocabulary:
     """Raw word -> its normalised form ("" for a stop word), worked out once per word.
 
-    A whole pass is tokenised at once: the texts joined, one findall, one map through
-    the table, joined again and split back per text, so no Python code runs per word
-    and only two C calls per text (split, set). The distinct new words are stemmed
-    together.
+    A whole pass is tokenised at once: the texts joined, encoded to ASCII bytes, one
+    translate (lowercase, every other byte a blank) and one split, one map through the
+    table, joined again and split back per text, so no Python code runs per word and
+    only two C calls per text (split, set). The distinct new words are stemmed together.
     """
 
     def __init__(self) -> None:
-        self.norms: dict[str, str] = {_SEP: _SEP}
+        self.norms: dict[bytes, str] = {_SEP.encode(): _SEP}
 
     def sets(self, texts: Iterable[str]) -> list[Words]:
         """Each text's normalised word set, worked out a batch of texts at a time (one
@@ -94,20 +109,29 @@ class Vocabulary:
     def _sets(self, texts: list[str]) -> list[Words]:
         if not texts:
             return []
-        joined = _SEP.join(texts)
-        if joined.count(_SEP) != len(texts) - 1:  # a text holding the separator itself
-            joined = _SEP.join(text.replace(_SEP, " ") for text in texts)
-        tokens = _TOKEN.findall(joined.lower())
-        new = set(tokens).difference(self.norms)
-        self.norms.update(zip(new, new, strict=True))
-        # only words with a suffix the stemmer cuts go through it (names such as b123 don't)
-        cut = [w for w in new if w.endswith(_SUFFIXES)]
-        if cut:  # "".split("\n") would give one empty word
-            self.norms.update(zip(cut, _stem_lines("\n".join(cut)).split("\n"), strict=True))
-        self.norms.update((w, "") for w in STOP_WORDS.intersection(new))
+        joined = _GAP.join(texts)
+        if not joined.isascii() or joined.count(_SEP) != len(texts) - 1:
+            joined = _GAP.join([t if t.isascii() and _SEP not in t else _plain(t) for t in texts])
+        tokens = joined.encode("ascii").translate(_BYTES).split()
+        norms = self.norms
+        new = set(tokens).difference(norms)
+        if new:
+            self._learn(new)
         # stop words map to "", which split() drops; each text's words, space-separated
-        chunks = " ".join(map(self.norms.__getitem__, tokens)).split(_SEP)
+        chunks = " ".join(map(norms.__getitem__, tokens)).split(_SEP)
         return [tuple(set(chunk.split())) for chunk in chunks]
+
+    def _learn(self, new: set[bytes]) -> None:
+        raw = list(new)
+        forms = [w.decode("ascii") for w in raw]
+        # only words with a suffix the stemmer cuts go through it (names such as b123 don't)
+        cut = [k for k, w in enumerate(forms) if w.endswith(_SUFFIXES)]
+        if cut:  # "".split("\n") would give one empty word
+            stems = _stem_lines("\n".join([forms[k] for k in cut])).split("\n")
+            for k, found in zip(cut, stems, strict=True):
+                forms[k] = found
+        self.norms.update(zip(raw, forms, strict=True))
+        self.norms.update((w, "") for w in _STOP_BYTES.intersection(new))
 
 
 def words(text: str) -> frozenset[str]:
