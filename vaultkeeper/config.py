@@ -206,6 +206,9 @@ CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
 DUP_MIN_JACCARD = 0.6
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
+# A group of at least this many entries keeps, in the scan cache, what redoing the pass
+# for its changed entries only takes (dupdelta.py); a smaller one is simply run again.
+DUP_DELTA_MIN = 2000
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
 STALE_DAYS = 180

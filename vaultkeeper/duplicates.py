@@ -255,32 +255,43 @@ def find_pairs(
         if len(members) < 2:
             continue
         for i, j in _group_pairs([sets[n] for n in members], threshold):
-            a, b = items[members[i]], items[members[j]]
-            wa, wb = set(sets[members[i]]), set(sets[members[j]])
-            out.append(
-                DuplicatePair(
-                    kind=a.kind,
-                    a_name=a.name,
-                    a_path=a.path,
-                    a_line=a.line,
-                    b_name=b.name,
-                    b_path=b.path,
-                    b_line=b.line,
-                    similarity=round(len(wa & wb) / len(wa | wb), 2),
-                    shared=tuple(sorted(wa & wb)),
-                )
-            )
+            m, n = members[i], members[j]
+            out.append(pair_of(items[m], items[n], sets[m], sets[n]))
     return out
 
 
-def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
+def pair_of(a: Item, b: Item, words_a: Words, words_b: Words) -> DuplicatePair:
+    """The pair of ``a`` and ``b`` (``a`` first in the vault), given their word sets."""
+    wa, wb = set(words_a), set(words_b)
+    return DuplicatePair(
+        kind=a.kind,
+        a_name=a.name,
+        a_path=a.path,
+        a_line=a.line,
+        b_name=b.name,
+        b_path=b.path,
+        b_line=b.line,
+        similarity=round(len(wa & wb) / len(wa | wb), 2),
+        shared=tuple(sorted(wa & wb)),
+    )
+
+
+def common_limit(size: int) -> int:
+    """A word carried by more entries than this, in a group of ``size``, is common."""
+    return max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * size))
+
+
+def _group_pairs(
+    sets: list[Words], threshold: float, df: Counter[str] | None = None
+) -> list[tuple[int, int]]:
     """The AllPairs join: sets in order of size, each probing the index with its prefix
     (|x| - ceil(t|x|) + 1 words, rarest first) and then indexing a shorter one
     (|x| - ceil(2t/(1+t) |x|) + 1), which is enough for the larger sets still to come.
     Every pair at or above ``t`` meets at its rarest shared word; a word carried by more
-    than the common limit is neither indexed nor probed. Returns (i, j) with i < j."""
-    df = Counter(chain.from_iterable(sets))
-    common = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(sets)))
+    than the common limit is neither indexed nor probed. Returns (i, j) with i < j;
+    ``df``, each word's count of entries, if the caller has it."""
+    df = Counter(chain.from_iterable(sets)) if df is None else df
+    common = common_limit(len(sets))
     # Each uncommon word's place, rarest first. Common words never bring in a pair and
     # come after every uncommon one; a word of one entry only could pair nothing.
     uncommon = sorted((w for w, n in df.items() if 1 < n <= common), key=lambda w: (df[w], w))

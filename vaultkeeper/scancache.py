@@ -154,11 +154,22 @@ class ScanCache:
             return list(kept[1])
         return None
 
-    def keep_group(self, settings: str, group: str, digest: str, pairs: list[Any]) -> None:
+    def group_words(self, settings: str, group: str) -> Any:
+        """What the pass kept of a big group's words (dupdelta.py checks it), or None."""
+        words = self._pairs.get("words")
+        if self._pairs.get("settings") != settings or type(words) is not dict:
+            return None
+        return words.get(group)
+
+    def keep_group(
+        self, settings: str, group: str, digest: str, pairs: list[Any], words: Any = None
+    ) -> None:
         if self.kept_pairs is self._pairs or self.kept_pairs.get("settings") != settings:
-            self.kept_pairs = {"settings": settings, "groups": {}}
+            self.kept_pairs = {"settings": settings, "groups": {}, "words": {}}
         self.kept_pairs["complete"] = self.complete  # pairs found with an unkept file
         self.kept_pairs["groups"][group] = [digest, pairs]
+        if words is not None:  # a big group's words, for redoing only what changes
+            self.kept_pairs["words"][group] = words
 
     def files_unchanged(self) -> bool:
         """Every file this scan read came from the cache, and none kept there is gone."""

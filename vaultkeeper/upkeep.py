@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import config, dupdelta
 from vaultkeeper.decay import (
     MemoryFacts,
     PromotedBlock,
@@ -113,9 +113,13 @@ def cached_pairs(
             raw = json.dumps(items)  # each a named tuple: an array of its fields
         key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
-        if pairs is None:
-            pairs = find_pairs(items)
-        cache.keep_group(settings, group, key, [p.to_dict() for p in pairs])
+        words = cache.group_words(settings, group)  # as it was when its pairs were kept
+        if pairs is None and len(items) >= config.DUP_DELTA_MIN:
+            found = dupdelta.group_pairs(items, words)  # only what changed, if it can
+            pairs, words = found.pairs, found.state
+        elif pairs is None:
+            pairs, words = find_pairs(items), None
+        cache.keep_group(settings, group, key, [p.to_dict() for p in pairs], words)
         out += pairs
     return out
 

@@ -1,0 +1,101 @@
+"""The duplicates pass redone for changed entries only gives what a fresh pass gives."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultkeeper import config, dupdelta
+from vaultkeeper.duplicates import Item, find_pairs
+
+_VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
+
+
+@pytest.fixture(autouse=True)
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # tiny groups that still have common words, a limit that moves with the group's
+    # size, and runs of one or two texts: every path of the update is taken
+    monkeypatch.setattr(config, "DUP_COMMON_MIN", 2)
+    monkeypatch.setattr(config, "DUP_COMMON_SHARE", 0.25)
+    monkeypatch.setattr(dupdelta, "CHUNK", 2)
+
+
+def _items(entries: list[tuple[int, str]]) -> list[Item]:
+    return [
+        Item("block", f"n{key}", "r.md", line, text) for line, (key, text) in enumerate(entries)
+    ]
+
+
+def _step(entries: list[tuple[int, str]], kept: object) -> dupdelta.Found:
+    items = _items(entries)
+    found = dupdelta.group_pairs(items, json.loads(json.dumps(kept)))  # as the cache keeps it
+    assert found.pairs == find_pairs(items)
+    return found
+
+
+_TEXT = st.lists(st.sampled_from([*_VOCAB, "the", "Tests", "test"]), max_size=6).map(" ".join)
+_EDIT = st.tuples(st.sampled_from(["set", "add", "drop"]), st.integers(0, 40), _TEXT)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TEXT, max_size=24), st.lists(st.lists(_EDIT, min_size=1, max_size=3), max_size=6))
+def test_after_any_edits_the_pairs_are_those_of_a_fresh_pass(
+    texts: list[str], turns: list[list[tuple[str, int, str]]]
+) -> None:
+    entries = list(enumerate(texts))
+    found = _step(entries, None)
+    fresh = len(entries)
+    for edits in turns:
+        for kind, at, text in edits:
+            at = at % (len(entries) + 1)
+            if kind == "add" or not entries:
+                entries.insert(at, (fresh, text))
+                fresh += 1
+            elif kind == "set":
+                entries[at % len(entries)] = (entries[at % len(entries)][0], text)
+            else:
+                del entries[at % len(entries)]
+        found = _step(entries, found.state)
+
+
+def test_random_edits_mostly_take_the_short_path() -> None:
+    rng = random.Random(13)
+    vocab = [f"w{k}" for k in range(60)]
+    weights = [1 / (k + 1) for k in range(60)]  # a few words common, most not, some near
+
+    def text() -> str:
+        return " ".join(rng.choices(vocab, weights, k=rng.choice((0, 3, 4, 5))))
+
+    entries = [(n, text()) for n in range(120)]
+    found = _step(entries, None)
+    short = 0
+    for turn in range(300):
+        at = rng.randrange(len(entries))
+        if turn % 3 == 0:
+            entries.insert(at, (1000 + turn, text()))
+        elif turn % 3 == 1 and len(entries) > 60:
+            del entries[at]
+        else:
+            entries[at] = (entries[at][0], text())
+        found = _step(entries, found.state)
+        short += not found.redone
+    assert short > 150  # the check above is of the update, not of redoing it all
+
+
+def test_a_state_not_as_written_is_redone_not_trusted() -> None:
+    entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
+    found = _step(entries, None)
+    assert len(found.pairs) == 1
+    for broken in (
+        {**found.state, "pairs": [[0, 9]]},
+        {**found.state, "lines": "alpha"},
+        {**found.state, "chunk": 3},
+        {**found.state, "common": {"alpha": "many"}},
+        [],
+    ):
+        again = _step(entries, broken)
+        assert again.redone
