@@ -31,15 +31,8 @@ from dataclasses import dataclass
 from itertools import chain, filterfalse
 
 from vaultkeeper import config
-from vaultkeeper.duplicates import (
-    DuplicatePair,
-    Item,
-    Vocabulary,
-    Words,
-    _group_pairs,
-    common_limit,
-    pair_of,
-)
+from vaultkeeper.duplicates import DuplicatePair, Item, _group_pairs, common_limit, pair_of
+from vaultkeeper.dupwords import Vocabulary, Words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
