@@ -18,10 +18,10 @@ _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iot
 @pytest.fixture(autouse=True)
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     # tiny groups that still have common words, a limit that moves with the group's
-    # size, and runs of one or two texts: every path of the update is taken
+    # size, and a region of a few entries already too many to update: every path is taken
     monkeypatch.setattr(config, "DUP_COMMON_MIN", 2)
     monkeypatch.setattr(config, "DUP_COMMON_SHARE", 0.25)
-    monkeypatch.setattr(dupdelta, "CHUNK", 2)
+    monkeypatch.setattr(dupdelta, "_FEW", 4)
 
 
 def _items(entries: list[tuple[int, str]]) -> list[Item]:
@@ -93,9 +93,25 @@ def test_a_state_not_as_written_is_redone_not_trusted() -> None:
     for broken in (
         {**found.state, "pairs": [[0, 9]]},
         {**found.state, "lines": "alpha"},
-        {**found.state, "chunk": 3},
+        {**found.state, "format": 0},
         {**found.state, "common": {"alpha": "many"}},
+        {**found.state, "digests": "not base64!"},
+        {**found.state, "digests": found.state["digests"][:12]},
+        {**found.state, "n": "3"},
         [],
     ):
         again = _step(entries, broken)
         assert again.redone
+
+
+def test_a_common_words_count_worn_down_by_edits_is_counted_again_not_redone() -> None:
+    # "alpha" is in 4 of 7 entries (the limit is 2); each edit of another entry lowers
+    # what is known of its count by one, until it is counted again
+    entries = [(k, f"alpha w{k}") for k in range(4)] + [(k, f"w{k}") for k in range(4, 7)]
+    found = _step(entries, None)
+    assert found.state["common"] == {"alpha": 4}
+    for turn in range(2):  # 3 known, then 2: no more than the limit, so counted
+        entries[5] = (5, f"w5 e{turn}")
+        found = _step(entries, found.state)
+        assert not found.redone
+    assert found.state["common"] == {"alpha": 4}  # counted again, exactly, on the way

@@ -236,19 +236,21 @@ def test_pairs_are_reused_until_a_name_or_description_changes(
     files[mem + "retry-b.md"] = text.format("retry-b")
     vault = make_vault(files)
     calls: list[int] = []
-    real = upkeep.find_pairs
-    monkeypatch.setattr(upkeep, "find_pairs", lambda items: calls.append(len(items)) or real(items))
+    real = upkeep.pairs_by_group
+    monkeypatch.setattr(
+        upkeep, "pairs_by_group", lambda items: calls.append(len(items)) or real(items)
+    )
     first = run(vault)
-    assert len(first["duplicates"]) == 1 and calls == [7, 7]  # the blocks; project p's lessons
-    assert run(vault) == first and calls == [7, 7]  # nothing changed: not sought again
+    assert len(first["duplicates"]) == 1 and calls == [14]  # the blocks and project p's lessons
+    assert run(vault) == first and calls == [14]  # nothing changed: not sought again
     registry = vault / "patterns/registry.md"
     registry.write_text(
         registry.read_text().replace("**success count:** 1\n", "**success count:** 2\n")
     )
     run(vault)
-    assert calls == [7, 7]  # a count is no word of any entry: the same items
+    assert calls == [14]  # a count is no word of any entry: the same items
     (vault / mem / "retry-b.md").write_text(text.format("retry-b").replace("backoff", "jitter"))
-    assert run(vault)["duplicates"] == [] and calls == [7, 7, 7]  # project p's group only
+    assert run(vault)["duplicates"] == [] and calls == [14, 7]  # project p's group only
 
 
 def test_a_block_kept_without_its_hash_gets_it_from_the_file(
@@ -304,3 +306,48 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
             assert a.hash() == b.hash()  # kept only where a candidate can come from
         if a.count is None:
             assert a.problems() == b.problems()
+
+
+def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    from vaultkeeper import dupdelta
+
+    # a registry big enough for its pairs to be redone from the words kept in the cache
+    monkeypatch.setattr(config, "DUP_DELTA_MIN", 20)
+    monkeypatch.setattr(config, "DUP_COMMON_MIN", 3)
+    monkeypatch.setattr(dupdelta, "_FEW", 4)
+    monkeypatch.setattr(dupdelta, "_MOST", 2)
+    redone: list[bool] = []
+    real = dupdelta.group_pairs
+    monkeypatch.setattr(
+        dupdelta, "group_pairs", lambda *a: redone.append((f := real(*a)).redone) or f
+    )
+    rng = random.Random(7)
+    # three words in most blocks (common), the rest each in a few (some near the limit)
+    vocab = ["retry", "flaky", "clock"] + [f"v{k}" for k in range(40)]
+    weights = [12.0] * 3 + [1.0] * 40
+
+    def block(name: str) -> str:
+        sentence = " ".join(rng.choices(vocab, weights, k=rng.randint(2, 5))).capitalize()
+        return f"### {name}\n{sentence}. More.\n\n**success count:** 1\n"
+
+    blocks = [block(f"b{k}") for k in range(40)]
+    registry = "patterns/registry.md"
+    vault = make_vault({registry: "# Pattern registry\n\n" + "\n".join(blocks)})
+    for turn in range(12):
+        data = run(vault)
+        assert data["duplicates"] == uncached(vault)["duplicates"]
+        kept = json.loads((vault / CACHE).read_text())["pairs"]["words"]
+        assert list(kept) == ["block"]  # the registry's words; the small groups keep none
+        at = rng.randrange(len(blocks))
+        if turn % 3 == 0:
+            blocks.insert(at, block(f"n{turn}"))
+        elif turn % 3 == 1:
+            del blocks[at]
+        else:
+            blocks[at] = block(f"e{turn}")
+        (vault / registry).write_text("# Pattern registry\n\n" + "\n".join(blocks))
+    assert redone[0] and redone.count(False) >= 6  # the first scan only had none kept

@@ -142,19 +142,28 @@ def find_pairs(
     items: Sequence[Item], threshold: float = config.DUP_MIN_JACCARD
 ) -> list[DuplicatePair]:
     """Every pair of one group at or above ``threshold`` that shares an uncommon word."""
-    groups: dict[str, list[int]] = {}  # in the order of each group's first entry
+    return list(chain.from_iterable(pairs_by_group(items, threshold).values()))
+
+
+def pairs_by_group(
+    items: Sequence[Item], threshold: float = config.DUP_MIN_JACCARD
+) -> dict[str, list[DuplicatePair]]:
+    """``find_pairs``, group by group: every group of ``items`` in the order of its first
+    entry, with its pairs (one pass over the words of all: a vocabulary learnt once)."""
+    groups: dict[str, list[int]] = {}
     sets = Vocabulary().sets(item.text for item in items)
     for n, item in enumerate(items):
         members = groups.setdefault(item.group, [])
         if sets[n]:
             members.append(n)
-    out: list[DuplicatePair] = []
-    for members in groups.values():
+    out: dict[str, list[DuplicatePair]] = {}
+    for group, members in groups.items():
+        found = out[group] = []
         if len(members) < 2:
             continue
         for i, j in _group_pairs([sets[n] for n in members], threshold):
             m, n = members[i], members[j]
-            out.append(pair_of(items[m], items[n], sets[m], sets[n]))
+            found.append(pair_of(items[m], items[n], sets[m], sets[n]))
     return out
 
 

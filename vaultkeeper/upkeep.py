@@ -25,7 +25,7 @@ from vaultkeeper.decay import (
     stale_entries,
     unused_skills,
 )
-from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs
+from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs, pairs_by_group
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
@@ -103,7 +103,10 @@ def cached_pairs(
     groups: dict[str, list[Item]] = {}
     for item in duplicate_items(heads, facts):
         groups.setdefault(item.group, []).append(item)
-    out: list[DuplicatePair] = []
+    found: dict[str, list[DuplicatePair]] = {}
+    keys: dict[str, str] = {}
+    kept_words: dict[str, Any] = {}
+    again: list[Item] = []  # the small groups to compare again, all in one pass
     for group, items in groups.items():
         # every field an item has (a moved line changes what the pairs say), joined by
         # two separators; as JSON (twice slower) if some value holds one, so that no two
@@ -111,15 +114,24 @@ def cached_pairs(
         raw = "\x1f".join([f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items])
         if raw.count("\x1e") != 3 * len(items) or raw.count("\x1f") != len(items) - 1:
             raw = json.dumps(items)  # each a named tuple: an array of its fields
-        key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        key = keys[group] = hashlib.blake2b(
+            raw.encode("utf-8", "surrogatepass"), digest_size=16
+        ).hexdigest()
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
         words = cache.group_words(settings, group)  # as it was when its pairs were kept
         if pairs is None and len(items) >= config.DUP_DELTA_MIN:
-            found = dupdelta.group_pairs(items, words)  # only what changed, if it can
-            pairs, words = found.pairs, found.state
+            delta = dupdelta.group_pairs(items, words)  # only what changed, if it can
+            pairs, words = delta.pairs, delta.state
         elif pairs is None:
-            pairs, words = find_pairs(items), None
-        cache.keep_group(settings, group, key, [p.to_dict() for p in pairs], words)
+            again += items
+            continue
+        found[group], kept_words[group] = pairs, words
+    if again:
+        found.update(pairs_by_group(again))
+    out: list[DuplicatePair] = []
+    for group in groups:
+        pairs, words = found[group], kept_words.get(group)
+        cache.keep_group(settings, group, keys[group], [p.to_dict() for p in pairs], words)
         out += pairs
     return out
 
