@@ -21,7 +21,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress
+from operator import not_
 
 from vaultkeeper import config
 from vaultkeeper.dupwords import STOP_WORDS as STOP_WORDS  # the words, from dupwords
@@ -201,31 +202,32 @@ def _group_pairs(
     common = common_limit(len(sets))
     # Each uncommon word's place, rarest first. Common words never bring in a pair and
     # come after every uncommon one; a word of one entry only could pair nothing.
-    uncommon = sorted((w for w, n in df.items() if 1 < n <= common), key=lambda w: (df[w], w))
-    rank = {w: k for k, w in enumerate(uncommon)}
-    sizes = [len(found) for found in sets]
+    uncommon = sorted([(n, w) for w, n in df.items() if 1 < n <= common])
+    rank = {w: k for k, (_, w) in enumerate(uncommon)}
+    sizes = list(map(len, sets))
     mid = 2 * threshold / (1 + threshold)
     index: dict[int, list[int]] = {}
     pairs: list[tuple[int, int]] = []
     ranked = set(rank)
-    for i in sorted(range(len(sets)), key=sizes.__getitem__):
-        if ranked.isdisjoint(sets[i]):
-            continue  # no uncommon word shared with anything
+    # only the sets with an uncommon word (picked by C calls alone), smallest first
+    some = compress(range(len(sets)), map(not_, map(ranked.isdisjoint, sets)))
+    for i in sorted(some, key=sizes.__getitem__):
         size = sizes[i]
         # the words of one entry only would come first; leaving them out probes (and
         # indexes) a few more words than needed, never fewer
-        mine = set(sets[i])
-        places = sorted(map(rank.__getitem__, ranked.intersection(mine)))
+        places = sorted(map(rank.__getitem__, ranked.intersection(sets[i])))
         least = threshold * size - 1e-9
         seen: set[int] = set()
         for r in places[: size - math.ceil(least) + 1]:
-            for j in index.get(r, ()):
-                if sizes[j] >= least:
-                    seen.add(j)
-        for j in seen:
-            shared = len(mine.intersection(sets[j]))
-            if shared >= threshold * (size + sizes[j] - shared) - 1e-9:
-                pairs.append((j, i) if j < i else (i, j))
+            found = index.get(r)
+            if found is not None:
+                seen.update(j for j in found if sizes[j] >= least)
+        if seen:
+            mine = set(sets[i])
+            for j in seen:
+                shared = len(mine.intersection(sets[j]))
+                if shared >= threshold * (size + sizes[j] - shared) - 1e-9:
+                    pairs.append((j, i) if j < i else (i, j))
         for r in places[: size - math.ceil(mid * size - 1e-9) + 1]:
             index.setdefault(r, []).append(i)
     return sorted(pairs)
