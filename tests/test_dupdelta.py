@@ -32,7 +32,8 @@ def _items(entries: list[tuple[int, str]]) -> list[Item]:
 
 def _step(entries: list[tuple[int, str]], kept: object) -> dupdelta.Found:
     items = _items(entries)
-    found = dupdelta.group_pairs(items, json.loads(json.dumps(kept)))  # as the cache keeps it
+    texts = [item.text for item in items]
+    found = dupdelta.group_pairs(texts, items.__getitem__, json.loads(json.dumps(kept)))
     assert found.pairs == find_pairs(items)
     return found
 
@@ -115,3 +116,13 @@ def test_a_common_words_count_worn_down_by_edits_is_counted_again_not_redone() -
         found = _step(entries, found.state)
         assert not found.redone
     assert found.state["common"] == {"alpha": 4}  # counted again, exactly, on the way
+
+
+def test_the_same_texts_give_the_kept_pairs_of_the_items_as_they_are_now() -> None:
+    entries = [(0, "alpha beta gamma"), (1, "delta eps"), (2, "alpha beta gamma")]
+    found = _step(entries, None)
+    moved = [Item("block", f"m{k}", "s.md", 100 + k, text) for k, text in entries]
+    again = dupdelta.group_pairs([i.text for i in moved], moved.__getitem__, found.state)
+    assert again.pairs == find_pairs(moved) and len(again.pairs) == 1
+    assert (again.pairs[0].a_name, again.pairs[0].b_line) == ("m0", 102)
+    assert not again.redone and again.state is found.state  # nothing to write again

@@ -334,9 +334,17 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
         sentence = " ".join(rng.choices(vocab, weights, k=rng.randint(2, 5))).capitalize()
         return f"### {name}\n{sentence}. More.\n\n**success count:** 1\n"
 
+    def lesson(name: str, words: str) -> str:
+        return f"---\nname: {name}\nstatus: active\ndescription: {words}\n---\n"
+
     blocks = [block(f"b{k}") for k in range(40)]
     registry = "patterns/registry.md"
-    vault = make_vault({registry: "# Pattern registry\n\n" + "\n".join(blocks)})
+    # small groups around it: three projects, each with a pair of lessons
+    files = {registry: "# Pattern registry\n\n" + "\n".join(blocks)}
+    for p in ("a", "b", "c"):
+        for n in (1, 2):
+            files[f"projects/{p}/memory/l{n}.md"] = lesson(f"l{n}", "retry flaky network calls")
+    vault = make_vault(files)
     for turn in range(12):
         data = run(vault)
         assert data["duplicates"] == uncached(vault)["duplicates"]
@@ -350,4 +358,6 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
         else:
             blocks[at] = block(f"e{turn}")
         (vault / registry).write_text("# Pattern registry\n\n" + "\n".join(blocks))
+        words = "retry flaky network calls" if turn % 2 else f"other words {turn}"
+        (vault / f"projects/{'abc'[turn % 3]}/memory/l1.md").write_text(lesson("l1", words))
     assert redone[0] and redone.count(False) >= 6  # the first scan only had none kept

@@ -36,7 +36,7 @@ from vaultkeeper.dupwords import Vocabulary, Words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable
     from typing import Any
 
 _MOST = 8  # a region over 1/_MOST of the group (and over _FEW entries) is redone whole
@@ -53,17 +53,22 @@ class Found:
 
 
 def group_pairs(
-    items: Sequence[Item], kept: Any, threshold: float = config.DUP_MIN_JACCARD
+    texts: list[str],
+    item_at: Callable[[int], Item],
+    kept: Any,
+    threshold: float = config.DUP_MIN_JACCARD,
 ) -> Found:
-    """``find_pairs(items)`` for the items of one group, from ``kept`` (a state this
-    function returned before, or anything else: then from scratch)."""
-    texts = [item.text for item in items]
+    """``find_pairs`` of one group's items, given their texts (``item_at(k)`` builds the
+    k-th item, for the pairs only), from ``kept`` (a state this function returned before,
+    or anything else: then from scratch)."""
     digests = dupregion.digests(texts)
-    found = _update(items, texts, digests, kept, threshold)
-    return found if found is not None else _redo(items, texts, digests, threshold)
+    found = _update(item_at, texts, digests, kept, threshold)
+    return found if found is not None else _redo(item_at, texts, digests, threshold)
 
 
-def _redo(items: Sequence[Item], texts: list[str], digests: bytes, threshold: float) -> Found:
+def _redo(
+    item_at: Callable[[int], Item], texts: list[str], digests: bytes, threshold: float
+) -> Found:
     sets = Vocabulary().sets(texts)
     members = [n for n, found in enumerate(sets) if found]
     df = Counter(chain.from_iterable(sets))
@@ -75,12 +80,12 @@ def _redo(items: Sequence[Item], texts: list[str], digests: bytes, threshold: fl
     common = {w: n for w, n in df.items() if n > limit}
     lines = [" ".join(filterfalse(common.__contains__, s)) if s else EMPTY for s in sets]
     raw = "\n".join(lines)
-    return _found(items, sets.__getitem__, pairs, digests, raw, common, len(members), True)
+    return _found(item_at, sets.__getitem__, pairs, digests, raw, common, len(members), True)
 
 
 def _found(
-    items: Sequence[Item],
-    words_of: Any,
+    item_at: Callable[[int], Item],
+    words_of: Callable[[int], Words],
     pairs: list[tuple[int, int]],
     digests: bytes,
     raw: str,
@@ -89,7 +94,7 @@ def _found(
     redone: bool,
 ) -> Found:
     pairs.sort()
-    found = [pair_of(items[i], items[j], words_of(i), words_of(j)) for i, j in pairs]
+    found = [pair_of(item_at(i), item_at(j), words_of(i), words_of(j)) for i, j in pairs]
     state = {
         "format": FORMAT,
         "entries": len(digests) // dupregion.DIGEST,
@@ -127,7 +132,7 @@ def _read(kept: Any) -> tuple[bytes, list[str], dict[str, int], int, list[Any]]:
 
 
 def _update(
-    items: Sequence[Item],
+    item_at: Callable[[int], Item],
     texts: list[str],
     digests: bytes,
     kept: Any,
@@ -138,6 +143,12 @@ def _update(
     except (KeyError, TypeError, ValueError):
         return None
     start, old_stop, stop = dupregion.region(old_digests, digests)
+    if start == old_stop == stop:  # the same texts: the same pairs, of the items as they are
+        pairs = [(i, j) for i, j in old_pairs]
+        need = sorted({k for pair in pairs for k in pair})
+        words = dict(zip(need, Vocabulary().sets([texts[k] for k in need]), strict=True))
+        found = [pair_of(item_at(i), item_at(j), words[i], words[j]) for i, j in pairs]
+        return Found(found, kept, False)
     if (old_stop - start) + (stop - start) > max(_FEW, len(texts) // _MOST):
         return None  # so much changed that redoing it all costs less
     added = Vocabulary().sets(texts[start:stop])
@@ -171,7 +182,7 @@ def _update(
         raw = "\n".join(lines)
     region = (start, old_stop, stop)
     pairs, words = _pairs_after(texts, region, added, raw, df, old_pairs, threshold)
-    return _found(items, words.__getitem__, pairs, digests, raw, common, size, False)
+    return _found(item_at, words.__getitem__, pairs, digests, raw, common, size, False)
 
 
 def _pairs_after(

@@ -100,14 +100,30 @@ def cached_pairs(
     import hashlib  # only now: loading OpenSSL costs a scan that reads nothing new 2 ms
     import json
 
-    groups: dict[str, list[Item]] = {}
-    for item in duplicate_items(heads, facts):
-        groups.setdefault(item.group, []).append(item)
     found: dict[str, list[DuplicatePair]] = {}
     keys: dict[str, str] = {}
     kept_words: dict[str, Any] = {}
+    if len(heads) >= config.DUP_DELTA_MIN:  # the registry's items built for its pairs only
+        texts = [f"{h.name} {h.sentence()}" for h in heads]
+        blocks = heads
+
+        def block(k: int) -> Item:
+            h = blocks[k]
+            return Item(BLOCK, h.name, h.rel, h.line, texts[k])
+
+        found[BLOCK], kept_words[BLOCK] = _big(cache, settings, BLOCK, texts, block)
+        keys[BLOCK], heads = "", ()
+    groups: dict[str, list[Item]] = {}
+    for item in duplicate_items(heads, facts):
+        groups.setdefault(item.group, []).append(item)
     again: list[Item] = []  # the small groups to compare again, all in one pass
     for group, items in groups.items():
+        if len(items) >= config.DUP_DELTA_MIN:
+            found[group], kept_words[group] = _big(
+                cache, settings, group, [i.text for i in items], items.__getitem__
+            )
+            keys[group] = ""
+            continue
         # every field an item has (a moved line changes what the pairs say), joined by
         # two separators; as JSON (twice slower) if some value holds one, so that no two
         # lists of items can read the same
@@ -118,22 +134,28 @@ def cached_pairs(
             raw.encode("utf-8", "surrogatepass"), digest_size=16
         ).hexdigest()
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
-        words = cache.group_words(settings, group)  # as it was when its pairs were kept
-        if pairs is None and len(items) >= config.DUP_DELTA_MIN:
-            delta = dupdelta.group_pairs(items, words)  # only what changed, if it can
-            pairs, words = delta.pairs, delta.state
-        elif pairs is None:
+        if pairs is None:
             again += items
-            continue
-        found[group], kept_words[group] = pairs, words
+        else:
+            found[group] = pairs
     if again:
         found.update(pairs_by_group(again))
     out: list[DuplicatePair] = []
-    for group in groups:
-        pairs, words = found[group], kept_words.get(group)
-        cache.keep_group(settings, group, keys[group], [p.to_dict() for p in pairs], words)
+    for group in keys:  # the registry first, then each project as duplicate_items has them
+        pairs = found[group]
+        dicts = [p.to_dict() for p in pairs]
+        cache.keep_group(settings, group, keys[group], dicts, kept_words.get(group))
         out += pairs
     return out
+
+
+def _big(
+    cache: ScanCache, settings: str, group: str, texts: list[str], item_at: Any
+) -> tuple[list[DuplicatePair], Any]:
+    """A big group's pairs, from what was kept of its words (redone for the entries
+    that changed: dupdelta.py); no digest of the whole group is needed first."""
+    delta = dupdelta.group_pairs(texts, item_at, cache.group_words(settings, group))
+    return delta.pairs, delta.state
 
 
 def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
