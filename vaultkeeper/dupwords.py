@@ -30,7 +30,7 @@ _STOP_BYTES = frozenset(w.encode() for w in STOP_WORDS)
 _IES = lazy(r"^([a-z0-9]{2,})ies$", re.M)
 _PLURAL = lazy(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
 _ING_ED = lazy(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
-_SUFFIXES = ("s", "ed", "ing")  # a word ending otherwise is its own stem
+_CUT = lazy(r"^[a-z0-9]*(?:s|ed|ing)$", re.M)  # a word ending otherwise is its own stem
 
 
 def _stem_lines(text: str) -> str:
@@ -103,14 +103,13 @@ class Vocabulary:
 
     def _learn(self, new: set[bytes]) -> None:
         raw = list(new)
-        forms = [w.decode("ascii") for w in raw]
-        # only words with a suffix the stemmer cuts go through it (names such as b123 don't)
-        cut = [k for k, w in enumerate(forms) if w.endswith(_SUFFIXES)]
-        if cut:  # "".split("\n") would give one empty word
-            stems = _stem_lines("\n".join([forms[k] for k in cut])).split("\n")
-            for k, found in zip(cut, stems, strict=True):
-                forms[k] = found
+        forms = b" ".join(raw).decode("ascii").split(" ")  # C calls, none per word
         self.norms.update(zip(raw, forms, strict=True))
+        # only words with a suffix the stemmer cuts go through it (names such as b123 don't)
+        cut = _CUT.findall("\n".join(forms))
+        if cut:  # "".split("\n") would give one empty word
+            stems = _stem_lines("\n".join(cut)).split("\n")
+            self.norms.update(zip([w.encode("ascii") for w in cut], stems, strict=True))
         self.norms.update((w, "") for w in _STOP_BYTES.intersection(new))
 
 
