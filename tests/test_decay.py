@@ -26,7 +26,7 @@ def facts(**kw: object) -> MemoryFacts:
         "status": "active",
         "holdout_until": None,
         "last_validated": None,
-        "provenance": (),
+        "provenance_date": None,
     }
     base.update(kw)
     return MemoryFacts(**base)  # type: ignore[arg-type]
@@ -49,7 +49,7 @@ def test_the_window_is_180_days_and_only_active_entries_decay() -> None:
 
 def test_the_latest_date_wins_whichever_key_holds_it() -> None:
     assert stale(facts(holdout_until=OLD, last_validated=RECENT)) == []
-    assert stale(facts(holdout_until=OLD, provenance=(f"transcripts/{RECENT}.jsonl:4",))) == []
+    assert stale(facts(holdout_until=OLD, provenance_date=RECENT)) == []
     [line] = stale(facts(holdout_until="2020-01-01", last_validated=OLD))
     assert "(last_validated, 181 days ago)" in line
 
@@ -206,3 +206,12 @@ def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_va
     assert "Nothing is waiting." not in brief
     # where the spec's lists need the room, the extra sections give way
     assert "last seen 2020-01-01" not in render_brief(classify(vault, NOW), NOW, limit=400)
+
+
+def test_provenance_dates_its_entry_by_the_latest_date_its_receipts_name() -> None:
+    from vaultkeeper.memscan import facts_of
+
+    receipts = ["transcripts/2026-03-01.jsonl:4", "no date here", "x 2026-02-30 y", 20260901]
+    assert facts_of("projects/p/memory/m.md", {"provenance": receipts})[5] == "2026-03-01"
+    assert facts_of("projects/p/memory/m.md", {"provenance": ["none"]})[5] is None
+    assert facts_of("projects/p/memory/m.md", {"provenance": "2026-03-01"})[5] is None

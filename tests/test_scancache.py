@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
-from vaultkeeper import cachedheads, config, model, scan, scancache, upkeep
+from vaultkeeper import cachedheads, config, model, scan, scancache, scancachefile, upkeep
 from vaultkeeper.cli import cli
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -291,7 +291,7 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
 
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    cache = scancache.load(vault)
+    cache = scancachefile.load(vault)
     kept, _ = cachedheads.load_heads(vault, cache)
     parsed, _ = load_heads(vault)
     assert cache.hits == 1 and len(kept) == len(parsed)

@@ -98,16 +98,17 @@ if TYPE_CHECKING:
         name: str
         description: str
         status: str | None
-        holdout_until: object
-        last_validated: object
-        provenance: tuple[str, ...]
+        holdout_until: object  # as YAML gave it; a date as its ISO text
+        last_validated: object  # the same
+        provenance_date: str | None  # the latest ISO date its receipts name
 
 else:
     from collections import namedtuple
 
     MemoryFacts = namedtuple(
         "MemoryFacts",
-        ("rel", "name", "description", "status", "holdout_until", "last_validated", "provenance"),
+        ("rel", "name", "description", "status", "holdout_until", "last_validated")
+        + ("provenance_date",),
     )
 
 
@@ -195,7 +196,8 @@ def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] 
     return best
 
 
-def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
+def provenance_date(receipts: Iterable[str]) -> dt.date | None:
+    """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
     found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
     return max((d for d in found if d is not None), default=None)
 
@@ -223,7 +225,7 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
                 (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
                 (day(f.last_validated), "last_validated"),
                 (validated.get(f.rel), "re-checked"),
-                (_provenance_date(f.provenance) if f.provenance else None, "provenance"),
+                (day(f.provenance_date), "provenance"),
                 (day(f.holdout_until), "holdout_until"),
             )
         )

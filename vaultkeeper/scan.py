@@ -109,12 +109,12 @@ def run_scan(
             started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper import scancache
+            from vaultkeeper import scancache, scancachefile
 
             clock = time.monotonic()
-            cache = scancache.ScanCache() if fresh else scancache.load(vault)
+            cache = scancache.ScanCache() if fresh else scancachefile.load(vault)
             report = classify(vault, now, cache)
-            scancache.save(vault, cache)
+            scancachefile.save(vault, cache)
             duration = int((time.monotonic() - clock) * 1000)
             from dataclasses import replace
 
