@@ -51,13 +51,18 @@ class CachedHead:
     )
 
     def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
-        """From what _kept wrote; TypeError or ValueError for anything else."""
+        """From what _kept wrote; TypeError or ValueError for anything else. (Checks
+        written out, not called: this runs for every block of every unchanged file.)"""
         name, line, count_raw, last_raw, promoted, sentence, digest, problems, _ = kept
         if not (type(name) is str and type(line) is int and type(sentence) is str):
             raise TypeError("not a kept block head")
-        if not ((digest is None or type(digest) is str) and type(problems) is list):
-            raise TypeError("not a kept block head")
-        if not (_text_or_none(count_raw) and _text_or_none(last_raw) and _text_or_none(promoted)):
+        if not (
+            (count_raw is None or type(count_raw) is str)
+            and (last_raw is None or type(last_raw) is str)
+            and (promoted is None or type(promoted) is str)
+            and (digest is None or type(digest) is str)
+            and type(problems) is list
+        ):
             raise TypeError("not a kept block head")
         self.name, self.path, self.rel, self.line = name, path, rel, line
         self.count_raw, self.count = count_raw, whole_count(count_raw)
@@ -72,10 +77,7 @@ class CachedHead:
         if digest is None and _candidate(self.count, promoted):
             raise ValueError("a candidate kept without its hash")  # the settings changed
         self._sentence, self._hash = sentence, digest
-        for p in problems:
-            if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
-                raise TypeError("not a kept block problem")
-        self._problems = [Problem(rel, p[0], p[1]) for p in problems] if problems else []
+        self._problems = _problems(rel, problems) if problems else []
 
     def hash(self) -> str:
         """The block's hash; asked only of candidates, and __init__ refuses a candidate
@@ -92,6 +94,13 @@ class CachedHead:
 
 def _line_or_none(value: Any) -> bool:
     return value is None or type(value) is int
+
+
+def _problems(rel: str, kept: list[Any]) -> list[Problem]:
+    for p in kept:
+        if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+            raise TypeError("not a kept block problem")
+    return [Problem(rel, p[0], p[1]) for p in kept]
 
 
 def _candidate(count: int | None, promoted: str | None) -> bool:
