@@ -215,3 +215,21 @@ def test_provenance_dates_its_entry_by_the_latest_date_its_receipts_name() -> No
     assert facts_of("projects/p/memory/m.md", {"provenance": receipts})[5] == "2026-03-01"
     assert facts_of("projects/p/memory/m.md", {"provenance": ["none"]})[5] is None
     assert facts_of("projects/p/memory/m.md", {"provenance": "2026-03-01"})[5] is None
+
+
+def first(lines: list[str]) -> str:
+    [line] = lines
+    return line
+
+
+def test_on_equal_dates_the_line_names_the_first_source_in_order() -> None:
+    old = dt.date.fromisoformat(OLD)
+    rel = "projects/p/memory/m.md"
+    every = facts(holdout_until=OLD, last_validated=OLD, provenance_date=OLD)
+    assert "(uses log, " in first(stale(every, Usage({rel: old}, None, {rel: old})))
+    assert "(uses log, " in first(stale(every, Usage({rel: old, rel[:-3]: old}, None)))
+    assert "(last_validated, " in first(stale(every, Usage({}, None, {rel: old})))
+    assert "(re-checked, " in first(stale(facts(provenance_date=OLD), Usage({}, None, {rel: old})))
+    assert "(provenance, " in first(stale(facts(holdout_until=OLD, provenance_date=OLD)))
+    older = (old - dt.timedelta(days=5)).isoformat()
+    assert "(uses log, " in first(stale(facts(last_validated=older), Usage({rel[:-3]: old}, None)))

@@ -195,10 +195,12 @@ def test_files_changed_within_the_racy_window_are_not_kept(
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
     data = json.loads((vault / CACHE).read_text())
-    assert data["memory"] == {} and data["registry"] == {}
+    assert data["memory"] == {}
+    assert [key for key, _ in data["registry"].values()] == [None]  # blocks only (cachedheads)
     reads.clear()
     run(vault)
     assert len([p for p in reads if "/memory/" in p]) == 7
+    assert len([p for p in reads if p.endswith("registry.md")]) == 1
 
 
 def test_a_value_json_cannot_carry_leaves_its_file_uncached(make_vault: MakeVault) -> None:
@@ -213,7 +215,7 @@ def test_a_value_json_cannot_carry_leaves_its_file_uncached(make_vault: MakeVaul
     assert run(vault) == first == uncached(vault)
 
 
-def test_dates_come_back_as_dates(make_vault: MakeVault) -> None:
+def test_a_kept_date_reads_as_the_date_it_was(make_vault: MakeVault) -> None:
     files = spec_files(NOW.date())
     files["projects/p/memory/old.md"] = (
         "---\nname: old\nstatus: active\nlast_validated: 2025-01-01\n---\nbody\n"

@@ -250,28 +250,28 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
     for f in facts:
         if f.status != "active":
             continue
-        dated = _latest(
-            (
-                (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
-                (day(f.last_validated), "last_validated"),
-                (validated.get(f.rel), "re-checked"),
-                (day(f.provenance_date), "provenance"),
-                (day(f.holdout_until), "holdout_until"),
-            )
-        )
-        if dated is None:
+        # the latest of these dates, the first named on a tie (written out: per entry)
+        rel = f.rel
+        when, other = seen.get(rel), seen.get(rel.removesuffix(".md"))
+        if when is None or (other is not None and other > when):
+            when = other
+        source = "uses log"
+        for found, named in (
+            (day(f.last_validated), "last_validated"),
+            (validated.get(rel), "re-checked"),
+            (day(f.provenance_date), "provenance"),
+            (day(f.holdout_until), "holdout_until"),
+        ):
+            if found is not None and (when is None or found > when):
+                when, source = found, named
+        if when is None:
             if log_covers:
                 since = f"uses log since {usage.since}"
-                out.append(Stale(f.name, f.rel, None, since, None))
+                out.append(Stale(f.name, rel, None, since, None))
             continue
-        when, source = dated
         if when < cut:
-            out.append(Stale(f.name, f.rel, when.isoformat(), source, (today - when).days))
+            out.append(Stale(f.name, rel, when.isoformat(), source, (today - when).days))
     return out
-
-
-def _max(*days: dt.date | None) -> dt.date | None:
-    return max((d for d in days if d is not None), default=None)
 
 
 def unused_skills(

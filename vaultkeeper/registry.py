@@ -113,6 +113,7 @@ class BlockHead:
         "_stop",
         "_found",
         "_sentence",
+        "_hash",
     )
 
     def __init__(
@@ -129,6 +130,7 @@ class BlockHead:
         self.name, self.path, self.rel, self.line = name, path, rel_path, line
         self._nl_text, (self._at, self._stop), self._found = nl_text, span, found
         self._sentence: str | None = None
+        self._hash: str | None = None
         got = found.get(COUNT_AT)
         self.count_raw = None if got is None else got[0].rstrip("\r").strip(" \t")
         self.count = whole_count(self.count_raw)
@@ -168,7 +170,14 @@ class BlockHead:
 
     def hash(self) -> str:
         """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
-        return block_hash(self.text())
+        if self._hash is None:  # the scan cache may know it (cachedheads)
+            self._hash = block_hash(self.text())
+        return self._hash
+
+    def span(self) -> str:
+        """Every character from the heading to the next heading: all a head depends on,
+        its line aside (the scan cache's fingerprint of the block)."""
+        return self._nl_text[self._at + 1 : self._stop]
 
     def problems(self) -> list[Problem]:
         return self.block().problems()

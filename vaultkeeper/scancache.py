@@ -139,11 +139,18 @@ class ScanCache:
         self.misses += 1
         return None, key if old_enough else None
 
+    def registry_before(self, rel: str) -> Any:
+        """What was kept of registry file ``rel`` whatever its key (cachedheads checks it)."""
+        found = self._registry.get(rel)
+        return found[1] if type(found) is list and len(found) == 2 else None
+
     def keep_registry(self, rel: str, key: Key | None, heads: list[Any]) -> None:
+        """Keep a registry file's heads; without a key (a file just written: it may change
+        again unseen) they are kept for their blocks' fingerprints only, which the next
+        scan checks against the blocks it reads (cachedheads), never for the file."""
         if key is None:
             self.complete = False
-        else:
-            self.kept["registry"][rel] = [key, heads]
+        self.kept["registry"][rel] = [key, heads]
 
     # -- the duplicates pass -----------------------------------------------------------
 
