@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         label: str | None = None
         weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
         falsification_condition: str | None = None
-        handled: str | None = None  # decided since the scan, file unchanged: skipped, ...
+        handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
 
     class _ReportFields(NamedTuple):
         vault: str
