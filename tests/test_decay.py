@@ -155,7 +155,7 @@ def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> 
 
 
 def test_the_brief_names_each_extra_section_with_its_command() -> None:
-    from vaultkeeper.report import render_brief
+    from vaultkeeper.brief import render_brief
 
     brief = render_brief(classify(SAMPLE_VAULT, NOW), NOW)
     assert (
@@ -191,7 +191,7 @@ def test_a_passed_re_check_dates_the_lesson_fresh(make_vault) -> None:
 
 
 def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_vault) -> None:
-    from vaultkeeper.report import render_brief
+    from vaultkeeper.brief import render_brief
 
     vault = make_vault(
         {

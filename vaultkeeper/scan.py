@@ -116,9 +116,7 @@ def run_scan(
             report = classify(vault, now, cache)
             scancachefile.save(vault, cache)
             duration = int((time.monotonic() - clock) * 1000)
-            from dataclasses import replace
-
-            report = replace(report, duration_ms=duration)
+            report = report._replace(duration_ms=duration)
             from vaultkeeper.report import save_report
 
             save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -47,11 +46,18 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
         def skills_unused(self) -> tuple[SkillUnused, ...]: ...
 
 
-@dataclass(frozen=True)
-class Upkeep:
-    duplicates: tuple[DuplicatePair, ...]
-    stale: tuple[Stale, ...]
-    skills_unused: tuple[SkillUnused, ...]
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Upkeep(NamedTuple):
+        duplicates: tuple[DuplicatePair, ...]
+        stale: tuple[Stale, ...]
+        skills_unused: tuple[SkillUnused, ...]
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Upkeep = namedtuple("Upkeep", ("duplicates", "stale", "skills_unused"))
 
 
 def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
