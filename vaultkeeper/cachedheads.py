@@ -157,15 +157,14 @@ def _reused(path: Path, rel_path: str, text: str, before: Any) -> list[tuple[Blo
     was: the same fingerprint (BLAKE2b, 64 bits, of everything from its heading to the
     next, on which every kept value but the line depends).
     """
-    import hashlib
-
+    from vaultkeeper.digests import blake2b_hex
     from vaultkeeper.registry import parse_heads
 
     old = _fingerprints(before)
     out = []
     for head in parse_heads(path, rel_path, text):
         raw = head.span().encode("utf-8", "surrogatepass")
-        fingerprint = hashlib.blake2b(raw, digest_size=8).hexdigest()
+        fingerprint = blake2b_hex(raw, 8)
         was = old.get(fingerprint)
         if was is not None and type(was[5]) is str and _text_or_none(was[6]):
             head._sentence, head._hash = was[5], was[6]
