@@ -25,7 +25,7 @@ from vaultkeeper import (  # noqa: E402
     memscan,
     model,
     report,
-    scancache,
+    scancachefile,
     scanrun,
     state,
     upkeep,
@@ -54,8 +54,8 @@ def timed(owner: Any, name: str, phase: str) -> None:
 
 def main() -> None:
     vault, flags = sys.argv[1], sys.argv[2:]
-    timed(scancache, "load", "scan cache read")
-    timed(scancache, "save", "scan cache written (when it changed)")
+    timed(scancachefile, "load", "scan cache read")
+    timed(scancachefile, "save", "scan cache written (when it changed)")
     timed(cachedheads, "load_heads", "registry blocks")
     timed(memscan, "held_out_candidates", MEMORY)
     timed(model, "load_yaml", YAML)

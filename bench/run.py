@@ -147,9 +147,9 @@ WHY = {
         "still stats every memory file and rebuilds each one's facts (about 9 us each), "
         "reads the whole registry file a session's count changed again (every block of "
         "it), rewrites the cache (2 MB of JSON, fsynced) and the report, and pays about "
-        "25 ms of imports (dataclasses and inspect, pathlib, json, datetime, its own "
-        "modules) the floor has none of; the same scan with nothing changed has a "
-        'row of its own. See "Where the time goes".'
+        "20 ms of imports (pathlib, json, datetime, its own modules) the floor has "
+        'none of; the same scan with nothing changed has a row of its own. See "Where '
+        'the time goes".'
     ),
 }
 
@@ -192,11 +192,12 @@ on top.
 - after a session's edits: reading the registry file that changed again (every block
   of it, each candidate's sha256), the changed group's duplicates, and rewriting the
   cache (JSON, fsync) are the costs a scan of an unchanged vault does not have;
-- imports: dataclasses/inspect about 6 ms, pathlib 3 ms, json and datetime 3 ms,
-  vaultkeeper's modules the rest; neither click (vaultkeeper/entry.py runs `scan`
-  without it) nor typing, tempfile or hashlib (OpenSSL; only when something is hashed)
-  is imported, the credential detectors' and the duplicates tokenizer's regexes are
-  compiled only when used, and PyYAML only when some frontmatter that changed needs it;
+- imports: pathlib 3 ms, json and datetime 3 ms, vaultkeeper's modules the rest;
+  neither click (vaultkeeper/entry.py runs `scan` without it) nor typing, dataclasses
+  (with inspect: the scan's records are named tuples), tempfile or hashlib (OpenSSL;
+  only when something is hashed) is imported, the credential detectors' and the
+  duplicates tokenizer's regexes are compiled only when used, and PyYAML only when
+  some frontmatter that changed needs it;
 - memory files: a stat each, and what the cache kept; the first scan reads every one
   (about half its time), then the YAML-free read of the keys a decision needs;
 - report and state: JSON of about 1,100 candidates and 1,000 upkeep findings, one

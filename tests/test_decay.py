@@ -26,7 +26,7 @@ def facts(**kw: object) -> MemoryFacts:
         "status": "active",
         "holdout_until": None,
         "last_validated": None,
-        "provenance": (),
+        "provenance_date": None,
     }
     base.update(kw)
     return MemoryFacts(**base)  # type: ignore[arg-type]
@@ -49,7 +49,7 @@ def test_the_window_is_180_days_and_only_active_entries_decay() -> None:
 
 def test_the_latest_date_wins_whichever_key_holds_it() -> None:
     assert stale(facts(holdout_until=OLD, last_validated=RECENT)) == []
-    assert stale(facts(holdout_until=OLD, provenance=(f"transcripts/{RECENT}.jsonl:4",))) == []
+    assert stale(facts(holdout_until=OLD, provenance_date=RECENT)) == []
     [line] = stale(facts(holdout_until="2020-01-01", last_validated=OLD))
     assert "(last_validated, 181 days ago)" in line
 
@@ -155,7 +155,7 @@ def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> 
 
 
 def test_the_brief_names_each_extra_section_with_its_command() -> None:
-    from vaultkeeper.report import render_brief
+    from vaultkeeper.brief import render_brief
 
     brief = render_brief(classify(SAMPLE_VAULT, NOW), NOW)
     assert (
@@ -191,7 +191,7 @@ def test_a_passed_re_check_dates_the_lesson_fresh(make_vault) -> None:
 
 
 def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_vault) -> None:
-    from vaultkeeper.report import render_brief
+    from vaultkeeper.brief import render_brief
 
     vault = make_vault(
         {
@@ -206,3 +206,30 @@ def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_va
     assert "Nothing is waiting." not in brief
     # where the spec's lists need the room, the extra sections give way
     assert "last seen 2020-01-01" not in render_brief(classify(vault, NOW), NOW, limit=400)
+
+
+def test_provenance_dates_its_entry_by_the_latest_date_its_receipts_name() -> None:
+    from vaultkeeper.memscan import facts_of
+
+    receipts = ["transcripts/2026-03-01.jsonl:4", "no date here", "x 2026-02-30 y", 20260901]
+    assert facts_of("projects/p/memory/m.md", {"provenance": receipts})[5] == "2026-03-01"
+    assert facts_of("projects/p/memory/m.md", {"provenance": ["none"]})[5] is None
+    assert facts_of("projects/p/memory/m.md", {"provenance": "2026-03-01"})[5] is None
+
+
+def first(lines: list[str]) -> str:
+    [line] = lines
+    return line
+
+
+def test_on_equal_dates_the_line_names_the_first_source_in_order() -> None:
+    old = dt.date.fromisoformat(OLD)
+    rel = "projects/p/memory/m.md"
+    every = facts(holdout_until=OLD, last_validated=OLD, provenance_date=OLD)
+    assert "(uses log, " in first(stale(every, Usage({rel: old}, None, {rel: old})))
+    assert "(uses log, " in first(stale(every, Usage({rel: old, rel[:-3]: old}, None)))
+    assert "(last_validated, " in first(stale(every, Usage({}, None, {rel: old})))
+    assert "(re-checked, " in first(stale(facts(provenance_date=OLD), Usage({}, None, {rel: old})))
+    assert "(provenance, " in first(stale(facts(holdout_until=OLD, provenance_date=OLD)))
+    older = (old - dt.timedelta(days=5)).isoformat()
+    assert "(uses log, " in first(stale(facts(last_validated=older), Usage({rel[:-3]: old}, None)))

@@ -50,6 +50,7 @@ def normal(text: str, root: Path) -> str:
     text = re.sub(r'"(generated_at|lastCompleted|lastTriggered)": ("[^"]*"|\d+)', r'"\1": T', text)
     text = re.sub(r'"(duration_ms|durationMs|pid)": \d+', r'"\1": N', text)
     text = re.sub(r"\d+ s ago", "N s ago", text)
+    text = re.sub(r'"(id|base)":"[0-9a-f]+-[0-9a-f]+"', r'"\1":I', text)  # the scan cache's
     head, crash, tail = text.partition("Traceback (most recent call last):\n")
     # both paths may crash alike (a latin-1 terminal and an em dash): the frames differ
     return head + crash + tail.strip().splitlines()[-1] if crash else text
@@ -226,3 +227,29 @@ def test_the_check_sees_a_real_scan_import_them(vault: Path) -> None:
     _, out, _ = run(NO_OP, ["--vault", str(vault), "scan", "--force"], vault, _env())
     imported = out.splitlines()[-1]  # after the report's lines
     assert all(f"'{name}'" in imported for name in ("pathlib", "datetime", "vaultkeeper.report"))
+
+
+# What a scan that reads the vault must not import either: dataclasses brings inspect (and
+# ast, dis, tokenize) and each frozen dataclass costs building its methods, about a tenth of
+# a session-end scan together; typing is as costly. The scan's records are named tuples.
+NOT_IN_A_SCAN = ("dataclasses", "inspect", "typing")
+A_SCAN = NO_OP.replace(repr(HEAVY), repr(NOT_IN_A_SCAN))
+
+
+def test_a_scan_imports_neither_dataclasses_nor_inspect(vault: Path) -> None:
+    """A first scan, one from the scan cache, one with --json: every section filled
+    (a duplicate pair, a stale lesson, an unused skill, a usage log, problems)."""
+    old = (TODAY - dt.timedelta(days=400)).isoformat()
+    promoted = f"**promoted:** {old} -> [[skills/old/SKILL]]\n"
+    with (vault / "patterns" / "more.md").open("a") as fh:
+        fh.write(block("old-skill", "4", old, promoted))
+    event = {"session": "s", "source": "cli", "kind": "cite", "target": "foo"}
+    log = vault / config.STATE_DIR / config.USES_LOG_FILE
+    log.parent.mkdir(exist_ok=True)
+    log.write_text(json.dumps({**event, "date": old, "receipt": "cli:1"}) + "\n")
+    for extra in ([], [], ["--json"]):  # the second and third read the scan cache
+        args = ["--vault", str(vault), "scan", "--force", *extra]
+        code, out, err = run(A_SCAN, args, vault, _env())
+        assert (code, out.splitlines()[-1]) == (0, "[]"), (out, err)
+    report = json.loads(out.removesuffix("[]\n"))
+    assert all(report[k] for k in ("duplicates", "stale", "skills_unused", "problems")), report

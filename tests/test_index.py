@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -300,3 +301,17 @@ def test_check_on_a_missing_index_says_missing(make_vault: MakeVault, runner: Cl
     stale = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
     assert stale.exit_code == 1 and stale.stdout.splitlines()[0] == "stale _index.md"
     assert stale.stdout.splitlines()[1].startswith("_index.md stale: 2 entries")
+
+
+def test_json_lists_each_problem_as_its_line(make_vault: MakeVault, runner: CliRunner) -> None:
+    """``index --json`` and ``new --json`` give a file the index lists without a
+    description as the one line the text output warns with, not as its fields."""
+    vault = make_vault({"broken.md": "---\nname: [x\n---\n"})
+    done = runner.invoke(cli, ["--vault", str(vault), "index", "--json"])
+    assert done.exit_code == 0, done.output
+    problems = json.loads(done.stdout)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("broken.md:2: ")
+    new = ["--vault", str(vault), "new", "reference", "fresh", "-d", "A fresh one", "--json"]
+    done = runner.invoke(cli, new)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["problems"] == problems

@@ -87,3 +87,13 @@ def test_cite_keeps_its_evidence_as_a_one_line_receipt(sample: Path) -> None:
     assert line["source"] == "mcp" and line["date"] == "2026-12-01"
     assert line["receipt"].startswith("mcp:used in src/clock.py:12 xxx")
     assert "\n" not in line["receipt"] and len(line["receipt"]) == len("mcp:") + 300
+
+
+def test_new_gives_each_problem_as_an_object(make_vault: MakeVault) -> None:
+    """A file the index lists without a description comes back as a plain JSON object
+    (path, line, reason: what the SDK made of the dataclass it was), not a bare list."""
+    vault = make_vault({"broken.md": "---\nname: [x\n---\n"})
+    made = tools(vault).new("reference", "fresh", "A fresh one", "", None)
+    (problem,) = json.loads(json.dumps(made))["problems"]
+    assert list(problem) == ["path", "line", "reason"]
+    assert (problem["path"], problem["line"]) == ("broken.md", 2)

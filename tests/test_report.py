@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from vaultkeeper import config
+from vaultkeeper.brief import render_brief
 from vaultkeeper.cli import cli
 from vaultkeeper.model import Problem
 from vaultkeeper.report import (
@@ -21,7 +22,6 @@ from vaultkeeper.report import (
     Report,
     age_text,
     load_report,
-    render_brief,
     render_text,
     save_report,
 )

@@ -144,7 +144,7 @@ def test_a_fifo_where_the_cache_goes_does_not_hang_the_scan(make_vault: MakeVaul
 
     vault = make_vault(spec_files(NOW.date()))
     os.mkfifo(vault / CACHE)
-    code = "import sys; from vaultkeeper import scancache; scancache.load(sys.argv[1])"
+    code = "import sys; from vaultkeeper import scancachefile; scancachefile.load(sys.argv[1])"
     try:
         done = subprocess.run([sys.executable, "-c", code, str(vault)], timeout=30)
     except subprocess.TimeoutExpired:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
-from vaultkeeper import cachedheads, config, model, scan, scancache, upkeep
+from vaultkeeper import cachedheads, config, model, scan, scancache, scancachefile, upkeep
 from vaultkeeper.cli import cli
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -195,10 +195,12 @@ def test_files_changed_within_the_racy_window_are_not_kept(
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
     data = json.loads((vault / CACHE).read_text())
-    assert data["memory"] == {} and data["registry"] == {}
+    assert data["memory"] == {}
+    assert [key for key, _ in data["registry"].values()] == [None]  # blocks only (cachedheads)
     reads.clear()
     run(vault)
     assert len([p for p in reads if "/memory/" in p]) == 7
+    assert len([p for p in reads if p.endswith("registry.md")]) == 1
 
 
 def test_a_value_json_cannot_carry_leaves_its_file_uncached(make_vault: MakeVault) -> None:
@@ -213,7 +215,7 @@ def test_a_value_json_cannot_carry_leaves_its_file_uncached(make_vault: MakeVaul
     assert run(vault) == first == uncached(vault)
 
 
-def test_dates_come_back_as_dates(make_vault: MakeVault) -> None:
+def test_a_kept_date_reads_as_the_date_it_was(make_vault: MakeVault) -> None:
     files = spec_files(NOW.date())
     files["projects/p/memory/old.md"] = (
         "---\nname: old\nstatus: active\nlast_validated: 2025-01-01\n---\nbody\n"
@@ -293,7 +295,7 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
 
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    cache = scancache.load(vault)
+    cache = scancachefile.load(vault)
     kept, _ = cachedheads.load_heads(vault, cache)
     parsed, _ = load_heads(vault)
     assert cache.hits == 1 and len(kept) == len(parsed)

@@ -10,8 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault, snapshot
+from vaultkeeper.brief import render_brief
 from vaultkeeper.cli import cli
-from vaultkeeper.report import render_brief, render_problems, render_text
+from vaultkeeper.report import render_problems, render_text
 from vaultkeeper.scan import classify
 
 TOKEN = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"

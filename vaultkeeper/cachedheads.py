@@ -51,13 +51,18 @@ class CachedHead:
     )
 
     def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
-        """From what _kept wrote; TypeError or ValueError for anything else."""
-        name, line, count_raw, last_raw, promoted, sentence, digest, problems = kept
+        """From what _kept wrote; TypeError or ValueError for anything else. (Checks
+        written out, not called: this runs for every block of every unchanged file.)"""
+        name, line, count_raw, last_raw, promoted, sentence, digest, problems, _ = kept
         if not (type(name) is str and type(line) is int and type(sentence) is str):
             raise TypeError("not a kept block head")
-        if not ((digest is None or type(digest) is str) and type(problems) is list):
-            raise TypeError("not a kept block head")
-        if not (_text_or_none(count_raw) and _text_or_none(last_raw) and _text_or_none(promoted)):
+        if not (
+            (count_raw is None or type(count_raw) is str)
+            and (last_raw is None or type(last_raw) is str)
+            and (promoted is None or type(promoted) is str)
+            and (digest is None or type(digest) is str)
+            and type(problems) is list
+        ):
             raise TypeError("not a kept block head")
         self.name, self.path, self.rel, self.line = name, path, rel, line
         self.count_raw, self.count = count_raw, whole_count(count_raw)
@@ -72,10 +77,7 @@ class CachedHead:
         if digest is None and _candidate(self.count, promoted):
             raise ValueError("a candidate kept without its hash")  # the settings changed
         self._sentence, self._hash = sentence, digest
-        for p in problems:
-            if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
-                raise TypeError("not a kept block problem")
-        self._problems = [Problem(rel, p[0], p[1]) for p in problems] if problems else []
+        self._problems = _problems(rel, problems) if problems else []
 
     def hash(self) -> str:
         """The block's hash; asked only of candidates, and __init__ refuses a candidate
@@ -94,6 +96,13 @@ def _line_or_none(value: Any) -> bool:
     return value is None or type(value) is int
 
 
+def _problems(rel: str, kept: list[Any]) -> list[Problem]:
+    for p in kept:
+        if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+            raise TypeError("not a kept block problem")
+    return [Problem(rel, p[0], p[1]) for p in kept]
+
+
 def _candidate(count: int | None, promoted: str | None) -> bool:
     """Whether a block may be a prune or promote candidate on some day (its hash kept)."""
     return count == 0 or (
@@ -105,12 +114,12 @@ def _text_or_none(value: Any) -> bool:
     return value is None or type(value) is str
 
 
-def _kept(head: BlockHead) -> list[Any]:
+def _kept(head: BlockHead, fingerprint: str) -> list[Any]:
     """What the cache keeps of a block just parsed (CachedHead reads it back).
 
     Its hash only where a candidate can come from (a count of 0: prune on some day;
     promote eligible, by the count alone): most blocks are neither, and 64 characters
-    each would make the cache a good third bigger.
+    each would make the cache a good third bigger. ``fingerprint``: see _reused.
     """
     problems = []
     if head.count is None or head.last_used is None:  # as registry_candidates asks
@@ -125,13 +134,47 @@ def _kept(head: BlockHead) -> list[Any]:
         head.sentence(),
         head.hash() if candidate else None,
         problems,
+        fingerprint,
     ]
+
+
+def _fingerprints(kept: Any) -> dict[str, list[Any]]:
+    """A changed registry file's blocks as the cache kept them, by fingerprint."""
+    if type(kept) is not list:
+        return {}
+    out: dict[str, list[Any]] = {}
+    for head in kept:
+        if type(head) is list and len(head) == 9 and type(head[8]) is str:
+            out[head[8]] = head
+    return out
+
+
+def _reused(path: Path, rel_path: str, text: str, before: Any) -> list[tuple[BlockHead, list[Any]]]:
+    """A changed registry file's blocks, parsed, with what the cache keeps of each.
+
+    A session moves a count or two in a registry of thousands of blocks; each block's
+    first sentence and hash are taken from the cache when the block's text is as it
+    was: the same fingerprint (BLAKE2b, 64 bits, of everything from its heading to the
+    next, on which every kept value but the line depends).
+    """
+    from vaultkeeper.digests import blake2b_hex
+    from vaultkeeper.registry import parse_heads
+
+    old = _fingerprints(before)
+    out = []
+    for head in parse_heads(path, rel_path, text):
+        raw = head.span().encode("utf-8", "surrogatepass")
+        fingerprint = blake2b_hex(raw, 8)
+        was = old.get(fingerprint)
+        if was is not None and type(was[5]) is str and _text_or_none(was[6]):
+            head._sentence, head._hash = was[5], was[6]
+        out.append((head, _kept(head, fingerprint)))
+    return out
 
 
 def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
     """registry.load_heads, reading only the registry files that changed since the cache."""
     from vaultkeeper.model import ParseError, decode, read_regular
-    from vaultkeeper.registry import parse_heads
     from vaultkeeper.vault import rel
 
     heads: list[Head] = []
@@ -153,7 +196,7 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
         except ParseError as exc:
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
-        parsed = parse_heads(path, rel_path, text)
-        heads.extend(parsed)
-        cache.keep_registry(rel_path, key, [_kept(head) for head in parsed])
+        parsed = _reused(path, rel_path, text, cache.registry_before(rel_path))
+        heads.extend(head for head, _ in parsed)
+        cache.keep_registry(rel_path, key, [kept for _, kept in parsed])
     return heads, problems

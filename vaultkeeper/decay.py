@@ -22,8 +22,8 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from vaultkeeper import config
 from vaultkeeper.model import parse_date
@@ -35,13 +35,55 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
 _DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
 
 
-@dataclass(frozen=True)
-class Usage:
-    """What the usage log says: target -> last date, and the log's first date."""
+_NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
-    last_seen: Mapping[str, dt.date]
-    since: dt.date | None  # the earliest event's date; None without a log
-    validated: Mapping[str, dt.date] = field(default_factory=dict)  # the journal's re-checks
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class cost a scan more than this module's work. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class Usage(NamedTuple):
+        """What the usage log says: target -> last date, and the log's first date."""
+
+        last_seen: Mapping[str, dt.date]
+        since: dt.date | None  # the earliest event's date; None without a log
+        validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
+
+    class _StaleFields(NamedTuple):
+        name: str
+        path: str
+        last_seen: str | None  # ISO date, or None: never (the log covers the window)
+        source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+        idle_days: int | None
+
+    class _SkillUnusedFields(NamedTuple):
+        name: str
+        path: str
+        line: int
+        promoted: str  # the block's **promoted:** value
+        last_seen: str  # ISO date
+        source: str  # "uses log", "last used" or "promoted"
+        idle_days: int
+
+    class PromotedBlock(NamedTuple):
+        """What a registry block says about its skill (from the scanner's block heads)."""
+
+        name: str
+        path: str
+        line: int
+        promoted: str  # the **promoted:** line's value
+        last_used: dt.date | None
+
+else:
+    from collections import namedtuple
+
+    Usage = namedtuple("Usage", ("last_seen", "since", "validated"), defaults=(_NOTHING,))
+    _StaleFields = namedtuple("_StaleFields", ("name", "path", "last_seen", "source", "idle_days"))
+    _SkillUnusedFields = namedtuple(
+        "_SkillUnusedFields",
+        ("name", "path", "line", "promoted", "last_seen", "source", "idle_days"),
+    )
+    PromotedBlock = namedtuple("PromotedBlock", ("name", "path", "line", "promoted", "last_used"))
 
 
 NO_USAGE = Usage({}, None)
@@ -98,28 +140,24 @@ if TYPE_CHECKING:
         name: str
         description: str
         status: str | None
-        holdout_until: object
-        last_validated: object
-        provenance: tuple[str, ...]
+        holdout_until: object  # as YAML gave it; a date as its ISO text
+        last_validated: object  # the same
+        provenance_date: str | None  # the latest ISO date its receipts name
 
 else:
     from collections import namedtuple
 
     MemoryFacts = namedtuple(
         "MemoryFacts",
-        ("rel", "name", "description", "status", "holdout_until", "last_validated", "provenance"),
+        ("rel", "name", "description", "status", "holdout_until", "last_validated")
+        + ("provenance_date",),
     )
 
 
-@dataclass(frozen=True)
-class Stale:
+class Stale(_StaleFields):
     """An active memory entry not seen for longer than the window."""
 
-    name: str
-    path: str
-    last_seen: str | None  # ISO date, or None: never (the log covers the window)
-    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
-    idle_days: int | None
+    __slots__ = ()
 
     def line_text(self) -> str:
         when = (
@@ -130,11 +168,11 @@ class Stale:
         return f"stale: re-validate {self.name} -- {when} -- {self.path}"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return self._asdict()
 
     def texts(self) -> list[str]:
         """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self.__dict__.values() if isinstance(v, str)]
+        return [v for v in self if isinstance(v, str)]
 
     @classmethod
     def from_dict(cls, data: Any) -> Stale:
@@ -148,17 +186,10 @@ class Stale:
         )
 
 
-@dataclass(frozen=True)
-class SkillUnused:
+class SkillUnused(_SkillUnusedFields):
     """A promoted registry block whose skill no session has invoked within the window."""
 
-    name: str
-    path: str
-    line: int
-    promoted: str  # the block's **promoted:** value
-    last_seen: str  # ISO date
-    source: str  # "uses log", "last used" or "promoted"
-    idle_days: int
+    __slots__ = ()
 
     def line_text(self) -> str:
         return (
@@ -167,11 +198,11 @@ class SkillUnused:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return self._asdict()
 
     def texts(self) -> list[str]:
         """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self.__dict__.values() if isinstance(v, str)]
+        return [v for v in self if isinstance(v, str)]
 
     @classmethod
     def from_dict(cls, data: Any) -> SkillUnused:
@@ -195,7 +226,8 @@ def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] 
     return best
 
 
-def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
+def provenance_date(receipts: Iterable[str]) -> dt.date | None:
+    """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
     found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
     return max((d for d in found if d is not None), default=None)
 
@@ -218,39 +250,28 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
     for f in facts:
         if f.status != "active":
             continue
-        dated = _latest(
-            (
-                (_max(seen.get(f.rel), seen.get(f.rel.removesuffix(".md"))), "uses log"),
-                (day(f.last_validated), "last_validated"),
-                (validated.get(f.rel), "re-checked"),
-                (_provenance_date(f.provenance) if f.provenance else None, "provenance"),
-                (day(f.holdout_until), "holdout_until"),
-            )
-        )
-        if dated is None:
+        # the latest of these dates, the first named on a tie (written out: per entry)
+        rel = f.rel
+        when, other = seen.get(rel), seen.get(rel.removesuffix(".md"))
+        if when is None or (other is not None and other > when):
+            when = other
+        source = "uses log"
+        for found, named in (
+            (day(f.last_validated), "last_validated"),
+            (validated.get(rel), "re-checked"),
+            (day(f.provenance_date), "provenance"),
+            (day(f.holdout_until), "holdout_until"),
+        ):
+            if found is not None and (when is None or found > when):
+                when, source = found, named
+        if when is None:
             if log_covers:
                 since = f"uses log since {usage.since}"
-                out.append(Stale(f.name, f.rel, None, since, None))
+                out.append(Stale(f.name, rel, None, since, None))
             continue
-        when, source = dated
         if when < cut:
-            out.append(Stale(f.name, f.rel, when.isoformat(), source, (today - when).days))
+            out.append(Stale(f.name, rel, when.isoformat(), source, (today - when).days))
     return out
-
-
-def _max(*days: dt.date | None) -> dt.date | None:
-    return max((d for d in days if d is not None), default=None)
-
-
-@dataclass(frozen=True)
-class PromotedBlock:
-    """What a registry block says about its skill (from the scanner's block heads)."""
-
-    name: str
-    path: str
-    line: int
-    promoted: str  # the **promoted:** line's value
-    last_used: dt.date | None
 
 
 def unused_skills(

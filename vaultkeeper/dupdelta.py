@@ -25,9 +25,8 @@ the entries sharing an uncommon word with it, and each of those is checked on it
 
 from __future__ import annotations
 
-import base64
+from binascii import b2a_base64
 from collections import Counter
-from dataclasses import dataclass
 from itertools import chain, filterfalse
 
 from vaultkeeper import config, dupregion
@@ -45,11 +44,18 @@ FORMAT = 1  # of the state kept
 EMPTY = "."  # the line of an entry without words (no word is "."; "" is all-common)
 
 
-@dataclass(frozen=True)
-class Found:
-    pairs: list[DuplicatePair]
-    state: dict[str, Any]  # what the next pass over this group starts from (JSON)
-    redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Found(NamedTuple):
+        pairs: list[DuplicatePair]
+        state: dict[str, Any]  # what the next pass over this group starts from (JSON)
+        redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Found = namedtuple("Found", ("pairs", "state", "redone"))
 
 
 def group_pairs(
@@ -98,7 +104,7 @@ def _found(
     state = {
         "format": FORMAT,
         "entries": len(digests) // dupregion.DIGEST,
-        "digests": base64.b64encode(digests).decode("ascii"),
+        "digests": b2a_base64(digests, newline=False).decode("ascii"),
         "lines": raw,
         "common": common,
         "n": size,
@@ -111,7 +117,9 @@ def _read(kept: Any) -> tuple[bytes, list[str], dict[str, int], int, list[Any]]:
     """The parts of a kept state; ValueError if it is not one this module wrote."""
     if type(kept) is not dict or kept.get("format") != FORMAT:
         raise ValueError("not a state")
-    digests = base64.b64decode(kept["digests"], validate=True)  # binascii.Error: ValueError
+    from base64 import b64decode  # only for a kept state; its Error is a ValueError
+
+    digests = b64decode(kept["digests"], validate=True)
     raw, common = kept["lines"], kept["common"]
     size, entries, pairs = kept["n"], kept["entries"], kept["pairs"]
     if not (type(raw) is str and type(common) is dict and type(pairs) is list):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain, compress
 from operator import not_
 
@@ -79,19 +78,31 @@ class Item(_ItemFields):
         return self.group.split(":", 1)[0]
 
 
-@dataclass(frozen=True)
-class DuplicatePair:
+if TYPE_CHECKING:
+
+    class _PairFields(NamedTuple):
+        kind: str  # BLOCK | MEMORY
+        a_name: str
+        a_path: str
+        a_line: int
+        b_name: str
+        b_path: str
+        b_line: int
+        similarity: float  # Jaccard, rounded to 2 places
+        shared: tuple[str, ...]  # the words both carry, sorted
+
+else:
+    from collections import namedtuple
+
+    _PairFields = namedtuple(
+        "_PairFields", "kind a_name a_path a_line b_name b_path b_line similarity shared"
+    )
+
+
+class DuplicatePair(_PairFields):
     """Two entries that may say the same thing; ``a`` comes first in the vault."""
 
-    kind: str  # BLOCK | MEMORY
-    a_name: str
-    a_path: str
-    a_line: int
-    b_name: str
-    b_path: str
-    b_line: int
-    similarity: float  # Jaccard, rounded to 2 places
-    shared: tuple[str, ...]  # the words both carry, sorted
+    __slots__ = ()
 
     def target(self, side: str) -> str:
         """What `apply merge` takes: a block's name, a memory file's path."""

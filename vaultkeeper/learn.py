@@ -130,7 +130,7 @@ def _matched(
 
 
 def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
-    return [e if e.date <= today else dataclasses.replace(e, date=today) for e in events]
+    return [e if e.date <= today else e._replace(date=today) for e in events]
 
 
 def record(

@@ -9,7 +9,6 @@ server turns into a tool error carrying the same one line the CLI prints.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
@@ -84,7 +83,7 @@ class VaultTools:
         saved = load_report(self.vault)
         report = saved.report
         if report is not None:
-            report = dataclasses.replace(report, vault=str(self.vault))
+            report = report._replace(vault=str(self.vault))
         brief = render(self.vault, report, self.now(), where)
         return {"brief": brief, "available": report is not None, "note": saved.note}
 
@@ -178,7 +177,8 @@ class VaultTools:
             self.vault, kind, name, description, project=project, body=body, falsify=falsify,
             today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
         )  # fmt: skip
-        return dict(result.__dict__)
+        # each problem as an object: a Problem is a named tuple, which JSON makes a list
+        return {**result.__dict__, "problems": [p.to_dict() for p in result.problems]}
 
     def cite(self, name: str, evidence: str) -> dict[str, Any]:
         """Record that this session used pattern NAME (or the note at a path), via learn."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")
 DETAILS = ("label", "falsification_condition")
-NOT_AN_ENTRY = MemoryRecord(None, 1, None, None)  # a file without frontmatter
+NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
 
 
 def memory_files(vault: Path | str) -> Iterator[str]:
@@ -102,16 +102,16 @@ def read_record(path: str, where: str) -> MemoryRecord:
             quick = quickmeta.read_keys(yaml_text, FACTS)
             whole = quick is None
             meta, lines = quick if quick is not None else _yaml_keys(path, where, text)
-        meta = {k: meta[k] for k in (*FACTS, *DETAILS) if k in meta}
+        line = lines.get("holdout_until", 1)
         if not may_hold_out(meta):
-            return MemoryRecord(meta, lines.get("holdout_until", 1), None, None)
+            return MemoryRecord(facts_of(where, meta), line, None, None, None)
         if not whole:
             more = quickmeta.read_keys(yaml_text, DETAILS)
-            meta.update((more or _yaml_keys(path, where, text))[0])
-            meta = {k: meta[k] for k in (*FACTS, *DETAILS) if k in meta}
+            meta = {**meta, **(more or _yaml_keys(path, where, text))[0]}
     except ParseError as exc:
-        return MemoryRecord(None, 1, None, (exc.line, exc.reason))
-    return MemoryRecord(meta, lines.get("holdout_until", 1), file_hash(text), None)
+        return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
+    details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
+    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None)
 
 
 def may_hold_out(meta: Mapping[str, Any]) -> bool:
@@ -148,6 +148,7 @@ def held_out_candidates(
     re-checks the one it changed. With ``cache``, an unchanged file's record comes from
     it and a changed one's goes into it.
     """
+    from vaultkeeper.decay import MemoryFacts
     from vaultkeeper.model import parse_date
 
     out: list[Candidate] = []
@@ -163,14 +164,14 @@ def held_out_candidates(
         if record.problem is not None:
             problems.append(_problem(where, *record.problem))
             continue
-        meta = record.meta
-        if meta is None:
+        kept = record.facts
+        if kept is None:
             continue
         if facts is not None:
-            facts.append(_facts(where, meta))
+            facts.append(MemoryFacts(where, *kept))
         if record.hash is None:
             continue  # not one on any day (may_hold_out); superseded ones among them
-        raw = meta["holdout_until"]
+        raw = kept[3]
         if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
             if raw not in dates:
                 dates[raw] = parse_date(raw)
@@ -183,29 +184,21 @@ def held_out_candidates(
             continue
         if until > today:
             continue
-        out.append(_candidate(path, where, record, meta, record.hash, until, today))
+        out.append(_candidate(where, record, until, today))
     return out
 
 
-def _candidate(
-    path: str,
-    where: str,
-    record: MemoryRecord,
-    meta: Mapping[str, Any],
-    digest: str,
-    until: dt.date,
-    today: dt.date,
-) -> Candidate:
+def _candidate(where: str, record: MemoryRecord, until: dt.date, today: dt.date) -> Candidate:
     from vaultkeeper.report import HELD_OUT, Candidate
 
-    name, label, status = meta.get("name"), meta.get("label"), meta.get("status")
-    condition = meta.get("falsification_condition")
+    assert record.facts is not None and record.hash is not None and record.details is not None
+    label, status, condition = record.details
     return Candidate(
         kind=HELD_OUT,
-        name=str(name) if name not in (None, "") else os.path.basename(path)[:-3],
+        name=record.facts[0],
         path=where,
         line=record.line,
-        hash=digest,
+        hash=record.hash,
         holdout_until=until.isoformat(),
         days_due=(today - until).days,
         status=None if status is None else str(status),
@@ -221,19 +214,20 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
     return Problem(path, line, reason)
 
 
-def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
-    from vaultkeeper.decay import MemoryFacts
+def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The fields of decay.MemoryFacts after the path, from a file's frontmatter keys."""
+    from vaultkeeper.decay import provenance_date
 
-    get = meta.get  # one file after another: each lookup saved counts
-    name, status, until, provenance = get("name"), get("status"), get("holdout_until"), None
+    get = meta.get
+    name, status, until = get("name"), get("status"), get("holdout_until")
     if status is None and until not in (None, ""):
         status = "held_out"  # as the held-out list and the applier read it
     description = get("description")
-    found = get("provenance")
+    found, since = get("provenance"), None
     if type(found) is list:
-        provenance = tuple(p if type(p) is str else str(p) for p in found)
-    return MemoryFacts(
-        where,
+        latest = provenance_date(p if type(p) is str else str(p) for p in found)
+        since = None if latest is None else latest.isoformat()
+    return (
         name if type(name) is str and name else _stem(where, name),
         ""
         if description is None
@@ -241,10 +235,17 @@ def _facts(where: str, meta: Mapping[str, Any]) -> MemoryFacts:
         if type(description) is str
         else str(description),
         None if status is None else status if type(status) is str else str(status),
-        until,
-        get("last_validated"),
-        provenance or (),
+        _iso(until),
+        _iso(get("last_validated")),
+        since,
     )
+
+
+def _iso(value: Any) -> Any:
+    """A date as its ISO text (what JSON can keep, and every reader takes as the date)."""
+    import datetime as dt
+
+    return value.isoformat() if type(value) is dt.date else value
 
 
 def _stem(where: str, name: object) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultkeeper import config
@@ -27,19 +26,59 @@ from vaultkeeper.vault import iter_markdown, rel
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
-    from typing import Any
+    from typing import Any, NamedTuple
 
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-@dataclass(frozen=True)
-class Problem:
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class costs a scan more than the rest of this module. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class _ProblemFields(NamedTuple):
+        path: str
+        line: int | None
+        reason: str
+
+    class Frontmatter(NamedTuple):
+        """The YAML block at the top of a note, with where it sits in the file."""
+
+        data: Mapping[str, Any]
+        end_line: int  # 1-based line number of the closing ``---``
+        key_lines: Mapping[str, int]  # top-level key -> 1-based line number
+
+    class _NoteFields(NamedTuple):
+        path: Path
+        rel: str
+        text: str
+        frontmatter: Frontmatter | None
+        body: str
+        body_line: int  # 1-based line where the body starts
+
+    class _VaultModelFields(NamedTuple):
+        vault: Path
+        notes: tuple[Note, ...]
+        problems: tuple[Problem, ...] = ()
+
+else:
+    from collections import namedtuple
+
+    _ProblemFields = namedtuple("_ProblemFields", ("path", "line", "reason"))
+    Frontmatter = namedtuple("Frontmatter", ("data", "end_line", "key_lines"))
+    _NoteFields = namedtuple(
+        "_NoteFields", ("path", "rel", "text", "frontmatter", "body", "body_line")
+    )
+    _VaultModelFields = namedtuple(
+        "_VaultModelFields", ("vault", "notes", "problems"), defaults=((),)
+    )
+
+
+class Problem(_ProblemFields):
     """A file (or a line in it) that could not be used, and why, in one line."""
 
-    path: str
-    line: int | None
-    reason: str
+    __slots__ = ()
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
@@ -49,25 +88,10 @@ class Problem:
         return {"path": self.path, "line": self.line, "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class Frontmatter:
-    """The YAML block at the top of a note, with where it sits in the file."""
-
-    data: Mapping[str, Any]
-    end_line: int  # 1-based line number of the closing ``---``
-    key_lines: Mapping[str, int]  # top-level key -> 1-based line number
-
-
-@dataclass(frozen=True)
-class Note:
+class Note(_NoteFields):
     """One markdown file. ``frontmatter`` is None when the file has none (not an entry)."""
 
-    path: Path
-    rel: str
-    text: str
-    frontmatter: Frontmatter | None
-    body: str
-    body_line: int  # 1-based line where the body starts
+    __slots__ = ()
 
     @property
     def is_entry(self) -> bool:
@@ -82,13 +106,10 @@ class Note:
         return None if value is None else str(value)
 
 
-@dataclass(frozen=True)
-class VaultModel:
+class VaultModel(_VaultModelFields):
     """Every markdown file of a vault as notes, and the files that could not be read."""
 
-    vault: Path
-    notes: tuple[Note, ...]
-    problems: tuple[Problem, ...] = field(default=())
+    __slots__ = ()
 
     @property
     def entries(self) -> tuple[Note, ...]:
@@ -141,9 +162,9 @@ def file_hash(text: str) -> str:
     compares against it, so both must call this one function. (A registry block's
     hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
     """
-    import hashlib  # here: loading OpenSSL costs a scan that reads nothing new 2 ms
+    from vaultkeeper.digests import sha256_hex
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def parse_date(value: Any) -> dt.date | None:

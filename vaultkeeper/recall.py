@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.report import Report, one_line, render_brief
+from vaultkeeper.brief import render_brief
+from vaultkeeper.report import Report, one_line
 from vaultkeeper.secrets import served
 
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest

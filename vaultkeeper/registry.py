@@ -13,8 +13,8 @@ is registrylines.py's; this module builds the blocks from them and loads the fil
 from __future__ import annotations
 
 import datetime as dt
+from collections import namedtuple
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -39,27 +39,41 @@ from vaultkeeper.registrylines import registry_files as registry_files
 from vaultkeeper.registrylines import whole_count as whole_count
 from vaultkeeper.vault import rel
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import NamedTuple
 
-@dataclass(frozen=True)
-class RegistryBlock:
+    class _BlockFields(NamedTuple):
+        name: str
+        path: Path
+        rel: str
+        line: int  # 1-based line of the ``### name`` heading
+        end_line: int  # 1-based last line of the block (inclusive)
+        text: str  # the block's lines exactly as in the file
+        count: int | None  # type: ignore[assignment]  # over tuple.count, which nothing calls
+        count_raw: str | None
+        count_line: int | None
+        last_used: dt.date | None
+        last_used_raw: str | None
+        last_used_line: int | None
+        promoted: str | None
+        promoted_line: int | None
+        # (line, label) of a second counter line of a kind: which one counts is unclear
+        repeated: tuple[tuple[int, str], ...] = ()
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    _BlockFields = namedtuple(
+        "_BlockFields",
+        "name path rel line end_line text count count_raw count_line last_used last_used_raw"
+        " last_used_line promoted promoted_line repeated",
+        defaults=((),),
+    )
+
+
+class RegistryBlock(_BlockFields):
     """One ``### name`` block: its lines as in the file, and its counters as read."""
 
-    name: str
-    path: Path
-    rel: str
-    line: int  # 1-based line of the ``### name`` heading
-    end_line: int  # 1-based last line of the block (inclusive)
-    text: str  # the block's lines exactly as in the file
-    count: int | None
-    count_raw: str | None
-    count_line: int | None
-    last_used: dt.date | None
-    last_used_raw: str | None
-    last_used_line: int | None
-    promoted: str | None
-    promoted_line: int | None
-    # (line, label) of a second counter line of a kind: which one counts is unclear
-    repeated: tuple[tuple[int, str], ...] = ()
+    __slots__ = ()
 
     @property
     def hash(self) -> str:
@@ -67,38 +81,21 @@ class RegistryBlock:
 
     def problems(self) -> list[Problem]:
         """Why this block's counters can't be trusted, if they can't (one per counter)."""
+        where, head = self.rel, f"### {self.name}"
         out: list[Problem] = []
         if self.count_raw is None:
-            out.append(
-                Problem(self.rel, self.line, f"### {self.name}: no {config.COUNT_LABEL} line")
-            )
+            out.append(Problem(where, self.line, f"{head}: no {config.COUNT_LABEL} line"))
         elif self.count is None:
-            out.append(
-                Problem(
-                    self.rel, self.count_line, f"### {self.name}: {count_reason(self.count_raw)}"
-                )
-            )
+            out.append(Problem(where, self.count_line, f"{head}: {count_reason(self.count_raw)}"))
         if self.last_used_raw is None:
-            out.append(
-                Problem(self.rel, self.line, f"### {self.name}: no {config.LAST_USED_LABEL} line")
-            )
+            out.append(Problem(where, self.line, f"{head}: no {config.LAST_USED_LABEL} line"))
         elif self.last_used is None:
-            out.append(
-                Problem(
-                    self.rel,
-                    self.last_used_line,
-                    f"### {self.name}: last used {self.last_used_raw!r} is not an ISO date"
-                    " (YYYY-MM-DD)",
-                )
-            )
+            raw = self.last_used_raw
+            reason = f"{head}: last used {raw!r} is not an ISO date (YYYY-MM-DD)"
+            out.append(Problem(where, self.last_used_line, reason))
         for line, label in self.repeated:
-            out.append(
-                Problem(
-                    self.rel,
-                    line,
-                    f"### {self.name}: a second {label} line (the first one counts); keep one",
-                )
-            )
+            reason = f"{head}: a second {label} line (the first one counts); keep one"
+            out.append(Problem(where, line, reason))
         return out
 
 
@@ -116,6 +113,7 @@ class BlockHead:
         "_stop",
         "_found",
         "_sentence",
+        "_hash",
     )
 
     def __init__(
@@ -132,6 +130,7 @@ class BlockHead:
         self.name, self.path, self.rel, self.line = name, path, rel_path, line
         self._nl_text, (self._at, self._stop), self._found = nl_text, span, found
         self._sentence: str | None = None
+        self._hash: str | None = None
         got = found.get(COUNT_AT)
         self.count_raw = None if got is None else got[0].rstrip("\r").strip(" \t")
         self.count = whole_count(self.count_raw)
@@ -171,7 +170,14 @@ class BlockHead:
 
     def hash(self) -> str:
         """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
-        return block_hash(self.text())
+        if self._hash is None:  # the scan cache may know it (cachedheads)
+            self._hash = block_hash(self.text())
+        return self._hash
+
+    def span(self) -> str:
+        """Every character from the heading to the next heading: all a head depends on,
+        its line aside (the scan cache's fingerprint of the block)."""
+        return self._nl_text[self._at + 1 : self._stop]
 
     def problems(self) -> list[Problem]:
         return self.block().problems()

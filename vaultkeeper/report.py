@@ -2,21 +2,18 @@
 
 A session-end hook's stdout is lost, so every completed scan also saves its report
 atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
-next session's start hook) print it from there. The shared text helpers (reporttext.py),
-the saved file's bytes (reportfile.py) and the brief's wording (reportbrief.py) live
-apart, on plain values; their public names are re-exported here.
+next session's start hook) print it from there. The shared text helpers (reporttext.py)
+and the saved file's bytes (reportfile.py) live apart, on plain values; their public
+names are re-exported here. The brief is brief.py's, which a scan does not import.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
 
 from vaultkeeper import config, reportfile
-from vaultkeeper.reportbrief import ITEM_MAX, command, layout
-from vaultkeeper.reportbrief import intros as brief_intros
 from vaultkeeper.reportfile import report_path as report_path
 from vaultkeeper.reporttext import age_text as age_text
 from vaultkeeper.reporttext import iso as iso
@@ -27,7 +24,7 @@ from vaultkeeper.secrets import needs_serving, served
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
-    from typing import Any
+    from typing import Any, NamedTuple
 
     from vaultkeeper.decay import SkillUnused, Stale
     from vaultkeeper.duplicates import DuplicatePair
@@ -40,25 +37,70 @@ KINDS = (PRUNE, PROMOTE, HELD_OUT)  # the order of the summary line
 _LABELS = {PRUNE: "prune", PROMOTE: "promote", HELD_OUT: "held-out"}
 
 
-@dataclass(frozen=True)
-class Candidate:
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class cost a scan more than this module's work. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class _CandidateFields(NamedTuple):
+        kind: str  # PROMOTE | PRUNE | HELD_OUT
+        name: str
+        path: str  # vault-relative
+        line: int  # the ### heading of a block; the holdout_until line of a memory file
+        hash: str  # sha256 of the block's text or the whole file: the applier checks it
+        count: int | None = None  # type: ignore[assignment]  # over tuple.count: unused
+        last_used: str | None = None
+        idle_days: int | None = None
+        holdout_until: str | None = None
+        days_due: int | None = None  # days since holdout_until; 0 on the day itself
+        status: str | None = None
+        label: str | None = None
+        weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
+        falsification_condition: str | None = None
+        handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
+
+    class _ReportFields(NamedTuple):
+        vault: str
+        generated_at: dt.datetime  # UTC
+        promote: tuple[Candidate, ...]
+        prune: tuple[Candidate, ...]
+        held_out: tuple[Candidate, ...]
+        problems: tuple[Problem, ...]
+        duration_ms: int = 0
+        updated_at: dt.datetime | None = None  # the last apply that brought it up to date
+        # issue 13's extra sections (vaultkeeper/upkeep.py); not part of the summary line
+        duplicates: tuple[DuplicatePair, ...] = ()
+        stale: tuple[Stale, ...] = ()
+        skills_unused: tuple[SkillUnused, ...] = ()
+
+    class Saved(NamedTuple):
+        """The last completed report, if there is a readable one; ``note`` says why not."""
+
+        report: Report | None
+        note: str | None = None
+
+else:
+    from collections import namedtuple
+
+    _CandidateFields = namedtuple(
+        "_CandidateFields",
+        "kind name path line hash count last_used idle_days holdout_until days_due status label"
+        " weight falsification_condition handled",
+        defaults=(None,) * 10,
+    )
+    _ReportFields = namedtuple(
+        "_ReportFields",
+        "vault generated_at promote prune held_out problems duration_ms updated_at duplicates"
+        " stale skills_unused",
+        defaults=(0, None, (), (), ()),
+    )
+    Saved = namedtuple("Saved", ("report", "note"), defaults=(None,))
+
+
+class Candidate(_CandidateFields):
     """One entry on one list, with the figures that put it there."""
 
-    kind: str  # PROMOTE | PRUNE | HELD_OUT
-    name: str
-    path: str  # vault-relative
-    line: int  # the ### heading of a block; the holdout_until line of a memory file
-    hash: str  # sha256 of the block's text or the whole file: the applier checks it
-    count: int | None = None
-    last_used: str | None = None
-    idle_days: int | None = None
-    holdout_until: str | None = None
-    days_due: int | None = None  # days since holdout_until; 0 on the day itself
-    status: str | None = None
-    label: str | None = None
-    weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
-    falsification_condition: str | None = None
-    handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
+    __slots__ = ()
 
     def figures(self) -> str:
         if self.kind == HELD_OUT:
@@ -84,9 +126,7 @@ class Candidate:
     def to_dict(self, checked: bool = False) -> dict[str, Any]:
         """Every field (but kind), text read from the vault served masked (credentials)
         and without controls; ``checked``: the caller knows none of it needs that."""
-        # every field is a plain value: no need for asdict's deep copy (a big report);
-        # __dict__ holds the fields in their order
-        out = dict(self.__dict__)
+        out = self._asdict()  # the fields in their order
         del out["kind"]
         if not checked and needs_serving(" ".join(self.texts())):
             for name in _TEXT_FIELDS:
@@ -99,27 +139,15 @@ class Candidate:
         return [t for t in (getattr(self, name) for name in _TEXT_FIELDS) if t is not None]
 
 
-_CANDIDATE_FIELDS = tuple(f.name for f in fields(Candidate) if f.name != "kind")
+_CANDIDATE_FIELDS = Candidate._fields[1:]  # all but kind
 # the fields whose text comes from the vault's files (hash, dates and counts are ours)
 _TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(_ReportFields):
     """One scan's three lists and its problems, as printed, saved and applied from."""
 
-    vault: str
-    generated_at: dt.datetime  # UTC
-    promote: tuple[Candidate, ...]
-    prune: tuple[Candidate, ...]
-    held_out: tuple[Candidate, ...]
-    problems: tuple[Problem, ...]
-    duration_ms: int = 0
-    updated_at: dt.datetime | None = None  # the last apply that brought it up to date
-    # issue 13's extra sections (vaultkeeper/upkeep.py); not part of the summary line
-    duplicates: tuple[DuplicatePair, ...] = ()
-    stale: tuple[Stale, ...] = ()
-    skills_unused: tuple[SkillUnused, ...] = ()
+    __slots__ = ()
 
     def lists(self) -> dict[str, tuple[Candidate, ...]]:
         return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
@@ -230,14 +258,6 @@ def from_dict(data: Mapping[str, Any]) -> Report:
     )
 
 
-@dataclass(frozen=True)
-class Saved:
-    """The last completed report, if there is a readable one; ``note`` says why not."""
-
-    report: Report | None
-    note: str | None = None
-
-
 def load_report(vault: Path) -> Saved:
     data, note = reportfile.read(vault)
     if data is None:
@@ -246,54 +266,3 @@ def load_report(vault: Path) -> Saved:
         return Saved(from_dict(data))
     except reportfile.NOT_A_REPORT as exc:
         return Saved(None, reportfile.not_a_report(exc))
-
-
-# -- the brief: the next session's start hook prints this into the agent's context -----
-# (its wording and layout on plain values: reportbrief.py)
-
-
-def _brief_sections(
-    report: Report, receipts: Mapping[str, str] | None = None
-) -> list[tuple[str, list[str]]]:
-    promote, prune, held_out = brief_intros(command(report.vault))
-    intros = {PROMOTE: promote, PRUNE: prune, HELD_OUT: held_out}
-    out: list[tuple[str, list[str]]] = []
-    for kind in (PROMOTE, PRUNE, HELD_OUT):
-        items = report.lists()[kind]
-        if not items:
-            continue
-        lines = []
-        for c in items:
-            if kind == HELD_OUT:  # revalidate takes the path
-                line = f"- {c.path}: {c.figures()}"
-            else:
-                line = f"- {c.name}: {c.figures()} ({c.path}:{c.line})"
-            if c.falsification_condition:
-                line += f"; falsification_condition: {c.falsification_condition}"
-            if kind == PROMOTE and receipts and c.name in receipts:
-                line += f"; latest receipt: {receipts[c.name]}"
-            line = one_line(line)  # a multi-line YAML value must not forge brief lines
-            if len(line) > ITEM_MAX:
-                line = line[: ITEM_MAX - 3] + "..."
-            lines.append(line)
-        out.append((intros[kind], lines))
-    return out
-
-
-def render_brief(
-    report: Report,
-    now: dt.datetime,
-    limit: int = config.BRIEF_MAX_CHARS,
-    receipts: Mapping[str, str] | None = None,
-) -> str:
-    """Plain text for a coding agent's next session: never more than ``limit`` characters.
-
-    Every kind of candidate keeps its heading and command; when the lists are too long,
-    each is cut fairly and ends with an ``... and N more`` line.
-    """
-    sections = _brief_sections(report, receipts)
-    # issue 13's sections (duplicates, stale lessons, unused skills) come after the spec's
-    # lists and only whole, where they fit: they never take the lists' room
-    extra = [x for intro, items in _upkeep().brief_sections(report) for x in ("", intro, *items)]
-    summary, problems = report.summary(), len(report.problems)
-    return layout(summary, report.vault, report.generated_at, now, problems, sections, extra, limit)

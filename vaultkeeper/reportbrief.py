@@ -1,8 +1,8 @@
 """The brief's wording and layout: the next session's start hook prints it for the agent.
 
-Split from report.py, which keeps render_brief and picks the candidates' lines from the
-Report; this module takes plain values only (no report type), so it imports nothing of
-report.py's and the layout that fits everything into the character limit stands alone.
+brief.py's render_brief picks the candidates' lines from the Report; this module takes
+plain values only (no report type), so it imports nothing of report.py's and the layout
+that fits everything into the character limit stands alone.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def layout(
     extra: list[str],
     limit: int,
 ) -> str:
-    """The brief's text from its parts (see report.render_brief): at most ``limit`` characters."""
+    """The brief's text from its parts (see brief.render_brief): at most ``limit`` characters."""
     vk = command(vault)
     head = [
         summary,

@@ -109,16 +109,14 @@ def run_scan(
             started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper import scancache
+            from vaultkeeper import scancache, scancachefile
 
             clock = time.monotonic()
-            cache = scancache.ScanCache() if fresh else scancache.load(vault)
+            cache = scancache.ScanCache() if fresh else scancachefile.load(vault)
             report = classify(vault, now, cache)
-            scancache.save(vault, cache)
+            scancachefile.save(vault, cache)
             duration = int((time.monotonic() - clock) * 1000)
-            from dataclasses import replace
-
-            report = replace(report, duration_ms=duration)
+            report = report._replace(duration_ms=duration)
             from vaultkeeper.report import save_report
 
             save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next

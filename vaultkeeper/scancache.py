@@ -25,24 +25,18 @@ from __future__ import annotations
 import os
 import time
 
-from vaultkeeper import __version__, config
+from vaultkeeper import __version__
 from vaultkeeper.scanrecords import MemoryRecord, decode_record, encode_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
     from typing import Any
 
-FORMAT = 2
+FORMAT = 3
 RACY_NS = 2_000_000_000
-MAX_BYTES = 256 * 1024 * 1024  # a bigger file is not ours to parse
 _PIECE = 500  # entries per piece of the written file
 Key = list[int]  # device, inode, size, mtime_ns, ctime_ns (a list: as JSON gives it back)
-
-
-def path(vault: Path | str) -> str:
-    return os.path.join(vault, config.STATE_DIR, config.SCAN_CACHE_FILE)
 
 
 def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
@@ -64,14 +58,34 @@ def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
+def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    merged = {**base, **changes}
+    for rel, entry in changes.items():
+        if entry is None:
+            del merged[rel]
+    return merged
+
+
 class ScanCache:
     """One scan's view of the cache: what it found, and what this scan will keep."""
 
-    def __init__(self, data: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, data: dict[str, Any] | None = None, delta: dict[str, Any] | None = None
+    ) -> None:
+        """From the base file's data and, written since it, the delta file's."""
         data = data or {}
-        self._memory: dict[str, Any] = data.get("memory") or {}
-        self._registry: dict[str, Any] = data.get("registry") or {}
+        self.base: dict[str, dict[str, Any]] = {
+            section: data.get(section) or {} for section in ("memory", "registry")
+        }
+        base_id = data.get("id")
+        self.base_id: str | None = base_id if type(base_id) is str else None
+        self.base_bytes = 0  # the base file's size: whether a delta is worth writing
+        self._memory, self._registry = self.base["memory"], self.base["registry"]
         pairs = data.get("pairs")
+        if delta is not None:  # what changed since the base: entries, None for one gone
+            self._memory = _overlay(self._memory, delta["memory"])
+            self._registry = _overlay(self._registry, delta["registry"])
+            pairs = delta.get("pairs")
         self._pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
         self.kept: dict[str, dict[str, Any]] = {"memory": {}, "registry": {}}
         self.kept_pairs: dict[str, Any] = {}
@@ -84,10 +98,14 @@ class ScanCache:
 
     def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
         """The kept record of ``rel`` if the file is unchanged, and the key to keep a new one
-        under (None: not to be kept)."""
-        key, old_enough = stat_key(full, self.limit)
-        if key is None:
+        under (None: not to be kept). stat_key inlined: this runs once per memory file."""
+        try:
+            st = os.stat(full)
+        except OSError:
             return None, None
+        if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
+            return None, None
+        key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         found = self._memory.get(rel)
         if type(found) is list and len(found) == 2 and found[0] == key:
             record = decode_record(found[1])
@@ -96,7 +114,8 @@ class ScanCache:
                 self.hits += 1
                 return record, key
         self.misses += 1
-        return None, key if old_enough else None
+        limit = self.limit
+        return None, key if st.st_mtime_ns < limit and st.st_ctime_ns < limit else None
 
     def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
         # a problem (a read error among them) may not be the bytes' doing: read it again
@@ -120,11 +139,18 @@ class ScanCache:
         self.misses += 1
         return None, key if old_enough else None
 
+    def registry_before(self, rel: str) -> Any:
+        """What was kept of registry file ``rel`` whatever its key (cachedheads checks it)."""
+        found = self._registry.get(rel)
+        return found[1] if type(found) is list and len(found) == 2 else None
+
     def keep_registry(self, rel: str, key: Key | None, heads: list[Any]) -> None:
+        """Keep a registry file's heads; without a key (a file just written: it may change
+        again unseen) they are kept for their blocks' fingerprints only, which the next
+        scan checks against the blocks it reads (cachedheads), never for the file."""
         if key is None:
             self.complete = False
-        else:
-            self.kept["registry"][rel] = [key, heads]
+        self.kept["registry"][rel] = [key, heads]
 
     # -- the duplicates pass -----------------------------------------------------------
 
@@ -189,13 +215,30 @@ class ScanCache:
             or self.kept_pairs != self._pairs
         )
 
-    def to_json(self) -> Iterator[str]:
-        """The file's JSON text in pieces of a few hundred entries (a 50,000-entry vault's
-        cache is about 10 MB: held whole, as text and as bytes, it was the scan's peak)."""
+    def delta(self) -> dict[str, dict[str, Any]]:
+        """What this scan keeps that the base file does not hold: changed entries, and
+        None for each entry gone. Kept entries read from the base are the very objects
+        it holds, so most are told apart by identity, not compared."""
+        out: dict[str, dict[str, Any]] = {}
+        for section, kept in self.kept.items():
+            base = self.base[section]
+            changed: dict[str, Any] = {
+                rel: entry
+                for rel, entry in kept.items()
+                if base.get(rel) is not entry and base.get(rel) != entry
+            }
+            changed.update((rel, None) for rel in base.keys() - kept.keys())
+            out[section] = changed
+        return out
+
+    def to_json(self, base_id: str) -> Iterator[str]:
+        """The base file's JSON text in pieces of a few hundred entries (a 50,000-entry
+        vault's cache is about 10 MB: held whole, as text and as bytes, it was the scan's
+        peak)."""
         import json
 
         compact = (",", ":")
-        yield f'{{"format":{FORMAT},"version":{json.dumps(__version__)},'
+        yield f'{{"format":{FORMAT},"version":{json.dumps(__version__)},"id":"{base_id}",'
         for section in ("memory", "registry"):
             yield f'"{section}":{{'
             entries = list(self.kept[section].items())
@@ -204,49 +247,3 @@ class ScanCache:
                 yield ("," if start else "") + part[1:-1]
             yield "},"
         yield f'"pairs":{json.dumps(self.kept_pairs, separators=compact)}}}\n'
-
-
-def load(vault: Path | str) -> ScanCache:
-    """The cache as the last scan left it; an empty one when there is none or it is not ours."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path(vault), flags)  # non-blocking: a FIFO is refused, not waited on
-    except OSError:
-        return ScanCache()
-    try:
-        info = os.fstat(fd)
-        if (info.st_mode & 0o170000) != 0o100000 or info.st_size > MAX_BYTES:
-            return ScanCache()
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read()
-    except OSError:
-        return ScanCache()
-    finally:
-        os.close(fd)
-    import json
-
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, a huge int
-        return ScanCache()
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return ScanCache()
-    if data.get("version") != __version__:
-        return ScanCache()
-    if not isinstance(data.get("memory"), dict) or not isinstance(data.get("registry"), dict):
-        return ScanCache()
-    return ScanCache(data)
-
-
-def save(vault: Path, cache: ScanCache) -> bool:
-    """Write the cache if this scan changed it; whether it wrote."""
-    if not cache.changed():
-        return False
-    from vaultkeeper.fsio import atomic_write
-
-    target = vault / config.STATE_DIR / config.SCAN_CACHE_FILE
-    try:
-        atomic_write(target, cache.to_json(), fsync_dir=False)
-    except OSError:
-        return False  # only a shortcut: the scan stands without it (the next one reads all)
-    return True

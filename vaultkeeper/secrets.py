@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from vaultkeeper.lazyre import lazy
 
@@ -82,15 +81,23 @@ _IDENTIFIER = lazy(
 _WORDS = {"none", "null", "true", "false", "required", "optional", "string", "undefined"}
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import NamedTuple
 
-    kind: str
-    start: int
-    end: int
-    line: int  # 1-based
-    col: int  # 1-based
+    class Hit(NamedTuple):
+        """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
+
+        kind: str
+        start: int
+        end: int
+        line: int  # 1-based
+        col: int  # 1-based
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Hit = namedtuple("Hit", ("kind", "start", "end", "line", "col"))
 
 
 def _credential_like(value: str) -> bool:

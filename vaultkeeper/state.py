@@ -141,7 +141,13 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."
     temp_prefixes = tuple(
-        f".{name}." for name in (config.STATE_FILE, config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE)
+        f".{name}."
+        for name in (
+            config.STATE_FILE,
+            config.LAST_REPORT_FILE,
+            config.SCAN_CACHE_FILE,
+            config.SCAN_CACHE_DELTA_FILE,
+        )
     )
     try:
         names = os.listdir(folder)

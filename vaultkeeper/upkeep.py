@@ -11,10 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper import config, dupdelta
+from vaultkeeper import config
 from vaultkeeper.decay import (
     MemoryFacts,
     PromotedBlock,
@@ -47,11 +46,18 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
         def skills_unused(self) -> tuple[SkillUnused, ...]: ...
 
 
-@dataclass(frozen=True)
-class Upkeep:
-    duplicates: tuple[DuplicatePair, ...]
-    stale: tuple[Stale, ...]
-    skills_unused: tuple[SkillUnused, ...]
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Upkeep(NamedTuple):
+        duplicates: tuple[DuplicatePair, ...]
+        stale: tuple[Stale, ...]
+        skills_unused: tuple[SkillUnused, ...]
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Upkeep = namedtuple("Upkeep", ("duplicates", "stale", "skills_unused"))
 
 
 def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
@@ -154,6 +160,8 @@ def _big(
 ) -> tuple[list[DuplicatePair], Any]:
     """A big group's pairs, from what was kept of its words (redone for the entries
     that changed: dupdelta.py); no digest of the whole group is needed first."""
+    from vaultkeeper import dupdelta  # only for a big group, when some file changed
+
     delta = dupdelta.group_pairs(texts, item_at, cache.group_words(settings, group))
     return delta.pairs, delta.state
 

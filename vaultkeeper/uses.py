@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -30,31 +29,45 @@ PATTERN_KINDS = ("cite", "skill")  # kinds that may count as a pattern's use
 MAX_LINE_BYTES = 64 * 1024  # a longer log line is not ours: skipped without reading it whole
 
 
-@dataclass(frozen=True)
-class UseEvent:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import NamedTuple
+
+    class _EventFields(NamedTuple):
+        session: str
+        source: str
+        kind: str
+        target: str
+        date: dt.date
+        receipt: str
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    _EventFields = namedtuple("_EventFields", "session source kind target date receipt")
+
+
+class UseEvent(_EventFields):
     """One use seen in a session. ``date`` may be given as ``YYYY-MM-DD``; it is kept
     as a ``datetime.date``."""
 
-    session: str
-    source: str
-    kind: str
-    target: str
-    date: dt.date
-    receipt: str
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        given: object = self.date
-        if isinstance(given, str):  # from JSON, or a caller passing the log's own form
-            object.__setattr__(self, "date", dt.date.fromisoformat(given))
-        elif isinstance(given, dt.datetime) or not isinstance(given, dt.date):
-            raise ValueError(f"date {given!r} is not a datetime.date")
-        if self.kind not in KINDS:
-            raise ValueError(f"kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        if self.source not in SOURCES:
-            raise ValueError(f"source {self.source!r} is not one of {', '.join(SOURCES)}")
+    def __new__(
+        cls, session: str, source: str, kind: str, target: str, date: dt.date | str, receipt: str
+    ) -> UseEvent:
+        # a str from JSON, or a caller passing the log's own form
+        day: object = dt.date.fromisoformat(date) if isinstance(date, str) else date
+        if isinstance(day, dt.datetime) or not isinstance(day, dt.date):
+            raise ValueError(f"date {date!r} is not a datetime.date")
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+        if source not in SOURCES:
+            raise ValueError(f"source {source!r} is not one of {', '.join(SOURCES)}")
+        return super().__new__(cls, session, source, kind, target, day, receipt)
 
     def to_dict(self) -> dict[str, str]:
-        out = asdict(self)
+        out = self._asdict()
         out["date"] = self.date.isoformat()
         return out
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from vaultkeeper import config
@@ -118,13 +117,12 @@ def updated(
         if note is not None:
             for kind in KINDS:
                 lists[kind] = [
-                    replace(c, handled=note) if _names(c, outcome.target) else c
+                    c._replace(handled=note) if _names(c, outcome.target) else c
                     for c in lists[kind]
                 ]
     from vaultkeeper.apply.resync_upkeep import refreshed  # the extra sections follow too
 
-    return replace(
-        report,
+    return report._replace(
         promote=tuple(lists[PROMOTE]),
         prune=tuple(lists[PRUNE]),
         held_out=tuple(lists[HELD_OUT]),
@@ -146,7 +144,7 @@ def _refresh(
     for kind in KINDS:
         old = lists[kind]
         kept = {(c.name, c.hash): c.handled for c in old if c.path == path and c.handled}
-        mine = [replace(c, handled=kept.get((c.name, c.hash))) for c in found if c.kind == kind]
+        mine = [c._replace(handled=kept.get((c.name, c.hash))) for c in found if c.kind == kind]
         lists[kind] = [c for c in old if c.path != path]
         _insert(lists[kind], old, mine, path)
     if fresh is None:
@@ -183,7 +181,7 @@ def resync(
             fresh = updated(vault, saved, outcomes, now, paths)
             if fresh != saved:
                 utc = now.astimezone(dt.timezone.utc).replace(microsecond=0)
-                save_report(vault, replace(fresh, updated_at=utc))
+                save_report(vault, fresh._replace(updated_at=utc))
     except (OSError, VaultkeeperError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return f"{where} not updated ({why}); the next `vaultkeeper scan --force` rewrites it"

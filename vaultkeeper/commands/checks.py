@@ -92,8 +92,8 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     from vaultkeeper.index import build_index
 
     result = build_index(vault_path(ctx, require=False), check=check)
-    if as_json:
-        print_json(result.__dict__)
+    if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
+        print_json({**result.__dict__, "problems": [str(p) for p in result.problems]})
     else:
         for name in result.changed:
             click.echo(f"{_what(name, result.missing, check)} {name}")

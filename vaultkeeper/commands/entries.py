@@ -87,8 +87,8 @@ def new(
         holdout_days=days,
         falsify=falsify,
     )
-    if as_json:
-        print_json(result.__dict__)
+    if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
+        print_json({**result.__dict__, "problems": [str(p) for p in result.problems]})
         return
     click.echo(f"created {result.path}:{result.line} ({kind} {name})")
     for problem in result.problems:  # the index lists it without a description

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -133,7 +132,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
             f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}: made for the vault at "
             f"{report.vault}; shown for this one"
         )
-        report = dataclasses.replace(report, vault=str(vault))
+        report = report._replace(vault=str(vault))
     if brief:
         _brief(vault, report, now, cwd)
         return

@@ -7,7 +7,6 @@ the placeholders are read as strings, so a template's property links still count
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterable
@@ -45,7 +44,7 @@ def _as_template(path: Path, rel: str, text: str) -> Note | None:
         note = parse_note(path, rel, head + text[body_offset:])
     except ParseError:
         return None
-    return dataclasses.replace(note, text=text)
+    return note._replace(text=text)
 
 
 def load(vault: Path, paths: Iterable[Path]) -> Loaded:
