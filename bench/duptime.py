@@ -1,0 +1,86 @@
+"""The duplicates pass alone, in one process: its time in the cases the benchmark measures.
+
+    python bench/duptime.py VAULT [RUNS]
+
+Reads the vault's registry blocks and memory files once (nothing is written), then times
+``upkeep.cached_pairs`` (the pass as a scan runs it), the best and the median of RUNS:
+
+- fresh: no scan cache, as in the first scan (``scan --fresh``);
+- one block: one registry block's first sentence gained a word since the cache was kept
+  (bench/session.py's ``block`` edit);
+- one lesson: one memory file's description gained a word (its project's group);
+- nothing: a file was read again but no entry's words changed.
+
+Each case's pairs are checked against ``find_pairs`` from scratch, and the bytes the pass
+keeps in the scan cache are printed (its pairs, and the registry's words: dupdelta.py).
+Whole-scan figures, with the rest of the scan beside them, are bench/phases.py's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import cachedheads, memscan, scancache, upkeep
+from vaultkeeper.duplicates import find_pairs
+
+
+class _Edited:
+    """A block head whose first sentence starts with one more word."""
+
+    def __init__(self, head: Any) -> None:
+        self.name, self.rel, self.line = head.name, head.rel, head.line
+        self._sentence = "again " + head.sentence()
+
+    def sentence(self) -> str:
+        return self._sentence
+
+
+def _cache(kept: dict[str, Any] | None) -> scancache.ScanCache:
+    cache = scancache.ScanCache({"pairs": kept} if kept else None)
+    cache.misses = 1  # a file was read again, as after a session: the pass runs
+    return cache
+
+
+def main() -> None:
+    vault, runs = Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    heads, _ = cachedheads.load_heads(vault, scancache.ScanCache())
+    facts: list[Any] = []
+    memscan.held_out_candidates(vault, dt.date.today(), [], facts=facts)
+    first = _cache(None)
+    upkeep.cached_pairs(heads, facts, first)
+    kept = first.kept_pairs
+    lessons = [n for n, f in enumerate(facts) if f.status != "archived"]
+    fact = facts[lessons[0]]
+    reworded = list(facts)
+    reworded[lessons[0]] = fact._replace(description=f"{fact.description} again")
+    edited = [_Edited(heads[0]), *heads[1:]]
+    cases = {
+        "fresh": (heads, facts, lambda: _cache(None)),
+        "one block": (edited, facts, lambda: _cache(kept)),
+        "one lesson": (heads, reworded, lambda: _cache(kept)),
+        "nothing": (heads, facts, lambda: _cache(kept)),
+    }
+    print(f"{len(heads)} blocks, {len(facts)} memory files")
+    for case, (blocks, files, make) in cases.items():
+        times = []
+        for _ in range(runs):
+            cache = make()
+            start = time.perf_counter()
+            pairs = upkeep.cached_pairs(blocks, files, cache)
+            times.append(time.perf_counter() - start)
+        assert pairs == find_pairs(upkeep.duplicate_items(blocks, files)), case
+        times.sort()
+        best, median = times[0] * 1000, times[len(times) // 2] * 1000
+        print(f"{case:12} best {best:7.1f} ms  median {median:7.1f} ms  ({len(pairs)} pairs)")
+    words = len(json.dumps(kept.get("words", {}), separators=(",", ":")))
+    everything = len(json.dumps(kept, separators=(",", ":")))
+    print(f"kept in the scan cache: {everything} bytes, of them the big groups' words {words}")
+
+
+if __name__ == "__main__":
+    main()
