@@ -38,7 +38,9 @@ def _step(entries: list[tuple[int, str]], kept: object) -> dupdelta.Found:
     return found
 
 
-_TEXT = st.lists(st.sampled_from([*_VOCAB, "the", "Tests", "test"]), max_size=6).map(" ".join)
+_TEXT = st.lists(
+    st.sampled_from([*_VOCAB, "the", "Tests", "test", "K\u212a", "k", "caf\u00e9"]), max_size=6
+).map(" ".join)
 _EDIT = st.tuples(st.sampled_from(["set", "add", "drop"]), st.integers(0, 40), _TEXT)
 
 
