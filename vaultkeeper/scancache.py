@@ -12,7 +12,9 @@ the file system's clock can leave all five the same: git's "racily clean" case).
 
 The duplicates pass keeps each group's pairs (the registry's blocks; one project's
 lessons) under a digest of the entries it compared: an unchanged vault skips the pass,
-and a changed name or description runs it again for that group only.
+and a changed name or description runs it again for that group only. A big group also
+keeps its words (the pairs section's ``words``, dupdelta.py): then only its changed
+entries are compared again.
 
 The cache is only ever a shortcut: a missing, unreadable, foreign (another version,
 another machine's inodes) or corrupt file is ignored and rewritten, and nothing in it
