@@ -240,6 +240,8 @@ def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) ->
     parsed: dict[str, dt.date | None] = {}  # a vault repeats its dates many times
 
     def day(value: object) -> dt.date | None:
+        if value is None:  # most keys of most entries
+            return None
         if type(value) is not str:
             return parse_date(value)
         if value not in parsed:
