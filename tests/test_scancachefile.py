@@ -179,3 +179,23 @@ def test_a_just_written_registry_is_read_again_but_its_blocks_are_reused(
     assert run(vault) == first
     assert str(vault / "patterns/registry.md") in opened  # never trusted by its key
     assert hashed == []  # every block as it was: sentences and hashes from the cache
+
+
+def test_a_delta_holds_only_the_duplicates_groups_that_changed(
+    make_vault: MakeVault, deltas: None
+) -> None:
+    files = many_files(6)
+    for i in range(3):
+        files[f"projects/q/memory/q-{i}.md"] = (
+            f"---\nname: q-{i}\ndescription: retry flaky network calls {i}\n---\nbody\n"
+        )
+    vault = make_vault(files)
+    first = run(vault)
+    assert len(first["duplicates"]) == 3
+    path = vault / "projects/q/memory/q-2.md"
+    path.write_text(path.read_text().replace("retry flaky network calls", "parse dates"))
+    after = run(vault)
+    assert after == uncached(vault) and len(after["duplicates"]) == 1
+    delta = json.loads((vault / DELTA).read_text())
+    assert list(delta["pairs"]["groups"]) == ["memory:q"]
+    assert run(vault) == after  # base and delta read together

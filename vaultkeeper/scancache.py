@@ -68,6 +68,31 @@ def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _changes(base: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``kept`` that ``base`` lacks or holds otherwise, None for those gone
+    (_overlay's inverse). Entries read from the base are the very objects it holds, so
+    most are told apart by identity, not compared."""
+    changed = {k: v for k, v in kept.items() if base.get(k) is not v and base.get(k) != v}
+    changed.update((k, None) for k in base.keys() - kept.keys())
+    return changed
+
+
+_PAIR_PARTS = ("groups", "words")  # per group: its pairs; a big group's words (dupdelta)
+
+
+def _pairs_overlay(base: dict[str, Any], changes: Any) -> dict[str, Any]:
+    """The duplicates section: the base's, with the delta's groups over it."""
+    if not isinstance(changes, dict):
+        return {}
+    merged = {k: v for k, v in changes.items() if k not in _PAIR_PARTS}
+    for part in _PAIR_PARTS:
+        kept, changed = base.get(part), changes.get(part)
+        if not isinstance(changed, dict):
+            return {}
+        merged[part] = _overlay(kept if isinstance(kept, dict) else {}, changed)
+    return merged
+
+
 class ScanCache:
     """One scan's view of the cache: what it found, and what this scan will keep."""
 
@@ -84,10 +109,11 @@ class ScanCache:
         self.base_bytes = 0  # the base file's size: whether a delta is worth writing
         self._memory, self._registry = self.base["memory"], self.base["registry"]
         pairs = data.get("pairs")
+        self.base_pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
         if delta is not None:  # what changed since the base: entries, None for one gone
             self._memory = _overlay(self._memory, delta["memory"])
             self._registry = _overlay(self._registry, delta["registry"])
-            pairs = delta.get("pairs")
+            pairs = _pairs_overlay(self.base_pairs, delta.get("pairs"))
         self._pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
         self.kept: dict[str, dict[str, Any]] = {"memory": {}, "registry": {}}
         self.kept_pairs: dict[str, Any] = {}
@@ -218,19 +244,16 @@ class ScanCache:
         )
 
     def delta(self) -> dict[str, dict[str, Any]]:
-        """What this scan keeps that the base file does not hold: changed entries, and
-        None for each entry gone. Kept entries read from the base are the very objects
-        it holds, so most are told apart by identity, not compared."""
-        out: dict[str, dict[str, Any]] = {}
-        for section, kept in self.kept.items():
-            base = self.base[section]
-            changed: dict[str, Any] = {
-                rel: entry
-                for rel, entry in kept.items()
-                if base.get(rel) is not entry and base.get(rel) != entry
-            }
-            changed.update((rel, None) for rel in base.keys() - kept.keys())
-            out[section] = changed
+        """What this scan keeps that the base file does not hold: changed entries and
+        duplicates groups, and None for each one gone."""
+        out = {section: _changes(self.base[section], kept) for section, kept in self.kept.items()}
+        pairs = {k: v for k, v in self.kept_pairs.items() if k not in _PAIR_PARTS}
+        for part in _PAIR_PARTS:
+            kept, base = self.kept_pairs.get(part), self.base_pairs.get(part)
+            pairs[part] = _changes(
+                base if isinstance(base, dict) else {}, kept if isinstance(kept, dict) else {}
+            )
+        out["pairs"] = pairs
         return out
 
     def to_json(self, base_id: str) -> Iterator[str]:

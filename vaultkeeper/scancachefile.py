@@ -97,7 +97,7 @@ def save(vault: Path, cache: ScanCache) -> bool:
         if cache.base_id is not None and cache.base_bytes >= DELTA_MIN_BASE:
             changes = cache.delta()
             head = {"format": FORMAT, "version": __version__, "base": cache.base_id}
-            text = json.dumps({**head, **changes, "pairs": cache.kept_pairs}, separators=(",", ":"))
+            text = json.dumps({**head, **changes}, separators=(",", ":"))
             if len(text) <= DELTA_SHARE * cache.base_bytes:
                 atomic_write(folder / config.SCAN_CACHE_DELTA_FILE, text, fsync_dir=False)
                 return True

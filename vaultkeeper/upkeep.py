@@ -103,8 +103,9 @@ def cached_pairs(
     kept = _kept_pairs(cache.unchanged_pairs(settings))
     if kept is not None:
         return kept
-    import hashlib  # only now: loading OpenSSL costs a scan that reads nothing new 2 ms
     import json
+
+    from vaultkeeper.digests import blake2b_hex
 
     found: dict[str, list[DuplicatePair]] = {}
     keys: dict[str, str] = {}
@@ -136,9 +137,7 @@ def cached_pairs(
         raw = "\x1f".join([f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items])
         if raw.count("\x1e") != 3 * len(items) or raw.count("\x1f") != len(items) - 1:
             raw = json.dumps(items)  # each a named tuple: an array of its fields
-        key = keys[group] = hashlib.blake2b(
-            raw.encode("utf-8", "surrogatepass"), digest_size=16
-        ).hexdigest()
+        key = keys[group] = blake2b_hex(raw.encode("utf-8", "surrogatepass"), 16)
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
         if pairs is None:
             again += items
