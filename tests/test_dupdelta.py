@@ -128,3 +128,24 @@ def test_the_same_texts_give_the_kept_pairs_of_the_items_as_they_are_now() -> No
     assert again.pairs == find_pairs(moved) and len(again.pairs) == 1
     assert (again.pairs[0].a_name, again.pairs[0].b_line) == ("m0", 102)
     assert not again.redone and again.state is found.state  # nothing to write again
+
+
+def test_the_same_texts_are_known_by_one_digest_not_one_per_entry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vaultkeeper import dupregion
+
+    entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
+    found = _step(entries, None)
+    calls: list[int] = []
+    real = dupregion.digests
+    monkeypatch.setattr(dupregion, "digests", lambda texts: calls.append(1) or real(texts))
+    moved = [(k + 5, text) for k, text in entries]  # the same texts at other lines
+    again = _step(moved, found.state)
+    assert calls == [] and not again.redone and [p.a_name for p in again.pairs] == ["n5"]
+    entries[2] = (2, "delta eps zeta")
+    assert _step(entries, again.state).pairs == found.pairs and calls == [1]
+    sep = [(0, "alpha\x1fbeta"), (1, "alpha beta")]  # a separator inside: no whole digest
+    assert (
+        dupdelta.group_pairs(["a\x1fb", "c"], _items(sep).__getitem__, None).state["whole"] is None
+    )

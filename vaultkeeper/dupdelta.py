@@ -67,13 +67,37 @@ def group_pairs(
     """``find_pairs`` of one group's items, given their texts (``item_at(k)`` builds the
     k-th item, for the pairs only), from ``kept`` (a state this function returned before,
     or anything else: then from scratch)."""
+    whole = dupregion.whole(texts)
+    if whole is not None and type(kept) is dict and kept.get("whole") == whole:
+        same = _same(item_at, texts, kept)  # one digest said it: not one per entry
+        if same is not None:
+            return same
     digests = dupregion.digests(texts)
-    found = _update(item_at, texts, digests, kept, threshold)
-    return found if found is not None else _redo(item_at, texts, digests, threshold)
+    found = _update(item_at, texts, digests, kept, threshold, whole)
+    return found if found is not None else _redo(item_at, texts, digests, threshold, whole)
+
+
+def _same(item_at: Callable[[int], Item], texts: list[str], kept: dict[str, Any]) -> Found | None:
+    """The kept pairs of the same texts, of the items as they are (lines may move); None
+    if the state is not one this module wrote (it is kept again as it is)."""
+    try:
+        pairs = _read(kept)[4]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if kept["entries"] != len(texts):
+        return None
+    need = sorted({k for pair in pairs for k in pair})
+    words = dict(zip(need, Vocabulary().sets([texts[k] for k in need]), strict=True))
+    found = [pair_of(item_at(i), item_at(j), words[i], words[j]) for i, j in pairs]
+    return Found(found, kept, False)
 
 
 def _redo(
-    item_at: Callable[[int], Item], texts: list[str], digests: bytes, threshold: float
+    item_at: Callable[[int], Item],
+    texts: list[str],
+    digests: bytes,
+    threshold: float,
+    whole: str | None,
 ) -> Found:
     sets = Vocabulary().sets(texts)
     members = [n for n, found in enumerate(sets) if found]
@@ -86,7 +110,9 @@ def _redo(
     common = {w: n for w, n in df.items() if n > limit}
     lines = [" ".join(filterfalse(common.__contains__, s)) if s else EMPTY for s in sets]
     raw = "\n".join(lines)
-    return _found(item_at, sets.__getitem__, pairs, digests, raw, common, len(members), True)
+    state = _found(item_at, sets.__getitem__, pairs, digests, raw, common, len(members), True)
+    state.state["whole"] = whole
+    return state
 
 
 def _found(
@@ -145,18 +171,16 @@ def _update(
     digests: bytes,
     kept: Any,
     threshold: float,
+    whole: str | None,
 ) -> Found | None:
     try:
         old_digests, lines, common, size, old_pairs = _read(kept)
     except (KeyError, TypeError, ValueError):
         return None
     start, old_stop, stop = dupregion.region(old_digests, digests)
-    if start == old_stop == stop:  # the same texts: the same pairs, of the items as they are
-        pairs = [(i, j) for i, j in old_pairs]
-        need = sorted({k for pair in pairs for k in pair})
-        words = dict(zip(need, Vocabulary().sets([texts[k] for k in need]), strict=True))
-        found = [pair_of(item_at(i), item_at(j), words[i], words[j]) for i, j in pairs]
-        return Found(found, kept, False)
+    if start == old_stop == stop:  # the same texts (kept without their whole digest)
+        same = _same(item_at, texts, kept)
+        return None if same is None else Found(same.pairs, {**kept, "whole": whole}, False)
     if (old_stop - start) + (stop - start) > max(_FEW, len(texts) // _MOST):
         return None  # so much changed that redoing it all costs less
     added = Vocabulary().sets(texts[start:stop])
@@ -190,7 +214,9 @@ def _update(
         raw = "\n".join(lines)
     region = (start, old_stop, stop)
     pairs, words = _pairs_after(texts, region, added, raw, df, old_pairs, threshold)
-    return _found(item_at, words.__getitem__, pairs, digests, raw, common, size, False)
+    found = _found(item_at, words.__getitem__, pairs, digests, raw, common, size, False)
+    found.state["whole"] = whole
+    return found
 
 
 def _pairs_after(
