@@ -130,8 +130,9 @@ def test_a_small_cache_is_always_written_whole(make_vault: MakeVault) -> None:
     assert "new1" in kept[1][0][1]
 
 
+@pytest.mark.parametrize("intro", ["Intro.", "Caf\u00e9 notes \u2014 ok."])
 def test_a_changed_registry_file_reuses_its_unchanged_blocks(
-    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, intro: str
 ) -> None:
     vault = make_vault(spec_files(NOW.date()))
     first = run(vault)
@@ -146,7 +147,7 @@ def test_a_changed_registry_file_reuses_its_unchanged_blocks(
     path = vault / "patterns/registry.md"
     text = path.read_text()
     # one block's count moves; a line put in above the others moves all their lines
-    text = text.replace("# Pattern registry\n", "# Pattern registry\n\nIntro.\n", 1)
+    text = text.replace("# Pattern registry\n", f"# Pattern registry\n\n{intro}\n", 1)
     text = text.replace("### once\n", "### once\n\nA note.\n", 1)
     at = text.index("### bar\n")
     text = text[:at] + text[at:].replace("**success count:** 0", "**success count:** 7", 1)

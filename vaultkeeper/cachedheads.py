@@ -157,14 +157,20 @@ def _reused(path: Path, rel_path: str, text: str, before: Any) -> list[tuple[Blo
     was: the same fingerprint (BLAKE2b, 64 bits, of everything from its heading to the
     next, on which every kept value but the line depends).
     """
-    from vaultkeeper.digests import blake2b_hex
+    from vaultkeeper.digests import blake2b_maker
     from vaultkeeper.registry import parse_heads
 
     old = _fingerprints(before)
+    heads = parse_heads(path, rel_path, text)
+    if text.isascii():  # the common case: one encoding, its offsets the text's
+        data = ("\n" + text).encode("ascii")
+        raws = [data[a:b] for a, b in (head.bounds() for head in heads)]
+    else:
+        raws = [head.span().encode("utf-8", "surrogatepass") for head in heads]
+    make = blake2b_maker()
     out = []
-    for head in parse_heads(path, rel_path, text):
-        raw = head.span().encode("utf-8", "surrogatepass")
-        fingerprint = blake2b_hex(raw, 8)
+    for head, raw in zip(heads, raws, strict=True):
+        fingerprint = make(raw, digest_size=8).hexdigest()
         was = old.get(fingerprint)
         if was is not None and type(was[5]) is str and _text_or_none(was[6]):
             head._sentence, head._hash = was[5], was[6]

@@ -179,6 +179,10 @@ class BlockHead:
         its line aside (the scan cache's fingerprint of the block)."""
         return self._nl_text[self._at + 1 : self._stop]
 
+    def bounds(self) -> tuple[int, int]:
+        """Where span() is in the file's text with one "\n" put in front."""
+        return self._at + 1, self._stop
+
     def problems(self) -> list[Problem]:
         return self.block().problems()
 
