@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
-from vaultkeeper import cachedheads, config, model, scan, scancache, scancachefile, upkeep
+from vaultkeeper import cachedheads, config, duppairs, model, scan, scancache, scancachefile
 from vaultkeeper.cli import cli
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -238,9 +238,9 @@ def test_pairs_are_reused_until_a_name_or_description_changes(
     files[mem + "retry-b.md"] = text.format("retry-b")
     vault = make_vault(files)
     calls: list[int] = []
-    real = upkeep.pairs_by_group
+    real = duppairs.pairs_by_group
     monkeypatch.setattr(
-        upkeep, "pairs_by_group", lambda items: calls.append(len(items)) or real(items)
+        duppairs, "pairs_by_group", lambda items: calls.append(len(items)) or real(items)
     )
     first = run(vault)
     assert len(first["duplicates"]) == 1 and calls == [14]  # the blocks and project p's lessons

@@ -200,3 +200,38 @@ def test_a_delta_holds_only_the_duplicates_groups_that_changed(
     delta = json.loads((vault / DELTA).read_text())
     assert list(delta["pairs"]["groups"]) == ["memory:q"]
     assert run(vault) == after  # base and delta read together
+
+
+def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper import duppairs
+
+    files = spec_files(NOW.date())
+    for project in ("p", "q"):
+        for i in range(3):
+            files[f"projects/{project}/memory/{project}-{i}.md"] = (
+                f"---\nname: {project}-{i}\ndescription: retry flaky network calls\n---\nbody\n"
+            )
+    vault = make_vault(files)
+    first = run(vault)
+    assert len(first["duplicates"]) == 6
+    compared: list[set[str]] = []
+    real = duppairs.pairs_by_group
+    monkeypatch.setattr(
+        duppairs,
+        "pairs_by_group",
+        lambda items: compared.append({i.group for i in items}) or real(items),
+    )
+    path = vault / "projects/q/memory/q-2.md"
+    path.write_text(path.read_text().replace("retry flaky network calls", "parse dates"))
+    after = run(vault)
+    assert compared == [{"memory:q"}]  # project p's lessons were not even built
+    assert after == uncached(vault) and len(after["duplicates"]) == 4
+    assert [d["a"]["path"][:10] for d in after["duplicates"]] == [
+        d["a"]["path"][:10] for d in first["duplicates"] if "q-2" not in d["b"]["path"]
+    ]  # the same order: p's group, then q's
+    (vault / "projects/p/memory/p-0.md").unlink()  # a kept file gone: p is compared again
+    compared.clear()
+    assert run(vault) == uncached(vault)
+    assert compared == [{"memory:p"}]

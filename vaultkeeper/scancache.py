@@ -28,6 +28,7 @@ import os
 import time
 
 from vaultkeeper import __version__
+from vaultkeeper.cachelayers import PAIR_PARTS, changes, overlay, pairs_overlay
 from vaultkeeper.scanrecords import MemoryRecord, decode_record, encode_record
 
 TYPE_CHECKING = False
@@ -60,39 +61,6 @@ def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
-def _overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    merged = {**base, **changes}
-    for rel, entry in changes.items():
-        if entry is None:
-            del merged[rel]
-    return merged
-
-
-def _changes(base: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
-    """The entries of ``kept`` that ``base`` lacks or holds otherwise, None for those gone
-    (_overlay's inverse). Entries read from the base are the very objects it holds, so
-    most are told apart by identity, not compared."""
-    changed = {k: v for k, v in kept.items() if base.get(k) is not v and base.get(k) != v}
-    changed.update((k, None) for k in base.keys() - kept.keys())
-    return changed
-
-
-_PAIR_PARTS = ("groups", "words")  # per group: its pairs; a big group's words (dupdelta)
-
-
-def _pairs_overlay(base: dict[str, Any], changes: Any) -> dict[str, Any]:
-    """The duplicates section: the base's, with the delta's groups over it."""
-    if not isinstance(changes, dict):
-        return {}
-    merged = {k: v for k, v in changes.items() if k not in _PAIR_PARTS}
-    for part in _PAIR_PARTS:
-        kept, changed = base.get(part), changes.get(part)
-        if not isinstance(changed, dict):
-            return {}
-        merged[part] = _overlay(kept if isinstance(kept, dict) else {}, changed)
-    return merged
-
-
 class ScanCache:
     """One scan's view of the cache: what it found, and what this scan will keep."""
 
@@ -111,14 +79,16 @@ class ScanCache:
         pairs = data.get("pairs")
         self.base_pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
         if delta is not None:  # what changed since the base: entries, None for one gone
-            self._memory = _overlay(self._memory, delta["memory"])
-            self._registry = _overlay(self._registry, delta["registry"])
-            pairs = _pairs_overlay(self.base_pairs, delta.get("pairs"))
+            self._memory = overlay(self._memory, delta["memory"])
+            self._registry = overlay(self._registry, delta["registry"])
+            pairs = pairs_overlay(self.base_pairs, delta.get("pairs"))
         self._pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
         self.kept: dict[str, dict[str, Any]] = {"memory": {}, "registry": {}}
         self.kept_pairs: dict[str, Any] = {}
         self.hits = 0
         self.misses = 0
+        self.missed: list[str] = []  # memory files read again (or unreadable)
+        self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.limit = time.time_ns() - RACY_NS  # a file changed since is read every time
 
@@ -130,8 +100,9 @@ class ScanCache:
         try:
             st = os.stat(full)
         except OSError:
-            return None, None
-        if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
+            st = None
+        if st is None or (st.st_mode & 0o170000) != 0o100000:  # read_regular refuses it
+            self.missed.append(rel)
             return None, None
         key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         found = self._memory.get(rel)
@@ -142,6 +113,7 @@ class ScanCache:
                 self.hits += 1
                 return record, key
         self.misses += 1
+        self.missed.append(rel)
         limit = self.limit
         return None, key if st.st_mtime_ns < limit and st.st_ctime_ns < limit else None
 
@@ -208,6 +180,35 @@ class ScanCache:
             return list(kept[1])
         return None
 
+    def touched_projects(self) -> set[str] | None:
+        """The projects where a memory file was read again, is gone since the cache, or
+        was not kept by the scan that kept the pairs (it may be gone unseen since): the
+        others' duplicates groups are as they were kept (upkeep.cached_pairs). None:
+        all of them."""
+        unkept = self._pairs.get("unkept")
+        if type(unkept) is not list:
+            return None
+        gone = self._memory.keys() - self.kept["memory"].keys()
+        return {rel.split("/", 2)[1] for rel in (*self.missed, *gone)}.union(map(str, unkept))
+
+    def _unkept(self) -> list[str]:
+        """The projects of the memory files this scan read and did not keep."""
+        if self._unkept_projects is None:
+            kept = self.kept["memory"]
+            found = {rel.split("/", 2)[1] for rel in self.missed if rel not in kept}
+            self._unkept_projects = sorted(found)
+        return self._unkept_projects
+
+    def group_entry(self, settings: str, group: str) -> list[Any] | None:
+        """What was kept for ``group`` ([digest, pairs]), whatever its entries' digest."""
+        groups = self._pairs.get("groups")
+        if self._pairs.get("settings") != settings or type(groups) is not dict:
+            return None
+        kept = groups.get(group)
+        if type(kept) is list and len(kept) == 2 and type(kept[1]) is list:
+            return kept
+        return None
+
     def group_words(self, settings: str, group: str) -> Any:
         """What the pass kept of a big group's words (dupdelta.py checks it), or None."""
         words = self._pairs.get("words")
@@ -221,6 +222,7 @@ class ScanCache:
         if self.kept_pairs is self._pairs or self.kept_pairs.get("settings") != settings:
             self.kept_pairs = {"settings": settings, "groups": {}, "words": {}}
         self.kept_pairs["complete"] = self.complete  # pairs found with an unkept file
+        self.kept_pairs["unkept"] = self._unkept()  # and where
         self.kept_pairs["groups"][group] = [digest, pairs]
         if words is not None:  # a big group's words, for redoing only what changes
             self.kept_pairs["words"][group] = words
@@ -246,11 +248,11 @@ class ScanCache:
     def delta(self) -> dict[str, dict[str, Any]]:
         """What this scan keeps that the base file does not hold: changed entries and
         duplicates groups, and None for each one gone."""
-        out = {section: _changes(self.base[section], kept) for section, kept in self.kept.items()}
-        pairs = {k: v for k, v in self.kept_pairs.items() if k not in _PAIR_PARTS}
-        for part in _PAIR_PARTS:
+        out = {section: changes(self.base[section], kept) for section, kept in self.kept.items()}
+        pairs = {k: v for k, v in self.kept_pairs.items() if k not in PAIR_PARTS}
+        for part in PAIR_PARTS:
             kept, base = self.kept_pairs.get(part), self.base_pairs.get(part)
-            pairs[part] = _changes(
+            pairs[part] = changes(
                 base if isinstance(base, dict) else {}, kept if isinstance(kept, dict) else {}
             )
         out["pairs"] = pairs

@@ -24,7 +24,8 @@ from vaultkeeper.decay import (
     stale_entries,
     unused_skills,
 )
-from vaultkeeper.duplicates import BLOCK, MEMORY, DuplicatePair, Item, find_pairs, pairs_by_group
+from vaultkeeper.duplicates import DuplicatePair, find_pairs
+from vaultkeeper.duppairs import cached_pairs, duplicate_items
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
@@ -60,17 +61,6 @@ else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses 
     Upkeep = namedtuple("Upkeep", ("duplicates", "stale", "skills_unused"))
 
 
-def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
-    """Registry blocks (one group) and live memory files (a group per project)."""
-    items = [Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {h.sentence()}") for h in heads]
-    for f in facts:
-        if f.status == "archived":
-            continue  # archived (or superseded) lessons are not served: nothing to merge
-        project = f.rel.split("/", 2)[1]
-        items.append(Item(f"{MEMORY}:{project}", f.name, f.rel, 1, f"{f.name} {f.description}"))
-    return items
-
-
 def upkeep(
     vault: Path,
     today: dt.date,
@@ -91,87 +81,6 @@ def upkeep(
         stale=tuple(stale_entries(facts, usage, today)),
         skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
     )
-
-
-def cached_pairs(
-    heads: Sequence[Head], facts: Sequence[MemoryFacts], cache: ScanCache
-) -> list[DuplicatePair]:
-    """find_pairs of the scan's items, group by group, or the pairs kept for a group
-    whose entries and settings are exactly as they were: when no file changed, without
-    even building the items. Pairs never cross groups, so a group's pairs are its own."""
-    settings = f"{config.DUP_MIN_JACCARD} {config.DUP_COMMON_MIN} {config.DUP_COMMON_SHARE}"
-    kept = _kept_pairs(cache.unchanged_pairs(settings))
-    if kept is not None:
-        return kept
-    import json
-
-    from vaultkeeper.digests import blake2b_hex
-
-    found: dict[str, list[DuplicatePair]] = {}
-    keys: dict[str, str] = {}
-    kept_words: dict[str, Any] = {}
-    if len(heads) >= config.DUP_DELTA_MIN:  # the registry's items built for its pairs only
-        texts = [f"{h.name} {h.sentence()}" for h in heads]
-        blocks = heads
-
-        def block(k: int) -> Item:
-            h = blocks[k]
-            return Item(BLOCK, h.name, h.rel, h.line, texts[k])
-
-        found[BLOCK], kept_words[BLOCK] = _big(cache, settings, BLOCK, texts, block)
-        keys[BLOCK], heads = "", ()
-    groups: dict[str, list[Item]] = {}
-    for item in duplicate_items(heads, facts):
-        groups.setdefault(item.group, []).append(item)
-    again: list[Item] = []  # the small groups to compare again, all in one pass
-    for group, items in groups.items():
-        if len(items) >= config.DUP_DELTA_MIN:
-            found[group], kept_words[group] = _big(
-                cache, settings, group, [i.text for i in items], items.__getitem__
-            )
-            keys[group] = ""
-            continue
-        # every field an item has (a moved line changes what the pairs say), joined by
-        # two separators; as JSON (twice slower) if some value holds one, so that no two
-        # lists of items can read the same
-        raw = "\x1f".join([f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items])
-        if raw.count("\x1e") != 3 * len(items) or raw.count("\x1f") != len(items) - 1:
-            raw = json.dumps(items)  # each a named tuple: an array of its fields
-        key = keys[group] = blake2b_hex(raw.encode("utf-8", "surrogatepass"), 16)
-        pairs = _kept_pairs(cache.group_pairs(settings, group, key))
-        if pairs is None:
-            again += items
-        else:
-            found[group] = pairs
-    if again:
-        found.update(pairs_by_group(again))
-    out: list[DuplicatePair] = []
-    for group in keys:  # the registry first, then each project as duplicate_items has them
-        pairs = found[group]
-        dicts = [p.to_dict() for p in pairs]
-        cache.keep_group(settings, group, keys[group], dicts, kept_words.get(group))
-        out += pairs
-    return out
-
-
-def _big(
-    cache: ScanCache, settings: str, group: str, texts: list[str], item_at: Any
-) -> tuple[list[DuplicatePair], Any]:
-    """A big group's pairs, from what was kept of its words (redone for the entries
-    that changed: dupdelta.py); no digest of the whole group is needed first."""
-    from vaultkeeper import dupdelta  # only for a big group, when some file changed
-
-    delta = dupdelta.group_pairs(texts, item_at, cache.group_words(settings, group))
-    return delta.pairs, delta.state
-
-
-def _kept_pairs(kept: list[Any] | None) -> list[DuplicatePair] | None:
-    if kept is None:
-        return None
-    try:
-        return [DuplicatePair.from_dict(p) for p in kept]
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
-        return None  # not as this version writes them: look again
 
 
 def promoted(heads: Iterable[Head]) -> list[PromotedBlock]:

@@ -15,11 +15,12 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.decay import MemoryFacts, load_usage, stale_entries, unused_skills
 from vaultkeeper.duplicates import BLOCK, MEMORY, find_pairs
+from vaultkeeper.duppairs import duplicate_items
 from vaultkeeper.memscan import held_out_candidates
 from vaultkeeper.model import is_memory_path
 from vaultkeeper.registry import load_heads
 from vaultkeeper.report import Report
-from vaultkeeper.upkeep import duplicate_items, promoted
+from vaultkeeper.upkeep import promoted
 from vaultkeeper.vault import walk_files
 
 
