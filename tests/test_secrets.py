@@ -262,23 +262,3 @@ def test_a_name_with_key_in_it_is_not_a_credential_start() -> None:
     lines = "prune     cache-key-b12 -- success count 0 -- patterns/registry.md:30"
     assert not secrets.needs_serving(lines)
     assert secrets.needs_serving("cache_key: abc123XYZ9")
-
-
-_STARTS = st.lists(
-    st.sampled_from(["-----BEGIN", "AKIA", "AROA", "ABI", "gh", "ghp_", "ghx_", "github_pat_"])
-    | st.sampled_from(["sk-", "sk", "xo", "xox", "A", "-", "_", "k", "x", " ", "\n"]),
-    max_size=8,
-).map("".join)
-
-
-@given(_STARTS)
-def test_the_start_strings_are_the_start_patterns(text: str) -> None:
-    """The prefilter looks for SHAPE_START_TEXTS with str's search; the detectors use
-    the _SHAPE_STARTS regex: both find a start in exactly the same texts."""
-    expected = secrets._SHAPE_STARTS.search(text) is not None
-    assert any(start in text for start in secrets.SHAPE_START_TEXTS) == expected
-
-
-def test_every_start_string_is_one_the_pattern_matches() -> None:
-    assert all(secrets._SHAPE_STARTS.fullmatch(s) for s in secrets.SHAPE_START_TEXTS)
-    assert len(set(secrets.SHAPE_START_TEXTS)) == 15
