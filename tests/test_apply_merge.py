@@ -13,7 +13,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision, Outcome
 from vaultkeeper.index import build_index
-from vaultkeeper.registry import find_block
+from vaultkeeper.registryfind import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 RECEIPT = "https://example.com/review/42"

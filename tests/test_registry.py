@@ -20,11 +20,11 @@ from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.registry import (
     block_hash,
-    find_block,
     is_counter_line,
     load_registry,
     parse_blocks,
 )
+from vaultkeeper.registryfind import find_block
 from vaultkeeper.use import record_use
 
 REGISTRY = """# Pattern registry

@@ -229,8 +229,20 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     """
     nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
     heads, counters = index_lines(nl_text, body_start(text))
+    return build_heads(path, rel_path, nl_text, heads, counters, len(nl_text), {})
+
+
+def build_heads(
+    path: Path,
+    rel_path: str,
+    nl_text: str,
+    heads: list[tuple[int, str]],
+    counters: list[Found],
+    end: int,
+    dates: dict[str, dt.date | None],
+) -> list[BlockHead]:
+    """The BlockHeads of what index_lines found; the last block runs to ``end``."""
     out: list[BlockHead] = []
-    dates: dict[str, dt.date | None] = {}
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
     last = len(heads) - 1
     for i, (at, name) in enumerate(heads):
@@ -238,7 +250,7 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
             continue
         line += nl_text.count("\n", counted, at + 1)
         counted = at + 1
-        stop = heads[i + 1][0] + 1 if i < last else len(nl_text)
+        stop = heads[i + 1][0] + 1 if i < last else end
         out.append(BlockHead(name, path, rel_path, line, counters[i], nl_text, (at, stop), dates))
     return out
 
@@ -271,29 +283,3 @@ def load_registry(
     """Every block in every registry file; unreadable files become problems."""
     heads, problems = load_heads(vault, paths)
     return [head.block() for head in heads], problems
-
-
-def find_block(vault: Path, name: str) -> RegistryBlock:
-    """The one block called ``name``; unknown or duplicated names are errors."""
-    blocks, problems = load_registry(vault)
-    return pick_block(name, [b for b in blocks if b.name == name], blocks, problems)
-
-
-def pick_block(
-    name: str, matches: list[RegistryBlock], blocks: list[RegistryBlock], problems: list[Problem]
-) -> RegistryBlock:
-    """find_block's verdict on the blocks called ``name``: the one, or why not."""
-    from vaultkeeper.errors import NotFoundError, VaultkeeperError
-
-    if not matches:
-        hint = ""
-        similar = [b for b in blocks if b.name.lower() == name.lower()]
-        if similar:
-            hint = f" (did you mean {similar[0].name!r} at {similar[0].rel}:{similar[0].line}?)"
-        elif problems:
-            hint = f" ({len(problems)} registry file(s) could not be read; first: {problems[0]})"
-        raise NotFoundError(f"{name}: no ### {name} block in {config.PATTERNS_DIR}/{hint}")
-    if len(matches) > 1:
-        where = ", ".join(f"{b.rel}:{b.line}" for b in matches)
-        raise VaultkeeperError(f"{name}: {len(matches)} registry blocks share this name ({where})")
-    return matches[0]

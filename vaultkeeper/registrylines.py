@@ -126,11 +126,20 @@ def index_lines(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[F
     """One pass over the "\n"-led text: the headings of level 1-3 outside fenced code
     (offset of the "\n" before each, and its name or _NO_NAME) and, per heading, the first
     counter line of each kind (group number -> (rest of the line, offset of its "\n"))."""
+    heads, counters, _ = index_range(nl_text, start, len(nl_text))
+    return heads, counters
+
+
+def index_range(
+    nl_text: str, start: int, end: int
+) -> tuple[list[tuple[int, str]], list[Found], bool]:
+    """index_lines of ``nl_text[start:end]`` (``start`` at a "\n" outside fenced code),
+    and whether a fence is still open at ``end``."""
     heads: list[tuple[int, str]] = []
     counters: list[Found] = []
     fence: str | None = None
     current: Found | None = None  # the open block's counters
-    for m in _LINES_NL.finditer(nl_text, start):
+    for m in _LINES_NL.finditer(nl_text, start, end):
         kind = m.lastindex or 0
         if kind == _FENCE_MARK:
             mark = m.group(3)
@@ -153,7 +162,7 @@ def index_lines(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[F
             current[kind] = (m.group(kind), m.start())
         elif current is not None and kind + AGAIN not in current:
             current[kind + AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
-    return heads, counters
+    return heads, counters, fence is not None
 
 
 def whole_count(raw: str | None) -> int | None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
-FORMAT = 3
+FORMAT = 4
 RACY_NS = 2_000_000_000
 _PIECE = 500  # entries per piece of the written file
 Key = list[int]  # device, inode, size, mtime_ns, ctime_ns (a list: as JSON gives it back)
@@ -128,29 +128,35 @@ class ScanCache:
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
-        """What was kept of registry file ``rel`` (cachedheads reads it) if it is unchanged."""
+        """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (cachedheads
+        reads it), if the file is unchanged; and the key to keep a new one under."""
         key, old_enough = stat_key(full, self.limit)
         if key is None:
             return None, None
         found = self._registry.get(rel)
-        if type(found) is list and len(found) == 2 and found[0] == key:
+        if type(found) is list and len(found) == 3 and found[0] == key and type(found[1]) is list:
             self.hits += 1  # the caller keeps it again once it has read it back
-            return found[1], key
+            return found, key
         self.misses += 1
         return None, key if old_enough else None
 
-    def registry_before(self, rel: str) -> Any:
-        """What was kept of registry file ``rel`` whatever its key (cachedheads checks it)."""
+    def registry_before(self, rel: str) -> tuple[Any, Any] | None:
+        """What was kept of registry file ``rel`` whatever its key, (blocks, shape):
+        registrydelta checks it against the file as it is now."""
         found = self._registry.get(rel)
-        return found[1] if type(found) is list and len(found) == 2 else None
+        return (found[1], found[2]) if type(found) is list and len(found) == 3 else None
 
-    def keep_registry(self, rel: str, key: Key | None, heads: list[Any]) -> None:
-        """Keep a registry file's heads; without a key (a file just written: it may change
-        again unseen) they are kept for their blocks' fingerprints only, which the next
-        scan checks against the blocks it reads (cachedheads), never for the file."""
+    def keep_registry(self, rel: str, key: Key | None, blocks: list[Any], shape: Any) -> None:
+        """Keep a registry file's blocks; without a key (a file just written: it may change
+        again unseen) they serve only to read the file's next version where it changed
+        (registrydelta checks them against it), never for the file itself."""
         if key is None:
             self.complete = False
-        self.kept["registry"][rel] = [key, heads]
+        self.kept["registry"][rel] = [key, blocks, shape]
+
+    def keep_registry_entry(self, rel: str, entry: list[Any]) -> None:
+        """Keep what registry() gave, as it was (the delta file then leaves it out)."""
+        self.kept["registry"][rel] = entry
 
     # -- the duplicates pass -----------------------------------------------------------
 

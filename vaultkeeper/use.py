@@ -13,7 +13,8 @@ from vaultkeeper.edit import insert_line_after, read_for_edit, replace_counter_v
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.model import Problem, split_lines
-from vaultkeeper.registry import RegistryBlock, count_reason, load_registry, pick_block
+from vaultkeeper.registry import RegistryBlock, count_reason, load_registry
+from vaultkeeper.registryfind import pick_block
 from vaultkeeper.vault import resolve_inside
 
 

@@ -27,7 +27,7 @@ from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.fsio import changes
-from vaultkeeper.registry import find_block
+from vaultkeeper.registryfind import find_block
 from vaultkeeper.vault import rel
 
 Handler = Callable[..., Outcome]

@@ -31,7 +31,8 @@ from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.fsio import atomic_write, writer_lock
 from vaultkeeper.links import split_lines
 from vaultkeeper.model import is_memory_path, parse_note
-from vaultkeeper.registry import RegistryBlock, find_block, is_counter_line, parse_blocks
+from vaultkeeper.registry import RegistryBlock, is_counter_line, parse_blocks
+from vaultkeeper.registryfind import find_block
 from vaultkeeper.vault import rel, resolve_inside
 
 

@@ -28,7 +28,8 @@ from vaultkeeper.apply.gate import check_hash, receipt_first, slug
 from vaultkeeper.edit import insert_line_after, yaml_scalar
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.model import split_lines
-from vaultkeeper.registry import RegistryBlock, find_block, load_registry, parse_blocks
+from vaultkeeper.registry import RegistryBlock, load_registry, parse_blocks
+from vaultkeeper.registryfind import find_block
 from vaultkeeper.vault import rel, resolve_inside
 
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)

@@ -30,7 +30,8 @@ from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.fsio import writer_lock
 from vaultkeeper.model import file_hash
-from vaultkeeper.registry import RegistryBlock, find_block
+from vaultkeeper.registry import RegistryBlock
+from vaultkeeper.registryfind import find_block
 from vaultkeeper.vault import own_dir, rel
 
 

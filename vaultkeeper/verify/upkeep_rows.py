@@ -29,7 +29,7 @@ def merge(ctx: Context) -> tuple[str, str]:
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.create import init_vault
     from vaultkeeper.index import build_index
-    from vaultkeeper.registry import find_block
+    from vaultkeeper.registryfind import find_block
 
     vault = ctx.tmp / "vault"
     init_vault(vault)
