@@ -344,6 +344,7 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
         config.LAST_REPORT_FILE,
         config.SCAN_CACHE_FILE,
         config.STATE_FILE,
+        config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
     ]
 
 

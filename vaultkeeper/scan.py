@@ -109,17 +109,22 @@ def run_scan(
             started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper import scancache, scancachefile
+            from vaultkeeper import reportguard, scancache, scancachefile
+            from vaultkeeper.report import save_report
 
             clock = time.monotonic()
+            saved = reportguard.seen(vault)
             cache = scancache.ScanCache() if fresh else scancachefile.load(vault)
             report = classify(vault, now, cache)
             scancachefile.save(vault, cache)
-            duration = int((time.monotonic() - clock) * 1000)
-            report = report._replace(duration_ms=duration)
-            from vaultkeeper.report import save_report
-
-            save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
+            with reportguard.locked(vault):
+                if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
+                    cache = scancachefile.load(vault)
+                    report = classify(vault, now, cache)  # what the apply changed, read
+                    scancachefile.save(vault, cache)
+                duration = int((time.monotonic() - clock) * 1000)
+                report = report._replace(duration_ms=duration)
+                save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
