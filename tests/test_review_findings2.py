@@ -55,3 +55,32 @@ def test_a_cached_memory_entry_named_outside_any_project_is_ignored(
     due = vault / "projects/p/memory/due.md"
     due.write_text(due.read_text() + "\nMore.\n")
     assert run(vault) == uncached(vault)
+
+
+def test_a_big_project_left_alone_keeps_its_words(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big project's group whose files did not change keeps its pairs without its
+    entries being built; its words (what redoing only its changed entries needs) were
+    dropped with it, so its next edit redid the whole group."""
+    from vaultkeeper import config, dupdelta
+
+    monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
+    redone: list[bool] = []
+    real = dupdelta.group_pairs
+    monkeypatch.setattr(
+        dupdelta, "group_pairs", lambda *a: redone.append((f := real(*a)).redone) or f
+    )
+    lesson = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
+    big = "projects/big/memory/"
+    files = {f"{big}l{k}.md": lesson.format(f"l{k}", f"retry flaky call {k}") for k in range(6)}
+    files["projects/small/memory/a.md"] = lesson.format("a", "one thing")
+    vault = make_vault(files)
+    run(vault)
+    (vault / "projects/small/memory/a.md").write_text(lesson.format("a", "another thing"))
+    run(vault)  # the big project left alone
+    assert list(json.loads((vault / CACHE).read_text())["pairs"]["words"]) == ["memory:big"]
+    (vault / big / "l2.md").write_text(lesson.format("l2", "retry flaky call 4"))
+    redone.clear()
+    assert run(vault) == uncached(vault)
+    assert redone == [False]  # its changed entry compared again, not the whole group
