@@ -94,6 +94,7 @@ def cached_pairs(
             reused = None if entry is None else _kept_pairs(entry[1])
             if entry is not None and reused is not None:
                 found[group], keys[group] = reused, entry[0]
+                kept_words[group] = cache.group_words(settings, group)  # a big group's
         missing = {g for g, items in projects.items() if items is None and g not in found}
         if missing:  # none kept (the settings changed): built after all
             projects.update(project_items(facts, None, missing))

@@ -131,7 +131,10 @@ def _partial(
     while before < len(old) and old[before][10] <= start + 1:
         before += 1
     before = max(before - 1, 0)
-    begin = old[before][9] - 1 if before else body_start(text)
+    body = body_start(text)
+    if before and old[0][9] - 1 < body:
+        return None  # a frontmatter closed only now, past the blocks kept: read it all
+    begin = old[before][9] - 1 if before else body
     # blocks whose heading line and the "\n" before it lie after the change
     after = before
     while after < len(old) and old[after][9] - 1 < old_end + 1:

@@ -195,7 +195,10 @@ class ScanCache:
         if type(unkept) is not list:
             return None
         gone = self._memory.keys() - self.kept["memory"].keys()
-        return {rel.split("/", 2)[1] for rel in (*self.missed, *gone)}.union(map(str, unkept))
+        # [1:2]: a key with no project in it (a forged cache's) names none
+        return {p for rel in (*self.missed, *gone) for p in rel.split("/", 2)[1:2]}.union(
+            map(str, unkept)
+        )
 
     def _unkept(self) -> list[str]:
         """The projects of the memory files this scan read and did not keep."""
