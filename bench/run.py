@@ -195,10 +195,10 @@ on top.
   (`state/scan-cache.delta.json`): the costs a scan of an unchanged vault does not have;
 - imports: pathlib 3 ms, json and datetime 3 ms, vaultkeeper's modules the rest;
   neither click (vaultkeeper/entry.py runs `scan` without it) nor typing, dataclasses
-  (with inspect: the scan's records are named tuples), tempfile or hashlib (OpenSSL;
-  only when something is hashed) is imported, the credential detectors' and the
-  duplicates tokenizer's regexes are compiled only when used, and PyYAML only when
-  some frontmatter that changed needs it;
+  (with inspect: the scan's records are named tuples), tempfile or hashlib (its
+  digests come from CPython's builtin modules, without OpenSSL) is imported, the
+  credential detectors' and the duplicates tokenizer's regexes are compiled only when
+  used, and PyYAML only when some frontmatter that changed needs it;
 - memory files: a stat each, and what the cache kept; the first scan reads every one
   (about half its time), then the YAML-free read of the keys a decision needs;
 - report and state: JSON of about 1,100 candidates and 1,000 upkeep findings, one
