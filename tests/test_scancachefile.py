@@ -42,6 +42,14 @@ def many_files(n: int) -> dict[str, str]:
     return files
 
 
+def add_lessons(files: dict[str, str], project: str, description: str) -> None:
+    """Three lessons in ``project`` whose descriptions ({i}: which one) make them alike."""
+    for i in range(3):
+        files[f"projects/{project}/memory/{project}-{i}.md"] = (
+            f"---\nname: {project}-{i}\ndescription: {description.format(i=i)}\n---\nbody\n"
+        )
+
+
 def test_a_small_change_writes_a_delta_and_the_base_stays(
     make_vault: MakeVault, deltas: None
 ) -> None:
@@ -186,10 +194,7 @@ def test_a_delta_holds_only_the_duplicates_groups_that_changed(
     make_vault: MakeVault, deltas: None
 ) -> None:
     files = many_files(6)
-    for i in range(3):
-        files[f"projects/q/memory/q-{i}.md"] = (
-            f"---\nname: q-{i}\ndescription: retry flaky network calls {i}\n---\nbody\n"
-        )
+    add_lessons(files, "q", "retry flaky network calls {i}")
     vault = make_vault(files)
     first = run(vault)
     assert len(first["duplicates"]) == 3
@@ -209,10 +214,7 @@ def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
 
     files = spec_files(NOW.date())
     for project in ("p", "q"):
-        for i in range(3):
-            files[f"projects/{project}/memory/{project}-{i}.md"] = (
-                f"---\nname: {project}-{i}\ndescription: retry flaky network calls\n---\nbody\n"
-            )
+        add_lessons(files, project, "retry flaky network calls")
     vault = make_vault(files)
     first = run(vault)
     assert len(first["duplicates"]) == 6
