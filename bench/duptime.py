@@ -3,7 +3,7 @@
     python bench/duptime.py VAULT [RUNS]
 
 Reads the vault's registry blocks and memory files once (nothing is written), then times
-``upkeep.cached_pairs`` (the pass as a scan runs it), the best and the median of RUNS:
+``duppairs.cached_pairs`` (the pass as a scan runs it), the best and the median of RUNS:
 
 - fresh: no scan cache, as in the first scan (``scan --fresh``);
 - one block: one registry block's first sentence gained a word since the cache was kept

@@ -189,7 +189,7 @@ class ScanCache:
     def touched_projects(self) -> set[str] | None:
         """The projects where a memory file was read again, is gone since the cache, or
         was not kept by the scan that kept the pairs (it may be gone unseen since): the
-        others' duplicates groups are as they were kept (upkeep.cached_pairs). None:
+        others' duplicates groups are as they were kept (duppairs.cached_pairs). None:
         all of them."""
         unkept = self._pairs.get("unkept")
         if type(unkept) is not list:

@@ -148,7 +148,7 @@ def _flat(lines: Iterable[str]) -> list[str]:
 
 
 def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
-    """(intro, item lines) for the brief, in the shape report._brief_sections uses."""
+    """(intro, item lines) for the brief, in the shape brief._brief_sections uses."""
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
     out: list[tuple[str, list[str]]] = []
     if report.duplicates:
