@@ -2,8 +2,8 @@
 
 Three things, each added only when missing and removed exactly as added:
 
-- a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) merge
-  with our driver, the append-only logs under ``state/`` with git's ``union`` driver;
+- a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) and
+  the index files (``_index.md``, ``_index-*.md``) merge with our driver, the append-only logs under ``state/`` with git's ``union`` driver;
 - a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
   append-only logs, which travel;
 - the driver in the repository's own git config (``merge.vaultkeeper.*``): config does
@@ -41,6 +41,9 @@ _STATE = config.STATE_DIR
 TRAVELLING_LOGS = (config.JOURNAL_FILE, config.QUEUE_FILE, config.USES_LOG_FILE)
 ATTRIBUTES = (
     f"{config.PATTERNS_DIR}/**/*.md merge={DRIVER}",
+    # the index files: their generated lists merge entry by entry (indexmerge.py)
+    f"/{config.INDEX_FILE} merge={DRIVER}",
+    f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
 # Everything else under state/ is per machine: the scheduler's state and lock, the writer

@@ -16,7 +16,7 @@ from vaultkeeper.commands.base import note
 @click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("path", required=False)
 def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None:
-    """Merge a registry file three ways and write the result to OURS.
+    """Merge a registry or index file three ways and write the result to OURS.
 
     Git runs this for files under patterns/ once `vaultkeeper hooks install
     git` has registered it (as `merge-driver %O %A %B %P`). Success counts add
@@ -28,13 +28,26 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     and the exit code is 1, so git reports a conflict as usual. PATH (git's
     %P) names the file in messages. No vault is needed.
 
+    When PATH is an index file (`_index.md`, `_index-<folder>.md`), the list
+    between its markers is merged entry by entry instead (keyed by link: an
+    entry added on a side is kept, one deleted on a side and unchanged on the
+    other is deleted, one changed on one side takes that side's line) and
+    rendered as `vaultkeeper index` renders it; the text outside the markers
+    is merged as git merges text. An entry changed differently on both sides,
+    or a list not in vaultkeeper's own format, leaves the whole file to git's
+    text merge (conflict markers, exit 1).
+
     \b
     Example:
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
     """
+    from vaultkeeper.indexmerge import is_index_path, merge_index_files
     from vaultkeeper.merge import merge_files
 
-    result = merge_files(base, ours, theirs, path)
+    if is_index_path(path):
+        result = merge_index_files(base, ours, theirs)
+    else:
+        result = merge_files(base, ours, theirs, path)
     for line in result.notes:
         note(line)
     sys.exit(1 if result.conflicts else 0)
