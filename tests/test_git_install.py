@@ -50,6 +50,8 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     assert attributes == (
         f"{git_install.BEGIN_CREATED}\n"
         "patterns/**/*.md merge=vaultkeeper\n"
+        "/_index.md merge=vaultkeeper\n"
+        "/_index-*.md merge=vaultkeeper\n"
         "state/journal.jsonl merge=union\n"
         "state/queue.jsonl merge=union\n"
         "state/uses.jsonl merge=union\n"
@@ -67,6 +69,15 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     assert check.stdout.splitlines() == [
         "patterns/registry.md: merge: vaultkeeper",
         "patterns/a/b.md: merge: vaultkeeper",
+    ]
+    # the index files at the vault's root, not a note of that name in a folder
+    names = ("_index.md", "_index-projects.md", "projects/_index.md", "_index.txt")
+    check = git(repo, "check-attr", "merge", "--", *names)
+    assert check.stdout.splitlines() == [
+        "_index.md: merge: vaultkeeper",
+        "_index-projects.md: merge: vaultkeeper",
+        "projects/_index.md: merge: unspecified",
+        "_index.txt: merge: unspecified",
     ]
     # init's `/state/` line stays; the per-machine files stay ignored, the logs travel
     state = repo / "state"
@@ -171,6 +182,23 @@ def test_status_says_what_is_installed_and_what_is_tracked_anyway(repo: Path) ->
     assert git_install.install(repo, PROGRAM).actions[1] == "updated .gitignore"
 
 
+def test_an_install_from_before_index_merging_is_outdated_and_updated(repo: Path) -> None:
+    # what install wrote before the index files merged with the driver
+    old = (
+        f"*.png binary\n{git_install.BEGIN}\npatterns/**/*.md merge=vaultkeeper\n"
+        "state/journal.jsonl merge=union\nstate/queue.jsonl merge=union\n"
+        f"state/uses.jsonl merge=union\n{git_install.END}\n"
+    )
+    (repo / ".gitattributes").write_text(old, encoding="utf-8")
+    assert git_install.status(repo).files[0] == (".gitattributes", "outdated")
+    assert git_install.install(repo, PROGRAM).actions[0] == "updated .gitattributes"
+    assert git_install.status(repo).files[0] == (".gitattributes", "installed")
+    check = git(repo, "check-attr", "merge", "--", "_index.md").stdout
+    assert check == "_index.md: merge: vaultkeeper\n"
+    git_install.uninstall(repo)
+    assert (repo / ".gitattributes").read_text(encoding="utf-8") == "*.png binary\n"
+
+
 def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
     from click.testing import CliRunner
 
@@ -182,7 +210,7 @@ def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[:3] == [
         f"git: {repo}",
-        "  made .gitattributes with 4 lines",
+        "  made .gitattributes with 6 lines",
         "  added 6 lines to .gitignore",
     ]
     shown = runner.invoke(cli, ["--vault", str(repo), "hooks", "status", "git"])
