@@ -183,7 +183,7 @@ def test_the_same_entry_changed_differently_on_both_is_a_conflict(clones: Clones
     merged = c.index(c.b)
     # the driver's own fallback (git's labels would be HEAD and the commit's name)
     assert re.search(
-        rf"^<<<<<<< ours\n.*as b says\n.*=======\n.*as a says\n>>>>>>> theirs$",
+        r"^<<<<<<< ours\n.*as b says\n.*=======\n.*as a says\n>>>>>>> theirs$",
         merged,
         re.M | re.S,
     ), merged

@@ -3,7 +3,8 @@
 Three things, each added only when missing and removed exactly as added:
 
 - a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) and
-  the index files (``_index.md``, ``_index-*.md``) merge with our driver, the append-only logs under ``state/`` with git's ``union`` driver;
+  the index files (``_index.md``, ``_index-*.md``) merge with our driver, the append-only
+  logs under ``state/`` with git's ``union`` driver;
 - a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
   append-only logs, which travel;
 - the driver in the repository's own git config (``merge.vaultkeeper.*``): config does
