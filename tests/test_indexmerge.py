@@ -198,6 +198,18 @@ def test_the_merge_is_what_vaultkeeper_index_writes(make_vault) -> None:
     assert merge(base, theirs, ours) == (expected, 0)
 
 
+def test_a_split_root_index_merges_its_sub_index_lines(make_vault) -> None:
+    def sub(folder: str, count: int) -> str:
+        return f"- [[_index-{folder}]] - {folder}/: {count} entries"
+
+    base = index("## (root)", ROOTED, "## sub-indexes", sub("notes", 2), sub("projects", 9))
+    ours = index("## (root)", ROOTED, "## sub-indexes", sub("notes", 3), sub("projects", 9))
+    theirs = index("## sub-indexes", sub("notes", 2), sub("projects", 10))
+    merged = index("## sub-indexes", sub("notes", 3), sub("projects", 10))
+    assert plain(base, ours, theirs)[1] == 1
+    assert merge(base, ours, theirs) == (merged, 0)
+
+
 def test_the_files_version_writes_ours(tmp_path: Path) -> None:
     names = {"base": index("## notes", BETA), "ours": index("## notes", ALPHA, BETA)}
     names["theirs"] = index("## notes", BETA, GAMMA)
