@@ -40,6 +40,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     \b
     Example:
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
+      vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
     from vaultkeeper.indexmerge import is_index_path, merge_index_files
     from vaultkeeper.merge import merge_files
