@@ -23,22 +23,21 @@ if TYPE_CHECKING:
 
 
 def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
-    """Registry blocks (one group) and live memory files (a group per project)."""
+    """Registry blocks (one group) and live memory files (a group per project), each
+    group's entries together, groups in the order of their first entry."""
     items = [Item(BLOCK, h.name, h.rel, h.line, f"{h.name} {h.sentence()}") for h in heads]
-    for f in facts:
-        if f.status == "archived":
-            continue  # archived (or superseded) lessons are not served: nothing to merge
-        project = f.rel.split("/", 2)[1]
-        items.append(Item(f"{MEMORY}:{project}", f.name, f.rel, 1, f"{f.name} {f.description}"))
+    for group in project_items(facts, None).values():
+        items += group or ()
     return items
 
 
 def project_items(
-    facts: Sequence[MemoryFacts], touched: set[str] | None, only: set[str] | None = None
+    facts: Iterable[MemoryFacts], touched: set[str] | None, only: set[str] | None = None
 ) -> dict[str, list[Item] | None]:
-    """Each project's group, in duplicate_items' order, with its items; None instead for
-    a project not in ``touched`` (None: all are), whose items are not built. With
-    ``only``, just those groups. Facts come project by project (the walk's order)."""
+    """Each project's group, in the order of its first live entry, with its items; None
+    instead for a project not in ``touched`` (None: all are), whose items are not built.
+    With ``only``, just those groups. The walk gives facts project by project, so the
+    project is worked out again only where it changes."""
     out: dict[str, list[Item] | None] = {}
     prefix, group = "", ""
     bucket: list[Item] | None = None
@@ -47,7 +46,7 @@ def project_items(
             project = f.rel.split("/", 2)[1]
             prefix, group = f"{config.PROJECTS_DIR}/{project}/", f"{MEMORY}:{project}"
             wanted = (touched is None or project in touched) and (only is None or group in only)
-            bucket = [] if wanted else None
+            bucket = out.get(group, [] if wanted else None)  # a project met again: its list
         if f.status == "archived":
             continue  # archived (or superseded) lessons are not served: nothing to merge
         if group not in out and (only is None or group in only):
