@@ -112,16 +112,17 @@ def run_scan(
             from vaultkeeper import reportguard, scancache, scancachefile
             from vaultkeeper.report import save_report
 
+            def classified(cache: ScanCache) -> Report:
+                found = classify(vault, now, cache)
+                scancachefile.save(vault, cache)
+                return found
+
             clock = time.monotonic()
             saved = reportguard.seen(vault)
-            cache = scancache.ScanCache() if fresh else scancachefile.load(vault)
-            report = classify(vault, now, cache)
-            scancachefile.save(vault, cache)
+            report = classified(scancache.ScanCache() if fresh else scancachefile.load(vault))
             with reportguard.locked(vault):
                 if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
-                    cache = scancachefile.load(vault)
-                    report = classify(vault, now, cache)  # what the apply changed, read
-                    scancachefile.save(vault, cache)
+                    report = classified(scancachefile.load(vault))  # what it changed, read
                 duration = int((time.monotonic() - clock) * 1000)
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
