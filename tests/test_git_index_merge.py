@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from git_helper import git, isolate_git
 
+from tests.test_git_sync import Machines
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.hooks import find_program
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 INDEX = config.INDEX_FILE
@@ -38,35 +38,14 @@ MEMORY = "projects/api/memory"
 SPEC = "- [[references/vault-spec]] - The one authoritative spec of this vault"  # init's
 
 
-class Clones:
-    """The remote and two clones; ``vk`` runs the real console script."""
+class Clones(Machines):
+    """test_git_sync's remote and two clones, seeded with an entry both start with."""
 
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        program = find_program(env)
-        assert program is not None
-        self.program, self.env = program, env
-        seed = root / "seed"
-        self.vk(root, "init", str(seed))
+    TODAY = "2026-11-20"
+
+    def seed(self, seed: Path) -> None:
         (seed / config.REGISTRY_FILE).write_text(REGISTRY, encoding="utf-8")
         self.new(seed, "seed-entry", "The entry both clones start with")
-        git(seed, "init", "-q")
-        self.vk(seed, "hooks", "install", "git")
-        git(seed, "add", "-A")
-        git(seed, "commit", "-qm", "seed")
-        git(root, "clone", "-q", "--bare", "seed", "remote.git")
-        self.a, self.b = root / "a", root / "b"
-        for clone in (self.a, self.b):
-            git(root, "clone", "-q", "remote.git", clone.name)
-            self.vk(clone, "hooks", "install", "git")
-
-    def vk(self, where: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        env = {**self.env, "VAULTKEEPER_TODAY": "2026-11-20"}
-        vault = [] if args[0] == "init" else ["--vault", str(where)]
-        done = subprocess.run(
-            [self.program, *vault, *args], cwd=where, env=env, capture_output=True, text=True
-        )
-        assert done.returncode == code, (args, done.stdout, done.stderr)
-        return done
 
     def new(self, clone: Path, name: str, description: str) -> None:
         self.vk(clone, "new", "memory", name, "-p", "api", "-d", description)

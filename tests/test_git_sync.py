@@ -54,14 +54,15 @@ SEED = {
 class Machines:
     """The remote and two clones; ``vk`` runs the real console script in a clone."""
 
+    TODAY = "2026-11-30"
+
     def __init__(self, root: Path, env: dict[str, str]) -> None:
         program = find_program(env)
         assert program is not None
         self.program, self.env, self.root = program, env, root
         seed = root / "seed"
         self.vk(root, "init", str(seed))
-        (seed / REGISTRY).write_text(registry(SEED), encoding="utf-8")
-        self.vk(seed, "index")
+        self.seed(seed)
         git(seed, "init", "-q")
         self.vk(seed, "hooks", "install", "git")
         git(seed, "add", "-A")
@@ -74,10 +75,15 @@ class Machines:
             assert "kept .gitattributes" in out and "kept .gitignore" in out
             assert "set merge.vaultkeeper.driver" in out
 
+    def seed(self, seed: Path) -> None:
+        """What the vault holds before it is first committed."""
+        (seed / REGISTRY).write_text(registry(SEED), encoding="utf-8")
+        self.vk(seed, "index")
+
     def vk(
-        self, where: Path, *args: str, today: str = "2026-11-30", code: int = 0
+        self, where: Path, *args: str, today: str | None = None, code: int = 0
     ) -> subprocess.CompletedProcess[str]:
-        env = {**self.env, "VAULTKEEPER_TODAY": today}
+        env = {**self.env, "VAULTKEEPER_TODAY": today or self.TODAY}
         vault = [] if args[0] == "init" else ["--vault", str(where)]
         done = subprocess.run(
             [self.program, *vault, *args], cwd=where, env=env, capture_output=True, text=True
