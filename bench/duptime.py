@@ -25,8 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import cachedheads, memscan, scancache, upkeep
-from vaultkeeper.duplicates import find_pairs
+from vaultkeeper.registry import cachedheads
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.scan import memory as memscan
+from vaultkeeper.upkeep import sections as upkeep
+from vaultkeeper.upkeep.duplicates import find_pairs
 
 
 class _Edited:

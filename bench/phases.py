@@ -19,17 +19,15 @@ from pathlib import Path
 from typing import Any
 
 began = time.perf_counter()
-from vaultkeeper import (  # noqa: E402
-    cachedheads,
-    entry,
-    memscan,
-    model,
-    report,
-    scancachefile,
-    scanrun,
-    state,
-    upkeep,
-)
+from vaultkeeper import entry  # noqa: E402
+from vaultkeeper.registry import cachedheads  # noqa: E402
+from vaultkeeper.report import candidates as report  # noqa: E402
+from vaultkeeper.scan import cachefile as scancachefile  # noqa: E402
+from vaultkeeper.scan import guards as state  # noqa: E402
+from vaultkeeper.scan import memory as memscan  # noqa: E402
+from vaultkeeper.scan import run as scanrun  # noqa: E402
+from vaultkeeper.store import model  # noqa: E402
+from vaultkeeper.upkeep import sections as upkeep  # noqa: E402
 
 imported = time.perf_counter()
 spent: dict[str, float] = {}

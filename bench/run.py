@@ -180,7 +180,7 @@ on top.
 | --- | --- | --- | --- |
 {phases}
 
-- the scan cache (`state/scan-cache.json`, vaultkeeper/scancache.py) keeps what a scan
+- the scan cache (`state/scan-cache.json`, vaultkeeper/scan/cache.py) keeps what a scan
   read of each memory file and registry file, keyed by the file's device, inode, size,
   mtime and ctime (ctime moves on every write and cannot be set back), and each
   duplicates group's pairs under a digest of its entries. A file changed in the last
@@ -188,7 +188,7 @@ on top.
   hook's scan after a session reads the files the session wrote, the registry file
   whose count moved, and compares again the one project whose lesson changed;
 - after a session's edits: the registry file whose count moved is read again only
-  around the change (vaultkeeper/registrydelta.py: digests of its pages from both ends
+  around the change (vaultkeeper/registry/delta.py: digests of its pages from both ends
   bound the change; the blocks before it are kept, those after it moved), the one
   project whose lesson changed is compared again (the others keep their pairs without
   their entries being built), and the cache writes only what changed since its base

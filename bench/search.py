@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from gen import vault_for  # noqa: E402
 
-from vaultkeeper.search import Searcher  # noqa: E402
+from vaultkeeper.search.rank import Searcher  # noqa: E402
 
 DOC = HERE.parent / "docs" / "benchmarks.md"
 TARGET_MS = 200.0

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.decay import SkillUnused, Stale
-from vaultkeeper.duplicates import DuplicatePair
-from vaultkeeper.model import ParseError, Problem, is_memory_path, parse_date, read_note
-from vaultkeeper.registry import RegistryBlock, load_registry
-from vaultkeeper.report import HELD_OUT, PROMOTE, PRUNE, Candidate, Report
-from vaultkeeper.vault import iter_markdown, rel
+from vaultkeeper.registry.blocks import RegistryBlock, load_registry
+from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report
+from vaultkeeper.store.model import ParseError, Problem, is_memory_path, parse_date, read_note
+from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.upkeep.decay import SkillUnused, Stale
+from vaultkeeper.upkeep.duplicates import DuplicatePair
 
 # -- the frontmatter split, one line at a time -----------------------------------------
 
@@ -265,14 +265,15 @@ def classify(vault: Path, now: dt.datetime) -> Report:
 
 def _lead(block: RegistryBlock) -> str:
     """The first paragraph of the first 400 characters after the heading line."""
-    from vaultkeeper.registry import first_paragraph
+    from vaultkeeper.registry.blocks import first_paragraph
 
     after = block.text.split("\n", 1)[1] if "\n" in block.text else ""
     return first_paragraph(after[:400])
 
 
 def _duplicates(blocks: list[RegistryBlock], notes: list[Any]) -> list[DuplicatePair]:
-    from vaultkeeper.duplicates import first_sentence, words
+    from vaultkeeper.registry.blocks import first_sentence
+    from vaultkeeper.upkeep.duplicates import words
 
     groups: dict[str, list[tuple[str, str, int, frozenset[str]]]] = {}
     for b in blocks:

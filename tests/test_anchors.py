@@ -9,8 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from vaultkeeper.anchors import AnchorTable, heading_key, missing, read_anchors
 from vaultkeeper.cli import cli
+from vaultkeeper.index.headings import AnchorTable, heading_key, missing, read_anchors
 from vaultkeeper.lint import lint_vault
 from vaultkeeper.lint.codes import CODES
 

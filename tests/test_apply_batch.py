@@ -238,7 +238,7 @@ def test_a_batch_file_with_a_bom_is_read(vault: Path, runner: CliRunner, tmp_pat
 def test_a_write_refused_part_way_says_stopped_not_nothing_changed(
     vault: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper import fsio
+    from vaultkeeper.store import fsio
 
     registry = vault / "patterns/registry.md"
     real_replace = fsio.os.replace

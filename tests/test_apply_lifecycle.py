@@ -16,7 +16,7 @@ from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.lifecycle import status_edit
 from vaultkeeper.cli import cli
-from vaultkeeper.model import file_hash, load_yaml, split_frontmatter
+from vaultkeeper.store.model import file_hash, load_yaml, split_frontmatter
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 RECEIPT = "projects/p/research/notes.md:2"

@@ -12,8 +12,8 @@ from conftest import snapshot
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision, Outcome
-from vaultkeeper.index import build_index
-from vaultkeeper.registryfind import find_block
+from vaultkeeper.index.build import build_index
+from vaultkeeper.registry.find import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 RECEIPT = "https://example.com/review/42"

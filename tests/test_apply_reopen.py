@@ -97,7 +97,7 @@ def test_merge_needs_two_names_and_evidence(sample: Path, runner: CliRunner) -> 
 
 
 def test_the_saved_report_follows_merge_reopen_and_restore(sample: Path, runner: CliRunner) -> None:
-    from vaultkeeper.report import load_report
+    from vaultkeeper.report.candidates import load_report
 
     def saved() -> tuple[list[tuple[str, str]], list[str]]:
         report = load_report(sample).report

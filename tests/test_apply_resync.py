@@ -14,7 +14,7 @@ from vaultkeeper.apply.batch import apply_decision, run_batch
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.review import NO, YES, review
 from vaultkeeper.cli import cli
-from vaultkeeper.report import report_path
+from vaultkeeper.report.candidates import report_path
 
 ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2025-10-01\n"
 BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2024-01-01\n"

@@ -12,9 +12,9 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision, run_batch
 from vaultkeeper.apply.decision import Decision, Outcome
-from vaultkeeper.index import build_index
-from vaultkeeper.model import read_note
-from vaultkeeper.supersession import is_superseded, supersedes
+from vaultkeeper.index.build import build_index
+from vaultkeeper.store.model import read_note
+from vaultkeeper.upkeep.supersession import is_superseded, supersedes
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 OLD = "projects/web/memory/webpack-build.md"
@@ -212,7 +212,7 @@ def test_batch_takes_supersede_with_by(make_vault: MakeVault) -> None:
 
 
 def test_a_superseded_entry_is_never_a_held_out_candidate(make_vault: MakeVault) -> None:
-    from vaultkeeper.scan import classify
+    from vaultkeeper.scan.classify import classify
 
     due = 'holdout_until: "2026-08-01"'
     vault = vault_of(

@@ -16,8 +16,10 @@ import pytest
 
 from tests import reference
 from tests.conftest import REPO, SAMPLE_VAULT
-from vaultkeeper import config, quickmeta, scan
-from vaultkeeper.model import decode, split_frontmatter
+from vaultkeeper import config
+from vaultkeeper.scan import classify as scan
+from vaultkeeper.store import quickmeta
+from vaultkeeper.store.model import decode, split_frontmatter
 
 sys.path.insert(0, str(REPO / "bench"))
 from gen import generate  # noqa: E402

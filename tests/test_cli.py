@@ -214,7 +214,7 @@ def test_an_unexpected_exception_is_one_line_not_a_traceback(
     def broken(*_: object, **__: object) -> None:
         raise ValueError("Exceeds the limit (4300 digits)\nfor integer string conversion")
 
-    monkeypatch.setattr("vaultkeeper.learn.record_cli", broken)
+    monkeypatch.setattr("vaultkeeper.learn.count.record_cli", broken)
     result = runner.invoke(cli, ["--vault", str(make_vault()), "use", "x"])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert result.stderr.splitlines() == [

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from vaultkeeper import config
-from vaultkeeper.templates import config_values, data_dir, render
+from vaultkeeper.store.templates import config_values, data_dir, render
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

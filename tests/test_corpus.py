@@ -17,10 +17,10 @@ from click.testing import CliRunner
 
 from tests.conftest import CORPORA, snapshot
 from vaultkeeper.cli import cli
-from vaultkeeper.index import build_index
-from vaultkeeper.links import Resolver, extract_links
+from vaultkeeper.index.build import build_index
 from vaultkeeper.lint import lint_vault
-from vaultkeeper.model import read_note
+from vaultkeeper.store.links import Resolver, extract_links
+from vaultkeeper.store.model import read_note
 
 KEPANO = CORPORA / "kepano-obsidian"
 

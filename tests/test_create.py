@@ -13,12 +13,12 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.create import init_vault, new_entry
+from vaultkeeper.entries.create import init_vault, new_entry
 from vaultkeeper.errors import UnsafePathError, UsageError, VaultkeeperError
-from vaultkeeper.index import build_index
-from vaultkeeper.model import load_vault, parse_note
-from vaultkeeper.registry import load_registry, parse_blocks
-from vaultkeeper.templates import render
+from vaultkeeper.index.build import build_index
+from vaultkeeper.registry.blocks import load_registry, parse_blocks
+from vaultkeeper.store.model import load_vault, parse_note
+from vaultkeeper.store.templates import render
 
 TODAY = dt.date(2026, 11, 29)
 LAYOUT_DIRS = ("projects", "patterns", "references", "state")
@@ -623,7 +623,7 @@ def test_new_in_a_registry_parse_round_trip(make_vault: MakeVault) -> None:
 def test_new_says_what_it_created_when_the_index_cannot_be_written(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper import fsio
+    from vaultkeeper.store import fsio
 
     vault = make_vault()
     index = vault / config.INDEX_FILE

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from tests.conftest import MakeVault, snapshot
-from vaultkeeper.create import new_entry
+from vaultkeeper.entries.create import new_entry
 from vaultkeeper.errors import UsageError
 
 TODAY = dt.date(2026, 12, 1)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from tests.conftest import SAMPLE_VAULT
 from vaultkeeper import config
-from vaultkeeper.decay import NO_USAGE, MemoryFacts, Usage, load_usage, stale_entries
-from vaultkeeper.report import from_dict, render_text
-from vaultkeeper.scan import classify
-from vaultkeeper.uses import UseEvent, append_events
+from vaultkeeper.report.candidates import from_dict, render_text
+from vaultkeeper.scan.classify import classify
+from vaultkeeper.store.uses import UseEvent, append_events
+from vaultkeeper.upkeep.decay import NO_USAGE, MemoryFacts, Usage, load_usage, stale_entries
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 TODAY = NOW.date()
@@ -155,7 +155,7 @@ def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> 
 
 
 def test_the_brief_names_each_extra_section_with_its_command() -> None:
-    from vaultkeeper.brief import render_brief
+    from vaultkeeper.report.brief import render_brief
 
     brief = render_brief(classify(SAMPLE_VAULT, NOW), NOW)
     assert (
@@ -191,7 +191,7 @@ def test_a_passed_re_check_dates_the_lesson_fresh(make_vault) -> None:
 
 
 def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_vault) -> None:
-    from vaultkeeper.brief import render_brief
+    from vaultkeeper.report.brief import render_brief
 
     vault = make_vault(
         {
@@ -209,7 +209,7 @@ def test_with_only_a_stale_lesson_the_brief_shows_it_not_nothing_waiting(make_va
 
 
 def test_provenance_dates_its_entry_by_the_latest_date_its_receipts_name() -> None:
-    from vaultkeeper.memscan import facts_of
+    from vaultkeeper.scan.memory import facts_of
 
     receipts = ["transcripts/2026-03-01.jsonl:4", "no date here", "x 2026-02-30 y", 20260901]
     assert facts_of("projects/p/memory/m.md", {"provenance": receipts})[5] == "2026-03-01"

@@ -14,7 +14,7 @@ RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune"
 # The mcp extra and its dependencies: imported by the server modules only, never by the
 # scanner, the hooks or any other command
 MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
-MCP_MODULES = {f"vaultkeeper/mcp_{name}.py" for name in ("server", "shapes", "prune", "apply")}
+MCP_MODULES = {f"vaultkeeper/mcp/{name}.py" for name in ("server", "shapes", "prune", "apply")}
 
 
 def _declared() -> set[str]:
@@ -49,7 +49,7 @@ def test_declared_runtime_dependencies_are_exactly_the_used_ones() -> None:
     for name in MCP_ONLY:
         assert imported.get(name, set()) <= MCP_MODULES, name
     assert "frontmatter" not in imported
-    assert imported["mistune"] == {"vaultkeeper/anchors.py"}
+    assert imported["mistune"] == {"vaultkeeper/index/headings.py"}
 
 
 def test_python_frontmatter_is_the_bench_extra() -> None:

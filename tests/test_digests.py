@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultkeeper import digests
+from vaultkeeper.store import digests
 
 
 @given(st.binary(max_size=4096))
@@ -38,7 +38,7 @@ def test_without_the_builtin_modules_hashlib_serves(monkeypatch: pytest.MonkeyPa
 
 def test_hashing_does_not_load_openssl() -> None:
     code = (
-        "import sys; from vaultkeeper import digests; "
+        "import sys; from vaultkeeper.store import digests; "
         "digests.sha256_hex(b'x'); digests.blake2b_hex(b'x', 8); "
         "print('_hashlib' in sys.modules)"
     )

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper import config, dupdelta
-from vaultkeeper.duplicates import Item, find_pairs
+from vaultkeeper import config
+from vaultkeeper.upkeep import dup_delta as dupdelta
+from vaultkeeper.upkeep.duplicates import Item, find_pairs
 
 _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
 
@@ -133,7 +134,7 @@ def test_the_same_texts_give_the_kept_pairs_of_the_items_as_they_are_now() -> No
 def test_the_same_texts_are_known_by_one_digest_not_one_per_entry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vaultkeeper import dupregion
+    from vaultkeeper.upkeep import dup_region as dupregion
 
     entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
     found = _step(entries, None)

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultkeeper import config
-from vaultkeeper.duplicates import Item, find_pairs, first_sentence, similarity, words
-from vaultkeeper.scan import classify
+from vaultkeeper.registry.blocks import first_sentence
+from vaultkeeper.scan.classify import classify
+from vaultkeeper.upkeep.duplicates import Item, find_pairs, similarity, words
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper import dupregion
-from vaultkeeper.dupwords import Vocabulary
+from vaultkeeper.upkeep import dup_region as dupregion
+from vaultkeeper.upkeep.dup_words import Vocabulary
 
 _TEXTS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=12)
 

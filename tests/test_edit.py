@@ -11,7 +11,9 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.edit import (
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.registry.blocks import parse_blocks
+from vaultkeeper.store.edit import (
     append_to_list,
     get_frontmatter_raw,
     insert_line_after,
@@ -21,9 +23,7 @@ from vaultkeeper.edit import (
     set_frontmatter_value,
     yaml_scalar,
 )
-from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.model import parse_note, split_lines
-from vaultkeeper.registry import parse_blocks
+from vaultkeeper.store.model import parse_note, split_lines
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

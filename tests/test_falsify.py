@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vaultkeeper.create import new_entry
+from vaultkeeper.entries.create import new_entry
 from vaultkeeper.errors import UsageError
 from vaultkeeper.lint.run import lint_vault
 

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper import config, fsio
+from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.fsio import append_line, atomic_write, writer_lock
+from vaultkeeper.store import fsio
+from vaultkeeper.store.fsio import append_line, atomic_write, writer_lock
 
 
 def test_atomic_write_creates_and_replaces_without_leftovers(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_writer_lock_excludes_another_thread(tmp_path: Path) -> None:
 WORKER = """
 import sys
 from pathlib import Path
-from vaultkeeper.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write, writer_lock
 vault = Path(sys.argv[1])
 for _ in range(int(sys.argv[2])):
     with writer_lock(vault):

@@ -10,8 +10,9 @@ import pytest
 from conftest import snapshot
 from git_helper import git, isolate_git
 
-from vaultkeeper import config, git_install
+from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts import git as git_install
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 PROGRAM = "/opt/vault keeper/bin/vaultkeeper"  # a blank in the path: the driver quotes it

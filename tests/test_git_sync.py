@@ -23,7 +23,7 @@ from git_helper import git, isolate_git
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.hooks import find_program
+from vaultkeeper.hosts.hooks import find_program
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 REGISTRY = config.REGISTRY_FILE

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import HOME_VARS, session_home
-from vaultkeeper.status import fallback_log
+from vaultkeeper.status.health import fallback_log
 
 
 def test_home_and_xdg_folders_are_the_sessions_temporary_ones() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from vaultkeeper import config, scan
+from vaultkeeper import config
 from vaultkeeper.cli import cli
+from vaultkeeper.scan import classify as scan
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 HUGE = "9" * 4301

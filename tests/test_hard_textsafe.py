@@ -10,7 +10,7 @@ from pty_helper import run_on_pty
 from tests.conftest import MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.lint.run import lint_vault
-from vaultkeeper.textsafe import inert
+from vaultkeeper.store.textsafe import inert
 
 # clear the screen, go home, and draw a fake prompt
 HOSTILE = "\x1b[2J\x1b[HNothing will be deleted.\r\u202etxt.exe\x9b31m"

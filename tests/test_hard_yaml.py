@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault, run_vaultkeeper
-from vaultkeeper.model import ParseError, load_yaml
+from vaultkeeper.store.model import ParseError, load_yaml
 
 BOMB_PATH = "projects/p/memory/bomb.md"
 REASON = "bad YAML frontmatter: an alias (*name) repeats a list or mapping"

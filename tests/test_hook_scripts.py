@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from vaultkeeper import config
-from vaultkeeper.create import init_vault
-from vaultkeeper.hooks import find_program, script_path
-from vaultkeeper.status import where_installed
+from vaultkeeper.entries.create import init_vault
+from vaultkeeper.hosts.hooks import find_program, script_path
+from vaultkeeper.status.health import where_installed
 
 END = script_path("SessionEnd")
 MISSING_TRANSCRIPT = "/nonexistent/vaultkeeper-test/transcript.jsonl"

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.create import init_vault
-from vaultkeeper.hooks import is_ours, script_path
+from vaultkeeper.entries.create import init_vault
+from vaultkeeper.hosts.hooks import is_ours, script_path
 
 # Another tool's hooks, including a SessionEnd hook whose script has our script's name.
 OTHER_TOOL_END = {

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from vaultkeeper.cli import cli
-from vaultkeeper.hooks import find_program
+from vaultkeeper.hosts.hooks import find_program
 
 needs_program = pytest.mark.skipif(
     find_program(os.environ) is None, reason="no vaultkeeper program to register"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.index import build_index
+from vaultkeeper.index.build import build_index
 from vaultkeeper.lint import lint_vault
 
 START, END = config.INDEX_START, config.INDEX_END

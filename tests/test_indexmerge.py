@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from vaultkeeper import config
-from vaultkeeper.index import build_index
-from vaultkeeper.indexmerge import is_index_path, merge_index_bytes, merge_index_files
-from vaultkeeper.merge import git_merge_file
+from vaultkeeper.index.build import build_index
+from vaultkeeper.index.merge import is_index_path, merge_index_bytes, merge_index_files
+from vaultkeeper.registry.merge import git_merge_file
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git merge-file")
 TOP = "# Index\n\nStart here.\n\n"

@@ -11,9 +11,9 @@ import pytest
 
 from tests import transcript_fixtures as tf
 from tests.conftest import MakeVault, snapshot
-from vaultkeeper.ingest import heading_key, ingest
-from vaultkeeper.transcripts import shell_reads
-from vaultkeeper.uses import read_events
+from vaultkeeper.learn.ingest import heading_key, ingest
+from vaultkeeper.learn.transcripts import shell_reads
+from vaultkeeper.store.uses import read_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 REGISTRY = """# Pattern registry

@@ -13,12 +13,12 @@ from click.testing import CliRunner, Result
 from tests import transcript_fixtures as tf
 from tests.conftest import MakeVault, snapshot
 from tests.test_ingest import NOTE, REGISTRY, counters
-from vaultkeeper import uses
 from vaultkeeper.cli import cli
-from vaultkeeper.ingest import ingest
-from vaultkeeper.learn import record
-from vaultkeeper.mcp_tools import VaultTools
-from vaultkeeper.uses import UseEvent, latest_receipts, read_events
+from vaultkeeper.learn.count import record
+from vaultkeeper.learn.ingest import ingest
+from vaultkeeper.mcp.tools import VaultTools
+from vaultkeeper.store import uses
+from vaultkeeper.store.uses import UseEvent, latest_receipts, read_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 MCP_SESSION = "mcp-20261130T100000Z-abc123"

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "vaultkeeper"
@@ -66,3 +70,57 @@ def test_no_module_is_over_the_limit() -> None:
     }
     over = {name: n for name, n in sizes.items() if n > 300 and name not in OVERSIZED}
     assert not over, over
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's contracts (pyproject.toml) run over the package found under ``root``."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    script = "import sys; from importlinter.cli import lint_imports_command; lint_imports_command()"
+    return subprocess.run(
+        [sys.executable, "-c", script, "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_layering_contracts_hold() -> None:
+    done = _lint_imports(PACKAGE.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_an_upward_import_breaks_the_layering(tmp_path: Path) -> None:
+    """The contract is not vacuous: store importing the command line is caught by name."""
+    shutil.copytree(PACKAGE, tmp_path / "vaultkeeper", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(PACKAGE.parent / "pyproject.toml", tmp_path / "pyproject.toml")
+    vault_py = tmp_path / "vaultkeeper" / "store" / "vault.py"
+    vault_py.write_text(
+        vault_py.read_text(encoding="utf-8") + "\nfrom vaultkeeper.commands import base  # up\n",
+        encoding="utf-8",
+    )
+    done = _lint_imports(tmp_path)
+    assert done.returncode != 0
+    assert "Layers only look down BROKEN" in done.stdout
+    assert "vaultkeeper.store.vault -> vaultkeeper.commands.base" in done.stdout
+
+
+def test_no_package_reaches_into_another_packages_private_names() -> None:
+    """``from vaultkeeper.a.b import _x`` (or a module ``_b``) only from inside package a."""
+    reached = []
+    for path in PACKAGE.rglob("*.py"):
+        me = _module(path).split(".")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "vaultkeeper" or parts[:2] == me[:2]:
+                continue
+            names = [a.name for a in node.names]
+            if any(p.startswith("_") for p in parts[1:]) or any(
+                n.startswith("_") and not n.startswith("__") for n in names
+            ):
+                reached.append(f"{_module(path)}: from {node.module} import {', '.join(names)}")
+    assert not reached, reached

@@ -9,8 +9,8 @@ from pathlib import Path
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.apply.journal import read
-from vaultkeeper.learn import record
-from vaultkeeper.uses import UseEvent, append_events, last_seen, read_events, uses_path
+from vaultkeeper.learn.count import record
+from vaultkeeper.store.uses import UseEvent, append_events, last_seen, read_events, uses_path
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

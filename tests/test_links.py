@@ -1,4 +1,4 @@
-"""Obsidian link extraction and resolution (vaultkeeper.links)."""
+"""Obsidian link extraction and resolution (vaultkeeper.store.links)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultkeeper.links import Resolver, code_spans, extract_links, find_fences, parse_link
-from vaultkeeper.model import parse_note
+from vaultkeeper.store.links import Resolver, code_spans, extract_links, find_fences, parse_link
+from vaultkeeper.store.model import parse_note
 
 FILES = [
     "Board games.md",

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from vaultkeeper.cli import cli
-from vaultkeeper.hooks import find_program
+from vaultkeeper.hosts.hooks import find_program
 
 SDK_MODULES = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette", "httpx")
 
@@ -61,7 +61,11 @@ def test_scan_hooks_and_other_commands_never_load_the_sdk(sample: Path, tmp_path
                 cli.main(["--vault", {str(sample)!r}, *args], standalone_mode=False)
             except SystemExit:
                 pass
-        from vaultkeeper import entry, hooks, mcp_install, scan, search  # noqa: F401
+        from vaultkeeper import entry
+        from vaultkeeper.hosts import hooks
+        from vaultkeeper.hosts import mcp as mcp_install
+        from vaultkeeper.scan import classify as scan
+        from vaultkeeper.search import rank as search  # noqa: F401
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in {SDK_MODULES!r})
         print(loaded)
         """

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper import mcp_install
 from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts import mcp as mcp_install
 
 PROGRAM = "/opt/vk/bin/vaultkeeper"
 VAULT = Path("/home/me/memory vault")

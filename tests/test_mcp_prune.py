@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from tests.conftest import snapshot
-from vaultkeeper import mcp_prune
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.prune import plan
+from vaultkeeper.mcp import prune as mcp_prune
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
 BLOCK = "yaml-anchor-templates"

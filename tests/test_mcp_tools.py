@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper.errors import NotFoundError, UnsafePathError, UsageError, VaultkeeperError
-from vaultkeeper.mcp_tools import VaultTools
+from vaultkeeper.mcp.tools import VaultTools
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.merge import merge_bytes, merge_files, merge_texts
+from vaultkeeper.registry.merge import merge_bytes, merge_files, merge_texts
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -34,7 +34,7 @@ def merge(base: str, ours: str, theirs: str) -> tuple[str, int, tuple[str, ...]]
 
 
 def git_merge_file(tmp: Path, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]:
-    """git's own merge of three texts, run here independently of vaultkeeper.merge."""
+    """git's own merge of three texts, run here independently of vaultkeeper.registry.merge."""
     tmp.mkdir(parents=True, exist_ok=True)
     names = []
     for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from tests import reference
 from tests.conftest import SAMPLE_VAULT, MakeVault, corpus
-from vaultkeeper.model import (
+from vaultkeeper.registry.blocks import load_registry
+from vaultkeeper.store.model import (
     ParseError,
     Problem,
     is_memory_path,
@@ -23,7 +24,6 @@ from vaultkeeper.model import (
     split_frontmatter,
     split_lines,
 )
-from vaultkeeper.registry import load_registry
 
 GOOD = """---
 name: good
@@ -230,7 +230,7 @@ def test_broken_symlink_is_a_problem(make_vault: MakeVault) -> None:
 def test_yaml_error_line_counts_newlines_only() -> None:
     # U+2028 is a line break to YAML but not to editors or grep
     text = "---\nname: x\ndescription: a\u2028b\nlabel: : bad\n---\n"
-    from vaultkeeper.model import ParseError
+    from vaultkeeper.store.model import ParseError
 
     with pytest.raises(ParseError) as info:
         parse_note(Path("x.md"), "x.md", text)

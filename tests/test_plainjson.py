@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper import state
-from vaultkeeper.plainjson import NOT_PLAIN, loads
+from vaultkeeper.scan import guards as state
+from vaultkeeper.store.plainjson import NOT_PLAIN, loads
 
 SCALARS = (
     st.none()

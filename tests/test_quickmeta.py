@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, corpus
-from vaultkeeper.model import ParseError, parse_note, split_frontmatter
-from vaultkeeper.quickmeta import read_front, read_keys
+from vaultkeeper.store.model import ParseError, parse_note, split_frontmatter
+from vaultkeeper.store.quickmeta import read_front, read_keys
 
 WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
 

@@ -12,9 +12,9 @@ from tests.conftest import REPO, MakeVault
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.recall import project_for, render
-from vaultkeeper.scan import classify
-from vaultkeeper.uses import UseEvent, append_events
+from vaultkeeper.recall.start import project_for, render
+from vaultkeeper.scan.classify import classify
+from vaultkeeper.store.uses import UseEvent, append_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

@@ -18,14 +18,14 @@ from tests import reference
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.registry import (
+from vaultkeeper.learn.use import record_use
+from vaultkeeper.registry.blocks import (
     block_hash,
     is_counter_line,
     load_registry,
     parse_blocks,
 )
-from vaultkeeper.registryfind import find_block
-from vaultkeeper.use import record_use
+from vaultkeeper.registry.find import find_block
 
 REGISTRY = """# Pattern registry
 

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper import registrydelta
-from vaultkeeper.keptheads import _candidate
-from vaultkeeper.registry import parse_heads
+from vaultkeeper.registry import delta as registrydelta
+from vaultkeeper.registry.blocks import parse_heads
+from vaultkeeper.registry.keptheads import _candidate
 
 PATH, REL = Path("/v/patterns/registry.md"), "patterns/registry.md"
 LINES = [

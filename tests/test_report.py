@@ -11,10 +11,9 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from vaultkeeper import config
-from vaultkeeper.brief import render_brief
 from vaultkeeper.cli import cli
-from vaultkeeper.model import Problem
-from vaultkeeper.report import (
+from vaultkeeper.report.brief import render_brief
+from vaultkeeper.report.candidates import (
     HELD_OUT,
     PROMOTE,
     PRUNE,
@@ -25,6 +24,7 @@ from vaultkeeper.report import (
     render_text,
     save_report,
 )
+from vaultkeeper.store.model import Problem
 
 MADE = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 

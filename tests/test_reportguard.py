@@ -15,10 +15,12 @@ import pytest
 
 from tests.conftest import MakeVault
 from tests.test_apply_resync import HELD, MEMORY, REGISTRY
-from vaultkeeper import config, reportguard, scan
+from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.report import report_path
+from vaultkeeper.report import guard as reportguard
+from vaultkeeper.report.candidates import report_path
+from vaultkeeper.scan import classify as scan
 
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 

@@ -13,7 +13,9 @@ import pytest
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
 from tests.test_scancache import NOW, run
-from vaultkeeper import config, scancache, secrets
+from vaultkeeper import config
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.store import secrets
 
 CACHE = Path(config.STATE_DIR) / config.SCAN_CACHE_FILE
 
@@ -69,7 +71,7 @@ def test_a_transient_read_error_is_not_kept_as_the_files_problem(
     """An I/O error (EIO, EMFILE, ENOMEM, a network file system's hiccup) says nothing
     about the file's bytes, yet it is kept as the file's record: every later scan
     reports the file unreadable until it is edited, where a fresh scan reads it."""
-    from vaultkeeper import model
+    from vaultkeeper.store import model
 
     vault = make_vault(spec_files(NOW.date()))
     due = str(vault / MEM / "due.md")
@@ -144,7 +146,10 @@ def test_a_fifo_where_the_cache_goes_does_not_hang_the_scan(make_vault: MakeVaul
 
     vault = make_vault(spec_files(NOW.date()))
     os.mkfifo(vault / CACHE)
-    code = "import sys; from vaultkeeper import scancachefile; scancachefile.load(sys.argv[1])"
+    code = (
+        "import sys; from vaultkeeper.scan import cachefile as scancachefile; "
+        "scancachefile.load(sys.argv[1])"
+    )
     try:
         done = subprocess.run([sys.executable, "-c", code, str(vault)], timeout=30)
     except subprocess.TimeoutExpired:

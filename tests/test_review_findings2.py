@@ -16,7 +16,9 @@ from tests.conftest import MakeVault
 from tests.test_registrydelta import check
 from tests.test_scan import memory, spec_files
 from tests.test_scancache import CACHE, NOW, run, uncached
-from vaultkeeper import registrydelta, scancache, scancachefile
+from vaultkeeper.registry import delta as registrydelta
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.scan import cachefile as scancachefile
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +69,8 @@ def test_a_big_project_left_alone_keeps_its_words(
     """A big project's group whose files did not change keeps its pairs without its
     entries being built; its words (what redoing only its changed entries needs) were
     dropped with it, so its next edit redid the whole group."""
-    from vaultkeeper import config, dupdelta
+    from vaultkeeper import config
+    from vaultkeeper.upkeep import dup_delta as dupdelta
 
     monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
     redone: list[bool] = []

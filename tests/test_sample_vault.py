@@ -10,9 +10,9 @@ import pytest
 
 from tests.conftest import REPO, SAMPLE_VAULT
 from vaultkeeper import config
-from vaultkeeper.model import is_memory_path, load_vault, parse_date
-from vaultkeeper.registry import load_registry
-from vaultkeeper.templates import render
+from vaultkeeper.registry.blocks import load_registry
+from vaultkeeper.store.model import is_memory_path, load_vault, parse_date
+from vaultkeeper.store.templates import render
 
 NOW = dt.datetime.now(dt.timezone.utc)
 # today, and days far enough ahead that every "recent" date in the sample has aged
@@ -117,7 +117,7 @@ def test_one_of_each_kind_whatever_day_it_runs(now: dt.datetime) -> None:
 
 @pytest.mark.parametrize("now", DAYS, ids=lambda d: d.date().isoformat())
 def test_the_scanner_agrees(now: dt.datetime) -> None:
-    scan = pytest.importorskip("vaultkeeper.scan")
+    scan = pytest.importorskip("vaultkeeper.scan.classify")
     report = scan.classify(SAMPLE_VAULT, now)
     assert report.problems == ()
     promote, prune, held_out = spec_classify(SAMPLE_VAULT, now)
@@ -129,7 +129,7 @@ def test_the_scanner_agrees(now: dt.datetime) -> None:
 
 def test_one_supersession_pair_the_scan_and_lint_respect() -> None:
     from vaultkeeper.lint import lint_vault
-    from vaultkeeper.supersession import is_superseded, superseded_by, supersedes
+    from vaultkeeper.upkeep.supersession import is_superseded, superseded_by, supersedes
 
     entries = {n.rel: n for n in load_vault(SAMPLE_VAULT).entries}
     old = [rel for rel, note in entries.items() if is_superseded(note)]
@@ -146,7 +146,7 @@ def test_one_supersession_pair_the_scan_and_lint_respect() -> None:
 
 @pytest.mark.parametrize("now", DAYS, ids=lambda d: d.date().isoformat())
 def test_the_quick_start_shows_a_duplicate_pair_and_a_stale_lesson(now: dt.datetime) -> None:
-    from vaultkeeper.scan import classify
+    from vaultkeeper.scan.classify import classify
 
     report = classify(SAMPLE_VAULT, now)
     assert [(p.target("a"), p.target("b")) for p in report.duplicates] == [
@@ -157,7 +157,7 @@ def test_the_quick_start_shows_a_duplicate_pair_and_a_stale_lesson(now: dt.datet
 
 
 def test_the_index_is_as_index_generates_it() -> None:
-    from vaultkeeper.index import generate
+    from vaultkeeper.index.build import generate
 
     index = (SAMPLE_VAULT / config.INDEX_FILE).read_text()
     assert generate(SAMPLE_VAULT) == {config.INDEX_FILE: index}, "run `vaultkeeper index`"

@@ -18,9 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import CORPORA, MakeVault, snapshot
-from vaultkeeper import config, quickmeta, scan, state
+from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.report import Report
+from vaultkeeper.report.candidates import Report
+from vaultkeeper.scan import classify as scan
+from vaultkeeper.scan import guards as state
+from vaultkeeper.store import quickmeta
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
@@ -581,7 +584,8 @@ def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
         "import sys; from vaultkeeper.cli import main\n"
         f"sys.argv = ['vaultkeeper', '--vault', {str(live_vault)!r}, 'scan']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = {'yaml', 'mistune', 'frontmatter', 'vaultkeeper.model', 'vaultkeeper.registry'}\n"
+        "heavy = {'yaml', 'mistune', 'frontmatter', 'vaultkeeper.store.model',"
+        " 'vaultkeeper.registry.blocks'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     out = subprocess.run(
@@ -589,7 +593,7 @@ def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     )
     assert out.stdout == "[]\n"
     # and state.py stands alone, without click (for a click-free fast path)
-    code = "import sys, vaultkeeper.state; print('click' in sys.modules)"
+    code = "import sys, vaultkeeper.scan.guards; print('click' in sys.modules)"
     assert (
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper import config, memscan
-from vaultkeeper.vault import walk_files
+from vaultkeeper import config
+from vaultkeeper.scan import memory as memscan
+from vaultkeeper.store.vault import walk_files
 
 
 def walked(vault: Path) -> Iterator[str]:

@@ -20,7 +20,8 @@ import pytest
 
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
-from vaultkeeper import config, scan
+from vaultkeeper import config
+from vaultkeeper.scan import classify as scan
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -65,7 +66,7 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
 def test_other_writes_still_flush_their_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.fsio import atomic_write
+    from vaultkeeper.store.fsio import atomic_write
 
     kinds: list[bool] = []
     real_fsync = os.fsync

@@ -14,8 +14,14 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
-from vaultkeeper import cachedheads, config, duppairs, model, scan, scancache, scancachefile
+from vaultkeeper import config
 from vaultkeeper.cli import cli
+from vaultkeeper.registry import cachedheads
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.scan import cachefile as scancachefile
+from vaultkeeper.scan import classify as scan
+from vaultkeeper.store import model
+from vaultkeeper.upkeep import dup_pairs as duppairs
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 CACHE = Path(config.STATE_DIR) / config.SCAN_CACHE_FILE
@@ -291,7 +297,7 @@ def test_as_of_and_the_cli_flag(make_vault: MakeVault) -> None:
 
 
 def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
-    from vaultkeeper.registry import load_heads
+    from vaultkeeper.registry.blocks import load_heads
 
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
@@ -315,7 +321,7 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
 ) -> None:
     import random
 
-    from vaultkeeper import dupdelta
+    from vaultkeeper.upkeep import dup_delta as dupdelta
 
     # a registry big enough for its pairs to be redone from the words kept in the cache
     monkeypatch.setattr(config, "DUP_DELTA_MIN", 20)

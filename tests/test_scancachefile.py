@@ -13,7 +13,10 @@ import pytest
 from tests.conftest import MakeVault
 from tests.test_scan import spec_files
 from tests.test_scancache import NOW, run, uncached
-from vaultkeeper import config, registry, scancache, scancachefile
+from vaultkeeper import config
+from vaultkeeper.registry import blocks as registry
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.scan import cachefile as scancachefile
 
 STATE = Path(config.STATE_DIR)
 BASE, DELTA = STATE / config.SCAN_CACHE_FILE, STATE / config.SCAN_CACHE_DELTA_FILE
@@ -173,7 +176,7 @@ def test_a_just_written_registry_is_read_again_but_its_blocks_are_reused(
     """A session-end scan runs right after the session moved a count: the registry file
     is too new to trust by its key (it is read again next time), but its blocks' kept
     values serve the next scan's reading of the blocks that did not change."""
-    from vaultkeeper import model
+    from vaultkeeper.store import model
 
     vault = make_vault(spec_files(NOW.date()))
     monkeypatch.setattr(scancache, "RACY_NS", 10**18)  # every file is "just written"
@@ -210,7 +213,7 @@ def test_a_delta_holds_only_the_duplicates_groups_that_changed(
 def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper import duppairs
+    from vaultkeeper.upkeep import dup_pairs as duppairs
 
     files = spec_files(NOW.date())
     for project in ("p", "q"):

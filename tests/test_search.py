@@ -7,8 +7,8 @@ import os
 import pytest
 
 from tests.conftest import MakeVault
-from vaultkeeper.index import build_index
-from vaultkeeper.search import Searcher, inert, terms
+from vaultkeeper.index.build import build_index
+from vaultkeeper.search.rank import Searcher, inert, terms
 
 NOTE = """---
 name: {name}
@@ -120,7 +120,7 @@ def test_an_edit_keeping_size_and_mtime_is_read_again(
 ) -> None:
     """The search keeps what it read under the scan cache's key: ctime moves on every
     write, so putting the size and mtime back does not hide an edit."""
-    from vaultkeeper import scancache
+    from vaultkeeper.scan import cache as scancache
 
     monkeypatch.setattr(scancache, "RACY_NS", 0)  # the file counts as settled at once
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
@@ -137,7 +137,8 @@ def test_an_edit_keeping_size_and_mtime_is_read_again(
 def test_a_file_read_within_the_racy_window_is_read_again(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper import scancache, search
+    from vaultkeeper.scan import cache as scancache
+    from vaultkeeper.search import rank as search
 
     monkeypatch.setattr(scancache, "RACY_NS", 3600 * 10**9)  # every file "just written"
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})

@@ -1,4 +1,4 @@
-"""vaultkeeper.secrets: every planted credential found and masked; prose and placeholders not.
+"""vaultkeeper.store.secrets: every planted credential found and masked; prose and placeholders not.
 
 The tokens below are made up (random characters in each provider's shape); none was
 ever issued.
@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import corpus
-from vaultkeeper import secrets
-from vaultkeeper.model import decode, read_regular
-from vaultkeeper.vault import iter_files
+from vaultkeeper.store import secrets
+from vaultkeeper.store.model import decode, read_regular
+from vaultkeeper.store.vault import iter_files
 
 _B64 = "+Ydua+5ZMs1SWOpQaPRYpzbLGViYXjU2JgJngKtFI3OyV2dZAkg05rK+gqv81RKM"
 _PEM_BODY = f"{_B64}\n{_B64[:40]}\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault, snapshot
-from vaultkeeper.brief import render_brief
 from vaultkeeper.cli import cli
-from vaultkeeper.report import render_problems, render_text
-from vaultkeeper.scan import classify
+from vaultkeeper.report.brief import render_brief
+from vaultkeeper.report.candidates import render_problems, render_text
+from vaultkeeper.scan.classify import classify
 
 TOKEN = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)

@@ -17,9 +17,9 @@ from tests.mcp_harness import connect
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import UsageError
 from vaultkeeper.lint import lint_vault
-from vaultkeeper.mcp_tools import VaultTools
-from vaultkeeper.recall import render
-from vaultkeeper.search import Searcher
+from vaultkeeper.mcp.tools import VaultTools
+from vaultkeeper.recall.start import render
+from vaultkeeper.search.rank import Searcher
 
 TOKEN = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
@@ -252,8 +252,8 @@ def test_brief_headings_serve_the_project_folder_name(make_vault: MakeVault) -> 
 def test_reactivate_clears_a_list_form_superseded_by(make_vault: MakeVault, keys: str) -> None:
     from vaultkeeper.apply.batch import apply_decision
     from vaultkeeper.apply.decision import Decision
-    from vaultkeeper.model import read_note
-    from vaultkeeper.supersession import is_superseded
+    from vaultkeeper.store.model import read_note
+    from vaultkeeper.upkeep.supersession import is_superseded
 
     old = superseded(keys).replace("status: active", "status: archived")
     vault = make_vault({f"{M}/old.md": old, f"{M}/new.md": NEW})

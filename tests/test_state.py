@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault
-from vaultkeeper import config, state
+from vaultkeeper import config
+from vaultkeeper.scan import guards as state
 
 NOW_MS = 1_788_264_000_000  # 2026-09-01T12:00:00Z
 MINUTE = 60_000

@@ -21,9 +21,9 @@ from vaultkeeper import clock, config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.queue import enqueue
 from vaultkeeper.cli import cli
-from vaultkeeper.index import build_index
-from vaultkeeper.report import HELD_OUT, PROMOTE, Candidate, Report, save_report
-from vaultkeeper.state import default_state, write_state
+from vaultkeeper.index.build import build_index
+from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report, save_report
+from vaultkeeper.scan.guards import default_state, write_state
 
 NOW = dt.datetime.now(dt.timezone.utc)
 SIGNALS = [

@@ -13,7 +13,7 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.use import record_use
+from vaultkeeper.learn.use import record_use
 
 TODAY = dt.date(2026, 11, 29)
 
@@ -167,7 +167,7 @@ def test_a_registry_symlinked_out_of_the_vault_is_not_written(
 
 
 def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
-    from vaultkeeper.fsio import writer_lock
+    from vaultkeeper.store.fsio import writer_lock
 
     vault = make_vault({"patterns/registry.md": "### a\n**success count:** 1\n"})
     with writer_lock(vault):  # re-entrant: a caller holding the lock may record a use
@@ -179,8 +179,8 @@ def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
 def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
     make_vault: MakeVault,
 ) -> None:
-    from vaultkeeper.learn import record
-    from vaultkeeper.uses import read_events
+    from vaultkeeper.learn.count import record
+    from vaultkeeper.store.uses import read_events
 
     registry = (
         "# Pattern registry\n\n### kappa\nKappa body.\n\n**success count:** 4\n"

@@ -11,7 +11,14 @@ from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import EXIT_USAGE, NoVaultError, UnsafePathError
-from vaultkeeper.vault import find_vault, iter_files, iter_markdown, locate, rel, resolve_inside
+from vaultkeeper.store.vault import (
+    find_vault,
+    iter_files,
+    iter_markdown,
+    locate,
+    rel,
+    resolve_inside,
+)
 
 REGISTRY = "# R\n\n### alpha\n**success count:** 1\n**last used:** 2026-01-01\n"
 

@@ -77,8 +77,8 @@ def test_cli_rows_and_exit_code(
 def test_row_9_passes_with_a_session_end_hook_for_this_vault(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path
 ) -> None:
-    from vaultkeeper.hooks import default_path, install
-    from vaultkeeper.state import default_state, write_state
+    from vaultkeeper.hosts.hooks import default_path, install
+    from vaultkeeper.scan.guards import default_state, write_state
 
     vault = make_vault()
     other = make_vault()
@@ -140,12 +140,12 @@ def test_a_crashing_row_is_a_fail_and_a_missing_part_a_skip(
         raise RuntimeError("boom")
 
     def missing(ctx: Context) -> tuple[str, str]:
-        raise ImportError("No module named 'vaultkeeper.scan'")
+        raise ImportError("No module named 'vaultkeeper.scan.classify'")
 
     monkeypatch.setattr(verify, "ROWS", (("store present", boom), ("frontmatter valid", missing)))
     checks = verify_vault(make_vault(), now=NOW, env=env).checks
     assert (checks[0].status, checks[0].detail) == (FAIL, "RuntimeError: boom")
-    assert checks[1].status == SKIP and "vaultkeeper.scan" in checks[1].detail
+    assert checks[1].status == SKIP and "vaultkeeper.scan.classify" in checks[1].detail
 
 
 def test_a_fifo_named_md_is_a_finding_not_a_hang_or_a_false_fail(

@@ -86,7 +86,7 @@ def write(path: Path, lines: list[str], tail: str = "") -> Path:
 _WORKER = (
     "import datetime as dt, json, sys\n"
     "from pathlib import Path\n"
-    "from vaultkeeper.ingest import ingest\n"
+    "from vaultkeeper.learn.ingest import ingest\n"
     "now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)\n"
     "out = ingest(Path(sys.argv[1]), [Path(sys.argv[2])], now)\n"
     "print(json.dumps({'counted': [c.name for c in out.result.counted],\n"

@@ -34,7 +34,7 @@ from vaultkeeper.commands import (
 from vaultkeeper.commands.base import nonempty_path
 from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json, stdout_gone
-from vaultkeeper.textsafe import inert
+from vaultkeeper.store.textsafe import inert
 
 
 class _Group(click.Group):

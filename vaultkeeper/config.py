@@ -52,7 +52,7 @@ QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE = "hook.log"
 CRON_LOG_FILE = "cron.log"
-USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/uses.py): one JSON line per use
+USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 SCAN_CACHE_FILE = "scan-cache.json"  # what a scan read of unchanged files (scancache.py)
 SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"  # what changed since (scancachefile.py)
 

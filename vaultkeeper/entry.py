@@ -24,7 +24,7 @@ import gc
 import os
 import sys
 
-from vaultkeeper.scanrun import ScanArgs, run
+from vaultkeeper.scan.run import ScanArgs, run
 
 _FLAGS = ("--force", "--strict", "--json", "--fresh")
 _COMPLETE_VAR = "_VAULTKEEPER_COMPLETE"  # click's shell completion for prog "vaultkeeper"
@@ -51,7 +51,7 @@ def parse(args: list[str]) -> ScanArgs | None:
 
 def _vault(given: str | None) -> str | None:
     """The vault as commands.base.vault_path finds it; None when click should say why not."""
-    from vaultkeeper.vault import locate
+    from vaultkeeper.store.vault import locate
 
     if given is not None and not (
         given and os.path.isdir(given) and os.access(given, os.R_OK)  # click.Path's checks

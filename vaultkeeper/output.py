@@ -81,21 +81,6 @@ def stdout_gone() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
-    """Problems to stderr; the report (with ``made``, when given, as its second line)."""
-    from vaultkeeper.report import render_problems, render_text
-
-    if report.problems:
-        echo("\n".join(render_problems(report)), err=True)
-    if as_json:
-        print_json(report.to_dict())
-        return
-    lines = render_text(report)
-    if made is not None:
-        lines.insert(1, made)
-    echo("\n".join(lines))
-
-
 def print_json(data: Any) -> None:
     """The one JSON rendering every command's --json uses."""
     import json  # here: the throttled scan prints nothing and needs no json

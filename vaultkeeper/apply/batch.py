@@ -26,9 +26,9 @@ from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
-from vaultkeeper.fsio import changes
-from vaultkeeper.registryfind import find_block
-from vaultkeeper.vault import rel
+from vaultkeeper.registry.find import find_block
+from vaultkeeper.store.fsio import changes
+from vaultkeeper.store.vault import rel
 
 Handler = Callable[..., Outcome]
 BATCH_ACTIONS = ("promote", "prune", "revalidate", "reactivate", "supersede", "skip", "merge")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Outcome
-from vaultkeeper.edit import BOM, read_for_edit
 from vaultkeeper.errors import GateRefused, VaultkeeperError
-from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.index import Keywords, build_index
-from vaultkeeper.model import split_lines
+from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.store.edit import BOM, read_for_edit
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.model import split_lines
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.model import parse_date
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.store.model import parse_date
+from vaultkeeper.store.vault import rel, resolve_inside
 
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.I)
 _PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
@@ -45,7 +45,7 @@ def check_receipt(vault: Path, evidence: str | None, target: str | None = None) 
         raise GateRefused("no evidence: give --evidence RECEIPT (a URL or path:line)")
     if _URL.match(receipt):
         return receipt
-    from vaultkeeper.uses import is_recorded  # only on this path
+    from vaultkeeper.store.uses import is_recorded  # only on this path
 
     if is_recorded(vault, receipt, target):
         return receipt
@@ -217,8 +217,8 @@ def find_entry(vault: Path, target: str) -> Path:
 
 def entries_named(vault: Path, name: str) -> list[Path]:
     """Entry files (not the registry, the index, or our own folders) called ``name``."""
-    from vaultkeeper.model import ParseError, decode, parse_note, read_regular
-    from vaultkeeper.vault import iter_markdown
+    from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
+    from vaultkeeper.store.vault import iter_markdown
 
     found: list[Path] = []
     for path in iter_markdown(vault):

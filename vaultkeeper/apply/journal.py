@@ -12,9 +12,9 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Outcome
-from vaultkeeper.fsio import append_line
-from vaultkeeper.model import Problem
-from vaultkeeper.vault import own_dir
+from vaultkeeper.store.fsio import append_line
+from vaultkeeper.store.model import Problem
+from vaultkeeper.store.vault import own_dir
 
 
 @dataclass(frozen=True)

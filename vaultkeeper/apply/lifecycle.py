@@ -26,11 +26,16 @@ from vaultkeeper.apply.gate import (
     find_entry,
     receipt_first,
 )
-from vaultkeeper.edit import append_to_list, get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.errors import GateRefused, UsageError
-from vaultkeeper.fsio import writer_lock
-from vaultkeeper.model import Note, ParseError, file_hash, parse_note
-from vaultkeeper.vault import rel
+from vaultkeeper.store.edit import (
+    append_to_list,
+    get_frontmatter_raw,
+    quoted,
+    set_frontmatter_value,
+)
+from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.model import Note, ParseError, file_hash, parse_note
+from vaultkeeper.store.vault import rel
 
 RESULTS = {"pass": "active", "fail": "archived"}
 OVERRIDE = "validated-override"

@@ -26,14 +26,14 @@ from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.relink import rewrite_links
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.apply.unmerge import digest
-from vaultkeeper.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.links import split_lines
-from vaultkeeper.model import is_memory_path, parse_note
-from vaultkeeper.registry import RegistryBlock, is_counter_line, parse_blocks
-from vaultkeeper.registryfind import find_block
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
+from vaultkeeper.registry.find import find_block
+from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.links import split_lines
+from vaultkeeper.store.model import is_memory_path, parse_note
+from vaultkeeper.store.vault import rel, resolve_inside
 
 
 @dataclass(frozen=True)

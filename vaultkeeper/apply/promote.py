@@ -25,12 +25,12 @@ from vaultkeeper.apply.edits import (
     write,
 )
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
-from vaultkeeper.edit import insert_line_after, yaml_scalar
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.model import split_lines
-from vaultkeeper.registry import RegistryBlock, load_registry, parse_blocks
-from vaultkeeper.registryfind import find_block
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_blocks
+from vaultkeeper.registry.find import find_block
+from vaultkeeper.store.edit import insert_line_after, yaml_scalar
+from vaultkeeper.store.model import split_lines
+from vaultkeeper.store.vault import rel, resolve_inside
 
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
 _HEADING = re.compile(r"^#{1,6}[ \t]")

@@ -28,11 +28,11 @@ from vaultkeeper.apply.edits import (
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
 from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.errors import GateRefused, NotFoundError
-from vaultkeeper.fsio import writer_lock
-from vaultkeeper.model import file_hash
-from vaultkeeper.registry import RegistryBlock
-from vaultkeeper.registryfind import find_block
-from vaultkeeper.vault import own_dir, rel
+from vaultkeeper.registry.blocks import RegistryBlock
+from vaultkeeper.registry.find import find_block
+from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.model import file_hash
+from vaultkeeper.store.vault import own_dir, rel
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.journal import new_id, timestamp
-from vaultkeeper.fsio import append_line
-from vaultkeeper.vault import own_dir
+from vaultkeeper.store.fsio import append_line
+from vaultkeeper.store.vault import own_dir
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from vaultkeeper.apply.edits import Source, read_source
-from vaultkeeper.edit import replace_line
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.index import is_index_file
-from vaultkeeper.links import Resolver, extract_links, split_lines
-from vaultkeeper.model import load_notes
-from vaultkeeper.vault import iter_markdown, rel
+from vaultkeeper.index.build import is_index_file
+from vaultkeeper.store.edit import replace_line
+from vaultkeeper.store.links import Resolver, extract_links, split_lines
+from vaultkeeper.store.model import load_notes
+from vaultkeeper.store.vault import iter_markdown, rel
 
 
 def rewrite_links(

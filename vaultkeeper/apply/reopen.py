@@ -20,9 +20,9 @@ from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_
 from vaultkeeper.apply.edits import Change, locked, unified_diff, write
 from vaultkeeper.apply.gate import check_hash, check_move, check_receipt
 from vaultkeeper.apply.lifecycle import OVERRIDE, Entry, checked, load_entry, new_text
-from vaultkeeper.edit import quoted, set_frontmatter_value
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.model import file_hash
+from vaultkeeper.store.edit import quoted, set_frontmatter_value
+from vaultkeeper.store.model import file_hash
 
 
 def reopened_text(entry: Entry, until: dt.date) -> str:

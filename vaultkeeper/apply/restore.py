@@ -28,10 +28,10 @@ from vaultkeeper.apply.edits import (
 from vaultkeeper.apply.trash import keywords_key, trash_folder
 from vaultkeeper.apply.unmerge import unmerge
 from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
-from vaultkeeper.fsio import move
-from vaultkeeper.model import file_hash, split_lines
-from vaultkeeper.registry import parse_blocks
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.registry.blocks import parse_blocks
+from vaultkeeper.store.fsio import move
+from vaultkeeper.store.model import file_hash, split_lines
+from vaultkeeper.store.vault import rel, resolve_inside
 
 
 def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:

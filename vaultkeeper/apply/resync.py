@@ -19,9 +19,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import ASK, DEFER, SILENCE, Outcome
 from vaultkeeper.apply.gate import looks_like_path
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.fsio import writer_lock
-from vaultkeeper.model import Problem, is_memory_path
-from vaultkeeper.report import (
+from vaultkeeper.report.candidates import (
     HELD_OUT,
     KINDS,
     PROMOTE,
@@ -31,6 +29,8 @@ from vaultkeeper.report import (
     load_report,
     save_report,
 )
+from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.model import Problem, is_memory_path
 
 KEPT = "kept"  # an outcome's extra key: a person answered no, the entry stays as it is
 
@@ -64,9 +64,9 @@ def _reclassify(
     vault: Path, path: str, today: dt.date
 ) -> tuple[list[Candidate], list[Problem]] | None:
     """The file's candidates now, by the scan's rules; None for a file the scan never reads."""
-    from vaultkeeper.memscan import held_out_candidates
-    from vaultkeeper.registry import load_heads
-    from vaultkeeper.scan import registry_candidates
+    from vaultkeeper.registry.blocks import load_heads
+    from vaultkeeper.scan.classify import registry_candidates
+    from vaultkeeper.scan.memory import held_out_candidates
 
     problems: list[Problem] = []
     full = vault / path

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.decay import MemoryFacts, load_usage, stale_entries, unused_skills
-from vaultkeeper.duplicates import BLOCK, MEMORY, find_pairs
-from vaultkeeper.duppairs import duplicate_items
-from vaultkeeper.memscan import held_out_candidates
-from vaultkeeper.model import is_memory_path
-from vaultkeeper.registry import load_heads
-from vaultkeeper.report import Report
-from vaultkeeper.upkeep import promoted
-from vaultkeeper.vault import walk_files
+from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.report.candidates import Report
+from vaultkeeper.scan.memory import held_out_candidates
+from vaultkeeper.store.model import is_memory_path
+from vaultkeeper.store.vault import walk_files
+from vaultkeeper.upkeep.decay import MemoryFacts, load_usage, stale_entries, unused_skills
+from vaultkeeper.upkeep.dup_pairs import duplicate_items
+from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, find_pairs
+from vaultkeeper.upkeep.sections import promoted
 
 
 def refreshed(vault: Path, report: Report, paths: Iterable[str], today: dt.date) -> dict[str, Any]:

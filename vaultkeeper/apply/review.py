@@ -18,7 +18,7 @@ from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
 from vaultkeeper.apply.resync import KEPT, resync
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.model import file_hash
+from vaultkeeper.store.model import file_hash
 
 YES, NO, SKIP, QUIT = "yes", "no", "skip", "quit"
 STOP = "stop"  # the person ended the input (Ctrl-D) or interrupted (Ctrl-C) at the question

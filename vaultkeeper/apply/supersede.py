@@ -25,17 +25,17 @@ from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_
 from vaultkeeper.apply.edits import Change, check_index, locked, reindex, unified_diff, write
 from vaultkeeper.apply.gate import Receipt, check_hash, receipt_first
 from vaultkeeper.apply.lifecycle import Entry, checked, load_entry, status_edit
-from vaultkeeper.edit import (
+from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.store.edit import (
     append_to_list,
     key_block,
     put_key_block,
     quoted,
     set_frontmatter_value,
 )
-from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
-from vaultkeeper.links import Resolver
-from vaultkeeper.model import file_hash, parse_note
-from vaultkeeper.supersession import (
+from vaultkeeper.store.links import Resolver
+from vaultkeeper.store.model import file_hash, parse_note
+from vaultkeeper.upkeep.supersession import (
     is_superseded,
     link_target,
     superseded_by,

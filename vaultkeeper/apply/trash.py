@@ -19,11 +19,11 @@ from vaultkeeper.apply import journal
 from vaultkeeper.apply.edits import Change, Source, write
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, UsageError
-from vaultkeeper.fsio import atomic_write, move
-from vaultkeeper.index import index_keywords
-from vaultkeeper.model import file_hash, split_lines
-from vaultkeeper.registry import RegistryBlock
-from vaultkeeper.vault import own_dir, rel
+from vaultkeeper.index.build import index_keywords
+from vaultkeeper.registry.blocks import RegistryBlock
+from vaultkeeper.store.fsio import atomic_write, move
+from vaultkeeper.store.model import file_hash, split_lines
+from vaultkeeper.store.vault import own_dir, rel
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.fsio import atomic_write
-from vaultkeeper.vault import rel, resolve_inside
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.vault import rel, resolve_inside
 
 
 def digest(data: bytes) -> str:

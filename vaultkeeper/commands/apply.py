@@ -146,7 +146,7 @@ def apply_revalidate(
     import os
 
     from vaultkeeper.apply.decision import Decision
-    from vaultkeeper.create import holdout_days_from_env
+    from vaultkeeper.entries.create import holdout_days_from_env
     from vaultkeeper.errors import UsageError
 
     # three flags, not one shared destination: with that, `--pass --fail` was the last one

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from vaultkeeper import config
-from vaultkeeper.textsafe import inert
+from vaultkeeper.store.textsafe import inert
 
 
 def show_and_ask(title: str, text: str, question: str) -> str:

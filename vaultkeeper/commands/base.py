@@ -42,7 +42,7 @@ def vault_path(ctx: click.Context, require: bool = True) -> Path:
     Only the commands that work on any Obsidian vault by design pass False: index,
     status, verify, hooks status and uninstall (init and lint find their own folder).
     """
-    from vaultkeeper.vault import find_vault, require_vault
+    from vaultkeeper.store.vault import find_vault, require_vault
 
     root = ctx.find_root()
     vault = find_vault(root.params.get("vault"), os.environ, Path.cwd())
@@ -81,7 +81,7 @@ HOOKS = click.option(
 
 def host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
     from vaultkeeper.errors import UsageError
-    from vaultkeeper.hooks import default_path
+    from vaultkeeper.hosts.hooks import default_path
 
     if settings_file is not None and target != "claude-code":
         raise UsageError(f"--settings is for claude-code; {target} takes --hooks or nothing")

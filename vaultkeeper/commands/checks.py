@@ -44,7 +44,7 @@ def lint(
       vaultkeeper lint --fix projects/api
     """
     from vaultkeeper.lint import find_lint_vault, lint_vault
-    from vaultkeeper.textsafe import inert_line
+    from vaultkeeper.store.textsafe import inert_line
 
     root = ctx.find_root().params.get("vault")
     vault = find_lint_vault(root, os.environ, Path.cwd(), paths)
@@ -89,7 +89,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
       vaultkeeper index
       vaultkeeper index --check   # in CI or pre-commit
     """
-    from vaultkeeper.index import build_index
+    from vaultkeeper.index.build import build_index
 
     result = build_index(vault_path(ctx, require=False), check=check)
     if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list

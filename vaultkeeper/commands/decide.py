@@ -10,7 +10,7 @@ import click
 
 from vaultkeeper.commands.ask import prune_confirm
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
-from vaultkeeper.textsafe import inert
+from vaultkeeper.store.textsafe import inert
 
 
 def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:

@@ -24,7 +24,7 @@ def init(ctx: click.Context, path: Path | None) -> None:
     Example:
       vaultkeeper init ~/memory
     """
-    from vaultkeeper.create import init_vault
+    from vaultkeeper.entries.create import init_vault
 
     explicit = ctx.find_root().params.get("vault")
     result = init_vault(path or explicit or Path("."))
@@ -73,7 +73,7 @@ def new(
           --falsify "a retried job hides a real failure"
       vaultkeeper new pattern bisect-first -d "Bisect before reading diffs"
     """
-    from vaultkeeper.create import holdout_days_from_env, new_entry
+    from vaultkeeper.entries.create import holdout_days_from_env, new_entry
 
     days = holdout_days_from_env(os.environ)
     result = new_entry(
@@ -111,7 +111,7 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
     Example:
       vaultkeeper use bisect-first
     """
-    from vaultkeeper.learn import record_cli
+    from vaultkeeper.learn.count import record_cli
 
     result = record_cli(vault_path(ctx), name, now_utc())
     if as_json:

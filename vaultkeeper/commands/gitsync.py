@@ -42,8 +42,8 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
       vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
-    from vaultkeeper.indexmerge import is_index_path, merge_index_files
-    from vaultkeeper.merge import merge_files
+    from vaultkeeper.index.merge import is_index_path, merge_index_files
+    from vaultkeeper.registry.merge import merge_files
 
     if is_index_path(path):
         result = merge_index_files(base, ours, theirs)

@@ -107,9 +107,11 @@ def hooks_install(
       vaultkeeper --vault ~/memory hooks install cron --print
       vaultkeeper --vault ~/memory hooks install git
     """
-    from vaultkeeper import cron, git_install, mcp_install
-    from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import UsageError
+    from vaultkeeper.hosts import cron
+    from vaultkeeper.hosts import git as git_install
+    from vaultkeeper.hosts import hooks as hostfiles
+    from vaultkeeper.hosts import mcp as mcp_install
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
@@ -163,9 +165,11 @@ def hooks_uninstall(
       vaultkeeper --vault ~/memory hooks uninstall cron
       vaultkeeper --vault ~/memory hooks uninstall git
     """
-    from vaultkeeper import cron, git_install, mcp_install
-    from vaultkeeper import hooks as hostfiles
     from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.hosts import cron
+    from vaultkeeper.hosts import git as git_install
+    from vaultkeeper.hosts import hooks as hostfiles
+    from vaultkeeper.hosts import mcp as mcp_install
 
     path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
@@ -208,8 +212,8 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
-    from vaultkeeper.mcp_status import registrations
-    from vaultkeeper.status import age_text, where_installed
+    from vaultkeeper.hosts.mcp_status import registrations
+    from vaultkeeper.status.health import age_text, where_installed
 
     targets = [target] if target else list(_TARGETS)
     files = {
@@ -227,7 +231,7 @@ def hooks_status(
         vault = None
     git = None
     if "git" in targets and vault:
-        from vaultkeeper.git_install import status_or_note
+        from vaultkeeper.hosts.git import status_or_note
 
         git = status_or_note(vault, strict=target == "git")
     where = where_installed(files, "cron" in targets, os.environ, vault)

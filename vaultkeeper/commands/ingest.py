@@ -32,8 +32,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
       vaultkeeper ingest ~/.claude/projects/*/*.jsonl
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
-    from vaultkeeper.ingest import ingest as run_ingest
-    from vaultkeeper.report import one_line as clean  # a transcript's text: no escapes
+    from vaultkeeper.learn.ingest import ingest as run_ingest
+    from vaultkeeper.report.candidates import one_line as clean  # a transcript's text: no escapes
 
     now = now_utc()
     out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)

@@ -42,7 +42,7 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
       vaultkeeper --vault ~/memory hooks install claude-code --mcp
     """
     from vaultkeeper.errors import NoVaultError, UsageError
-    from vaultkeeper.vault import find_vault
+    from vaultkeeper.store.vault import find_vault
 
     vault = (
         find_vault(local_vault, os.environ, Path.cwd())
@@ -52,7 +52,7 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     if not (vault / config.INDEX_FILE).is_file():
         raise NoVaultError(f"{vault}: not a vault (no {config.INDEX_FILE})")
     try:
-        from vaultkeeper.mcp_server import serve
+        from vaultkeeper.mcp.server import serve
     except ImportError as exc:
         if (exc.name or "").startswith("vaultkeeper"):
             raise

@@ -10,7 +10,7 @@ import click
 from vaultkeeper.commands.ask import ask_person, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
 from vaultkeeper.commands.decide import decide
-from vaultkeeper.textsafe import inert
+from vaultkeeper.store.textsafe import inert
 
 
 @click.command()

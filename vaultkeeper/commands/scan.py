@@ -12,7 +12,7 @@ from vaultkeeper.commands.base import note, now_utc, print_json, vault_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from vaultkeeper.report import Report
+    from vaultkeeper.report.candidates import Report
 
 
 @click.command()
@@ -60,13 +60,13 @@ def scan(
     """
     # One implementation for both paths: entry.py runs this same function without click
     # for the hook's no-op, and test_entry.py proves the two give the same bytes.
-    from vaultkeeper.scanrun import ScanArgs, run
+    from vaultkeeper.scan.run import ScanArgs, run
 
     vault = vault_path(ctx)
     if as_of is not None:
         from vaultkeeper.clock import parse_day
-        from vaultkeeper.output import print_report
-        from vaultkeeper.scan import classify
+        from vaultkeeper.report.show import print_report
+        from vaultkeeper.scan.classify import classify
 
         day = parse_day(as_of, "--as-of")
         now = now_utc()
@@ -105,7 +105,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
     from vaultkeeper.errors import UsageError
-    from vaultkeeper.report import age_text, iso, load_report
+    from vaultkeeper.report.candidates import age_text, iso, load_report
 
     if as_json and brief:
         raise UsageError("--json and --brief are two different outputs; choose one")
@@ -141,7 +141,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         data["age_seconds"] = int((now - made).total_seconds())
         print_json(data)
         return
-    from vaultkeeper.output import print_report
+    from vaultkeeper.report.show import print_report
 
     made_line = f"report made {iso(made)} ({age_text(made, now)})"
     if report.updated_at is not None:  # applies since then changed some candidates
@@ -150,6 +150,6 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
 
 
 def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:
-    from vaultkeeper.recall import render
+    from vaultkeeper.recall.start import render
 
     click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)

@@ -26,7 +26,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
       vaultkeeper status
       vaultkeeper status --json
     """
-    from vaultkeeper.status import FAIL, STEPS, vault_status
+    from vaultkeeper.status.health import FAIL, STEPS, vault_status
 
     vault = vault_path(ctx, require=False)  # read-only; works on any Obsidian vault
     if as_json or not sys.stderr.isatty():

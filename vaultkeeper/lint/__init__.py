@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vaultkeeper.lint.codes import CODES, Finding, Selection
 from vaultkeeper.lint.run import LintResult, find_lint_vault, lint_vault
-from vaultkeeper.obsidian import is_ours
+from vaultkeeper.store.obsidian import is_ours
 
 __all__ = [
     "CODES",

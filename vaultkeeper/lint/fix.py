@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.edit import get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.fsio import atomic_write, writer_lock
-from vaultkeeper.links import code_lines, code_spans, find_fences, split_lines
-from vaultkeeper.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
-from vaultkeeper.registry import load_registry, name_key, parse_blocks
-from vaultkeeper.vault import resolve_inside
+from vaultkeeper.registry.blocks import load_registry, name_key, parse_blocks
+from vaultkeeper.store.edit import get_frontmatter_raw, quoted, set_frontmatter_value
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.links import code_lines, code_spans, find_fences, split_lines
+from vaultkeeper.store.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
+from vaultkeeper.store.vault import resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

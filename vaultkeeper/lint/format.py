@@ -9,9 +9,9 @@ import unicodedata
 from collections.abc import Callable, Iterator
 
 from vaultkeeper import config
-from vaultkeeper.links import Fence, code_spans
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.textsafe import dangerous, inert
+from vaultkeeper.store.links import Fence, code_spans
+from vaultkeeper.store.textsafe import dangerous, inert
 
 # A spec glyph on its own, or a run of other non-ASCII characters.
 _GLYPHS = "".join(config.ASCII_REPLACEMENTS)

@@ -6,9 +6,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from vaultkeeper import config
-from vaultkeeper.anchors import AnchorTable
-from vaultkeeper.links import Link, Resolver
+from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.store.links import Link, Resolver
 
 
 def check_links(

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultkeeper.model import (
+from vaultkeeper.store.model import (
     Note,
     ParseError,
     Problem,
@@ -23,7 +23,7 @@ from vaultkeeper.model import (
     read_regular,
     split_frontmatter,
 )
-from vaultkeeper.obsidian import in_folder, templates_folder
+from vaultkeeper.store.obsidian import in_folder, templates_folder
 
 _PLACEHOLDER = re.compile(r"\{\{[^{}\r\n]*\}\}")
 

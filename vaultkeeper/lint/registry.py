@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.registry import RegistryBlock, name_key
+from vaultkeeper.registry.blocks import RegistryBlock, name_key
 
 
 def check_registry(

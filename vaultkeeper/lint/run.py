@@ -7,10 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.anchors import AnchorTable
 from vaultkeeper.errors import NoVaultError, UsageError
-from vaultkeeper.index import is_index_file
-from vaultkeeper.links import Resolver, code_lines, extract_links, find_fences, split_lines
+from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
 from vaultkeeper.lint.format import check_ascii, check_controls, check_fences
@@ -20,10 +19,11 @@ from vaultkeeper.lint.registry import check_registry
 from vaultkeeper.lint.schema import check_schema, schema_applies
 from vaultkeeper.lint.secrets import check_other_files, check_secrets
 from vaultkeeper.lint.supersession import check_supersession
-from vaultkeeper.obsidian import in_folder, is_ours, templates_folder
-from vaultkeeper.registry import RegistryBlock, parse_blocks
-from vaultkeeper.textsafe import has_controls
-from vaultkeeper.vault import find_vault, iter_files, rel
+from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
+from vaultkeeper.store.links import Resolver, code_lines, extract_links, find_fences, split_lines
+from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
+from vaultkeeper.store.textsafe import has_controls
+from vaultkeeper.store.vault import find_vault, iter_files, rel
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable, Iterator
 
 from vaultkeeper import config
-from vaultkeeper.edit import get_frontmatter_raw
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.model import Note, parse_date
+from vaultkeeper.store.edit import get_frontmatter_raw
+from vaultkeeper.store.model import Note, parse_date
 
 _QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

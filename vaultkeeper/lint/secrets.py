@@ -1,7 +1,7 @@
 """VK5xx: credentials in any vault file, named by file, line and kind, never printed.
 
 On for every vault, ours or not: a key pasted into a note reaches every session the
-note is served to, whoever laid the vault out. The detectors are vaultkeeper.secrets.
+note is served to, whoever laid the vault out. The detectors are vaultkeeper.store.secrets.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from vaultkeeper import config, secrets
+from vaultkeeper import config
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.model import ParseError, decode, read_regular
-from vaultkeeper.vault import rel
+from vaultkeeper.store import secrets
+from vaultkeeper.store.model import ParseError, decode, read_regular
+from vaultkeeper.store.vault import rel
 
 _CODE = {secrets.PRIVATE_KEY: "VK501"}
 _CODE.update({kind: "VK502" for kind in secrets.SHAPED if kind != secrets.PRIVATE_KEY})

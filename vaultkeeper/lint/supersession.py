@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper import config
-from vaultkeeper.index import is_index_file
-from vaultkeeper.links import Resolver, extract_links
+from vaultkeeper.index.build import is_index_file
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.model import Note
-from vaultkeeper.supersession import newest, superseded_by, supersedes
+from vaultkeeper.store.links import Resolver, extract_links
+from vaultkeeper.store.model import Note
+from vaultkeeper.upkeep.supersession import newest, superseded_by, supersedes
 
 
 def _line(note: Note) -> int:

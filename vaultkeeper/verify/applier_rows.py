@@ -18,7 +18,7 @@ def _apply(vault: Path, now: dt.datetime, action: str, target: str, **kw: Any) -
 
 
 def _status(vault: Path, rel_path: str) -> str | None:
-    from vaultkeeper.model import read_note
+    from vaultkeeper.store.model import read_note
 
     return read_note(vault, vault / rel_path).get_str("status")
 
@@ -54,7 +54,7 @@ def decision_loop(ctx: Context) -> tuple[str, str]:
 
 def round_trip(ctx: Context) -> tuple[str, str]:
     """teach (new) -> schedule (run_scan) -> scan (classify) -> decide (apply)."""
-    from vaultkeeper.create import init_vault, new_entry
+    from vaultkeeper.entries.create import init_vault, new_entry
 
     vault = ctx.tmp / "vault"
     init_vault(vault)

@@ -55,7 +55,7 @@ Row = Callable[[Context], tuple[str, str]]
 def fixture(ctx: Context) -> Path:
     """The spec's step-4 fixture: ### foo (count 3), ### bar (count 0, 100 days idle), and a
     memory file whose quoted holdout_until has passed."""
-    from vaultkeeper.create import init_vault
+    from vaultkeeper.entries.create import init_vault
 
     vault = ctx.tmp / "fixture"
     init_vault(vault)
@@ -81,7 +81,7 @@ def fixture(ctx: Context) -> Path:
 
 
 def scan(vault: Path, now: dt.datetime, env: Mapping[str, str], force: bool = False) -> Any:
-    from vaultkeeper.scan import run_scan
+    from vaultkeeper.scan.classify import run_scan
 
     return run_scan(vault, now=now, env=env, force=force, pid=os.getpid())
 

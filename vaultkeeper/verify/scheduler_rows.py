@@ -23,7 +23,7 @@ _SUMMARY = re.compile(
 
 def scheduler_runs(ctx: Context) -> tuple[str, str]:
     """The real command, forced past the cooldown, on a copy of the vault's markdown."""
-    from vaultkeeper.vault import iter_markdown, rel
+    from vaultkeeper.store.vault import iter_markdown, rel
 
     copy = ctx.tmp / "vault"
     (copy / config.STATE_DIR).mkdir(parents=True)
@@ -46,7 +46,7 @@ def scheduler_runs(ctx: Context) -> tuple[str, str]:
 
 
 def classify_correct(ctx: Context) -> tuple[str, str]:
-    from vaultkeeper.scan import classify
+    from vaultkeeper.scan.classify import classify
 
     report = classify(fixture(ctx), ctx.now)
     got = {k: sorted(c.name for c in v) for k, v in report.lists().items()}
@@ -77,7 +77,7 @@ def _idle_child() -> subprocess.Popen[bytes]:
 
 
 def _in_progress(vault: Path, pid: int, triggered_ms: int) -> None:
-    from vaultkeeper.state import IN_PROGRESS, default_state, write_state
+    from vaultkeeper.scan.guards import IN_PROGRESS, default_state, write_state
 
     write_state(
         vault, {**default_state(), "state": IN_PROGRESS, "lastTriggered": triggered_ms, "pid": pid}
@@ -97,7 +97,7 @@ def reentry_guard(ctx: Context) -> tuple[str, str]:
 
 
 def stale_recovery(ctx: Context) -> tuple[str, str]:
-    from vaultkeeper.state import IDLE, read_state
+    from vaultkeeper.scan.guards import IDLE, read_state
 
     vault, child = fixture(ctx), _idle_child()
     try:
@@ -121,7 +121,7 @@ def stale_recovery(ctx: Context) -> tuple[str, str]:
 
 _WRITER = """
 import sys
-from vaultkeeper import state
+from vaultkeeper.scan import guards as state
 print("ready", flush=True)
 i = 0
 while True:
@@ -142,7 +142,7 @@ def _line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
 
 def atomic_write(ctx: Context) -> tuple[str, str]:
     """Kill a process mid-way through rewriting the state file, several times."""
-    from vaultkeeper.state import read_state, state_path, write_state
+    from vaultkeeper.scan.guards import read_state, state_path, write_state
 
     vault = fixture(ctx)
     path = Path(state_path(vault))

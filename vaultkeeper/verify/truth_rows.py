@@ -11,11 +11,11 @@ def supersession(ctx: Context) -> tuple[str, str]:
     reactivate -> both files byte for byte as before."""
     from vaultkeeper.apply.batch import apply_decision
     from vaultkeeper.apply.decision import Decision
-    from vaultkeeper.create import init_vault, new_entry
+    from vaultkeeper.entries.create import init_vault, new_entry
     from vaultkeeper.lint import lint_vault
-    from vaultkeeper.model import read_note
-    from vaultkeeper.scan import classify
-    from vaultkeeper.supersession import is_superseded, supersedes
+    from vaultkeeper.scan.classify import classify
+    from vaultkeeper.store.model import read_note
+    from vaultkeeper.upkeep.supersession import is_superseded, supersedes
 
     vault = ctx.tmp / "vault"
     init_vault(vault)

@@ -27,9 +27,9 @@ def merge(ctx: Context) -> tuple[str, str]:
     """A duplicate pair is reported; merge adds counts and moves links; restore undoes it."""
     from vaultkeeper.apply.batch import apply_decision
     from vaultkeeper.apply.decision import Decision
-    from vaultkeeper.create import init_vault
-    from vaultkeeper.index import build_index
-    from vaultkeeper.registryfind import find_block
+    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.index.build import build_index
+    from vaultkeeper.registry.find import find_block
 
     vault = ctx.tmp / "vault"
     init_vault(vault)

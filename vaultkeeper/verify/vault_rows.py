@@ -39,8 +39,8 @@ def format_sfs(ctx: Context) -> tuple[str, str]:
 
 def trigger_registered(ctx: Context) -> tuple[str, str]:
     """A session-end hook or a cron line for this vault, and when the last scan completed."""
-    from vaultkeeper.hooks import default_path
-    from vaultkeeper.status import last_completed, where_installed
+    from vaultkeeper.hosts.hooks import default_path
+    from vaultkeeper.status.health import last_completed, where_installed
 
     hosts = {t: default_path(t, ctx.env) for t in ("claude-code", "codex")}
     where = where_installed(hosts, True, ctx.env, ctx.vault)

@@ -1,0 +1,206 @@
+"""``new`` adds an entry from a template and indexes it (``init`` is vault_init's).
+
+The index is left exactly as ``vaultkeeper index`` would generate it: the index has
+one writer (vaultkeeper.index.build), so ``index --check`` passes after it. The checks on
+what ``new`` is given live in vaultkeeper.entries.checks; ``init_vault`` and those
+checks are importable from here as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.entries.checks import check_holdout_days
+from vaultkeeper.entries.checks import check_name as check_name
+from vaultkeeper.entries.checks import clean_condition as clean_condition
+from vaultkeeper.entries.checks import clean_description as clean_description
+from vaultkeeper.entries.checks import holdout_days_from_env as holdout_days_from_env
+from vaultkeeper.entries.init import InitResult as InitResult
+from vaultkeeper.entries.init import init_vault as init_vault
+from vaultkeeper.errors import UsageError, VaultkeeperError
+from vaultkeeper.index.build import build_index
+from vaultkeeper.registry.blocks import is_counter_line, load_registry
+from vaultkeeper.store.edit import quoted, read_for_edit, yaml_scalar
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.model import Problem
+from vaultkeeper.store.templates import clean_body, render, with_body
+from vaultkeeper.store.vault import iter_markdown, rel, resolve_inside
+
+
+@dataclass(frozen=True)
+class NewResult:
+    kind: str
+    name: str
+    path: str  # vault-relative file written
+    line: int  # 1-based line of the entry (the ### heading for a pattern)
+    index_line: str | None
+    index_file: str = config.INDEX_FILE  # _index.md, or a sub-index when the index is split
+    problems: tuple[Problem, ...] = ()  # files the index lists without a description
+
+
+def _target(vault: Path, kind: str, name: str, project: str | None) -> Path:
+    if kind in ("memory", "decision", "research"):
+        if not project:
+            raise UsageError(f"`new {kind}` needs --project P (it goes to projects/P/...)")
+        check_name(project)
+        _check_project_case(vault, project)
+        sub = config.RESEARCH_SUBDIR if kind == "research" else config.MEMORY_SUBDIR
+        relative = f"{config.PROJECTS_DIR}/{project}/{sub}/{name}.md"
+    elif kind == "reference":
+        relative = f"{config.REFERENCES_DIR}/{name}.md"
+    else:
+        raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
+    return resolve_inside(vault, relative)
+
+
+def _check_project_case(vault: Path, project: str) -> None:
+    # projects/API beside projects/api: two folders on Linux, one on macOS and Windows.
+    projects = vault / config.PROJECTS_DIR
+    if not projects.is_dir():
+        return
+    for child in projects.iterdir():
+        if child.name != project and child.name.lower() == project.lower():
+            raise UsageError(
+                f"--project {project}: {config.PROJECTS_DIR}/{child.name} exists and differs "
+                "only by case; use that name"
+            )
+
+
+def new_entry(
+    vault: Path,
+    kind: str,
+    name: str,
+    description: str,
+    *,
+    project: str | None = None,
+    label: str | None = None,
+    today: dt.date,
+    holdout_days: int = config.HOLDOUT_DAYS,
+    falsify: str | None = None,
+    body: str | None = None,
+) -> NewResult:
+    """Create one entry (or registry block), then regenerate the index to include it.
+
+    ``falsify`` is the entry's falsification_condition, the re-check a held-out lesson
+    is re-validated against; ``body`` (a note's text under its title) replaces the
+    template's placeholder prose. Every check (name, description, label, condition,
+    body, taken names, an index that can be regenerated) runs before the first write.
+    """
+    check_name(name)
+    description = clean_description(description)
+    condition = "" if falsify is None else clean_condition(falsify)
+    if falsify is not None and kind == "pattern":
+        raise UsageError(
+            "--falsify is for an entry with frontmatter; a pattern is a registry block"
+        )
+    if body is not None and kind == "pattern":
+        raise UsageError("a pattern is one registry block: give it a description, not a body")
+    text = None if body is None else clean_body(body)
+    if label is not None and label not in config.LABELS:
+        raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
+    check_holdout_days(holdout_days, "holdout_days")
+    with writer_lock(vault):
+        if kind == "pattern":
+            target, content, line = _pattern_file(vault, name, description, today)
+            link = f"{config.REGISTRY_FILE[: -len('.md')]}#{name}"
+        else:
+            target, content = _entry_file(
+                vault, kind, name, description, project, label, today, holdout_days, condition
+            )
+            if text is not None:
+                content = with_body(content, name, text)
+            line = 1
+            link = rel(vault, target)[: -len(".md")]
+        # read-only dry run: an index that cannot be regenerated refuses before any write
+        build_index(vault, check=True)
+        atomic_write(target, content)
+        try:
+            index = build_index(vault)  # the writer lock is re-entrant
+        except OSError as exc:  # the entry exists now: say so, and how to finish
+            raise VaultkeeperError(
+                f"created {rel(vault, target)}, but {exc.filename or config.INDEX_FILE}: "
+                f"{exc.strerror or exc}; run `vaultkeeper index` once that is fixed"
+            ) from None
+        index_file, index_line = _line_of(vault, index.files, link)
+        return NewResult(
+            kind, name, rel(vault, target), line, index_line, index_file, index.problems
+        )
+
+
+def _entry_file(
+    vault: Path,
+    kind: str,
+    name: str,
+    description: str,
+    project: str | None,
+    label: str | None,
+    today: dt.date,
+    holdout_days: int,
+    condition: str = "",
+) -> tuple[Path, str]:
+    target = _target(vault, kind, name, project)
+    # Obsidian resolves [[name]] by file name, case-insensitively, anywhere in the vault.
+    taken = [p for p in iter_markdown(vault) if p.stem.lower() == name.lower()]
+    if target.exists() or taken:
+        where = rel(vault, target if target.exists() else taken[0])
+        raise VaultkeeperError(f"{name}: already taken by {where}; choose another name")
+    held_out = kind == "memory" and (label or "inferred") != "fact"
+    values: dict[str, str | None] = {
+        "name": yaml_scalar(name),
+        "description": yaml_scalar(description),
+        "type": kind,
+        "status": "held_out" if held_out else "active",
+        "label": label or ("inferred" if kind == "memory" else "fact"),
+        "falsification_condition": quoted(condition),
+        "holdout_until": quoted((today + dt.timedelta(days=holdout_days)).isoformat())
+        if held_out
+        else None,
+        "title": name,
+    }
+    return target, render(f"{kind}.md", values)
+
+
+def _pattern_file(
+    vault: Path, name: str, description: str, today: dt.date
+) -> tuple[Path, str, int]:
+    """The registry's path, its full new content (BOM kept) and the new block's line."""
+    blocks, _ = load_registry(vault)
+    same = [b for b in blocks if b.name.lower() == name.lower()]
+    if same:
+        where = f"{same[0].rel}:{same[0].line}"
+        raise VaultkeeperError(f"{name}: a ### {same[0].name} block already exists ({where})")
+    registry = resolve_inside(vault, config.REGISTRY_FILE)
+    if registry.exists():
+        text, bom = read_for_edit(registry, config.REGISTRY_FILE)
+    else:
+        text, bom = render("registry.md", {}), ""
+    nl = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    values = {"name": name, "description": _block_safe(description), "today": today.isoformat()}
+    block = render("pattern.md", values).replace("\n", nl)
+    if text and not text.endswith("\n"):
+        text += nl
+    if text and not text.endswith(nl * 2):
+        text += nl
+    return registry, bom + text + block, text.count("\n") + 1
+
+
+def _line_of(vault: Path, index_files: tuple[str, ...], link: str) -> tuple[str, str | None]:
+    """The index file holding the generated line linking ``link``, and that line."""
+    prefix = f"- [[{link}]]"
+    for name in index_files:
+        text, _ = read_for_edit(vault / name, name)
+        for line in text.splitlines():
+            if line == prefix or line.startswith(prefix + " "):
+                return name, line
+    return config.INDEX_FILE, None
+
+
+def _block_safe(description: str) -> str:
+    # The description is a line of the block body: it must not read as a heading (a new
+    # block), a code fence, or a counter line.
+    if description.startswith(("#", "```", "~~~")) or is_counter_line(description):
+        return "\\" + description
+    return description

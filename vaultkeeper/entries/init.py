@@ -1,0 +1,127 @@
+"""``init``: lay out a vault, never overwriting or changing a file that exists.
+
+Split from vaultkeeper.entries.create (which re-exports ``init_vault``): laying out a vault
+shares nothing with adding an entry but the index. The index it leaves is exactly
+what ``vaultkeeper index`` would generate, so ``index --check`` passes after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import UsageError
+from vaultkeeper.index.build import generate
+from vaultkeeper.store.edit import read_for_edit
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.templates import render
+from vaultkeeper.store.vault import resolve_inside
+
+_INIT_FOLDERS = (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR)
+# .gitignore lines that keep the vault's state/ folder out of git
+_IGNORES_STATE = {"state", "state/", "/state", "/state/", "state/*", "/state/*", "/state/**"}
+
+
+@dataclass(frozen=True)
+class InitResult:
+    vault: Path
+    created: tuple[str, ...]
+    kept: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def init_vault(path: Path) -> InitResult:
+    """Create the layout; never overwrite or change a file that already exists.
+
+    Everything that could make init fail half-way (a file where a folder belongs, a
+    folder where a file belongs, a symlink leading out of the vault) is refused before
+    anything is created.
+    """
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path}: exists and is not a directory")
+    files: dict[str, Callable[[], str]] = {
+        config.INDEX_FILE: lambda: render("index.md", {}),
+        config.REGISTRY_FILE: lambda: render("registry.md", {}),
+        config.SPEC_FILE: lambda: render("vault-spec.md", {}),
+        ".gitignore": lambda: render("gitignore", {}),
+    }
+    if path.is_dir():
+        for folder in _INIT_FOLDERS:
+            target = path / folder
+            if (target.exists() or target.is_symlink()) and not target.is_dir():
+                raise UsageError(f"{target}: exists and is not a folder; nothing was created")
+            resolve_inside(path, folder)
+        for name in files:
+            target = path / name
+            if target.is_dir():
+                raise UsageError(f"{target}: exists and is a folder; nothing was created")
+            if not target.exists():
+                resolve_inside(path, name)
+        if not (path / config.INDEX_FILE).exists():
+            generate(path)  # an unreadable _index-*.md refuses here
+    # rendered up front: a missing template fails before anything is created
+    contents = {name: make() for name, make in files.items() if not (path / name).exists()}
+    path.mkdir(parents=True, exist_ok=True)
+    created: list[str] = []
+    kept: list[str] = []
+    for folder in _INIT_FOLDERS:
+        target = path / folder
+        if target.is_dir():
+            kept.append(folder + "/")
+        else:
+            target.mkdir(parents=True)
+            created.append(folder + "/")
+    warnings: list[str] = []
+    for name in files:
+        if name not in contents:
+            kept.append(name)
+        elif name != config.INDEX_FILE:  # the index lists the others: written last
+            atomic_write(path / name, contents[name])
+            created.append(name)
+    if config.INDEX_FILE in contents:
+        created.extend(_init_index(path, contents[config.INDEX_FILE], warnings))
+    root = path.resolve()
+    outer = next((p for p in root.parents if (p / config.INDEX_FILE).is_file()), None)
+    if outer is not None:
+        warnings.append(
+            f"{root} is inside the vault {outer}; commands run below {root} now use the new vault"
+        )
+    if ".gitignore" in kept and not _ignores_state(path / ".gitignore"):
+        warnings.append(
+            f".gitignore (kept as it is) does not ignore {config.STATE_DIR}/: "
+            f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
+        )
+    return InitResult(root, tuple(created), tuple(kept), tuple(warnings))
+
+
+def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
+    """Write the index ``vaultkeeper index`` would generate; the files it created.
+
+    Over the load budget the index splits into sub-indexes; should that mean rewriting a
+    sub-index that already exists, init keeps it and writes the bare template instead.
+    """
+    # No writer lock, as for the rest of init: its lock file would be left in a fresh state/.
+    wanted = generate(vault)
+    exists = [n for n in wanted if n != config.INDEX_FILE and (vault / n).exists()]
+    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    if differ:
+        atomic_write(vault / config.INDEX_FILE, template)
+        warnings.append(
+            f"{config.INDEX_FILE} has no entry lines yet: generating them would rewrite "
+            f"{', '.join(differ)}; run `vaultkeeper index` when that is wanted"
+        )
+        return [config.INDEX_FILE]
+    created = [n for n in sorted(wanted) if n not in exists]
+    for name in created:
+        atomic_write(vault / name, wanted[name])
+    return created
+
+
+def _ignores_state(gitignore: Path) -> bool:
+    try:
+        text = gitignore.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.strip() in _IGNORES_STATE for line in text.splitlines())

@@ -1,0 +1,221 @@
+"""``hooks install|uninstall|status git``: make git merges of a vault exact.
+
+Three things, each added only when missing and removed exactly as added:
+
+- a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) and
+  the index files (``_index.md``, ``_index-*.md``) merge with our driver, the append-only
+  logs under ``state/`` with git's ``union`` driver;
+- a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
+  append-only logs, which travel;
+- the driver in the repository's own git config (``merge.vaultkeeper.*``): config does
+  not travel with a clone, so every clone runs the install once.
+
+Both blocks sit between a begin and an end comment line, so uninstall removes them and
+nothing else; every other line of either file stays byte for byte.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts.hooks import Change
+from vaultkeeper.store.fsio import atomic_write
+
+DRIVER = "vaultkeeper"  # the name .gitattributes uses: merge=vaultkeeper
+DRIVER_NAME = "vaultkeeper registry merge (success counts add up)"
+BEGIN = "# >>> vaultkeeper (hooks install git) >>>"
+# What install did besides adding its block, said in its begin line so that uninstall
+# undoes exactly that: made the file, or added a line break to a last line without one.
+BEGIN_CREATED = "# >>> vaultkeeper (hooks install git; made this file) >>>"
+BEGIN_JOINED = "# >>> vaultkeeper (hooks install git; added the line break above) >>>"
+_BEGINS = {BEGIN: "", BEGIN_CREATED: "created", BEGIN_JOINED: "joined"}
+END = "# <<< vaultkeeper <<<"
+_STATE = config.STATE_DIR
+# Append-only, one JSON object a line, never rewritten: a union merge keeps every line
+# both sides appended, which is exactly the merge these files need.
+TRAVELLING_LOGS = (config.JOURNAL_FILE, config.QUEUE_FILE, config.USES_LOG_FILE)
+ATTRIBUTES = (
+    f"{config.PATTERNS_DIR}/**/*.md merge={DRIVER}",
+    # the index files: their generated lists merge entry by entry (indexmerge.py)
+    f"/{config.INDEX_FILE} merge={DRIVER}",
+    f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
+    *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
+)
+# Everything else under state/ is per machine: the scheduler's state and lock, the writer
+# lock, this machine's hook and cron logs, its last report (rewritten by every scan, so it
+# would conflict on every pull). `vaultkeeper init` ignores all of state/ with `/state/`;
+# git cannot re-include a file whose folder is ignored, so the block re-includes the folder
+# and ignores its contents instead, then re-includes the logs that travel.
+IGNORED = (
+    f"!/{_STATE}/",
+    f"/{_STATE}/*",
+    *(f"!/{_STATE}/{name}" for name in TRAVELLING_LOGS),
+    ".*.vk-tmp",  # fsio's temp files, left only by a crash
+)
+FILES = {".gitattributes": ATTRIBUTES, ".gitignore": IGNORED}
+
+
+@dataclass(frozen=True)
+class GitStatus:
+    """What ``hooks status git`` finds in one vault."""
+
+    vault: str
+    files: tuple[tuple[str, str], ...]  # (file, "installed" | "outdated" | "absent")
+    driver: str | None  # merge.vaultkeeper.driver in the repository's config
+    tracked: tuple[str, ...]  # per-machine files git tracks anyway (ignoring won't untrack)
+
+
+def _git(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    git = shutil.which("git")
+    if git is None:
+        raise VaultkeeperError("git: not found on PATH")
+    return subprocess.run(
+        [git, "-C", str(vault), *args], capture_output=True, text=True, check=False
+    )
+
+
+def is_work_tree(vault: Path) -> bool:
+    done = _git(vault, "rev-parse", "--is-inside-work-tree")
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def check_work_tree(vault: Path) -> None:
+    """Refuse (one line) unless ``vault`` is inside a git work tree."""
+    if not is_work_tree(vault):
+        raise VaultkeeperError(
+            f"{vault}: not a git work tree; run `git init` there (or clone the vault) first"
+        )
+
+
+def driver_command(program: str) -> str:
+    return f"{shlex.quote(program)} merge-driver %O %A %B %P"
+
+
+def _block(lines: tuple[str, ...], how: str) -> str:
+    begin = {v: k for k, v in _BEGINS.items()}[how]
+    return "\n".join([begin, *lines, END]) + "\n"
+
+
+def _find(text: str) -> tuple[int, int, str] | None:
+    """Offsets of our block (begin line to end line's break) and how it was added."""
+    offset, start, how = 0, None, ""
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        if start is None and body in _BEGINS:
+            start, how = offset, _BEGINS[body]
+        elif start is not None and body == END:
+            return start, offset + len(line), how
+        offset += len(line)
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VaultkeeperError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+
+
+def _install_file(path: Path, lines: tuple[str, ...]) -> str:
+    text = _read(path)
+    found = None if text is None else _find(text)
+    if text is not None and found is not None:
+        start, end, how = found
+        if text[start:end] == _block(lines, how):
+            return f"kept {path.name}"
+        atomic_write(path, text[:start] + _block(lines, how) + text[end:])
+        return f"updated {path.name}"
+    if text is None:
+        atomic_write(path, _block(lines, "created"))
+        return f"made {path.name} with {len(lines)} lines"
+    how = "joined" if text and not text.endswith("\n") else ""
+    atomic_write(path, text + ("\n" if how else "") + _block(lines, how))
+    return f"added {len(lines)} lines to {path.name}"
+
+
+def _uninstall_file(path: Path) -> str | None:
+    text = _read(path)
+    found = None if text is None else _find(text)
+    if text is None or found is None:
+        return None
+    start, end, how = found
+    if how == "joined" and start > 0 and text[start - 1] == "\n":
+        start -= 1
+    rest = text[:start] + text[end:]
+    if how == "created" and not rest:
+        path.unlink()
+        return f"removed {path.name} (install made it)"
+    atomic_write(path, rest)
+    return f"removed vaultkeeper's lines from {path.name}"
+
+
+def _config_get(vault: Path, key: str) -> str | None:
+    done = _git(vault, "config", "--local", "--get", key)
+    return done.stdout.rstrip("\n") if done.returncode == 0 else None
+
+
+def install(vault: Path, program: str | None) -> Change:
+    """Add our lines and register the driver; a second install changes nothing."""
+    check_work_tree(vault)
+    if program is None:
+        raise VaultkeeperError(
+            "vaultkeeper: executable not found; git runs the merge driver by its absolute path"
+        )
+    actions = [_install_file(vault / name, lines) for name, lines in FILES.items()]
+    command = driver_command(str(Path(program).absolute()))
+    for key, value in (("name", DRIVER_NAME), ("driver", command)):
+        if _config_get(vault, f"merge.{DRIVER}.{key}") != value:
+            done = _git(vault, "config", "--local", f"merge.{DRIVER}.{key}", value)
+            if done.returncode != 0:
+                raise VaultkeeperError(f"git config: {done.stderr.strip() or 'failed'}")
+            actions.append(f"set merge.{DRIVER}.{key} in the repository's git config")
+    if len(actions) == len(FILES):
+        actions.append(f"kept merge.{DRIVER}.driver = {command}")
+    changed = any(not a.startswith("kept") for a in actions)
+    return Change("git", str(vault), changed, None, tuple(actions))
+
+
+def uninstall(vault: Path) -> Change:
+    """Remove exactly what install added: our two blocks and our config keys."""
+    check_work_tree(vault)
+    actions = [a for a in (_uninstall_file(vault / name) for name in FILES) if a]
+    if _config_get(vault, f"merge.{DRIVER}.driver") is not None or _config_get(
+        vault, f"merge.{DRIVER}.name"
+    ):
+        _git(vault, "config", "--local", "--remove-section", f"merge.{DRIVER}")
+        actions.append(f"removed merge.{DRIVER} from the repository's git config")
+    return Change("git", str(vault), bool(actions), None, tuple(actions) or ("nothing installed",))
+
+
+def status(vault: Path) -> GitStatus:
+    check_work_tree(vault)
+    files: list[tuple[str, str]] = []
+    for name, lines in FILES.items():
+        text = _read(vault / name)
+        found = None if text is None else _find(text)
+        if text is None or found is None:
+            files.append((name, "absent"))
+        else:
+            start, end, how = found
+            current = text[start:end] == _block(lines, how)
+            files.append((name, "installed" if current else "outdated"))
+    listed = _git(vault, "ls-files", "--", f"{_STATE}/")
+    travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
+    tracked = tuple(p for p in listed.stdout.splitlines() if p not in travelling)
+    return GitStatus(
+        str(vault), tuple(files), _config_get(vault, f"merge.{DRIVER}.driver"), tracked
+    )
+
+
+def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
+    """``hooks status``: status; for a vault outside git, a short line (``strict``: the
+    refusal, as ``hooks status git`` asks for this vault's git)."""
+    if not strict and not is_work_tree(vault):
+        return f"{vault}: not a git work tree"
+    return status(vault)

@@ -1,0 +1,243 @@
+"""Register ``vaultkeeper mcp`` with Claude Code (JSON) and Codex (TOML), and remove it.
+
+Claude Code reads ``mcpServers`` from ``~/.claude.json`` (user scope) or a project's
+``.mcp.json``; Codex reads ``[mcp_servers.NAME]`` tables from ``~/.codex/config.toml``.
+Each install sets exactly one entry, ``vaultkeeper``, by editing the file's text in
+place: every other server, key, comment and byte stays as it was; the write is atomic,
+the file as it was is kept beside it (``.vaultkeeper.bak``), a second install changes
+nothing, and uninstall removes exactly that entry (and a file install created, while it
+held nothing else: vaultkeeper.hosts.created). No TOML writer is a dependency: the
+table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.errors import UsageError, VaultkeeperError
+from vaultkeeper.hosts import created
+from vaultkeeper.hosts.hooks import Change, read_settings, replace_keeping_backup
+from vaultkeeper.store import jsonedit, tomledit
+
+HOSTS = ("claude-code", "codex")
+NAME = config.MCP_SERVER_NAME
+_SERVERS_JSON = "mcpServers"
+_TABLE = "mcp_servers"
+
+
+def argv(vault: Path, program: str | None) -> list[str]:
+    """The server's command line: this installation's program, the vault, ``mcp``."""
+    if program is None:
+        raise VaultkeeperError("cannot find the vaultkeeper program to register; is it on PATH?")
+    return [program, "--vault", str(vault), "mcp"]
+
+
+def default_path(target: str, env: Mapping[str, str], project: Path | None = None) -> Path:
+    if target not in HOSTS:
+        raise UsageError(f"unknown host {target!r}; one of {', '.join(HOSTS)}")
+    if target == "claude-code" and project is not None:
+        return project / config.CLAUDE_PROJECT_MCP
+    home = env.get("HOME") or str(Path.home())
+    raw = config.CLAUDE_USER_CONFIG if target == "claude-code" else config.CODEX_CONFIG
+    return Path(home) / raw.removeprefix("~/")
+
+
+def registration_file(
+    target: str, with_mcp: bool, project: bool, env: Mapping[str, str], cwd: Path
+) -> Path | None:
+    """The file ``hooks install|uninstall TARGET --mcp [--project]`` edits, or None
+    without --mcp; options that do not fit the target are a usage error."""
+    if project and not (with_mcp and target == "claude-code"):
+        raise UsageError(
+            f"--project is for claude-code --mcp (the {config.CLAUDE_PROJECT_MCP} here)"
+        )
+    if not with_mcp:
+        return None
+    if target not in HOSTS:
+        raise UsageError(f"--mcp is for {' and '.join(HOSTS)}, not {target}")
+    return default_path(target, env, cwd if project else None).absolute()
+
+
+def install(
+    target: str, path: Path, vault: Path, program: str | None, *, write: bool = True
+) -> Change:
+    """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
+    so a command editing several files refuses before it has written any of them."""
+    command = argv(vault, program)
+    real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
+    made = None if real.exists() else created.missing_folders(real.parent)
+    if target == "codex":
+        change = _codex(real, command, write)
+    else:
+        want = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+        change = _claude(real, want, write)
+    if write and made is not None and change.changed:  # ours: uninstall may take it away
+        created.remember(real, made)
+    return change
+
+
+def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
+    """Remove our entry; a file install created goes (with our backup and the folders
+    made for it) when nothing but our entry was ever in it, as the hooks' file does.
+    ``write=False``: only read and plan (see install)."""
+    real = Path(os.path.realpath(path))
+    change = _codex(real, None, write) if target == "codex" else _claude(real, None, write)
+    if not write:
+        return change
+    if _empty(target, real):
+        undone = created.undo(real)
+        if undone is not None:
+            actions = (*change.actions, *undone)
+            return replace(change, changed=True, backup=None, actions=actions)
+    if change.changed:  # someone else's settings live in it now: the file is theirs
+        created.forget(real)
+    return change
+
+
+def _empty(target: str, path: Path) -> bool:
+    """The file holds nothing now: ``{}``, or (TOML) blank lines only."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return not text.strip() if target == "codex" else json.loads(text) == {}
+    except (OSError, ValueError):
+        return False
+
+
+# -- Claude Code: JSON ----------------------------------------------------------------
+def _claude(path: Path, want: dict[str, Any] | None, write: bool) -> Change:
+    data, raw = read_settings(path)
+    if raw is not None:  # as on disk: read_text would turn CRLF line ends into LF
+        raw = _read_text(path)
+    text = raw if raw is not None and raw.strip() else "{}\n"
+    servers = data.get(_SERVERS_JSON)
+    if servers is not None and not isinstance(servers, dict):
+        raise VaultkeeperError(f'{path}: "{_SERVERS_JSON}" is not an object; nothing written')
+    have = (servers or {}).get(NAME)
+    if want is None and have is None:
+        return Change("claude-code", str(path), False, None, (f"absent  mcp server {NAME}",))
+    if want is not None and have == want:
+        return Change("claude-code", str(path), False, None, (f"kept    mcp server {NAME}",))
+    unit = jsonedit.indent_unit(text)
+    top = jsonedit.parse_object(text, 0)
+    member = top.find(_SERVERS_JSON)
+    expected = dict(data)
+    if want is not None:
+        expected[_SERVERS_JSON] = {**(servers or {}), NAME: want}
+        if member is None:
+            new = jsonedit.set_member(text, top, _SERVERS_JSON, {NAME: want}, unit)
+        else:
+            inner = jsonedit.parse_object(text, member.value_start)
+            new = jsonedit.set_member(text, inner, NAME, want, unit)
+        action = f"{'updated' if have is not None else 'added  '} mcp server {NAME}: "
+        action += " ".join([want["command"], *want["args"]])
+    else:
+        rest = {k: v for k, v in (servers or {}).items() if k != NAME}
+        assert member is not None
+        if rest:
+            expected[_SERVERS_JSON] = rest
+            inner = jsonedit.parse_object(text, member.value_start)
+            new = jsonedit.remove_member(text, inner, NAME)
+        else:  # the list was only ours: it goes, as an emptied hooks list does
+            del expected[_SERVERS_JSON]
+            new = jsonedit.remove_member(text, top, _SERVERS_JSON)
+        action = f"removed mcp server {NAME}"
+    new = jsonedit.checked(new, expected, str(path))
+    return _write("claude-code", path, raw, new, action, write)
+
+
+# -- Codex: TOML ----------------------------------------------------------------------
+def _table(command: list[str], nl: str) -> str:
+    args = ", ".join(tomledit.basic_string(a) for a in command[1:])
+    return nl.join(
+        [
+            f"[{_TABLE}.{NAME}]",
+            f"command = {tomledit.basic_string(command[0])}",
+            f"args = [{args}]",
+            "",
+        ]
+    )
+
+
+def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
+    raw = _read_text(path) if path.exists() else None
+    text = raw or ""
+    before = tomledit.load(text, path)
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.splitlines(keepends=True)
+    spans = tomledit.table_spans(lines, [_TABLE, NAME])
+    ours = (before or {}).get(_TABLE, {}).get(NAME) if isinstance(before, dict) else None
+    if ours is not None and not spans:
+        raise VaultkeeperError(
+            f"{path}: {_TABLE}.{NAME} is set in a form vaultkeeper does not edit "
+            "(an inline table or dotted keys); change it by hand. Nothing written"
+        )
+    if command is None:
+        if not spans:
+            return Change("codex", str(path), False, None, (f"absent  mcp server {NAME}",))
+        drop = {i for a, b in spans for i in range(a, b)}
+        first = spans[0][0]
+        if first > 0 and not lines[first - 1].strip():
+            drop.add(first - 1)  # the blank line install put before the table
+        new = "".join(x for i, x in enumerate(lines) if i not in drop)
+        action = f"removed mcp server {NAME}"
+    else:
+        table = _table(command, nl)
+        if len(spans) == 1 and tomledit.join_spans(text, spans) == table:
+            return Change("codex", str(path), False, None, (f"kept    mcp server {NAME}",))
+        if spans:  # the first copy is replaced where it stands, any other goes
+            a, b = spans[0]
+            drop = {i for x, y in spans[1:] for i in range(x, y)}
+            rest = "".join(x for i, x in enumerate(lines) if i >= b and i not in drop)
+            new = "".join(lines[:a]) + table + rest
+            action = f"updated mcp server {NAME}: {' '.join(command)}"
+        else:
+            # one blank line between the file's last table and ours
+            gap = 0 if not text or text.endswith(nl + nl) else 1 if text.endswith(nl) else 2
+            sep = nl * gap
+            new = text + sep + table
+            action = f"added   mcp server {NAME}: {' '.join(command)}"
+    _toml_check(before, new, command, path)
+    return _write("codex", path, raw, new, action, write)
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
+
+
+def _toml_check(
+    before: dict[str, Any] | None, new: str, command: list[str] | None, path: Path
+) -> None:
+    if before is None:
+        return
+    expected = json.loads(json.dumps(before, default=str))
+    servers = dict(expected.get(_TABLE, {}))
+    servers.pop(NAME, None)
+    if command is not None:
+        servers[NAME] = {"command": command[0], "args": command[1:]}
+    expected[_TABLE] = servers
+    after = json.loads(json.dumps(tomledit.load(new, path), default=str))
+    for data in (expected, after):
+        if not data.get(_TABLE):  # an emptied [mcp_servers] is the same as none
+            data.pop(_TABLE, None)
+    if after != expected:
+        raise VaultkeeperError(f"{path}: could not edit it in place safely; nothing written")
+
+
+def _write(target: str, path: Path, raw: str | None, text: str, action: str, write: bool) -> Change:
+    if raw is not None and text == raw:
+        return Change(target, str(path), False, None, (action,))
+    if not write:
+        return Change(target, str(path), True, None, (action,))
+    backup = replace_keeping_backup(path, raw is not None, text)
+    return Change(target, str(path), True, backup, (action,))

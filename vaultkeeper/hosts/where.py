@@ -1,0 +1,84 @@
+"""``hooks status``: what runs the scan where, and when each vault last completed one.
+
+Split from vaultkeeper.status.health (which re-exports these names): the hosts' hook files,
+the crontab and the hook logs are about what runs vaultkeeper, not about a vault's
+health; ``status`` only borrows ``last_completed`` for its scan-age signal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts.cron import CronEntry, entries
+from vaultkeeper.hosts.hooks import Installed, installed
+
+
+@dataclass(frozen=True)
+class Where:
+    """``hooks status``: what is installed where, and each vault's last completed scan."""
+
+    hosts: tuple[Installed, ...]
+    cron: tuple[CronEntry, ...]
+    cron_note: str | None  # why the crontab could not be read (or None)
+    last_scans: tuple[tuple[str, dt.datetime | None], ...]  # (vault, lastCompleted)
+    hook_logs: tuple[tuple[str, str], ...]  # (log file, its last line): what went wrong
+
+
+def where_installed(
+    hosts: Mapping[str, Path], cron: bool, env: Mapping[str, str], vault: Path | None
+) -> Where:
+    """Our handlers in each host's file, our crontab lines, and when each vault last scanned."""
+    found = tuple(installed(target, path) for target, path in hosts.items())
+    lines: tuple[CronEntry, ...] = ()
+    note: str | None = None
+    if cron:
+        try:
+            lines = tuple(entries(env))
+        except VaultkeeperError as exc:
+            note = str(exc)
+    vaults = [h.vault for i in found for h in i.handlers if h.vault] + [e.vault for e in lines]
+    if vault is not None:
+        vaults.insert(0, str(vault))
+    unique = list(dict.fromkeys(vaults))
+    logs = [Path(v) / config.STATE_DIR / config.HOOK_LOG_FILE for v in unique]
+    logs.append(fallback_log(env))
+    return Where(
+        found,
+        lines,
+        note,
+        tuple((v, last_completed(Path(v))) for v in unique),
+        tuple((str(p), last) for p in logs if (last := _last_line(p))),
+    )
+
+
+def fallback_log(env: Mapping[str, str]) -> Path:
+    """Where the hook scripts log when the vault itself is missing (see hooks/*.sh)."""
+    home = env.get(config.ENV_XDG_STATE) or config.XDG_STATE_DEFAULT.replace(
+        "~", env.get("HOME") or str(Path.home()), 1
+    )
+    return Path(home) / "vaultkeeper" / config.HOOK_LOG_FILE
+
+
+def _last_line(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 4096))
+            tail = fh.read().decode("utf-8", "replace").strip().splitlines()
+    except OSError:
+        return None
+    return tail[-1] if tail else None
+
+
+def last_completed(vault: Path) -> dt.datetime | None:
+    """``lastCompleted`` of the vault's state file, in UTC; None when never or unreadable."""
+    from vaultkeeper.scan.guards import read_state
+
+    millis = read_state(vault).data["lastCompleted"]
+    if not millis or millis <= 0:
+        return None
+    return dt.datetime.fromtimestamp(millis / 1000, tz=dt.timezone.utc)

@@ -1,0 +1,160 @@
+"""``index``: regenerate the section of ``_index.md`` between the vaultkeeper markers.
+
+One line per entry, grouped by folder, sorted, deterministic::
+
+    ## projects/api/memory
+    - [[projects/api/memory/flaky-ci-retries]] - Retry a flaky CI job once -- keywords: ci, retry
+
+The description comes from the entry's frontmatter (a registry block's first paragraph),
+served as to an agent (credentials masked, control characters stripped: agents load
+the index first); a superseded entry's line starts ``(superseded by [[newer]])``.
+keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
+regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
+markers is kept byte for byte. When the root index would
+pass the load budget, it links one sub-index per top-level folder instead
+(``_index-<folder>.md`` at the vault root), each regenerated the same way.
+
+This module plans and writes; what is listed is vaultkeeper.index.entries' and the
+index files' own text (markers, keywords, budget) vaultkeeper.index.files'. Their
+public names are importable from here as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.index.entries import ROOT_GROUP as ROOT_GROUP
+from vaultkeeper.index.entries import Entry as Entry
+from vaultkeeper.index.entries import collect_entries as collect_entries
+from vaultkeeper.index.entries import render_entries
+from vaultkeeper.index.files import Keywords as Keywords
+from vaultkeeper.index.files import (
+    check_markers,
+    is_over_budget,
+    keywords_of,
+    measure,
+    read_index,
+    subindex_preamble,
+)
+from vaultkeeper.index.files import index_keywords as index_keywords
+from vaultkeeper.index.files import is_index_file as is_index_file
+from vaultkeeper.index.files import subindex_name as subindex_name
+from vaultkeeper.index.files import with_section as with_section
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.links import Resolver
+from vaultkeeper.store.model import Problem
+from vaultkeeper.store.obsidian import in_folder, templates_folder
+from vaultkeeper.store.templates import render
+from vaultkeeper.store.vault import iter_files, rel, resolve_inside
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    entries: int
+    split: bool  # the root index links sub-indexes instead of entries
+    files: tuple[str, ...]  # every index file the vault should have
+    changed: tuple[str, ...]  # files whose content is (or, with check, would be) different
+    missing: tuple[str, ...]  # of those, the files that did not exist (created, or to be)
+    written: bool
+    root_lines: int
+    root_bytes: int
+    over_budget: tuple[str, ...]  # index files still over the budget
+    unused: tuple[str, ...]  # old sub-index files no longer linked (left for a person)
+    problems: tuple[Problem, ...] = ()  # files listed without a description: unreadable
+
+
+def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
+    """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing.
+
+    ``keep``: keywords for entries the index does not list now (a restored entry's,
+    kept in .trash/ when it was pruned); what the index holds wins.
+    """
+    if check:
+        return _build(vault, write=False, keep=keep)
+    with writer_lock(vault):
+        return _build(vault, write=True, keep=keep)
+
+
+def _has_bom(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(_BOM)) == _BOM
+    except OSError:
+        return False
+
+
+def generate(vault: Path) -> dict[str, str]:
+    """Every index file's text as ``build_index`` would write it (BOM aside); reads only."""
+    return _plan(vault)[1]
+
+
+def _plan(
+    vault: Path, keep: Keywords | None = None
+) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
+    """(current text, wanted text) of each index file, the entry count, the split, and
+    the files that could not be read (listed without a description)."""
+    files = list(iter_files(vault))
+    rels = [rel(vault, p) for p in files]
+    resolver = Resolver(rels)
+    templates = templates_folder(vault)  # Obsidian's templates are not entries
+    md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
+    entries, problems = collect_entries(vault, md)
+    current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
+    current.setdefault(config.INDEX_FILE, None)
+    keywords = keywords_of(current, resolver)
+    for key, words in (keep or {}).items():
+        keywords.setdefault(key, words)
+    root_text = current[config.INDEX_FILE]
+    if root_text is None:
+        root_text = render("index.md", {})
+    check_markers(config.INDEX_FILE, root_text)
+    wanted = {config.INDEX_FILE: with_section(root_text, render_entries(entries, keywords))}
+    split = is_over_budget(wanted[config.INDEX_FILE])
+    if split:
+        by_top: dict[str, list[Entry]] = {}
+        root_entries: list[Entry] = []
+        for entry in entries:
+            top = entry.folder.split("/")[0]
+            (by_top.setdefault(top, []) if top else root_entries).append(entry)
+        lines = render_entries(root_entries, keywords)
+        if by_top:
+            lines.append("## sub-indexes")
+        for top in sorted(by_top, key=lambda t: (t.casefold(), t)):
+            name = subindex_name(top)
+            count = len(by_top[top])
+            lines.append(f"- [[{name[:-3]}]] - {top}/: {count} entr{'y' if count == 1 else 'ies'}")
+            base = current.get(name) or subindex_preamble(top)
+            check_markers(name, base)
+            wanted[name] = with_section(base, render_entries(by_top[top], keywords))
+        wanted[config.INDEX_FILE] = with_section(root_text, lines)
+    return current, wanted, len(entries), split, problems
+
+
+def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
+    current, wanted, entries, split, problems = _plan(vault, keep)
+    changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
+    # a symlinked index file: its target is written and the link stays a link; a link
+    # leading out of the vault is refused, by --check too (new checks before it writes)
+    targets = {name: resolve_inside(vault, name) for name in wanted}
+    if write:
+        for name in changed:
+            bom = _BOM if _has_bom(vault / name) else b""  # outside the markers: kept too
+            atomic_write(targets[name], bom + wanted[name].encode("utf-8"))
+    root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
+    return IndexResult(
+        entries=entries,
+        split=split,
+        files=tuple(sorted(wanted)),
+        changed=changed,
+        missing=tuple(n for n in changed if current.get(n) is None),
+        written=write and bool(changed),
+        root_lines=root_lines,
+        root_bytes=root_bytes,
+        over_budget=tuple(sorted(n for n, t in wanted.items() if is_over_budget(t))),
+        unused=tuple(sorted(n for n in current if n not in wanted)),
+        problems=tuple(p for p in problems if not is_index_file(p.path)),
+    )

@@ -1,0 +1,286 @@
+"""Turn use events into counted reuse: the one door for ``ingest`` and MCP's ``cite``.
+
+A session counts at most once per pattern: the key is (session, pattern), and the
+usage log (uses.py) remembers which keys were counted, so recording the same events
+again (a transcript ingested twice, or a longer copy of it) counts nothing twice.
+Each counted use goes through the same one-line edits as ``use`` (count + n, last
+used = the use's date, never moved backwards), is journaled with its receipt, and
+its events join the log right after the registry edit, under the writer lock.
+Names that are not registry patterns are reported, never created. A use dated after
+today (a clock gone wrong, a forged transcript) is dated today: ``last used`` never
+lies in the future.
+
+A host session that cites a pattern through the MCP ``cite`` tool is counted by the
+server under its own session id, at the call. When the host's transcript is ingested
+later, its call of that tool is a ``CiteCall``: the server's log line with the same
+pattern and evidence (the receipt ``mcp:EVIDENCE``), dated within a day of the call,
+stands for the host session's use, so a link in the same session is not counted
+again. With no such line (the server was not running, or the call failed) the host
+session's use counts once, as any citation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.apply import journal
+from vaultkeeper.apply.decision import ACT, DEFER, Outcome
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.learn.use import UseResult, record_use, record_uses
+from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
+
+JOURNAL_ACTION = "use"
+CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
+
+
+@dataclass(frozen=True)
+class CiteCall:
+    """A host session's call of the MCP ``cite`` tool, as its transcript shows it."""
+
+    session: str  # the host's session
+    target: str
+    date: dt.date
+    evidence: str  # as the call gave it
+    source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One pattern whose count rose (or would rise, on a dry run)."""
+
+    name: str
+    path: str  # the registry file, vault-relative
+    sessions: tuple[str, ...]  # each session counted once
+    count_before: int
+    count_after: int
+    last_used: str
+    receipt: str  # the latest new use's receipt
+    note: str | None = None  # why the saved report could not follow, if it could not
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    recorded: tuple[UseEvent, ...]  # new log lines (none written on a dry run)
+    counted: tuple[Counted, ...]
+    repeated: int  # events already in the log (or repeated in this batch): skipped
+    unknown: tuple[UseEvent, ...]  # cite/skill naming no registry pattern: reported only
+    refused: tuple[str, ...]  # one line per pattern whose count could not be raised
+    dry_run: bool
+    via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
+    future: int = 0  # events dated after today, dated today
+    via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "recorded": [e.to_dict() for e in self.recorded],
+            "counted": [
+                {
+                    "name": c.name,
+                    "path": c.path,
+                    "sessions": list(c.sessions),
+                    "count_before": c.count_before,
+                    "count_after": c.count_after,
+                    "last_used": c.last_used,
+                    "receipt": c.receipt,
+                }
+                for c in self.counted
+            ],
+            "repeated": self.repeated,
+            "unknown": [e.to_dict() for e in self.unknown],
+            "refused": list(self.refused),
+            "dry_run": self.dry_run,
+            "via_mcp": list(self.via_mcp),
+            "future": self.future,
+            "via_cli": list(self.via_cli),
+        }
+
+
+def _is_note(target: str) -> bool:
+    return target.endswith(".md")
+
+
+def _matched(
+    calls: Sequence[CiteCall],
+    server: dict[tuple[str, str], list[dt.date]],
+    counted: set[tuple[str, str]],
+) -> dict[tuple[str, str], str]:
+    """The (host session, pattern) keys not ``counted`` yet whose call has a line of its
+    own in the log (server: by the receipt; ``use``: by the source), with the call's
+    source; each line stands for one call."""
+    out: dict[tuple[str, str], str] = {}
+    for call in calls:
+        key = (call.session, call.target)
+        if key in counted or key in out:
+            continue
+        mcp = call.source == config.MCP_SOURCE
+        dates = server.get((call.target, mcp_receipt(call.evidence) if mcp else call.source), [])
+        near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
+        if near:
+            dates.remove(near[0])
+            out[key] = call.source
+    return out
+
+
+def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
+    return [e if e.date <= today else e._replace(date=today) for e in events]
+
+
+def record(
+    vault: Path,
+    events: Sequence[UseEvent],
+    now: dt.datetime,
+    dry_run: bool = False,
+    calls: Sequence[CiteCall] = (),
+) -> RecordResult:
+    """Log the new events and count each new (session, pattern) once; see the module doc.
+
+    A ``cite`` or ``skill`` whose target is a registry pattern's name counts for it; a
+    ``cite`` of a note (a path) and every ``read`` are logged only; any other target
+    is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
+    the events' sessions made (see the module doc). With no events nothing is touched.
+    """
+    if not events:  # not even the lock file: a refused ingest writes nothing
+        return RecordResult((), (), 0, (), (), dry_run)
+    today = now.date()
+    future = sum(1 for e in events if e.date > today)
+    events = _today(events, today)
+    calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+        heads, _ = load_heads(vault)
+        names = {h.name for h in heads}
+        seen: set[tuple[str, str, str]] = set()
+        counted_keys: set[tuple[str, str]] = set()
+        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt|cli) -> dates
+        for old in read_events(vault):
+            seen.add((old.session, old.kind, old.target))
+            if old.kind in PATTERN_KINDS:
+                counted_keys.add((old.session, old.target))
+            if old.source == config.MCP_SOURCE and old.kind == "cite":
+                server.setdefault((old.target, old.receipt), []).append(old.date)
+            elif old.source == config.CLI_SOURCE and old.kind == "cite":
+                server.setdefault((old.target, old.source), []).append(old.date)
+        covered = _matched(calls, server, counted_keys)
+        counted_keys |= covered.keys()
+        fresh: list[UseEvent] = []  # logged only
+        uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
+        unknown: list[UseEvent] = []
+        repeated = 0
+        for event in events:
+            key = (event.session, event.kind, event.target)
+            pattern = event.kind in PATTERN_KINDS and event.target in names
+            if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
+                if all(u.target != event.target for u in unknown):
+                    unknown.append(event)
+                continue
+            if key in seen:
+                repeated += 1
+                continue
+            seen.add(key)
+            (uses.setdefault(event.target, []) if pattern else fresh).append(event)
+        firsts = {name: _firsts(name, found, counted_keys) for name, found in uses.items()}
+        wanted = {
+            name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
+        }
+        done, failed = record_uses(vault, wanted, now, never_back=True, dry_run=dry_run)
+        counted: list[Counted] = []
+        recorded: list[UseEvent] = []
+        for name, found in uses.items():
+            if name in failed:  # its events stay out of the log: counted once it is fixed
+                if not dry_run:
+                    journal.append(
+                        vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
+                    )
+                continue
+            if name in done:
+                counted.append(_journal(vault, done[name], firsts[name], now, dry_run))
+            recorded.extend(found)
+        recorded.extend(fresh)
+        if not dry_run:
+            append_events(vault, recorded)  # right after the edits, under the same lock
+        refused = tuple(str(failed[name]) for name in uses if name in failed)
+        via: dict[str, set[str]] = {config.MCP_SOURCE: set(), config.CLI_SOURCE: set()}
+        for (session, target), source in covered.items():
+            if any(e.session == session for e in uses.get(target, ())):
+                via[source].add(target)
+        return RecordResult(
+            tuple(recorded),
+            tuple(counted),
+            repeated,
+            tuple(unknown),
+            refused,
+            dry_run,
+            tuple(sorted(via[config.MCP_SOURCE])),
+            future,
+            tuple(sorted(via[config.CLI_SOURCE])),
+        )
+
+
+def _firsts(
+    name: str, events: list[UseEvent], counted_keys: set[tuple[str, str]]
+) -> dict[str, UseEvent]:
+    """The first new event of each session not counted for ``name`` before."""
+    out: dict[str, UseEvent] = {}
+    for event in events:
+        if (event.session, name) not in counted_keys:
+            out.setdefault(event.session, event)
+    return out
+
+
+def _journal(
+    vault: Path, result: UseResult, firsts: dict[str, UseEvent], now: dt.datetime, dry_run: bool
+) -> Counted:
+    """One journal line per session counted, with its receipt."""
+    for i, event in enumerate(firsts.values()):
+        before = result.count_before + i
+        journal.append(
+            vault,
+            Outcome(
+                JOURNAL_ACTION,
+                result.name,
+                ACT,
+                f"{event.kind} in {event.source} session {event.session} on "
+                f"{event.date.isoformat()}: success count {before} -> {before + 1}",
+                evidence=event.receipt,
+                extra={"session": event.session, "source": event.source},
+                dry_run=dry_run,
+            ),
+            now,
+        )
+    latest = max(firsts.values(), key=lambda e: e.date)
+    return Counted(
+        result.name,
+        result.path,
+        tuple(firsts),
+        result.count_before,
+        result.count_after,
+        result.last_used,
+        latest.receipt,
+        result.note,
+    )
+
+
+def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
+    """``vaultkeeper use NAME``: a reuse a person reports, through the same door as
+    ingest: counted, journaled, and logged as a ``cli`` cite, so decay sees it. Its
+    session (and receipt) is ``cli:<now, ISO>``: one use, never counted again.
+
+    Refused (an unknown name, an unreadable count, ...) before anything is written.
+    """
+    record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
+    session = f"{config.CLI_SOURCE}:{now.isoformat()}"
+    event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
+    result = record(vault, [event], now)
+    if result.refused:  # the registry changed between the check and the edit
+        raise VaultkeeperError(result.refused[0])
+    if not result.counted:
+        raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
+    c = result.counted[0]
+    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)

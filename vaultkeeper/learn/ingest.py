@@ -1,0 +1,257 @@
+"""``ingest TRANSCRIPT...``: map what agents did in their sessions onto the vault.
+
+transcripts.py yields signals (links in the agent's text, skills called, files read);
+here they become use events: a link to a registry block (``[[patterns/registry#NAME]]``,
+heading matched as Obsidian matches it) is a ``cite`` of that pattern; a link to any
+other note a ``cite`` of its path; a ``Skill`` call, or a read of a ``SKILL.md``, of a
+skill a pattern was promoted into (its ``**promoted:**`` line) a ``skill`` use of that
+pattern -- a read counts only at the very path that line names, followed through
+links; a read of a file inside the vault a ``read``; a call of the vault's MCP
+``cite`` tool a ``cite`` whose server-side count learn.record finds (a ``CiteCall``),
+so the session is not counted twice; so is a shell's ``vaultkeeper use NAME``, whose
+``cli`` line in the log stands for it. learn.record then logs and counts them. A
+Claude Code transcript brings its sub-agents' transcripts along
+(``<session>/subagents/agent-*.jsonl`` beside ``<session>.jsonl``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.learn.count import CiteCall, RecordResult, record
+from vaultkeeper.learn.transcripts import Reader, Signal, detect
+from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.store.uses import UseEvent
+from vaultkeeper.store.vault import iter_markdown, rel
+
+# Obsidian writes these characters of a heading as blanks in a link to it.
+_HEADING_NOISE = re.compile(r"[#^|:\[\]\\%]")
+# The skill a **promoted:** line points at: [[skills/NAME/SKILL]] or `/abs/NAME/SKILL.md`.
+_PROMOTED_TO = re.compile(r"(?:\[\[|`)([^\]`|#]*?)/SKILL(?:\.md)?(?:[|#][^\]]*)?(?:\]\]|`)", re.I)
+
+
+def heading_key(text: str) -> str:
+    """How a ``#heading`` part of a link is compared with headings: case and runs of
+    blanks do not matter, and link-unsafe characters count as blanks."""
+    return " ".join(_HEADING_NOISE.sub(" ", text).split()).casefold()
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    format: str | None  # claude-code | codex | None (not read)
+    session: str | None
+    lines_skipped: int  # not JSON (a half-written last line, say) or over the length cap
+    error: str | None  # why the file was not read
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    files: tuple[FileResult, ...]
+    result: RecordResult
+
+    @property
+    def ok(self) -> bool:
+        return all(f.error is None for f in self.files)
+
+
+class _Vault:
+    """What a signal is matched against: registry blocks, promoted skills, notes."""
+
+    def __init__(self, vault: Path) -> None:
+        self.root = vault.resolve()
+        self.blocks: dict[
+            str, dict[str, str]
+        ] = {}  # registry file (lowercase, no .md) -> key -> name
+        self.skills: dict[str, str] = {}  # skill folder name -> pattern
+        self.skill_files: dict[Path, str] = {}  # the real SKILL.md a line names -> pattern
+        # bounded: a long session reads many files, and reads the same ones again and again
+        self._files: OrderedDict[tuple[str, str | None], tuple[str | None, str | None]]
+        self._files = OrderedDict()
+        heads, _ = load_heads(vault)
+        for head in heads:
+            file_key = head.rel[: -len(".md")].casefold()
+            self.blocks.setdefault(file_key, {}).setdefault(heading_key(head.name), head.name)
+            match = _PROMOTED_TO.search(head.promoted or "")
+            if match:
+                self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
+                skill = self._skill_file(match.group(1), match.group(0).startswith("[["))
+                if skill is not None:
+                    self.skill_files.setdefault(skill, head.name)
+
+    def _skill_file(self, folder: str, wikilink: bool) -> Path | None:
+        """The SKILL.md a **promoted:** line names, as promote wrote it: a link is
+        vault-relative, a quoted path absolute (or vault-relative, if a person wrote it)."""
+        path = Path(folder if wikilink else os.path.expanduser(folder)) / "SKILL.md"
+        try:
+            return (path if path.is_absolute() else self.root / path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+
+    @functools.cached_property
+    def notes(self) -> dict[str, list[str]]:
+        """Note paths by lowercase path without .md, and by lowercase file name alone."""
+        out: dict[str, list[str]] = {}
+        for path in iter_markdown(self.root):
+            relative = rel(self.root, path)
+            stem = relative[: -len(".md")].casefold()
+            out.setdefault(stem, []).append(relative)
+            if "/" in stem:
+                out.setdefault(stem.rsplit("/", 1)[-1], []).append(relative)
+        return out
+
+    def registry_file(self, target: str) -> str | None:
+        key = target.casefold()
+        if key in self.blocks:
+            return key
+        if "/" not in key:  # Obsidian resolves a bare name to the file of that name
+            return next((k for k in self.blocks if k.rsplit("/", 1)[-1] == key), None)
+        return None
+
+    def link(self, target: str, heading: str | None) -> tuple[str, str] | None:
+        """(kind, target) of the event a link makes, or None for a link to nothing here."""
+        target = target.strip()
+        if target.casefold().endswith(".md"):
+            target = target[: -len(".md")]
+        file_key = self.registry_file(target) if target else None
+        if file_key is not None and heading and not heading.startswith("^"):
+            last = heading.split("#")[-1].strip()
+            return "cite", self.blocks[file_key].get(heading_key(last), last)
+        found = self.notes.get(target.casefold(), []) if target else []
+        return ("cite", sorted(found, key=len)[0]) if found else None
+
+    def skill(self, name: str) -> str | None:
+        return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
+
+    def file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
+        """(vault-relative path read, pattern whose promoted skill it is), either None."""
+        key = (given, cwd)
+        found = self._files.get(key)
+        if found is not None:
+            self._files.move_to_end(key)
+            return found
+        found = self._files[key] = self._file(given, cwd)
+        if len(self._files) > config.INGEST_PATH_CACHE:
+            self._files.popitem(last=False)
+        return found
+
+    def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
+        try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
+            path = Path(os.path.expanduser(given))
+            if not path.is_absolute():
+                if cwd is None:
+                    return None, None
+                path = Path(cwd) / path
+            real = path.resolve()
+            if not real.is_file():
+                return None, None
+        except (OSError, RuntimeError, ValueError):
+            return None, None
+        pattern = self.skill_files.get(real)
+        if self.root not in real.parents:
+            return None, pattern
+        relative = rel(self.root, real)
+        top = relative.split("/", 1)[0]
+        if top in config.EXCLUDED_DIRS or any(p.startswith(".") for p in relative.split("/")):
+            return None, pattern
+        return relative, pattern
+
+
+def transcript_files(paths: Iterable[Path]) -> list[Path]:
+    """The given transcripts, each followed by its sub-agents' transcripts; no repeats."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        extra: list[Path] = []
+        if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
+            subagents = path.with_suffix("") / config.SUBAGENTS_DIR
+            extra = sorted(subagents.glob(config.SUBAGENT_GLOB)) if subagents.is_dir() else []
+        for item in (path, *extra):
+            key = item.absolute()
+            if key not in seen:
+                seen.add(key)
+                out.append(key)
+    return out
+
+
+def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> list[UseEvent]:
+    found: list[tuple[str, str]] = []
+    if signal.kind == "link":
+        made = view.link(signal.value, signal.heading)
+        if made:
+            found.append(made)
+    elif signal.kind == "skill":
+        pattern = view.skill(signal.value)
+        if pattern:
+            found.append(("skill", pattern))
+    elif signal.kind == "mcp-cite":  # as the server's cite reads its name
+        name = signal.value.strip()
+        note = "/" in name or name.casefold().endswith(".md")
+        made = view.link(name, None) if note else ("cite", name)
+        if made and name:
+            found.append(made)
+    elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
+        found += [("cite", signal.value)] if signal.value else []
+    else:
+        read, pattern = view.file(signal.value, signal.cwd)
+        found += [("read", read)] if read else []
+        found += [("skill", pattern)] if pattern else []
+    day = signal.date or reader.first_date or today
+    receipt = f"{reader.path}:{signal.line}"
+    return [
+        UseEvent(signal.session, reader.format, kind, target, day, receipt)
+        for kind, target in found
+    ]
+
+
+def ingest(
+    vault: Path, paths: Sequence[Path], now: dt.datetime, dry_run: bool = False
+) -> IngestResult:
+    """Read each transcript (and its sub-agents'), then record what was found at once."""
+    view = _Vault(vault)
+    files: list[FileResult] = []
+    events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
+    calls: list[CiteCall] = []
+    for path in transcript_files(paths):
+        shown = str(path)
+        if path.exists() and not path.is_file():  # a FIFO would block the read forever
+            files.append(FileResult(shown, None, None, 0, "not a regular file"))
+            continue
+        try:
+            fmt = detect(path)
+        except OSError as exc:
+            files.append(FileResult(shown, None, None, 0, exc.strerror or str(exc)))
+            continue
+        if fmt is None:
+            why = "not a Claude Code or Codex transcript (no line says which)"
+            files.append(FileResult(shown, None, None, 0, why))
+            continue
+        reader = Reader(path, fmt)
+        if path.parent.name == config.SUBAGENTS_DIR:  # until its lines name the session
+            reader.session = path.parent.parent.name
+        try:
+            for signal in reader:
+                for event in _events(view, reader, signal, now.date()):
+                    events.setdefault((event.session, event.kind, event.target), event)
+                    if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
+                        evidence = signal.evidence or ""
+                        calls.append(CiteCall(event.session, event.target, event.date, evidence))
+                    elif signal.kind == "cli-use":
+                        call = CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
+                        calls.append(call)
+        except OSError as exc:
+            files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
+            continue
+        skipped = reader.skipped
+        files.append(FileResult(shown, fmt, reader.session, skipped.bad + skipped.long, None))
+    result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
+    return IngestResult(tuple(files), result)

@@ -1,0 +1,251 @@
+"""Read agent session transcripts (Claude Code and Codex JSONL) as a stream of signals.
+
+A transcript is read line by line with a cap on each line, so memory stays bounded
+whatever the file's size, and a single huge line is skipped without being held whole.
+A line that is not JSON, half written, or of a type not known here is skipped. Only
+the agent's own words and tool calls are looked at: the person's text and tool output
+never yield a signal. This module knows nothing of the vault; ingest.py maps the
+signals onto it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.learn.shellwords import shell_reads, shell_uses
+
+CLAUDE = "claude-code"
+CODEX = "codex"
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
+_CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment"})
+# [[target#heading|alias]] (and ![[...]] embeds): the target, then the heading part.
+LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# Shell programs whose file arguments are read (cat notes.md, sed -n 1,40p notes.md).
+# Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
+# of these (its tool calls and its session header).
+_CODEX_MORE = (b"function_call", b"session_meta")
+# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
+# has written ``SERVER__TOOL`` and ``SERVER.TOOL``. Only the server's own name is taken.
+_MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
+    (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
+    vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
+    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name)."""
+
+    kind: str
+    value: str
+    heading: str | None
+    line: int
+    session: str
+    date: dt.date | None
+    cwd: str | None
+    evidence: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Lines that yielded nothing because they could not be read (not JSON, too long)."""
+
+    bad: int
+    long: int
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) per line; ``None`` for a line over the cap (never held whole)."""
+    cap = config.TRANSCRIPT_MAX_LINE_BYTES
+    with path.open("rb") as fh:
+        number = 0
+        while True:
+            raw = fh.readline(cap + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > cap and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = fh.readline(1 << 20)
+                yield number, None
+                continue
+            yield number, raw
+
+
+def _date(stamp: object) -> dt.date | None:
+    if not isinstance(stamp, str) or len(stamp) < 10:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.timezone.utc)
+    return when.date()
+
+
+def detect(path: Path) -> str | None:
+    """``claude-code``, ``codex``, or None when no line of the file's head says which."""
+    for number, raw in _lines(path):
+        if number > config.TRANSCRIPT_DETECT_LINES:
+            return None
+        obj = _load(raw)
+        if obj is None:
+            continue
+        kind = obj.get("type")
+        if kind in _CODEX_TYPES and "payload" in obj:
+            return CODEX
+        if kind in _CLAUDE_TYPES or "sessionId" in obj:
+            return CLAUDE
+    return None
+
+
+def _load(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        obj = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+class Reader:
+    """Iterate one transcript's signals; ``skipped`` counts the unreadable lines after."""
+
+    def __init__(self, path: Path, fmt: str) -> None:
+        self.path, self.format = path, fmt
+        self.session = path.stem
+        self.first_date: dt.date | None = None
+        self.cwd: str | None = None  # Codex's session_meta cwd
+        self.bad = self.long = 0
+
+    @property
+    def skipped(self) -> Skipped:
+        return Skipped(self.bad, self.long)
+
+    def __iter__(self) -> Iterator[Signal]:
+        claude = self.format == CLAUDE
+        for number, raw in _lines(self.path):
+            if raw is None:
+                self.long += 1
+                continue
+            if b"assistant" not in raw and (claude or not any(w in raw for w in _CODEX_MORE)):
+                continue  # not the agent's line: parsing every tool result would be slow
+            obj = _load(raw)
+            if obj is None:
+                self.bad += int(bool(raw.strip()))
+                continue
+            yield from (self._claude(obj, number) if claude else self._codex(obj, number))
+
+    def _claude(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
+        if obj.get("type") != "assistant":
+            return
+        message = obj.get("message")
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            return
+        if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
+            self.session = obj["sessionId"]
+        day = _date(obj.get("timestamp")) or self.first_date
+        self.first_date = self.first_date or day
+        cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            return
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                yield from self._links(block["text"], number, day, cwd)
+            elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                yield from self._tool(str(block.get("name")), block["input"], number, day, cwd)
+
+    def _codex(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
+        payload = obj.get("payload")
+        if not isinstance(payload, dict):
+            return
+        day = _date(obj.get("timestamp")) or self.first_date
+        self.first_date = self.first_date or day
+        if obj.get("type") == "session_meta":
+            if isinstance(payload.get("id"), str) and payload["id"]:
+                self.session = payload["id"]
+            if isinstance(payload.get("cwd"), str):
+                self.cwd = payload["cwd"]
+            return
+        if obj.get("type") != "response_item":
+            return
+        cwd = self.cwd
+        kind = payload.get("type")
+        if kind == "message" and payload.get("role") == "assistant":
+            for block in payload.get("content") or ():
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "output_text"
+                    and isinstance(block.get("text"), str)
+                ):
+                    yield from self._links(block["text"], number, day, cwd)
+        elif kind == "function_call":
+            given = payload.get("arguments") or "{}"
+            try:  # a JSON string as Codex writes it; an object taken as it is
+                args = given if isinstance(given, dict) else json.loads(given)
+            except (ValueError, TypeError, RecursionError):
+                return
+            if isinstance(args, dict) and _is_cite(payload.get("name"), args):
+                yield self._cite(args, number, day, cwd)
+            elif isinstance(args, dict):
+                workdir = args.get("workdir")
+                here = workdir if isinstance(workdir, str) else cwd
+                yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
+
+    def _links(
+        self, text: str, number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        for m in LINK.finditer(text):
+            heading = m.group(2)[1:] if m.group(2) else None
+            yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
+
+    def _tool(
+        self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        if name == "Skill" and isinstance(args.get("skill"), str):
+            yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
+        elif name == "Read" and isinstance(args.get("file_path"), str):
+            yield Signal("file", args["file_path"], None, number, self.session, day, cwd)
+        elif name == "Bash":
+            yield from self._shell(args.get("command"), number, day, cwd)
+        elif _is_cite(name, args):
+            yield self._cite(args, number, day, cwd)
+
+    def _cite(
+        self, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+    ) -> Signal:
+        name, evidence = args["name"], args["evidence"]
+        return Signal("mcp-cite", name, None, number, self.session, day, cwd, evidence)
+
+    def _shell(
+        self, command: object, number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        for path in shell_reads(command):
+            yield Signal("file", path, None, number, self.session, day, cwd)
+        for name in shell_uses(command):
+            yield Signal("cli-use", name, None, number, self.session, day, cwd)
+
+
+def _is_cite(name: object, args: dict[str, Any]) -> bool:
+    """A call of the vaultkeeper MCP server's ``cite`` tool, with its two arguments."""
+    match = _MCP_TOOL.match(name) if isinstance(name, str) else None
+    return (
+        match is not None
+        and match["tool"] == "cite"
+        and match["server"].casefold() == config.MCP_SERVER_NAME
+        and isinstance(args.get("name"), str)
+        and isinstance(args.get("evidence"), str)
+    )

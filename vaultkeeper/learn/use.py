@@ -1,0 +1,161 @@
+"""``use NAME``: record one reuse of a registry pattern (count + 1, last used = today)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
+from vaultkeeper.registry.find import pick_block
+from vaultkeeper.store.edit import (
+    insert_line_after,
+    read_for_edit,
+    replace_counter_value,
+    replace_line,
+)
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.model import Problem, split_lines
+from vaultkeeper.store.vault import resolve_inside
+
+
+@dataclass(frozen=True)
+class UseResult:
+    name: str
+    path: str
+    count_before: int
+    count_after: int
+    last_used: str
+    note: str | None = None  # why the saved report could not follow, if it could not
+
+
+def record_use(
+    vault: Path,
+    name: str,
+    today: dt.date,
+    now: dt.datetime | None = None,
+    *,
+    times: int = 1,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> UseResult:
+    """Count reuse: the count line and the last-used line change, nothing else.
+
+    A block without a last-used line gets one, right after its count line. A block
+    whose count can't be read is refused with its ``path:line``; nothing is written.
+    ``times`` uses are counted at once; with ``never_back`` a later last-used date
+    already in the block stays (uses learned from old transcripts); ``dry_run``
+    computes the result and writes nothing.
+    """
+    done, refused = record_uses(
+        vault, {name: (times, today)}, now, never_back=never_back, dry_run=dry_run
+    )
+    if name in refused:
+        raise refused[name]
+    return done[name]
+
+
+def record_uses(
+    vault: Path,
+    uses: Mapping[str, tuple[int, dt.date]],
+    now: dt.datetime | None = None,
+    *,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
+    """record_use for several patterns (name -> (times, day)): the registry is read once
+    and each registry file written once. Returns what was counted and, per name, why
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing.
+
+    A count that reaches the promote threshold (or leaves 0) changes the block's
+    standing: the saved report follows, as it does after an apply (as of ``now``, else
+    the latest day counted)."""
+    # a dry run writes nothing at all, not even the lock file
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+        blocks, problems = load_registry(vault)
+        by_name: dict[str, list[RegistryBlock]] = {}
+        for block in blocks:
+            by_name.setdefault(block.name, []).append(block)
+        done: dict[str, UseResult] = {}
+        refused: dict[str, VaultkeeperError] = {}
+        edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
+        for name, (times, day) in uses.items():
+            try:
+                block = _one(name, by_name, blocks, problems)
+                new_count = _new_count(block, times)
+                resolve_inside(vault, block.path)  # a registry symlinked out is not ours
+            except VaultkeeperError as exc:
+                refused[name] = exc
+                continue
+            stamp = day.isoformat()
+            if never_back and block.last_used is not None and block.last_used > day:
+                stamp = block.last_used.isoformat()
+            edits.setdefault(block.path, []).append((block, new_count, stamp))
+            done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
+        for path, changes in edits.items():
+            text, bom = read_for_edit(path, changes[0][0].rel)
+            # from the bottom up, so an inserted last-used line moves no later edit
+            for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
+                text = _edit(text, block, new_count, stamp)
+            if not dry_run:
+                atomic_write(resolve_inside(vault, path), bom + text)
+        if edits and not dry_run:
+            from vaultkeeper.apply.resync import resync
+
+            day = max(d for _, d in uses.values())
+            when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
+            paths = sorted({changes[0][0].rel for changes in edits.values()})
+            note = resync(vault, [], when, paths=paths)
+            done = {k: replace(v, note=note) for k, v in done.items()}
+        return done, refused
+
+
+def _one(
+    name: str,
+    by_name: Mapping[str, list[RegistryBlock]],
+    blocks: list[RegistryBlock],
+    problems: list[Problem],
+) -> RegistryBlock:
+    """The one block called ``name`` (find_block's rules, on a registry read once)."""
+    found = by_name.get(name, [])
+    if len(found) == 1:
+        return found[0]
+    return pick_block(name, found, blocks, problems)
+
+
+def _new_count(block: RegistryBlock, times: int) -> int:
+    if block.count_raw is None or block.count_line is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.line}: ### {block.name} has no {config.COUNT_LABEL} line; "
+            "add one (e.g. **success count:** 0) first"
+        )
+    if block.count is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: "
+            f"{count_reason(block.count_raw)}; fix it first"
+        )
+    new_count = block.count + times
+    if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: success count "
+            f"{new_count} would be too large (at most {config.COUNT_MAX_DIGITS} digits)"
+        )
+    return new_count
+
+
+def _edit(text: str, block: RegistryBlock, new_count: int, stamp: str) -> str:
+    assert block.count_line is not None  # checked by _new_count
+    lines = split_lines(text)
+    text = replace_line(
+        text,
+        block.count_line,
+        replace_counter_value(lines[block.count_line - 1], str(new_count)),
+    )
+    if block.last_used_line is not None:
+        old = lines[block.last_used_line - 1]
+        return replace_line(text, block.last_used_line, replace_counter_value(old, stamp))
+    return insert_line_after(text, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")

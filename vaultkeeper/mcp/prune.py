@@ -1,0 +1,121 @@
+"""``apply_prune`` over MCP: the person's yes comes through the host's own dialog.
+
+MCP elicitation (form mode) puts a question to the person in the host's UI, where the
+model cannot answer for them. The question shows exactly what will go (the text the
+applier read, control characters escaped so nothing in a note can redraw the dialog)
+and has one required field: the person types the entry's name. Only "accept" with
+that exact name deletes, through the same prune function as the terminal; decline,
+cancel, a wrong name, an error or no answer in time keeps everything, and the applier
+journals why. A client that did not declare elicitation gets the terminal's rule: the
+request is queued for ``vaultkeeper review`` (outcome ``ask``).
+
+Imports pydantic (an MCP SDK dependency); only mcp_server.py imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from vaultkeeper import config
+from vaultkeeper.apply.prune import PrunePlan
+from vaultkeeper.search.rank import inert
+
+
+class TypeTheName(BaseModel):
+    """The form: one required text field."""
+
+    name: str = Field(
+        title="Type the name to delete it",
+        description="Exactly the name shown above; anything else keeps it.",
+    )
+
+
+def expected_name(plan: PrunePlan) -> str:
+    """What the person types: a block's name, or an entry file's name without .md."""
+    if plan.kind == "block":
+        return plan.target
+    return plan.target.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def message(plan: PrunePlan) -> str:
+    """The question: what goes, from where, and how to undo it; every value made inert."""
+    count = "" if plan.count is None else f" (success count {plan.count})"
+    what = "registry block" if plan.kind == "block" else "entry file"
+    return "\n".join(
+        [
+            f"vaultkeeper asks: delete the {what} {inert(plan.target)}{count}?",
+            f"From {inert(plan.where)}. It moves to {config.TRASH_DIR}/ in the vault; "
+            "`vaultkeeper restore ID` brings it back.",
+            "Exactly this goes:",
+            "-" * 40,
+            inert(plan.text.rstrip("\n")),
+            "-" * 40,
+            f"To delete it, type {inert(expected_name(plan))} below and accept. "
+            "Decline or cancel keeps it.",
+        ]
+    )
+
+
+def judge(action: str, typed: str | None, plan: PrunePlan) -> bool | str:
+    """True only for accept with the exact name; otherwise why it is kept."""
+    if action == "decline":
+        return "the person declined in the host's dialog"
+    if action == "cancel":
+        return "the person cancelled the host's dialog"
+    if action != "accept":
+        return f"the host answered {inert(action)!r}, not accept"
+    want = expected_name(plan)
+    if (typed or "").strip() != want:
+        shown = inert((typed or "")[:80])
+        return f"the name typed ({shown!r}) is not {want!r}"
+    return True
+
+
+Elicit = Callable[[str, type[TypeTheName]], Awaitable[Any]]
+
+
+async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> bool | str:
+    """Put the question through ``elicit`` (Context.elicit) and judge the answer."""
+    import anyio
+
+    try:
+        with anyio.fail_after(timeout):
+            result = await elicit(message(plan), TypeTheName)
+    except TimeoutError:
+        return f"no answer in the host's dialog within {timeout:g} s"
+    except Exception as exc:  # an error reply or a malformed answer: never a yes
+        return f"the host's dialog failed ({type(exc).__name__}: {inert(str(exc))[:200]})"
+    data = getattr(result, "data", None)
+    return judge(str(getattr(result, "action", "")), getattr(data, "name", None), plan)
+
+
+@dataclass(frozen=True)
+class InDialog:
+    """The applier's confirm callback: it runs in the worker thread the server started
+    for the tool call, and puts the question on the event loop, where the session is.
+    ``confirmed_via`` goes into the journal line of a deletion it said yes to."""
+
+    elicit: Elicit
+    timeout: float
+    confirmed_via: str = config.CONFIRMED_VIA_MCP
+
+    def __call__(self, plan: PrunePlan) -> bool | str:
+        import anyio
+
+        return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
+
+
+def in_dialog(elicit: Elicit, timeout: float) -> InDialog:
+    return InDialog(elicit, timeout)
+
+
+def can_elicit(capabilities: Any) -> bool:
+    """Did the client declare form-mode elicitation? (``elicitation: {}`` means form.)"""
+    found = getattr(capabilities, "elicitation", None)
+    if found is None:
+        return False
+    return getattr(found, "form", None) is not None or getattr(found, "url", None) is None

@@ -1,0 +1,228 @@
+"""``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
+
+Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, the
+same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
+its dict as structured output; a refusal becomes a tool error carrying the CLI's
+one-line message. The reading and writing tools and the resources are here; the gated
+apply tools in mcp_apply.py, where a deletion needs a person's answer in the host's
+dialog (mcp_prune.py).
+Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.mcp import apply as mcp_apply
+from vaultkeeper.mcp.apply import run
+from vaultkeeper.mcp.shapes import (
+    READ_ONLY,
+    WRITES,
+    Body,
+    CiteOut,
+    Description,
+    Falsify,
+    Kind,
+    Name,
+    NewOut,
+    Path_,
+    Project,
+    ReadOut,
+    RecallOut,
+    ReportOut,
+    SearchOut,
+    StatusOut,
+    arg,
+)
+from vaultkeeper.mcp.tools import Now, VaultTools, serve_text
+from vaultkeeper.store.model import ParseError, decode, read_regular
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "vaultkeeper keeps this user's markdown memory vault (lessons, decisions, a registry "
+    "of reusable patterns). Call `recall` at the start of a task and `search` before "
+    "re-deriving something; `read` a hit's path, and `cite` a pattern or note you actually "
+    "used. Record what you learn with `new_lesson` (held out until re-checked) or "
+    "`new_decision`. `apply_*` tools carry out the scanner's candidates through gates: "
+    "outcome act = done, silence = nothing to do, defer = refused (read the reason), "
+    "ask = waiting for a person. Deleting (`apply_prune`) always asks the person."
+)
+
+
+def build(vault: Path, now: Now, session: str) -> MCPServer:
+    """The server for ``vault``; ``session`` names this server's uses in the usage log."""
+    tools = VaultTools(vault, now, session)
+    app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    _reading_tools(app, tools)
+    _writing_tools(app, tools)
+    mcp_apply.register(app, tools)
+    _resources(app, tools)
+    return app
+
+
+def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
+    @app.tool(
+        name="recall",
+        annotations=READ_ONLY,
+        description="What a session should know before it starts, as the session-start "
+        "hook serves it: how to use the vault, the lessons of the project (named, or matched "
+        "from cwd), the registry's patterns most used first, and what the last scan found "
+        "waiting (promote, prune, held-out due) with the command for each. Call it once when "
+        "a task starts. `available` is false when no scan has completed yet.",
+    )
+    async def recall(
+        project: Annotated[str | None, arg("The project folder under projects/, if known.")] = None,
+        cwd: Annotated[str | None, arg("The agent's working folder (names the project).")] = None,
+    ) -> RecallOut:
+        return await run(RecallOut, lambda: tools.recall(project, cwd))
+
+    @app.tool(
+        name="search",
+        annotations=READ_ONLY,
+        description="Find entries (lessons, decisions, research, references, registry "
+        "patterns) by words in their names, descriptions and bodies; best first. Each hit "
+        "gives the path and line to `read`, a snippet, the [[link]] to write in a note and "
+        "`cite`, the value to pass to the cite tool. Archived and superseded entries are "
+        "left out unless include_archived is true. Cheap: call it freely.",
+    )
+    async def search(
+        query: Annotated[str, arg("Words to look for (any order; more matches rank higher).")],
+        kind: Annotated[Kind | None, arg("Only entries of this kind.")] = None,
+        project: Annotated[str | None, arg("Only entries under projects/PROJECT/.")] = None,
+        limit: Annotated[
+            int, arg(f"Most hits returned (1..{config.SEARCH_MAX_LIMIT}).")
+        ] = config.SEARCH_DEFAULT_LIMIT,
+        include_archived: Annotated[bool, arg("Also archived / superseded entries.")] = False,
+    ) -> SearchOut:
+        call = functools.partial(tools.search, query, kind, project, limit, include_archived)
+        return await run(SearchOut, call)
+
+    @app.tool(
+        name="read",
+        annotations=READ_ONLY,
+        description="One entry's full text (frontmatter and body) by its vault-relative "
+        "path, as `search` gives it. Paths outside the vault, and vaultkeeper's own state "
+        "files, are refused.",
+    )
+    async def read(path: Path_) -> ReadOut:
+        return await run(ReadOut, lambda: tools.read(path))
+
+    @app.tool(
+        name="report",
+        annotations=READ_ONLY,
+        description="The last completed scan's full report as data: every promote, prune "
+        "and held-out candidate with its path, line, figures and hash (pass the hash as "
+        "expect_hash to an apply tool), and the problems found.",
+    )
+    async def report() -> ReportOut:
+        return await run(ReportOut, tools.report)
+
+    @app.tool(
+        name="status",
+        annotations=READ_ONLY,
+        description="The vault's health in one verdict (ok, warn, fail) with every signal "
+        "behind it: candidates waiting, overdue hold-outs, asks queued for a person, lint "
+        "findings, the last scan's age, journal size, index budget; each with what to do.",
+    )
+    async def status() -> StatusOut:
+        return await run(StatusOut, tools.status)
+
+
+def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
+    @app.tool(
+        name="cite",
+        annotations=WRITES,
+        description="Record that you used a registry pattern (by NAME) or a note (by its "
+        "path) in this session, with evidence of where. A pattern's success count rises "
+        "once per session however often it is cited (its last-used date too), which is "
+        "what later promotes it; the use is journaled and logged. An unknown name is an "
+        "error: `search` first.",
+    )
+    async def cite(
+        name: Annotated[str, arg("A pattern NAME or a note's vault path (a hit's cite).")],
+        evidence: Annotated[str, arg("Where it was used: a path:line, a URL or a sentence.")],
+    ) -> CiteOut:
+        return await run(CiteOut, lambda: tools.cite(name, evidence))
+
+    for kind, tool, doc in NEW_TOOLS:
+        _new_tool(app, tools, kind, tool, doc)
+
+
+NEW_TOOLS = (
+    (
+        "memory",
+        "new_lesson",
+        "Record a lesson learned as projects/PROJECT/memory/NAME.md, as `vaultkeeper new "
+        "memory` does: it starts held_out (label inferred) until its hold-out date, when it "
+        "is re-checked against its falsification_condition with apply_revalidate. Refused if "
+        "the name is taken anywhere in the vault. Returns the path and the index line added.",
+    ),
+    (
+        "decision",
+        "new_decision",
+        "Record a decision (what was decided, why, what was rejected) as "
+        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new decision` "
+        "does. Refused if the name is taken. Returns the path and the index line added.",
+    ),
+)
+
+
+def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str) -> None:
+    """new_lesson / new_decision: one tool per kind of entry, the same arguments."""
+
+    @app.tool(name=tool, annotations=WRITES, description=doc)
+    async def new(
+        name: Name,
+        description: Description,
+        project: Project,
+        body: Body = None,
+        falsification_condition: Falsify = None,
+    ) -> NewOut:
+        call = functools.partial(
+            tools.new, kind, name, description, project, body, falsification_condition
+        )
+        return await run(NewOut, call)
+
+
+def _resources(app: MCPServer, tools: VaultTools) -> None:
+    @app.resource(
+        "vault://index",
+        name="index",
+        mime_type="text/markdown",
+        description="The vault's _index.md: one line per entry, the map to start from.",
+    )
+    def index() -> str:
+        return _text(tools.vault / config.INDEX_FILE, config.INDEX_FILE)
+
+    @app.resource(
+        "vault://entry/{+path}",
+        name="entry",
+        mime_type="text/markdown",
+        description="One entry by its vault-relative path; paths outside the vault are refused.",
+    )
+    def entry(path: str) -> str:
+        try:
+            full = tools.entry_path(path)
+        except VaultkeeperError as exc:
+            raise ResourceError(str(exc)) from None
+        return _text(full, path)
+
+
+def _text(path: Path, shown: str) -> str:
+    try:
+        return serve_text(decode(read_regular(path)))
+    except ParseError as exc:
+        raise ResourceError(f"{shown}: {exc.reason}") from None
+
+
+def serve(vault: Path, now: Now, session: str) -> None:
+    """Serve over stdin/stdout until the host closes them."""
+    build(vault, now, session).run("stdio")

@@ -1,0 +1,223 @@
+"""What each MCP tool does, as plain functions over one vault: no MCP import here.
+
+The server (mcp_server.py) only checks arguments' types, calls one method and hands the
+dict back as the tool's structured output. Every method goes through the same core
+function as the matching CLI command (``report --brief``, ``new``, ``apply ...``), with
+the same gates and the same journal lines; refusals raise VaultkeeperError, which the
+server turns into a tool error carrying the same one line the CLI prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.apply.decision import Decision, Outcome
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
+from vaultkeeper.search.rank import Searcher
+from vaultkeeper.store.model import ParseError, decode, read_regular
+from vaultkeeper.store.secrets import needs_serving, served
+from vaultkeeper.store.vault import rel, resolve_inside
+
+Now = Callable[[], dt.datetime]
+# The result field an agent reads first: what an outcome means for it.
+MEANING = {
+    "act": "applied",
+    "silence": "left alone (or already done); nothing to do",
+    "defer": "refused by a gate; nothing changed (the reason says why)",
+    "ask": "waiting for a person; do not retry, tell the user to run `vaultkeeper review`",
+}
+
+
+def outcome_dict(outcome: Outcome) -> dict[str, Any]:
+    """An applier outcome as the tools return it: the journal's fields plus the meaning."""
+    record = outcome.to_dict()
+    return {
+        "outcome": outcome.outcome,
+        "meaning": MEANING[outcome.outcome],
+        "action": outcome.action,
+        "target": outcome.target,
+        "reason": outcome.reason,
+        "id": outcome.id,
+        "exit_code": outcome.exit_code,
+        "record": record,
+    }
+
+
+def serve_text(text: str) -> str:
+    """A file's text as an agent may see it: credentials masked, control characters
+    stripped (line breaks kept, so the line numbers search gives still hold)."""
+    return served(text) if needs_serving(text) else text
+
+
+class VaultTools:
+    """One vault's tools; ``now`` is read once per call (VAULTKEEPER_TODAY honoured).
+
+    ``session`` names this server's uses in the usage log: a pattern cited twice in
+    one session counts once, as for an ingested transcript.
+    """
+
+    def __init__(self, vault: Path, now: Now, session: str) -> None:
+        self.vault = vault
+        self.now = now
+        self.session = session
+        self.searcher = Searcher(vault)
+
+    # -- reading -------------------------------------------------------------------
+    def recall(self, project: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+        """What ``report --brief --cwd`` prints: ``project`` names the folder under
+        projects/ directly; else ``cwd`` (else the server's own folder) is matched."""
+        from vaultkeeper.recall.start import render
+        from vaultkeeper.report.candidates import load_report
+
+        if project is not None:
+            folder = resolve_inside(self.vault, f"{config.PROJECTS_DIR}/{project}")
+            if "/" in project or not folder.is_dir():
+                raise NotFoundError(f"{project}: no folder {config.PROJECTS_DIR}/{project}/")
+            where = folder
+        else:
+            where = Path(cwd).expanduser() if cwd else Path.cwd()
+        saved = load_report(self.vault)
+        report = saved.report
+        if report is not None:
+            report = report._replace(vault=str(self.vault))
+        brief = render(self.vault, report, self.now(), where)
+        return {"brief": brief, "available": report is not None, "note": saved.note}
+
+    def search(
+        self,
+        query: str,
+        kind: str | None = None,
+        project: str | None = None,
+        limit: int = config.SEARCH_DEFAULT_LIMIT,
+        include_archived: bool = False,
+    ) -> dict[str, Any]:
+        if not query.strip():
+            raise UsageError("query must not be empty")
+        if kind is not None and kind not in config.ENTRY_KINDS:
+            raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
+        if not 1 <= limit <= config.SEARCH_MAX_LIMIT:
+            raise UsageError(f"limit must be 1..{config.SEARCH_MAX_LIMIT}")
+        hits = self.searcher.search(
+            query, kind=kind, project=project, limit=limit, include_archived=include_archived
+        )
+        return {"hits": [dict(h.__dict__) for h in hits], "count": len(hits)}
+
+    def entry_path(self, path: str) -> Path:
+        """A markdown file inside the vault, not vaultkeeper's own state; escapes refused."""
+        if not path.strip() or "\x00" in path:
+            raise UsageError("path must be a vault-relative path such as projects/p/memory/x.md")
+        full = resolve_inside(self.vault, path)
+        relative = rel(self.vault.resolve(), full)
+        top = relative.split("/", 1)[0]
+        if top in config.EXCLUDED_DIRS or top.startswith("."):
+            raise UsageError(f"{relative}: not an entry (state/, .trash/ and hidden folders)")
+        if full.suffix != ".md":
+            raise UsageError(f"{relative}: not a markdown entry")
+        if not full.is_file():
+            raise NotFoundError(f"{relative}: no such file in the vault")
+        return full
+
+    def read(self, path: str) -> dict[str, Any]:
+        full = self.entry_path(path)
+        relative = rel(self.vault.resolve(), full)
+        try:
+            text = decode(read_regular(full))
+        except ParseError as exc:
+            raise UsageError(f"{relative}: {exc.reason}") from None
+        text = serve_text(text)
+        unterminated = bool(text) and not text.endswith("\n")
+        return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
+
+    def report(self) -> dict[str, Any]:
+        from vaultkeeper.report.candidates import iso, load_report
+
+        saved = load_report(self.vault)
+        if saved.report is None:
+            why = saved.note or "no scan has completed yet: run `vaultkeeper scan`"
+            return dict.fromkeys(("summary", "made", "age_seconds", "report"), None) | {
+                "available": False,
+                "note": why,
+            }
+        data = saved.report.to_dict()
+        made = saved.report.generated_at
+        return {
+            "available": True,
+            "summary": saved.report.summary(),
+            "made": iso(made),
+            "age_seconds": int((self.now() - made).total_seconds()),
+            "report": data,
+            "note": saved.note,
+        }
+
+    def status(self) -> dict[str, Any]:
+        from vaultkeeper.status.health import vault_status
+
+        return vault_status(self.vault, self.now()).to_dict()
+
+    # -- writing -------------------------------------------------------------------
+    def new(
+        self,
+        kind: str,
+        name: str,
+        description: str,
+        project: str,
+        body: str | None,
+        falsify: str | None = None,
+    ) -> dict[str, Any]:
+        """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION`` (held out if a lesson)."""
+        import os
+
+        from vaultkeeper.entries.create import holdout_days_from_env, new_entry
+
+        result = new_entry(
+            self.vault, kind, name, description, project=project, body=body, falsify=falsify,
+            today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
+        )  # fmt: skip
+        # each problem as an object: a Problem is a named tuple, which JSON makes a list
+        return {**result.__dict__, "problems": [p.to_dict() for p in result.problems]}
+
+    def cite(self, name: str, evidence: str) -> dict[str, Any]:
+        """Record that this session used pattern NAME (or the note at a path), via learn."""
+        from vaultkeeper.learn.count import record
+        from vaultkeeper.store.uses import UseEvent, mcp_receipt
+
+        said = " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
+        if not said:
+            raise UsageError("evidence must say where the entry was used (a path:line, a URL)")
+        target = name.strip()
+        note = "/" in target or target.endswith(".md")
+        if note:
+            target = rel(self.vault.resolve(), self.entry_path(target))
+        now = self.now()
+        receipt = mcp_receipt(said)
+        event = UseEvent(self.session, config.MCP_SOURCE, "cite", target, now.date(), receipt)
+        result = record(self.vault, [event], now)
+        if result.refused:
+            raise GateRefused(result.refused[0])
+        if result.unknown:
+            raise NotFoundError(
+                f"{target}: no registry pattern by that name (a note is cited by its path); "
+                "use `search` to find the name"
+            )
+        counted = next((c for c in result.counted if c.name == target), None)
+        return {
+            "target": target,
+            "kind": "note" if note else "pattern",
+            "session": self.session,
+            "recorded": bool(result.recorded),
+            "counted": counted is not None,
+            "count_before": None if counted is None else counted.count_before,
+            "count_after": None if counted is None else counted.count_after,
+            "last_used": None if counted is None else counted.last_used,
+            "note": None if result.recorded else "already cited in this session: counted once",
+        }
+
+    def apply(self, decision: Decision, dry_run: bool = False, confirm: Any = None) -> Outcome:
+        """One decision through the applier's single entry point (gated, journaled)."""
+        from vaultkeeper.apply.batch import apply_decision
+
+        return apply_decision(self.vault, decision, self.now(), dry_run=dry_run, confirm=confirm)

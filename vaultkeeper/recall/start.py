@@ -1,0 +1,295 @@
+"""The session-start recall: what the vault knows, then what it needs (``report --brief``).
+
+Four parts, in this order, within the host's 10,000-character limit: how to use the
+vault (and how a reuse is counted); the lessons of the project the session runs in
+(matched from its ``cwd``), active ones first; the registry's patterns, most-used
+first; the maintenance candidates of the last scan, each promote candidate with its
+latest recorded receipt, and the requests waiting in the review queue. Every part is
+cut with an ``... and N more`` line so the whole fits on a vault of any size; archived
+and superseded entries are never served. Each item is one line: a value read from a
+file can't add lines (report.one_line), and a long one is cut.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.report.brief import render_brief
+from vaultkeeper.report.candidates import Report, one_line
+from vaultkeeper.store.secrets import served
+
+_ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
+_KEYS = ("name", "description", "status", "superseded_by")
+MORE = "... and {} more (see _index.md)"
+# Shares of what is left after part 1: the maintenance part first takes at most this
+# much, then the project's lessons and the patterns split the rest (unused room moves on).
+MAINTENANCE_SHARE = 0.35
+
+
+@dataclass(frozen=True)
+class Lesson:
+    name: str
+    description: str
+    path: str  # vault-relative
+    status: str | None
+
+
+@dataclass(frozen=True)
+class PatternLine:
+    name: str
+    count: int
+    last_used: str | None
+    path: str
+    summary: str  # the block's first line of prose
+
+
+@dataclass(frozen=True)
+class Waiting:
+    id: str
+    action: str
+    target: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Recall:
+    vault: str
+    project: str | None  # the folder under projects/ the session's cwd matched
+    lessons: tuple[Lesson, ...]
+    patterns: tuple[PatternLine, ...]
+    receipts: dict[str, str]  # pattern -> its latest recorded receipt
+    waiting: tuple[Waiting, ...]
+
+
+def project_for(vault: Path, cwd: Path | None) -> str | None:
+    """The folder under projects/ named as the git repository ``cwd`` is in, or as
+    ``cwd`` itself (case-insensitively); None when neither has one."""
+    projects = vault / config.PROJECTS_DIR
+    if cwd is None or not projects.is_dir():
+        return None
+    here = Path(os.path.abspath(cwd))
+    names = [p.name for p in (here, *here.parents) if (p / ".git").exists()][:1]
+    names.append(here.name)
+    try:
+        folders = {
+            e.name.casefold(): e.name
+            for e in os.scandir(projects)
+            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+        }
+    except OSError:
+        return None
+    return next((folders[n.casefold()] for n in names if n and n.casefold() in folders), None)
+
+
+def _front(path: str, where: str) -> dict[str, Any] | None:
+    from vaultkeeper.store import model, quickmeta
+
+    try:
+        text = model.decode(model.read_regular(path))
+        front = quickmeta.read_front(text, _KEYS)
+        if front is not None:
+            return front[0]
+        yaml_text = model.split_frontmatter(text)[0]
+        if yaml_text is None:
+            return None
+        quick = quickmeta.read_keys(yaml_text, _KEYS)
+        if quick is not None:
+            return quick[0]
+        fm = model.parse_note(Path(path), where, text).frontmatter
+        return None if fm is None else dict(fm.data)
+    except model.ParseError:
+        return None  # the scan and lint report it; the recall just leaves it out
+
+
+def lessons(vault: Path, project: str) -> list[Lesson]:
+    """The project's memory entries that are served: active first, then by name."""
+    from vaultkeeper.store.vault import links_out, walk_files
+
+    folder = vault / config.PROJECTS_DIR / project / config.MEMORY_SUBDIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    out: list[Lesson] = []
+    cut = len(str(vault)) + 1
+    root = os.path.realpath(vault)
+    for path in walk_files(vault, folder):
+        if not path.endswith(".md") or (os.path.islink(path) and links_out(root, path)):
+            continue  # a file symlinked out of the vault is never served
+        meta = _front(path, path[cut:])
+        if meta is None:
+            continue
+        status = meta.get("status")
+        if status == "archived" or meta.get("superseded_by") not in (None, "", []):
+            continue
+        name = meta.get("name")
+        out.append(
+            Lesson(
+                str(name) if name not in (None, "") else os.path.basename(path)[:-3],
+                "" if meta.get("description") is None else str(meta.get("description")),
+                path[cut:],
+                None if status is None else str(status),
+            )
+        )
+    out.sort(key=lambda x: (x.status not in ("active", None), x.name.casefold()))
+    return out
+
+
+def _summary(text: str) -> str:
+    """The block's first paragraph of prose (after its heading line), on one line."""
+    from vaultkeeper.registry.blocks import first_paragraph
+
+    return first_paragraph(text.partition("\n")[2])
+
+
+def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
+    """The ``limit`` most-used registry patterns (count, then latest use), and how many
+    there are in all."""
+    from vaultkeeper.registry.blocks import load_heads
+
+    heads, _ = load_heads(vault)
+    readable = [h for h in heads if h.count is not None]
+    readable.sort(key=lambda h: (-(h.count or 0), -(h.last_used or dt.date.min).toordinal()))
+    out = [
+        PatternLine(
+            h.name,
+            h.count or 0,
+            None if h.last_used is None else h.last_used.isoformat(),
+            h.rel,
+            _summary(h.text()),
+        )
+        for h in readable[:limit]
+    ]
+    return out, len(readable)
+
+
+def _cut(line: str) -> str:
+    line = one_line(line)
+    return line if len(line) <= _ITEM_MAX else line[: _ITEM_MAX - 3] + "..."
+
+
+def _link(path: str, heading: str | None = None) -> str:
+    stem = path[: -len(".md")] if path.endswith(".md") else path
+    return f"[[{stem}#{heading}]]" if heading else f"[[{stem}]]"
+
+
+def _fit(title: str, items: Sequence[str], total: int, budget: int) -> list[str]:
+    """``title`` and as many ``items`` as fit in ``budget`` characters (with newlines),
+    then ``... and N more`` for the rest of ``total``."""
+    out = [title]
+    used = len(title) + 1
+    reserve = len(MORE.format(total)) + 1
+    for n, item in enumerate(items):
+        last = n == total - 1
+        if used + len(item) + 1 + (0 if last else reserve) > budget:
+            break
+        out.append(item)
+        used += len(item) + 1
+    shown = len(out) - 1
+    if shown < total:
+        out.append(MORE.format(total - shown))
+    return out
+
+
+def render(
+    vault: Path,
+    report: Report | None,
+    now: dt.datetime,
+    cwd: Path | None,
+    limit: int = config.BRIEF_MAX_CHARS,
+) -> str:
+    """The whole brief, never more than ``limit`` characters."""
+    from vaultkeeper.apply.queue import pending
+    from vaultkeeper.store.uses import latest_receipts
+
+    vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
+    how = [
+        f"Memory vault: {one_line(str(vault))}. Start at its _index.md and follow the "
+        "[[links]] to what the task needs.",
+        "When a registry pattern shapes your work, cite it in your answer as "
+        "[[patterns/registry#NAME]]: that is how its reuse is counted.",
+        f'A new lesson is recorded with: {vk} new memory NAME --project P --description "..."',
+    ]
+    part1 = "\n".join(how) + "\n"
+    room = limit - len(part1) - 8  # the blank lines between parts
+
+    waiting = [
+        _cut(f"- {a.action} {a.target}: {a.reason} (id {a.id})") for a in _waiting(vault, pending)
+    ]
+    receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
+    part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
+    room -= len(part4)
+
+    project = project_for(vault, cwd)
+    found = lessons(vault, project) if project else []
+    lesson_lines = [
+        _cut(
+            f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}: "
+            f"{x.description} {_link(x.path)}"
+        )
+        for x in found
+    ]
+    shown_patterns, pattern_total = patterns(vault, limit // 40)
+    pattern_lines = [
+        _cut(
+            f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "
+            f"{p.summary} {_link(p.path, p.name)}"
+        )
+        for p in shown_patterns
+    ]
+    part2: list[str] = []
+    if project:
+        pattern_need = sum(len(x) + 1 for x in pattern_lines) + 200
+        share = max(room // 2, room - pattern_need)
+        part2 = _fit(
+            f"Lessons of project {project} ({config.PROJECTS_DIR}/{project}/"
+            f"{config.MEMORY_SUBDIR}/), active first:",
+            lesson_lines,
+            len(lesson_lines),
+            share,
+        )
+        room -= sum(len(x) + 1 for x in part2)
+    title = "Patterns in the registry, most used first:"
+    part3 = (
+        _fit(title, pattern_lines, pattern_total, room)
+        if pattern_lines
+        else [f"No patterns in the registry yet ({config.PATTERNS_DIR}/)."]
+    )
+    parts = [part1.rstrip("\n"), *(["\n".join(part2)] if part2 else [])]
+    parts += ["\n".join(part3), part4.rstrip("\n")]
+    # each item is served already (one_line); the vault path and the project's folder
+    # name in the headings are not
+    text = served("\n\n".join(parts) + "\n")
+    return text if len(text) <= limit else text[: limit - 4] + "...\n"
+
+
+def _waiting(vault: Path, pending: Any) -> list[Waiting]:
+    return [Waiting(a.id, a.action, a.target, a.reason) for a in pending(vault)]
+
+
+def _maintenance(
+    vk: str,
+    report: Report | None,
+    now: dt.datetime,
+    receipts: dict[str, str],
+    waiting: list[str],
+    budget: int,
+) -> str:
+    """Part 4: the saved report's brief (promote lines with their receipts), then the
+    review queue, in ``budget`` characters."""
+    queue: list[str] = []
+    if waiting:
+        title = f"Waiting in the review queue for a person (`{vk} review`):"
+        whole = len(title) + 1 + sum(len(x) + 1 for x in waiting)
+        queue = _fit(title, waiting, len(waiting), min(budget // 3, whole))
+    left = budget - sum(len(x) + 1 for x in queue) - 1
+    if report is None:
+        head = f"No scan has completed yet: `{vk} scan` lists what needs maintenance.\n"
+    else:
+        head = render_brief(report, now, max(left, 0), receipts)
+    return head + ("\n" + "\n".join(queue) + "\n" if queue else "")

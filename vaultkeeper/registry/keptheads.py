@@ -1,0 +1,141 @@
+"""A registry block as the scan cache keeps it, and read back (``CachedHead``).
+
+What a scan needs of each ``### name`` block: its name, line, counters, first sentence,
+hash (for a block that can be a candidate), what is wrong with it (for a block whose
+counters do not read), a fingerprint of its text and where it is in the file (for
+reading a changed file again only where it changed: registrydelta.py).
+"""
+
+from __future__ import annotations
+
+from vaultkeeper import config
+from vaultkeeper.registry.lines import HEAD_FIELDS, whole_count
+from vaultkeeper.store.model import Problem, parse_date
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from pathlib import Path
+    from typing import Any, Protocol
+
+    from vaultkeeper.registry.blocks import BlockHead
+
+    class Head(Protocol):
+        """A block as a scan reads it: a BlockHead, or a CachedHead of an unchanged file."""
+
+        name: str
+        path: Path
+        rel: str
+        line: int
+        count: int | None
+        count_raw: str | None
+        last_used: dt.date | None
+        last_used_raw: str | None
+        promoted: str | None
+
+        def hash(self) -> str: ...
+        def problems(self) -> list[Problem]: ...
+        def sentence(self) -> str: ...
+
+
+FIELDS = 11  # the length of a kept block: see kept_of
+
+
+class CachedHead:
+    """What a scan reads of one block (BlockHead's attributes and scan-side methods)."""
+
+    __slots__ = (
+        *HEAD_FIELDS,
+        "_sentence",
+        "_hash",
+        "_problems",
+    )
+
+    def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
+        """From what _kept wrote; TypeError or ValueError for anything else. (Checks
+        written out, not called: this runs for every block of every unchanged file.)"""
+        name, line, count_raw, last_raw, promoted, sentence, digest, problems, _, _, _ = kept
+        if not (type(name) is str and type(line) is int and type(sentence) is str):
+            raise TypeError("not a kept block head")
+        if not (
+            (count_raw is None or type(count_raw) is str)
+            and (last_raw is None or type(last_raw) is str)
+            and (promoted is None or type(promoted) is str)
+            and (digest is None or type(digest) is str)
+            and type(problems) is list
+        ):
+            raise TypeError("not a kept block head")
+        self.name, self.path, self.rel, self.line = name, path, rel, line
+        self.count_raw, self.count = count_raw, whole_count(count_raw)
+        self.last_used_raw = last_raw
+        if last_raw is None:
+            self.last_used = None
+        else:
+            if last_raw not in dates:  # a registry repeats its dates many times
+                dates[last_raw] = parse_date(last_raw)
+            self.last_used = dates[last_raw]
+        self.promoted = promoted
+        if digest is None and _candidate(self.count, promoted):
+            raise ValueError("a candidate kept without its hash")  # the settings changed
+        self._sentence, self._hash = sentence, digest
+        self._problems = _problems(rel, problems) if problems else []
+
+    def hash(self) -> str:
+        """The block's hash; asked only of candidates, and __init__ refuses a candidate
+        kept without one (the file is then read again)."""
+        assert self._hash is not None, f"{self.rel}:{self.line}: no hash kept"
+        return self._hash
+
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
+
+    def sentence(self) -> str:
+        return self._sentence
+
+
+def _line_or_none(value: Any) -> bool:
+    return value is None or type(value) is int
+
+
+def _problems(rel: str, kept: list[Any]) -> list[Problem]:
+    for p in kept:
+        if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+            raise TypeError("not a kept block problem")
+    return [Problem(rel, p[0], p[1]) for p in kept]
+
+
+def _candidate(count: int | None, promoted: str | None) -> bool:
+    """Whether a block may be a prune or promote candidate on some day (its hash kept)."""
+    return count == 0 or (
+        count is not None and count >= config.PROMOTE_MIN_COUNT and promoted is None
+    )
+
+
+def text_or_none(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
+    """What the cache keeps of a block just parsed (CachedHead reads it back).
+
+    Its hash only where a candidate can come from (a count of 0: prune on some day;
+    promote eligible, by the count alone): most blocks are neither, and 64 characters
+    each would make the cache a good third bigger. ``fingerprint`` and where the block
+    is in the file: see registrydelta.py.
+    """
+    problems = []
+    if head.count is None or head.last_used is None:  # as registry_candidates asks
+        problems = [[p.line, p.reason] for p in head.problems()]
+    candidate = _candidate(head.count, head.promoted)
+    return [
+        head.name,
+        head.line,
+        head.count_raw,
+        head.last_used_raw,
+        head.promoted,
+        head.sentence(),
+        head.hash() if candidate else None,
+        problems,
+        fingerprint,
+        *head.bounds(),
+    ]

@@ -1,0 +1,288 @@
+"""Three-way merge of a registry file, for git's merge driver (``vaultkeeper merge-driver``).
+
+Two machines that each count a use of one pattern both edit its ``**success count:**``
+line; git alone would report a conflict, and a person picking one side loses a use.
+Here the counters are merged by arithmetic and everything else exactly as git would:
+
+- count = base + (ours - base) + (theirs - base), a block new on a side having base 0;
+- last used = the later date; promoted = kept, the earlier date when both sides have it;
+- a block one side deleted (a person pruned it) while the other only counted uses stays
+  deleted; the uses are named in a note instead of vanishing silently.
+
+How: in all three versions each counter line's value is set to the merged value, so
+git's own ``git merge-file`` sees no change on those lines and merges the rest of the
+text line by line (conflict markers included) as it would have without counters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
+from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.model import ParseError, decode, parse_date, split_lines
+
+LABELS = ("ours", "base", "theirs")  # conflict-marker labels, in git merge-file's order
+_KINDS = ("count", "last_used", "promoted")  # RegistryBlock's <kind>_line fields
+_Key = tuple[str, int]  # a block's name and which block of that name (0 = the first)
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """The merged text, how many conflicts git marked in it, and notes for stderr."""
+
+    text: bytes
+    conflicts: int
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Version:
+    lines: list[str]
+    blocks: dict[_Key, RegistryBlock]
+
+
+def merge_files(base: Path, ours: Path, theirs: Path, path_label: str | None = None) -> MergeResult:
+    """Merge the three files and write the result to ``ours`` atomically (git's %A)."""
+    try:
+        raw = [p.read_bytes() for p in (base, ours, theirs)]
+    except OSError as exc:
+        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
+    result = merge_bytes(raw[0], raw[1], raw[2], path_label or str(ours))
+    atomic_write(ours, result.text)
+    return result
+
+
+def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path_label: str) -> MergeResult:
+    """The merge of three registry files' bytes (see the module docstring).
+
+    A version that is not UTF-8 text is merged by ``git merge-file`` alone, as git
+    would have merged it without this driver.
+    """
+    try:
+        texts = [decode(raw) for raw in (base, ours, theirs)]
+    except ParseError:
+        merged, conflicts = git_merge_file(ours, base, theirs)
+        return MergeResult(merged, conflicts, ())
+    bom = BOM.encode("utf-8") if ours.startswith(BOM.encode("utf-8")) else b""
+    result = merge_texts(texts[0], texts[1], texts[2], path_label)
+    return MergeResult(bom + result.text, result.conflicts, result.notes)
+
+
+def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResult:
+    """The merge of three registry texts (BOM-free); the result is UTF-8 without a BOM."""
+    where = Path(path_label)
+    b, o, t = (_version(where, path_label, text) for text in (base, ours, theirs))
+    notes: list[str] = []
+    keep_promoted: dict[_Key, str] = {}
+    keys = list(dict.fromkeys([*b.blocks, *o.blocks, *t.blocks]))
+    old = {name for name, _ in b.blocks}
+    fresh = {
+        id(v): [(_body(x), x) for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)
+    }
+    for key in keys:
+        bb, ob, tb = b.blocks.get(key), o.blocks.get(key), t.blocks.get(key)
+        if ob is not None and tb is not None:
+            _merge_counters(key, (b, o, t), (bb, ob, tb), keep_promoted)
+        elif bb is not None and (ob is not None or tb is not None):
+            renamed = _renamed(bb, fresh[id(o if ob is None else t)])
+            if renamed is not None:  # the same body under a new heading: merge its counters
+                trio = (bb, renamed, tb) if tb is not None else (bb, ob or renamed, renamed)
+                _merge_counters(key, (b, o, t), trio, keep_promoted)
+                continue
+            note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
+            if note:
+                notes.append(note)
+    merged, conflicts = git_merge_file(*("".join(v.lines).encode("utf-8") for v in (o, b, t)))
+    if conflicts == 0 and keep_promoted:
+        text = _put_back_promoted(where, path_label, merged.decode("utf-8"), keep_promoted)
+        merged = text.encode("utf-8")
+    return MergeResult(merged, conflicts, tuple(notes))
+
+
+def _version(where: Path, label: str, text: str) -> _Version:
+    seen: dict[str, int] = {}
+    blocks: dict[_Key, RegistryBlock] = {}
+    for block in parse_blocks(where, label, text):
+        n = seen.get(block.name, 0)
+        seen[block.name] = n + 1
+        blocks[(block.name, n)] = block
+    return _Version(split_lines(text), blocks)
+
+
+def _line_of(block: RegistryBlock, kind: str) -> int | None:
+    line: int | None = getattr(block, f"{kind}_line")
+    return line
+
+
+def _set(version: _Version, line_no: int | None, value: str) -> None:
+    """Set the counter value on 1-based ``line_no``, keeping its label and line ending."""
+    if line_no is None:
+        return
+    line = version.lines[line_no - 1]
+    ending = line[len(line.rstrip("\r\n")) :]
+    version.lines[line_no - 1] = replace_counter_value(line, value) + ending
+
+
+def _promoted_date(raw: str | None) -> dt.date | None:
+    return parse_date(raw.split()[0]) if raw and raw.split() else None
+
+
+def merged_values(
+    base: RegistryBlock | None, ours: RegistryBlock, theirs: RegistryBlock
+) -> dict[str, str]:
+    """The merged value of each counter that can be merged by its rule.
+
+    A counter is left out (and merged as plain text) when a version's value can't be
+    read, or when neither side has its line.
+    """
+    out: dict[str, str] = {}
+    present = [x for x in (base, ours, theirs) if x is not None]
+    if all(x.count is not None for x in present):
+        b = base.count if base is not None and base.count is not None else 0
+        o, t = ours.count or 0, theirs.count or 0
+        count = max(0, b + (o - b) + (t - b))
+        if len(str(count)) <= config.COUNT_MAX_DIGITS:
+            out["count"] = str(count)
+    if all(x.last_used_raw is None or x.last_used is not None for x in present):
+        dates = [x.last_used for x in (ours, theirs) if x.last_used is not None]
+        if dates:
+            out["last_used"] = max(dates).isoformat()
+    sides = [x.promoted for x in (ours, theirs) if x.promoted is not None]
+    if sides and all(x.promoted is None or _promoted_date(x.promoted) for x in present):
+        out["promoted"] = min(sides, key=lambda raw: _promoted_date(raw) or dt.date.max)
+    return out
+
+
+def _merge_counters(
+    key: _Key,
+    versions: tuple[_Version, _Version, _Version],
+    blocks: tuple[RegistryBlock | None, RegistryBlock, RegistryBlock],
+    keep_promoted: dict[_Key, str],
+) -> None:
+    values = merged_values(*blocks)
+    for kind, value in values.items():
+        for version, block in zip(versions, blocks, strict=True):
+            if block is not None:
+                _set(version, _line_of(block, kind), value)
+    base = blocks[0]
+    if "promoted" in values and base is not None and base.promoted is not None:
+        # git would take a side's removal of the line; the rule keeps it
+        side = blocks[1] if blocks[1].promoted == values["promoted"] else blocks[2]
+        line_no = side.promoted_line
+        side_version = versions[1] if side is blocks[1] else versions[2]
+        if line_no is not None:
+            keep_promoted[key] = side_version.lines[line_no - 1].rstrip("\r\n")
+
+
+def _deleted_on_one_side(
+    label: str,
+    base_block: RegistryBlock,
+    kept: tuple[_Version, RegistryBlock | None],
+    ours_deleted: bool,
+) -> str | None:
+    """A block deleted on one side and kept on the other: if the keeping side changed only
+    its counters, set them back to the base's values so git's deletion goes through, and
+    say how many uses that drops. Any other change is git's to merge (a conflict)."""
+    version, block = kept
+    if block is None:
+        return None
+    before = list(version.lines)
+    for kind in _KINDS:
+        raw = _raw(base_block, kind)
+        if raw is not None and _line_of(block, kind) is not None:
+            _set(version, _line_of(block, kind), raw)
+    start, end = block.line - 1, block.end_line
+    if "".join(version.lines[start:end]) != base_block.text or _has_extra_counter(
+        block, base_block
+    ):
+        version.lines[:] = before  # more than counters changed: git decides (a conflict)
+        return None
+    uses = (block.count or 0) - (base_block.count or 0)
+    if uses == 0 and block.last_used_raw == base_block.last_used_raw:
+        return None
+    deleter, keeper = ("ours", "theirs") if ours_deleted else ("theirs", "ours")
+    return (
+        f"{label}:{base_block.line}: ### {base_block.name} was deleted on {deleter} and stays "
+        f"deleted; {uses} use(s) counted on {keeper} (last used "
+        f"{block.last_used_raw or 'never'}) are not kept"
+    )
+
+
+def _body(block: RegistryBlock) -> list[str]:
+    """A block's lines without its heading and counter lines (blank lines dropped)."""
+    lines = split_lines(block.text)[1:]
+    return [x.rstrip() for x in lines if x.strip() and not is_counter_line(x)]
+
+
+def _renamed(
+    base_block: RegistryBlock, fresh: list[tuple[list[str], RegistryBlock]]
+) -> RegistryBlock | None:
+    """The block among a side's new ones (``fresh``: body, block) with ``base_block``'s
+    body, if there is one: the block was renamed, not deleted."""
+    body = _body(base_block)
+    return next((block for other, block in fresh if other == body), None)
+
+
+def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
+    return any(
+        _line_of(block, kind) is not None and _raw(base_block, kind) is None for kind in _KINDS
+    )
+
+
+def _raw(block: RegistryBlock, kind: str) -> str | None:
+    raw: str | None = getattr(block, "promoted" if kind == "promoted" else f"{kind}_raw")
+    return raw
+
+
+def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]) -> str:
+    """A promoted line either side had is kept, even where the other side removed it."""
+    blocks = _version(where, label, text).blocks
+    missing: list[tuple[int, str]] = []
+    for key, line in keep.items():
+        block = blocks.get(key)
+        if block is not None and block.promoted is None:
+            anchor = max(n for n in (block.line, block.count_line, block.last_used_line) if n)
+            missing.append((anchor, line))
+    for anchor, line in sorted(missing, reverse=True):  # bottom up: anchors stay valid
+        text = insert_line_after(text, anchor, line)
+    return text
+
+
+def git_merge_file(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]:
+    """``git merge-file -p``: the merged bytes and the number of conflicts git marked."""
+    git = shutil.which("git")
+    if git is None:
+        raise VaultkeeperError("git: not found on PATH; the merge driver runs git merge-file")
+    with _temp_files(ours, base, theirs) as names:
+        argv = [git, "merge-file", "-p"]
+        for label in LABELS:
+            argv += ["-L", label]
+        done = subprocess.run([*argv, *names], capture_output=True, check=False)
+    if done.returncode < 0 or done.returncode > 127:
+        why = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit {done.returncode}"
+        raise VaultkeeperError(f"git merge-file failed: {why}")
+    return done.stdout, done.returncode
+
+
+@contextlib.contextmanager
+def _temp_files(*contents: bytes) -> Iterator[list[str]]:
+    with tempfile.TemporaryDirectory(prefix="vaultkeeper-merge-") as tmp:
+        names = []
+        for name, data in zip(LABELS, contents, strict=True):
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as fh:
+                fh.write(data)
+            names.append(path)
+        yield names

@@ -1,0 +1,271 @@
+"""The scanner's report: candidates, their renderings, and the saved last report.
+
+A session-end hook's stdout is lost, so every completed scan also saves its report
+atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
+next session's start hook) print it from there. The shared text helpers (reporttext.py)
+and the saved file's bytes (reportfile.py) live apart, on plain values; their public
+names are re-exported here. The brief is brief.py's, which a scan does not import.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.report import file as reportfile
+from vaultkeeper.report.file import report_path as report_path
+from vaultkeeper.report.text import age_text as age_text
+from vaultkeeper.report.text import iso as iso
+from vaultkeeper.report.text import one_line as one_line
+from vaultkeeper.report.text import one_lines as one_lines
+from vaultkeeper.report.text import plural
+from vaultkeeper.store.secrets import needs_serving, served
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
+    from typing import Any, NamedTuple
+
+    from vaultkeeper.store.model import Problem
+    from vaultkeeper.upkeep.decay import SkillUnused, Stale
+    from vaultkeeper.upkeep.duplicates import DuplicatePair
+
+PROMOTE = "promote"
+PRUNE = "prune"
+HELD_OUT = "held_out"
+KINDS = (PRUNE, PROMOTE, HELD_OUT)  # the order of the summary line
+_LABELS = {PRUNE: "prune", PROMOTE: "promote", HELD_OUT: "held-out"}
+
+
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class cost a scan more than this module's work. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class _CandidateFields(NamedTuple):
+        kind: str  # PROMOTE | PRUNE | HELD_OUT
+        name: str
+        path: str  # vault-relative
+        line: int  # the ### heading of a block; the holdout_until line of a memory file
+        hash: str  # sha256 of the block's text or the whole file: the applier checks it
+        count: int | None = None  # type: ignore[assignment]  # over tuple.count: unused
+        last_used: str | None = None
+        idle_days: int | None = None
+        holdout_until: str | None = None
+        days_due: int | None = None  # days since holdout_until; 0 on the day itself
+        status: str | None = None
+        label: str | None = None
+        weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
+        falsification_condition: str | None = None
+        handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
+
+    class _ReportFields(NamedTuple):
+        vault: str
+        generated_at: dt.datetime  # UTC
+        promote: tuple[Candidate, ...]
+        prune: tuple[Candidate, ...]
+        held_out: tuple[Candidate, ...]
+        problems: tuple[Problem, ...]
+        duration_ms: int = 0
+        updated_at: dt.datetime | None = None  # the last apply that brought it up to date
+        # issue 13's extra sections (vaultkeeper/upkeep/sections.py); not part of the summary line
+        duplicates: tuple[DuplicatePair, ...] = ()
+        stale: tuple[Stale, ...] = ()
+        skills_unused: tuple[SkillUnused, ...] = ()
+
+    class Saved(NamedTuple):
+        """The last completed report, if there is a readable one; ``note`` says why not."""
+
+        report: Report | None
+        note: str | None = None
+
+else:
+    from collections import namedtuple
+
+    _CandidateFields = namedtuple(
+        "_CandidateFields",
+        "kind name path line hash count last_used idle_days holdout_until days_due status label"
+        " weight falsification_condition handled",
+        defaults=(None,) * 10,
+    )
+    _ReportFields = namedtuple(
+        "_ReportFields",
+        "vault generated_at promote prune held_out problems duration_ms updated_at duplicates"
+        " stale skills_unused",
+        defaults=(0, None, (), (), ()),
+    )
+    Saved = namedtuple("Saved", ("report", "note"), defaults=(None,))
+
+
+class Candidate(_CandidateFields):
+    """One entry on one list, with the figures that put it there."""
+
+    __slots__ = ()
+
+    def figures(self) -> str:
+        if self.kind == HELD_OUT:
+            due = (
+                "due today"
+                if self.days_due == 0
+                else f"due {plural(self.days_due or 0, 'day')} ago"
+            )
+            parts = [f"holdout_until {self.holdout_until} ({due})"]
+            parts.append(f"status {self.status}" if self.status else "no status")
+            if self.label:
+                parts.append(f"label {self.label}" + (f" ({self.weight})" if self.weight else ""))
+            return ", ".join(parts)
+        used = "unreadable" if self.last_used is None else self.last_used
+        if self.idle_days is None:
+            idle = ""
+        elif self.idle_days < 0:  # `scan --as-of` (or VAULTKEEPER_TODAY) before its last use
+            idle = f" ({plural(-self.idle_days, 'day')} after this report's date)"
+        else:
+            idle = f" (idle {plural(self.idle_days, 'day')})"
+        return f"success count {self.count}, last used {used}{idle}"
+
+    def to_dict(self, checked: bool = False) -> dict[str, Any]:
+        """Every field (but kind), text read from the vault served masked (credentials)
+        and without controls; ``checked``: the caller knows none of it needs that."""
+        out = self._asdict()  # the fields in their order
+        del out["kind"]
+        if not checked and needs_serving(" ".join(self.texts())):
+            for name in _TEXT_FIELDS:
+                if out[name] is not None:
+                    out[name] = served(out[name])
+        return out
+
+    def texts(self) -> list[str]:
+        """The fields whose text comes from the vault's files."""
+        return [t for t in (getattr(self, name) for name in _TEXT_FIELDS) if t is not None]
+
+
+_CANDIDATE_FIELDS = Candidate._fields[1:]  # all but kind
+# the fields whose text comes from the vault's files (hash, dates and counts are ours)
+_TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
+
+
+class Report(_ReportFields):
+    """One scan's three lists and its problems, as printed, saved and applied from."""
+
+    __slots__ = ()
+
+    def lists(self) -> dict[str, tuple[Candidate, ...]]:
+        return {PRUNE: self.prune, PROMOTE: self.promote, HELD_OUT: self.held_out}
+
+    def summary(self) -> str:
+        return (
+            f"{config.SUMMARY_PREFIX} prune candidates {len(self.prune)} | "
+            f"promote eligible {len(self.promote)} | held-out due {len(self.held_out)}"
+        )
+
+    def figures(self) -> dict[str, int]:
+        """The counts kept in the state file's ``perTask.selfMaintain``."""
+        return {
+            "prune": len(self.prune),
+            "promote": len(self.promote),
+            "heldOut": len(self.held_out),
+            "problems": len(self.problems),
+            "durationMs": self.duration_ms,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        # one check for all candidates (a big report's are almost always clean), then
+        # candidate by candidate only when some text needs serving
+        candidates = (*self.promote, *self.prune, *self.held_out)
+        clean = not needs_serving("".join(t for c in candidates for t in c.texts()))
+        return {
+            "vault": self.vault,
+            "generated_at": iso(self.generated_at),
+            "summary": {kind: len(items) for kind, items in self.lists().items()},
+            "promote": [c.to_dict(clean) for c in self.promote],
+            "prune": [c.to_dict(clean) for c in self.prune],
+            "held_out": [c.to_dict(clean) for c in self.held_out],
+            "problems": [_problem_dict(p) for p in self.problems],
+            "duration_ms": self.duration_ms,
+            "updated_at": None if self.updated_at is None else iso(self.updated_at),
+            **_upkeep().to_dict(self),
+        }
+
+
+def _problem_dict(problem: Problem) -> dict[str, Any]:
+    data = problem.to_dict()
+    data["path"], data["reason"] = served(problem.path), served(problem.reason)
+    return data
+
+
+def _upkeep() -> Any:
+    from vaultkeeper.upkeep import (
+        sections as upkeep,  # only a report with its extra sections needs it
+    )
+
+    return upkeep
+
+
+def candidate_line(c: Candidate) -> str:
+    return one_line(_raw_line(c))
+
+
+def render_text(report: Report) -> list[str]:
+    """stdout: the summary line, then one line per candidate (prune, promote, held-out)."""
+    raw = [_raw_line(c) for items in report.lists().values() for c in items]
+    raw.extend(_upkeep().text_lines(report))
+    return [report.summary(), *one_lines(raw)]
+
+
+def _raw_line(c: Candidate) -> str:
+    handled = f" -- {c.handled}" if c.handled else ""
+    return f"{_LABELS[c.kind]:<9} {c.name} -- {c.figures()} -- {c.path}:{c.line}{handled}"
+
+
+def render_problems(report: Report) -> list[str]:
+    """stderr: one ``path[:line]: reason`` line per problem."""
+    return [one_line(str(p)) for p in report.problems]
+
+
+# -- the saved last report ---------------------------------------------------------------
+
+
+def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
+    """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
+    in state/ flushes the folder (a scan's: the state file's completion)."""
+    reportfile.write(vault, report.to_dict(), fsync_dir)
+
+
+def from_dict(data: Mapping[str, Any]) -> Report:
+    """The inverse of Report.to_dict; raises KeyError/TypeError/ValueError on a bad file."""
+    from vaultkeeper.store.model import Problem  # not on the scanner's no-op path
+
+    names = set(_CANDIDATE_FIELDS)
+
+    def candidates(kind: str) -> tuple[Candidate, ...]:
+        items = data[kind]
+        if not isinstance(items, list):
+            raise TypeError(f"{kind} is not a list")
+        return tuple(
+            Candidate(kind=kind, **{k: v for k, v in i.items() if k in names}) for i in items
+        )
+
+    problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
+    updated = data.get("updated_at")
+    return Report(
+        vault=str(data["vault"]),
+        generated_at=reportfile.utc(data["generated_at"]),
+        promote=candidates(PROMOTE),
+        prune=candidates(PRUNE),
+        held_out=candidates(HELD_OUT),
+        problems=problems,
+        duration_ms=int(data.get("duration_ms", 0)),
+        updated_at=None if updated is None else reportfile.utc(updated),
+        **_upkeep().from_dict(data),
+    )
+
+
+def load_report(vault: Path) -> Saved:
+    data, note = reportfile.read(vault)
+    if data is None:
+        return Saved(None, note)
+    try:
+        return Saved(from_dict(data))
+    except reportfile.NOT_A_REPORT as exc:
+        return Saved(None, reportfile.not_a_report(exc))

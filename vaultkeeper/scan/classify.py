@@ -1,0 +1,280 @@
+"""The scanner: classify the vault into promote / prune / held-out candidates.
+
+``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
+never writes. ``run_scan`` is the scheduler around it: the checks of statefile.py first, so
+a throttled run imports nothing heavy and writes nothing; then the scan, the saved
+report and the state file's completion, with the lock released however the run ends.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import namedtuple
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.scan import statefile
+from vaultkeeper.store.vault import own_dir, require_vault
+
+# Only what the throttled no-op runs is imported up here (see statefile.py); the scan's
+# own needs (state.py's lock, datetime, pathlib, signal, ...) are imported where used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Iterable, Mapping, Sequence
+    from pathlib import Path
+    from types import FrameType
+    from typing import NamedTuple
+
+    from vaultkeeper.registry.cachedheads import Head
+    from vaultkeeper.report.candidates import Candidate, Report
+    from vaultkeeper.scan.cache import ScanCache
+    from vaultkeeper.store.model import Problem
+    from vaultkeeper.upkeep.decay import MemoryFacts
+
+_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
+if TYPE_CHECKING:
+
+    class ScanOutcome(NamedTuple):
+        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
+
+        A collections.namedtuple at run time, not a dataclass or typing.NamedTuple:
+        importing either module would cost the throttled no-op (which returns one of
+        these) about a tenth of its run.
+        """
+
+        report: Report | None
+        skipped: str | None
+        detail: str
+        notes: tuple[str, ...]
+
+else:
+    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
+
+
+class Interrupted(VaultkeeperError):
+    """A signal ended the run; the lock is released and the state file is idle again."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        name = signal.Signals(signum).name
+        super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
+        self.exit_code = 128 + signum
+
+
+def to_ms(moment: dt.datetime | int) -> int:
+    """Epoch milliseconds of a datetime, or of epoch nanoseconds (clock.now_ns)."""
+    if isinstance(moment, int):
+        return moment // 1_000_000
+    return int(moment.timestamp() * 1000)
+
+
+def run_scan(
+    vault: Path | str,
+    *,
+    now: dt.datetime | int,
+    env: Mapping[str, str],
+    force: bool = False,
+    pid: int,
+    fresh: bool = False,
+) -> ScanOutcome:
+    """One scheduler run: guards, scan, saved report, state file; never touches entries.
+
+    ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
+    string: the throttled no-op then never builds a datetime or a Path. The scan cache
+    spares re-reading unchanged files; ``fresh`` reads every file and keeps it anew.
+    """
+    require_vault(vault)
+    now_ms = to_ms(now)
+    own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
+    quick = statefile.precheck(vault, env, now_ms, force)  # the no-op path stops here
+    if quick is not None:
+        _, note = statefile.cooldown_ms(env)
+        return ScanOutcome(None, quick.reason, quick.detail, (note,) if note else ())
+    import contextlib
+    from pathlib import Path
+
+    from vaultkeeper.clock import from_ns
+    from vaultkeeper.scan import guards as state
+
+    vault = Path(vault)
+    if isinstance(now, int):
+        now = from_ns(now)
+    with _signals_raise():
+        started: state.Run | state.Skip | None = None
+        try:
+            started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
+            if isinstance(started, state.Skip):
+                return ScanOutcome(None, started.reason, started.detail, started.notes)
+            from vaultkeeper.report import guard as reportguard
+            from vaultkeeper.report.candidates import save_report
+            from vaultkeeper.scan import cache as scancache
+            from vaultkeeper.scan import cachefile as scancachefile
+
+            def classified(cache: ScanCache) -> Report:
+                found = classify(vault, now, cache)
+                scancachefile.save(vault, cache)
+                return found
+
+            clock = time.monotonic()
+            saved = reportguard.seen(vault)
+            report = classified(scancache.ScanCache() if fresh else scancachefile.load(vault))
+            with reportguard.locked(vault):
+                if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
+                    report = classified(scancachefile.load(vault))  # what it changed, read
+                duration = int((time.monotonic() - clock) * 1000)
+                report = report._replace(duration_ms=duration)
+                save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
+            state.finish(started, now_ms + duration, report.figures())
+            return ScanOutcome(report, None, "", started.notes)
+        except BaseException:
+            if isinstance(started, state.Run):
+                with contextlib.suppress(Exception):  # the original error is the one to report
+                    state.abort(started)
+            raise
+        finally:
+            state.release(vault, pid)  # only if this process holds it
+
+
+class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
+    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs."""
+
+    def __enter__(self) -> None:
+        import contextlib
+        import signal
+
+        self.saved: dict[int, object] = {}
+        for name in _SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            with contextlib.suppress(ValueError, OSError):  # not the main thread: none to install
+                self.saved[signum] = signal.signal(signum, self._raise)
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for signum, handler in self.saved.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _raise(signum: int, frame: FrameType | None) -> None:
+        import signal
+
+        signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
+        raise Interrupted(signum)
+
+
+# -- classification -------------------------------------------------------------------
+
+
+def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> Report:
+    """Promote and prune from the registry, held-out from memory files; never writes.
+
+    With ``cache`` (vaultkeeper.scan.cache), files unchanged since it was kept are not
+    read again, and what was read of the others goes into it.
+    """
+    # A scan allocates tens of thousands of small objects and makes no reference cycles;
+    # the cyclic collector's passes over them would cost a few percent of the scan.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _classify(vault, now, cache)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
+    import datetime as dt
+
+    from vaultkeeper.report.candidates import Report
+    from vaultkeeper.scan.memory import held_out_candidates
+
+    today = now.astimezone(dt.timezone.utc).date()
+    heads: Sequence[Head]
+    if cache is None:
+        from vaultkeeper.registry.blocks import load_heads
+
+        heads, problems = load_heads(vault)
+    else:
+        from vaultkeeper.registry.cachedheads import load_heads as cached_heads
+
+        heads, problems = cached_heads(vault, cache)
+    promote, prune = registry_candidates(heads, today, problems)
+    facts: list[MemoryFacts] = []
+    held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    from vaultkeeper.upkeep.sections import upkeep
+
+    extra = upkeep(vault, today, heads, facts, cache=cache)
+    return Report(
+        vault=str(vault),
+        generated_at=now.astimezone(dt.timezone.utc),
+        promote=tuple(promote),
+        prune=tuple(prune),
+        held_out=tuple(held_out),
+        problems=tuple(problems),
+        duplicates=extra.duplicates,
+        stale=extra.stale,
+        skills_unused=extra.skills_unused,
+    )
+
+
+def registry_candidates(
+    heads: Iterable[Head], today: dt.date, problems: list[Problem]
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Promote and prune candidates among ``heads`` (the whole registry, or the one file
+    an apply changed); unreadable blocks go to ``problems``."""
+    import datetime as dt
+
+    from vaultkeeper.report.candidates import PROMOTE, PRUNE, Candidate
+
+    promote: list[Candidate] = []
+    prune: list[Candidate] = []
+    seen: dict[str, Head] = {}
+    idle_since = today - dt.timedelta(days=config.PRUNE_IDLE_DAYS)  # used before: idle > 90 d
+    for head in heads:
+        count, used = head.count, head.last_used
+        if count is None or used is None:  # a full block says why
+            problems.extend(head.problems())
+        first = seen.setdefault(head.name, head)
+        if first is not head:
+            problems.append(
+                _problem(
+                    head.rel,
+                    head.line,
+                    f"### {head.name}: the name is also used at {first.rel}:{first.line}; "
+                    "the applier refuses a name that is not unique",
+                )
+            )
+        if count is None:
+            continue  # unreadable: a problem, never a candidate
+        if count >= config.PROMOTE_MIN_COUNT and head.promoted is None:
+            kind = PROMOTE
+        elif count == 0 and used is not None and used < idle_since:
+            kind = PRUNE
+        else:
+            continue
+        idle = None if used is None else (today - used).days
+        found = Candidate(
+            kind=kind,
+            name=head.name,
+            path=head.rel,
+            line=head.line,
+            hash=head.hash(),
+            count=count,
+            last_used=None if used is None else used.isoformat(),
+            idle_days=idle,
+        )
+        (promote if kind == PROMOTE else prune).append(found)
+    return promote, prune
+
+
+def _problem(path: str, line: int | None, reason: str) -> Problem:
+    from vaultkeeper.store.model import Problem
+
+    return Problem(path, line, reason)

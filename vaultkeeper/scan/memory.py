@@ -1,0 +1,253 @@
+"""Memory files as the scanner reads them: the held-out list, and every entry's keys.
+
+``held_out_candidates`` walks ``projects/*/memory/`` and turns each file into a
+``MemoryRecord`` (the few frontmatter keys any decision reads, the hold-out line and the
+file's hash, or why it could not be read), then judges the records against ``today``.
+A record depends on the file's bytes only, never on the date, so a scan may take it
+from the scan cache (vaultkeeper.scan.cache) when the file has not changed since.
+
+Most frontmatter is read without YAML (quickmeta), and only the keys asked for; the
+rest, and every file quickmeta is unsure of, goes through the model's YAML parser, so
+the answer is the same.
+"""
+
+from __future__ import annotations
+
+import os
+
+from vaultkeeper import config
+from vaultkeeper.scan.records import MemoryRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Iterable, Iterator, Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from vaultkeeper.report.candidates import Candidate
+    from vaultkeeper.scan.cache import ScanCache
+    from vaultkeeper.store.model import Problem
+    from vaultkeeper.upkeep.decay import MemoryFacts
+
+# The keys a held-out decision reads and those the duplicates and decay passes read
+# (issue 13), for every file; those only a held-out candidate's line shows, and its
+# hash, for a file that can be one (on some day). Nothing else is ever looked at.
+DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
+FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")
+DETAILS = ("label", "falsification_condition")
+NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
+
+
+def memory_files(vault: Path | str) -> Iterator[str]:
+    """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
+    projects = os.path.join(vault, config.PROJECTS_DIR)
+    if not os.path.isdir(projects) or os.path.islink(projects):
+        return
+    for entry in sorted(os.scandir(projects), key=_name):
+        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+            continue
+        memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
+        if os.path.isdir(memory) and not os.path.islink(memory):
+            yield from _markdown_under(memory)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _markdown_under(folder: str) -> Iterator[str]:
+    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
+    order and rules (hidden names skipped, symlinked folders listed but not entered,
+    an unreadable folder skipped), without os.walk's join and islink per entry."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=_name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
+        except OSError:
+            is_dir = False
+        if is_dir:
+            folders.append(entry)
+        elif entry.name.endswith(".md") and not entry.name.startswith("."):
+            yield entry.path
+    for entry in folders:
+        if not entry.name.startswith(".") and not entry.is_symlink():
+            yield from _markdown_under(entry.path)
+
+
+def read_record(path: str, where: str) -> MemoryRecord:
+    """What a scan needs of one memory file (see the module docstring)."""
+    from vaultkeeper.store import quickmeta
+    from vaultkeeper.store.model import ParseError, decode, file_hash, read_regular
+    from vaultkeeper.store.model import split_frontmatter as split
+
+    try:
+        text = decode(read_regular(path))
+        # quickmeta answers only for a block YAML reads the same way, so reading some
+        # keys now and the others later gives what one YAML parse gives
+        front = quickmeta.read_front(text, FACTS)
+        whole = False  # whether meta holds every key (YAML read them all)
+        if front is not None:
+            meta, lines, yaml_text = front
+        else:
+            found = split(text)[0]
+            if found is None:
+                return NOT_AN_ENTRY  # no frontmatter: not an entry
+            yaml_text = found
+            quick = quickmeta.read_keys(yaml_text, FACTS)
+            whole = quick is None
+            meta, lines = quick if quick is not None else _yaml_keys(path, where, text)
+        line = lines.get("holdout_until", 1)
+        if not may_hold_out(meta):
+            return MemoryRecord(facts_of(where, meta), line, None, None, None)
+        if not whole:
+            more = quickmeta.read_keys(yaml_text, DETAILS)
+            meta = {**meta, **(more or _yaml_keys(path, where, text))[0]}
+    except ParseError as exc:
+        return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
+    details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
+    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None)
+
+
+def may_hold_out(meta: Mapping[str, Any]) -> bool:
+    """Whether the file is a held-out candidate on some day: the date aside, the test
+    held_out_candidates makes (an entry that is not is never one, so it needs no hash)."""
+    raw, status = meta.get("holdout_until"), meta.get("status")
+    if raw is None or raw == "" or (status is not None and status != "held_out"):
+        return False
+    return meta.get(config.SUPERSEDED_BY_KEY) in (None, "")
+
+
+def _yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
+    from pathlib import Path
+
+    from vaultkeeper.store.model import parse_note
+
+    fm = parse_note(Path(path), where, text).frontmatter
+    assert fm is not None
+    return dict(fm.data), dict(fm.key_lines)
+
+
+def held_out_candidates(
+    vault: Path,
+    today: dt.date,
+    problems: list[Problem],
+    paths: Iterable[str] | None = None,
+    facts: list[MemoryFacts] | None = None,
+    cache: ScanCache | None = None,
+) -> list[Candidate]:
+    """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
+    with ``facts`` every readable entry's keys for the duplicates and decay passes.
+
+    ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
+    re-checks the one it changed. With ``cache``, an unchanged file's record comes from
+    it and a changed one's goes into it.
+    """
+    from vaultkeeper.store.model import parse_date
+    from vaultkeeper.upkeep.decay import MemoryFacts
+
+    out: list[Candidate] = []
+    dates: dict[str, dt.date | None] = {}
+    cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
+    for path in memory_files(vault) if paths is None else paths:
+        where = path[cut:]
+        record, key = (None, None) if cache is None else cache.memory(where, path)
+        if record is None:
+            record = read_record(path, where)
+            if cache is not None:
+                cache.keep_memory(where, key, record)
+        if record.problem is not None:
+            problems.append(_problem(where, *record.problem))
+            continue
+        kept = record.facts
+        if kept is None:
+            continue
+        if facts is not None:
+            facts.append(MemoryFacts(where, *kept))
+        if record.hash is None:
+            continue  # not one on any day (may_hold_out); superseded ones among them
+        raw = kept[3]
+        if isinstance(raw, str):  # the commonest: a quoted date, one of few distinct ones
+            if raw not in dates:
+                dates[raw] = parse_date(raw)
+            until = dates[raw]
+        else:
+            until = parse_date(raw)
+        if until is None:
+            reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
+            problems.append(_problem(where, record.line, reason))
+            continue
+        if until > today:
+            continue
+        out.append(_candidate(where, record, until, today))
+    return out
+
+
+def _candidate(where: str, record: MemoryRecord, until: dt.date, today: dt.date) -> Candidate:
+    from vaultkeeper.report.candidates import HELD_OUT, Candidate
+
+    assert record.facts is not None and record.hash is not None and record.details is not None
+    label, status, condition = record.details
+    return Candidate(
+        kind=HELD_OUT,
+        name=record.facts[0],
+        path=where,
+        line=record.line,
+        hash=record.hash,
+        holdout_until=until.isoformat(),
+        days_due=(today - until).days,
+        status=None if status is None else str(status),
+        label=None if label is None else str(label),
+        weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
+        falsification_condition=None if condition in (None, "") else str(condition),
+    )
+
+
+def _problem(path: str, line: int | None, reason: str) -> Problem:
+    from vaultkeeper.store.model import Problem
+
+    return Problem(path, line, reason)
+
+
+def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The fields of decay.MemoryFacts after the path, from a file's frontmatter keys."""
+    from vaultkeeper.upkeep.decay import provenance_date
+
+    get = meta.get
+    name, status, until = get("name"), get("status"), get("holdout_until")
+    if status is None and until not in (None, ""):
+        status = "held_out"  # as the held-out list and the applier read it
+    description = get("description")
+    found, since = get("provenance"), None
+    if type(found) is list:
+        latest = provenance_date(p if type(p) is str else str(p) for p in found)
+        since = None if latest is None else latest.isoformat()
+    return (
+        name if type(name) is str and name else _stem(where, name),
+        ""
+        if description is None
+        else description
+        if type(description) is str
+        else str(description),
+        None if status is None else status if type(status) is str else str(status),
+        _iso(until),
+        _iso(get("last_validated")),
+        since,
+    )
+
+
+def _iso(value: Any) -> Any:
+    """A date as its ISO text (what JSON can keep, and every reader takes as the date)."""
+    import datetime as dt
+
+    return value.isoformat() if type(value) is dt.date else value
+
+
+def _stem(where: str, name: object) -> str:
+    """The entry's name when ``name`` is not a non-empty string: its text, or the file's."""
+    return str(name) if name not in (None, "") else os.path.basename(where)[:-3]

@@ -1,0 +1,4 @@
+"""``search``: ranked hits over the vault's entries, with the line to open and what to cite.
+
+Imports scan (its cache), upkeep, registry and store.
+"""

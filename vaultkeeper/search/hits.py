@@ -1,0 +1,88 @@
+"""What a ``search`` hit shows an agent: the line to open, a snippet, what to cite.
+
+Split from vaultkeeper.search.rank (which re-exports the public names). Every text a hit
+carries is served (credentials masked, control characters stripped, bidi characters
+escaped), as everything vaultkeeper shows an agent; a snippet is masked before it is
+cut, so a credential cut in half is still masked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vaultkeeper import config
+from vaultkeeper.search.docs import Doc
+from vaultkeeper.store.secrets import needs_serving, served
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    name: str
+    description: str
+    path: str
+    line: int
+    snippet: str
+    cite: str
+    link: str
+    status: str | None
+    superseded_by: str | None  # read that one instead
+    score: int
+
+
+def inert(text: str) -> str:
+    """``text`` with control and bidi characters shown as escapes, never acted on."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def safe(text: str) -> str:
+    """What a hit may show an agent: credentials masked, control characters stripped
+    (vaultkeeper.store.secrets.served), bidi characters escaped."""
+    return inert(served(text)) if needs_serving(text) else text
+
+
+def _body_line(doc: Doc, i: int) -> str:
+    """Body line ``i`` with the credentials of the whole body masked: a line inside a
+    private-key block holds no marker of its own. Masking keeps line breaks."""
+    body = "\n".join(doc.lines)
+    if not needs_serving(body):
+        return doc.lines[i]
+    return served(body).split("\n")[i]
+
+
+def make_hit(doc: Doc, words: list[str], score: int) -> Hit:
+    """The hit, pointing at the body line holding most of the words (else name/description)."""
+    best, best_n = -1, 0
+    for i, text in enumerate(doc.lines):
+        low = text.casefold()
+        n = sum(1 for w in words if w in low)
+        if n > best_n:
+            best, best_n = i, n
+    if best >= 0:
+        line, text = doc.body_line + best, _body_line(doc, best)
+    elif any(w in doc.folded[0] for w in words) or not doc.description:
+        line, text = doc.name_line, doc.name
+    else:
+        line, text = doc.description_line, doc.description
+    superseded = None if doc.superseded_by is None else safe(doc.superseded_by)
+    status = None if doc.status is None else safe(doc.status)
+    return Hit(
+        doc.kind, safe(doc.name), safe(doc.description), safe(doc.path), line,
+        _snippet(text, words), safe(doc.cite), safe(doc.link), status, superseded, score,
+    )  # fmt: skip
+
+
+def _snippet(text: str, words: list[str]) -> str:
+    # masked before it is cut: a cut credential would no longer look like one
+    flat = safe(" ".join(text.split()))
+    width = config.SEARCH_SNIPPET_CHARS
+    if len(flat) <= width:
+        return flat
+    low = flat.casefold()
+    at = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
+    start = max(0, min(at - width // 4, len(flat) - width))
+    cut = flat[start : start + width]
+    return ("..." if start else "") + cut + ("..." if start + width < len(flat) else "")

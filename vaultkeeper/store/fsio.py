@@ -1,0 +1,193 @@
+"""The one place that writes files: atomic replace, and the store-wide writer lock."""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import os
+import stat
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+
+_changes = [0]  # files this process wrote or moved: whether a failed step changed anything
+
+
+def changes() -> int:
+    """How many writes and moves this process has made so far (compare two readings)."""
+    return _changes[0]
+
+
+def move(source: Path, target: Path) -> None:
+    """os.replace, counted as a change (a move into or out of .trash/)."""
+    os.replace(source, target)
+    _changes[0] += 1
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Not tempfile and threading: a scan writes two files here, and those imports (shutil,
+# random, bz2, lzma, weakref, typing with them) would cost it more than the writes.
+_TEMP_FLAGS = (
+    os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+_TEMP_TRIES = 100
+
+
+def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
+
+    ``data`` may be pieces of text, written one after another: a big file (the scan
+    cache) is then never held whole in memory, as text and again as bytes.
+
+    A reader sees the old file or the new one, never a partial write; a crash leaves
+    at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
+    notes). An existing file keeps its permission bits; a new one gets 0644.
+
+    ``fsync_dir=False`` leaves the rename unflushed (an fsync of a folder costs about
+    10 ms on ext4, more than the rest of a small write): for the scanner's own state/
+    files, when losing the rename in a crash is harmless or the caller's next write
+    there flushes the folder anyway. The file's own bytes are always flushed.
+    """
+    pieces = [data] if isinstance(data, (str, bytes)) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # a 255-byte name plus the random part would exceed NAME_MAX
+    prefix = f".{path.name[:80]}."
+    fd, tmp = _mkstemp(path.parent, prefix, ".vk-tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for piece in pieces:
+                fh.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        if not path.exists():
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        _changes[0] += 1
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:  # name the file, not our temp
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        raise
+    if fsync_dir:
+        _fsync_dir(path.parent)
+
+
+def _mkstemp(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """tempfile.mkstemp(suffix, prefix, folder): a new file only this process opened
+    (mode 0600, never through a symlink), and its absolute path."""
+    for _ in range(_TEMP_TRIES):
+        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), os.path.abspath(name)
+        except FileExistsError:
+            continue  # a name taken (by a stray temp file): draw another
+    raise FileExistsError(f"{folder}: no free temporary name after {_TEMP_TRIES} tries")
+
+
+def _fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is flushed too.
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line (a journal record) with a single write and fsync."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, data)
+        _changes[0] += 1
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_LOCKS: dict[str, Any] = {}
+_LOCKS_GUARD = _thread.allocate_lock()  # threading.Lock is this
+
+
+def _file_lock(lock_path: Path) -> Any:
+    # One FileLock object per lock file and process: FileLock counts re-acquisitions by
+    # the same thread, so a mutation that calls another (apply -> record_use) nests
+    # instead of waiting for itself; other threads and processes still wait.
+    from filelock import FileLock  # not needed on the read-only paths
+
+    key = str(lock_path.resolve())
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = _LOCKS[key] = FileLock(key)
+        return lock
+
+
+@contextlib.contextmanager
+def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
+    """Hold the store-wide writer lock for the duration of one mutation.
+
+    Re-entrant within one thread; serialises threads and processes.
+    """
+    from filelock import Timeout
+
+    from vaultkeeper.store.vault import own_dir
+
+    lock_path = Path(own_dir(vault, config.STATE_DIR)) / config.WRITER_LOCK_FILE
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # mkdir's own words: "File exists"
+        raise VaultkeeperError(
+            f"{lock_path.parent}: exists and is not a folder; vaultkeeper keeps its state "
+            "there: move that file away"
+        ) from None
+    lock = _file_lock(lock_path)
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout as exc:
+        raise VaultkeeperError(
+            f"{lock_path}: another vaultkeeper command is writing; try again"
+        ) from exc
+    if getattr(lock, "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
+        sweep_temps(vault)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def sweep_temps(vault: Path) -> list[str]:
+    """Remove atomic_write's temp files a killed writer left in the vault root and
+    patterns/ (where most writes land); the names removed.
+
+    Called under the writer lock, and only files older than STALE_RUN_MS go, so a
+    write in progress (there is none: every store write holds the lock) is safe twice.
+    """
+    removed: list[str] = []
+    now = time.time()
+    for folder in (vault, vault / config.PATTERNS_DIR):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if not (name.startswith(".") and name.endswith(".vk-tmp")):
+                continue
+            path = folder / name
+            with contextlib.suppress(OSError):
+                info = path.lstat()
+                if stat.S_ISREG(info.st_mode) and now - info.st_mtime > config.STALE_RUN_MS / 1000:
+                    path.unlink()
+                    removed.append(name)
+    return removed

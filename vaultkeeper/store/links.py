@@ -1,0 +1,257 @@
+"""Obsidian links: where they are in a note, and which file each one means.
+
+Extraction skips fenced code and inline code spans (they are not links in Obsidian) and
+reads frontmatter values too (``categories: ["[[Books]]"]`` is a link). Resolution
+follows Obsidian, never fuzzily: case-insensitive, ``.md`` optional, a unique file name
+anywhere in the vault, or a path / path suffix; two candidate files are ambiguous.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper.store.model import Note
+
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
+_FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
+_BACKTICKS = re.compile(r"`+")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A fenced code block: 1-based lines of its opening and closing fence."""
+
+    start: int
+    end: int | None  # None: never closed (runs to the end of the file)
+    info: str  # the info string after the fence (language first)
+    col: int  # 1-based column of the fence characters
+
+    @property
+    def language(self) -> str:
+        return self.info.split()[0] if self.info.strip() else ""
+
+
+@dataclass(frozen=True)
+class Link:
+    """One ``[[target#sub|alias]]`` (or ``![[...]]``) as written in a note."""
+
+    target: str  # the path part, before ``#`` (empty for ``[[#Heading]]``)
+    subpath: str  # ``Heading`` or ``^block`` without the ``#``, or ""
+    alias: str
+    embed: bool
+    line: int
+    col: int
+    raw: str  # the whole link as written
+    in_frontmatter: bool
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at ``\n`` only: line numbers as an editor shows them
+    (``str.splitlines`` would also split at form feeds and U+2028)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
+    """Fenced blocks in ``lines`` (line numbers start at ``first_line``).
+
+    Fences may be indented (inside list items) or quoted (``> ```); a block closes at a
+    line of the same fence character, at least as long, with nothing after it.
+    """
+    fences: list[Fence] = []
+    open_at: tuple[int, str, str, int] | None = None  # (line, mark, info, col)
+    for offset, line in enumerate(lines):
+        stripped = line.lstrip(" \t>")
+        if not stripped.startswith(("```", "~~~")):
+            continue
+        m = _FENCE_OPEN.match(line.rstrip("\r\n"))
+        if not m:
+            continue
+        mark, rest = m.group(2), m.group(3)
+        number = first_line + offset
+        if open_at is None:
+            if mark[0] == "`" and "`" in rest:
+                continue  # an inline code span such as ```a``` , not a fence
+            open_at = (number, mark, rest.strip(), len(m.group(1)) + 1)
+        elif mark[0] == open_at[1][0] and len(mark) >= len(open_at[1]) and not rest.strip():
+            fences.append(Fence(open_at[0], number, open_at[2], open_at[3]))
+            open_at = None
+    if open_at is not None:
+        fences.append(Fence(open_at[0], None, open_at[2], open_at[3]))
+    return fences
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """0-based [start, end) ranges of inline code spans in one line."""
+    spans: list[tuple[int, int]] = []
+    runs = list(_BACKTICKS.finditer(line))
+    i = 0
+    while i < len(runs):
+        opener = runs[i]
+        closer = next(
+            (j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opener.group())),
+            None,
+        )
+        if closer is None:
+            i += 1  # an unmatched run is literal backticks
+            continue
+        spans.append((opener.start(), runs[closer].end()))
+        i = closer + 1
+    return spans
+
+
+def parse_link(raw_inner: str) -> tuple[str, str, str]:
+    """``target#sub|alias`` -> (target, subpath, alias); ``\\|`` (inside tables) splits too."""
+    inner, _, alias = raw_inner.partition("|")
+    inner = inner.removesuffix("\\")
+    target, _, sub = inner.partition("#")
+    return target.strip(), sub.strip(), alias.strip()
+
+
+def _links_in_line(line: str, number: int, in_frontmatter: bool) -> Iterator[Link]:
+    spans = code_spans(line) if "`" in line else []
+    for m in _WIKILINK.finditer(line):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        target, sub, alias = parse_link(m.group(2))
+        yield Link(
+            target, sub, alias, bool(m.group(1)), number, m.start() + 1, m.group(), in_frontmatter
+        )
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def extract_links(
+    note: Note, lines: list[str] | None = None, fences: list[Fence] | None = None
+) -> list[Link]:
+    """Every link in ``note``: frontmatter values first, then the body outside code.
+
+    ``lines`` (the note's text split with line ends kept) and the body's ``fences`` may be
+    passed in when the caller already has them.
+    """
+    if "[[" not in note.text:
+        return []
+    if lines is None:
+        lines = split_lines(note.text)
+    out: list[Link] = []
+    fm = note.frontmatter
+    if fm is not None:
+        wanted = {
+            m.group(2)
+            for text in _strings(fm.data)
+            if "[[" in text
+            for m in _WIKILINK.finditer(text)
+        }
+        for number in range(2, fm.end_line) if wanted else ():
+            line = lines[number - 1]
+            if "[[" in line:
+                out.extend(
+                    link
+                    for link in _links_in_line(line, number, True)
+                    if link.raw.lstrip("!")[2:-2] in wanted
+                )
+    body_start = note.body_line
+    if fences is None:
+        fences = find_fences(lines[body_start - 1 :], body_start)
+    in_code = code_lines(fences, len(lines))
+    for index in range(body_start - 1, len(lines)):
+        line = lines[index]
+        if "[[" in line and (index + 1) not in in_code:
+            out.extend(_links_in_line(line, index + 1, False))
+    return out
+
+
+def code_lines(fences: Iterable[Fence], total: int) -> set[int]:
+    """1-based numbers of the lines inside fenced blocks (fences included)."""
+    covered: set[int] = set()
+    for fence in fences:
+        covered.update(range(fence.start, (fence.end if fence.end is not None else total) + 1))
+    return covered
+
+
+def _key(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Where a link leads: ``targets`` holds one path (resolved), none (broken) or more."""
+
+    targets: tuple[str, ...]
+
+    @property
+    def resolved(self) -> str | None:
+        return self.targets[0] if len(self.targets) == 1 else None
+
+    @property
+    def broken(self) -> bool:
+        return not self.targets
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.targets) > 1
+
+
+class Resolver:
+    """The vault's name table, built once per run from every file's vault-relative path."""
+
+    def __init__(self, rel_paths: Iterable[str]) -> None:
+        self._by_path: dict[str, str] = {}
+        self._by_name: dict[str, list[str]] = {}
+        for path in rel_paths:
+            key = _key(path)
+            self._by_path.setdefault(key, path)
+            name = key.rsplit("/", 1)[-1]
+            self._by_name.setdefault(name, []).append(path)
+            if key.endswith(".md"):
+                self._by_path.setdefault(key[:-3], path)
+                self._by_name.setdefault(name[:-3], []).append(path)
+
+    @classmethod
+    def for_vault(cls, vault: Path) -> Resolver:
+        from vaultkeeper.store.vault import iter_files, rel
+
+        return cls(rel(vault, p) for p in iter_files(vault))
+
+    def resolve(self, target: str, source: str) -> Resolution:
+        """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
+        if not target:
+            return Resolution((source,))  # [[#Heading]] points into the note itself
+        text = target.replace("\\", "/").strip()
+        if text.startswith(("./", "../")):
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
+            hit = self._by_path.get(_key(joined))
+            return Resolution((hit,) if hit is not None else ())
+        key = _key(text.lstrip("/"))
+        exact = self._by_path.get(key)
+        if exact is not None:
+            return Resolution((exact,))  # a full path from the vault root is definite
+        name = key.rsplit("/", 1)[-1]
+        candidates = self._by_name.get(name, [])
+        if "/" in key:
+            suffix = "/" + key
+            candidates = [
+                c
+                for c in candidates
+                if _key(c).endswith(suffix) or _key(c).removesuffix(".md").endswith(suffix)
+            ]
+        unique = tuple(dict.fromkeys(candidates))
+        return Resolution(unique)

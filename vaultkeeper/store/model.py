@@ -1,0 +1,193 @@
+"""The vault model: notes with frontmatter, and problems for files that can't be read.
+
+Every consumer (scanner, applier, linter) loads files through here, so a file that is
+unreadable is reported the same way everywhere and never stops the others. Reading
+bytes as text lives in vaultkeeper.store.text and the YAML frontmatter in
+vaultkeeper.store.frontmatter; their public names are importable from here as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.store.frontmatter import ALIAS_REASON as ALIAS_REASON
+from vaultkeeper.store.frontmatter import load_yaml as load_yaml
+from vaultkeeper.store.frontmatter import split_frontmatter as split_frontmatter
+from vaultkeeper.store.frontmatter import top_key_lines
+from vaultkeeper.store.text import ParseError as ParseError
+from vaultkeeper.store.text import decode as decode
+from vaultkeeper.store.text import read_regular as read_regular
+from vaultkeeper.store.text import split_lines as split_lines
+from vaultkeeper.store.vault import iter_markdown, rel
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
+    from typing import Any, NamedTuple
+
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class costs a scan more than the rest of this module. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class _ProblemFields(NamedTuple):
+        path: str
+        line: int | None
+        reason: str
+
+    class Frontmatter(NamedTuple):
+        """The YAML block at the top of a note, with where it sits in the file."""
+
+        data: Mapping[str, Any]
+        end_line: int  # 1-based line number of the closing ``---``
+        key_lines: Mapping[str, int]  # top-level key -> 1-based line number
+
+    class _NoteFields(NamedTuple):
+        path: Path
+        rel: str
+        text: str
+        frontmatter: Frontmatter | None
+        body: str
+        body_line: int  # 1-based line where the body starts
+
+    class _VaultModelFields(NamedTuple):
+        vault: Path
+        notes: tuple[Note, ...]
+        problems: tuple[Problem, ...] = ()
+
+else:
+    from collections import namedtuple
+
+    _ProblemFields = namedtuple("_ProblemFields", ("path", "line", "reason"))
+    Frontmatter = namedtuple("Frontmatter", ("data", "end_line", "key_lines"))
+    _NoteFields = namedtuple(
+        "_NoteFields", ("path", "rel", "text", "frontmatter", "body", "body_line")
+    )
+    _VaultModelFields = namedtuple(
+        "_VaultModelFields", ("vault", "notes", "problems"), defaults=((),)
+    )
+
+
+class Problem(_ProblemFields):
+    """A file (or a line in it) that could not be used, and why, in one line."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
+
+
+class Note(_NoteFields):
+    """One markdown file. ``frontmatter`` is None when the file has none (not an entry)."""
+
+    __slots__ = ()
+
+    @property
+    def is_entry(self) -> bool:
+        return self.frontmatter is not None
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        return self.frontmatter.data if self.frontmatter is not None else {}
+
+    def get_str(self, key: str) -> str | None:
+        value = self.meta.get(key)
+        return None if value is None else str(value)
+
+
+class VaultModel(_VaultModelFields):
+    """Every markdown file of a vault as notes, and the files that could not be read."""
+
+    __slots__ = ()
+
+    @property
+    def entries(self) -> tuple[Note, ...]:
+        return tuple(n for n in self.notes if n.is_entry)
+
+
+def parse_note(path: Path, rel_path: str, text: str) -> Note:
+    """Parse one note's text; raises ParseError for frontmatter that can't be used."""
+    yaml_text, end_line, body_offset = split_frontmatter(text)
+    if yaml_text is None:
+        return Note(path, rel_path, text, None, text, 1)
+    data = load_yaml(yaml_text)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        raise ParseError(f"frontmatter is a {kind}, not a mapping of keys to values", 2)
+    # Only lines that name a real top-level key (not a flow collection's continuation).
+    key_lines = {k: n for k, n in top_key_lines(yaml_text).items() if k in data}
+    fm = Frontmatter(data, end_line, key_lines)
+    return Note(path, rel_path, text, fm, text[body_offset:], end_line + 1)
+
+
+def read_note(vault: Path, path: Path) -> Note:
+    """Read and parse one file; raises ParseError (with no path) on any failure."""
+    return parse_note(path, rel(vault, path), decode(read_regular(path)))
+
+
+def load_notes(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    for path in paths:
+        try:
+            notes.append(read_note(vault, path))
+        except ParseError as exc:
+            problems.append(Problem(rel(vault, path), exc.line, exc.reason))
+    return notes, problems
+
+
+def load_vault(vault: Path) -> VaultModel:
+    """Every markdown file in the vault; bad files become problems, never exceptions."""
+    notes, problems = load_notes(vault, iter_markdown(vault))
+    return VaultModel(vault, tuple(notes), tuple(problems))
+
+
+def file_hash(text: str) -> str:
+    """sha256 (hex) of a file's decoded text (``Note.text``) encoded as UTF-8.
+
+    The scanner reports it for a memory file and the applier's ``--expect-hash``
+    compares against it, so both must call this one function. (A registry block's
+    hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
+    """
+    from vaultkeeper.store.digests import sha256_hex
+
+    return sha256_hex(text.encode("utf-8"))
+
+
+def parse_date(value: Any) -> dt.date | None:
+    """A YAML date (quoted or not) -> date; anything that is not a real ISO date -> None."""
+    if isinstance(value, dt.datetime):
+        moment: dt.datetime = value
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(dt.timezone.utc)
+        return moment.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        # YYYY-MM-DD only: Python 3.11's fromisoformat also takes 20260902 and 2026-W36-3
+        if _ISO_DATE.fullmatch(text):
+            try:
+                return dt.date.fromisoformat(text)
+            except ValueError:
+                return None
+    return None
+
+
+def is_memory_path(rel_path: str) -> bool:
+    """True for files under ``projects/<p>/memory/`` (the held-out sub-tree)."""
+    parts = rel_path.split("/")
+    return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR

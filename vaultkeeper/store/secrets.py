@@ -1,0 +1,297 @@
+"""Credentials in text: find them, mask them, and make text safe to hand to an agent.
+
+The spec keeps credentials out of the store, yet a pasted API key is the commonest way
+one gets in; once there, every session that is served the note has it in context.
+``find`` locates values with a known shape (private-key blocks, AWS, GitHub, OpenAI,
+Anthropic and Slack tokens) and ``password|secret|token|api_key = value`` assignments
+whose value looks like a real credential, not a placeholder or a word of prose.
+``mask`` replaces each value with ``[redacted: <kind>]``; ``served`` also strips terminal
+control characters. Anything vaultkeeper prints for an agent goes through ``served``.
+
+(Imported as ``vaultkeeper.store.secrets``; absolute imports keep the standard library's
+``secrets`` module what ``import secrets`` means everywhere else.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from vaultkeeper.store.lazyre import lazy
+
+PRIVATE_KEY = "private key"
+AWS = "aws access key"
+GITHUB = "github token"
+OPENAI = "openai key"
+ANTHROPIC = "anthropic key"
+SLACK = "slack token"
+PASSWORD = "password"
+SECRET = "secret"
+TOKEN = "token"
+API_KEY = "api key"
+# kinds with a known shape; the rest are assignments (``name = value``)
+SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
+
+_BEGIN = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+_END = lazy(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_LINE = lazy(r"[ \t>]*[A-Za-z0-9+/=:, .-]*\r?")  # base64, or a Proc-Type header
+_KEY_BODY = lazy(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
+# One alternation, one pass over the text. A shaped token must stand alone: not glued
+# to letters or digits on either side (a hash that merely contains ``AKIA`` is not one).
+_EDGE_L = r"(?<![A-Za-z0-9_-])"
+_EDGE_R = r"(?![A-Za-z0-9_-])"
+_SHAPES = lazy(
+    "|".join(
+        [
+            rf"(?P<pk>{_BEGIN})",
+            rf"{_EDGE_L}(?P<aws>(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA)[0-9A-Z]{{16}}){_EDGE_R}",
+            rf"{_EDGE_L}(?P<gh>gh[pousr]_[A-Za-z0-9]{{36,251}}|github_pat_\w{{50,}}){_EDGE_R}",
+            rf"{_EDGE_L}(?P<ant>sk-ant-[A-Za-z0-9_-]{{20,}})",
+            rf"{_EDGE_L}(?P<oai>sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{{20,}}"
+            rf"|sk-[A-Za-z0-9]{{32,}}){_EDGE_R}",
+            rf"{_EDGE_L}(?P<slack>xox[abprs]-[A-Za-z0-9-]{{10,}})",
+        ]
+    )
+)
+_GROUP_KIND = {"pk": PRIVATE_KEY, "aws": AWS, "gh": GITHUB, "ant": ANTHROPIC}
+_GROUP_KIND.update({"oai": OPENAI, "slack": SLACK})
+
+# ``db_password = "..."``, ``GITHUB_TOKEN: ...``, ``"apiKey": "..."``: the name ends in
+# one of the words (a ``tokenizer:`` or ``password_min_length:`` is something else).
+_ASSIGN = lazy(
+    r"(?i:(?P<pw>passw(?:or)?d|pwd)|(?P<sec>secret(?:[_-]?(?:access[_-]?)?key)?)"
+    r"|(?P<tok>token)|(?P<api>(?:api|access|private)[_-]?key))s?"
+    r"[\"']?[ \t]*(?:\*\*)?[ \t]*[:=][ \t]*(?:\*\*[ \t]*)?"
+    r"(?P<q>[\"'`]?)(?P<value>[^\s\"'`,;<>(){}\[\]]{6,})(?P=q)"
+)
+# The words an assignment's name ends in (lower case), and the literal every shaped
+# token starts with: the regexes run only on lines holding one. Both regexes cost a
+# pass over every character; most notes hold none of these.
+_ASSIGN_WORDS = ("passw", "pwd", "secret", "token", "key")
+_SHAPE_STARTS = re.compile(
+    r"-----BEGIN|A(?:KIA|SIA|BIA|CCA|IDA|ROA)|gh[pousr]_|github_pat_|sk-|xox"
+)
+_PLACEHOLDER = lazy(
+    r"(?i)example|placeholder|changeme|change[_-]me|your[_-]|redacted|dummy|sample|fake|"
+    r"xxxx|\*\*\*|\.\.\.|here$|^\$|^%|^env[:.]|process\.env|os\.environ|getenv"
+)
+_IDENTIFIER = lazy(
+    r"[a-z]+(?:[_-][a-z]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[A-Za-z_]+(?:\.[A-Za-z_]+)+"
+)
+_WORDS = {"none", "null", "true", "false", "required", "optional", "string", "undefined"}
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import NamedTuple
+
+    class Hit(NamedTuple):
+        """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
+
+        kind: str
+        start: int
+        end: int
+        line: int  # 1-based
+        col: int  # 1-based
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Hit = namedtuple("Hit", ("kind", "start", "end", "line", "col"))
+
+
+def _credential_like(value: str) -> bool:
+    """An assigned value that reads as a credential, not prose, a name or a placeholder."""
+    if value.lower() in _WORDS or _PLACEHOLDER.search(value) or _IDENTIFIER.fullmatch(value):
+        return False  # my-token-name, GITHUB_TOKEN, settings.SECRET_KEY, <your-key>
+    if len(set(value)) < 4:
+        return False
+    letters = any(c.isalpha() for c in value)
+    return letters and (any(c.isdigit() for c in value) or not value.isalnum())
+
+
+def _shaped_real(value: str) -> bool:
+    """sk-xxxxxxxx..., AKIAIOSFODNN7EXAMPLE: documentation, not a leak."""
+    return not _PLACEHOLDER.search(value) and len(set(value)) >= 8
+
+
+def _assign_kind(m: re.Match[str]) -> str:
+    if m.group("pw"):
+        return PASSWORD
+    if m.group("sec"):
+        return SECRET
+    return TOKEN if m.group("tok") else API_KEY
+
+
+def _key_block(text: str, begin_end: int) -> int | None:
+    """End of the private-key block whose BEGIN line ends at ``begin_end``; None if the
+    block holds no key material (``...`` in documentation)."""
+    nl = text.find("\n", begin_end)
+    rest = text[begin_end : len(text) if nl == -1 else nl]
+    if rest.strip():  # the key on the BEGIN line (PEM pasted as one line, or with \n)
+        end = _END.search(rest)
+        stop = begin_end + (end.end() if end else len(rest.rstrip()))
+        return stop if _KEY_BODY.search(text, begin_end, stop) else None
+    stop = pos = begin_end
+    while nl != -1:
+        pos = nl + 1
+        nl = text.find("\n", pos)
+        line = text[pos : len(text) if nl == -1 else nl]
+        end = _END.search(line)
+        if end:
+            stop = pos + end.end()
+            break
+        if not _KEY_LINE.fullmatch(line) or not line.strip():
+            break
+        stop = pos + len(line.rstrip())
+    return stop if _KEY_BODY.search(text, begin_end, stop) else None
+
+
+def _shape_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line holding the start of a shaped token; each line once."""
+    out: list[tuple[int, int]] = []
+    for m in _SHAPE_STARTS.finditer(text):
+        if out and m.start() < out[-1][1]:
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        out.append((start, len(text) if end == -1 else end))
+    return out
+
+
+def _assignments(text: str) -> Iterator[re.Match[str]]:
+    """``name = value`` matches, tried only where a name's last word stands: a regex
+    scan of every character costs several times more."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # lower() changed the length (a rare letter): scan all
+        yield from _ASSIGN.finditer(text)
+        return
+    seen: set[int] = set()  # value starts: secret_access_key is one, not two
+    for word in _ASSIGN_WORDS:
+        back = len("private_") if word == "key" else 0  # api_key, access-key, privateKey
+        at = lowered.find(word)
+        while at != -1:
+            for pos in range(max(0, at - back), at + 1):
+                m = _ASSIGN.match(text, pos)
+                if m is not None and m.start("value") not in seen:
+                    seen.add(m.start("value"))
+                    yield m
+            at = lowered.find(word, at + len(word))
+
+
+def _spans(text: str) -> list[tuple[str, int, int]]:
+    found: list[tuple[str, int, int]] = []
+    for start, end in _shape_lines(text):
+        for m in _SHAPES.finditer(text, start, end):
+            group = m.lastgroup or ""
+            if group == "pk":  # its BEGIN line; the block runs on over the next lines
+                stop = _key_block(text, m.end())
+                if stop is not None:
+                    found.append((PRIVATE_KEY, m.start(), stop))
+            elif _shaped_real(m.group()):
+                found.append((_GROUP_KIND[group], m.start(), m.end()))
+    taken = [(s, e) for _, s, e in found]
+    for m in _assignments(text):
+        v_start, v_end = m.start("value"), m.end("value")
+        if any(s < v_end and v_start < e for s, e in taken):
+            continue  # a shaped token already covers it, under its more precise kind
+        if _credential_like(m.group("value")):
+            found.append((_assign_kind(m), v_start, v_end))
+    found.sort(key=lambda f: f[1])
+    # a key block already masked swallows anything the other detectors saw inside it
+    out: list[tuple[str, int, int]] = []
+    for item in found:
+        if out and item[1] < out[-1][2]:
+            continue
+        out.append(item)
+    return out
+
+
+# What must follow a word a name ends in for _ASSIGN to match there: ``passw`` goes on
+# to ``passwd`` or ``password``; then all of them, up to the ``:`` or ``=``. Every
+# _ASSIGN match holds one of the words followed by this, so text without one holds no
+# assignment (a name such as ``cache-key-b12`` no longer sends a whole report down the
+# slow path, as the bare word did). str.find runs the words; a regex scanning every
+# character of a big report costs many times more.
+_TAIL = r"s?[\"']?[ \t]*(?:\*\*)?[ \t]*[:=]"
+_AFTER_WORD = {word: re.compile(_TAIL) for word in _ASSIGN_WORDS}
+_AFTER_WORD["passw"] = re.compile(r"(?:or)?d" + _TAIL)
+
+
+def _assign_near(lowered: str) -> bool:
+    for word, after in _AFTER_WORD.items():
+        at = lowered.find(word)
+        while at != -1:
+            if after.match(lowered, at + len(word)):
+                return True
+            at = lowered.find(word, at + 1)
+    return False
+
+
+def _maybe(text: str) -> bool:
+    """A quick no for text that holds no assignment and no token start (most text)."""
+    # _ASSIGN's IGNORECASE reads a long s as an s; lower() keeps it (same length)
+    return (
+        _assign_near(text.lower().replace("\u017f", "s")) or _SHAPE_STARTS.search(text) is not None
+    )
+
+
+def find(text: str) -> list[Hit]:
+    """Every credential in ``text``, in order, with 1-based line and column."""
+    hits: list[Hit] = []
+    for kind, start, end in _spans(text):
+        line_start = text.rfind("\n", 0, start) + 1
+        hits.append(Hit(kind, start, end, text.count("\n", 0, start) + 1, start - line_start + 1))
+    return hits
+
+
+def has_secret(text: str) -> bool:
+    return bool(find(text))
+
+
+def mask(text: str) -> str:
+    """``text`` with every credential's value replaced by ``[redacted: <kind>]``.
+
+    A masked private-key block keeps its line breaks: the text's line numbers (which
+    search hits and the read tool give) still hold after it.
+    """
+    if not _maybe(text):
+        return text
+    out: list[str] = []
+    pos = 0
+    for kind, start, end in _spans(text):
+        out.append(text[pos:start])
+        out.append(f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# CSI (ESC [ or U+009B ... final), OSC (ESC ] ... BEL or ESC \), other two-byte ESC sequences, then
+# any C0 control but tab and newline, DEL, and the C1 controls (U+0080-U+009F).
+_ANSI = lazy(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """Terminal escape sequences and control characters removed; tabs and newlines kept.
+
+    A carriage return goes too: it would let a value overwrite the line shown before it.
+    """
+    if text.isprintable() or not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def needs_serving(text: str) -> bool:
+    """False when ``served(text)`` is ``text`` for sure: one cheap check for many values
+    joined by spaces, so a big report pays for masking only where it masks."""
+    return _maybe(text) or not text.isprintable()
+
+
+def served(text: str) -> str:
+    """What may be shown to an agent: credentials masked, control characters stripped.
+
+    The brief, recall, search and report call this on every value read from the vault.
+    """
+    return strip_controls(mask(text))

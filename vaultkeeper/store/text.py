@@ -1,0 +1,74 @@
+"""Reading a vault file's bytes as text, and the one error every reader raises.
+
+The lowest layer of the model: the YAML frontmatter (vaultkeeper.store.frontmatter) and the
+notes (vaultkeeper.store.model) build on it. Everything here is importable from
+vaultkeeper.store.model too, where most readers take it from.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on ``\n`` only.
+
+    ``str.splitlines`` also splits on form feed, U+2028, NEL and more; line numbers
+    must match what editors, grep and ``path:line`` messages count.
+    """
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+class ParseError(ValueError):
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+def decode(raw: bytes) -> str:
+    """Bytes -> text, refusing binary and non-UTF-8 content with a one-line reason."""
+    if b"\x00" in raw:
+        raise ParseError("binary file (NUL bytes), not markdown")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ParseError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX only; elsewhere there are no FIFOs to meet
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """A regular file's bytes; raises ParseError (with no path) when it can't be read.
+
+    Every reader of vault files goes through here: a FIFO or device named *.md would
+    block the read for ever or never end. One open and one fstat per file; the
+    non-blocking open lets a FIFO be refused instead of waited on.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ParseError("not a regular file")
+        data = os.read(fd, info.st_size + 1)
+        if len(data) == info.st_size:
+            return data
+        chunks = [data]
+        while chunks[-1]:  # it grew or shrank while we read, or the read came back short
+            chunks.append(os.read(fd, 1 << 16))
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

@@ -1,0 +1,300 @@
+"""Decay: active lessons nobody has used for a long time, and promoted skills nobody invokes.
+
+An active memory entry is "stale: re-validate" when the latest of these is more than
+``config.STALE_DAYS`` days ago: the last time a session cited or read it (the usage log
+``state/uses.jsonl`` that ``ingest`` and MCP write, read through vaultkeeper.store.uses), its
+``last_validated`` date, the last decision that made it active (a passed re-check or a
+reactivation, from ``state/journal.jsonl``), the latest ISO date inside a
+``provenance`` receipt, and its ``holdout_until`` (an active entry passed that
+hold-out). With none of these, it is stale only when the usage log itself goes back
+further than the window and never names it; otherwise nothing dates it.
+
+A promoted registry block (a skill) is "skill unused" when neither the log's last use
+of its name (an invocation or a citation), nor its ``last used`` line, nor its
+promotion date is within
+``config.SKILL_UNUSED_DAYS`` days. Both lists are for a person (or agent) to decide on;
+vaultkeeper never edits or deletes a skill on its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from vaultkeeper import config
+from vaultkeeper.store.model import parse_date
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any, NamedTuple
+
+_DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
+
+
+_NOTHING: Mapping[str, dt.date] = MappingProxyType({})
+
+# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
+# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
+# class cost a scan more than this module's work. A subclass carries the methods.
+if TYPE_CHECKING:
+
+    class Usage(NamedTuple):
+        """What the usage log says: target -> last date, and the log's first date."""
+
+        last_seen: Mapping[str, dt.date]
+        since: dt.date | None  # the earliest event's date; None without a log
+        validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
+
+    class _StaleFields(NamedTuple):
+        name: str
+        path: str
+        last_seen: str | None  # ISO date, or None: never (the log covers the window)
+        source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+        idle_days: int | None
+
+    class _SkillUnusedFields(NamedTuple):
+        name: str
+        path: str
+        line: int
+        promoted: str  # the block's **promoted:** value
+        last_seen: str  # ISO date
+        source: str  # "uses log", "last used" or "promoted"
+        idle_days: int
+
+    class PromotedBlock(NamedTuple):
+        """What a registry block says about its skill (from the scanner's block heads)."""
+
+        name: str
+        path: str
+        line: int
+        promoted: str  # the **promoted:** line's value
+        last_used: dt.date | None
+
+else:
+    from collections import namedtuple
+
+    Usage = namedtuple("Usage", ("last_seen", "since", "validated"), defaults=(_NOTHING,))
+    _StaleFields = namedtuple("_StaleFields", ("name", "path", "last_seen", "source", "idle_days"))
+    _SkillUnusedFields = namedtuple(
+        "_SkillUnusedFields",
+        ("name", "path", "line", "promoted", "last_seen", "source", "idle_days"),
+    )
+    PromotedBlock = namedtuple("PromotedBlock", ("name", "path", "line", "promoted", "last_used"))
+
+
+NO_USAGE = Usage({}, None)
+
+
+def load_usage(vault: Path) -> Usage:
+    """What ``state/uses.jsonl`` says (vaultkeeper.store.uses: unreadable lines are skipped).
+
+    The log is appended in the order sessions are ingested, so its first event dates it.
+    """
+    from vaultkeeper.store import uses
+
+    validated = validated_on(vault)
+    try:
+        seen = uses.last_seen(vault)
+        first = next(uses.read_events(vault), None)
+    except OSError:  # an unreadable log: decay from the entries' own dates
+        return Usage({}, None, validated)
+    return Usage(seen, None if first is None else first.date, validated)
+
+
+def validated_on(vault: Path) -> dict[str, dt.date]:
+    """Memory path -> the last day the journal shows it made active by a decision (a
+    passed re-check, a reactivation): a validation as real as a ``last_validated`` key.
+
+    Only lines naming such a move are parsed; a line that can't be read is skipped.
+    """
+    out: dict[str, dt.date] = {}
+    try:
+        fh = open(vault / config.STATE_DIR / config.JOURNAL_FILE, "rb")  # noqa: SIM115
+    except OSError:
+        return out
+    with fh:
+        for raw in fh:
+            if b'"to": "active"' not in raw or b'"outcome": "act"' not in raw:
+                continue
+            try:
+                record = json.loads(raw)
+                path, day = str(record["path"]), parse_date(str(record["ts"])[:10])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if day is not None and (path not in out or out[path] < day):
+                out[path] = day
+    return out
+
+
+if TYPE_CHECKING:
+
+    class MemoryFacts(NamedTuple):
+        """The keys of one memory file that duplicates and decay read (one per file, so a
+        named tuple: cheaper to build than a frozen dataclass)."""
+
+        rel: str
+        name: str
+        description: str
+        status: str | None
+        holdout_until: object  # as YAML gave it; a date as its ISO text
+        last_validated: object  # the same
+        provenance_date: str | None  # the latest ISO date its receipts name
+
+else:
+    from collections import namedtuple
+
+    MemoryFacts = namedtuple(
+        "MemoryFacts",
+        ("rel", "name", "description", "status", "holdout_until", "last_validated")
+        + ("provenance_date",),
+    )
+
+
+class Stale(_StaleFields):
+    """An active memory entry not seen for longer than the window."""
+
+    __slots__ = ()
+
+    def line_text(self) -> str:
+        when = (
+            f"last seen {self.last_seen} ({self.source}, {self.idle_days} days ago)"
+            if self.last_seen
+            else f"never cited or read ({self.source})"
+        )
+        return f"stale: re-validate {self.name} -- {when} -- {self.path}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+    def texts(self) -> list[str]:
+        """Every text field (those read from the vault among them), for serving."""
+        return [v for v in self if isinstance(v, str)]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Stale:
+        idle = data.get("idle_days")
+        return cls(
+            name=str(data["name"]),
+            path=str(data["path"]),
+            last_seen=None if data.get("last_seen") is None else str(data["last_seen"]),
+            source=str(data["source"]),
+            idle_days=None if idle is None else int(idle),
+        )
+
+
+class SkillUnused(_SkillUnusedFields):
+    """A promoted registry block whose skill no session has invoked within the window."""
+
+    __slots__ = ()
+
+    def line_text(self) -> str:
+        return (
+            f"skill unused {self.name} -- last seen {self.last_seen} ({self.source}, "
+            f"{self.idle_days} days ago), promoted {self.promoted} -- {self.path}:{self.line}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+    def texts(self) -> list[str]:
+        """Every text field (those read from the vault among them), for serving."""
+        return [v for v in self if isinstance(v, str)]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SkillUnused:
+        return cls(
+            name=str(data["name"]),
+            path=str(data["path"]),
+            line=int(data["line"]),
+            promoted=str(data["promoted"]),
+            last_seen=str(data["last_seen"]),
+            source=str(data["source"]),
+            idle_days=int(data["idle_days"]),
+        )
+
+
+def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
+    """The latest dated pair; of equal dates, the first (a loop: this runs per entry)."""
+    best: tuple[dt.date, str] | None = None
+    for when, source in dates:
+        if when is not None and (best is None or when > best[0]):
+            best = (when, source)
+    return best
+
+
+def provenance_date(receipts: Iterable[str]) -> dt.date | None:
+    """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
+    found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
+    return max((d for d in found if d is not None), default=None)
+
+
+def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:
+    """Active memory entries last seen more than ``config.STALE_DAYS`` days before today."""
+    cut = today - dt.timedelta(days=config.STALE_DAYS)
+    log_covers = usage.since is not None and usage.since < cut
+    seen, validated = usage.last_seen, usage.validated
+    parsed: dict[str, dt.date | None] = {}  # a vault repeats its dates many times
+
+    def day(value: object) -> dt.date | None:
+        if value is None:  # most keys of most entries
+            return None
+        if type(value) is not str:
+            return parse_date(value)
+        if value not in parsed:
+            parsed[value] = parse_date(value)
+        return parsed[value]
+
+    out: list[Stale] = []
+    for f in facts:
+        if f.status != "active":
+            continue
+        # the latest of these dates, the first named on a tie (written out: per entry)
+        rel = f.rel
+        when, other = seen.get(rel), seen.get(rel.removesuffix(".md"))
+        if when is None or (other is not None and other > when):
+            when = other
+        source = "uses log"
+        for found, named in (
+            (day(f.last_validated), "last_validated"),
+            (validated.get(rel), "re-checked"),
+            (day(f.provenance_date), "provenance"),
+            (day(f.holdout_until), "holdout_until"),
+        ):
+            if found is not None and (when is None or found > when):
+                when, source = found, named
+        if when is None:
+            if log_covers:
+                since = f"uses log since {usage.since}"
+                out.append(Stale(f.name, rel, None, since, None))
+            continue
+        if when < cut:
+            out.append(Stale(f.name, rel, when.isoformat(), source, (today - when).days))
+    return out
+
+
+def unused_skills(
+    blocks: Iterable[PromotedBlock], usage: Usage, today: dt.date
+) -> list[SkillUnused]:
+    """Promoted blocks whose latest use or promotion is older than the window."""
+    cut = today - dt.timedelta(days=config.SKILL_UNUSED_DAYS)
+    out: list[SkillUnused] = []
+    for b in blocks:
+        head = b.promoted.split(None, 1)[0] if b.promoted.strip() else ""
+        dated = _latest(
+            [
+                (usage.last_seen.get(b.name), "uses log"),
+                (b.last_used, "last used"),
+                (parse_date(head), "promoted"),
+            ]
+        )
+        if dated is not None and dated[0] < cut:
+            day, source = dated
+            idle = (today - day).days
+            out.append(
+                SkillUnused(b.name, b.path, b.line, b.promoted, day.isoformat(), source, idle)
+            )
+    return out

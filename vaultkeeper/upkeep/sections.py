@@ -1,0 +1,186 @@
+"""The report's extra sections (issue 13): possible duplicates, stale lessons, unused skills.
+
+The spec's summary line and its three lists stay exactly as they are; these sections
+follow them in the text report, in ``--json`` and the saved report, and in the brief.
+``upkeep`` computes them from what the scanner already read (block heads and memory
+files' keys), so no file is read twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.upkeep.decay import (
+    MemoryFacts,
+    PromotedBlock,
+    SkillUnused,
+    Stale,
+    Usage,
+    load_usage,
+    stale_entries,
+    unused_skills,
+)
+from vaultkeeper.upkeep.dup_pairs import cached_pairs, duplicate_items
+from vaultkeeper.upkeep.duplicates import DuplicatePair, find_pairs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any, Protocol
+
+    from vaultkeeper.registry.cachedheads import Head
+    from vaultkeeper.scan.cache import ScanCache
+
+    class Sections(Protocol):
+        """What these functions read of a report (report.Report has it; no import circle)."""
+
+        @property
+        def vault(self) -> str: ...
+        @property
+        def duplicates(self) -> tuple[DuplicatePair, ...]: ...
+        @property
+        def stale(self) -> tuple[Stale, ...]: ...
+        @property
+        def skills_unused(self) -> tuple[SkillUnused, ...]: ...
+
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Upkeep(NamedTuple):
+        duplicates: tuple[DuplicatePair, ...]
+        stale: tuple[Stale, ...]
+        skills_unused: tuple[SkillUnused, ...]
+
+else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
+    from collections import namedtuple
+
+    Upkeep = namedtuple("Upkeep", ("duplicates", "stale", "skills_unused"))
+
+
+def upkeep(
+    vault: Path,
+    today: dt.date,
+    heads: Sequence[Head],
+    facts: Sequence[MemoryFacts],
+    usage: Usage | None = None,
+    cache: ScanCache | None = None,
+) -> Upkeep:
+    """The three extra sections, from the scanner's block heads and memory-file keys;
+    with ``cache``, the duplicate pairs of an unchanged set of entries are not sought again."""
+    usage = load_usage(vault) if usage is None else usage
+    if cache is None:
+        pairs = find_pairs(duplicate_items(heads, facts))
+    else:
+        pairs = cached_pairs(heads, facts, cache)
+    return Upkeep(
+        duplicates=tuple(pairs),
+        stale=tuple(stale_entries(facts, usage, today)),
+        skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
+    )
+
+
+def promoted(heads: Iterable[Head]) -> list[PromotedBlock]:
+    return [
+        PromotedBlock(h.name, h.rel, h.line, h.promoted, h.last_used)
+        for h in heads
+        if h.promoted is not None
+    ]
+
+
+def _served(value: Any) -> Any:
+    """Text read from the vault, as everything vaultkeeper serves: credentials masked,
+    terminal controls stripped (vaultkeeper.store.secrets)."""
+    from vaultkeeper.store.secrets import needs_serving, served
+
+    if isinstance(value, str):
+        return served(value) if needs_serving(value) else value
+    if isinstance(value, dict):
+        return {k: _served(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_served(v) for v in value]
+    return value
+
+
+def to_dict(report: Sections) -> dict[str, Any]:
+    return {
+        "duplicates": _dicts(report.duplicates),
+        "stale": _dicts(report.stale),
+        "skills_unused": _dicts(report.skills_unused),
+    }
+
+
+def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnused]) -> list[Any]:
+    """Each finding's dict, served; one check for them all, as report.one_lines does."""
+    from vaultkeeper.store.secrets import needs_serving
+
+    dicts = [f.to_dict() for f in found]
+    if needs_serving("".join(t for f in found for t in f.texts())):
+        return [_served(d) for d in dicts]
+    return dicts
+
+
+def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Report keyword arguments; a report saved before these sections existed has none."""
+    return {
+        "duplicates": tuple(DuplicatePair.from_dict(d) for d in data.get("duplicates") or ()),
+        "stale": tuple(Stale.from_dict(d) for d in data.get("stale") or ()),
+        "skills_unused": tuple(SkillUnused.from_dict(d) for d in data.get("skills_unused") or ()),
+    }
+
+
+def text_lines(report: Sections) -> list[str]:
+    """One line per finding, after the spec's lists (duplicates, stale, skills unused)."""
+    return [
+        *(p.line_text() for p in report.duplicates),
+        *(s.line_text() for s in report.stale),
+        *(s.line_text() for s in report.skills_unused),
+    ]
+
+
+def _flat(lines: Iterable[str]) -> list[str]:
+    """One line each, whatever a name read from a file holds (no forged brief lines),
+    served as the rest of the brief is."""
+    return [_served(" ".join(line.split())[:300]) for line in lines]
+
+
+def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
+    """(intro, item lines) for the brief, in the shape brief._brief_sections uses."""
+    vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
+    out: list[tuple[str, list[str]]] = []
+    if report.duplicates:
+        out.append(
+            (
+                "Possible duplicates (same kind, word-set similarity >= "
+                f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
+                "counts add up, links follow, the dropped one goes to .trash/:\n"
+                f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
+                _flat(
+                    f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})"
+                    for p in report.duplicates
+                ),
+            )
+        )
+    if report.stale:
+        out.append(
+            (
+                f"Stale: re-validate (active, not cited or read for {config.STALE_DAYS} days). "
+                "Re-open the hold-out so the next re-check decides whether it is still true:\n"
+                f"  {vk} apply revalidate PATH --reopen --evidence RECEIPT",
+                _flat(f"- {s.path}: {s.line_text().split(' -- ')[1]}" for s in report.stale),
+            )
+        )
+    if report.skills_unused:
+        out.append(
+            (
+                f"Skills unused (promoted, not invoked for {config.SKILL_UNUSED_DAYS} days). "
+                "A person decides whether to keep them; vaultkeeper never edits a skill:",
+                _flat(
+                    f"- {s.name}: {s.line_text().split(' -- ')[1]}" for s in report.skills_unused
+                ),
+            )
+        )
+    return out
