@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from vaultkeeper.output import echo, print_json
-from vaultkeeper.report.candidates import render_problems, render_text
+from vaultkeeper.report.candidates import Report, render_problems, render_text
 
 
-def print_report(report: Any, as_json: bool, made: str | None = None) -> None:
+def print_report(report: Report, as_json: bool, made: str | None = None) -> None:
     """Problems to stderr; the report (with ``made``, when given, as its second line)."""
     if report.problems:
         echo("\n".join(render_problems(report)), err=True)
