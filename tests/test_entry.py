@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_scan import block, memory, spec_files
+from tests.test_scan_classify import block, memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.entry import ScanArgs, parse
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from tests import transcript_fixtures as tf
 from tests.conftest import MakeVault, snapshot
-from tests.test_ingest import NOTE, REGISTRY, counters
+from tests.test_learn_ingest import NOTE, REGISTRY, counters
 from vaultkeeper.cli import cli
 from vaultkeeper.learn.count import record
 from vaultkeeper.learn.ingest import ingest

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault, corpus
-from tests.test_secrets import PLANTED
+from tests.test_store_secrets import PLANTED
 from vaultkeeper.cli import cli
 from vaultkeeper.lint import lint_vault
 from vaultkeeper.lint.secrets import code_for

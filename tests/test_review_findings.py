@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_scan import spec_files
-from tests.test_scancache import NOW, run
+from tests.test_scan_cache import NOW, run
+from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.store import secrets

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_registrydelta import check
-from tests.test_scan import memory, spec_files
-from tests.test_scancache import CACHE, NOW, run, uncached
+from tests.test_registry_delta import check
+from tests.test_scan_cache import CACHE, NOW, run, uncached
+from tests.test_scan_classify import memory, spec_files
 from vaultkeeper.registry import delta as registrydelta
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import cachefile as scancachefile

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_scan import spec_files
+from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.scan import classify as scan
 

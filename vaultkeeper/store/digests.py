@@ -4,7 +4,7 @@
 anything (a session-end scan always does: the lesson it wrote, the registry blocks it
 moved). CPython's own builtin modules compute the same digests and load in a tenth of
 that; a build without them (some FIPS-minded distributions remove them) gets hashlib's.
-The digests are the same bytes either way (tests/test_digests.py).
+The digests are the same bytes either way (tests/test_store_digests.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from tests.test_scan import spec_files
+from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.registry import cachedheads

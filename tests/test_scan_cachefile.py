@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_scan import spec_files
-from tests.test_scancache import NOW, run, uncached
+from tests.test_scan_cache import NOW, run, uncached
+from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.registry import blocks as registry
 from vaultkeeper.scan import cache as scancache
