@@ -27,6 +27,7 @@ from vaultkeeper.commands import (
     ingest,
     mcp,
     merge,
+    native,
     review,
     scan,
     status,
@@ -168,6 +169,7 @@ for _command in (
     gitsync.merge_driver,
     status.status,
     mcp.mcp,
+    native.native,
 ):
     cli.add_command(_command)
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module

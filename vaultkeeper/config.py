@@ -215,3 +215,21 @@ DUP_DELTA_MIN = 2000
 STALE_DAYS = 180
 SKILL_UNUSED_DAYS = 180
 MERGED_FROM = "Merged from"  # the heading `apply merge` puts DROP's text under
+
+# Claude Code's auto memory (vaultkeeper.native), as Claude Code 2.1.332 lays it out and
+# caps it: what falls past a cap is never recalled, so the review lists it.
+CLAUDE_DIR = ".claude"
+CLAUDE_PROJECTS_DIR = "projects"
+NATIVE_MEMORY_SUBDIR = "memory"
+NATIVE_INDEX_FILE = "MEMORY.md"
+AUTO_MEMORY_DIR_KEY = "autoMemoryDirectory"
+NATIVE_STATE_FILE = "native.json"  # under state/: this machine's adopted folders
+NATIVE_REGISTRY_FILE = "patterns/native-memory.md"  # their counters, in the block format
+NATIVE_INDEX_MAX_LINES = 200  # MEMORY.md is cut here at every session start
+NATIVE_INDEX_MAX_BYTES = 25_000  # ... or here, whichever comes first
+NATIVE_RECALL_MAX_FILES = 200  # the recall reads at most the newest 200 files
+NATIVE_FILE_SHOWN_BYTES = 4096  # and shows only this much of a file
+NATIVE_DESCRIPTION_MAX = 300  # longer: Claude Code's own lint says shorten it
+NATIVE_READ_MAX_BYTES = 1 << 20  # a native file read for review: at most this much
+NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the vault
+NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"

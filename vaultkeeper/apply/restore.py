@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal
+from vaultkeeper.apply import journal, native
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
@@ -32,6 +32,24 @@ from vaultkeeper.registry.blocks import parse_blocks
 from vaultkeeper.store.fsio import move
 from vaultkeeper.store.model import file_hash, split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
+
+
+def _raw(folder: Path, trash_id: str) -> dict[str, Any]:
+    try:
+        meta: Any = json.loads((folder / config.TRASH_META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        where = f"{config.TRASH_DIR}/{trash_id}/{config.TRASH_META_FILE}"
+        raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
+    if not isinstance(meta, dict):
+        raise VaultkeeperError(f"{config.TRASH_DIR}/{trash_id}: not a vaultkeeper trash record")
+    return {**meta, "id": trash_id}
+
+
+def _kind(folder: Path) -> object:
+    try:
+        return json.loads((folder / config.TRASH_META_FILE).read_text("utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None  # _load_meta says why
 
 
 def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
@@ -79,6 +97,8 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
             f"{config.TRASH_DIR}/{trash_id}: no such deletion (`vaultkeeper log` lists prune ids)"
         )
     with locked(vault, dry_run):
+        if _kind(folder) == native.KIND and not dry_run:
+            return native.restore(vault, decision, _raw(folder, trash_id), folder)
         meta = _load_meta(folder, trash_id)
         target = resolve_inside(vault, meta["source"])
         content = folder / meta["content"]

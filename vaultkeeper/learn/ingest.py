@@ -29,6 +29,8 @@ from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
+from vaultkeeper.native.counts import ensure_blocks
+from vaultkeeper.native.lookup import NativeLookup
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.uses import UseEvent
 from vaultkeeper.store.vault import iter_markdown, rel
@@ -69,6 +71,7 @@ class _Vault:
 
     def __init__(self, vault: Path) -> None:
         self.root = vault.resolve()
+        self.native = NativeLookup(vault)  # adopted Claude Code auto-memory folders
         self.blocks: dict[
             str, dict[str, str]
         ] = {}  # registry file (lowercase, no .md) -> key -> name
@@ -201,8 +204,12 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
             found.append(made)
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
         found += [("cite", signal.value)] if signal.value else []
+    elif signal.kind == "native":  # <cc-memory filenames=...>: its counter block
+        block = view.native.cited(signal.value, signal.cwd)
+        found += [("cite", block)] if block else []
     else:
         read, pattern = view.file(signal.value, signal.cwd)
+        read = read or view.native.read(signal.value, signal.cwd)
         found += [("read", read)] if read else []
         found += [("skill", pattern)] if pattern else []
     day = signal.date or reader.first_date or today
@@ -253,5 +260,7 @@ def ingest(
             continue
         skipped = reader.skipped
         files.append(FileResult(shown, fmt, reader.session, skipped.bad + skipped.long, None))
+    if view.native.descriptions and not dry_run:  # a first use writes the memory's block
+        ensure_blocks(vault, view.native.descriptions, now.date())
     result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
     return IngestResult(tuple(files), result)

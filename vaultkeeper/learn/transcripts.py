@@ -27,6 +27,9 @@ _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "even
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment"})
 # [[target#heading|alias]] (and ![[...]] embeds): the target, then the heading part.
 LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# Claude Code asks its model to wrap a sentence that uses an auto memory in this tag,
+# in its reply only (never in tool inputs): the host's own reuse signal.
+CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
 # Shell programs whose file arguments are read (cat notes.md, sed -n 1,40p notes.md).
 # Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
 # of these (its tool calls and its session header).
@@ -41,7 +44,8 @@ class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
     vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
-    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name)."""
+    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name), ``native`` (a file name
+    in a ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used)."""
 
     kind: str
     value: str
@@ -211,6 +215,10 @@ class Reader:
         for m in LINK.finditer(text):
             heading = m.group(2)[1:] if m.group(2) else None
             yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
+        if "<cc-memory" in text:
+            for m in CC_MEMORY.finditer(text):
+                for name in filter(None, (n.strip() for n in m.group(1).split(","))):
+                    yield Signal("native", name, None, number, self.session, day, cwd)
 
     def _tool(
         self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None

@@ -253,6 +253,8 @@ def registry_candidates(
             )
         if count is None:
             continue  # unreadable: a problem, never a candidate
+        if head.rel == config.NATIVE_REGISTRY_FILE:
+            continue  # a native memory's counter: `vaultkeeper native review` says what follows
         if count >= config.PROMOTE_MIN_COUNT and head.promoted is None:
             kind = PROMOTE
         elif count == 0 and used is not None and used < idle_since:

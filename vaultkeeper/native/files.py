@@ -1,0 +1,140 @@
+"""One auto-memory folder read as Claude Code lays it out: ``MEMORY.md`` and its files.
+
+Each memory is a markdown file with frontmatter ``name``, ``description`` and
+``metadata.type`` (``user``, ``feedback``, ``project``, ``reference``); ``MEMORY.md`` is
+the index loaded at every session start, one ``- [Title](file.md) - hook`` line a
+memory. Reading is for review only: no file is ever written here, a symlink is never
+followed (nothing outside the folder is read), and a file is read up to
+``config.NATIVE_READ_MAX_BYTES``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
+from vaultkeeper.store.text import ParseError
+
+_INDEX_LINK = re.compile(r"\]\(<?([^)>]+?\.md)>?\)")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One native memory file: what its frontmatter says, its size and time, its text."""
+
+    file: str  # the file's name inside the folder
+    name: str | None
+    description: str | None
+    type: str | None
+    size: int
+    mtime: float
+    text: str  # as read (at most NATIVE_READ_MAX_BYTES)
+    problem: str | None  # unreadable frontmatter, say
+
+
+@dataclass(frozen=True)
+class Index:
+    """``MEMORY.md``: its lines, its size in bytes, and the files its lines link to."""
+
+    lines: tuple[str, ...]
+    size: int
+    targets: tuple[tuple[int, str], ...]  # (1-based line, file name) per link
+
+
+@dataclass(frozen=True)
+class NativeFolder:
+    path: Path
+    memories: tuple[Memory, ...]  # newest first, as the recall orders them
+    index: Index | None  # None: no MEMORY.md
+
+
+def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """A regular file's first bytes, never through a symlink; None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return os.read(fd, config.NATIVE_READ_MAX_BYTES), info
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _front(text: str) -> tuple[dict[str, Any], str | None]:
+    yaml_text = split_frontmatter(text)[0]
+    if yaml_text is None:
+        return {}, None
+    try:
+        data = load_yaml(yaml_text)
+    except ParseError as exc:
+        return {}, str(exc)
+    return (data, None) if isinstance(data, dict) else ({}, "frontmatter is not a mapping")
+
+
+def _text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def read_memory(path: Path) -> Memory | None:
+    got = _read(path)
+    if got is None:
+        return None
+    raw, info = got
+    text = raw.decode("utf-8", errors="replace")
+    front, problem = _front(text)
+    meta = front.get("metadata")
+    kind = meta.get("type") if isinstance(meta, dict) else front.get("type")
+    return Memory(
+        path.name,
+        _text(front.get("name")),
+        _text(front.get("description")),
+        _text(kind),
+        info.st_size,
+        info.st_mtime,
+        text,
+        problem,
+    )
+
+
+def read_index(path: Path) -> Index | None:
+    got = _read(path)
+    if got is None:
+        return None
+    raw, info = got
+    lines = tuple(raw.decode("utf-8", errors="replace").splitlines())
+    targets = tuple(
+        (number, os.path.basename(m.group(1)))
+        for number, line in enumerate(lines, start=1)
+        for m in _INDEX_LINK.finditer(line)
+    )
+    return Index(lines, info.st_size, targets)
+
+
+def read_folder(folder: Path) -> NativeFolder:
+    """Every memory file of ``folder`` (``MEMORY.md`` aside), newest first."""
+    memories: list[Memory] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.name == config.NATIVE_INDEX_FILE or not entry.name.endswith(".md"):
+            continue
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            continue
+        memory = read_memory(Path(entry.path))
+        if memory is not None:
+            memories.append(memory)
+    memories.sort(key=lambda m: (-m.mtime, m.file))
+    return NativeFolder(folder, tuple(memories), read_index(folder / config.NATIVE_INDEX_FILE))

@@ -1,0 +1,217 @@
+"""What a review of one adopted auto-memory folder finds, as of ``today``.
+
+- *promote*: a memory used in ``NATIVE_PROMOTE_SESSIONS`` or more sessions is a
+  candidate to become a vault lesson (``vaultkeeper native promote``);
+- *prune*: never used and idle past the prune age (by the file's time), a candidate to
+  leave the folder with a person's yes (``vaultkeeper native prune``);
+- *lost to the caps*: what Claude Code never shows: files past the newest 200 the
+  recall reads, an index past 200 lines or 25,000 bytes, files past 4,096 bytes;
+- problems: no or an overlong ``description``, index lines pointing at no file, files
+  no index line names, credentials (their kind and line, never the value), and possible
+  duplicates by the vault's own measure.
+
+Counts come from the vault's ``patterns/native-memory.md`` (counts.py): a memory with
+no block there was never used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.native.counts import block_name, counters
+from vaultkeeper.native.files import Memory, NativeFolder, read_folder
+from vaultkeeper.native.folders import Folder
+from vaultkeeper.store import secrets
+from vaultkeeper.upkeep.duplicates import Item, find_pairs
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the review: what, where (``file`` or ``file:line``), what to do."""
+
+    kind: str  # promote | prune | cap | problem | duplicate | secret
+    where: str
+    text: str
+
+    def line(self) -> str:
+        return f"{self.kind} {self.where} -- {self.text}"
+
+
+@dataclass(frozen=True)
+class FolderReview:
+    folder: Folder
+    files: int
+    used_recently: int  # used within the last 90 days
+    never_used: int
+    index_lines: int
+    index_bytes: int
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+    def of(self, kind: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.folder.project,
+            "path": self.folder.path,
+            "files": self.files,
+            "used_last_90_days": self.used_recently,
+            "never_used": self.never_used,
+            "index_lines": self.index_lines,
+            "index_bytes": self.index_bytes,
+            "caps": {
+                "files": config.NATIVE_RECALL_MAX_FILES,
+                "index_lines": config.NATIVE_INDEX_MAX_LINES,
+                "index_bytes": config.NATIVE_INDEX_MAX_BYTES,
+                "file_bytes": config.NATIVE_FILE_SHOWN_BYTES,
+            },
+            "findings": [f.__dict__ for f in self.findings],
+        }
+
+
+def _caps(read: NativeFolder) -> list[Finding]:
+    out = [
+        Finding(
+            "cap",
+            m.file,
+            f"past the newest {config.NATIVE_RECALL_MAX_FILES} files: "
+            "the recall never reads it; promote, merge or prune older memories",
+        )
+        for m in read.memories[config.NATIVE_RECALL_MAX_FILES :]
+    ]
+    out += [
+        Finding(
+            "cap",
+            m.file,
+            f"{m.size} bytes: the recall shows only the first "
+            f"{config.NATIVE_FILE_SHOWN_BYTES}; split it or put the point first",
+        )
+        for m in read.memories
+        if m.size > config.NATIVE_FILE_SHOWN_BYTES
+    ]
+    index = read.index
+    if index is not None and len(index.lines) > config.NATIVE_INDEX_MAX_LINES:
+        out.append(
+            Finding(
+                "cap",
+                f"{config.NATIVE_INDEX_FILE}:{config.NATIVE_INDEX_MAX_LINES + 1}",
+                f"{len(index.lines)} lines: lines past {config.NATIVE_INDEX_MAX_LINES}"
+                " are never loaded; one short line per memory",
+            )
+        )
+    if index is not None and index.size > config.NATIVE_INDEX_MAX_BYTES:
+        out.append(
+            Finding(
+                "cap",
+                config.NATIVE_INDEX_FILE,
+                f"{index.size} bytes: past {config.NATIVE_INDEX_MAX_BYTES} the rest is "
+                "never loaded; shorten the lines",
+            )
+        )
+    return out
+
+
+def _problems(read: NativeFolder) -> list[Finding]:
+    out: list[Finding] = []
+    for m in read.memories:
+        if m.problem:
+            out.append(Finding("problem", m.file, m.problem))
+        elif m.description is None:
+            out.append(Finding("problem", m.file, "no `description`: recall cannot select it"))
+        elif len(m.description) > config.NATIVE_DESCRIPTION_MAX:
+            out.append(
+                Finding(
+                    "problem",
+                    m.file,
+                    f"`description` is {len(m.description)} "
+                    f"characters (over {config.NATIVE_DESCRIPTION_MAX}): one line",
+                )
+            )
+        for hit in secrets.find(m.text):
+            out.append(Finding("secret", f"{m.file}:{hit.line}", f"a {hit.kind}: remove it"))
+    if read.index is not None:
+        named = {name for _, name in read.index.targets}
+        files = {m.file for m in read.memories}
+        for number, name in read.index.targets:
+            if name not in files:
+                out.append(
+                    Finding(
+                        "problem",
+                        f"{config.NATIVE_INDEX_FILE}:{number}",
+                        f"points at {name}, which is not in the folder",
+                    )
+                )
+        for m in read.memories:
+            if m.file not in named:
+                out.append(Finding("problem", m.file, f"no line in {config.NATIVE_INDEX_FILE}"))
+    return out
+
+
+def _duplicates(read: NativeFolder, project: str) -> list[Finding]:
+    items = [
+        Item(f"memory:{project}", m.file, m.file, 1, f"{m.name or m.file} {m.description or ''}")
+        for m in read.memories
+    ]
+    return [
+        Finding(
+            "duplicate",
+            f"{p.a_path} ~ {p.b_path}",
+            f"similarity {p.similarity:.2f}, both say: {' '.join(p.shared)}",
+        )
+        for p in find_pairs(items)
+    ]
+
+
+def review(vault: Path, folder: Folder, today: dt.date) -> FolderReview:
+    read = read_folder(Path(folder.path))
+    counts = counters(vault)
+    recent_since = today - dt.timedelta(days=config.NATIVE_RECENT_DAYS)
+    idle_since = today - dt.timedelta(days=config.PRUNE_IDLE_DAYS)
+    findings: list[Finding] = []
+    recent = never = 0
+    for m in read.memories:
+        count, last, promoted = counts.get(block_name(folder.project, m.file), (None, None, None))
+        if count:
+            recent += int(last is not None and last >= recent_since)
+            if count >= config.NATIVE_PROMOTE_SESSIONS and promoted is None:
+                findings.append(
+                    Finding(
+                        "promote",
+                        m.file,
+                        f"used in {count} sessions: "
+                        "make it a vault lesson (vaultkeeper native promote)",
+                    )
+                )
+            continue
+        never += 1
+        changed = dt.datetime.fromtimestamp(m.mtime, dt.timezone.utc).date()
+        if changed < idle_since:
+            idle = (today - changed).days
+            findings.append(
+                Finding(
+                    "prune",
+                    m.file,
+                    f"never used, unchanged for {idle} days "
+                    "(vaultkeeper native prune asks a person)",
+                )
+            )
+    findings += _caps(read) + _problems(read) + _duplicates(read, folder.project)
+    index = read.index
+    return FolderReview(
+        folder,
+        len(read.memories),
+        recent,
+        never,
+        0 if index is None else len(index.lines),
+        0 if index is None else index.size,
+        tuple(findings),
+    )
+
+
+def memory_of(folder: Folder, file: str) -> Memory | None:
+    """One memory of ``folder`` by its file name, as the review reads it."""
+    return next((m for m in read_folder(Path(folder.path)).memories if m.file == file), None)
