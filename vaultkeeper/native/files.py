@@ -10,6 +10,7 @@ followed (nothing outside the folder is read), and a file is read up to
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import stat
@@ -36,6 +37,7 @@ class Memory:
     mtime: float
     text: str  # as read (at most NATIVE_READ_MAX_BYTES)
     problem: str | None  # unreadable frontmatter, say
+    modified: dt.date | None = None  # the host's own ``metadata.modified`` stamp
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def read_memory(path: Path) -> Memory | None:
     front, problem = _front(text)
     meta = front.get("metadata")
     kind = meta.get("type") if isinstance(meta, dict) else front.get("type")
+    stamp = meta.get("modified") if isinstance(meta, dict) else None
     return Memory(
         path.name,
         _text(front.get("name")),
@@ -104,7 +107,21 @@ def read_memory(path: Path) -> Memory | None:
         info.st_mtime,
         text,
         problem,
+        _day(stamp),
     )
+
+
+def _day(stamp: object) -> dt.date | None:
+    if isinstance(stamp, dt.datetime):
+        return stamp.date()
+    if isinstance(stamp, dt.date):
+        return stamp
+    if isinstance(stamp, str):
+        try:
+            return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).date()
+        except ValueError:
+            return None
+    return None
 
 
 def read_index(path: Path) -> Index | None:

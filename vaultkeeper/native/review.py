@@ -188,7 +188,7 @@ def review(vault: Path, folder: Folder, today: dt.date) -> FolderReview:
                 )
             continue
         never += 1
-        changed = dt.datetime.fromtimestamp(m.mtime, dt.timezone.utc).date()
+        changed = m.modified or dt.datetime.fromtimestamp(m.mtime, dt.timezone.utc).date()
         if changed < idle_since:
             idle = (today - changed).days
             findings.append(

@@ -153,7 +153,8 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)
-    readable = [h for h in heads if h.count is not None]
+    # a native memory's counter: MEMORY.md already loads the memory, served once there
+    readable = [h for h in heads if h.count is not None and h.rel != config.NATIVE_REGISTRY_FILE]
     readable.sort(key=lambda h: (-(h.count or 0), -(h.last_used or dt.date.min).toordinal()))
     out = [
         PatternLine(

@@ -20,6 +20,7 @@ from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
+from vaultkeeper.status.native import native_signals
 from vaultkeeper.status.signals import FAIL as FAIL
 from vaultkeeper.status.signals import OK as OK
 from vaultkeeper.status.signals import WARN as WARN
@@ -36,7 +37,9 @@ from vaultkeeper.status.signals import (
     scan_age_signal,
 )
 
-STEPS = ("report", "held-out dates", "queue", "lint", "scan age", "journal", "index")
+STEPS = (
+    "report", "held-out dates", "queue", "lint", "scan age", "journal", "index", "auto memory"
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,4 +84,6 @@ def vault_status(
     signals.append(journal_signal(vault))
     step(STEPS[6])
     signals.append(index_signal(vault))
+    step(STEPS[7])
+    signals.extend(native_signals(vault, now))
     return Status(str(vault), iso_utc(now), tuple(signals))
