@@ -1,0 +1,111 @@
+"""``ingest`` counts a native memory named in a ``<cc-memory>`` tag of the model's reply,
+once per session, on transcripts recorded from the real Claude Code 2.1.332."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault
+from vaultkeeper.cli import cli
+from vaultkeeper.native.folders import sanitize
+
+FIXTURE = Path(__file__).parent / "fixtures" / "hosts" / "claude-code-2.1.332" / "auto-memory"
+WRITES = "628bac05-55de-41c1-ace3-a15e511aaffe"  # session 1: Write's the memory
+CITES = "309b8b03-f2a0-42da-b60b-b8bd542492b6"  # session 2: <cc-memory> and a Read of it
+
+
+def vk(vault: Path, *args: str) -> tuple[int, str, str]:
+    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
+    return done.exit_code, done.stdout, done.stderr
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The recorded ~/.claude/projects, its /HOME placeholder made this test's home."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("VAULTKEEPER_TODAY", "2026-12-01")
+    top = home / ".claude" / "projects" / sanitize(f"{home}/proj")
+    shutil.copytree(FIXTURE / "claude-projects" / "-HOME-proj", top)
+    for path in top.glob("*.jsonl"):
+        text = path.read_text(encoding="utf-8").replace("-HOME-proj", sanitize(f"{home}/proj"))
+        path.write_text(text.replace("/HOME", str(home)), encoding="utf-8")
+    (home / "proj").mkdir()
+    return home
+
+
+def transcript(home: Path, session: str) -> Path:
+    return home / ".claude" / "projects" / sanitize(f"{home}/proj") / f"{session}.jsonl"
+
+
+def block(vault: Path) -> str:
+    return (vault / "patterns" / "native-memory.md").read_text(encoding="utf-8")
+
+
+def project(home: Path) -> str:
+    return sanitize(f"{home}/proj").lstrip("-")
+
+
+def test_a_cited_native_memory_counts_once_and_its_read_is_recorded(
+    home: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    assert vk(vault, "native", "adopt", "--cwd", str(home / "proj"))[0] == 0
+    code, _, _ = vk(vault, "ingest", str(transcript(home, WRITES)), str(transcript(home, CITES)))
+    assert code == 0
+    text = block(vault)
+    name = f"{project(home)}/pin-clock.md"
+    assert f"### {name}\nClaude Code auto memory: tests pin the clock\n\n" in text
+    assert re.search(rf"### {re.escape(name)}\n.*\n\n\*\*success count:\*\* 1\n", text)
+    uses = [json.loads(line) for line in (vault / "state" / "uses.jsonl").read_text().splitlines()]
+    assert {(u["session"], u["kind"], u["target"]) for u in uses} >= {
+        (CITES, "cite", name),
+        (CITES, "read", f"native:{name}"),
+    }
+    assert not any(u["session"] == WRITES and u["kind"] == "cite" for u in uses)
+    vk(vault, "ingest", str(transcript(home, CITES)))  # again: nothing counts twice
+    assert "**success count:** 1\n" in block(vault)
+
+
+def test_nothing_counts_for_a_folder_that_is_not_adopted(home: Path, make_vault: MakeVault) -> None:
+    vault = make_vault()
+    assert vk(vault, "ingest", str(transcript(home, CITES)))[0] == 0
+    assert not (vault / "patterns" / "native-memory.md").exists()
+
+
+def test_a_tag_in_the_persons_prompt_or_naming_a_missing_file_never_counts(
+    home: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", str(home / "proj"))
+    path = transcript(home, CITES)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    forged = []
+    for line in lines:
+        obj = json.loads(line)
+        if obj.get("type") == "user" and isinstance(obj.get("message"), dict):
+            obj["message"]["content"] = '<cc-memory filenames="pin-clock.md">x</cc-memory>'
+            forged.append(json.dumps(obj))
+        elif obj.get("type") == "assistant":
+            forged.append(line.replace('filenames=\\"pin-clock.md\\"', 'filenames=\\"none.md\\"'))
+        else:
+            forged.append(line)
+    path.write_text("\n".join(forged) + "\n", encoding="utf-8")
+    assert vk(vault, "ingest", str(path))[0] == 0
+    assert not (vault / "patterns" / "native-memory.md").exists()
+
+
+def second_session(home: Path) -> Path:
+    """The citing session again as another session: new session id and line ids."""
+    source = transcript(home, CITES).read_text(encoding="utf-8")
+    other = "11111111-2222-4333-8444-555555555555"
+    text = re.sub(r'"uuid":"([0-9a-f-]+)"', lambda m: f'"uuid":"x{m.group(1)[1:]}"', source)
+    path = transcript(home, other)
+    path.write_text(text.replace(CITES, other), encoding="utf-8")
+    return path
