@@ -118,6 +118,10 @@ class Run:
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
             "VAULTKEEPER_VAULT": str(self.vault),
+            # anything not for the mock goes to a dead proxy (defence in depth)
+            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+            "ALL_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+            "http_proxy": "http://127.0.0.1:9",
         }
         (self.home / "tmp").mkdir(exist_ok=True)
         e.update(extra)
@@ -543,14 +547,16 @@ class Codex:
         ch = r.home / ".codex"
         ch.mkdir()
         (ch / "config.toml").write_text(
-            'model = "gpt-5.5"\nmodel_provider = "mock"\n\n'
+            'model = "gpt-5.5"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n\n'
             "[model_providers.mock]\n"
             'name = "mock"\n'
             f'base_url = "http://127.0.0.1:{port}/v1"\n'
             'wire_api = "responses"\n'
             'env_key = "OPENAI_API_KEY"\n'
             "request_max_retries = 0\nstream_max_retries = 0\n"
-            f'\n[projects."{r.proj}"]\ntrust_level = "trusted"\n')
+            f'\n[projects."{r.proj}"]\ntrust_level = "trusted"\n'
+            "\n[analytics]\nenabled = false\n"
+            "\n[features]\nplugins = false\nremote_plugin = false\napps = false\n")
         r.install_out = r.vk_install("codex")
         # wrap the MCP server in the tee; approve the tools exec should run
         cmd, args = r.mcp_wrapped()
@@ -728,32 +734,52 @@ def tui_trust(binp: str, r: Run, env: dict[str, str]) -> None:
 
     sh([*tm, "-f", "/dev/null", "new-session", "-d", "-s", sess, "-x", "160", "-y", "50",
         "-c", str(r.proj), *envargs, binp, "--no-alt-screen"])
-    try:
-        for _ in range(40):
+    def wait_for(*needles: str, tries: int = 30) -> str:
+        s = ""
+        for _ in range(tries):
             time.sleep(0.5)
-            s = shot("start")
-            if "Trust" in s or "trust" in s:
+            s = sh([*tm, "capture-pane", "-p", "-t", sess]).stdout
+            if any(n in s for n in needles):
+                return s
+        return s
+
+    try:
+        time.sleep(3)  # the review dialog comes a moment after the prompt shows
+        typed = False
+        for step in range(40):
+            s = sh([*tm, "capture-pane", "-p", "-t", sess]).stdout
+            if "t trust all" in s:
                 break
-            if "›" in s or "context left" in s or "for shortcuts" in s:
-                break
-        time.sleep(2)
-        shot("ready")
-        keys("/hooks")
-        time.sleep(1)
-        shot("typed /hooks")
-        keys("Enter")
-        time.sleep(2)
-        shot("hooks view")
+            if "Hooks need review" in s:
+                shot("startup dialog (answered: 1. Review hooks)")
+                keys("Enter")
+            elif "Use existing model" in s:
+                shot("model announcement (answered: 2. Use existing model)")
+                keys("Down", "Enter")
+            elif ("for shortcuts" in s or "Ask Codex" in s) and not typed and step > 4:
+                shot("prompt (typing /hooks)")
+                keys("/hooks")
+                time.sleep(0.5)
+                keys("Enter")
+                typed = True
+            time.sleep(1)
+        shot("/hooks view")
         keys("t")
         time.sleep(2)
-        shot("after t")
+        shot("after t (trust all)")
         keys("Escape")
         time.sleep(1)
-        shot("after Escape")
-        keys("C-c")
+        keys("/hooks")
+        time.sleep(0.5)
+        keys("Enter")
+        time.sleep(2)
+        shot("/hooks again")
+        keys("Escape")
         time.sleep(1)
         keys("C-c")
         time.sleep(1)
+        keys("C-c")
+        time.sleep(2)
     finally:
         sh([*tm, "kill-server"])
     r.save_text("tui-screens.txt", "\n".join(shots))
