@@ -54,8 +54,9 @@ Confirm = Callable[[NativePlan], bool]
 
 def find(vault: Path, target: str) -> tuple[Folder, Path]:
     """``<project>/<file>`` of an adopted folder, as the review names it."""
-    project, _, file = target.strip().rpartition("/")
-    if not project or not file or file in (".", "..") or not file.endswith(".md"):
+    project, _, file = target.strip().partition("/")
+    bad = not project or project in (".", "..") or "/" in file or file.startswith(".")
+    if bad or not file.endswith(".md"):
         raise UsageError(f"{target!r}: name a native memory as <project>/<file>.md")
     folder = next((f for f in adopted(vault) if f.project == project), None)
     if folder is None:
@@ -110,6 +111,7 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
             "hash_before": file_hash(p.text),
             "index_cut": [[n, line] for n, line in p.index_cut],
             "index_after": None if p.index_after is None else file_hash(_text(p.index_after)),
+            "index_mtime_ns": _mtime(p.path.parent / config.NATIVE_INDEX_FILE),
         }
         # the copy and its record land in .trash/ before anything leaves the folder
         atomic_write(folder / p.path.name, p.data)
@@ -125,6 +127,13 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
         )
         done = outcome_for(decision, ACT, reason, id=trash_id, hash_before=meta["hash_before"])
         return _journal(vault, done, now)
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _text(data: bytes) -> str:
@@ -157,13 +166,19 @@ def restore(vault: Path, decision: Decision, meta: dict[str, Any], folder: Path)
     index = target.parent / config.NATIVE_INDEX_FILE
     cut = [(int(n), str(line)) for n, line in meta.get("index_cut") or ()]
     if cut and index.is_file() and not index.is_symlink():
-        lines = index.read_bytes().splitlines(keepends=True)
+        now_there = index.read_bytes()
+        # untouched since the prune: its time goes back with its bytes
+        untouched = file_hash(_text(now_there)) == meta.get("index_after")
+        lines = now_there.splitlines(keepends=True)
         for number, line in cut:  # lowest first: each goes back where it was
             raw = line.encode("utf-8", "surrogateescape")
             if lines and number >= len(lines) and not lines[-1].endswith(b"\n"):
                 lines[-1] += b"\n"
             lines.insert(min(number, len(lines)), raw)
         atomic_write(index, b"".join(lines))
+        stamp = meta.get("index_mtime_ns")
+        if untouched and isinstance(stamp, int):
+            os.utime(index, ns=(stamp, stamp))
     atomic_write(target, data)
     mtime = meta.get("mtime_ns")
     if isinstance(mtime, int):

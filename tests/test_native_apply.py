@@ -1,0 +1,149 @@
+"""A native memory leaves only on a person's yes, and comes back byte for byte; one used in
+two sessions becomes a held-out vault lesson while its native file stays as it is."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault
+from tests.native_tree import WEB, build, hashes
+from tests.pty_helper import run_on_pty
+from tests.test_native_ingest import CITES, project, second_session, transcript  # noqa: F401 - the fixture
+from tests.test_native_ingest import home as home
+from vaultkeeper.cli import cli
+
+PROMPT = "Only y or yes deletes [y/N]:"
+
+
+def vk(vault: Path, *args: str) -> tuple[int, str, str]:
+    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
+    return done.exit_code, done.stdout, done.stderr
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "tree-home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("VAULTKEEPER_TODAY", "2026-12-01")
+    build(home)
+    return home
+
+
+def journal(vault: Path) -> list[dict[str, object]]:
+    path = vault / "state" / "journal.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_without_a_terminal_nothing_moves_and_it_waits_for_a_person(
+    tree: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    before = hashes(tree)
+    code, out, _ = vk(vault, "native", "prune", "src-web/old-port.md")
+    assert code == 3
+    assert out.strip() == (
+        "ask: native-prune src-web/old-port.md: waits for a person: run "
+        "`vaultkeeper native prune src-web/old-port.md` at a terminal and answer yes"
+    )
+    assert hashes(tree) == before
+    assert journal(vault)[-1]["outcome"] == "ask"
+    assert not list((vault / ".trash").glob("*/trash.json"))
+
+
+def test_a_person_says_no_and_nothing_moves(tree: Path, make_vault: MakeVault) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    before = hashes(tree)
+    code, screen = run_on_pty(
+        ["--vault", str(vault), "native", "prune", "src-web/old-port.md"], ["n"], PROMPT
+    )
+    assert code == 0 and "dev server on 3000" in screen
+    assert hashes(tree) == before
+    assert journal(vault)[-1]["reason"] == "kept: the person said no"
+
+
+def test_yes_moves_it_to_trash_and_restore_puts_both_back_byte_for_byte(
+    tree: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    folder = tree / ".claude" / "projects" / "-src-web" / "memory"
+    before = hashes(tree)
+    index = (folder / "MEMORY.md").read_bytes()
+    code, _ = run_on_pty(
+        ["--vault", str(vault), "native", "prune", "src-web/old-port.md"], ["y"], PROMPT
+    )
+    assert code == 0
+    assert not (folder / "old-port.md").exists()
+    assert (folder / "MEMORY.md").read_bytes() == b"- [use pnpm](use-pnpm.md) - pnpm\n"
+    [record] = [r for r in journal(vault) if r["outcome"] == "act"]
+    trash_id = str(record["id"])
+    kept = vault / ".trash" / trash_id / "old-port.md"
+    assert kept.read_text().startswith("---\nname: old port\n")
+    code, out, err = vk(vault, "restore", trash_id)
+    assert code == 0, err
+    assert (folder / "MEMORY.md").read_bytes() == index
+    assert hashes(tree) == before  # bytes and modification times
+    assert not (vault / ".trash" / trash_id).exists()
+    assert journal(vault)[-1]["action"] == "restore"
+
+
+def test_restore_refuses_when_the_folder_is_no_longer_adopted(
+    tree: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    run_on_pty(["--vault", str(vault), "native", "prune", "src-web/old-port.md"], ["y"], PROMPT)
+    trash_id = str(next(r["id"] for r in journal(vault) if r["outcome"] == "act"))
+    os.unlink(vault / "state" / "native.json")
+    code, _, err = vk(vault, "restore", trash_id)
+    assert code != 0
+    assert "its auto-memory folder is not adopted here" in err
+    assert (vault / ".trash" / trash_id / "old-port.md").is_file()
+
+
+def test_a_memory_named_wrongly_is_refused(tree: Path, make_vault: MakeVault) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    for target, message in (
+        ("../etc/passwd", "name a native memory as <project>/<file>.md"),
+        ("src-web/../../x.md", "name a native memory as <project>/<file>.md"),
+        ("src-web/absent.md", "absent.md: no such memory file"),
+        ("nope/x.md", "nope: no adopted auto-memory folder"),
+    ):
+        code, _, err = vk(vault, "native", "prune", target)
+        assert code in (1, 2, 4) and message in err, (target, err)
+
+
+def test_promote_needs_two_sessions_then_writes_a_held_out_lesson(
+    home: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", str(home / "proj"))
+    name = f"{project(home)}/pin-clock.md"
+    vk(vault, "ingest", str(transcript(home, CITES)))
+    code, _, err = vk(vault, "native", "promote", name, "--project", "proj")
+    assert code == 1 and "promotion needs 2" in err
+    assert not (vault / "projects" / "proj").exists()
+    before = hashes(home)
+    vk(vault, "ingest", str(second_session(home)))
+    before = {k: v for k, v in before.items() if not k.endswith(".jsonl")}
+    code, out, err = vk(vault, "native", "promote", name, "--project", "proj")
+    assert code == 0, err
+    lesson = (vault / "projects" / "proj" / "memory" / "pin-clock.md").read_text()
+    assert "status: held_out\n" in lesson
+    assert 'description: "tests pin the clock"\n' in lesson
+    assert f'"native:{home}/.claude/projects/' in lesson and "pin-clock.md" in lesson
+    assert "Inject `now`" in lesson
+    after = {k: v for k, v in hashes(home).items() if not k.endswith(".jsonl")}
+    assert after == before  # the native file is left exactly as it was
+    registry = (vault / "patterns" / "native-memory.md").read_text()
+    assert "**promoted:** [[projects/proj/memory/pin-clock]]\n" in registry
+    _, review, _ = vk(vault, "native", "review")
+    assert "  promote " not in review
