@@ -109,3 +109,19 @@ def second_session(home: Path) -> Path:
     path = transcript(home, other)
     path.write_text(text.replace(CITES, other), encoding="utf-8")
     return path
+
+
+def test_the_brief_does_not_repeat_what_memory_md_loads_and_lint_takes_the_counters(
+    home: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", str(home / "proj"))
+    vk(vault, "ingest", str(transcript(home, CITES)), str(second_session(home)))
+    assert "**success count:** 2\n" in block(vault)
+    vk(vault, "scan", "--force")
+    code, brief, _ = vk(vault, "report", "--brief")
+    assert code == 0 and "pin-clock" not in brief
+    code, out, _ = vk(vault, "lint")
+    assert "native-memory.md" not in out, out
+    _, report, _ = vk(vault, "report", "--json")
+    assert "pin-clock" not in report  # not a vault prune/promote candidate either
