@@ -141,3 +141,20 @@ def test_no_command_but_prune_and_restore_changes_a_native_file(
     ):
         vk(vault, *args)
         assert hashes(home) == before, args
+
+
+def test_the_brief_says_in_one_line_what_the_auto_memory_needs(
+    home: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault()
+    vk(vault, "scan", "--force")
+    assert "auto memory" not in vk(vault, "report", "--brief")[1]  # nothing adopted
+    vk(vault, "native", "adopt", "--all")
+    vk(vault, "scan", "--force")
+    _, brief, _ = vk(vault, "report", "--brief")
+    [line] = [x for x in brief.splitlines() if "auto memory" in x]
+    assert line == (
+        "- Claude Code auto memory: 1 to prune, 35 past the recall's caps, 3 problems, "
+        "1 credentials (vaultkeeper native review)"
+    )
+    assert "Fact number" not in brief and TOKEN not in brief

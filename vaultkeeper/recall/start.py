@@ -206,6 +206,7 @@ def render(
 ) -> str:
     """The whole brief, never more than ``limit`` characters."""
     from vaultkeeper.apply.queue import pending
+    from vaultkeeper.native.summary import line as summary_line
     from vaultkeeper.store.uses import latest_receipts
 
     vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
@@ -222,6 +223,8 @@ def render(
     waiting = [
         _cut(f"- {a.action} {a.target}: {a.reason} (id {a.id})") for a in _waiting(vault, pending)
     ]
+    native = summary_line(vault)
+    waiting += [native] if native else []
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
     room -= len(part4)

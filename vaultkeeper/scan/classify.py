@@ -130,6 +130,7 @@ def run_scan(
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
+            _native_summary(vault, now)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -274,6 +275,19 @@ def registry_candidates(
         )
         (promote if kind == PROMOTE else prune).append(found)
     return promote, prune
+
+
+def _native_summary(vault: Path, now: dt.datetime) -> None:
+    """The adopted auto-memory folders' review in one line for the brief (native/)."""
+    import contextlib
+    import os
+
+    if not os.path.exists(os.path.join(vault, config.STATE_DIR, config.NATIVE_STATE_FILE)):
+        return  # nothing adopted: the common case costs one stat
+    from vaultkeeper.native import summary
+
+    with contextlib.suppress(VaultkeeperError, OSError):  # never the scan's failure
+        summary.save(vault, now.date())
 
 
 def _problem(path: str, line: int | None, reason: str) -> Problem:
