@@ -156,3 +156,51 @@ def test_readme_codes_table_lists_every_code_with_its_severity() -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| (VK\d{3}) \| (error|warning) \|", readme, re.M))
     assert rows == {code: severity for code, (severity, _) in CODES.items()}
+
+
+# -- the glance that spares most notes a parse: it must agree with mistune exactly ----
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from vaultkeeper.index.headings import _glance, quick_missing  # noqa: E402
+
+_WORDS = st.sampled_from(["alpha", "Beta", "gamma", "délta", "x-y", "a.b", "Über", "ß"])
+_TEXT = st.lists(_WORDS, min_size=1, max_size=3).map(" ".join)
+_LINE = st.one_of(
+    _TEXT.map(lambda t: f"# {t}"),
+    _TEXT.map(lambda t: f"## {t} ##"),
+    _TEXT.map(lambda t: f"   ### {t}"),
+    _TEXT.map(lambda t: f"    # {t}"),
+    _TEXT.map(lambda t: f"- # {t}"),
+    _TEXT.map(lambda t: f"  # {t}"),
+    _TEXT.map(lambda t: f"> # {t}"),
+    _TEXT.map(lambda t: f"#{t}"),
+    _TEXT,
+    _TEXT.map(lambda t: f"- {t}"),
+    st.sampled_from(["```", "~~~", "````", "  ```", "    ```", "``` py", "```a`b", "", "===",
+                     "---", "<div>", "</div>", "> quote", "1. item", "\t# tab"]),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE, max_size=12), _TEXT)
+def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
+    body = "\n".join(lines) + "\n"
+    parsed = read_anchors(body)
+    quick = _glance(body)
+    for key in quick.sure:
+        assert key in parsed.at, (body, key)
+    settled = quick_missing(quick, asked)
+    if settled is not True:
+        assert settled == missing(parsed, asked), (body, asked)
+
+
+def test_the_glance_settles_plain_notes_and_leaves_the_rest() -> None:
+    plain = _glance("# Setup\n\nText.\n\n## Run it\n")
+    assert quick_missing(plain, "Run it") is None
+    assert quick_missing(plain, "Deploy") == "no heading 'Deploy'"
+    fenced = _glance("```\n# not a heading\n```\n# Real\n")
+    assert quick_missing(fenced, "Real") is None
+    assert quick_missing(fenced, "not a heading") is True  # words there: mistune decides
+    assert quick_missing(_glance("<div>\n# x\n</div>\n"), "x") is True
+    assert quick_missing(plain, "Setup#Run it") is True and quick_missing(plain, "^id") is True

@@ -115,12 +115,87 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
     return None
 
 
+# An ATX heading line (up to 3 spaces of indent, then 1-6 #, then a blank or the end)
+# outside code fences, in a note with no HTML block, is a heading wherever it stands
+# (ATX headings interrupt paragraphs and end indented code), so a link to it is found
+# without parsing the note. Anything less plain goes to mistune.
+_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_HTML = re.compile(r"^ {0,3}<", re.M)
+_FENCE_ANYWHERE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
+
+
+def _sure_headings(body: str) -> frozenset[str]:
+    """Keys of the ATX headings outside top-level code fences; empty when the note has an
+    HTML block, or a fence this line scan can't place (indented into a list, say)."""
+    if _HTML.search(body):
+        return frozenset()
+    if not _FENCE_ANYWHERE.search(body):
+        lines: list[str] = [ln for ln in body.split("\n") if "#" in ln]
+    else:
+        lines = []
+        fence: tuple[str, int] | None = None  # the open fence's character and length
+        for line in body.split("\n"):
+            m = _FENCE.match(line)
+            if fence is not None:
+                closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
+                if closes and m and not m.group(3).strip():
+                    fence = None
+                continue
+            if m:
+                if m.group(2)[0] == "`" and "`" in m.group(3):
+                    return frozenset()  # not a fence, by CommonMark: let mistune say
+                fence = (m.group(2)[0], len(m.group(2)))
+                continue
+            if line.lstrip().startswith(("```", "~~~")):
+                return frozenset()  # a fence indented past 3 spaces: inside a list item
+            lines.append(line)
+    found = (_ATX.match(line) for line in lines)
+    return frozenset(heading_key(m.group(1) or "") for m in found if m)
+
+
+@dataclass(frozen=True)
+class _Quick:
+    """What a glance at a note's text settles: headings surely there, words surely not."""
+
+    sure: frozenset[str]  # keys of ATX headings, where no fence or HTML block can hide one
+    folded: str | None  # the body casefolded, when it is NFC (else None: no shortcut)
+
+
+def _glance(body: str) -> _Quick:
+    sure = _sure_headings(body)
+    # a heading's words are each a part of the text it stands in; casefolding keeps
+    # that, NFC may not where the text was not NFC already
+    folded = body.casefold() if unicodedata.is_normalized("NFC", body) else None
+    return _Quick(sure, folded)
+
+
+def quick_missing(quick: _Quick, subpath: str) -> str | None | bool:
+    """``missing`` where a glance settles it (a reason, or None: found); True: parse."""
+    parts = [p.strip() for p in subpath.split("#") if p.strip()]
+    if subpath.startswith("^") or len(parts) != 1:
+        return True
+    key = heading_key(parts[0])
+    if key and key in quick.sure:
+        return None
+    if key and quick.folded is not None and any(w not in quick.folded for w in key.split()):
+        return f"no heading {parts[0]!r}"  # a word no heading can hold: the note lacks it
+    return True
+
+
 class AnchorTable:
-    """Anchors of the notes links point into, parsed on first use and kept for the run."""
+    """Anchors of the notes links point into, parsed on first use and kept for the run.
+
+    Most links into a note name an ATX heading that is plainly there, or words the note
+    does not hold at all; a glance at the text answers those exactly, and mistune runs
+    only on the notes where it does not (tests/test_index_headings.py checks the glance
+    against the parse).
+    """
 
     def __init__(self, body_of: Callable[[str], str | None]) -> None:
         self._body_of = body_of  # vault-relative path -> the note's body, or None
         self._cache: dict[str, Anchors | None] = {}
+        self._quick: dict[str, _Quick | None] = {}
 
     def anchors(self, rel_path: str) -> Anchors | None:
         if rel_path not in self._cache:
@@ -132,5 +207,15 @@ class AnchorTable:
         """As ``missing``, for the note at ``rel_path``; None when that note can't be read."""
         if not subpath or not rel_path.casefold().endswith(".md"):
             return None  # ``#page=3`` of a PDF, a view of a .base: not ours to check
+        if rel_path not in self._cache:
+            if rel_path not in self._quick:
+                body = self._body_of(rel_path)
+                self._quick[rel_path] = None if body is None else _glance(body)
+            quick = self._quick[rel_path]
+            if quick is None:
+                return None
+            settled = quick_missing(quick, subpath)
+            if settled is None or isinstance(settled, str):
+                return settled
         found = self.anchors(rel_path)
         return None if found is None else missing(found, subpath)
