@@ -13,9 +13,6 @@ import json
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.native.folders import adopted
-from vaultkeeper.native.review import review
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.vault import own_dir
 
 _KINDS = ("promote", "prune", "cap", "problem", "secret", "duplicate")
@@ -27,6 +24,10 @@ def _path(vault: Path) -> Path:
 
 def save(vault: Path, today: dt.date) -> dict[str, int] | None:
     """Count each kind of finding over the adopted folders; None when none is adopted."""
+    from vaultkeeper.native.folders import adopted  # the brief reads only the line below
+    from vaultkeeper.native.review import review
+    from vaultkeeper.store.fsio import atomic_write
+
     folders = adopted(vault)
     if not folders:
         return None
