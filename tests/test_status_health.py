@@ -183,11 +183,11 @@ def test_no_vault_is_exit_2(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a directory" in result.stderr
 
 
-def run_on_a_terminal(vault: Path, *args: str) -> tuple[str, str]:
-    """Run `vaultkeeper status` with stderr on a pseudo-terminal; (stdout, terminal text)."""
+def run_on_a_terminal(vault: Path, *args: str, command: str = "status") -> tuple[str, str]:
+    """Run `vaultkeeper COMMAND` with stderr on a pseudo-terminal; (stdout, terminal text)."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "status", *args],
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), command, *args],
         stdout=subprocess.PIPE,
         stderr=slave,
         stdin=subprocess.DEVNULL,

@@ -188,3 +188,18 @@ def test_supersession_row_fails_when_the_undo_is_not_exact(
     again = Context(tmp_path, NOW, {}, tmp_path / "row2")
     again.tmp.mkdir()
     assert supersession(again) == (FAIL, "reactivate did not restore both files byte for byte")
+
+
+def test_a_terminal_sees_which_row_runs_and_json_sees_no_bar(
+    make_vault: MakeVault, env: dict[str, str]
+) -> None:
+    from tests.test_status_health import run_on_a_terminal
+
+    vault = make_vault()
+    heard: list[str] = []
+    verify_vault(vault, now=dt.datetime.now(dt.timezone.utc), env=env, progress=heard.append)
+    assert heard == [name for name, _ in verify.ROWS]
+    out, terminal = run_on_a_terminal(vault, command="verify")
+    assert out.splitlines()[0].startswith(" 1  store present") and "verifying" in terminal
+    out, terminal = run_on_a_terminal(vault, "--json", command="verify")
+    assert len(json.loads(out)["checks"]) == len(verify.ROWS) and terminal == ""

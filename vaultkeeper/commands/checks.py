@@ -137,9 +137,21 @@ def verify(ctx: click.Context, as_json: bool) -> None:
       vaultkeeper verify
       vaultkeeper --vault ~/memory verify --json
     """
-    from vaultkeeper.verify import verify_vault
+    from vaultkeeper.verify import ROWS, verify_vault
 
-    result = verify_vault(vault_path(ctx, require=False), now=now_utc(), env=os.environ)
+    vault = vault_path(ctx, require=False)
+    if as_json or not sys.stderr.isatty():
+        result = verify_vault(vault, now=now_utc(), env=os.environ)
+    else:  # a person at a terminal sees which row runs (some start processes)
+        names = [name for name, _ in ROWS]
+        with click.progressbar(
+            length=len(names), label="verifying", file=sys.stderr, item_show_func=lambda s: s
+        ) as bar:
+
+            def step(name: str) -> None:  # the bar counts the rows already done
+                bar.update(names.index(name) - bar.pos, name)
+
+            result = verify_vault(vault, now=now_utc(), env=os.environ, progress=step)
     if as_json:
         print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper.verify.applier_rows import decision_loop, round_trip
@@ -47,15 +47,24 @@ ROWS: tuple[tuple[str, Row], ...] = (
     ("round-trip", round_trip),
     ("format (SFS)", format_sfs),
     ("supersession", supersession),
-    ("merge", merge),  # issue 13: a duplicate merged, then restored
+    ("merge", merge),  # a duplicate merged, then restored
 )
 
 
-def verify_vault(vault: Path, *, now: dt.datetime, env: Mapping[str, str]) -> VerifyResult:
-    """Run every row in order; a row that crashes is a FAIL naming the error."""
+def verify_vault(
+    vault: Path,
+    *,
+    now: dt.datetime,
+    env: Mapping[str, str],
+    progress: Callable[[str], None] | None = None,
+) -> VerifyResult:
+    """Run every row in order; a row that crashes is a FAIL naming the error.
+    ``progress`` hears each row's name before it runs (a terminal shows a bar)."""
     checks: list[Check] = []
     with tempfile.TemporaryDirectory(prefix="vaultkeeper-verify-") as tmp:
         for number, (name, row) in enumerate(ROWS, start=1):
+            if progress is not None:
+                progress(name)
             ctx = Context(vault, now, env, Path(tmp) / f"row{number}")
             ctx.tmp.mkdir()
             try:

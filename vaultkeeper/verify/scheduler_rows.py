@@ -140,6 +140,24 @@ def _line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
     return proc.stdout.readline().strip() if ready else b""
 
 
+def _kill_after_write(proc: subprocess.Popen[bytes], delay: float, bound: float) -> str | None:
+    """SIGKILL ``proc`` ``delay`` s after its first finished write; why not, or None."""
+    assert proc.stdout is not None
+    started = _line(proc, bound) == b"ready"
+    wrote = started and _line(proc, bound) == b"wrote"
+    try:
+        proc.wait(timeout=delay)
+        return f"the writer process ended by itself (exit {proc.returncode})"
+    except subprocess.TimeoutExpired:
+        proc.kill()  # SIGKILL: no cleanup of any kind runs
+    proc.wait(timeout=bound)
+    if not started:
+        return "the writer process did not start"
+    if not wrote:
+        return f"the writer finished no write in {bound:.0f} s"
+    return None
+
+
 def atomic_write(ctx: Context) -> tuple[str, str]:
     """Kill a process mid-way through rewriting the state file, several times."""
     from vaultkeeper.scan.guards import read_state, state_path, write_state
@@ -152,33 +170,44 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
     bound = config.VERIFY_CHILD_BOUND_S
     # Each kill comes after the writer's first finished write (an event, not a time: on
     # a busy machine starting Python alone can take longer than any fixed delay), then
-    # a little later each time, to land at different points of the rewrites.
-    for delay in (0.0, 0.05, 0.15):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(vault)],
+    # a little later each time, to land at different points of the rewrites. The three
+    # writers run at once, each on its own copy, so the row costs one start, not three.
+    vaults = [vault]
+    for n in (1, 2):
+        copy = ctx.tmp / f"fixture-{n}"
+        shutil.copytree(vault, copy)
+        vaults.append(copy)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(v)],
             stdout=subprocess.PIPE,
+            bufsize=0,  # unbuffered: a readline takes one line, never the next one too
             stderr=subprocess.DEVNULL,
             env=child_env(ctx.env),
         )
-        assert proc.stdout is not None
-        started = _line(proc, bound) == b"ready"
-        wrote = started and _line(proc, bound) == b"wrote"
-        try:
-            proc.wait(timeout=delay)
-            return FAIL, f"the writer process ended by itself (exit {proc.returncode})"
-        except subprocess.TimeoutExpired:
-            proc.kill()  # SIGKILL: no cleanup of any kind runs
-        proc.wait(timeout=bound)
-        proc.stdout.close()
-        if not started:
-            return FAIL, "the writer process did not start"
-        if not wrote:
-            return FAIL, f"the writer finished no write in {bound:.0f} s"
-        try:
-            data = json.loads(path.read_bytes())
-        except ValueError as exc:
-            return FAIL, f"after a kill {delay} s past a write, {where} is not valid JSON: {exc}"
-        if read_state(vault).note is not None or not data.get("lastCompleted"):
-            why = read_state(vault).note or "lastCompleted missing"
-            return FAIL, f"after a kill {delay} s past a write: {why}"
+        for v in vaults
+    ]
+    try:
+        for delay, proc, target in zip((0.0, 0.05, 0.15), procs, vaults, strict=True):
+            failed = _kill_after_write(proc, delay, bound)
+            if failed:
+                return FAIL, failed
+            state_file = Path(state_path(target))
+            try:
+                data = json.loads(state_file.read_bytes())
+            except ValueError as exc:
+                return (
+                    FAIL,
+                    f"after a kill {delay} s past a write, {where} is not valid JSON: {exc}",
+                )
+            if read_state(target).note is not None or not data.get("lastCompleted"):
+                why = read_state(target).note or "lastCompleted missing"
+                return FAIL, f"after a kill {delay} s past a write: {why}"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=bound)
+            if proc.stdout is not None:
+                proc.stdout.close()
     return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"
