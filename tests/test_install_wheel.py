@@ -84,3 +84,57 @@ def test_the_wheel_is_vaultkeeper_memory_and_runs_as_vaultkeeper(
     made = _run([str(installed / "vaultkeeper"), "init", str(tmp_path / "v")], env=env)
     assert made.returncode == 0, made.stderr
     assert (tmp_path / "v" / "references" / "vault-spec.md").is_file()
+
+
+def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
+    installed: Path, tmp_path: Path
+) -> None:
+    """A newcomer follows the README's walk-through block in a fresh home: install for
+    daily use (here: the wheel, installed above, on PATH), make a vault, wire Claude
+    Code; then the SessionStart hook the settings name, run as the host runs it, prints
+    the brief."""
+    import json
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"^<!-- walk-through[^>]*-->\n```sh\n(.*?)^```$", readme, re.S | re.M)
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert commands[0] == f"pipx install {config.DIST_NAME}"  # done: the wheel in a venv
+    home = tmp_path / "home"
+    home.mkdir()
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("VAULTKEEPER_", "XDG_"))
+    }
+    env = {**base, "HOME": str(home), "PATH": f"{installed}{os.pathsep}{os.environ['PATH']}"}
+    for command in commands[1:]:
+        done = _run(["sh", "-c", command], cwd=home, env=env)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        assert "will do nothing" not in done.stdout, done.stdout  # hooks status: all well
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    (start,) = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert str(installed / "vaultkeeper") in start  # the installed program, by its path
+    project = home / "src" / "api"
+    project.mkdir(parents=True)
+    payload = {
+        "session_id": "0b6c1f3e-5d2a-4c1e-9f7a-2d8e6b1c4a90",
+        "transcript_path": str(home / ".claude" / "projects" / "x" / "s.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    host_env = {**base, "HOME": str(home), "PATH": "/usr/bin:/bin"}  # not our venv
+    brief = subprocess.run(
+        ["sh", "-c", start], input=json.dumps(payload), capture_output=True, text=True,
+        cwd=project, env=host_env, timeout=600,
+    )  # fmt: skip
+    assert brief.returncode == 0, brief.stderr
+    vault = Path(os.path.realpath(home / "memory"))
+    first = (
+        f"Memory vault: {vault}. Start at its _index.md and follow the [[links]] to what "
+        "the task needs."
+    )
+    assert brief.stdout.splitlines()[0] == first, brief.stdout + brief.stderr
+    # the README shows the same first line, for a home of /home/you
+    assert first.replace(str(vault), "/home/you/memory") in readme
