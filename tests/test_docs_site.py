@@ -100,3 +100,13 @@ def test_the_quick_start_output_is_what_the_scan_prints_on_its_date(tmp_path: Pa
     commands = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
     assert f"(on {date}, the quick start's date)" in commands
     assert output in commands
+
+
+def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
+    import re
+
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    assert "docs/index.md" in targets
+    missing = [t for t in targets if "://" not in t and not (REPO / t).is_file()]
+    assert missing == []
