@@ -1,8 +1,8 @@
-"""No stale copy of a configured value in README.md or the vault-spec template.
+"""No stale copy of a configured value in README.md, the docs or the vault-spec template.
 
-Every number the README (outside code fences: those hold real output) states for the
-cooldown, the stale-run window, the prune idle days, the promote count, the hold-out
-window and the index budget must equal vaultkeeper/config.py. A number counts as
+Every number the README and the docs pages (outside code fences: those hold real
+output) state for the cooldown, the stale-run window, the prune idle days, the promote
+count, the hold-out window and the index budget must equal vaultkeeper/config.py. A number counts as
 stated for a setting when it carries a unit (ms, s, min, h, days, lines, bytes) or,
 for the promote count, a comparison (>= 2, at least 2, 2 or more, a table cell that
 is just the number), and the nearest setting keyword on its line is that setting's
@@ -27,6 +27,9 @@ from vaultkeeper.store.templates import config_values, data_dir, render
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+# the pages that may state a configured value (docs/benchmarks.md is bench/run.py's)
+DOCS = [README, *sorted(p for p in (REPO / "docs").glob("*.md") if p.name != "benchmarks.md")]
+CONFIG_PAGE = REPO / "docs" / "configuration.md"
 SPEC_TEMPLATE = REPO / "templates" / "vault-spec.md"
 
 DAY_MS = 86_400_000
@@ -273,14 +276,14 @@ def test_checker_accepts_current_values_and_ignores_others(text: str) -> None:
 # -- the real files ---------------------------------------------------------------------
 
 
-def test_readme_states_no_stale_value() -> None:
-    text = README.read_text(encoding="utf-8")
-    assert stale(text) == []
+@pytest.mark.parametrize("page", DOCS, ids=lambda p: p.name)
+def test_the_docs_state_no_stale_value(page: Path) -> None:
+    assert stale(page.read_text(encoding="utf-8")) == [], page.name
 
 
-def test_readme_states_the_configuration() -> None:
+def test_the_configuration_page_states_the_configuration() -> None:
     """The Configuration table exists and names every one of the six settings."""
-    found = {s.name for _, _, s, _ in stated_values(README.read_text(encoding="utf-8"))}
+    found = {s.name for _, _, s, _ in stated_values(CONFIG_PAGE.read_text(encoding="utf-8"))}
     for name in (
         "cooldown",
         "stale-run window",
@@ -290,14 +293,15 @@ def test_readme_states_the_configuration() -> None:
         "index lines",
         "index bytes",
     ):
-        assert name in found, f"README.md states no value for the {name}"
+        assert name in found, f"docs/configuration.md states no value for the {name}"
 
 
-def test_readme_names_only_real_environment_variables() -> None:
+@pytest.mark.parametrize("page", DOCS, ids=lambda p: p.name)
+def test_the_docs_name_only_real_environment_variables(page: Path) -> None:
     names = {v for k, v in vars(config).items() if k.startswith("ENV_")}
-    text = README.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
     for token in re.findall(r"\b(?:SELF_MAINTAIN|VAULTKEEPER)_[A-Z_]+\b", text):
-        assert token in names, f"README.md names {token}, which config.py does not define"
+        assert token in names, f"{page.name} names {token}, which config.py does not define"
 
 
 def test_spec_template_uses_placeholders_for_every_configured_value() -> None:

@@ -187,7 +187,13 @@ SEARCH_SNIPPET_CHARS = 160
 # Statuses search leaves out unless asked, as it does an entry with a superseded_by.
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
-MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
+# The distribution name on PyPI (`vaultkeeper` there is someone else's program); the
+# command and the import name are `vaultkeeper`.
+DIST_NAME = "vaultkeeper-memory"
+MCP_INSTALL_HINT = (
+    f"pipx install --force '{DIST_NAME}[mcp]' (in a virtual environment: "
+    f"pip install '{DIST_NAME}[mcp]')"
+)
 # How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
 MCP_ELICIT_TIMEOUT_SECONDS = 600
 # A prune's journal line says where the person's yes came from (its "confirmed_via").

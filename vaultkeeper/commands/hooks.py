@@ -21,9 +21,7 @@ from vaultkeeper.commands.base import (
 )
 
 # After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
-# user must know. Hooks are on by default; `[features] hooks = false` turns them off and
-# `codex_hooks` is the deprecated alias of that key; a new command hook runs only once
-# it has been reviewed and trusted.
+# user must know: hooks on by default, their off switches, a new hook trusted in /hooks.
 CODEX_NOTE = (
     "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
     "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
@@ -33,7 +31,9 @@ CODEX_NOTE = (
 _TARGETS = ("claude-code", "codex", "cron", "git")
 
 
-def _echo_change(change: Any, as_json: bool, mcp: Any = None) -> None:
+def _echo_change(change: Any, as_json: bool, mcp: Any = None, warn: str | None = None) -> None:
+    if warn:  # the install is done; what it wrote may not last (hosts/program.py)
+        click.echo(f"vaultkeeper: warning: {warn}", err=True)
     if as_json:
         print_json({"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__)
         return
@@ -112,22 +112,24 @@ def hooks_install(
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
     from vaultkeeper.hosts import mcp as mcp_install
+    from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
+    warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
         if print_only or schedule != config.CRON_SCHEDULE:
             raise UsageError(f"--schedule and --print are for cron, not {target}")
         path = host_file(target, settings_file, hooks_file)
         if target == "git":
-            _echo_change(git_install.install(vault, program), as_json)
+            _echo_change(git_install.install(vault, program), as_json, warn=warn)
             return
         if mcp_file is not None:  # its file read and its edit planned before any write
             mcp_install.install(target, mcp_file, vault, program, write=False)
         done = hostfiles.install(target, path, vault, program)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
-        _echo_change(done, as_json, served)
+        _echo_change(done, as_json, served, warn)
         if target == "codex" and not as_json:
             click.echo(f"  {CODEX_NOTE}")
         return
@@ -136,7 +138,7 @@ def hooks_install(
         line = cron.cron_line(vault, program, schedule)
         print_json({"line": line}) if as_json else click.echo(line)
         return
-    _echo_change(cron.install(vault, program, schedule, os.environ), as_json)
+    _echo_change(cron.install(vault, program, schedule, os.environ), as_json, warn=warn)
 
 
 @hooks.command("uninstall")
@@ -231,7 +233,7 @@ def hooks_status(
         vault = None
     git = None
     if "git" in targets and vault:
-        from vaultkeeper.hosts.git import status_or_note
+        from vaultkeeper.hosts.git import status_lines, status_or_note
 
         git = status_or_note(vault, strict=target == "git")
     where = where_installed(files, "cron" in targets, os.environ, vault)
@@ -256,7 +258,8 @@ def hooks_status(
             }
         )
         return
-    _echo_git(git)
+    for line in [] if git is None else status_lines(git):
+        click.echo(f"{'git':<12} {line}")
     for host in where.hosts:
         if host.note:
             click.echo(f"{host.target:<12} {host.note}")
@@ -266,6 +269,8 @@ def hooks_status(
             click.echo(
                 f"{host.target:<12} {h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
             )
+            if h.problem:  # the hook cannot work: the host runs it and nothing happens
+                click.echo(f"{host.target:<12} {h.event} will do nothing: {h.problem}")
         for reg in (r for r in served if r.target == host.target):
             click.echo(f"{host.target:<12} {reg.line()}")
     if "cron" in targets:
@@ -284,17 +289,3 @@ def hooks_status(
         click.echo(f"{'last scan':<12} {v}: {done}")
     for log, last in where.hook_logs:
         click.echo(f"{'hook log':<12} {log}: {last}")
-
-
-def _echo_git(found: Any) -> None:
-    if found is None:
-        return
-    if isinstance(found, str):
-        click.echo(f"{'git':<12} {found}")
-        return
-    for name, state in found.files:
-        click.echo(f"{'git':<12} {Path(found.vault) / name}: {state}")
-    driver = found.driver or "not set in this clone (run `hooks install git` here)"
-    click.echo(f"{'git':<12} merge.vaultkeeper.driver: {driver}")
-    for path in found.tracked:
-        click.echo(f"{'git':<12} {path}: per machine but tracked; `git rm --cached {path}`")

@@ -34,7 +34,7 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     apply_prune asks the person in the host's own dialog (they type the entry's
     name); a host without dialogs queues it for `vaultkeeper review`.
     Resources: vault://index and vault://entry/PATH. Needs the extra:
-    pip install 'vaultkeeper[mcp]'.
+    pipx install --force 'vaultkeeper-memory[mcp]'.
 
     \b
     Example:

@@ -219,3 +219,14 @@ def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
     if not strict and not is_work_tree(vault):
         return f"{vault}: not a git work tree"
     return status(vault)
+
+
+def status_lines(found: GitStatus | str) -> list[str]:
+    """``hooks status``'s git lines (each printed after ``git``)."""
+    if isinstance(found, str):
+        return [found]
+    lines = [f"{Path(found.vault) / name}: {state}" for name, state in found.files]
+    driver = found.driver or "not set in this clone (run `hooks install git` here)"
+    lines.append(f"merge.vaultkeeper.driver: {driver}")
+    lines += [f"{p}: per machine but tracked; `git rm --cached {p}`" for p in found.tracked]
+    return lines

@@ -69,6 +69,7 @@ def install(
 ) -> Change:
     """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
     so a command editing several files refuses before it has written any of them."""
+    require_sdk()
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
     made = None if real.exists() else created.missing_folders(real.parent)
@@ -80,6 +81,21 @@ def install(
     if write and made is not None and change.changed:  # ours: uninstall may take it away
         created.remember(real, made)
     return change
+
+
+def require_sdk() -> None:
+    """Refuse to register a server that could not start: the MCP extra is not installed."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("mcp")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise UsageError(
+            "--mcp registers `vaultkeeper mcp`, which needs the optional MCP SDK (mcp is not "
+            f"installed): {config.MCP_INSTALL_HINT}; nothing written"
+        )
 
 
 def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
