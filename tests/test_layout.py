@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -124,3 +125,16 @@ def test_no_package_reaches_into_another_packages_private_names() -> None:
             ):
                 reached.append(f"{_module(path)}: from {node.module} import {', '.join(names)}")
     assert not reached, reached
+
+
+def test_the_architecture_page_matches_the_code() -> None:
+    """docs/architecture.md names only files that exist, and every package."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"vaultkeeper/[\w/]+\.py", page))
+    assert named, "the page names no file"
+    missing = sorted(p for p in named if not (PACKAGE.parent / p).is_file())
+    assert not missing, missing
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    diagram = page.split("```mermaid", 1)[1].split("```", 1)[0]
+    assert [p for p in packages if f" {p} " not in diagram and f"> {p}\n" not in diagram] == []
+    assert [p for p in packages if f"`{p}/`" not in page] == []
