@@ -345,7 +345,7 @@ def _phases(vault: Path, runs: int, *flags: str) -> dict[str, float]:
 
 
 def upkeep(vault: Path, runs: int) -> list[Row]:
-    """Issue 13's passes inside a 50k `scan --force` (bench/phases.py, fresh processes),
+    """The upkeep passes inside a 50k `scan --force` (bench/phases.py, fresh processes),
     each against the rest of the same scan: after a session's edits (a lesson re-worded,
     a count moved: the hook's workload), after a registry block's first sentence changed,
     and in the first scan, with no scan cache."""

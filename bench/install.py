@@ -3,7 +3,7 @@
 The benchmark's headline ratios compare vaultkeeper's console script with a bare
 ``python``. An editable install (``pip install -e``) puts an import hook or a path file
 in site-packages that every interpreter start runs: it slows ``python -c pass`` too and
-so hides vaultkeeper's own import cost (issue 15: 1.06x measured that way, 2.54x from a
+so hides vaultkeeper's own import cost (1.06x measured that way, 2.54x from a
 clean install). A stale install measures old code. So bench/run.py asks for a plain
 ``pip install .`` of the current checkout, made by bench/clean-run.sh.
 """

@@ -260,7 +260,7 @@ def classify(vault: Path, now: dt.datetime) -> Report:
     )
 
 
-# -- issue 13's sections, written the obvious way (no uses log, no journal) -------------
+# -- the upkeep sections, written the obvious way (no uses log, no journal) -------------
 
 
 def _lead(block: RegistryBlock) -> str:

@@ -1,4 +1,4 @@
-"""Issue 14 items 2 and 8: prune and restore keep what a person wrote, and say what happened."""
+"""Prune and restore keep what a person wrote, and say what happened."""
 
 from __future__ import annotations
 

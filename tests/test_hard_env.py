@@ -1,4 +1,4 @@
-"""Issue 14, flaky under load: no test sees the real home (conftest sets HOME and XDG_*)."""
+"""Under load too, no test sees the real home (conftest sets HOME and XDG_*)."""
 
 from __future__ import annotations
 

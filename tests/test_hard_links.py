@@ -1,4 +1,4 @@
-"""Issue 14 item 7: a state/ or .trash/ symlink out of the vault is refused; nothing goes there."""
+"""A state/ or .trash/ symlink out of the vault is refused; nothing goes there."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 item 4: VK101 is one finding per line, with the count, in linear time."""
+"""VK101 is one finding per line, with the count, in linear time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 items 5 and 6: one bad file never stops the scan; the lock never blocks for ever."""
+"""One bad file never stops the scan; the lock never blocks for ever."""
 
 from __future__ import annotations
 

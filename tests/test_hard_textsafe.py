@@ -1,4 +1,4 @@
-"""Issue 14 item 1: vault text reaches a person's terminal inert, and lint flags it."""
+"""Vault text reaches a person's terminal inert, and lint flags it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 item 3: nested YAML aliases ("billion laughs") are a problem, never a hang.
+"""Nested YAML aliases ("billion laughs") are a problem, never a hang.
 
 Each command runs in a subprocess with a timeout: the document below would expand to
 about 9**10 strings (gigabytes), so a regression hangs or runs out of memory there

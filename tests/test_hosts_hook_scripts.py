@@ -501,7 +501,7 @@ def test_session_end_on_40k_entries_then_session_start(
     # how fast it returns is measured by bench/run.py (docs/benchmarks.md), not asserted
     # The run's end is the state file back at idle with lastCompleted set: the scanner
     # saves the report first and then commits the run there, so a report alone may
-    # still be followed by "in-progress" for a moment (issue 14).
+    # still be followed by "in-progress" for a moment.
     assert wait_for(lambda: _completed(big_vault), 300), (
         log.read_text() if log.exists() else "no log"
     )
@@ -539,7 +539,7 @@ def alive_scans(vault: Path) -> list[int]:
 def test_a_state_symlink_out_of_the_vault_gets_no_hook_log(
     tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
 ) -> None:
-    # Issue 14 item 7: the scan refuses the symlinked state/; its failure is logged in
+    # The scan refuses the symlinked state/; its failure is logged in
     # the user's state folder, never through the link.
     outside = tmp_path / "outside"
     outside.mkdir()

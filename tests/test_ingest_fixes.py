@@ -1,4 +1,4 @@
-"""Regressions of the learning loop (issue 10 review): each test failed before its fix."""
+"""Regressions of the learning loop: each test failed before its fix."""
 
 from __future__ import annotations
 

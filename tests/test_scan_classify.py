@@ -202,7 +202,7 @@ def test_duplicate_block_names_are_a_problem(make_vault: MakeVault) -> None:
 def test_a_readable_count_promotes_even_when_the_date_is_unreadable(
     make_vault: MakeVault, runner: CliRunner
 ) -> None:
-    # Documented choice (spec: "the count gate alone promotes" registry entries; issue 3:
+    # Documented choice (spec: "the count gate alone promotes" registry entries;
     # a block whose count or date can't be read is "never a *prune* candidate"): a count
     # >= 2 is promote-eligible with or without a date, and a missing or bad date is still
     # reported as a problem. Without a date there is no proof of idleness: never pruned.

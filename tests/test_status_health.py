@@ -70,7 +70,7 @@ def reported(vault: Path, promote: int = 0, held_out: tuple[str, ...] = ()) -> N
 @pytest.fixture(autouse=True)
 def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands run in this process see NOW, the instant the fixtures are dated from:
-    on a busy machine minutes may pass between import and the test (issue 14)."""
+    on a busy machine minutes may pass between import and the test."""
     monkeypatch.setattr(clock, "real_now", lambda: NOW)
 
 

@@ -161,7 +161,7 @@ def test_a_fifo_named_md_is_a_finding_not_a_hang_or_a_false_fail(
 def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Issue 14: on a busy machine the writer may take longer than any fixed delay to
+    # On a busy machine the writer may take longer than any fixed delay to
     # finish its first write. A writer held back for a second stands in for that.
     from vaultkeeper.verify import scheduler_rows
 

@@ -95,7 +95,7 @@ PROMOTED_LABEL = "**promoted:**"
 # and 18 digits is more reuse than any registry will record.
 COUNT_MAX_DIGITS = 18
 
-# -- hooks, cron and status (issue 6) --------------------------------------------------
+# -- hooks, cron and status --------------------------------------------------
 # hooks/*.sh are POSIX sh and cannot import this module: they repeat STATE_DIR,
 # HOOK_LOG_FILE, ENV_VAULT and BRIEF_MAX_CHARS, and a test checks
 # that the copies agree with the values here.
@@ -124,7 +124,7 @@ STATUS_OVERDUE_DAYS = 7  # a held-out entry this many days past holdout_until is
 STATUS_SCAN_MAX_AGE_DAYS = 2  # older: the session-end hook probably never fires
 STATUS_JOURNAL_MAX_BYTES = 5_000_000  # past this, archive state/journal.jsonl
 
-# -- lint / index (issue 5) -------------------------------------------------------------
+# -- lint / index -------------------------------------------------------------
 # The spec's ASCII replacements for typographic glyphs (lint VK101 names them; --fix uses them).
 ASCII_REPLACEMENTS = {
     "\u2014": "--",  # em dash
@@ -145,7 +145,7 @@ MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
 
-# -- Obsidian vaults vaultkeeper did not create (issue 15) ---------------------------
+# -- Obsidian vaults vaultkeeper did not create ---------------------------
 OBSIDIAN_DIR = ".obsidian"
 # Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
 OBSIDIAN_TEMPLATE_SETTINGS = (
@@ -159,7 +159,7 @@ OBSIDIAN_TEMPLATES_DIR = "Templates"
 TRASH_META_FILE = "trash.json"  # beside the trashed content in .trash/<id>/: how to restore it
 PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensitive)
 
-# -- ingest: transcripts and the usage log (issue 10) ---------------------------------
+# -- ingest: transcripts and the usage log ---------------------------------
 # A transcript line longer than this is skipped unread (an agent's own message is far
 # shorter; pasted images and huge tool results are not what ingest looks for).
 TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -169,18 +169,18 @@ INGEST_PATH_CACHE = 4096  # read paths whose meaning ingest remembers (most rece
 SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
 SUBAGENT_GLOB = "agent-*.jsonl"
 
-# -- names and windows checked by `new` (issue 2) -----------------------------------
+# -- names and windows checked by `new` -----------------------------------
 NAME_MAX_CHARS = 100  # an entry, pattern or project name; longer names hit NAME_MAX
 HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS may set
 
-# -- supersession (issue 13) ------------------------------------------------------------
+# -- supersession ------------------------------------------------------------
 # An entry replaced by a newer one carries SUPERSEDED_BY: "[[path/of/newer]]"; the newer
 # one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
 OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
 
-# -- search and the MCP server (issue 11) ------------------------------------------
+# -- search and the MCP server ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
 SEARCH_SNIPPET_CHARS = 160
@@ -206,7 +206,7 @@ CLAUDE_USER_CONFIG = "~/.claude.json"  # Claude Code's user-scope mcpServers
 CLAUDE_PROJECT_MCP = ".mcp.json"  # Claude Code's project-scope mcpServers
 CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
 
-# -- duplicates and decay (issue 13) ----------------------------------------------------
+# -- duplicates and decay ----------------------------------------------------
 # Possible duplicates: Jaccard similarity of two entries' normalised word sets (name and
 # description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
 # DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.

@@ -1,6 +1,6 @@
 """The saved report's duplicates and decay sections, kept true after an apply.
 
-resync.py re-classifies the files a decision changed; this does the same for issue 13's
+resync.py re-classifies the files a decision changed; this does the same for the upkeep
 sections: a merge takes its pair off the list, a re-opened lesson stops being stale, a
 restore brings them back, without waiting for the next scan.
 """

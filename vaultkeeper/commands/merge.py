@@ -1,4 +1,4 @@
-"""`apply merge KEEP DROP`: fold a duplicate into the entry that stays (issue 13).
+"""`apply merge KEEP DROP`: fold a duplicate into the entry that stays.
 
 Its own module so commands/apply.py stays small; cli.py adds it to the apply group.
 """

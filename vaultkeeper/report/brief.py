@@ -59,7 +59,7 @@ def render_brief(
     each is cut fairly and ends with an ``... and N more`` line.
     """
     sections = _brief_sections(report, receipts)
-    # issue 13's sections (duplicates, stale lessons, unused skills) come after the spec's
+    # the upkeep sections (duplicates, stale lessons, unused skills) come after the spec's
     # lists and only whole, where they fit: they never take the lists' room
     extra = [x for intro, items in upkeep.brief_sections(report) for x in ("", intro, *items)]
     summary, problems = report.summary(), len(report.problems)

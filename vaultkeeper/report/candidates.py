@@ -69,7 +69,7 @@ if TYPE_CHECKING:
         problems: tuple[Problem, ...]
         duration_ms: int = 0
         updated_at: dt.datetime | None = None  # the last apply that brought it up to date
-        # issue 13's extra sections (vaultkeeper/upkeep/sections.py); not part of the summary line
+        # the upkeep sections (vaultkeeper/upkeep/sections.py); not part of the summary line
         duplicates: tuple[DuplicatePair, ...] = ()
         stale: tuple[Stale, ...] = ()
         skills_unused: tuple[SkillUnused, ...] = ()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 # The keys a held-out decision reads and those the duplicates and decay passes read
-# (issue 13), for every file; those only a held-out candidate's line shows, and its
+# (the upkeep sections), for every file; those only a held-out candidate's line shows, and its
 # hash, for a file that can be one (on some day). Nothing else is ever looked at.
 DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")

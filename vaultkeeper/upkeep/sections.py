@@ -1,4 +1,4 @@
-"""The report's extra sections (issue 13): possible duplicates, stale lessons, unused skills.
+"""The report's extra sections: possible duplicates, stale lessons, unused skills.
 
 The spec's summary line and its three lists stay exactly as they are; these sections
 follow them in the text report, in ``--json`` and the saved report, and in the brief.

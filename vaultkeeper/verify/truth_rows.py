@@ -1,4 +1,4 @@
-"""Rows beyond the spec's twelve, for issue 13's "memory that stays true": supersession."""
+"""Rows beyond the spec's twelve, that keep memory true: supersession."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rows beyond the spec's twelve (issue 13): merge a duplicate, then undo it.
+"""Rows beyond the spec's twelve: merge a duplicate, then undo it.
 
 Run on a fixture vault in the row's temporary folder, like rows 4-8, 10 and 11: the
 user's vault is never touched.
