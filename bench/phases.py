@@ -20,7 +20,7 @@ from typing import Any
 
 began = time.perf_counter()
 from vaultkeeper import entry  # noqa: E402
-from vaultkeeper.registry import cachedheads  # noqa: E402
+from vaultkeeper.registry import delta as cachedheads  # noqa: E402
 from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cachefile as scancachefile  # noqa: E402
 from vaultkeeper.scan import guards as state  # noqa: E402

@@ -18,7 +18,7 @@ from tests.test_apply_resync import HELD, MEMORY, REGISTRY
 from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.report import guard as reportguard
+from vaultkeeper.report import file as reportguard
 from vaultkeeper.report.candidates import report_path
 from vaultkeeper.scan import classify as scan
 

@@ -16,7 +16,8 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.registry import cachedheads
+from vaultkeeper.registry import delta as cachedheads
+from vaultkeeper.registry.keptheads import CachedHead
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import cachefile as scancachefile
 from vaultkeeper.scan import classify as scan
@@ -306,7 +307,7 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
     parsed, _ = load_heads(vault)
     assert cache.hits == 1 and len(kept) == len(parsed)
     for a, b in zip(kept, parsed, strict=True):
-        assert isinstance(a, cachedheads.CachedHead)
+        assert isinstance(a, CachedHead)
         fields = ("name", "rel", "line", "count", "count_raw", "last_used", "promoted")
         assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
         assert a.sentence() == b.sentence()

@@ -65,7 +65,7 @@ def scan(
     vault = vault_path(ctx)
     if as_of is not None:
         from vaultkeeper.clock import parse_day
-        from vaultkeeper.report.show import print_report
+        from vaultkeeper.report.candidates import print_report
         from vaultkeeper.scan.classify import classify
 
         day = parse_day(as_of, "--as-of")
@@ -141,7 +141,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         data["age_seconds"] = int((now - made).total_seconds())
         print_json(data)
         return
-    from vaultkeeper.report.show import print_report
+    from vaultkeeper.report.candidates import print_report
 
     made_line = f"report made {iso(made)} ({age_text(made, now)})"
     if report.updated_at is not None:  # applies since then changed some candidates

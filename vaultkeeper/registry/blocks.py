@@ -170,7 +170,7 @@ class BlockHead:
 
     def hash(self) -> str:
         """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
-        if self._hash is None:  # the scan cache may know it (cachedheads)
+        if self._hash is None:  # the scan cache may know it (keptheads)
             self._hash = block_hash(self.text())
         return self._hash
 

@@ -16,13 +16,17 @@ block, where it is. The pages alike at both ends bound the one region that chang
 Anything kept that is not as this module writes it makes the whole file parsed again;
 so does a region that leaves a fence open. The result is always what parsing the whole
 file gives (a property test compares the two after random edits).
+
+``load_heads`` gives a scan every registry file's block heads: from the scan cache
+where a file is unchanged, read again here where it changed, and kept for the next.
 """
 
 from __future__ import annotations
 
 from vaultkeeper.registry.blocks import BlockHead, build_heads, parse_heads
 from vaultkeeper.registry.keptheads import FIELDS, CachedHead, kept_of, text_or_none
-from vaultkeeper.registry.lines import body_start, index_range
+from vaultkeeper.registry.lines import body_start, index_range, registry_files
+from vaultkeeper.store.model import Problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -190,3 +194,37 @@ def _fingerprinted(heads: list[BlockHead], text: str, old: dict[str, Kept]) -> l
             head._sentence, head._hash = was[5], was[6]
         out.append(kept_of(head, fingerprint))
     return out
+
+
+if TYPE_CHECKING:
+    from vaultkeeper.scan.cache import ScanCache
+
+
+def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
+    """registry.load_heads, reading only the registry files that changed since the cache."""
+    from vaultkeeper.store.model import ParseError, decode, read_regular
+    from vaultkeeper.store.vault import rel
+
+    heads: list[Head] = []
+    problems: list[Problem] = []
+    dates: dict[str, dt.date | None] = {}
+    for path in registry_files(vault):
+        rel_path = rel(vault, path)
+        entry, key = cache.registry(rel_path, str(path))
+        if entry is not None:
+            try:
+                heads.extend([CachedHead(path, rel_path, head, dates) for head in entry[1]])
+            except (TypeError, ValueError):
+                pass  # not as this version keeps them: read the file
+            else:
+                cache.keep_registry_entry(rel_path, entry)
+                continue
+        try:
+            text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
+        except ParseError as exc:
+            problems.append(Problem(rel_path, exc.line, exc.reason))
+            continue
+        found, kept, shape = reread(path, rel_path, text, cache.registry_before(rel_path), dates)
+        heads.extend(found)
+        cache.keep_registry(rel_path, key, kept, shape)
+    return heads, problems

@@ -46,7 +46,7 @@ LABEL_OF[PROMOTED_AT] = config.PROMOTED_LABEL
 
 
 # What a scan reads of a block, whether parsed now (BlockHead) or kept by the scan
-# cache (cachedheads.CachedHead): the attributes both have.
+# cache (keptheads.CachedHead): the attributes both have.
 HEAD_FIELDS = (
     "name",
     "path",

@@ -5,6 +5,9 @@ atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief`
 next session's start hook) print it from there. The shared text helpers (reporttext.py)
 and the saved file's bytes (reportfile.py) live apart, on plain values; their public
 names are re-exported here. The brief is brief.py's, which a scan does not import.
+
+``print_report`` puts a report on the standard streams: its problems to stderr, its text
+or JSON to stdout.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.output import echo, print_json
 from vaultkeeper.report import file as reportfile
 from vaultkeeper.report.file import report_path as report_path
 from vaultkeeper.report.text import age_text as age_text
@@ -269,3 +273,16 @@ def load_report(vault: Path) -> Saved:
         return Saved(from_dict(data))
     except reportfile.NOT_A_REPORT as exc:
         return Saved(None, reportfile.not_a_report(exc))
+
+
+def print_report(report: Report, as_json: bool, made: str | None = None) -> None:
+    """Problems to stderr; the report (with ``made``, when given, as its second line)."""
+    if report.problems:
+        echo("\n".join(render_problems(report)), err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    lines = render_text(report)
+    if made is not None:
+        lines.insert(1, made)
+    echo("\n".join(lines))

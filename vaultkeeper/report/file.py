@@ -1,14 +1,24 @@
 """The saved last report's file, ``state/last-report.json``: where it is, its bytes, its faults.
 
-Split from report.py, which keeps turning a Report into a dict and back; this module
-handles only paths, JSON text and plain dicts (no report type), so report.py can use
+Split from candidates.py, which keeps turning a Report into a dict and back; this module
+handles only paths, JSON text and plain dicts (no report type), so candidates.py can use
 it and re-export report_path without an import circle.
+
+The scan saves its report without undoing an apply made meanwhile: it notes the
+saved report's stat when it starts (``seen``) and saves under the writer lock
+(``locked``), classifying again first when the report changed. The lock is an
+``flock`` on ``state/writer.lock``, the file and call filelock uses there
+(fsio.writer_lock), taken with ``fcntl`` itself: importing filelock costs about 40 ms,
+more than the rest of a session-end scan's imports together.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
+import time
 from pathlib import Path
 
 from vaultkeeper import config
@@ -71,3 +81,52 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     return "a field holds the wrong kind of value"
+
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+WAIT_S = 10.0  # for an apply's hold on the lock (a few ms; never a person's answer)
+
+
+def seen(vault: Path | str) -> tuple[int, ...] | None:
+    """The saved report's stat, to compare with when the scan saves; None: none saved."""
+    try:
+        st = os.stat(os.path.join(vault, config.STATE_DIR, config.LAST_REPORT_FILE))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@contextlib.contextmanager
+def locked(vault: Path | str) -> Iterator[bool]:
+    """Hold the writer lock (an apply's) while the scan saves; yields whether it is held
+    (a lock that cannot be had in WAIT_S, or on a system without flock, is not waited
+    for longer: the report is saved as before)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield False
+        return
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE), flags, 0o644)
+    except OSError:
+        yield False
+        return
+    try:
+        held, until = False, time.monotonic() + WAIT_S
+        while not held:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+            except BlockingIOError:
+                if time.monotonic() >= until:
+                    break
+                time.sleep(0.005)
+            except OSError:  # a file system without locks
+                break
+        yield held
+    finally:
+        os.close(fd)  # releases the lock

@@ -128,7 +128,7 @@ class ScanCache:
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
-        """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (cachedheads
+        """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (keptheads
         reads it), if the file is unchanged; and the key to keep a new one under."""
         key, old_enough = stat_key(full, self.limit)
         if key is None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import NamedTuple
 
-    from vaultkeeper.registry.cachedheads import Head
+    from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.report.candidates import Candidate, Report
     from vaultkeeper.scan.cache import ScanCache
     from vaultkeeper.store.model import Problem
@@ -110,7 +110,7 @@ def run_scan(
             started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper.report import guard as reportguard
+            from vaultkeeper.report import file as reportguard
             from vaultkeeper.report.candidates import save_report
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import cachefile as scancachefile
@@ -203,7 +203,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
 
         heads, problems = load_heads(vault)
     else:
-        from vaultkeeper.registry.cachedheads import load_heads as cached_heads
+        from vaultkeeper.registry.delta import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)

@@ -66,7 +66,7 @@ def run(vault: Path | str, args: ScanArgs) -> int:
             elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
                 echo(f"vaultkeeper: note: scan skipped ({outcome.skipped}): {outcome.detail}", True)
             return 0
-        from vaultkeeper.report.show import print_report  # not on the throttled path
+        from vaultkeeper.report.candidates import print_report  # not on the throttled path
 
         print_report(outcome.report, args.as_json)
         return 1 if args.strict and outcome.report.problems else 0

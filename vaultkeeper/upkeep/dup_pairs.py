@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from vaultkeeper.registry.cachedheads import Head
+    from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.scan.cache import ScanCache
     from vaultkeeper.upkeep.decay import MemoryFacts
 

@@ -31,7 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any, Protocol
 
-    from vaultkeeper.registry.cachedheads import Head
+    from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.scan.cache import ScanCache
 
     class Sections(Protocol):
