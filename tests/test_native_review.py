@@ -128,9 +128,30 @@ def test_no_command_but_prune_and_restore_changes_a_native_file(
     home: Path, make_vault: MakeVault
 ) -> None:
     vault = make_vault()
+    reply = '<cc-memory filenames="note-001.md,use-pnpm.md">as remembered</cc-memory>'
+    line = {
+        "type": "assistant",
+        "sessionId": "s1",
+        "cwd": API,
+        "timestamp": "2026-12-01T10:00:00Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": reply},
+                {
+                    "type": "tool_use",
+                    "name": "Read",
+                    "input": {"file_path": f"{home}/.claude/projects/-src-api/memory/note-001.md"},
+                },
+            ],
+        },
+    }
+    transcript = home.parent / "s1.jsonl"
+    transcript.write_text(json.dumps(line) + "\n")
     before = hashes(home)
     for args in (
         ["native", "adopt", "--all"],
+        ["ingest", str(transcript)],
         ["native", "review"],
         ["native", "review", "--json"],
         ["scan", "--force"],
@@ -141,6 +162,7 @@ def test_no_command_but_prune_and_restore_changes_a_native_file(
     ):
         vk(vault, *args)
         assert hashes(home) == before, args
+    assert "### src-api/note-001.md" in (vault / "patterns" / "native-memory.md").read_text()
 
 
 def test_the_brief_says_in_one_line_what_the_auto_memory_needs(
