@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -47,13 +48,34 @@ def test_without_a_terminal_nothing_moves_and_it_waits_for_a_person(
     before = hashes(tree)
     code, out, _ = vk(vault, "native", "prune", "src-web/old-port.md")
     assert code == 3
-    assert out.strip() == (
-        "ask: native-prune src-web/old-port.md: waits for a person: run "
-        "`vaultkeeper native prune src-web/old-port.md` at a terminal and answer yes"
+    assert re.fullmatch(
+        r"ask: native-prune src-web/old-port.md: queued for a person \(id [0-9a-f-]+\): "
+        r"run `vaultkeeper review`\n",
+        out,
     )
     assert hashes(tree) == before
     assert journal(vault)[-1]["outcome"] == "ask"
     assert not list((vault / ".trash").glob("*/trash.json"))
+    code, listed, _ = vk(vault, "review", "--list")
+    assert "src-web/old-port.md" in listed
+
+
+def test_review_carries_out_a_queued_native_prune_on_yes(tree: Path, make_vault: MakeVault) -> None:
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    vk(vault, "native", "prune", "src-web/old-port.md")
+    folder = tree / ".claude" / "projects" / "-src-web" / "memory"
+    code, screen = run_on_pty(["--vault", str(vault), "review"], ["y"], "[q]uit:")
+    assert code == 0, screen
+    assert "delete Claude Code memory" in screen and "dev server on 3000" in screen
+    assert not (folder / "old-port.md").exists()
+    assert (folder / "MEMORY.md").read_text() == "- [use pnpm](use-pnpm.md) - pnpm\n"
+    acts = [r for r in journal(vault) if r["outcome"] == "act"]
+    assert len(acts) == 1 and acts[0]["action"] == "native-prune"
+    assert (
+        "0 waiting" in vk(vault, "review", "--list")[1]
+        or vk(vault, "review", "--list")[1].strip() == ""
+    )
 
 
 def test_a_person_says_no_and_nothing_moves(tree: Path, make_vault: MakeVault) -> None:

@@ -3,7 +3,8 @@
 The memory file moves into the vault's ``.trash/<id>/`` (its bytes and modification
 time kept) and its ``MEMORY.md`` line is taken out by a one-line edit; ``restore ID``
 puts both back byte for byte. Only a ``y``/``yes`` typed at a terminal deletes:
-without a terminal the outcome is ``ask`` (exit 3), journaled, and nothing moves.
+without a terminal the request is queued for ``vaultkeeper review`` (outcome ``ask``,
+exit 3), journaled, and nothing moves.
 Nothing is written outside the vault but the adopted folder the memory is in.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal
+from vaultkeeper.apply import journal, queue
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.trash import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
@@ -87,17 +88,29 @@ def plan(vault: Path, target: str) -> NativePlan:
 
 
 def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | None) -> Outcome:
-    """Move the memory to ``.trash/`` on a person's yes; ``ask`` without a terminal."""
+    """Move the memory to ``.trash/`` on a person's yes; queued (``ask``) without one."""
     with writer_lock(vault):
         p = plan(vault, decision.target)
-        if confirm is None:
-            reason = (
-                "waits for a person: run `vaultkeeper native prune "
-                f"{p.target}` at a terminal and answer yes"
-            )
-            return _journal(vault, outcome_for(decision, ASK, reason), now)
+        if confirm is None:  # queued, as a vault prune is: `vaultkeeper review` asks
+            ask = queue.enqueue(vault, decision, p.target, "delete", file_hash(p.text), now)
+            reason = f"queued for a person (id {ask.id}): run `vaultkeeper review`"
+            return _journal(vault, outcome_for(decision, ASK, reason, id=ask.id), now)
         if not confirm(p):
             return _journal(vault, outcome_for(decision, SILENCE, "kept: the person said no"), now)
+        done = carry_out(vault, decision, now, file_hash(p.text))
+        waiting = queue.find_pending(vault, decision, p.target)
+        if waiting is not None:  # carried out here: the queued request is answered too
+            queue.close(vault, waiting.id, "yes", now)
+        return _journal(vault, done, now)
+
+
+def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: str) -> Outcome:
+    """The move itself, after a person's yes (the caller journals it), unless the memory
+    changed since it was shown."""
+    with writer_lock(vault):
+        p = plan(vault, decision.target)
+        if file_hash(p.text) != expect_hash:
+            raise GateRefused(f"{p.target}: changed since it was shown; not deleted")
         trash_id = journal.new_id(now)
         folder = trash_folder(vault, trash_id)
         meta = {
@@ -108,7 +121,7 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
             "project": p.folder.project,
             "content": p.path.name,
             "mtime_ns": p.mtime_ns,
-            "hash_before": file_hash(p.text),
+            "hash_before": expect_hash,
             "index_cut": [[n, line] for n, line in p.index_cut],
             "index_after": None if p.index_after is None else file_hash(_text(p.index_after)),
             "index_mtime_ns": _mtime(p.path.parent / config.NATIVE_INDEX_FILE),
@@ -125,8 +138,7 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
             f"line{'s' if lines != 1 else ''} taken out; `vaultkeeper restore {trash_id}` "
             "puts both back"
         )
-        done = outcome_for(decision, ACT, reason, id=trash_id, hash_before=meta["hash_before"])
-        return _journal(vault, done, now)
+        return outcome_for(decision, ACT, reason, id=trash_id, hash_before=expect_hash)
 
 
 def _mtime(path: Path) -> int | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, lifecycle, prune, queue
+from vaultkeeper.apply import journal, lifecycle, native, prune, queue
 from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
 from vaultkeeper.apply.resync import KEPT, resync
@@ -68,6 +68,11 @@ Shown = Callable[[Outcome], None]
 
 def _item(vault: Path, ask: queue.Ask) -> Item:
     """What the person sees, read now (raises NotFoundError once the target is gone)."""
+    if ask.action == native.ACTION:
+        found = native.plan(vault, ask.target)
+        digest = file_hash(found.text)
+        title = f"delete Claude Code memory {found.path} -> {config.TRASH_DIR}/"
+        return Item(ask, title, found.text, digest != ask.hash, digest)
     if ask.action == "prune":
         plan = prune.plan(vault, ask.decision())
         count = "" if plan.count is None else f", success count {plan.count}"
@@ -121,7 +126,9 @@ def review(
             break
         if answer == YES:  # only an explicit yes carries anything out
             try:
-                if ask.action == "prune":
+                if ask.action == native.ACTION:
+                    outcome = native.carry_out(vault, decision, now, item.hash)
+                elif ask.action == "prune":
                     why = "a person answered yes"
                     outcome = prune.carry_out(vault, decision, now, item.hash, why)
                 else:
