@@ -17,6 +17,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
+from vaultkeeper import config
+
 # what a child process imports: the interpreter's own path, not the current folder
 _WHERE = "import sys; sys.path.pop(0); import vaultkeeper; print(vaultkeeper.__file__)"
 
@@ -26,7 +28,7 @@ def problems(
 ) -> list[str]:
     """Why ``python``'s vaultkeeper is not a clean install of ``repo`` (empty: it is one)."""
     try:
-        dist = distribution("vaultkeeper")
+        dist = distribution(config.DIST_NAME)
     except PackageNotFoundError:
         return [f"vaultkeeper is not installed for {python}"]
     found: list[str] = []

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from vaultkeeper import config
 
 sys.path.insert(0, str(REPO / "bench"))
 import install  # noqa: E402
@@ -25,7 +26,7 @@ STARTED = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.timezone.utc)
 
 
 def _editable() -> bool:
-    direct = distribution("vaultkeeper").read_text("direct_url.json")
+    direct = distribution(config.DIST_NAME).read_text("direct_url.json")
     return bool(direct and json.loads(direct).get("dir_info", {}).get("editable"))
 
 
