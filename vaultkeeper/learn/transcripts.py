@@ -87,7 +87,10 @@ def _date(stamp: object) -> dt.date | None:
     except ValueError:
         return None
     if when.tzinfo is not None:
-        when = when.astimezone(dt.timezone.utc)
+        try:
+            when = when.astimezone(dt.timezone.utc)
+        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
+            return None
     return when.date()
 
 

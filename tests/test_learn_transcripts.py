@@ -1,0 +1,42 @@
+"""Transcript lines that are hostile in their details (issue 21): each test failed before."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from tests import transcript_fixtures as tf
+from tests.conftest import MakeVault
+from tests.test_learn_ingest import REGISTRY, counters
+from vaultkeeper.learn.ingest import ingest
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def test_a_timestamp_past_the_last_utc_day_is_that_line_s_problem_only(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    """9999-12-31T23:59:59-23:59 overflows in UTC: it used to abort the whole batch."""
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    bad = tf.write(
+        tmp_path / "a.jsonl",
+        [
+            tf.claude(
+                "assistant",
+                [tf.text("[[patterns/registry#pin-test-clock]]")],
+                ts="9999-12-31T23:59:59-23:59",
+            )
+        ],
+    )
+    good = tf.write(
+        tmp_path / "b.jsonl",
+        [
+            tf.claude(
+                "assistant", [tf.text("[[patterns/registry#grep-the-config-value]]")], session="s2"
+            )
+        ],
+    )
+    out = ingest(vault, [bad, good], NOW)
+    assert out.ok
+    assert sorted(c.name for c in out.result.counted) == ["grep-the-config-value", "pin-test-clock"]
+    assert counters(vault, "pin-test-clock") == ("3", "2026-12-01")  # no date: the day it is read
