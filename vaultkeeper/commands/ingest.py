@@ -42,6 +42,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
         click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)
     for line in out.result.refused:
         click.echo(clean(f"vaultkeeper: error: {line}"), err=True)
+    for line in out.result.damaged:
+        click.echo(clean(f"vaultkeeper: warning: {line}"), err=True)
     code = 1 if failed or out.result.refused else 0
     if as_json:
         data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}

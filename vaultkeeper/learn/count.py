@@ -35,6 +35,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.learn.use import UseResult, record_use, record_uses
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.model import Problem
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
 
 JOURNAL_ACTION = "use"
@@ -77,6 +78,7 @@ class RecordResult:
     via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
     future: int = 0  # events dated after today, dated today
     via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
+    damaged: tuple[str, ...] = ()  # usage-log lines that could not be read: uses not seen
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -100,6 +102,7 @@ class RecordResult:
             "via_mcp": list(self.via_mcp),
             "future": self.future,
             "via_cli": list(self.via_cli),
+            "damaged": list(self.damaged),
         }
 
 
@@ -159,7 +162,8 @@ def record(
         seen: set[tuple[str, str, str]] = set()
         counted_keys: set[tuple[str, str]] = set()
         server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt|cli) -> dates
-        for old in read_events(vault):
+        damaged: list[Problem] = []
+        for old in read_events(vault, problems=damaged):
             seen.add((old.session, old.kind, old.target))
             if old.kind in PATTERN_KINDS:
                 counted_keys.add((old.session, old.target))
@@ -220,6 +224,7 @@ def record(
             tuple(sorted(via[config.MCP_SOURCE])),
             future,
             tuple(sorted(via[config.CLI_SOURCE])),
+            tuple(str(p) for p in damaged),
         )
 
 

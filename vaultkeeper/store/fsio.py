@@ -104,11 +104,17 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line (a journal record) with a single write and fsync."""
+    """Append one line (a journal record) with a single write and fsync.
+
+    The line always starts a line of its own: after a torn last line (a write cut
+    short, no newline) a newline goes first, so the new record is never glued to it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         os.write(fd, data)
         _changes[0] += 1
         os.fsync(fd)
