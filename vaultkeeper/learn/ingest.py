@@ -129,6 +129,18 @@ class _Vault:
         found = self.notes.get(target.casefold(), []) if target else []
         return ("cite", sorted(found, key=len)[0]) if found else None
 
+    def is_root(self, given: str, cwd: str | None) -> bool:
+        """Whether ``--vault GIVEN`` (run in ``cwd``) names this vault."""
+        try:
+            path = Path(os.path.expanduser(given))
+            if not path.is_absolute():
+                if cwd is None:
+                    return False
+                path = Path(cwd) / path
+            return path.resolve() == self.root
+        except (OSError, RuntimeError, ValueError):
+            return False
+
     def skill(self, name: str) -> str | None:
         return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
 
@@ -200,7 +212,8 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         if made and name:
             found.append(made)
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
-        found += [("cite", signal.value)] if signal.value else []
+        here = signal.evidence is None or view.is_root(signal.evidence, signal.cwd)
+        found += [("cite", signal.value)] if signal.value and here else []
     else:
         read, pattern = view.file(signal.value, signal.cwd)
         found += [("read", read)] if read else []

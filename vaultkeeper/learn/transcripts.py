@@ -41,7 +41,8 @@ class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
     vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
-    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name)."""
+    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the
+    vault its ``--vault`` names, if it names one)."""
 
     kind: str
     value: str
@@ -238,8 +239,8 @@ class Reader:
     ) -> Iterator[Signal]:
         for path in shell_reads(command):
             yield Signal("file", path, None, number, self.session, day, cwd)
-        for name in shell_uses(command):
-            yield Signal("cli-use", name, None, number, self.session, day, cwd)
+        for name, vault in shell_uses(command):  # the vault it names, if any, as evidence
+            yield Signal("cli-use", name, None, number, self.session, day, cwd, vault)
 
 
 def _is_cite(name: object, args: dict[str, Any]) -> bool:
