@@ -40,3 +40,23 @@ def test_a_timestamp_past_the_last_utc_day_is_that_line_s_problem_only(
     assert out.ok
     assert sorted(c.name for c in out.result.counted) == ["grep-the-config-value", "pin-test-clock"]
     assert counters(vault, "pin-test-clock") == ("3", "2026-12-01")  # no date: the day it is read
+
+
+def test_names_one_link_target_apart_are_counted_apart(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    """`a:b`, `a b`, `a^b`, `a%b` used to share one key: all citations counted for `a:b`."""
+    from vaultkeeper.lint.run import lint_vault
+
+    names = ["a:b", "a b", "a^b", "a%b"]
+    block = "### {}\nBody {}.\n\n**success count:** 0\n**last used:** 2026-01-01\n\n"
+    registry = "# Pattern registry\n\n" + "".join(block.format(n, i) for i, n in enumerate(names))
+    vault = make_vault({"patterns/registry.md": registry})
+    for i, name in enumerate(names[1:]):
+        link = tf.text(f"[[patterns/registry#{name}]]")
+        tf.write(tmp_path / f"s{i}.jsonl", [tf.claude("assistant", [link], session=f"s{i}")])
+    out = ingest(vault, sorted(tmp_path.glob("s*.jsonl")), NOW)
+    assert sorted(c.name for c in out.result.counted) == ["a b", "a%b", "a^b"]
+    assert counters(vault, "a:b")[0] == "0"
+    found = [(f.line, f.code) for f in lint_vault(vault, select=["VK403"]).findings]
+    assert found == [(9, "VK403"), (15, "VK403"), (21, "VK403")]

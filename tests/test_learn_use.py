@@ -228,3 +228,20 @@ def test_use_of_an_unknown_name_writes_nothing(sample: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("vaultkeeper: error: no-such-pattern: no ### no-such-pattern")
     assert snapshot(sample, skip_state=False) == files
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t", "  \t"])
+def test_use_edits_the_real_counter_not_one_in_an_indented_example(
+    make_vault: MakeVault, indent: str
+) -> None:
+    """An indented code example of a block's counters is no counter (issue 21 item 9)."""
+    registry = (
+        "# Pattern registry\n\n### alpha\nWrite the counters like this:\n\n"
+        f"{indent}**success count:** 7\n{indent}**last used:** 2020-01-01\n\n"
+        "**success count:** 1\n**last used:** 2026-01-05\n"
+    )
+    vault = make_vault({"patterns/registry.md": registry})
+    record_use(vault, "alpha", TODAY)
+    assert (vault / "patterns/registry.md").read_text() == registry.replace(
+        "count:** 1\n**last used:** 2026-01-05", "count:** 2\n**last used:** 2026-11-29"
+    )

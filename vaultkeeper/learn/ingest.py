@@ -45,6 +45,10 @@ def heading_key(text: str) -> str:
     return " ".join(_HEADING_NOISE.sub(" ", text).split()).casefold()
 
 
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 @dataclass(frozen=True)
 class FileResult:
     path: str
@@ -77,10 +81,16 @@ class _Vault:
         # bounded: a long session reads many files, and reads the same ones again and again
         self._files: OrderedDict[tuple[str, str | None], tuple[str | None, str | None]]
         self._files = OrderedDict()
+        # a link's heading as written (blanks folded, case aside) -> name, then its
+        # heading_key -> name, or "" when two names share it (`a:b`, `a b`): neither
+        self.exact: dict[str, dict[str, str]] = {}
         heads, _ = load_heads(vault)
         for head in heads:
             file_key = head.rel[: -len(".md")].casefold()
-            self.blocks.setdefault(file_key, {}).setdefault(heading_key(head.name), head.name)
+            self.exact.setdefault(file_key, {}).setdefault(_folded(head.name), head.name)
+            keys = self.blocks.setdefault(file_key, {})
+            key = heading_key(head.name)
+            keys[key] = head.name if keys.get(key, head.name) == head.name else ""
             match = _PROMOTED_TO.search(head.promoted or "")
             if match:
                 self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
@@ -125,7 +135,8 @@ class _Vault:
         file_key = self.registry_file(target) if target else None
         if file_key is not None and heading and not heading.startswith("^"):
             last = heading.split("#")[-1].strip()
-            return "cite", self.blocks[file_key].get(heading_key(last), last)
+            exact = self.exact[file_key].get(_folded(last))
+            return "cite", exact or self.blocks[file_key].get(heading_key(last)) or last
         found = self.notes.get(target.casefold(), []) if target else []
         return ("cite", sorted(found, key=len)[0]) if found else None
 
