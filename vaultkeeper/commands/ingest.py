@@ -74,6 +74,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
                 "(a typo or a pruned pattern?); not counted"
             )
         )
+    if out.result.unknown_more:
+        click.echo(f"and {_n(out.result.unknown_more, 'more unknown name')}; not counted")
     if out.result.future:
         was = "was" if out.result.future == 1 else "were"
         click.echo(

@@ -79,6 +79,7 @@ class RecordResult:
     future: int = 0  # events dated after today, dated today
     via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
     damaged: tuple[str, ...] = ()  # usage-log lines that could not be read: uses not seen
+    unknown_more: int = 0  # unknown names past the INGEST_MAX_UNKNOWN reported
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -103,6 +104,7 @@ class RecordResult:
             "future": self.future,
             "via_cli": list(self.via_cli),
             "damaged": list(self.damaged),
+            "unknown_more": self.unknown_more,
         }
 
 
@@ -175,14 +177,13 @@ def record(
         counted_keys |= covered.keys()
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
-        unknown: list[UseEvent] = []
+        unknown: dict[str, UseEvent] = {}  # the first event of each unknown name
         repeated = 0
         for event in events:
             key = (event.session, event.kind, event.target)
             pattern = event.kind in PATTERN_KINDS and event.target in names
             if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
-                if all(u.target != event.target for u in unknown):
-                    unknown.append(event)
+                unknown.setdefault(event.target, event)
                 continue
             if key in seen:
                 repeated += 1
@@ -218,13 +219,14 @@ def record(
             tuple(recorded),
             tuple(counted),
             repeated,
-            tuple(unknown),
+            tuple(unknown.values())[: config.INGEST_MAX_UNKNOWN],
             refused,
             dry_run,
             tuple(sorted(via[config.MCP_SOURCE])),
             future,
             tuple(sorted(via[config.CLI_SOURCE])),
             tuple(str(p) for p in damaged),
+            max(0, len(unknown) - config.INGEST_MAX_UNKNOWN),
         )
 
 

@@ -11,6 +11,7 @@ signals onto it.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -212,7 +213,7 @@ class Reader:
     def _links(
         self, text: str, number: int, day: dt.date | None, cwd: str | None
     ) -> Iterator[Signal]:
-        for m in LINK.finditer(text):
+        for m in itertools.islice(LINK.finditer(text), config.TRANSCRIPT_MAX_LINKS):
             heading = m.group(2)[1:] if m.group(2) else None
             yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
 
