@@ -198,8 +198,11 @@ def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
     assert done.stdout == (
         "kappa: success count 4 -> 5, last used 2026-11-30 (patterns/registry.md)\n"
     )
-    [line] = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
+    # the event, then its transaction's intent and done lines (usetx.py)
+    line, intent, closed = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     logged = json.loads(line)
+    assert json.loads(intent)["intent"] == {"kappa": ["patterns/registry.md", 4, 5, "2026-11-30"]}
+    assert json.loads(closed) == {"tx": logged["tx"], "done": True}
     assert (
         logged["session"].startswith("cli:2026-11-30T") and logged["receipt"] == logged["session"]
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
@@ -173,18 +173,24 @@ def _problem(problems: list[Problem] | None, number: int, why: str) -> None:
 
 
 def read_events(
-    vault: Path, kinds: Iterable[str] | None = None, problems: list[Problem] | None = None
+    vault: Path,
+    kinds: Iterable[str] | None = None,
+    problems: list[Problem] | None = None,
+    on_tx: Callable[[dict[str, object]], None] | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
-    overlong lines are skipped (and listed in ``problems``). A line of another kind is
-    skipped before it is parsed: reads outnumber uses, and the brief reads the whole
-    log. An event of a transaction shows once the transaction's intent line does."""
+        overlong lines are skipped (and listed in ``problems``). A line of another kind is
+        skipped before it is parsed: reads outnumber uses, and the brief reads the whole
+        log. An event of a transaction shows once the transaction's intent line does; each
+    transaction line (intent, done) goes to ``on_tx``."""
     wanted = None if kinds is None else frozenset(kinds)
     pending: dict[str, list[UseEvent]] = {}  # tx -> its events, until its intent line
     for value in read_lines(vault, problems, _unwanted(wanted)):
         tx = value.get("tx")
-        if "intent" in value and isinstance(tx, str):
-            yield from pending.pop(tx, ())
+        if isinstance(tx, str) and ("intent" in value or "done" in value):
+            if on_tx is not None:  # the transaction lines, to count replay-safely
+                on_tx(value)
+            yield from pending.pop(tx, ()) if "intent" in value else ()
             continue
         event = _event(value)
         if event is None or (wanted is not None and event.kind not in wanted):
