@@ -82,3 +82,62 @@ def test_a_server_line_stands_for_one_session_across_ingests(
         call = CiteCall(session, "pin-test-clock", NOW.date(), "ev")
         record(vault, [event], NOW, calls=[call])
     assert counters(vault, "pin-test-clock")[0] == "4"  # S1 by the server, S2 itself
+
+
+def _union(base: Path, ours: Path, theirs: Path, out: Path) -> None:
+    """git's merge=union of an append-only log: base, then each side's new lines."""
+    old = base.read_bytes() if base.exists() else b""
+    added = [p.read_bytes()[len(old) :] if p.exists() else b"" for p in (ours, theirs)]
+    out.write_bytes(old + b"".join(added))
+
+
+def _sync(base: Path, one: Path, two: Path, into: Path) -> None:
+    """Both machines' work merged as git would with vaultkeeper's drivers installed."""
+    from vaultkeeper.registry.merge import merge_texts
+
+    shutil.rmtree(into, ignore_errors=True)
+    shutil.copytree(one, into)
+    for log in ("state/uses.jsonl", "state/journal.jsonl"):
+        _union(base / log, one / log, two / log, into / log)
+    reg = "patterns/registry.md"
+    texts = [(v / reg).read_text() for v in (base, one, two)]
+    merged = merge_texts(texts[0], texts[1], texts[2], reg)
+    assert merged.conflicts == 0
+    (into / reg).write_bytes(merged.text)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the registry merge runs git")
+def test_one_session_ingested_on_two_machines_counts_once_after_a_sync(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    base = make_vault({"patterns/registry.md": REGISTRY})
+    record(
+        base, [UseEvent("old", "cli", "cite", "bisect-before-reading-diffs", NOW.date(), "x")], NOW
+    )
+    start = int(counters(base, "pin-test-clock")[0])
+    grep_start = int(counters(base, "grep-the-config-value")[0])
+    paths = transcripts(tmp_path / "t")[:1]
+    one, two = tmp_path / "one", tmp_path / "two"
+    shutil.copytree(base, one)
+    shutil.copytree(base, two)
+    ingest(one, paths, NOW)
+    ingest(two, paths, NOW)
+    merged = tmp_path / "merged"
+    _sync(base, one, two, merged)
+    assert int(counters(merged, "pin-test-clock")[0]) == start + 2  # the bug, before repair
+    # both machines pull the merge and each ingests again before the next sync
+    for side in (one, two):
+        shutil.rmtree(side)
+        shutil.copytree(merged, side)
+        ingest(side, paths, NOW)
+        assert int(counters(side, "pin-test-clock")[0]) == start + 1
+    journal = (one / "state/journal.jsonl").read_text()
+    assert "session(s) s0 counted on two machines before a sync" in journal
+    # both took one off; after the next sync, the next counting puts one back
+    again = tmp_path / "again"
+    _sync(merged, one, two, again)
+    ingest(again, paths, NOW)
+    assert int(counters(again, "pin-test-clock")[0]) == start + 1
+    assert int(counters(again, "grep-the-config-value")[0]) == grep_start + 1
+    ingest(again, paths, NOW)
+    assert int(counters(again, "pin-test-clock")[0]) == start + 1

@@ -37,7 +37,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.learn.seen import CiteCall as CiteCall
 from vaultkeeper.learn.seen import matched, read_log
 from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
-from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile
+from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile, repair
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events
@@ -135,6 +135,8 @@ def record(
         if log.state.open and not dry_run:  # a kill left a counting half done: finish it
             reconcile(vault, log.state.open, now)
             log = read_log(vault)
+        if not dry_run and repair(vault, log.copies, log.state, now):  # two machines, one
+            log = read_log(vault)  # session: one count taken off
         seen, counted_keys = log.seen, log.counted_keys
         covered, claims = matched(calls, log.server, counted_keys)
         counted_keys |= covered.keys()
@@ -168,7 +170,9 @@ def record(
                 for n, r in plan.done.items()
             }
             # 1. the events and the intent, in one write: the commit point (usetx.py)
-            append_events(vault, recorded, tx, "\n".join(intent_lines(tx, raises, claims)))
+            raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
+            intent = "\n".join(intent_lines(tx, raises, claims))
+            append_events(vault, recorded, tx, intent, raised)
         done = plan.done if dry_run else write_uses(vault, plan, wanted, now)  # 2. the edits
         counted: list[Counted] = []
         for name in uses:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import Claim, TxState
 from vaultkeeper.store.model import Problem
-from vaultkeeper.store.uses import PATTERN_KINDS, mcp_receipt, read_events
+from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, mcp_receipt, read_events
 
 CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
 
@@ -65,11 +65,20 @@ class Log:
     server: dict[tuple[str, str], list[dt.date]]  # (pattern, receipt|cli) -> dates
     state: TxState
     damaged: list[Problem]
+    copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
+
+
+def _copy(log: Log) -> Callable[[UseEvent], None]:
+    def add(event: UseEvent) -> None:
+        key = (event.session, event.target)
+        log.copies[key] = log.copies.get(key, 0) + 1
+
+    return add
 
 
 def read_log(vault: Path) -> Log:
-    log = Log(set(), set(), {}, TxState(), [])
-    for old in read_events(vault, problems=log.damaged, on_tx=log.state.add):
+    log = Log(set(), set(), {}, TxState(), [], {})
+    for old in read_events(vault, problems=log.damaged, on_tx=log.state.add, on_counted=_copy(log)):
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))

@@ -43,10 +43,16 @@ def new_tx() -> str:
     return os.urandom(8).hex()
 
 
-def intent_lines(tx: str, raises: Mapping[str, Raise], claims: Sequence[Claim]) -> list[str]:
+def intent_lines(
+    tx: str,
+    raises: Mapping[str, Raise],
+    claims: Sequence[Claim],
+    fixes: Sequence[tuple[str, str, int]] = (),
+) -> list[str]:
     """The intent of ``tx``, in lines of at most about _PART_BYTES each (at least one)."""
     items: list[tuple[str, Any]] = [("intent", (k, list(v))) for k, v in raises.items()]
     items += [("claims", list(c)) for c in claims]
+    items += [("fix", list(f)) for f in fixes]
     lines: list[str] = []
     part: dict[str, Any] = {"tx": tx, "intent": {}, "claims": []}
     size = 0
@@ -58,7 +64,7 @@ def intent_lines(tx: str, raises: Mapping[str, Raise], claims: Sequence[Claim]) 
         if kind == "intent":
             part["intent"][value[0]] = value[1]
         else:
-            part["claims"].append(value)
+            part.setdefault(kind, []).append(value)
         size += cost
     lines.append(json.dumps(part, ensure_ascii=True))
     return lines
@@ -71,6 +77,7 @@ class TxState:
         self.intents: dict[str, dict[str, Raise]] = {}
         self.closed: set[str] = set()
         self.claims: list[Claim] = []
+        self.fixes: dict[tuple[str, str], int] = {}  # (session, pattern) -> count taken off
 
     def add(self, value: Mapping[str, Any]) -> None:
         tx = value.get("tx")
@@ -88,6 +95,11 @@ class TxState:
         for raw in claims if isinstance(claims, list) else ():
             if isinstance(raw, list) and len(raw) == 3 and all(isinstance(x, str) for x in raw):
                 self.claims.append((raw[0], raw[1], raw[2]))
+        fixes = value.get("fix")
+        for raw in fixes if isinstance(fixes, list) else ():
+            if isinstance(raw, list) and len(raw) == 3 and isinstance(raw[2], int):
+                key = (str(raw[0]), str(raw[1]))
+                self.fixes[key] = self.fixes.get(key, 0) + raw[2]
 
     @property
     def open(self) -> dict[str, dict[str, Raise]]:
@@ -156,3 +168,54 @@ def _day(stamp: str) -> dt.date | None:
         return dt.date.fromisoformat(stamp)
     except ValueError:
         return None
+
+
+def repair(
+    vault: Path,
+    copies: Mapping[tuple[str, str], int],
+    state: TxState,
+    now: dt.datetime,
+) -> list[str]:
+    """Take off what two machines both counted for one session (git's union merge of the
+    log keeps both counted events; the registry merge adds both raises): a (session,
+    pattern) counted k times needs k - 1 off, less what a fix took off already (on this
+    machine or another: fixes travel in the log too). One transaction, journaled; the
+    lines it journaled. Run under the writer lock, after reconcile."""
+    delta: dict[str, int] = {}
+    fixes: list[tuple[str, str, int]] = []
+    for key in {*copies, *state.fixes}:
+        need = -(max(copies.get(key, 0), 1) - 1) - state.fixes.get(key, 0)
+        if need:
+            fixes.append((key[0], key[1], need))
+            delta[key[1]] = delta.get(key[1], 0) + need
+    if not fixes:
+        return []
+    probe = plan_uses(vault, {name: (0, now.date()) for name in delta})
+    raises: dict[str, Raise] = {}
+    uses: dict[str, tuple[int, dt.date]] = {}
+    for name, change in delta.items():
+        found = probe.done.get(name)
+        if found is None or not change:
+            continue
+        change = max(change, -found.count_before)  # never below 0
+        if change:
+            after = found.count_before + change
+            raises[name] = (found.path, found.count_before, after, found.last_used)
+            uses[name] = (change, dt.date.fromisoformat(found.last_used))
+    fixes = [f for f in fixes if f[1] in raises]
+    if not fixes:
+        return []
+    tx = new_tx()
+    append_line(uses_path(vault), "\n".join(intent_lines(tx, raises, (), fixes)))
+    record_uses(vault, uses, now, never_back=True)
+    lines = []
+    for name, (_, before, after, _stamp) in raises.items():
+        sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
+        reason = (
+            f"success count {before} -> {after}: session(s) {sessions} counted on two "
+            "machines before a sync (the usage log's union merge kept both)"
+        )
+        journal_use(vault, name, reason, now, tx)
+        lines.append(f"{name}: {reason}")
+    close(vault, tx)
+    return lines

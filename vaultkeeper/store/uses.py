@@ -95,10 +95,12 @@ class UseEvent(_EventFields):
         out["date"] = self.date.isoformat()
         return out
 
-    def to_json(self, tx: str | None = None) -> str:
-        data: dict[str, str] = self.to_dict()
+    def to_json(self, tx: str | None = None, counted: bool = False) -> str:
+        data: dict[str, object] = {**self.to_dict()}
         if tx is not None:
             data["tx"] = tx
+        if counted:  # the event that raised its pattern's count (for sync repair)
+            data["counted"] = True
         return json.dumps(data, ensure_ascii=True)
 
 
@@ -177,26 +179,31 @@ def read_events(
     kinds: Iterable[str] | None = None,
     problems: list[Problem] | None = None,
     on_tx: Callable[[dict[str, object]], None] | None = None,
+    on_counted: Callable[[UseEvent], None] | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
-        overlong lines are skipped (and listed in ``problems``). A line of another kind is
-        skipped before it is parsed: reads outnumber uses, and the brief reads the whole
-        log. An event of a transaction shows once the transaction's intent line does; each
-    transaction line (intent, done) goes to ``on_tx``."""
+    overlong lines are skipped (and listed in ``problems``). A line of another kind is
+    skipped before it is parsed: reads outnumber uses, and the brief reads the whole
+    log. An event of a transaction shows once the transaction's intent line does; each
+    transaction line (intent, done) goes to ``on_tx``, and each event that raised a
+    count (marked ``counted``) to ``on_counted`` as it shows."""
     wanted = None if kinds is None else frozenset(kinds)
-    pending: dict[str, list[UseEvent]] = {}  # tx -> its events, until its intent line
+    pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
     for value in read_lines(vault, problems, _unwanted(wanted)):
         tx = value.get("tx")
         if isinstance(tx, str) and ("intent" in value or "done" in value):
             if on_tx is not None:  # the transaction lines, to count replay-safely
                 on_tx(value)
-            yield from pending.pop(tx, ()) if "intent" in value else ()
+            for shown, counted in pending.pop(tx, ()) if "intent" in value else ():
+                if counted and on_counted is not None:
+                    on_counted(shown)
+                yield shown
             continue
         event = _event(value)
         if event is None or (wanted is not None and event.kind not in wanted):
             continue
         if isinstance(tx, str):
-            pending.setdefault(tx, []).append(event)
+            pending.setdefault(tx, []).append((event, value.get("counted") is True))
         else:
             yield event
 
@@ -229,11 +236,16 @@ def is_recorded(vault: Path, receipt: str, target: str | None = None) -> bool:
 
 
 def append_events(
-    vault: Path, events: Iterable[UseEvent], tx: str | None = None, intent: str | None = None
+    vault: Path,
+    events: Iterable[UseEvent],
+    tx: str | None = None,
+    intent: str | None = None,
+    counted: frozenset[UseEvent] = frozenset(),
 ) -> None:
     """Append ``events`` in one write under the writer lock (a reader sees all or none);
-    with ``tx``, each event carries it and the ``intent`` line follows them."""
-    lines = [event.to_json(tx) for event in events]
+    with ``tx``, each event carries it and the ``intent`` line follows them; those in
+    ``counted`` are marked as the ones that raised a count."""
+    lines = [event.to_json(tx, event in counted) for event in events]
     lines += [intent] if intent is not None else []
     if not lines:
         return
