@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 from tests import transcript_fixtures as tf
@@ -78,3 +79,58 @@ def test_many_unknown_names_in_one_line_are_bounded_work(
         f"unknown-{i}" for i in range(config.INGEST_MAX_UNKNOWN)
     ]
     assert out.unknown_more == config.TRANSCRIPT_MAX_LINKS - config.INGEST_MAX_UNKNOWN
+
+
+def _cite_line(session: str | None) -> str:
+    line = tf.claude("assistant", [tf.text("[[patterns/registry#pin-test-clock]]")])
+    if session is None:
+        data = json.loads(line)
+        del data["sessionId"]
+        return json.dumps(data)
+    return line.replace(tf.SESSION, session)
+
+
+def test_one_transcript_file_is_one_session_whatever_ids_it_claims(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    """20,000 forged session ids in one file added 20,000; a first line without an id
+    made the file two sessions (its name, then the id)."""
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    forged = tf.write(tmp_path / "forged.jsonl", [_cite_line(f"id-{i}") for i in range(20_000)])
+    ingest(vault, [forged], NOW)
+    assert counters(vault, "pin-test-clock")[0] == "3"
+    late = tf.write(tmp_path / "late.jsonl", [_cite_line(None), _cite_line("the-id")])
+    out = ingest(vault, [late], NOW)
+    assert [f.session for f in out.files] == ["the-id"]
+    assert counters(vault, "pin-test-clock")[0] == "4"
+
+
+def test_a_transcript_without_a_session_id_is_one_session_wherever_it_is_copied(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    first = tf.write(tmp_path / "a" / "x.jsonl", [_cite_line(None)])
+    ingest(vault, [first], NOW)
+    copy = tmp_path / "b" / "renamed.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(first.read_bytes() + (_cite_line(None) + "\n").encode())  # and longer
+    out = ingest(vault, [copy], NOW)
+    assert out.files[0].session.startswith("file-sha256:")
+    assert counters(vault, "pin-test-clock")[0] == "3"
+
+
+def test_a_huge_sparse_transcript_is_refused_before_it_is_read(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    from vaultkeeper import config
+
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as fh:
+        fh.write((_cite_line("s") + "\n").encode())
+        fh.truncate(10 * 1024**3)  # 10 GB, sparse: nothing is written
+    out = ingest(vault, [path], NOW)
+    assert out.files[0].error == (
+        f"{10 * 1024**3} bytes, over the {config.TRANSCRIPT_MAX_BYTES} a transcript may have"
+    )
+    assert counters(vault, "pin-test-clock")[0] == "2"

@@ -163,6 +163,7 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 # A transcript line longer than this is skipped unread (an agent's own message is far
 # shorter; pasted images and huge tool results are not what ingest looks for).
 TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_MAX_BYTES = 2 * 1024**3  # a larger transcript is refused before it is read
 TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
 TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
 INGEST_MAX_UNKNOWN = 100  # unknown names an ingest reports by name; the rest are counted

@@ -128,6 +128,7 @@ class Reader:
     def __init__(self, path: Path, fmt: str) -> None:
         self.path, self.format = path, fmt
         self.session = path.stem
+        self.claimed: str | None = None  # the first session id a line of the file gave
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd
         self.bad = self.long = 0
@@ -158,6 +159,7 @@ class Reader:
             return
         if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.session = obj["sessionId"]
+            self.claimed = self.claimed or self.session
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
@@ -182,6 +184,7 @@ class Reader:
         if obj.get("type") == "session_meta":
             if isinstance(payload.get("id"), str) and payload["id"]:
                 self.session = payload["id"]
+                self.claimed = self.claimed or self.session
             if isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
             return
