@@ -208,6 +208,8 @@ CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
 # description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
 # DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.
 DUP_MIN_JACCARD = 0.6
+DUP_PAIRS_PER_ENTRY = 3  # the report lists an entry's most similar pairs, this many
+DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
 # A group of at least this many entries keeps, in the scan cache, what redoing the pass
