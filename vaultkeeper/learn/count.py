@@ -34,6 +34,7 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.learn.compact import compact, needs_compacting
 from vaultkeeper.learn.seen import CiteCall as CiteCall
 from vaultkeeper.learn.seen import matched, read_log
 from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
@@ -137,6 +138,9 @@ def record(
             log = read_log(vault)
         if not dry_run and repair(vault, log.copies, log.state, now):  # two machines, one
             log = read_log(vault)  # session: one count taken off
+        if not dry_run and needs_compacting(vault):  # kept fast at a million lines
+            compact(vault)
+            log = read_log(vault)
         seen, counted_keys = log.seen, log.counted_keys
         covered, claims = matched(calls, log.server, counted_keys)
         counted_keys |= covered.keys()

@@ -14,7 +14,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import Claim, TxState
 from vaultkeeper.store.model import Problem
-from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, mcp_receipt, read_events
+from vaultkeeper.store.uses import PATTERN_KINDS, KeySet, UseEvent, mcp_receipt, read_events
 
 CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
 
@@ -60,8 +60,8 @@ def matched(
 class Log:
     """What record reads of the log: keys seen and counted, the unclaimed server lines."""
 
-    seen: set[tuple[str, str, str]]
-    counted_keys: set[tuple[str, str]]
+    seen: KeySet[tuple[str, str, str]]  # (session, kind, target)
+    counted_keys: KeySet[tuple[str, str]]  # (session, pattern)
     server: dict[tuple[str, str], list[dt.date]]  # (pattern, receipt|cli) -> dates
     state: TxState
     damaged: list[Problem]
@@ -77,8 +77,16 @@ def _copy(log: Log) -> Callable[[UseEvent], None]:
 
 
 def read_log(vault: Path) -> Log:
-    log = Log(set(), set(), {}, TxState(), [], {})
-    for old in read_events(vault, problems=log.damaged, on_tx=log.state.add, on_counted=_copy(log)):
+    log = Log(KeySet(), KeySet(), {}, TxState(), [], {})
+
+    def on_tx(value: dict[str, object]) -> None:
+        for field, keys in (("seen_keys", log.seen), ("counted_keys", log.counted_keys)):
+            found = value.get(field)
+            if isinstance(found, str):
+                keys.digests.update(found.split())
+        log.state.add(value)
+
+    for old in read_events(vault, problems=log.damaged, on_tx=on_tx, on_counted=_copy(log)):
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))

@@ -34,6 +34,7 @@ from vaultkeeper.status.signals import (
     overdue_signal,
     queue_signal,
     scan_age_signal,
+    uses_signal,
 )
 
 STEPS = ("report", "held-out dates", "queue", "lint", "scan age", "journal", "index")
@@ -79,6 +80,7 @@ def vault_status(
     signals.append(scan_age_signal(vault, now))
     step(STEPS[5])
     signals.append(journal_signal(vault))
+    signals.append(uses_signal(vault))
     step(STEPS[6])
     signals.append(index_signal(vault))
     return Status(str(vault), iso_utc(now), tuple(signals))

@@ -104,6 +104,39 @@ class UseEvent(_EventFields):
         return json.dumps(data, ensure_ascii=True)
 
 
+def key_digest(parts: tuple[str, ...]) -> str:
+    """The 64-bit digest a compacted log keeps of a key (session, kind, target)."""
+    raw = json.dumps(list(parts), ensure_ascii=True).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Key = TypeVar("_Key", tuple[str, str], tuple[str, str, str])
+    _KeySetBase = set[_Key]
+else:  # no typing on the scan's path
+    _Key = None
+
+    class _KeySetBase(set):
+        def __class_getitem__(cls, item):
+            return cls
+
+
+class KeySet(_KeySetBase[_Key]):
+    """Keys seen in the log: the ones of its events, and the digests its compacted
+    part keeps of the rest (``digests``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.digests: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        if super().__contains__(key):
+            return True
+        return bool(self.digests) and isinstance(key, tuple) and key_digest(key) in self.digests
+
+
 def uses_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.USES_LOG_FILE
 
@@ -191,6 +224,10 @@ def read_events(
     pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
     for value in read_lines(vault, problems, _unwanted(wanted)):
         tx = value.get("tx")
+        if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
+            if on_tx is not None:
+                on_tx(value)
+            continue
         if isinstance(tx, str) and ("intent" in value or "done" in value):
             if on_tx is not None:  # the transaction lines, to count replay-safely
                 on_tx(value)
@@ -204,8 +241,10 @@ def read_events(
             continue
         if isinstance(tx, str):
             pending.setdefault(tx, []).append((event, value.get("counted") is True))
-        else:
-            yield event
+            continue
+        if value.get("counted") is True and on_counted is not None:  # a compacted log's
+            on_counted(event)
+        yield event
 
 
 def last_seen(vault: Path) -> dict[str, dt.date]:
