@@ -134,3 +134,27 @@ def test_a_huge_sparse_transcript_is_refused_before_it_is_read(
         f"{10 * 1024**3} bytes, over the {config.TRANSCRIPT_MAX_BYTES} a transcript may have"
     )
     assert counters(vault, "pin-test-clock")[0] == "2"
+
+
+def test_a_lone_surrogate_in_a_session_id_is_printed_escaped(
+    tmp_path: Path, make_vault: MakeVault
+) -> None:
+    """A strict UTF-8 stdout raised UnicodeEncodeError (an internal error); C.UTF-8
+    wrote the raw byte 0xff."""
+    import os
+    import subprocess
+    import sys
+
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    line = _cite_line("ab\udcffcd")  # JSON writes it as the escape \\udcff
+    path = tmp_path / "s.jsonl"
+    path.write_text(line + "\n", encoding="utf-8", errors="surrogatepass")
+    for args in (["ingest", str(path)], ["log"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), *args],
+            capture_output=True,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8", "VAULTKEEPER_TODAY": "2026-12-01"},
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (0, b""), done.stderr
+        assert b"session ab\\udcffcd" in done.stdout

@@ -33,7 +33,11 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
     from vaultkeeper.learn.ingest import ingest as run_ingest
-    from vaultkeeper.report.candidates import one_line as clean  # a transcript's text: no escapes
+    from vaultkeeper.report.candidates import one_line
+    from vaultkeeper.store.textsafe import inert
+
+    def clean(text: str) -> str:  # a transcript's text: no escapes, no lone surrogates
+        return one_line(inert(text))
 
     now = now_utc()
     out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)
