@@ -59,8 +59,8 @@ def test_names_one_link_target_apart_are_counted_apart(
     out = ingest(vault, sorted(tmp_path.glob("s*.jsonl")), NOW)
     assert sorted(c.name for c in out.result.counted) == ["a b", "a%b", "a^b"]
     assert counters(vault, "a:b")[0] == "0"
-    found = [(f.line, f.code) for f in lint_vault(vault, select=["VK403"]).findings]
-    assert found == [(9, "VK403"), (15, "VK403"), (21, "VK403")]
+    found = [(f.line, f.code) for f in lint_vault(vault, select=["VK402"]).findings]
+    assert found == [(9, "VK402"), (15, "VK402"), (21, "VK402")]
 
 
 def test_many_unknown_names_in_one_line_are_bounded_work(

@@ -20,12 +20,12 @@ def check_registry(
                 yield Finding(block.rel, problem.line or block.line, 1, "VK401", problem.reason)
         key = name_key(block.name)
         target = targets.setdefault((block.rel, heading_key(block.name)), block)
-        if target is not block and name_key(target.name) != key and enabled("VK403"):
+        if target is not block and name_key(target.name) != key and enabled("VK402"):
             yield Finding(
                 block.rel,
                 block.line,
                 1,
-                "VK403",
+                "VK402",
                 f"### {block.name}: links to it and to ### {target.name} (line "
                 f"{target.line}) are one link target ({block.rel[:-3]}#{heading_key(block.name)}); "
                 "rename one",
