@@ -37,7 +37,7 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
     from vaultkeeper.store.textsafe import inert
 
     def clean(text: str) -> str:  # a transcript's text: no escapes, no lone surrogates
-        return one_line(inert(text))
+        return inert(one_line(text))
 
     now = now_utc()
     out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)
