@@ -54,7 +54,8 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 def _counter(label: str) -> re.Pattern[str]:
-    return re.compile(r"^[ \t]*[-*]?[ \t]*" + re.escape(label) + r"[ \t]*(.*?)[ \t]*$", re.I)
+    # up to 3 spaces: 4, or a tab, make an indented code example (issue 21 item 9)
+    return re.compile(r"^ {0,3}(?:[-*][ \t]*)?" + re.escape(label) + r"[ \t]*(.*?)[ \t]*$", re.I)
 
 
 _COUNTERS = (

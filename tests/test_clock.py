@@ -81,3 +81,58 @@ def test_a_bad_day_refuses_a_writing_command_before_it_writes(
         "vaultkeeper: error: VAULTKEEPER_TODAY='soon': not a date; use YYYY-MM-DD\n"
     )
     assert snapshot(vault, skip_state=False) == before
+
+
+MEMORY = (
+    "---\nname: late\ndescription: d\ntype: memory\nstatus: held_out\nlabel: inferred\n"
+    'falsification_condition: "x"\nholdout_until: 9999-12-31T23:00:00-05:00\n---\n\n# late\n'
+)
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+@pytest.mark.parametrize(
+    "args",
+    [("new", "memory", "m1", "-p", "api", "-d", "d"), ("scan", "--force"), ("use", "alpha")],
+)
+def test_a_day_at_the_ends_of_the_calendar_is_one_line(
+    make_vault: MakeVault, runner: CliRunner, day: str, args: tuple[str, ...]
+) -> None:
+    """Windows are added to and taken from today: a day near year 1 or 9999 would overflow."""
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    before = snapshot(vault, skip_state=False)
+    result = runner.invoke(cli, ["--vault", str(vault), *args], env={config.ENV_TODAY: day})
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"vaultkeeper: error: VAULTKEEPER_TODAY='{day}': outside 1900-01-01..9000-12-31; "
+        "use a day in that range\n"
+    )
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_an_unquoted_holdout_past_the_last_utc_day_is_a_problem_line(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    """9999-12-31T23:00:00-05:00 is a YAML datetime whose UTC day is past year 9999."""
+    vault = make_vault({"projects/api/memory/late.md": MEMORY})
+    scan = runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert scan.exit_code == 0, scan.output
+    assert (
+        "projects/api/memory/late.md:8: holdout_until 9999-12-31T23:00:00-05:00 is not a date "
+        "(YYYY-MM-DD); skipped"
+    ) in scan.stderr
+    again = runner.invoke(
+        cli,
+        [
+            "--vault",
+            str(vault),
+            "apply",
+            "revalidate",
+            "late",
+            "--pass",
+            "--evidence",
+            "https://x/1",
+        ],
+    )
+    assert again.exit_code == 1
+    assert "holdout_until 9999-12-31T23:00:00-05:00 is not a quoted ISO date" in again.stderr
+    assert "Traceback" not in again.output + scan.output

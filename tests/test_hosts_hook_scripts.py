@@ -26,6 +26,7 @@ from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 from vaultkeeper.hosts.hooks import find_program, script_path
 from vaultkeeper.status.health import where_installed
+from vaultkeeper.store.uses import read_events
 
 END = script_path("SessionEnd")
 MISSING_TRANSCRIPT = "/nonexistent/vaultkeeper-test/transcript.jsonl"
@@ -296,8 +297,7 @@ def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
         assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
         assert wait_for(lambda: report.exists() and not workers(vault), 300)
     assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
-    uses = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
-    assert [json.loads(x)["receipt"] for x in uses] == [f"{transcript}:1"]
+    assert [e.receipt for e in read_events(vault)] == [f"{transcript}:1"]
     assert not (vault / "state" / config.HOOK_LOG_FILE).exists()
 
 

@@ -198,8 +198,11 @@ def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
     assert done.stdout == (
         "kappa: success count 4 -> 5, last used 2026-11-30 (patterns/registry.md)\n"
     )
-    [line] = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
+    # the event, then its transaction's intent and done lines (usetx.py)
+    line, intent, closed = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     logged = json.loads(line)
+    assert json.loads(intent)["intent"] == {"kappa": ["patterns/registry.md", 4, 5, "2026-11-30"]}
+    assert json.loads(closed) == {"tx": logged["tx"], "done": True}
     assert (
         logged["session"].startswith("cli:2026-11-30T") and logged["receipt"] == logged["session"]
     )
@@ -228,3 +231,20 @@ def test_use_of_an_unknown_name_writes_nothing(sample: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("vaultkeeper: error: no-such-pattern: no ### no-such-pattern")
     assert snapshot(sample, skip_state=False) == files
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t", "  \t"])
+def test_use_edits_the_real_counter_not_one_in_an_indented_example(
+    make_vault: MakeVault, indent: str
+) -> None:
+    """An indented code example of a block's counters is no counter (issue 21 item 9)."""
+    registry = (
+        "# Pattern registry\n\n### alpha\nWrite the counters like this:\n\n"
+        f"{indent}**success count:** 7\n{indent}**last used:** 2020-01-01\n\n"
+        "**success count:** 1\n**last used:** 2026-01-05\n"
+    )
+    vault = make_vault({"patterns/registry.md": registry})
+    record_use(vault, "alpha", TODAY)
+    assert (vault / "patterns/registry.md").read_text() == registry.replace(
+        "count:** 1\n**last used:** 2026-01-05", "count:** 2\n**last used:** 2026-11-29"
+    )

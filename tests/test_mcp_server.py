@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from tests.conftest import snapshot
 from tests.mcp_harness import TODAY, Person, call, connect, error, journal
 from vaultkeeper.cli import cli
+from vaultkeeper.store.uses import read_events
 
 TOOLS = {
     "recall", "search", "read", "cite", "new_lesson", "new_decision", "report", "status",
@@ -271,8 +272,7 @@ def test_two_clients_citing_and_writing_at_once_lose_nothing(sample: Path, tmp_p
     assert len(made) == 8
     for name, count in start.items():  # two sessions: each counts once
         assert _count(sample, name) == str(count + 2)
-    uses = (sample / "state" / "uses.jsonl").read_text().splitlines()
-    assert len(uses) == 4 and len({(json.loads(u)["session"], json.loads(u)["target"])
-                                   for u in uses}) == 4  # fmt: skip
+    uses = list(read_events(sample))  # the events, not their transactions' lines
+    assert len(uses) == 4 and len({(u.session, u.target) for u in uses}) == 4
     checked = CliRunner().invoke(cli, ["--vault", str(sample), "index", "--check"])
     assert checked.exit_code == 0, checked.output

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper.errors import NotFoundError, UnsafePathError, UsageError, VaultkeeperError
 from vaultkeeper.mcp.tools import VaultTools
+from vaultkeeper.store.uses import read_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -83,7 +84,8 @@ def test_cite_refusals_write_nothing(sample: Path) -> None:
 def test_cite_keeps_its_evidence_as_a_one_line_receipt(sample: Path) -> None:
     result = tools(sample).cite("pin-test-clock", "used in\nsrc/clock.py:12 " + "x" * 400)
     assert result["counted"] and result["session"] == "mcp-test-session"
-    line = json.loads((sample / "state" / "uses.jsonl").read_text().splitlines()[-1])
+    line = list(read_events(sample))[-1]._asdict()  # the event (a transaction's lines follow)
+    line["date"] = line["date"].isoformat()
     assert line["source"] == "mcp" and line["date"] == "2026-12-01"
     assert line["receipt"].startswith("mcp:used in src/clock.py:12 xxx")
     assert "\n" not in line["receipt"] and len(line["receipt"]) == len("mcp:") + 300

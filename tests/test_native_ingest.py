@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.native.folders import sanitize
+from vaultkeeper.store.uses import read_events
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hosts" / "claude-code-2.1.332" / "auto-memory"
 WRITES = "628bac05-55de-41c1-ace3-a15e511aaffe"  # session 1: Write's the memory
@@ -63,12 +64,12 @@ def test_a_cited_native_memory_counts_once_and_its_read_is_recorded(
     name = f"{project(home)}/pin-clock.md"
     assert f"### {name}\nClaude Code auto memory: tests pin the clock\n\n" in text
     assert re.search(rf"### {re.escape(name)}\n.*\n\n\*\*success count:\*\* 1\n", text)
-    uses = [json.loads(line) for line in (vault / "state" / "uses.jsonl").read_text().splitlines()]
-    assert {(u["session"], u["kind"], u["target"]) for u in uses} >= {
+    uses = list(read_events(vault))
+    assert {(u.session, u.kind, u.target) for u in uses} >= {
         (CITES, "cite", name),
         (CITES, "read", f"native:{name}"),
     }
-    assert not any(u["session"] == WRITES and u["kind"] == "cite" for u in uses)
+    assert not any(u.session == WRITES and u.kind == "cite" for u in uses)
     vk(vault, "ingest", str(transcript(home, CITES)))  # again: nothing counts twice
     assert "**success count:** 1\n" in block(vault)
 

@@ -339,3 +339,29 @@ def test_random_merges_are_gits_merge_with_counters_by_the_rules(
     base_counts = {n: c for n, (_, c, _, _) in side_state(scn, None)[0].items()}
     for name, (count, _) in got.items():
         assert count == base_counts.get(name, 0) + ours_uses.get(name, 0) + theirs_uses.get(name, 0)
+
+
+def test_a_use_on_the_second_of_two_same_named_blocks_survives_the_first_s_removal() -> None:
+    """Issue 21 item 9: the blocks were keyed by ordinal alone, so theirs' removal of the
+    first `### foo` made ours' use on the second look deleted (and was dropped)."""
+    first, second = (
+        block("foo", "First foo.", 1, "2026-01-01"),
+        block("foo", "Second foo.", 4, "2026-02-01"),
+    )
+    base = registry(A, first, second)
+    ours = registry(A, first, block("foo", "Second foo.", 5, "2026-06-01"))
+    theirs = registry(A, second)  # a person removed the duplicate
+    text, conflicts, notes = merge(base, ours, theirs)
+    assert (conflicts, notes) == (0, ())
+    assert text == registry(A, block("foo", "Second foo.", 5, "2026-06-01"))
+
+
+def test_a_deleted_block_s_use_does_not_move_to_a_new_block_with_its_body() -> None:
+    """A pruned block and an unrelated new block sharing its body are two blocks."""
+    base = registry(A, B, C)
+    ours = registry(A, block("beta", "Beta body.", 2, "2026-05-01"), C)
+    theirs = registry(A, C, block("gamma-new", "Beta body.", 0, "2026-06-01"))
+    text, conflicts, notes = merge(base, ours, theirs)
+    assert conflicts == 0
+    assert text == registry(A, C, block("gamma-new", "Beta body.", 0, "2026-06-01"))
+    assert len(notes) == 1 and "### beta was deleted on theirs and stays deleted" in notes[0]

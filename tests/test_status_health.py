@@ -37,6 +37,7 @@ SIGNALS = [
     "orphans",
     "last_scan_age",
     "journal_bytes",
+    "uses_bytes",
     "index_budget",
 ]
 
@@ -126,6 +127,9 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
     )
     scanned(vault, dt.timedelta(days=3))
     monkeypatch.setattr(config, "STATUS_JOURNAL_MAX_BYTES", 10)
+    monkeypatch.setattr(config, "USES_WARN_BYTES", 10)  # the usage log grows (issue 21)
+    uses = vault / config.STATE_DIR / config.USES_LOG_FILE
+    uses.write_text('{"session": "s"}\n' * 2)
     index = vault / config.INDEX_FILE
     index.write_text(index.read_text() + "".join(f"- line {i}\n" for i in range(250)))
 
@@ -144,6 +148,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
         "orphans": (1, "warn"),
         "last_scan_age": (72.0, "fail"),
         "journal_bytes": (3 * len('{"action": "skip"}\n'), "warn"),
+        "uses_bytes": (2 * len('{"session": "s"}\n'), "warn"),
         "index_budget": (index.read_text().count("\n"), "fail"),
     }
     assert signals["held_out_overdue"]["detail"] == "projects/a/memory/h0.md"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import first_sentence
 from vaultkeeper.scan.classify import classify
@@ -157,3 +159,24 @@ def test_a_text_holding_the_pass_separator_is_still_one_text() -> None:
     ]
     [pair] = find_pairs(items)
     assert (pair.a_name, pair.b_name, pair.similarity) == ("a", "b", 1.0)
+
+
+def _registry(blocks: int, group: int) -> str:
+    out = ["# Pattern registry\n"]
+    for i in range(blocks):
+        words = " ".join(f"w{i // group}x{k}" for k in range(8))
+        counters = "**success count:** 1\n**last used:** 2026-11-01\n"
+        out.append(f"\n### p{i}\n{words} v{i}.\n\n{counters}")
+    return "".join(out)
+
+
+def test_near_identical_groups_list_each_entry_s_best_pairs_only(make_vault: MakeVault) -> None:
+    """Groups of near-identical blocks made every pair of each group (10,000 blocks in
+    groups of 100: 495,000 pairs, a 121 MB report); here 300 in groups of 10: 1,350."""
+    vault = make_vault({"patterns/registry.md": _registry(300, 10)})
+    pairs = classify(vault, NOW).duplicates
+    assert len(pairs) <= config.DUP_PAIRS_PER_ENTRY * 300
+    seen = Counter(n for p in pairs for n in (p.a_name, p.b_name))
+    assert set(seen) == {f"p{i}" for i in range(300)}  # every entry keeps its best pairs
+    assert max(seen.values()) <= config.DUP_PAIRS_PER_ENTRY
+    assert all(int(p.a_name[1:]) < int(p.b_name[1:]) for p in pairs)  # in the vault's order

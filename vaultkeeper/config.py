@@ -163,8 +163,14 @@ PRUNE_ANSWERS_YES = ("y", "yes")  # the only answers that delete (case-insensiti
 # A transcript line longer than this is skipped unread (an agent's own message is far
 # shorter; pasted images and huge tool results are not what ingest looks for).
 TRANSCRIPT_MAX_LINE_BYTES = 8 * 1024 * 1024
+TRANSCRIPT_MAX_BYTES = 2 * 1024**3  # a larger transcript is refused before it is read
 TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
 TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
+USES_COMPACT_BYTES = 32 * 1024 * 1024  # a larger usage log is compacted by the next counting
+USES_KEEP_DAYS = 30  # compacting keeps every event of the log's last days whole
+USES_WARN_BYTES = 128 * 1024 * 1024  # status warns past this (compacting falls behind)
+INGEST_MAX_UNKNOWN = 100  # unknown names an ingest reports by name; the rest are counted
+TRANSCRIPT_MAX_LINKS = 1000  # links read in one text of the agent's; the rest are not
 INGEST_PATH_CACHE = 4096  # read paths whose meaning ingest remembers (most recent first)
 SUBAGENTS_DIR = "subagents"  # <session>/subagents/agent-*.jsonl beside <session>.jsonl
 SUBAGENT_GLOB = "agent-*.jsonl"
@@ -211,6 +217,8 @@ CODEX_CONFIG = "~/.codex/config.toml"  # Codex's [mcp_servers.NAME] tables
 # description) at or above this. A word carried by more than max(DUP_COMMON_MIN,
 # DUP_COMMON_SHARE x entries of the group) entries brings in no pairs by itself.
 DUP_MIN_JACCARD = 0.6
+DUP_PAIRS_PER_ENTRY = 3  # the report lists an entry's most similar pairs, this many
+DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
 # A group of at least this many entries keeps, in the scan cache, what redoing the pass

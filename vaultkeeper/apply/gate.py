@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.store.model import parse_date
+from vaultkeeper.store.model import date_text, parse_date
 from vaultkeeper.store.vault import rel, resolve_inside
 
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.I)
@@ -157,7 +157,7 @@ def check_holdout_passed(value: object, today: dt.date) -> dt.date:
     until = parse_date(value)
     if until is None:
         raise GateRefused(
-            f"holdout_until {value!r} is not a quoted ISO date (YYYY-MM-DD); "
+            f"holdout_until {date_text(value)} is not a quoted ISO date (YYYY-MM-DD); "
             "cannot tell the hold-out has passed"
         )
     if today < until:

@@ -17,6 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.journal import new_id, timestamp
 from vaultkeeper.store.fsio import append_line
+from vaultkeeper.store.model import Problem
 from vaultkeeper.store.vault import own_dir
 
 
@@ -42,21 +43,32 @@ def queue_path(vault: Path) -> Path:
     return Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE
 
 
-def _lines(vault: Path) -> list[Mapping[str, Any]]:
+def _lines(vault: Path, problems: list[Problem] | None = None) -> list[Mapping[str, Any]]:
     path = queue_path(vault)
     if not path.is_file():
         return []
     out: list[Mapping[str, Any]] = []
-    for raw in path.read_bytes().split(b"\n"):
+    where = f"{config.STATE_DIR}/{config.QUEUE_FILE}"
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
             value = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            continue  # a torn line; the journal still holds the decision
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            value = None
         if isinstance(value, dict) and isinstance(value.get("id"), str):
             out.append(value)
+        elif problems is not None:  # a torn line may have held an ask: never "0 waiting"
+            why = "not a queue line (an ask may be hidden there); skipped"
+            problems.append(Problem(where, number, why))
     return out
+
+
+def damaged(vault: Path) -> list[Problem]:
+    """The queue's lines that can't be read: each may hide an ask."""
+    problems: list[Problem] = []
+    _lines(vault, problems)
+    return problems
 
 
 def pending(vault: Path) -> list[Ask]:

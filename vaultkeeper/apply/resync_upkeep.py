@@ -20,7 +20,7 @@ from vaultkeeper.store.model import is_memory_path
 from vaultkeeper.store.vault import walk_files
 from vaultkeeper.upkeep.decay import MemoryFacts, load_usage, stale_entries, unused_skills
 from vaultkeeper.upkeep.dup_pairs import duplicate_items
-from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, find_pairs
+from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, capped, find_pairs
 from vaultkeeper.upkeep.sections import promoted
 
 
@@ -50,4 +50,8 @@ def refreshed(vault: Path, report: Report, paths: Iterable[str], today: dt.date)
         pairs = [p for p in pairs if not (p.kind == MEMORY and p.a_path.startswith(group))]
         pairs += find_pairs(duplicate_items([], facts))
         stale += stale_entries([f for f in facts if f.rel in paths], usage, today)
-    return {"duplicates": tuple(pairs), "stale": tuple(stale), "skills_unused": tuple(skills)}
+    return {
+        "duplicates": tuple(capped(pairs)),
+        "stale": tuple(stale),
+        "skills_unused": tuple(skills),
+    }

@@ -33,7 +33,11 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
     from vaultkeeper.learn.ingest import ingest as run_ingest
-    from vaultkeeper.report.candidates import one_line as clean  # a transcript's text: no escapes
+    from vaultkeeper.report.candidates import one_line
+    from vaultkeeper.store.textsafe import inert
+
+    def clean(text: str) -> str:  # a transcript's text: no escapes, no lone surrogates
+        return inert(one_line(text))
 
     now = now_utc()
     out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)
@@ -42,6 +46,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
         click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)
     for line in out.result.refused:
         click.echo(clean(f"vaultkeeper: error: {line}"), err=True)
+    for line in out.result.damaged:
+        click.echo(clean(f"vaultkeeper: warning: {line}"), err=True)
     code = 1 if failed or out.result.refused else 0
     if as_json:
         data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
@@ -72,6 +78,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
                 "(a typo or a pruned pattern?); not counted"
             )
         )
+    if out.result.unknown_more:
+        click.echo(f"and {_n(out.result.unknown_more, 'more unknown name')}; not counted")
     if out.result.future:
         was = "was" if out.result.future == 1 else "were"
         click.echo(

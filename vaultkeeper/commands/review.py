@@ -42,18 +42,22 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
     from vaultkeeper.errors import NeedsPerson
 
     vault = vault_path(ctx)
+    damaged = queue.damaged(vault)
+    for problem in damaged:
+        click.echo(inert(f"vaultkeeper: error: {problem}"), err=True)
     if list_only:
         waiting = queue.pending(vault)
         if as_json:
             print_json([a.to_dict() for a in waiting])
-            return
+            ctx.exit(1 if damaged else 0)
         for ask in waiting:
             click.echo(inert(f"{ask.id}  {ask.action} {ask.target}: {ask.reason}"))
-        click.echo(f"{len(waiting)} waiting for a person")
-        return
+        more = f" (and {len(damaged)} unreadable queue line(s))" if damaged else ""
+        click.echo(f"{len(waiting)} waiting for a person{more}")
+        ctx.exit(1 if damaged else 0)
     if not is_terminal(sys.stdin, sys.stdout):
         count = len(queue.pending(vault))
-        if not count:  # nothing waits: nothing to do, not exit 3
+        if not count and not damaged:  # nothing waits: nothing to do, not exit 3
             if as_json:  # the --list --json shape: an agent that asked for JSON gets JSON
                 print_json([])
             else:

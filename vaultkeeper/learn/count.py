@@ -4,8 +4,10 @@ A session counts at most once per pattern: the key is (session, pattern), and th
 usage log (uses.py) remembers which keys were counted, so recording the same events
 again (a transcript ingested twice, or a longer copy of it) counts nothing twice.
 Each counted use goes through the same one-line edits as ``use`` (count + n, last
-used = the use's date, never moved backwards), is journaled with its receipt, and
-its events join the log right after the registry edit, under the writer lock.
+used = the use's date, never moved backwards) and is journaled with its receipt, all
+under the writer lock, as one transaction of the log (usetx.py): the events and the
+intent first, then the edit, then a done line; a kill anywhere in it is finished by
+the next counting, so a session counts exactly once.
 Names that are not registry patterns are reported, never created. A use dated after
 today (a clock gone wrong, a forged transcript) is dated today: ``last used`` never
 lies in the future.
@@ -32,24 +34,16 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.learn.use import UseResult, record_use, record_uses
+from vaultkeeper.learn.compact import compact, needs_compacting
+from vaultkeeper.learn.seen import CiteCall as CiteCall
+from vaultkeeper.learn.seen import matched, read_log
+from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
+from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile, repair
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events, mcp_receipt, read_events
+from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events
 
 JOURNAL_ACTION = "use"
-CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
-
-
-@dataclass(frozen=True)
-class CiteCall:
-    """A host session's call of the MCP ``cite`` tool, as its transcript shows it."""
-
-    session: str  # the host's session
-    target: str
-    date: dt.date
-    evidence: str  # as the call gave it
-    source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
 
 
 @dataclass(frozen=True)
@@ -77,6 +71,8 @@ class RecordResult:
     via_mcp: tuple[str, ...] = ()  # patterns a host session used, counted by the MCP server
     future: int = 0  # events dated after today, dated today
     via_cli: tuple[str, ...] = ()  # ... counted by the `vaultkeeper use` the session ran
+    damaged: tuple[str, ...] = ()  # usage-log lines that could not be read: uses not seen
+    unknown_more: int = 0  # unknown names past the INGEST_MAX_UNKNOWN reported
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -100,33 +96,13 @@ class RecordResult:
             "via_mcp": list(self.via_mcp),
             "future": self.future,
             "via_cli": list(self.via_cli),
+            "damaged": list(self.damaged),
+            "unknown_more": self.unknown_more,
         }
 
 
 def _is_note(target: str) -> bool:
     return target.endswith(".md")
-
-
-def _matched(
-    calls: Sequence[CiteCall],
-    server: dict[tuple[str, str], list[dt.date]],
-    counted: set[tuple[str, str]],
-) -> dict[tuple[str, str], str]:
-    """The (host session, pattern) keys not ``counted`` yet whose call has a line of its
-    own in the log (server: by the receipt; ``use``: by the source), with the call's
-    source; each line stands for one call."""
-    out: dict[tuple[str, str], str] = {}
-    for call in calls:
-        key = (call.session, call.target)
-        if key in counted or key in out:
-            continue
-        mcp = call.source == config.MCP_SOURCE
-        dates = server.get((call.target, mcp_receipt(call.evidence) if mcp else call.source), [])
-        near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
-        if near:
-            dates.remove(near[0])
-            out[key] = call.source
-    return out
 
 
 def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
@@ -156,29 +132,27 @@ def record(
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
         heads, _ = load_heads(vault)
         names = {h.name for h in heads}
-        seen: set[tuple[str, str, str]] = set()
-        counted_keys: set[tuple[str, str]] = set()
-        server: dict[tuple[str, str], list[dt.date]] = {}  # (pattern, receipt|cli) -> dates
-        for old in read_events(vault):
-            seen.add((old.session, old.kind, old.target))
-            if old.kind in PATTERN_KINDS:
-                counted_keys.add((old.session, old.target))
-            if old.source == config.MCP_SOURCE and old.kind == "cite":
-                server.setdefault((old.target, old.receipt), []).append(old.date)
-            elif old.source == config.CLI_SOURCE and old.kind == "cite":
-                server.setdefault((old.target, old.source), []).append(old.date)
-        covered = _matched(calls, server, counted_keys)
+        log = read_log(vault)
+        if log.state.open and not dry_run:  # a kill left a counting half done: finish it
+            reconcile(vault, log.state.open, now)
+            log = read_log(vault)
+        if not dry_run and repair(vault, log.copies, log.state, now):  # two machines, one
+            log = read_log(vault)  # session: one count taken off
+        if not dry_run and needs_compacting(vault):  # kept fast at a million lines
+            compact(vault)
+            log = read_log(vault)
+        seen, counted_keys = log.seen, log.counted_keys
+        covered, claims = matched(calls, log.server, counted_keys)
         counted_keys |= covered.keys()
         fresh: list[UseEvent] = []  # logged only
         uses: dict[str, list[UseEvent]] = {}  # pattern -> its new events, in order
-        unknown: list[UseEvent] = []
+        unknown: dict[str, UseEvent] = {}  # the first event of each unknown name
         repeated = 0
         for event in events:
             key = (event.session, event.kind, event.target)
             pattern = event.kind in PATTERN_KINDS and event.target in names
             if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
-                if all(u.target != event.target for u in unknown):
-                    unknown.append(event)
+                unknown.setdefault(event.target, event)
                 continue
             if key in seen:
                 repeated += 1
@@ -189,22 +163,32 @@ def record(
         wanted = {
             name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
         }
-        done, failed = record_uses(vault, wanted, now, never_back=True, dry_run=dry_run)
+        plan = plan_uses(vault, wanted, never_back=True)
+        failed = plan.refused
+        recorded = [e for name, found in uses.items() if name not in failed for e in found]
+        recorded.extend(fresh)
+        tx = new_tx()
+        if not dry_run and (recorded or claims):
+            raises = {
+                n: (r.path, r.count_before, r.count_after, r.last_used)
+                for n, r in plan.done.items()
+            }
+            # 1. the events and the intent, in one write: the commit point (usetx.py)
+            raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
+            intent = "\n".join(intent_lines(tx, raises, claims))
+            append_events(vault, recorded, tx, intent, raised)
+        done = plan.done if dry_run else write_uses(vault, plan, wanted, now)  # 2. the edits
         counted: list[Counted] = []
-        recorded: list[UseEvent] = []
-        for name, found in uses.items():
+        for name in uses:
             if name in failed:  # its events stay out of the log: counted once it is fixed
                 if not dry_run:
                     journal.append(
                         vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
                     )
-                continue
-            if name in done:
-                counted.append(_journal(vault, done[name], firsts[name], now, dry_run))
-            recorded.extend(found)
-        recorded.extend(fresh)
-        if not dry_run:
-            append_events(vault, recorded)  # right after the edits, under the same lock
+            elif name in done:
+                counted.append(_journal(vault, done[name], firsts[name], now, dry_run, tx))
+        if not dry_run and (recorded or claims):
+            close(vault, tx)  # 3. done
         refused = tuple(str(failed[name]) for name in uses if name in failed)
         via: dict[str, set[str]] = {config.MCP_SOURCE: set(), config.CLI_SOURCE: set()}
         for (session, target), source in covered.items():
@@ -214,12 +198,14 @@ def record(
             tuple(recorded),
             tuple(counted),
             repeated,
-            tuple(unknown),
+            tuple(unknown.values())[: config.INGEST_MAX_UNKNOWN],
             refused,
             dry_run,
             tuple(sorted(via[config.MCP_SOURCE])),
             future,
             tuple(sorted(via[config.CLI_SOURCE])),
+            tuple(str(p) for p in log.damaged),
+            max(0, len(unknown) - config.INGEST_MAX_UNKNOWN),
         )
 
 
@@ -235,7 +221,12 @@ def _firsts(
 
 
 def _journal(
-    vault: Path, result: UseResult, firsts: dict[str, UseEvent], now: dt.datetime, dry_run: bool
+    vault: Path,
+    result: UseResult,
+    firsts: dict[str, UseEvent],
+    now: dt.datetime,
+    dry_run: bool,
+    tx: str,
 ) -> Counted:
     """One journal line per session counted, with its receipt."""
     for i, event in enumerate(firsts.values()):
@@ -249,7 +240,7 @@ def _journal(
                 f"{event.kind} in {event.source} session {event.session} on "
                 f"{event.date.isoformat()}: success count {before} -> {before + 1}",
                 evidence=event.receipt,
-                extra={"session": event.session, "source": event.source},
+                extra={"session": event.session, "source": event.source, "tx": tx},
                 dry_run=dry_run,
             ),
             now,

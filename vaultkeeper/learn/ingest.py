@@ -16,11 +16,10 @@ Claude Code transcript brings its sub-agents' transcripts along
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import functools
-import os
-import re
-from collections import OrderedDict
+import hashlib
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,22 +28,12 @@ from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
+from vaultkeeper.learn.view import VaultView as _Vault
+from vaultkeeper.learn.view import heading_key as heading_key
 from vaultkeeper.native.counts import ensure_blocks
-from vaultkeeper.native.lookup import NativeLookup
-from vaultkeeper.registry.blocks import load_heads
-from vaultkeeper.store.uses import UseEvent
-from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.uses import UseEvent, bounded
 
-# Obsidian writes these characters of a heading as blanks in a link to it.
-_HEADING_NOISE = re.compile(r"[#^|:\[\]\\%]")
-# The skill a **promoted:** line points at: [[skills/NAME/SKILL]] or `/abs/NAME/SKILL.md`.
-_PROMOTED_TO = re.compile(r"(?:\[\[|`)([^\]`|#]*?)/SKILL(?:\.md)?(?:[|#][^\]]*)?(?:\]\]|`)", re.I)
-
-
-def heading_key(text: str) -> str:
-    """How a ``#heading`` part of a link is compared with headings: case and runs of
-    blanks do not matter, and link-unsafe characters count as blanks."""
-    return " ".join(_HEADING_NOISE.sub(" ", text).split()).casefold()
+NO_ID_SESSION = "file-sha256:"  # a transcript whose lines give no session id
 
 
 @dataclass(frozen=True)
@@ -64,109 +53,6 @@ class IngestResult:
     @property
     def ok(self) -> bool:
         return all(f.error is None for f in self.files)
-
-
-class _Vault:
-    """What a signal is matched against: registry blocks, promoted skills, notes."""
-
-    def __init__(self, vault: Path) -> None:
-        self.root = vault.resolve()
-        self.native = NativeLookup(vault)  # adopted Claude Code auto-memory folders
-        self.blocks: dict[
-            str, dict[str, str]
-        ] = {}  # registry file (lowercase, no .md) -> key -> name
-        self.skills: dict[str, str] = {}  # skill folder name -> pattern
-        self.skill_files: dict[Path, str] = {}  # the real SKILL.md a line names -> pattern
-        # bounded: a long session reads many files, and reads the same ones again and again
-        self._files: OrderedDict[tuple[str, str | None], tuple[str | None, str | None]]
-        self._files = OrderedDict()
-        heads, _ = load_heads(vault)
-        for head in heads:
-            file_key = head.rel[: -len(".md")].casefold()
-            self.blocks.setdefault(file_key, {}).setdefault(heading_key(head.name), head.name)
-            match = _PROMOTED_TO.search(head.promoted or "")
-            if match:
-                self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
-                skill = self._skill_file(match.group(1), match.group(0).startswith("[["))
-                if skill is not None:
-                    self.skill_files.setdefault(skill, head.name)
-
-    def _skill_file(self, folder: str, wikilink: bool) -> Path | None:
-        """The SKILL.md a **promoted:** line names, as promote wrote it: a link is
-        vault-relative, a quoted path absolute (or vault-relative, if a person wrote it)."""
-        path = Path(folder if wikilink else os.path.expanduser(folder)) / "SKILL.md"
-        try:
-            return (path if path.is_absolute() else self.root / path).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
-
-    @functools.cached_property
-    def notes(self) -> dict[str, list[str]]:
-        """Note paths by lowercase path without .md, and by lowercase file name alone."""
-        out: dict[str, list[str]] = {}
-        for path in iter_markdown(self.root):
-            relative = rel(self.root, path)
-            stem = relative[: -len(".md")].casefold()
-            out.setdefault(stem, []).append(relative)
-            if "/" in stem:
-                out.setdefault(stem.rsplit("/", 1)[-1], []).append(relative)
-        return out
-
-    def registry_file(self, target: str) -> str | None:
-        key = target.casefold()
-        if key in self.blocks:
-            return key
-        if "/" not in key:  # Obsidian resolves a bare name to the file of that name
-            return next((k for k in self.blocks if k.rsplit("/", 1)[-1] == key), None)
-        return None
-
-    def link(self, target: str, heading: str | None) -> tuple[str, str] | None:
-        """(kind, target) of the event a link makes, or None for a link to nothing here."""
-        target = target.strip()
-        if target.casefold().endswith(".md"):
-            target = target[: -len(".md")]
-        file_key = self.registry_file(target) if target else None
-        if file_key is not None and heading and not heading.startswith("^"):
-            last = heading.split("#")[-1].strip()
-            return "cite", self.blocks[file_key].get(heading_key(last), last)
-        found = self.notes.get(target.casefold(), []) if target else []
-        return ("cite", sorted(found, key=len)[0]) if found else None
-
-    def skill(self, name: str) -> str | None:
-        return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
-
-    def file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        """(vault-relative path read, pattern whose promoted skill it is), either None."""
-        key = (given, cwd)
-        found = self._files.get(key)
-        if found is not None:
-            self._files.move_to_end(key)
-            return found
-        found = self._files[key] = self._file(given, cwd)
-        if len(self._files) > config.INGEST_PATH_CACHE:
-            self._files.popitem(last=False)
-        return found
-
-    def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
-            path = Path(os.path.expanduser(given))
-            if not path.is_absolute():
-                if cwd is None:
-                    return None, None
-                path = Path(cwd) / path
-            real = path.resolve()
-            if not real.is_file():
-                return None, None
-        except (OSError, RuntimeError, ValueError):
-            return None, None
-        pattern = self.skill_files.get(real)
-        if self.root not in real.parents:
-            return None, pattern
-        relative = rel(self.root, real)
-        top = relative.split("/", 1)[0]
-        if top in config.EXCLUDED_DIRS or any(p.startswith(".") for p in relative.split("/")):
-            return None, pattern
-        return relative, pattern
 
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
@@ -203,7 +89,8 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         if made and name:
             found.append(made)
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
-        found += [("cite", signal.value)] if signal.value else []
+        here = signal.evidence is None or view.is_root(signal.evidence, signal.cwd)
+        found += [("cite", signal.value)] if signal.value and here else []
     elif signal.kind == "native":  # <cc-memory filenames=...>: its counter block
         block = view.native.cited(signal.value, signal.cwd)
         found += [("cite", block)] if block else []
@@ -220,6 +107,34 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
     ]
 
 
+def _unreadable(path: Path) -> str | None:
+    """Why ``path`` is not read at all (a FIFO would block forever; a huge or sparse
+    file would take minutes to refuse), or None."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None  # detect() names the error
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_size > config.TRANSCRIPT_MAX_BYTES:
+        return f"{info.st_size} bytes, over the {config.TRANSCRIPT_MAX_BYTES} a transcript may have"
+    return None
+
+
+def _session(path: Path, reader: Reader, sessions: dict[Path, str]) -> str:
+    """A transcript file's one session: a sub-agent's file is its parent's session; else
+    the first id a line gives; with none, one made from the file's first line (so a copy
+    of the file, under any name or folder, is the same session)."""
+    if path.parent.name == config.SUBAGENTS_DIR:
+        parent = path.parent.parent
+        return sessions.get(parent, reader.claimed or parent.name)
+    if reader.claimed:
+        return reader.claimed
+    with path.open("rb") as fh:
+        first = fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES)
+    return f"{NO_ID_SESSION}{hashlib.sha256(first).hexdigest()[:32]}"
+
+
 def ingest(
     vault: Path, paths: Sequence[Path], now: dt.datetime, dry_run: bool = False
 ) -> IngestResult:
@@ -228,10 +143,12 @@ def ingest(
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
     calls: list[CiteCall] = []
+    sessions: dict[Path, str] = {}  # a transcript (without .jsonl) -> its one session
     for path in transcript_files(paths):
         shown = str(path)
-        if path.exists() and not path.is_file():  # a FIFO would block the read forever
-            files.append(FileResult(shown, None, None, 0, "not a regular file"))
+        why = _unreadable(path)
+        if why is not None:
+            files.append(FileResult(shown, None, None, 0, why))
             continue
         try:
             fmt = detect(path)
@@ -243,23 +160,30 @@ def ingest(
             files.append(FileResult(shown, None, None, 0, why))
             continue
         reader = Reader(path, fmt)
-        if path.parent.name == config.SUBAGENTS_DIR:  # until its lines name the session
-            reader.session = path.parent.parent.name
+        found: list[UseEvent] = []
+        made: list[CiteCall] = []
         try:
             for signal in reader:
                 for event in _events(view, reader, signal, now.date()):
-                    events.setdefault((event.session, event.kind, event.target), event)
+                    found.append(event)
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
-                        calls.append(CiteCall(event.session, event.target, event.date, evidence))
+                        made.append(CiteCall(event.session, event.target, event.date, evidence))
                     elif signal.kind == "cli-use":
-                        call = CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
-                        calls.append(call)
+                        made.append(
+                            CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
+                        )
+            session = bounded(_session(path, reader, sessions))  # as the log keeps it
         except OSError as exc:
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
             continue
+        sessions[path.with_suffix("")] = session
+        for event in found:  # one file is one session, however many ids its lines claim
+            event = event._replace(session=session)
+            events.setdefault((event.session, event.kind, event.target), event)
+        calls += [dataclasses.replace(c, session=session) for c in made]
         skipped = reader.skipped
-        files.append(FileResult(shown, fmt, reader.session, skipped.bad + skipped.long, None))
+        files.append(FileResult(shown, fmt, session, skipped.bad + skipped.long, None))
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
         ensure_blocks(vault, view.native.descriptions, now.date())
     result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)

@@ -2,63 +2,170 @@
 
 An agent reads vault files with ``cat``/``head``/``sed`` and counts a reuse with
 ``vaultkeeper use NAME`` from its shell tool; ingest reads both off the command line.
-Only simple commands are understood (words split on ``;``, ``&&``, ``||``, ``|``, ``&``,
-``bash -lc "..."`` unwrapped); a command that cannot be read says nothing.
+A command line is split by ``shlex`` into simple commands (on ``;``, ``&&``, ``||``,
+``|``, ``&``, newlines, and the parentheses and braces of subshells and groups), and
+each is unwrapped as a shell would run it: leading ``VAR=value`` assignments, ``env``
+(its options and assignments), ``time``, ``nohup``, ``command``, ``exec``, ``nice``;
+``bash|sh|zsh [-l] -c "..."`` is read as the command line it runs; ``python -m
+vaultkeeper`` is ``vaultkeeper``. Redirections (``> out``, ``2>&1``) are no words. A
+command that cannot be read (an unclosed quote) says nothing.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from vaultkeeper import config
 
 _READERS = frozenset({"cat", "head", "tail", "sed", "less", "more", "bat", "nl", "awk", "view"})
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+_PUNCTUATION = ";&|()<>\n"
+_SEPARATORS = frozenset(";&|()\n")  # a token of these alone ends a simple command
+_GROUP_WORDS = frozenset({"{", "}", "!", "then", "do", "else", "elif", "if", "while", "until"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_WRAPPERS = frozenset({"time", "nohup", "command", "exec", "builtin"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"python[0-9.]*")
+_MAX_DEPTH = 4  # bash -c "bash -c '...'" nested deeper than this says nothing
 
 
-def _simple_commands(command: object) -> list[list[str]]:
-    """A shell command line's simple commands (words split on ; && || | &), or none when it
-    cannot be read; ``bash -lc "..."`` unwrapped."""
-    if isinstance(command, list) and all(isinstance(x, str) for x in command):
-        if len(command) >= 3 and command[-2] in ("-c", "-lc"):
-            command = command[-1]
-        else:
-            command = shlex.join(command)
-    if not isinstance(command, str) or len(command) > config.TRANSCRIPT_MAX_COMMAND_CHARS:
-        return []
+class Command:
+    """One simple command, unwrapped: its words and the variables set before it."""
+
+    __slots__ = ("env", "words")
+
+    def __init__(self, words: list[str], env: dict[str, str]) -> None:
+        self.words, self.env = words, env
+
+    @property
+    def program(self) -> str:
+        return self.words[0].rsplit("/", 1)[-1]
+
+
+def _tokens(command: str) -> list[str] | None:
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)
+        lexer.whitespace = " \t\r"  # a newline separates commands, as ; does
         lexer.whitespace_split = True
-        tokens = list(lexer)
+        return list(lexer)
     except ValueError:  # an unclosed quote
-        return []
+        return None
+
+
+def _split(tokens: list[str]) -> list[list[str]]:
+    """Simple commands' words: split at separators; a redirection and its target dropped."""
     out: list[list[str]] = [[]]
+    skip_next = False
     for token in tokens:
-        if token in _SEPARATORS or set(token) <= set(";&|"):
+        if skip_next:
+            skip_next = False
+            continue
+        if set(token) <= set(_PUNCTUATION):
+            if "<" in token or ">" in token:
+                skip_next = not token.endswith("&") or token == "&>"  # 2>&1 has its target
+                if out[-1] and out[-1][-1].isdigit():  # the fd of 2> is no word
+                    out[-1].pop()
+                continue
             out.append([])
-        else:
-            out[-1].append(token)
+            continue
+        if not out[-1] and token in _GROUP_WORDS:
+            continue
+        out[-1].append(token)
     return [words for words in out if words]
+
+
+def _unwrap(words: list[str], env: dict[str, str], depth: int) -> list[Command]:
+    """The command a simple command runs, wrappers taken off (bash -c: its commands)."""
+    while words:
+        head = words[0].rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(words[0]):
+            name, _, value = words[0].partition("=")
+            env = {**env, name: value}
+            words = words[1:]
+        elif head == "env":
+            words = words[1:]
+            while words and (words[0].startswith("-") or _ASSIGNMENT.match(words[0])):
+                if _ASSIGNMENT.match(words[0]):
+                    name, _, value = words[0].partition("=")
+                    env = {**env, name: value}
+                elif words[0] in ("-u", "--unset", "-C", "--chdir", "-S"):
+                    words = words[1:]
+                words = words[1:]
+        elif head in _WRAPPERS:
+            words = words[1:]
+            while words and words[0].startswith("-"):  # time -p, command -v, exec -a
+                words = words[1:]
+        elif head == "nice":
+            words = words[1:]
+            if words[:1] == ["-n"]:
+                words = words[2:]
+            elif words and words[0].startswith("-"):
+                words = words[1:]
+        elif head in _SHELLS:
+            flags = [w for w in words[1:] if w.startswith("-")]
+            if not any("c" in f.lstrip("-") for f in flags if not f.startswith("--")):
+                return []  # a script run by the shell: not read
+            script = next((w for w in words[1:] if not w.startswith("-")), None)
+            if script is None or depth >= _MAX_DEPTH:
+                return []
+            return _commands(script, env, depth + 1)
+        elif _PYTHON.fullmatch(head) and words[1:3] == ["-m", "vaultkeeper"]:
+            return [Command(["vaultkeeper", *words[3:]], env)]
+        else:
+            return [Command(words, env)]
+    return []
+
+
+def _commands(command: str, env: dict[str, str], depth: int) -> list[Command]:
+    if len(command) > config.TRANSCRIPT_MAX_COMMAND_CHARS:
+        return []
+    tokens = _tokens(command)
+    if tokens is None:
+        return []
+    return [c for words in _split(tokens) for c in _unwrap(words, env, depth)]
+
+
+def commands(command: object) -> list[Command]:
+    """A shell command line's simple commands, unwrapped; none when it cannot be read.
+    A list (Codex's ``["bash", "-lc", "..."]``) is an argv."""
+    if isinstance(command, list) and all(isinstance(x, str) for x in command):
+        return _unwrap(list(command), {}, 0)
+    if not isinstance(command, str):
+        return []
+    return _commands(command, {}, 0)
 
 
 def shell_reads(command: object) -> list[str]:
     """The files a shell command reads with cat/head/sed/..."""
     return [
         token
-        for words in _simple_commands(command)
-        if words[0].rsplit("/", 1)[-1] in _READERS
-        for token in words[1:]
+        for c in commands(command)
+        if c.program in _READERS
+        for token in c.words[1:]
         if not token.startswith("-") and ("/" in token or token.endswith(".md"))
     ]  # only paths: ingest keeps files in the vault
 
 
-def shell_uses(command: object) -> list[str]:
-    """The patterns a shell command counts with ``vaultkeeper [--vault V] use NAME`` (the
-    words that are no option nor --vault's value are ``use NAME``)."""
-    out: list[str] = []
-    for words in _simple_commands(command):
-        if words[0].rsplit("/", 1)[-1] != "vaultkeeper":
+def shell_uses(command: object) -> list[tuple[str, str | None]]:
+    """(NAME, the vault it names or None) per ``vaultkeeper [--vault V] use NAME`` a shell
+    command runs; ``VAULTKEEPER_VAULT=V`` set before it names V too. A ``use`` asked for
+    its help (``-h``, ``--help``) counts nothing and is left out."""
+    out: list[tuple[str, str | None]] = []
+    for c in commands(command):
+        if c.program != "vaultkeeper":
             continue
-        args = [w for i, w in enumerate(words) if i and w[:1] != "-" and words[i - 1] != "--vault"]
-        out += args[1:2] if args[:1] == ["use"] else []
+        words, vault = c.words[1:], c.env.get(config.ENV_VAULT)
+        args: list[str] = []
+        for i, word in enumerate(words):
+            if word in ("-h", "--help"):
+                args = []
+                break
+            if word.startswith("--vault="):
+                vault = word.split("=", 1)[1]
+            elif word == "--vault" and i + 1 < len(words):
+                vault = words[i + 1]
+            elif word[:1] != "-" and (i == 0 or words[i - 1] != "--vault"):
+                args.append(word)
+        if args[:1] == ["use"] and len(args) > 1:
+            out.append((args[1], vault))
     return out

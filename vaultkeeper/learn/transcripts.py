@@ -11,6 +11,7 @@ signals onto it.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -44,8 +45,9 @@ class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
     vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
-    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name), ``native`` (a file name
-    in a ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used)."""
+    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the
+    vault its ``--vault`` names, if it names one), ``native`` (a file name in a
+    ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used)."""
 
     kind: str
     value: str
@@ -91,7 +93,10 @@ def _date(stamp: object) -> dt.date | None:
     except ValueError:
         return None
     if when.tzinfo is not None:
-        when = when.astimezone(dt.timezone.utc)
+        try:
+            when = when.astimezone(dt.timezone.utc)
+        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
+            return None
     return when.date()
 
 
@@ -127,6 +132,7 @@ class Reader:
     def __init__(self, path: Path, fmt: str) -> None:
         self.path, self.format = path, fmt
         self.session = path.stem
+        self.claimed: str | None = None  # the first session id a line of the file gave
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd
         self.bad = self.long = 0
@@ -157,6 +163,7 @@ class Reader:
             return
         if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.session = obj["sessionId"]
+            self.claimed = self.claimed or self.session
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
@@ -181,6 +188,7 @@ class Reader:
         if obj.get("type") == "session_meta":
             if isinstance(payload.get("id"), str) and payload["id"]:
                 self.session = payload["id"]
+                self.claimed = self.claimed or self.session
             if isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
             return
@@ -212,7 +220,7 @@ class Reader:
     def _links(
         self, text: str, number: int, day: dt.date | None, cwd: str | None
     ) -> Iterator[Signal]:
-        for m in LINK.finditer(text):
+        for m in itertools.islice(LINK.finditer(text), config.TRANSCRIPT_MAX_LINKS):
             heading = m.group(2)[1:] if m.group(2) else None
             yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
         if "<cc-memory" in text:
@@ -243,8 +251,8 @@ class Reader:
     ) -> Iterator[Signal]:
         for path in shell_reads(command):
             yield Signal("file", path, None, number, self.session, day, cwd)
-        for name in shell_uses(command):
-            yield Signal("cli-use", name, None, number, self.session, day, cwd)
+        for name, vault in shell_uses(command):  # the vault it names, if any, as evidence
+            yield Signal("cli-use", name, None, number, self.session, day, cwd, vault)
 
 
 def _is_cite(name: object, args: dict[str, Any]) -> bool:

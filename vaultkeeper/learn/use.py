@@ -59,6 +59,16 @@ def record_use(
     return done[name]
 
 
+@dataclass(frozen=True)
+class UsePlan:
+    """What record_uses would write: per name its result, or why it is refused, and the
+    edits per registry file."""
+
+    done: dict[str, UseResult]
+    refused: dict[str, VaultkeeperError]
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]]
+
+
 def record_uses(
     vault: Path,
     uses: Mapping[str, tuple[int, dt.date]],
@@ -76,42 +86,62 @@ def record_uses(
     the latest day counted)."""
     # a dry run writes nothing at all, not even the lock file
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
-        blocks, problems = load_registry(vault)
-        by_name: dict[str, list[RegistryBlock]] = {}
-        for block in blocks:
-            by_name.setdefault(block.name, []).append(block)
-        done: dict[str, UseResult] = {}
-        refused: dict[str, VaultkeeperError] = {}
-        edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
-        for name, (times, day) in uses.items():
-            try:
-                block = _one(name, by_name, blocks, problems)
-                new_count = _new_count(block, times)
-                resolve_inside(vault, block.path)  # a registry symlinked out is not ours
-            except VaultkeeperError as exc:
-                refused[name] = exc
-                continue
-            stamp = day.isoformat()
-            if never_back and block.last_used is not None and block.last_used > day:
-                stamp = block.last_used.isoformat()
-            edits.setdefault(block.path, []).append((block, new_count, stamp))
-            done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
-        for path, changes in edits.items():
-            text, bom = read_for_edit(path, changes[0][0].rel)
-            # from the bottom up, so an inserted last-used line moves no later edit
-            for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
-                text = _edit(text, block, new_count, stamp)
-            if not dry_run:
-                atomic_write(resolve_inside(vault, path), bom + text)
-        if edits and not dry_run:
-            from vaultkeeper.apply.resync import resync
+        plan = plan_uses(vault, uses, never_back=never_back)
+        if dry_run:
+            return plan.done, plan.refused
+        return write_uses(vault, plan, uses, now), plan.refused
 
-            day = max(d for _, d in uses.values())
-            when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
-            paths = sorted({changes[0][0].rel for changes in edits.values()})
-            note = resync(vault, [], when, paths=paths)
-            done = {k: replace(v, note=note) for k, v in done.items()}
-        return done, refused
+
+def plan_uses(
+    vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
+) -> UsePlan:
+    """record_uses without writing (the caller holds the writer lock, to write it next)."""
+    blocks, problems = load_registry(vault)
+    by_name: dict[str, list[RegistryBlock]] = {}
+    for block in blocks:
+        by_name.setdefault(block.name, []).append(block)
+    done: dict[str, UseResult] = {}
+    refused: dict[str, VaultkeeperError] = {}
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
+    for name, (times, day) in uses.items():
+        try:
+            block = _one(name, by_name, blocks, problems)
+            new_count = _new_count(block, times)
+            resolve_inside(vault, block.path)  # a registry symlinked out is not ours
+        except VaultkeeperError as exc:
+            refused[name] = exc
+            continue
+        stamp = day.isoformat()
+        if never_back and block.last_used is not None and block.last_used > day:
+            stamp = block.last_used.isoformat()
+        edits.setdefault(block.path, []).append((block, new_count, stamp))
+        done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
+    return UsePlan(done, refused, edits)
+
+
+def write_uses(
+    vault: Path,
+    plan: UsePlan,
+    uses: Mapping[str, tuple[int, dt.date]],
+    now: dt.datetime | None = None,
+) -> dict[str, UseResult]:
+    """Write ``plan``'s edits (under the writer lock) and let the saved report follow."""
+    done = plan.done
+    for path, changes in plan.edits.items():
+        text, bom = read_for_edit(path, changes[0][0].rel)
+        # from the bottom up, so an inserted last-used line moves no later edit
+        for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
+            text = _edit(text, block, new_count, stamp)
+        atomic_write(resolve_inside(vault, path), bom + text)
+    if plan.edits:
+        from vaultkeeper.apply.resync import resync
+
+        day = max(d for name, (_, d) in uses.items() if name in done)
+        when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
+        paths = sorted({changes[0][0].rel for changes in plan.edits.values()})
+        note = resync(vault, [], when, paths=paths)
+        done = {k: replace(v, note=note) for k, v in done.items()}
+    return done
 
 
 def _one(

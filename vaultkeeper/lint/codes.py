@@ -36,7 +36,7 @@ CODES: dict[str, tuple[str, str]] = {
         ERROR,
         "registry block malformed (count not a whole number, date not ISO, counter missing)",
     ),
-    "VK402": (ERROR, "two registry blocks with one name"),
+    "VK402": (ERROR, "two registry blocks with one name, or one link target (a:b, a b, a^b)"),
     "VK501": (ERROR, "private key block (the value is never printed)"),
     "VK502": (ERROR, "token with a known shape: AWS, GitHub, OpenAI, Anthropic, Slack"),
     "VK503": (ERROR, "password, secret, token or api_key assigned a credential-like value"),

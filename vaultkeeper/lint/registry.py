@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from vaultkeeper.index.headings import heading_key
 from vaultkeeper.lint.codes import Finding
 from vaultkeeper.registry.blocks import RegistryBlock, name_key
 
@@ -12,11 +13,23 @@ def check_registry(
     blocks: Iterable[RegistryBlock], enabled: Callable[[str], bool]
 ) -> Iterator[Finding]:
     first: dict[str, RegistryBlock] = {}
+    targets: dict[tuple[str, str], RegistryBlock] = {}  # (file, link target) -> first block
     for block in blocks:
         if enabled("VK401"):
             for problem in block.problems():
                 yield Finding(block.rel, problem.line or block.line, 1, "VK401", problem.reason)
         key = name_key(block.name)
+        target = targets.setdefault((block.rel, heading_key(block.name)), block)
+        if target is not block and name_key(target.name) != key and enabled("VK402"):
+            yield Finding(
+                block.rel,
+                block.line,
+                1,
+                "VK402",
+                f"### {block.name}: links to it and to ### {target.name} (line "
+                f"{target.line}) are one link target ({block.rel[:-3]}#{heading_key(block.name)}); "
+                "rename one",
+            )
         if key not in first:
             first[key] = block
         elif enabled("VK402"):

@@ -23,7 +23,8 @@ from vaultkeeper.store.vault import iter_markdown
 #   1-3 end a block; a level-3 heading with a name opens one;
 # - a fence: up to 3 blanks and ``` or ~~~ (3 or more); it closes at the same character,
 #   at least as many, with nothing after it; lines inside are never headings or counters;
-# - a counter: blanks, an optional list marker, the bold label, then the value.
+# - a counter: up to 3 spaces, an optional list marker, the bold label, then the value
+#   (4 spaces or a tab before it make it indented code: an example, not the counter).
 _LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
 
 # One pass over a whole file finds the lines that may matter (a registry may hold
@@ -33,7 +34,7 @@ _LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
 # of a count, last-used or promoted line. The leading "\n" lets the regex engine skip to
 # candidates fast; the rest of each rule is applied to the few lines found.
 _LINES_NL = re.compile(
-    r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*|[ \t]*[-*]?[ \t]*(?:"
+    r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*| {0,3}(?:[-*][ \t]*)?(?:"
     + "|".join(f"{re.escape(x)}([^\n]*)" for x in _LABELS)
     + "))",
     re.I,
@@ -63,7 +64,7 @@ HEAD_FIELDS = (
 @functools.lru_cache(maxsize=1)
 def _counter_lines() -> re.Pattern[str]:
     labels = "|".join(re.escape(x) for x in _LABELS)
-    return re.compile(rf"[ \t]*[-*]?[ \t]*(?:{labels})[^\n]*\n?\Z", re.I)
+    return re.compile(rf" {{0,3}}(?:[-*][ \t]*)?(?:{labels})[^\n]*\n?\Z", re.I)
 
 
 def _heading_name(rest: str) -> str | None:

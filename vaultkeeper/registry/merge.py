@@ -28,14 +28,17 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
+from vaultkeeper.registry.blocks import RegistryBlock
+from vaultkeeper.registry.mergeblocks import Key as _Key
+from vaultkeeper.registry.mergeblocks import Version as _Version
+from vaultkeeper.registry.mergeblocks import aligned, renamed
+from vaultkeeper.registry.mergeblocks import version as parsed_version
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import ParseError, decode, parse_date, split_lines
+from vaultkeeper.store.model import ParseError, decode, parse_date
 
 LABELS = ("ours", "base", "theirs")  # conflict-marker labels, in git merge-file's order
 _KINDS = ("count", "last_used", "promoted")  # RegistryBlock's <kind>_line fields
-_Key = tuple[str, int]  # a block's name and which block of that name (0 = the first)
 
 
 @dataclass(frozen=True)
@@ -45,12 +48,6 @@ class MergeResult:
     text: bytes
     conflicts: int
     notes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Version:
-    lines: list[str]
-    blocks: dict[_Key, RegistryBlock]
 
 
 def merge_files(base: Path, ours: Path, theirs: Path, path_label: str | None = None) -> MergeResult:
@@ -83,22 +80,22 @@ def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path_label: str) -> Mer
 def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResult:
     """The merge of three registry texts (BOM-free); the result is UTF-8 without a BOM."""
     where = Path(path_label)
-    b, o, t = (_version(where, path_label, text) for text in (base, ours, theirs))
+    b, o, t = (parsed_version(where, path_label, text) for text in (base, ours, theirs))
+    o, t = aligned(b, o), aligned(b, t)
     notes: list[str] = []
     keep_promoted: dict[_Key, str] = {}
     keys = list(dict.fromkeys([*b.blocks, *o.blocks, *t.blocks]))
     old = {name for name, _ in b.blocks}
-    fresh = {
-        id(v): [(_body(x), x) for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)
-    }
+    fresh = {id(v): [x for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)}
     for key in keys:
         bb, ob, tb = b.blocks.get(key), o.blocks.get(key), t.blocks.get(key)
         if ob is not None and tb is not None:
             _merge_counters(key, (b, o, t), (bb, ob, tb), keep_promoted)
         elif bb is not None and (ob is not None or tb is not None):
-            renamed = _renamed(bb, fresh[id(o if ob is None else t)])
-            if renamed is not None:  # the same body under a new heading: merge its counters
-                trio = (bb, renamed, tb) if tb is not None else (bb, ob or renamed, renamed)
+            side = o if ob is None else t
+            moved = renamed(b, bb, side, fresh[id(side)])
+            if moved is not None:  # the same body under a new heading: merge its counters
+                trio = (bb, moved, tb) if tb is not None else (bb, ob or moved, moved)
                 _merge_counters(key, (b, o, t), trio, keep_promoted)
                 continue
             note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
@@ -109,16 +106,6 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
         text = _put_back_promoted(where, path_label, merged.decode("utf-8"), keep_promoted)
         merged = text.encode("utf-8")
     return MergeResult(merged, conflicts, tuple(notes))
-
-
-def _version(where: Path, label: str, text: str) -> _Version:
-    seen: dict[str, int] = {}
-    blocks: dict[_Key, RegistryBlock] = {}
-    for block in parse_blocks(where, label, text):
-        n = seen.get(block.name, 0)
-        seen[block.name] = n + 1
-        blocks[(block.name, n)] = block
-    return _Version(split_lines(text), blocks)
 
 
 def _line_of(block: RegistryBlock, kind: str) -> int | None:
@@ -220,21 +207,6 @@ def _deleted_on_one_side(
     )
 
 
-def _body(block: RegistryBlock) -> list[str]:
-    """A block's lines without its heading and counter lines (blank lines dropped)."""
-    lines = split_lines(block.text)[1:]
-    return [x.rstrip() for x in lines if x.strip() and not is_counter_line(x)]
-
-
-def _renamed(
-    base_block: RegistryBlock, fresh: list[tuple[list[str], RegistryBlock]]
-) -> RegistryBlock | None:
-    """The block among a side's new ones (``fresh``: body, block) with ``base_block``'s
-    body, if there is one: the block was renamed, not deleted."""
-    body = _body(base_block)
-    return next((block for other, block in fresh if other == body), None)
-
-
 def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
     return any(
         _line_of(block, kind) is not None and _raw(base_block, kind) is None for kind in _KINDS
@@ -248,7 +220,7 @@ def _raw(block: RegistryBlock, kind: str) -> str | None:
 
 def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]) -> str:
     """A promoted line either side had is kept, even where the other side removed it."""
-    blocks = _version(where, label, text).blocks
+    blocks = parsed_version(where, label, text).blocks
     missing: list[tuple[int, str]] = []
     for key, line in keep.items():
         block = blocks.get(key)

@@ -148,7 +148,7 @@ def held_out_candidates(
     re-checks the one it changed. With ``cache``, an unchanged file's record comes from
     it and a changed one's goes into it.
     """
-    from vaultkeeper.store.model import parse_date
+    from vaultkeeper.store.model import date_text, parse_date
     from vaultkeeper.upkeep.decay import MemoryFacts
 
     out: list[Candidate] = []
@@ -179,7 +179,7 @@ def held_out_candidates(
         else:
             until = parse_date(raw)
         if until is None:
-            reason = f"holdout_until {raw!r} is not a date (YYYY-MM-DD); skipped"
+            reason = f"holdout_until {date_text(raw)} is not a date (YYYY-MM-DD); skipped"
             problems.append(_problem(where, record.line, reason))
             continue
         if until > today:

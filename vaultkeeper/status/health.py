@@ -35,6 +35,7 @@ from vaultkeeper.status.signals import (
     overdue_signal,
     queue_signal,
     scan_age_signal,
+    uses_signal,
 )
 
 STEPS = (
@@ -82,6 +83,7 @@ def vault_status(
     signals.append(scan_age_signal(vault, now))
     step(STEPS[5])
     signals.append(journal_signal(vault))
+    signals.append(uses_signal(vault))
     step(STEPS[6])
     signals.append(index_signal(vault))
     step(STEPS[7])

@@ -194,6 +194,23 @@ def journal_signal(vault: Path) -> Signal:
     )
 
 
+def uses_signal(vault: Path) -> Signal:
+    """The usage log's size: every counting reads it whole. Compacting (the next counting
+    past USES_COMPACT_BYTES) keeps it small; past USES_WARN_BYTES it falls behind."""
+    path = vault / config.STATE_DIR / config.USES_LOG_FILE
+    size = path.stat().st_size if path.is_file() else 0
+    limit = config.USES_WARN_BYTES
+    return Signal(
+        "uses_bytes",
+        "usage log size",
+        size,
+        f"{size} bytes",
+        f"<= {limit} bytes",
+        OK if size <= limit else WARN,
+        "" if size <= limit else "vaultkeeper ingest (any counting) compacts it; slow until then",
+    )
+
+
 def index_signal(vault: Path) -> Signal:
     budget = f"<= {config.INDEX_MAX_LINES} lines and <= {config.INDEX_MAX_BYTES} bytes"
     label = f"{config.INDEX_FILE} against its load budget"

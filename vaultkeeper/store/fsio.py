@@ -14,6 +14,22 @@ from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
+# For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
+# its Nth write step (before and after each append, temp write and rename), to prove
+# that a kill at any of them loses no count and counts nothing twice.
+_KILL_AT = os.environ.get("VAULTKEEPER_TEST_KILL_AT")
+_steps = [0]
+
+
+def _step() -> None:
+    if _KILL_AT is None:
+        return
+    import signal
+
+    _steps[0] += 1
+    at, _, how = _KILL_AT.partition(":")
+    if at.isdigit() and _steps[0] == int(at):
+        os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
 def changes() -> int:
@@ -69,8 +85,10 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bo
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         if not path.exists():
             os.chmod(tmp, 0o644)
+        _step()
         os.replace(tmp, path)
         _changes[0] += 1
+        _step()
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -104,14 +122,22 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def append_line(path: Path, line: str) -> None:
-    """Append one line (a journal record) with a single write and fsync."""
+    """Append one line (a journal record) with a single write and fsync.
+
+    The line always starts a line of its own: after a torn last line (a write cut
+    short, no newline) a newline goes first, so the new record is never glued to it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        _step()
         os.write(fd, data)
         _changes[0] += 1
         os.fsync(fd)
+        _step()
     finally:
         os.close(fd)
 

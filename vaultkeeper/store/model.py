@@ -172,7 +172,10 @@ def parse_date(value: Any) -> dt.date | None:
     if isinstance(value, dt.datetime):
         moment: dt.datetime = value
         if moment.tzinfo is not None:
-            moment = moment.astimezone(dt.timezone.utc)
+            try:
+                moment = moment.astimezone(dt.timezone.utc)
+            except OverflowError:  # 9999-12-31T23:00:00-05:00 is past the last UTC day
+                return None
         return moment.date()
     if isinstance(value, dt.date):
         return value
@@ -185,6 +188,11 @@ def parse_date(value: Any) -> dt.date | None:
             except ValueError:
                 return None
     return None
+
+
+def date_text(value: Any) -> str:
+    """A frontmatter date value as a person wrote it (YAML's datetime as ISO, not repr)."""
+    return value.isoformat() if isinstance(value, dt.date) else repr(value)
 
 
 def is_memory_path(rel_path: str) -> bool:

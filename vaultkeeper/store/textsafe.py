@@ -15,9 +15,11 @@ import re
 
 # C0 controls but tab and newline, DEL, the C1 controls (0x9b is a one-byte CSI on
 # some terminals), the bidirectional marks, embeddings, overrides and isolates, and
-# the Unicode line and paragraph separators.
+# the Unicode line and paragraph separators, and lone surrogates (undecodable bytes a
+# strict stream cannot print, and a C.UTF-8 one writes raw: 0x9b again).
 _DANGEROUS = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff]"
 )
 
 

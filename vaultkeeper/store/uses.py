@@ -9,24 +9,47 @@ skill invoked, a note read) is one line here, with the receipt that proves it::
 ``target`` is a registry pattern name for ``cite``/``skill`` when a pattern is meant,
 and a vault-relative POSIX path for reads and citations of notes. The log is the
 memory that makes ingesting replay-safe (learn.py) and the source of the receipts
-the brief offers for promotion. A line that cannot be read is skipped, never fatal:
-the log survives a crash mid-append and a person's edits.
+the brief offers for promotion. A line that cannot be read is skipped, never fatal,
+and reported to a caller that asks (``problems``): the log survives a crash
+mid-append and a person's edits. No value in a line is longer than
+``MAX_VALUE_CHARS`` (a longer one is cut and ends in a digest of the whole, the same
+each time), so a line stays far under ``MAX_LINE_BYTES``.
+
+Counting is replay-safe through transactions (usetx.py): the events of one counting
+carry its ``tx`` id and are followed, in the same write, by its intent line (the
+counters it raises); the registry is edited next, and a ``done`` line closes it. An
+event whose ``tx`` has no intent line after it (a write torn by a crash) is no event.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.store.fsio import append_line, writer_lock
+from vaultkeeper.store.model import Problem
 
 SOURCES = ("claude-code", "codex", "mcp", "cli")
 KINDS = ("cite", "skill", "read")
 PATTERN_KINDS = ("cite", "skill")  # kinds that may count as a pattern's use
 MAX_LINE_BYTES = 64 * 1024  # a longer log line is not ours: skipped without reading it whole
+# A value's longest form in a line: 6 bytes a char as JSON escapes it, 3 values: < 64 KiB.
+MAX_VALUE_CHARS = 1024
+_DIGEST_CHARS = 32
+LOG_REL = f"{config.STATE_DIR}/{config.USES_LOG_FILE}"
+
+
+def bounded(value: str) -> str:
+    """``value``, or when longer than MAX_VALUE_CHARS its head and a digest of the whole
+    (a lone surrogate digested as it is): the same long id gives the same short one."""
+    if len(value) <= MAX_VALUE_CHARS:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{value[: MAX_VALUE_CHARS - _DIGEST_CHARS - 1]}~{digest[:_DIGEST_CHARS]}"
 
 
 TYPE_CHECKING = False
@@ -64,6 +87,7 @@ class UseEvent(_EventFields):
             raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
         if source not in SOURCES:
             raise ValueError(f"source {source!r} is not one of {', '.join(SOURCES)}")
+        session, target, receipt = bounded(session), bounded(target), bounded(receipt)
         return super().__new__(cls, session, source, kind, target, day, receipt)
 
     def to_dict(self) -> dict[str, str]:
@@ -71,8 +95,46 @@ class UseEvent(_EventFields):
         out["date"] = self.date.isoformat()
         return out
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=True)
+    def to_json(self, tx: str | None = None, counted: bool = False) -> str:
+        data: dict[str, object] = {**self.to_dict()}
+        if tx is not None:
+            data["tx"] = tx
+        if counted:  # the event that raised its pattern's count (for sync repair)
+            data["counted"] = True
+        return json.dumps(data, ensure_ascii=True)
+
+
+def key_digest(parts: tuple[str, ...]) -> str:
+    """The 64-bit digest a compacted log keeps of a key (session, kind, target)."""
+    raw = json.dumps(list(parts), ensure_ascii=True).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Key = TypeVar("_Key", tuple[str, str], tuple[str, str, str])
+    _KeySetBase = set[_Key]
+else:  # no typing on the scan's path
+    _Key = None
+
+    class _KeySetBase(set):
+        def __class_getitem__(cls, item):
+            return cls
+
+
+class KeySet(_KeySetBase[_Key]):
+    """Keys seen in the log: the ones of its events, and the digests its compacted
+    part keeps of the rest (``digests``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.digests: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        if super().__contains__(key):
+            return True
+        return bool(self.digests) and isinstance(key, tuple) and key_digest(key) in self.digests
 
 
 def uses_path(vault: Path) -> Path:
@@ -105,34 +167,84 @@ def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
     return tuple(f'"kind": "{k}"'.encode() for k in KINDS if k not in kinds)
 
 
-def read_events(vault: Path, kinds: Iterable[str] | None = None) -> Iterator[UseEvent]:
-    """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
-    overlong lines are skipped. A line of another kind is skipped before it is parsed:
-    reads outnumber uses, and the brief reads the whole log."""
-    wanted = None if kinds is None else frozenset(kinds)
-    unwanted = _unwanted(wanted)
+def read_lines(
+    vault: Path, problems: list[Problem] | None = None, skip: tuple[bytes, ...] = ()
+) -> Iterator[dict[str, object]]:
+    """Every JSON object line of the log, oldest first; a line holding one of ``skip`` is
+    passed over unparsed, a line that can't be read goes to ``problems``."""
     path = uses_path(vault)
     try:
         fh = path.open("rb")
-    except OSError:  # no log yet (or not a file we can read): no events
+    except OSError:  # no log yet (or not a file we can read): no lines
         return
     with fh:
+        number = 0
         while True:
             raw = fh.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return
+            number += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
                     raw = fh.readline(MAX_LINE_BYTES)
+                _problem(problems, number, "longer than 64 KiB")
                 continue
-            if any(mark in raw for mark in unwanted):
+            if not raw.strip() or any(mark in raw for mark in skip):
                 continue
             try:
-                event = _event(json.loads(raw))
+                value = json.loads(raw)
             except (ValueError, UnicodeDecodeError, RecursionError):
+                _problem(problems, number, "not a JSON line")
                 continue
-            if event is not None and (wanted is None or event.kind in wanted):
-                yield event
+            if isinstance(value, dict):
+                yield value
+            else:
+                _problem(problems, number, "not a JSON object")
+
+
+def _problem(problems: list[Problem] | None, number: int, why: str) -> None:
+    if problems is not None:
+        problems.append(Problem(LOG_REL, number, f"{why}; skipped (a use there is not seen)"))
+
+
+def read_events(
+    vault: Path,
+    kinds: Iterable[str] | None = None,
+    problems: list[Problem] | None = None,
+    on_tx: Callable[[dict[str, object]], None] | None = None,
+    on_counted: Callable[[UseEvent], None] | None = None,
+) -> Iterator[UseEvent]:
+    """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
+    overlong lines are skipped (and listed in ``problems``). A line of another kind is
+    skipped before it is parsed: reads outnumber uses, and the brief reads the whole
+    log. An event of a transaction shows once the transaction's intent line does; each
+    transaction line (intent, done) goes to ``on_tx``, and each event that raised a
+    count (marked ``counted``) to ``on_counted`` as it shows."""
+    wanted = None if kinds is None else frozenset(kinds)
+    pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
+    for value in read_lines(vault, problems, _unwanted(wanted)):
+        tx = value.get("tx")
+        if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
+            if on_tx is not None:
+                on_tx(value)
+            continue
+        if isinstance(tx, str) and ("intent" in value or "done" in value):
+            if on_tx is not None:  # the transaction lines, to count replay-safely
+                on_tx(value)
+            for shown, counted in pending.pop(tx, ()) if "intent" in value else ():
+                if counted and on_counted is not None:
+                    on_counted(shown)
+                yield shown
+            continue
+        event = _event(value)
+        if event is None or (wanted is not None and event.kind not in wanted):
+            continue
+        if isinstance(tx, str):
+            pending.setdefault(tx, []).append((event, value.get("counted") is True))
+            continue
+        if value.get("counted") is True and on_counted is not None:  # a compacted log's
+            on_counted(event)
+        yield event
 
 
 def last_seen(vault: Path) -> dict[str, dt.date]:
@@ -162,9 +274,18 @@ def is_recorded(vault: Path, receipt: str, target: str | None = None) -> bool:
     )
 
 
-def append_events(vault: Path, events: Iterable[UseEvent]) -> None:
-    """Append ``events`` in one write under the writer lock (a reader sees all or none)."""
-    lines = [event.to_json() for event in events]
+def append_events(
+    vault: Path,
+    events: Iterable[UseEvent],
+    tx: str | None = None,
+    intent: str | None = None,
+    counted: frozenset[UseEvent] = frozenset(),
+) -> None:
+    """Append ``events`` in one write under the writer lock (a reader sees all or none);
+    with ``tx``, each event carries it and the ``intent`` line follows them; those in
+    ``counted`` are marked as the ones that raised a count."""
+    lines = [event.to_json(tx, event in counted) for event in events]
+    lines += [intent] if intent is not None else []
     if not lines:
         return
     with writer_lock(vault):

@@ -25,7 +25,7 @@ from vaultkeeper.upkeep.decay import (
     unused_skills,
 )
 from vaultkeeper.upkeep.dup_pairs import cached_pairs, duplicate_items
-from vaultkeeper.upkeep.duplicates import DuplicatePair, find_pairs
+from vaultkeeper.upkeep.duplicates import DuplicatePair, capped, find_pairs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
@@ -77,7 +77,7 @@ def upkeep(
     else:
         pairs = cached_pairs(heads, facts, cache)
     return Upkeep(
-        duplicates=tuple(pairs),
+        duplicates=tuple(capped(pairs)),
         stale=tuple(stale_entries(facts, usage, today)),
         skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
     )
