@@ -188,8 +188,10 @@ SEARCH_SNIPPET_CHARS = 160
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
 MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
-# How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
+# How long apply_prune waits for an answer to elicitation/create; then it queues (ask).
 MCP_ELICIT_TIMEOUT_SECONDS = 600
+# From this MCP revision on a tool asks by returning InputRequiredResult (no back-channel).
+MCP_ROUNDS_VERSION = "2026-07-28"
 # A prune's journal line says where the person's yes came from (its "confirmed_via").
 CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
 CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)

@@ -4,8 +4,8 @@ Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, 
 same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
 its dict as structured output; a refusal becomes a tool error carrying the CLI's
 one-line message. The reading and writing tools and the resources are here; the gated
-apply tools in mcp_apply.py, where a deletion needs a person's answer in the host's
-dialog (mcp_prune.py).
+apply tools in apply.py and prune_tool.py, where a deletion needs a person's answer in
+the host's dialog (prune.py).
 Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
 """
 
@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp import apply as mcp_apply
+from vaultkeeper.mcp import prune_tool
 from vaultkeeper.mcp.apply import run
 from vaultkeeper.mcp.shapes import (
     READ_ONLY,
@@ -64,6 +65,7 @@ def build(vault: Path, now: Now, session: str) -> MCPServer:
     _reading_tools(app, tools)
     _writing_tools(app, tools)
     mcp_apply.register(app, tools)
+    prune_tool.register(app, tools)
     _resources(app, tools)
     return app
 

@@ -216,6 +216,12 @@ class VaultTools:
             "note": None if result.recorded else "already cited in this session: counted once",
         }
 
+    def prune_plan(self, target: str) -> Any:
+        """What a prune of ``target`` would delete, read now (the question's text)."""
+        from vaultkeeper.apply.prune import plan
+
+        return plan(self.vault, Decision("prune", target))
+
     def apply(self, decision: Decision, dry_run: bool = False, confirm: Any = None) -> Outcome:
         """One decision through the applier's single entry point (gated, journaled)."""
         from vaultkeeper.apply.batch import apply_decision
