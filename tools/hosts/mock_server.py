@@ -27,6 +27,8 @@ A reply is a list of blocks::
                                                  list (and, for Codex, the tools its
                                                  tool_search returned): the vaultkeeper
                                                  MCP tool "cite", namespaced if need be
+    A rule's "delay": N waits N seconds before answering (Codex starts MCP servers in the
+    background: a tool_search answered at once finds no MCP tools yet).
     {"tool_search": "vaultkeeper cite"}          OpenAI only: a client tool_search call
                                                  (Codex defers MCP tools behind it)
 
@@ -122,6 +124,8 @@ class Script:
                 if limit is not None and self.fired.get(i, 0) >= limit:
                     continue
                 self.fired[i] = self.fired.get(i, 0) + 1
+                if rule.get("delay"):
+                    time.sleep(float(rule["delay"]))  # let slow MCP servers finish starting
                 return rule
         return None
 

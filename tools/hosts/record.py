@@ -624,7 +624,7 @@ class Codex:
         r = self.new("mcp", ph)
         assert r.mock
         r.mock.set_rules([
-            {"name": "mcp-0", "when": "VKSCN:mcp", "reply": [
+            {"name": "mcp-0", "when": "VKSCN:mcp", "delay": 4, "reply": [
                 {"tool_search": "vaultkeeper recall read cite apply_prune", "id": "call_vk_mcp_0"}]},
             {"name": "mcp-1", "when": "call_vk_mcp_0", "reply": [
                 {"tool": "mcp:recall", "id": "call_vk_mcp_1", "input": {}}]},
@@ -647,7 +647,7 @@ class Codex:
         r = self.new("mcp-unapproved", ph, approve=False)
         assert r.mock
         r.mock.set_rules([
-            {"name": "u-0", "when": "VKSCN:mcp", "reply": [
+            {"name": "u-0", "when": "VKSCN:mcp", "delay": 4, "reply": [
                 {"tool_search": "vaultkeeper cite", "id": "call_vk_u_0"}]},
             {"name": "u-1", "when": "call_vk_u_0", "reply": [
                 {"tool": "mcp:cite", "id": "call_vk_u_1",
