@@ -199,6 +199,10 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         made = view.link(name, None) if note else ("cite", name)
         if made and name:
             found.append(made)
+    elif signal.kind == "mcp-read":  # the server's read: a vault-relative path
+        read, pattern = view.file(os.path.join(view.root, signal.value), None)
+        found += [("read", read)] if read else []
+        found += [("skill", pattern)] if pattern else []
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
         found += [("cite", signal.value)] if signal.value else []
     else:

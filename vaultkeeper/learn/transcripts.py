@@ -32,7 +32,8 @@ LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # of these (its tool calls and its session header).
 _CODEX_MORE = (b"function_call", b"session_meta")
 # A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
-# has written ``SERVER__TOOL`` and ``SERVER.TOOL``. Only the server's own name is taken.
+# has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
+# with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
 _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 
 
@@ -41,7 +42,8 @@ class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
     vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
-    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name)."""
+    ``mcp-read`` (a call of its ``read`` tool: the vault-relative path), ``cli-use``
+    (a shell's ``vaultkeeper use NAME``: the name)."""
 
     kind: str
     value: str
@@ -198,8 +200,9 @@ class Reader:
                 args = given if isinstance(given, dict) else json.loads(given)
             except (ValueError, TypeError, RecursionError):
                 return
-            if isinstance(args, dict) and _is_cite(payload.get("name"), args):
-                yield self._cite(args, number, day, cwd)
+            name = _full_name(payload.get("name"), payload.get("namespace"))
+            if isinstance(args, dict) and _vault_tool(name) is not None:
+                yield from self._mcp(str(name), args, number, day, cwd)
             elif isinstance(args, dict):
                 workdir = args.get("workdir")
                 here = workdir if isinstance(workdir, str) else cwd
@@ -221,14 +224,20 @@ class Reader:
             yield Signal("file", args["file_path"], None, number, self.session, day, cwd)
         elif name == "Bash":
             yield from self._shell(args.get("command"), number, day, cwd)
-        elif _is_cite(name, args):
-            yield self._cite(args, number, day, cwd)
+        else:
+            yield from self._mcp(name, args, number, day, cwd)
 
-    def _cite(
-        self, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
-    ) -> Signal:
-        name, evidence = args["name"], args["evidence"]
-        return Signal("mcp-cite", name, None, number, self.session, day, cwd, evidence)
+    def _mcp(
+        self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing)."""
+        tool = _vault_tool(name)
+        if tool == "cite" and isinstance(args.get("name"), str):
+            if isinstance(args.get("evidence"), str):
+                value, evidence = args["name"], args["evidence"]
+                yield Signal("mcp-cite", value, None, number, self.session, day, cwd, evidence)
+        elif tool == "read" and isinstance(args.get("path"), str):
+            yield Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
 
     def _shell(
         self, command: object, number: int, day: dt.date | None, cwd: str | None
@@ -239,13 +248,16 @@ class Reader:
             yield Signal("cli-use", name, None, number, self.session, day, cwd)
 
 
-def _is_cite(name: object, args: dict[str, Any]) -> bool:
-    """A call of the vaultkeeper MCP server's ``cite`` tool, with its two arguments."""
+def _full_name(name: object, namespace: object) -> object:
+    """Codex's namespaced call (``namespace: "mcp__SERVER"``, ``name: "TOOL"``) as one name."""
+    if isinstance(name, str) and isinstance(namespace, str) and namespace:
+        return f"{namespace.rstrip('_')}__{name}"
+    return name
+
+
+def _vault_tool(name: object) -> str | None:
+    """The tool's name when ``name`` is a tool of the vaultkeeper MCP server, else None."""
     match = _MCP_TOOL.match(name) if isinstance(name, str) else None
-    return (
-        match is not None
-        and match["tool"] == "cite"
-        and match["server"].casefold() == config.MCP_SERVER_NAME
-        and isinstance(args.get("name"), str)
-        and isinstance(args.get("evidence"), str)
-    )
+    if match is None or match["server"].casefold() != config.MCP_SERVER_NAME:
+        return None
+    return match["tool"]

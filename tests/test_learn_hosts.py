@@ -1,0 +1,58 @@
+"""ingest on transcripts and rollouts the real hosts wrote (tests/fixtures/hosts/).
+
+Each test reads a recording of Claude Code 2.1.332 or Codex 0.169.0 run offline against a
+scripted mock model (tools/hosts/record.py; the scenario's MANIFEST.md and commands.txt
+say what was run) and checks what a user would notice: the success count in the
+registry, and the usage log's events.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from vaultkeeper.learn.ingest import ingest
+from vaultkeeper.mcp.tools import VaultTools
+from vaultkeeper.store.uses import read_events
+
+HOSTS = Path(__file__).parent / "fixtures" / "hosts"
+CLAUDE = HOSTS / "claude-code-2.1.332"
+CODEX = HOSTS / "codex-0.169.0"
+NOW = dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.timezone.utc)
+
+
+def count(vault: Path, name: str) -> int:
+    lines = (vault / "patterns/registry.md").read_text().split("\n")
+    at = lines.index(f"### {name}")
+    line = next(x for x in lines[at:] if x.startswith("**success count:**"))
+    return int(line.split()[-1])
+
+
+def rollouts(scenario: Path) -> list[Path]:
+    return sorted((scenario / "codex-sessions").rglob("rollout-*.jsonl"))
+
+
+def copy(files: list[Path], dest: Path) -> list[Path]:
+    """The recorded files, copied (a date folder keeps its layout: sub-agents are found)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    return [Path(shutil.copy(f, dest / f.name)) for f in files]
+
+
+def test_codex_namespaced_mcp_cite_and_link_count_once_and_its_read_is_logged(
+    sample: Path, tmp_path: Path
+) -> None:
+    """codex-0.169.0/mcp: the rollout calls `cite` with namespace mcp__vaultkeeper (and
+    `read`), then links [[patterns/registry#pin-test-clock]]; the server logged the cite."""
+    (rollout,) = copy(rollouts(CODEX / "mcp"), tmp_path / "sessions")
+    before = count(sample, "pin-test-clock")
+    server = VaultTools(sample, lambda: NOW, "mcp-20261201T221028Z-abc123")
+    cited = server.cite("pin-test-clock", "tests/test_clock.py:12")
+    assert cited["counted"] and count(sample, "pin-test-clock") == before + 1
+
+    result = ingest(sample, [rollout], NOW)
+    assert result.ok
+    assert count(sample, "pin-test-clock") == before + 1  # the same use, not a second
+    session = "01a233a8-afb1-78c1-a222-2ca97d7692b5"
+    logged = {(e.session, e.kind, e.target) for e in read_events(sample)}
+    assert (session, "read", "patterns/registry.md") in logged
