@@ -56,3 +56,48 @@ def test_codex_namespaced_mcp_cite_and_link_count_once_and_its_read_is_logged(
     session = "01a233a8-afb1-78c1-a222-2ca97d7692b5"
     logged = {(e.session, e.kind, e.target) for e in read_events(sample)}
     assert (session, "read", "patterns/registry.md") in logged
+
+
+def _claude_files(scenario: str) -> list[Path]:
+    return sorted((CLAUDE / scenario / "claude-projects").glob("*/*.jsonl"))
+
+
+FIRST = "9ddd68eb-3244-4b09-868e-72a7a75727a6"  # resume-fork: --session-id, then --resume
+FORK = "cc66db6d-3c2f-4fca-a20d-07e2344a7837"  # --resume FIRST --fork-session
+
+
+def test_a_fork_session_does_not_count_its_source_s_lines_again_in_either_order(
+    sample: Path, tmp_path: Path
+) -> None:
+    """claude-code-2.1.332/resume-fork: the fork's file copies FIRST's two assistant lines
+    (pin-test-clock, grep-the-config-value) with their uuids and requestSessionId; only
+    its own turn (bisect-before-reading-diffs) is new."""
+    names = ("pin-test-clock", "grep-the-config-value", "bisect-before-reading-diffs")
+    files = {p.stem: p for p in copy(_claude_files("resume-fork"), tmp_path / "proj")}
+    assert set(files) == {FIRST, FORK}
+    orders = {"fork first": [FORK, FIRST], "source first": [FIRST, FORK], "together": None}
+    base = {name: count(sample, name) for name in names}
+    for order, steps in orders.items():
+        vault = tmp_path / order.replace(" ", "-")
+        shutil.copytree(sample, vault)
+        if steps is None:
+            assert ingest(vault, [files[FIRST], files[FORK]], NOW).ok
+        else:
+            for stem in steps:
+                assert ingest(vault, [files[stem]], NOW).ok
+        got = {name: count(vault, name) - base[name] for name in names}
+        assert got == dict.fromkeys(names, 1), order
+        sessions = {(e.session, e.target) for e in read_events(vault) if e.kind == "cite"}
+        assert (FORK, "pin-test-clock") not in sessions
+        assert (FORK, "bisect-before-reading-diffs") in sessions
+
+
+def test_history_injected_through_stream_json_never_counts(sample: Path, tmp_path: Path) -> None:
+    """claude-code-2.1.332/stream-json: an injected assistant line ("madeBy":"input")
+    links bisect-before-reading-diffs; the model's own ("madeBy":"model") pin-test-clock."""
+    (transcript,) = copy(_claude_files("stream-json"), tmp_path / "proj")
+    assert '"madeBy":"input"' in transcript.read_text()
+    before = {n: count(sample, n) for n in ("bisect-before-reading-diffs", "pin-test-clock")}
+    assert ingest(sample, [transcript], NOW).ok
+    assert count(sample, "bisect-before-reading-diffs") == before["bisect-before-reading-diffs"]
+    assert count(sample, "pin-test-clock") == before["pin-test-clock"] + 1

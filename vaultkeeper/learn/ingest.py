@@ -225,6 +225,7 @@ def ingest(
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
     calls: list[CiteCall] = []
+    made: dict[str, str] = {}  # Claude Code line uuid -> its session (forks copy lines)
     for path in transcript_files(paths):
         shown = str(path)
         if path.exists() and not path.is_file():  # a FIFO would block the read forever
@@ -239,7 +240,7 @@ def ingest(
             why = "not a Claude Code or Codex transcript (no line says which)"
             files.append(FileResult(shown, None, None, 0, why))
             continue
-        reader = Reader(path, fmt)
+        reader = Reader(path, fmt, made)
         if path.parent.name == config.SUBAGENTS_DIR:  # until its lines name the session
             reader.session = path.parent.parent.name
         try:

@@ -10,6 +10,7 @@ signals onto it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -122,8 +123,11 @@ def _load(raw: bytes | None) -> dict[str, Any] | None:
 class Reader:
     """Iterate one transcript's signals; ``skipped`` counts the unreadable lines after."""
 
-    def __init__(self, path: Path, fmt: str) -> None:
+    def __init__(self, path: Path, fmt: str, made: dict[str, str] | None = None) -> None:
         self.path, self.format = path, fmt
+        # line uuid -> the session that made it (Claude Code), shared by one ingest's
+        # readers: a fork copies its source's lines with their uuid
+        self.made: dict[str, str] = {} if made is None else made
         self.session = path.stem
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd
@@ -153,8 +157,22 @@ class Reader:
         message = obj.get("message")
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
             return
+        if obj.get("madeBy") not in (None, "model"):  # "input": history a caller passed in
+            return
         if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.session = obj["sessionId"]
+        made_in = _made_in(obj, self.session, self.made)
+        if made_in is None:  # a line this batch read already, in another session
+            return
+        if made_in != self.session:  # a fork's copy: its source's use, counted there once
+            for signal in self._claude_line(obj, message, number):
+                yield dataclasses.replace(signal, session=made_in)
+            return
+        yield from self._claude_line(obj, message, number)
+
+    def _claude_line(
+        self, obj: dict[str, Any], message: dict[str, Any], number: int
+    ) -> Iterator[Signal]:
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
@@ -246,6 +264,20 @@ class Reader:
             yield Signal("file", path, None, number, self.session, day, cwd)
         for name in shell_uses(command):
             yield Signal("cli-use", name, None, number, self.session, day, cwd)
+
+
+def _made_in(obj: dict[str, Any], session: str, made: dict[str, str]) -> str | None:
+    """The session a Claude Code line belongs to: ``--fork-session`` copies the source's
+    lines under the new sessionId with their ``uuid`` and ``requestSessionId`` naming
+    the source, so a copy is the source's use (a pattern counts once per session,
+    whichever file is ingested first). None: this uuid was read in another session."""
+    source = obj.get("requestSessionId")
+    owner = source if isinstance(source, str) and source else session
+    uuid = obj.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        return owner
+    first = made.setdefault(uuid, owner)
+    return owner if first == owner else None
 
 
 def _full_name(name: object, namespace: object) -> object:
