@@ -22,7 +22,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import created
+from vaultkeeper.hosts import codex_trust, created
 from vaultkeeper.hosts.settings import event_groups, indent_of, set_groups, without_spots
 from vaultkeeper.hosts.settings import read_settings as read_settings
 from vaultkeeper.hosts.settings import replace_keeping_backup as replace_keeping_backup
@@ -43,6 +43,7 @@ class Handler:
     command: str
     timeout: int | None
     vault: str | None  # the vault the command names, when it names one
+    trust: str | None = None  # Codex: trusted, not yet trusted, or changed (codex_trust)
 
     def as_json(self) -> dict[str, Any]:
         return {"type": "command", "command": self.command, "timeout": self.timeout}
@@ -227,7 +228,10 @@ def installed(target: str, path: Path) -> Installed:
             for gi, hi in _ours_in(groups, event):
                 h = groups[gi]["hooks"][hi]
                 timeout = h.get("timeout") if isinstance(h.get("timeout"), int) else None
-                found.append(Handler(event, h["command"], timeout, _vault_of(h["command"])))
+                trust = None
+                if target == "codex":
+                    trust = codex_trust.state(path, event, (gi, hi), groups[gi], h)
+                found.append(Handler(event, h["command"], timeout, _vault_of(h["command"]), trust))
     except VaultkeeperError as exc:
         return Installed(target, str(path), True, (), str(exc).removesuffix("; nothing written"))
     return Installed(target, str(path), True, tuple(found))
