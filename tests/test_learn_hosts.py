@@ -101,3 +101,33 @@ def test_history_injected_through_stream_json_never_counts(sample: Path, tmp_pat
     assert ingest(sample, [transcript], NOW).ok
     assert count(sample, "bisect-before-reading-diffs") == before["bisect-before-reading-diffs"]
     assert count(sample, "pin-test-clock") == before["pin-test-clock"] + 1
+
+
+PARENT = "01a23393-c3a0-7910-91fc-42ee90d209b8"  # codex-0.169.0/subagent: the exec thread
+
+
+def test_a_codex_parent_brings_its_sub_agent_and_a_child_alone_counts_into_the_parent(
+    sample: Path, tmp_path: Path
+) -> None:
+    """codex-0.169.0/subagent: the parent spawned one sub-agent, whose rollout (same date
+    folder, thread_spawn.parent_thread_id = PARENT) alone links bisect-before-reading-diffs
+    (three times); no hook ran for it."""
+    name = "bisect-before-reading-diffs"
+    recorded = rollouts(CODEX / "subagent")
+    assert len(recorded) == 2
+    parent, child = sorted(recorded, key=lambda p: PARENT not in p.name)
+    for order in ("parent", "child by hand"):
+        vault = tmp_path / order.replace(" ", "-")
+        shutil.copytree(sample, vault)
+        before = count(vault, name)
+        day = tmp_path / f"sessions-{order.replace(' ', '-')}" / "2026/12/01"
+        parent_copy, child_copy = copy([parent, child], day)
+        first = ingest(vault, [parent_copy if order == "parent" else child_copy], NOW)
+        assert first.ok and count(vault, name) == before + 1, order
+        assert [f.session for f in first.files] == [PARENT] * len(first.files)
+        if order == "parent":
+            assert [Path(f.path).name for f in first.files] == [parent.name, child.name]
+        again = ingest(vault, [parent_copy, child_copy], NOW)  # a second ingest adds nothing
+        assert again.ok and count(vault, name) == before + 1, order
+        sessions = {e.session for e in read_events(vault) if e.target == name}
+        assert sessions == {PARENT}, order

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.learn.codex_family import children
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
 from vaultkeeper.registry.blocks import load_heads
@@ -167,7 +168,8 @@ class _Vault:
 
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
-    """The given transcripts, each followed by its sub-agents' transcripts; no repeats."""
+    """The given transcripts, each followed by its sub-agents' transcripts (Claude Code's
+    ``<session>/subagents/``, Codex's child rollouts: codex_family); no repeats."""
     out: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
@@ -175,6 +177,7 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
         if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
             subagents = path.with_suffix("") / config.SUBAGENTS_DIR
             extra = sorted(subagents.glob(config.SUBAGENT_GLOB)) if subagents.is_dir() else []
+            extra += children(path) if path.is_file() else []  # a Codex thread's sub-agents
         for item in (path, *extra):
             key = item.absolute()
             if key not in seen:

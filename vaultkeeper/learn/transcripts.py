@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.learn.codex_family import session_of
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -194,9 +195,8 @@ class Reader:
             return
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
-        if obj.get("type") == "session_meta":
-            if isinstance(payload.get("id"), str) and payload["id"]:
-                self.session = payload["id"]
+        if obj.get("type") == "session_meta":  # a sub-agent's uses are its parent's
+            self.session = session_of(payload) or self.session
             if isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
             return
