@@ -187,6 +187,16 @@ SEARCH_SNIPPET_CHARS = 160
 # Statuses search leaves out unless asked, as it does an entry with a superseded_by.
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
+# The MCP tools an agent may run alone (read, cite, record, and the applier's gated
+# acts): `hooks install codex --mcp` approves them in Codex, so they work in `codex exec`.
+# What takes an entry out of the vault needs a person: apply_prune keeps Codex's own
+# approval (and its own dialog). docs/hosts.md lists both.
+MCP_AGENT_TOOLS = (
+    "recall", "search", "read", "report", "status", "cite", "new_lesson", "new_decision",
+    "apply_promote", "apply_revalidate", "apply_reactivate", "apply_skip",
+)  # fmt: skip
+MCP_PERSON_TOOLS = ("apply_prune",)
+CODEX_TOOL_APPROVAL = "approve"  # [mcp_servers.NAME.tools.TOOL] approval_mode (Codex 0.169)
 MCP_INSTALL_HINT = "pip install 'vaultkeeper[mcp]'"
 # How long apply_prune waits for an answer to elicitation/create; then it queues (ask).
 MCP_ELICIT_TIMEOUT_SECONDS = 600
