@@ -50,6 +50,7 @@ class CiteCall:
     date: dt.date
     evidence: str  # as the call gave it
     source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
+    tool_use: str | None = None  # Claude Code's tool_use id: the server's line names it
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,11 @@ def _matched(
         if key in counted or key in out:
             continue
         mcp = call.source == config.MCP_SOURCE
+        tagged = server.get((call.target, mcp_receipt(call.evidence, call.tool_use)), [])
+        if mcp and call.tool_use and tagged:  # the very call, whatever its date
+            tagged.pop()
+            out[key] = call.source
+            continue
         dates = server.get((call.target, mcp_receipt(call.evidence) if mcp else call.source), [])
         near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]
         if near:

@@ -16,6 +16,7 @@ Claude Code transcript brings its sub-agents' transcripts along
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import os
@@ -252,7 +253,8 @@ def ingest(
                     events.setdefault((event.session, event.kind, event.target), event)
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
-                        calls.append(CiteCall(event.session, event.target, event.date, evidence))
+                        call = CiteCall(event.session, event.target, event.date, evidence)
+                        calls.append(dataclasses.replace(call, tool_use=signal.call))
                     elif signal.kind == "cli-use":
                         call = CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
                         calls.append(call)

@@ -21,6 +21,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.codex_family import session_of
+from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -33,10 +34,6 @@ LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
 # of these (its tool calls and its session header).
 _CODEX_MORE = (b"function_call", b"session_meta")
-# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
-# has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
-# with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
-_MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 
 
 @dataclass(frozen=True)
@@ -55,6 +52,7 @@ class Signal:
     date: dt.date | None
     cwd: str | None
     evidence: str | None = None
+    call: str | None = None  # Claude Code's tool_use id of an mcp-cite (the server logs it)
 
 
 @dataclass(frozen=True)
@@ -162,12 +160,12 @@ class Reader:
             return
         if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.session = obj["sessionId"]
-        made_in = _made_in(obj, self.session, self.made)
-        if made_in is None:  # a line this batch read already, in another session
+        owner = made_in(obj, self.session, self.made)
+        if owner is None:  # a line this batch read already, in another session
             return
-        if made_in != self.session:  # a fork's copy: its source's use, counted there once
+        if owner != self.session:  # a fork's copy: its source's use, counted there once
             for signal in self._claude_line(obj, message, number):
-                yield dataclasses.replace(signal, session=made_in)
+                yield dataclasses.replace(signal, session=owner)
             return
         yield from self._claude_line(obj, message, number)
 
@@ -187,7 +185,8 @@ class Reader:
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 yield from self._links(block["text"], number, day, cwd)
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-                yield from self._tool(str(block.get("name")), block["input"], number, day, cwd)
+                name, call = str(block.get("name")), block.get("id")
+                yield from self._tool(name, block["input"], number, day, cwd, call)
 
     def _codex(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
         payload = obj.get("payload")
@@ -218,8 +217,8 @@ class Reader:
                 args = given if isinstance(given, dict) else json.loads(given)
             except (ValueError, TypeError, RecursionError):
                 return
-            name = _full_name(payload.get("name"), payload.get("namespace"))
-            if isinstance(args, dict) and _vault_tool(name) is not None:
+            name = full_name(payload.get("name"), payload.get("namespace"))
+            if isinstance(args, dict) and vault_tool(name) is not None:
                 yield from self._mcp(str(name), args, number, day, cwd)
             elif isinstance(args, dict):
                 workdir = args.get("workdir")
@@ -234,7 +233,13 @@ class Reader:
             yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
 
     def _tool(
-        self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+        self,
+        name: str,
+        args: dict[str, Any],
+        number: int,
+        day: dt.date | None,
+        cwd: str | None,
+        call: object = None,
     ) -> Iterator[Signal]:
         if name == "Skill" and isinstance(args.get("skill"), str):
             yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
@@ -243,17 +248,25 @@ class Reader:
         elif name == "Bash":
             yield from self._shell(args.get("command"), number, day, cwd)
         else:
-            yield from self._mcp(name, args, number, day, cwd)
+            yield from self._mcp(name, args, number, day, cwd, call)
 
     def _mcp(
-        self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+        self,
+        name: str,
+        args: dict[str, Any],
+        number: int,
+        day: dt.date | None,
+        cwd: str | None,
+        call: object = None,
     ) -> Iterator[Signal]:
         """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing)."""
-        tool = _vault_tool(name)
+        tool = vault_tool(name)
         if tool == "cite" and isinstance(args.get("name"), str):
             if isinstance(args.get("evidence"), str):
                 value, evidence = args["name"], args["evidence"]
-                yield Signal("mcp-cite", value, None, number, self.session, day, cwd, evidence)
+                used = call if isinstance(call, str) and call else None
+                session = self.session
+                yield Signal("mcp-cite", value, None, number, session, day, cwd, evidence, used)
         elif tool == "read" and isinstance(args.get("path"), str):
             yield Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
 
@@ -264,32 +277,3 @@ class Reader:
             yield Signal("file", path, None, number, self.session, day, cwd)
         for name in shell_uses(command):
             yield Signal("cli-use", name, None, number, self.session, day, cwd)
-
-
-def _made_in(obj: dict[str, Any], session: str, made: dict[str, str]) -> str | None:
-    """The session a Claude Code line belongs to: ``--fork-session`` copies the source's
-    lines under the new sessionId with their ``uuid`` and ``requestSessionId`` naming
-    the source, so a copy is the source's use (a pattern counts once per session,
-    whichever file is ingested first). None: this uuid was read in another session."""
-    source = obj.get("requestSessionId")
-    owner = source if isinstance(source, str) and source else session
-    uuid = obj.get("uuid")
-    if not isinstance(uuid, str) or not uuid:
-        return owner
-    first = made.setdefault(uuid, owner)
-    return owner if first == owner else None
-
-
-def _full_name(name: object, namespace: object) -> object:
-    """Codex's namespaced call (``namespace: "mcp__SERVER"``, ``name: "TOOL"``) as one name."""
-    if isinstance(name, str) and isinstance(namespace, str) and namespace:
-        return f"{namespace.rstrip('_')}__{name}"
-    return name
-
-
-def _vault_tool(name: object) -> str | None:
-    """The tool's name when ``name`` is a tool of the vaultkeeper MCP server, else None."""
-    match = _MCP_TOOL.match(name) if isinstance(name, str) else None
-    if match is None or match["server"].casefold() != config.MCP_SERVER_NAME:
-        return None
-    return match["tool"]
