@@ -20,7 +20,7 @@ ROLLOUT_GLOB = "rollout-*.jsonl"
 MAX_DEPTH = 4  # a child's child's ...: Codex's own spawn depth is small
 
 
-def _meta(path: Path) -> dict[str, Any] | None:
+def meta(path: Path) -> dict[str, Any] | None:
     """The rollout's ``session_meta`` payload (its first line), or None."""
     try:
         with path.open("rb") as fh:
@@ -56,8 +56,8 @@ def session_of(payload: dict[str, Any]) -> str | None:
 
 def children(path: Path) -> list[Path]:
     """The rollouts of the sub-agents ``path``'s thread spawned (and theirs), oldest first."""
-    meta = _meta(path) if path.name.startswith("rollout-") else None
-    own = meta.get("id") if meta else None
+    found_meta = meta(path) if path.name.startswith("rollout-") else None
+    own = found_meta.get("id") if found_meta else None
     if not isinstance(own, str) or not own:
         return []
     try:
@@ -70,7 +70,7 @@ def children(path: Path) -> list[Path]:
         for sibling in siblings:
             if sibling in found:
                 continue
-            payload = _meta(sibling)
+            payload = meta(sibling)
             if payload is not None and parent_thread(payload) in parents:
                 more.append(sibling)
                 parents.add(str(payload.get("id")))
