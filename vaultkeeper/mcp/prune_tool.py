@@ -10,7 +10,6 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.types import ToolAnnotations
-from mcp_types.version import is_version_at_least
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
@@ -54,7 +53,8 @@ def register(app: MCPServer, tools: VaultTools) -> None:
 def _rounds(ctx: Context) -> bool:
     """Does this client take questions as InputRequiredResult rounds (>= 2026-07-28)?"""
     version = ctx.protocol_version
-    return version is not None and is_version_at_least(version, config.MCP_ROUNDS_VERSION)
+    # revisions are named by date (YYYY-MM-DD): a later one sorts after
+    return version is not None and version >= config.MCP_ROUNDS_VERSION
 
 
 def _prune_question(tools: VaultTools) -> tuple[Any, Any]:
