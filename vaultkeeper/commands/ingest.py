@@ -61,8 +61,9 @@ def ingest(
             return
     now = now_utc()
     out = run_ingest(vault, transcripts, now, dry_run=dry_run)
-    if not dry_run:
-        catch_up.remember(vault, [Path(f.path) for f in out.files if f.error is None], now)
+    read = [Path(f.path) for f in out.files if f.error is None]
+    if read and not dry_run:  # nothing read (a refusal): nothing written
+        catch_up.remember(vault, read, now)
     failed = [f for f in out.files if f.error is not None]
     for f in failed:
         click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)
