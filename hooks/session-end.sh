@@ -16,8 +16,9 @@
 # session of its own. That detached process then reads the session's JSON from
 # stdin (for at most 10 s: a host may keep stdin open) for its `transcript_path`,
 # ingests that transcript, then scans. Output is dropped (the scan
-# saves its report under state/); a failure, or a transcript that is missing or
-# unreadable, leaves one line in state/hook.log. Always exits 0: a hook must never
+# saves its report under state/); a failure, or a transcript that is there but
+# unreadable, leaves one line in state/hook.log. A transcript that was never written
+# (`claude mcp list` ends a session that never ran) is no failure: no line. Always exits 0: a hook must never
 # fail its host.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
@@ -97,11 +98,11 @@ if os.fork() == 0:
         got = session_json(host)
         os.close(host)
         transcript = got.get("transcript_path") if isinstance(got, dict) else None
-        if isinstance(transcript, str) and transcript:
+        if isinstance(transcript, str) and transcript and os.path.lexists(transcript):
             if os.path.isfile(transcript) and os.access(transcript, os.R_OK):
                 run(["ingest", transcript], "ingest")
             else:
-                note("transcript %s: missing or unreadable; nothing ingested" % transcript)
+                note("transcript %s: unreadable; nothing ingested" % transcript)
         run(["scan"], "scan")
     finally:
         os._exit(0)

@@ -97,13 +97,43 @@ try:
 except OSError:
     pass
 cwd = got.get("cwd") if isinstance(got, dict) else None
-if isinstance(cwd, str) and "\0" not in cwd:
-    sys.stdout.write(cwd)
+path = got.get("transcript_path") if isinstance(got, dict) else None
+ok = lambda v: isinstance(v, str) and "\0" not in v and "\n" not in v
+sys.stdout.write((cwd if ok(cwd) else "") + "\n" + (path if ok(path) else ""))
+'
+
+# Sessions whose end hook never ran (a host cancels or kills it): this session's start
+# ingests its project's transcripts that no ingest read as they are now. Detached (its
+# own session, every descriptor on /dev/null) and bounded (120 s): never delays the start.
+catchup='
+import os, subprocess, sys
+prog, vault, transcript, cwd = sys.argv[1:5]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        args = [prog, "--vault", vault, "ingest", "--missed-beside", transcript]
+        try:
+            subprocess.run(args + (["--cwd", cwd] if cwd else []), timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            pass
+    os._exit(0)
+os.wait()
 '
 cwd=
+transcript=
 if [ ! -t 0 ]; then
     py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
-    [ -z "$py" ] || cwd=$("$py" -I -S -c "$reader" 2>/dev/null)
+    if [ -n "$py" ]; then
+        got=$("$py" -I -S -c "$reader" 2>/dev/null)
+        cwd=$(printf '%s\n' "$got" | sed -n 1p)
+        transcript=$(printf '%s\n' "$got" | sed -n 2p)
+    fi
 fi
 brief
+if [ -n "$transcript" ] && [ -n "$py" ] && [ -n "$prog" ] && [ -x "$prog" ] && [ -d "$vault" ]; then
+    "$py" -I -S -c "$catchup" "$prog" "$vault" "$transcript" "$cwd" </dev/null >/dev/null 2>&1
+fi
 exit 0

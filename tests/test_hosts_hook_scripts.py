@@ -30,12 +30,6 @@ from vaultkeeper.store.uses import read_events
 
 END = script_path("SessionEnd")
 MISSING_TRANSCRIPT = "/nonexistent/vaultkeeper-test/transcript.jsonl"
-# What session-end logs for PAYLOAD, whose transcript does not exist.
-TRANSCRIPT_NOTE = re.compile(
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ session-end: transcript "
-    + re.escape(MISSING_TRANSCRIPT)
-    + r": missing or unreadable; nothing ingested\n"
-)
 START = script_path("SessionStart")
 PAYLOAD = json.dumps(
     {
@@ -162,8 +156,8 @@ def test_session_end_returns_and_the_scan_survives_the_group_kill(
     (state / "release").touch()
     assert wait_for((state / "fake.done").exists)
     assert (state / "fake.done").read_text() == f"scanned --vault {vault} scan\n"
-    # nothing went wrong, but the host named a transcript that is not there
-    assert TRANSCRIPT_NOTE.fullmatch((state / config.HOOK_LOG_FILE).read_text())
+    # nothing went wrong: a transcript never written (the session never ran) is no failure
+    assert not (state / config.HOOK_LOG_FILE).exists()
 
 
 def test_session_end_finds_the_vault_in_the_environment(
@@ -186,9 +180,9 @@ def test_session_end_logs_a_failing_scan(tmp_path: Path, vault: Path, env: dict[
     hook = run_hook(END, [str(vault), str(fake)], env)
     assert hook.code == 0 and hook.stdout == ""
     log = vault / "state" / config.HOOK_LOG_FILE
-    assert wait_for(lambda: log.exists() and log.read_text().count("\n") == 2)
+    assert wait_for(lambda: log.exists() and log.read_text().count("\n") == 1)
     assert re.fullmatch(
-        TRANSCRIPT_NOTE.pattern + r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ session-end: scan exited 1: "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ session-end: scan exited 1: "
         r"vaultkeeper: error: disk full\n",
         log.read_text(),
     )
@@ -514,7 +508,7 @@ def test_session_end_on_40k_entries_then_session_start(
     assert wait_for(lambda: json.loads(state_file.read_text())["state"] == "idle", 60)
     state = json.loads(state_file.read_text())
     assert state["state"] == "idle" and state["lastCompleted"] > 0
-    assert TRANSCRIPT_NOTE.fullmatch(log.read_text())  # and nothing else went wrong
+    assert not log.exists()  # nothing went wrong
 
     brief = run_hook(START, [str(big_vault), program], full_env)
     assert brief.code == 0 and 0 < len(brief.stdout) <= config.BRIEF_MAX_CHARS
@@ -526,9 +520,9 @@ def test_session_end_on_40k_entries_then_session_start(
     again = run_hook(END, [str(big_vault), program], full_env)  # inside the cooldown
     assert again.code == 0
     assert wait_for(lambda: not any(alive_scans(big_vault)), 300)
+    assert wait_for(lambda: not workers(big_vault), 300)  # its launcher and scan are done
     assert json.loads((big_vault / "state" / config.STATE_FILE).read_text()) == state
-    # the missing transcript, once per session
-    assert wait_for(lambda: log.read_text().count("\n") == 2, 300)
+    assert not log.exists()  # a transcript never written is no failure, session after session
 
 
 def alive_scans(vault: Path) -> list[int]:

@@ -63,8 +63,8 @@ def test_install_merges_and_keeps_everything_else(
     result = run(runner, "--vault", vault, "hooks", "install", host, flag, settings)
     assert result.exit_code == 0, result.output
     assert "added   SessionEnd" in result.stdout and "added   SessionStart" in result.stdout
-    # Codex's docs: hooks are on by default; codex_hooks is only a deprecated alias
-    assert ("Codex runs hooks by default" in result.stdout) == (host == "codex")
+    # Codex: hooks are on unless [features] hooks = false; a new hook waits for trust
+    assert ("open /hooks and press t" in result.stdout) == (host == "codex")
     assert "codex_hooks = true" not in result.stdout
     data = json.loads(settings.read_text())
     # every other key and every other tool's hook, as it was

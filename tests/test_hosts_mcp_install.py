@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts import mcp as mcp_install
 
@@ -129,6 +130,14 @@ def test_claude_refuses_files_it_cannot_edit_and_writes_nothing(tmp_path: Path, 
     assert not (tmp_path / ".claude.json.vaultkeeper.bak").exists()
 
 
+# What Codex needs for an MCP call in `codex exec` (recorded: codex-0.169.0/mcp approved
+# per tool like this; codex-0.169.0/mcp-unapproved refused "requires approval").
+APPROVALS = "".join(
+    f'\n[mcp_servers.vaultkeeper.tools.{tool}]\napproval_mode = "approve"\n'
+    for tool in config.MCP_AGENT_TOOLS
+)
+
+
 def test_codex_appends_one_table_and_uninstall_restores_bytes(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(CODEX)
@@ -137,6 +146,7 @@ def test_codex_appends_one_table_and_uninstall_restores_bytes(tmp_path: Path) ->
     after = path.read_text()
     table = (
         f'[mcp_servers.vaultkeeper]\ncommand = "{PROGRAM}"\nargs = ["--vault", "{VAULT}", "mcp"]\n'
+        + APPROVALS
     )
     assert after == CODEX + "\n" + table
     if sys.version_info >= (3, 11):
@@ -160,7 +170,8 @@ def test_codex_replaces_our_table_in_place_with_its_subtables(tmp_path: Path) ->
     mcp_install.install("codex", path, Path("/v"), PROGRAM)
     assert path.read_text() == (
         f'[mcp_servers.vaultkeeper]\ncommand = "{PROGRAM}"\nargs = ["--vault", "/v", "mcp"]\n'
-        '\n# next\n[profiles.a]\nmodel = "m"\n'
+        + APPROVALS
+        + '\n# next\n[profiles.a]\nmodel = "m"\n'
     )
 
 

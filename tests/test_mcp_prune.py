@@ -1,4 +1,4 @@
-"""The elicitation gate on its own: what deletes, what keeps, and the time limit.
+"""The elicitation gate on its own: what deletes, what keeps or queues, and the time limit.
 
 The stdio tests (test_mcp_server.py) drive accept / wrong name / decline / cancel
 through a real host session; here the answers that are hard to provoke there (no
@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import snapshot
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.apply.prune import plan
+from vaultkeeper.apply.prune import NoAnswer, plan
 from vaultkeeper.mcp import prune as mcp_prune
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -45,7 +45,7 @@ def _last_journal(vault: Path) -> dict[str, Any]:
     return dict(json.loads(lines[-1]))
 
 
-def test_no_answer_in_time_keeps_everything_and_is_journaled(sample: Path) -> None:
+def test_no_answer_in_time_keeps_everything_and_queues_it(sample: Path) -> None:
     before = snapshot(sample)
     never = anyio.Event()
 
@@ -53,22 +53,23 @@ def test_no_answer_in_time_keeps_everything_and_is_journaled(sample: Path) -> No
         await never.wait()  # the person never answers
 
     outcome = _prune_with(sample, silent, timeout=0.05)
-    assert outcome.outcome == "silence"
+    assert outcome.outcome == "ask" and outcome.exit_code == 3
     assert snapshot(sample) == before
     record = _last_journal(sample)
-    assert record["outcome"] == "silence" and "no answer" in record["reason"]
+    assert record["outcome"] == "ask" and "no answer" in record["reason"]
+    assert "vaultkeeper review" in record["reason"]
 
 
 @pytest.mark.parametrize(
-    ("reply", "why"),
+    ("reply", "outcome", "why"),
     [
-        (RuntimeError("Elicitation not supported"), "dialog failed"),
-        (ValueError("content does not match the requested schema"), "dialog failed"),
-        (SimpleNamespace(action="accept", data=None), "is not"),
-        (SimpleNamespace(action="weird"), "not accept"),
+        (RuntimeError("Elicitation not supported"), "ask", "dialog failed"),
+        (ValueError("content does not match the requested schema"), "ask", "dialog failed"),
+        (SimpleNamespace(action="accept", data=None), "silence", "is not"),
+        (SimpleNamespace(action="weird"), "ask", "not accept"),
     ],
 )
-def test_errors_and_odd_answers_keep(sample: Path, reply: Any, why: str) -> None:
+def test_errors_and_odd_answers_keep(sample: Path, reply: Any, outcome: str, why: str) -> None:
     before = snapshot(sample)
 
     async def host(message: str, schema: Any) -> Any:
@@ -76,10 +77,10 @@ def test_errors_and_odd_answers_keep(sample: Path, reply: Any, why: str) -> None
             raise reply
         return reply
 
-    outcome = _prune_with(sample, host)
-    assert outcome.outcome == "silence" and why in outcome.reason
+    got = _prune_with(sample, host)
+    assert got.outcome == outcome and why in got.reason
     assert snapshot(sample) == before
-    assert _last_journal(sample)["reason"] == outcome.reason
+    assert _last_journal(sample)["reason"] == got.reason
 
 
 def test_the_right_name_deletes_through_the_terminal_s_prune(sample: Path) -> None:
@@ -97,7 +98,8 @@ def test_judge_and_the_expected_name(sample: Path) -> None:
     block = plan(sample, Decision("prune", BLOCK))
     assert mcp_prune.judge("accept", BLOCK, block) is True
     assert mcp_prune.judge("accept", BLOCK.upper(), block) != True  # noqa: E712 - exactly True
-    assert "declined" in str(mcp_prune.judge("decline", BLOCK, block))
+    declined = mcp_prune.judge("decline", BLOCK, block)
+    assert isinstance(declined, NoAnswer) and declined.why.startswith("the host declined")
     note = plan(sample, Decision("prune", "projects/web/memory/old-webpack-config.md"))
     assert mcp_prune.expected_name(note) == "old-webpack-config"
     assert mcp_prune.judge("accept", "old-webpack-config", note) is True

@@ -200,8 +200,20 @@ MCP_INSTALL_HINT = (
     f"pipx install --force '{DIST_NAME}[mcp]' (in a virtual environment: "
     f"pip install '{DIST_NAME}[mcp]')"
 )
-# How long apply_prune waits for the person's answer in the host's dialog; then it keeps.
+# The MCP tools an agent may run alone (read, cite, record, and the applier's gated
+# acts): `hooks install codex --mcp` approves them in Codex, so they work in `codex exec`.
+# What takes an entry out of the vault needs a person: apply_prune keeps Codex's own
+# approval (and its own dialog). docs/hosts.md lists both.
+MCP_AGENT_TOOLS = (
+    "recall", "search", "read", "report", "status", "cite", "new_lesson", "new_decision",
+    "apply_promote", "apply_revalidate", "apply_reactivate", "apply_skip",
+)  # fmt: skip
+MCP_PERSON_TOOLS = ("apply_prune",)
+CODEX_TOOL_APPROVAL = "approve"  # [mcp_servers.NAME.tools.TOOL] approval_mode (Codex 0.169)
+# How long apply_prune waits for an answer to elicitation/create; then it queues (ask).
 MCP_ELICIT_TIMEOUT_SECONDS = 600
+# From this MCP revision on a tool asks by returning InputRequiredResult (no back-channel).
+MCP_ROUNDS_VERSION = "2026-07-28"
 # A prune's journal line says where the person's yes came from (its "confirmed_via").
 CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
 CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)

@@ -53,10 +53,18 @@ class PrunePlan:
         return self.source.path
 
 
-# True only deletes; False or a reason (why the person's answer was not a yes) keeps.
-# A callback asking anywhere but at a terminal says where with a ``confirmed_via``
-# attribute (mcp_prune.InDialog): the journal line records it.
-Confirm = Callable[[PrunePlan], "bool | str"]
+@dataclass(frozen=True)
+class NoAnswer:
+    """No person's answer is known (a host declined by itself, a dialog failed or went
+    unanswered): nothing goes, and the request is queued for ``vaultkeeper review``."""
+
+    why: str
+
+
+# True only deletes; False or a reason (why the person's answer was not a yes) keeps;
+# NoAnswer queues the request for review. A callback asking anywhere but at a terminal
+# says where with a ``confirmed_via`` attribute (mcp_prune): the journal line records it.
+Confirm = Callable[[PrunePlan], "bool | str | NoAnswer"]
 
 
 def plan(vault: Path, decision: Decision) -> PrunePlan:
@@ -108,17 +116,10 @@ def prune(
             hash_before=found.hash, diff=found.diff, dry_run=True,
         )  # fmt: skip
     if confirm is None:
-        reason = "deleting needs a person's yes at a terminal"
-        with writer_lock(vault):
-            known = queue.find_pending(vault, decision, target)
-            ask = known or queue.enqueue(vault, decision, target, reason, found.hash, now)
-        queued = "already queued" if known else "queued"
-        return Outcome(
-            "prune", target, ASK,
-            f"{reason}; a person must run `vaultkeeper review` ({queued} as {ask.id})",
-            evidence=decision.evidence, id=ask.id, hash_before=found.hash,
-        )  # fmt: skip
+        return queued(vault, decision, found, "deleting needs a person's yes at a terminal", now)
     answer = confirm(found)
+    if isinstance(answer, NoAnswer):
+        return queued(vault, decision, found, answer.why, now)
     if answer is not True:
         why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
         return Outcome(
@@ -127,6 +128,21 @@ def prune(
         )  # fmt: skip
     via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
     return carry_out(vault, decision, now, found.hash, "a person answered yes", via)
+
+
+def queued(
+    vault: Path, decision: Decision, found: PrunePlan, reason: str, now: dt.datetime
+) -> Outcome:
+    """Nothing goes: the request waits in the queue for ``vaultkeeper review`` (ask)."""
+    with writer_lock(vault):
+        known = queue.find_pending(vault, decision, found.target)
+        ask = known or queue.enqueue(vault, decision, found.target, reason, found.hash, now)
+    state = "already queued" if known else "queued"
+    return Outcome(
+        "prune", found.target, ASK,
+        f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
+        evidence=decision.evidence, id=ask.id, hash_before=found.hash,
+    )  # fmt: skip
 
 
 def carry_out(

@@ -20,13 +20,9 @@ from vaultkeeper.commands.base import (
     vault_path,
 )
 
-# After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
-# user must know: hooks on by default, their off switches, a new hook trusted in /hooks.
-CODEX_NOTE = (
-    "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
-    "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
-    "only once you have reviewed and trusted it: open /hooks in Codex"
-)
+# After `install codex`: Codex runs hooks unless [features] hooks = false (its deprecated
+# alias: codex_hooks), and a new or changed command hook only once the person trusts it.
+CODEX_NOTE = "note: ~/.codex/config.toml [features] `hooks = false` turns Codex's hooks off"
 
 _TARGETS = ("claude-code", "codex", "cron", "git")
 
@@ -108,7 +104,7 @@ def hooks_install(
       vaultkeeper --vault ~/memory hooks install git
     """
     from vaultkeeper.errors import UsageError
-    from vaultkeeper.hosts import cron
+    from vaultkeeper.hosts import codex_trust, cron
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
     from vaultkeeper.hosts import mcp as mcp_install
@@ -131,7 +127,9 @@ def hooks_install(
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served, warn)
         if target == "codex" and not as_json:
-            click.echo(f"  {CODEX_NOTE}")
+            trust = [h.trust or "" for h in hostfiles.installed(target, path).handlers]
+            for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]:
+                click.echo(f"  {line}")
         return
     host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if print_only:
@@ -266,9 +264,9 @@ def hooks_status(
         elif not host.handlers:
             click.echo(f"{host.target:<12} not installed in {host.path}")
         for h in host.handlers:
-            click.echo(
-                f"{host.target:<12} {h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
-            )
+            trust = f" [{h.trust}]" if h.trust else ""
+            line = f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}"
+            click.echo(f"{host.target:<12} {line}")
             if h.problem:  # the hook cannot work: the host runs it and nothing happens
                 click.echo(f"{host.target:<12} {h.event} will do nothing: {h.problem}")
         for reg in (r for r in served if r.target == host.target):

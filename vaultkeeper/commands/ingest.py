@@ -10,11 +10,25 @@ from vaultkeeper.commands.base import now_utc, print_json, vault_path
 
 
 @click.command()
-@click.argument("transcripts", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("transcripts", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
 @click.option("--dry-run", is_flag=True, help="Print what would be recorded; write nothing.")
+@click.option(
+    "--missed-beside",
+    type=click.Path(path_type=Path),
+    help="Also the transcripts of this transcript's project that no ingest has read as "
+    "they are now (the session-start hook: sessions whose end hook never ran).",
+)
+@click.option("--cwd", help="With --missed-beside: only Codex rollouts of this folder.")
 @click.pass_context
-def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry_run: bool) -> None:
+def ingest(
+    ctx: click.Context,
+    transcripts: tuple[Path, ...],
+    as_json: bool,
+    dry_run: bool,
+    missed_beside: Path | None,
+    cwd: str | None,
+) -> None:
     """Count the reuse in session transcripts (Claude Code or Codex JSONL).
 
     A pattern counts once per session when the agent cites it in its own
@@ -32,6 +46,8 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
       vaultkeeper ingest ~/.claude/projects/*/*.jsonl
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
+    from vaultkeeper.errors import UsageError
+    from vaultkeeper.learn import catch_up
     from vaultkeeper.learn.ingest import ingest as run_ingest
     from vaultkeeper.report.candidates import one_line
     from vaultkeeper.store.textsafe import inert
@@ -39,8 +55,19 @@ def ingest(ctx: click.Context, transcripts: tuple[Path, ...], as_json: bool, dry
     def clean(text: str) -> str:  # a transcript's text: no escapes, no lone surrogates
         return inert(one_line(text))
 
+    vault = vault_path(ctx)
+    if not transcripts and missed_beside is None:
+        raise UsageError("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
+    if missed_beside is not None:
+        transcripts = (*transcripts, *catch_up.missed(vault, missed_beside.absolute(), cwd))
+        if not transcripts:
+            click.echo("nothing missed: every transcript of the project was ingested")
+            return
     now = now_utc()
-    out = run_ingest(vault_path(ctx), transcripts, now, dry_run=dry_run)
+    out = run_ingest(vault, transcripts, now, dry_run=dry_run)
+    read = [Path(f.path) for f in out.files if f.error is None]
+    if read and not dry_run:  # nothing read (a refusal): nothing written
+        catch_up.remember(vault, read, now)
     failed = [f for f in out.files if f.error is not None]
     for f in failed:
         click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import created
+from vaultkeeper.hosts import codex_trust, created
 from vaultkeeper.hosts.program import problem_of
 from vaultkeeper.hosts.settings import event_groups, indent_of, set_groups, without_spots
 from vaultkeeper.hosts.settings import read_settings as read_settings
@@ -45,6 +45,7 @@ class Handler:
     timeout: int | None
     vault: str | None  # the vault the command names, when it names one
     problem: str | None = None  # hooks status: its script or program gone, not a vaultkeeper
+    trust: str | None = None  # Codex: trusted, not yet trusted, or changed (codex_trust)
 
     def as_json(self) -> dict[str, Any]:
         return {"type": "command", "command": self.command, "timeout": self.timeout}
@@ -230,7 +231,10 @@ def installed(target: str, path: Path) -> Installed:
                 h = groups[gi]["hooks"][hi]
                 timeout = h.get("timeout") if isinstance(h.get("timeout"), int) else None
                 cmd = h["command"]
-                found.append(Handler(event, cmd, timeout, _vault_of(cmd), problem_of(cmd)))
+                trust = None
+                if target == "codex":
+                    trust = codex_trust.state(path, event, (gi, hi), groups[gi], h)
+                found.append(Handler(event, cmd, timeout, _vault_of(cmd), problem_of(cmd), trust))
     except VaultkeeperError as exc:
         return Installed(target, str(path), True, (), str(exc).removesuffix("; nothing written"))
     return Installed(target, str(path), True, tuple(found))

@@ -169,15 +169,22 @@ def _claude(path: Path, want: dict[str, Any] | None, write: bool) -> Change:
 
 # -- Codex: TOML ----------------------------------------------------------------------
 def _table(command: list[str], nl: str) -> str:
+    """Our server's table, then one approval table per tool an agent may run alone:
+    Codex refuses an unapproved MCP call in `codex exec` ("requires approval")."""
     args = ", ".join(tomledit.basic_string(a) for a in command[1:])
-    return nl.join(
-        [
-            f"[{_TABLE}.{NAME}]",
-            f"command = {tomledit.basic_string(command[0])}",
-            f"args = [{args}]",
-            "",
-        ]
-    )
+    lines = [
+        f"[{_TABLE}.{NAME}]",
+        f"command = {tomledit.basic_string(command[0])}",
+        f"args = [{args}]",
+    ]
+    for tool in config.MCP_AGENT_TOOLS:
+        approve = tomledit.basic_string(config.CODEX_TOOL_APPROVAL)
+        lines += ["", f"[{_TABLE}.{NAME}.tools.{tool}]", f"approval_mode = {approve}"]
+    return nl.join([*lines, ""])
+
+
+def _approvals() -> dict[str, Any]:
+    return {t: {"approval_mode": config.CODEX_TOOL_APPROVAL} for t in config.MCP_AGENT_TOOLS}
 
 
 def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
@@ -219,7 +226,14 @@ def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
             new = text + sep + table
             action = f"added   mcp server {NAME}: {' '.join(command)}"
     _toml_check(before, new, command, path)
-    return _write("codex", path, raw, new, action, write)
+    change = _write("codex", path, raw, new, action, write)
+    if command is None:
+        return change
+    approved = (
+        f"approved in Codex (an agent may run them alone): {', '.join(config.MCP_AGENT_TOOLS)}; "
+        f"{', '.join(config.MCP_PERSON_TOOLS)} keeps Codex's approval and asks the person"
+    )
+    return replace(change, actions=(*change.actions, approved))
 
 
 def _read_text(path: Path) -> str:
@@ -240,7 +254,7 @@ def _toml_check(
     servers = dict(expected.get(_TABLE, {}))
     servers.pop(NAME, None)
     if command is not None:
-        servers[NAME] = {"command": command[0], "args": command[1:]}
+        servers[NAME] = {"command": command[0], "args": command[1:], "tools": _approvals()}
     expected[_TABLE] = servers
     after = json.loads(json.dumps(tomledit.load(new, path), default=str))
     for data in (expected, after):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.learn.codex_family import children
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
 from vaultkeeper.learn.view import VaultView as _Vault
@@ -56,7 +58,8 @@ class IngestResult:
 
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
-    """The given transcripts, each followed by its sub-agents' transcripts; no repeats."""
+    """The given transcripts, each followed by its sub-agents' transcripts (Claude Code's
+    ``<session>/subagents/``, Codex's child rollouts: codex_family); no repeats."""
     out: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
@@ -64,6 +67,7 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
         if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
             subagents = path.with_suffix("") / config.SUBAGENTS_DIR
             extra = sorted(subagents.glob(config.SUBAGENT_GLOB)) if subagents.is_dir() else []
+            extra += children(path) if path.is_file() else []  # a Codex thread's sub-agents
         for item in (path, *extra):
             key = item.absolute()
             if key not in seen:
@@ -88,6 +92,10 @@ def _events(view: _Vault, reader: Reader, signal: Signal, today: dt.date) -> lis
         made = view.link(name, None) if note else ("cite", name)
         if made and name:
             found.append(made)
+    elif signal.kind == "mcp-read":  # the server's read: a vault-relative path
+        read, pattern = view.file(os.path.join(view.root, signal.value), None)
+        found += [("read", read)] if read else []
+        found += [("skill", pattern)] if pattern else []
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
         here = signal.evidence is None or view.is_root(signal.evidence, signal.cwd)
         found += [("cite", signal.value)] if signal.value and here else []
@@ -144,6 +152,7 @@ def ingest(
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
     calls: list[CiteCall] = []
     sessions: dict[Path, str] = {}  # a transcript (without .jsonl) -> its one session
+    made: dict[str, str] = {}  # Claude Code line uuid -> its session (forks copy lines)
     for path in transcript_files(paths):
         shown = str(path)
         why = _unreadable(path)
@@ -159,18 +168,22 @@ def ingest(
             why = "not a Claude Code or Codex transcript (no line says which)"
             files.append(FileResult(shown, None, None, 0, why))
             continue
-        reader = Reader(path, fmt)
-        found: list[UseEvent] = []
-        made: list[CiteCall] = []
+        reader = Reader(path, fmt, made)
+        found: list[tuple[UseEvent, bool]] = []  # and whether it keeps its own session
+        calls_here: list[CiteCall] = []
         try:
             for signal in reader:
+                # a fork's copied line is its source session's (the reader says so);
+                # any other line is this file's one session, whatever id it claims
+                copied = signal.session != reader.session
                 for event in _events(view, reader, signal, now.date()):
-                    found.append(event)
+                    found.append((event, copied))
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
-                        made.append(CiteCall(event.session, event.target, event.date, evidence))
+                        call = CiteCall(event.session, event.target, event.date, evidence)
+                        calls_here.append(dataclasses.replace(call, tool_use=signal.call))
                     elif signal.kind == "cli-use":
-                        made.append(
+                        calls_here.append(
                             CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
                         )
             session = bounded(_session(path, reader, sessions))  # as the log keeps it
@@ -178,10 +191,10 @@ def ingest(
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
             continue
         sessions[path.with_suffix("")] = session
-        for event in found:  # one file is one session, however many ids its lines claim
-            event = event._replace(session=session)
+        for event, copied in found:  # one file is one session, whatever ids its lines claim
+            event = event if copied else event._replace(session=session)
             events.setdefault((event.session, event.kind, event.target), event)
-        calls += [dataclasses.replace(c, session=session) for c in made]
+        calls += [dataclasses.replace(c, session=session) for c in calls_here]
         skipped = reader.skipped
         files.append(FileResult(shown, fmt, session, skipped.bad + skipped.long, None))
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block

@@ -28,6 +28,7 @@ class CiteCall:
     date: dt.date
     evidence: str  # as the call gave it
     source: str = config.MCP_SOURCE  # CLI_SOURCE: a shell's `vaultkeeper use NAME`
+    tool_use: str | None = None  # Claude Code's tool_use id: the server's line names it
 
 
 def matched(
@@ -46,6 +47,12 @@ def matched(
         if key in counted or key in out:
             continue
         mcp = call.source == config.MCP_SOURCE
+        tagged = (call.target, mcp_receipt(call.evidence, call.tool_use))
+        if mcp and call.tool_use and server.get(tagged):  # the very call, whatever its date
+            day = server[tagged].pop()
+            out[key] = call.source
+            claims.append((tagged[0], tagged[1], day.isoformat()))
+            continue
         line = (call.target, mcp_receipt(call.evidence) if mcp else call.source)
         dates = server.get(line, [])
         near = [d for d in dates if abs((d - call.date).days) <= CITE_CALL_DAYS]

@@ -10,6 +10,7 @@ signals onto it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.learn.codex_family import session_of
+from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -35,9 +38,6 @@ CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
 # Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
 # of these (its tool calls and its session header).
 _CODEX_MORE = (b"function_call", b"session_meta")
-# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
-# has written ``SERVER__TOOL`` and ``SERVER.TOOL``. Only the server's own name is taken.
-_MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,9 @@ class Signal:
     """One thing the agent did: ``link`` (target, heading), ``skill`` (name), ``file``
     (a path it read; ``cwd`` resolves a relative one), ``mcp-cite`` (a call of the
     vault's MCP ``cite`` tool: the name it cited, and the ``evidence`` it gave),
-    ``cli-use`` (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the
-    vault its ``--vault`` names, if it names one), ``native`` (a file name in a
+    ``mcp-read`` (a call of its ``read`` tool: the vault-relative path), ``cli-use``
+    (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the vault its
+    ``--vault`` names, if it names one), ``native`` (a file name in a
     ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used)."""
 
     kind: str
@@ -57,6 +58,7 @@ class Signal:
     date: dt.date | None
     cwd: str | None
     evidence: str | None = None
+    call: str | None = None  # Claude Code's tool_use id of an mcp-cite (the server logs it)
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,11 @@ def _load(raw: bytes | None) -> dict[str, Any] | None:
 class Reader:
     """Iterate one transcript's signals; ``skipped`` counts the unreadable lines after."""
 
-    def __init__(self, path: Path, fmt: str) -> None:
+    def __init__(self, path: Path, fmt: str, made: dict[str, str] | None = None) -> None:
         self.path, self.format = path, fmt
+        # line uuid -> the session that made it (Claude Code), shared by one ingest's
+        # readers: a fork copies its source's lines with their uuid
+        self.made: dict[str, str] = {} if made is None else made
         self.session = path.stem
         self.claimed: str | None = None  # the first session id a line of the file gave
         self.first_date: dt.date | None = None
@@ -161,9 +166,23 @@ class Reader:
         message = obj.get("message")
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
             return
+        if obj.get("madeBy") not in (None, "model"):  # "input": history a caller passed in
+            return
         if isinstance(obj.get("sessionId"), str) and obj["sessionId"]:
             self.session = obj["sessionId"]
             self.claimed = self.claimed or self.session
+        owner = made_in(obj, self.session, self.made)
+        if owner is None:  # a line this batch read already, in another session
+            return
+        if owner != self.session:  # a fork's copy: its source's use, counted there once
+            for signal in self._claude_line(obj, message, number):
+                yield dataclasses.replace(signal, session=owner)
+            return
+        yield from self._claude_line(obj, message, number)
+
+    def _claude_line(
+        self, obj: dict[str, Any], message: dict[str, Any], number: int
+    ) -> Iterator[Signal]:
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
@@ -177,7 +196,8 @@ class Reader:
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 yield from self._links(block["text"], number, day, cwd)
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-                yield from self._tool(str(block.get("name")), block["input"], number, day, cwd)
+                name, call = str(block.get("name")), block.get("id")
+                yield from self._tool(name, block["input"], number, day, cwd, call)
 
     def _codex(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
         payload = obj.get("payload")
@@ -185,10 +205,9 @@ class Reader:
             return
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
-        if obj.get("type") == "session_meta":
-            if isinstance(payload.get("id"), str) and payload["id"]:
-                self.session = payload["id"]
-                self.claimed = self.claimed or self.session
+        if obj.get("type") == "session_meta":  # a sub-agent's uses are its parent's
+            self.session = session_of(payload) or self.session
+            self.claimed = self.claimed or self.session
             if isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
             return
@@ -210,8 +229,9 @@ class Reader:
                 args = given if isinstance(given, dict) else json.loads(given)
             except (ValueError, TypeError, RecursionError):
                 return
-            if isinstance(args, dict) and _is_cite(payload.get("name"), args):
-                yield self._cite(args, number, day, cwd)
+            name = full_name(payload.get("name"), payload.get("namespace"))
+            if isinstance(args, dict) and vault_tool(name) is not None:
+                yield from self._mcp(str(name), args, number, day, cwd)
             elif isinstance(args, dict):
                 workdir = args.get("workdir")
                 here = workdir if isinstance(workdir, str) else cwd
@@ -229,7 +249,13 @@ class Reader:
                     yield Signal("native", name, None, number, self.session, day, cwd)
 
     def _tool(
-        self, name: str, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
+        self,
+        name: str,
+        args: dict[str, Any],
+        number: int,
+        day: dt.date | None,
+        cwd: str | None,
+        call: object = None,
     ) -> Iterator[Signal]:
         if name == "Skill" and isinstance(args.get("skill"), str):
             yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
@@ -237,14 +263,28 @@ class Reader:
             yield Signal("file", args["file_path"], None, number, self.session, day, cwd)
         elif name == "Bash":
             yield from self._shell(args.get("command"), number, day, cwd)
-        elif _is_cite(name, args):
-            yield self._cite(args, number, day, cwd)
+        else:
+            yield from self._mcp(name, args, number, day, cwd, call)
 
-    def _cite(
-        self, args: dict[str, Any], number: int, day: dt.date | None, cwd: str | None
-    ) -> Signal:
-        name, evidence = args["name"], args["evidence"]
-        return Signal("mcp-cite", name, None, number, self.session, day, cwd, evidence)
+    def _mcp(
+        self,
+        name: str,
+        args: dict[str, Any],
+        number: int,
+        day: dt.date | None,
+        cwd: str | None,
+        call: object = None,
+    ) -> Iterator[Signal]:
+        """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing)."""
+        tool = vault_tool(name)
+        if tool == "cite" and isinstance(args.get("name"), str):
+            if isinstance(args.get("evidence"), str):
+                value, evidence = args["name"], args["evidence"]
+                used = call if isinstance(call, str) and call else None
+                session = self.session
+                yield Signal("mcp-cite", value, None, number, session, day, cwd, evidence, used)
+        elif tool == "read" and isinstance(args.get("path"), str):
+            yield Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
 
     def _shell(
         self, command: object, number: int, day: dt.date | None, cwd: str | None
@@ -253,15 +293,3 @@ class Reader:
             yield Signal("file", path, None, number, self.session, day, cwd)
         for name, vault in shell_uses(command):  # the vault it names, if any, as evidence
             yield Signal("cli-use", name, None, number, self.session, day, cwd, vault)
-
-
-def _is_cite(name: object, args: dict[str, Any]) -> bool:
-    """A call of the vaultkeeper MCP server's ``cite`` tool, with its two arguments."""
-    match = _MCP_TOOL.match(name) if isinstance(name, str) else None
-    return (
-        match is not None
-        and match["tool"] == "cite"
-        and match["server"].casefold() == config.MCP_SERVER_NAME
-        and isinstance(args.get("name"), str)
-        and isinstance(args.get("evidence"), str)
-    )

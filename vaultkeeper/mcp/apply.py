@@ -2,9 +2,8 @@
 
 Each apply tool builds one Decision and hands it to the applier's single entry point
 (``apply_decision``, via VaultTools.apply): the same gates, outcomes and journal line as
-``vaultkeeper apply ...``. ``apply_prune`` passes a confirm callback that asks the person
-in the host's dialog (mcp_prune.py) when the client can show one, and none otherwise,
-so the applier queues the request for ``vaultkeeper review``.
+``vaultkeeper apply ...``. ``apply_prune`` (prune_tool.py) passes a confirm callback
+that asks the person in the host's dialog (prune.py).
 """
 
 from __future__ import annotations
@@ -13,14 +12,11 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 
-from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.errors import VaultkeeperError, internal_error
-from vaultkeeper.mcp import prune as mcp_prune
 from vaultkeeper.mcp.shapes import (
     WRITES,
     DryRun,
@@ -59,7 +55,8 @@ async def apply(tools: VaultTools, decision: Decision, dry_run: bool = False) ->
 
 
 def register(app: MCPServer, tools: VaultTools) -> None:
-    """The five apply tools, each one Decision through the applier's single entry point."""
+    """Four apply tools, each one Decision through the applier's single entry point
+    (the fifth, apply_prune, is prune_tool.py's)."""
 
     @app.tool(
         name="apply_promote",
@@ -121,23 +118,3 @@ def register(app: MCPServer, tools: VaultTools) -> None:
     ) -> OutcomeOut:
         decision = Decision("skip", target, reason=reason)
         return await apply(tools, decision)
-
-    @app.tool(
-        name="apply_prune",
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
-        description="Ask the person to delete a registry pattern NAME or an entry file "
-        "PATH. The host shows them exactly what will go and they must type its name; only "
-        "then does it move to .trash/ (restorable). Decline, cancel, a wrong name or no "
-        "answer keeps it (outcome silence). A host without dialogs queues it for "
-        "`vaultkeeper review` (outcome ask): tell the user, do not retry.",
-    )
-    async def apply_prune(
-        target: Target, ctx: Context, expect_hash: ExpectHash = None, dry_run: DryRun = False
-    ) -> OutcomeOut:
-        decision = Decision("prune", target, expect_hash=expect_hash)
-        asks = not dry_run and mcp_prune.can_elicit(ctx.client_capabilities)
-        # no dialog: confirm=None, and the applier queues the request for review (ask)
-        confirm = (
-            mcp_prune.in_dialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS) if asks else None
-        )
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run, confirm)))

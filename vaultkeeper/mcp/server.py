@@ -4,24 +4,27 @@ Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, 
 same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
 its dict as structured output; a refusal becomes a tool error carrying the CLI's
 one-line message. The reading and writing tools and the resources are here; the gated
-apply tools in mcp_apply.py, where a deletion needs a person's answer in the host's
-dialog (mcp_prune.py).
+apply tools in apply.py and prune_tool.py, where a deletion needs a person's answer in
+the host's dialog (prune.py).
 Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp import apply as mcp_apply
+from vaultkeeper.mcp import prune_tool
 from vaultkeeper.mcp.apply import run
+from vaultkeeper.mcp.session import host_session, tool_use
 from vaultkeeper.mcp.shapes import (
     READ_ONLY,
     WRITES,
@@ -64,6 +67,7 @@ def build(vault: Path, now: Now, session: str) -> MCPServer:
     _reading_tools(app, tools)
     _writing_tools(app, tools)
     mcp_apply.register(app, tools)
+    prune_tool.register(app, tools)
     _resources(app, tools)
     return app
 
@@ -149,8 +153,14 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
     async def cite(
         name: Annotated[str, arg("A pattern NAME or a note's vault path (a hit's cite).")],
         evidence: Annotated[str, arg("Where it was used: a path:line, a URL or a sentence.")],
+        ctx: Context,
     ) -> CiteOut:
-        return await run(CiteOut, lambda: tools.cite(name, evidence))
+        meta = ctx.request_context.meta  # the host's ids of this call (mcp/session.py)
+        home, cwd = Path(os.environ.get("HOME") or Path.home()), Path.cwd()
+        call = functools.partial(
+            tools.cite, name, evidence, lambda: host_session(meta, home, cwd), tool_use(meta)
+        )
+        return await run(CiteOut, call)
 
     for kind, tool, doc in NEW_TOOLS:
         _new_tool(app, tools, kind, tool, doc)

@@ -180,8 +180,18 @@ class VaultTools:
         # each problem as an object: a Problem is a named tuple, which JSON makes a list
         return {**result.__dict__, "problems": [p.to_dict() for p in result.problems]}
 
-    def cite(self, name: str, evidence: str) -> dict[str, Any]:
-        """Record that this session used pattern NAME (or the note at a path), via learn."""
+    def cite(
+        self,
+        name: str,
+        evidence: str,
+        host: Callable[[], str | None] | None = None,
+        tool_use: str | None = None,
+    ) -> dict[str, Any]:
+        """Record that this session used pattern NAME (or the note at a path), via learn.
+
+        ``host`` finds the host's session of the call (mcp/session.py): the use counts
+        there, so the transcript's own mention of the pattern is the same use. A Claude
+        Code ``tool_use`` id joins the receipt: ingest finds this line by it."""
         from vaultkeeper.learn.count import record
         from vaultkeeper.store.uses import UseEvent, mcp_receipt
 
@@ -193,8 +203,9 @@ class VaultTools:
         if note:
             target = rel(self.vault.resolve(), self.entry_path(target))
         now = self.now()
-        receipt = mcp_receipt(said)
-        event = UseEvent(self.session, config.MCP_SOURCE, "cite", target, now.date(), receipt)
+        receipt = mcp_receipt(said, tool_use)
+        session = (host() if host is not None else None) or self.session
+        event = UseEvent(session, config.MCP_SOURCE, "cite", target, now.date(), receipt)
         result = record(self.vault, [event], now)
         if result.refused:
             raise GateRefused(result.refused[0])
@@ -207,7 +218,7 @@ class VaultTools:
         return {
             "target": target,
             "kind": "note" if note else "pattern",
-            "session": self.session,
+            "session": session,
             "recorded": bool(result.recorded),
             "counted": counted is not None,
             "count_before": None if counted is None else counted.count_before,
@@ -215,6 +226,12 @@ class VaultTools:
             "last_used": None if counted is None else counted.last_used,
             "note": None if result.recorded else "already cited in this session: counted once",
         }
+
+    def prune_plan(self, target: str) -> Any:
+        """What a prune of ``target`` would delete, read now (the question's text)."""
+        from vaultkeeper.apply.prune import plan
+
+        return plan(self.vault, Decision("prune", target))
 
     def apply(self, decision: Decision, dry_run: bool = False, confirm: Any = None) -> Outcome:
         """One decision through the applier's single entry point (gated, journaled)."""

@@ -153,10 +153,12 @@ def _event(value: object) -> UseEvent | None:
         return None
 
 
-def mcp_receipt(evidence: str) -> str:
-    """The receipt the MCP ``cite`` tool logs for ``evidence``: blanks folded, cut short.
-    ingest rebuilds it from the tool call in a transcript to find the server's line."""
-    return "mcp:" + " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
+def mcp_receipt(evidence: str, tool_use: str | None = None) -> str:
+    """The receipt the MCP ``cite`` tool logs for ``evidence``: blanks folded, cut short,
+    then the host's tool_use id of the call when it sent one (Claude Code). ingest
+    rebuilds it from the tool call in a transcript to find the server's line."""
+    said = "mcp:" + " ".join(evidence.split())[: config.MCP_CITE_EVIDENCE_CHARS]
+    return said if tool_use is None else f"{said} #{tool_use}"
 
 
 def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:

@@ -1,0 +1,127 @@
+"""Has the person trusted our hooks in Codex? Read, never written: trusting is their review.
+
+Codex 0.169 runs a command hook only once the person has trusted it (``/hooks``, then
+``t``); ``codex exec`` skips an untrusted one silently. Trusting writes, into the
+``config.toml`` beside ``hooks.json``::
+
+    [hooks.state."<hooks.json path>:<event snake_case>:<group>:<handler>"]
+    trusted_hash = "sha256:<hex>"
+
+where the hash is over the handler's definition, so a changed command asks again. The
+hash is computed as Codex computes it (codex-rs ``command_hook_hash``; the recorded
+config.toml in tests/fixtures/hosts/codex-0.169.0/hook-trust/ is the check): the JSON of
+``{event_name, matcher?, hooks: [{type, command, timeout, async, statusMessage?}]}``
+with every object's keys sorted and no spaces, sha256, hex.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper.store import tomledit
+
+EVENT_LABELS = {
+    "PreToolUse": "pre_tool_use",
+    "PermissionRequest": "permission_request",
+    "PostToolUse": "post_tool_use",
+    "PreCompact": "pre_compact",
+    "PostCompact": "post_compact",
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+}
+NO_MATCHER = frozenset({"UserPromptSubmit", "Stop", "SessionEnd"})  # Codex ignores theirs
+TRUSTED = "trusted in Codex"
+NEW = "installed, not yet trusted in Codex (it skips the hook until you do)"
+CHANGED = "changed since you trusted it: Codex will ask again"
+STEP = "next, in Codex: open /hooks and press t to trust them (Codex never runs an untrusted hook)"
+_STATE = re.compile(r'^\s*\[\s*hooks\.state\."((?:[^"\\]|\\.)*)"\s*\]\s*$')
+_HASH = re.compile(r'^\s*trusted_hash\s*=\s*"([^"]*)"\s*$')
+
+
+def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
+    """Codex's trusted_hash of one handler (of ``group``, under ``event``)."""
+    default = 1 if event == "SessionEnd" else 600  # an unset timeout, as Codex hashes it
+    given = handler.get("timeout", handler.get("timeoutSec"))
+    norm: dict[str, Any] = {
+        "type": "command",
+        "command": handler.get("command"),
+        "timeout": max(int(given) if isinstance(given, int) and given else default, 1),
+        "async": bool(handler.get("async", False)),
+    }
+    for key in ("statusMessage", "additionalContextLimit"):
+        if handler.get(key) is not None:
+            norm[key] = handler[key]
+    identity: dict[str, Any] = {"event_name": EVENT_LABELS.get(event, event), "hooks": [norm]}
+    if group.get("matcher") is not None and event not in NO_MATCHER:
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def key(hooks_file: Path, event: str, group: int, handler: int) -> str:
+    return f"{hooks_file}:{EVENT_LABELS.get(event, event)}:{group}:{handler}"
+
+
+def trusted_hashes(config_toml: Path) -> dict[str, str]:
+    """Every ``[hooks.state."KEY"] trusted_hash`` in Codex's config.toml ({} if none)."""
+    try:
+        text = config_toml.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    try:
+        data = tomledit.load(text, config_toml)
+    except Exception:  # not valid TOML: Codex would not read it either
+        return {}
+    if data is not None:
+        state = data.get("hooks", {}).get("state", {})
+        if not isinstance(state, dict):
+            return {}
+        return {
+            k: v["trusted_hash"]
+            for k, v in state.items()
+            if isinstance(v, dict) and isinstance(v.get("trusted_hash"), str)
+        }
+    found: dict[str, str] = {}  # Python 3.10: the tables as Codex writes them
+    table: str | None = None
+    for line in text.splitlines():
+        head = _STATE.match(line)
+        if head:
+            table = head.group(1).encode().decode("unicode_escape")
+            continue
+        if line.lstrip().startswith("["):
+            table = None
+        hashed = _HASH.match(line)
+        if hashed and table is not None:
+            found[table] = hashed.group(1)
+    return found
+
+
+def state(
+    hooks_file: Path, event: str, spot: tuple[int, int], group: dict[str, Any], handler: Any
+) -> str:
+    """TRUSTED, NEW or CHANGED for the handler at ``spot`` (group, index) of ``event``."""
+    known = trusted_hashes(hooks_file.parent / "config.toml")
+    keys = {key(hooks_file, event, *spot), key(Path(os.path.realpath(hooks_file)), event, *spot)}
+    have = [known[k] for k in keys if k in known]
+    if not have:
+        return NEW
+    return TRUSTED if hook_hash(event, group, handler) in have else CHANGED
+
+
+def install_lines(states: list[str]) -> list[str]:
+    """What ``hooks install codex`` ends with: the one step the person takes in Codex."""
+    if states and all(s == TRUSTED for s in states):
+        return ["Codex: you have trusted these hooks; nothing to do"]
+    lines = []
+    if CHANGED in states:
+        lines.append("Codex: a hook's command changed since you trusted it: Codex will ask again")
+    return [*lines, STEP]
