@@ -178,7 +178,8 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 # one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
-OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
+ANCHORS_KEY = "anchors"  # issue 23: list of {at, digest, commit} on memory/decision entries
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY, ANCHORS_KEY)
 
 # -- search and the MCP server (issue 11) ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
@@ -215,3 +216,14 @@ DUP_DELTA_MIN = 2000
 STALE_DAYS = 180
 SKILL_UNUSED_DAYS = 180
 MERGED_FROM = "Merged from"  # the heading `apply merge` puts DROP's text under
+
+# -- code anchors (issue 23, vaultkeeper/anchors/) -----------------------------------
+ANCHOR_STATES = ("ok", "changed", "moved", "gone")
+ANCHOR_MAX_FILE_BYTES = 2_000_000  # a larger file is not read: its anchors are "unchecked"
+ANCHOR_MAX_PATH_CHARS = 500
+ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-list)
+ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the commit, at most
+ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
+REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
+REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
+ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)
