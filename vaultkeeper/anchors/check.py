@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
-from typing import Any
 
 from vaultkeeper.anchors import repo, source
 from vaultkeeper.anchors.format import DEFINITION, FILE, Anchor, Item, text_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any
 
 OK, CHANGED, MOVED, GONE, UNCHECKED = "ok", "changed", "moved", "gone", "unchecked"
 

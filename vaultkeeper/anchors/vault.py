@@ -13,7 +13,6 @@ import json
 import os
 from collections import namedtuple
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
@@ -21,6 +20,10 @@ from vaultkeeper.anchors.check import CHANGED, GONE, MOVED, Checker, Result
 from vaultkeeper.anchors.format import parse_condition, parse_items, text_of
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any
 
 _CACHE_VERSION = 1
 REOPEN, DECIDED, HOLDS, REVIEW = "reopen", "condition-met", "condition-not-met", "review"
@@ -43,6 +46,9 @@ def load_cache(vault: Path) -> dict[str, Any]:
 
 
 def save_cache(vault: Path, cache: dict[str, Any]) -> None:
+    """Kept only for a vault with a project tied to a repository (else nothing was read)."""
+    if not cache.get("entries"):
+        return
     folder = vault / config.STATE_DIR
     if folder.is_dir() and not folder.is_symlink():
         atomic_write(cache_path(vault), json.dumps(cache, separators=(",", ":")), fsync_dir=False)
@@ -102,14 +108,14 @@ def check_vault(vault: Path, cache: dict[str, Any] | None = None) -> list[Findin
     checkers: dict[str, Checker] = {}
     found: list[Finding] = []
     for rel in _memory_files(vault):
-        keys = entry_keys(vault, rel, cache)
-        if keys is None or keys[1] == "archived":
-            continue
         project = repo.project_of(rel) or ""
         if project not in tops:
             tops[project] = repo.located(vault, project)
         top = tops[project]
-        if top is None:
+        if top is None:  # untied here: nothing to check against, nothing read
+            continue
+        keys = entry_keys(vault, rel, cache)
+        if keys is None or keys[1] == "archived":
             continue
         checker = checkers.get(top)
         if checker is None:

@@ -211,6 +211,12 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
+    from vaultkeeper.anchors import vault as anchors
+
+    anchor_cache = anchors.load_cache(vault)
+    anchored = anchors.check_vault(vault, anchor_cache)
+    if cache is not None:  # the scan's run (run_scan saves its own cache beside this one)
+        anchors.save_cache(vault, anchor_cache)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -221,6 +227,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         duplicates=extra.duplicates,
         stale=extra.stale,
         skills_unused=extra.skills_unused,
+        anchors=tuple(anchored),
     )
 
 
