@@ -102,3 +102,29 @@ def test_a_condition_not_met_refuses_the_fail(shop: tuple[Path, Path, list[str]]
         cli, [*base, "--fail", "--evidence", "anchor:src/cart.py::old_helper@HEAD"]
     )
     assert refused.exit_code != 0 and "finds src/cart.py::old_helper ok" in refused.output
+
+
+def test_brief_and_search_mark_a_lesson_whose_anchor_is_gone(
+    shop: tuple[Path, Path, list[str]], tmp_path: Path
+) -> None:
+    top, vault, commits = shop
+    scan(vault)
+    (tmp_path / "shop").mkdir()
+    brief = CliRunner().invoke(
+        cli, ["--vault", str(vault), "report", "--brief", "--cwd", str(tmp_path / "shop")]
+    )
+    assert brief.exit_code == 0, brief.output
+    since = commits[0][:12]
+    lines = {line.split(":")[0]: line for line in brief.stdout.splitlines() if "lesson-0" in line}
+    assert lines["- lesson-01 (may be stale"].startswith(
+        f"- lesson-01 (may be stale: src/cart.py::old_helper is gone since {since}): about src/"
+    )
+    assert "- lesson-02: about src/cart.py" in brief.stdout  # round_cart is still there
+    from vaultkeeper.mcp.tools import VaultTools
+
+    tools = VaultTools(vault, lambda: __import__("datetime").datetime.now(), "s")
+    hits = {h["name"]: h for h in tools.search("about src/cart.py", limit=50)["hits"]}
+    assert hits["lesson-01"]["may_be_stale"] == (
+        f"may be stale: src/cart.py::old_helper is gone since {since}"
+    )
+    assert "may_be_stale" not in hits["lesson-02"]

@@ -59,6 +59,13 @@ def stale_text(r: Result) -> str:
     return f"{r.at} is {r.state}{since}"
 
 
+def may_be_stale(f: Finding) -> str:
+    """``may be stale: src/x.py::helper is gone since abc1234; ...``, or "" when no
+    anchor of the entry is gone, moved or changed."""
+    texts = [stale_text(r) for r in f.results if r.state in ("gone", "moved", "changed")]
+    return "may be stale: " + "; ".join(texts) if texts else ""
+
+
 def follows_text(f: Finding, vault: str | None = None) -> str:
     vk = "vaultkeeper" if vault is None else f"vaultkeeper --vault {shlex.quote(vault)}"
     path = shlex.quote(f.path)
