@@ -227,7 +227,9 @@ def render(
 
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
-    stale = _stale_anchors(report)
+    from vaultkeeper.report.anchors import stale_marks  # issue 23: "may be stale: ..."
+
+    stale = stale_marks(report)
     lesson_lines = [
         _cut(
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
@@ -267,16 +269,6 @@ def render(
     # name in the headings are not
     text = served("\n\n".join(parts) + "\n")
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
-
-
-def _stale_anchors(report: Report | None) -> dict[str, str]:
-    """Lesson path -> `` (may be stale: src/x.py::helper is gone since abc)`` for the
-    last scan's lessons whose anchors are gone, moved or changed (issue 23)."""
-    if report is None or not report.anchors:
-        return {}
-    from vaultkeeper.report.anchors import may_be_stale
-
-    return {f.path: f" ({text})" for f in report.anchors if (text := may_be_stale(f))}
 
 
 def _waiting(vault: Path, pending: Any) -> list[Waiting]:

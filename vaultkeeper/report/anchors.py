@@ -92,3 +92,11 @@ def line_text(f: Finding) -> str:
 
 def by_path(findings: Sequence[Finding]) -> dict[str, Finding]:
     return {f.path: f for f in findings}
+
+
+def stale_marks(report: Any) -> dict[str, str]:
+    """Lesson path -> `` (may be stale: src/x.py::helper is gone since abc)`` for the
+    report's lessons whose anchors are gone, moved or changed; {} without a report."""
+    if report is None or not report.anchors:
+        return {}
+    return {f.path: f" ({text})" for f in report.anchors if (text := may_be_stale(f))}
