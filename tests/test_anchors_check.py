@@ -38,12 +38,12 @@ def found_states(vault: Path, cache: dict) -> dict[str, str]:
 
 def test_fixture_history_is_detected_exactly(history: tuple[Path, Path, list[str]]) -> None:
     top, vault, commits = history
-    cache: dict = {"version": 1}
+    cache: dict = {"version": 2}
     for step, commit in enumerate(commits):
         git(top, "checkout", "-q", commit)
         assert found_states(vault, cache) == fx.expected_at(step), f"at step {step}"
         # the same answer from a cold cache: the kept one never hides a change
-        assert found_states(vault, {"version": 1}) == fx.expected_at(step)
+        assert found_states(vault, {"version": 2}) == fx.expected_at(step)
 
 
 def test_moved_says_where_to(history: tuple[Path, Path, list[str]]) -> None:
@@ -51,7 +51,7 @@ def test_moved_says_where_to(history: tuple[Path, Path, list[str]]) -> None:
     git(top, "checkout", "-q", commits[-1])
     moved = {
         r.at: r.moved_to
-        for f in anchors_vault.check_vault(vault, {"version": 1})
+        for f in anchors_vault.check_vault(vault, {"version": 2})
         for r in f.results
         if r.state == "moved"
     }
@@ -66,12 +66,12 @@ def test_held_out_condition_is_decided_by_the_check(
     history: tuple[Path, Path, list[str]],
 ) -> None:
     top, vault, commits = history
-    held = [f for f in anchors_vault.check_vault(vault, {"version": 1}) if f.name == "held"]
+    held = [f for f in anchors_vault.check_vault(vault, {"version": 2}) if f.name == "held"]
     assert held == []  # the helper is there: nothing to list
     git(top, "checkout", "-q", commits[1])
-    held = [f for f in anchors_vault.check_vault(vault, {"version": 1}) if f.name == "held"]
+    held = [f for f in anchors_vault.check_vault(vault, {"version": 2}) if f.name == "held"]
     assert [f.follows for f in held] == ["condition-met"]
-    actives = {f.name: f.follows for f in anchors_vault.check_vault(vault, {"version": 1})}
+    actives = {f.name: f.follows for f in anchors_vault.check_vault(vault, {"version": 2})}
     assert actives["lesson-01"] == "reopen"  # active with a gone anchor: re-validate
 
 

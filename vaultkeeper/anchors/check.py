@@ -35,13 +35,15 @@ class Checker:
         self.files: dict[str, Any] = cache.setdefault("files", {})
         self.git: dict[str, Any] = cache.setdefault("git", {})
         self._sig: list[int] | None = None
+        self.changed = False  # something read anew: the caller's cache needs saving
 
     def summary(self, rel: str) -> tuple[str, dict[str, str]] | None:
         """(file digest, {name: digest}), from the cache while the file is unchanged."""
         try:
             st = os.stat(os.path.join(self.top, rel))
         except (OSError, ValueError):
-            self.files.pop(rel, None)
+            if self.files.pop(rel, None) is not None:
+                self.changed = True
             return None
         kept = self.files.get(rel)
         if kept is not None and kept[0] == st.st_size and kept[1] == st.st_mtime_ns:
@@ -51,6 +53,7 @@ class Checker:
             return None
         file_digest, defs = source.summarise(rel, data)
         self.files[rel] = [st.st_size, st.st_mtime_ns, file_digest, defs, {}]
+        self.changed = True
         return file_digest, defs
 
     def _text(self, rel: str, text: str) -> bool:
@@ -59,6 +62,7 @@ class Checker:
         if text not in texts:
             data = source.read_inside(self.top, rel)
             texts[text] = data is not None and source.text_present(data, text)
+            self.changed = True
         return bool(texts[text])
 
     def exists(self, rel: str) -> bool:
@@ -76,6 +80,7 @@ class Checker:
             return kept[1], kept[2]
         found = repo.since(self.top, commit) or ({}, [])
         self.git[commit] = [self._sig, found[0], found[1]]
+        self.changed = True
         return found
 
     def check(self, item: Item) -> Result:

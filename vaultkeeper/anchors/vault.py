@@ -17,7 +17,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
 from vaultkeeper.anchors.check import CHANGED, GONE, MOVED, Checker, Result
-from vaultkeeper.anchors.format import parse_condition, parse_items, text_of
+from vaultkeeper.anchors.format import Anchor, Item, parse_condition, parse_items, text_of
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 
@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 REOPEN, DECIDED, HOLDS, REVIEW = "reopen", "condition-met", "condition-not-met", "review"
 
 Finding = namedtuple("Finding", ("path", "name", "status", "condition", "results", "follows"))
@@ -47,7 +47,7 @@ def load_cache(vault: Path) -> dict[str, Any]:
 
 def save_cache(vault: Path, cache: dict[str, Any]) -> None:
     """Kept only for a vault with a project tied to a repository (else nothing was read)."""
-    if not cache.get("entries"):
+    if not cache.pop("_dirty", False):  # unchanged since it was read: no write
         return
     folder = vault / config.STATE_DIR
     if folder.is_dir() and not folder.is_symlink():
@@ -74,7 +74,7 @@ def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None
     """[name, status, falsification_condition, anchors value] of an entry with anchors."""
     entries: dict[str, Any] = cache.setdefault("entries", {})
     try:
-        st = os.stat(vault / rel)
+        st = os.stat(os.path.join(vault, rel))
     except OSError:
         return None
     kept = entries.get(rel)
@@ -87,15 +87,17 @@ def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None
             meta = parse_note(vault / rel, rel, decode(raw)).meta
             anchors = meta.get(config.ANCHORS_KEY)
             if anchors is not None or parse_condition(meta.get("falsification_condition")):
+                items = parse_items(anchors)[0]  # kept parsed: lint names the others
                 keys = [
                     str(meta.get("name") or rel),
                     str(meta.get("status") or ""),
                     meta.get("falsification_condition"),
-                    anchors if isinstance(anchors, list) else None,
+                    [[i.at, *i.anchor, i.digest, i.commit] for i in items],
                 ]
     except ParseError:
         keys = None  # the scan's own reading reports it
     entries[rel] = [st.st_size, st.st_mtime_ns, keys]
+    cache["_dirty"] = True
     return keys
 
 
@@ -121,12 +123,10 @@ def check_vault(vault: Path, cache: dict[str, Any] | None = None) -> list[Findin
         if checker is None:
             checker = checkers[top] = Checker(top, repos.setdefault(top, {}))
         name, status, condition, anchors = keys
-        items, _ = parse_items(anchors)
+        items = [Item(i[0], Anchor(*i[1:5]), i[5], i[6]) for i in anchors]
         results = [checker.check(item) for item in items]
         cond = parse_condition(condition)
         if cond is not None and all(text_of(cond[1]) != r.at for r in results):
-            from vaultkeeper.anchors.format import Item
-
             results.append(checker.check(Item(text_of(cond[1]), cond[1], None, None)))
         flagged = [r for r in results if r.state in (CHANGED, MOVED, GONE)]
         if not flagged and cond is None:
@@ -135,6 +135,8 @@ def check_vault(vault: Path, cache: dict[str, Any] | None = None) -> list[Findin
         if not flagged and follows != DECIDED:
             continue
         found.append(Finding(rel, name, status, condition, tuple(flagged), follows))
+    if any(c.changed for c in checkers.values()):
+        cache["_dirty"] = True
     return found
 
 
