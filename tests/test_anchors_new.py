@@ -67,3 +67,44 @@ def test_a_bad_anchor_is_refused_and_nothing_written(
     assert done.exit_code != 0  # type: ignore[attr-defined]
     assert says in done.output  # type: ignore[attr-defined]
     assert not (vault / "projects/shop").exists()
+
+
+def test_apply_anchor_adds_only_its_lines_and_is_journaled(
+    setup: tuple[Path, Path, list[str]],
+) -> None:
+    top, vault, commits = setup
+    assert new(vault, "--repo", str(top), "--anchor", "src/cart.py").exit_code == 0  # type: ignore[attr-defined]
+    path = vault / "projects/shop/memory/rounding.md"
+    before = path.read_text().split("\n")
+    args = [
+        "--vault",
+        str(vault),
+        "apply",
+        "anchor",
+        "rounding",
+        "--add",
+        "src/cart.py::round_cart",
+    ]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    after = path.read_text().split("\n")
+    added = [line for line in after if line not in before]
+    assert added == [
+        f'  - {{at: "src/cart.py::round_cart", digest: "{_digest(top)}", commit: "{commits[-1]}"}}'
+    ]
+    assert len(after) == len(before) + 1
+    assert after.index(added[0]) == before.index("anchors:") + 2  # after the existing item
+    journal = (vault / "state/journal.jsonl").read_text().splitlines()
+    assert json.loads(journal[-1])["action"] == "anchor"
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and path.read_text().split("\n") == after  # already anchored
+    bad = CliRunner().invoke(cli, [*args[:-1], "src/cart.py::nope"])
+    assert bad.exit_code != 0 and "nope is not defined there" in bad.output
+    assert path.read_text().split("\n") == after
+
+
+def _digest(top: Path) -> str:
+    from vaultkeeper.anchors import check
+    from vaultkeeper.anchors.format import parse_at
+
+    return str(check.record(str(top), parse_at("src/cart.py::round_cart"))[0])
