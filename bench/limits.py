@@ -1,4 +1,4 @@
-"""The resource limits of issue 21, measured: ``python bench/limits.py [WORKDIR]``.
+"""Resource limits, measured: ``python bench/limits.py [WORKDIR]``.
 
 Prints a markdown table for docs/benchmarks.md ("Limits under hostile sizes"): ingest of
 one line citing 40,000 distinct unknown names; scan, ``report --brief`` and ``use`` on

@@ -54,7 +54,7 @@ _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 def _counter(label: str) -> re.Pattern[str]:
-    # up to 3 spaces: 4, or a tab, make an indented code example (issue 21 item 9)
+    # up to 3 spaces: 4, or a tab, make an indented code example
     return re.compile(r"^ {0,3}(?:[-*][ \t]*)?" + re.escape(label) + r"[ \t]*(.*?)[ \t]*$", re.I)
 
 

@@ -62,7 +62,7 @@ def test_fix_never_renames_a_heading_onto_another_block(make_vault: MakeVault) -
     assert "### a \u2014 b\n" in text and "### a -- b\n" in text  # left for a person
     assert "### c -> d\n" in text  # no clash: fixed
     assert result.fixed == 1
-    # "a — b" and "a -- b" are one link target too (VK402, issue 21 item 9)
+    # "a — b" and "a -- b" are one link target too (VK402)
     assert sorted(f.code for f in result.findings) == ["VK101", "VK402"]
 
 

@@ -1,5 +1,5 @@
 """A compacted usage log still counts nothing twice and keeps what decay and the brief
-read (issue 21 item 11)."""
+read."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`vaultkeeper use` in the forms an agent's shell runs it (issue 21 items 6 and 9)."""
+"""`vaultkeeper use` in the forms an agent's shell runs it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Transcript lines that are hostile in their details (issue 21): each test failed before."""
+"""Transcript lines that are hostile in their details: each test failed before."""
 
 from __future__ import annotations
 

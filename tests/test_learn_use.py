@@ -237,7 +237,7 @@ def test_use_of_an_unknown_name_writes_nothing(sample: Path) -> None:
 def test_use_edits_the_real_counter_not_one_in_an_indented_example(
     make_vault: MakeVault, indent: str
 ) -> None:
-    """An indented code example of a block's counters is no counter (issue 21 item 9)."""
+    """An indented code example of a block's counters is no counter."""
     registry = (
         "# Pattern registry\n\n### alpha\nWrite the counters like this:\n\n"
         f"{indent}**success count:** 7\n{indent}**last used:** 2020-01-01\n\n"

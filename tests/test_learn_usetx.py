@@ -1,5 +1,5 @@
 """A kill at any write step of a real ingest never counts a session twice nor loses it
-(issue 21 item 5), and transcripts ingested apart keep their own uses (item 9)."""
+and transcripts ingested apart keep their own uses."""
 
 from __future__ import annotations
 

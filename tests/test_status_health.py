@@ -127,7 +127,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
     )
     scanned(vault, dt.timedelta(days=3))
     monkeypatch.setattr(config, "STATUS_JOURNAL_MAX_BYTES", 10)
-    monkeypatch.setattr(config, "USES_WARN_BYTES", 10)  # the usage log grows (issue 21)
+    monkeypatch.setattr(config, "USES_WARN_BYTES", 10)  # the usage log grows
     uses = vault / config.STATE_DIR / config.USES_LOG_FILE
     uses.write_text('{"session": "s"}\n' * 2)
     index = vault / config.INDEX_FILE

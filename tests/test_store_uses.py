@@ -1,4 +1,4 @@
-"""The usage log's lines stay readable (issue 21 item 8): each test failed before its fix."""
+"""The usage log's lines stay readable: each test failed before its fix."""
 
 from __future__ import annotations
 

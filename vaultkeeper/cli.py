@@ -19,6 +19,7 @@ import click
 
 from vaultkeeper import __version__, config
 from vaultkeeper.commands import (
+    anchor,
     apply,
     checks,
     entries,
@@ -173,6 +174,7 @@ for _command in (
 ):
     cli.add_command(_command)
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
+apply.apply_group.add_command(anchor.apply_anchor)
 
 
 def main() -> None:

@@ -184,7 +184,8 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 # one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
-OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
+ANCHORS_KEY = "anchors"  # list of {at, digest, commit} on memory/decision entries
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY, ANCHORS_KEY)
 
 # -- search and the MCP server ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
@@ -260,3 +261,14 @@ NATIVE_READ_MAX_BYTES = 1 << 20  # a native file read for review: at most this m
 NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the vault
 NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"
 NATIVE_SUMMARY_FILE = "native-review.json"  # under state/: the scan's count, for the brief
+
+# -- code anchors (vaultkeeper/anchors/) -----------------------------------
+ANCHOR_STATES = ("ok", "changed", "moved", "gone")
+ANCHOR_MAX_FILE_BYTES = 2_000_000  # a larger file is not read: its anchors are "unchecked"
+ANCHOR_MAX_PATH_CHARS = 500
+ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-list)
+ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the commit, at most
+ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
+REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
+REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
+ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)

@@ -13,7 +13,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, lifecycle, merge, prune, reopen, restore, supersede
+from vaultkeeper.apply import (
+    anchor,
+    journal,
+    lifecycle,
+    merge,
+    prune,
+    reopen,
+    restore,
+    supersede,
+)
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -69,6 +78,7 @@ HANDLERS: dict[str, Handler] = {
     "supersede": supersede.supersede,
     "skip": skip,
     "merge": merge.merge,
+    "anchor": anchor.add_anchor,
     "restore": lambda vault, decision, now, dry_run=False, **_: restore.restore(
         vault, decision, dry_run=dry_run
     ),

@@ -11,6 +11,7 @@ from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
 ACTIONS = (
     "promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore", "merge",
+    "anchor",
 )  # fmt: skip
 
 # The four gate outcomes, as the KIP policies name them.
@@ -36,6 +37,7 @@ class Decision:
     drop: str | None = None  # merge: the entry folded into ``target``
     # revalidate --reopen: active -> held_out, holdout_until this many days from now
     reopen_days: int | None = None
+    anchors: tuple[str, ...] = ()  # anchor: the PATH[::NAME] items to add
 
 
 @dataclass(frozen=True)

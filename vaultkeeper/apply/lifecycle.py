@@ -149,7 +149,8 @@ def revalidate(
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]
     receipt = (decision.evidence or "").strip()
-    checked = receipt_first(vault, decision.evidence)  # read before the writer lock
+    anchored = receipt.startswith("anchor:")  # the anchor check itself
+    checked = Receipt(receipt, None) if anchored else receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
         entry = load_entry(vault, decision.target)
         decision = replace(decision, target=entry.rel)
@@ -159,9 +160,37 @@ def revalidate(
         check_move("revalidate", entry.status)
         check_holdout_passed(entry.note.meta.get("holdout_until"), now.date())
         receipt = checked.get()
+        if anchored:
+            _anchor_holds(vault, entry, receipt, to)
         if to == "archived" and entry.note.get_str("label") == OVERRIDE:
             return _ask_override(vault, decision, entry, now, dry_run)
         return _apply(vault, decision, entry, to, receipt if to == "active" else None, dry_run)
+
+
+def _anchor_holds(vault: Path, entry: Entry, receipt: str, to: str) -> None:
+    """``anchor:AT@COMMIT`` as evidence: the entry's falsification_condition must be that
+    anchor check, and the check run now must agree with the result given."""
+    from vaultkeeper.anchors.format import parse_condition, text_of
+    from vaultkeeper.anchors.vault import evidence_holds
+
+    cond = parse_condition(entry.note.meta.get("falsification_condition"))
+    at = receipt.removeprefix("anchor:").rpartition("@")[0]
+    if cond is None or text_of(cond[1]) != at.strip():
+        raise GateRefused(
+            f"evidence {receipt!r}: the falsification_condition of {entry.rel} is not "
+            f"the anchor check 'gone|changed|moved: {at}'"
+        )
+    try:
+        state = evidence_holds(vault, entry.rel, receipt)
+    except ValueError as exc:
+        raise GateRefused(str(exc)) from None
+    met = state == cond[0] or (cond[0] == "changed" and state in ("changed", "moved", "gone"))
+    if met != (to == "archived"):
+        said = "met" if met else "not met"
+        raise GateRefused(
+            f"evidence {receipt!r}: the check finds {at} {state}, so the condition "
+            f"'{cond[0]}' is {said}; the re-check says otherwise"
+        )
 
 
 def _replayed(vault: Path, entry: Entry, to: str, receipt: str) -> bool:

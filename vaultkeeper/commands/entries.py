@@ -48,6 +48,16 @@ def init(ctx: click.Context, path: Path | None) -> None:
     metavar="TEXT",
     help="falsification_condition: what would prove the lesson wrong (its re-check).",
 )
+@click.option(
+    "--anchor",
+    "anchors",
+    multiple=True,
+    metavar="PATH[::NAME]",
+    help="Code the lesson is about (repeatable): a file, PATH::NAME or 'PATH: TEXT'.",
+)
+@click.option(
+    "--repo", "repo_dir", metavar="DIR", help="The repository of --anchor (default: here)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def new(
@@ -58,6 +68,8 @@ def new(
     project: str | None,
     label: str | None,
     falsify: str | None,
+    anchors: tuple[str, ...],
+    repo_dir: str | None,
     as_json: bool,
 ) -> None:
     """Create an entry from its template and add it to _index.md.
@@ -86,6 +98,8 @@ def new(
         today=now_utc().date(),
         holdout_days=days,
         falsify=falsify,
+        anchors=anchors,
+        repo_dir=repo_dir,
     )
     if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
         print_json({**result.__dict__, "problems": [str(p) for p in result.problems]})

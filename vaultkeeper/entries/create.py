@@ -9,10 +9,13 @@ checks are importable from here as before.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.entries.anchor import resolve as anchored
+from vaultkeeper.entries.anchor import tie_project, with_anchors
 from vaultkeeper.entries.checks import check_holdout_days
 from vaultkeeper.entries.checks import check_name as check_name
 from vaultkeeper.entries.checks import clean_condition as clean_condition
@@ -81,6 +84,8 @@ def new_entry(
     holdout_days: int = config.HOLDOUT_DAYS,
     falsify: str | None = None,
     body: str | None = None,
+    anchors: Sequence[str] = (),
+    repo_dir: str | None = None,
 ) -> NewResult:
     """Create one entry (or registry block), then regenerate the index to include it.
 
@@ -102,6 +107,7 @@ def new_entry(
     if label is not None and label not in config.LABELS:
         raise UsageError(f"unknown label {label!r}; one of {', '.join(config.LABELS)}")
     check_holdout_days(holdout_days, "holdout_days")
+    top, anchor_lines = anchored(kind, anchors, repo_dir)  # refused before a write
     with writer_lock(vault):
         if kind == "pattern":
             target, content, line = _pattern_file(vault, name, description, today)
@@ -112,11 +118,13 @@ def new_entry(
             )
             if text is not None:
                 content = with_body(content, name, text)
+            content = with_anchors(content, anchor_lines)
             line = 1
             link = rel(vault, target)[: -len(".md")]
         # read-only dry run: an index that cannot be regenerated refuses before any write
         build_index(vault, check=True)
         atomic_write(target, content)
+        tie_project(vault, target, top)
         try:
             index = build_index(vault)  # the writer lock is re-entrant
         except OSError as exc:  # the entry exists now: say so, and how to finish

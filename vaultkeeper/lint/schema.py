@@ -53,6 +53,8 @@ def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding
         yield from _holdout(note)
     if enabled("VK205"):
         yield from _no_condition(note)
+    if enabled("VK206") and config.ANCHORS_KEY in data:
+        yield from _anchors(note)
     if enabled("VK204"):
         for key in data:
             if str(key) not in config.SCHEMA_KEYS and str(key) not in config.OPTIONAL_KEYS:
@@ -106,3 +108,14 @@ def _no_condition(note: Note) -> Iterator[Finding]:
         f"held-out entry with an empty {key}: re-validation has nothing to check it against; "
         "say what would prove it wrong",
     )
+
+
+def _anchors(note: Note) -> Iterator[Finding]:
+    """VK206: each anchors: item a usable {at, digest, commit} (vaultkeeper/anchors/format.py)."""
+    from vaultkeeper.anchors.format import parse_items
+
+    fm = note.frontmatter
+    assert fm is not None
+    line = fm.key_lines.get(config.ANCHORS_KEY, 1)
+    for problem in parse_items(fm.data.get(config.ANCHORS_KEY))[1]:
+        yield Finding(note.rel, line, 1, "VK206", problem)

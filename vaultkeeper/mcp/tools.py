@@ -104,7 +104,17 @@ class VaultTools:
         hits = self.searcher.search(
             query, kind=kind, project=project, limit=limit, include_archived=include_archived
         )
-        return {"hits": [dict(h.__dict__) for h in hits], "count": len(hits)}
+        found = [dict(h.__dict__) for h in hits]
+        if found:  # a lesson whose code anchors moved under it says so
+            from vaultkeeper.report.anchors import may_be_stale
+            from vaultkeeper.report.candidates import load_report
+
+            report = load_report(self.vault).report
+            stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
+            for hit in found:
+                if stale.get(hit.get("path", "")):
+                    hit["may_be_stale"] = stale[hit["path"]]
+        return {"hits": found, "count": len(hits)}
 
     def entry_path(self, path: str) -> Path:
         """A markdown file inside the vault, not vaultkeeper's own state; escapes refused."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 from vaultkeeper import config
@@ -59,3 +60,16 @@ def line(vault: Path) -> str | None:
     if not said:
         return None
     return f"- Claude Code auto memory: {', '.join(said)} (vaultkeeper native review)"
+
+
+def after_scan(vault: Path, today: dt.date) -> None:
+    """``save`` at the end of a scan, never the scan's failure; a vault with nothing
+    adopted pays one ``stat``."""
+    import contextlib
+
+    from vaultkeeper.errors import VaultkeeperError
+
+    if not os.path.exists(os.path.join(vault, config.STATE_DIR, config.NATIVE_STATE_FILE)):
+        return
+    with contextlib.suppress(VaultkeeperError, OSError):
+        save(vault, today)

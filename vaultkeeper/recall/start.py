@@ -207,6 +207,7 @@ def render(
     """The whole brief, never more than ``limit`` characters."""
     from vaultkeeper.apply.queue import pending
     from vaultkeeper.native.summary import line as summary_line
+    from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
 
     vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
@@ -223,18 +224,18 @@ def render(
     waiting = [
         _cut(f"- {a.action} {a.target}: {a.reason} (id {a.id})") for a in _waiting(vault, pending)
     ]
-    native = summary_line(vault)
-    waiting += [native] if native else []
+    waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
     room -= len(part4)
 
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
+    stale = stale_marks(report)  # "may be stale: src/x.py::helper is gone since ..."
     lesson_lines = [
         _cut(
-            f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}: "
-            f"{x.description} {_link(x.path)}"
+            f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
+            f"{stale.get(x.path, '')}: {x.description} {_link(x.path)}"
         )
         for x in found
     ]

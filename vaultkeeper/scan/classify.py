@@ -130,7 +130,9 @@ def run_scan(
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
-            _native_summary(vault, now)
+            from vaultkeeper.native.summary import after_scan
+
+            after_scan(vault, now.date())  # the adopted auto memory's line for the brief
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -212,6 +214,12 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
+    from vaultkeeper.anchors import vault as anchors
+
+    anchor_cache = anchors.load_cache(vault)
+    anchored = anchors.check_vault(vault, anchor_cache)
+    if cache is not None:  # the scan's run (run_scan saves its own cache beside this one)
+        anchors.save_cache(vault, anchor_cache)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -222,6 +230,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         duplicates=extra.duplicates,
         stale=extra.stale,
         skills_unused=extra.skills_unused,
+        anchors=tuple(anchored),
     )
 
 
@@ -275,19 +284,6 @@ def registry_candidates(
         )
         (promote if kind == PROMOTE else prune).append(found)
     return promote, prune
-
-
-def _native_summary(vault: Path, now: dt.datetime) -> None:
-    """The adopted auto-memory folders' review in one line for the brief (native/)."""
-    import contextlib
-    import os
-
-    if not os.path.exists(os.path.join(vault, config.STATE_DIR, config.NATIVE_STATE_FILE)):
-        return  # nothing adopted: the common case costs one stat
-    from vaultkeeper.native import summary
-
-    with contextlib.suppress(VaultkeeperError, OSError):  # never the scan's failure
-        summary.save(vault, now.date())
 
 
 def _problem(path: str, line: int | None, reason: str) -> Problem:

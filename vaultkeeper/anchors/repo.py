@@ -1,0 +1,151 @@
+"""Which repository a project folder's anchors are in, and git run read-only.
+
+A project folder is tied to a repository identified across machines by its root commit
+(``git rev-list --max-parents=0 HEAD``) and its remote URL, committed in
+``projects/<p>/repository.json``; the repository's local path on this machine is kept
+in ``state/repositories.json`` (not committed). git is run only for read-only plumbing
+(rev-parse, rev-list, diff --name-status), with a timeout, without the caller's GIT_*
+environment, and with what could run a program switched off (fsmonitor, external
+diff, textconv); no hooks run for these commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.text import ParseError, read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
+    from typing import Any
+
+_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+
+
+def git(top: str, *args: str) -> str | None:
+    """``git -C top ARGS`` stdout, or None when git fails, is missing or times out."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # a read never writes the index
+    try:
+        done = subprocess.run(
+            ["git", *_SAFE, "-C", top, *args],
+            capture_output=True,
+            env=env,
+            timeout=config.ANCHOR_GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def toplevel(directory: str) -> str | None:
+    out = git(directory, "rev-parse", "--show-toplevel")
+    return out.strip() or None if out else None
+
+
+def head(top: str) -> str | None:
+    out = git(top, "rev-parse", "HEAD")
+    return out.strip() or None if out else None
+
+
+def root_commit(top: str) -> str | None:
+    out = git(top, "rev-list", "--max-parents=0", "HEAD")
+    roots = sorted(out.split()) if out else []
+    return roots[0] if roots else None
+
+
+def remote(top: str) -> str | None:
+    out = git(top, "config", "--get", "remote.origin.url")
+    return out.strip() or None if out else None
+
+
+def since(top: str, commit: str) -> tuple[dict[str, str], list[str]] | None:
+    """({old path: new path} renamed since ``commit``, [files added or renamed into]),
+    commit against the working tree, from git's rename detection; None if git can't."""
+    out = git(
+        top, "diff", "--no-ext-diff", "--no-textconv", "-M", "--name-status", "-z", commit, "--"
+    )
+    if out is None:
+        return None
+    fields = out.split("\0")
+    renames: dict[str, str] = {}
+    added: list[str] = []
+    i = 0
+    while i < len(fields) and len(added) < config.ANCHOR_MAX_MOVE_CANDIDATES:
+        status = fields[i]
+        if not status:
+            i += 1
+            continue
+        if status[0] in "RC" and i + 2 < len(fields):
+            old, new = fields[i + 1], fields[i + 2]
+            if status[0] == "R":
+                renames[old] = new
+            added.append(new)
+            i += 3
+            continue
+        if status[0] in "AM" and i + 1 < len(fields):
+            added.append(fields[i + 1])
+        i += 2
+    return renames, added
+
+
+# -- the tie ----------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(read_regular(path))
+    except (ParseError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def project_of(rel: str) -> str | None:
+    """``p`` of ``projects/p/memory/...``."""
+    parts = rel.split("/")
+    if len(parts) >= 3 and parts[0] == config.PROJECTS_DIR:
+        return parts[1]
+    return None
+
+
+def tie(vault: Path, project: str, directory: str) -> str | None:
+    """Tie ``projects/<project>`` to the repository ``directory`` is in: its id in
+    the project folder (written only when it changes), its path in state/. The top
+    level, or None when ``directory`` is in no git repository with a commit."""
+    top = toplevel(directory)
+    root = root_commit(top) if top else None
+    if top is None or root is None:
+        return None
+    folder = vault / config.PROJECTS_DIR / project
+    record = {"root_commit": root, "remote": remote(top)}
+    path = folder / config.REPOSITORY_FILE
+    if folder.is_dir() and _read_json(path) != record:
+        atomic_write(path, json.dumps(record, indent=2) + "\n")
+    state = vault / config.STATE_DIR / config.REPOSITORIES_STATE_FILE
+    paths = _read_json(state)
+    if paths.get(root) != top:
+        paths[root] = top
+        state.parent.mkdir(exist_ok=True)
+        atomic_write(state, json.dumps(paths, indent=2, sort_keys=True) + "\n")
+    return top
+
+
+def located(vault: Path, project: str) -> str | None:
+    """This machine's top level of the project's repository, or None when untied."""
+    record = _read_json(vault / config.PROJECTS_DIR / project / config.REPOSITORY_FILE)
+    root = record.get("root_commit")
+    if not isinstance(root, str):
+        return None
+    top = _read_json(vault / config.STATE_DIR / config.REPOSITORIES_STATE_FILE).get(root)
+    return top if isinstance(top, str) and os.path.isdir(top) else None
