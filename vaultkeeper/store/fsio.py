@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -11,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 
@@ -103,17 +104,48 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def append_line(path: Path, line: str) -> None:
-    """Append one line (a journal record) with a single write and fsync."""
+def append_line(path: Path, line: str, *, inside: Path | None = None) -> None:
+    """Append one line (a journal record) with a single write and fsync.
+
+    Never through a symlink: the file itself is opened with O_NOFOLLOW, and with
+    ``inside`` (the vault) its folder must resolve inside it. The logs travel through
+    git, so a symlink committed on one machine would otherwise make the next append on
+    another write wherever it points.
+    """
+    if inside is not None:
+        _refuse_folder_out(path, inside)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafePathError(
+                f"{path}: a symlink; refused (vaultkeeper never writes through one: "
+                "make it a regular file)"
+            ) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePathError(f"{path}: not a regular file; refused")
         os.write(fd, data)
         _changes[0] += 1
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _refuse_folder_out(path: Path, vault: Path) -> None:
+    """UnsafePathError when ``path``'s folder (an existing part of it) leads out of ``vault``."""
+    root = os.path.realpath(vault)
+    real = os.path.realpath(path.parent)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise UnsafePathError(
+            f"{path}: its folder resolves to {real}, outside the vault {root}; refused"
+        )
 
 
 _LOCKS: dict[str, Any] = {}

@@ -168,4 +168,4 @@ def append_events(vault: Path, events: Iterable[UseEvent]) -> None:
     if not lines:
         return
     with writer_lock(vault):
-        append_line(uses_path(vault), "\n".join(lines))
+        append_line(uses_path(vault), "\n".join(lines), inside=vault)
