@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault
-
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import fsio
