@@ -30,7 +30,7 @@ prog=${2:-}
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hook.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         # no vault to log into: the user's state folder, so the failure is findable
@@ -48,7 +48,11 @@ prog, vault, log = sys.argv[1:4]
 
 def note(text):
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with open(log, "a", encoding="utf-8") as fh:
+    try:  # never through a symlink (O_NOFOLLOW): it could lead out of the vault
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError:
+        return
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
         fh.write("%s session-end: %s\n" % (stamp, " ".join(text.split())))
 
 def session_json(fd):
@@ -141,7 +145,8 @@ run() {
         return
     fi
     logfile=$vault/state/hook.log
-    if [ -L "$vault/state" ]; then  # the scan refuses it; its failure is logged here
+    # a symlinked state/ (the scan refuses it) or hook.log: logged in the user's folder
+    if [ -L "$vault/state" ] || [ -L "$vault/state/hook.log" ]; then
         logfile=${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/vaultkeeper/hook.log
         mkdir -p "${logfile%/*}" 2>/dev/null
     else

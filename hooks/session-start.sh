@@ -26,7 +26,7 @@ max=10000
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hook.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s session-start: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper

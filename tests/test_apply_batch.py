@@ -266,7 +266,7 @@ def test_a_write_refused_part_way_says_stopped_not_nothing_changed(
 def test_a_decision_that_cannot_be_journaled_says_so(
     vault: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refused(path: Path, line: str) -> None:
+    def refused(path: Path, line: str, **kw: object) -> None:
         raise PermissionError(1, "Operation not permitted", str(path))
 
     monkeypatch.setattr("vaultkeeper.apply.journal.append_line", refused)

@@ -256,3 +256,25 @@ def test_a_scan_imports_neither_dataclasses_nor_inspect(vault: Path) -> None:
         assert (code, out.splitlines()[-1]) == (0, "[]"), (out, err)
     report = json.loads(out.removesuffix("[]\n"))
     assert all(report[k] for k in ("duplicates", "stale", "skills_unused", "problems")), report
+
+
+def test_an_undecodable_file_name_never_comes_out_as_a_raw_8_bit_csi(
+    make_vault: MakeVault,
+) -> None:
+    # Issue 21 item 13: a name holding byte 0x9b decodes to \udc9b; in the C.UTF-8 locale
+    # Python wrote it back raw, and 0x9b is a CSI to a terminal. It is shown escaped.
+    vault = make_vault()
+    folder = os.fsencode(vault / "projects" / "p" / "memory")
+    os.makedirs(folder, exist_ok=True)
+    with open(folder + b"/a\x9b2J.md", "w") as fh:
+        fh.write("---\nname: a\ndescription: d\n---\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "lint"],
+        capture_output=True,
+        timeout=600,
+        env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": ""},
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert b"a\\udc9b2J.md" in out, out
+    assert b"\x9b" not in out.decode("utf-8").encode("latin-1", "replace"), out

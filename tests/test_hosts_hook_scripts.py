@@ -553,3 +553,24 @@ def test_a_state_symlink_out_of_the_vault_gets_no_hook_log(
     start = run_hook(START, [str(vault), program], full_env)
     assert start.code == 0
     assert list(outside.iterdir()) == []
+
+
+def test_a_hook_log_symlinked_out_of_the_vault_is_never_written_through(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
+) -> None:
+    # Issue 21 item 3: state/hook.log a symlink to a file elsewhere; both hooks log in
+    # the user's state folder instead, and the file the link points to stays as it was.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not vaultkeeper's\n")
+    (vault / "state" / config.HOOK_LOG_FILE).symlink_to(outside)
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        "#!/bin/sh\necho 'vaultkeeper: error: disk full' >&2\nexit 1\n",
+    )
+    hook = run_hook(END, [str(vault), str(fake)], env)
+    assert hook.code == 0
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert wait_for(lambda: log.exists() and "scan exited 1" in log.read_text(), 300)
+    start = run_hook(START, [str(tmp_path / "no-such-vault"), str(fake)], env)
+    assert start.code == 0
+    assert outside.read_text() == "not vaultkeeper's\n"

@@ -333,7 +333,7 @@ def test_promote_accepts_a_receipt_the_log_recorded(tmp_path: Path, vault: Path)
     # a receipt of grep-the-config-value, not of this pattern, and its file is gone
     assert (other.outcome, other.reason) == (
         "defer",
-        f"evidence {receipt!r}: {transcript} is not an existing file",
+        f"evidence {receipt!r}: not accepted",  # outside the vault: nothing more said
     )
     unrecorded = apply_decision(vault, Decision("promote", "grep-the-config-value", "mcp:x"), NOW)
     assert unrecorded.outcome == "defer"

@@ -156,8 +156,8 @@ def test_snippets_are_inert_and_short(make_vault: MakeVault) -> None:
     vault = make_vault({"projects/a/memory/x.md": note("x", "d", long)})
     hit = Searcher(vault).search("needle")[0]
     assert "\x1b" not in hit.snippet and "\u202e" not in hit.snippet
-    # escape sequences are stripped (secrets.served), bidi characters shown escaped
-    assert "needle red \\u202eevil" in hit.snippet and "\\u001b" not in hit.snippet
+    # escape sequences and bidi controls are stripped (secrets.served, before masking)
+    assert "needle red evil" in hit.snippet and "\\u001b" not in hit.snippet
     assert len(hit.snippet) < 200
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import fsio
@@ -175,3 +176,40 @@ def test_a_taken_temp_name_is_never_written_through(
         "note.md",
         "outside.txt",
     ]
+
+
+@pytest.mark.parametrize("log", ["journal.jsonl", "uses.jsonl", "queue.jsonl"])
+def test_a_log_symlinked_out_of_the_vault_is_refused_in_one_line(
+    make_vault: MakeVault, tmp_path: Path, log: str
+) -> None:
+    # Issue 21 item 3: the logs travel through git; a symlink committed there must not
+    # make the next append write to a file of its choosing.
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    vault = make_vault({"patterns/registry.md": "### a\n\nBody.\n\n**success count:** 1\n"})
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_text("theirs\n")
+    state = vault / "state"
+    state.mkdir(exist_ok=True)
+    (state / log).symlink_to(outside)
+    args = ["use", "a"] if log == "uses.jsonl" else ["apply", "prune", "a"]  # queued, journaled
+    result = CliRunner().invoke(cli, ["--vault", str(vault), *args])
+    assert outside.read_text() == "theirs\n"
+    assert result.exit_code == 1, result.output
+    assert f"{log}: a symlink; refused" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_append_line_refuses_a_folder_that_leads_out_of_the_vault(tmp_path: Path) -> None:
+    from vaultkeeper.errors import UnsafePathError
+    from vaultkeeper.store.fsio import append_line
+
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    vault.mkdir()
+    outside.mkdir()
+    (vault / "logs").symlink_to(outside)
+    with pytest.raises(UnsafePathError, match="outside the vault"):
+        append_line(vault / "logs" / "journal.jsonl", "{}", inside=vault)
+    assert list(outside.iterdir()) == []

@@ -63,7 +63,18 @@ def _vault(given: str | None) -> str | None:
         return None
 
 
+def _no_raw_bytes() -> None:
+    """A name read from disk may hold undecodable bytes (``\\udc9b`` after decoding): in a
+    C/POSIX locale Python writes them back raw, and 0x9b is an 8-bit CSI to a terminal.
+    Shown as a backslash escape instead, on both streams."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "") == "surrogateescape":
+            reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
+    _no_raw_bytes()
     args = None if os.environ.get(_COMPLETE_VAR) else parse(sys.argv[1:])
     vault = None if args is None else _vault(args.vault)
     if args is not None and vault is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.store.model import date_text, parse_date
-from vaultkeeper.store.vault import rel, resolve_inside
+from vaultkeeper.store.vault import links_out, rel, resolve_inside
 
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.I)
 _PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
@@ -62,15 +62,19 @@ def check_receipt(vault: Path, evidence: str | None, target: str | None = None) 
     path = given if given.is_absolute() else resolve_inside(vault, raw_path)
     # no line 0: count them all (bounded), to say how many there are
     lines, whole = _count_lines(path, line if line >= 1 else config.EVIDENCE_MAX_BYTES)
+    refused = None
     if lines is None:
-        raise GateRefused(f"evidence {receipt!r}: {raw_path} is not an existing file")
-    if not whole and lines < line:
-        raise GateRefused(
-            f"evidence {receipt!r}: no line {digits} in the first "
-            f"{config.EVIDENCE_MAX_BYTES} bytes of {raw_path}"
-        )
-    if not 1 <= line <= lines:
-        raise GateRefused(f"evidence {receipt!r}: {raw_path} has {lines} lines, no line {digits}")
+        refused = f"{raw_path} is not an existing file"
+    elif not whole and lines < line:
+        refused = f"no line {digits} in the first {config.EVIDENCE_MAX_BYTES} bytes of {raw_path}"
+    elif not 1 <= line <= lines:
+        refused = f"{raw_path} has {lines} lines, no line {digits}"
+    if refused is not None and given.is_absolute() and links_out(str(vault.resolve()), str(path)):
+        # outside the vault: whether that file exists, or how long it is, is not ours to
+        # tell (an agent asking through MCP would learn it about any file)
+        refused = "not accepted"
+    if refused is not None:
+        raise GateRefused(f"evidence {receipt!r}: {refused}")
     return receipt
 
 

@@ -44,7 +44,11 @@ def append(vault: Path, outcome: Outcome, now: dt.datetime) -> dict[str, Any]:
     """Journal one decision; a dry run is not a decision and is never journaled."""
     record = {"ts": timestamp(now), **outcome.record()}
     if not outcome.dry_run:
-        append_line(journal_path(vault), json.dumps(record, ensure_ascii=True, sort_keys=False))
+        append_line(
+            journal_path(vault),
+            json.dumps(record, ensure_ascii=True, sort_keys=False),
+            inside=vault,
+        )
     return record
 
 

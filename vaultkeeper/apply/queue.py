@@ -115,10 +115,14 @@ def enqueue(
         decision.result,
         digest,
     )
-    append_line(queue_path(vault), json.dumps({"type": "ask", **ask.to_dict()}, ensure_ascii=True))
+    append_line(
+        queue_path(vault),
+        json.dumps({"type": "ask", **ask.to_dict()}, ensure_ascii=True),
+        inside=vault,
+    )
     return ask
 
 
 def close(vault: Path, ask_id: str, answer: str, now: dt.datetime) -> None:
     line = {"type": "done", "id": ask_id, "ts": timestamp(now), "answer": answer}
-    append_line(queue_path(vault), json.dumps(line, ensure_ascii=True))
+    append_line(queue_path(vault), json.dumps(line, ensure_ascii=True), inside=vault)

@@ -31,7 +31,7 @@ from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
 from vaultkeeper.registry.blocks import parse_blocks
 from vaultkeeper.store.fsio import move
 from vaultkeeper.store.model import file_hash, split_lines
-from vaultkeeper.store.vault import rel, resolve_inside
+from vaultkeeper.store.vault import file_in, rel, resolve_inside
 
 
 def _raw(folder: Path, trash_id: str) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
             return native.restore(vault, decision, _raw(folder, trash_id), folder)
         meta = _load_meta(folder, trash_id)
         target = resolve_inside(vault, meta["source"])
-        content = folder / meta["content"]
+        content = file_in(folder, str(meta["content"]))
         if not dry_run:
             check_index(vault)
         if meta.get("kind") == "merge":

@@ -15,7 +15,7 @@ from typing import Any
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.vault import rel, resolve_inside
+from vaultkeeper.store.vault import file_in, rel, resolve_inside
 
 
 def digest(data: bytes) -> str:
@@ -33,7 +33,7 @@ def unmerge(
     plan_back: list[tuple[Path, bytes]] = []
     for item in edits:
         path = resolve_inside(vault, str(item["path"]))
-        original = folder / str(item["original"])
+        original = file_in(folder, str(item["original"]))
         now = path.read_bytes() if path.is_file() else b""
         if digest(now) != item.get("after"):
             raise GateRefused(
@@ -50,7 +50,7 @@ def unmerge(
         for path, data in plan_back:
             atomic_write(path, data)
         if drop_file:
-            os.replace(folder / meta["content"], target)
+            os.replace(file_in(folder, str(meta["content"])), target)
         shutil.rmtree(folder)
     return Outcome(
         "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],

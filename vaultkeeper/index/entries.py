@@ -33,9 +33,10 @@ class Entry:
 
 
 def _one_line(text: object) -> str:
-    line = " ".join(str(text).split()) if text is not None else ""
-    if needs_serving(line):  # agents load the index first: no credential, no escape
-        line = " ".join(served(line).split())
+    line = str(text) if text is not None else ""
+    if needs_serving(line):  # agents load the index first: no credential, no escape;
+        line = served(line)  # before split(): a CR or a NEL would cut a token in two
+    line = " ".join(line.split())
     for marker in (config.INDEX_START, config.INDEX_END):
         # a marker inside a description would cut the section short: Obsidian still
         # shows "&lt;!--" as "<!--"
@@ -96,7 +97,11 @@ def render_entries(entries: list[Entry], keywords: dict[tuple[str, str], str]) -
         if entry.folder != folder:
             folder = entry.folder
             lines.append(f"## {folder or ROOT_GROUP}")
-        line = f"- [[{entry.link}]]"
+        link = _one_line(entry.link)
+        if link != entry.link:  # a credential (or a control character) in a name or heading
+            line = f"- {link} (its name holds a credential or a control character: rename it)"
+        else:
+            line = f"- [[{entry.link}]]"
         if entry.description:
             line += f" - {entry.description}"
         if entry.key in keywords:

@@ -117,7 +117,7 @@ def _is_raise(raw: object) -> bool:
 
 
 def close(vault: Path, tx: str) -> None:
-    append_line(uses_path(vault), json.dumps({"tx": tx, "done": True}))
+    append_line(uses_path(vault), json.dumps({"tx": tx, "done": True}), inside=vault)
 
 
 def journal_use(
@@ -206,7 +206,7 @@ def repair(
     if not fixes:
         return []
     tx = new_tx()
-    append_line(uses_path(vault), "\n".join(intent_lines(tx, raises, (), fixes)))
+    append_line(uses_path(vault), "\n".join(intent_lines(tx, raises, (), fixes)), inside=vault)
     record_uses(vault, uses, now, never_back=True)
     lines = []
     for name, (_, before, after, _stamp) in raises.items():

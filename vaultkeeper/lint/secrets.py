@@ -27,6 +27,16 @@ def check_secrets(rel_path: str, text: str, enabled: Callable[[str], bool]) -> I
     """One finding per credential in ``text``; the message names its kind, not its value."""
     if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
         return
+    for hit in secrets.find(rel_path):  # a token as a file or folder name: in every link
+        code = code_for(hit.kind)
+        if enabled(code):
+            yield Finding(
+                secrets.served(rel_path),  # the path is the value here: masked
+                1,
+                1,
+                code,
+                f"{hit.kind} in the file's path (value not shown): rename it and rotate it",
+            )
     for hit in secrets.find(text):
         code = code_for(hit.kind)
         if enabled(code):

@@ -46,6 +46,7 @@ from vaultkeeper.mcp.shapes import (
 )
 from vaultkeeper.mcp.tools import Now, VaultTools, serve_text
 from vaultkeeper.store.model import ParseError, decode, read_regular
+from vaultkeeper.store.vault import resolve_inside
 
 T = TypeVar("T")
 
@@ -210,7 +211,11 @@ def _resources(app: MCPServer, tools: VaultTools) -> None:
         description="The vault's _index.md: one line per entry, the map to start from.",
     )
     def index() -> str:
-        return _text(tools.vault / config.INDEX_FILE, config.INDEX_FILE)
+        try:  # confined as every read: an _index.md symlinked out of the vault is refused
+            full = resolve_inside(tools.vault, config.INDEX_FILE)
+        except VaultkeeperError as exc:
+            raise ResourceError(str(exc)) from None
+        return _text(full, config.INDEX_FILE)
 
     @app.resource(
         "vault://entry/{+path}",

@@ -44,7 +44,7 @@ def one_line(text: str) -> str:
     (vaultkeeper.store.secrets.served): every line the report and the brief print goes
     through here.
     """
-    return served(_LINE_BREAKS.sub(" ", text))
+    return _LINE_BREAKS.sub(" ", served(text))  # served first: a CR may cut a token
 
 
 def one_lines(texts: list[str]) -> list[str]:

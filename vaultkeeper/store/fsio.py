@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -11,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -121,17 +122,34 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
-def append_line(path: Path, line: str) -> None:
+def append_line(path: Path, line: str, *, inside: Path | None = None) -> None:
     """Append one line (a journal record) with a single write and fsync.
 
-    The line always starts a line of its own: after a torn last line (a write cut
-    short, no newline) a newline goes first, so the new record is never glued to it."""
+    Never through a symlink: the file itself is opened with O_NOFOLLOW, and with
+    ``inside`` (the vault) its folder must resolve inside it. The logs travel through
+    git, so a symlink committed on one machine would otherwise make the next append on
+    another write wherever it points. The line always starts a line of its own: after a
+    torn last line (a write cut short, no newline) a newline goes first, so the new
+    record is never glued to it.
+    """
+    if inside is not None:
+        _refuse_folder_out(path, inside)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafePathError(
+                f"{path}: a symlink; refused (vaultkeeper never writes through one: "
+                "make it a regular file)"
+            ) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafePathError(f"{path}: not a regular file; refused")
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
             data = b"\n" + data
         _step()
         os.write(fd, data)
@@ -140,6 +158,19 @@ def append_line(path: Path, line: str) -> None:
         _step()
     finally:
         os.close(fd)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _refuse_folder_out(path: Path, vault: Path) -> None:
+    """UnsafePathError when ``path``'s folder (an existing part of it) leads out of ``vault``."""
+    root = os.path.realpath(vault)
+    real = os.path.realpath(path.parent)
+    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise UnsafePathError(
+            f"{path}: its folder resolves to {real}, outside the vault {root}; refused"
+        )
 
 
 _LOCKS: dict[str, Any] = {}

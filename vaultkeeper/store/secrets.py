@@ -18,6 +18,9 @@ import re
 from collections.abc import Iterator
 
 from vaultkeeper.store.lazyre import lazy
+from vaultkeeper.store.pem import BEGIN as _BEGIN
+from vaultkeeper.store.pem import key_block as _key_block
+from vaultkeeper.store.textsafe import has_invisible, neutral, placed, readings
 
 PRIVATE_KEY = "private key"
 AWS = "aws access key"
@@ -32,13 +35,10 @@ API_KEY = "api key"
 # kinds with a known shape; the rest are assignments (``name = value``)
 SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
 
-_BEGIN = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_END = lazy(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_LINE = lazy(r"[ \t>]*[A-Za-z0-9+/=:, .-]*\r?")  # base64, or a Proc-Type header
-_KEY_BODY = lazy(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
 # One alternation, one pass over the text. A shaped token must stand alone: not glued
 # to letters or digits on either side (a hash that merely contains ``AKIA`` is not one).
-_EDGE_L = r"(?<![A-Za-z0-9_-])"
+# (or right after a colour code written out as text, ``\\u001b[31m``: the ``m`` ends it)
+_EDGE_L = r"(?:(?<![A-Za-z0-9_-])|(?<=\[m)|(?<=\[\dm)|(?<=\[\d\dm)|(?<=\[\d;\d\dm))"
 _EDGE_R = r"(?![A-Za-z0-9_-])"
 _SHAPES = lazy(
     "|".join(
@@ -121,30 +121,6 @@ def _assign_kind(m: re.Match[str]) -> str:
     if m.group("sec"):
         return SECRET
     return TOKEN if m.group("tok") else API_KEY
-
-
-def _key_block(text: str, begin_end: int) -> int | None:
-    """End of the private-key block whose BEGIN line ends at ``begin_end``; None if the
-    block holds no key material (``...`` in documentation)."""
-    nl = text.find("\n", begin_end)
-    rest = text[begin_end : len(text) if nl == -1 else nl]
-    if rest.strip():  # the key on the BEGIN line (PEM pasted as one line, or with \n)
-        end = _END.search(rest)
-        stop = begin_end + (end.end() if end else len(rest.rstrip()))
-        return stop if _KEY_BODY.search(text, begin_end, stop) else None
-    stop = pos = begin_end
-    while nl != -1:
-        pos = nl + 1
-        nl = text.find("\n", pos)
-        line = text[pos : len(text) if nl == -1 else nl]
-        end = _END.search(line)
-        if end:
-            stop = pos + end.end()
-            break
-        if not _KEY_LINE.fullmatch(line) or not line.strip():
-            break
-        stop = pos + len(line.rstrip())
-    return stop if _KEY_BODY.search(text, begin_end, stop) else None
 
 
 def _shape_lines(text: str) -> list[tuple[int, int]]:
@@ -236,10 +212,30 @@ def _maybe(text: str) -> bool:
     )
 
 
+def _found(text: str) -> list[tuple[str, int, int]]:
+    """_spans of ``text`` and of its readings without control characters, placed back
+    in ``text``: a token cut by a DEL or wrapped in a colour code is found too."""
+    if not has_invisible(text):
+        return _spans(text)
+    found = []
+    for clean, offsets in readings(text):
+        for kind, start, end in _spans(clean):
+            found.append((kind, placed(offsets, start), placed(offsets, end - 1) + 1))
+    found.sort(key=lambda f: (f[1], -f[2]))
+    out: list[tuple[str, int, int]] = []
+    for kind, start, end in found:  # the two readings find most tokens twice: once
+        if out and start < out[-1][2]:
+            out[-1] = (out[-1][0], out[-1][1], max(end, out[-1][2]))
+            continue
+        out.append((kind, start, end))
+    return out
+
+
 def find(text: str) -> list[Hit]:
-    """Every credential in ``text``, in order, with 1-based line and column."""
+    """Every credential in ``text``, in order, with 1-based line and column (where it
+    stands in ``text``, control characters counted)."""
     hits: list[Hit] = []
-    for kind, start, end in _spans(text):
+    for kind, start, end in _found(text):
         line_start = text.rfind("\n", 0, start) + 1
         hits.append(Hit(kind, start, end, text.count("\n", 0, start) + 1, start - line_start + 1))
     return hits
@@ -255,11 +251,11 @@ def mask(text: str) -> str:
     A masked private-key block keeps its line breaks: the text's line numbers (which
     search hits and the read tool give) still hold after it.
     """
-    if not _maybe(text):
+    if not _maybe(text) and not has_invisible(text):
         return text
     out: list[str] = []
     pos = 0
-    for kind, start, end in _spans(text):
+    for kind, start, end in _found(text):
         out.append(text[pos:start])
         out.append(f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
         pos = end
@@ -267,20 +263,11 @@ def mask(text: str) -> str:
     return "".join(out)
 
 
-# CSI (ESC [ or U+009B ... final), OSC (ESC ] ... BEL or ESC \), other two-byte ESC sequences, then
-# any C0 control but tab and newline, DEL, and the C1 controls (U+0080-U+009F).
-_ANSI = lazy(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
-_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def strip_controls(text: str) -> str:
-    """Terminal escape sequences and control characters removed; tabs and newlines kept.
-
-    A carriage return goes too: it would let a value overwrite the line shown before it.
-    """
-    if text.isprintable() or not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    """Terminal escape sequences, control, bidi and invisible characters removed; tabs
+    and newlines kept (textsafe.neutral). A carriage return goes too: it would let a
+    value overwrite the line shown before it."""
+    return neutral(text)
 
 
 def needs_serving(text: str) -> bool:
@@ -290,8 +277,12 @@ def needs_serving(text: str) -> bool:
 
 
 def served(text: str) -> str:
-    """What may be shown to an agent: credentials masked, control characters stripped.
+    """What may be shown to an agent: control characters stripped, then credentials masked.
 
-    The brief, recall, search and report call this on every value read from the vault.
+    In that order: a token cut by a DEL or wrapped in a colour code is whole once they
+    are gone, so the masking sees it (``mask`` looks at the text both with and
+    without them first: a stripped sequence may take a character of the token). The
+    brief, recall, search, report, the MCP tools and resources and ``_index.md`` lines
+    call this on every value read from the vault.
     """
-    return strip_controls(mask(text))
+    return mask(neutral(mask(text)))

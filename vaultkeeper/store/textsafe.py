@@ -61,3 +61,76 @@ _IN_FILE = re.compile(
 def has_controls(text: str) -> bool:
     """True when a file's text holds a character ``inert`` escapes (CRLF endings aside)."""
     return _IN_FILE.search(text) is not None
+
+
+# What ``neutral`` takes out of text served to an agent, before it is masked: terminal
+# escape sequences (CSI, OSC, the other ESC sequences, their one-byte C1 forms), every
+# C0 control but tab and newline (CR and BS included), DEL, the C1 controls, the
+# bidirectional marks, embeddings, overrides and isolates, the zero-width and invisible
+# characters (a token split by one would pass the masking), and the line separators.
+_SEQUENCE = (
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+_INVISIBLE = (
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+_NEUTRAL = re.compile(f"{_SEQUENCE}|{_INVISIBLE}")
+
+
+_ONE = re.compile(_INVISIBLE)
+# each character alone, and the one that makes an ESC a sequence (ESC [, ESC ])
+_ALONE = re.compile(f"\x1b[\\[\\]PX^_]?|{_INVISIBLE}")
+
+
+def neutral(text: str) -> str:
+    """``text`` with what ``_NEUTRAL`` matches removed; tabs and newlines kept.
+
+    Run before masking (``secrets.served``): a token wrapped in a colour code or cut by a
+    DEL, a backspace, a CR or a bidi override is whole again once they are gone, so the
+    masking sees it; the other order would hand the clean token back.
+    """
+    if text.isprintable() or _ONE.search(text) is None:
+        return text
+    return _NEUTRAL.sub("", text)
+
+
+def has_invisible(text: str) -> bool:
+    """True when ``neutral`` would change ``text``: it holds a character it removes."""
+    return not text.isprintable() and _ONE.search(text) is not None
+
+
+def readings(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The two ways to read ``text`` without what ``neutral`` removes, each with its
+    offsets (``offsets``): whole sequences gone (what ``neutral`` gives), and each
+    character gone alone (``ESC [ B`` keeps the ``B``). A credential is looked for in
+    both: stripping a sequence may take a character of the token with it."""
+    return [_without(_NEUTRAL, text), _without(_ALONE, text)]
+
+
+def _without(pattern: re.Pattern[str], text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with ``pattern``'s matches removed and, for each removal, (position in
+    the result, characters removed so far): a position in the result plus the last count
+    at or before it is where that character stands in ``text``."""
+    out: list[str] = []
+    offsets: list[tuple[int, int]] = []
+    pos = removed = 0
+    for m in pattern.finditer(text):
+        if m.start() == m.end():
+            continue
+        out.append(text[pos : m.start()])
+        at = m.start() - removed  # where the removed run would stand in the result
+        removed += m.end() - m.start()
+        offsets.append((at, removed))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out), offsets
+
+
+def placed(offsets: list[tuple[int, int]], pos: int) -> int:
+    """Where position ``pos`` of a reading stands in the text it was read from."""
+    from bisect import bisect_right
+
+    i = bisect_right(offsets, pos, key=lambda o: o[0])
+    return pos + (offsets[i - 1][1] if i else 0)

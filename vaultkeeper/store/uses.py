@@ -291,4 +291,4 @@ def append_events(
     if not lines:
         return
     with writer_lock(vault):
-        append_line(uses_path(vault), "\n".join(lines))
+        append_line(uses_path(vault), "\n".join(lines), inside=vault)

@@ -167,3 +167,27 @@ def resolve_inside(vault: Path, target: str | Path) -> Path:
     if resolved != root and root not in resolved.parents:
         raise UnsafePathError(f"{target}: resolves outside the vault {root}; refused")
     return resolved
+
+
+def file_in(folder: Path, name: str) -> Path:
+    """``folder/name`` for a name read from a record (a trash record's ``content`` or a
+    merge's ``edits[].original``), refused when it is absolute, climbs out with ``..``,
+    is a symlink, or resolves outside ``folder``: ``.trash/`` is committed and shared,
+    so its records are input, not vaultkeeper's own word."""
+    from pathlib import PurePosixPath
+
+    parts = PurePosixPath(name).parts
+    path = folder / name
+    real, root = os.path.realpath(path), os.path.realpath(folder)
+    if (
+        not parts
+        or PurePosixPath(name).is_absolute()
+        or ".." in parts
+        or os.path.islink(path)
+        or os.path.islink(folder)
+        or not real.startswith(root.rstrip(os.sep) + os.sep)
+    ):
+        raise UnsafePathError(
+            f"{path}: not a file of {folder.name}/ (absolute, .., or a symlink); refused"
+        )
+    return path

@@ -144,7 +144,8 @@ def text_lines(report: Sections) -> list[str]:
 def _flat(lines: Iterable[str]) -> list[str]:
     """One line each, whatever a name read from a file holds (no forged brief lines),
     served as the rest of the brief is."""
-    return [_served(" ".join(line.split())[:300]) for line in lines]
+    return [" ".join(_served(line).split())[:300] for line in lines]  # served first: a CR
+    # or a NEL would cut a token in two for split()
 
 
 def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
