@@ -95,6 +95,13 @@ class _Group(click.Group):
             return super().main(argv, prog_name, complete_var, False, **extra)
         try:
             code = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            # a group with no command (`vaultkeeper`, `vaultkeeper apply`): its help, exit 0
+            try:
+                click.echo(exc.ctx.get_help() if exc.ctx else "")
+            except BrokenPipeError:
+                sys.exit(stdout_gone())
+            sys.exit(0)
         except click.ClickException as exc:
             self.fail(_one_line(exc), exc.exit_code)
         except click.Abort:
