@@ -276,3 +276,14 @@ def test_a_decision_that_cannot_be_journaled_says_so(
     assert [o["reason"] for o in outcomes] == [
         f"left alone: fine as it is; NOT journaled: {journal}: Operation not permitted"
     ] * 2
+
+
+def test_malformed_json_is_a_json_error_on_stdout(vault: Path, runner: CliRunner) -> None:
+    before = snapshot(vault)
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input="[{")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "error": result.stderr.removeprefix("vaultkeeper: error: ").rstrip("\n"),
+        "exit": 1,
+    }
+    assert "not valid JSON" in result.stdout and snapshot(vault) == before
