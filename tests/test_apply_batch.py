@@ -222,7 +222,8 @@ def test_undecodable_batches_are_refused_in_one_line(
 ) -> None:
     before = snapshot(vault, skip_state=False)
     result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=payload)
-    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {"error": why, "exit": 1}  # batch always prints JSON
     assert result.stderr == f"vaultkeeper: error: {why}\n"
     assert snapshot(vault, skip_state=False) == before
 
