@@ -148,7 +148,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
     }
     assert signals["held_out_overdue"]["detail"] == "projects/a/memory/h0.md"
     assert "vaultkeeper apply promote" in signals["promote_waiting"]["detail"]
-    assert "1 deletions" in signals["waiting_for_person"]["detail"]
+    assert "1 deletion;" in signals["waiting_for_person"]["detail"]
     assert "vaultkeeper review" in signals["waiting_for_person"]["detail"]
     assert "hook probably never fires" in signals["last_scan_age"]["detail"]
     assert signals["last_scan_age"]["shown"] == "3 days"

@@ -112,9 +112,15 @@ def queue_signal(vault: Path) -> Signal:
     asks = pending(vault)
     deletions = sum(1 for a in asks if a.action == "prune")
     other = len(asks) - deletions
-    detail = f"{deletions} deletions" + (f", {other} other decisions" if other else "")
-    detail += "; a person answers them with: vaultkeeper review" if asks else ""
+    detail = _plural(deletions, "deletion") + (
+        f", {_plural(other, 'other decision')}" if other else ""
+    )
+    detail = f"{detail}; a person answers them with: vaultkeeper review" if asks else ""
     return _count("waiting_for_person", "decisions waiting for a person", len(asks), WARN, detail)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _count(name: str, label: str, n: int, bad: str, detail: str = "") -> Signal:
