@@ -110,6 +110,7 @@ class _Group(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+_CHOICES = re.compile(r"'\{[\w|-]+\}'")
 _QUOTED_NAME = re.compile(r"'(--?[A-Za-z][\w-]*|[A-Z][A-Z_]*)'")
 
 
@@ -119,6 +120,10 @@ def _one_line(exc: click.ClickException) -> str:
     # click quotes option names and metavars (`Missing option '--evidence'`); a name the
     # person typed (`No such command 'nope'`) keeps its quotes
     message = _QUOTED_NAME.sub(r"\1", message)
+    # a choice argument's metavar is its whole list (`'{memory|decision|...}'`): its name
+    param = getattr(exc, "param", None)
+    if param is not None and param.name:
+        message = _CHOICES.sub(param.name.upper(), message)
     message = message[:1].lower() + message[1:]
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
