@@ -222,7 +222,8 @@ def test_undecodable_batches_are_refused_in_one_line(
 ) -> None:
     before = snapshot(vault, skip_state=False)
     result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=payload)
-    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {"error": why, "exit": 1}  # batch always prints JSON
     assert result.stderr == f"vaultkeeper: error: {why}\n"
     assert snapshot(vault, skip_state=False) == before
 
@@ -276,3 +277,14 @@ def test_a_decision_that_cannot_be_journaled_says_so(
     assert [o["reason"] for o in outcomes] == [
         f"left alone: fine as it is; NOT journaled: {journal}: Operation not permitted"
     ] * 2
+
+
+def test_malformed_json_is_a_json_error_on_stdout(vault: Path, runner: CliRunner) -> None:
+    before = snapshot(vault)
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input="[{")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "error": result.stderr.removeprefix("vaultkeeper: error: ").rstrip("\n"),
+        "exit": 1,
+    }
+    assert "not valid JSON" in result.stdout and snapshot(vault) == before

@@ -105,3 +105,23 @@ def test_new_ids_sort_by_time() -> None:
     a = journal.new_id(NOW)
     b = journal.new_id(NOW + dt.timedelta(seconds=1))
     assert re.fullmatch(journal.ID_PATTERN, a) and a < b
+
+
+def test_an_empty_log_says_so_and_n_shows_the_last_records(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+    from vaultkeeper.entries.create import init_vault
+
+    vault = tmp_path / "v"
+    init_vault(vault)
+    runner = CliRunner()
+    empty = runner.invoke(cli, ["--vault", str(vault), "log"])
+    assert (empty.exit_code, empty.stdout) == (0, "")
+    assert empty.stderr == "vaultkeeper: note: no decisions journaled yet\n"
+    for name in ("first", "second"):
+        batch = f'[{{"action": "skip", "target": "{name}", "reason": "later"}}]'
+        runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=batch)
+    last = runner.invoke(cli, ["--vault", str(vault), "log", "-n", "1"])
+    assert last.exit_code == 0 and len(last.stdout.splitlines()) == 1
+    assert " second: " in last.stdout

@@ -156,3 +156,41 @@ def test_a_path_outside_the_relative_vault_is_refused(stand: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().endswith(f"elsewhere.md: not inside the vault {stand / 'v'}")
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args", [["status"], ["index", "--check"], ["verify"]])
+def test_the_read_only_commands_find_an_obsidian_vault_as_lint_does(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    vault = make_vault({".obsidian/app.json": "{}", "notes/a.md": "# A\n"}, init=False)
+    monkeypatch.chdir(vault / "notes")
+    monkeypatch.delenv("VAULTKEEPER_VAULT", raising=False)
+    result = CliRunner().invoke(cli, args)
+    assert "no vault found" not in result.stderr and "init" not in result.output
+    assert result.exit_code in (0, 1), result.output  # its own verdict, not exit 2
+    if args == ["status"]:
+        assert f"vault {vault.resolve()} at " in result.stdout
+
+
+def test_a_memory_vault_command_in_an_obsidian_vault_never_says_init(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    vault = make_vault({".obsidian/app.json": "{}", "notes/a.md": "# A\n"}, init=False)
+    monkeypatch.chdir(vault / "notes")
+    monkeypatch.delenv("VAULTKEEPER_VAULT", raising=False)
+    for given in ([], ["--vault", str(vault)]):
+        result = CliRunner().invoke(cli, [*given, "scan"])
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"vaultkeeper: error: {vault.resolve()}: an Obsidian vault without a memory "
+            "vault's layout (no _index.md, projects/ or patterns/); lint, index, status and "
+            "verify take it as it is\n"
+        )

@@ -267,7 +267,7 @@ def test_a_count_too_long_for_int_is_a_problem_never_a_count() -> None:
         (["use", "huge"], 1, "patterns/registry.md:2: ### huge: success count of 5000 digits"),
         (["lint"], 1, "VK401 ### huge: success count of 5000 digits is too long"),
         (["new", "pattern", "other", "-d", "another one"], 0, "created patterns/registry.md"),
-        (["status"], 1, "fail  lint errors"),
+        (["status"], 1, "fail     lint errors"),
     ],
 )
 def test_commands_read_a_too_long_count_without_a_traceback(

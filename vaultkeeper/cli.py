@@ -97,6 +97,13 @@ class _Group(click.Group):
             return super().main(argv, prog_name, complete_var, False, **extra)
         try:
             code = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            # a group with no command (`vaultkeeper`, `vaultkeeper apply`): its help, exit 0
+            try:
+                click.echo(exc.ctx.get_help() if exc.ctx else "")
+            except BrokenPipeError:
+                sys.exit(stdout_gone())
+            sys.exit(0)
         except click.ClickException as exc:
             self.fail(_one_line(exc), exc.exit_code)
         except click.Abort:
@@ -105,6 +112,7 @@ class _Group(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+_CHOICES = re.compile(r"'\{[\w|-]+\}'")
 _QUOTED_NAME = re.compile(r"'(--?[A-Za-z][\w-]*|[A-Z][A-Z_]*)'")
 
 
@@ -114,6 +122,10 @@ def _one_line(exc: click.ClickException) -> str:
     # click quotes option names and metavars (`Missing option '--evidence'`); a name the
     # person typed (`No such command 'nope'`) keeps its quotes
     message = _QUOTED_NAME.sub(r"\1", message)
+    # a choice argument's metavar is its whole list (`'{memory|decision|...}'`): its name
+    param = getattr(exc, "param", None)
+    if param is not None and param.name:
+        message = _CHOICES.sub(param.name.upper(), message)
     message = message[:1].lower() + message[1:]
     ctx = getattr(exc, "ctx", None)
     if ctx is None:

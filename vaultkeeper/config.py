@@ -40,7 +40,8 @@ RESEARCH_SUBDIR = "research"
 # (commands/base.py vault_path) rather than write a state/ there.
 VAULT_MARKS = (INDEX_FILE, PROJECTS_DIR, PATTERNS_DIR)
 # Folders whose files are never entries: runtime state, Obsidian's trash and settings, VCS.
-EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, ".obsidian", ".git"})
+OBSIDIAN_DIR = ".obsidian"  # an Obsidian vault's settings: its root
+EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"

@@ -276,6 +276,8 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     from vaultkeeper.apply.batch import run_batch
     from vaultkeeper.errors import VaultkeeperError
 
+    # batch always prints JSON: its errors too, as --json makes every command's
+    ctx.find_root().command.json_errors = True  # type: ignore[attr-defined]
     name = "<stdin>" if source.name == "<stdin>" else source.name
     try:
         text = source.read()

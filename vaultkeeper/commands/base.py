@@ -39,13 +39,14 @@ def vault_path(ctx: click.Context, require: bool = True) -> Path:
 
     ``require``: refuse a folder that is not a vault (exit 2) before the command reads
     or writes anything, rather than lay a state/ down in whatever folder was named.
-    Only the commands that work on any Obsidian vault by design pass False: index,
+    Only the commands that work on any Obsidian vault by design (found as lint finds
+    one: an ancestor holding ``.obsidian/`` counts too) pass False: index,
     status, verify, hooks status and uninstall (init and lint find their own folder).
     """
     from vaultkeeper.store.vault import find_vault, require_vault
 
     root = ctx.find_root()
-    vault = find_vault(root.params.get("vault"), os.environ, Path.cwd())
+    vault = find_vault(root.params.get("vault"), os.environ, Path.cwd(), obsidian=not require)
     if require:
         require_vault(vault)
     return vault

@@ -94,13 +94,18 @@ def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON list.")
+@click.option(
+    "-n", "last", type=click.IntRange(min=1), default=None, help="Only the last N records."
+)
 @click.pass_context
-def log(ctx: click.Context, as_json: bool) -> None:
+def log(ctx: click.Context, as_json: bool, last: int | None) -> None:
     """Print the decision journal (state/journal.jsonl), newest last.
+
+    An empty journal says so (on stderr; --json prints []).
 
     \b
     Example:
-      vaultkeeper log
+      vaultkeeper log -n 5
       vaultkeeper log --json
     """
     from vaultkeeper.apply.journal import read
@@ -108,10 +113,13 @@ def log(ctx: click.Context, as_json: bool) -> None:
     result = read(vault_path(ctx))
     for problem in result.problems:
         click.echo(f"vaultkeeper: warning: {problem}", err=True)
+    records = list(result.records)[-last:] if last else list(result.records)
     if as_json:
-        print_json(list(result.records))
+        print_json(records)
         return
-    for r in result.records:
+    if not records:
+        click.echo("vaultkeeper: note: no decisions journaled yet", err=True)
+    for r in records:
         tag = f"  [{r['id']}]" if r.get("id") else ""
         click.echo(
             inert(

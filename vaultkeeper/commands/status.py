@@ -19,7 +19,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     more than a week, decisions waiting for a person, lint errors, broken
     links and orphans, the age of the last completed scan (older than two
     days: the session-end hook probably never fires), the journal's size
-    and _index.md against its load budget. Exit 1 when a signal fails.
+    and _index.md against its load budget. Exit 1 when a signal fails; what
+    has not happened yet (a vault fresh from init) is `not yet`, exit 0.
 
     \b
     Example:
@@ -46,7 +47,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"vault {result.vault} at {result.generated_at}")
         rows = [("", "signal", "figure", "healthy", "")]
         rows += [(s.verdict, s.label, s.shown, s.bound, s.detail) for s in result.signals]
-        widths = [4] + [max(len(r[i]) for r in rows) for i in range(1, 4)]  # ok/warn/fail
+        widths = [max(4, *(len(r[i]) for r in rows)) for i in range(4)]  # ok ... not yet
         for row in rows:
             cells = [cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)]
             click.echo("  ".join([*cells, row[4]]).rstrip())

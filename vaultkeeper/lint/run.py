@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import NoVaultError, UsageError
+from vaultkeeper.errors import UsageError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
@@ -61,15 +61,7 @@ def find_lint_vault(
     if explicit is not None or env.get(config.ENV_VAULT):
         return find_vault(explicit, env, cwd)
     start = (paths[0] if paths[0].is_absolute() else cwd / paths[0]) if paths else cwd
-    start = start if start.is_dir() else start.parent
-    try:
-        return find_vault(None, env, start)
-    except NoVaultError:
-        here = start.resolve()
-        for candidate in (here, *here.parents):
-            if (candidate / ".obsidian").is_dir():
-                return candidate
-        raise
+    return find_vault(None, env, start if start.is_dir() else start.parent, obsidian=True)
 
 
 def _in_scope(vault: Path, paths: Sequence[Path], cwd: Path) -> Iterator[str]:

@@ -22,6 +22,7 @@ from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
 from vaultkeeper.status.native import native_signals
 from vaultkeeper.status.signals import FAIL as FAIL
+from vaultkeeper.status.signals import NOT_YET as NOT_YET
 from vaultkeeper.status.signals import OK as OK
 from vaultkeeper.status.signals import WARN as WARN
 from vaultkeeper.status.signals import Signal as Signal
@@ -52,7 +53,10 @@ class Status:
     @property
     def verdict(self) -> str:
         verdicts = {s.verdict for s in self.signals}
-        return FAIL if FAIL in verdicts else WARN if WARN in verdicts else OK
+        for verdict in (FAIL, WARN, NOT_YET):
+            if verdict in verdicts:
+                return verdict
+        return OK
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Report
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+NOT_YET = "not yet"  # day one: nothing has happened yet, which is no failure
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,9 @@ def candidates_signals(report: Report | None, note: str | None, now: dt.datetime
     bound = f"< {config.STATUS_MAX_WAITING}"
     if report is None:
         why = note or "no report yet: run vaultkeeper scan"
+        verdict = WARN if note else NOT_YET
         return [
-            Signal(f"{k}_waiting", label, None, "-", bound, WARN, why) for k, label, _ in _KINDS
+            Signal(f"{k}_waiting", label, None, "-", bound, verdict, why) for k, label, _ in _KINDS
         ]
     age = f"report {age_text((now - report.generated_at).total_seconds())} old"
     if report.updated_at is not None:
@@ -86,7 +88,15 @@ def overdue_signal(report: Report | None, now: dt.datetime) -> Signal:
     days = config.STATUS_OVERDUE_DAYS
     label = f"held-out entries overdue by more than {days} days"
     if report is None:
-        return Signal("held_out_overdue", label, None, "-", "0", WARN, "no report yet")
+        return Signal(
+            "held_out_overdue",
+            label,
+            None,
+            "-",
+            "0",
+            NOT_YET,
+            "no report yet: run vaultkeeper scan",
+        )
     late: list[str] = []
     for c in report.held_out:
         until = parse_date(c.holdout_until)
@@ -102,9 +112,15 @@ def queue_signal(vault: Path) -> Signal:
     asks = pending(vault)
     deletions = sum(1 for a in asks if a.action == "prune")
     other = len(asks) - deletions
-    detail = f"{deletions} deletions" + (f", {other} other decisions" if other else "")
-    detail += "; a person answers them with: vaultkeeper review" if asks else ""
+    detail = _plural(deletions, "deletion") + (
+        f", {_plural(other, 'other decision')}" if other else ""
+    )
+    detail = f"{detail}; a person answers them with: vaultkeeper review" if asks else ""
     return _count("waiting_for_person", "decisions waiting for a person", len(asks), WARN, detail)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _count(name: str, label: str, n: int, bad: str, detail: str = "") -> Signal:
@@ -156,8 +172,9 @@ def scan_age_signal(vault: Path, now: dt.datetime) -> Signal:
     hint = "the session-end hook probably never fires: check `vaultkeeper hooks status`"
     when = last_completed(vault)
     if when is None:
+        first = "no scan yet: run `vaultkeeper scan`, and `vaultkeeper hooks install` to scan "
         return Signal(
-            "last_scan_age", label, None, "never", bound, FAIL, f"no completed scan; {hint}"
+            "last_scan_age", label, None, "never", bound, NOT_YET, first + "after every session"
         )
     seconds = max(0.0, (now - when).total_seconds())
     old = seconds > limit * 86400
@@ -219,8 +236,16 @@ def index_signal(vault: Path) -> Signal:
         raw = read_regular(path)  # refuses a FIFO instead of blocking on it
     except ParseError as exc:
         shown = exc.reason if path.exists() else "missing"
+        # an Obsidian vault that never had one: not yet, as its orphans signal only warns
+        fresh = not path.exists() and (vault / config.OBSIDIAN_DIR).is_dir()
         return Signal(
-            "index_budget", label, None, shown, budget, FAIL, "create it: vaultkeeper index"
+            "index_budget",
+            label,
+            None,
+            shown,
+            budget,
+            NOT_YET if fresh else FAIL,
+            "create it: vaultkeeper index",
         )
     lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
     over = lines > config.INDEX_MAX_LINES or len(raw) > config.INDEX_MAX_BYTES

@@ -22,8 +22,15 @@ if TYPE_CHECKING:
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
-def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -> Path:
-    """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md."""
+def find_vault(
+    explicit: str | Path | None, env: Mapping[str, str], cwd: Path, *, obsidian: bool = False
+) -> Path:
+    """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md.
+
+    ``obsidian``: for the commands that take any Obsidian vault (lint, index, status,
+    verify, hooks status): where no ancestor holds _index.md, the nearest one holding
+    ``.obsidian/`` is the vault.
+    """
     from pathlib import Path
 
     given = explicit if explicit is not None else env.get(config.ENV_VAULT) or None
@@ -39,9 +46,15 @@ def find_vault(explicit: str | Path | None, env: Mapping[str, str], cwd: Path) -
     for candidate in (here, *here.parents):
         if (candidate / config.INDEX_FILE).is_file():
             return candidate
+    for candidate in (here, *here.parents):
+        if (candidate / config.OBSIDIAN_DIR).is_dir():
+            if obsidian:
+                return candidate
+            raise NoVaultError(_not_memory_vault(str(candidate)))
+    holding = f"{config.INDEX_FILE} or {config.OBSIDIAN_DIR}/" if obsidian else config.INDEX_FILE
     raise NoVaultError(
-        f"no vault found from {here}: pass --vault PATH, set {config.ENV_VAULT}, "
-        f"or run inside a folder holding {config.INDEX_FILE} (create one with `vaultkeeper init`)"
+        f"no vault found from {here}: pass --vault PATH, set {config.ENV_VAULT}, or run "
+        f"inside a folder holding {holding} (`vaultkeeper init PATH` creates a new vault)"
     )
 
 
@@ -51,10 +64,21 @@ def require_vault(path: str | Path) -> None:
     Strings only (no pathlib): the throttled scan calls it too.
     """
     if not any(os.path.exists(os.path.join(path, name)) for name in config.VAULT_MARKS):
+        if os.path.isdir(os.path.join(path, config.OBSIDIAN_DIR)):  # someone's own notes
+            raise NoVaultError(_not_memory_vault(str(path)))
         raise NoVaultError(
             f"{path}: not a vault (no {config.INDEX_FILE}, {config.PROJECTS_DIR}/ or "
             f"{config.PATTERNS_DIR}/); create one with `vaultkeeper init`"
         )
+
+
+def _not_memory_vault(path: str) -> str:
+    """Why a command that needs a memory vault refuses an Obsidian vault: never `init` it."""
+    return (
+        f"{path}: an Obsidian vault without a memory vault's layout (no {config.INDEX_FILE}, "
+        f"{config.PROJECTS_DIR}/ or {config.PATTERNS_DIR}/); lint, index, status and verify "
+        "take it as it is"
+    )
 
 
 def locate(explicit: str | None, env: Mapping[str, str], cwd: str) -> str | None:

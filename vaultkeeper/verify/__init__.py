@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from vaultkeeper import config
 from vaultkeeper.verify.applier_rows import decision_loop, round_trip
 from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
 from vaultkeeper.verify.scheduler_rows import (
@@ -51,6 +52,23 @@ ROWS: tuple[tuple[str, Row], ...] = (
 )
 
 
+# the rows that check a memory vault's own setup: on someone's Obsidian vault (no memory
+# layout), SKIP -- nobody is to run `init` in their personal notes to make verify pass
+MEMORY_ROWS = frozenset({store_present, frontmatter_valid, scheduler_runs, trigger_registered})
+
+
+_NOT_MEMORY = (
+    f"an Obsidian vault without a memory vault's layout (no {config.INDEX_FILE}, "
+    f"{config.PROJECTS_DIR}/ or {config.PATTERNS_DIR}/)"
+)
+
+
+def _obsidian_only(vault: Path) -> bool:
+    return (vault / config.OBSIDIAN_DIR).is_dir() and not any(
+        (vault / name).exists() for name in config.VAULT_MARKS
+    )
+
+
 def verify_vault(
     vault: Path,
     *,
@@ -61,12 +79,16 @@ def verify_vault(
     """Run every row in order; a row that crashes is a FAIL naming the error.
     ``progress`` hears each row's name before it runs (a terminal shows a bar)."""
     checks: list[Check] = []
+    obsidian = _obsidian_only(vault)
     with tempfile.TemporaryDirectory(prefix="vaultkeeper-verify-") as tmp:
         for number, (name, row) in enumerate(ROWS, start=1):
             if progress is not None:
                 progress(name)
             ctx = Context(vault, now, env, Path(tmp) / f"row{number}")
             ctx.tmp.mkdir()
+            if obsidian and row in MEMORY_ROWS:
+                checks.append(Check(number, name, SKIP, _NOT_MEMORY))
+                continue
             try:
                 status, detail = row(ctx)
             except ImportError as exc:  # a part of vaultkeeper this row exercises is missing
