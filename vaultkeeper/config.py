@@ -234,3 +234,41 @@ NATIVE_READ_MAX_BYTES = 1 << 20  # a native file read for review: at most this m
 NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the vault
 NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"
 NATIVE_SUMMARY_FILE = "native-review.json"  # under state/: the scan's count, for the brief
+
+# -- point-of-use recall (issue 25): vaultkeeper.scan.lookup builds, recall.moment serves -
+# `hooks install claude-code|codex --recall` adds these handlers (hooks/recall.sh).
+RECALL_HOOK_SCRIPT = "recall.sh"
+RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
+RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
+# The file tools a PreToolUse recall handler is registered for, per host (a regex).
+RECALL_MATCHERS = {
+    "claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
+    "codex": "Bash|shell|exec_command|apply_patch|read_file|view_image",
+}
+RECALL_LOOKUP_FILE = "recall-lookup.json"  # under state/: what the hook reads, never the vault
+RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the builder's own cache
+RECALL_LOOKUP_VERSION = 1
+RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
+RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
+PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
+ANCHORS_KEY = "anchors"  # code anchors (issue 23); recall uses their file part only
+MOMENT_MAX_CHARS = 1_200  # all the context one hook call adds
+MOMENT_MAX_PROMPT_LESSONS = 3
+MOMENT_MAX_FILE_LESSONS = 4  # before a file is touched: anchored first, then globs
+MOMENT_MIN_SCORE = 106  # search's score: two of the prompt's words, or one in the name
+MOMENT_MIN_TERM = 3  # shorter prompt words are not looked for
+MOMENT_LESSON_CHARS = 360  # one lesson's text at most (name, description, first lines)
+MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
+MOMENT_MAX_STDIN = 1 << 20
+MOMENT_BODY_WORDS = 40  # the body's distinct words kept per lesson for matching
+MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise
+# Words too common to say what a lesson is about: left out of a lesson's kept words and
+# of the prompt's words alike.
+_RECALL_STOPWORDS_TEXT = (
+    "the and for with that this from are was were have has had not but you your its "
+    "can will would should could into when then than them they what which who how why "
+    "all any each use used using also just only more most some such our out over very "
+    "there their here about after before been being does did doing let make made please "
+    "now get got want need see look show tell give try"
+)
+RECALL_STOPWORDS = frozenset(_RECALL_STOPWORDS_TEXT.split())

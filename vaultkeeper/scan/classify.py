@@ -131,6 +131,10 @@ def run_scan(
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
             _native_summary(vault, now)
+            with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
+                from vaultkeeper.scan.lookup import build as build_lookup
+
+                build_lookup(vault)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
