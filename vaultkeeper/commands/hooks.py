@@ -20,10 +20,8 @@ from vaultkeeper.commands.base import (
     vault_path,
 )
 
-# After `install codex`: what Codex's own docs (developers.openai.com/codex/hooks) say a
-# user must know. Hooks are on by default; `[features] hooks = false` turns them off and
-# `codex_hooks` is the deprecated alias of that key; a new command hook runs only once
-# it has been reviewed and trusted.
+# After `install codex`: what Codex's docs (developers.openai.com/codex/hooks) say a user
+# must know (hooks on by default, `codex_hooks` the old alias, new hooks need trust).
 CODEX_NOTE = (
     "note: Codex runs hooks by default (unless ~/.codex/config.toml sets `hooks = false`, "
     "or its deprecated alias `codex_hooks = false`, under [features]); it runs a new hook "
@@ -77,6 +75,7 @@ def hooks() -> None:
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
 @MCP
 @MCP_PROJECT
+@click.option("--recall", is_flag=True, help="Also serve lessons on prompts and file tools.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -88,6 +87,7 @@ def hooks_install(
     print_only: bool,
     with_mcp: bool,
     project: bool,
+    recall: bool,
     as_json: bool,
 ) -> None:
     """Register vaultkeeper with TARGET for the vault (absolute paths).
@@ -97,15 +97,14 @@ def hooks_install(
     other tool's hook is kept; the previous settings file is kept as a backup.
     --mcp registers `vaultkeeper mcp` with the host too. For git, run it once
     in every clone: the driver lives in the clone's own git config; commit the
-    .gitattributes and .gitignore it writes once.
+    .gitattributes and .gitignore it writes once. --recall adds the point-of-use
+    recall (docs/recall.md): a prompt hook and a file-tool hook.
 
     \b
     Example:
-      vaultkeeper --vault ~/memory hooks install claude-code
-      vaultkeeper --vault ~/memory hooks install claude-code --mcp
+      vaultkeeper --vault ~/memory hooks install claude-code --mcp --recall
       vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
-      vaultkeeper --vault ~/memory hooks install git
     """
     from vaultkeeper.errors import UsageError
     from vaultkeeper.hosts import cron
@@ -117,21 +116,23 @@ def hooks_install(
     program = hostfiles.find_program(os.environ)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
-        if print_only or schedule != config.CRON_SCHEDULE:
-            raise UsageError(f"--schedule and --print are for cron, not {target}")
+        if print_only or schedule != config.CRON_SCHEDULE or (recall and target == "git"):
+            raise UsageError(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json)
             return
         if mcp_file is not None:  # its file read and its edit planned before any write
             mcp_install.install(target, mcp_file, vault, program, write=False)
-        done = hostfiles.install(target, path, vault, program)
+        done = hostfiles.install(target, path, vault, program, recall)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served)
         if target == "codex" and not as_json:
             click.echo(f"  {CODEX_NOTE}")
         return
     host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
+    if recall:
+        raise UsageError("--recall is for claude-code and codex, not cron")
     if print_only:
         line = cron.cron_line(vault, program, schedule)
         print_json({"line": line}) if as_json else click.echo(line)
@@ -208,7 +209,6 @@ def hooks_status(
     \b
     Example:
       vaultkeeper hooks status
-      vaultkeeper hooks status claude-code --settings .claude/settings.json
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
