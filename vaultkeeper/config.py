@@ -178,7 +178,7 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 # one lists it under SUPERSEDES. Optional keys: the spec's schema allows them on any entry.
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
-OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY)
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY, "paths")  # paths: PATHS_KEY (recall globs)
 
 # -- search and the MCP server (issue 11) ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
