@@ -60,12 +60,12 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    # the recall table's own cache holds each file's inode: it differs between the copies
-    skip = config.RECALL_LOOKUP_KEYS_FILE
+    # the recall table's own cache and its hash hold each file's inode: it differs between the copies
+    skip = (config.RECALL_LOOKUP_KEYS_FILE, config.RECALL_LOOKUP_SIG_FILE)
     return {
         p.name: normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
-        if p.is_file() and p.name != skip
+        if p.is_file() and p.name not in skip
     }
 
 

@@ -247,7 +247,9 @@ RECALL_MATCHERS = {
 }
 RECALL_LOOKUP_FILE = "recall-lookup.json"  # under state/: what the hook reads, never the vault
 RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the builder's own cache
-RECALL_LOOKUP_VERSION = 1
+RECALL_LOOKUP_TEXT_FILE = "recall-lookup.text"  # under state/: the texts served, by offset
+RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
+RECALL_LOOKUP_VERSION = 2
 RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
 RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
 PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
@@ -260,7 +262,7 @@ MOMENT_MIN_TERM = 3  # shorter prompt words are not looked for
 MOMENT_LESSON_CHARS = 360  # one lesson's text at most (name, description, first lines)
 MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
 MOMENT_MAX_STDIN = 1 << 20
-MOMENT_BODY_WORDS = 40  # the body's distinct words kept per lesson for matching
+MOMENT_BODY_WORDS = 24  # the body's distinct words kept per lesson for matching
 MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise
 # Words too common to say what a lesson is about: left out of a lesson's kept words and
 # of the prompt's words alike.

@@ -24,14 +24,15 @@ if TYPE_CHECKING:
 class Lesson:
     __slots__ = ("path", "status", "project", "name", "text")
 
-    def __init__(self, line: str) -> None:
-        self.path, self.status, self.project, self.name, self.text = line.split("\t")
+    def __init__(self, line: str, text: str) -> None:
+        self.path, self.status, self.project, self.name = line.split("\t")
+        self.text = text
 
 
 class Table:
     """The loaded table; lessons are made from their lines only when chosen."""
 
-    def __init__(self, data: dict[str, object]) -> None:
+    def __init__(self, data: dict[str, object], texts: str | None = None) -> None:
         if data.get("version") != config.RECALL_LOOKUP_VERSION:
             raise ValueError(f"version {data.get('version')!r}, not {config.RECALL_LOOKUP_VERSION}")
         fields = [data["names"], data["descriptions"], data["words"], data["meta"]]
@@ -44,17 +45,31 @@ class Table:
             raise ValueError("places or globs are missing")
         self.places: dict[str, list[int]] = places
         self.globs: list[list[object]] = globs
+        self.texts = texts  # the text file's path (recall-lookup.text)
+        self.text_id, self.offsets = data.get("text_id"), data.get("text_offsets")
 
     def lesson(self, i: int) -> Lesson:
-        return Lesson(self.lines[i])
+        return Lesson(self.lines[i], self._text(i))
+
+    def _text(self, i: int) -> str:
+        """Lesson ``i``'s text, read from the text file at its offset ('' when absent)."""
+        offsets = self.offsets
+        if self.texts is None or not isinstance(offsets, list) or i + 1 >= len(offsets):
+            return ""
+        start, end = offsets[i], offsets[i + 1]
+        with open(self.texts, "rb") as fh:
+            if fh.readline().decode().strip() != self.text_id:
+                raise ValueError("recall-lookup.text is not the table's (being rewritten?)")
+            fh.seek(start)
+            return fh.read(max(0, end - start)).decode("utf-8", "replace").strip()
 
     def projects(self) -> set[str]:
         return {line.split("\t", 3)[2] for line in self.lines} - {""}
 
 
-def load(path: str) -> Table:
+def load(path: str, texts: str | None = None) -> Table:
     with open(path, "rb") as fh:
-        return Table(json.loads(fh.read()))
+        return Table(json.loads(fh.read()), texts)
 
 
 def project_for(cwd: str | None, projects: set[str]) -> str | None:

@@ -144,7 +144,10 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     if os.path.islink(state):
         raise Quiet("state/ is a symlink: nothing written through it")
     try:
-        table = lookup.load(os.path.join(state, config.RECALL_LOOKUP_FILE))
+        table = lookup.load(
+            os.path.join(state, config.RECALL_LOOKUP_FILE),
+            os.path.join(state, config.RECALL_LOOKUP_TEXT_FILE),
+        )
     except FileNotFoundError:
         raise Quiet("no state/recall-lookup.json yet: run `vaultkeeper scan`") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -165,13 +168,13 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     with os.fdopen(fd, "r+", encoding="utf-8") as fh:
         fcntl.flock(fd, fcntl.LOCK_EX)  # two file tools at once: each lesson still once
         seen = set(fh.read().splitlines())
-        fresh = [table.lesson(i) for i in chosen if table.lesson(i).path not in seen]
         most = (
             config.MOMENT_MAX_PROMPT_LESSONS
             if moment == "prompt"
             else config.MOMENT_MAX_FILE_LESSONS
         )
-        fresh = fresh[:most]
+        ids = [i for i in chosen if table.lines[i].split("\t", 1)[0] not in seen][:most]
+        fresh = [table.lesson(i) for i in ids]
         text, kept = render(fresh)
         if not kept:
             return ""

@@ -23,6 +23,7 @@ when a record changed. The same call drops recall session files older than
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -196,9 +197,11 @@ def _load_keys(vault: Path) -> dict[str, Any]:
     return files if isinstance(files, dict) else {}
 
 
-def table(records: list[tuple[str, list[Any]]]) -> dict[str, Any]:
-    """The hook's table from (path, record) pairs, in path order."""
-    names, descriptions, words, meta = [], [], [], []
+def table(records: list[tuple[str, list[Any]]]) -> tuple[dict[str, Any], bytes]:
+    """The hook's table from (path, record) pairs, in path order, and its text file: an
+    id line, then each lesson's text on a line of its own (the table holds their byte
+    offsets and the id: the hook reads only the texts it serves)."""
+    names, descriptions, words, meta, texts = [], [], [], [], []
     places: dict[str, list[int]] = {}
     globs: list[list[Any]] = []
     for i, (rel_path, rec) in enumerate(records):
@@ -206,12 +209,22 @@ def table(records: list[tuple[str, list[Any]]]) -> dict[str, Any]:
         names.append(name.casefold().replace("\x00", ""))
         descriptions.append(description.casefold().replace("\x00", ""))
         words.append(body_words)
-        meta.append("\t".join(" ".join(v.split()) for v in (rel_path, status, project, name, text)))
+        meta.append("\t".join(" ".join(v.split()) for v in (rel_path, status, project, name)))
+        texts.append((" ".join(text.split()) + "\n").encode())
         for place in anchored:
             places.setdefault(place, []).append(i)
         globs.extend([g, i] for g in paths)
+    body = b"".join(texts)
+    text_id = hashlib.blake2b(body, digest_size=8).hexdigest()
+    at, offsets = len(text_id) + 1, []
+    for t in texts:
+        offsets.append(at)
+        at += len(t)
+    offsets.append(at)
     return {
         "version": config.RECALL_LOOKUP_VERSION,
+        "text_id": text_id,
+        "text_offsets": offsets,
         "count": len(records),
         "names": "\x00".join(names),
         "descriptions": "\x00".join(descriptions),
@@ -219,22 +232,30 @@ def table(records: list[tuple[str, list[Any]]]) -> dict[str, Any]:
         "meta": "\n".join(meta),
         "places": places,
         "globs": globs,
-    }
+    }, text_id.encode() + b"\n" + body
 
 
 def build(vault: Path | str) -> bool:
     """Bring the table up to date; True when it was written."""
     vault = Path(vault)
     own_dir(vault, config.STATE_DIR)
-    known = _load_keys(vault)
     limit = time.time_ns() - RACY_NS
-    files: dict[str, Any] = {}
-    changed = False
+    stats: list[tuple[str, list[int], bool]] = []
     for rel_path in _candidates(vault):
         try:
-            key, settled = key_of(os.stat(vault / rel_path), limit)
+            stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
         except OSError:
             continue
+    sig_file = vault / config.STATE_DIR / config.RECALL_LOOKUP_SIG_FILE
+    sig = json.dumps(stats)
+    sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
+    _prune_sessions(vault)
+    if all(s[2] for s in stats) and lookup_path(vault).is_file() and _read(sig_file) == sig:
+        return False  # every file as last time: nothing read, nothing written
+    known = _load_keys(vault)
+    files: dict[str, Any] = {}
+    changed = False
+    for rel_path, key, settled in stats:
         seen = known.get(rel_path)
         if isinstance(seen, list) and len(seen) == 3 and seen[1] and seen[0] == key:
             files[rel_path] = seen
@@ -243,19 +264,26 @@ def build(vault: Path | str) -> bool:
         files[rel_path] = [key, settled, rec]
         changed = changed or seen is None or seen[2] != rec
     changed = changed or set(files) != set(known) or not lookup_path(vault).is_file()
-    _prune_sessions(vault)
-    if not changed and files == known:
-        return False
-    state = vault / config.STATE_DIR
-    state.mkdir(exist_ok=True)
-    keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
-    atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
-    if not changed:
-        return False
-    live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
-    text = json.dumps(table(live), ensure_ascii=False, separators=(",", ":"))
-    atomic_write(lookup_path(vault), text, fsync_dir=False)
-    return True
+    if files != known:
+        keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
+        atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
+    if changed:
+        live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
+        data, texts = table(live)
+        atomic_write(
+            vault / config.STATE_DIR / config.RECALL_LOOKUP_TEXT_FILE, texts, fsync_dir=False
+        )
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        atomic_write(lookup_path(vault), text, fsync_dir=False)  # after its texts
+    atomic_write(sig_file, sig, fsync_dir=False)
+    return changed
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
 
 
 def _prune_sessions(vault: Path) -> None:
