@@ -45,6 +45,7 @@ class Table:
             raise ValueError("places or globs are missing")
         self.places: dict[str, list[int]] = places
         self.globs: list[list[object]] = globs
+        self.data = data
         self.texts = texts  # the text file's path (recall-lookup.text)
         self.text_id, self.offsets = data.get("text_id"), data.get("text_offsets")
 
@@ -64,7 +65,17 @@ class Table:
             return fh.read(max(0, end - start)).decode("utf-8", "replace").strip()
 
     def projects(self) -> set[str]:
+        given = self.data.get("projects")
+        if isinstance(given, list):
+            return {p for p in given if isinstance(p, str)}
         return {line.split("\t", 3)[2] for line in self.lines} - {""}
+
+    def starts(self) -> list[list[int]]:
+        """Each field's entry offsets: as built, else counted (search.score.starts_of)."""
+        given = self.data.get("starts")
+        if isinstance(given, list) and len(given) == 3 and all(isinstance(g, list) for g in given):
+            return given
+        return [starts_of(t.split("\x00")) for t in self.fields[:3]]
 
 
 def load(path: str, texts: str | None = None) -> Table:
@@ -108,8 +119,7 @@ def for_prompt(table: Table, prompt: str, project: str | None) -> list[int]:
     ]
     if not words or not table.lines:
         return []
-    texts = table.fields[:3]
-    scorer = Scorer(texts, [starts_of(t.split("\x00")) for t in texts])
+    scorer = Scorer(table.fields[:3], table.starts())
     scored = [
         (-score, i)
         for i, score in scorer.scores(words).items()

@@ -226,6 +226,8 @@ def table(records: list[tuple[str, list[Any]]]) -> tuple[dict[str, Any], bytes]:
         "text_id": text_id,
         "text_offsets": offsets,
         "count": len(records),
+        "projects": sorted({rec[3] for _, rec in records} - {""}),
+        "starts": [_starts(f) for f in (names, descriptions, words)],
         "names": "\x00".join(names),
         "descriptions": "\x00".join(descriptions),
         "words": "\x00".join(words),
@@ -233,6 +235,15 @@ def table(records: list[tuple[str, list[Any]]]) -> tuple[dict[str, Any], bytes]:
         "places": places,
         "globs": globs,
     }, text_id.encode() + b"\n" + body
+
+
+def _starts(fields: list[str]) -> list[int]:
+    """Where each entry's field begins in the NUL-joined string (search.score.starts_of)."""
+    starts, at = [], 0
+    for text in fields:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
 
 
 def build(vault: Path | str) -> bool:
