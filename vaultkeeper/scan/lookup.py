@@ -1,24 +1,18 @@
 """``state/recall-lookup.json``: the small prebuilt table the point-of-use recall reads.
 
-The recall hooks (vaultkeeper.recall.moment) run on every prompt and every file tool
-call, so they never walk the vault: they read this one file. Per live lesson (a note
-with frontmatter under ``projects/<p>/memory/``, not archived, superseded or stale-anchored) it
-keeps its path, status, project, a short text to serve, and what it is matched by:
-its casefolded name and description, its body's most frequent words (at most
-``MOMENT_BODY_WORDS``), and the files it is about: the file part of each of its
-``anchors:`` (issue 23's places ``path``, ``path::name`` or ``path: text``, as strings or
-as mappings with the place under ``at``/``path``/``place``/``file``) and its ``paths:``
-globs (Claude Code's ``.claude/rules`` convention).
+The recall hooks (vaultkeeper.recall.moment) run on every prompt and file tool call, so
+they never walk the vault. Per live lesson (a note with frontmatter under
+``projects/<p>/memory/``, not archived, superseded or stale-anchored): its path, status,
+project, casefolded name and description, its body's most frequent words, and the files
+it is about: the file part of each ``anchors:`` place (issue 23: ``path``, ``path::name``
+or ``path: text``, as strings or mappings under ``at``/``path``/``place``/``file``) and
+its ``paths:`` globs. Each matched field is one NUL-joined string (search.score ranks
+over exactly that); the texts served sit in recall-lookup.text, read by offset.
 
-The layout is made for a fast load: the three matched fields are each one string, the
-entries joined by NUL (vaultkeeper.search.score ranks over exactly that), the rest is
-one line per entry, so a 10,000-lesson table loads as a handful of JSON strings.
-
-``build`` runs at the end of every scan and after the vault's own writes. It is cheap
-when nothing changed: ``state/recall-lookup.keys.json`` keeps each file's stat key and
-record, a file whose key is unchanged is not read again, and the table is written only
-when a record changed. The same call drops recall session files older than
-``RECALL_SESSION_MAX_DAYS``.
+``build`` runs at the end of every scan. Unchanged (every file's stat key hashes as last
+time): nothing is read or written. Otherwise only changed files are read again
+(recall-lookup.keys.json keeps each one's key and record). It also drops recall session
+files older than ``RECALL_SESSION_MAX_DAYS``.
 """
 
 from __future__ import annotations
@@ -32,15 +26,9 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
+from vaultkeeper.store import model
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import (
-    ParseError,
-    decode,
-    is_memory_path,
-    parse_note,
-    read_regular,
-    split_frontmatter,
-)
+from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note
 from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.secrets import mask
 from vaultkeeper.store.vault import links_out, own_dir, walk_files
@@ -49,14 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
     from typing import Any
 
-_KEYS = (
-    "name",
-    "description",
-    "status",
-    config.SUPERSEDED_BY_KEY,
-    config.PATHS_KEY,
-    config.ANCHORS_KEY,
-)
+_KEYS: tuple[str, ...] = ("name", "description", "status", config.SUPERSEDED_BY_KEY)
+_KEYS += (config.PATHS_KEY, config.ANCHORS_KEY)
 _WORD = re.compile(r"\w+")
 _STALE = frozenset({"gone", "changed", "moved", "stale"})  # an anchor check's verdicts
 _PLACE_KEYS = ("at", "path", "place", "file")
@@ -106,7 +88,7 @@ def _meta(path: Path, rel_path: str, text: str) -> tuple[dict[str, Any], str] | 
     ):
         meta, _, yaml_text = front
         return meta, text.split("\n", yaml_text.count("\n") + 2)[-1]
-    if split_frontmatter(text)[0] is None:
+    if model.split_frontmatter(text)[0] is None:
         return None
     note = parse_note(path, rel_path, text)
     return None if note.frontmatter is None else (dict(note.frontmatter.data), note.body)
@@ -134,7 +116,7 @@ def record(vault: Path, rel_path: str) -> list[Any] | None:
     globs], or None when it is not a lesson the recall may serve."""
     path = vault / rel_path
     try:
-        got = _meta(path, rel_path, decode(read_regular(path)))
+        got = _meta(path, rel_path, decode(model.read_regular(path)))
     except (ParseError, OSError):
         return None
     if got is None:
