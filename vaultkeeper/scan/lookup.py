@@ -26,9 +26,9 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
-from vaultkeeper.store import model
+from vaultkeeper.store.frontmatter import split_frontmatter
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note
+from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note, read_regular
 from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.secrets import mask
 from vaultkeeper.store.vault import links_out, own_dir, walk_files
@@ -88,7 +88,7 @@ def _meta(path: Path, rel_path: str, text: str) -> tuple[dict[str, Any], str] | 
     ):
         meta, _, yaml_text = front
         return meta, text.split("\n", yaml_text.count("\n") + 2)[-1]
-    if model.split_frontmatter(text)[0] is None:
+    if split_frontmatter(text)[0] is None:
         return None
     note = parse_note(path, rel_path, text)
     return None if note.frontmatter is None else (dict(note.frontmatter.data), note.body)
@@ -116,7 +116,7 @@ def record(vault: Path, rel_path: str) -> list[Any] | None:
     globs], or None when it is not a lesson the recall may serve."""
     path = vault / rel_path
     try:
-        got = _meta(path, rel_path, decode(model.read_regular(path)))
+        got = _meta(path, rel_path, decode(read_regular(path)))
     except (ParseError, OSError):
         return None
     if got is None:
