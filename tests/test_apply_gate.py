@@ -47,7 +47,7 @@ def test_receipt_may_be_an_absolute_path_outside_the_vault(vault: Path, tmp_path
     source.parent.mkdir()
     source.write_text("a\nb\n")
     assert check_receipt(vault, f"{source}:2") == f"{source}:2"
-    # issue 21 item 13: a refusal tells nothing of a file outside the vault, not whether
+    # a refusal tells nothing of a file outside the vault, not whether
     # it exists nor how many lines it has (an agent could probe any file through MCP)
     said = []
     for receipt in (f"{source}:3", f"{source}:0", f"{tmp_path}/no-such-file:1", "/etc:1"):

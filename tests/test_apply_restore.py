@@ -1,4 +1,4 @@
-"""restore reads only what .trash/<id>/ holds (issue 21 item 4): a record's
+"""restore reads only what .trash/<id>/ holds: a record's
 ``edits[].original`` or ``content`` that is absolute, climbs out with ``..`` or is a
 symlink is refused in one line, and nothing is written; vault://index is confined."""
 

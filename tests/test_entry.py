@@ -60,7 +60,13 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    return {p.name: normal(p.read_text(), root) for p in sorted(folder.iterdir()) if p.is_file()}
+    # the recall table's cache and its hash hold each file's inode: it differs between copies
+    skip = (config.RECALL_LOOKUP_KEYS_FILE, config.RECALL_LOOKUP_SIG_FILE)
+    return {
+        p.name: normal(p.read_text(), root)
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name not in skip
+    }
 
 
 def both(

@@ -30,6 +30,14 @@ SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out d
 STATE_KEYS = ["state", "lastCompleted", "lastTriggered", "cooldownMs", "pid", "perTask"]
 VK = shutil.which("vaultkeeper") or "vaultkeeper"
 
+# what the end of a scan writes for the recall hook (vaultkeeper/scan/lookup.py)
+RECALL_FILES = (
+    config.RECALL_LOOKUP_FILE,
+    config.RECALL_LOOKUP_KEYS_FILE,
+    config.RECALL_LOOKUP_SIG_FILE,
+    config.RECALL_LOOKUP_TEXT_FILE,
+)
+
 
 def memory(name: str, until: str | None, status: str | None = "held_out", **extra: str) -> str:
     lines = [f"name: {name}", "description: a lesson", "type: memory"]
@@ -343,12 +351,15 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
         assert run(runner, sample, "--force")[0] == 0
     assert run(runner, sample, "--force", "--json")[0] == 0
     assert snapshot(sample) == before
-    assert sorted(p.name for p in (sample / "state").iterdir()) == [
-        config.LAST_REPORT_FILE,
-        config.SCAN_CACHE_FILE,
-        config.STATE_FILE,
-        config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
-    ]
+    assert sorted(p.name for p in (sample / "state").iterdir()) == sorted(
+        [
+            config.LAST_REPORT_FILE,
+            config.SCAN_CACHE_FILE,
+            config.STATE_FILE,
+            config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
+            *RECALL_FILES,  # the recall hook's table (scan/lookup.py)
+        ]
+    )
 
 
 def test_json_output(runner: CliRunner, live_vault: Path) -> None:
@@ -546,6 +557,9 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     assert json.loads(state_file.read_text())["state"] == "idle"
     leftovers = {p.name for p in (vault / "state").iterdir() if p.name != config.WRITER_LOCK_FILE}
     leftovers.discard(config.SCAN_CACHE_DELTA_FILE)  # written by whichever run kept one
+    table = json.loads((vault / "state" / config.RECALL_LOOKUP_FILE).read_text())
+    assert table["version"] == config.RECALL_LOOKUP_VERSION  # the recall table: whole too
+    leftovers -= set(RECALL_FILES)
     assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE, config.STATE_FILE]
 
 

@@ -57,6 +57,15 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.STATE_FILE}",
         "fsync folder",
+        # then the recall hook's table (scan/lookup.py): a cache any scan rebuilds
+        "fsync file",
+        f"rename {config.RECALL_LOOKUP_KEYS_FILE}",
+        "fsync file",
+        f"rename {config.RECALL_LOOKUP_TEXT_FILE}",
+        "fsync file",
+        f"rename {config.RECALL_LOOKUP_FILE}",
+        "fsync file",
+        f"rename {config.RECALL_LOOKUP_SIG_FILE}",
     ]
     done = json.loads((state_dir / config.STATE_FILE).read_text())
     assert done["state"] == "idle" and done["lastCompleted"] > 0 and done["pid"] is None

@@ -162,7 +162,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
 def test_a_vault_never_scanned(runner: CliRunner, make_vault: MakeVault) -> None:
     code, data = status(runner, make_vault())
     signals = by_name(data)
-    assert code == 0 and data["verdict"] == "not yet"  # day one is no failure (issue 26)
+    assert code == 0 and data["verdict"] == "not yet"  # day one is no failure
     assert signals["last_scan_age"]["figure"] is None
     assert signals["last_scan_age"]["shown"] == "never"
     assert "run `vaultkeeper scan`" in signals["last_scan_age"]["detail"]
@@ -243,7 +243,7 @@ def test_a_foreign_vault_without_an_index(runner: CliRunner, make_vault: MakeVau
     assert orphans["verdict"] == "warn" and "vaultkeeper index" in orphans["detail"]
     assert (signals["index_budget"]["shown"], signals["index_budget"]["verdict"]) == (
         "missing",
-        "not yet",  # never had one: not a failure (issue 26)
+        "not yet",  # never had one: not a failure
     )
     # a link to a note not written yet is a warning on a vault vaultkeeper did not create
     assert (signals["broken_links"]["figure"], signals["broken_links"]["verdict"]) == (1, "warn")

@@ -1,4 +1,4 @@
-"""Masking is not undone by control characters (issue 21, item 1): a token wrapped in a
+"""Masking is not undone by control characters: a token wrapped in a
 colour code, or cut by a DEL, BS, CR, C1, escape sequence, bidi or zero-width character
 is masked on every surface an agent is served; PEM keys behind ``# ``/``* ``/``| ``,
 encrypted PEM, and a token as a file name or a ``###`` heading too; lint flags each."""

@@ -186,7 +186,7 @@ HOLDOUT_MAX_DAYS = 3650  # the largest hold-out window VAULTKEEPER_HOLDOUT_DAYS 
 SUPERSEDED_BY_KEY = "superseded_by"
 SUPERSEDES_KEY = "supersedes"
 ANCHORS_KEY = "anchors"  # list of {at, digest, commit} on memory/decision entries
-OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY, ANCHORS_KEY)
+OPTIONAL_KEYS = (SUPERSEDED_BY_KEY, SUPERSEDES_KEY, ANCHORS_KEY, "paths")  # paths: PATHS_KEY
 
 # -- search and the MCP server ------------------------------------------
 SEARCH_DEFAULT_LIMIT = 10
@@ -202,10 +202,8 @@ MCP_INSTALL_HINT = (
     f"pipx install --force '{DIST_NAME}[mcp]' (in a virtual environment: "
     f"pip install '{DIST_NAME}[mcp]')"
 )
-# The MCP tools an agent may run alone (read, cite, record, and the applier's gated
-# acts): `hooks install codex --mcp` approves them in Codex, so they work in `codex exec`.
-# What takes an entry out of the vault needs a person: apply_prune keeps Codex's own
-# approval (and its own dialog). docs/hosts.md lists both.
+# MCP tools an agent may run alone, approved in Codex by `hooks install codex --mcp`; what
+# takes an entry out needs a person (apply_prune keeps Codex's approval). docs/hosts.md.
 MCP_AGENT_TOOLS = (
     "recall", "search", "read", "report", "status", "cite", "new_lesson", "new_decision",
     "apply_promote", "apply_revalidate", "apply_reactivate", "apply_skip",
@@ -273,3 +271,30 @@ ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)
+
+# -- point-of-use recall: scan/lookup.py builds, recall/moment.py serves; `hooks install
+# claude-code|codex --recall` adds these handlers (hooks/recall.sh). --------------
+RECALL_HOOK_SCRIPT = "recall.sh"
+RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
+RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
+# The file tools a PreToolUse recall handler is registered for, per host (a regex).
+RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
+                   "codex": "Bash|shell|exec_command|apply_patch|read_file|view_image"}  # fmt: skip
+RECALL_LOOKUP_FILE = "recall-lookup.json"  # under state/: what the hook reads, never the vault
+RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the builder's own cache
+RECALL_LOOKUP_TEXT_FILE = "recall-lookup.text"  # under state/: the texts served, by offset
+RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
+RECALL_LOOKUP_VERSION = 2
+RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
+RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
+PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
+MOMENT_MAX_CHARS = 1_200  # all the context one hook call adds
+MOMENT_MAX_PROMPT_LESSONS = 3
+MOMENT_MAX_FILE_LESSONS = 4  # before a file is touched: anchored first, then globs
+MOMENT_MIN_SCORE = 106  # search's score: two of the prompt's words, or one in the name
+MOMENT_MIN_TERM = 3  # shorter prompt words are not looked for
+MOMENT_LESSON_CHARS = 360  # one lesson's text at most (name, description, first lines)
+MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
+MOMENT_MAX_STDIN = 1 << 20
+MOMENT_BODY_WORDS = 24  # the body's distinct words kept per lesson for matching
+MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise

@@ -49,6 +49,21 @@ def parse(args: list[str]) -> ScanArgs | None:
     )
 
 
+def recall_args(args: list[str]) -> tuple[str | None, str] | None:
+    """(vault, host) for ``[--vault PATH] recall-hook HOST``, the recall hook's one form
+    (hooks/recall.sh): never handed to click, whatever is wrong (recall/moment.py)."""
+    vault: str | None = None
+    if args[:1] == ["--vault"] and len(args) >= 3:
+        vault, rest = args[1], args[2:]
+    else:
+        rest = args
+    if len(rest) != 2 or rest[0] != "recall-hook":
+        return None
+    from vaultkeeper.config import ENV_VAULT
+
+    return (vault or os.environ.get(ENV_VAULT) or None), rest[1]
+
+
 def _vault(given: str | None) -> str | None:
     """The vault as commands.base.vault_path finds it; None when click should say why not."""
     from vaultkeeper.store.vault import locate
@@ -75,6 +90,12 @@ def _no_raw_bytes() -> None:
 
 def main() -> None:
     _no_raw_bytes()
+    recall = recall_args(sys.argv[1:])
+    if recall is not None:
+        from vaultkeeper.recall.moment import main as recall_main
+
+        gc.disable()  # as for the scan's no-op: a short run that makes no cycles
+        sys.exit(recall_main(*recall))
     args = None if os.environ.get(_COMPLETE_VAR) else parse(sys.argv[1:])
     vault = None if args is None else _vault(args.vault)
     if args is not None and vault is not None:

@@ -73,6 +73,7 @@ def hooks() -> None:
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
 @MCP
 @MCP_PROJECT
+@click.option("--recall", is_flag=True, help="Also serve lessons on prompts and file tools.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -84,6 +85,7 @@ def hooks_install(
     print_only: bool,
     with_mcp: bool,
     project: bool,
+    recall: bool,
     as_json: bool,
 ) -> None:
     """Register vaultkeeper with TARGET for the vault (absolute paths).
@@ -93,15 +95,14 @@ def hooks_install(
     other tool's hook is kept; the previous settings file is kept as a backup.
     --mcp registers `vaultkeeper mcp` with the host too. For git, run it once
     in every clone: the driver lives in the clone's own git config; commit the
-    .gitattributes and .gitignore it writes once.
+    .gitattributes and .gitignore it writes once. --recall adds the point-of-use
+    recall (docs/recall.md): a prompt hook and a file-tool hook.
 
     \b
     Example:
-      vaultkeeper --vault ~/memory hooks install claude-code
-      vaultkeeper --vault ~/memory hooks install claude-code --mcp
+      vaultkeeper --vault ~/memory hooks install claude-code --mcp --recall
       vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
-      vaultkeeper --vault ~/memory hooks install git
     """
     from vaultkeeper.errors import UsageError
     from vaultkeeper.hosts import codex_trust, cron
@@ -115,15 +116,15 @@ def hooks_install(
     warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
-        if print_only or schedule != config.CRON_SCHEDULE:
-            raise UsageError(f"--schedule and --print are for cron, not {target}")
+        if print_only or schedule != config.CRON_SCHEDULE or (recall and target == "git"):
+            raise UsageError(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json, warn=warn)
             return
         if mcp_file is not None:  # its file read and its edit planned before any write
             mcp_install.install(target, mcp_file, vault, program, write=False)
-        done = hostfiles.install(target, path, vault, program)
+        done = hostfiles.install(target, path, vault, program, recall)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served, warn)
         if target == "codex" and not as_json:
@@ -132,6 +133,8 @@ def hooks_install(
                 click.echo(f"  {line}")
         return
     host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
+    if recall:
+        raise UsageError("--recall is for claude-code and codex, not cron")
     if print_only:
         line = cron.cron_line(vault, program, schedule)
         print_json({"line": line}) if as_json else click.echo(line)
@@ -208,7 +211,6 @@ def hooks_status(
     \b
     Example:
       vaultkeeper hooks status
-      vaultkeeper hooks status claude-code --settings .claude/settings.json
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError

@@ -46,9 +46,13 @@ class Handler:
     vault: str | None  # the vault the command names, when it names one
     problem: str | None = None  # hooks status: its script or program gone, not a vaultkeeper
     trust: str | None = None  # Codex: trusted, not yet trusted, or changed (codex_trust)
+    matcher: str | None = None  # the tools a PreToolUse handler is for (--recall)
 
     def as_json(self) -> dict[str, Any]:
         return {"type": "command", "command": self.command, "timeout": self.timeout}
+
+    def group(self) -> dict[str, Any]:
+        return {**({"matcher": self.matcher} if self.matcher else {}), "hooks": [self.as_json()]}
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,30 @@ def find_program(env: Mapping[str, str]) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+def script_name(event: str) -> str:
+    """Our script for ``event``: the session scripts, else the recall hook (--recall)."""
+    return config.HOOK_SCRIPTS.get(event, config.RECALL_HOOK_SCRIPT)
+
+
 def script_path(event: str) -> Path:
-    return data_dir(config.HOOKS_DIR) / config.HOOK_SCRIPTS[event]
+    return data_dir(config.HOOKS_DIR) / script_name(event)
+
+
+EVENTS = (*config.HOOK_SCRIPTS, *config.RECALL_HOOK_EVENTS)  # every event we may add to
+
+
+def recall_handlers(target: str, vault: Path, program: str | None) -> list[Handler]:
+    """The point-of-use recall's handlers (``install --recall``): prompt and file tools."""
+    script = script_path(config.RECALL_HOOK_EVENTS[0])
+    if not os.access(script, os.X_OK):
+        raise VaultkeeperError(f"{script}: hook script is not executable; reinstall vaultkeeper")
+    argv = shlex.join([str(script), str(vault), target] + ([program] if program else []))
+    return [
+        Handler(event, argv, config.RECALL_HOOK_TIMEOUT, str(vault), matcher=matcher)
+        for event, matcher in zip(
+            config.RECALL_HOOK_EVENTS, (None, config.RECALL_MATCHERS[target]), strict=True
+        )
+    ]
 
 
 def desired(target: str, vault: Path, program: str | None) -> list[Handler]:
@@ -129,7 +155,7 @@ def is_ours(handler: object, event: str) -> bool:
     if not argv:
         return False
     first = Path(argv[0])
-    if first.name != config.HOOK_SCRIPTS[event]:
+    if first.name != script_name(event):
         return False
     wheel_layout = tuple(p.name for p in first.parents[:3]) == ("hooks", "_data", "vaultkeeper")
     if first == script_path(event) or wheel_layout:
@@ -157,13 +183,17 @@ def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
     return found
 
 
-def install(target: str, path: Path, vault: Path, program: str | None) -> Change:
-    """Merge our SessionEnd and SessionStart handlers into the settings file at ``path``."""
+def install(
+    target: str, path: Path, vault: Path, program: str | None, recall: bool = False
+) -> Change:
+    """Merge our SessionEnd and SessionStart handlers (and with ``recall`` the recall
+    hook's UserPromptSubmit and PreToolUse ones) into the settings file at ``path``."""
     _check_target(target)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
     data, raw = read_settings(real)
     actions: list[str] = []
-    for want in desired(target, vault, program):
+    wanted = desired(target, vault, program)
+    for want in wanted + (recall_handlers(target, vault, program) if recall else []):
         groups = event_groups(data, want.event, real)
         spots = _ours_in(groups, want.event)
         if len(spots) == 1:
@@ -178,7 +208,7 @@ def install(target: str, path: Path, vault: Path, program: str | None) -> Change
             groups = without_spots(groups, spots[1:])
             actions.append(f"updated {want.event}: {want.command}")
         else:
-            groups = [*groups, {"hooks": [want.as_json()]}]
+            groups = [*groups, want.group()]
             actions.append(f"added   {want.event}: {want.command}")
         set_groups(data, want.event, groups)
     made = created.missing_folders(real.parent) if raw is None else []
@@ -198,9 +228,11 @@ def uninstall(target: str, path: Path) -> Change:
     real = Path(os.path.realpath(path))
     data, raw = read_settings(real)
     actions: list[str] = []
-    for event in config.HOOK_SCRIPTS:
+    for event in EVENTS:
         groups = event_groups(data, event, real)
         spots = _ours_in(groups, event)
+        if not spots and event not in config.HOOK_SCRIPTS:
+            continue  # the recall hook was never installed: nothing to say
         if not spots:
             actions.append(f"absent  {event}: not installed")
             continue
@@ -225,7 +257,7 @@ def installed(target: str, path: Path) -> Installed:
     try:
         data, _ = read_settings(path)
         found: list[Handler] = []
-        for event in config.HOOK_SCRIPTS:
+        for event in EVENTS:
             groups = event_groups(data, event, path)
             for gi, hi in _ours_in(groups, event):
                 h = groups[gi]["hooks"][hi]

@@ -28,6 +28,7 @@ CODES: dict[str, tuple[str, str]] = {
         "held-out entry with an empty falsification_condition (nothing to re-check)",
     ),
     "VK206": (ERROR, "anchors: item unusable (at PATH[::NAME] | 'PATH: TEXT', digest, commit)"),
+    "VK207": (ERROR, "paths: is not a list of relative globs (the recall matches files by it)"),
     "VK301": (ERROR, "broken wikilink: no file has that name or path"),
     "VK302": (ERROR, "ambiguous wikilink: two or more files could be meant"),
     "VK303": (WARNING, "orphan: an entry not reachable from _index.md by links"),

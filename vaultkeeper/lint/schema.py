@@ -55,6 +55,8 @@ def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding
         yield from _no_condition(note)
     if enabled("VK206") and config.ANCHORS_KEY in data:
         yield from _anchors(note)
+    if enabled("VK207") and config.PATHS_KEY in data:
+        yield from _paths(note)
     if enabled("VK204"):
         for key in data:
             if str(key) not in config.SCHEMA_KEYS and str(key) not in config.OPTIONAL_KEYS:
@@ -119,3 +121,26 @@ def _anchors(note: Note) -> Iterator[Finding]:
     line = fm.key_lines.get(config.ANCHORS_KEY, 1)
     for problem in parse_items(fm.data.get(config.ANCHORS_KEY))[1]:
         yield Finding(note.rel, line, 1, "VK206", problem)
+
+
+def _paths(note: Note) -> Iterator[Finding]:
+    """``paths:`` (Claude Code's ``.claude/rules`` convention): one glob or a list of them,
+    each relative to the repository's top level; the recall hook serves the lesson
+    before a matching file is touched."""
+    fm = note.frontmatter
+    if fm is None:
+        return
+    value = fm.data.get(config.PATHS_KEY)
+    globs = [value] if isinstance(value, str) else value
+    line = fm.key_lines.get(config.PATHS_KEY, 1)
+    if not isinstance(globs, list) or not globs:
+        why = "is not a glob or a list of globs"
+    else:
+        bad = [g for g in globs if not isinstance(g, str) or not g.strip()]
+        bad += [
+            g for g in globs if isinstance(g, str) and (g.startswith("/") or ".." in g.split("/"))
+        ]
+        if not bad:
+            return
+        why = f"holds {bad[0]!r}: each glob must be a non-empty path relative to the repository"
+    yield Finding(note.rel, line, 1, "VK207", f'paths {why} (e.g. paths: ["src/**/*.py"])')

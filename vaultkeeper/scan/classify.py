@@ -133,6 +133,10 @@ def run_scan(
             from vaultkeeper.native.summary import after_scan
 
             after_scan(vault, now.date())  # the adopted auto memory's line for the brief
+            with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
+                from vaultkeeper.scan.lookup import build as build_lookup
+
+                build_lookup(vault)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

@@ -16,12 +16,9 @@ this module finds and ranks. Their public names are importable from here as befo
 from __future__ import annotations
 
 import os
-import re
 import stat
 import threading
 import time
-from bisect import bisect_right
-from collections.abc import Iterator
 from pathlib import Path
 
 from vaultkeeper import config
@@ -32,58 +29,20 @@ from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
 from vaultkeeper.search.hits import make_hit
 from vaultkeeper.search.hits import safe as safe
+from vaultkeeper.search.score import WEIGHTS as _WEIGHTS
+from vaultkeeper.search.score import Scorer, starts_of
+from vaultkeeper.search.score import terms as terms
 from vaultkeeper.store.vault import links_out, walk_files
 
-_WORD = re.compile(r"\w+")
-# Name, description and body weights: a term in a name says more than one in prose.
-_WEIGHTS = (6, 3, 1)
 
-
-def terms(query: str) -> list[str]:
-    """The query's distinct words, casefolded, in order."""
-    return list(dict.fromkeys(w.casefold() for w in _WORD.findall(query)))
-
-
-class _Haystack:
+class _Haystack(Scorer):
     """Every entry's casefolded name, description and body, each field joined into one
-    string: a word is found with ``str.find`` over all entries at once, and each find
-    skips to the next entry, so the cost follows the number of matching entries."""
+    string (vaultkeeper.search.score): the same scoring the recall hook uses."""
 
     def __init__(self, docs: list[Doc]) -> None:
         self.docs = docs
-        self.text: list[str] = []
-        self.starts: list[list[int]] = []
-        for part in range(len(_WEIGHTS)):
-            starts, at = [], 0
-            for doc in docs:
-                starts.append(at)
-                at += len(doc.folded[part]) + 1
-            self.starts.append(starts)
-            # NUL never occurs in a query word, so no match spans two entries
-            self.text.append("\x00".join(doc.folded[part] for doc in docs))
-
-    def matches(self, word: str, part: int) -> Iterator[int]:
-        text, starts = self.text[part], self.starts[part]
-        last = len(starts) - 1
-        pos = text.find(word)
-        while pos != -1:
-            i = bisect_right(starts, pos) - 1
-            yield i
-            if i == last:
-                return
-            pos = text.find(word, starts[i + 1])
-
-    def scores(self, words: list[str]) -> dict[int, int]:
-        """Entry -> score: 100 per query word it holds, plus where each word is."""
-        out: dict[int, int] = {}
-        for word in words:
-            here: dict[int, int] = {}
-            for part, weight in enumerate(_WEIGHTS):
-                for i in self.matches(word, part):
-                    here[i] = here.get(i, 0) + weight
-            for i, weight in here.items():
-                out[i] = out.get(i, 0) + 100 + weight
-        return out
+        fields = [[doc.folded[part] for doc in docs] for part in range(len(_WEIGHTS))]
+        super().__init__(["\x00".join(f) for f in fields], [starts_of(f) for f in fields])
 
 
 class Searcher:

@@ -21,6 +21,7 @@ from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
 from vaultkeeper.status.native import native_signals
+from vaultkeeper.status.recall import recall_signals
 from vaultkeeper.status.signals import FAIL as FAIL
 from vaultkeeper.status.signals import NOT_YET as NOT_YET
 from vaultkeeper.status.signals import OK as OK
@@ -40,7 +41,8 @@ from vaultkeeper.status.signals import (
 )
 
 STEPS = (
-    "report", "held-out dates", "queue", "lint", "scan age", "journal", "index", "auto memory"
+    "report", "held-out dates", "queue", "lint", "scan age", "journal", "index", "auto memory",
+    "recall",
 )  # fmt: skip
 
 
@@ -92,4 +94,6 @@ def vault_status(
     signals.append(index_signal(vault))
     step(STEPS[7])
     signals.extend(native_signals(vault, now))
+    step(STEPS[8])
+    signals.extend(recall_signals(vault))  # the point-of-use recall's adherence
     return Status(str(vault), iso_utc(now), tuple(signals))

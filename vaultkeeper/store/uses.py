@@ -34,7 +34,10 @@ from vaultkeeper.store.fsio import append_line, writer_lock
 from vaultkeeper.store.model import Problem
 
 SOURCES = ("claude-code", "codex", "mcp", "cli")
-KINDS = ("cite", "skill", "read")
+KINDS = ("cite", "skill", "read", "shown")
+# A use of an entry; ``shown`` is the point-of-use recall serving it (recall/moment.py:
+# receipt ``recall:prompt:<id>`` or ``recall:file:<tool call id>``), not a use.
+USE_KINDS = ("cite", "skill", "read")
 PATTERN_KINDS = ("cite", "skill")  # kinds that may count as a pattern's use
 MAX_LINE_BYTES = 64 * 1024  # a longer log line is not ours: skipped without reading it whole
 # A value's longest form in a line: 6 bytes a char as JSON escapes it, 3 values: < 64 KiB.
@@ -250,9 +253,9 @@ def read_events(
 
 
 def last_seen(vault: Path) -> dict[str, dt.date]:
-    """Each target's latest date in the log."""
+    """Each target's latest date of use in the log (``shown`` is not a use)."""
     out: dict[str, dt.date] = {}
-    for event in read_events(vault):
+    for event in read_events(vault, USE_KINDS):
         seen = out.get(event.target)
         if seen is None or event.date > seen:
             out[event.target] = event.date

@@ -99,7 +99,7 @@ def load_usage(vault: Path) -> Usage:
     validated = validated_on(vault)
     try:
         seen = uses.last_seen(vault)
-        first = next(uses.read_events(vault), None)
+        first = next(uses.read_events(vault, uses.USE_KINDS), None)
     except OSError:  # an unreadable log: decay from the entries' own dates
         return Usage({}, None, validated)
     return Usage(seen, None if first is None else first.date, validated)

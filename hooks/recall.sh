@@ -1,0 +1,44 @@
+#!/bin/sh
+# vaultkeeper-hook: recall
+#
+# A coding agent's UserPromptSubmit and PreToolUse hook (`vaultkeeper hooks install
+# claude-code|codex --recall`): the few lessons of the vault that fit the request that
+# just arrived, or the file a tool is about to touch, as the host's added context
+# (`vaultkeeper --vault VAULT recall-hook HOST`, vaultkeeper/recall/moment.py). It reads
+# the small table the scan keeps in state/recall-lookup.json, never the vault.
+#
+#   recall.sh [VAULT [HOST [PROGRAM]]]
+#
+# VAULT defaults to $VAULTKEEPER_VAULT, HOST (claude-code or codex) to claude-code,
+# PROGRAM (the vaultkeeper executable) to the one on PATH. Always exits 0; anything
+# wrong prints nothing and leaves one line in state/hook.log.
+#
+# Names repeated from vaultkeeper/config.py (a test keeps them in step):
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+
+vault=${1:-${VAULTKEEPER_VAULT:-}}
+host=${2:-claude-code}
+prog=${3:-}
+
+log() {
+    stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
+        printf '%s recall: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+    elif [ -n "${HOME:-}" ]; then
+        dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
+        mkdir -p "$dir" 2>/dev/null &&
+            printf '%s recall: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+    fi
+}
+
+case $prog in
+*/*) ;;
+*) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
+esac
+if [ -z "$prog" ] || [ ! -x "$prog" ]; then
+    log "vaultkeeper not found (PATH=$PATH); reinstall the hook with: vaultkeeper hooks install claude-code|codex --recall"
+    exit 0
+fi
+# the program logs its own failures; a crash (no Python, a broken install) is logged here
+"$prog" --vault "$vault" recall-hook "$host" 2>/dev/null || log "\`$prog recall-hook $host\` exited $?"
+exit 0

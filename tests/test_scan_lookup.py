@@ -1,0 +1,128 @@
+"""state/recall-lookup.json: what the scan keeps for the recall hook, and when it writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeVault, run_vaultkeeper
+from vaultkeeper import config
+from vaultkeeper.recall.lookup import Table, for_files, glob_regex
+from vaultkeeper.scan.lookup import anchor_file, build, lookup_path
+
+ENTRY = "---\nname: {name}\ndescription: {d}\nstatus: {s}\n{extra}---\n\nBody of {name}.\n"
+
+
+def entry(name: str, d: str = "a lesson", s: str = "active", extra: str = "") -> str:
+    return ENTRY.format(name=name, d=d, s=s, extra=extra)
+
+
+def table(vault: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads(lookup_path(vault).read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_scan_builds_it_with_live_lessons_only(make_vault: MakeVault) -> None:
+    root = make_vault(
+        {
+            "projects/api/memory/live.md": entry("live", extra="paths: src/**/*.py\n"),
+            "projects/api/memory/held.md": entry("held", s="held-out"),
+            "projects/api/memory/gone.md": entry("gone", s="archived"),
+            "projects/api/memory/old.md": entry(
+                "old", extra='superseded_by: "[[projects/api/memory/live]]"\n'
+            ),
+            "projects/api/research/survey.md": entry("survey"),
+        }
+    )
+    done = run_vaultkeeper(root, "scan", "--force")
+    assert done.returncode == 0, done.stderr
+    data = table(root)
+    lines = str(data["meta"]).split("\n")
+    assert [x.split("\t")[:3] for x in lines] == [
+        ["projects/api/memory/held.md", "held-out", "api"],
+        ["projects/api/memory/live.md", "active", "api"],
+    ]
+    assert data["names"] == "held\x00live"
+    assert data["globs"] == [["src/**/*.py", 1]]
+
+
+def test_unchanged_is_not_rewritten_and_a_change_is_picked_up(make_vault: MakeVault) -> None:
+    root = make_vault({"projects/api/memory/a.md": entry("a", "first words")})
+    assert build(root) is True
+    before = os.stat(lookup_path(root)).st_mtime_ns
+    assert build(root) is False
+    assert os.stat(lookup_path(root)).st_mtime_ns == before
+    (root / "projects/api/memory/a.md").write_text(entry("a", "second words"), encoding="utf-8")
+    assert build(root) is True
+    assert table(root)["descriptions"] == "second words"
+    (root / "projects/api/memory/a.md").unlink()
+    assert build(root) is True
+    assert table(root)["meta"] == ""
+
+
+@pytest.mark.parametrize(
+    ("place", "file"),
+    [
+        ("src/billing/cart.py", "src/billing/cart.py"),
+        ("src/billing/cart.py::round_cart", "src/billing/cart.py"),
+        ('src/billing/config.py: ROUNDING = "half-even"', "src/billing/config.py"),
+        ({"at": "./src/billing/", "digest": "x"}, "src/billing"),
+        ({"path": "lib/a.ts::A.b", "commit": "abc"}, "lib/a.ts"),
+        ("/etc/passwd", None),
+        ("../outside.py", None),
+        (42, None),
+    ],
+)
+def test_an_anchor_gives_its_file_part(place: object, file: str | None) -> None:
+    assert anchor_file(place) == file
+
+
+def test_anchor_shapes_in_frontmatter_and_a_stale_one_leaves_the_lesson_out(
+    make_vault: MakeVault,
+) -> None:
+    anchors = "anchors:\n  - src/a.py::f\n  - at: 'src/b.py: X = 1'\n    digest: d1\n  - src/dir/\n"
+    stale = "anchors:\n  - at: src/c.py::g\n    state: gone\n"
+    root = make_vault(
+        {
+            "projects/p/memory/a.md": entry("a", extra=anchors),
+            "projects/p/memory/s.md": entry("s", extra=stale),
+        }
+    )
+    build(root)
+    data = table(root)
+    assert data["places"] == {"src/a.py": [0], "src/b.py": [0], "src/dir": [0]}
+    assert "projects/p/memory/s.md" not in str(data["meta"])
+    loaded = Table(data)
+    assert for_files(loaded, ["src/dir/deep/x.py"], "p") == [0]
+    assert for_files(loaded, ["src/a.py"], "other") == []  # another project's lesson
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("src/**/*.py", "src/a.py", True),
+        ("src/**/*.py", "src/x/y/a.py", True),
+        ("src/**/*.py", "lib/a.py", False),
+        ("*.md", "docs/deep/readme.md", True),
+        ("src/*.ts", "src/x/a.ts", False),
+        ("src/[ab].ts", "src/b.ts", True),
+        ("src/?.ts", "src/ab.ts", False),
+    ],
+)
+def test_paths_globs_as_claude_rules_read_them(glob: str, path: str, hit: bool) -> None:
+    assert bool(glob_regex(glob).match(path)) is hit
+
+
+def test_old_session_files_are_removed(make_vault: MakeVault) -> None:
+    root = make_vault({"projects/api/memory/a.md": entry("a")})
+    folder = root / config.STATE_DIR / config.RECALL_SESSIONS_DIR
+    folder.mkdir(parents=True)
+    (folder / "old").write_text("x\n")
+    (folder / "new").write_text("x\n")
+    past = 1_000_000_000
+    os.utime(folder / "old", (past, past))
+    build(root)
+    assert sorted(p.name for p in folder.iterdir()) == ["new"]

@@ -1,0 +1,294 @@
+"""``state/recall-lookup.json``: the small prebuilt table the point-of-use recall reads.
+
+The recall hooks (vaultkeeper.recall.moment) run on every prompt and file tool call, so
+they never walk the vault. Per live lesson (a note with frontmatter under
+``projects/<p>/memory/``, not archived, superseded or stale-anchored): its path, status,
+project, casefolded name and description, its body's most frequent words, and the files
+it is about: the file part of each ``anchors:`` place (``path``, ``path::name``
+or ``path: text``, as strings or mappings under ``at``/``path``/``place``/``file``) and
+its ``paths:`` globs. Each matched field is one NUL-joined string (search.score ranks
+over exactly that); the texts served sit in recall-lookup.text, read by offset.
+
+``build`` runs at the end of every scan. Unchanged (every file's stat key hashes as last
+time): nothing is read or written. Otherwise only changed files are read again
+(recall-lookup.keys.json keeps each one's key and record). It also drops recall session
+files older than ``RECALL_SESSION_MAX_DAYS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.scan.cache import RACY_NS, key_of
+from vaultkeeper.store.frontmatter import split_frontmatter
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note, read_regular
+from vaultkeeper.store.quickmeta import read_front
+from vaultkeeper.store.secrets import mask
+from vaultkeeper.store.stopwords import STOPWORDS
+from vaultkeeper.store.vault import links_out, own_dir, walk_files
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
+    from typing import Any
+
+_KEYS: tuple[str, ...] = ("name", "description", "status", config.SUPERSEDED_BY_KEY)
+_KEYS += (config.PATHS_KEY, config.ANCHORS_KEY)
+_WORD = re.compile(r"\w+")
+_STALE = frozenset({"gone", "changed", "moved", "stale"})  # an anchor check's verdicts
+_PLACE_KEYS = ("at", "path", "place", "file")
+
+
+def lookup_path(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.RECALL_LOOKUP_FILE
+
+
+def _keys_path(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.RECALL_LOOKUP_KEYS_FILE
+
+
+def anchor_file(place: object) -> str | None:
+    """The file (or folder) part of one anchor: the text before ``::`` or ``: ``."""
+    if isinstance(place, dict):
+        place = next((place[k] for k in _PLACE_KEYS if isinstance(place.get(k), str)), None)
+    if not isinstance(place, str):
+        return None
+    head = place.split("::", 1)[0].split(": ", 1)[0].strip()
+    while head.startswith("./"):
+        head = head[2:]
+    head = head.rstrip("/")
+    if not head or head.startswith("/") or ".." in head.split("/") or "\x00" in head:
+        return None
+    return head
+
+
+def _stale(place: object) -> bool:
+    if not isinstance(place, dict):
+        return False
+    verdict = place.get("state", place.get("check"))
+    return isinstance(verdict, str) and verdict.casefold() in _STALE
+
+
+def _as_list(value: object) -> list[object]:
+    if isinstance(value, (str, dict)):
+        return [value]
+    return list(value) if isinstance(value, list) else []
+
+
+def _meta(path: Path, rel_path: str, text: str) -> tuple[dict[str, Any], str] | None:
+    front = read_front(text, _KEYS)
+    if front is not None and not any(
+        k in front[2] for k in (config.PATHS_KEY + ":", config.ANCHORS_KEY + ":")
+    ):
+        meta, _, yaml_text = front
+        return meta, text.split("\n", yaml_text.count("\n") + 2)[-1]
+    if split_frontmatter(text)[0] is None:
+        return None
+    note = parse_note(path, rel_path, text)
+    return None if note.frontmatter is None else (dict(note.frontmatter.data), note.body)
+
+
+def _words(body: str) -> str:
+    counts: dict[str, int] = {}
+    for w in _WORD.findall(body.casefold()):
+        if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and not w.isdigit():
+            counts[w] = counts.get(w, 0) + 1
+    best = sorted(counts, key=lambda w: -counts[w])[: config.MOMENT_BODY_WORDS]
+    return " ".join(best)
+
+
+def _text(description: str, body: str) -> str:
+    """What the hook serves of a lesson: its description, then its body's first lines."""
+    lines = [x.strip() for x in body.splitlines()]
+    prose = [x for x in lines if x and not x.startswith(("#", "---"))]  # no headings
+    joined = " ".join([description, *prose]) if description else " ".join(prose)
+    return " ".join(mask(joined).split())[: config.MOMENT_LESSON_CHARS]
+
+
+def record(vault: Path, rel_path: str) -> list[Any] | None:
+    """One file's record: [name, description, status, project, words, text, places,
+    globs], or None when it is not a lesson the recall may serve."""
+    path = vault / rel_path
+    try:
+        got = _meta(path, rel_path, decode(read_regular(path)))
+    except (ParseError, OSError):
+        return None
+    if got is None:
+        return None
+    meta, body = got
+    status = meta.get("status")
+    if status in config.SEARCH_DEAD_STATUSES or meta.get(config.SUPERSEDED_BY_KEY) not in (
+        None,
+        "",
+        [],
+    ):
+        return None
+    anchors = _as_list(meta.get(config.ANCHORS_KEY))
+    if any(_stale(a) for a in anchors):
+        return None  # the code under it moved: never served as fact
+    places = sorted({f for f in map(anchor_file, anchors) if f})
+    globs = [g.strip() for g in _as_list(meta.get(config.PATHS_KEY)) if isinstance(g, str)]
+    stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
+    name = " ".join(str(meta.get("name") or stem).split())
+    description = " ".join(str(meta.get("description") or "").split())
+    parts = rel_path.split("/")
+    project = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
+    return [
+        mask(name)[:200],
+        mask(description)[:400],
+        "" if status is None else " ".join(str(status).split()),
+        project,
+        _words(body),
+        _text(description, body),
+        places,
+        [g for g in globs if g and not g.startswith("/")],
+    ]
+
+
+def _candidates(vault: Path) -> list[str]:
+    top = str(vault)
+    skip = len(top) + 1
+    root = os.path.realpath(top)
+    out = []
+    for full in walk_files(top):
+        if not full.endswith(".md"):
+            continue
+        rel_path = full[skip:].replace(os.sep, "/")
+        if not is_memory_path(rel_path):
+            continue  # lessons only: research notes, patterns and indexes are not served here
+        if os.path.islink(full) and links_out(root, full):
+            continue  # symlinked out of the vault: never served
+        out.append(rel_path)
+    return out
+
+
+def _load_keys(vault: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(_keys_path(vault).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != config.RECALL_LOOKUP_VERSION:
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def table(records: list[tuple[str, list[Any]]]) -> tuple[dict[str, Any], bytes]:
+    """The hook's table from (path, record) pairs, in path order, and its text file: an
+    id line, then each lesson's text on a line of its own (the table holds their byte
+    offsets and the id: the hook reads only the texts it serves)."""
+    names, descriptions, words, meta, texts = [], [], [], [], []
+    places: dict[str, list[int]] = {}
+    globs: list[list[Any]] = []
+    for i, (rel_path, rec) in enumerate(records):
+        name, description, status, project, body_words, text, anchored, paths = rec
+        names.append(name.casefold().replace("\x00", ""))
+        descriptions.append(description.casefold().replace("\x00", ""))
+        words.append(body_words)
+        meta.append("\t".join(" ".join(v.split()) for v in (rel_path, status, project, name)))
+        texts.append((" ".join(text.split()) + "\n").encode())
+        for place in anchored:
+            places.setdefault(place, []).append(i)
+        globs.extend([g, i] for g in paths)
+    body = b"".join(texts)
+    text_id = hashlib.blake2b(body, digest_size=8).hexdigest()
+    at, offsets = len(text_id) + 1, []
+    for t in texts:
+        offsets.append(at)
+        at += len(t)
+    offsets.append(at)
+    return {
+        "version": config.RECALL_LOOKUP_VERSION,
+        "text_id": text_id,
+        "text_offsets": offsets,
+        "count": len(records),
+        "projects": sorted({rec[3] for _, rec in records} - {""}),
+        "starts": [_starts(f) for f in (names, descriptions, words)],
+        "names": "\x00".join(names),
+        "descriptions": "\x00".join(descriptions),
+        "words": "\x00".join(words),
+        "meta": "\n".join(meta),
+        "places": places,
+        "globs": globs,
+    }, text_id.encode() + b"\n" + body
+
+
+def _starts(fields: list[str]) -> list[int]:
+    """Where each entry's field begins in the NUL-joined string (search.score.starts_of)."""
+    starts, at = [], 0
+    for text in fields:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
+
+
+def build(vault: Path | str) -> bool:
+    """Bring the table up to date; True when it was written."""
+    vault = Path(vault)
+    own_dir(vault, config.STATE_DIR)
+    limit = time.time_ns() - RACY_NS
+    stats: list[tuple[str, list[int], bool]] = []
+    for rel_path in _candidates(vault):
+        try:
+            stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
+        except OSError:
+            continue
+    sig_file = vault / config.STATE_DIR / config.RECALL_LOOKUP_SIG_FILE
+    sig = json.dumps(stats)
+    sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
+    _prune_sessions(vault)
+    if all(s[2] for s in stats) and lookup_path(vault).is_file() and _read(sig_file) == sig:
+        return False  # every file as last time: nothing read, nothing written
+    known = _load_keys(vault)
+    files: dict[str, Any] = {}
+    changed = False
+    for rel_path, key, settled in stats:
+        seen = known.get(rel_path)
+        if isinstance(seen, list) and len(seen) == 3 and seen[1] and seen[0] == key:
+            files[rel_path] = seen
+            continue
+        rec = record(vault, rel_path)
+        files[rel_path] = [key, settled, rec]
+        changed = changed or seen is None or seen[2] != rec
+    changed = changed or set(files) != set(known) or not lookup_path(vault).is_file()
+    if files != known:
+        keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
+        atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
+    if changed:
+        live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
+        data, texts = table(live)
+        atomic_write(
+            vault / config.STATE_DIR / config.RECALL_LOOKUP_TEXT_FILE, texts, fsync_dir=False
+        )
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        atomic_write(lookup_path(vault), text, fsync_dir=False)  # after its texts
+    atomic_write(sig_file, sig, fsync_dir=False)
+    return changed
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def _prune_sessions(vault: Path) -> None:
+    folder = vault / config.STATE_DIR / config.RECALL_SESSIONS_DIR
+    cutoff = time.time() - config.RECALL_SESSION_MAX_DAYS * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+        except OSError:
+            continue
