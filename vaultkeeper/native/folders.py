@@ -149,13 +149,3 @@ def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
     body = {"version": 1, "folders": [f.to_dict() for f in result]}
     atomic_write(state_path(vault), json.dumps(body, indent=2) + "\n")
     return result
-
-
-def adopted_for_cwd(vault: Path, home: Path, cwd: str | None) -> Folder | None:
-    """The adopted folder a session in ``cwd`` uses, or None (not adopted, no cwd)."""
-    if not cwd:
-        return None
-    folder = folder_for_cwd(home, cwd)
-    if folder is None:
-        return None
-    return next((f for f in adopted(vault) if f.path == str(folder)), None)

@@ -23,7 +23,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.native.counts import block_name, counters
-from vaultkeeper.native.files import Memory, NativeFolder, read_folder
+from vaultkeeper.native.files import NativeFolder, read_folder
 from vaultkeeper.native.folders import Folder
 from vaultkeeper.store import secrets
 from vaultkeeper.upkeep.duplicates import Item, find_pairs
@@ -210,8 +210,3 @@ def review(vault: Path, folder: Folder, today: dt.date) -> FolderReview:
         0 if index is None else index.size,
         tuple(findings),
     )
-
-
-def memory_of(folder: Folder, file: str) -> Memory | None:
-    """One memory of ``folder`` by its file name, as the review reads it."""
-    return next((m for m in read_folder(Path(folder.path)).memories if m.file == file), None)
