@@ -147,6 +147,14 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
             config.LAST_REPORT_FILE,
             config.SCAN_CACHE_FILE,
             config.SCAN_CACHE_DELTA_FILE,
+            # what a scan also writes at its end: the recall table, the auto memory's
+            # line for the brief, the anchors' cache
+            config.RECALL_LOOKUP_FILE,
+            config.RECALL_LOOKUP_KEYS_FILE,
+            config.RECALL_LOOKUP_TEXT_FILE,
+            config.RECALL_LOOKUP_SIG_FILE,
+            config.NATIVE_SUMMARY_FILE,
+            config.ANCHORS_CACHE_FILE,
         )
     )
     try:
