@@ -1,11 +1,18 @@
-"""``apply merge KEEP DROP``: fold a duplicate into the entry that stays, undoably.
+"""``apply merge KEEP DROP``: fold a duplicate into the entry that stays, on a person's yes.
 
-Two registry blocks, or two live memory files of one project. KEEP gains a
-``Merged from DROP`` part holding DROP's text; blocks add their success counts and keep
-the later ``last used`` (one line each). Every link to DROP across the vault is
-rewritten to KEEP, one line per link; DROP goes to ``.trash/<id>/`` with the original
-bytes of every file the merge edited, so ``vaultkeeper restore <id>`` puts back all of
-it, byte for byte. Never automatic: it takes an evidence receipt and is journaled.
+Merging takes DROP out of the vault, so it is a deletion and is gated as ``apply prune``
+is (prune.py): with a terminal the caller passes ``confirm`` and only a ``y``/``yes``
+typed there merges; without one (``confirm=None``: an agent's shell, a hook, a batch
+piped in) the request is queued for ``vaultkeeper review`` and the outcome is ``ask``.
+No flag, environment variable or batch field stands in for the person. The yes is bound
+to the exact diff the person was shown (merge_plan.MergePlan.digest): if anything in it
+changed before the write, nothing is merged. That the scan listed the pair as possible
+duplicates is shown to the person; it is never a yes by itself.
+
+What it writes (merge_plan.py): KEEP gains DROP's text, counts add up, links follow.
+DROP goes to ``.trash/<id>/`` with the original and merged bytes of every file edited,
+so ``vaultkeeper restore <id>`` takes the merge back off (unmerge.py), even after a
+later ``use`` of KEEP. Journaled, and it takes an evidence receipt.
 """
 
 from __future__ import annotations
@@ -13,210 +20,40 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
-from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
-from vaultkeeper.apply.lifecycle import load_entry
-from vaultkeeper.apply.relink import rewrite_links
-from vaultkeeper.apply.trash import block_removal
+from vaultkeeper.apply import journal, queue
+from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import check_index, reindex
+from vaultkeeper.apply.gate import check_receipt, slug
+from vaultkeeper.apply.merge_plan import MergePlan, as_bytes, plan
+from vaultkeeper.apply.prune import Confirm, NoAnswer
+from vaultkeeper.apply.resync import KEPT
+from vaultkeeper.apply.trash import with_keywords
 from vaultkeeper.apply.unmerge import digest
-from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
-from vaultkeeper.registry.find import find_block
-from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
+from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.store.fsio import atomic_write, writer_lock
-from vaultkeeper.store.links import split_lines
-from vaultkeeper.store.model import is_memory_path, parse_note
-from vaultkeeper.store.vault import rel, resolve_inside
+from vaultkeeper.store.vault import own_dir, rel, resolve_inside
 
-
-@dataclass(frozen=True)
-class Side:
-    """KEEP or DROP: a block's name or a file's path, and where it lives."""
-
-    target: str  # block name, or vault-relative path
-    rel: str  # the file holding it
-    link: str  # how a rewritten link names it (path without .md; block: path#name)
-    block: RegistryBlock | None
-
-
-@dataclass(frozen=True)
-class MergePlan:
-    keep: Side
-    drop: Side
-    texts: dict[str, tuple[Source, str]]  # rel -> (file as read, its new text)
-    drop_text: str  # what .trash/ keeps: the block's lines, or the whole file
-    removal_start: int
-    links: int  # links rewritten
-
-
-def _bytes(source: Source, text: str) -> bytes:
-    return ((BOM if source.bom else "") + text).encode("utf-8")
-
-
-def _side(vault: Path, target: str) -> Side:
-    if looks_like_path(target):
-        entry = load_entry(vault, target)
-        if not is_memory_path(entry.rel):
-            raise GateRefused(f"{entry.rel}: merge takes memory files (projects/P/memory/)")
-        if entry.status == "archived":
-            raise GateRefused(f"{entry.rel}: archived; merge live entries only")
-        return Side(entry.rel, entry.rel, entry.rel.removesuffix(".md"), None)
-    block = find_block(vault, target)
-    base = block.rel.removesuffix(".md")
-    return Side(block.name, block.rel, f"{base}#{block.name}", block)
-
-
-def _sides(vault: Path, decision: Decision) -> tuple[Side, Side]:
-    if not decision.drop:
-        raise UsageError("merge needs KEEP and DROP")
-    keep, drop = _side(vault, decision.target), _side(vault, decision.drop)
-    if (keep.block is None) != (drop.block is None):
-        raise GateRefused("merge two registry blocks or two memory files, not one of each")
-    if keep.target == drop.target:
-        raise GateRefused(f"{keep.target}: KEEP and DROP are the same entry")
-    if keep.block is None and keep.rel.split("/")[1] != drop.rel.split("/")[1]:
-        raise GateRefused(f"{keep.rel} and {drop.rel}: merge within one project only")
-    if drop.block is not None and drop.block.promoted is not None:
-        raise GateRefused(
-            f"### {drop.target} is promoted to a skill; merge it the other way "
-            "(KEEP the promoted one) or retire the skill first"
-        )
-    return keep, drop
-
-
-def _block_edits(text: str, keep: RegistryBlock, drop: RegistryBlock) -> str:
-    """KEEP's counters (count added, later last used) and the merged part after it."""
-    if keep.count is None or drop.count is None or keep.count_line is None:
-        bad = keep if keep.count is None else drop
-        raise GateRefused(f"### {bad.name}: its success count is unreadable; fix it first")
-    lines = split_lines(text)
-    part = [line.rstrip("\r\n") for line in split_lines(drop.text)[1:] if not is_counter_line(line)]
-    while part and not part[-1].strip():
-        part.pop()
-    inserted = ["", f"#### {config.MERGED_FROM} {drop.name}", *part]
-    at = keep.end_line
-    for line in reversed(inserted):
-        text = insert_line_after(text, at, line)
-    text = replace_line(
-        text,
-        keep.count_line,
-        replace_counter_value(lines[keep.count_line - 1], str(keep.count + drop.count)),
-    )
-    if (
-        drop.last_used is not None
-        and keep.last_used_line is not None
-        and (keep.last_used is None or drop.last_used > keep.last_used)
-    ):
-        old = lines[keep.last_used_line - 1]
-        text = replace_line(
-            text, keep.last_used_line, replace_counter_value(old, drop.last_used.isoformat())
-        )
-    return text
-
-
-def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
-    """KEEP's file with DROP's description, provenance and body appended as a part."""
-    entry_lines = []
-    note = parse_note(Path(drop_rel), drop_rel, drop_text)
-    name = note.get_str("name") or Path(drop_rel).stem
-    nl = "\r\n" if "\r\n" in text else "\n"
-    entry_lines.append(f"## {config.MERGED_FROM} {name}")
-    entry_lines.append("")
-    desc = note.get_str("description")
-    if desc:
-        entry_lines.append(f"Description: {' '.join(desc.split())}")
-    prov = note.meta.get("provenance")
-    if isinstance(prov, list) and prov:
-        entry_lines.append("Provenance: " + ", ".join(str(p) for p in prov))
-    body = note.body.strip("\r\n")
-    head = text if text.endswith("\n") else text + nl
-    return head + nl + nl.join(entry_lines) + nl + (nl + body + nl if body else "")
-
-
-def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
-    found = [b for b in parse_blocks(path, relative, text) if b.name == name]
-    if len(found) != 1:
-        raise GateRefused(f"### {name}: not one block in {relative} any more; try again")
-    return found[0]
-
-
-def plan(vault: Path, decision: Decision) -> MergePlan:
-    """Read both sides fresh and work out every file's new text; writes nothing.
-
-    Links are rewritten first (line counts stay), then DROP's block is cut and KEEP's
-    counters and merged part are edited on top, so every edit sees the text it changes.
-    """
-    keep, drop = _sides(vault, decision)
-    texts: dict[str, tuple[Source, str]] = {}
-    drop_block = drop.target if drop.block is not None else None
-    links = rewrite_links(vault, drop.rel, drop_block, keep.link, texts)
-
-    def current(relative: str) -> tuple[Source, str]:
-        if relative in texts:
-            return texts[relative]
-        source = read_source(resolve_inside(vault, relative), relative)
-        return source, source.text
-
-    start = 0
-    if drop.block is not None:
-        d_source, d_text = current(drop.rel)
-        d_block = _named(d_source.path, drop.rel, d_text, drop.target)
-        removal = block_removal(d_text, d_block)
-        drop_text, start = removal.span, removal.start
-        if keep.rel == drop.rel:  # one file: edit KEEP in the text without DROP
-            k_block = _named(d_source.path, keep.rel, removal.new_text, keep.target)
-            texts[drop.rel] = (d_source, _block_edits(removal.new_text, k_block, d_block))
-        else:
-            texts[drop.rel] = (d_source, removal.new_text)
-            k_source, k_text = current(keep.rel)
-            k_block = _named(k_source.path, keep.rel, k_text, keep.target)
-            texts[keep.rel] = (k_source, _block_edits(k_text, k_block, d_block))
-    else:
-        drop_text = read_source(resolve_inside(vault, drop.rel), drop.rel).text
-        k_source, k_text = current(keep.rel)
-        texts[keep.rel] = (k_source, _file_part(k_text, drop.rel, drop_text))
-    return MergePlan(keep, drop, texts, drop_text, start, links)
+NEEDS_PERSON = "merging takes DROP out of the vault: it needs a person's yes at a terminal"
 
 
 def merge(
-    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    *,
+    dry_run: bool = False,
+    confirm: Confirm | None = None,
+    **_: object,
 ) -> Outcome:
-    """Gate, plan and carry out one merge (see the module docstring)."""
+    """Gate, plan, ask, and carry out one merge (see the module docstring)."""
     receipt = check_receipt(vault, decision.evidence)
     try:
-        with writer_lock(vault) if not dry_run else _nolock():
-            found = plan(vault, decision)
-            decision = replace(decision, target=found.keep.target, drop=found.drop.target)
-            changes = [Change(s.path, r, s.text, t, s.bom) for r, (s, t) in found.texts.items()]
-            if found.drop.block is None:
-                path = resolve_inside(vault, found.drop.rel)
-                changes.append(Change(path, found.drop.rel, found.drop_text, None))
-            what = (
-                f"merged {found.drop.target} into {found.keep.target}; "
-                f"{found.links} link(s) rewritten"
-            )
-            if dry_run:
-                return outcome_for(
-                    decision, ACT, what, diff=unified_diff(changes), dry_run=True,
-                    extra={"drop": found.drop.target},
-                )  # fmt: skip
-            check_index(vault)
-            trash_id = journal.new_id(now)
-            where = _carry_out(vault, found, trash_id)
-            return reindex(vault, outcome_for(
-                decision, ACT, f"{what}; {found.drop.target} moved to {where}/ "
-                f"(undo: `vaultkeeper restore {trash_id}`)",
-                evidence=receipt, id=trash_id,
-                extra={"drop": found.drop.target, "trash": where, "links": found.links,
-                       "files": sorted(found.texts), "source": found.drop.rel},
-            ))  # fmt: skip
+        found = plan(vault, decision)  # read only; carry_out plans again under the lock
     except NotFoundError:
         done = journal.last_act(
             vault, "merge", decision.target, lambda r: r.get("drop") == decision.drop
@@ -226,14 +63,76 @@ def merge(
         return outcome_for(
             decision, SILENCE, f"already applied: merged on {done.get('ts')}", id=done.get("id")
         )
+    decision = replace(decision, target=found.keep.target, drop=found.drop.target)
+    if dry_run:
+        what = f"merge {found.drop.target} into {found.keep.target}; {found.links} link(s)"
+        return outcome_for(
+            decision, ACT, f"{what} rewritten", diff=found.diff_text, dry_run=True,
+            extra={"drop": found.drop.target},
+        )  # fmt: skip
+    own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
+    seen = found.digest
+    if confirm is None:
+        return queued(vault, decision, found.drop.target, seen, NEEDS_PERSON, now)
+    answer = confirm(found)
+    if isinstance(answer, NoAnswer):
+        return queued(vault, decision, found.drop.target, seen, answer.why, now)
+    if answer is not True:
+        why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
+        return outcome_for(
+            decision, SILENCE, f"kept both: {why}", hash_before=seen,
+            extra={"drop": found.drop.target, KEPT: True},
+        )  # fmt: skip
+    via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
+    return carry_out(vault, decision, now, seen, "a person answered yes", via, receipt)
 
 
-class _nolock:  # noqa: N801 - a with-statement that holds nothing (a dry run writes nothing)
-    def __enter__(self) -> None:
-        return None
+def queued(
+    vault: Path, decision: Decision, drop: str, seen: str, reason: str, now: dt.datetime
+) -> Outcome:
+    """Nothing is merged: the request waits for ``vaultkeeper review`` (ask)."""
+    with writer_lock(vault):
+        known = queue.find_pending(vault, decision, decision.target)
+        ask = known or queue.enqueue(vault, decision, decision.target, reason, seen, now)
+    state = "already queued" if known else "queued"
+    return outcome_for(
+        decision, ASK,
+        f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
+        id=ask.id, hash_before=seen, extra={"drop": drop},
+    )  # fmt: skip
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+
+def carry_out(
+    vault: Path,
+    decision: Decision,
+    now: dt.datetime,
+    expected: str,
+    why: str,
+    via: str = config.CONFIRMED_VIA_TERMINAL,
+    receipt: str | None = None,
+) -> Outcome:
+    """Merge after a person's yes, if the diff is still exactly what they were shown."""
+    receipt = receipt if receipt is not None else check_receipt(vault, decision.evidence)
+    with writer_lock(vault):
+        found = plan(vault, decision)
+        if found.digest != expected:
+            raise GateRefused(
+                f"{found.keep.target} / {found.drop.target} changed after the merge was "
+                "shown; nothing merged, decide again"
+            )
+        check_index(vault)
+        trash_id = journal.new_id(now)
+        where = _carry_out(vault, found, trash_id)
+        return reindex(vault, outcome_for(
+            replace(decision, target=found.keep.target, drop=found.drop.target), ACT,
+            f"{why}: merged {found.drop.target} into {found.keep.target}; {found.links} "
+            f"link(s) rewritten; {found.drop.target} moved to {where}/ "
+            f"(undo: `vaultkeeper restore {trash_id}`)",
+            evidence=receipt, id=trash_id,
+            extra={"drop": found.drop.target, "trash": where, "links": found.links,
+                   "files": sorted(found.texts), "source": found.drop.rel,
+                   "confirmed_via": via},
+        ))  # fmt: skip
 
 
 def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
@@ -242,10 +141,14 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     content = f"{slug(Path(found.drop.target).stem)}.md"
     edits: list[dict[str, Any]] = []
     for n, (relative, (source, text)) in enumerate(sorted(found.texts.items())):
-        original = f"orig-{n}.bin"
-        atomic_write(folder / original, _bytes(source, source.text))
-        after = _bytes(source, text)
-        edits.append({"path": relative, "original": original, "after": digest(after)})
+        original, merged = f"orig-{n}.bin", f"after-{n}.bin"
+        atomic_write(folder / original, as_bytes(source, source.text))
+        after = as_bytes(source, text)
+        # what the merge wrote, so undo can take exactly that off a file changed since
+        atomic_write(folder / merged, after)
+        edits.append(
+            {"path": relative, "original": original, "merged": merged, "after": digest(after)}
+        )
     meta = {
         "id": trash_id,
         "kind": "merge",
@@ -257,11 +160,12 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         "start": found.removal_start,
         "edits": edits,
     }
+    meta = with_keywords(vault, meta)  # DROP's keywords on its index line, for restore
     if found.drop.block is not None:
         atomic_write(folder / content, found.drop_text)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
     for relative, (source, text) in found.texts.items():
-        atomic_write(resolve_inside(vault, relative), _bytes(source, text))
+        atomic_write(resolve_inside(vault, relative), as_bytes(source, text))
     if found.drop.block is None:
         os.replace(resolve_inside(vault, found.drop.rel), folder / content)
     return rel(vault, folder)

@@ -34,6 +34,10 @@ from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.apply.merge_plan import MergePlan
+
 
 @dataclass(frozen=True)
 class PrunePlan:
@@ -64,7 +68,8 @@ class NoAnswer:
 # True only deletes; False or a reason (why the person's answer was not a yes) keeps;
 # NoAnswer queues the request for review. A callback asking anywhere but at a terminal
 # says where with a ``confirmed_via`` attribute (mcp_prune): the journal line records it.
-Confirm = Callable[[PrunePlan], "bool | str | NoAnswer"]
+# A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault.
+Confirm = Callable[["PrunePlan | MergePlan"], "bool | str | NoAnswer"]
 
 
 def plan(vault: Path, decision: Decision) -> PrunePlan:

@@ -31,12 +31,26 @@ class Ask:
     evidence: str | None
     result: str | None
     hash: str | None  # the target's hash when asked, to flag later changes
+    drop: str | None = None  # merge: the entry that would leave the vault
 
     def decision(self) -> Decision:
-        return Decision(self.action, self.target, self.evidence, self.result, reason=self.reason)
+        return Decision(
+            self.action, self.target, self.evidence, self.result, reason=self.reason,
+            drop=self.drop,
+        )  # fmt: skip
+
+    @property
+    def what(self) -> str:
+        """``prune X``, or ``merge DROP into KEEP``: what a yes would do."""
+        if self.drop is not None:
+            return f"{self.action} {self.drop} into {self.target}"
+        return f"{self.action} {self.target}"
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if out.get("drop") is None:
+            out.pop("drop", None)  # only a merge names a second entry
+        return out
 
 
 def queue_path(vault: Path) -> Path:
@@ -85,6 +99,7 @@ def pending(vault: Path) -> list[Ask]:
                 evidence=line.get("evidence"),
                 result=line.get("result"),
                 hash=line.get("hash"),
+                drop=line.get("drop") if isinstance(line.get("drop"), str) else None,
             )
         elif line.get("type") == "done":
             asks.pop(line["id"], None)
@@ -93,7 +108,8 @@ def pending(vault: Path) -> list[Ask]:
 
 def find_pending(vault: Path, decision: Decision, target: str) -> Ask | None:
     for ask in pending(vault):
-        if (ask.action, ask.target, ask.result) == (decision.action, target, decision.result):
+        asked = (ask.action, ask.target, ask.result, ask.drop)
+        if asked == (decision.action, target, decision.result, decision.drop):
             return ask
     return None
 
@@ -114,6 +130,7 @@ def enqueue(
         decision.evidence,
         decision.result,
         digest,
+        decision.drop,
     )
     append_line(
         queue_path(vault),

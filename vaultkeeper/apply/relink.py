@@ -2,7 +2,9 @@
 
 ``[[DROP]]``, ``[[path/DROP#Heading|alias]]``, ``![[registry#DROP]]`` (and the same in
 frontmatter values) keep their heading, alias, table escape and embed mark; only the
-part that names DROP changes. Index files are left to the index's regeneration.
+part that names DROP changes. Index files are left to the index's regeneration. A note
+whose frontmatter can't be parsed is still read for links, as plain text (its
+frontmatter lines too): left alone, its links to DROP would break.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from vaultkeeper.apply.edits import Source, read_source
-from vaultkeeper.errors import GateRefused
+from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.store.edit import replace_line
 from vaultkeeper.store.links import Resolver, extract_links, split_lines
-from vaultkeeper.store.model import load_notes
-from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.model import Note, ParseError, decode, load_notes, read_regular
+from vaultkeeper.store.vault import iter_markdown, rel, resolve_inside
 
 
 def rewrite_links(
@@ -25,7 +27,8 @@ def rewrite_links(
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     paths = list(iter_markdown(vault))
     resolver = Resolver(rel(vault, p) for p in paths)
-    notes, _ = load_notes(vault, (p for p in paths if not is_index_file(rel(vault, p))))
+    notes, problems = load_notes(vault, (p for p in paths if not is_index_file(rel(vault, p))))
+    notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
     count = 0
     for note in notes:
         if note.rel == drop_rel and drop_block is None:
@@ -66,3 +69,13 @@ def _relinked(raw: str, keep_link: str, block: bool) -> str:
     mark, sub = head.removesuffix("\\").partition("#")[1:]
     target = keep_link if block else keep_link + mark + sub
     return f"{bang}[[{target}{escape}{tail}]]"
+
+
+def _as_text(vault: Path, relative: str) -> Note | None:
+    """A note whose frontmatter does not parse, as plain text; None if it can't be read."""
+    try:
+        path = resolve_inside(vault, relative)
+        text = decode(read_regular(path))
+    except (OSError, ParseError, VaultkeeperError):
+        return None  # not readable as text: there is no line to edit
+    return Note(path, relative, text, None, text, 1)

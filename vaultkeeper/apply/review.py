@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, lifecycle, native, prune, queue
+from vaultkeeper.apply import journal, lifecycle, merge, merge_plan, native, prune, queue
 from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
 from vaultkeeper.apply.resync import KEPT, resync
@@ -73,6 +73,10 @@ def _item(vault: Path, ask: queue.Ask) -> Item:
         digest = file_hash(found.text)
         title = f"delete Claude Code memory {found.path} -> {config.TRASH_DIR}/"
         return Item(ask, title, found.text, digest != ask.hash, digest)
+    if ask.action == "merge":
+        merging = merge_plan.plan(vault, ask.decision())
+        digest = merging.digest
+        return Item(ask, merging.title, merging.diff_text, digest != ask.hash, digest)
     if ask.action == "prune":
         plan = prune.plan(vault, ask.decision())
         count = "" if plan.count is None else f", success count {plan.count}"
@@ -131,6 +135,9 @@ def review(
                 elif ask.action == "prune":
                     why = "a person answered yes"
                     outcome = prune.carry_out(vault, decision, now, item.hash, why)
+                elif ask.action == "merge":
+                    why = "a person answered yes at review"
+                    outcome = merge.carry_out(vault, decision, now, item.hash, why)
                 else:
                     outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
                 queue.close(vault, ask.id, YES, now)
@@ -149,7 +156,7 @@ def review(
 
 
 def _log(vault: Path, outcome: Outcome, ask: queue.Ask, now: dt.datetime) -> Outcome:
-    extra = {**outcome.extra, "ask": ask.id, "result": ask.result}
+    extra = {**outcome.extra, "ask": ask.id, "result": ask.result, "drop": ask.drop}
     done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
     journal.append(vault, done, now)
     note = resync(vault, [done], now)

@@ -38,6 +38,7 @@ from vaultkeeper.store.model import file_hash, parse_note
 from vaultkeeper.upkeep.supersession import (
     is_superseded,
     link_target,
+    recorded_value,
     superseded_by,
     supersedes,
     wikilink,
@@ -246,6 +247,8 @@ def _backward(
             expect.pop(STATUS, None)
         else:
             expect[STATUS] = record.get("from")
+        if (was_by := _was(record, "old", BY)) is not None:  # `superseded_by: ""` was there
+            expect[BY] = recorded_value(was_by, BY)
     else:  # edited since (or hand-written): clear the link, set active
         old_text = put_key_block(old.source.text, BY, None)
         if old.status == "archived":

@@ -73,10 +73,12 @@ def trash_folder(vault: Path, trash_id: str) -> Path:
 
 def keywords_key(meta: dict[str, Any]) -> tuple[str, str]:
     """The index's key for what a trash record holds: (file, heading casefolded or "")."""
+    if meta.get("kind") == "merge" and meta.get("drop_kind") == "file":
+        return str(meta["source"]), ""  # a merged file's record names it by its path
     return str(meta["source"]), str(meta.get("name", "")).casefold()
 
 
-def _with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
+def with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
     """``meta`` plus the keywords a person added on the entry's index line, if any:
     the index drops the line with the entry, and restore puts them back."""
     words = index_keywords(vault).get(keywords_key(meta))
@@ -104,7 +106,7 @@ def trash_block(
         "hash_after": file_hash(removal.new_text),
         "block_hash": block.hash,
     }
-    meta = _with_keywords(vault, meta)
+    meta = with_keywords(vault, meta)
     # Content and metadata land in .trash/ before the cut, so a crash loses nothing.
     atomic_write(folder / content, removal.span)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
@@ -129,7 +131,7 @@ def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashe
         "content": path.name,
         "hash_before": file_hash(source.text),
     }
-    meta = _with_keywords(vault, meta)
+    meta = with_keywords(vault, meta)
     atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
     move(path, folder / path.name)  # a move: the bytes stay exactly as they were
     return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)

@@ -36,11 +36,36 @@ def _confirm_prune(plan: Any) -> bool:
     return is_yes(answer)
 
 
+def _confirm_merge(plan: Any) -> bool:
+    from vaultkeeper.apply.review import is_yes
+
+    title = (
+        f"This merge takes {plan.drop.target} out of the vault: {plan.title} "
+        f"`vaultkeeper restore ID` undoes it. It writes exactly this:"
+    )
+    try:
+        answer = show_and_ask(
+            title, plan.diff_text, "Merge them? Only y or yes merges [y/N]:"
+        )
+    except click.Abort:  # Ctrl-C / Ctrl-D at the question: a clear no
+        click.echo("")
+        return False
+    return is_yes(answer)
+
+
+def _confirm(plan: Any) -> bool:
+    """The question for what the plan would delete: a prune's, or a merge's."""
+    from vaultkeeper.apply.merge_plan import MergePlan
+
+    return _confirm_merge(plan) if isinstance(plan, MergePlan) else _confirm_prune(plan)
+
+
 def prune_confirm(dry_run: bool) -> Any:
-    """A prompt only when a person is there: stdin and stdout both terminals."""
+    """A prompt only when a person is there: stdin and stdout both terminals. It asks
+    before a prune and before a merge (both take an entry out of the vault)."""
     from vaultkeeper.apply.review import is_terminal
 
-    return _confirm_prune if not dry_run and is_terminal(sys.stdin, sys.stdout) else None
+    return _confirm if not dry_run and is_terminal(sys.stdin, sys.stdout) else None
 
 
 def ask_person(item: Any) -> str:

@@ -51,7 +51,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
             print_json([a.to_dict() for a in waiting])
             ctx.exit(1 if damaged else 0)
         for ask in waiting:
-            click.echo(inert(f"{ask.id}  {ask.action} {ask.target}: {ask.reason}"))
+            click.echo(inert(f"{ask.id}  {ask.what}: {ask.reason}"))
         more = f" (and {len(damaged)} unreadable queue line(s))" if damaged else ""
         click.echo(f"{len(waiting)} waiting for a person{more}")
         ctx.exit(1 if damaged else 0)

@@ -78,3 +78,16 @@ def newest(start: str, next_of: Callable[[str], str | None]) -> tuple[str, list[
             return current, chain
         seen.add(following)
         current = following
+
+
+def recorded_value(lines: str, key: str) -> Any:
+    """What a key's journaled lines hold (``superseded_by: ""`` -> ``""``); None for
+    lines that no longer parse (a journal edited by hand)."""
+    from vaultkeeper.store.frontmatter import load_yaml
+    from vaultkeeper.store.model import ParseError
+
+    try:
+        data = load_yaml(lines)
+    except ParseError:
+        return None
+    return data.get(key) if isinstance(data, dict) else None
