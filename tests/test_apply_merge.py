@@ -1,17 +1,31 @@
-"""apply merge: counts add, links follow, DROP goes to .trash/, restore undoes all of it."""
+"""apply merge: counts add, links follow, DROP goes to .trash/, restore undoes all of it.
+
+These tests give the person's yes as the terminal prompt would (``confirm=yes``); the
+gate itself (no yes, no merge) is tested at the end of this file.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
+from click.testing import CliRunner
+from conftest import run_vaultkeeper, snapshot
+from pty_helper import run_on_pty, vaultkeeper_argv
 
 from vaultkeeper import config
+from vaultkeeper.apply import queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision, Outcome
+from vaultkeeper.apply.merge import carry_out
+from vaultkeeper.apply.merge_plan import MergePlan
+from vaultkeeper.apply.review import NO, review
+from vaultkeeper.cli import cli
+from vaultkeeper.errors import GateRefused
 from vaultkeeper.index.build import build_index
 from vaultkeeper.registry.find import find_block
 
@@ -37,8 +51,13 @@ def memory(name: str, desc: str, body: str, status: str = "active") -> str:
     )
 
 
+def yes(plan: object) -> bool:
+    return True  # the person typed y at the terminal prompt
+
+
 def merge(vault: Path, keep: str, drop: str, **kw: object) -> Outcome:
     decision = Decision("merge", keep, evidence=kw.pop("evidence", RECEIPT), drop=drop)
+    kw.setdefault("confirm", yes)
     return apply_decision(vault, decision, NOW, **kw)  # type: ignore[arg-type]
 
 
@@ -135,7 +154,8 @@ def test_memory_files_merge_links_follow_and_restore_byte_for_byte(vault: Path) 
     assert "and [[projects/p/memory/a]] and [[projects/p/memory/a#Why]]." in a
     assert a.endswith(
         f"\n## {config.MERGED_FROM} b\n\nDescription: Retry flaky CI jobs once\n"
-        f"Provenance: {RECEIPT}\n\n# b\n\nAlso see [[a]].\n\n## Why\n\nBecause.\n"
+        f"Label: rule\nStatus: active\nProvenance: {RECEIPT}\n\n"
+        "# b\n\nAlso see [[a]].\n\n## Why\n\nBecause.\n"
     )
     r = (vault / "projects/p/research/r.md").read_text()
     assert (
@@ -206,13 +226,16 @@ def test_replaying_a_merge_changes_nothing(vault: Path) -> None:
     assert snapshot(vault) == after
 
 
-def test_restore_refuses_when_keep_changed_since_and_restores_nothing(vault: Path) -> None:
+def test_restore_refuses_when_the_merged_part_was_edited_and_restores_nothing(
+    vault: Path,
+) -> None:
     done = merge(vault, "pin-test-clock", "pin-the-clock")
     registry = vault / "patterns/registry.md"
-    registry.write_text(registry.read_text() + "\nedited by hand\n")
+    text = registry.read_text()
+    registry.write_text(text.replace("Second line of its text.", "Reworded by a person."))
     changed = snapshot(vault)
     back = restore(vault, str(done.id))
-    assert back.outcome == "defer" and "changed since the merge" in back.reason
+    assert back.outcome == "defer" and "was edited since, where the merge wrote" in back.reason
     assert snapshot(vault) == changed
 
 
@@ -229,9 +252,180 @@ def test_a_batch_merges_and_replaying_it_changes_nothing(vault: Path) -> None:
             }
         ]
     )
-    first = run_batch(vault, text, "b.json", NOW)
+    first = run_batch(vault, text, "b.json", NOW, confirm=yes)
     assert [o.outcome for o in first.outcomes] == ["act"] and first.exit_code == 0
     after = snapshot(vault)
-    again = run_batch(vault, text, "b.json", NOW)
+    again = run_batch(vault, text, "b.json", NOW, confirm=yes)
     assert [o.outcome for o in again.outcomes] == ["silence"]
     assert snapshot(vault) == after
+
+
+# -- the gate: merging takes DROP out of the vault, so only a person's yes merges ----------
+
+PROMPT = "[y/N]:"
+SAMPLE_KEEP, SAMPLE_DROP = "pin-test-clock", "pin-the-clock-in-tests"
+MERGE_ARGS = ["apply", "merge", SAMPLE_KEEP, SAMPLE_DROP, "--evidence", RECEIPT]
+
+
+def agent_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "VAULTKEEPER_VAULT"}
+    return {**env, **extra}
+
+
+def test_without_a_person_merge_queues_exits_3_and_changes_nothing(
+    vault: Path, runner: CliRunner
+) -> None:
+    before = snapshot(vault)
+    args = ["apply", "merge", "pin-test-clock", "pin-the-clock", "--evidence", RECEIPT]
+    result = runner.invoke(cli, ["--vault", str(vault), *args])
+    assert result.exit_code == 3, result.output
+    [line] = result.stdout.splitlines()  # one line, saying what to run
+    assert line.startswith("ask: merge pin-test-clock: merging takes pin-the-clock out")
+    assert "a person must run `vaultkeeper review`" in line
+    assert snapshot(vault) == before
+    assert not (vault / config.TRASH_DIR).exists()
+    [ask] = queue.pending(vault)
+    assert (ask.action, ask.target, ask.drop, ask.evidence) == (
+        "merge", "pin-test-clock", "pin-the-clock", RECEIPT,
+    )  # fmt: skip
+    [record] = journal(vault)
+    assert (record["action"], record["outcome"], record["drop"], record["id"]) == (
+        "merge", "ask", "pin-the-clock", ask.id,
+    )  # fmt: skip
+    again = runner.invoke(cli, ["--vault", str(vault), *args])
+    assert again.exit_code == 3 and f"already queued as {ask.id}" in again.stdout
+    assert len(queue.pending(vault)) == 1
+
+
+def test_the_library_without_confirm_never_merges(vault: Path) -> None:
+    before = snapshot(vault)
+    done = merge(vault, "projects/p/memory/a.md", "projects/p/memory/b.md", confirm=None)
+    assert (done.outcome, done.exit_code) == ("ask", 3)
+    assert snapshot(vault) == before
+
+
+ENVS = [
+    {"VAULTKEEPER_YES": "1"}, {"VAULTKEEPER_CONFIRM": "yes"}, {"VAULTKEEPER_ASSUME_YES": "1"},
+    {"YES": "1", "CI": "true"}, {"TERM": "xterm-256color", "PS1": "$ "},
+    {"VAULTKEEPER_TODAY": "2026-12-01", "VAULTKEEPER_HOLDOUT_DAYS": "0"},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("extra", ENVS)
+def test_an_agent_shell_piping_yes_with_any_env_never_merges(
+    sample: Path, extra: dict[str, str]
+) -> None:
+    assert run_vaultkeeper(sample, "scan", "--force").returncode in (0, 1)  # listed as dups
+    before = snapshot(sample)
+    proc = subprocess.run(
+        [*vaultkeeper_argv(), "--vault", str(sample), *MERGE_ARGS],
+        input="y\nyes\n", capture_output=True, text=True, env=agent_env(**extra), timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "vaultkeeper review" in proc.stdout
+    assert snapshot(sample) == before
+
+
+@pytest.mark.parametrize("flag", ["--yes", "-y", "--force", "--confirm", "--no-input"])
+def test_no_flag_bypasses_the_person(vault: Path, runner: CliRunner, flag: str) -> None:
+    before = snapshot(vault, skip_state=False)
+    args = ["apply", "merge", "pin-test-clock", "pin-the-clock", "--evidence", RECEIPT, flag]
+    result = runner.invoke(cli, ["--vault", str(vault), *args])
+    assert result.exit_code == 2
+    assert snapshot(vault, skip_state=False) == before
+
+
+def test_a_batch_from_an_agent_queues_its_merges(vault: Path, runner: CliRunner) -> None:
+    item = {"action": "merge", "target": "pin-test-clock", "drop": "pin-the-clock"}
+    plain = json.dumps([{**item, "evidence": RECEIPT}])
+    forged = json.dumps([{**item, "evidence": RECEIPT, "confirm": "yes"}])
+    before = snapshot(vault)
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=plain)
+    assert result.exit_code == 3
+    assert [o["outcome"] for o in json.loads(result.stdout)] == ["ask"]
+    result = runner.invoke(cli, ["--vault", str(vault), "apply", "batch", "-"], input=forged)
+    [out] = json.loads(result.stdout)
+    assert out["outcome"] == "defer" and "unknown field(s) confirm" in out["reason"]
+    assert snapshot(vault) == before
+
+
+def test_a_scan_listed_pair_still_waits_for_the_person(sample: Path) -> None:
+    assert run_vaultkeeper(sample, "scan", "--force").returncode in (0, 1)
+    before = snapshot(sample)
+    decision = Decision("merge", SAMPLE_KEEP, RECEIPT, drop=SAMPLE_DROP)
+    assert apply_decision(sample, decision, NOW).outcome == "ask"
+    assert snapshot(sample) == before
+    shown: list[str] = []
+
+    def person(plan: MergePlan) -> bool:
+        shown.append(plan.title)
+        return False  # the person answers no
+
+    kept = apply_decision(sample, decision, NOW, confirm=person)
+    assert kept.outcome == "silence" and "kept both" in kept.reason
+    assert "The scan listed them as possible duplicates (similarity" in shown[0]
+    assert snapshot(sample) == before
+
+
+def test_a_pair_the_scan_did_not_list_is_said_so_before_the_yes(vault: Path) -> None:
+    assert run_vaultkeeper(vault, "scan", "--force").returncode in (0, 1)
+    shown: list[str] = []
+    merge(vault, "pin-test-clock", "other", confirm=lambda plan: shown.append(plan.title))
+    assert "The scan did NOT list these two as possible duplicates" in shown[0]
+
+
+def test_the_yes_holds_only_for_the_diff_shown(vault: Path) -> None:
+    def person_while_keep_changes(plan: MergePlan) -> bool:
+        registry = vault / "patterns/registry.md"
+        registry.write_text(registry.read_text().replace("Inject now", "Inject the clock"))
+        return True
+
+    changed = merge(vault, "pin-test-clock", "pin-the-clock", confirm=person_while_keep_changes)
+    assert changed.outcome == "defer" and "changed after the merge was shown" in changed.reason
+    assert (vault / "patterns/more.md").read_text() == "# More\n\n" + DROP_BLOCK
+    decision = Decision("merge", "pin-test-clock", RECEIPT, drop="pin-the-clock")
+    with pytest.raises(GateRefused, match="nothing merged"):
+        carry_out(vault, decision, NOW, "0" * 64, "a person answered yes")
+
+
+def test_yes_on_a_terminal_merges_and_no_keeps_both(sample: Path) -> None:
+    before = snapshot(sample)
+    code, screen = run_on_pty(["--vault", str(sample), *MERGE_ARGS], ["n"], PROMPT)
+    assert code == 0 and "silence: merge pin-test-clock: kept both" in screen, screen
+    assert snapshot(sample) == before
+    code, screen = run_on_pty(["--vault", str(sample), *MERGE_ARGS], ["y"], PROMPT)
+    assert code == 0, screen
+    assert screen.index("-### pin-the-clock-in-tests") < screen.index(PROMPT)  # diff first
+    assert "act: merge pin-test-clock: a person answered yes: merged" in screen
+    assert find_block(sample, SAMPLE_KEEP).count == 3
+    [record] = [r for r in journal(sample) if r["outcome"] == "act"]
+    assert record["confirmed_via"] == config.CONFIRMED_VIA_TERMINAL
+
+
+def test_a_queued_merge_is_carried_out_by_a_yes_at_review(sample: Path, runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["--vault", str(sample), *MERGE_ARGS]).exit_code == 3
+    listed = runner.invoke(cli, ["--vault", str(sample), "review", "--list"]).stdout
+    assert f"merge {SAMPLE_DROP} into {SAMPLE_KEEP}:" in listed
+    code, screen = run_on_pty(["--vault", str(sample), "review"], ["y"], "[q]uit:")
+    assert code == 0, screen
+    assert "-### pin-the-clock-in-tests" in screen and "0 still waiting" in screen
+    assert "a person answered yes at review: merged" in screen
+    assert find_block(sample, SAMPLE_KEEP).count == 3
+    assert queue.pending(sample) == []
+
+
+def test_a_no_at_review_keeps_both(sample: Path, runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["--vault", str(sample), *MERGE_ARGS]).exit_code == 3
+    before = snapshot(sample)
+    result = review(sample, NOW, lambda item: NO)
+    assert [o.outcome for o in result.outcomes] == ["silence"] and result.remaining == 0
+    assert snapshot(sample) == before
+    assert journal(sample)[-1]["drop"] == SAMPLE_DROP
+
+
+def test_dry_run_needs_no_person_and_writes_nothing(vault: Path, runner: CliRunner) -> None:
+    before = snapshot(vault, skip_state=False)
+    args = ["apply", "merge", "pin-test-clock", "pin-the-clock", "--evidence", RECEIPT]
+    result = runner.invoke(cli, ["--vault", str(vault), *args, "--dry-run"])
+    assert result.exit_code == 0 and "+**success count:** 5" in result.stdout
+    assert snapshot(vault, skip_state=False) == before

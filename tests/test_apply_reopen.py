@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import snapshot
 
@@ -14,9 +15,22 @@ STALE = "projects/api/memory/paginate-with-cursors.md"
 ENV = {"VAULTKEEPER_TODAY": "2026-12-01", "VAULTKEEPER_HOLDOUT_DAYS": "14"}
 
 
-def run(runner: CliRunner, vault: Path, *args: str) -> tuple[int, str, str]:
-    result = runner.invoke(cli, ["--vault", str(vault), *args], env=ENV)
+def run(
+    runner: CliRunner, vault: Path, *args: str, answer: str | None = None
+) -> tuple[int, str, str]:
+    result = runner.invoke(cli, ["--vault", str(vault), *args], env=ENV, input=answer)
     return result.exit_code, result.stdout, result.stderr
+
+
+def merge_yes(
+    runner: CliRunner, vault: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[int, str, str]:
+    """`apply merge ARGS` as at a terminal where the person answers y (a real pty run is in
+    test_apply_merge.py); the prompt goes to stdout, so --json output follows it."""
+    with monkeypatch.context() as m:
+        m.setattr("vaultkeeper.apply.review.is_terminal", lambda *_: True)
+        code, out, err = run(runner, vault, "apply", "merge", *args, answer="y\n")
+    return code, out[out.rindex("\n{") + 1 :] if "\n{" in out else out, err
 
 
 def test_reopen_moves_a_stale_lesson_to_held_out_with_two_one_line_edits(
@@ -72,10 +86,12 @@ def test_reopen_never_demotes_a_validated_override(make_vault, runner: CliRunner
     assert (vault / "projects/p/memory/m.md").read_text() == text
 
 
-def test_merge_on_the_command_line_then_restore(sample: Path, runner: CliRunner) -> None:
+def test_merge_on_the_command_line_then_restore(
+    sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = snapshot(sample)  # sample_vault's _index.md is as `index` writes it
-    code, out, _ = run(
-        runner, sample, "apply", "merge", "pin-test-clock", "pin-the-clock-in-tests",
+    code, out, _ = merge_yes(
+        runner, sample, monkeypatch, "pin-test-clock", "pin-the-clock-in-tests",
         "--evidence", "https://x.org/pr/9", "--json",
     )  # fmt: skip
     assert code == 0, out
@@ -96,7 +112,9 @@ def test_merge_needs_two_names_and_evidence(sample: Path, runner: CliRunner) -> 
     assert code == 2 and "missing argument DROP" in err
 
 
-def test_the_saved_report_follows_merge_reopen_and_restore(sample: Path, runner: CliRunner) -> None:
+def test_the_saved_report_follows_merge_reopen_and_restore(
+    sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vaultkeeper.report.candidates import load_report
 
     def saved() -> tuple[list[tuple[str, str]], list[str]]:
@@ -107,8 +125,8 @@ def test_the_saved_report_follows_merge_reopen_and_restore(sample: Path, runner:
 
     assert run(runner, sample, "scan", "--force")[0] == 0
     assert saved() == ([("pin-test-clock", "pin-the-clock-in-tests")], [STALE])
-    code, out, _ = run(
-        runner, sample, "apply", "merge", "pin-test-clock", "pin-the-clock-in-tests",
+    code, out, _ = merge_yes(
+        runner, sample, monkeypatch, "pin-test-clock", "pin-the-clock-in-tests",
         "--evidence", "https://x.org/pr/9", "--json",
     )  # fmt: skip
     assert code == 0, out

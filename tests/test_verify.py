@@ -66,7 +66,7 @@ def test_cli_rows_and_exit_code(
     assert lines[8].startswith(" 9  trigger registered  FAIL  ")
     assert lines[11].startswith("12  format (SFS)        PASS  ")
     assert lines[12].startswith("13  supersession        PASS  supersede links both sides")
-    assert lines[13].startswith("14  merge               PASS  duplicate reported; merge adds")
+    assert lines[13].startswith("14  merge               PASS  duplicate reported; merge waits")
     data = json.loads(
         runner.invoke(cli, ["--vault", str(vault), "verify", "--json"], env=env).stdout
     )

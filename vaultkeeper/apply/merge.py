@@ -38,7 +38,7 @@ from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.vault import own_dir, rel, resolve_inside
 
-NEEDS_PERSON = "merging takes DROP out of the vault: it needs a person's yes at a terminal"
+NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
 
 
 def merge(
@@ -73,7 +73,8 @@ def merge(
     own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
     seen = found.digest
     if confirm is None:
-        return queued(vault, decision, found.drop.target, seen, NEEDS_PERSON, now)
+        why = NEEDS_PERSON.format(drop=found.drop.target)
+        return queued(vault, decision, found.drop.target, seen, why, now)
     answer = confirm(found)
     if isinstance(answer, NoAnswer):
         return queued(vault, decision, found.drop.target, seen, answer.why, now)

@@ -222,7 +222,9 @@ def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
         report = load_report(vault).report
     except (OSError, ValueError, VaultkeeperError):  # no saved scan: it listed nothing
         report = None
-    pairs = report.duplicates if report is not None else ()
+    if report is None:
+        return "No saved scan to compare with (`vaultkeeper scan`): read both before answering."
+    pairs = report.duplicates
     want = {keep.target, drop.target}
     for pair in pairs:
         if {pair.target("a"), pair.target("b")} == want:

@@ -39,10 +39,7 @@ def _confirm_prune(plan: Any) -> bool:
 def _confirm_merge(plan: Any) -> bool:
     from vaultkeeper.apply.review import is_yes
 
-    title = (
-        f"This merge takes {plan.drop.target} out of the vault: {plan.title} "
-        f"`vaultkeeper restore ID` undoes it. It writes exactly this:"
-    )
+    title = f"{plan.title} `vaultkeeper restore ID` undoes it. It writes exactly this:"
     try:
         answer = show_and_ask(
             title, plan.diff_text, "Merge them? Only y or yes merges [y/N]:"

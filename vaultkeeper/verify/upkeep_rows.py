@@ -24,7 +24,8 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def merge(ctx: Context) -> tuple[str, str]:
-    """A duplicate pair is reported; merge adds counts and moves links; restore undoes it."""
+    """A duplicate pair is reported; merge waits for a person's yes (ask), then adds
+    counts and moves links; restore undoes it."""
     from vaultkeeper.apply.batch import apply_decision
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import init_vault
@@ -55,7 +56,12 @@ def merge(ctx: Context) -> tuple[str, str]:
     if pairs != [(_KEEP, _DROP)]:
         return FAIL, f"the scan lists duplicates {pairs}, expected [({_KEEP}, {_DROP})]"
     receipt = f"{config.REGISTRY_FILE}:1"
-    done = apply_decision(vault, Decision("merge", _KEEP, receipt, drop=_DROP), ctx.now)
+    decision = Decision("merge", _KEEP, receipt, drop=_DROP)
+    asked = apply_decision(vault, decision, ctx.now)  # no person: it must wait for one
+    if asked.outcome != "ask" or _files(vault) != before:
+        return FAIL, f"merge without a person's yes: {asked.outcome} ({asked.reason})"
+    # the fixture's own stand-in for the person's yes (a temporary vault, never the user's)
+    done = apply_decision(vault, decision, ctx.now, confirm=lambda plan: True)
     if done.outcome != "act":
         return FAIL, f"merge: {done.outcome} ({done.reason})"
     count = find_block(vault, _KEEP).count
@@ -65,4 +71,7 @@ def merge(ctx: Context) -> tuple[str, str]:
     back = apply_decision(vault, Decision("restore", str(done.id)), ctx.now)
     if back.outcome != "act" or _files(vault) != before:
         return FAIL, f"restore {done.id}: {back.outcome}; files not as before ({back.reason})"
-    return PASS, "duplicate reported; merge adds counts, moves links; restore byte for byte"
+    return PASS, (
+        "duplicate reported; merge waits for a person, then adds counts, moves links; "
+        "restore byte for byte"
+    )
