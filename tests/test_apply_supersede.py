@@ -258,3 +258,19 @@ def test_names_work_as_well_as_paths(make_vault: MakeVault) -> None:
     undone = act(vault, "reactivate", "webpack-build", evidence=RECEIPT)
     assert undone.outcome == "act" and undone.reason.startswith("supersession undone")
     assert snapshot(vault) == before
+
+
+@pytest.mark.parametrize("empty", ['superseded_by: ""', "superseded_by: null", "superseded_by:"])
+def test_an_empty_superseded_by_is_superseded_and_undone_byte_for_byte(
+    make_vault: MakeVault, empty: str
+) -> None:
+    vault = vault_of(make_vault, note("webpack-build", extra=empty), note("vite-build"))
+    before = snapshot(vault)
+    done = act(vault, "supersede", OLD, by=NEW, evidence=RECEIPT)
+    assert done.outcome == "act", done.reason
+    assert read_note(vault, vault / OLD).meta["superseded_by"] == (
+        "[[projects/web/memory/vite-build]]"
+    )
+    undone = act(vault, "reactivate", OLD, evidence=RECEIPT)
+    assert undone.outcome == "act", undone.reason
+    assert snapshot(vault) == before

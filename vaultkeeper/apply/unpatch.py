@@ -25,6 +25,7 @@ from vaultkeeper.store.edit import replace_counter_value
 from vaultkeeper.store.links import split_lines
 
 _VALUE = re.compile(r"^.*?\*\*[^*]+:\*\*[ \t]*(.*?)[ \t]*$")
+_LABEL = re.compile(r"^(.*?\*\*[^*]+:\*\*)")
 
 
 @dataclass(frozen=True)
@@ -33,14 +34,25 @@ class _Side:
     spans: list[tuple[int, int, list[str]]]  # base [i1, i2) -> lines (inserts, deletes)
 
 
+def _key(line: str) -> str:
+    """How lines are aligned: a counter line by its label alone, so a count the edit (or a
+    use since) changed lines up with itself instead of blurring the hunks around it."""
+    if not is_counter_line(line):
+        return line
+    m = _LABEL.match(line)
+    return "\x00counter " + (m.group(1).casefold() if m else line)
+
+
 def _side(base: list[str], other: list[str]) -> _Side:
     lines: dict[int, str] = {}
     spans: list[tuple[int, int, list[str]]] = []
-    matcher = SequenceMatcher(None, base, other, autojunk=False)
+    matcher = SequenceMatcher(None, [_key(x) for x in base], [_key(x) for x in other], False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if tag == "replace" and i2 - i1 == j2 - j1:
+        if tag == "equal":  # equal keys: a counter's value may still differ
+            lines.update(
+                (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]
+            )
+        elif tag == "replace" and i2 - i1 == j2 - j1:
             lines.update((i1 + k, other[j1 + k]) for k in range(i2 - i1))
         else:
             spans.append((i1, i2, other[j1:j2]))
