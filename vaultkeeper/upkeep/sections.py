@@ -157,7 +157,9 @@ def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
             (
                 "Possible duplicates (same kind, word-set similarity >= "
                 f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
-                "counts add up, links follow, the dropped one goes to .trash/:\n"
+                "counts add up, links follow, the dropped one goes to .trash/ only on a "
+                "person's explicit yes at a terminal; from an agent's shell the request "
+                "waits in a queue for `vaultkeeper review`:\n"
                 f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
                 _flat(
                     f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})"
