@@ -429,3 +429,19 @@ def test_dry_run_needs_no_person_and_writes_nothing(vault: Path, runner: CliRunn
     result = runner.invoke(cli, ["--vault", str(vault), *args, "--dry-run"])
     assert result.exit_code == 0 and "+**success count:** 5" in result.stdout
     assert snapshot(vault, skip_state=False) == before
+
+
+def test_a_queued_merge_leaves_keeps_own_candidates_as_they_are(
+    sample: Path, runner: CliRunner
+) -> None:
+    from vaultkeeper.report.candidates import load_report
+
+    assert run_vaultkeeper(sample, "scan", "--force").returncode in (0, 1)
+    assert runner.invoke(cli, ["--vault", str(sample), *MERGE_ARGS]).exit_code == 3
+    report = load_report(sample).report
+    assert report is not None
+    [keep] = [c for c in report.promote if c.name == SAMPLE_KEEP]
+    assert keep.handled is None  # KEEP's promotion is not what waits for the person
+    assert [(p.target("a"), p.target("b")) for p in report.duplicates] == [
+        (SAMPLE_KEEP, SAMPLE_DROP)
+    ]

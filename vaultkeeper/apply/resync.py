@@ -37,6 +37,8 @@ KEPT = "kept"  # an outcome's extra key: a person answered no, the entry stays a
 
 def mark(outcome: Outcome, today: dt.date) -> str | None:
     """What a decision that changed no file says about its candidate, if anything."""
+    if outcome.action == "merge":  # its pair is no promote/prune candidate: KEEP's stay as they are
+        return None
     if outcome.outcome == ASK:
         return f"waiting for a person: `vaultkeeper review` (ask {outcome.id})"
     if outcome.outcome != SILENCE:
