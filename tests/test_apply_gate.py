@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import MakeVault
+from vaultkeeper.apply import gate
+from vaultkeeper.apply.batch import apply_decision
+from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.gate import (
     check_hash,
     check_holdout_passed,
@@ -193,3 +200,56 @@ def test_receipt_with_a_line_number_too_long_for_int_is_refused(vault: Path) -> 
     digits = "9" * 5000  # int() refuses more than 4300 digits: was a ValueError traceback
     with pytest.raises(GateRefused, match=f"has 3 lines, no line {digits}"):
         check_receipt(vault, f"projects/p/research/notes.md:{digits}")
+
+
+NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
+
+
+BETA = "### beta\nBeta body.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
+
+
+HELD_REGISTRY = "# Pattern registry\n\n" + BETA
+
+
+def test_evidence_is_read_before_the_writer_lock(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = "---\nname: h\ndescription: d\ntype: memory\nstatus: held_out\nlabel: inferred\n"
+    held += 'holdout_until: "2026-01-01"\n---\nbody\n'
+    vault = make_vault(
+        {"patterns/registry.md": HELD_REGISTRY, "projects/p/memory/h.md": held, "ev.md": "a\nb\n"}
+    )
+    seen: list[int] = []
+    real = gate._count_lines
+
+    def slow_evidence(path: Path, *rest: int) -> object:
+        # another writer, while the evidence is read: it must not wait for this one
+        other = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "use", "beta"],
+            capture_output=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "VAULTKEEPER_TODAY": "2026-12-01"},
+        )
+        seen.append(other.returncode)
+        return real(path, *rest)
+
+    monkeypatch.setattr(gate, "_count_lines", slow_evidence)
+    decision = Decision("revalidate", "projects/p/memory/h.md", "ev.md:2", "pass")
+    outcome = apply_decision(vault, decision, NOW)
+    assert outcome.outcome == "act", outcome.reason
+    assert seen == [0]
+
+
+def test_a_fifo_as_evidence_is_refused_at_once(make_vault: MakeVault) -> None:
+    held = "---\nname: h\ndescription: d\ntype: memory\nstatus: held_out\nlabel: inferred\n"
+    held += 'holdout_until: "2026-01-01"\n---\nbody\n'
+    vault = make_vault({"projects/p/memory/h.md": held})
+    os.mkfifo(vault / "pipe.md")
+    run = subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "apply", "revalidate",
+         "projects/p/memory/h.md", "--pass", "--evidence", f"{vault / 'pipe.md'}:1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert "is not an existing file" in run.stderr

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import snapshot
+from pty_helper import run_on_pty
 
-from vaultkeeper.apply import prune
+from tests.conftest import MakeVault
+from vaultkeeper.apply import prune, queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
@@ -228,3 +230,38 @@ def test_restore_dry_run_leaves_a_stale_index_alone(make_vault) -> None:
     (vault / "_index.md").write_text("# Index\n")  # stale: a real restore would rewrite it
     restore(vault, done.id, dry_run=True)
     assert (vault / "_index.md").read_text() == "# Index\n"
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return folder
+
+
+def test_a_trash_symlink_out_of_the_vault_is_refused_before_the_question(
+    make_vault: MakeVault, outside: Path
+) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    (vault / ".trash").symlink_to(outside)
+    before = snapshot(vault)
+    code, screen = run_on_pty(["--vault", str(vault), "apply", "prune", "beta"], ["y"], "[y/N]:")
+    assert code == 1, screen
+    assert "vaultkeeper: error: prune beta: .trash/: a symlink to" in screen
+    assert "[y/N]" not in screen
+    assert list(outside.iterdir()) == []
+    assert snapshot(vault) == before
+
+
+def test_a_trash_symlink_made_after_queueing_is_refused_at_review(
+    make_vault: MakeVault, outside: Path
+) -> None:
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--vault", str(vault), "apply", "prune", "beta"]).exit_code == 3
+    (vault / ".trash").symlink_to(outside)
+    code, screen = run_on_pty(["--vault", str(vault), "review"], ["y"], "[q]uit:")
+    assert ".trash/: a symlink to" in screen, screen
+    assert list(outside.iterdir()) == []
+    assert "### beta" in (vault / "patterns/registry.md").read_text()
+    assert len(queue.pending(vault)) == 1

@@ -138,3 +138,43 @@ def test_the_architecture_page_matches_the_code() -> None:
     diagram = page.split("```mermaid", 1)[1].split("```", 1)[0]
     assert [p for p in packages if f" {p} " not in diagram and f"> {p}\n" not in diagram] == []
     assert [p for p in packages if f"`{p}/`" not in page] == []
+
+
+# Test files that exercise no one module, each for its reason. A file named after a
+# repository folder (test_bench*.py for bench/, test_docs_site.py for docs/,
+# test_sample_vault.py for sample_vault/) needs no entry here.
+CROSS_CUTTING = {
+    "test_layout.py": "the code's shape: every package at once",
+    "test_dependencies.py": "pyproject's declared dependencies against every import",
+    "test_install_wheel.py": "the built wheel, installed in a fresh venv",
+    "test_corpus.py": "lint and index on a third-party vault, end to end",
+    "test_git_sync.py": "two clones synced through git, end to end",
+    "test_served.py": "the promise that what is served is masked, on every serving path",
+    "test_served_agent.py": "the same promise for what an agent is served (MCP, brief, index)",
+}
+
+
+def _stray(files: list[str]) -> list[str]:
+    """The test file names among ``files`` that name no package, root module or folder."""
+    root = PACKAGE.parent
+    names = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    names |= {p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("__")}
+    names |= {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    names -= {"tests"}
+    return [
+        name
+        for name in files
+        if name not in CROSS_CUTTING
+        and not any(name[5:-3] == n or name[5:-3].startswith(f"{n}_") for n in names)
+    ]
+
+
+def test_every_test_file_is_named_after_what_it_exercises() -> None:
+    """tests/test_<package or root module>[_<module>].py, a repository folder's, or listed."""
+    tests = PACKAGE.parent / "tests"
+    assert _stray(sorted(p.name for p in tests.glob("test_*.py"))) == []
+    missing = sorted(n for n in CROSS_CUTTING if not (tests / n).is_file())
+    assert not missing, missing
+    # a name after the history of the work is caught; one after its module is not
+    history = ["test_hard_scan.py", "test_review_findings2.py", "test_ingest_fixes.py"]
+    assert _stray([*history, "test_scan_cache.py", "test_cli_edges.py"]) == history

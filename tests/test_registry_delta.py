@@ -204,3 +204,25 @@ def test_edits_at_the_edge_of_the_change(
 ) -> None:
     monkeypatch.setattr(registrydelta, "PAGE", 1)  # the change is exactly the edited text
     check(old, new)
+
+
+@pytest.mark.parametrize("page", [1, 8])
+@pytest.mark.parametrize(
+    "closing",
+    [
+        lambda old: old + "---\n",  # an opening --- that never closed, closed at the end
+        lambda old: old + "...\n",
+        lambda old: old.replace("### b\n", "---\n### b\n"),  # or before the last block
+    ],
+    ids=["dashes-at-end", "dots-at-end", "dashes-before-last"],
+)
+def test_a_frontmatter_closed_only_now_hides_the_blocks_kept_before_it(
+    page: int, closing: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file opening with --- and no closing line has no frontmatter: its blocks count.
+    A closing line written further down makes all above it frontmatter, though the
+    text before the change, and so the blocks kept from it, is as it was."""
+    monkeypatch.setattr(registrydelta, "PAGE", page)
+    old = "---\n### a\n**success count:** 1\n\n### c\nsome text here\n\n### b\nx\n"
+    assert callable(closing)
+    check(old, closing(old))

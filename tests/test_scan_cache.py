@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from tests.test_scan_classify import spec_files
+from tests.test_scan_classify import memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.registry import delta as cachedheads
@@ -370,3 +372,335 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
         words = "retry flaky network calls" if turn % 2 else f"other words {turn}"
         (vault / f"projects/{'abc'[turn % 3]}/memory/l1.md").write_text(lesson("l1", words))
     assert redone[0] and redone.count(False) >= 6  # the first scan only had none kept
+
+
+MEM = "projects/p/memory/"
+
+
+DUP = (
+    "---\nname: {0}\nstatus: active\ndescription: retry flaky network calls with backoff\n{1}---\n"
+)
+
+
+def test_deleting_an_uncacheable_file_drops_its_duplicate_pair(make_vault: MakeVault) -> None:
+    """A file the cache cannot keep (a datetime value) is in the pairs the cache keeps,
+    but not among its files: deleting it changes nothing the cache compares."""
+    files = spec_files(NOW.date())
+    files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
+    files[MEM + "retry-b.md"] = DUP.format("retry-b", "last_validated: 2026-08-01 10:30:00\n")
+    vault = make_vault(files)
+    assert len(run(vault)["duplicates"]) == 1
+    (vault / MEM / "retry-b.md").unlink()
+    cached = run(vault)
+    assert cached == run(vault, fresh=True)
+    assert cached["duplicates"] == []
+
+
+def test_deleting_a_file_written_in_the_racy_window_drops_its_duplicate_pair(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same through the racy window: a file just written is not kept, yet the pairs
+    found with it are; once it is gone, every kept file is unchanged."""
+    files = spec_files(NOW.date())
+    files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
+    vault = make_vault(files)
+    run(vault)  # everything settled and kept
+    young = vault / MEM / "retry-b.md"
+    young.write_text(DUP.format("retry-b", ""))
+    settled = young.stat().st_ctime_ns - 1  # only the new file is "just written"
+    monkeypatch.setattr(scancache, "RACY_NS", 0)
+    monkeypatch.setattr(scancache.time, "time_ns", lambda: settled)
+    assert len(run(vault)["duplicates"]) == 1
+    assert MEM + "retry-b.md" not in json.loads((vault / CACHE).read_text())["memory"]
+    young.unlink()
+    cached = run(vault)
+    assert cached["duplicates"] == run(vault, fresh=True)["duplicates"] == []
+
+
+def test_a_transient_read_error_is_not_kept_as_the_files_problem(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An I/O error (EIO, EMFILE, ENOMEM, a network file system's hiccup) says nothing
+    about the file's bytes, yet it is kept as the file's record: every later scan
+    reports the file unreadable until it is edited, where a fresh scan reads it."""
+    from vaultkeeper.store import model
+
+    vault = make_vault(spec_files(NOW.date()))
+    due = str(vault / MEM / "due.md")
+    real = model.read_regular
+
+    def flaky(path: str | os.PathLike[str]) -> bytes:
+        if os.fspath(path) == due:
+            raise model.ParseError("cannot read: Input/output error")
+        return real(path)
+
+    monkeypatch.setattr(model, "read_regular", flaky)
+    assert "cannot read: Input/output error" in [p["reason"] for p in run(vault)["problems"]]
+    monkeypatch.setattr(model, "read_regular", real)  # the disk is fine again
+    assert run(vault) == run(vault, fresh=True)
+
+
+def _forge(vault: Path, edit: Any) -> None:
+    data = json.loads((vault / CACHE).read_text())
+    edit(data)
+    (vault / CACHE).write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("problems", [[[]], [{}], [""]], ids=["empty-list", "object", "empty-text"])
+def test_a_kept_block_problem_of_the_wrong_shape_is_refused_not_crashed_on(
+    make_vault: MakeVault, problems: list[Any]
+) -> None:
+    vault = make_vault(spec_files(NOW.date()))
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        data["registry"]["patterns/registry.md"][1][0][7] = problems
+
+    _forge(vault, edit)
+    assert run(vault) == expected
+
+
+def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
+    make_vault: MakeVault,
+) -> None:
+    files = spec_files(NOW.date())
+    files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
+    files[MEM + "retry-b.md"] = DUP.format("retry-b", "")
+    vault = make_vault(files)
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        for kept in data["pairs"]["groups"].values():
+            for pair in kept[1]:
+                pair["a"]["line"] = float("inf")  # JSON's Infinity; 1e999 reads the same
+
+    _forge(vault, edit)
+    assert run(vault) == expected
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(make_vault: MakeVault) -> None:
+    """The cache is only a shortcut, yet a failed write of it (a folder in its place,
+    a full disk) fails the whole scan: no report saved, exit 1."""
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    vault = make_vault(spec_files(NOW.date()))
+    (vault / CACHE).mkdir()
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert result.exit_code == 0, result.output
+    assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).exists()
+
+
+def test_a_group_digest_is_not_fooled_by_separators_inside_a_description(
+    make_vault: MakeVault,
+) -> None:
+    """A group's digest joins its items' fields with \\x1e and \\x1f, which a YAML value
+    may hold ("\\x1f" in double quotes): one entry whose description spells out a second
+    entry digests as the two did, and their pair is served after the second is gone."""
+    files = spec_files(NOW.date())
+    text = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
+    files[MEM + "retry-a.md"] = text.format("retry-a", "retry flaky network calls")
+    files[MEM + "retry-b.md"] = text.format("retry-b", "retry flaky network calls")
+    vault = make_vault(files)
+    first = run(vault)
+    assert len(first["duplicates"]) == 1
+    # the group's items before: retry-a, retry-b (and the spec files' other lessons after)
+    spelled = (
+        '"retry flaky network calls\\x1fretry-b\\x1eprojects/p/memory/retry-b.md'
+        '\\x1e1\\x1eretry-b retry flaky network calls"'
+    )
+    (vault / MEM / "retry-b.md").unlink()
+    (vault / MEM / "retry-a.md").write_text(text.format("retry-a", spelled))
+    assert run(vault)["duplicates"] == run(vault, fresh=True)["duplicates"] == []
+
+
+def test_a_kept_record_with_a_hash_but_no_holdout_until_is_refused_not_crashed_on(
+    make_vault: MakeVault,
+) -> None:
+    """decode_record takes any dict as the keys; a hash says "a held-out candidate on some
+    day", and the judge then reads meta["holdout_until"]: a KeyError ends the scan."""
+    vault = make_vault(spec_files(NOW.date()))
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        for entry in data["memory"].values():
+            entry[1] = [{"status": "held_out"}, 1, "0" * 64, []]
+
+    _forge(vault, edit)
+    assert run(vault) == expected
+
+
+def test_a_kept_block_without_a_hash_at_a_line_the_file_lacks_does_not_stop_every_scan(
+    make_vault: MakeVault,
+) -> None:
+    """A kept prune candidate without its hash is hashed from the file at its kept line;
+    at a line with no block the scan ends ("the block moved ... scan again"), and so does
+    every scan after it: the cache is never rewritten."""
+    vault = make_vault(spec_files(NOW.date()))
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        data["registry"]["patterns/registry.md"][1].append(
+            ["ghost", 999, "0", "2020-01-01", None, "", None, []]
+        )
+
+    _forge(vault, edit)
+    from vaultkeeper.errors import VaultkeeperError
+
+    try:
+        first = run(vault)
+    except VaultkeeperError as exc:
+        pytest.fail(f"the scan ended: {exc}")
+    assert first["prune"] == expected["prune"]
+
+
+def test_a_cached_memory_entry_named_outside_any_project_is_ignored(
+    make_vault: MakeVault,
+) -> None:
+    """A memory entry whose name holds no project (a forged or foreign cache's) crashed
+    the duplicates pass when a file had changed: its project was looked up by index."""
+    vault = make_vault(spec_files(NOW.date()))
+    run(vault)
+    data = json.loads((vault / CACHE).read_text())
+    data["memory"]["stray"] = [[1, 2, 3, 4, 5], None]
+    (vault / CACHE).write_text(json.dumps(data))
+    due = vault / "projects/p/memory/due.md"
+    due.write_text(due.read_text() + "\nMore.\n")
+    assert run(vault) == uncached(vault)
+
+
+def test_a_big_project_left_alone_keeps_its_words(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big project's group whose files did not change keeps its pairs without its
+    entries being built; its words (what redoing only its changed entries needs) were
+    dropped with it, so its next edit redid the whole group."""
+    from vaultkeeper import config
+    from vaultkeeper.upkeep import dup_delta as dupdelta
+
+    monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
+    redone: list[bool] = []
+    real = dupdelta.group_pairs
+
+    def noting(*args: Any) -> Any:
+        found = real(*args)
+        redone.append(found.redone)
+        return found
+
+    monkeypatch.setattr(dupdelta, "group_pairs", noting)
+    lesson = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
+    big = "projects/big/memory/"
+    files = {f"{big}l{k}.md": lesson.format(f"l{k}", f"retry flaky call {k}") for k in range(6)}
+    files["projects/small/memory/a.md"] = lesson.format("a", "one thing")
+    vault = make_vault(files)
+    run(vault)
+    (vault / "projects/small/memory/a.md").write_text(lesson.format("a", "another thing"))
+    run(vault)  # the big project left alone
+    assert list(json.loads((vault / CACHE).read_text())["pairs"]["words"]) == ["memory:big"]
+    (vault / big / "l2.md").write_text(lesson.format("l2", "retry flaky call 4"))
+    redone.clear()
+    assert run(vault) == uncached(vault)
+    assert redone == [False]  # its changed entry compared again, not the whole group
+
+
+_BLOCK_LINES = [
+    *("### alpha", "### beta", "### alpha\r", "## Section", "#### deeper", "```", "~~~"),
+    *("**success count:** 0", "**success count:** 3", "**success count:** x", "---", "..."),
+    *("**last used:** 2026-01-02", "**last used:** 2026-08-30", "**last used:** someday"),
+    *("**promoted:** 2026-01-03 -> [[skills/a/SKILL]]", "", "plain", "**success count:** 5\r"),
+    *("Retry flaky network calls. More.", "Caf\u00e9 \u2014 retry flaky calls."),
+]
+
+
+_DESCRIPTIONS = ["retry flaky network calls with backoff", "caf\u00e9 retry flaky network", "x"]
+
+
+_DATES = ['"2026-08-01"', '"2099-01-01"', "2026-08-01", "2026-08-01 10:30:00", '"soon"', None]
+
+
+def _lesson(rng: random.Random, name: str) -> str:
+    extra = {}
+    if rng.random() < 0.3:  # a date, a quoted one, a datetime (which the cache cannot keep)
+        extra["last_validated"] = rng.choice(["2026-01-01", '"2026-01-01"', "2025-12-31T10:00:00"])
+    status = rng.choice(["active", "held_out", "archived", None])
+    text = memory(name, rng.choice(_DATES), status=status, **extra)
+    return text.replace("description: a lesson", "description: " + rng.choice(_DESCRIPTIONS))
+
+
+def _edit_registry(rng: random.Random, text: str) -> str:
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 3)):  # lines in, out or replaced
+        at = rng.randrange(len(lines) + 1)
+        if rng.random() < 0.4:
+            lines.insert(at, rng.choice(_BLOCK_LINES))
+        elif at < len(lines):
+            lines[at : at + 1] = [] if rng.random() < 0.5 else [rng.choice(_BLOCK_LINES)]
+    text = "\n".join(lines)
+    for _ in range(rng.randint(0, 2)):  # a character in or out: lines join and split
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.5:
+            text = text[:at] + rng.choice("\n#` *~-a\u00e9\r") + text[at:]
+        else:
+            text = text[:at] + text[at + 1 :]
+    if rng.random() < 0.1:
+        text = text.replace("\n", "\r\n")
+    return rng.choice(["---\n", "---\nx: 1\n---\n", ""]) + text if rng.random() < 0.1 else text
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Registry and memory files edited, added and deleted across projects, with the
+    cache written as deltas, small pages (the region logic on small texts) and now and
+    then a scan for which the files just edited are in the racy window."""
+    monkeypatch.setattr(scancachefile, "DELTA_MIN_BASE", 0)
+    monkeypatch.setattr(scancachefile, "DELTA_SHARE", 100)
+    monkeypatch.setattr(cachedheads, "PAGE", 8)
+    real_ns = time.time_ns
+    limit: list[int | None] = [None]
+    monkeypatch.setattr(time, "time_ns", lambda: limit[0] or real_ns())  # scancache's clock
+    rng = random.Random(seed)
+    files = spec_files(NOW.date())
+    for p in "pqr":
+        files.update({f"projects/{p}/memory/l{n}.md": _lesson(rng, f"l{n}") for n in range(3)})
+    files["patterns/second.md"] = "\n".join(rng.choices(_BLOCK_LINES, k=30))
+    vault = make_vault(files)
+    tick = 1_700_000_000 * 10**9
+
+    def write(rel: str, text: str) -> None:
+        nonlocal tick
+        path = vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+        tick += 10**9  # an mtime of its own: an edit within one clock tick is the window's
+        os.utime(path, ns=(tick, tick))
+
+    for step in range(15):
+        assert run(vault) == uncached(vault), step
+        mark = real_ns() + 1  # files changed from now on are in the next scan's window
+        while real_ns() < mark:
+            pass
+        limit[0] = mark if rng.random() < 0.35 else None
+        for _ in range(rng.randint(1, 3)):
+            roll = rng.random()
+            registries = sorted(p.name for p in (vault / "patterns").glob("*.md"))
+            lessons = sorted((vault / "projects").glob("*/memory/*.md"))
+            if roll < 0.45 and registries:
+                rel = "patterns/" + rng.choice(registries)
+                write(rel, _edit_registry(rng, (vault / rel).read_bytes().decode()))
+            elif roll < 0.8 and lessons:
+                path = rng.choice(lessons)
+                if rng.random() < 0.2:
+                    path.unlink()
+                else:
+                    write(str(path.relative_to(vault)), _lesson(rng, path.stem))
+            elif roll < 0.85:
+                rel = rng.choice(["patterns/second.md", "patterns/third.md"])
+                if (vault / rel).exists() and rng.random() < 0.5:
+                    (vault / rel).unlink()
+                else:
+                    write(rel, "\n".join(rng.choices(_BLOCK_LINES, k=rng.randint(0, 30))))
+            else:
+                write(f"projects/{rng.choice('pqrs')}/memory/n{step}.md", _lesson(rng, f"n{step}"))

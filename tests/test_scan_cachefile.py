@@ -5,6 +5,7 @@ reads everything."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +241,25 @@ def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
     compared.clear()
     assert run(vault) == uncached(vault)
     assert compared == [{"memory:p"}]
+
+
+CACHE = Path(config.STATE_DIR) / config.SCAN_CACHE_FILE
+
+
+def test_a_fifo_where_the_cache_goes_does_not_hang_the_scan(make_vault: MakeVault) -> None:
+    """load opens the cache with O_RDONLY and no O_NONBLOCK: on a FIFO the open waits
+    for a writer for ever (the session-end hook hangs until it is killed)."""
+    import subprocess
+    import sys
+
+    vault = make_vault(spec_files(NOW.date()))
+    os.mkfifo(vault / CACHE)
+    code = (
+        "import sys; from vaultkeeper.scan import cachefile as scancachefile; "
+        "scancachefile.load(sys.argv[1])"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(vault)], timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("loading a FIFO as the scan cache blocked")
+    assert done.returncode == 0

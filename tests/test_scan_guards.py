@@ -6,13 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from vaultkeeper import config
+from vaultkeeper.cli import cli
 from vaultkeeper.scan import guards as state
 
 NOW_MS = 1_788_264_000_000  # 2026-09-01T12:00:00Z
@@ -341,3 +344,63 @@ def test_a_lock_pid_file_of_thousands_of_digits_is_unreadable_not_a_crash(vault:
     (lock / config.LOCK_PID_FILE).write_text("9" * 5000)
     skip = start(vault)  # respected until old, like any lock without a readable pid
     assert isinstance(skip, state.Skip) and "held by pid None" in skip.detail
+
+
+LOCK = f"{config.STATE_DIR}/{config.LOCK_DIR}"
+
+
+def _scan(vault: Path) -> tuple[int, str, bool]:
+    """(exit code, stderr, whether a report was written) of one forced scan."""
+    report = vault / config.STATE_DIR / config.LAST_REPORT_FILE
+    report.unlink(missing_ok=True)
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    return result.exit_code, result.stderr, report.is_file()
+
+
+def test_a_stale_regular_file_at_the_lock_is_removed(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    lock = vault / LOCK
+    lock.write_text("12345\n")
+    old = time.time() - config.STALE_RUN_MS / 1000 - 60
+    os.utime(lock, (old, old))
+    code, err, reported = _scan(vault)
+    assert (code, reported) == (0, True), err
+    assert f"vaultkeeper: note: {LOCK}: stale (a file, not a lock folder); removed" in err
+    assert not lock.exists()
+
+
+def test_a_dangling_symlink_at_the_lock_is_removed_loudly(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    vault = make_vault()
+    lock = vault / LOCK
+    lock.symlink_to(tmp_path / "nowhere")
+    code, err, reported = _scan(vault)
+    assert (code, reported) == (0, True), err
+    assert f"{LOCK}: stale (a symlink, not a lock folder); removed" in err
+    assert not os.path.lexists(lock)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_lock_folder_dated_in_the_future_is_removed(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    lock = vault / LOCK
+    lock.mkdir()
+    (lock / config.LOCK_PID_FILE).write_text(f"{os.getpid()}\n")  # a live pid, too
+    ahead = time.time() + 365 * 86400
+    os.utime(lock, (ahead, ahead))
+    code, err, reported = _scan(vault)
+    assert (code, reported) == (0, True), err
+    assert f"{LOCK}: stale (its time is in the future); removed" in err
+
+
+def test_a_stale_lock_that_cannot_be_removed_is_reported_every_run(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    lock = vault / LOCK
+    (lock / "a-folder-inside").mkdir(parents=True)  # unlink fails on it: not removable
+    old = time.time() - config.STALE_RUN_MS / 1000 - 60
+    os.utime(lock, (old, old))
+    for _ in range(2):
+        code, err, reported = _scan(vault)
+        assert (code, reported) == (0, False)
+        assert f"{LOCK}: stale (older than 10 minutes) but could not be removed" in err

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import pty
+import pwd
 import re
 import select
 import subprocess
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import MakeVault
+from tests.conftest import HOME_VARS, MakeVault, session_home
 from vaultkeeper import clock, config
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.queue import enqueue
@@ -24,6 +25,7 @@ from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report, save_report
 from vaultkeeper.scan.guards import default_state, write_state
+from vaultkeeper.status.health import fallback_log
 
 NOW = dt.datetime.now(dt.timezone.utc)
 SIGNALS = [
@@ -275,3 +277,23 @@ def test_an_obsidian_vault_without_an_index_does_not_fail_its_load_budget(tmp_pa
     result = CliRunner().invoke(cli, ["--vault", str(tmp_path / "o"), "status", "--json"])
     budget = next(s for s in json.loads(result.stdout)["signals"] if s["name"] == "index_budget")
     assert budget["verdict"] == "not yet" and result.exit_code == 0
+
+
+def test_home_and_xdg_folders_are_the_sessions_temporary_ones() -> None:
+    real = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    home = session_home()
+    assert home != real and real not in home.parents
+    for name in HOME_VARS:
+        assert Path(os.environ[name]).is_relative_to(home), name
+    # the hook log `hooks status` reads when no vault is known
+    assert fallback_log(os.environ).is_relative_to(home)
+
+
+def test_a_child_process_sees_the_temporary_home_too() -> None:
+    code = "import os, sys; print(os.path.expanduser('~')); print(os.environ['XDG_STATE_HOME'])"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    expanded, state = run.stdout.splitlines()
+    assert Path(expanded).resolve() == session_home()
+    assert Path(state).is_relative_to(session_home())

@@ -7,12 +7,15 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from vaultkeeper import config
+from vaultkeeper.cli import cli
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import append_line, atomic_write, writer_lock
@@ -184,9 +187,6 @@ def test_a_log_symlinked_out_of_the_vault_is_refused_in_one_line(
 ) -> None:
     # Issue 21 item 3: the logs travel through git; a symlink committed there must not
     # make the next append write to a file of its choosing.
-    from click.testing import CliRunner
-
-    from vaultkeeper.cli import cli
 
     vault = make_vault({"patterns/registry.md": "### a\n\nBody.\n\n**success count:** 1\n"})
     outside = tmp_path / "elsewhere.txt"
@@ -213,3 +213,27 @@ def test_append_line_refuses_a_folder_that_leads_out_of_the_vault(tmp_path: Path
     with pytest.raises(UnsafePathError, match="outside the vault"):
         append_line(vault / "logs" / "journal.jsonl", "{}", inside=vault)
     assert list(outside.iterdir()) == []
+
+
+SWEPT_BETA = "### beta\nBeta body.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
+
+
+SWEPT_REGISTRY = "# Pattern registry\n\n" + SWEPT_BETA
+
+
+def test_temp_files_of_a_killed_writer_are_swept_by_the_next_writer(
+    make_vault: MakeVault,
+) -> None:
+    vault = make_vault({"patterns/registry.md": SWEPT_REGISTRY})
+    old = vault / "._index.md.k1ll3d.vk-tmp"
+    old_registry = vault / "patterns/.registry.md.k1ll3d.vk-tmp"
+    fresh = vault / "._index.md.4l1ve.vk-tmp"
+    for path in (old, old_registry, fresh):
+        path.write_text("half a write")
+    stale = time.time() - config.STALE_RUN_MS / 1000 - 60
+    for path in (old, old_registry):
+        os.utime(path, (stale, stale))
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "use", "beta"])
+    assert result.exit_code == 0, result.output
+    assert not old.exists() and not old_registry.exists()
+    assert fresh.exists()  # maybe a write in progress: too young to judge

@@ -12,13 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import reference
-from tests.conftest import SAMPLE_VAULT, MakeVault, corpus
+from tests.conftest import SAMPLE_VAULT, MakeVault, corpus, run_vaultkeeper
 from vaultkeeper.registry.blocks import load_registry
 from vaultkeeper.store.model import (
     ParseError,
     Problem,
     is_memory_path,
     load_vault,
+    load_yaml,
     parse_date,
     parse_note,
     split_frontmatter,
@@ -327,3 +328,80 @@ def test_split_frontmatter_agrees_on_real_files() -> None:
     for path in paths:
         text = path.read_bytes().decode("utf-8", "replace")
         assert split_frontmatter(text) == reference.split_frontmatter(text), path
+
+
+BOMB_PATH = "projects/p/memory/bomb.md"
+
+
+BOMB_REASON = "bad YAML frontmatter: an alias (*name) repeats a list or mapping"
+
+
+def bomb() -> str:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    keys = "name: *a9\ndescription: *a9\ntype: feedback\nstatus: *a9\nholdout_until: *a9\n"
+    return "---\n" + "\n".join(lines) + "\n" + keys + "---\nbody\n"
+
+
+@pytest.fixture
+def bomb_vault(make_vault: MakeVault) -> Path:
+    return make_vault({BOMB_PATH: bomb()})
+
+
+def test_the_document_is_small_but_aliased() -> None:
+    assert len(bomb()) < 700
+    with pytest.raises(ParseError) as err:
+        load_yaml(bomb().split("---\n")[1])
+    assert err.value.reason.startswith(BOMB_REASON)
+    assert err.value.line == 3  # the first line that uses an alias
+
+
+def test_recursive_alias_is_refused_and_plain_scalars_are_not() -> None:
+    with pytest.raises(ParseError):
+        load_yaml("a: &x [1, *x]\n")
+    assert load_yaml("a: &x hello\nb: *x\nc: 2 * 3\n") == {"a": "hello", "b": "hello", "c": "2 * 3"}
+    assert load_yaml("a: [1, 2]\nb: [1, 2]\n") == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_lint_reports_the_file(bomb_vault: Path) -> None:
+    result = run_vaultkeeper(bomb_vault, "lint")
+    assert result.returncode == 1, result.stderr
+    assert f"{BOMB_PATH}:3:1: VK001 {BOMB_REASON}" in result.stdout
+
+
+def test_scan_and_report_carry_the_problem(bomb_vault: Path) -> None:
+    result = run_vaultkeeper(bomb_vault, "scan", "--force")
+    assert result.returncode == 0, result.stderr
+    assert f"{BOMB_PATH}:3: {BOMB_REASON}" in result.stdout + result.stderr
+
+
+def test_status_fails_on_the_lint_error(bomb_vault: Path) -> None:
+    result = run_vaultkeeper(bomb_vault, "status")
+    assert result.returncode == 1, result.stderr
+    row = next(line for line in result.stdout.splitlines() if "lint errors" in line)
+    assert row.split()[:4] == ["fail", "lint", "errors", "1"]
+
+
+def test_index_lists_the_file_and_warns(bomb_vault: Path) -> None:
+    result = run_vaultkeeper(bomb_vault, "index")
+    assert result.returncode == 0, result.stderr
+    assert f"warning: {BOMB_PATH}:3: {BOMB_REASON}" in result.stderr
+    assert "[[projects/p/memory/bomb]]" in (bomb_vault / "_index.md").read_text()
+
+
+def test_new_creates_the_entry_and_warns(bomb_vault: Path) -> None:
+    args = ("new", "memory", "other", "-p", "p", "-d", "another lesson")
+    result = run_vaultkeeper(bomb_vault, *args)
+    assert result.returncode == 0, result.stderr
+    assert (bomb_vault / "projects/p/memory/other.md").is_file()
+    assert f"warning: {BOMB_PATH}:3: {BOMB_REASON}" in result.stderr
+
+
+def test_revalidate_defers_with_the_reason(bomb_vault: Path) -> None:
+    before = (bomb_vault / BOMB_PATH).read_bytes()
+    evidence = ("--pass", "--evidence", "https://example.org/x")
+    result = run_vaultkeeper(bomb_vault, "apply", "revalidate", BOMB_PATH, *evidence)
+    assert result.returncode == 1
+    assert f"{BOMB_PATH}:3: {BOMB_REASON}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert (bomb_vault / BOMB_PATH).read_bytes() == before

@@ -262,3 +262,15 @@ def test_a_name_with_key_in_it_is_not_a_credential_start() -> None:
     lines = "prune     cache-key-b12 -- success count 0 -- patterns/registry.md:30"
     assert not secrets.needs_serving(lines)
     assert secrets.needs_serving("cache_key: abc123XYZ9")
+
+
+@pytest.mark.parametrize(
+    "text", ["\u0130 pa\u017fsword = hunter2x9", "\u0130 \u017fecret: abc123def"]
+)
+def test_the_quick_no_sees_what_find_sees_with_a_long_s(text: str) -> None:
+    """find falls back to the whole regex when lower() changes the text's length (a
+    dotted capital I), and the regex's IGNORECASE matches a long s as an s; the quick
+    no looks for the words in text.lower(), where the long s stays itself."""
+    assert secrets.find(text)
+    assert secrets.needs_serving(text)
+    assert "hunter2x9" not in secrets.served(text) and "abc123def" not in secrets.served(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from vaultkeeper.cli import cli
 from vaultkeeper.learn.ingest import ingest
 from vaultkeeper.store import uses
 from vaultkeeper.store.model import Problem
+from vaultkeeper.store.uses import UseEvent, latest_receipts
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -97,3 +99,26 @@ def test_review_list_never_says_0_waiting_over_a_damaged_queue_line(
         "vaultkeeper: error: state/queue.jsonl:1: not a queue line (an ask may be hidden "
         "there); skipped\n"
     )
+
+
+def test_latest_receipts_parses_no_read_line(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = make_vault()
+    events = [
+        UseEvent(f"s{i}", "codex", "read", f"projects/api/memory/n{i}.md", NOW.date(), f"/t:{i}")
+        for i in range(200)
+    ]
+    events.insert(100, UseEvent("s", "mcp", "cite", "C# tips", NOW.date(), "mcp:here"))
+    uses.append_events(vault, events)
+    parsed: list[object] = []
+    real = json.loads
+
+    def counting(raw: Any) -> Any:
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(uses.json, "loads", counting)
+    got = latest_receipts(vault)
+    assert {k: v.receipt for k, v in got.items()} == {"C# tips": "mcp:here"}
+    assert len(parsed) == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import EXIT_USAGE, NoVaultError, UnsafePathError
@@ -209,3 +209,53 @@ def test_walk_is_sorted_and_skips_state_hidden_and_symlinked_folders(
     ]
     assert ".gitignore" not in [rel(vault, p) for p in iter_files(vault)]  # hidden file
     assert "projects/a/memory/pic.png" in [rel(vault, p) for p in iter_files(vault)]
+
+
+BETA = "### beta\nBeta body.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
+
+
+LINKED_REGISTRY = "# Pattern registry\n\n" + BETA
+
+
+COMMANDS = [
+    ["scan", "--force"],
+    ["use", "beta"],
+    ["apply", "prune", "beta"],
+    ["apply", "skip", "beta", "--reason", "kept for now"],
+    ["new", "memory", "lesson", "-p", "p", "-d", "a lesson"],
+    ["index"],
+]
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return folder
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_a_state_symlink_out_of_the_vault_is_refused(
+    make_vault: MakeVault, outside: Path, args: list[str]
+) -> None:
+    vault = make_vault({"patterns/registry.md": LINKED_REGISTRY})
+    (vault / "state").rmdir()
+    (vault / "state").symlink_to(outside)
+    before = snapshot(vault)
+    result = CliRunner().invoke(cli, ["--vault", str(vault), *args])
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"vaultkeeper: error: state/: a symlink to {outside.resolve()}")
+    assert "outside the vault" in line and "refused" in line
+    assert list(outside.iterdir()) == []
+    assert snapshot(vault) == before
+
+
+def test_a_state_symlink_inside_the_vault_is_followed(make_vault: MakeVault) -> None:
+    vault = make_vault({"patterns/registry.md": LINKED_REGISTRY})
+    (vault / "state").rmdir()
+    (vault / ".state-real").mkdir()
+    (vault / "state").symlink_to(vault / ".state-real")
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert result.exit_code == 0, result.output
+    assert (vault / ".state-real/last-report.json").is_file()

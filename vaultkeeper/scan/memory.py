@@ -216,8 +216,6 @@ def _problem(path: str, line: int | None, reason: str) -> Problem:
 
 def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
     """The fields of decay.MemoryFacts after the path, from a file's frontmatter keys."""
-    from vaultkeeper.upkeep.decay import provenance_date
-
     get = meta.get
     name, status, until = get("name"), get("status"), get("holdout_until")
     if status is None and until not in (None, ""):
@@ -225,7 +223,7 @@ def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
     description = get("description")
     found, since = get("provenance"), None
     if type(found) is list:
-        latest = provenance_date(p if type(p) is str else str(p) for p in found)
+        latest = _provenance_date(p if type(p) is str else str(p) for p in found)
         since = None if latest is None else latest.isoformat()
     return (
         name if type(name) is str and name else _stem(where, name),
@@ -239,6 +237,19 @@ def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
         _iso(get("last_validated")),
         since,
     )
+
+
+_DATE = r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])"  # re caches it compiled
+
+
+def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
+    """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
+    import re
+
+    from vaultkeeper.store.model import parse_date
+
+    found = [parse_date(m) for r in receipts for m in re.findall(_DATE, r)]
+    return max((d for d in found if d is not None), default=None)
 
 
 def _iso(value: Any) -> Any:

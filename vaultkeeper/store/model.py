@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from vaultkeeper import config
 from vaultkeeper.store.frontmatter import ALIAS_REASON as ALIAS_REASON
 from vaultkeeper.store.frontmatter import load_yaml as load_yaml
 from vaultkeeper.store.frontmatter import split_frontmatter as split_frontmatter
@@ -22,6 +21,7 @@ from vaultkeeper.store.text import ParseError as ParseError
 from vaultkeeper.store.text import decode as decode
 from vaultkeeper.store.text import read_regular as read_regular
 from vaultkeeper.store.text import split_lines as split_lines
+from vaultkeeper.store.vault import is_memory_path as is_memory_path  # beside walk_files
 from vaultkeeper.store.vault import iter_markdown, rel
 
 TYPE_CHECKING = False
@@ -193,9 +193,3 @@ def parse_date(value: Any) -> dt.date | None:
 def date_text(value: Any) -> str:
     """A frontmatter date value as a person wrote it (YAML's datetime as ISO, not repr)."""
     return value.isoformat() if isinstance(value, dt.date) else repr(value)
-
-
-def is_memory_path(rel_path: str) -> bool:
-    """True for files under ``projects/<p>/memory/`` (the held-out sub-tree)."""
-    parts = rel_path.split("/")
-    return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR

@@ -215,7 +215,7 @@ def _maybe(text: str) -> bool:
 def _found(text: str) -> list[tuple[str, int, int]]:
     """_spans of ``text`` and of its readings without control characters, placed back
     in ``text``: a token cut by a DEL or wrapped in a colour code is found too."""
-    if not has_invisible(text):
+    if text.isprintable() or not has_invisible(text):  # isprintable: as in mask
         return _spans(text)
     found = []
     for clean, offsets in readings(text):
@@ -251,7 +251,9 @@ def mask(text: str) -> str:
     A masked private-key block keeps its line breaks: the text's line numbers (which
     search hits and the read tool give) still hold after it.
     """
-    if not _maybe(text) and not has_invisible(text):
+    # isprintable first: has_invisible's own first test, without the call for the
+    # printable text most masked values are
+    if not _maybe(text) and (text.isprintable() or not has_invisible(text)):
         return text
     out: list[str] = []
     pos = 0

@@ -215,3 +215,13 @@ def file_in(folder: Path, name: str) -> Path:
             f"{path}: not a file of {folder.name}/ (absolute, .., or a symlink); refused"
         )
     return path
+
+
+def is_memory_path(rel_path: str) -> bool:
+    """True for files under ``projects/<p>/memory/`` (the held-out sub-tree).
+
+    Here beside walk_files: a walk that keeps memory files asks it of every file it
+    yields (store.model re-exports it).
+    """
+    parts = rel_path.split("/")
+    return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR

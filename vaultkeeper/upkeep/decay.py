@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -32,7 +31,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any, NamedTuple
 
-_DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
 
 
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
@@ -224,12 +222,6 @@ def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] 
         if when is not None and (best is None or when > best[0]):
             best = (when, source)
     return best
-
-
-def provenance_date(receipts: Iterable[str]) -> dt.date | None:
-    """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
-    found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
-    return max((d for d in found if d is not None), default=None)
 
 
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:

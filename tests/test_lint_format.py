@@ -1,4 +1,5 @@
-"""VK101 is one finding per line, with the count, in linear time."""
+"""Per-line format checks: VK101 is one finding a line, with its count, in linear time;
+VK105 flags control characters."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from vaultkeeper.lint.format import check_ascii
 from vaultkeeper.lint.run import lint_vault
 
 _COUNT = re.compile(r"; ([0-9]+) non-ASCII characters on this line$")
+
+
 CHARS = ["a", " ", "`", "-", "\u2014", "\u2192", "\u00e9", "\u2603"]
+
+
 LINE = st.text(alphabet=st.sampled_from(CHARS))
 
 
@@ -49,33 +54,26 @@ def test_a_line_of_millions_of_glyphs_is_one_finding_and_status_ends(
     assert status.returncode in (0, 1) and "lint errors" in status.stdout
 
 
-def _block(name: str, extra: str = "") -> str:
-    return f"### {name}\nBody.\n\n**success count:** 1\n**last used:** 2026-01-01\n{extra}\n"
+# clear the screen, go home, and draw a fake prompt
+HOSTILE = "\x1b[2J\x1b[HNothing will be deleted.\r\u202etxt.exe\x9b31m"
 
 
-def test_fix_never_renames_a_heading_onto_another_block(make_vault: MakeVault) -> None:
-    blocks = [_block("a \u2014 b"), _block("a -- b"), _block("c \u2192 d")]
-    registry = "# Pattern registry\n\n" + "".join(blocks)
-    vault = make_vault({"patterns/registry.md": registry})
-    result = lint_vault(vault, select=["VK101", "VK4"], fix=True)
-    text = (vault / "patterns/registry.md").read_text()
-    assert "### a \u2014 b\n" in text and "### a -- b\n" in text  # left for a person
-    assert "### c -> d\n" in text  # no clash: fixed
-    assert result.fixed == 1
-    # "a — b" and "a -- b" are one link target too (VK402)
-    assert sorted(f.code for f in result.findings) == ["VK101", "VK402"]
+CONTROL_REGISTRY = (
+    "# Pattern registry\n\n### beta\nBeta " + HOSTILE + " body.\n\n"
+    "**success count:** 0\n**last used:** 2025-01-01\n"
+)
 
 
-def test_names_differing_only_in_unicode_form_are_duplicates(make_vault: MakeVault) -> None:
-    registry = "# Pattern registry\n\n" + _block("caf\u00e9") + _block("Cafe\u0301")
-    vault = make_vault({"patterns/registry.md": registry})
-    found = [(f.line, f.code) for f in lint_vault(vault, select=["VK402"]).findings]
-    assert found == [(9, "VK402")]
-
-
-def test_a_second_success_count_line_is_an_error(make_vault: MakeVault) -> None:
-    registry = "# Pattern registry\n\n" + _block("twice", "**success count:** 7\n")
-    vault = make_vault({"patterns/registry.md": registry})
-    findings = lint_vault(vault, select=["VK401"]).findings
-    assert [(f.line, f.code, f.severity) for f in findings] == [(8, "VK401", "error")]
-    assert "a second **success count:** line" in findings[0].message
+def test_lint_flags_control_characters_as_errors(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": CONTROL_REGISTRY,
+            "references/ok.md": "---\nname: ok\n---\ntab\there\n",
+        }
+    )
+    result = lint_vault(vault, select=["VK105"])
+    found = [(f.path, f.line, f.col, f.code, f.severity) for f in result.findings]
+    assert found == [("patterns/registry.md", 4, 6, "VK105", "error")]
+    message = result.findings[0].message
+    assert "\\x1b" in message and "\x1b" not in message
+    assert message.endswith("; 5 control characters on this line")

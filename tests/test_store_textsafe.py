@@ -1,4 +1,4 @@
-"""Vault text reaches a person's terminal inert, and lint flags it."""
+"""Vault text reaches a person's terminal inert: escapes shown, layout and letters kept."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from pty_helper import run_on_pty
 
 from tests.conftest import MakeVault
 from vaultkeeper.cli import cli
-from vaultkeeper.lint.run import lint_vault
 from vaultkeeper.store.textsafe import inert
 
 # clear the screen, go home, and draw a fake prompt
 HOSTILE = "\x1b[2J\x1b[HNothing will be deleted.\r\u202etxt.exe\x9b31m"
+
+
 SHOWN = "\\x1b[2J\\x1b[HNothing will be deleted.\\x0d\\u202etxt.exe\\x9b31m"
+
+
 REGISTRY = (
     "# Pattern registry\n\n### beta\nBeta " + HOSTILE + " body.\n\n"
     "**success count:** 0\n**last used:** 2025-01-01\n"
@@ -54,18 +57,3 @@ def test_review_and_list_show_the_reason_inert(make_vault: MakeVault) -> None:
     assert code == 0, screen
     assert f": {SHOWN}\n" in screen and f"Beta {SHOWN} body." in screen
     _no_raw_controls(screen)
-
-
-def test_lint_flags_control_characters_as_errors(make_vault: MakeVault) -> None:
-    vault = make_vault(
-        {
-            "patterns/registry.md": REGISTRY,
-            "references/ok.md": "---\nname: ok\n---\ntab\there\n",
-        }
-    )
-    result = lint_vault(vault, select=["VK105"])
-    found = [(f.path, f.line, f.col, f.code, f.severity) for f in result.findings]
-    assert found == [("patterns/registry.md", 4, 6, "VK105", "error")]
-    message = result.findings[0].message
-    assert "\\x1b" in message and "\x1b" not in message
-    assert message.endswith("; 5 control characters on this line")
