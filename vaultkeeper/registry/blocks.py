@@ -37,7 +37,7 @@ from vaultkeeper.registry.lines import name_key as name_key
 from vaultkeeper.registry.lines import registry_files as registry_files
 from vaultkeeper.registry.lines import whole_count as whole_count
 from vaultkeeper.store.model import ParseError, Problem, decode, parse_date, read_regular
-from vaultkeeper.store.model import outside_problems
+from vaultkeeper.store.model import outside_problems as outside_problems
 from vaultkeeper.store.vault import rel
 
 TYPE_CHECKING = False

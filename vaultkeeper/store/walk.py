@@ -71,13 +71,21 @@ def walk(
     ``outside`` receives every symlink out of the vault met on the way (not hidden
     ones), and ``start`` itself when it resolves outside ``top``.
     """
-    root = os.path.realpath(top)
     if start is None or start == top:
-        start = top
-    elif not inside(root, os.path.realpath(start)):
+        return _walk(top, None, top, outside, suffix)
+    root = os.path.realpath(top)
+    if not inside(root, os.path.realpath(start)):
         if outside is not None:
             outside.append(start)
-        return
+        return iter(())
+    return _walk(top, root, start, outside, suffix)
+
+
+def _walk(
+    top: str, root: str | None, start: str, outside: list[str] | None, suffix: str
+) -> Iterator[str]:
+    """walk from ``start``, known to be inside the vault; ``root`` (the vault's realpath)
+    is found at the first symlink when None."""
     stack = [start]
     while stack:
         folder = stack.pop()
@@ -87,14 +95,18 @@ def walk(
         except OSError:
             continue  # unreadable (or gone): skipped, as os.walk skips it
         at_top = folder == top
-        if not at_top and apart({e.name for e in entries if e.name in _MARKS}):
-            continue
-        folders = []
+        files: list[str] = []
+        folders: list[str] = []
+        marks: set[str] = set()
         for entry in entries:
             name = entry.name
+            if name in _MARKS:
+                marks.add(name)
             if name[0] == ".":
                 continue
             if entry.is_symlink():
+                if root is None:
+                    root = os.path.realpath(top)
                 if not inside(root, os.path.realpath(entry.path)):
                     if outside is not None and not (at_top and name in config.EXCLUDED_DIRS):
                         outside.append(entry.path)
@@ -104,7 +116,7 @@ def walk(
                 except OSError:
                     linked_folder = False
                 if not linked_folder and name.endswith(suffix):
-                    yield entry.path  # a symlinked folder is never entered
+                    files.append(entry.path)  # a symlinked folder is never entered
                 continue
             try:
                 is_folder = entry.is_dir(follow_symlinks=False)
@@ -114,7 +126,10 @@ def walk(
                 if name not in APART_NAMES and not (at_top and name in config.EXCLUDED_DIRS):
                     folders.append(entry.path)
             elif name.endswith(suffix):
-                yield entry.path
+                files.append(entry.path)
+        if marks and not at_top and apart(marks):
+            continue  # another vault, or a virtual environment: not this vault's files
+        yield from files
         stack.extend(reversed(folders))
 
 
@@ -158,8 +173,8 @@ def memory_files(vault: str | os.PathLike[str], outside: list[str] | None = None
             if outside is not None and links_out(root, memory.path):
                 outside.append(memory.path)
             continue
-        if memory.is_dir(follow_symlinks=False):
-            yield from walk(top, memory.path, outside, ".md")
+        if memory.is_dir(follow_symlinks=False):  # no link on the way: inside the vault
+            yield from _walk(top, root, memory.path, outside, ".md")
 
 
 OUT_REASON = "a symlink to outside the vault; not read (vaultkeeper reads only the vault)"
