@@ -189,3 +189,46 @@ def test_the_mcp_server_serves_none_of_them(sample: Path, tmp_path: Path) -> Non
             _clean(repr(index))
 
     anyio.run(main)
+
+
+def test_nested_vaults_venvs_and_packages_are_not_this_vaults_files(
+    sample: Path, tmp_path: Path
+) -> None:
+    vault = sample
+    nested = {
+        "projects/api/research/vendor/inner/.obsidian/app.json": "{}",
+        "projects/api/research/vendor/inner/Diary.md": "# LEAKNOTE diary\n",
+        "projects/api/memory/copy/_index.md": "# another vault\n",
+        "projects/api/memory/copy/patterns/registry.md": REGISTRY.format(token=TOKEN),
+        "projects/api/memory/copy/projects/x/memory/m.md": NOTE.format(token=TOKEN),
+        "projects/web/memory/.venv-like/pyvenv.cfg": "home = /usr\n",
+        "projects/web/memory/env/pyvenv.cfg": "home = /usr\n",
+        "projects/web/memory/env/lib/site-packages/t/LEAKFOLDER.md": "# LEAKFOLDER\n",
+        "references/node_modules/pkg/README.md": "# LEAKREG\n",
+        "references/__pycache__/x.md": "# LEAKPASSWD\n",
+    }
+    for rel, text in nested.items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text)
+    (vault / "projects/api/research/sub").mkdir()  # a plain subfolder: walked as before
+    (vault / "projects/api/research/sub/_index.md").write_text("# a folder's own map\n")
+    got = [p[len(str(vault)) + 1 :] for p in walk_files(vault)]
+    assert "projects/api/research/sub/_index.md" in got
+    for rel in nested:
+        assert rel not in got, rel
+    assert not any("copy/" in p for p in memory_files(vault))
+    assert _vk(vault, "index")[0] == 0
+    _clean((vault / "_index.md").read_text())
+    code, out, err = _vk(vault, "scan", "--force")
+    assert code == 0
+    _clean(out + err)
+    _clean(_vk(vault, "lint")[1])
+
+
+def test_an_obsidian_vaults_own_subfolders_are_walked(tmp_path: Path) -> None:
+    vault = tmp_path / "notes"
+    for rel in (".obsidian/app.json", "Daily/2026-01-01.md", "Projects/A/plan.md", "top.md"):
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text("x\n")
+    got = [p[len(str(vault)) + 1 :] for p in walk_files(vault)]
+    assert got == ["top.md", "Daily/2026-01-01.md", "Projects/A/plan.md"]
