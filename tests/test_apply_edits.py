@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vaultkeeper.apply.edits import Change, locked, read_source, unified_diff, write
@@ -35,5 +36,10 @@ def test_dry_run_takes_no_lock(tmp_path: Path) -> None:
     with locked(tmp_path, dry_run=True):
         pass
     assert not (tmp_path / "state").exists()
+    from vaultkeeper.store.lockplace import outside_lock
+
+    lock = outside_lock(tmp_path)
+    assert lock is not None
     with locked(tmp_path, dry_run=False):
-        assert (tmp_path / "state").is_dir()
+        assert os.path.exists(lock)  # the lock is taken, and the vault gets no state/ for it
+    assert not (tmp_path / "state").exists()

@@ -156,7 +156,7 @@ def test_init_indexes_what_a_partial_vault_already_holds(tmp_path: Path) -> None
     note = "---\nname: todo\ndescription: Things to do\n---\n- buy milk\n"
     (vault / "notes").mkdir(parents=True)
     (vault / "notes/todo.md").write_text(note)
-    result = init_vault(vault)
+    result = init_vault(vault, here=True)  # a folder holding files: said to be meant
     assert "_index.md" in result.created
     assert (vault / "notes/todo.md").read_text() == note
     assert "- [[notes/todo]] - Things to do" in section(vault)
@@ -200,7 +200,7 @@ def test_init_refuses_an_unreadable_sub_index_before_creating_anything(tmp_path:
     vault.mkdir()
     (vault / "_index-projects.md").write_bytes(b"# sub\n\xff\n")
     with pytest.raises(VaultkeeperError, match=r"_index-projects.md:2: not UTF-8"):
-        init_vault(vault)
+        init_vault(vault, here=True)
     assert sorted(p.name for p in vault.iterdir()) == ["_index-projects.md"]
 
 

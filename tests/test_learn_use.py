@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.errors import NotFoundError
 from vaultkeeper.learn.use import record_use
 
 TODAY = dt.date(2026, 11, 29)
@@ -161,8 +161,8 @@ def test_a_registry_symlinked_out_of_the_vault_is_not_written(
     outside.write_text("### ext\n**success count:** 1\n")
     vault = make_vault()
     (vault / "patterns" / "linked.md").symlink_to(outside)
-    with pytest.raises(UnsafePathError):
-        record_use(vault, "ext", TODAY)
+    with pytest.raises(NotFoundError, match="linked.md: a symlink to outside the vault; not read"):
+        record_use(vault, "ext", TODAY)  # never read, so no such block
     assert outside.read_text() == "### ext\n**success count:** 1\n"
 
 

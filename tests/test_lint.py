@@ -412,11 +412,12 @@ def test_fix_through_a_symlink_keeps_the_link_and_never_writes_outside(
     vault = vault_with(make_vault, {"real.md": text})
     (vault / "inner.md").symlink_to("real.md")
     (vault / "outer.md").symlink_to(outside)
-    result = lint_vault(vault, select=["VK101"], fix=True)
+    result = lint_vault(vault, select=["VK101", "VK001"], fix=True)
     assert (vault / "inner.md").is_symlink() and (vault / "outer.md").is_symlink()
     assert (vault / "real.md").read_text(encoding="utf-8") == text.replace("\u2014", "--")
     assert outside.read_text(encoding="utf-8") == text  # outside the vault: not ours to fix
-    assert [(f.path, f.code) for f in result.findings] == [("outer.md", "VK101")]
+    # nor read: said once, as a symlink out of the vault
+    assert [(f.path, f.code) for f in result.findings] == [("outer.md", "VK001")]
 
 
 def test_a_file_name_holding_escapes_reaches_the_terminal_inert(sample: Path) -> None:

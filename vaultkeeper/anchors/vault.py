@@ -55,19 +55,11 @@ def save_cache(vault: Path, cache: dict[str, Any]) -> None:
 
 
 def _memory_files(vault: Path) -> list[str]:
-    out: list[str] = []
-    projects = vault / config.PROJECTS_DIR
-    if not projects.is_dir() or projects.is_symlink():
-        return out
-    for project in sorted(os.listdir(projects)):
-        memory = projects / project / config.MEMORY_SUBDIR
-        if project.startswith(".") or memory.is_symlink() or not memory.is_dir():
-            continue
-        for folder, dirs, files in os.walk(memory):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            rel = Path(folder).relative_to(vault).as_posix()
-            out += [f"{rel}/{f}" for f in sorted(files) if f.endswith(".md") and f[0] != "."]
-    return out
+    """The memory files, vault-relative, as the scan walks them (never out of the vault)."""
+    from vaultkeeper.store.walk import memory_files
+
+    cut = len(str(vault)) + 1
+    return [p[cut:].replace(os.sep, "/") for p in memory_files(vault)]
 
 
 def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None:

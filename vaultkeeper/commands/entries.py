@@ -13,21 +13,31 @@ from vaultkeeper.commands.base import nonempty_path, now_utc, print_json, vault_
 
 @click.command()
 @click.argument("path", type=click.Path(), callback=nonempty_path, required=False)
+@click.option(
+    "--here",
+    is_flag=True,
+    help="Make a folder that already holds files (and is not a vault) the vault, "
+    "indexing its notes; without it init refuses such a folder (exit 2).",
+)
 @click.pass_context
-def init(ctx: click.Context, path: Path | None) -> None:
+def init(ctx: click.Context, path: Path | None, here: bool) -> None:
     """Create a vault at PATH (default: --vault, else here); never changes an existing file.
 
     Lays out _index.md, projects/, patterns/registry.md, references/ with the
-    vault's spec, state/ and a .gitignore keeping state/ out of git.
+    vault's spec, state/ and a .gitignore keeping state/ out of git. PATH is a new or
+    empty folder, or a vault to complete; a folder holding other files needs --here.
+    The index never lists another vault nested inside, a virtual environment,
+    node_modules or hidden folders (.git/).
 
     \b
     Example:
       vaultkeeper init ~/memory
+      vaultkeeper init --here      # this folder, files and all
     """
     from vaultkeeper.entries.create import init_vault
 
     explicit = ctx.find_root().params.get("vault")
-    result = init_vault(path or explicit or Path("."))
+    result = init_vault(path or explicit or Path("."), here=here)
     for name in result.created:
         click.echo(f"created {name}")
     for name in result.kept:

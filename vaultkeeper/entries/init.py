@@ -7,6 +7,7 @@ what ``vaultkeeper index`` would generate, so ``index --check`` passes after it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,15 +33,23 @@ class InitResult:
     warnings: tuple[str, ...] = ()
 
 
-def init_vault(path: Path) -> InitResult:
+def init_vault(path: Path, *, here: bool = False) -> InitResult:
     """Create the layout; never overwrite or change a file that already exists.
 
     Everything that could make init fail half-way (a file where a folder belongs, a
     folder where a file belongs, a symlink leading out of the vault) is refused before
-    anything is created.
+    anything is created. So is a folder that already holds files and is not a vault
+    (a clone, a home folder, someone's notes), unless ``here`` says it is meant: init
+    would index everything in it.
     """
     if path.exists() and not path.is_dir():
         raise UsageError(f"{path}: exists and is not a directory")
+    if not here and path.is_dir() and _holds_files(path):
+        raise UsageError(
+            f"{path}: holds files and is not a vault; nothing was created (`vaultkeeper "
+            "init --here` makes this folder the vault and indexes its notes; or name a "
+            "new or empty folder)"
+        )
     files: dict[str, Callable[[], str]] = {
         config.INDEX_FILE: lambda: render("index.md", {}),
         config.REGISTRY_FILE: lambda: render("registry.md", {}),
@@ -117,6 +126,15 @@ def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
     for name in created:
         atomic_write(vault / name, wanted[name])
     return created
+
+
+def _holds_files(folder: Path) -> bool:
+    """Whether ``folder`` holds something and none of a vault's marks: hidden names alone
+    (``.git/`` of a fresh repository, ``.DS_Store``) are not content, ``.obsidian/`` is."""
+    if any((folder / mark).exists() for mark in config.VAULT_MARKS):
+        return False  # a vault already, or a partial one: init completes it
+    with os.scandir(folder) as listing:
+        return any(not e.name.startswith(".") or e.name == config.OBSIDIAN_DIR for e in listing)
 
 
 def _ignores_state(gitignore: Path) -> bool:

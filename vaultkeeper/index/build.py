@@ -44,7 +44,7 @@ from vaultkeeper.index.files import subindex_name as subindex_name
 from vaultkeeper.index.files import with_section as with_section
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.links import Resolver
-from vaultkeeper.store.model import Problem
+from vaultkeeper.store.model import Problem, outside_problems
 from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.templates import render
 from vaultkeeper.store.vault import iter_files, rel, resolve_inside
@@ -97,12 +97,14 @@ def _plan(
 ) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
     """(current text, wanted text) of each index file, the entry count, the split, and
     the files that could not be read (listed without a description)."""
-    files = list(iter_files(vault))
+    outside: list[str] = []  # symlinks out of the vault: never read, never listed
+    files = list(iter_files(vault, outside=outside))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
     md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
     entries, problems = collect_entries(vault, md)
+    problems = [*problems, *outside_problems(vault, outside)]
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     keywords = keywords_of(current, resolver)

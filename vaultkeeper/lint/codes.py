@@ -13,7 +13,11 @@ WARNING = "warning"
 
 # code -> (severity, what it finds); the README's table lists exactly these.
 CODES: dict[str, tuple[str, str]] = {
-    "VK001": (ERROR, "file cannot be read or its frontmatter cannot be parsed"),
+    "VK001": (
+        ERROR,
+        "file cannot be read (a symlink out of the vault is never read) or its frontmatter "
+        "cannot be parsed",
+    ),
     "VK101": (ERROR, "non-ASCII character (names the character and the spec's replacement)"),
     "VK102": (ERROR, "fenced code block without a language tag"),
     "VK103": (ERROR, "unbalanced fence: an opened block is never closed"),

@@ -21,6 +21,7 @@ from vaultkeeper.lint.secrets import check_other_files, check_secrets
 from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
 from vaultkeeper.store.links import Resolver, code_lines, extract_links, find_fences, split_lines
+from vaultkeeper.store.model import outside_problems
 from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
 from vaultkeeper.store.vault import find_vault, iter_files, rel
@@ -110,14 +111,15 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     enabled = selection.enabled
     schema = any(c.startswith("VK2") for c in selection.codes())
     registry = any(c.startswith("VK4") for c in selection.codes())
-    files = list(iter_files(vault))
+    outside: list[str] = []  # symlinks out of the vault: said once, never read
+    files = list(iter_files(vault, outside=outside))
     rels = [rel(vault, p) for p in files]
     resolver = Resolver(rels)
     markdown = [p for p in files if p.suffix == ".md"]
     loaded = load(vault, markdown)
     findings: list[Finding] = [
         Finding(p.path, p.line or 1, 1, "VK001", p.reason)
-        for p in loaded.problems
+        for p in (*loaded.problems, *outside_problems(vault, outside))
         if enabled("VK001")
     ]
     edges: dict[str, set[str]] = {}

@@ -37,6 +37,7 @@ from vaultkeeper.registry.lines import name_key as name_key
 from vaultkeeper.registry.lines import registry_files as registry_files
 from vaultkeeper.registry.lines import whole_count as whole_count
 from vaultkeeper.store.model import ParseError, Problem, decode, parse_date, read_regular
+from vaultkeeper.store.model import outside_problems as outside_problems
 from vaultkeeper.store.vault import rel
 
 TYPE_CHECKING = False
@@ -261,10 +262,12 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
 def load_heads(
     vault: Path, paths: Iterable[Path] | None = None
 ) -> tuple[list[BlockHead], list[Problem]]:
-    """Every block in every registry file, built lazily; unreadable files become problems."""
+    """Every block in every registry file, built lazily; unreadable files (and symlinks
+    out of the vault: never read) become problems."""
     heads: list[BlockHead] = []
     problems: list[Problem] = []
-    for path in registry_files(vault) if paths is None else paths:
+    outside: list[str] = []
+    for path in registry_files(vault, outside) if paths is None else paths:
         rel_path = rel(vault, path)
         try:
             text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
@@ -272,6 +275,7 @@ def load_heads(
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
         heads.extend(parse_heads(path, rel_path, text))
+    problems.extend(outside_problems(vault, outside))
     return heads, problems
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from vaultkeeper.registry.blocks import BlockHead, build_heads, parse_heads
 from vaultkeeper.registry.keptheads import FIELDS, CachedHead, kept_of, text_or_none
 from vaultkeeper.registry.lines import body_start, index_range, registry_files
-from vaultkeeper.store.model import Problem
+from vaultkeeper.store.model import Problem, outside_problems
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -208,7 +208,8 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
     heads: list[Head] = []
     problems: list[Problem] = []
     dates: dict[str, dt.date | None] = {}
-    for path in registry_files(vault):
+    outside: list[str] = []
+    for path in registry_files(vault, outside):
         rel_path = rel(vault, path)
         entry, key = cache.registry(rel_path, str(path))
         if entry is not None:
@@ -227,4 +228,5 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
         found, kept, shape = reread(path, rel_path, text, cache.registry_before(rel_path), dates)
         heads.extend(found)
         cache.keep_registry(rel_path, key, kept, shape)
+    problems.extend(outside_problems(vault, outside))  # symlinks out: never read
     return heads, problems

@@ -9,13 +9,14 @@ public names are re-exported from registry.py, where callers import them.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.store.model import ParseError, split_frontmatter
-from vaultkeeper.store.vault import iter_markdown
+from vaultkeeper.store.vault import iter_markdown, links_out
 
 # The rules, line by line (a line's trailing CR is not part of it):
 # - a heading (CommonMark ATX): up to 3 spaces, 1-6 #, then a blank and text, or nothing;
@@ -182,8 +183,14 @@ def count_reason(raw: str) -> str:
     return f"success count {raw!r} is not a whole number"
 
 
-def registry_files(vault: Path) -> list[Path]:
+def registry_files(vault: Path, outside: list[str] | None = None) -> list[Path]:
+    """The registry's files: patterns/**.md; ``outside`` collects the symlinks out of
+    the vault left out (patterns/ itself, when it is one)."""
     patterns = vault / config.PATTERNS_DIR
-    if not patterns.is_dir() or patterns.is_symlink():  # the vault walk never follows links
+    if patterns.is_symlink():  # the vault walk never follows a linked folder
+        if outside is not None and links_out(os.path.realpath(vault), str(patterns)):
+            outside.append(str(patterns))
         return []
-    return sorted(iter_markdown(vault, under=patterns))
+    if not patterns.is_dir():
+        return []
+    return sorted(iter_markdown(vault, under=patterns, outside=outside))

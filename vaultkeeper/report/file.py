@@ -7,7 +7,7 @@ it and re-export report_path without an import circle.
 The scan saves its report without undoing an apply made meanwhile: it notes the
 saved report's stat when it starts (``seen``) and saves under the writer lock
 (``locked``), classifying again first when the report changed. The lock is an
-``flock`` on ``state/writer.lock``, the file and call filelock uses there
+``flock`` on the writer lock's files, the files and call filelock uses
 (fsio.writer_lock), taken with ``fcntl`` itself: importing filelock costs about 40 ms,
 more than the rest of a session-end scan's imports together.
 """
@@ -103,30 +103,42 @@ def seen(vault: Path | str) -> tuple[int, ...] | None:
 def locked(vault: Path | str) -> Iterator[bool]:
     """Hold the writer lock (an apply's) while the scan saves; yields whether it is held
     (a lock that cannot be had in WAIT_S, or on a system without flock, is not waited
-    for longer: the report is saved as before)."""
+    for longer: the report is saved as before). Both of its files, in fsio.writer_lock's
+    order: the one in the user's runtime folder (store.lockplace), then state/'s."""
     try:
         import fcntl
     except ImportError:  # not POSIX
         yield False
         return
+    from vaultkeeper.store.lockplace import outside_lock
+
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    outside = outside_lock(vault)
+    paths = [] if outside is None else [outside]
+    paths.append(os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE))
+    fds: list[int] = []
     try:
-        fd = os.open(os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE), flags, 0o644)
-    except OSError:
-        yield False
-        return
-    try:
-        held, until = False, time.monotonic() + WAIT_S
-        while not held:
+        held, until = True, time.monotonic() + WAIT_S
+        for path in paths:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-            except BlockingIOError:
-                if time.monotonic() >= until:
+                fds.append(os.open(path, flags, 0o644))
+            except OSError:
+                held = False
+                break
+            held = False
+            while not held:
+                try:
+                    fcntl.flock(fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held = True
+                except BlockingIOError:
+                    if time.monotonic() >= until:
+                        break
+                    time.sleep(0.005)
+                except OSError:  # a file system without locks
                     break
-                time.sleep(0.005)
-            except OSError:  # a file system without locks
+            if not held:
                 break
         yield held
     finally:
-        os.close(fd)  # releases the lock
+        for fd in reversed(fds):
+            os.close(fd)  # releases the lock

@@ -32,7 +32,7 @@ from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_no
 from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.secrets import mask
 from vaultkeeper.store.stopwords import STOPWORDS
-from vaultkeeper.store.vault import links_out, own_dir, walk_files
+from vaultkeeper.store.vault import own_dir, walk_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
@@ -154,16 +154,13 @@ def record(vault: Path, rel_path: str) -> list[Any] | None:
 def _candidates(vault: Path) -> list[str]:
     top = str(vault)
     skip = len(top) + 1
-    root = os.path.realpath(top)
     out = []
-    for full in walk_files(top):
+    for full in walk_files(top):  # never a symlink out of the vault: never served
         if not full.endswith(".md"):
             continue
         rel_path = full[skip:].replace(os.sep, "/")
         if not is_memory_path(rel_path):
             continue  # lessons only: research notes, patterns and indexes are not served here
-        if os.path.islink(full) and links_out(root, full):
-            continue  # symlinked out of the vault: never served
         out.append(rel_path)
     return out
 

@@ -17,11 +17,13 @@ import os
 
 from vaultkeeper import config
 from vaultkeeper.scan.records import MemoryRecord
+from vaultkeeper.store.model import outside_problems
+from vaultkeeper.store.walk import memory_files as memory_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -37,47 +39,6 @@ DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")
 DETAILS = ("label", "falsification_condition")
 NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
-
-
-def memory_files(vault: Path | str) -> Iterator[str]:
-    """Markdown files under projects/*/memory/ (as path strings), in the vault walk's order."""
-    projects = os.path.join(vault, config.PROJECTS_DIR)
-    if not os.path.isdir(projects) or os.path.islink(projects):
-        return
-    for entry in sorted(os.scandir(projects), key=_name):
-        if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-            continue
-        memory = os.path.join(entry.path, config.MEMORY_SUBDIR)
-        if os.path.isdir(memory) and not os.path.islink(memory):
-            yield from _markdown_under(memory)
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
-
-
-def _markdown_under(folder: str) -> Iterator[str]:
-    """vault.walk_files(vault, folder)'s .md files, from one scandir per folder: its
-    order and rules (hidden names skipped, symlinked folders listed but not entered,
-    an unreadable folder skipped), without os.walk's join and islink per entry."""
-    try:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=_name)
-    except OSError:
-        return
-    folders = []
-    for entry in entries:
-        try:
-            is_dir = entry.is_dir()  # as os.walk sorts them: a link to a folder is one
-        except OSError:
-            is_dir = False
-        if is_dir:
-            folders.append(entry)
-        elif entry.name.endswith(".md") and not entry.name.startswith("."):
-            yield entry.path
-    for entry in folders:
-        if not entry.name.startswith(".") and not entry.is_symlink():
-            yield from _markdown_under(entry.path)
 
 
 def read_record(path: str, where: str) -> MemoryRecord:
@@ -154,7 +115,8 @@ def held_out_candidates(
     out: list[Candidate] = []
     dates: dict[str, dt.date | None] = {}
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
-    for path in memory_files(vault) if paths is None else paths:
+    outside: list[str] = []  # symlinks out of the vault: one problem line each, never read
+    for path in memory_files(vault, outside) if paths is None else paths:
         where = path[cut:]
         record, key = (None, None) if cache is None else cache.memory(where, path)
         if record is None:
@@ -185,6 +147,7 @@ def held_out_candidates(
         if until > today:
             continue
         out.append(_candidate(where, record, until, today))
+    problems.extend(outside_problems(vault, outside))
     return out
 
 

@@ -195,33 +195,44 @@ def _file_lock(lock_path: Path) -> Any:
 def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
-    Re-entrant within one thread; serialises threads and processes.
+    Re-entrant within one thread; serialises threads and processes. The lock is a file
+    in the user's runtime folder (store.lockplace) and, where the vault has a state/
+    folder already, state/writer.lock too (the scan's report guard locks both): a
+    foreign vault gets no state/ folder or lock file of ours.
     """
     from filelock import Timeout
 
+    from vaultkeeper.store.lockplace import outside_lock
     from vaultkeeper.store.vault import own_dir
 
-    lock_path = Path(own_dir(vault, config.STATE_DIR)) / config.WRITER_LOCK_FILE
-    try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):  # mkdir's own words: "File exists"
+    state = Path(own_dir(vault, config.STATE_DIR))
+    outside = outside_lock(vault)
+    paths = [] if outside is None else [Path(outside)]
+    if os.path.lexists(state) and not state.is_dir():  # mkdir's own words: "File exists"
         raise VaultkeeperError(
-            f"{lock_path.parent}: exists and is not a folder; vaultkeeper keeps its state "
+            f"{state}: exists and is not a folder; vaultkeeper keeps its state "
             "there: move that file away"
-        ) from None
-    lock = _file_lock(lock_path)
+        )
+    if outside is None or state.is_dir():
+        state.mkdir(parents=True, exist_ok=True)
+        paths.append(state / config.WRITER_LOCK_FILE)
+    held: list[Any] = []
     try:
-        lock.acquire(timeout=timeout)
-    except Timeout as exc:
-        raise VaultkeeperError(
-            f"{lock_path}: another vaultkeeper command is writing; try again"
-        ) from exc
-    if getattr(lock, "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
-        sweep_temps(vault)
-    try:
+        for path in paths:
+            lock = _file_lock(path)
+            try:
+                lock.acquire(timeout=timeout)
+            except Timeout as exc:
+                raise VaultkeeperError(
+                    f"{path}: another vaultkeeper command is writing; try again"
+                ) from exc
+            held.append(lock)
+        if getattr(held[0], "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
+            sweep_temps(vault)
         yield
     finally:
-        lock.release()
+        for lock in reversed(held):
+            lock.release()
 
 
 def sweep_temps(vault: Path) -> list[str]:

@@ -9,6 +9,7 @@ vaultkeeper.store.frontmatter; their public names are importable from here as be
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from vaultkeeper.store.text import read_regular as read_regular
 from vaultkeeper.store.text import split_lines as split_lines
 from vaultkeeper.store.vault import is_memory_path as is_memory_path  # beside walk_files
 from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.walk import OUT_REASON
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
@@ -147,6 +149,12 @@ def load_notes(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Pro
         except ParseError as exc:
             problems.append(Problem(rel(vault, path), exc.line, exc.reason))
     return notes, problems
+
+
+def outside_problems(vault: str | os.PathLike[str], paths: Iterable[str]) -> list[Problem]:
+    """One problem line per symlink out of the vault the walk left out (store.walk)."""
+    cut = len(os.fspath(vault)) + 1
+    return [Problem(p[cut:].replace(os.sep, "/"), None, OUT_REASON) for p in paths]
 
 
 def load_vault(vault: Path) -> VaultModel:

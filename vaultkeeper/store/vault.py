@@ -12,6 +12,8 @@ import stat
 
 from vaultkeeper import config
 from vaultkeeper.errors import NoVaultError, UnsafePathError
+from vaultkeeper.store.walk import links_out as links_out
+from vaultkeeper.store.walk import walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,46 +107,37 @@ def locate(explicit: str | None, env: Mapping[str, str], cwd: str) -> str | None
         here = parent
 
 
-def iter_markdown(vault: Path, under: Path | None = None) -> Iterator[Path]:
-    """Every ``.md`` file in the vault: one sorted walk, deterministic.
+def iter_markdown(
+    vault: Path, under: Path | None = None, outside: list[str] | None = None
+) -> Iterator[Path]:
+    """Every ``.md`` file in the vault: one sorted walk, deterministic (store.walk).
 
     Skips state/ at the root and every hidden folder (.trash/, .obsidian/, .git/), as
-    Obsidian itself does; symlinked folders are not followed. ``under`` (a folder inside
-    the vault) walks only that part, with the same rules.
+    Obsidian itself does; symlinked folders are not followed, and a symlink out of the
+    vault is never listed (``outside`` collects them). ``under`` (a folder inside the
+    vault) walks only that part, with the same rules.
     """
-    return (p for p in iter_files(vault, under) if p.suffix == ".md")
+    return (p for p in iter_files(vault, under, outside) if p.suffix == ".md")
 
 
-def iter_files(vault: Path, under: Path | None = None) -> Iterator[Path]:
+def iter_files(
+    vault: Path, under: Path | None = None, outside: list[str] | None = None
+) -> Iterator[Path]:
     """Every file of any type (attachments too), with the same exclusions as iter_markdown."""
     from pathlib import Path
 
-    return (Path(p) for p in walk_files(vault, under))
+    return (Path(p) for p in walk_files(vault, under, outside))
 
 
-def walk_files(vault: str | Path, under: str | Path | None = None) -> Iterator[str]:
+def walk_files(
+    vault: str | Path, under: str | Path | None = None, outside: list[str] | None = None
+) -> Iterator[str]:
     """iter_files as plain strings (``os.path.join(dirpath, name)``), in the same order.
 
     The scanner walks tens of thousands of files after every session; a Path per file
     costs more than the walk itself.
     """
-    top = str(vault)
-    for dirpath, dirnames, filenames in os.walk(top if under is None else str(under)):
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if not d.startswith(".") and not (dirpath == top and d in config.EXCLUDED_DIRS)
-        )
-        for name in sorted(filenames):
-            if not name.startswith("."):
-                yield os.path.join(dirpath, name)
-
-
-def links_out(root: str, path: str) -> bool:
-    """True when ``path`` resolves outside ``root`` (a realpath): a file symlinked out
-    of the vault is never served, as resolve_inside refuses it to the read tool."""
-    real = os.path.realpath(path)
-    return real != root and not real.startswith(root.rstrip(os.sep) + os.sep)
+    return walk(str(vault), None if under is None else str(under), outside)
 
 
 def rel(vault: Path, path: Path) -> str:
