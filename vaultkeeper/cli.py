@@ -21,6 +21,7 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import (
     anchor,
     apply,
+    batch,
     checks,
     entries,
     gitsync,
@@ -187,6 +188,7 @@ for _command in (
     cli.add_command(_command)
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 apply.apply_group.add_command(anchor.apply_anchor)
+apply.apply_group.add_command(batch.apply_batch)
 
 
 def main() -> None:
