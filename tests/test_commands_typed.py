@@ -39,9 +39,7 @@ def test_a_vault_relative_path_still_works_from_a_subfolder(
     sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(sample / "projects/web")
-    done = _apply(
-        runner, "revalidate", ENTRY, "--pass", "--evidence", f"{SURVEY}:3", "--dry-run"
-    )
+    done = _apply(runner, "revalidate", ENTRY, "--pass", "--evidence", f"{SURVEY}:3", "--dry-run")
     assert done.exit_code == 0, done.output
     assert f"would act: revalidate {ENTRY}" in done.stdout
 
