@@ -35,7 +35,7 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
+from vaultkeeper.errors import EXIT_INTERRUPTED, EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json, stdout_gone
 from vaultkeeper.store.textsafe import inert
 
@@ -196,7 +196,7 @@ def main() -> None:
         cli(prog_name="vaultkeeper")
     except KeyboardInterrupt:  # pragma: no cover - interactive only
         click.echo("vaultkeeper: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":  # pragma: no cover
