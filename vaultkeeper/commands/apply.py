@@ -159,17 +159,17 @@ def apply_revalidate(
 
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import holdout_days_from_env
-    from vaultkeeper.errors import UsageError
 
     # three flags, not one shared destination: with that, `--pass --fail` was the last one
     given = [
         flag for flag, on in (("--pass", passed), ("--fail", failed), ("--reopen", reopen)) if on
     ]
+    # a usage error as click's own: the command's name and where to look (cli.py)
     if not given:
-        raise UsageError("revalidate needs --pass, --fail or --reopen")
+        raise click.UsageError("missing one of --pass, --fail or --reopen", ctx)
     if len(given) > 1:
-        raise UsageError(
-            f"revalidate takes one of --pass, --fail, --reopen, not {' and '.join(given)}"
+        raise click.UsageError(
+            f"give only one of --pass, --fail, --reopen (not {' and '.join(given)})", ctx
         )
     result = given[0][2:]
     days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
