@@ -67,8 +67,9 @@ def apply_promote(
     """Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into it).
 
     Gate: success count >= 2 read now from the registry, a receipt naming a URL
-    or an existing file:line, not promoted yet, and (with --expect-hash) the
-    block unchanged since the report. Then one `**promoted:**` line joins the block.
+    or an existing file:line, and (with --expect-hash) the block unchanged
+    since the report. Then one `**promoted:**` line joins the block. Promoted
+    already: a new receipt joins the skill's Evidence, nothing else changes.
 
     \b
     Example:
