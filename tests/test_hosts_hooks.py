@@ -589,3 +589,16 @@ def test_status_finds_a_project_level_claude_code_install(
     assert any("SessionStart (timeout" in line and f"in {settings}:" in line for line in lines)
     assert sum("mcp server vaultkeeper in" in line for line in lines) == 1  # listed once
     assert f"not installed in {tmp_path / 'home'}" in shown.stdout  # the user file: none
+
+
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [("install", "TARGET"), ("uninstall", "TARGET"), ("status", "[TARGET]")],
+)
+def test_hooks_help_names_target_and_lists_the_targets(
+    runner: CliRunner, command: str, usage: str
+) -> None:
+    shown = run(runner, "hooks", command, "--help").stdout
+    assert shown.splitlines()[0] == f"Usage: vaultkeeper hooks {command} [OPTIONS] {usage}"
+    assert "TARGET (claude-code, codex, cron or git)" in " ".join(shown.split())
+    assert "Example:" in shown

@@ -63,7 +63,7 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.argument("target", type=click.Choice(TARGETS))
+@click.argument("target", type=click.Choice(TARGETS), metavar="TARGET")
 @SETTINGS
 @HOOKS
 @click.option(
@@ -88,8 +88,9 @@ def hooks_install(
     recall: bool,
     as_json: bool,
 ) -> None:
-    """Register vaultkeeper with TARGET for the vault (absolute paths).
+    """Register vaultkeeper with TARGET (claude-code, codex, cron or git) for the vault.
 
+    What it writes names the program and the vault by absolute path.
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
@@ -143,7 +144,7 @@ def hooks_install(
 
 
 @hooks.command("uninstall")
-@click.argument("target", type=click.Choice(TARGETS))
+@click.argument("target", type=click.Choice(TARGETS), metavar="TARGET")
 @SETTINGS
 @HOOKS
 @MCP
@@ -159,7 +160,9 @@ def hooks_uninstall(
     project: bool,
     as_json: bool,
 ) -> None:
-    """Remove vaultkeeper's hooks (or this vault's crontab line), nothing else.
+    """Remove vaultkeeper's hooks from TARGET (claude-code, codex, cron or git), nothing else.
+
+    With nothing installed there is nothing to do (exit 0).
 
     \b
     Example:

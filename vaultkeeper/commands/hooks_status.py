@@ -27,7 +27,7 @@ def project_settings(user: Path, cwd: Path) -> list[tuple[str, Path]]:
 
 
 @click.command("status")
-@click.argument("target", type=click.Choice(TARGETS), required=False)
+@click.argument("target", type=click.Choice(TARGETS), required=False, metavar="[TARGET]")
 @SETTINGS
 @HOOKS
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
