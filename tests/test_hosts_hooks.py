@@ -599,6 +599,6 @@ def test_hooks_help_names_target_and_lists_the_targets(
     runner: CliRunner, command: str, usage: str
 ) -> None:
     shown = run(runner, "hooks", command, "--help").stdout
-    assert shown.splitlines()[0] == f"Usage: vaultkeeper hooks {command} [OPTIONS] {usage}"
+    assert shown.splitlines()[0].endswith(f" hooks {command} [OPTIONS] {usage}")
     assert "TARGET (claude-code, codex, cron or git)" in " ".join(shown.split())
     assert "Example:" in shown
