@@ -167,5 +167,5 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     # the files reported on (PATHS), not all those read to resolve the links
     pairs = zip(files, rels, strict=True)
-    checked = sum(1 for p, r in pairs if p.suffix == ".md" and _wanted(r, scopes))
-    return LintResult(vault, ours, selection.codes(), checked, tuple(findings))
+    reported = sum(1 for p, r in pairs if p.suffix == ".md" and _wanted(r, scopes))
+    return LintResult(vault, ours, selection.codes(), reported, tuple(findings))
