@@ -156,8 +156,9 @@ def cli(vault: Path | None) -> None:
     without a person's explicit yes.
 
     \b
-    Exit codes: 0 ok or nothing to do; 1 refused, bad input or findings;
-                2 usage error or no vault; 3 waiting for a person.
+    Exit codes: 0 ok or nothing to do; 1 refused (a gate, or what the
+                vault holds) or findings; 2 usage error (the command line is
+                wrong in any vault) or no vault; 3 waiting for a person.
 
     \b
     Example:

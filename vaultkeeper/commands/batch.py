@@ -23,7 +23,9 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
     Each decision: action (promote | prune | revalidate | reactivate | supersede |
     skip | merge), target, and as needed evidence, result (pass | fail),
     expect_hash, reason, skills_dir (relative to the vault), by (supersede's NEW),
-    drop (merge's DROP). Re-applying a batch changes nothing and says so
+    drop (merge's DROP). Paths in the list are relative to the vault's root
+    (the file means the same wherever it is run). Re-applying a batch changes
+    nothing and says so
     (silence: already applied). Exit 3 if any decision waits for a person, else
     1 if refused, else 0.
 
