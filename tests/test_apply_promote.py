@@ -137,8 +137,50 @@ def test_already_promoted(vault: Path) -> None:
     after = snapshot(vault)
     again = promote(vault)
     assert again.outcome == "silence" and again.reason.startswith("already applied")
+    assert snapshot(vault) == after
+
+
+def test_a_new_receipt_joins_the_evidence_of_a_promoted_skill(vault: Path) -> None:
+    """As the docs say: re-promoting adds the receipt to the skill's Evidence (one line),
+    journaled; the registry keeps its one **promoted:** line; the same receipt again is
+    silence."""
+    assert promote(vault).outcome == "act"
+    skill = vault / "skills/alpha/SKILL.md"
+    registry = (vault / "patterns/registry.md").read_bytes()
+    before = skill.read_text()
     other = promote(vault, evidence="https://example.org/other")
-    assert other.outcome == "defer" and "already promoted" in other.reason
+    assert (other.outcome, other.exit_code) == ("act", 0), other.reason
+    assert "added the receipt to the Evidence of skills/alpha/SKILL.md" in other.reason
+    assert skill.read_text() == before + "- https://example.org/other (added 2026-12-01)\n"
+    assert (vault / "patterns/registry.md").read_bytes() == registry
+    last = json.loads((vault / "state/journal.jsonl").read_text().splitlines()[-1])
+    assert (last["action"], last["outcome"], last["evidence"]) == (
+        "promote", "act", "https://example.org/other",
+    )  # fmt: skip
+    after = snapshot(vault)
+    again = promote(vault, evidence="https://example.org/other")
+    assert again.outcome == "silence" and snapshot(vault) == after
+
+
+def test_a_new_receipt_goes_where_the_registry_says_the_skill_is(
+    vault: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "claude-skills"
+    assert promote(vault, skills_dir=outside).outcome == "act"
+    other = promote(vault, evidence="https://example.org/other")  # no --skills-dir now
+    assert other.outcome == "act", other.reason
+    assert "- https://example.org/other" in (outside / "alpha/SKILL.md").read_text()
+    assert not (vault / "skills").exists()
+
+
+def test_a_new_receipt_for_a_skill_that_is_gone_is_refused(vault: Path) -> None:
+    assert promote(vault).outcome == "act"
+    (vault / "skills/alpha/SKILL.md").unlink()
+    after = snapshot(vault)
+    other = promote(vault, evidence="https://example.org/other")
+    assert other.outcome == "defer" and "which is not there; nothing changed" in other.reason
+    bad = promote(vault, evidence="projects/p/research/notes.md:99")
+    assert bad.outcome == "defer"
     assert snapshot(vault) == after
 
 

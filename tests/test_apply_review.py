@@ -83,7 +83,7 @@ def test_yes_and_no_on_a_pty(vault: Path) -> None:
 def test_skip_and_empty_keep_the_asks_queued(vault: Path) -> None:
     before = snapshot(vault)
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["s", ""], PROMPT)
-    assert code == 0, screen
+    assert code == 3, screen  # what was not decided still waits for a person
     assert "2 still waiting" in screen
     assert snapshot(vault) == before
     assert len(queue.pending(vault)) == 2
@@ -91,7 +91,7 @@ def test_skip_and_empty_keep_the_asks_queued(vault: Path) -> None:
 
 def test_unclear_answer_is_asked_again_and_quit_stops(vault: Path) -> None:
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["maybe", "q"], PROMPT)
-    assert code == 0, screen
+    assert code == 3, screen  # what was not decided still waits for a person
     assert "answer y, n, s (or nothing) to skip, or q" in screen
     assert "2 still waiting" in screen
     assert "### beta" in (vault / "patterns/registry.md").read_text()
@@ -102,7 +102,7 @@ def test_override_ask_archives_on_yes(vault: Path, runner: CliRunner) -> None:
     args = ["apply", "revalidate", path, "--fail", "--evidence", "projects/p/research/notes.md:1"]
     assert runner.invoke(cli, ["--vault", str(vault), *args]).exit_code == 3
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["s", "s", "y"], PROMPT)
-    assert code == 0, screen
+    assert code == 3, screen  # what was not decided still waits for a person
     assert "-status: held_out\n+status: archived" in screen
     after = (vault / path).read_text()
     assert after == OVERRIDE.replace("status: held_out", "status: archived")
@@ -201,7 +201,7 @@ def test_each_result_and_its_undo_id_show_right_after_the_answer(vault: Path) ->
 def test_end_of_input_at_review_is_a_clean_stop_with_a_journal_line(vault: Path) -> None:
     before = snapshot(vault)
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["\x04"], PROMPT)
-    assert code == 0, screen
+    assert code == 3, screen  # what was not decided still waits for a person
     assert "Aborted!" not in screen and "Traceback" not in screen
     assert "defer: prune beta: review stopped by the person" in screen
     assert "2 still waiting" in screen
@@ -218,3 +218,10 @@ def test_core_walk_stop_journals_and_ends_the_walk(vault: Path) -> None:
     result = review(vault, NOW, lambda item: STOP, lambda o: seen.append(o.target))
     assert seen == ["beta"] and [o.outcome for o in result.outcomes] == ["defer"]
     assert result.remaining == 2
+
+
+def test_review_of_an_empty_queue_at_a_terminal_says_nothing_waits(make_vault) -> None:
+    vault = make_vault({})
+    code, screen = run_on_pty(["--vault", str(vault), "review"], [], PROMPT)
+    assert code == 0, screen
+    assert screen.strip().splitlines() == ["0 waiting for a person"]  # not "0 still waiting"

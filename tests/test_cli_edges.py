@@ -46,7 +46,19 @@ def test_revalidate_with_two_results_is_a_usage_error_and_writes_nothing(
     assert code == 2
     assert out == ""
     assert err == (
-        f"vaultkeeper: error: revalidate takes one of --pass, --fail, --reopen, not {named}\n"
+        "vaultkeeper: error: apply revalidate: give only one of --pass, --fail, --reopen "
+        f"(not {named}) (see vaultkeeper apply revalidate --help)\n"
+    )
+    assert snapshot(sample, skip_state=False) == before
+
+
+def test_revalidate_without_a_result_names_the_command_and_its_help(sample: Path) -> None:
+    before = snapshot(sample, skip_state=False)
+    code, out, err = invoke(sample, "apply", "revalidate", HELD, "--evidence", "https://x.org/1")
+    assert (code, out) == (2, "")
+    assert err == (
+        "vaultkeeper: error: apply revalidate: missing one of --pass, --fail or --reopen "
+        "(see vaultkeeper apply revalidate --help)\n"
     )
     assert snapshot(sample, skip_state=False) == before
 

@@ -644,3 +644,17 @@ def test_new_says_what_it_created_when_the_index_cannot_be_written(
         "permitted; run `vaultkeeper index` once that is fixed\n"
     )  # was only "_index.md: Operation not permitted", the new file unmentioned
     assert (vault / "projects/api/memory/m.md").is_file()
+
+
+def test_a_taken_name_and_an_unsafe_name_exit_as_the_table_says(sample: Path) -> None:
+    """README's exit codes: 2 when the command line is wrong in any vault (an unsafe
+    name), 1 when this vault stands in the way (the name is taken); nothing written."""
+    runner = CliRunner()
+    base = ["--vault", str(sample), "new", "memory"]
+    rest = ["-p", "api", "-d", "A lesson", "--falsify", "it stops holding"]
+    before = snapshot(sample)
+    unsafe = runner.invoke(cli, [*base, "../escape", *rest])
+    taken = runner.invoke(cli, [*base, "flaky-ci-retries", *rest])
+    assert (unsafe.exit_code, taken.exit_code) == (2, 1)
+    assert "unsafe name" in unsafe.stderr and "already taken by" in taken.stderr
+    assert snapshot(sample) == before

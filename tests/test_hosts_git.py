@@ -44,6 +44,27 @@ def test_outside_a_git_work_tree_it_refuses_and_writes_nothing(
     assert snapshot(vault, skip_state=False) == before
 
 
+def test_uninstall_outside_a_work_tree_is_nothing_to_do_as_for_the_hosts(
+    make_vault, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    isolate_git(monkeypatch, tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    vault = make_vault()
+    before = snapshot(vault, skip_state=False)
+    runner = CliRunner()
+    done = runner.invoke(cli, ["--vault", str(vault), "hooks", "uninstall", "git"])
+    host = runner.invoke(
+        cli, ["hooks", "uninstall", "claude-code", "--settings", str(tmp_path / "none.json")]
+    )
+    assert (done.exit_code, host.exit_code) == (0, 0), done.output
+    assert done.stdout == f"git: {vault} (unchanged)\n  nothing installed (not a git work tree)\n"
+    assert snapshot(vault, skip_state=False) == before
+
+
 def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     change = git_install.install(repo, PROGRAM)
     assert change.changed

@@ -343,6 +343,26 @@ def test_cron_schedule_print_and_uninstall(
     assert gone.exit_code == 0 and "(unchanged)" in gone.stdout
 
 
+def test_cron_reinstall_without_schedule_keeps_the_installed_one(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    table, env = crontab
+    vault = make_vault()
+    run(runner, "--vault", vault, "hooks", "install", "cron", "--schedule", "5 * * * 1-5", env=env)
+    custom = table.read_text()
+    again = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert again.exit_code == 0 and "(already installed)" in again.stdout
+    assert table.read_text() == custom and custom.startswith("5 * * * 1-5 ")
+    printed = run(runner, "--vault", vault, "hooks", "install", "cron", "--print", env=env)
+    assert printed.stdout.startswith("5 * * * 1-5 ")  # what an install would write
+    nickname = run(
+        runner, "--vault", vault, "hooks", "install", "cron", "--schedule", "@daily", env=env
+    )
+    assert "updated" in nickname.stdout
+    run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert table.read_text().startswith("@daily ")
+
+
 def test_cron_escapes_percent_and_refuses_bad_schedules(
     runner: CliRunner, crontab: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -546,3 +566,39 @@ def test_install_for_a_folder_that_is_not_a_vault_is_refused(
     assert result.exit_code == 2
     assert f"{home.resolve()}: not a vault (no _index.md, projects/ or patterns/)" in result.stderr
     assert list(home.iterdir()) == [] and not table.exists()
+
+
+def test_status_finds_a_project_level_claude_code_install(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed with --settings .claude/settings.json --project: status, run in the
+    project without --settings, finds the hooks there as it finds the .mcp.json."""
+    vault = make_vault()
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    args = ["--settings", ".claude/settings.json", "--mcp", "--project"]
+    done = run(runner, "--vault", vault, "hooks", "install", "claude-code", *args)
+    assert done.exit_code == 0, done.output
+    shown = run(runner, "hooks", "status", "claude-code")
+    assert shown.exit_code == 0, shown.output
+    settings = project / ".claude" / "settings.json"
+    lines = [line for line in shown.stdout.splitlines() if line.startswith("claude-code")]
+    assert any("SessionEnd (timeout" in line and f"in {settings}:" in line for line in lines)
+    assert any("SessionStart (timeout" in line and f"in {settings}:" in line for line in lines)
+    assert sum("mcp server vaultkeeper in" in line for line in lines) == 1  # listed once
+    assert f"not installed in {tmp_path / 'home'}" in shown.stdout  # the user file: none
+
+
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [("install", "TARGET"), ("uninstall", "TARGET"), ("status", "[TARGET]")],
+)
+def test_hooks_help_names_target_and_lists_the_targets(
+    runner: CliRunner, command: str, usage: str
+) -> None:
+    shown = run(runner, "hooks", command, "--help").stdout
+    assert shown.splitlines()[0].endswith(f" hooks {command} [OPTIONS] {usage}")
+    assert "TARGET (claude-code, codex, cron or git)" in " ".join(shown.split())
+    assert "Example:" in shown

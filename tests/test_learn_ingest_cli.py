@@ -233,3 +233,34 @@ def test_a_session_s_own_vaultkeeper_use_is_not_counted_again_by_ingest(
     other = _session_running_use(tmp_path, sample, "use-failed", day="2026-11-20")
     again = vk(sample, "ingest", str(other), env=today)
     assert again.stdout.splitlines()[1].startswith("counted pin-test-clock: success count 3 -> 4,")
+
+
+def test_ingest_of_a_folder_reads_the_transcripts_under_it(tmp_path: Path, sample: Path) -> None:
+    project = tmp_path / "claude-projects" / "-home-me-src-api"
+    project.mkdir(parents=True)
+    path = transcript(project, sample)
+    sub = project / tf.SESSION / "subagents"
+    sub.mkdir(parents=True)
+    tf.write(sub / "agent-1.jsonl", [tf.claude("assistant", [tf.text("no citation")])])
+    (project / "notes.txt").write_text("not a transcript\n")
+    result = vk(sample, "ingest", str(project.parent))  # was: "not a regular file"
+    assert (result.exit_code, result.stderr) == (0, ""), result.output
+    read = [line for line in result.stdout.splitlines() if line.startswith("read ")]
+    assert read == [
+        f"read {path}: claude-code session {tf.SESSION} (1 unreadable line skipped)",
+        f"read {sub / 'agent-1.jsonl'}: claude-code session {tf.SESSION}",
+    ]  # the sub-agent once, with its parent's session
+    assert "counted pin-test-clock: success count 2 -> 3" in result.stdout
+
+
+def test_ingest_of_a_folder_without_transcripts_is_refused(tmp_path: Path, sample: Path) -> None:
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    before = snapshot(sample, skip_state=False)
+    result = vk(sample, "ingest", str(empty))
+    assert result.exit_code == 1
+    assert (
+        result.stderr
+        == f"vaultkeeper: error: {empty}: a folder with no transcript (*.jsonl) in it\n"
+    )
+    assert snapshot(sample, skip_state=False) == before

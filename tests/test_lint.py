@@ -432,3 +432,15 @@ def test_a_file_name_holding_escapes_reaches_the_terminal_inert(sample: Path) ->
         x.startswith("projects/api/memory/bad\\x1b[2Jname\\x1b]0;pwned\\x07.md:") for x in ours
     )
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+
+
+def test_the_count_is_of_the_files_paths_name_not_the_whole_vault(
+    sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(sample / "projects/api")
+    memory = runner.invoke(cli, ["lint", "memory"])
+    assert memory.stdout == "all checks passed (3 file(s))\n"  # was the vault's 11
+    one = runner.invoke(cli, ["lint", "memory/flaky-ci-retries.md"])
+    assert one.stdout == "all checks passed (1 file(s))\n"
+    whole = runner.invoke(cli, ["lint"])
+    assert whole.stdout == f"all checks passed ({len(list(sample.rglob('*.md')))} file(s))\n"

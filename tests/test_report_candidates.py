@@ -212,7 +212,13 @@ def test_report_before_any_scan(runner: CliRunner, make_vault: MakeVault) -> Non
         f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`\n",
         "",
     )
-    assert run(runner, vault, "--json") == (0, "null\n", "")
+    code, out, err = run(runner, vault, "--json")  # an empty report, not null
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert data["generated_at"] is None and data["age_seconds"] is None
+    assert data["summary"] == {"prune": 0, "promote": 0, "held_out": 0}
+    assert data["promote"] == data["prune"] == data["held_out"] == data["duplicates"] == []
+    assert data["note"].startswith("no report yet: no scan has completed in")
     code, out, err = run(runner, vault, "--brief")  # the recall, without maintenance
     assert (code, err) == (0, "")
     assert out.split("\n")[4:] == [

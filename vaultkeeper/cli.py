@@ -21,10 +21,12 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import (
     anchor,
     apply,
+    batch,
     checks,
     entries,
     gitsync,
     hooks,
+    hooks_status,
     ingest,
     mcp,
     merge,
@@ -34,7 +36,7 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_USAGE, VaultkeeperError, internal_error
+from vaultkeeper.errors import EXIT_INTERRUPTED, EXIT_USAGE, VaultkeeperError, internal_error
 from vaultkeeper.output import print_json, stdout_gone
 from vaultkeeper.store.textsafe import inert
 
@@ -154,8 +156,9 @@ def cli(vault: Path | None) -> None:
     without a person's explicit yes.
 
     \b
-    Exit codes: 0 ok or nothing to do; 1 refused, bad input or findings;
-                2 usage error or no vault; 3 waiting for a person.
+    Exit codes: 0 ok or nothing to do; 1 refused (a gate, or what the
+                vault holds) or findings; 2 usage error (the command line is
+                wrong in any vault) or no vault; 3 waiting for a person.
 
     \b
     Example:
@@ -187,6 +190,8 @@ for _command in (
     cli.add_command(_command)
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 apply.apply_group.add_command(anchor.apply_anchor)
+apply.apply_group.add_command(batch.apply_batch)
+hooks.hooks.add_command(hooks_status.hooks_status)
 
 
 def main() -> None:
@@ -194,7 +199,7 @@ def main() -> None:
         cli(prog_name="vaultkeeper")
     except KeyboardInterrupt:  # pragma: no cover - interactive only
         click.echo("vaultkeeper: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,7 @@ EXIT_ASK = 3  # waiting for a person
 # stdout's reader went away (`vaultkeeper lint | head -1`): what a shell reports for a
 # program SIGPIPE killed (128 + 13), as `git log | head` and coreutils give; no message
 EXIT_BROKEN_PIPE = 141
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as a shell reports it
 
 
 class VaultkeeperError(Exception):

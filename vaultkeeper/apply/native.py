@@ -27,7 +27,7 @@ from vaultkeeper.native.folders import Folder, adopted
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import file_hash
 
-ACTION = "native-prune"
+ACTION = queue.NATIVE_ACTION
 KIND = "native"
 
 
@@ -98,9 +98,6 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
         if not confirm(p):
             return _journal(vault, outcome_for(decision, SILENCE, "kept: the person said no"), now)
         done = carry_out(vault, decision, now, file_hash(p.text))
-        waiting = queue.find_pending(vault, decision, p.target)
-        if waiting is not None:  # carried out here: the queued request is answered too
-            queue.close(vault, waiting.id, "yes", now)
         return _journal(vault, done, now)
 
 
@@ -132,6 +129,7 @@ def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: st
         if p.index_after is not None and p.index_cut:
             atomic_write(p.path.parent / config.NATIVE_INDEX_FILE, p.index_after)
         os.unlink(p.path)
+        queue.close_for(vault, p.target, "yes", now, native=True)  # every ask about it answered
         lines = len(p.index_cut)
         reason = (
             f"moved to {config.TRASH_DIR}/{trash_id}/ and {lines} {config.NATIVE_INDEX_FILE} "

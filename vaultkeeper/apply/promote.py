@@ -4,6 +4,7 @@ Gate: the success count read now from the file is at least PROMOTE_MIN_COUNT, th
 evidence is a real receipt, the block is not promoted yet, and with ``expect_hash`` its
 text is what the report saw. Then ``skills/<name>/SKILL.md`` is written (or merged:
 evidence added, nothing overwritten) and one ``**promoted:**`` line joins the block.
+Promoting it again with a new receipt adds that receipt to the skill (repromote.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.apply import repromote
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
@@ -154,14 +156,16 @@ def promote(
         _check_own_folder(vault, block, skill)
         receipt = (decision.evidence or "").strip()
         where = f"{block.rel}:{block.line}"
-        if block.promoted is not None:
-            if _has_receipt(skill.path, receipt):
+        if block.promoted is not None:  # a new receipt joins the skill's Evidence
+            found = repromote.promoted_skill(vault, block) or (skill.path, skill.label)
+            if _has_receipt(found[0], receipt):
                 return outcome_for(
                     decision, SILENCE, f"already applied: {where} is promoted ({block.promoted})"
                 )
-            raise GateRefused(
-                f"{block.rel}:{block.promoted_line}: already promoted ({block.promoted})"
-            )
+            check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
+            receipt = checked.get()
+            add = lambda text: merged_skill(text, receipt, today)  # noqa: E731
+            return repromote.add_receipt(vault, decision, block, found, add, dry_run)
         check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
         if block.count is None:
             raise GateRefused(str(block.problems()[0]))

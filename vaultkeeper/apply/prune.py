@@ -172,6 +172,7 @@ def carry_out(
             done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
         else:
             done = trash.trash_file(vault, found.path, found.source, trash_id)
+        queue.close_for(vault, found.target, "yes", now)  # asked twice, or elsewhere: all answered
         return reindex(vault, Outcome(
             "prune", found.target, ACT,
             f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",

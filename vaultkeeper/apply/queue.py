@@ -20,6 +20,8 @@ from vaultkeeper.store.fsio import append_line
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.vault import own_dir
 
+NATIVE_ACTION = "native-prune"  # apply/native.py's ACTION (it imports this module)
+
 
 @dataclass(frozen=True)
 class Ask:
@@ -138,6 +140,17 @@ def enqueue(
         inside=vault,
     )
     return ask
+
+
+def close_for(
+    vault: Path, target: str, answer: str, now: dt.datetime, native: bool = False
+) -> None:
+    """A decision carried out on ``target`` (a deletion, wherever the yes was given: a
+    terminal, the MCP dialog, review) answers every request still queued about it;
+    ``native``: the asks about a host's own memory, whose targets are another namespace."""
+    for ask in pending(vault):
+        if ask.target == target and (ask.action == NATIVE_ACTION) == native:
+            close(vault, ask.id, answer, now)
 
 
 def close(vault: Path, ask_id: str, answer: str, now: dt.datetime) -> None:

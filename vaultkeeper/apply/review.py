@@ -138,9 +138,9 @@ def review(
                 elif ask.action == "merge":
                     why = "a person answered yes at review"
                     outcome = merge.carry_out(vault, decision, now, item.hash, why)
-                else:
+                else:  # (a deletion closes every ask about what it deleted, this one too)
                     outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
-                queue.close(vault, ask.id, YES, now)
+                    queue.close(vault, ask.id, YES, now)
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
         elif answer == NO:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
-from vaultkeeper.commands.ask import prune_confirm
-from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN
 from vaultkeeper.commands.decide import decide
 
 _EVIDENCE = click.option(
-    "--evidence", required=True, help="Receipt: a URL, or path:line of an existing file."
+    "--evidence",
+    required=True,
+    help="Receipt: a URL, or path:line of an existing file (read from the current folder, "
+    "else from the vault's root).",
 )
 _EXPECT = click.option(
     "--expect-hash", help="Refuse if the target's text no longer has this sha256 (from scan)."
@@ -27,10 +29,16 @@ def apply_group() -> None:
     defer (a gate said no; nothing changed, 1), ask (waiting for a person, 3).
     Every one is a line in state/journal.jsonl (`vaultkeeper log`).
 
+    A PATH (and --evidence path:line) is read from the current folder, as lint
+    takes paths: `./x.md` and `../research/notes.md:3` work from where you
+    stand. A path that names no file there (and does not start with ./ or ../)
+    is read from the vault's root, so projects/api/memory/x.md works anywhere.
+
     \b
     Example:
       vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41
       vaultkeeper apply prune yaml-anchor-templates
+      cd projects/api/memory && vaultkeeper apply prune ./old-retry-notes.md
       vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests --evidence URL
     """
 
@@ -59,8 +67,9 @@ def apply_promote(
     """Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into it).
 
     Gate: success count >= 2 read now from the registry, a receipt naming a URL
-    or an existing file:line, not promoted yet, and (with --expect-hash) the
-    block unchanged since the report. Then one `**promoted:**` line joins the block.
+    or an existing file:line, and (with --expect-hash) the block unchanged
+    since the report. Then one `**promoted:**` line joins the block. Promoted
+    already: a new receipt joins the skill's Evidence, nothing else changes.
 
     \b
     Example:
@@ -90,7 +99,8 @@ def apply_prune(
     asks; only y or yes deletes. Without one (an agent, a hook, cron) it never
     deletes: it queues the request for `vaultkeeper review` and exits 3. No flag
     changes that. Deleted content moves to .trash/; `vaultkeeper restore ID`
-    puts it back.
+    puts it back. PATH is read from the current folder, else from the vault's
+    root (see `vaultkeeper apply --help`).
 
     \b
     Example:
@@ -126,7 +136,8 @@ def apply_revalidate(
     """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
     NAME is the name the scan lists (the frontmatter name, else the file name);
-    a name two entries share is refused, naming both paths. Pass: status active
+    a name two entries share is refused, naming both paths. PATH and the
+    receipt's path are read from the current folder, else from the vault's root. Pass: status active
     and the receipt joins provenance. Fail: status archived; for a
     validated-override entry a fail becomes an ask for a person (exit 3). A
     re-check before holdout_until is deferred (exit 1); only held_out entries
@@ -142,22 +153,24 @@ def apply_revalidate(
           --evidence https://ci.example/run/77
       vaultkeeper apply revalidate projects/api/memory/paginate-with-cursors.md \\
           --reopen --evidence https://github.com/acme/api/issues/77
+      cd projects/api/memory && vaultkeeper apply revalidate ./flaky-ci-retries.md \\
+          --pass --evidence ../research/ci-failure-survey.md:9
     """
     import os
 
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import holdout_days_from_env
-    from vaultkeeper.errors import UsageError
 
     # three flags, not one shared destination: with that, `--pass --fail` was the last one
     given = [
         flag for flag, on in (("--pass", passed), ("--fail", failed), ("--reopen", reopen)) if on
     ]
+    # a usage error as click's own: the command's name and where to look (cli.py)
     if not given:
-        raise UsageError("revalidate needs --pass, --fail or --reopen")
+        raise click.UsageError("missing one of --pass, --fail or --reopen", ctx)
     if len(given) > 1:
-        raise UsageError(
-            f"revalidate takes one of --pass, --fail, --reopen, not {' and '.join(given)}"
+        raise click.UsageError(
+            f"give only one of --pass, --fail, --reopen (not {' and '.join(given)})", ctx
         )
     result = given[0][2:]
     days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
@@ -252,46 +265,3 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
     from vaultkeeper.apply.decision import Decision
 
     decide(ctx, Decision("skip", target, reason=reason), False, as_json)
-
-
-@apply_group.command("batch")
-@click.argument("source", metavar="FILE|-", type=click.File("r", encoding="utf-8"))
-@DRY_RUN
-@click.pass_context
-def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
-    """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
-
-    Each decision: action (promote | prune | revalidate | reactivate | supersede |
-    skip | merge), target, and as needed evidence, result (pass | fail),
-    expect_hash, reason, skills_dir (relative to the vault), by (supersede's NEW),
-    drop (merge's DROP). Re-applying a batch changes nothing and says so
-    (silence: already applied). Exit 3 if any decision waits for a person, else
-    1 if refused, else 0.
-
-    \b
-    Example:
-      echo '[{"action": "skip", "target": "pin-test-clock", "reason": "next week"}]' \\
-          | vaultkeeper apply batch -
-    """
-    from vaultkeeper.apply.batch import run_batch
-    from vaultkeeper.errors import VaultkeeperError
-
-    # batch always prints JSON: its errors too, as --json makes every command's
-    ctx.find_root().command.json_errors = True  # type: ignore[attr-defined]
-    name = "<stdin>" if source.name == "<stdin>" else source.name
-    try:
-        text = source.read()
-    except UnicodeDecodeError as exc:
-        raise VaultkeeperError(
-            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); nothing applied"
-        ) from None
-    result = run_batch(
-        vault_path(ctx),
-        text,
-        name,
-        now_utc(),
-        dry_run=dry_run,
-        confirm=prune_confirm(dry_run),
-    )
-    print_json([o.to_dict() for o in result.outcomes])
-    ctx.exit(result.exit_code)

@@ -33,9 +33,11 @@ def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn
 
 def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
     from vaultkeeper.apply.batch import apply_decision
+    from vaultkeeper.commands import typed
 
     # a deletion (prune, and merge: DROP leaves the vault) asks a person at a terminal
     confirm = prune_confirm(dry_run) if decision.action in ("prune", "merge") else None
     vault = vault_path(ctx)
+    decision = typed.decision(vault, decision)  # paths as typed: from the current folder
     outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
     _render_outcome(ctx, outcome, as_json)

@@ -15,7 +15,6 @@ from vaultkeeper.commands.base import (
     MCP_PROJECT,
     SETTINGS,
     host_file,
-    now_utc,
     print_json,
     vault_path,
 )
@@ -24,7 +23,7 @@ from vaultkeeper.commands.base import (
 # alias: codex_hooks), and a new or changed command hook only once the person trusts it.
 CODEX_NOTE = "note: ~/.codex/config.toml [features] `hooks = false` turns Codex's hooks off"
 
-_TARGETS = ("claude-code", "codex", "cron", "git")
+TARGETS = ("claude-code", "codex", "cron", "git")
 
 
 def _echo_change(change: Any, as_json: bool, mcp: Any = None, warn: str | None = None) -> None:
@@ -64,11 +63,12 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.argument("target", type=click.Choice(_TARGETS))
+@click.argument("target", type=click.Choice(TARGETS), metavar="TARGET")
 @SETTINGS
 @HOOKS
 @click.option(
-    "--schedule", default=config.CRON_SCHEDULE, show_default=True, help="cron: when to scan."
+    "--schedule",
+    help=f'cron: when to scan (default: the installed line\'s, else "{config.CRON_SCHEDULE}").',
 )
 @click.option("--print", "print_only", is_flag=True, help="cron: print the line, change nothing.")
 @MCP
@@ -81,15 +81,16 @@ def hooks_install(
     target: str,
     settings_file: Path | None,
     hooks_file: Path | None,
-    schedule: str,
+    schedule: str | None,
     print_only: bool,
     with_mcp: bool,
     project: bool,
     recall: bool,
     as_json: bool,
 ) -> None:
-    """Register vaultkeeper with TARGET for the vault (absolute paths).
+    """Register vaultkeeper with TARGET (claude-code, codex, cron or git) for the vault.
 
+    What it writes names the program and the vault by absolute path.
     A second install changes nothing; an install for another vault or a moved
     vaultkeeper updates our entry in place. Every other setting and every
     other tool's hook is kept; the previous settings file is kept as a backup.
@@ -116,7 +117,7 @@ def hooks_install(
     warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
-        if print_only or schedule != config.CRON_SCHEDULE or (recall and target == "git"):
+        if print_only or schedule is not None or (recall and target == "git"):
             raise UsageError(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
         if target == "git":
@@ -136,14 +137,14 @@ def hooks_install(
     if recall:
         raise UsageError("--recall is for claude-code and codex, not cron")
     if print_only:
-        line = cron.cron_line(vault, program, schedule)
+        line = cron.cron_line(vault, program, cron.schedule_for(vault, schedule, os.environ))
         print_json({"line": line}) if as_json else click.echo(line)
         return
     _echo_change(cron.install(vault, program, schedule, os.environ), as_json, warn=warn)
 
 
 @hooks.command("uninstall")
-@click.argument("target", type=click.Choice(_TARGETS))
+@click.argument("target", type=click.Choice(TARGETS), metavar="TARGET")
 @SETTINGS
 @HOOKS
 @MCP
@@ -159,7 +160,9 @@ def hooks_uninstall(
     project: bool,
     as_json: bool,
 ) -> None:
-    """Remove vaultkeeper's hooks (or this vault's crontab line), nothing else.
+    """Remove vaultkeeper's hooks from TARGET (claude-code, codex, cron or git), nothing else.
+
+    With nothing installed there is nothing to do (exit 0).
 
     \b
     Example:
@@ -189,103 +192,3 @@ def hooks_uninstall(
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
     done = hostfiles.uninstall(target, path)
     _echo_change(done, as_json, served)
-
-
-@hooks.command("status")
-@click.argument("target", type=click.Choice(_TARGETS), required=False)
-@SETTINGS
-@HOOKS
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.pass_context
-def hooks_status(
-    ctx: click.Context,
-    target: str | None,
-    settings_file: Path | None,
-    hooks_file: Path | None,
-    as_json: bool,
-) -> None:
-    """Say what is installed where, and when each vault's last scan completed.
-
-    Every target, or only TARGET; no vault is needed (git needs one).
-
-    \b
-    Example:
-      vaultkeeper hooks status
-      vaultkeeper --vault ~/memory hooks status git
-    """
-    from vaultkeeper.errors import NoVaultError
-    from vaultkeeper.hosts.mcp_status import registrations
-    from vaultkeeper.status.health import age_text, where_installed
-
-    targets = [target] if target else list(_TARGETS)
-    files = {
-        t: host_file(
-            t, settings_file if t == "claude-code" else None, hooks_file if t == "codex" else None
-        )
-        for t in targets
-        if t not in ("cron", "git")
-    }
-    try:
-        vault: Path | None = vault_path(ctx, require=False)  # reports on any folder
-    except NoVaultError:
-        if target == "git":
-            raise
-        vault = None
-    git = None
-    if "git" in targets and vault:
-        from vaultkeeper.hosts.git import status_lines, status_or_note
-
-        git = status_or_note(vault, strict=target == "git")
-    where = where_installed(files, "cron" in targets, os.environ, vault)
-    served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
-    now = now_utc()
-    if as_json:
-        print_json(
-            {
-                "hosts": [
-                    {**h.__dict__, "handlers": [x.__dict__ for x in h.handlers]}
-                    for h in where.hosts
-                ],
-                "mcp": [r.__dict__ for r in served],
-                "cron": [e.__dict__ for e in where.cron] if "cron" in targets else None,
-                "cron_note": where.cron_note,
-                "last_scans": [
-                    {"vault": v, "last_completed": w.isoformat() if w else None}
-                    for v, w in where.last_scans
-                ],
-                "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
-                "git": git if git is None or isinstance(git, str) else git.__dict__,
-            }
-        )
-        return
-    for line in [] if git is None else status_lines(git):
-        click.echo(f"{'git':<12} {line}")
-    for host in where.hosts:
-        if host.note:
-            click.echo(f"{host.target:<12} {host.note}")
-        elif not host.handlers:
-            click.echo(f"{host.target:<12} not installed in {host.path}")
-        for h in host.handlers:
-            trust = f" [{h.trust}]" if h.trust else ""
-            line = f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}"
-            click.echo(f"{host.target:<12} {line}")
-            if h.problem:  # the hook cannot work: the host runs it and nothing happens
-                click.echo(f"{host.target:<12} {h.event} will do nothing: {h.problem}")
-        for reg in (r for r in served if r.target == host.target):
-            click.echo(f"{host.target:<12} {reg.line()}")
-    if "cron" in targets:
-        if where.cron_note:
-            click.echo(f"{'cron':<12} {where.cron_note}")
-        elif not where.cron:
-            click.echo(f"{'cron':<12} no vaultkeeper line in the crontab")
-        for entry in where.cron:
-            click.echo(f"{'cron':<12} {entry.line}")
-    for v, when in where.last_scans:
-        done = (
-            f"{when:%Y-%m-%d %H:%M} UTC ({age_text((now - when).total_seconds())} ago)"
-            if when
-            else "never"
-        )
-        click.echo(f"{'last scan':<12} {v}: {done}")
-    for log, last in where.hook_logs:
-        click.echo(f"{'hook log':<12} {log}: {last}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, print_json, vault_path
 
 
@@ -39,11 +40,14 @@ def ingest(
     state/uses.jsonl. Replay-safe: the same or a longer transcript counts
     nothing twice. Cited names that are not in the registry are reported,
     never created. Sub-agent transcripts beside a Claude Code transcript are
-    read with it. Exit 1 when a file could not be read.
+    read with it. A folder stands for every *.jsonl file under it, at any
+    depth (a Claude Code project's folder, ~/.codex/sessions). Exit 1 when a
+    file could not be read.
 
     \b
     Example:
       vaultkeeper ingest ~/.claude/projects/*/*.jsonl
+      vaultkeeper ingest ~/.claude/projects/-home-me-src-api
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
     from vaultkeeper.errors import UsageError
@@ -56,6 +60,7 @@ def ingest(
         return inert(one_line(text))
 
     vault = vault_path(ctx)
+    transcripts = _expand(transcripts)  # a folder: the transcripts under it
     if not transcripts and missed_beside is None:
         raise UsageError("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
     if missed_beside is not None:
@@ -121,6 +126,43 @@ def ingest(
         f"{out.result.repeated} already recorded"
     )
     ctx.exit(code)
+
+
+def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Each folder as the ``*.jsonl`` files under it (sorted; symlinked folders are not
+    followed, so a loop cannot run forever); files as given. A folder holding none is
+    refused before anything is read."""
+    import os
+
+    from vaultkeeper.errors import VaultkeeperError
+
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = sorted(
+            (
+                Path(top, name)
+                for top, _dirs, names in os.walk(path)
+                for name in names
+                if name.endswith(".jsonl") and not _comes_along(Path(top, name))
+            ),
+            key=str,
+        )
+        if not found:
+            raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
+        out.extend(found)
+    return tuple(out)
+
+
+def _comes_along(path: Path) -> bool:
+    """A sub-agent's transcript whose parent's is there: read with it, after it."""
+    session = path.parent.parent
+    return (
+        path.parent.name == config.SUBAGENTS_DIR
+        and session.with_name(session.name + ".jsonl").is_file()
+    )
 
 
 def _n(count: int, noun: str) -> str:

@@ -51,6 +51,9 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     )
     if not (vault / config.INDEX_FILE).is_file():
         raise NoVaultError(f"{vault}: not a vault (no {config.INDEX_FILE})")
+    from vaultkeeper.mcp import stop  # Ctrl-C works while the SDK loads, too
+
+    stop.install()
     try:
         from vaultkeeper.mcp.server import serve
     except ImportError as exc:

@@ -29,7 +29,8 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
 
     For a person at a terminal: without one (stdin and stdout both TTYs) it
     refuses and exits 3. Yes carries the decision out, no closes it, skip (or
-    an empty answer) leaves it queued.
+    an empty answer) leaves it queued. Exit 0 once nothing waits, 3 while an
+    ask is still queued (skipped, quit, or a yes that could not be carried out).
 
     \b
     Example:
@@ -39,7 +40,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
     from vaultkeeper.apply import queue
     from vaultkeeper.apply.review import is_terminal
     from vaultkeeper.apply.review import review as walk
-    from vaultkeeper.errors import NeedsPerson
+    from vaultkeeper.errors import EXIT_ASK, NeedsPerson
 
     vault = vault_path(ctx)
     damaged = queue.damaged(vault)
@@ -67,8 +68,13 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
             f"review is for a person at a terminal (stdin and stdout must be terminals); "
             f"{count} ask(s) waiting; `vaultkeeper review --list` shows them"
         )
+    if not queue.pending(vault) and not damaged:  # nothing ever waited: not "0 still waiting"
+        click.echo("0 waiting for a person")
+        return
     result = walk(vault, now_utc(), ask_person, show_outcome)
     click.echo(f"{result.remaining} still waiting")
+    # what the person skipped (or could not be done) still waits for a person: exit 3
+    ctx.exit(EXIT_ASK if result.remaining else 0)
 
 
 @click.command()

@@ -117,12 +117,13 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if cwd is not None and not brief:
         raise UsageError("--cwd goes with --brief (it names the session's project)")
     if saved.report is None:
-        if as_json:
-            print_json(None)
+        why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
+        if as_json:  # an empty report, its keys all there: an agent's code needs no case
+            print_json(_empty(vault, now, why))
         elif brief:
             _brief(vault, None, now, cwd)
         else:
-            click.echo(f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`")
+            click.echo(why)
         return
     made = saved.report.generated_at
     report = saved.report
@@ -147,6 +148,15 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if report.updated_at is not None:  # applies since then changed some candidates
         made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
     print_report(report, False, made_line)
+
+
+def _empty(vault: Path, now: dt.datetime, why: str) -> dict[str, object]:
+    """``report --json`` before any scan: a report with no candidates, made never."""
+    from vaultkeeper.report.candidates import Report
+
+    data: dict[str, object] = Report(str(vault), now, (), (), (), ()).to_dict()
+    data.update(generated_at=None, duration_ms=None, age_seconds=None, note=why)
+    return data
 
 
 def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:

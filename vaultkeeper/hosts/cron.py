@@ -82,10 +82,36 @@ def _write_crontab(lines: list[str], env: Mapping[str, str]) -> None:
         raise VaultkeeperError(f"crontab - refused the new table: {_first_line(proc.stderr)}")
 
 
-def install(vault: Path, program: str | None, schedule: str, env: Mapping[str, str]) -> Change:
-    """Add (or bring up to date) this vault's line; a second install changes nothing."""
-    line = cron_line(vault, program, schedule)
+def installed_schedule(lines: list[str], vault: Path) -> str | None:
+    """The schedule of this vault's line in ``lines``, if it has one."""
+    for line in lines:
+        if _is_ours(line, vault):
+            fields = line.split()
+            return fields[0] if fields[0].startswith("@") else " ".join(fields[:5])
+    return None
+
+
+def schedule_for(vault: Path, schedule: str | None, env: Mapping[str, str]) -> str:
+    """``--schedule``, else the installed line's, else the default (for ``--print``: a
+    crontab that cannot be read is the default, as the line is for adding by hand)."""
+    if schedule is not None:
+        return schedule
+    try:
+        return installed_schedule(read_crontab(env), vault) or config.CRON_SCHEDULE
+    except VaultkeeperError:
+        return config.CRON_SCHEDULE
+
+
+def install(
+    vault: Path, program: str | None, schedule: str | None, env: Mapping[str, str]
+) -> Change:
+    """Add (or bring up to date) this vault's line; a second install changes nothing.
+    ``schedule`` None keeps the installed line's (a custom one survives a re-install)."""
+    if schedule is not None:
+        cron_line(vault, program, schedule)  # a bad --schedule is refused before any read
     lines = read_crontab(env)
+    kept = schedule or installed_schedule(lines, vault) or config.CRON_SCHEDULE
+    line = cron_line(vault, program, kept)
     spots = [i for i, old in enumerate(lines) if _is_ours(old, vault)]
     if len(spots) == 1 and lines[spots[0]].rstrip("\r\n") == line:
         return Change("cron", "crontab", False, None, (f"kept    {line} (already installed)",))

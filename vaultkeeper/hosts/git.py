@@ -182,8 +182,10 @@ def install(vault: Path, program: str | None) -> Change:
 
 
 def uninstall(vault: Path) -> Change:
-    """Remove exactly what install added: our two blocks and our config keys."""
-    check_work_tree(vault)
+    """Remove exactly what install added: our two blocks and our config keys. Outside a
+    work tree nothing can be installed: nothing to do, as for every other target."""
+    if not is_work_tree(vault):
+        return Change("git", str(vault), False, None, ("nothing installed (not a git work tree)",))
     actions = [a for a in (_uninstall_file(vault / name) for name in FILES) if a]
     if _config_get(vault, f"merge.{DRIVER}.driver") is not None or _config_get(
         vault, f"merge.{DRIVER}.name"

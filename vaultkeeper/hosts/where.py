@@ -8,7 +8,7 @@ health; ``status`` only borrows ``last_completed`` for its scan-age signal.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +30,15 @@ class Where:
 
 
 def where_installed(
-    hosts: Mapping[str, Path], cron: bool, env: Mapping[str, str], vault: Path | None
+    hosts: Mapping[str, Path],
+    cron: bool,
+    env: Mapping[str, str],
+    vault: Path | None,
+    also: Sequence[tuple[str, Path]] = (),
 ) -> Where:
-    """Our handlers in each host's file, our crontab lines, and when each vault last scanned."""
-    found = tuple(installed(target, path) for target, path in hosts.items())
+    """Our handlers in each host's file (``also``: more files of a host, a project's own
+    settings), our crontab lines, and when each vault last scanned."""
+    found = tuple(installed(target, path) for target, path in (*hosts.items(), *also))
     lines: tuple[CronEntry, ...] = ()
     note: str | None = None
     if cron:

@@ -167,4 +167,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     if not ours:
         findings = [replace(f, soft=True) if f.code in SOFT_ELSEWHERE else f for f in findings]
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
-    return LintResult(vault, ours, selection.codes(), len(markdown), tuple(findings))
+    # the files reported on (PATHS), not all those read to resolve the links
+    pairs = zip(files, rels, strict=True)
+    reported = sum(1 for p, r in pairs if p.suffix == ".md" and _wanted(r, scopes))
+    return LintResult(vault, ours, selection.codes(), reported, tuple(findings))

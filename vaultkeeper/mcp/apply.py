@@ -28,6 +28,7 @@ from vaultkeeper.mcp.shapes import (
     Target,
     arg,
 )
+from vaultkeeper.mcp.stop import guarded
 from vaultkeeper.mcp.tools import VaultTools, outcome_dict
 
 T = TypeVar("T")
@@ -39,7 +40,7 @@ async def run(shape: type[T], call: Callable[[], Any]) -> T:
     ``shape`` is the tool's output type: the dict the core call builds has its keys.
     """
     try:
-        return cast(T, await anyio.to_thread.run_sync(call))
+        return cast(T, await anyio.to_thread.run_sync(guarded(call)))  # Ctrl-C waits
     except VaultkeeperError as exc:
         raise ToolError(str(exc)) from None
     except OSError as exc:

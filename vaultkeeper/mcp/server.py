@@ -19,10 +19,10 @@ from typing import Annotated, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
-from vaultkeeper import config
+from vaultkeeper import __version__, config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp import apply as mcp_apply
-from vaultkeeper.mcp import prune_tool
+from vaultkeeper.mcp import prune_tool, stop
 from vaultkeeper.mcp.apply import run
 from vaultkeeper.mcp.session import host_session, tool_use
 from vaultkeeper.mcp.shapes import (
@@ -64,7 +64,9 @@ INSTRUCTIONS = (
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
     tools = VaultTools(vault, now, session)
-    app = MCPServer(config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    app = MCPServer(
+        config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
     _reading_tools(app, tools)
     _writing_tools(app, tools)
     mcp_apply.register(app, tools)
@@ -239,5 +241,7 @@ def _text(path: Path, shown: str) -> str:
 
 
 def serve(vault: Path, now: Now, session: str) -> None:
-    """Serve over stdin/stdout until the host closes them."""
-    build(vault, now, session).run("stdio")
+    """Serve over stdin/stdout until the host closes them, or Ctrl-C (stop.py)."""
+    app = build(vault, now, session)
+    stop.install()
+    app.run("stdio")
