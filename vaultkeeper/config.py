@@ -45,8 +45,8 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
-LOCK_DIR = "self-maintain.lock"
-LOCK_PID_FILE = "pid"
+LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
+BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
