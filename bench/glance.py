@@ -12,7 +12,9 @@ and one ``lint`` (status reads the figures they saved):
 
     python bench/glance.py [--size 10000] [--rounds 20]
 
-Prints p50 / p95 / max in milliseconds, one markdown row a figure.
+Prints p50 / p95 / max wall time and the median CPU time (user + system, children
+included: os.wait4) in milliseconds, one markdown row a figure. The CPU time moves less
+than the wall time when other work shares the machine.
 """
 
 from __future__ import annotations
@@ -38,13 +40,25 @@ HOOK = Path(__file__).resolve().parent.parent / "hooks" / "session-start.sh"
 CWD = "/home/me/src/p004"  # a project of the generated vault (its lessons come first)
 
 
-def timed(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> float:
+def timed(argv: list[str], stdin: bytes = b"") -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and the children it waited for)."""
     began = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, capture_output=True, env=env or child_env())
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(stdin)
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - began
-    if done.returncode not in (0, 1):
-        raise RuntimeError(f"exit {done.returncode}: {argv}: {done.stderr.decode()[-500:]}")
-    return took
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"exit {proc.returncode}: {argv}")
+    return took, usage.ru_utime + usage.ru_stime
 
 
 def _send(proc: subprocess.Popen[bytes], msg: dict[str, object]) -> None:
@@ -64,7 +78,7 @@ def _answer(proc: subprocess.Popen[bytes], want: int) -> dict[str, object]:
             return got
 
 
-def mcp_first(vault: str, call: str) -> float:
+def mcp_first(vault: str, call: str) -> tuple[float, float]:
     """Seconds from the server's start to its answer to the first request after initialize."""
     began = time.perf_counter()
     proc = subprocess.Popen(
@@ -94,14 +108,16 @@ def mcp_first(vault: str, call: str) -> float:
         raise RuntimeError(f"mcp {call}: {got['error']}")
     assert proc.stdin is not None
     proc.stdin.close()
-    proc.wait(timeout=10)
-    return took
+    _, _, usage = os.wait4(proc.pid, 0)  # CPU: the whole run, its exit included
+    return took, usage.ru_utime + usage.ru_stime
 
 
-def row(label: str, samples: list[float]) -> str:
-    ms = sorted(s * 1000 for s in samples)
+def row(label: str, samples: list[tuple[float, float]]) -> str:
+    ms = sorted(wall * 1000 for wall, _ in samples)
+    cpu = statistics.median(used * 1000 for _, used in samples)
     p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
-    return f"| {label} | {statistics.median(ms):.0f} | {p95:.0f} | {ms[-1]:.0f} | {len(ms)} |"
+    median = statistics.median(ms)
+    return f"| {label} | {median:.0f} | {p95:.0f} | {ms[-1]:.0f} | {cpu:.0f} | {len(ms)} |"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             sides["`report --brief --cwd`"] = [*base, "report", "--brief", "--cwd", CWD]
             sides["session-start hook"] = ["sh", str(HOOK), vault, PROG]
             stdin["session-start hook"] = json.dumps({"cwd": CWD}).encode()
-        got: dict[str, list[float]] = {k: [] for k in sides}
+        got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
         mcp_calls = ("tools/list", "recall") if "mcp" in only else ()
         for call in mcp_calls:
             got[f"`mcp`: start to first `{call}` answer"] = []
@@ -141,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                 if n:
                     got[f"`mcp`: start to first `{call}` answer"].append(took)
         print(f"{args.size} entries, {args.rounds} runs each, load {os.getloadavg()[0]:.1f}")
-        print("| figure | p50 ms | p95 ms | max ms | runs |")
-        print("| --- | --- | --- | --- | --- |")
+        print("| figure | p50 ms | p95 ms | max ms | p50 CPU ms | runs |")
+        print("| --- | --- | --- | --- | --- | --- |")
         for label, samples in got.items():
             print(row(label, samples))
     finally:
