@@ -132,7 +132,8 @@ def save(vault: Path, heads: Sequence[Head], started_ns: int) -> None:
             + [mark]
         )
     body = {"format": FORMAT, "top": TOP, "total": len(best), "registry": keys, "patterns": rows}
-    atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
+    if body != before:  # an unchanged registry: no write (and no fsync) at all
+        atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
 
 
 def after_scan(vault: Path, heads: Sequence[Head], started_ns: int) -> None:
