@@ -95,7 +95,13 @@ def healthy(make_vault: MakeVault) -> Path:
     reported(vault, promote=3, held_out=(str(NOW.date()),))
     scanned(vault, dt.timedelta(hours=5))
     (vault / config.STATE_DIR / config.JOURNAL_FILE).write_text('{"action": "skip"}\n' * 3)
+    linted(vault)
     return vault
+
+
+def linted(vault: Path) -> None:
+    """A whole-vault lint, whose figures status shows (state/lint-summary.json)."""
+    CliRunner().invoke(cli, ["--vault", str(vault), "lint"])
 
 
 def test_a_healthy_vault(runner: CliRunner, healthy: Path) -> None:
@@ -134,6 +140,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
     uses.write_text('{"session": "s"}\n' * 2)
     index = vault / config.INDEX_FILE
     index.write_text(index.read_text() + "".join(f"- line {i}\n" for i in range(250)))
+    linted(vault)  # status shows what the last lint found
 
     code, data = status(runner, vault)
     assert code == 1 and data["verdict"] == "fail"

@@ -45,14 +45,14 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
-LOCK_DIR = "self-maintain.lock"
-LOCK_PID_FILE = "pid"
+LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
+BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
-HOOK_LOG_FILE = "hook.log"
-CRON_LOG_FILE = "cron.log"
+HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
+LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 SCAN_CACHE_FILE = "scan-cache.json"  # what a scan read of unchanged files (scancache.py)
 SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"  # what changed since (scancachefile.py)

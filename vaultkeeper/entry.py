@@ -1,4 +1,5 @@
-"""The console script: ``vaultkeeper scan`` without click, every other command through it.
+"""The console script: ``vaultkeeper scan`` and ``report --brief`` without click, every
+other command through it.
 
 A session-end hook runs ``vaultkeeper scan`` after every session, almost always inside
 the cooldown, where the whole run is starting Python and reading one small JSON file;
@@ -9,6 +10,9 @@ calls the same function as the click command (scanrun.run) and so prints the sam
 Anything else (help, another command, an unusual argument, a vault that cannot be found
 or a shell-completion request) goes to click untouched, which reports it. Nothing is
 decided here before that hand-over, so a hand-over never follows a write.
+
+The session-start hook's brief, ``[--vault PATH] report --brief [--cwd DIR]``, goes the
+same way (recall/startrun.py), for a folder that is a vault; anything else to click.
 
 scanrun.run carries the click group's error handling for the scan: a change to the
 group's belongs there too. tests/test_entry.py runs both ways and compares every byte.
@@ -64,6 +68,39 @@ def recall_args(args: list[str]) -> tuple[str | None, str] | None:
     return (vault or os.environ.get(ENV_VAULT) or None), rest[1]
 
 
+def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
+    """(vault, cwd) for ``[--vault PATH] report --brief [--cwd DIR]``, the session-start
+    hook's form (hooks/session-start.sh); None when click should read the arguments."""
+    vault: str | None = None
+    if args[:1] == ["--vault"] and len(args) >= 3:
+        vault, rest = args[1], args[2:]
+    elif args[:1] and args[0].startswith("--vault="):
+        vault, rest = args[0][len("--vault=") :], args[1:]
+    else:
+        rest = args
+    if rest[:2] != ["report", "--brief"]:
+        return None
+    if len(rest) == 2:
+        return vault, None
+    if len(rest) == 4 and rest[2] == "--cwd" and rest[3] and not rest[3].startswith("-"):
+        return vault, rest[3]
+    return None
+
+
+def _checked(vault: str | None) -> bool:
+    """Whether the vault found is one (else click says why not, as for every command)."""
+    if vault is None:
+        return False
+    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.store.vault import require_vault
+
+    try:
+        require_vault(vault)
+    except (VaultkeeperError, OSError):
+        return False
+    return True
+
+
 def _vault(given: str | None) -> str | None:
     """The vault as commands.base.vault_path finds it; None when click should say why not."""
     from vaultkeeper.store.vault import locate
@@ -96,6 +133,14 @@ def main() -> None:
 
         gc.disable()  # as for the scan's no-op: a short run that makes no cycles
         sys.exit(recall_main(*recall))
+    brief = None if os.environ.get(_COMPLETE_VAR) else brief_args(sys.argv[1:])
+    found = None if brief is None else _vault(brief[0])
+    if brief is not None and _checked(found):
+        from vaultkeeper.recall.startrun import run as brief_run
+
+        assert found is not None
+        gc.disable()  # as for the scan: one short run that makes no cycles worth collecting
+        sys.exit(brief_run(found, brief[1]))
     args = None if os.environ.get(_COMPLETE_VAR) else parse(sys.argv[1:])
     vault = None if args is None else _vault(args.vault)
     if args is not None and vault is not None:

@@ -30,7 +30,9 @@ def lint(
     """Check format, frontmatter schema, Obsidian links and the registry.
 
     Prints `path:line:col: CODE message` per finding, then a count; exit 1
-    while an error remains (warnings alone exit 0). PATHS limit which files
+    while an error remains (warnings alone exit 0). A lint of the whole vault
+    with the default rules keeps its counts in state/ (when the vault has
+    one) for `vaultkeeper status`. PATHS limit which files
     are reported; links are always resolved against the whole vault. Works
     on any Obsidian vault: where there is no patterns/ registry and no spec
     under references/, VK101, VK102, VK104, VK2xx and VK4xx run only when
@@ -51,6 +53,10 @@ def lint(
     result = lint_vault(
         vault, paths=paths, cwd=Path.cwd(), select=select or None, ignore=ignore, fix=fix
     )
+    if not (paths or select or ignore):  # the whole vault, every default rule: what status shows
+        from vaultkeeper.lint.summary import save
+
+        save(vault, result, now_utc())
     if as_json:
         print_json([f.to_dict() for f in result.findings])
     else:

@@ -17,7 +17,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
 
     Candidates waiting (from the last report), held-out entries overdue by
     more than a week, decisions waiting for a person, lint errors, broken
-    links and orphans, the age of the last completed scan (older than two
+    links and orphans (as the last `vaultkeeper lint` of the whole vault
+    found them, with its age; a vault without state/ is linted here), the
+    age of the last completed scan (older than two
     days: the session-end hook probably never fires), the journal's size
     and _index.md against its load budget. Exit 1 when a signal fails; what
     has not happened yet (a vault fresh from init) is `not yet`, exit 0.

@@ -14,8 +14,11 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.hosts.cron import CronEntry, entries
-from vaultkeeper.hosts.hooks import Installed, installed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the crontab and the hosts' files: read by `hooks status`, not `status`
+    from vaultkeeper.hosts.cron import CronEntry
+    from vaultkeeper.hosts.hooks import Installed
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ def where_installed(
 ) -> Where:
     """Our handlers in each host's file (``also``: more files of a host, a project's own
     settings), our crontab lines, and when each vault last scanned."""
+    from vaultkeeper.hosts.cron import entries
+    from vaultkeeper.hosts.hooks import installed
+
     found = tuple(installed(target, path) for target, path in (*hosts.items(), *also))
     lines: tuple[CronEntry, ...] = ()
     note: str | None = None

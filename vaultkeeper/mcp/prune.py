@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from vaultkeeper import config
 from vaultkeeper.apply.prune import NoAnswer, PrunePlan
-from vaultkeeper.search.rank import inert
+from vaultkeeper.search.hits import inert
 
 
 class TypeTheName(BaseModel):

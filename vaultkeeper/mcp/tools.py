@@ -12,15 +12,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision, Outcome
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.search.rank import Searcher
 from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.vault import rel, resolve_inside
+
+if TYPE_CHECKING:
+    from vaultkeeper.search.rank import Searcher
 
 Now = Callable[[], dt.datetime]
 # The result field an agent reads first: what an outcome means for it.
@@ -64,7 +66,16 @@ class VaultTools:
         self.vault = vault
         self.now = now
         self.session = session
-        self.searcher = Searcher(vault)
+        self._searcher: Searcher | None = None
+
+    @property
+    def searcher(self) -> Searcher:
+        """Built at the first search (its index and ranking modules: not for the start)."""
+        if self._searcher is None:
+            from vaultkeeper.search.rank import Searcher
+
+            self._searcher = Searcher(self.vault)
+        return self._searcher
 
     # -- reading -------------------------------------------------------------------
     def recall(self, project: str | None = None, cwd: str | None = None) -> dict[str, Any]:

@@ -140,29 +140,28 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
     return out
 
 
-def _summary(text: str) -> str:
-    """The block's first paragraph of prose (after its heading line), on one line."""
-    from vaultkeeper.registry.blocks import first_paragraph
-
-    return first_paragraph(text.partition("\n")[2])
-
-
 def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
-    there are in all."""
+    there are in all: as the last scan saved them while no registry file has changed
+    since (report/brief_patterns.py), else parsed from the registry now."""
+    from vaultkeeper.report import brief_patterns
+
+    saved = brief_patterns.load(vault, limit)
+    if saved is not None:
+        facts, total = saved
+        return [PatternLine(*f) for f in facts], total
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)
     # a native memory's counter: MEMORY.md already loads the memory, served once there
-    readable = [h for h in heads if h.count is not None and h.rel != config.NATIVE_REGISTRY_FILE]
-    readable.sort(key=lambda h: (-(h.count or 0), -(h.last_used or dt.date.min).toordinal()))
+    readable = brief_patterns.ranked(heads)
     out = [
         PatternLine(
             h.name,
             h.count or 0,
             None if h.last_used is None else h.last_used.isoformat(),
             h.rel,
-            _summary(h.text()),
+            brief_patterns.summary(h.text()),
         )
         for h in readable[:limit]
     ]

@@ -49,12 +49,13 @@ class CachedHead:
         "_sentence",
         "_hash",
         "_problems",
+        "fingerprint",  # of the block's text (registry/delta.py): the brief's patterns key on it
     )
 
     def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
         """From what _kept wrote; TypeError or ValueError for anything else. (Checks
         written out, not called: this runs for every block of every unchanged file.)"""
-        name, line, count_raw, last_raw, promoted, sentence, digest, problems, _, _, _ = kept
+        name, line, count_raw, last_raw, promoted, sentence, digest, problems, mark, _, _ = kept
         if not (type(name) is str and type(line) is int and type(sentence) is str):
             raise TypeError("not a kept block head")
         if not (
@@ -78,6 +79,7 @@ class CachedHead:
         if digest is None and _candidate(self.count, promoted):
             raise ValueError("a candidate kept without its hash")  # the settings changed
         self._sentence, self._hash = sentence, digest
+        self.fingerprint = mark if type(mark) is str else None
         self._problems = _problems(rel, problems) if problems else []
 
     def hash(self) -> str:

@@ -199,9 +199,11 @@ def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> R
 def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     import datetime as dt
 
+    from vaultkeeper.report.brief_patterns import after_scan
     from vaultkeeper.report.candidates import Report
     from vaultkeeper.scan.memory import held_out_candidates
 
+    started_ns = time.time_ns()  # before the registry is read: brief_patterns' racy bound
     today = now.astimezone(dt.timezone.utc).date()
     heads: Sequence[Head]
     if cache is None:
@@ -213,6 +215,8 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
 
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)
+    if cache is not None:  # the scan's run: the brief's patterns (never `scan --as-of`'s)
+        after_scan(vault, heads, started_ns)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
     from vaultkeeper.upkeep.sections import upkeep

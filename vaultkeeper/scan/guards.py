@@ -155,6 +155,7 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
             config.RECALL_LOOKUP_SIG_FILE,
             config.NATIVE_SUMMARY_FILE,
             config.ANCHORS_CACHE_FILE,
+            config.BRIEF_PATTERNS_FILE,
         )
     )
     try:

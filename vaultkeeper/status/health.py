@@ -84,7 +84,7 @@ def vault_status(
     step(STEPS[2])
     signals.append(queue_signal(vault))
     step(STEPS[3])
-    signals.extend(lint_signals(vault))
+    signals.extend(lint_signals(vault, now))
     step(STEPS[4])
     signals.append(scan_age_signal(vault, now))
     step(STEPS[5])

@@ -15,10 +15,14 @@ from vaultkeeper.status.signals import OK, WARN, Signal
 
 def native_signals(vault: Path, now: dt.datetime) -> list[Signal]:
     from vaultkeeper.native.folders import adopted
-    from vaultkeeper.native.review import review
+
+    folders = adopted(vault)
+    if not folders:
+        return []
+    from vaultkeeper.native.review import review  # its regexes: only for a folder to review
 
     out: list[Signal] = []
-    for folder in adopted(vault):
+    for folder in folders:
         r = review(vault, folder, now.date())
         caps = r.of("cap")
         shown = (

@@ -19,6 +19,7 @@ from vaultkeeper.hosts.where import last_completed
 from vaultkeeper.store.model import ParseError, parse_date, read_regular
 
 if TYPE_CHECKING:
+    from vaultkeeper.lint.summary import LintSummary
     from vaultkeeper.report.candidates import Report
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -128,39 +129,70 @@ def _count(name: str, label: str, n: int, bad: str, detail: str = "") -> Signal:
     return Signal(name, label, n, str(n), "0", bad if n else OK, detail if n else "")
 
 
-def lint_signals(vault: Path) -> list[Signal]:
-    from vaultkeeper.lint.codes import ERROR
+def lint_signals(vault: Path, now: dt.datetime) -> list[Signal]:
+    """Lint errors, broken links and orphans, as the last whole-vault ``lint`` found them
+    (state/lint-summary.json; a glance never runs every rule). A vault with no state/
+    folder (someone's Obsidian vault) keeps none: it is linted here, as it always was."""
+    from vaultkeeper.lint import summary
+
+    if not summary.has_state(vault):
+        return _lint_now(vault, now)
+    found, why = summary.load(vault)
+    if found is None:
+        verdict, detail = (WARN, f"{why}; ") if why else (NOT_YET, "no lint yet: ")
+        detail += "run `vaultkeeper lint` (status shows what the last one found)"
+        return [Signal(name, label, None, "-", "0", verdict, detail) for name, label in _LINT_ROWS]
+    return _lint_rows(vault, found, f"lint {age_text((now - found.made).total_seconds())} ago")
+
+
+_VK3 = "vaultkeeper lint --select VK3"
+_LINT_ROWS = (
+    ("lint_errors", "lint errors"),
+    ("broken_links", "broken or ambiguous links"),
+    ("orphans", f"orphans (not reachable from {config.INDEX_FILE})"),
+)
+
+
+def _lint_now(vault: Path, now: dt.datetime) -> list[Signal]:
     from vaultkeeper.lint.run import lint_vault
+    from vaultkeeper.lint.summary import summarize
 
     try:
-        findings = lint_vault(vault).findings
+        result = lint_vault(vault)
     except VaultkeeperError as exc:
         return [Signal("lint_errors", "lint errors", None, "-", "0", FAIL, str(exc))]
-    link_codes = ("VK301", "VK302", "VK305")
-    links = [f for f in findings if f.code in link_codes]
-    orphans = sum(1 for f in findings if f.code == "VK303")
-    errors = sum(1 for f in findings if f.severity == ERROR and f.code not in link_codes)
+    has_index = (vault / config.INDEX_FILE).is_file()
+    return _lint_rows(vault, summarize(result, now, has_index), "")
+
+
+def _lint_rows(vault: Path, found: LintSummary, age: str) -> list[Signal]:
+    def said(hint: str) -> str:  # how old the figure is, then the command that acts on it
+        return f"{age}; {hint}" if age else hint
+
+    def count(name: str, label: str, n: int, bad: str, hint: str) -> Signal:
+        return Signal(name, label, n, str(n), "0", bad if n else OK, said(hint) if n else age)
+
     # on a vault vaultkeeper did not create, a link to a note not written yet is a warning
-    links_bad = FAIL if any(f.severity == ERROR for f in links) else WARN
-    orphan_label = f"orphans (not reachable from {config.INDEX_FILE})"
-    if (vault / config.INDEX_FILE).is_file():
-        orphan = _count(
-            "orphans", orphan_label, orphans, WARN, "see: vaultkeeper lint --select VK303"
+    links_bad = FAIL if found.link_errors else WARN
+    (_, errors_label), (_, links_label), (_, orphan_label) = _LINT_ROWS
+    has_index = (vault / config.INDEX_FILE).is_file()
+    if found.orphans is not None and has_index:
+        orphan = count(
+            "orphans", orphan_label, found.orphans, WARN, "see: vaultkeeper lint --select VK303"
         )
-    else:  # nothing to be reachable from: not measured, not zero
+    elif not has_index:
+        # nothing to be reachable from: not measured, not zero
         shown = f"skipped: no {config.INDEX_FILE}"
         orphan = Signal(
             "orphans", orphan_label, None, shown, "0", WARN, "create it: vaultkeeper index"
         )
+    else:  # an _index.md made since that lint: not measured yet
+        orphan = Signal(
+            "orphans", orphan_label, None, "-", "0", NOT_YET, said("run `vaultkeeper lint`")
+        )
     return [
-        _count("lint_errors", "lint errors", errors, FAIL, "see: vaultkeeper lint"),
-        _count(
-            "broken_links",
-            "broken or ambiguous links",
-            len(links),
-            links_bad,
-            "see: vaultkeeper lint --select VK3",
-        ),
+        count("lint_errors", errors_label, found.errors, FAIL, "see: vaultkeeper lint"),
+        count("broken_links", links_label, found.links, links_bad, f"see: {_VK3}"),
         orphan,
     ]
 

@@ -1,0 +1,161 @@
+"""state/lint-summary.json: a whole-vault `lint` keeps its counts, `status` shows them with
+their age; missing, stale, corrupt or foreign, status still answers (never a traceback)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import MakeVault
+from vaultkeeper import clock, config
+from vaultkeeper.cli import cli
+from vaultkeeper.index.build import build_index
+
+NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+LINT_ROWS = ("lint_errors", "broken_links", "orphans")
+STRAY = "---\nname: stray\ndescription: unlinked\ntype: memory\n---\n\nsee [[nowhere]]\n"
+
+
+@pytest.fixture(autouse=True)
+def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(clock, "real_now", lambda: NOW)
+
+
+def summary_file(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.LINT_SUMMARY_FILE
+
+
+def lint(vault: Path, *args: str) -> None:
+    CliRunner().invoke(cli, ["--vault", str(vault), "lint", *args])
+
+
+def rows(vault: Path) -> tuple[int, dict[str, dict[str, Any]]]:
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "status", "--json"])
+    assert result.stderr == "" and "Traceback" not in result.output
+    data = json.loads(result.stdout)
+    return result.exit_code, {s["name"]: s for s in data["signals"] if s["name"] in LINT_ROWS}
+
+
+@pytest.fixture
+def vault(make_vault: MakeVault) -> Path:
+    made = make_vault()
+    build_index(made)
+    (made / config.STATE_DIR).mkdir(exist_ok=True)
+    return made
+
+
+def test_no_lint_yet_is_not_yet_with_the_command(vault: Path) -> None:
+    code, got = rows(vault)
+    assert code == 0
+    for row in got.values():
+        assert (row["figure"], row["shown"], row["verdict"]) == (None, "-", "not yet")
+        assert "no lint yet" in row["detail"] and "run `vaultkeeper lint`" in row["detail"]
+
+
+def test_status_shows_the_last_lint_and_its_age(vault: Path) -> None:
+    (vault / "projects" / "a").mkdir(parents=True)
+    (vault / "projects" / "a" / "stray.md").write_text(STRAY)
+    lint(vault)
+    saved = json.loads(summary_file(vault).read_text())
+    assert saved["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    code, got = rows(vault)
+    assert code == 1  # the lint's error still fails status, as when status ran it
+    assert {n: (r["figure"], r["verdict"]) for n, r in got.items()} == {
+        "lint_errors": (1, "fail"),
+        "broken_links": (1, "fail"),
+        "orphans": (1, "warn"),
+    }
+    assert got["lint_errors"]["detail"] == "lint 0 min ago; see: vaultkeeper lint"
+
+
+def test_the_figure_is_the_last_lints_until_the_next(vault: Path) -> None:
+    lint(vault)
+    (vault / "projects" / "a").mkdir(parents=True)
+    (vault / "projects" / "a" / "stray.md").write_text(STRAY)  # written after the lint
+    _, got = rows(vault)
+    assert got["lint_errors"]["figure"] == 0 and got["lint_errors"]["detail"] == "lint 0 min ago"
+    lint(vault)
+    _, got = rows(vault)
+    assert got["lint_errors"]["figure"] == 1
+
+
+def test_an_old_lint_says_how_old(vault: Path) -> None:
+    lint(vault)
+    data = json.loads(summary_file(vault).read_text())
+    data["made"] = (NOW - dt.timedelta(days=9)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    summary_file(vault).write_text(json.dumps(data))
+    _, got = rows(vault)
+    assert got["lint_errors"]["detail"] == "lint 9 days ago"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json {",
+        "[]",
+        '{"format": 99, "made": "2026-01-01T00:00:00Z"}',
+        '{"format": 1, "made": "yesterday", "files": 1, "errors": 0, "links": 0,'
+        ' "link_errors": 0, "orphans": 0}',
+        '{"format": 1, "made": "2026-01-01T00:00:00Z", "files": 1, "errors": "many",'
+        ' "links": 0, "link_errors": 0, "orphans": 0}',
+        '{"format": 1, "made": "2026-01-01T00:00:00Z", "files": 1, "errors": -1,'
+        ' "links": 0, "link_errors": 0, "orphans": 0}',
+        b"\xff\xfe",
+    ],
+)
+def test_a_corrupt_summary_warns_and_names_the_command(vault: Path, body: str | bytes) -> None:
+    path = summary_file(vault)
+    if isinstance(body, bytes):
+        path.write_bytes(body)
+    else:
+        path.write_text(body)
+    code, got = rows(vault)
+    assert code == 0
+    for row in got.values():
+        assert (row["figure"], row["verdict"]) == (None, "warn")
+        assert row["detail"].startswith("state/lint-summary.json: unreadable")
+        assert "run `vaultkeeper lint`" in row["detail"]
+    lint(vault)  # the next lint writes it afresh
+    assert rows(vault)[1]["lint_errors"]["verdict"] == "ok"
+
+
+def test_a_folder_in_its_place_is_unreadable_not_a_crash(vault: Path) -> None:
+    summary_file(vault).mkdir()
+    code, got = rows(vault)
+    assert code == 0 and got["orphans"]["verdict"] == "warn"
+    assert "unreadable" in got["orphans"]["detail"]
+
+
+def test_a_partial_lint_keeps_no_summary(vault: Path) -> None:
+    lint(vault, "--select", "VK3")
+    lint(vault, "--ignore", "VK303")
+    lint(vault, "projects")
+    assert not summary_file(vault).exists()
+
+
+def test_an_index_made_after_the_lint_has_its_orphans_not_yet(make_vault: MakeVault) -> None:
+    vault = make_vault()
+    (vault / config.INDEX_FILE).unlink()
+    (vault / config.STATE_DIR).mkdir(exist_ok=True)
+    lint(vault)
+    assert json.loads(summary_file(vault).read_text())["orphans"] is None
+    _, got = rows(vault)
+    assert got["orphans"]["shown"] == "skipped: no _index.md"
+    build_index(vault)
+    _, got = rows(vault)
+    assert (got["orphans"]["verdict"], got["orphans"]["figure"]) == ("not yet", None)
+    assert "run `vaultkeeper lint`" in got["orphans"]["detail"]
+
+
+def test_a_vault_without_state_is_linted_by_status_and_left_clean(make_vault: MakeVault) -> None:
+    vault = make_vault({".obsidian/app.json": "{}", "a.md": "[[gone]]\n"}, init=False)
+    lint(vault)
+    assert not (vault / config.STATE_DIR).exists()  # nothing left behind in a foreign vault
+    _, got = rows(vault)
+    assert (got["broken_links"]["figure"], got["broken_links"]["verdict"]) == (1, "warn")
+    assert not (vault / config.STATE_DIR).exists()
