@@ -222,6 +222,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
 
     anchor_cache = anchors.load_cache(vault)
     anchored = anchors.check_vault(vault, anchor_cache)
+    suggested = tuple(anchors.suggestions(vault, anchor_cache))
     if cache is not None:  # the scan's run (run_scan saves its own cache beside this one)
         anchors.save_cache(vault, anchor_cache)
     return Report(
@@ -235,6 +236,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         stale=extra.stale,
         skills_unused=extra.skills_unused,
         anchors=tuple(anchored),
+        suggested=suggested,
     )
 
 
