@@ -102,6 +102,7 @@ def _meta(vault: Path, rel: str, cache: dict[str, Any]) -> tuple[str, str, set[s
 def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
     """Per live entry with a suggestion still worth taking: its paths, in order."""
     out: list[Suggestion] = []
+    tops: dict[str, str | None] = {}
     for rel, item in sorted(load(vault).items()):
         project = repo.project_of(rel)
         paths = item.get("paths")
@@ -111,7 +112,9 @@ def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
             resolve_inside(vault, rel)  # an entry symlinked out of the vault is not read
         except VaultkeeperError:
             continue
-        top = repo.located(vault, project)
+        if project not in tops:
+            tops[project] = repo.located(vault, project)
+        top = tops[project]
         meta = _meta(vault, rel, cache) if top is not None else None
         if top is None or meta is None or meta[1] == "archived":
             continue

@@ -91,7 +91,7 @@ def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list
             if named is not None:
                 repo.tie(vault, named, cwd, if_free=True)
         top = tops[cwd]
-        if top is None:
+        if top is None or not touched.news:
             continue
         edited = [p for p, e in touched.files.items() if e]
         ordered = edited + [p for p, e in touched.files.items() if not e]
