@@ -1,6 +1,7 @@
 """``ingest`` that counts: the first ingest of a 50 MB transcript, its uses all new.
 
     python bench/ingest_count.py [VAULT_SIZE ...]   # default: 1000 10000
+    python bench/ingest_count.py --before DIR 10000   # and DIR's vaultkeeper, interleaved
 
 bench/learn.py times ingest re-reading a transcript it has read (nothing new to count);
 this times the run that counts: the transcript cites 200 registry patterns in one
@@ -22,10 +23,17 @@ sys.path.insert(0, str(HERE))
 from figures import ms  # noqa: E402
 from gen import vault_for  # noqa: E402
 from learn import transcript  # noqa: E402
-from measure import Side, check_output, interleave, vaultkeeper_argv  # noqa: E402
+from measure import PYTHON, Side, check_output, interleave  # noqa: E402
+
+RUN = "import sys; sys.path.insert(0, {root!r}); from vaultkeeper.entry import main; main()"
 
 
-def counting(vault_size: int, rounds: int = 5) -> tuple[str, float, float, str]:
+def program(root: Path) -> tuple[str, ...]:
+    """The vaultkeeper package under ``root``, run as the console script runs it."""
+    return (PYTHON, "-c", RUN.format(root=str(root)))
+
+
+def counting(vault_size: int, roots: dict[str, Path], rounds: int = 5) -> list[str]:
     source = vault_for(vault_size)
     with tempfile.TemporaryDirectory(prefix="vk-count-") as tmp:
         pristine = Path(tmp) / "pristine"
@@ -37,16 +45,27 @@ def counting(vault_size: int, rounds: int = 5) -> tuple[str, float, float, str]:
             shutil.rmtree(vault, ignore_errors=True)
             shutil.copytree(pristine, vault)
 
-        argv = (*vaultkeeper_argv(), "--vault", str(vault), "ingest", str(path))
-        restore()
-        said = check_output(Side("check", argv)).splitlines()
-        counted = sum(1 for line in said if line.startswith("counted "))
-        got = interleave([Side("ingest", argv, before=restore)], rounds)["ingest"]
-    return f"{vault_size} entries, {counted} counters raised", got.median, got.cpu_median, said[-1]
+        sides = []
+        for label, root in roots.items():
+            argv = (*program(root), "--vault", str(vault), "ingest", str(path))
+            restore()
+            said = check_output(Side("check", argv)).splitlines()
+            counted = sum(1 for line in said if line.startswith("counted "))
+            print(f"  {label}: {said[-1]}", file=sys.stderr)
+            sides.append(Side(label, argv, before=restore))
+        got = interleave(sides, rounds)
+    return [
+        f"| first ingest of a 50 MB transcript, {vault_size} entries, {counted} counters "
+        f"raised | {label} | {ms(s.median)} | {ms(s.cpu_median)} |"
+        for label, s in got.items()
+    ]
 
 
 if __name__ == "__main__":
-    for size in [int(a) for a in sys.argv[1:]] or [1000, 10000]:
-        what, wall, cpu, last = counting(size)
-        print(f"| first ingest of a 50 MB transcript, {what} | {ms(wall)} | {ms(cpu)} CPU |")
-        print(f"  ({last})", file=sys.stderr)
+    args = sys.argv[1:]
+    roots = {"this code": HERE.parent}
+    if args[:1] == ["--before"]:
+        roots = {"before": Path(args[1]), **roots}
+        args = args[2:]
+    for size in [int(a) for a in args] or [1000, 10000]:
+        print("\n".join(counting(size, roots)))

@@ -19,7 +19,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
 from vaultkeeper.anchors.format import FILE, AnchorError, parse_at
-from vaultkeeper.anchors.vault import SUGGESTIONS_FILE, entry_keys
+from vaultkeeper.anchors.vault import entry_keys
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
@@ -30,6 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any
 
+SUGGESTIONS_FILE = "anchor-suggestions.json"  # under state/
 MAX_ENTRIES = 100  # the newest entries' suggestions are kept
 MAX_PER_ENTRY = 8  # files edited first, then files read, in the order the session did
 MAX_AGE_DAYS = 30  # a suggestion nobody took in a month is dropped
@@ -102,6 +103,8 @@ def _meta(vault: Path, rel: str, cache: dict[str, Any]) -> tuple[str, str, set[s
 def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
     """Per live entry with a suggestion still worth taking: its paths, in order."""
     out: list[Suggestion] = []
+    if not os.path.exists(state_path(vault)):  # the common case: nothing suggested
+        return out
     tops: dict[str, str | None] = {}
     for rel, item in sorted(load(vault).items()):
         project = repo.project_of(rel)

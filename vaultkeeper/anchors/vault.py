@@ -31,18 +31,6 @@ REOPEN, DECIDED, HOLDS, REVIEW = "reopen", "condition-met", "condition-not-met",
 Finding = namedtuple("Finding", ("path", "name", "status", "condition", "results", "follows"))
 
 
-SUGGESTIONS_FILE = "anchor-suggestions.json"  # under state/: anchors/suggest.py
-
-
-def suggestions(vault: Path, cache: dict[str, Any]) -> list[Any]:
-    """The report's suggested anchors (anchors/suggest.py); [] without any kept."""
-    if not os.path.exists(os.path.join(vault, config.STATE_DIR, SUGGESTIONS_FILE)):
-        return []
-    from vaultkeeper.anchors import suggest
-
-    return suggest.for_report(vault, cache)
-
-
 def cache_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.ANCHORS_CACHE_FILE
 
