@@ -76,11 +76,11 @@ def ingest(
     for line in out.result.damaged:
         click.echo(clean(f"vaultkeeper: warning: {line}"), err=True)
     code = 1 if failed or out.result.refused else 0
-    from vaultkeeper.report.anchors import accept_command, suggestion_dicts
-
+    if out.suggested:  # a lesson a session wrote, and the code it touched
+        from vaultkeeper.report.anchors import accept_command, suggestion_dicts
     if as_json:
         data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
-        data["suggested_anchors"] = suggestion_dicts(out.suggested)
+        data["suggested_anchors"] = suggestion_dicts(out.suggested) if out.suggested else []
         print_json(data)
         ctx.exit(code)
     counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
@@ -116,7 +116,7 @@ def ingest(
             f"{_n(out.result.future, 'use')} dated after today {was} dated today "
             f"({now.date().isoformat()})"
         )
-    for sug in out.suggested:  # a lesson this session wrote: the code it touched
+    for sug in out.suggested:
         click.echo(
             clean(
                 f"suggested anchors for {sug.name} ({sug.path}): {', '.join(sug.anchors)}; "

@@ -17,9 +17,10 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from vaultkeeper.anchors import repo
-from vaultkeeper.anchors import suggest as kept
-from vaultkeeper.learn.transcripts import Signal
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # ingest imports Touched always, the rest only for a session with a cwd
+    from vaultkeeper.anchors.suggest import Suggestion
+    from vaultkeeper.learn.transcripts import Signal
 
 MAX_TOUCHED = 2000  # distinct files remembered per session (a runaway session's reads)
 
@@ -56,6 +57,8 @@ class Touched:
 
 def _inside(top: str, path: str, vault_real: str) -> str | None:
     """``path`` relative to the repository's top level when it may be suggested."""
+    from vaultkeeper.anchors import suggest as kept
+
     for base in (top, os.path.realpath(top)):
         if path.startswith(base.rstrip("/") + "/"):
             rel = path[len(base.rstrip("/")) + 1 :]
@@ -75,7 +78,7 @@ def _same_vault(named: str | None, cwd: str | None, vault_real: str) -> bool:
     return os.path.realpath(path) == vault_real
 
 
-def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list[kept.Suggestion]:
+def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list[Suggestion]:
     """Tie the sessions' projects, keep each written lesson's suggested anchors; what was
     suggested now, one per lesson (its paths not anchored yet)."""
     vault_real = os.path.realpath(vault)
@@ -85,8 +88,12 @@ def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list
         cwd = touched.cwd
         if cwd is None or not os.path.isabs(cwd):
             continue
+        if not os.path.isdir(cwd):  # a transcript from another machine: nothing to read
+            continue
+        from vaultkeeper.anchors import repo  # git and the tie: only for a folder here
+
         if cwd not in tops:
-            found_top = tops[cwd] = repo.toplevel(cwd) if os.path.isdir(cwd) else None
+            found_top = tops[cwd] = repo.toplevel(cwd)
             named = repo.project_named(vault, found_top, cwd) if found_top else None
             if named is not None:
                 repo.tie(vault, named, cwd, if_free=True)
@@ -108,14 +115,16 @@ def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list
             if here is None or os.path.realpath(here) != os.path.realpath(top):
                 continue  # its project is another repository's: these paths are not its
             if paths:
-                found[entry] = (session, paths[: kept.MAX_PER_ENTRY])
+                found[entry] = (session, paths)
     if not found:
         return []
+    from vaultkeeper.anchors import suggest as kept
+
     entries = kept.load(vault)
     for entry, (session, paths) in found.items():
         old = entries.get(entry, {}).get("paths")
         more = [p for p in old if isinstance(p, str)] if isinstance(old, list) else []
-        paths = list(dict.fromkeys(paths + more))[: kept.MAX_PER_ENTRY]
+        paths = list(dict.fromkeys(paths[: kept.MAX_PER_ENTRY] + more))[: kept.MAX_PER_ENTRY]
         entries[entry] = {"paths": paths, "session": session, "date": now.date().isoformat()}
     kept.save(vault, entries, now.date())
     from vaultkeeper.anchors.vault import load_cache

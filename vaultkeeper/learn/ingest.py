@@ -210,7 +210,7 @@ def ingest(
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
         ensure_blocks(vault, view.native.descriptions, now.date())
     result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
-    if dry_run or not any(t.cwd for t in touched.values()):
+    if dry_run or not any(t.cwd and os.path.isdir(t.cwd) for t in touched.values()):
         return IngestResult(tuple(files), result)
     from vaultkeeper.learn.anchoring import suggest
     from vaultkeeper.store.fsio import writer_lock
