@@ -1,4 +1,5 @@
-"""`use NAME`: one reuse is two changed lines in the registry and nothing else."""
+"""`use NAME`: one reuse is two changed lines in the registry and nothing else; many
+counters raised in one registry file are one read, one split and one write of it."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from click.testing import CliRunner, Result
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.errors import NotFoundError
-from vaultkeeper.learn.use import record_use
+from vaultkeeper.errors import NotFoundError, UnsafePathError
+from vaultkeeper.learn import use as use_module
+from vaultkeeper.learn.use import record_use, record_uses
 
 TODAY = dt.date(2026, 11, 29)
 
@@ -248,3 +250,47 @@ def test_use_edits_the_real_counter_not_one_in_an_indented_example(
     assert (vault / "patterns/registry.md").read_text() == registry.replace(
         "count:** 1\n**last used:** 2026-01-05", "count:** 2\n**last used:** 2026-11-29"
     )
+
+
+NOW_UTC = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def registry(n: int, crlf: bool = False) -> str:
+    blocks = []
+    for i in range(n):
+        last = "" if i % 3 == 0 else f"**last used:** 2026-11-{10 + i % 9:02d}\n"
+        blocks.append(f"### p{i}\nDo {i}.\n\n**success count:** {i}\n{last}")
+    text = "# Pattern registry\n\n" + "\n".join(blocks)
+    return text.replace("\n", "\r\n") if crlf else text
+
+
+@pytest.mark.parametrize("crlf", [False, True])
+def test_many_counters_in_one_file_are_split_once_and_written_as_one_by_one(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, crlf: bool
+) -> None:
+    day = dt.date(2026, 11, 30)
+    one_by_one = make_vault({"patterns/registry.md": registry(30, crlf)})
+    for i in range(0, 30, 2):
+        record_use(one_by_one, f"p{i}", day, NOW_UTC, never_back=True)
+    batch = make_vault({"patterns/registry.md": registry(30, crlf)})
+    splits: list[int] = []
+    real = use_module.split_lines
+    monkeypatch.setattr(use_module, "split_lines", lambda t: splits.append(1) or real(t))
+    done, refused = record_uses(
+        batch, {f"p{i}": (1, day) for i in range(0, 30, 2)}, NOW_UTC, never_back=True
+    )
+    assert not refused and len(done) == 15
+    assert len(splits) == 1  # was one split (three, with the line edits) per counter
+    got = (batch / "patterns/registry.md").read_bytes()
+    assert got == (one_by_one / "patterns/registry.md").read_bytes()
+    assert got.count(b"**last used:** 2026-11-30") == 15  # 5 of them inserted
+    assert (b"\r\n" in got) is crlf and (crlf or b"\r" not in got)
+
+
+def test_a_block_without_a_last_used_line_at_the_end_of_the_file_gets_one(
+    make_vault: MakeVault,
+) -> None:
+    vault = make_vault({"patterns/registry.md": "# R\n\n### a\nA.\n\n**success count:** 1"})
+    record_uses(vault, {"a": (2, dt.date(2026, 11, 1))}, NOW_UTC)
+    text = (Path(vault) / "patterns/registry.md").read_text()
+    assert text == "# R\n\n### a\nA.\n\n**success count:** 3\n**last used:** 2026-11-01"

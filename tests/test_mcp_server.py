@@ -62,6 +62,7 @@ def test_every_tool_and_resource_over_stdio(sample: Path, tmp_path: Path) -> Non
             assert schemas["apply_revalidate"]["properties"]["result"]["enum"] == ["pass", "fail"]
             # nothing the model could fill in to answer for the person
             assert set(schemas["apply_prune"]["properties"]) == {"target", "expect_hash", "dry_run"}
+            assert "--anchor" in schemas["new_lesson"]["properties"]["anchors"]["description"]
 
             recall = await call(s, "recall", project="api")
             assert recall["available"] and "SELF-MAINTAIN: prune candidates 1" in recall["brief"]

@@ -99,3 +99,32 @@ def test_new_gives_each_problem_as_an_object(make_vault: MakeVault) -> None:
     (problem,) = json.loads(json.dumps(made))["problems"]
     assert list(problem) == ["path", "line", "reason"]
     assert (problem["path"], problem["line"]) == ("broken.md", 2)
+
+
+def test_new_lesson_takes_anchors_checked_as_the_cli_checks_them(
+    make_vault: MakeVault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests import anchors_fixture as fx
+    from tests.git_helper import isolate_git
+    from vaultkeeper.anchors import repo
+
+    isolate_git(monkeypatch, tmp_path)
+    top = tmp_path / "shop"
+    commits = fx.build_repo(top)
+    vault = make_vault()
+    (vault / "projects/shop").mkdir(parents=True)
+    assert repo.tie(vault, "shop", str(top)) == str(top)  # tied: its repository, not the cwd
+    made = tools(vault).new(
+        "memory", "rounding", "d", "shop", None, None, ("src/cart.py::round_cart",)
+    )
+    text = (vault / made["path"]).read_text()
+    assert '  - {at: "src/cart.py::round_cart", digest: "sha256:' in text
+    assert f'commit: "{commits[-1]}"}}' in text
+    for bad, says in [("src/cart.py::nope", "nope is not defined there"),
+                      ("../etc/passwd", "relative to the repository"),
+                      ("src/missing.py", "no readable file")]:  # fmt: skip
+        with pytest.raises(UsageError, match=says):
+            tools(vault).new("memory", "other", "d", "shop", None, None, (bad,))
+        assert not (vault / "projects/shop/memory/other.md").exists()
+    with pytest.raises(UsageError, match="at most 20"):
+        tools(vault).new("memory", "other", "d", "shop", None, None, ("src/cart.py",) * 21)

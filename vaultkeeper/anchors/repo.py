@@ -119,17 +119,27 @@ def project_of(rel: str) -> str | None:
     return None
 
 
-def tie(vault: Path, project: str, directory: str) -> str | None:
+def tie(vault: Path, project: str, directory: str, *, if_free: bool = False) -> str | None:
     """Tie ``projects/<project>`` to the repository ``directory`` is in: its id in
     the project folder (written only when it changes), its path in state/. The top
-    level, or None when ``directory`` is in no git repository with a commit."""
+    level, or None when ``directory`` is in no git repository with a commit.
+
+    ``if_free`` (a tie nobody asked for: ``new`` run inside a repository, a session
+    ingested): never the vault's own repository, and a project tied to another
+    repository stays tied to it; the same repository's path here is recorded."""
     top = toplevel(directory)
     root = root_commit(top) if top else None
     if top is None or root is None:
         return None
     folder = vault / config.PROJECTS_DIR / project
-    record = {"root_commit": root, "remote": remote(top)}
     path = folder / config.REPOSITORY_FILE
+    if if_free:
+        if _holds(top, vault) or _holds(str(vault), top):
+            return None
+        had = _read_json(path).get("root_commit")
+        if had is not None and had != root:
+            return None
+    record = {"root_commit": root, "remote": remote(top)}
     if folder.is_dir() and _read_json(path) != record:
         atomic_write(path, json.dumps(record, indent=2) + "\n")
     state = vault / config.STATE_DIR / config.REPOSITORIES_STATE_FILE
@@ -139,6 +149,23 @@ def tie(vault: Path, project: str, directory: str) -> str | None:
         state.parent.mkdir(exist_ok=True)
         atomic_write(state, json.dumps(paths, indent=2, sort_keys=True) + "\n")
     return top
+
+
+def _holds(outer: str | Path, inner: str | Path) -> bool:
+    a, b = os.path.realpath(outer), os.path.realpath(inner)
+    return b == a or b.startswith(a.rstrip(os.sep) + os.sep)
+
+
+def project_named(vault: Path, top: str, cwd: str) -> str | None:
+    """The folder under projects/ a session in ``cwd`` runs in: named as its repository's
+    top level or as ``cwd`` itself, case-insensitively (as the brief finds it)."""
+    try:
+        names = {e.name.casefold(): e.name for e in os.scandir(vault / config.PROJECTS_DIR)
+                 if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)}  # fmt: skip
+    except OSError:
+        return None
+    wanted = (os.path.basename(top.rstrip("/")), os.path.basename(cwd.rstrip("/")))
+    return next((names[n.casefold()] for n in wanted if n and n.casefold() in names), None)
 
 
 def located(vault: Path, project: str) -> str | None:

@@ -81,8 +81,11 @@ def ingest(
     for line in out.result.damaged:
         click.echo(clean(f"vaultkeeper: warning: {line}"), err=True)
     code = 1 if failed or out.result.refused else 0
+    if out.suggested:  # a lesson a session wrote, and the code it touched
+        from vaultkeeper.report.anchors import accept_command, suggestion_dicts
     if as_json:
         data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
+        data["suggested_anchors"] = suggestion_dicts(out.suggested) if out.suggested else []
         print_json(data)
         ctx.exit(code)
     counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
@@ -117,6 +120,13 @@ def ingest(
         click.echo(
             f"{_n(out.result.future, 'use')} dated after today {was} dated today "
             f"({now.date().isoformat()})"
+        )
+    for sug in out.suggested:
+        click.echo(
+            clean(
+                f"suggested anchors for {sug.name} ({sug.path}): {', '.join(sug.anchors)}; "
+                f"accept: {accept_command(sug)}"
+            )
         )
     recorded = out.result.recorded
     kinds = {k: sum(1 for e in recorded if e.kind == k) for k in ("cite", "skill", "read")}

@@ -3,7 +3,8 @@
 Each anchor is resolved in the repository (``--repo DIR``, else the folder ``new`` runs
 in) before anything is written: its digest and the commit checked out, or a one-line
 refusal naming the anchor. The lines go at the end of the entry's frontmatter; the
-project folder is tied to the repository once the entry exists.
+project folder is tied to the repository once the entry exists (without --anchor or
+--repo, to the repository ``new`` runs in, when the project is tied to no other).
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def with_anchors(content: str, lines: Sequence[str]) -> str:
 
 
 def tie_project(vault: Path, target: Path, top: str | None) -> None:
+    """The entry's project tied to ``top`` (--repo, --anchor); with neither, to the
+    repository ``new`` runs in, if the project is tied to no other (repo.tie if_free)."""
     project = repo.project_of(target.relative_to(vault).as_posix())
-    if top is not None and project is not None:
+    if project is None:
+        return
+    if top is not None:
         repo.tie(vault, project, top)
+    else:
+        repo.tie(vault, project, os.getcwd(), if_free=True)

@@ -1,11 +1,13 @@
 """How the hosts mark their lines and name the vault's MCP tools (recorded behaviour).
 
 Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
-0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``).
+0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
+stamp lines with ISO times (``utc_date``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
@@ -44,3 +46,19 @@ def vault_tool(name: object) -> str | None:
     if match is None or match["server"].casefold() != config.MCP_SERVER_NAME:
         return None
     return match["tool"]
+
+
+def utc_date(stamp: object) -> dt.date | None:
+    """The UTC day of a line's ISO timestamp, or None when it has none."""
+    if not isinstance(stamp, str) or len(stamp) < 10:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        try:
+            when = when.astimezone(dt.timezone.utc)
+        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
+            return None
+    return when.date()

@@ -24,9 +24,11 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.learn.anchoring import Touched
 from vaultkeeper.learn.codex_family import children
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
@@ -51,6 +53,7 @@ class FileResult:
 class IngestResult:
     files: tuple[FileResult, ...]
     result: RecordResult
+    suggested: tuple[Any, ...] = ()  # anchors/suggest.py Suggestion: per lesson written
 
     @property
     def ok(self) -> bool:
@@ -153,6 +156,7 @@ def ingest(
     calls: list[CiteCall] = []
     sessions: dict[Path, str] = {}  # a transcript (without .jsonl) -> its one session
     made: dict[str, str] = {}  # Claude Code line uuid -> its session (forks copy lines)
+    touched: dict[str, Touched] = {}  # session -> its folder, lessons written, files
     for path in transcript_files(paths):
         shown = str(path)
         why = _unreadable(path)
@@ -171,8 +175,13 @@ def ingest(
         reader = Reader(path, fmt, made)
         found: list[tuple[UseEvent, bool]] = []  # and whether it keeps its own session
         calls_here: list[CiteCall] = []
+        here = Touched()
         try:
             for signal in reader:
+                if signal.kind in ("file", "edit", "new"):
+                    here.add(signal)
+                    if signal.kind != "file":
+                        continue
                 # a fork's copied line is its source session's (the reader says so);
                 # any other line is this file's one session, whatever id it claims
                 copied = signal.session != reader.session
@@ -191,6 +200,7 @@ def ingest(
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
             continue
         sessions[path.with_suffix("")] = session
+        touched.setdefault(session, Touched()).merge(here, reader.cwd)
         for event, copied in found:  # one file is one session, whatever ids its lines claim
             event = event if copied else event._replace(session=session)
             events.setdefault((event.session, event.kind, event.target), event)
@@ -200,4 +210,11 @@ def ingest(
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
         ensure_blocks(vault, view.native.descriptions, now.date())
     result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
-    return IngestResult(tuple(files), result)
+    if dry_run or not any(t.cwd and os.path.isdir(t.cwd) for t in touched.values()):
+        return IngestResult(tuple(files), result)
+    from vaultkeeper.learn.anchoring import suggest
+    from vaultkeeper.store.fsio import writer_lock
+
+    with writer_lock(vault):  # the ties and the suggestions: state/ files, one writer
+        suggested = suggest(vault, touched, now)
+    return IngestResult(tuple(files), result, tuple(suggested))

@@ -169,3 +169,35 @@ def shell_uses(command: object) -> list[tuple[str, str | None]]:
         if args[:1] == ["use"] and len(args) > 1:
             out.append((args[1], vault))
     return out
+
+
+_NEW_OPTS = frozenset({"-d", "--description", "-p", "--project", "--label", "--falsify",
+                       "--anchor", "--repo", "--vault"})  # fmt: skip
+
+
+def shell_news(command: object) -> list[tuple[str, str, str | None, str | None]]:
+    """(KIND, NAME, the --project, the vault it names or None) per ``vaultkeeper new KIND
+    NAME`` a shell command runs: the lesson a session wrote (its suggested anchors)."""
+    out: list[tuple[str, str, str | None, str | None]] = []
+    for c in commands(command):
+        if c.program != "vaultkeeper":
+            continue
+        words, vault = c.words[1:], c.env.get(config.ENV_VAULT)
+        args: list[str] = []
+        opts: dict[str, str] = {}
+        i = 0
+        while i < len(words):
+            word = words[i]
+            name, eq, value = word.partition("=")
+            if word.startswith("--") and eq and name in _NEW_OPTS:
+                opts[name] = value
+            elif word in _NEW_OPTS and i + 1 < len(words):
+                opts[word] = words[i + 1]
+                i += 1
+            elif word[:1] != "-":
+                args.append(word)
+            i += 1
+        if args[:1] == ["new"] and len(args) > 2:
+            project = opts.get("--project", opts.get("-p"))
+            out.append((args[1], args[2], project, opts.get("--vault", vault)))
+    return out

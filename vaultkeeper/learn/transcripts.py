@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.learn import lessonsigs
 from vaultkeeper.learn.codex_family import session_of
 from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
+from vaultkeeper.learn.hostlines import utc_date as _date
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -34,10 +36,9 @@ LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # Claude Code asks its model to wrap a sentence that uses an auto memory in this tag,
 # in its reply only (never in tool inputs): the host's own reuse signal.
 CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
-# Shell programs whose file arguments are read (cat notes.md, sed -n 1,40p notes.md).
 # Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
 # of these (its tool calls and its session header).
-_CODEX_MORE = (b"function_call", b"session_meta")
+_CODEX_MORE = (b"function_call", b"session_meta", b"custom_tool_call")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class Signal:
     ``mcp-read`` (a call of its ``read`` tool: the vault-relative path), ``cli-use``
     (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the vault its
     ``--vault`` names, if it names one), ``native`` (a file name in a
-    ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used)."""
+    ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used); ``edit`` (a
+    file a tool edited) and ``new`` (the entry a ``new`` call wrote: learn/lessonsigs.py)."""
 
     kind: str
     value: str
@@ -85,21 +87,6 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
                 yield number, None
                 continue
             yield number, raw
-
-
-def _date(stamp: object) -> dt.date | None:
-    if not isinstance(stamp, str) or len(stamp) < 10:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is not None:
-        try:
-            when = when.astimezone(dt.timezone.utc)
-        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
-            return None
-    return when.date()
 
 
 def detect(path: Path) -> str | None:
@@ -139,7 +126,7 @@ class Reader:
         self.session = path.stem
         self.claimed: str | None = None  # the first session id a line of the file gave
         self.first_date: dt.date | None = None
-        self.cwd: str | None = None  # Codex's session_meta cwd
+        self.cwd: str | None = None  # Codex's session_meta cwd; Claude Code's first line's
         self.bad = self.long = 0
 
     @property
@@ -186,6 +173,7 @@ class Reader:
         day = _date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
+        self.cwd = self.cwd or cwd  # the session's folder: its repository (suggest.py)
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(blocks, list):
@@ -223,6 +211,9 @@ class Reader:
                     and isinstance(block.get("text"), str)
                 ):
                     yield from self._links(block["text"], number, day, cwd)
+        elif kind == "custom_tool_call":  # apply_patch: its input is the patch
+            found = lessonsigs.codex(payload.get("name"), payload.get("input"))
+            yield from self._found(found, number, day, cwd)
         elif kind == "function_call":
             given = payload.get("arguments") or "{}"
             try:  # a JSON string as Codex writes it; an object taken as it is
@@ -230,11 +221,12 @@ class Reader:
             except (ValueError, TypeError, RecursionError):
                 return
             name = full_name(payload.get("name"), payload.get("namespace"))
+            workdir = args.get("workdir") if isinstance(args, dict) else None
+            here = workdir if isinstance(workdir, str) else cwd
+            yield from self._found(lessonsigs.codex(name, args), number, day, here)
             if isinstance(args, dict) and vault_tool(name) is not None:
                 yield from self._mcp(str(name), args, number, day, cwd)
             elif isinstance(args, dict):
-                workdir = args.get("workdir")
-                here = workdir if isinstance(workdir, str) else cwd
                 yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
 
     def _links(
@@ -257,6 +249,7 @@ class Reader:
         cwd: str | None,
         call: object = None,
     ) -> Iterator[Signal]:
+        yield from self._found(lessonsigs.claude(name, args), number, day, cwd)
         if name == "Skill" and isinstance(args.get("skill"), str):
             yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
         elif name == "Read" and isinstance(args.get("file_path"), str):
@@ -265,6 +258,12 @@ class Reader:
             yield from self._shell(args.get("command"), number, day, cwd)
         else:
             yield from self._mcp(name, args, number, day, cwd, call)
+
+    def _found(
+        self, found: list[lessonsigs.Found], number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        for kind, value, vault in found:
+            yield Signal(kind, value, None, number, self.session, day, cwd, vault)
 
     def _mcp(
         self,

@@ -12,12 +12,7 @@ from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
 from vaultkeeper.registry.find import pick_block
-from vaultkeeper.store.edit import (
-    insert_line_after,
-    read_for_edit,
-    replace_counter_value,
-    replace_line,
-)
+from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem, split_lines
 from vaultkeeper.store.vault import resolve_inside
@@ -129,10 +124,11 @@ def write_uses(
     done = plan.done
     for path, changes in plan.edits.items():
         text, bom = read_for_edit(path, changes[0][0].rel)
+        lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
         for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
-            text = _edit(text, block, new_count, stamp)
-        atomic_write(resolve_inside(vault, path), bom + text)
+            _edit(lines, block, new_count, stamp)
+        atomic_write(resolve_inside(vault, path), bom + "".join(lines))
     if plan.edits:
         from vaultkeeper.apply.resync import resync
 
@@ -177,15 +173,13 @@ def _new_count(block: RegistryBlock, times: int) -> int:
     return new_count
 
 
-def _edit(text: str, block: RegistryBlock, new_count: int, stamp: str) -> str:
+def _edit(lines: list[str], block: RegistryBlock, new_count: int, stamp: str) -> None:
+    """The block's count and last-used lines in ``lines`` (the file's), in place."""
     assert block.count_line is not None  # checked by _new_count
-    lines = split_lines(text)
-    text = replace_line(
-        text,
-        block.count_line,
-        replace_counter_value(lines[block.count_line - 1], str(new_count)),
-    )
+    count = replace_counter_value(lines[block.count_line - 1], str(new_count))
+    set_line(lines, block.count_line, count)
     if block.last_used_line is not None:
         old = lines[block.last_used_line - 1]
-        return replace_line(text, block.last_used_line, replace_counter_value(old, stamp))
-    return insert_line_after(text, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
+        set_line(lines, block.last_used_line, replace_counter_value(old, stamp))
+    else:
+        add_line_after(lines, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")

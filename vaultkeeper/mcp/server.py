@@ -28,6 +28,7 @@ from vaultkeeper.mcp.session import host_session, tool_use
 from vaultkeeper.mcp.shapes import (
     READ_ONLY,
     WRITES,
+    Anchors,
     Body,
     CiteOut,
     Description,
@@ -198,10 +199,12 @@ def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str)
         project: Project,
         body: Body = None,
         falsification_condition: Falsify = None,
+        anchors: Anchors = None,
     ) -> NewOut:
         call = functools.partial(
-            tools.new, kind, name, description, project, body, falsification_condition
-        )
+            tools.new, kind, name, description, project, body, falsification_condition,
+            tuple(anchors or ()),
+        )  # fmt: skip
         return await run(NewOut, call)
 
 

@@ -128,5 +128,12 @@ Falsify = Annotated[
     str | None,
     arg("What would prove it wrong: the re-check when its hold-out ends (pure ASCII)."),
 ]
+Anchors = Annotated[
+    list[str] | None,
+    arg("Code the entry is about, as `vaultkeeper new --anchor` takes it: a file "
+        "(src/billing/cart.py), a definition (src/billing/cart.py::round_cart) or a text "
+        "('src/billing/config.py: ROUNDING_MODE = 1'), relative to the repository's top "
+        "level; resolved in the project's repository (else the server's folder's)."),
+]  # fmt: skip
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)

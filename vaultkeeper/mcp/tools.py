@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vaultkeeper.search.rank import Searcher
 
 Now = Callable[[], dt.datetime]
+MAX_ANCHORS = 20  # a new entry's anchors through MCP: each one reads a file of the repository
 # The result field an agent reads first: what an outcome means for it.
 MEANING = {
     "act": "applied",
@@ -188,15 +189,23 @@ class VaultTools:
         project: str,
         body: str | None,
         falsify: str | None = None,
+        anchors: tuple[str, ...] = (),
     ) -> dict[str, Any]:
-        """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION`` (held out if a lesson)."""
+        """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION [--anchor A ...]`` (held
+        out if a lesson); anchors resolve in the project's repository when it is tied on
+        this machine, else in the repository of the server's folder (the host's project)."""
         import os
 
+        from vaultkeeper.anchors.repo import located
         from vaultkeeper.entries.create import holdout_days_from_env, new_entry
 
+        if len(anchors) > MAX_ANCHORS:
+            raise UsageError(f"anchors: at most {MAX_ANCHORS} at once")
+        repo_dir = located(self.vault, project) if anchors and project else None
         result = new_entry(
             self.vault, kind, name, description, project=project, body=body, falsify=falsify,
             today=self.now().date(), holdout_days=holdout_days_from_env(os.environ),
+            anchors=anchors, repo_dir=repo_dir,
         )  # fmt: skip
         # each problem as an object: a Problem is a named tuple, which JSON makes a list
         return {**result.__dict__, "problems": [p.to_dict() for p in result.problems]}

@@ -3,6 +3,8 @@
 One item per entry with a changed, moved or gone anchor, or a held-out entry whose
 falsification condition (an anchor check) the check now meets; each says what follows.
 The spec's summary line is unchanged. The findings come from vaultkeeper.anchors.vault.
+Then "suggested anchors": per lesson, the files the session that wrote it read and
+edited (vaultkeeper.anchors.suggest), with the ``apply anchor`` command that accepts them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import shlex
 
 from vaultkeeper.anchors.check import Result
+from vaultkeeper.anchors.suggest import Suggestion
 from vaultkeeper.anchors.vault import DECIDED, HOLDS, REOPEN, Finding
 from vaultkeeper.store.secrets import needs_serving, served
 
@@ -82,7 +85,52 @@ def follows_text(f: Finding, vault: str | None = None) -> str:
 
 
 def text_lines(report: Any) -> list[str]:
-    return [line_text(f) for f in report.anchors]
+    return [line_text(f) for f in report.anchors] + [suggestion_line(s) for s in report.suggested]
+
+
+def accept_command(s: Suggestion, vault: str | None = None) -> str:
+    """``vaultkeeper apply anchor ENTRY --add PATH ...``: every word shell-quoted."""
+    vk = "vaultkeeper" if vault is None else f"vaultkeeper --vault {shlex.quote(vault)}"
+    adds = " ".join(f"--add {shlex.quote(p)}" for p in s.anchors)
+    return f"{vk} apply anchor {shlex.quote(s.path)} {adds}"
+
+
+def suggestion_line(s: Suggestion) -> str:
+    files = ", ".join(s.anchors)
+    return (
+        f"suggest   {s.name} -- anchors from the session that wrote it: {files} -- "
+        f"accept: {accept_command(s)} -- {s.path}"
+    )
+
+
+def suggestion_dicts(items: Iterable[Suggestion]) -> list[dict[str, Any]]:
+    return [
+        {"path": _serve(s.path), "name": _serve(s.name), "anchors": list(s.anchors),
+         "command": _serve(accept_command(s))}
+        for s in items
+    ]  # fmt: skip
+
+
+def suggestions_from_dicts(items: Iterable[Mapping[str, Any]]) -> tuple[Suggestion, ...]:
+    return tuple(
+        Suggestion(str(i["path"]), str(i["name"]), tuple(str(p) for p in i["anchors"]))
+        for i in items
+    )
+
+
+def to_dict(report: Any) -> dict[str, Any]:
+    """The report's two anchor sections, as --json and the saved report hold them."""
+    return {
+        "anchors": to_dicts(report.anchors),
+        "suggested_anchors": suggestion_dicts(report.suggested),
+    }
+
+
+def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "anchors": from_dicts(data.get("anchors") or ()),
+        "suggested": suggestions_from_dicts(data.get("suggested_anchors") or ()),
+    }
 
 
 def line_text(f: Finding) -> str:

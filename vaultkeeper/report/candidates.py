@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         stale: tuple[Stale, ...] = ()
         skills_unused: tuple[SkillUnused, ...] = ()
         anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
+        suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
 
     class Saved(NamedTuple):
         """The last completed report, if there is a readable one; ``note`` says why not."""
@@ -97,8 +98,8 @@ else:
     _ReportFields = namedtuple(
         "_ReportFields",
         "vault generated_at promote prune held_out problems duration_ms updated_at duplicates"
-        " stale skills_unused anchors",
-        defaults=(0, None, (), (), (), ()),
+        " stale skills_unused anchors suggested",
+        defaults=(0, None, (), (), (), (), ()),
     )
     Saved = namedtuple("Saved", ("report", "note"), defaults=(None,))
 
@@ -190,7 +191,7 @@ class Report(_ReportFields):
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
             **_upkeep().to_dict(self),
-            "anchors": _anchor_section().to_dicts(self.anchors),
+            **_anchor_section().to_dict(self),
         }
 
 
@@ -222,7 +223,7 @@ def render_text(report: Report) -> list[str]:
     """stdout: the summary line, then one line per candidate (prune, promote, held-out)."""
     raw = [_raw_line(c) for items in report.lists().values() for c in items]
     raw.extend(_upkeep().text_lines(report))
-    if report.anchors:
+    if report.anchors or report.suggested:
         raw.extend(_anchor_section().text_lines(report))
     return [report.summary(), *one_lines(raw)]
 
@@ -272,7 +273,7 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         duration_ms=int(data.get("duration_ms", 0)),
         updated_at=None if updated is None else reportfile.utc(updated),
         **_upkeep().from_dict(data),
-        anchors=_anchor_section().from_dicts(data.get("anchors") or ()),
+        **_anchor_section().from_dict(data),
     )
 
 

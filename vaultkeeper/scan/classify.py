@@ -222,10 +222,12 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
+    from vaultkeeper.anchors import suggest
     from vaultkeeper.anchors import vault as anchors
 
     anchor_cache = anchors.load_cache(vault)
     anchored = anchors.check_vault(vault, anchor_cache)
+    suggested = tuple(suggest.for_report(vault, anchor_cache))
     if cache is not None:  # the scan's run (run_scan saves its own cache beside this one)
         anchors.save_cache(vault, anchor_cache)
     return Report(
@@ -239,6 +241,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         stale=extra.stale,
         skills_unused=extra.skills_unused,
         anchors=tuple(anchored),
+        suggested=suggested,
     )
 
 

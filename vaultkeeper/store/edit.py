@@ -237,21 +237,30 @@ def append_to_list(text: str, key: str, item: str) -> str:
 def replace_line(text: str, line_no: int, new_content: str) -> str:
     """Replace 1-based line ``line_no``'s content, keeping its line ending."""
     lines = split_lines(text)
-    old = lines[line_no - 1]
-    lines[line_no - 1] = new_content + _ending(old)
+    set_line(lines, line_no, new_content)
     return "".join(lines)
 
 
 def insert_line_after(text: str, line_no: int, new_content: str) -> str:
     """Insert a line after 1-based ``line_no``, using that line's ending (or the file's)."""
     lines = split_lines(text)
+    add_line_after(lines, line_no, new_content)
+    return "".join(lines)
+
+
+def set_line(lines: list[str], line_no: int, new_content: str) -> None:
+    """replace_line on a file's lines (split_lines), in place: many edits, one split."""
+    lines[line_no - 1] = new_content + _ending(lines[line_no - 1])
+
+
+def add_line_after(lines: list[str], line_no: int, new_content: str) -> None:
+    """insert_line_after on a file's lines, in place (edit from the bottom up)."""
     anchor = lines[line_no - 1]
     ending = _ending(anchor) or _dominant_ending(lines)
     if not _ending(anchor):
         lines[line_no - 1] = anchor + ending
         ending = ""
     lines.insert(line_no, new_content + ending)
-    return "".join(lines)
 
 
 def replace_counter_value(line: str, value: str) -> str:
