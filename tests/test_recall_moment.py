@@ -242,8 +242,8 @@ def _missing(vault: Path) -> None:
 @pytest.mark.parametrize(
     ("spoil", "stdin", "why"),
     [
-        (_corrupt, None, "recall-lookup.json unreadable"),
-        (_missing, None, "no state/recall-lookup.json yet"),
+        (_corrupt, None, "recall-lookup.bin unreadable"),
+        (_missing, None, "no state/recall-lookup.bin yet"),
         (None, b"\x00garbage{{{", "stdin held no JSON object"),
         (None, b"[1, 2]", "stdin held no JSON object"),
     ],
