@@ -30,7 +30,7 @@ from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
-from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write, note_written, writer_lock
 from vaultkeeper.store.links import split_lines
 from vaultkeeper.store.model import is_memory_path, parse_note
 from vaultkeeper.store.vault import rel, resolve_inside
@@ -263,5 +263,7 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     for relative, (source, text) in found.texts.items():
         atomic_write(resolve_inside(vault, relative), _bytes(source, text))
     if found.drop.block is None:
-        os.replace(resolve_inside(vault, found.drop.rel), folder / content)
+        dropped = resolve_inside(vault, found.drop.rel)
+        os.replace(dropped, folder / content)
+        note_written(dropped)  # its row in the recall table goes (store.fsio.writer_lock)
     return rel(vault, folder)

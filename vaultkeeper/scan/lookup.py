@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
-from vaultkeeper.scan.lookupover import prune, put
+from vaultkeeper.scan.lookupover import prune
 from vaultkeeper.scan.lookuptable import table
 from vaultkeeper.store.frontmatter import split_frontmatter
 from vaultkeeper.store.fsio import atomic_write
@@ -39,7 +39,6 @@ from vaultkeeper.store.vault import links_out, own_dir, walk_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
-    from collections.abc import Iterable
     from typing import Any
 
 _KEYS: tuple[str, ...] = ("name", "description", "status", config.SUPERSEDED_BY_KEY)
@@ -229,17 +228,6 @@ def build(vault: Path | str, unchanged: bool = False) -> bool:
     atomic_write(sig_file, sig, fsync_dir=False)
     prune(vault, began)  # rows the table now holds (or a newer read of their files)
     return changed
-
-
-def refresh(vault: Path | str, rel_paths: Iterable[str]) -> None:
-    """After ``new`` or ``apply`` wrote ``rel_paths``: their rows over the table, read now
-    (scan.lookupover), so the hook serves what they are until the next scan's build."""
-    vault = Path(vault)
-    wanted = sorted({p for p in rel_paths if is_memory_path(p)})
-    if not wanted or not (vault / config.STATE_DIR).is_dir():
-        return
-    root = str(vault.resolve())
-    put(vault, {p: None if links_out(root, str(vault / p)) else record(vault, p) for p in wanted})
 
 
 def _newer(sig_file: Path, cache_file: Path, table_file: Path) -> bool:

@@ -33,6 +33,24 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
+# Every path this process wrote or moved, in order, and what runs when the outermost hold
+# of the writer lock ends with some of them: the recall table's rows (scan.lookup
+# registers it), so a lesson a command just archived is never served after it.
+_written: list[str] = []
+_after: list[Any] = []
+
+
+def note_written(path: Path | str) -> None:
+    """A file written or moved other than by atomic_write or move (os.replace)."""
+    _written.append(str(path))
+
+
+def after_writes(callback: Any) -> None:
+    """``callback(vault, paths)`` when the outermost writer lock is let go after writes."""
+    if callback not in _after:
+        _after.append(callback)
+
+
 def changes() -> int:
     """How many writes and moves this process has made so far (compare two readings)."""
     return _changes[0]
@@ -42,6 +60,7 @@ def move(source: Path, target: Path) -> None:
     """os.replace, counted as a change (a move into or out of .trash/)."""
     os.replace(source, target)
     _changes[0] += 1
+    _written.extend((str(source), str(target)))
 
 
 TYPE_CHECKING = False
@@ -89,6 +108,7 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bo
         _step()
         os.replace(tmp, path)
         _changes[0] += 1
+        _written.append(str(path))
         _step()
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -216,12 +236,20 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         raise VaultkeeperError(
             f"{lock_path}: another vaultkeeper command is writing; try again"
         ) from exc
-    if getattr(lock, "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
+    outermost = getattr(lock, "lock_counter", 1) == 1
+    if outermost:  # no writer is mid-write
         sweep_temps(vault)
+    mark = len(_written)
     try:
         yield
     finally:
-        lock.release()
+        try:
+            if outermost and len(_written) > mark:
+                for callback in list(_after):
+                    with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
+                        callback(vault, _written[mark:])
+        finally:
+            lock.release()
 
 
 def sweep_temps(vault: Path) -> list[str]:
