@@ -265,3 +265,43 @@ def test_a_missing_vault_logs_in_the_user_state_folder(tmp_path: Path) -> None:
     code, out, log = run(tmp_path / "no-vault", payload, "codex", XDG_STATE_HOME=str(xdg))
     assert (code, out) == (0, "")
     assert len(log) == 1 and "no such vault directory" in log[0]
+
+
+# Codex's PreToolUse input as its source builds it (codex-rs/core/src/tools/hook_names.rs,
+# handlers/apply_patch.rs, handlers/file_read.rs): every shell-like tool (shell,
+# local_shell, shell_command, exec_command) is "Bash" with {"command": text}; an edit is
+# "apply_patch" with {"command": the patch}; the file reader is "Read" with {"file_path"}.
+PATCH = (
+    "*** Begin Patch\n*** Update File: src/billing/cart.py\n@@\n-    return round(x)\n"
+    "+    return x\n*** End Patch\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("apply_patch", {"command": PATCH}),
+        ("Bash", {"command": "apply_patch <<'EOF'\n" + PATCH + "EOF\n"}),  # exec_command's
+        ("Bash", {"command": "sed -n 1,40p src/billing/cart.py"}),
+        ("Read", {"file_path": "src/billing/cart.py", "offset": 1, "limit": 40}),
+    ],
+    ids=["apply_patch", "heredoc-patch", "shell-read", "read-tool"],
+)
+def test_codex_file_tools_as_its_source_names_them(
+    vault: Path, tmp_path: Path, tool: str, tool_input: dict[str, Any]
+) -> None:
+    cwd = tmp_path / "proj"
+    (cwd / ".git").mkdir(parents=True)
+    (cwd / "src" / "billing").mkdir(parents=True)
+    (cwd / "src" / "billing" / "cart.py").write_text("def round_cart(): ...\n")
+    payload = recorded(
+        CODEX, "04-PreToolUse.json", cwd=str(cwd), tool_name=tool, tool_input=tool_input
+    )
+    assert tool in config.RECALL_MATCHERS["codex"].split("|")  # the handler is called for it
+    code, out, log = run(vault, payload, "codex")
+    assert (code, log) == (0, [])
+    assert sorted(paths_in(context(out, "PreToolUse"))) == [
+        "projects/proj/memory/billing-folder.md",
+        "projects/proj/memory/py-style.md",
+        "projects/proj/memory/rounding.md",
+    ]
