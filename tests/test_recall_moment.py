@@ -305,3 +305,67 @@ def test_codex_file_tools_as_its_source_names_them(
         "projects/proj/memory/py-style.md",
         "projects/proj/memory/rounding.md",
     ]
+
+
+def _requests(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "model-requests.jsonl").read_text(encoding="utf-8").splitlines()
+    return [r["body"] for r in map(json.loads, lines) if isinstance(r.get("body"), dict)]
+
+
+RECORDED_FENCE = '<vault-memory path="projects/proj/memory/{}.md" status="active">'
+
+
+def test_codex_recorded_run_sends_both_moments_fenced_and_masked_to_the_model() -> None:
+    """tools/hosts/record.py's recall scenario, Codex 0.169.0: the prompt's lesson as a
+    developer message right after the prompt, the file's right after the function call."""
+    from vaultkeeper.recall.moment import HEADER
+
+    last = _requests(HOSTS / "codex-0.169.0" / "recall")[-1]["input"]
+    texts = [
+        (item.get("type"), item.get("role"), " ".join(c.get("text", "") for c in item["content"]))
+        if item.get("type") == "message"
+        else (item.get("type"), None, item.get("call_id", ""))
+        for item in last
+    ]
+    at = texts.index(("message", "user", "VKSCN:recall fix the cart totals rounding"))
+    kind, role, prompt_context = texts[at + 1]
+    assert (kind, role) == ("message", "developer")
+    assert prompt_context.startswith(HEADER + "\n" + RECORDED_FENCE.format("cart-rounding"))
+    assert prompt_context.endswith("</vault-memory>")
+    assert texts[at + 2] == ("function_call", None, "call_vk_recall_1")
+    kind, role, file_context = texts[at + 3]
+    assert (kind, role) == ("message", "developer")
+    assert RECORDED_FENCE.format("billing-decimal") in file_context
+    assert "[redacted: github token]" in file_context and "ghp_" not in file_context
+
+
+def test_claude_recorded_run_sends_the_file_moment_and_keeps_the_prompt_in_the_transcript() -> None:
+    """Claude Code 2.1.332 in ``-p``: the PreToolUse context reached the model as a system
+    message; the UserPromptSubmit context was written to the transcript (an attachment
+    ``hook_additional_context``) and not into either request (docs/hosts.md)."""
+    from vaultkeeper.recall.moment import HEADER
+
+    folder = HOSTS / "claude-code-2.1.332" / "recall"
+    bodies = _requests(folder)
+    sent = [
+        c["text"] if isinstance(c, dict) else c
+        for body in bodies
+        for m in body["messages"]
+        for c in (m["content"] if isinstance(m["content"], list) else [m["content"]])
+        if isinstance(c, str) or c.get("type") == "text"
+    ]
+    file_context = [t for t in sent if t.startswith("PreToolUse:Read hook additional context: ")]
+    assert len(file_context) == 1
+    text = file_context[0].removeprefix("PreToolUse:Read hook additional context: ")
+    assert text.startswith(HEADER + "\n" + RECORDED_FENCE.format("billing-decimal"))
+    assert "[redacted: github token]" in text and "ghp_" not in json.dumps(bodies)
+    assert not any(RECORDED_FENCE.format("cart-rounding") in t for t in sent)
+    [transcript] = (folder / "claude-projects").rglob("*.jsonl")
+    attachments = [
+        r["attachment"]
+        for r in map(json.loads, transcript.read_text(encoding="utf-8").splitlines())
+        if r.get("type") == "attachment"
+        and r["attachment"].get("type") == "hook_additional_context"
+    ]
+    prompt = [a for a in attachments if a.get("hookEvent") == "UserPromptSubmit"]
+    assert len(prompt) == 1 and RECORDED_FENCE.format("cart-rounding") in prompt[0]["content"][0]
