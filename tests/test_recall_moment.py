@@ -369,3 +369,31 @@ def test_claude_recorded_run_sends_the_file_moment_and_keeps_the_prompt_in_the_t
     ]
     prompt = [a for a in attachments if a.get("hookEvent") == "UserPromptSubmit"]
     assert len(prompt) == 1 and RECORDED_FENCE.format("cart-rounding") in prompt[0]["content"][0]
+
+
+def test_the_hook_imports_neither_re_nor_json_nor_site(vault: Path, tmp_path: Path) -> None:
+    """The hook's cost is its imports: hooks/recall.sh runs ``python -S`` with only the
+    package's folder on sys.path, and a prompt served end to end (table, choice, output,
+    the session file and the usage log) loads no ``re``, ``json`` or ``site``."""
+    import sys
+
+    script = SCRIPT.read_text(encoding="utf-8")
+    assert '"$py" -S -c ' in script and "sys.path[0]=sys.argv[1]" in script
+    code = (
+        "import sys,gc;gc.disable();sys.path[0]=sys.argv[1]\n"
+        "from vaultkeeper.recall.moment import main;sys.exit(main(sys.argv[2] or None,sys.argv[3]))"
+    )
+    payload = recorded(CLAUDE, "02-UserPromptSubmit.json", prompt="cart totals rounding")
+    done = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-c", code, str(SCRIPT.parent.parent),
+         str(vault), "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "projects/proj/memory/rounding.md" in paths_in(
+        context(done.stdout.decode(), "UserPromptSubmit")
+    )
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert not loaded & {"re", "json", "site", "collections", "typing", "pathlib"}, loaded
