@@ -245,9 +245,11 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     finally:
         try:
             if outermost and len(_written) > mark:
+                done = _written[mark:]
+                del _written[:]  # seen: a long-lived process (the MCP server) keeps no list
                 for callback in list(_after):
                     with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
-                        callback(vault, _written[mark:])
+                        callback(vault, done)
         finally:
             lock.release()
 
