@@ -7,7 +7,8 @@ vocabulary, every tenth lesson with a ``paths:`` glob, every fifth with an ancho
 table built by a cold ``build`` and again unchanged, then hooks/recall.sh run as a host
 runs it (a fresh process, the payload on stdin) with the recorded Claude Code payloads:
 half prompts, half ``Read`` calls, each in a new session so every run does the whole
-work (choose, render, mark the session, log ``shown``). p50/p95 of the wall time.
+work (choose, render, mark the session, log ``shown``). p50/p95 of the wall time, and
+of the CPU time of the processes (steadier on a shared machine).
 
 Then the share of prompts that get a lesson, on sample_vault/ with the 20 prompts below
 (ten about its lessons' topics, ten not), from a folder that is no project's (so every
@@ -17,7 +18,9 @@ project's lessons may be chosen): which got one, and whether it was the one mean
 from __future__ import annotations
 
 import json
+import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -87,7 +90,24 @@ def vault_of(size: int, root: Path) -> Path:
     return vault
 
 
-def hook(vault: Path, payload: dict[str, object]) -> tuple[float, str]:
+def compiled() -> None:
+    """Byte-compile the package first: an installed one is (pip compiles a wheel), and
+    a run with PYTHONDONTWRITEBYTECODE set would otherwise compile every module anew in
+    every hook call."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "vaultkeeper")], env=env, check=True
+    )
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def hook(vault: Path, payload: dict[str, object]) -> tuple[float, float, str]:
+    """(wall ms, CPU ms of the processes, stdout) of one hook call."""
+    cpu = _cpu()
     began = time.perf_counter()
     done = subprocess.run(
         [str(HOOK), str(vault), "claude-code", vk()],
@@ -95,7 +115,8 @@ def hook(vault: Path, payload: dict[str, object]) -> tuple[float, str]:
         capture_output=True,
         check=False,
     )
-    return (time.perf_counter() - began) * 1000, done.stdout.decode()
+    wall = (time.perf_counter() - began) * 1000
+    return wall, (_cpu() - cpu) * 1000, done.stdout.decode()
 
 
 def pct(values: list[float], p: float) -> float:
@@ -113,12 +134,19 @@ def timing(size: int, root: Path, runs: int) -> None:
     began = time.perf_counter()
     build(vault)
     warm = time.perf_counter() - began
-    table = (vault / "state" / "recall-lookup.json").stat().st_size
+    # a scan that found every file as its cache had it: the table is not walked again
+    (vault / "state" / "scan-cache.json").write_text("{}")
+    os.utime(vault / "state" / "scan-cache.json", (1, 1))
+    began = time.perf_counter()
+    build(vault, unchanged=True)
+    skipped = time.perf_counter() - began
+    table = (vault / "state" / "recall-lookup.bin").stat().st_size
     prompt = json.loads((FIXTURE / "02-UserPromptSubmit.json").read_text())
     tool = json.loads((FIXTURE / "04-PreToolUse.json").read_text())
     rng = random.Random(7)
     words = [f"w{n}{chr(97 + n % 26)}" for n in range(3000)]
     times: dict[str, list[float]] = {"prompt": [], "file": []}
+    cpus: list[float] = []
     served = 0
     for r in range(runs):
         if r % 2 == 0:
@@ -130,14 +158,17 @@ def timing(size: int, root: Path, runs: int) -> None:
             payload = {**tool, "session_id": f"b{r}", "cwd": "/x/p3", "tool_name": "Read"}
             payload["tool_input"] = {"file_path": file}
             kind = "file"
-        ms, out = hook(vault, payload)
+        ms, cpu, out = hook(vault, payload)
         times[kind].append(ms)
+        cpus.append(cpu)
         served += bool(out)
     both = times["prompt"] + times["file"]
     print(
         f"| {size:,} | {pct(both, 0.5):.0f} | {pct(both, 0.95):.0f} | "
         f"{pct(times['prompt'], 0.95):.0f} | {pct(times['file'], 0.95):.0f} | "
-        f"{table / 1e6:.1f} MB | {cold:.1f} s | {warm * 1000:.0f} ms | {served}/{runs} |"
+        f"{pct(cpus, 0.5):.0f} / {pct(cpus, 0.95):.0f} | "
+        f"{table / 1e6:.1f} MB | {cold:.1f} s | {warm * 1000:.0f} ms | "
+        f"{skipped * 1000:.1f} ms | {served}/{runs} |"
     )
     shutil.rmtree(vault)
 
@@ -150,7 +181,7 @@ def share(root: Path) -> None:
     got = right = wrong = 0
     for n, (text, meant) in enumerate(PROMPTS):
         payload = {**prompt, "session_id": f"s{n}", "cwd": "/x/work", "prompt": text}
-        _, out = hook(vault, payload)
+        _, _, out = hook(vault, payload)
         names = (
             []
             if not out
@@ -172,11 +203,12 @@ def share(root: Path) -> None:
 
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:]] or [1000, 10000, 50000]
+    compiled()
     print(
-        "| lessons | p50 ms | p95 ms | p95 prompt | p95 file |"
-        " table | cold build | unchanged build | runs served |"
+        "| lessons | p50 ms | p95 ms | p95 prompt | p95 file | CPU p50 / p95 ms |"
+        " table | cold build | unchanged build | unchanged scan | calls that served |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="vk-moment-") as tmp:
         for size in sizes:
             timing(size, Path(tmp), 60 if size <= 10000 else 30)

@@ -39,6 +39,32 @@ if [ -z "$prog" ] || [ ! -x "$prog" ]; then
     log "vaultkeeper not found (PATH=$PATH); reinstall the hook with: vaultkeeper hooks install claude-code|codex --recall"
     exit 0
 fi
+# The fast way, when PROGRAM is a Python console script and this script sits in the
+# installed package (vaultkeeper/_data/hooks/) or beside it (a source checkout): its
+# interpreter with -S (no site: no .pth files read) and only the package's folder on
+# sys.path; the recall imports nothing outside the standard library.
+here=${0%/*}
+root=
+if [ -f "$here/../../recall/moment.py" ]; then
+    root=$here/../../..
+elif [ -f "$here/../vaultkeeper/recall/moment.py" ]; then
+    root=$here/..
+fi
+py=
+if [ -n "$root" ] && IFS= read -r first <"$prog" 2>/dev/null; then
+    case $first in
+    '#!'/*python*) py=${first#??} ;;
+    esac
+    case $py in
+    *' '* | *'	'*) py= ;; # an interpreter with arguments (env python3): the slow way
+    esac
+fi
 # the program logs its own failures; a crash (no Python, a broken install) is logged here
-"$prog" --vault "$vault" recall-hook "$host" 2>/dev/null || log "\`$prog recall-hook $host\` exited $?"
+if [ -n "$py" ] && [ -x "$py" ]; then
+    "$py" -S -c 'import sys,gc;gc.disable();sys.path[0]=sys.argv[1]
+from vaultkeeper.recall.moment import main;sys.exit(main(sys.argv[2] or None,sys.argv[3]))' \
+        "$root" "$vault" "$host" 2>/dev/null || log "\`$py -S -c (recall) $host\` exited $?"
+else
+    "$prog" --vault "$vault" recall-hook "$host" 2>/dev/null || log "\`$prog recall-hook $host\` exited $?"
+fi
 exit 0

@@ -63,10 +63,15 @@ def state_of(root: Path) -> dict[str, str]:
     # the recall table's cache and its hash hold each file's inode: it differs between copies
     skip = (config.RECALL_LOOKUP_KEYS_FILE, config.RECALL_LOOKUP_SIG_FILE)
     return {
-        p.name: normal(p.read_text(), root)
+        p.name: _table(p) if p.name == config.RECALL_LOOKUP_FILE else normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
         if p.is_file() and p.name not in skip
     }
+
+
+def _table(path: Path) -> str:
+    """The recall table less its header line (which holds the time it was built)."""
+    return repr(path.read_bytes().partition(b"\n")[2])
 
 
 def both(

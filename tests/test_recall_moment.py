@@ -242,8 +242,8 @@ def _missing(vault: Path) -> None:
 @pytest.mark.parametrize(
     ("spoil", "stdin", "why"),
     [
-        (_corrupt, None, "recall-lookup.json unreadable"),
-        (_missing, None, "no state/recall-lookup.json yet"),
+        (_corrupt, None, "recall-lookup.bin unreadable"),
+        (_missing, None, "no state/recall-lookup.bin yet"),
         (None, b"\x00garbage{{{", "stdin held no JSON object"),
         (None, b"[1, 2]", "stdin held no JSON object"),
     ],
@@ -265,3 +265,135 @@ def test_a_missing_vault_logs_in_the_user_state_folder(tmp_path: Path) -> None:
     code, out, log = run(tmp_path / "no-vault", payload, "codex", XDG_STATE_HOME=str(xdg))
     assert (code, out) == (0, "")
     assert len(log) == 1 and "no such vault directory" in log[0]
+
+
+# Codex's PreToolUse input as its source builds it (codex-rs/core/src/tools/hook_names.rs,
+# handlers/apply_patch.rs, handlers/file_read.rs): every shell-like tool (shell,
+# local_shell, shell_command, exec_command) is "Bash" with {"command": text}; an edit is
+# "apply_patch" with {"command": the patch}; the file reader is "Read" with {"file_path"}.
+PATCH = (
+    "*** Begin Patch\n*** Update File: src/billing/cart.py\n@@\n-    return round(x)\n"
+    "+    return x\n*** End Patch\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("apply_patch", {"command": PATCH}),
+        ("Bash", {"command": "apply_patch <<'EOF'\n" + PATCH + "EOF\n"}),  # exec_command's
+        ("Bash", {"command": "sed -n 1,40p src/billing/cart.py"}),
+        ("Read", {"file_path": "src/billing/cart.py", "offset": 1, "limit": 40}),
+    ],
+    ids=["apply_patch", "heredoc-patch", "shell-read", "read-tool"],
+)
+def test_codex_file_tools_as_its_source_names_them(
+    vault: Path, tmp_path: Path, tool: str, tool_input: dict[str, Any]
+) -> None:
+    cwd = tmp_path / "proj"
+    (cwd / ".git").mkdir(parents=True)
+    (cwd / "src" / "billing").mkdir(parents=True)
+    (cwd / "src" / "billing" / "cart.py").write_text("def round_cart(): ...\n")
+    payload = recorded(
+        CODEX, "04-PreToolUse.json", cwd=str(cwd), tool_name=tool, tool_input=tool_input
+    )
+    assert tool in config.RECALL_MATCHERS["codex"].split("|")  # the handler is called for it
+    code, out, log = run(vault, payload, "codex")
+    assert (code, log) == (0, [])
+    assert sorted(paths_in(context(out, "PreToolUse"))) == [
+        "projects/proj/memory/billing-folder.md",
+        "projects/proj/memory/py-style.md",
+        "projects/proj/memory/rounding.md",
+    ]
+
+
+def _requests(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "model-requests.jsonl").read_text(encoding="utf-8").splitlines()
+    return [r["body"] for r in map(json.loads, lines) if isinstance(r.get("body"), dict)]
+
+
+RECORDED_FENCE = '<vault-memory path="projects/proj/memory/{}.md" status="active">'
+
+
+def test_codex_recorded_run_sends_both_moments_fenced_and_masked_to_the_model() -> None:
+    """tools/hosts/record.py's recall scenario, Codex 0.169.0: the prompt's lesson as a
+    developer message right after the prompt, the file's right after the function call."""
+    from vaultkeeper.recall.moment import HEADER
+
+    last = _requests(HOSTS / "codex-0.169.0" / "recall")[-1]["input"]
+    texts = [
+        (item.get("type"), item.get("role"), " ".join(c.get("text", "") for c in item["content"]))
+        if item.get("type") == "message"
+        else (item.get("type"), None, item.get("call_id", ""))
+        for item in last
+    ]
+    at = texts.index(("message", "user", "VKSCN:recall fix the cart totals rounding"))
+    kind, role, prompt_context = texts[at + 1]
+    assert (kind, role) == ("message", "developer")
+    assert prompt_context.startswith(HEADER + "\n" + RECORDED_FENCE.format("cart-rounding"))
+    assert prompt_context.endswith("</vault-memory>")
+    assert texts[at + 2] == ("function_call", None, "call_vk_recall_1")
+    kind, role, file_context = texts[at + 3]
+    assert (kind, role) == ("message", "developer")
+    assert RECORDED_FENCE.format("billing-decimal") in file_context
+    assert "[redacted: github token]" in file_context and "ghp_" not in file_context
+
+
+def test_claude_recorded_run_sends_the_file_moment_and_keeps_the_prompt_in_the_transcript() -> None:
+    """Claude Code 2.1.332 in ``-p``: the PreToolUse context reached the model as a system
+    message; the UserPromptSubmit context was written to the transcript (an attachment
+    ``hook_additional_context``) and not into either request (docs/hosts.md)."""
+    from vaultkeeper.recall.moment import HEADER
+
+    folder = HOSTS / "claude-code-2.1.332" / "recall"
+    bodies = _requests(folder)
+    sent = [
+        c["text"] if isinstance(c, dict) else c
+        for body in bodies
+        for m in body["messages"]
+        for c in (m["content"] if isinstance(m["content"], list) else [m["content"]])
+        if isinstance(c, str) or c.get("type") == "text"
+    ]
+    file_context = [t for t in sent if t.startswith("PreToolUse:Read hook additional context: ")]
+    assert len(file_context) == 1
+    text = file_context[0].removeprefix("PreToolUse:Read hook additional context: ")
+    assert text.startswith(HEADER + "\n" + RECORDED_FENCE.format("billing-decimal"))
+    assert "[redacted: github token]" in text and "ghp_" not in json.dumps(bodies)
+    assert not any(RECORDED_FENCE.format("cart-rounding") in t for t in sent)
+    [transcript] = (folder / "claude-projects").rglob("*.jsonl")
+    attachments = [
+        r["attachment"]
+        for r in map(json.loads, transcript.read_text(encoding="utf-8").splitlines())
+        if r.get("type") == "attachment"
+        and r["attachment"].get("type") == "hook_additional_context"
+    ]
+    prompt = [a for a in attachments if a.get("hookEvent") == "UserPromptSubmit"]
+    assert len(prompt) == 1 and RECORDED_FENCE.format("cart-rounding") in prompt[0]["content"][0]
+
+
+def test_the_hook_imports_neither_re_nor_json_nor_site(vault: Path, tmp_path: Path) -> None:
+    """The hook's cost is its imports: hooks/recall.sh runs ``python -S`` with only the
+    package's folder on sys.path, and a prompt served end to end (table, choice, output,
+    the session file and the usage log) loads no ``re``, ``json`` or ``site``."""
+    import sys
+
+    script = SCRIPT.read_text(encoding="utf-8")
+    assert '"$py" -S -c ' in script and "sys.path[0]=sys.argv[1]" in script
+    code = (
+        "import sys,gc;gc.disable();sys.path[0]=sys.argv[1]\n"
+        "from vaultkeeper.recall.moment import main;sys.exit(main(sys.argv[2] or None,sys.argv[3]))"
+    )
+    payload = recorded(CLAUDE, "02-UserPromptSubmit.json", prompt="cart totals rounding")
+    done = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-c", code, str(SCRIPT.parent.parent),
+         str(vault), "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "projects/proj/memory/rounding.md" in paths_in(
+        context(done.stdout.decode(), "UserPromptSubmit")
+    )
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert not loaded & {"re", "json", "site", "collections", "typing", "pathlib"}, loaded

@@ -1,8 +1,7 @@
-"""state/recall-lookup.json: what the scan keeps for the recall hook, and when it writes."""
+"""state/recall-lookup.bin: what the scan keeps for the recall hook, and when it writes."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -10,7 +9,8 @@ import pytest
 
 from tests.conftest import MakeVault, run_vaultkeeper
 from vaultkeeper import config
-from vaultkeeper.recall.lookup import Table, for_files, glob_regex
+from vaultkeeper.recall.lookup import Table, for_files
+from vaultkeeper.recall.paths import glob_regex
 from vaultkeeper.scan.lookup import anchor_file, build, lookup_path
 
 ENTRY = "---\nname: {name}\ndescription: {d}\nstatus: {s}\n{extra}---\n\nBody of {name}.\n"
@@ -20,9 +20,18 @@ def entry(name: str, d: str = "a lesson", s: str = "active", extra: str = "") ->
     return ENTRY.format(name=name, d=d, s=s, extra=extra)
 
 
-def table(vault: Path) -> dict[str, object]:
-    data: dict[str, object] = json.loads(lookup_path(vault).read_text(encoding="utf-8"))
-    return data
+def table(vault: Path) -> Table:
+    return Table(str(lookup_path(vault)))
+
+
+def lines(vault: Path) -> list[list[str]]:
+    """Each lesson's path and project, in the table's order."""
+    loaded = table(vault)
+    return [[(x := loaded.line(i)).path, x.project] for i in range(loaded.count)]
+
+
+def never(path: str) -> bool:
+    return False
 
 
 def test_the_scan_builds_it_with_live_lessons_only(make_vault: MakeVault) -> None:
@@ -39,14 +48,13 @@ def test_the_scan_builds_it_with_live_lessons_only(make_vault: MakeVault) -> Non
     )
     done = run_vaultkeeper(root, "scan", "--force")
     assert done.returncode == 0, done.stderr
-    data = table(root)
-    lines = str(data["meta"]).split("\n")
-    assert [x.split("\t")[:3] for x in lines] == [
-        ["projects/api/memory/held.md", "held-out", "api"],
-        ["projects/api/memory/live.md", "active", "api"],
+    assert lines(root) == [
+        ["projects/api/memory/held.md", "api"],
+        ["projects/api/memory/live.md", "api"],
     ]
-    assert data["names"] == "held\x00live"
-    assert data["globs"] == [["src/**/*.py", 1]]
+    loaded = table(root)
+    assert 'status="held-out"' in loaded.line(0).head
+    assert loaded.listed("globs") == [("src/**/*.py", [1])]
 
 
 def test_unchanged_is_not_rewritten_and_a_change_is_picked_up(make_vault: MakeVault) -> None:
@@ -57,10 +65,10 @@ def test_unchanged_is_not_rewritten_and_a_change_is_picked_up(make_vault: MakeVa
     assert os.stat(lookup_path(root)).st_mtime_ns == before
     (root / "projects/api/memory/a.md").write_text(entry("a", "second words"), encoding="utf-8")
     assert build(root) is True
-    assert table(root)["descriptions"] == "second words"
+    assert table(root).line(0).body == "a: second words Body of a."
     (root / "projects/api/memory/a.md").unlink()
     assert build(root) is True
-    assert table(root)["meta"] == ""
+    assert lines(root) == []
 
 
 @pytest.mark.parametrize(
@@ -92,12 +100,12 @@ def test_anchor_shapes_in_frontmatter_and_a_stale_one_leaves_the_lesson_out(
         }
     )
     build(root)
-    data = table(root)
-    assert data["places"] == {"src/a.py": [0], "src/b.py": [0], "src/dir": [0]}
-    assert "projects/p/memory/s.md" not in str(data["meta"])
-    loaded = Table(data)
-    assert for_files(loaded, ["src/dir/deep/x.py"], "p") == [0]
-    assert for_files(loaded, ["src/a.py"], "other") == []  # another project's lesson
+    loaded = table(root)
+    assert loaded.listed("places") == [("src/a.py", [0]), ("src/b.py", [0]), ("src/dir", [0])]
+    assert lines(root) == [["projects/p/memory/a.md", "p"]]  # not the stale s.md
+    got = for_files(loaded, ["src/dir/deep/x.py"], "p", never, 4)
+    assert [x.path for x in got] == ["projects/p/memory/a.md"]
+    assert for_files(loaded, ["src/a.py"], "other", never, 4) == []  # another project's
 
 
 @pytest.mark.parametrize(

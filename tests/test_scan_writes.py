@@ -61,8 +61,6 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.RECALL_LOOKUP_KEYS_FILE}",
         "fsync file",
-        f"rename {config.RECALL_LOOKUP_TEXT_FILE}",
-        "fsync file",
         f"rename {config.RECALL_LOOKUP_FILE}",
         "fsync file",
         f"rename {config.RECALL_LOOKUP_SIG_FILE}",

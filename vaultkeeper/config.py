@@ -277,14 +277,18 @@ ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, 
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
 RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
-# The file tools a PreToolUse recall handler is registered for, per host (a regex).
+# The file tools a PreToolUse recall handler is registered for, per host (a regex). Codex
+# names every shell-like tool (shell, local_shell, shell_command, exec_command) "Bash"
+# with tool_input {"command": text}, its edits "apply_patch" ({"command": the patch}),
+# and its file reader "Read" ({"file_path": ...}) in a hook's input (codex-rs hook_names.rs,
+# handlers/apply_patch.rs, handlers/file_read.rs).
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
-                   "codex": "Bash|shell|exec_command|apply_patch|read_file|view_image"}  # fmt: skip
-RECALL_LOOKUP_FILE = "recall-lookup.json"  # under state/: what the hook reads, never the vault
+                   "codex": "Bash|apply_patch|Read"}  # fmt: skip
+RECALL_LOOKUP_FILE = "recall-lookup.bin"  # under state/: what the hook reads, never the vault
 RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the builder's own cache
-RECALL_LOOKUP_TEXT_FILE = "recall-lookup.text"  # under state/: the texts served, by offset
+RECALL_LOOKUP_OVER_FILE = "recall-lookup.over.json"  # under state/: new/apply's rows since it
 RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
-RECALL_LOOKUP_VERSION = 2
+RECALL_LOOKUP_VERSION = 3
 RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
 RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
 PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about

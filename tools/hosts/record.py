@@ -47,6 +47,15 @@ CLAUDE_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToo
 CODEX_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
                      "SessionEnd"]
 CONTEXT_TEXT = "VKCTX: extra context from a UserPromptSubmit hook"
+RECALL_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # planted: the hook masks it
+RECALL_LESSONS = {
+    "cart-rounding.md": "---\nname: cart-rounding\ndescription: Round cart totals half-even "
+    "once at the end, never per line\ntype: memory\nstatus: active\n"
+    "anchors: [src/billing/cart.py::round_cart]\n---\n\nRounding each line drifts by a cent.\n",
+    "billing-decimal.md": "---\nname: billing-money-type\ndescription: Money in billing is "
+    "Decimal, never float\ntype: memory\nstatus: active\nanchors: [src/billing]\n---\n\n"
+    f"A float sum lost a cent in the invoice job; its log held the token {RECALL_TOKEN}.\n",
+}
 
 PLACEHOLDERS = """\
 /HOME        the throw-away HOME of the run (also $CODEX_HOME=/HOME/.codex)
@@ -149,6 +158,25 @@ class Run:
                env=self.env())
         assert r.returncode == 0, r.stdout + r.stderr
         return r.stdout
+
+    def recall_setup(self, target: str) -> None:
+        """Two lessons for the point-of-use recall (one the prompt names, one anchored to the
+        folder of the file the model then reads, with a planted token to be masked), the
+        recall hooks installed (`hooks install TARGET --recall`) and the table built."""
+        memory = self.vault / "projects" / "proj" / "memory"
+        memory.mkdir(parents=True, exist_ok=True)
+        for name, text in RECALL_LESSONS.items():
+            (memory / name).write_text(text)
+        (self.proj / ".git").mkdir()
+        (self.proj / "src" / "billing").mkdir(parents=True)
+        (self.proj / "src" / "billing" / "cart.py").write_text(
+            "def round_cart(lines):\n    return sum(lines)\n")
+        r = sh([self.vk, "--vault", str(self.vault), "hooks", "install", target, "--recall"],
+               env=self.env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        self.install_recall_out = r.stdout
+        r = sh([self.vk, "--vault", str(self.vault), "scan", "--force"], env=self.env())
+        assert r.returncode in (0, 1), r.stdout + r.stderr
 
     def mcp_wrapped(self) -> tuple[str, list[str]]:
         """The MCP server command, wrapped in the tee."""
@@ -519,6 +547,24 @@ class Claude:
         self.collect(r)
 
 
+    # 10 -----------------------------------------------------------------------------
+    def recall(self) -> None:
+        """The point-of-use recall: the prompt's lesson, then the file's, in the requests."""
+        r = self.new("recall")
+        r.recall_setup("claude-code")
+        rules = [
+            {"name": "r1", "when": "VKSCN:recall", "reply": [
+                {"tool": "Read", "id": "toolu_vk_recall_1",
+                 "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")}}]},
+            {"name": "r2", "when": "toolu_vk_recall_1", "reply": [{"text": "Rounded once."}]},
+        ]
+        port = r.start_mock(rules)
+        self.p(r, port, "VKSCN:recall fix the cart totals rounding", "claude-p", *self.ALLOWED)
+        r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
+        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        self.collect(r)
+
+
 def r_dump_placeholder(event: str, context: str | None = None) -> str:
     c = f'python3 "$HOME/.vkhooks/dump_hook.py" {event}-ctx'
     if context:
@@ -693,6 +739,24 @@ class Codex:
         self.exec(r, "VKSCN:context hello", "codex-exec")
         self.collect(r)
 
+    # 11 -----------------------------------------------------------------------------
+    def recall(self) -> None:
+        """The point-of-use recall: the prompt's lesson, then the file's, in the requests."""
+        ph: dict[str, int] = {}
+        r = self.new("recall", ph, approve=False)  # no MCP tool is called
+        r.recall_setup("codex")
+        assert r.mock
+        r.mock.set_rules([
+            {"name": "r1", "when": "VKSCN:recall", "reply": [
+                {"tool": "exec_command", "id": "call_vk_recall_1",
+                 "input": {"cmd": "cat src/billing/cart.py", "workdir": str(r.proj)}}]},
+            {"name": "r2", "when": "call_vk_recall_1", "reply": [{"text": "Rounded once."}]},
+        ])
+        self.exec(r, "VKSCN:recall fix the cart totals rounding", "codex-exec")
+        r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
+        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        self.collect(r)
+
     # 10 -----------------------------------------------------------------------------
     def hook_trust(self) -> None:
         ph: dict[str, int] = {}
@@ -826,13 +890,14 @@ def main() -> int:
         c = Claude(binp, a.claude_version, a.out / f"claude-code-{a.claude_version}",
                    a.vaultkeeper)
         for name in ("plain", "skill", "mcp", "subagent", "resume_fork", "stream_json",
-                     "mcp_list", "auto_memory", "hook_context"):
+                     "mcp_list", "auto_memory", "hook_context", "recall"):
             plan.append(("claude-code", name.replace("_", "-"), getattr(c, name)))
     if not a.skip_codex:
         binp = ensure_host("@openai/codex", a.codex_version,
                            NPM_PREFIX / f"codex-{a.codex_version}")
         x = Codex(binp, a.codex_version, a.out / f"codex-{a.codex_version}", a.vaultkeeper)
-        for name in ("plain", "mcp", "mcp_unapproved", "subagent", "hook_context", "hook_trust"):
+        for name in ("plain", "mcp", "mcp_unapproved", "subagent", "hook_context", "hook_trust",
+                     "recall"):
             plan.append(("codex", name.replace("_", "-"), getattr(x, name)))
     for host, scen, fn in plan:
         if a.only and scen not in a.only and f"{host}:{scen}" not in a.only:

@@ -35,7 +35,7 @@ from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.apply.trash import with_keywords
 from vaultkeeper.apply.unmerge import digest
 from vaultkeeper.errors import GateRefused, NotFoundError
-from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write, note_written, writer_lock
 from vaultkeeper.store.vault import own_dir, rel, resolve_inside
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
@@ -178,5 +178,7 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     for relative, (source, text) in found.texts.items():
         atomic_write(resolve_inside(vault, relative), as_bytes(source, text))
     if found.drop.block is None:
-        os.replace(resolve_inside(vault, found.drop.rel), folder / content)
+        dropped = resolve_inside(vault, found.drop.rel)
+        os.replace(dropped, folder / content)
+        note_written(dropped)  # its row in the recall table goes (store.fsio.writer_lock)
     return rel(vault, folder)

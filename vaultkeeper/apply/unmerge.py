@@ -19,7 +19,7 @@ from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.apply.unpatch import take_off
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.store.edit import BOM
-from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.fsio import atomic_write, note_written
 from vaultkeeper.store.vault import file_in, rel, resolve_inside
 
 
@@ -64,6 +64,7 @@ def unmerge(
             atomic_write(path, data)
         if drop_file:
             os.replace(file_in(folder, str(meta["content"])), target)
+            note_written(target)  # the recall table's row (fsio)
         shutil.rmtree(folder)
     return Outcome(
         "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],

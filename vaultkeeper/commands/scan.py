@@ -137,9 +137,14 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if brief:
         _brief(vault, report, now, cwd)
         return
+    from vaultkeeper.report import recall as recall_section
+    from vaultkeeper.store.adherence import adherence
+
+    followed = adherence(vault)  # read now from the usage log, as status reads it
     if as_json:
         data = report.to_dict()
         data["age_seconds"] = int((now - made).total_seconds())
+        data["recall"] = recall_section.to_dict(followed)
         print_json(data)
         return
     from vaultkeeper.report.candidates import print_report
@@ -148,6 +153,11 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if report.updated_at is not None:  # applies since then changed some candidates
         made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
     print_report(report, False, made_line)
+    lines = recall_section.text_lines(followed)
+    if lines:
+        from vaultkeeper.report.text import one_lines
+
+        click.echo("\n".join(one_lines(lines)))
 
 
 def _empty(vault: Path, now: dt.datetime, why: str) -> dict[str, object]:

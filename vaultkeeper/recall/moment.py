@@ -1,7 +1,7 @@
 """The point-of-use recall hook: the few right lessons when a prompt arrives and before a
 file is touched (``UserPromptSubmit`` and ``PreToolUse``, hooks/recall.sh).
 
-It reads the host's JSON on stdin and the prebuilt table (state/recall-lookup.json),
+It reads the host's JSON on stdin and the prebuilt table (state/recall-lookup.bin),
 never the vault itself; it prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
 "additionalContext": TEXT}}`` (the form both Claude Code and Codex take for both events)
 or nothing. TEXT is at most ``MOMENT_MAX_CHARS``: one line saying this is information
@@ -17,14 +17,13 @@ The whole run is a Python start and one file's read: no click, no typing, no pat
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import sys
 import time
 
 from vaultkeeper import config
-from vaultkeeper.recall import lookup
+from vaultkeeper.recall import fastjson, lookup, paths
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 _PATCH_MARKS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ")
@@ -51,8 +50,8 @@ def read_stdin(deadline: float) -> dict[str, object]:
             break
         data += chunk
         try:
-            got = json.loads(data)
-        except ValueError:
+            got = fastjson.loads(data)
+        except (ValueError, UnicodeDecodeError):
             continue
         if isinstance(got, dict):
             return got
@@ -91,31 +90,22 @@ def touched(payload: dict[str, object]) -> list[str]:
     return out
 
 
-def _neutral(text: str, quote: bool = False) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace('"', "&quot;") if quote else text
-
-
 def render(lessons: list[lookup.Lesson]) -> tuple[str, list[lookup.Lesson]]:
-    """The context to add and the lessons in it, within MOMENT_MAX_CHARS."""
-    from vaultkeeper.store.secrets import served
-
+    """The context to add and the lessons in it, within MOMENT_MAX_CHARS: each lesson's
+    tag and body as the table holds them (neutralised and masked when it was built), a
+    body cut short at a word when the share left for it is smaller."""
     parts, kept = [HEADER], []
     room = config.MOMENT_MAX_CHARS - len(HEADER)
+    tail = "</vault-memory>"
     for n, lesson in enumerate(lessons):
         share = room // (len(lessons) - n) - 1  # what is left, shared by those left
-        head = (
-            f'<vault-memory path="{_neutral(lesson.path, True)}" '
-            f'status="{_neutral(lesson.status or "unset", True)}">'
-        )
-        tail = "</vault-memory>"
-        body = served(_neutral(f"{lesson.name}: {lesson.text}" if lesson.text else lesson.name))
-        left = share - len(head) - len(tail)
+        body = lesson.body
+        left = share - len(lesson.head) - len(tail)
         if left < 80:
             continue
         if len(body) > left:
             body = body[: left - 3].rsplit(" ", 1)[0] + "..."
-        block = served(head) + body + tail
+        block = lesson.head + body + tail
         parts.append(block)
         kept.append(lesson)
         room -= len(block) + 1
@@ -146,36 +136,45 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     try:
         table = lookup.load(
             os.path.join(state, config.RECALL_LOOKUP_FILE),
-            os.path.join(state, config.RECALL_LOOKUP_TEXT_FILE),
+            os.path.join(state, config.RECALL_LOOKUP_OVER_FILE),
         )
     except FileNotFoundError:
-        raise Quiet("no state/recall-lookup.json yet: run `vaultkeeper scan`") from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise Quiet(f"state/recall-lookup.json unreadable ({exc}); run `vaultkeeper scan`") from exc
+        raise Quiet("no state/recall-lookup.bin yet: run `vaultkeeper scan`") from None
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise Quiet(f"state/recall-lookup.bin unreadable ({exc}); run `vaultkeeper scan`") from exc
     cwd = _text(payload, "cwd")
-    project = lookup.project_for(cwd, table.projects())
+    project = paths.project_for(cwd, table.projects())
     if event == "UserPromptSubmit":
         moment, mark = "prompt", _text(payload, "prompt_id") or _text(payload, "turn_id")
-        chosen = lookup.for_prompt(table, _text(payload, "prompt") or "", project)
+        most = config.MOMENT_MAX_PROMPT_LESSONS
+        found = lookup.for_prompt(table, _text(payload, "prompt") or "", project)
+        if not found:
+            return ""
+
+        def choose(seen: set[str]) -> list[lookup.Lesson]:
+            return lookup.pick(table, found, seen.__contains__, most)
     else:
-        moment, mark = "file", _text(payload, "tool_use_id")
-        rels = [r for f in touched(payload) for r in lookup.relative_forms(f, cwd)]
-        chosen = lookup.for_files(table, rels, project)
-    if not chosen:
-        return ""
+        moment, mark = "file", _text(payload, "tool_use_id") or _text(payload, "call_id")
+        rels = [r for f in touched(payload) for r in paths.relative_forms(f, cwd)]
+        if not rels:
+            return ""
+
+        def choose(seen: set[str]) -> list[lookup.Lesson]:
+            most = config.MOMENT_MAX_FILE_LESSONS
+            return lookup.for_files(table, rels, project, seen.__contains__, most)
+
+    session_file = _session_file(state, session)
+    try:
+        seen_before = _seen(session_file)
+    except OSError:
+        seen_before = set()
+    if not choose(seen_before):
+        return ""  # nothing new for this session: no file written
     os.makedirs(os.path.join(state, config.RECALL_SESSIONS_DIR), exist_ok=True)
-    fd = os.open(_session_file(state, session), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(session_file, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     with os.fdopen(fd, "r+", encoding="utf-8") as fh:
         fcntl.flock(fd, fcntl.LOCK_EX)  # two file tools at once: each lesson still once
-        seen = set(fh.read().splitlines())
-        most = (
-            config.MOMENT_MAX_PROMPT_LESSONS
-            if moment == "prompt"
-            else config.MOMENT_MAX_FILE_LESSONS
-        )
-        ids = [i for i in chosen if table.lines[i].split("\t", 1)[0] not in seen][:most]
-        fresh = [table.lesson(i) for i in ids]
-        text, kept = render(fresh)
+        text, kept = render(choose(set(fh.read().splitlines())))
         if not kept:
             return ""
         if time.monotonic() > deadline:
@@ -184,7 +183,15 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
         fh.flush()
     _log_shown(state, host, session, kept, f"recall:{moment}:{mark or '-'}")
     out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
-    return json.dumps(out, ensure_ascii=False)
+    return fastjson.obj(out)
+
+
+def _seen(session_file: str) -> set[str]:
+    try:
+        with open(session_file, encoding="utf-8") as fh:
+            return set(fh.read().splitlines())
+    except FileNotFoundError:
+        return set()
 
 
 def _log_shown(
@@ -194,7 +201,7 @@ def _log_shown(
     writes them: a reader skips a line cut short, never the log)."""
     day = _today()
     lines = [
-        json.dumps(
+        fastjson.obj(
             {
                 "session": session,
                 "source": host,
@@ -203,7 +210,7 @@ def _log_shown(
                 "date": day,
                 "receipt": receipt,
             },
-            ensure_ascii=True,
+            ascii_only=True,
         )
         for x in kept
     ]

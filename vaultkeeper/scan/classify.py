@@ -115,9 +115,12 @@ def run_scan(
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import cachefile as scancachefile
 
+            used: list[ScanCache] = []
+
             def classified(cache: ScanCache) -> Report:
                 found = classify(vault, now, cache)
                 scancachefile.save(vault, cache)
+                used.append(cache)
                 return found
 
             clock = time.monotonic()
@@ -136,7 +139,8 @@ def run_scan(
             with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
                 from vaultkeeper.scan.lookup import build as build_lookup
 
-                build_lookup(vault)
+                # every file as the cache had it: the table is as true as after the last build
+                build_lookup(vault, unchanged=all(c.files_unchanged() for c in used))
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

@@ -151,7 +151,7 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
             # line for the brief, the anchors' cache
             config.RECALL_LOOKUP_FILE,
             config.RECALL_LOOKUP_KEYS_FILE,
-            config.RECALL_LOOKUP_TEXT_FILE,
+            config.RECALL_LOOKUP_OVER_FILE,
             config.RECALL_LOOKUP_SIG_FILE,
             config.NATIVE_SUMMARY_FILE,
             config.ANCHORS_CACHE_FILE,

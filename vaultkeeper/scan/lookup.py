@@ -17,6 +17,7 @@ files older than ``RECALL_SESSION_MAX_DAYS``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -26,6 +27,8 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
+from vaultkeeper.scan.lookupover import prune
+from vaultkeeper.scan.lookuptable import table
 from vaultkeeper.store.frontmatter import split_frontmatter
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note, read_regular
@@ -43,6 +46,7 @@ _KEYS += (config.PATHS_KEY, config.ANCHORS_KEY)
 _WORD = re.compile(r"\w+")
 _STALE = frozenset({"gone", "changed", "moved", "stale"})  # an anchor check's verdicts
 _PLACE_KEYS = ("at", "path", "place", "file")
+_LEGACY = ("recall-lookup.json", "recall-lookup.text")  # version 2's table, in two files
 
 
 def lookup_path(vault: Path) -> Path:
@@ -176,97 +180,73 @@ def _load_keys(vault: Path) -> dict[str, Any]:
     return files if isinstance(files, dict) else {}
 
 
-def table(records: list[tuple[str, list[Any]]]) -> tuple[dict[str, Any], bytes]:
-    """The hook's table from (path, record) pairs, in path order, and its text file: an
-    id line, then each lesson's text on a line of its own (the table holds their byte
-    offsets and the id: the hook reads only the texts it serves)."""
-    names, descriptions, words, meta, texts = [], [], [], [], []
-    places: dict[str, list[int]] = {}
-    globs: list[list[Any]] = []
-    for i, (rel_path, rec) in enumerate(records):
-        name, description, status, project, body_words, text, anchored, paths = rec
-        names.append(name.casefold().replace("\x00", ""))
-        descriptions.append(description.casefold().replace("\x00", ""))
-        words.append(body_words)
-        meta.append("\t".join(" ".join(v.split()) for v in (rel_path, status, project, name)))
-        texts.append((" ".join(text.split()) + "\n").encode())
-        for place in anchored:
-            places.setdefault(place, []).append(i)
-        globs.extend([g, i] for g in paths)
-    body = b"".join(texts)
-    text_id = hashlib.blake2b(body, digest_size=8).hexdigest()
-    at, offsets = len(text_id) + 1, []
-    for t in texts:
-        offsets.append(at)
-        at += len(t)
-    offsets.append(at)
-    return {
-        "version": config.RECALL_LOOKUP_VERSION,
-        "text_id": text_id,
-        "text_offsets": offsets,
-        "count": len(records),
-        "projects": sorted({rec[3] for _, rec in records} - {""}),
-        "starts": [_starts(f) for f in (names, descriptions, words)],
-        "names": "\x00".join(names),
-        "descriptions": "\x00".join(descriptions),
-        "words": "\x00".join(words),
-        "meta": "\n".join(meta),
-        "places": places,
-        "globs": globs,
-    }, text_id.encode() + b"\n" + body
-
-
-def _starts(fields: list[str]) -> list[int]:
-    """Where each entry's field begins in the NUL-joined string (search.score.starts_of)."""
-    starts, at = [], 0
-    for text in fields:
-        starts.append(at)
-        at += len(text) + 1
-    return starts
-
-
-def build(vault: Path | str) -> bool:
-    """Bring the table up to date; True when it was written."""
+def build(vault: Path | str, unchanged: bool = False) -> bool:
+    """Bring the table up to date; True when it was written. ``unchanged``: the scan
+    that calls this found every file as its cache had it, so when the table was built
+    after that cache was saved, not even the walk is done again."""
     vault = Path(vault)
     own_dir(vault, config.STATE_DIR)
-    limit = time.time_ns() - RACY_NS
+    state = vault / config.STATE_DIR
+    sig_file = state / config.RECALL_LOOKUP_SIG_FILE
+    if unchanged and _newer(sig_file, state / config.SCAN_CACHE_FILE, lookup_path(vault)):
+        return False
+    began = time.time_ns()
+    limit = began - RACY_NS
     stats: list[tuple[str, list[int], bool]] = []
     for rel_path in _candidates(vault):
         try:
             stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
         except OSError:
             continue
-    sig_file = vault / config.STATE_DIR / config.RECALL_LOOKUP_SIG_FILE
-    sig = json.dumps(stats)
+    sig = json.dumps([config.RECALL_LOOKUP_VERSION, stats])  # a new format: built again
     sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
     _prune_sessions(vault)
+    _drop_legacy(state)
     if all(s[2] for s in stats) and lookup_path(vault).is_file() and _read(sig_file) == sig:
+        os.utime(sig_file)  # its time: when the table was last found true
         return False  # every file as last time: nothing read, nothing written
     known = _load_keys(vault)
     files: dict[str, Any] = {}
-    changed = False
     for rel_path, key, settled in stats:
         seen = known.get(rel_path)
         if isinstance(seen, list) and len(seen) == 3 and seen[1] and seen[0] == key:
             files[rel_path] = seen
             continue
-        rec = record(vault, rel_path)
-        files[rel_path] = [key, settled, rec]
-        changed = changed or seen is None or seen[2] != rec
-    changed = changed or set(files) != set(known) or not lookup_path(vault).is_file()
+        files[rel_path] = [key, settled, record(vault, rel_path)]
     if files != known:
         keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
         atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
+    live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
+    data = table(live, began)
+    old = _read_bytes(lookup_path(vault))
+    changed = old is None or old.partition(b"\n")[2] != data.partition(b"\n")[2]
     if changed:
-        live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
-        data, texts = table(live)
-        atomic_write(
-            vault / config.STATE_DIR / config.RECALL_LOOKUP_TEXT_FILE, texts, fsync_dir=False
-        )
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        atomic_write(lookup_path(vault), text, fsync_dir=False)  # after its texts
+        atomic_write(lookup_path(vault), data, fsync_dir=False)
     atomic_write(sig_file, sig, fsync_dir=False)
+    prune(vault, began)  # rows the table now holds (or a newer read of their files)
     return changed
+
+
+def _newer(sig_file: Path, cache_file: Path, table_file: Path) -> bool:
+    """Whether the table exists and was last found true after the scan cache was saved."""
+    try:
+        table_file.stat()
+        return sig_file.stat().st_mtime_ns >= cache_file.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _drop_legacy(state: Path) -> None:
+    for name in _LEGACY:
+        with contextlib.suppress(OSError):
+            (state / name).unlink()
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _read(path: Path) -> str | None:

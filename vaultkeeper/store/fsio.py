@@ -33,6 +33,24 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
+# Every path this process wrote or moved, in order, and what runs when the outermost hold
+# of the writer lock ends with some of them: the recall table's rows (scan.lookup
+# registers it), so a lesson a command just archived is never served after it.
+_written: list[str] = []
+_after: list[Any] = []
+
+
+def note_written(path: Path | str) -> None:
+    """A file written or moved other than by atomic_write or move (os.replace)."""
+    _written.append(str(path))
+
+
+def after_writes(callback: Any) -> None:
+    """``callback(vault, paths)`` when the outermost writer lock is let go after writes."""
+    if callback not in _after:
+        _after.append(callback)
+
+
 def changes() -> int:
     """How many writes and moves this process has made so far (compare two readings)."""
     return _changes[0]
@@ -42,6 +60,7 @@ def move(source: Path, target: Path) -> None:
     """os.replace, counted as a change (a move into or out of .trash/)."""
     os.replace(source, target)
     _changes[0] += 1
+    _written.extend((str(source), str(target)))
 
 
 TYPE_CHECKING = False
@@ -89,6 +108,7 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bo
         _step()
         os.replace(tmp, path)
         _changes[0] += 1
+        _written.append(str(path))
         _step()
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -212,11 +232,13 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         raise VaultkeeperError(
             f"{state}: exists and is not a folder; vaultkeeper keeps its state "
             "there: move that file away"
-        )
+        ) from None
     if outside is None or state.is_dir():
         state.mkdir(parents=True, exist_ok=True)
         paths.append(state / config.WRITER_LOCK_FILE)
     held: list[Any] = []
+    outermost = False
+    mark = len(_written)
     try:
         for path in paths:
             lock = _file_lock(path)
@@ -227,12 +249,21 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
                     f"{path}: another vaultkeeper command is writing; try again"
                 ) from exc
             held.append(lock)
-        if getattr(held[0], "lock_counter", 1) == 1:  # the outermost hold: no writer is mid-write
+        outermost = getattr(held[0], "lock_counter", 1) == 1
+        if outermost:  # the outermost hold: no writer is mid-write
             sweep_temps(vault)
         yield
     finally:
-        for lock in reversed(held):
-            lock.release()
+        try:
+            if outermost and len(_written) > mark:
+                done = _written[mark:]
+                del _written[:]  # seen: a long-lived process (the MCP server) keeps no list
+                for callback in list(_after):
+                    with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
+                        callback(vault, done)
+        finally:
+            for lock in reversed(held):
+                lock.release()
 
 
 def sweep_temps(vault: Path) -> list[str]:
