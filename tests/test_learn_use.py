@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.errors import NotFoundError, UnsafePathError
+from vaultkeeper.errors import NotFoundError
 from vaultkeeper.learn import use as use_module
 from vaultkeeper.learn.use import record_use, record_uses
 
