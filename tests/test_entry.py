@@ -50,6 +50,7 @@ def normal(text: str, root: Path) -> str:
     text = re.sub(r'"(generated_at|lastCompleted|lastTriggered)": ("[^"]*"|\d+)', r'"\1": T', text)
     text = re.sub(r'"(duration_ms|durationMs|pid)": \d+', r'"\1": N', text)
     text = re.sub(r"\d+ s ago", "N s ago", text)
+    text = re.sub(r"\d+ s of cooldown", "N s of cooldown", text)  # a second may pass between
     text = re.sub(r'"(id|base)":"[0-9a-f]+-[0-9a-f]+"', r'"\1":I', text)  # the scan cache's
     head, crash, tail = text.partition("Traceback (most recent call last):\n")
     # both paths may crash alike (a latin-1 terminal and an em dash): the frames differ

@@ -117,7 +117,7 @@ def vault(tmp_path: Path) -> Path:
 # (or 60 s pass, so a failed test leaves nothing running).
 SLOW_SCAN = """#!/bin/sh
 state="$2/state"
-echo $$ >"$state/fake.pid"
+echo $$ >"$state/fake.pid.tmp" && mv "$state/fake.pid.tmp" "$state/fake.pid"  # never seen empty
 i=0
 while [ ! -e "$state/release" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 echo "scanned $*" >"$state/fake.done"
