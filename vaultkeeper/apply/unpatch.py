@@ -46,8 +46,21 @@ def _key(line: str) -> str:
 def _side(base: list[str], other: list[str]) -> _Side:
     lines: dict[int, str] = {}
     spans: list[tuple[int, int, list[str]]] = []
-    matcher = SequenceMatcher(None, [_key(x) for x in base], [_key(x) for x in other], False)
+    # what both share at the ends is left out of the diff: most of a file, most times
+    head = 0
+    while head < min(len(base), len(other)) and base[head] == other[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]
+    ):
+        tail += 1
+    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
+    # junk on: blank and counter lines are too common to anchor on, and would make a long
+    # registry's diff quadratic; runs still extend across them
+    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b])
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         if tag == "equal":  # equal keys: a counter's value may still differ
             lines.update(
                 (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]
@@ -108,22 +121,23 @@ def take_off(base: str, back: str, now: str, where: str) -> str:
         raise GateRefused(
             f"{where}: line {at + 1} was edited since, where the merge wrote; nothing restored"
         )
+    inserts: dict[int, list[str]] = {}
+    replaced: dict[int, tuple[int, list[str]]] = {}
+    for side in (undo, since):
+        for i1, i2, lines in side.spans:
+            if i1 == i2:
+                inserts.setdefault(i1, []).extend(lines)
+            else:
+                replaced[i1] = (i2, lines)
     out: list[str] = []
     k = 0
     while k <= len(b):
-        for side in (undo, since):
-            for i1, i2, lines in side.spans:
-                if i1 == i2 == k:
-                    out.extend(lines)
+        out.extend(inserts.get(k, ()))
         if k == len(b):
             break
-        span = next(
-            ((i2, x) for side in (undo, since) for i1, i2, x in side.spans if i1 == k < i2),
-            None,
-        )
-        if span is not None:
-            out.extend(span[1])
-            k = span[0]
+        if k in replaced:
+            k, lines = replaced[k]
+            out.extend(lines)
             continue
         mine, theirs = undo.lines.get(k), since.lines.get(k)
         if theirs is None:
