@@ -49,9 +49,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_DATA_HOME": home / ".local" / "share",
         "XDG_CACHE_HOME": home / ".cache",
+        "XDG_RUNTIME_DIR": home / "run",  # the writer lock's folder (store.lockplace)
     }
     for name, folder in folders.items():
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         _SAVED_ENV[name] = os.environ.get(name)
         os.environ[name] = str(folder)
 
