@@ -61,8 +61,12 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    # the recall table's cache and its hash hold each file's inode: it differs between copies
-    skip = (config.RECALL_LOOKUP_KEYS_FILE, config.RECALL_LOOKUP_SIG_FILE)
+    # the recall table's cache and its hash, and the brief's patterns, hold each file's inode
+    skip = (
+        config.RECALL_LOOKUP_KEYS_FILE,
+        config.RECALL_LOOKUP_SIG_FILE,
+        config.BRIEF_PATTERNS_FILE,
+    )
     return {
         p.name: _table(p) if p.name == config.RECALL_LOOKUP_FILE else normal(p.read_text(), root)
         for p in sorted(folder.iterdir())

@@ -356,6 +356,7 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.SCAN_CACHE_FILE,
             config.STATE_FILE,
             config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
+            config.BRIEF_PATTERNS_FILE,  # the brief's patterns (report/brief_patterns.py)
             *RECALL_FILES,  # the recall hook's table (scan/lookup.py)
         ]
     )
@@ -559,6 +560,9 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     table = json.loads((vault / "state" / config.RECALL_LOOKUP_FILE).read_bytes().split(b"\n")[0])
     assert table["version"] == config.RECALL_LOOKUP_VERSION  # the recall table: whole too
     leftovers -= set(RECALL_FILES)
+    patterns = json.loads((vault / "state" / config.BRIEF_PATTERNS_FILE).read_text())
+    assert patterns["format"] == 1  # the brief's patterns: whole too
+    leftovers.discard(config.BRIEF_PATTERNS_FILE)
     assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE, config.STATE_FILE]
 
 
