@@ -46,4 +46,3 @@ def after_writes(vault: Path, written: list[str]) -> None:
                 break
     if lookup_path(Path(vault)).exists():  # no table yet: the first scan builds it
         refresh(vault, rels)
-
