@@ -277,11 +277,7 @@ ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, 
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
 RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
-# The file tools a PreToolUse recall handler is registered for, per host (a regex). Codex
-# names every shell-like tool (shell, local_shell, shell_command, exec_command) "Bash"
-# with tool_input {"command": text}, its edits "apply_patch" ({"command": the patch}),
-# and its file reader "Read" ({"file_path": ...}) in a hook's input (codex-rs hook_names.rs,
-# handlers/apply_patch.rs, handlers/file_read.rs).
+# PreToolUse file tools per host (a regex); Codex's names per its source: docs/recall.md
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
                    "codex": "Bash|apply_patch|Read"}  # fmt: skip
 RECALL_LOOKUP_FILE = "recall-lookup.bin"  # under state/: what the hook reads, never the vault

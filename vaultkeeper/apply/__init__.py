@@ -11,4 +11,4 @@ edits (diffs and writes), journal, queue (asks for a person), promote, prune, tr
 """
 
 # registers the recall table's rows for what this package writes (store.fsio.after_writes)
-from vaultkeeper.scan import lookuprows as _recall_rows  # noqa: E402, F401
+from vaultkeeper.scan import lookuphook as _recall_rows  # noqa: E402, F401

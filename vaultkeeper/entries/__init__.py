@@ -5,4 +5,4 @@ Imports index, registry and store.
 """
 
 # registers the recall table's rows for what this package writes (store.fsio.after_writes)
-from vaultkeeper.scan import lookuprows as _recall_rows  # noqa: E402, F401
+from vaultkeeper.scan import lookuphook as _recall_rows  # noqa: E402, F401

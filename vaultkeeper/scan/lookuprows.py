@@ -3,8 +3,8 @@
 Any command that writes or moves files holds the vault's writer lock; when its
 outermost hold ends (store.fsio.writer_lock) the lessons among those files get rows in
 state/recall-lookup.over.json (scan.lookupover): their record read now, or nothing to
-serve. Importing this module registers that (apply, entries and the commands import
-it), so an archived or superseded lesson is never served after the command that did it.
+serve (scan.lookuphook registers this with store.fsio), so an archived or superseded
+lesson is never served after the command that did it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.scan.lookup import lookup_path, record
 from vaultkeeper.scan.lookupover import put
-from vaultkeeper.store.fsio import after_writes
 from vaultkeeper.store.model import is_memory_path
 from vaultkeeper.store.vault import links_out
 
@@ -35,7 +34,7 @@ def refresh(vault: Path | str, rel_paths: Iterable[str]) -> None:
     put(vault, {p: None if links_out(root, str(vault / p)) else record(vault, p) for p in wanted})
 
 
-def _after_writes(vault: Path, written: list[str]) -> None:
+def after_writes(vault: Path, written: list[str]) -> None:
     """The rows of the lessons a command just wrote or moved (store.fsio.writer_lock)."""
     tops = {os.path.abspath(vault), os.path.realpath(vault)}
     rels = []
@@ -47,6 +46,3 @@ def _after_writes(vault: Path, written: list[str]) -> None:
                 break
     if lookup_path(Path(vault)).exists():  # no table yet: the first scan builds it
         refresh(vault, rels)
-
-
-after_writes(_after_writes)
