@@ -44,9 +44,7 @@ PAGE = 4096  # characters a page digest covers
 def shape_of(text: str) -> list[Any]:
     """``[length, forward page digests, backward page digests]`` of a file's text: the
     full pages from its start, and from its end."""
-    from vaultkeeper.store.digests import blake2b_maker
-
-    make = blake2b_maker()
+    from hashlib import blake2b as make
 
     def digest(chunk: str) -> str:
         return str(make(chunk.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest())
@@ -178,14 +176,13 @@ def _by_print(old: list[Kept]) -> dict[str, Kept]:
 def _fingerprinted(heads: list[BlockHead], text: str, old: dict[str, Kept]) -> list[Kept]:
     """What the cache keeps of each block just parsed; a block whose text is as it was
     takes its first sentence and hash from ``old`` instead of working them out."""
-    from vaultkeeper.store.digests import blake2b_maker
+    from hashlib import blake2b as make
 
     if text.isascii():  # the common case: one encoding, its offsets the text's
         data = ("\n" + text).encode("ascii")
         raws = [data[a:b] for a, b in (head.bounds() for head in heads)]
     else:
         raws = [head.span().encode("utf-8", "surrogatepass") for head in heads]
-    make = blake2b_maker()
     out = []
     for head, raw in zip(heads, raws, strict=True):
         fingerprint = make(raw, digest_size=8).hexdigest()

@@ -107,9 +107,9 @@ def name_key(name: str) -> str:
 
 
 def block_hash(text: str) -> str:
-    from vaultkeeper.store.digests import sha256_hex
+    import hashlib
 
-    return sha256_hex(text.encode("utf-8"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def body_start(text: str) -> int:

@@ -170,9 +170,9 @@ def file_hash(text: str) -> str:
     compares against it, so both must call this one function. (A registry block's
     hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
     """
-    from vaultkeeper.store.digests import sha256_hex
+    import hashlib
 
-    return sha256_hex(text.encode("utf-8"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def parse_date(value: Any) -> dt.date | None:

@@ -67,8 +67,7 @@ def cached_pairs(
     if kept is not None:
         return kept
     import json
-
-    from vaultkeeper.store.digests import blake2b_hex
+    from hashlib import blake2b
 
     found: dict[str, list[DuplicatePair]] = {}
     keys: dict[str, str] = {}
@@ -112,7 +111,8 @@ def cached_pairs(
         raw = "\x1f".join([f"{i.name}\x1e{i.path}\x1e{i.line}\x1e{i.text}" for i in items])
         if raw.count("\x1e") != 3 * len(items) or raw.count("\x1f") != len(items) - 1:
             raw = json.dumps(items)  # each a named tuple: an array of its fields
-        key = keys[group] = blake2b_hex(raw.encode("utf-8", "surrogatepass"), 16)
+        data = raw.encode("utf-8", "surrogatepass")
+        key = keys[group] = blake2b(data, digest_size=16).hexdigest()
         pairs = _kept_pairs(cache.group_pairs(settings, group, key))
         if pairs is None:
             again += items

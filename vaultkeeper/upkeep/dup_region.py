@@ -26,9 +26,8 @@ DIGEST = 8  # bytes of an entry's digest
 
 def digests(texts: list[str]) -> bytes:
     """Each text's digest, in order, concatenated."""
-    from vaultkeeper.store.digests import blake2b_maker
+    from hashlib import blake2b
 
-    blake2b = blake2b_maker()
     return b"".join(
         [blake2b(t.encode("utf-8", "surrogatepass"), digest_size=DIGEST).digest() for t in texts]
     )
@@ -40,9 +39,10 @@ def whole(texts: list[str]) -> str | None:
     joined = "\x1f".join(texts)
     if joined.count("\x1f") != len(texts) - 1:
         return None
-    from vaultkeeper.store.digests import blake2b_hex
+    from hashlib import blake2b
 
-    return f"{len(texts)}:" + blake2b_hex(joined.encode("utf-8", "surrogatepass"), 16)
+    data = joined.encode("utf-8", "surrogatepass")
+    return f"{len(texts)}:" + blake2b(data, digest_size=16).hexdigest()
 
 
 def region(old: bytes, new: bytes) -> tuple[int, int, int]:
