@@ -19,7 +19,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
 from vaultkeeper.anchors.format import FILE, AnchorError, parse_at
-from vaultkeeper.anchors.vault import entry_keys
+from vaultkeeper.anchors.vault import check_vault, entry_keys, load_cache, save_cache
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
@@ -126,3 +126,13 @@ def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
         if left:
             out.append(Suggestion(rel, name, tuple(left[:MAX_PER_ENTRY])))
     return out
+
+
+def for_scan(vault: Path, save: bool) -> tuple[tuple[Any, ...], tuple[Suggestion, ...]]:
+    """The report's anchor findings and suggestions from one read of the anchors' cache;
+    ``save``: the scan's own run keeps the cache (``scan --as-of`` leaves it)."""
+    cache = load_cache(vault)
+    found = tuple(check_vault(vault, cache)), tuple(for_report(vault, cache))
+    if save:
+        save_cache(vault, cache)
+    return found

@@ -96,10 +96,10 @@ def _fingerprint(head: Any) -> str | None:
     span = getattr(head, "span", None)
     if span is None:  # a block the cache kept: its fingerprint came with it
         return getattr(head, "fingerprint", None)
-    from vaultkeeper.store.digests import blake2b_maker
+    import hashlib
 
     raw = span().encode("utf-8", "surrogatepass")
-    return str(blake2b_maker()(raw, digest_size=8).hexdigest())
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
 def save(vault: Path, heads: Sequence[Head], started_ns: int) -> None:

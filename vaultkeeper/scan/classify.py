@@ -214,7 +214,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         from vaultkeeper.registry.blocks import load_heads
 
         heads, problems = load_heads(vault)
-    else:
+    else:  # the scan's run: only the changed region of a registry file is read again
         from vaultkeeper.registry.delta import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
@@ -223,17 +223,12 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         after_scan(vault, heads, started_ns)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    from vaultkeeper.anchors import suggest
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
-    from vaultkeeper.anchors import suggest
-    from vaultkeeper.anchors import vault as anchors
-
-    anchor_cache = anchors.load_cache(vault)
-    anchored = anchors.check_vault(vault, anchor_cache)
-    suggested = tuple(suggest.for_report(vault, anchor_cache))
-    if cache is not None:  # the scan's run (run_scan saves its own cache beside this one)
-        anchors.save_cache(vault, anchor_cache)
+    # the scan's run keeps the anchors' cache (run_scan saves its own cache beside it)
+    anchored, suggested = suggest.for_scan(vault, save=cache is not None)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
@@ -244,7 +239,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         duplicates=extra.duplicates,
         stale=extra.stale,
         skills_unused=extra.skills_unused,
-        anchors=tuple(anchored),
+        anchors=anchored,
         suggested=suggested,
     )
 
@@ -268,14 +263,9 @@ def registry_candidates(
             problems.extend(head.problems())
         first = seen.setdefault(head.name, head)
         if first is not head:
-            problems.append(
-                _problem(
-                    head.rel,
-                    head.line,
-                    f"### {head.name}: the name is also used at {first.rel}:{first.line}; "
-                    "the applier refuses a name that is not unique",
-                )
-            )
+            why = f"### {head.name}: the name is also used at {first.rel}:{first.line}; "
+            why += "the applier refuses a name that is not unique"
+            problems.append(_problem(head.rel, head.line, why))
         if count is None:
             continue  # unreadable: a problem, never a candidate
         if head.rel == config.NATIVE_REGISTRY_FILE:
