@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
 
 
 @click.command()
@@ -50,7 +50,6 @@ def ingest(
       vaultkeeper ingest ~/.claude/projects/-home-me-src-api
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.learn import catch_up
     from vaultkeeper.learn.ingest import ingest as run_ingest
     from vaultkeeper.report.candidates import one_line
@@ -62,7 +61,7 @@ def ingest(
     vault = vault_path(ctx)
     transcripts = _expand(transcripts)  # a folder: the transcripts under it
     if not transcripts and missed_beside is None:
-        raise UsageError("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
+        raise usage_error("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
     if missed_beside is not None:
         transcripts = (*transcripts, *catch_up.missed(vault, missed_beside.absolute(), cwd))
         if not transcripts:
