@@ -140,15 +140,21 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
         if not path.is_dir():
             out.append(path)
             continue
-        found = sorted(
-            (
-                Path(top, name)
-                for top, _dirs, names in os.walk(path)
-                for name in names
-                if name.endswith(".jsonl") and not _comes_along(Path(top, name))
-            ),
-            key=str,
-        )
+        real = path.resolve()
+        if real in (Path(real.anchor), Path.home().resolve()):
+            raise VaultkeeperError(
+                f"{path}: too broad to look for transcripts in; name a project's folder "
+                "(~/.claude/projects/NAME) or ~/.codex/sessions"
+            )
+        found: list[Path] = []
+        for top, dirs, names in os.walk(path):
+            # a host's layout is at most 4 deep (projects/NAME/SESSION/subagents/x.jsonl;
+            # sessions/YYYY/MM/DD/x.jsonl); hidden folders (.git, a venv's) are not its
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            if len(Path(top).relative_to(path).parts) >= 4:
+                dirs[:] = []
+            found += [Path(top, n) for n in names if n.endswith(".jsonl")]
+        found = sorted((p for p in found if not _comes_along(p)), key=str)
         if not found:
             raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
         out.extend(found)
