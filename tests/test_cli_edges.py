@@ -263,3 +263,23 @@ def test_the_docs_list_the_commands_that_take_dry_run_and_json() -> None:
 def test_verify_help_counts_its_rows() -> None:
     result = CliRunner().invoke(cli, ["verify", "--help"])
     assert "the spec's 12 checks plus vaultkeeper's own 2" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (["report", "--cwd", "."], "report"),
+        (["hooks", "install", "codex", "--schedule", "1 * * * *"], "hooks install"),
+        (["hooks", "install", "cron", "--settings", "s.json"], "hooks install"),
+        (["ingest"], "ingest"),
+    ],
+)
+def test_options_that_do_not_go_together_name_the_command_and_its_help(
+    sample: Path, args: list[str], where: str
+) -> None:
+    before = snapshot(sample, skip_state=False)
+    code, out, err = invoke(sample, *args)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"vaultkeeper: error: {where}: ")
+    assert err.endswith(f" (see vaultkeeper {where} --help)\n") and err.count("\n") == 1
+    assert snapshot(sample, skip_state=False) == before

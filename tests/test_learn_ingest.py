@@ -524,12 +524,19 @@ def test_many_distinct_reads_stay_in_bounded_memory(tmp_path: Path, vault: Path)
     assert got["rss_kb"] < 45_000, got
 
 
-@pytest.mark.parametrize("given", [".", "/"])
-def test_ingest_of_a_folder_is_one_line(vault: Path, given: str) -> None:
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [(".", ": a folder with no transcript (*.jsonl) in it\n"), ("/", ": too broad to look")],
+)
+def test_ingest_of_a_folder_is_one_line(
+    vault: Path, given: str, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
     before = snapshot(vault, skip_state=False)
     result = vk(vault, "ingest", given)
     assert result.exit_code == 1
-    assert result.stderr.endswith(": not a regular file\n")
+    assert why in result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.output
     assert snapshot(vault, skip_state=False) == before
 

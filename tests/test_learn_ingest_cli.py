@@ -127,7 +127,8 @@ def test_report_brief_cwd_names_the_project(tmp_path: Path, sample: Path) -> Non
     wrong = vk(sample, "report", "--cwd", str(tmp_path))
     assert (wrong.exit_code, wrong.stderr) == (
         2,
-        "vaultkeeper: error: --cwd goes with --brief (it names the session's project)\n",
+        "vaultkeeper: error: report: --cwd goes with --brief (it names the session's project) "
+        "(see vaultkeeper report --help)\n",
     )
 
 

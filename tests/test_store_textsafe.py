@@ -54,6 +54,6 @@ def test_review_and_list_show_the_reason_inert(make_vault: MakeVault) -> None:
     listed = runner.invoke(cli, ["--vault", str(vault), "review", "--list"])
     assert f"prune beta: {SHOWN}" in listed.stdout and "\x1b" not in listed.stdout
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["s"], "[q]uit:")
-    assert code == 0, screen
+    assert code == 3, screen  # skipped: it still waits for a person
     assert f": {SHOWN}\n" in screen and f"Beta {SHOWN} body." in screen
     _no_raw_controls(screen)

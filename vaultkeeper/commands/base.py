@@ -24,6 +24,7 @@ __all__ = [
     "note",
     "now_utc",
     "print_json",
+    "usage_error",
     "vault_path",
 ]
 
@@ -81,14 +82,19 @@ HOOKS = click.option(
 )
 
 
+def usage_error(message: str) -> click.UsageError:
+    """A command line that is wrong in any vault (options that do not go together): as
+    click's own usage errors, it names the command and its --help (cli.py), exit 2."""
+    return click.UsageError(message, click.get_current_context(silent=True))
+
+
 def host_file(target: str, settings_file: Path | None, hooks_file: Path | None) -> Path:
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.hosts.hooks import default_path
 
     if settings_file is not None and target != "claude-code":
-        raise UsageError(f"--settings is for claude-code; {target} takes --hooks or nothing")
+        raise usage_error(f"--settings is for claude-code; {target} takes --hooks or nothing")
     if hooks_file is not None and target != "codex":
-        raise UsageError(f"--hooks is for codex; {target} takes --settings or nothing")
+        raise usage_error(f"--hooks is for codex; {target} takes --settings or nothing")
     given = settings_file if target == "claude-code" else hooks_file
     return (given or default_path(target, os.environ)).expanduser().absolute()
 

@@ -16,6 +16,7 @@ from vaultkeeper.commands.base import (
     SETTINGS,
     host_file,
     print_json,
+    usage_error,
     vault_path,
 )
 
@@ -105,7 +106,6 @@ def hooks_install(
       vaultkeeper --vault ~/memory hooks install codex --mcp
       vaultkeeper --vault ~/memory hooks install cron --print
     """
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.hosts import codex_trust, cron
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
@@ -118,7 +118,7 @@ def hooks_install(
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target != "cron":
         if print_only or schedule is not None or (recall and target == "git"):
-            raise UsageError(f"--schedule and --print are for cron, --recall for hosts: {target}")
+            raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json, warn=warn)
@@ -135,7 +135,7 @@ def hooks_install(
         return
     host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if recall:
-        raise UsageError("--recall is for claude-code and codex, not cron")
+        raise usage_error("--recall is for claude-code and codex, not cron")
     if print_only:
         line = cron.cron_line(vault, program, cron.schedule_for(vault, schedule, os.environ))
         print_json({"line": line}) if as_json else click.echo(line)

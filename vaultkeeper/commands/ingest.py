@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
 
 
 @click.command()
@@ -50,7 +50,6 @@ def ingest(
       vaultkeeper ingest ~/.claude/projects/-home-me-src-api
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.learn import catch_up
     from vaultkeeper.learn.ingest import ingest as run_ingest
     from vaultkeeper.report.candidates import one_line
@@ -62,7 +61,7 @@ def ingest(
     vault = vault_path(ctx)
     transcripts = _expand(transcripts)  # a folder: the transcripts under it
     if not transcripts and missed_beside is None:
-        raise UsageError("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
+        raise usage_error("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
     if missed_beside is not None:
         transcripts = (*transcripts, *catch_up.missed(vault, missed_beside.absolute(), cwd))
         if not transcripts:
@@ -151,15 +150,21 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
         if not path.is_dir():
             out.append(path)
             continue
-        found = sorted(
-            (
-                Path(top, name)
-                for top, _dirs, names in os.walk(path)
-                for name in names
-                if name.endswith(".jsonl") and not _comes_along(Path(top, name))
-            ),
-            key=str,
-        )
+        real = path.resolve()
+        if real in (Path(real.anchor), Path.home().resolve()):
+            raise VaultkeeperError(
+                f"{path}: too broad to look for transcripts in; name a project's folder "
+                "(~/.claude/projects/NAME) or ~/.codex/sessions"
+            )
+        found: list[Path] = []
+        for top, dirs, names in os.walk(path):
+            # a host's layout is at most 4 deep (projects/NAME/SESSION/subagents/x.jsonl;
+            # sessions/YYYY/MM/DD/x.jsonl); hidden folders (.git, a venv's) are not its
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            if len(Path(top).relative_to(path).parts) >= 4:
+                dirs[:] = []
+            found += [Path(top, n) for n in names if n.endswith(".jsonl")]
+        found = sorted((p for p in found if not _comes_along(p)), key=str)
         if not found:
             raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
         out.extend(found)

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
 from vaultkeeper.commands.decide import _render_outcome
 from vaultkeeper.store.textsafe import inert
 
@@ -46,7 +46,6 @@ def adopt(
     \b
     vaultkeeper native adopt --cwd ~/src/api
     """
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.native.folders import adopt as record
     from vaultkeeper.native.folders import discover, folder_for_cwd
 
@@ -55,9 +54,7 @@ def adopt(
     if every:
         chosen += discover(home)
     if not chosen:
-        raise UsageError(
-            "name a folder, --cwd DIR or --all (see `vaultkeeper native adopt --help`)"
-        )
+        raise usage_error("name a folder, --cwd DIR or --all")
     for folder in record(vault_path(ctx), home, chosen):
         click.echo(inert(f"adopted {folder.project}: {folder.path}"))
 

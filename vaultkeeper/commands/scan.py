@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import note, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import note, now_utc, print_json, usage_error, vault_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,18 +104,17 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper report --json
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
-    from vaultkeeper.errors import UsageError
     from vaultkeeper.report.candidates import age_text, iso, load_report
 
     if as_json and brief:
-        raise UsageError("--json and --brief are two different outputs; choose one")
+        raise usage_error("--json and --brief are two different outputs; choose one")
     vault = vault_path(ctx)
     saved = load_report(vault)
     if saved.note:
         note(saved.note)
     now = now_utc()
     if cwd is not None and not brief:
-        raise UsageError("--cwd goes with --brief (it names the session's project)")
+        raise usage_error("--cwd goes with --brief (it names the session's project)")
     if saved.report is None:
         why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
         if as_json:  # an empty report, its keys all there: an agent's code needs no case
