@@ -87,13 +87,14 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text, encoding="utf-8")
 
 
-def build_repo(root: Path) -> list[str]:
-    """The history; the commit ids, first to last."""
+def build_repo(root: Path, first: str = "first") -> list[str]:
+    """The history; the commit ids, first to last. Two repositories built within one
+    second share their root commit (one identity) unless ``first`` tells them apart."""
     root.mkdir()
     git(root, "init", "-q")
     write(root, FIRST)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "first")
+    git(root, "commit", "-q", "-m", first)
     commits = [git(root, "rev-parse", "HEAD").stdout.strip()]
     for message, files, deleted, moves in STEPS:
         write(root, files)

@@ -164,7 +164,7 @@ def test_a_lesson_of_another_repository_or_vault_gets_no_suggestion(
 ) -> None:
     top, vault = shop
     other = tmp_path / "other"
-    fx.build_repo(other)
+    fx.build_repo(other, first="another repository")  # not a clone of shop's: its own root
     assert run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d").exit_code == 0
     monkeypatch.chdir(other)
     assert run(vault, "new", "memory", "theirs", "-p", "other", "-d", "d").exit_code == 0
