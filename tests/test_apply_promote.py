@@ -324,3 +324,24 @@ def test_dry_runs_and_skills_outside_leave_the_index_alone(
     outcome = apply_decision(vault, decision, NOW, dry_run=not outside)
     assert outcome.outcome == "act"
     assert (vault / "_index.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("named", ["`{other}`", "[[projects/p/research/notes]]"])
+def test_a_promoted_line_naming_a_file_that_is_no_skill_gets_no_receipt(
+    make_vault, tmp_path: Path, named: str
+) -> None:
+    # the **promoted:** line is vault text anyone may write: re-promoting edits only a
+    # SKILL.md, never another file (outside the vault or in it) that line names
+    other = tmp_path / "elsewhere" / "notes.txt"
+    other.parent.mkdir()
+    other.write_text("keep me\n")
+    line = f"**promoted:** 2026-11-01 -> {named.format(other=other)}\n"
+    registry = REGISTRY.replace("**last used:** 2026-10-01\n", "**last used:** 2026-10-01\n" + line)
+    vault = make_vault(
+        {"patterns/registry.md": registry, "projects/p/research/notes.md": "a\nb\nc\n"}
+    )
+    before = snapshot(vault)
+    outcome = promote(vault, evidence="https://example.org/other")
+    assert outcome.outcome == "defer", outcome.reason
+    assert other.read_text() == "keep me\n"
+    assert snapshot(vault) == before

@@ -189,3 +189,25 @@ def test_drops_keywords_on_its_index_line_come_back_with_restore(make_vault) -> 
         assert meta["keywords"] == "clock, pinning"
         assert restore(vault, trash_id).outcome == "act"
         assert line in index.read_text().splitlines()
+
+
+def test_undo_of_a_file_merge_puts_drop_back_when_its_folder_was_removed(make_vault) -> None:
+    # the merge emptied DROP's folder and a person removed it: restore makes it again,
+    # instead of undoing KEEP's edit and then failing to put DROP back
+    vault = make_vault(
+        {
+            "projects/p/memory/a.md": memory("a", "Retry a flaky CI job once"),
+            "projects/p/memory/old/b.md": memory("b", "Retry flaky CI jobs once"),
+        }
+    )
+    build_index(vault)
+    before = snapshot(vault)
+    trash_id = merged(vault, "projects/p/memory/a.md", "projects/p/memory/old/b.md")
+    (vault / "projects/p/memory/old").rmdir()
+    back = restore(vault, trash_id)
+    assert back.outcome == "act", back.reason
+    assert (vault / "projects/p/memory/old/b.md").read_bytes() == before[
+        "projects/p/memory/old/b.md"
+    ]
+    assert (vault / "projects/p/memory/a.md").read_bytes() == before["projects/p/memory/a.md"]
+    assert not (vault / config.TRASH_DIR / trash_id).exists()

@@ -134,3 +134,21 @@ def test_old_session_files_are_removed(make_vault: MakeVault) -> None:
     os.utime(folder / "old", (past, past))
     build(root)
     assert sorted(p.name for p in folder.iterdir()) == ["new"]
+
+
+def test_an_upgrade_masks_the_table_again_with_its_own_patterns(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hook serves the table's text as masked when it was built: a vaultkeeper that
+    # masks more must build every lesson again, even files unchanged since
+    import vaultkeeper
+    from vaultkeeper.scan import lookup
+
+    root = make_vault({"projects/api/memory/a.md": entry("a", "uses hunter2 daily")})
+    monkeypatch.setattr(lookup, "RACY_NS", 0)  # the file is settled: its stat is trusted
+    assert build(root) is True
+    assert "hunter2" in table(root).line(0).body
+    monkeypatch.setattr(vaultkeeper, "__version__", vaultkeeper.__version__ + ".next")
+    monkeypatch.setattr(lookup, "mask", lambda text: text.replace("hunter2", "[redacted]"))
+    assert build(root) is True
+    assert "hunter2" not in table(root).line(0).body

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.apply.trash import with_keywords
 from vaultkeeper.apply.unmerge import digest
 from vaultkeeper.errors import GateRefused, NotFoundError
-from vaultkeeper.store.fsio import atomic_write, note_written, writer_lock
+from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.vault import own_dir, rel, resolve_inside
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
@@ -179,6 +178,5 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         atomic_write(resolve_inside(vault, relative), as_bytes(source, text))
     if found.drop.block is None:
         dropped = resolve_inside(vault, found.drop.rel)
-        os.replace(dropped, folder / content)
-        note_written(dropped)  # its row in the recall table goes (store.fsio.writer_lock)
+        move(dropped, folder / content)  # counted; its row in the recall table goes (fsio)
     return rel(vault, folder)

@@ -22,19 +22,23 @@ from vaultkeeper.store.vault import rel, resolve_inside
 
 _LINK = re.compile(r"->\s*\[\[(?P<link>[^\]|#]+)(?:[|#][^\]]*)?\]\]")
 _PATH = re.compile(r"->\s*`(?P<path>[^`]+)`")
+SKILL_FILE = "SKILL.md"  # the one name promote writes (promote.skill_target)
 
 
 def promoted_skill(vault: Path, block: RegistryBlock) -> tuple[Path, str] | None:
-    """(the skill file, how messages name it) from the block's ``**promoted:**`` line."""
+    """(the skill file, how messages name it) from the block's ``**promoted:**`` line.
+
+    That line is vault text an agent may write: only a ``SKILL.md`` it names is taken
+    (promote writes no other name), never another file inside or outside the vault."""
     text = block.promoted or ""
     link = _LINK.search(text)
     if link:
         path = resolve_inside(vault, link.group("link").strip() + ".md")
-        return path, rel(vault.resolve(), path)
+        return (path, rel(vault.resolve(), path)) if path.name == SKILL_FILE else None
     found = _PATH.search(text)
     if found:
         path = Path(found.group("path")).expanduser()
-        return (path, str(path)) if path.is_absolute() else None
+        return (path, str(path)) if path.is_absolute() and path.name == SKILL_FILE else None
     return None
 
 

@@ -10,7 +10,6 @@ off and keeps the rest (unpatch.py); where a later edit touched a line the merge
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.apply.unpatch import take_off
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.store.edit import BOM
-from vaultkeeper.store.fsio import atomic_write, note_written
+from vaultkeeper.store.fsio import atomic_write, move
 from vaultkeeper.store.vault import file_in, rel, resolve_inside
 
 
@@ -60,11 +59,12 @@ def unmerge(
     if since:
         how += f" ({since} changed since the merge: only the merge's lines taken off)"
     if not dry_run:
+        if drop_file:  # its folder first: a person may have removed it, emptied by the merge
+            target.parent.mkdir(parents=True, exist_ok=True)
         for path, data in plan_back:
             atomic_write(path, data)
         if drop_file:
-            os.replace(file_in(folder, str(meta["content"])), target)
-            note_written(target)  # the recall table's row (fsio)
+            move(file_in(folder, str(meta["content"])), target)  # counted, and its recall row
         shutil.rmtree(folder)
     return Outcome(
         "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],
@@ -72,6 +72,7 @@ def unmerge(
                "files": [str(item["path"]) for item in edits]},
         dry_run=dry_run,
     )  # fmt: skip
+
 
 BOM_BYTES = BOM.encode("utf-8")
 

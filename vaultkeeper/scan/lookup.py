@@ -25,6 +25,7 @@ import re
 import time
 from pathlib import Path
 
+import vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
 from vaultkeeper.scan.lookupover import prune
@@ -176,6 +177,8 @@ def _load_keys(vault: Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict) or data.get("version") != config.RECALL_LOOKUP_VERSION:
         return {}
+    if data.get("masked_by") != vaultkeeper.__version__:
+        return {}  # its texts masked by another version's patterns: every record read again
     files = data.get("files")
     return files if isinstance(files, dict) else {}
 
@@ -198,7 +201,9 @@ def build(vault: Path | str, unchanged: bool = False) -> bool:
             stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
         except OSError:
             continue
-    sig = json.dumps([config.RECALL_LOOKUP_VERSION, stats])  # a new format: built again
+    # a new format, or another vaultkeeper's masking (the hook serves the table's text
+    # as masked when built): built again
+    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats])
     sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
     _prune_sessions(vault)
     _drop_legacy(state)
@@ -215,6 +220,7 @@ def build(vault: Path | str, unchanged: bool = False) -> bool:
         files[rel_path] = [key, settled, record(vault, rel_path)]
     if files != known:
         keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
+        keys["masked_by"] = vaultkeeper.__version__
         atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
     live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
     data = table(live, began)
