@@ -159,3 +159,13 @@ def test_a_vault_without_state_is_linted_by_status_and_left_clean(make_vault: Ma
     _, got = rows(vault)
     assert (got["broken_links"]["figure"], got["broken_links"]["verdict"]) == (1, "warn")
     assert not (vault / config.STATE_DIR).exists()
+
+
+def test_a_summary_symlinked_out_of_the_vault_is_not_read(vault: Path, tmp_path: Path) -> None:
+    lint(vault)
+    outside = tmp_path / "elsewhere.json"
+    outside.write_bytes(summary_file(vault).read_bytes())  # a valid summary, out of the vault
+    summary_file(vault).unlink()
+    summary_file(vault).symlink_to(outside)
+    code, got = rows(vault)
+    assert got["orphans"]["verdict"] == "warn" and "unreadable" in got["orphans"]["detail"]

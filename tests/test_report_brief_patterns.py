@@ -180,3 +180,17 @@ def test_a_corrupt_or_foreign_file_is_ignored(vault: Path, body: str) -> None:
 def test_scan_as_of_saves_nothing(vault: Path) -> None:
     result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--as-of", str(TODAY)])
     assert result.exit_code in (0, 1) and not facts(vault).exists()
+
+
+def test_saved_patterns_symlinked_out_of_the_vault_are_not_served(
+    vault: Path, tmp_path: Path
+) -> None:
+    scan(vault)
+    saved = json.loads(facts(vault).read_text())
+    saved["patterns"][0][4] = "PLANTED outside the vault."
+    outside = tmp_path / "planted.json"
+    outside.write_text(json.dumps(saved))
+    facts(vault).unlink()
+    facts(vault).symlink_to(outside)
+    assert brief_patterns.load(vault, 250) is None
+    assert "PLANTED" not in brief(vault)

@@ -46,7 +46,7 @@ def state_path(vault: Path) -> Path:
 def load(vault: Path) -> dict[str, Any]:
     """{entry path: {"paths": [...], "session": ID, "date": ISO}}; {} when unreadable."""
     try:
-        data = json.loads(read_regular(state_path(vault)))
+        data = json.loads(read_regular(state_path(vault), follow=False))
     except (ParseError, ValueError):
         return {}
     entries = data.get("entries") if isinstance(data, dict) else None

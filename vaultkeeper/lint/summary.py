@@ -83,12 +83,16 @@ def has_state(vault: Path) -> bool:
 def load(vault: Path) -> tuple[LintSummary | None, str | None]:
     """The saved figures, or None and why not (None too when there simply are none)."""
     where = f"{config.STATE_DIR}/{config.LINT_SUMMARY_FILE}"
+    from vaultkeeper.store.text import ParseError, read_regular
+
     try:
-        raw = _path(vault).read_bytes()
-    except FileNotFoundError:
-        return None, None
+        path = _path(vault)
+        if not os.path.lexists(path):
+            return None, None
+        raw = read_regular(path, follow=False)
     except (OSError, ValueError) as exc:  # a folder there, a symlink refused, ...
-        return None, f"{where}: unreadable ({getattr(exc, 'strerror', None) or exc})"
+        why = exc.reason if isinstance(exc, ParseError) else getattr(exc, "strerror", None)
+        return None, f"{where}: unreadable ({why or exc})"
     try:
         data = json.loads(raw)
         if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -160,8 +160,10 @@ def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
 
 
 def _read(vault: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(_path(vault).read_bytes())
+    from vaultkeeper.store.text import read_regular
+
+    try:  # never through a link: what it holds is served to the agent
+        data = json.loads(read_regular(_path(vault), follow=False))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

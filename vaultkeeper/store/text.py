@@ -46,15 +46,18 @@ def decode(raw: bytes) -> str:
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX only; elsewhere there are no FIFOs to meet
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
+def read_regular(path: str | os.PathLike[str], follow: bool = True) -> bytes:
     """A regular file's bytes; raises ParseError (with no path) when it can't be read.
 
     Every reader of vault files goes through here: a FIFO or device named *.md would
     block the read for ever or never end. One open and one fstat per file; the
-    non-blocking open lets a FIFO be refused instead of waited on.
+    non-blocking open lets a FIFO be refused instead of waited on. ``follow=False``:
+    vaultkeeper's own files under state/, which are never links (one planted there
+    would read a file outside the vault), are opened with O_NOFOLLOW.
     """
+    flags = os.O_RDONLY | _NONBLOCK | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+        fd = os.open(path, flags)
     except OSError as exc:
         raise ParseError(f"cannot read: {exc.strerror or exc}") from None
     try:
