@@ -23,6 +23,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.report.brief import render_brief
 from vaultkeeper.report.candidates import Report, one_line
+from vaultkeeper.report.text import one_lines
 from vaultkeeper.store.secrets import served
 
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
@@ -168,9 +169,9 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     return out, len(readable)
 
 
-def _cut(line: str) -> str:
-    line = one_line(line)
-    return line if len(line) <= _ITEM_MAX else line[: _ITEM_MAX - 3] + "..."
+def _cut(lines: list[str]) -> list[str]:
+    """Each line one_line (one check for them all), a long one cut."""
+    return [x if len(x) <= _ITEM_MAX else x[: _ITEM_MAX - 3] + "..." for x in one_lines(lines)]
 
 
 def _link(path: str, heading: str | None = None) -> str:
@@ -220,9 +221,9 @@ def render(
     part1 = "\n".join(how) + "\n"
     room = limit - len(part1) - 8  # the blank lines between parts
 
-    waiting = [
-        _cut(f"- {a.action} {a.target}: {a.reason} (id {a.id})") for a in _waiting(vault, pending)
-    ]
+    waiting = _cut(
+        [f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault, pending)]
+    )
     waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
@@ -231,21 +232,21 @@ def render(
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
     stale = stale_marks(report)  # "may be stale: src/x.py::helper is gone since ..."
-    lesson_lines = [
-        _cut(
+    lesson_lines = _cut(
+        [
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
             f"{stale.get(x.path, '')}: {x.description} {_link(x.path)}"
-        )
-        for x in found
-    ]
+            for x in found
+        ]
+    )
     shown_patterns, pattern_total = patterns(vault, limit // 40)
-    pattern_lines = [
-        _cut(
+    pattern_lines = _cut(
+        [
             f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "
             f"{p.summary} {_link(p.path, p.name)}"
-        )
-        for p in shown_patterns
-    ]
+            for p in shown_patterns
+        ]
+    )
     part2: list[str] = []
     if project:
         pattern_need = sum(len(x) + 1 for x in pattern_lines) + 200
