@@ -47,6 +47,7 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
 BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
+BRIEF_LESSONS_FILE = "brief-lessons.json"  # lessons only YAML reads, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
