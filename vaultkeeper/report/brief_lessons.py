@@ -18,7 +18,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.store.vault import own_dir
@@ -26,7 +25,12 @@ from vaultkeeper.store.vault import own_dir
 FORMAT = 1
 KEYS = ("name", "description", "status", "superseded_by")
 RACY_NS = 50_000_000  # a file changed this close to the save: not kept (brief_patterns')
-Fields = list[Any]  # [name or None (the file's stem), description, status or None]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
 
 def _path(vault: Path) -> Path:
