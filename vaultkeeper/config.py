@@ -1,7 +1,6 @@
 """Every threshold, window, file name and environment variable name, defined once.
 
-Anything a person might want to look up or change lives here; a test checks the README
-and the spec template against these values.
+Anything one might look up or change lives here; a test checks the README and spec by it.
 """
 
 from __future__ import annotations
