@@ -199,7 +199,6 @@ def render(
     limit: int = config.BRIEF_MAX_CHARS,
 ) -> str:
     """The whole brief, never more than ``limit`` characters."""
-    from vaultkeeper.apply.queue import pending
     from vaultkeeper.native.summary import line as summary_line
     from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
@@ -215,9 +214,7 @@ def render(
     part1 = "\n".join(how) + "\n"
     room = limit - len(part1) - 8  # the blank lines between parts
 
-    waiting = _cut(
-        [f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault, pending)]
-    )
+    waiting = _cut([f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)])
     waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
@@ -267,7 +264,14 @@ def render(
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
 
 
-def _waiting(vault: Path, pending: Any) -> list[Waiting]:
+def _waiting(vault: Path) -> list[Waiting]:
+    from vaultkeeper.store.vault import own_dir
+
+    # no queue file (the usual case): no asks, and no import of the apply package
+    if not (Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE).is_file():
+        return []
+    from vaultkeeper.apply.queue import pending
+
     return [Waiting(a.id, a.action, a.target, a.reason) for a in pending(vault)]
 
 
