@@ -61,11 +61,12 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    # the recall table's cache and its hash, and the brief's patterns, hold each file's inode
+    # the recall table's cache and its hash, and the brief's patterns and lessons, hold inodes
     skip = (
         config.RECALL_LOOKUP_KEYS_FILE,
         config.RECALL_LOOKUP_SIG_FILE,
         config.BRIEF_PATTERNS_FILE,
+        config.BRIEF_LESSONS_FILE,
     )
     return {
         p.name: _table(p) if p.name == config.RECALL_LOOKUP_FILE else normal(p.read_text(), root)

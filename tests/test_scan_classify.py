@@ -357,6 +357,7 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.STATE_FILE,
             config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
             config.BRIEF_PATTERNS_FILE,  # the brief's patterns (report/brief_patterns.py)
+            config.BRIEF_LESSONS_FILE,  # the brief's YAML-only lessons (report/brief_lessons.py)
             *RECALL_FILES,  # the recall hook's table (scan/lookup.py)
         ]
     )
@@ -563,6 +564,9 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     patterns = json.loads((vault / "state" / config.BRIEF_PATTERNS_FILE).read_text())
     assert patterns["format"] == 1  # the brief's patterns: whole too
     leftovers.discard(config.BRIEF_PATTERNS_FILE)
+    lessons = json.loads((vault / "state" / config.BRIEF_LESSONS_FILE).read_text())
+    assert lessons["format"] == 1  # the brief's lessons: whole too
+    leftovers.discard(config.BRIEF_LESSONS_FILE)
     assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE, config.STATE_FILE]
 
 

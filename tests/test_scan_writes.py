@@ -53,6 +53,8 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.BRIEF_PATTERNS_FILE}",  # the brief's patterns: flushed below too
         "fsync file",
+        f"rename {config.BRIEF_LESSONS_FILE}",  # the brief's lessons: flushed below too
+        "fsync file",
         f"rename {config.SCAN_CACHE_FILE}",  # flushed by the folder fsync below
         "fsync file",
         f"rename {config.LAST_REPORT_FILE}",  # flushed by the folder fsync below

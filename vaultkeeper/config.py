@@ -1,7 +1,6 @@
 """Every threshold, window, file name and environment variable name, defined once.
 
-Anything a person might want to look up or change lives here; the README and the
-spec template are checked against these values by a test so no stale copy survives.
+Anything one might look up or change lives here; a test checks the README and spec by it.
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
+BRIEF_LESSONS_FILE = "brief-lessons.json"  # the lessons only YAML reads, for the brief
 BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"

@@ -13,18 +13,14 @@ per anchored file.
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 
 from vaultkeeper.anchors import repo, source
 from vaultkeeper.anchors.format import DEFINITION, FILE, Anchor, Item, text_of
+from vaultkeeper.anchors.records import CHANGED, GONE, MOVED, OK, UNCHECKED, Result
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any
-
-OK, CHANGED, MOVED, GONE, UNCHECKED = "ok", "changed", "moved", "gone", "unchecked"
-
-Result = namedtuple("Result", ("at", "state", "moved_to", "commit"))
 
 
 class Checker:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections import namedtuple
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
 from vaultkeeper.anchors.format import FILE, AnchorError, parse_at
+from vaultkeeper.anchors.records import Suggestion
 from vaultkeeper.anchors.vault import check_vault, entry_keys, load_cache, save_cache
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.fsio import atomic_write
@@ -35,8 +35,6 @@ MAX_ENTRIES = 100  # the newest entries' suggestions are kept
 MAX_PER_ENTRY = 8  # files edited first, then files read, in the order the session did
 MAX_AGE_DAYS = 30  # a suggestion nobody took in a month is dropped
 _VERSION = 1
-
-Suggestion = namedtuple("Suggestion", ("path", "name", "anchors"))
 
 
 def state_path(vault: Path) -> Path:

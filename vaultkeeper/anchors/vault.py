@@ -11,13 +11,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections import namedtuple
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
-from vaultkeeper.anchors.check import CHANGED, GONE, MOVED, Checker, Result
+from vaultkeeper.anchors.check import Checker
 from vaultkeeper.anchors.format import Anchor, Item, parse_condition, parse_items, text_of
+from vaultkeeper.anchors.records import (
+    CHANGED,
+    DECIDED,
+    GONE,
+    HOLDS,
+    MOVED,
+    REOPEN,
+    REVIEW,
+    Finding,
+    Result,
+)
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 
@@ -26,9 +36,6 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any
 
 _CACHE_VERSION = 2
-REOPEN, DECIDED, HOLDS, REVIEW = "reopen", "condition-met", "condition-not-met", "review"
-
-Finding = namedtuple("Finding", ("path", "name", "status", "condition", "results", "follows"))
 
 
 def cache_path(vault: Path) -> Path:

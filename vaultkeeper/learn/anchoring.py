@@ -19,7 +19,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # ingest imports Touched always, the rest only for a session with a cwd
-    from vaultkeeper.anchors.suggest import Suggestion
+    from vaultkeeper.anchors.records import Suggestion
     from vaultkeeper.learn.transcripts import Signal
 
 MAX_TOUCHED = 2000  # distinct files remembered per session (a runaway session's reads)

@@ -23,10 +23,14 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.report.brief import render_brief
 from vaultkeeper.report.candidates import Report, one_line
+from vaultkeeper.report.text import one_lines
 from vaultkeeper.store.secrets import served
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.report import brief_lessons
+
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
-_KEYS = ("name", "description", "status", "superseded_by")
 MORE = "... and {} more (see _index.md)"
 # Shares of what is left after part 1: the maintenance part first takes at most this
 # much, then the project's lessons and the patterns split the rest (unused room moves on).
@@ -88,52 +92,43 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
     return next((folders[n.casefold()] for n in names if n and n.casefold() in folders), None)
 
 
-def _front(path: str, where: str) -> dict[str, Any] | None:
-    from vaultkeeper.store import model, quickmeta
+def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | None:
+    """The lesson's fields (brief_lessons.fields), None for one never served: quickmeta
+    reads most; the scan's saved facts (report/brief_lessons.py) or YAML the others."""
+    from vaultkeeper.report import brief_lessons
+    from vaultkeeper.store import model
 
     try:
         text = model.decode(model.read_regular(path))
-        front = quickmeta.read_front(text, _KEYS)
-        if front is not None:
-            return front[0]
-        yaml_text = model.split_frontmatter(text)[0]
-        if yaml_text is None:
-            return None
-        quick = quickmeta.read_keys(yaml_text, _KEYS)
-        if quick is not None:
-            return quick[0]
-        fm = model.parse_note(Path(path), where, text).frontmatter
-        return None if fm is None else dict(fm.data)
+        simple, meta = brief_lessons.quick(text)
+        if simple:
+            return brief_lessons.fields(meta)
+        known, got = saved.get(path, where)
+        if known:
+            return got
+        return brief_lessons.fields(brief_lessons.with_yaml(path, where, text))
     except model.ParseError:
         return None  # the scan and lint report it; the recall just leaves it out
 
 
 def lessons(vault: Path, project: str) -> list[Lesson]:
     """The project's memory entries that are served: active first, then by name."""
-    from vaultkeeper.store.vault import links_out, walk_files
+    from vaultkeeper.report import brief_lessons
 
-    folder = vault / config.PROJECTS_DIR / project / config.MEMORY_SUBDIR
-    if not folder.is_dir() or folder.is_symlink():
-        return []
     out: list[Lesson] = []
     cut = len(str(vault)) + 1
-    root = os.path.realpath(vault)
-    for path in walk_files(vault, folder):
-        if not path.endswith(".md") or (os.path.islink(path) and links_out(root, path)):
-            continue  # a file symlinked out of the vault is never served
-        meta = _front(path, path[cut:])
-        if meta is None:
+    saved = brief_lessons.Saved(vault)
+    for path in brief_lessons.memory_files(vault, project):
+        got = _front(path, path[cut:], saved)
+        if got is None:
             continue
-        status = meta.get("status")
-        if status == "archived" or meta.get("superseded_by") not in (None, "", []):
-            continue
-        name = meta.get("name")
+        name, description, status = got
         out.append(
             Lesson(
-                str(name) if name not in (None, "") else os.path.basename(path)[:-3],
-                "" if meta.get("description") is None else str(meta.get("description")),
+                name if name is not None else os.path.basename(path)[:-3],
+                description,
                 path[cut:],
-                None if status is None else str(status),
+                status,
             )
         )
     out.sort(key=lambda x: (x.status not in ("active", None), x.name.casefold()))
@@ -168,9 +163,9 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     return out, len(readable)
 
 
-def _cut(line: str) -> str:
-    line = one_line(line)
-    return line if len(line) <= _ITEM_MAX else line[: _ITEM_MAX - 3] + "..."
+def _cut(lines: list[str]) -> list[str]:
+    """Each line one_line (one check for them all), a long one cut."""
+    return [x if len(x) <= _ITEM_MAX else x[: _ITEM_MAX - 3] + "..." for x in one_lines(lines)]
 
 
 def _link(path: str, heading: str | None = None) -> str:
@@ -204,7 +199,6 @@ def render(
     limit: int = config.BRIEF_MAX_CHARS,
 ) -> str:
     """The whole brief, never more than ``limit`` characters."""
-    from vaultkeeper.apply.queue import pending
     from vaultkeeper.native.summary import line as summary_line
     from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
@@ -220,9 +214,7 @@ def render(
     part1 = "\n".join(how) + "\n"
     room = limit - len(part1) - 8  # the blank lines between parts
 
-    waiting = [
-        _cut(f"- {a.action} {a.target}: {a.reason} (id {a.id})") for a in _waiting(vault, pending)
-    ]
+    waiting = _cut([f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)])
     waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
@@ -231,21 +223,21 @@ def render(
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
     stale = stale_marks(report)  # "may be stale: src/x.py::helper is gone since ..."
-    lesson_lines = [
-        _cut(
+    lesson_lines = _cut(
+        [
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
             f"{stale.get(x.path, '')}: {x.description} {_link(x.path)}"
-        )
-        for x in found
-    ]
+            for x in found
+        ]
+    )
     shown_patterns, pattern_total = patterns(vault, limit // 40)
-    pattern_lines = [
-        _cut(
+    pattern_lines = _cut(
+        [
             f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "
             f"{p.summary} {_link(p.path, p.name)}"
-        )
-        for p in shown_patterns
-    ]
+            for p in shown_patterns
+        ]
+    )
     part2: list[str] = []
     if project:
         pattern_need = sum(len(x) + 1 for x in pattern_lines) + 200
@@ -272,7 +264,14 @@ def render(
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
 
 
-def _waiting(vault: Path, pending: Any) -> list[Waiting]:
+def _waiting(vault: Path) -> list[Waiting]:
+    from vaultkeeper.store.vault import own_dir
+
+    # no queue file (the usual case): no asks, and no import of the apply package
+    if not (Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE).is_file():
+        return []
+    from vaultkeeper.apply.queue import pending
+
     return [Waiting(a.id, a.action, a.target, a.reason) for a in pending(vault)]
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import shlex
 
-from vaultkeeper.anchors.check import Result
-from vaultkeeper.anchors.suggest import Suggestion
-from vaultkeeper.anchors.vault import DECIDED, HOLDS, REOPEN, Finding
+from vaultkeeper.anchors.records import DECIDED, HOLDS, REOPEN, Finding, Result, Suggestion
 from vaultkeeper.store.secrets import needs_serving, served
 
 TYPE_CHECKING = False

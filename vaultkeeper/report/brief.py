@@ -15,7 +15,7 @@ from vaultkeeper import config
 from vaultkeeper.report.brief_layout import ITEM_MAX, command, layout
 from vaultkeeper.report.brief_layout import intros as brief_intros
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Report
-from vaultkeeper.report.text import one_line
+from vaultkeeper.report.text import one_lines
 from vaultkeeper.upkeep import sections as upkeep
 
 
@@ -39,11 +39,11 @@ def _brief_sections(
                 line += f"; falsification_condition: {c.falsification_condition}"
             if kind == PROMOTE and receipts and c.name in receipts:
                 line += f"; latest receipt: {receipts[c.name]}"
-            line = one_line(line)  # a multi-line YAML value must not forge brief lines
-            if len(line) > ITEM_MAX:
-                line = line[: ITEM_MAX - 3] + "..."
             lines.append(line)
-        out.append((intros[kind], lines))
+        # one_line each (one check for them all): a multi-line YAML value must not forge
+        # brief lines
+        cut = [x if len(x) <= ITEM_MAX else x[: ITEM_MAX - 3] + "..." for x in one_lines(lines)]
+        out.append((intros[kind], cut))
     return out
 
 

@@ -203,6 +203,7 @@ def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> R
 def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     import datetime as dt
 
+    from vaultkeeper.report import brief_lessons
     from vaultkeeper.report.brief_patterns import after_scan
     from vaultkeeper.report.candidates import Report
     from vaultkeeper.scan.memory import held_out_candidates
@@ -219,8 +220,9 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
 
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)
-    if cache is not None:  # the scan's run: the brief's patterns (never `scan --as-of`'s)
+    if cache is not None:  # the scan's run: the brief's patterns and lessons (not --as-of's)
         after_scan(vault, heads, started_ns)
+        brief_lessons.after_scan(vault)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
     from vaultkeeper.anchors import suggest
