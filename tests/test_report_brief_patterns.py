@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +34,7 @@ def registry(*blocks: str) -> str:
 
 @pytest.fixture
 def vault(make_vault: MakeVault) -> Path:
-    made = make_vault(
+    return make_vault(
         {
             config.REGISTRY_FILE: registry(
                 block("alpha", 4, 3, "Alpha keeps the cache warm."),
@@ -45,18 +44,6 @@ def vault(make_vault: MakeVault) -> Path:
             "patterns/more.md": registry(block("delta", 6, 2, "Delta splits the batch.")),
         }
     )
-    settle(made)
-    return made
-
-
-def settle(vault: Path) -> None:
-    """Until the clock has passed the registry files' racy window: a scan that starts
-    sooner rightly keeps them without their stat (so the brief parses them itself)."""
-    newest = max(
-        max(p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in (vault / "patterns").glob("*.md")
-    )
-    while time.time_ns() <= newest + brief_patterns.RACY_NS:
-        time.sleep(0.01)
 
 
 def facts(vault: Path) -> Path:
