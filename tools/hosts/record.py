@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 from mock_server import MockServer  # noqa: E402
+from tui import Tui  # noqa: E402
 
 DEFAULT_CLAUDE = "2.1.332"
 DEFAULT_CODEX = "0.169.0"
@@ -55,6 +56,12 @@ RECALL_LESSONS = {
     "billing-decimal.md": "---\nname: billing-money-type\ndescription: Money in billing is "
     "Decimal, never float\ntype: memory\nstatus: active\nanchors: [src/billing]\n---\n\n"
     f"A float sum lost a cent in the invoice job; its log held the token {RECALL_TOKEN}.\n",
+}
+# the interactive run's second prompt names this one (its planted token masked too)
+RECALL_TUI_LESSONS = {
+    "invoice-retry.md": "---\nname: invoice-retry\ndescription: The invoice job retries keyed "
+    "by invoice id, so a retry never bills twice\ntype: memory\nstatus: active\n---\n\n"
+    f"A retry without the key billed a customer twice; the job's log held {RECALL_TOKEN}.\n",
 }
 
 PLACEHOLDERS = """\
@@ -159,13 +166,14 @@ class Run:
         assert r.returncode == 0, r.stdout + r.stderr
         return r.stdout
 
-    def recall_setup(self, target: str) -> None:
+    def recall_setup(self, target: str, extra: dict[str, str] | None = None) -> None:
         """Two lessons for the point-of-use recall (one the prompt names, one anchored to the
-        folder of the file the model then reads, with a planted token to be masked), the
-        recall hooks installed (`hooks install TARGET --recall`) and the table built."""
+        folder of the file the model then reads, with a planted token to be masked) and any
+        ``extra``, the recall hooks installed (`hooks install TARGET --recall`) and the
+        table built."""
         memory = self.vault / "projects" / "proj" / "memory"
         memory.mkdir(parents=True, exist_ok=True)
-        for name, text in RECALL_LESSONS.items():
+        for name, text in {**RECALL_LESSONS, **(extra or {})}.items():
             (memory / name).write_text(text)
         (self.proj / ".git").mkdir()
         (self.proj / "src" / "billing").mkdir(parents=True)
@@ -268,9 +276,23 @@ def _s(b: Any) -> str:
     return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
 
 
+# Claude Code merges the first turn's system-role attachments (SessionStart output, the
+# skill list, a UserPromptSubmit hook's context, the date) into one long message: a plain
+# cut at BIG hid the hook's context there, so it was once taken for not sent at all.
+HOOK_CONTEXT = re.compile(r"\S+ hook additional context: ")
+
+
 def _trim(v: Any, depth: int = 0) -> Any:
     if isinstance(v, str):
-        return v if len(v) <= BIG else v[:BIG] + f"... [trimmed: {len(v)} chars in all]"
+        if len(v) <= BIG:
+            return v
+        hook = HOOK_CONTEXT.search(v)
+        if hook is None:
+            return v[:BIG] + f"... [trimmed: {len(v)} chars in all]"
+        if hook.start() <= BIG:
+            return v
+        cut = f"... [trimmed: {len(v)} chars in all; kept from the hook context on]\n\n"
+        return v[:BIG] + cut + v[hook.start() :]
     if isinstance(v, list):
         return [_trim(x, depth + 1) for x in v]
     if isinstance(v, dict):
@@ -560,6 +582,61 @@ class Claude:
         ]
         port = r.start_mock(rules)
         self.p(r, port, "VKSCN:recall fix the cart totals rounding", "claude-p", *self.ALLOWED)
+        r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
+        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        self.collect(r)
+
+    # 11 -----------------------------------------------------------------------------
+    def recall_interactive(self) -> None:
+        """The recall in the interactive TUI (tmux): two prompts in one session, each naming
+        a lesson, the first followed by a Read; then /exit."""
+        r = self.new("recall-interactive")
+        r.recall_setup("claude-code", RECALL_TUI_LESSONS)
+        # the dialog "Detected a custom API key ... use this API key?" is answered ahead,
+        # as the TUI itself records a yes: the key's last 20 characters
+        cj = r.home / ".claude.json"
+        conf = json.loads(cj.read_text())
+        key = self.env(r, 0)["ANTHROPIC_API_KEY"]
+        conf["customApiKeyResponses"] = {"approved": [key[-20:]], "rejected": []}
+        cj.write_text(json.dumps(conf, indent=2))
+        r.copy(cj, "config/claude.json")
+        rules = [
+            {"name": "t1", "when": "VKSCN:tui1", "reply": [
+                {"tool": "Read", "id": "toolu_vk_tui_1",
+                 "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")}}]},
+            {"name": "t2", "when": "toolu_vk_tui_1", "reply": [{"text": "Rounded once."}]},
+            {"name": "t3", "when": "VKSCN:tui2", "reply": [
+                {"text": "Retries keyed by invoice id."}]},
+        ]
+        port = r.start_mock(rules)
+        out = r.home / ".vkhooks" / "out"
+
+        def fired(event: str, n: int) -> Callable[[], bool]:
+            return lambda: len(list(out.glob(f"*-{event}.json"))) >= n
+
+        argv = [self.bin, *self.ALLOWED]
+        r.cmdlog.append("[tui] " + " ".join(argv) + "   (in tmux, 160x50)")
+        t0 = time.time()
+        with Tui(argv, self.env(r, port), r.proj, "claude") as tui:
+            try:
+                tui.wait(fired("SessionStart", 1), "SessionStart")
+                tui.wait_screen("shift+tab to cycle", "for shortcuts")
+                tui.shot("started")
+                for n, prompt, reply in (
+                    (1, "VKSCN:tui1 fix the cart totals rounding", "Rounded once."),
+                    (2, "VKSCN:tui2 make the invoice job retry safely",
+                     "Retries keyed by invoice id."),
+                ):
+                    tui.type_line(prompt)
+                    tui.wait(fired("Stop", n), f"turn {n}'s Stop hook")
+                    tui.wait_screen(reply)
+                    tui.shot(f"turn {n} done")
+                tui.type_line("/exit")
+                tui.wait(fired("SessionEnd", 1), "SessionEnd")
+                tui.wait(lambda: not tui.alive(), "the TUI to exit")
+            finally:
+                r.save_text("tui-screens.txt", "\n".join(tui.shots))
+        r.cmdlog.append(f"[tui] exited after {time.time() - t0:.1f}s")
         r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
         r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
         self.collect(r)
@@ -890,7 +967,7 @@ def main() -> int:
         c = Claude(binp, a.claude_version, a.out / f"claude-code-{a.claude_version}",
                    a.vaultkeeper)
         for name in ("plain", "skill", "mcp", "subagent", "resume_fork", "stream_json",
-                     "mcp_list", "auto_memory", "hook_context", "recall"):
+                     "mcp_list", "auto_memory", "hook_context", "recall", "recall_interactive"):
             plan.append(("claude-code", name.replace("_", "-"), getattr(c, name)))
     if not a.skip_codex:
         binp = ensure_host("@openai/codex", a.codex_version,
