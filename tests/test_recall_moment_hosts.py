@@ -121,6 +121,19 @@ def test_claude_interactive_sends_each_prompts_moment_right_after_that_prompt() 
                         f"recall:prompt:{ids[1]}"]  # fmt: skip
 
 
+def test_claude_sends_json_context_and_plain_stdout_alike() -> None:
+    """Why the hook keeps printing ``hookSpecificOutput.additionalContext`` for Claude Code:
+    in record.py's ``hook-context`` run (``-p``) a UserPromptSubmit hook's JSON context and
+    another's plain stdout both reached the model, in the system message after the prompt
+    ("... hook additional context: ..." and "... hook success: ...")."""
+    first = _requests(CLAUDE / "hook-context")[0]
+    message = first["messages"][_prompt_at(first, "VKSCN:context hello") + 1]
+    after = _texts(message)[0]
+    assert message["role"] == "system"
+    assert "UserPromptSubmit hook additional context: VKCTX: " in after
+    assert "UserPromptSubmit hook success: VKPLAIN: " in after
+
+
 def test_codex_recorded_run_sends_both_moments_fenced_and_masked_to_the_model() -> None:
     """record.py's recall scenario, Codex 0.169.0: the prompt's lesson as a developer
     message right after the prompt, the file's right after the function call."""

@@ -48,6 +48,7 @@ CLAUDE_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToo
 CODEX_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
                      "SessionEnd"]
 CONTEXT_TEXT = "VKCTX: extra context from a UserPromptSubmit hook"
+PLAIN_CONTEXT_TEXT = "VKPLAIN: plain stdout from a UserPromptSubmit hook"
 RECALL_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # planted: the hook masks it
 RECALL_LESSONS = {
     "cart-rounding.md": "---\nname: cart-rounding\ndescription: Round cart totals half-even "
@@ -277,22 +278,23 @@ def _s(b: Any) -> str:
 
 
 # Claude Code merges the first turn's system-role attachments (SessionStart output, the
-# skill list, a UserPromptSubmit hook's context, the date) into one long message: a plain
-# cut at BIG hid the hook's context there, so it was once taken for not sent at all.
-HOOK_CONTEXT = re.compile(r"\S+ hook additional context: ")
+# skill list, a UserPromptSubmit hook's context or stdout, the date) into one long
+# message: a plain cut at BIG hid the hook's text there, so it was once taken for not
+# sent at all. What a hook added is kept whole, from the first such part after the start.
+HOOK_OUTPUT = re.compile(r"\S+ hook (?:additional context|success): ")
 
 
 def _trim(v: Any, depth: int = 0) -> Any:
     if isinstance(v, str):
         if len(v) <= BIG:
             return v
-        hook = HOOK_CONTEXT.search(v)
+        hook = next((m.start() for m in HOOK_OUTPUT.finditer(v) if m.start() > 0), None)
         if hook is None:
             return v[:BIG] + f"... [trimmed: {len(v)} chars in all]"
-        if hook.start() <= BIG:
+        if hook <= BIG:
             return v
-        cut = f"... [trimmed: {len(v)} chars in all; kept from the hook context on]\n\n"
-        return v[:BIG] + cut + v[hook.start() :]
+        cut = f"... [trimmed: {len(v)} chars in all; kept from the hook output on]\n\n"
+        return v[:BIG] + cut + v[hook:]
     if isinstance(v, list):
         return [_trim(x, depth + 1) for x in v]
     if isinstance(v, dict):
@@ -555,9 +557,12 @@ class Claude:
 
     # 9 ------------------------------------------------------------------------------
     def hook_context(self) -> None:
+        # the two forms the hooks page allows for UserPromptSubmit: JSON additionalContext
+        # (dump_hook.py --context) and plain stdout on exit 0
         r = self.new("hook-context", extra_hooks={"UserPromptSubmit": [
             {"hooks": [{"type": "command",
-                        "command": r_dump_placeholder("UserPromptSubmit", CONTEXT_TEXT)}]}]})
+                        "command": r_dump_placeholder("UserPromptSubmit", CONTEXT_TEXT)}]},
+            {"hooks": [{"type": "command", "command": f"echo '{PLAIN_CONTEXT_TEXT}'"}]}]})
         rules = [
             {"name": "c1", "when": "VKSCN:context", "reply": [
                 {"tool": "Bash", "id": "toolu_vk_ctx_1",
