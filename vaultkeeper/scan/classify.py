@@ -139,8 +139,8 @@ def run_scan(
             with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
                 from vaultkeeper.scan.lookup import build as build_lookup
 
-                # every file as the cache had it: the table is as true as after the last build
-                build_lookup(vault, unchanged=all(c.files_unchanged() for c in used))
+                same, last = all(c.files_unchanged() for c in used), used[-1]  # no walk:
+                build_lookup(vault, same, (last.stats, last.limit, last.began))  # its stats
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -222,9 +222,10 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     promote, prune = registry_candidates(heads, today, problems)
     if cache is not None:  # the scan's run: the brief's patterns and lessons (not --as-of's)
         after_scan(vault, heads, started_ns)
-        brief_lessons.after_scan(vault)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    if cache is not None:  # from the memory files' stats the line above took
+        brief_lessons.after_scan(vault, cache.stats, cache.limit)
     from vaultkeeper.anchors import suggest
     from vaultkeeper.upkeep.sections import upkeep
 
