@@ -1,4 +1,4 @@
-"""``state/recall-lookup.json``: the small prebuilt table the point-of-use recall reads.
+"""``state/recall-lookup.bin``: the small prebuilt table the point-of-use recall reads.
 
 The recall hooks (vaultkeeper.recall.moment) run on every prompt and file tool call, so
 they never walk the vault. Per live lesson (a note with frontmatter under
@@ -6,13 +6,13 @@ they never walk the vault. Per live lesson (a note with frontmatter under
 project, casefolded name and description, its body's most frequent words, and the files
 it is about: the file part of each ``anchors:`` place (``path``, ``path::name``
 or ``path: text``, as strings or mappings under ``at``/``path``/``place``/``file``) and
-its ``paths:`` globs. Each matched field is one NUL-joined string (search.score ranks
-over exactly that); the texts served sit in recall-lookup.text, read by offset.
+its ``paths:`` globs; laid out by scan.lookuptable.
 
 ``build`` runs at the end of every scan. Unchanged (every file's stat key hashes as last
-time): nothing is read or written. Otherwise only changed files are read again
-(recall-lookup.keys.json keeps each one's key and record). It also drops recall session
-files older than ``RECALL_SESSION_MAX_DAYS``.
+time): nothing is read or written. A few lessons changed since the table was built: only
+they are read, as rows over it (scan.lookupover). Otherwise the table is built again,
+reading only the files changed since they were last read (scan.lookupkeys keeps what
+was read). It also drops recall session files older than ``RECALL_SESSION_MAX_DAYS``.
 """
 
 from __future__ import annotations
