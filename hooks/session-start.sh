@@ -36,6 +36,24 @@ log() {
     printf 'vaultkeeper session-start: %s\n' "$*" >&2
 }
 
+# The Python for the small helpers below: the one vaultkeeper itself runs on (its
+# console script's #! line), not the first python3 on PATH, which may be missing from
+# a host's PATH, or a version manager's shim that costs a quarter of a second a call.
+python_of() {
+    py=
+    first=
+    IFS= read -r first <"$1" 2>/dev/null
+    case $first in
+    '#!'/*python*) py=${first#??} ;;
+    esac
+    case $py in
+    *' '* | *'	'*) py= ;; # an interpreter with arguments (env python3): not run directly
+    esac
+    if [ -z "$py" ] || [ ! -x "$py" ]; then
+        py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    fi
+}
+
 brief() {
     if [ -z "$vault" ]; then
         log "no vault: pass it as the first argument or set VAULTKEEPER_VAULT"
@@ -124,8 +142,13 @@ os.wait()
 '
 cwd=
 transcript=
+py=
+case $prog in
+*/*) ;;
+*) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
+esac
 if [ ! -t 0 ]; then
-    py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    python_of "$prog"
     if [ -n "$py" ]; then
         got=$("$py" -I -S -c "$reader" 2>/dev/null)
         cwd=$(printf '%s\n' "$got" | sed -n 1p)
