@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 
-
 if TYPE_CHECKING:
 
     class ScanOutcome(NamedTuple):
@@ -230,8 +229,9 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
-    # the scan's run keeps the anchors' cache (run_scan saves its own cache beside it)
-    anchored, suggested = suggest.for_scan(vault, save=cache is not None)
+    # the scan's run keeps the anchors' cache, and gives the files it walked: not again
+    walked = None if cache is None else list(cache.stats)
+    anchored, suggested = suggest.for_scan(vault, cache is not None, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
