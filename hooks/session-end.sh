@@ -115,6 +115,24 @@ os.wait()
 sys.exit(0 if os.read(r, 1) == b"1" else 1)
 '
 
+# The Python for the small helpers below: the one vaultkeeper itself runs on (its
+# console script's #! line), not the first python3 on PATH, which may be missing from
+# a host's PATH, or a version manager's shim that costs a quarter of a second a call.
+python_of() {
+    py=
+    first=
+    IFS= read -r first <"$1" 2>/dev/null
+    case $first in
+    '#!'/*python*) py=${first#??} ;;
+    esac
+    case $py in
+    *' '* | *'	'*) py= ;; # an interpreter with arguments (env python3): not run directly
+    esac
+    if [ -z "$py" ] || [ ! -x "$py" ]; then
+        py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    fi
+}
+
 run() {
     if [ -z "$vault" ]; then
         log "no vault: pass it as the first argument or set VAULTKEEPER_VAULT"
@@ -139,7 +157,7 @@ run() {
         log "$prog: not an executable program; reinstall the hook with: vaultkeeper hooks install claude-code|codex"
         return
     fi
-    py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    python_of "$prog"
     if [ -z "$py" ]; then
         log "no python3 on PATH to start the scan in the background"
         return

@@ -36,6 +36,24 @@ log() {
     printf 'vaultkeeper session-start: %s\n' "$*" >&2
 }
 
+# The Python for the small helpers below: the one vaultkeeper itself runs on (its
+# console script's #! line), not the first python3 on PATH, which may be missing from
+# a host's PATH, or a version manager's shim that costs a quarter of a second a call.
+python_of() {
+    py=
+    first=
+    IFS= read -r first <"$1" 2>/dev/null
+    case $first in
+    '#!'/*python*) py=${first#??} ;;
+    esac
+    case $py in
+    *' '* | *'	'*) py= ;; # an interpreter with arguments (env python3): not run directly
+    esac
+    if [ -z "$py" ] || [ ! -x "$py" ]; then
+        py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    fi
+}
+
 brief() {
     if [ -z "$vault" ]; then
         log "no vault: pass it as the first argument or set VAULTKEEPER_VAULT"
@@ -77,6 +95,14 @@ brief() {
 # may keep stdin open after writing it, so the read stops at the first complete JSON
 # object (or after 2 s, or at 1 MB), never waiting for the end of input. A value that
 # is not a string (or holds a NUL) is left out.
+#
+# Then, given PROG and VAULT, sessions whose end hook never ran (a host cancels or kills
+# it): this session's start ingests its project's transcripts that no ingest read as
+# they are now (`ingest --missed-beside`). Detached (its own session, every descriptor
+# on /dev/null, so neither the host nor the $(...) below waits for it), bounded (an
+# alarm of 120 s, which an exec keeps) and at the lowest priority (nice 19) beside the
+# brief: it never delays the start. os.fork and os.execv, not subprocess: one
+# interpreter start less on the path the session waits for.
 reader='
 import json, os, select, sys, time
 data, got, deadline = b"", None, time.monotonic() + 2.0
@@ -98,42 +124,47 @@ except OSError:
     pass
 cwd = got.get("cwd") if isinstance(got, dict) else None
 path = got.get("transcript_path") if isinstance(got, dict) else None
-ok = lambda v: isinstance(v, str) and "\0" not in v and "\n" not in v
-sys.stdout.write((cwd if ok(cwd) else "") + "\n" + (path if ok(path) else ""))
+ok = lambda v: isinstance(v, str) and v and "\0" not in v and "\n" not in v
+cwd, path = (cwd if ok(cwd) else ""), (path if ok(path) else "")
+sys.stdout.write(cwd + "\n" + path)
+sys.stdout.flush()
+prog, vault = sys.argv[1:3]
+if path and prog and vault and os.fork() == 0:
+    try:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.nice(19)
+            import signal
+            signal.alarm(120)
+            args = [prog, "--vault", vault, "ingest", "--missed-beside", path]
+            os.execv(prog, args + (["--cwd", cwd] if cwd else []))
+    finally:
+        os._exit(0)
 '
-
-# Sessions whose end hook never ran (a host cancels or kills it): this session's start
-# ingests its project's transcripts that no ingest read as they are now. Detached (its
-# own session, every descriptor on /dev/null) and bounded (120 s): never delays the start.
-catchup='
-import os, subprocess, sys
-prog, vault, transcript, cwd = sys.argv[1:5]
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        args = [prog, "--vault", vault, "ingest", "--missed-beside", transcript]
-        try:
-            subprocess.run(args + (["--cwd", cwd] if cwd else []), timeout=120)
-        except (OSError, subprocess.SubprocessError):
-            pass
-    os._exit(0)
-os.wait()
+nl='
 '
 cwd=
 transcript=
+py=
+case $prog in
+*/*) ;;
+*) prog=$(command -v "${prog:-vaultkeeper}" 2>/dev/null) ;;
+esac
 if [ ! -t 0 ]; then
-    py=$(command -v python3 2>/dev/null || command -v python 2>/dev/null)
+    python_of "$prog"
     if [ -n "$py" ]; then
-        got=$("$py" -I -S -c "$reader" 2>/dev/null)
-        cwd=$(printf '%s\n' "$got" | sed -n 1p)
-        transcript=$(printf '%s\n' "$got" | sed -n 2p)
+        if [ -n "$prog" ] && [ -x "$prog" ] && [ -d "$vault" ]; then
+            set -- "$prog" "$vault"
+        else
+            set -- "" ""
+        fi
+        got=$("$py" -I -S -c "$reader" "$@" 2>/dev/null)
+        cwd=${got%%"$nl"*}
+        case $got in *"$nl"*) transcript=${got#*"$nl"} ;; esac
     fi
 fi
 brief
-if [ -n "$transcript" ] && [ -n "$py" ] && [ -n "$prog" ] && [ -x "$prog" ] && [ -d "$vault" ]; then
-    "$py" -I -S -c "$catchup" "$prog" "$vault" "$transcript" "$cwd" </dev/null >/dev/null 2>&1
-fi
 exit 0

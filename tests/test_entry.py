@@ -22,6 +22,7 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import block, memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.entry import ScanArgs, parse
+from vaultkeeper.scan.lookupkeys import RECS_FILE
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
 ENTRY = "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main; main()"
@@ -64,6 +65,7 @@ def state_of(root: Path) -> dict[str, str]:
     # the recall table's cache and its hash, and the brief's patterns and lessons, hold inodes
     skip = (
         config.RECALL_LOOKUP_KEYS_FILE,
+        RECS_FILE,
         config.RECALL_LOOKUP_SIG_FILE,
         config.BRIEF_PATTERNS_FILE,
         config.BRIEF_LESSONS_FILE,

@@ -15,6 +15,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -411,6 +412,36 @@ def test_session_start_failures_print_nothing_and_exit_0(
     hook = run_hook(START, [str(tmp_path / "gone")], env)  # no vault
     assert (hook.code, hook.stdout) == (0, "")
     assert "no such vault" in (home / ".local/state/vaultkeeper" / config.HOOK_LOG_FILE).read_text()
+
+
+def test_the_helpers_run_on_vaultkeepers_own_python_not_the_first_on_path(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    """A version manager's shim first on PATH costs a quarter of a second a call (pyenv's
+    is a bash script), and a host's PATH may hold no python3 at all: both scripts run
+    their helpers (the JSON reader, the catch-up, the scan's launcher) on the
+    interpreter vaultkeeper's console script names on its #! line."""
+    shims, ran = tmp_path / "shims", tmp_path / "shim-ran"
+    for name in ("python3", "python"):
+        executable(shims / name, f"#!/bin/sh\necho ran >>{ran}\nexit 1\n")
+    env = {**env, "PATH": f"{shims}:{SYSTEM_PATH}"}
+    calls = vault / "state" / "calls"
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        f"#!{sys.executable}\nimport sys\nline = ' '.join(sys.argv[1:])\n"
+        f"open({str(calls)!r}, 'a').write(line + '\\n')\nprint(line)\n",
+    )
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("{}\n")
+    payload = json.dumps({"cwd": "/tmp", "transcript_path": str(transcript)}).encode()
+    hook = run_hook(START, [str(vault), str(fake)], env, payload)
+    assert (hook.code, hook.stdout) == (0, f"--vault {vault} report --brief --cwd /tmp\n")
+    catch_up = f"--vault {vault} ingest --missed-beside {transcript} --cwd /tmp"
+    assert wait_for(lambda: catch_up in calls.read_text().splitlines())  # detached
+    hook = run_hook(END, [str(vault), str(fake)], env)
+    assert hook.code == 0
+    assert wait_for(lambda: f"--vault {vault} scan" in calls.read_text().splitlines())
+    assert not ran.exists()
 
 
 # -- the scripts themselves ------------------------------------------------------------

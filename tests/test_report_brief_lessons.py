@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.report import brief_lessons
+from vaultkeeper.scan import cache as scan_cache
 
 MEMORY = f"{config.PROJECTS_DIR}/p/{config.MEMORY_SUBDIR}"
 
@@ -34,8 +34,9 @@ def lesson(name: str, description: str, extra: str = "") -> str:
 @pytest.fixture
 def vault(make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch) -> Path:
     # files just written are kept (else a scan started within RACY_NS of the writes
-    # saves nothing, and the test would depend on the clock)
-    monkeypatch.setattr(brief_lessons, "RACY_NS", 0)
+    # saves nothing, and the test would depend on the clock): the bound is the scan
+    # cache's (its stats are what the lessons are saved under)
+    monkeypatch.setattr(scan_cache, "RACY_NS", 0)
     return make_vault(
         {
             f"{MEMORY}/yaml-one.md": lesson("yaml-one", "Pins the clock"),
@@ -173,7 +174,7 @@ def test_a_saved_fact_of_the_wrong_shape_is_not_served(vault: Path, tmp_path: Pa
 def test_a_file_changed_within_the_racy_window_is_not_saved(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(brief_lessons, "RACY_NS", 3600 * 10**9)  # all "just written"
+    monkeypatch.setattr(scan_cache, "RACY_NS", 3600 * 10**9)  # all "just written"
     scan(vault)
     data = json.loads(facts(vault).read_text())
     assert data["yaml"] == {} and data["quick"] == {}

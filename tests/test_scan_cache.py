@@ -90,7 +90,8 @@ def test_only_the_changed_file_is_read_again(make_vault: MakeVault, reads: list[
     due.write_text(due.read_text().replace('"2099-01-01"', '"2026-01-01"'))
     reads.clear()
     after = run(vault)
-    assert reads == [str(due)]
+    # by the scan, and by the brief's saved lessons (report/brief_lessons.py): no other file
+    assert sorted(set(reads)) == [str(due)]
     assert "future" in [c["name"] for c in after["held_out"]]
     assert after == uncached(vault)
 
@@ -108,7 +109,7 @@ def test_an_edit_that_keeps_size_and_mtime_is_still_seen(
     assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
     reads.clear()
     after = run(vault)
-    assert reads == [str(path)]  # the ctime moved: it cannot be set back
+    assert sorted(set(reads)) == [str(path)]  # the ctime moved: it cannot be set back
     assert "due" not in [c["name"] for c in after["held_out"]]
 
 

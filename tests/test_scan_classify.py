@@ -23,6 +23,7 @@ from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
 from vaultkeeper.scan import guards as state
+from vaultkeeper.scan.lookupkeys import RECS_FILE
 from vaultkeeper.store import quickmeta
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -34,6 +35,7 @@ VK = shutil.which("vaultkeeper") or "vaultkeeper"
 RECALL_FILES = (
     config.RECALL_LOOKUP_FILE,
     config.RECALL_LOOKUP_KEYS_FILE,
+    RECS_FILE,
     config.RECALL_LOOKUP_SIG_FILE,
 )
 
@@ -359,6 +361,9 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.BRIEF_PATTERNS_FILE,  # the brief's patterns (report/brief_patterns.py)
             config.BRIEF_LESSONS_FILE,  # the brief's YAML-only lessons (report/brief_lessons.py)
             *RECALL_FILES,  # the recall hook's table (scan/lookup.py)
+            # and, the sample's files being new (never settled), its lessons read again as
+            # rows over the table by the scans after the first
+            config.RECALL_LOOKUP_OVER_FILE,
         ]
     )
 

@@ -11,6 +11,7 @@ from tests.conftest import MakeVault, run_vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.recall.lookup import Table, for_files
 from vaultkeeper.recall.paths import glob_regex
+from vaultkeeper.scan import lookup
 from vaultkeeper.scan.lookup import anchor_file, build, lookup_path
 
 ENTRY = "---\nname: {name}\ndescription: {d}\nstatus: {s}\n{extra}---\n\nBody of {name}.\n"
@@ -152,3 +153,115 @@ def test_an_upgrade_masks_the_table_again_with_its_own_patterns(
     monkeypatch.setattr(lookup, "mask", lambda text: text.replace("hunter2", "[redacted]"))
     assert build(root) is True
     assert "hunter2" not in table(root).line(0).body
+
+
+def scan_in_process(root: Path) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    result = CliRunner().invoke(cli, ["--vault", str(root), "scan", "--force"])
+    assert result.exit_code in (0, 1), result.output
+
+
+def served(root: Path) -> dict[str, str | None]:
+    """What the hook serves of each lesson: the table's line, or the row written over it."""
+    from vaultkeeper.scan.lookupover import over_path
+
+    loaded = Table(str(lookup_path(root)), str(over_path(root)))
+    out: dict[str, str | None] = {}
+    for i in range(loaded.count):
+        out[loaded.line(i).path] = loaded.line(i).body
+    for path, rec in loaded.rows.items():
+        out[path] = None if rec is None else f"row: {rec[5]}"
+    return out
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vaultkeeper.scan import cache
+
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # files just written count as settled
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_scan_finding_few_lessons_changed_writes_rows_not_the_table(
+    make_vault: MakeVault,
+) -> None:
+    root = make_vault(
+        {
+            "projects/api/memory/a.md": entry("a", "first words"),
+            "projects/api/memory/b.md": entry("b", "kept words"),
+            "projects/api/memory/c.md": entry("c", "gone soon"),
+        }
+    )
+    scan_in_process(root)
+    built = lookup_path(root).read_bytes()
+    assert served(root) == {
+        "projects/api/memory/a.md": "a: first words Body of a.",
+        "projects/api/memory/b.md": "b: kept words Body of b.",
+        "projects/api/memory/c.md": "c: gone soon Body of c.",
+    }
+    (root / "projects/api/memory/a.md").write_text(entry("a", "second words"), encoding="utf-8")
+    (root / "projects/api/memory/c.md").unlink()
+    (root / "projects/web/memory").mkdir(parents=True)
+    (root / "projects/web/memory/d.md").write_text(entry("d", "new words"), encoding="utf-8")
+    scan_in_process(root)
+    assert lookup_path(root).read_bytes() == built  # only rows over it
+    assert served(root) == {
+        "projects/api/memory/a.md": "row: second words Body of a.",
+        "projects/api/memory/b.md": "b: kept words Body of b.",
+        "projects/api/memory/c.md": None,  # never served again
+        "projects/web/memory/d.md": "row: new words Body of d.",
+    }
+    over = root / config.STATE_DIR / config.RECALL_LOOKUP_OVER_FILE
+    rows = over.read_bytes()
+    scan_in_process(root)  # nothing changed since: nothing read, nothing written
+    assert over.read_bytes() == rows and lookup_path(root).read_bytes() == built
+
+
+@pytest.mark.usefixtures("settled")
+def test_more_changed_lessons_than_the_limit_build_the_table_again(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lookup, "OVER_MAX", 1)
+    root = make_vault({f"projects/api/memory/{n}.md": entry(n, "old words") for n in "abc"})
+    scan_in_process(root)
+    (root / "projects/api/memory/a.md").write_text(entry("a", "newer words"), encoding="utf-8")
+    scan_in_process(root)  # one: a row
+    over = root / config.STATE_DIR / config.RECALL_LOOKUP_OVER_FILE
+    assert over.is_file()
+    for n in "bc":
+        (root / f"projects/api/memory/{n}.md").write_text(entry(n, "new words"), encoding="utf-8")
+    scan_in_process(root)  # three since the table was built: built again, rows dropped
+    assert not over.exists()
+    assert [table(root).line(i).body for i in range(3)] == [
+        "a: newer words Body of a.",
+        "b: new words Body of b.",
+        "c: new words Body of c.",
+    ]
+
+
+@pytest.mark.usefixtures("settled")
+def test_rows_wait_for_the_writer_lock(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an apply holding the lock may be writing its own row: the scan writes none then
+    # (it could lose the apply's), and the next scan does
+    import fcntl
+
+    from vaultkeeper.report import file as reportguard
+
+    root = make_vault({"projects/api/memory/a.md": entry("a", "first words")})
+    scan_in_process(root)
+    (root / "projects/api/memory/a.md").write_text(entry("a", "second words"), encoding="utf-8")
+    monkeypatch.setattr(reportguard, "WAIT_S", 0.01)
+    fd = os.open(root / config.STATE_DIR / config.WRITER_LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        scan_in_process(root)
+    finally:
+        os.close(fd)
+    assert served(root) == {"projects/api/memory/a.md": "a: first words Body of a."}
+    scan_in_process(root)
+    assert served(root) == {"projects/api/memory/a.md": "row: second words Body of a."}

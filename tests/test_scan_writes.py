@@ -22,6 +22,7 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.scan import classify as scan
+from vaultkeeper.scan.lookupkeys import RECS_FILE
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -63,9 +64,11 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync folder",
         # then the recall hook's table (scan/lookup.py): a cache any scan rebuilds
         "fsync file",
-        f"rename {config.RECALL_LOOKUP_KEYS_FILE}",
+        f"rename {RECS_FILE}",  # what it read of each lesson
         "fsync file",
         f"rename {config.RECALL_LOOKUP_FILE}",
+        "fsync file",
+        f"rename {config.RECALL_LOOKUP_KEYS_FILE}",  # last: the keys the table on disk is of
         "fsync file",
         f"rename {config.RECALL_LOOKUP_SIG_FILE}",
     ]

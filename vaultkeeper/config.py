@@ -281,7 +281,7 @@ RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOM
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
                    "codex": "Bash|apply_patch|Read"}  # fmt: skip
 RECALL_LOOKUP_FILE = "recall-lookup.bin"  # under state/: what the hook reads, never the vault
-RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the builder's own cache
+RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the stat keys it was built of
 RECALL_LOOKUP_OVER_FILE = "recall-lookup.over.json"  # under state/: new/apply's rows since it
 RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
 RECALL_LOOKUP_VERSION = 3

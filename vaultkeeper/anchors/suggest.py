@@ -126,11 +126,14 @@ def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
     return out
 
 
-def for_scan(vault: Path, save: bool) -> tuple[tuple[Any, ...], tuple[Suggestion, ...]]:
+def for_scan(
+    vault: Path, save: bool, files: list[str] | None = None
+) -> tuple[tuple[Any, ...], tuple[Suggestion, ...]]:
     """The report's anchor findings and suggestions from one read of the anchors' cache;
-    ``save``: the scan's own run keeps the cache (``scan --as-of`` leaves it)."""
+    ``save``: the scan's own run keeps the cache (``scan --as-of`` leaves it); ``files``:
+    the memory files the scan walked (vault-relative, in its order)."""
     cache = load_cache(vault)
-    found = tuple(check_vault(vault, cache)), tuple(for_report(vault, cache))
+    found = tuple(check_vault(vault, cache, files)), tuple(for_report(vault, cache))
     if save:
         save_cache(vault, cache)
     return found

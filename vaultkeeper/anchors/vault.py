@@ -100,15 +100,18 @@ def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None
     return keys
 
 
-def check_vault(vault: Path, cache: dict[str, Any] | None = None) -> list[Finding]:
+def check_vault(
+    vault: Path, cache: dict[str, Any] | None = None, files: list[str] | None = None
+) -> list[Finding]:
     """One finding per live entry with a changed, moved or gone anchor (or a condition
-    written as an anchor check), in path order. Entries of an untied project are skipped."""
+    written as an anchor check), in path order. Entries of an untied project are skipped.
+    ``files``: the memory files as a scan just walked them (not walked again here)."""
     cache = load_cache(vault) if cache is None else cache
     repos: dict[str, Any] = cache.setdefault("repos", {})
     tops: dict[str, str | None] = {}
     checkers: dict[str, Checker] = {}
     found: list[Finding] = []
-    for rel in _memory_files(vault):
+    for rel in _memory_files(vault) if files is None else files:
         project = repo.project_of(rel) or ""
         if project not in tops:
             tops[project] = repo.located(vault, project)

@@ -208,9 +208,7 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
         path = resolve_inside(vault, drop.rel)
         changes.append(Change(path, drop.rel, drop_text, None))
     listed = scan_listing(vault, keep, drop)
-    return MergePlan(
-        keep, drop, texts, drop_text, start, links, listed, unified_diff(changes)
-    )
+    return MergePlan(keep, drop, texts, drop_text, start, links, listed, unified_diff(changes))
 
 
 def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
@@ -233,9 +231,4 @@ def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
                 f"The scan listed them as possible duplicates (similarity "
                 f"{pair.similarity:.2f}, shared: {shared})."
             )
-    return (
-        "The scan did NOT list these two as possible duplicates: read both before "
-        "answering yes."
-    )
-
-
+    return "The scan did NOT list these two as possible duplicates: read both before answering yes."

@@ -51,9 +51,7 @@ def _side(base: list[str], other: list[str]) -> _Side:
     while head < min(len(base), len(other)) and base[head] == other[head]:
         head += 1
     tail = 0
-    while (
-        tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]
-    ):
+    while tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]:
         tail += 1
     a, b = base[head : len(base) - tail], other[head : len(other) - tail]
     # junk on: blank and counter lines are too common to anchor on, and would make a long

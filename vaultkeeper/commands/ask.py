@@ -41,9 +41,7 @@ def _confirm_merge(plan: Any) -> bool:
 
     title = f"{plan.title} `vaultkeeper restore ID` undoes it. It writes exactly this:"
     try:
-        answer = show_and_ask(
-            title, plan.diff_text, "Merge them? Only y or yes merges [y/N]:"
-        )
+        answer = show_and_ask(title, plan.diff_text, "Merge them? Only y or yes merges [y/N]:")
     except click.Abort:  # Ctrl-C / Ctrl-D at the question: a clear no
         click.echo("")
         return False

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from vaultkeeper import config
@@ -24,7 +23,6 @@ from vaultkeeper.store.vault import own_dir
 
 FORMAT = 1
 KEYS = ("name", "description", "status", "superseded_by")
-RACY_NS = 50_000_000  # a file changed this close to the save: not kept (brief_patterns')
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,60 +134,53 @@ class Saved:
         return False, None
 
 
-def save(vault: Path) -> None:
-    """Keep the facts of every project's lessons only YAML reads (the scan's run)."""
+def save(vault: Path, stats: dict[str, list[int]], limit: int) -> None:
+    """Keep the facts of every project's lessons only YAML reads (the scan's run), from
+    ``stats``: each lesson file's stat key as the scan found it (a file changed since
+    ``limit``, epoch ns, is left out: it may change again within the clock's tick)."""
     from vaultkeeper.store import model
     from vaultkeeper.store.fsio import atomic_write
 
-    started = time.time_ns()
     before = _read(vault) or {"yaml": {}, "quick": {}}
     yaml_facts: dict[str, Any] = {}
     quick_keys: dict[str, list[int]] = {}
-    cut = len(str(vault)) + 1
-    projects = vault / config.PROJECTS_DIR
-    names = sorted(
-        e.name
-        for e in (os.scandir(projects) if projects.is_dir() else ())
-        if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
-    )
-    for project in names:
-        for path in memory_files(vault, project):
-            rel = path[cut:]
+    top = str(vault)
+    for rel, key in stats.items():
+        if max(key[3], key[4]) >= limit:
+            continue  # the brief reads it
+        if before["quick"].get(rel) == key:
+            quick_keys[rel] = key
+            continue
+        old = before["yaml"].get(rel)
+        if type(old) is list and old and old[0] == key:
+            yaml_facts[rel] = old
+            continue
+        path = f"{top}/{rel}"
+        try:
             try:
-                key = stat_key(path)
-                if max(key[3], key[4]) >= started - RACY_NS:
-                    continue  # may change again within the clock's tick: the brief reads it
-                if before["quick"].get(rel) == key:
-                    quick_keys[rel] = key
-                    continue
-                old = before["yaml"].get(rel)
-                if type(old) is list and old and old[0] == key:
-                    yaml_facts[rel] = old
-                    continue
-                try:
-                    text = model.decode(model.read_regular(path))
-                    simple, _ = quick(text)
-                    got = None if simple else fields(with_yaml(path, rel, text))
-                except model.ParseError:
-                    simple, got = False, None  # never served (the scan reports it)
-                if stat_key(path) != key:
-                    continue  # changed while read
-            except OSError:
-                continue
-            if simple:
-                quick_keys[rel] = key
-            else:
-                yaml_facts[rel] = [key, got]
+                text = model.decode(model.read_regular(path))
+                simple, _ = quick(text)
+                got = None if simple else fields(with_yaml(path, rel, text))
+            except model.ParseError:
+                simple, got = False, None  # never served (the scan reports it)
+            if stat_key(path) != key:
+                continue  # changed since the scan's stat
+        except OSError:
+            continue
+        if simple:
+            quick_keys[rel] = key
+        else:
+            yaml_facts[rel] = [key, got]
     body = {"format": FORMAT, "yaml": yaml_facts, "quick": quick_keys}
     if body != before:
         atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
 
 
-def after_scan(vault: Path) -> None:
+def after_scan(vault: Path, stats: dict[str, list[int]], limit: int) -> None:
     """``save``, never the scan's failure: the brief then reads such lessons with YAML."""
     import contextlib
 
     from vaultkeeper.errors import VaultkeeperError
 
     with contextlib.suppress(VaultkeeperError, OSError, ValueError):
-        save(vault)
+        save(vault, stats, limit)

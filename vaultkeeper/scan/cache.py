@@ -88,9 +88,13 @@ class ScanCache:
         self.hits = 0
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
+        # every memory file's stat key as this scan found it: the brief's saved lessons and
+        # the recall table are brought up to date from these, not from a stat of their own
+        self.stats: dict[str, Key] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
-        self.limit = time.time_ns() - RACY_NS  # a file changed since is read every time
+        self.began = time.time_ns()  # before any file's stat
+        self.limit = self.began - RACY_NS  # a file changed since is read every time
 
     # -- memory files ------------------------------------------------------------------
 
@@ -105,6 +109,7 @@ class ScanCache:
             self.missed.append(rel)
             return None, None
         key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        self.stats[rel] = key
         found = self._memory.get(rel)
         if type(found) is list and len(found) == 2 and found[0] == key:
             record = decode_record(found[1])

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 
-
 if TYPE_CHECKING:
 
     class ScanOutcome(NamedTuple):
@@ -139,8 +138,8 @@ def run_scan(
             with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
                 from vaultkeeper.scan.lookup import build as build_lookup
 
-                # every file as the cache had it: the table is as true as after the last build
-                build_lookup(vault, unchanged=all(c.files_unchanged() for c in used))
+                same, last = all(c.files_unchanged() for c in used), used[-1]  # no walk:
+                build_lookup(vault, same, (last.stats, last.limit, last.began))  # its stats
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -222,15 +221,17 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     promote, prune = registry_candidates(heads, today, problems)
     if cache is not None:  # the scan's run: the brief's patterns and lessons (not --as-of's)
         after_scan(vault, heads, started_ns)
-        brief_lessons.after_scan(vault)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    if cache is not None:  # from the memory files' stats the line above took
+        brief_lessons.after_scan(vault, cache.stats, cache.limit)
     from vaultkeeper.anchors import suggest
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
-    # the scan's run keeps the anchors' cache (run_scan saves its own cache beside it)
-    anchored, suggested = suggest.for_scan(vault, save=cache is not None)
+    # the scan's run keeps the anchors' cache, and gives the files it walked: not again
+    walked = None if cache is None else list(cache.stats)
+    anchored, suggested = suggest.for_scan(vault, cache is not None, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),

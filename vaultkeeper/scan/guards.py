@@ -138,6 +138,8 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     Called while holding the lock; only a lock holder writes these files, so any temp file
     found now belongs to a run that is gone.
     """
+    from vaultkeeper.scan.lookupkeys import RECS_FILE
+
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."
     temp_prefixes = tuple(
@@ -151,6 +153,7 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
             # line for the brief, the anchors' cache
             config.RECALL_LOOKUP_FILE,
             config.RECALL_LOOKUP_KEYS_FILE,
+            RECS_FILE,
             config.RECALL_LOOKUP_OVER_FILE,
             config.RECALL_LOOKUP_SIG_FILE,
             config.NATIVE_SUMMARY_FILE,

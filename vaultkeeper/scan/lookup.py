@@ -1,4 +1,4 @@
-"""``state/recall-lookup.json``: the small prebuilt table the point-of-use recall reads.
+"""``state/recall-lookup.bin``: the small prebuilt table the point-of-use recall reads.
 
 The recall hooks (vaultkeeper.recall.moment) run on every prompt and file tool call, so
 they never walk the vault. Per live lesson (a note with frontmatter under
@@ -6,18 +6,17 @@ they never walk the vault. Per live lesson (a note with frontmatter under
 project, casefolded name and description, its body's most frequent words, and the files
 it is about: the file part of each ``anchors:`` place (``path``, ``path::name``
 or ``path: text``, as strings or mappings under ``at``/``path``/``place``/``file``) and
-its ``paths:`` globs. Each matched field is one NUL-joined string (search.score ranks
-over exactly that); the texts served sit in recall-lookup.text, read by offset.
+its ``paths:`` globs; laid out by scan.lookuptable.
 
 ``build`` runs at the end of every scan. Unchanged (every file's stat key hashes as last
-time): nothing is read or written. Otherwise only changed files are read again
-(recall-lookup.keys.json keeps each one's key and record). It also drops recall session
-files older than ``RECALL_SESSION_MAX_DAYS``.
+time): nothing is read or written. A few lessons changed since the table was built: only
+they are read, as rows over it (scan.lookupover). Otherwise the table is built again,
+reading only the files changed since they were last read (scan.lookupkeys keeps what
+was read). It also drops recall session files older than ``RECALL_SESSION_MAX_DAYS``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -28,15 +27,17 @@ from pathlib import Path
 import vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
-from vaultkeeper.scan.lookupover import prune
-from vaultkeeper.scan.lookuptable import table
+from vaultkeeper.scan.lookupkeys import RECS_FILE, load, newer, read_bytes, read_text, save, tidy
+from vaultkeeper.scan.lookupover import prune, put_held
+from vaultkeeper.scan.lookuptable import line, table, words
 from vaultkeeper.store.frontmatter import split_frontmatter
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import ParseError, decode, is_memory_path, parse_note, read_regular
+from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.secrets import mask
 from vaultkeeper.store.stopwords import STOPWORDS
-from vaultkeeper.store.vault import own_dir, walk_files
+from vaultkeeper.store.vault import own_dir
+from vaultkeeper.store.walk import memory_files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
@@ -45,17 +46,13 @@ if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
 _KEYS: tuple[str, ...] = ("name", "description", "status", config.SUPERSEDED_BY_KEY)
 _KEYS += (config.PATHS_KEY, config.ANCHORS_KEY)
 _WORD = re.compile(r"\w+")
+OVER_MAX = 32  # a scan finding more lessons changed than this builds the table again
 _STALE = frozenset({"gone", "changed", "moved", "stale"})  # an anchor check's verdicts
 _PLACE_KEYS = ("at", "path", "place", "file")
-_LEGACY = ("recall-lookup.json", "recall-lookup.text")  # version 2's table, in two files
 
 
 def lookup_path(vault: Path) -> Path:
     return vault / config.STATE_DIR / config.RECALL_LOOKUP_FILE
-
-
-def _keys_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.RECALL_LOOKUP_KEYS_FILE
 
 
 def anchor_file(place: object) -> str | None:
@@ -157,42 +154,70 @@ def record(vault: Path, rel_path: str) -> list[Any] | None:
 
 
 def _candidates(vault: Path) -> list[str]:
+    """The lessons' files (research notes, patterns and indexes are not served here):
+    only the memory folders are listed, never a symlink out of the vault."""
     top = str(vault)
     skip = len(top) + 1
-    out = []
-    for full in walk_files(top):  # never a symlink out of the vault: never served
-        if not full.endswith(".md"):
-            continue
-        rel_path = full[skip:].replace(os.sep, "/")
-        if not is_memory_path(rel_path):
-            continue  # lessons only: research notes, patterns and indexes are not served here
-        out.append(rel_path)
-    return out
+    return [full[skip:].replace(os.sep, "/") for full in memory_files(top)]
 
 
-def _load_keys(vault: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(_keys_path(vault).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != config.RECALL_LOOKUP_VERSION:
-        return {}
-    if data.get("masked_by") != vaultkeeper.__version__:
-        return {}  # its texts masked by another version's patterns: every record read again
-    files = data.get("files")
-    return files if isinstance(files, dict) else {}
-
-
-def build(vault: Path | str, unchanged: bool = False) -> bool:
+def build(
+    vault: Path | str,
+    unchanged: bool = False,
+    seen: tuple[dict[str, list[int]], int, int] | None = None,
+) -> bool:
     """Bring the table up to date; True when it was written. ``unchanged``: the scan
     that calls this found every file as its cache had it, so when the table was built
-    after that cache was saved, not even the walk is done again."""
+    after that cache was saved, not even the walk is done again.
+
+    ``seen`` (the scan's run): the scan's stat key of every lesson file, the time (epoch
+    ns) before which a change is settled, and the time before its first stat
+    (scan.cache.ScanCache's ``stats``, ``limit`` and ``began``), so nothing is walked
+    or stat'ed here; and when at most ``OVER_MAX`` lessons changed since the
+    table was built, only they are read, as rows over the table (scan.lookupover, as
+    ``new`` and ``apply`` write them): the table is built again once more have changed."""
     vault = Path(vault)
     own_dir(vault, config.STATE_DIR)
     state = vault / config.STATE_DIR
     sig_file = state / config.RECALL_LOOKUP_SIG_FILE
-    if unchanged and _newer(sig_file, state / config.SCAN_CACHE_FILE, lookup_path(vault)):
+    if unchanged and newer(sig_file, state / config.SCAN_CACHE_FILE, lookup_path(vault)):
         return False
+    stats, began = _stats(vault, seen)
+    # a new format, or another vaultkeeper's masking (the hook serves the table's text
+    # as masked when built): built again
+    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats])
+    sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
+    tidy(vault)
+    if all(s[2] for s in stats) and lookup_path(vault).is_file() and read_text(sig_file) == sig:
+        os.utime(sig_file)  # its time: when the table was last found true
+        return False  # every file as last time: nothing read, nothing written
+    known = load(vault, config.RECALL_LOOKUP_KEYS_FILE, "files")
+    if seen is not None and known and lookup_path(vault).is_file():
+        changed = _changed(stats, known)
+        if len(changed) <= OVER_MAX:
+            from vaultkeeper.report.file import locked
+
+            now = {rel_path for rel_path, _, _ in stats}
+            rows = {p: record(vault, p) if p in now else None for p in changed}
+            with locked(vault) as held:
+                if held:  # else an apply's row could be lost: the next scan does it
+                    put_held(vault, rows)
+                    atomic_write(sig_file, sig, fsync_dir=False)
+            return False
+    changed_table = _rebuild(vault, stats, known, began)
+    atomic_write(sig_file, sig, fsync_dir=False)
+    prune(vault, began)  # rows the table now holds (or a newer read of their files)
+    return changed_table
+
+
+def _stats(
+    vault: Path, seen: tuple[dict[str, list[int]], int, int] | None
+) -> tuple[list[tuple[str, list[int], bool]], int]:
+    """Each lesson file's (path, stat key, settled), and the time the table is of."""
+    if seen is not None:
+        found, limit, began = seen
+        settled = [(p, found[p], found[p][3] < limit and found[p][4] < limit) for p in found]
+        return sorted(settled), began
     began = time.time_ns()
     limit = began - RACY_NS
     stats: list[tuple[str, list[int], bool]] = []
@@ -201,77 +226,48 @@ def build(vault: Path | str, unchanged: bool = False) -> bool:
             stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
         except OSError:
             continue
-    # a new format, or another vaultkeeper's masking (the hook serves the table's text
-    # as masked when built): built again
-    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats])
-    sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
-    _prune_sessions(vault)
-    _drop_legacy(state)
-    if all(s[2] for s in stats) and lookup_path(vault).is_file() and _read(sig_file) == sig:
-        os.utime(sig_file)  # its time: when the table was last found true
-        return False  # every file as last time: nothing read, nothing written
-    known = _load_keys(vault)
-    files: dict[str, Any] = {}
+    return stats, began
+
+
+def _changed(stats: list[tuple[str, list[int], bool]], known: dict[str, Any]) -> list[str]:
+    """The lessons not as the table was built from them: changed, new or gone."""
+    out = []
+    for rel_path, key, _ in stats:
+        was = known.get(rel_path)
+        if not (isinstance(was, list) and len(was) == 2 and was[1] is True and was[0] == key):
+            out.append(rel_path)
+    now = {rel_path for rel_path, _, _ in stats}
+    return out + [rel_path for rel_path in known if rel_path not in now]
+
+
+def _rebuild(
+    vault: Path, stats: list[tuple[str, list[int], bool]], known: dict[str, Any], began: int
+) -> bool:
+    """The table of every lesson, reading only those changed since they were last read;
+    True when its bytes changed."""
+    read = load(vault, RECS_FILE, "recs")
+    recs: dict[str, Any] = {}
+    files: dict[str, list[Any]] = {}
     for rel_path, key, settled in stats:
-        seen = known.get(rel_path)
-        if isinstance(seen, list) and len(seen) == 3 and seen[1] and seen[0] == key:
-            files[rel_path] = seen
+        files[rel_path] = [key, settled]
+        was = read.get(rel_path)
+        if isinstance(was, list) and len(was) == 3 and was[1] is True and was[0] == key:
+            recs[rel_path] = was  # as last read: its line was neutralised and masked then
             continue
-        files[rel_path] = [key, settled, record(vault, rel_path)]
-    if files != known:
-        keys = {"version": config.RECALL_LOOKUP_VERSION, "files": files}
-        keys["masked_by"] = vaultkeeper.__version__
-        atomic_write(_keys_path(vault), json.dumps(keys, ensure_ascii=False), fsync_dir=False)
-    live = [(p, v[2]) for p, v in sorted(files.items()) if v[2] is not None]
+        rec = record(vault, rel_path)
+        if rec is None:
+            recs[rel_path] = [key, settled, None]
+        else:
+            served = [rec[3], rec[6], rec[7], line(rel_path, rec), words(rec)]
+            recs[rel_path] = [key, settled, served]
+    if recs != read:
+        save(vault, RECS_FILE, "recs", recs)
+    live = [(p, *v[2]) for p, v in sorted(recs.items()) if v[2] is not None]
     data = table(live, began)
-    old = _read_bytes(lookup_path(vault))
+    old = read_bytes(lookup_path(vault))
     changed = old is None or old.partition(b"\n")[2] != data.partition(b"\n")[2]
     if changed:
         atomic_write(lookup_path(vault), data, fsync_dir=False)
-    atomic_write(sig_file, sig, fsync_dir=False)
-    prune(vault, began)  # rows the table now holds (or a newer read of their files)
+    if files != known:  # last: keys that match the table on disk (a failed write above
+        save(vault, config.RECALL_LOOKUP_KEYS_FILE, "files", files)  # keeps the old keys)
     return changed
-
-
-def _newer(sig_file: Path, cache_file: Path, table_file: Path) -> bool:
-    """Whether the table exists and was last found true after the scan cache was saved."""
-    try:
-        table_file.stat()
-        return sig_file.stat().st_mtime_ns >= cache_file.stat().st_mtime_ns
-    except OSError:
-        return False
-
-
-def _drop_legacy(state: Path) -> None:
-    for name in _LEGACY:
-        with contextlib.suppress(OSError):
-            (state / name).unlink()
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return None
-
-
-def _prune_sessions(vault: Path) -> None:
-    folder = vault / config.STATE_DIR / config.RECALL_SESSIONS_DIR
-    cutoff = time.time() - config.RECALL_SESSION_MAX_DAYS * 86400
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-        except OSError:
-            continue

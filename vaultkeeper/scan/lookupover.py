@@ -10,7 +10,8 @@ after the table: a row hides the table's line for its path and, when it has a re
 takes its place. A row older than the table's ``built_ns`` is ignored (the table was
 built from a later look at that file), and the next build drops those rows.
 
-Written (scan.lookup.refresh) under the vault's writer lock (store.fsio.writer_lock),
+Written (scan.lookuprows.refresh, and a scan that found few lessons changed: scan.lookup.build)
+under the vault's writer lock (store.fsio.writer_lock),
 atomically.
 """
 
@@ -57,10 +58,16 @@ def _save(vault: Path, rows: dict[str, Any]) -> None:
 def put(vault: Path, rows: dict[str, Any]) -> None:
     """Write ``rows`` (path -> record or None) over the table, as of now."""
     with writer_lock(vault):
-        kept = load(vault)
-        for rel_path, rec in rows.items():
-            kept[rel_path] = [time.time_ns(), rec]
-        _save(vault, kept)
+        put_held(vault, rows)
+
+
+def put_held(vault: Path, rows: dict[str, Any]) -> None:
+    """``put`` for a caller that holds the writer lock already (the scan holds it with
+    its own flock, report.file.locked, which keeps filelock's import off its path)."""
+    kept = load(vault)
+    for rel_path, rec in rows.items():
+        kept[rel_path] = [time.time_ns(), rec]
+    _save(vault, kept)
 
 
 def prune(vault: Path, before_ns: int) -> None:

@@ -46,24 +46,35 @@ def _clean(value: str) -> str:
     return " ".join(value.replace("\x00", "").split())
 
 
-def table(records: list[tuple[str, list[Any]]], built_ns: int) -> bytes:
-    """The table of (path, record) pairs, in path order (scan.lookup.record's shape), of
+def words(rec: list[Any]) -> dict[str, int]:
+    """A record's words, each with the fields it is in (1 name, 2 description, 4 body)."""
+    name, description, _, _, body_words, _, _, _ = rec
+    out: dict[str, int] = {}
+    for bit, field in ((1, name.casefold()), (2, description.casefold()), (4, body_words)):
+        for word in _WORD.findall(field):
+            out[word] = out.get(word, 0) | bit
+    return out
+
+
+def table(
+    records: list[tuple[str, str, list[str], list[str], str, dict[str, int]]], built_ns: int
+) -> bytes:
+    """The table of (path, project, anchors' files, globs, line, words) in path order
+    (what scan.lookup.record read; ``line`` and ``words`` as this module's functions
+    give them, kept from one build to the next for the files that did not change), of
     the files as found from ``built_ns`` on (epoch ns: overlay rows older than it are in
     it, scan.lookupover)."""
     postings: dict[str, dict[int, int]] = {}
-    projects = sorted({rec[3] for _, rec in records} - {""})
+    projects = sorted({rec[1] for rec in records} - {""})
     project_no = {p: n + 1 for n, p in enumerate(projects)}
     recs, ents, proj = bytearray(), array("I"), array("H")
     places: dict[str, list[int]] = {}
     globs: dict[str, list[int]] = {}
-    for i, (rel_path, rec) in enumerate(records):
-        name, description, status, project, body_words, text, anchored, paths = rec
-        for bit, field in ((1, name.casefold()), (2, description.casefold()), (4, body_words)):
-            for word in _WORD.findall(field):
-                held = postings.setdefault(word, {})
-                held[i] = held.get(i, 0) | bit
+    for i, (_, project, anchored, paths, served, held_words) in enumerate(records):
+        for word, bits in held_words.items():
+            postings.setdefault(word, {})[i] = bits
         ents.append(len(recs))
-        recs += (line(rel_path, rec) + "\n").encode()
+        recs += (served + "\n").encode()
         proj.append(project_no.get(project, 0))
         for place in anchored:
             places.setdefault(place, []).append(i)
@@ -74,7 +85,8 @@ def table(records: list[tuple[str, list[Any]]], built_ns: int) -> bytes:
     for word in sorted(postings):
         vocab += word.encode() + b"\n"
         toks.append(len(post))
-        post.extend(e * 8 + bits for e, bits in sorted(postings[word].items()))
+        # each word's entries went in in entry order: its postings are sorted already
+        post.extend(e * 8 + bits for e, bits in postings[word].items())
     toks.append(len(post))
     parts = {
         "vocab": bytes(vocab),

@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any, NamedTuple
 
 
-
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
 # The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
