@@ -159,7 +159,7 @@ def test_the_lint_page_lists_every_code_with_its_severity() -> None:
 
 
 # -- the glance that spares most notes a parse: it must agree with mistune exactly ----
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from vaultkeeper.index.headings import _glance, quick_missing  # noqa: E402
@@ -184,6 +184,7 @@ _LINE = st.one_of(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_LINE, max_size=12), _TEXT)
+@example(["- # alpha", "  ```", "```", "# Beta"], "alpha")  # a fence opened in a list item
 def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
     body = "\n".join(lines) + "\n"
     parsed = read_anchors(body)

@@ -145,6 +145,10 @@ def _sure_headings(body: str) -> frozenset[str]:
             if m:
                 if m.group(2)[0] == "`" and "`" in m.group(3):
                     return frozenset()  # not a fence, by CommonMark: let mistune say
+                if m.group(1):
+                    # indented 1-3 spaces it may open inside a list item above, which
+                    # ends at the next unindented line: its closing line opens a new fence
+                    return frozenset()
                 fence = (m.group(2)[0], len(m.group(2)))
                 continue
             if line.lstrip().startswith(("```", "~~~")):
