@@ -11,7 +11,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
-from vaultkeeper.registry.find import pick_block
+from vaultkeeper.registry.find import named_blocks, pick_block
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem, split_lines
@@ -91,10 +91,12 @@ def plan_uses(
     vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
 ) -> UsePlan:
     """record_uses without writing (the caller holds the writer lock, to write it next)."""
-    blocks, problems = load_registry(vault)
+    blocks, problems = named_blocks(vault, uses.keys())
     by_name: dict[str, list[RegistryBlock]] = {}
     for block in blocks:
         by_name.setdefault(block.name, []).append(block)
+    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
+        blocks, problems = load_registry(vault)
     done: dict[str, UseResult] = {}
     refused: dict[str, VaultkeeperError] = {}
     edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
