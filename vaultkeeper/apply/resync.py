@@ -12,7 +12,7 @@ as it was (skip, a question queued for a person, a person's no) marks the candid
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from vaultkeeper import config
@@ -100,9 +100,10 @@ def updated(
     outcomes: Iterable[Outcome],
     now: dt.datetime,
     paths: Iterable[str] = (),
+    before: Mapping[str, str] | None = None,
 ) -> Report:
     """``report`` with the candidates of every file the outcomes (and ``paths``) touched
-    made true again."""
+    made true again (``before``: see resync_upkeep.refreshed)."""
     today = report.generated_at.date()  # the rest of the report is as of its scan
     lists = {kind: list(items) for kind, items in report.lists().items()}
     problems = list(report.problems)
@@ -129,7 +130,7 @@ def updated(
         prune=tuple(lists[PRUNE]),
         held_out=tuple(lists[HELD_OUT]),
         problems=tuple(problems),
-        **refreshed(vault, report, touched, today),
+        **refreshed(vault, report, touched, today, before),
     )
 
 
@@ -162,14 +163,20 @@ def _names(c: Candidate, target: str) -> bool:
 
 
 def resync(
-    vault: Path, outcomes: Sequence[Outcome], now: dt.datetime, *, paths: Iterable[str] = ()
+    vault: Path,
+    outcomes: Sequence[Outcome],
+    now: dt.datetime,
+    *,
+    paths: Iterable[str] = (),
+    before: Mapping[str, str] | None = None,
 ) -> str | None:
     """Bring the saved report up to date with ``outcomes``; None, or why it could not be.
 
     ``paths`` (vault-relative) are files changed otherwise, e.g. a registry file whose
-    counts ``use`` or an ingest of uses moved. No saved report (no scan yet, or one
-    vaultkeeper cannot read) is left as it is: there is nothing to keep true, and
-    ``report`` already says why.
+    counts ``use`` or an ingest of uses moved; ``before``, what the registry files among
+    them held before, when the caller knows (resync_upkeep.refreshed). No saved report
+    (no scan yet, or one vaultkeeper cannot read) is left as it is: there is nothing to
+    keep true, and ``report`` already says why.
     """
     paths = tuple(paths)
     if not paths and all(o.dry_run or o.outcome == DEFER for o in outcomes):
@@ -180,7 +187,7 @@ def resync(
             saved = load_report(vault).report
             if saved is None:
                 return None
-            fresh = updated(vault, saved, outcomes, now, paths)
+            fresh = updated(vault, saved, outcomes, now, paths, before)
             if fresh != saved:
                 utc = now.astimezone(dt.timezone.utc).replace(microsecond=0)
                 save_report(vault, fresh._replace(updated_at=utc))

@@ -124,8 +124,10 @@ def write_uses(
 ) -> dict[str, UseResult]:
     """Write ``plan``'s edits (under the writer lock) and let the saved report follow."""
     done = plan.done
+    before: dict[str, str] = {}  # each file's text before: resync keeps what it can
     for path, changes in plan.edits.items():
         text, bom = read_for_edit(path, changes[0][0].rel)
+        before[changes[0][0].rel] = text
         lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
         for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
@@ -137,7 +139,7 @@ def write_uses(
         day = max(d for name, (_, d) in uses.items() if name in done)
         when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
         paths = sorted({changes[0][0].rel for changes in plan.edits.values()})
-        note = resync(vault, [], when, paths=paths)
+        note = resync(vault, [], when, paths=paths, before=before)
         done = {k: replace(v, note=note) for k, v in done.items()}
     return done
 
