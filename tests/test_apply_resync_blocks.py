@@ -119,3 +119,29 @@ def test_a_reworded_block_is_not_kept(vault: Path) -> None:
         vault, list(report.duplicates), list(report.skills_unused), same, usage, TODAY
     )
     assert got == (list(report.duplicates), list(report.skills_unused))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("apply", "skip", "old-skill", "--reason", "later"),
+        ("apply", "prune", "first-one"),  # asks a person: queued, nothing deleted
+        ("apply", "promote", "nothing-like-it", "--evidence", "patterns/more.md:1"),  # refused
+    ],
+)
+def test_a_decision_that_changes_no_entry_keeps_the_sections(
+    vault: Path,
+    runner: CliRunner,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    args: tuple[str, ...],
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(vault, other)
+    vk(runner, vault, *args)
+    monkeypatch.setattr("vaultkeeper.apply.resync_upkeep.unchanged_words", lambda *_: None)
+    vk(runner, other, *args)
+    assert saved(vault) == saved(other)
+    assert vk(runner, vault, "scan", "--force").exit_code == 0
+    assert saved(vault)["duplicates"] == saved(other)["duplicates"]
+    assert saved(vault)["skills_unused"] == saved(other)["skills_unused"]

@@ -108,6 +108,7 @@ def updated(
     lists = {kind: list(items) for kind, items in report.lists().items()}
     problems = list(report.problems)
     touched = set(paths)
+    given = bool(touched)
     for path in sorted(touched):
         problems = _refresh(vault, lists, problems, path, today)
     for outcome in outcomes:
@@ -125,6 +126,8 @@ def updated(
                 ]
     from vaultkeeper.apply.resync_upkeep import refreshed  # the extra sections follow too
 
+    if before is None and not given and all(_left_alone(o) for o in outcomes):
+        before = {}  # nothing changed a registry file: no block's words either
     return report._replace(
         promote=tuple(lists[PROMOTE]),
         prune=tuple(lists[PRUNE]),
@@ -153,6 +156,13 @@ def _refresh(
     if fresh is None:
         return problems
     return [p for p in problems if p.path != path] + found_problems
+
+
+def _left_alone(outcome: Outcome) -> bool:
+    """A decision that changed no entry: skipped, queued for a person, kept, refused."""
+    if outcome.extra.get("stopped"):  # refused part-way: some writes landed
+        return False
+    return outcome.dry_run or outcome.outcome in (ASK, SILENCE, DEFER)
 
 
 def _names(c: Candidate, target: str) -> bool:

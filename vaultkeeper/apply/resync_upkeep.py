@@ -37,12 +37,12 @@ def refreshed(
     each changed project's memory files that project's pairs and their stale entries.
     Report keyword arguments; {} when no file the passes read changed.
 
-    ``before``: the text each changed registry file had before the edit, when the
-    caller knows it (``use``): an edit that left every block's words as they were then
+    ``before``, when the caller knows it: the registry files the command changed, each
+    with its text before (``use``), every other one as it was ({} after a decision
+    that changed no entry). An edit that left every block's words as they were then
     keeps the report's block pairs (resync_blocks.py) instead of comparing them all."""
     paths = set(paths)
-    in_registry = {p for p in paths if p.startswith(config.PATTERNS_DIR + "/")}
-    registry = bool(in_registry)
+    registry = any(p.startswith(config.PATTERNS_DIR + "/") for p in paths)
     projects = sorted({p.split("/")[1] for p in paths if is_memory_path(p)})
     if not registry and not projects:
         return {}
@@ -50,7 +50,7 @@ def refreshed(
     pairs, skills = list(report.duplicates), list(report.skills_unused)
     stale = [s for s in report.stale if s.path not in paths]
     quick = None
-    if registry and before is not None and in_registry <= before.keys():
+    if registry and before is not None:
         quick = unchanged_words(vault, pairs, skills, before, usage, today)
     if quick is not None:
         pairs, skills = quick
