@@ -12,7 +12,8 @@ with ``os.wait4`` (bench/measure.py's way): wall time, and the child's CPU time.
 
 After the runs, each command's effect is compared between the two installs: every
 file under patterns/ and skills/, the saved report (its ``updated_at`` aside: a
-clock) and the command's output must be the same bytes, else the row says "DIFFERS".
+clock, a queued ask's id aside: its time and chance) and the command's output must
+be the same bytes, else the row says "DIFFERS".
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -66,7 +68,7 @@ def commands(master: Path) -> dict[str, list[str]]:
         "promote": ["apply", "promote", report["promote"][0]["name"], "--evidence", EVIDENCE],
         "prune": ["apply", "prune", report["prune"][0]["name"]],
         "skip": ["apply", "skip", report["prune"][1]["name"], "--reason", "later"],
-        "merge": ["apply", "merge", pair["a"]["name"], pair["b"]["name"], "--evidence", EVIDENCE],
+        "merge": ["apply", "merge", pair["b"]["name"], pair["a"]["name"], "--evidence", EVIDENCE],
         "revalidate": [
             "apply",
             "revalidate",
@@ -107,15 +109,18 @@ def run(vk: str, master: Path, args: list[str], work: Path) -> tuple[float, floa
     return wall, cpu, digest
 
 
+ASK_ID = re.compile(rb"\d{8}-\d{6}-[0-9a-f]{6}")  # a queued ask's id: its time, and chance
+
+
 def _effect(copy: Path, output: bytes, where: str) -> str:
-    digest = hashlib.sha256(output.replace(where.encode(), b"VAULT"))
+    digest = hashlib.sha256(ASK_ID.sub(b"ID", output.replace(where.encode(), b"VAULT")))
     for top in ("patterns", "skills"):
         for path in sorted((copy / top).rglob("*")) if (copy / top).is_dir() else []:
             if path.is_file():
                 digest.update(str(path.relative_to(copy)).encode() + b"\0" + path.read_bytes())
     report = json.loads((copy / "state" / "last-report.json").read_text())
     report.pop("updated_at", None)
-    digest.update(json.dumps(report, sort_keys=True).encode())
+    digest.update(ASK_ID.sub(b"ID", json.dumps(report, sort_keys=True).encode()))
     return digest.hexdigest()[:12]
 
 
