@@ -35,6 +35,7 @@ from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
+from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.fsio import changes
 from vaultkeeper.store.vault import rel
@@ -85,6 +86,7 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+@memo.reading()  # each registry file parsed once in the command
 def apply_decision(
     vault: Path,
     decision: Decision,
@@ -189,6 +191,7 @@ def _decision(vault: Path, item: Any) -> Decision:
     )
 
 
+@memo.reading()  # each registry file parsed once in the command
 def run_batch(
     vault: Path,
     text: str,

@@ -12,7 +12,7 @@ as it was (skip, a question queued for a person, a person's no) marks the candid
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from vaultkeeper import config
@@ -100,13 +100,15 @@ def updated(
     outcomes: Iterable[Outcome],
     now: dt.datetime,
     paths: Iterable[str] = (),
+    before: Mapping[str, str] | None = None,
 ) -> Report:
     """``report`` with the candidates of every file the outcomes (and ``paths``) touched
-    made true again."""
+    made true again (``before``: see resync_upkeep.refreshed)."""
     today = report.generated_at.date()  # the rest of the report is as of its scan
     lists = {kind: list(items) for kind, items in report.lists().items()}
     problems = list(report.problems)
     touched = set(paths)
+    given = bool(touched)
     for path in sorted(touched):
         problems = _refresh(vault, lists, problems, path, today)
     for outcome in outcomes:
@@ -124,12 +126,14 @@ def updated(
                 ]
     from vaultkeeper.apply.resync_upkeep import refreshed  # the extra sections follow too
 
+    if before is None and not given and all(_left_alone(o) for o in outcomes):
+        before = {}  # nothing changed a registry file: no block's words either
     return report._replace(
         promote=tuple(lists[PROMOTE]),
         prune=tuple(lists[PRUNE]),
         held_out=tuple(lists[HELD_OUT]),
         problems=tuple(problems),
-        **refreshed(vault, report, touched, today),
+        **refreshed(vault, report, touched, today, before),
     )
 
 
@@ -154,6 +158,13 @@ def _refresh(
     return [p for p in problems if p.path != path] + found_problems
 
 
+def _left_alone(outcome: Outcome) -> bool:
+    """A decision that changed no entry: skipped, queued for a person, kept, refused."""
+    if outcome.extra.get("stopped"):  # refused part-way: some writes landed
+        return False
+    return outcome.dry_run or outcome.outcome in (ASK, SILENCE, DEFER)
+
+
 def _names(c: Candidate, target: str) -> bool:
     """Does a decision's target (a block's name, or a file's path) mean this candidate?"""
     if looks_like_path(target):
@@ -162,14 +173,20 @@ def _names(c: Candidate, target: str) -> bool:
 
 
 def resync(
-    vault: Path, outcomes: Sequence[Outcome], now: dt.datetime, *, paths: Iterable[str] = ()
+    vault: Path,
+    outcomes: Sequence[Outcome],
+    now: dt.datetime,
+    *,
+    paths: Iterable[str] = (),
+    before: Mapping[str, str] | None = None,
 ) -> str | None:
     """Bring the saved report up to date with ``outcomes``; None, or why it could not be.
 
     ``paths`` (vault-relative) are files changed otherwise, e.g. a registry file whose
-    counts ``use`` or an ingest of uses moved. No saved report (no scan yet, or one
-    vaultkeeper cannot read) is left as it is: there is nothing to keep true, and
-    ``report`` already says why.
+    counts ``use`` or an ingest of uses moved; ``before``, what the registry files among
+    them held before, when the caller knows (resync_upkeep.refreshed). No saved report
+    (no scan yet, or one vaultkeeper cannot read) is left as it is: there is nothing to
+    keep true, and ``report`` already says why.
     """
     paths = tuple(paths)
     if not paths and all(o.dry_run or o.outcome == DEFER for o in outcomes):
@@ -180,7 +197,7 @@ def resync(
             saved = load_report(vault).report
             if saved is None:
                 return None
-            fresh = updated(vault, saved, outcomes, now, paths)
+            fresh = updated(vault, saved, outcomes, now, paths, before)
             if fresh != saved:
                 utc = now.astimezone(dt.timezone.utc).replace(microsecond=0)
                 save_report(vault, fresh._replace(updated_at=utc))

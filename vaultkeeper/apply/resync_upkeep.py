@@ -8,11 +8,12 @@ restore brings them back, without waiting for the next scan.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.apply.resync_blocks import unchanged_words
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan.memory import held_out_candidates
@@ -24,11 +25,22 @@ from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, capped, find_pairs
 from vaultkeeper.upkeep.sections import promoted
 
 
-def refreshed(vault: Path, report: Report, paths: Iterable[str], today: dt.date) -> dict[str, Any]:
+def refreshed(
+    vault: Path,
+    report: Report,
+    paths: Iterable[str],
+    today: dt.date,
+    before: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The three sections made true again after an apply changed ``paths`` (vault-
     relative): the block pairs and unused skills when a registry file changed, and for
     each changed project's memory files that project's pairs and their stale entries.
-    Report keyword arguments; {} when no file the passes read changed."""
+    Report keyword arguments; {} when no file the passes read changed.
+
+    ``before``, when the caller knows it: the registry files the command changed, each
+    with its text before (``use``), every other one as it was ({} after a decision
+    that changed no entry). An edit that left every block's words as they were then
+    keeps the report's block pairs (resync_blocks.py) instead of comparing them all."""
     paths = set(paths)
     registry = any(p.startswith(config.PATTERNS_DIR + "/") for p in paths)
     projects = sorted({p.split("/")[1] for p in paths if is_memory_path(p)})
@@ -37,7 +49,12 @@ def refreshed(vault: Path, report: Report, paths: Iterable[str], today: dt.date)
     usage = load_usage(vault)
     pairs, skills = list(report.duplicates), list(report.skills_unused)
     stale = [s for s in report.stale if s.path not in paths]
-    if registry:
+    quick = None
+    if registry and before is not None:
+        quick = unchanged_words(vault, pairs, skills, before, usage, today)
+    if quick is not None:
+        pairs, skills = quick
+    elif registry:
         heads, _ = load_heads(vault)
         pairs = [p for p in pairs if p.kind != BLOCK] + find_pairs(duplicate_items(heads, []))
         skills = unused_skills(promoted(heads), usage, today)

@@ -39,7 +39,8 @@ from vaultkeeper.learn.seen import CiteCall as CiteCall
 from vaultkeeper.learn.seen import matched, read_log
 from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
 from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile, repair
-from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.registry import memo
+from vaultkeeper.registry.find import named_blocks
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events
 
@@ -109,6 +110,7 @@ def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
     return [e if e.date <= today else e._replace(date=today) for e in events]
 
 
+@memo.reading()  # each registry file parsed once in the command
 def record(
     vault: Path,
     events: Sequence[UseEvent],
@@ -130,8 +132,8 @@ def record(
     events = _today(events, today)
     calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
-        heads, _ = load_heads(vault)
-        names = {h.name for h in heads}
+        targets = {e.target for e in events if e.kind in PATTERN_KINDS}
+        names = {b.name for b in named_blocks(vault, targets)[0]}
         log = read_log(vault)
         if log.state.open and not dry_run:  # a kill left a counting half done: finish it
             reconcile(vault, log.state.open, now)
@@ -258,6 +260,7 @@ def _journal(
     )
 
 
+@memo.reading()  # each registry file parsed once in the command
 def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
     """``vaultkeeper use NAME``: a reuse a person reports, through the same door as
     ingest: counted, journaled, and logged as a ``cli`` cite, so decay sees it. Its

@@ -11,7 +11,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
-from vaultkeeper.registry.find import pick_block
+from vaultkeeper.registry.find import named_blocks, pick_block
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem, split_lines
@@ -91,10 +91,12 @@ def plan_uses(
     vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
 ) -> UsePlan:
     """record_uses without writing (the caller holds the writer lock, to write it next)."""
-    blocks, problems = load_registry(vault)
+    blocks, problems = named_blocks(vault, uses.keys())
     by_name: dict[str, list[RegistryBlock]] = {}
     for block in blocks:
         by_name.setdefault(block.name, []).append(block)
+    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
+        blocks, problems = load_registry(vault)
     done: dict[str, UseResult] = {}
     refused: dict[str, VaultkeeperError] = {}
     edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
@@ -122,8 +124,10 @@ def write_uses(
 ) -> dict[str, UseResult]:
     """Write ``plan``'s edits (under the writer lock) and let the saved report follow."""
     done = plan.done
+    before: dict[str, str] = {}  # each file's text before: resync keeps what it can
     for path, changes in plan.edits.items():
         text, bom = read_for_edit(path, changes[0][0].rel)
+        before[changes[0][0].rel] = text
         lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
         for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
@@ -135,7 +139,7 @@ def write_uses(
         day = max(d for name, (_, d) in uses.items() if name in done)
         when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
         paths = sorted({changes[0][0].rel for changes in plan.edits.values()})
-        note = resync(vault, [], when, paths=paths)
+        note = resync(vault, [], when, paths=paths, before=before)
         done = {k: replace(v, note=note) for k, v in done.items()}
     return done
 

@@ -27,11 +27,13 @@ from vaultkeeper.registry.lines import (
     PROMOTED_AT,
     Found,
     body_start,
+    heads_name,
     index_lines,
 )
 from vaultkeeper.registry.lines import block_hash as block_hash
 from vaultkeeper.registry.lines import count_reason as count_reason
 from vaultkeeper.registry.lines import first_paragraph as first_paragraph
+from vaultkeeper.registry.lines import first_sentence as first_sentence
 from vaultkeeper.registry.lines import is_counter_line as is_counter_line
 from vaultkeeper.registry.lines import name_key as name_key
 from vaultkeeper.registry.lines import registry_files as registry_files
@@ -260,10 +262,13 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
 
 
 def load_heads(
-    vault: Path, paths: Iterable[Path] | None = None
+    vault: Path, paths: Iterable[Path] | None = None, mentioning: tuple[str, ...] = ()
 ) -> tuple[list[BlockHead], list[Problem]]:
     """Every block in every registry file, built lazily; unreadable files (and symlinks
-    out of the vault: never read) become problems."""
+    out of the vault: never read) become problems. With ``mentioning`` (block names),
+    only the files where one of them may head a block (lines.heads_name)."""
+    from vaultkeeper.registry import memo
+
     heads: list[BlockHead] = []
     problems: list[Problem] = []
     outside: list[str] = []
@@ -274,26 +279,19 @@ def load_heads(
         except ParseError as exc:
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
-        heads.extend(parse_heads(path, rel_path, text))
+        if mentioning and not any(heads_name(text, name) for name in mentioning):
+            continue
+        got = memo.recall(path, rel_path, text)  # None outside a command's memo.reading()
+        heads += (
+            got if got is not None else memo.keep(path, text, parse_heads(path, rel_path, text))
+        )
     problems.extend(outside_problems(vault, outside))
     return heads, problems
 
 
 def load_registry(
-    vault: Path, paths: Iterable[Path] | None = None
+    vault: Path, paths: Iterable[Path] | None = None, mentioning: tuple[str, ...] = ()
 ) -> tuple[list[RegistryBlock], list[Problem]]:
-    """Every block in every registry file; unreadable files become problems."""
-    heads, problems = load_heads(vault, paths)
+    """Every block in every registry file (see load_heads); unreadable files become problems."""
+    heads, problems = load_heads(vault, paths, mentioning)
     return [head.block() for head in heads], problems
-
-
-def first_sentence(text: str) -> str:
-    """A registry block's description: its first paragraph's first sentence (up to the
-    first ``.``, ``!`` or ``?`` followed by a blank; str.find, not a regex: it runs once
-    per block in every scan)."""
-    cut = len(text)
-    for mark in (". ", "! ", "? "):
-        at = text.find(mark, 0, cut)
-        if at != -1:
-            cut = at + 1
-    return text[:cut]

@@ -96,6 +96,33 @@ def first_paragraph(text: str) -> str:
     return " ".join(words)
 
 
+def first_sentence(text: str) -> str:
+    """A registry block's description: its first paragraph's first sentence (up to the
+    first ``.``, ``!`` or ``?`` followed by a blank; str.find, not a regex: it runs once
+    per block in every scan)."""
+    cut = len(text)
+    for mark in (". ", "! ", "? "):
+        at = text.find(mark, 0, cut)
+        if at != -1:
+            cut = at + 1
+    return text[:cut]
+
+
+def heads_name(text: str, name: str) -> bool:
+    """Whether some line of ``text`` may be a heading named ``name``: the name after a
+    blank, and nothing but blanks and #s after it on its line. False means no block of
+    the file is called ``name`` (a file is read whole to tell which lines are headings,
+    the fences around them decide; this only rules files out)."""
+    at = text.find(name)
+    while at != -1:
+        end = text.find("\n", at)
+        rest = text[at + len(name) : len(text) if end == -1 else end]
+        if text[at - 1 : at] in (" ", "\t") and not rest.rstrip("\r").strip(" \t#"):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
 def is_counter_line(line: str) -> bool:
     """True when ``line`` would be read as a block's count, last-used or promoted line."""
     return _counter_lines().match(line) is not None
