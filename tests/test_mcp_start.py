@@ -1,0 +1,199 @@
+"""`vaultkeeper mcp` with the front (start.py) against the plain SDK path: the same answers.
+
+Each conversation runs three ways on fresh copies of the vault: the plain SDK path
+(VAULTKEEPER_MCP_PLAIN=1), a first start (no saved answers: the SDK answers all and its
+opening answers are saved) and a second start (the front answers the opening). The hosts'
+recorded handshakes (tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl) are replayed so, and
+the fallbacks: an unknown method, a batch, a malformed line, another protocol version,
+requests before the handshake's answer, a cancellation, the end of stdin mid-handshake.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_harness import TODAY, program
+
+pytest.importorskip("mcp")
+HOSTS = Path(__file__).parent / "fixtures" / "hosts"
+BOUND = 120.0  # a safety bound for a loaded machine, not a timing check
+Message = dict[str, Any]
+
+
+def recorded(host: str) -> list[tuple[str, Message]]:
+    path = HOSTS / host / "mcp" / "mcp-traffic.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [(row["dir"], row["line"]) for row in rows]
+
+
+def handshake(host: str) -> list[Message | int | str]:
+    """The host's lines up to its first tool call; an id: wait for that answer first."""
+    steps: list[Message | int | str] = []
+    for direction, line in recorded(host):
+        if direction == "host->server":
+            if line.get("method") == "tools/call":
+                break
+            steps.append(line)
+        elif "id" in line and line.get("id") is not None:
+            steps.append(line["id"])
+    return steps
+
+
+def talk(vault: Path, home: Path, steps: list[Any], plain: bool = False) -> dict[str, Any]:
+    """Send the steps (a message, a raw line as bytes, or an id to wait for); then EOF."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "VAULTKEEPER_TODAY": TODAY,
+    }
+    if plain:
+        env["VAULTKEEPER_MCP_PLAIN"] = "1"
+    proc = subprocess.Popen(
+        [*program(), "mcp", "--vault", str(vault)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    got: list[Message] = []
+    try:
+        for step in steps:
+            if isinstance(step, bytes):
+                proc.stdin.write(step)
+                proc.stdin.flush()
+            elif isinstance(step, dict):
+                proc.stdin.write((json.dumps(step) + "\n").encode())
+                proc.stdin.flush()
+            else:
+                while step not in [m.get("id") for m in got]:
+                    line = proc.stdout.readline()
+                    assert line, f"the server ended before answering {step!r}"
+                    got.append(json.loads(line))
+        proc.stdin.close()
+        got += [json.loads(line) for line in proc.stdout.read().splitlines()]
+        code = proc.wait(timeout=BOUND)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return {"answers": got, "code": code, "err": proc.stderr.read().decode()}
+
+
+def three_ways(sample: Path, tmp_path: Path, steps: list[Any]) -> list[dict[str, Any]]:
+    """plain, first start, second start: each on a fresh copy of the vault (one path)."""
+    runs = []
+    home, vault = tmp_path / "home", tmp_path / "vault"
+    for plain in (True, False, False):
+        shutil.rmtree(vault, ignore_errors=True)
+        shutil.copytree(sample, vault, symlinks=True)
+        runs.append(talk(vault, home, steps, plain=plain))
+    return runs
+
+
+def _same(runs: list[dict[str, Any]], more: bool = False) -> None:
+    """The same answers as the plain path; ``more``: the front may have answered more."""
+
+    def by_id(run: dict[str, Any]) -> dict[str, Any]:
+        return {json.dumps(m.get("id")): m for m in run["answers"] if "id" in m}
+
+    plain = runs[0]
+    for run in runs[1:]:
+        assert run["code"] == plain["code"], run["err"]
+        assert run["err"] == plain["err"]
+        mine, theirs = by_id(run), by_id(plain)
+        if more:  # at the end of stdin the SDK drops the requests still running
+            mine = {k: v for k, v in mine.items() if k in theirs}
+        assert mine == theirs  # as JSON values: the bytes' meaning, member order aside
+        notes = [m for m in run["answers"] if "id" not in m]
+        assert notes == [m for m in plain["answers"] if "id" not in m]
+
+
+def _saved(tmp_path: Path) -> dict[str, Any]:
+    keys = json.loads((tmp_path / "home/cache/vaultkeeper/mcp-answers.json").read_text())["keys"]
+    assert len(keys) == 1
+    return dict(next(iter(keys.values())))
+
+
+@pytest.mark.parametrize("host", ["claude-code-2.1.332", "codex-0.169.0"])
+def test_the_recorded_handshakes_get_the_sdks_answers(
+    sample: Path, tmp_path: Path, host: str
+) -> None:
+    steps = handshake(host)
+    runs = three_ways(sample, tmp_path, steps)
+    _same(runs)
+    saved = _saved(tmp_path)
+    if host.startswith("codex"):  # initialize, then tools/list after notifications/initialized
+        assert len(saved) == 2
+    else:  # server/discover; subscriptions/listen is the SDK's: the opening ends there
+        assert len(saved) == 1
+
+
+CLIENT = {"name": "t", "version": "1"}
+INIT = {
+    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT},
+}  # fmt: skip
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+RECALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+          "params": {"name": "recall", "arguments": {"project": "api"}}}  # fmt: skip
+CODEX_LIKE = [INIT, 0, INITIALIZED, LIST, 1]
+
+
+def test_a_second_start_answers_from_the_saved_answers_and_checks_them(
+    sample: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    first = talk(sample, home, CODEX_LIKE)
+    saved = tmp_path / "home/cache/vaultkeeper/mcp-answers.json"
+    data = json.loads(saved.read_text())
+    ((key, answers),) = data["keys"].items()
+    opening = next(k for k in answers if "\n" not in k)
+    answers[opening]["instructions"] = "tampered"  # as if the saved answers were out of date
+    saved.write_text(json.dumps(data))
+    second = talk(sample, home, CODEX_LIKE)
+    assert second["answers"][0]["result"]["instructions"] == "tampered"  # the front's answer
+    assert second["answers"][1:] == first["answers"][1:]
+    assert second["err"] == "vaultkeeper: the saved MCP answers were out of date; forgotten\n"
+    assert opening not in json.loads(saved.read_text())["keys"][key]  # forgotten
+    third = talk(sample, home, CODEX_LIKE)  # the SDK answers it, and it is saved again
+    assert third["answers"] == first["answers"] and third["err"] == ""
+    assert json.loads(saved.read_text())["keys"][key][opening] == first["answers"][0]["result"]
+
+
+FALLBACKS = {
+    "unknown method first": [{"jsonrpc": "2.0", "id": 9, "method": "vendor/x"}, 9, *CODEX_LIKE],
+    "a batch": [b"[" + json.dumps(INIT).encode() + b"]\n", {**INIT, "id": 3}, 3, LIST, 1],
+    "a malformed line": [b"{not json\n", *CODEX_LIKE],
+    "a member twice": [json.dumps(INIT)[:-1].encode() + b', "method": "tools/list"}\n', 0, LIST, 1],
+    "another protocol version": [
+        {**INIT, "params": {**INIT["params"], "protocolVersion": "2024-11-05"}}, 0, INITIALIZED,
+        LIST, 1,
+    ],
+    "a request before initialize": [LIST, 1, *CODEX_LIKE],
+    "requests before the answer to initialize": [INIT, INITIALIZED, LIST, RECALL, 0, 1, 2],
+    "a cancellation": [
+        INIT, 0, INITIALIZED, LIST,
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        RECALL, 2,
+    ],
+    "the end of stdin after initialize": [INIT],
+    "the end of stdin after tools/list": [INIT, INITIALIZED, LIST],
+}  # fmt: skip
+# the plain path, at the end of stdin, drops a tools/list it had not answered; the front
+# may have answered it already (a host that waits for its answers sees no difference)
+ANSWERS_MORE = {"the end of stdin after tools/list"}
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACKS))
+def test_what_the_front_does_not_know_gets_the_sdks_own_answers(
+    sample: Path, tmp_path: Path, case: str
+) -> None:
+    talk(sample, tmp_path / "home", CODEX_LIKE)  # the saved answers of a plain handshake
+    _same(three_ways(sample, tmp_path, FALLBACKS[case]), more=case in ANSWERS_MORE)
