@@ -197,3 +197,64 @@ def test_what_the_front_does_not_know_gets_the_sdks_own_answers(
 ) -> None:
     talk(sample, tmp_path / "home", CODEX_LIKE)  # the saved answers of a plain handshake
     _same(three_ways(sample, tmp_path, FALLBACKS[case]), more=case in ANSWERS_MORE)
+
+
+async def _client_session(vault: Path, home: Path, version: str, plain: bool) -> dict[str, Any]:
+    """The SDK's own client at ``version``: the handshake, the lists and a recall."""
+    import mcp_types as types
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "VAULTKEEPER_TODAY": TODAY}
+    if plain:
+        env["VAULTKEEPER_MCP_PLAIN"] = "1"
+    first, *rest = program()
+    params = StdioServerParameters(
+        command=first, args=[*rest, "mcp", "--vault", str(vault)], env=env
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / "server-stderr.log").open("a") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            if version == "2026-07-28":
+                opened: Any = await session.discover()
+            else:
+                opened = await session.send_request(
+                    types.InitializeRequest(
+                        params=types.InitializeRequestParams(
+                            protocol_version=version,
+                            capabilities=types.ClientCapabilities(),
+                            client_info=types.Implementation(name="t", version="1"),
+                        )
+                    ),
+                    types.InitializeResult,
+                )
+                session.adopt(opened)
+                await session.send_notification(types.InitializedNotification())
+            got = {
+                "opened": opened,
+                "tools": await session.list_tools(),
+                "resources": await session.list_resources(),
+                "templates": await session.list_resource_templates(),
+                "prompts": await session.list_prompts(),
+                "recall": await session.call_tool("recall", {"project": "api"}),
+            }
+            return {k: v.model_dump(mode="json") for k, v in got.items()}
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18"])
+def test_the_sdks_client_gets_the_same_answers_with_the_front(
+    sample: Path, tmp_path: Path, version: str
+) -> None:
+    import anyio
+
+    home = tmp_path / "home"
+    runs = [
+        anyio.run(_client_session, sample, home, version, plain) for plain in (True, False, False)
+    ]
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    assert runs[0]["opened"]["instructions"].startswith("vaultkeeper keeps")
+    assert len(runs[0]["tools"]["tools"]) == 13 and not runs[0]["recall"]["is_error"]
+    saved = _saved(tmp_path)
+    assert json.dumps(version) in next(iter(saved))  # the opening was saved, at its version

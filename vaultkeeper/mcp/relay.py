@@ -21,7 +21,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp.types import JSONRPCError, JSONRPCResponse
 
 from vaultkeeper.mcp.answers import Saved
 from vaultkeeper.mcp.front import Lines, RequestId
