@@ -117,6 +117,7 @@ def test_the_sdk_reads_the_kept_lines_then_the_rest_of_stdin() -> None:
     loaded, lines = run(front, source)
     assert loaded.app == "app"
     assert [lines.readline() for _ in range(4)] == ["a\n", "b\n", "", ""]
+    assert not front.opening  # "b" is no message: the opening ended there
 
 
 def test_the_end_of_stdin_before_the_sdk_loaded_is_kept() -> None:
@@ -126,4 +127,17 @@ def test_the_end_of_stdin_before_the_sdk_loaded_is_kept() -> None:
     loaded, lines = run(Front({}), source)
     assert isinstance(loaded.error, ImportError)
     assert [lines.readline(), lines.readline()] == ["a\n", ""]
-    assert Lines(["kept\n"], source, True).readline() == "kept\n"
+    assert Lines(["kept\n"], source, True, print).readline() == "kept\n"
+
+
+def test_the_opening_read_by_the_sdk_after_the_hand_over_is_learned_too() -> None:
+    """The SDK may load before the host's tools/list comes: its answer is saved all the same."""
+    source: queue.Queue[Item] = queue.Queue()
+    for item in (line(INIT), Loaded(app="app"), line(READY), line(LIST), line(CALL), line(LIST)):
+        source.put(item)
+    front = Front({})
+    _, lines = run(front, source)
+    assert [lines.readline() for _ in range(5)] == [
+        line(m) for m in (INIT, READY, LIST, CALL, LIST)
+    ]
+    assert front.learn == {0: list(SAVED)[0], 1: list(SAVED)[1]}  # not the LIST after CALL

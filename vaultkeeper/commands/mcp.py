@@ -54,7 +54,6 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     from vaultkeeper.mcp import start, stop  # Ctrl-C works while the SDK loads, too
 
     stop.install()
-    import secrets  # hmac and hashlib's OpenSSL: not for every other command's start
-
-    session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+    # os.urandom, not secrets (hmac and hashlib's OpenSSL): the first answer waits for this
+    session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
     start.serve(vault, now_utc, session)

@@ -97,7 +97,11 @@ def fingerprint() -> str | None:
     sdk = dists[0]
     if sdk is None or not sdk.startswith(SDK_HANDED_OVER) or None in dists:
         return None
-    return " ".join([f"vaultkeeper-{__version__}", *map(str, dists), sys.version, _own_modules()])
+    try:
+        own = _own_modules()
+    except OSError:
+        return None
+    return " ".join([f"vaultkeeper-{__version__}", *map(str, dists), sys.version, own])
 
 
 def path(env: dict[str, str] | os._Environ[str]) -> Path | None:

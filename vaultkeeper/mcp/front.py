@@ -7,7 +7,8 @@ exactly the messages seen so far -- the SDK's own answer to them, made by an ear
 start. Everything else is kept, in order, for the SDK: the notifications, the first
 request without a saved answer and every line after it (the front answers only a
 prefix of the conversation), anything malformed or unusual. Once the SDK has loaded
-it reads the kept lines first, then the rest of stdin (``Lines``), and the front is done.
+it reads the kept lines first, then the rest of stdin (``Lines``), and the front answers
+no more; it only notes, while the opening lasts, which requests' answers to save.
 
 The SDK's connection state is made by the opening request (``initialize``, or the
 first request of a 2026-07-28 connection), so when the front answered that one the SDK
@@ -19,12 +20,12 @@ change no state. Lines are split and decoded exactly as the SDK's reader does
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,8 @@ def claim_stdin(into: queue.Queue[Item]) -> None:
     As the SDK's transport does with it: the wire moves to a private descriptor and
     fd 0 reads the null device, so no child of a tool call reads the host's bytes.
     """
+    import fcntl  # POSIX: elsewhere (ImportError) the server starts without the front
+
     wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
     try:
@@ -72,12 +75,16 @@ def claim_stdin(into: queue.Queue[Item]) -> None:
 
 
 class Lines:
-    """The SDK's stdin: the lines kept for it, then the rest, from the same reader."""
+    """The SDK's stdin: the lines kept for it, then the rest, from the same reader; each
+    line read from there is shown to ``seen`` first (the opening's answers are learned)."""
 
-    def __init__(self, kept: list[str], source: queue.Queue[Item], ended: bool) -> None:
+    def __init__(
+        self, kept: list[str], source: queue.Queue[Item], ended: bool, seen: Callable[[str], None]
+    ) -> None:
         self.kept = kept
         self.source = source
         self.ended = ended
+        self.seen = seen
 
     def readline(self) -> str:
         if self.kept:
@@ -86,6 +93,7 @@ class Lines:
             return ""
         item = self.source.get()
         if isinstance(item, str):
+            self.seen(item)
             return item
         self.ended = True
         return ""
@@ -155,6 +163,15 @@ class Front:
             self.answering = False
         self.kept.append(line)
 
+    def seen_by_sdk(self, line: str) -> None:
+        """A line read by the SDK after the hand-over: its answer is learned, if opening."""
+        if self.opening:
+            message = parse(line)
+            sort = kind(message)
+            key = self._key(message, sort)
+            if sort == "request" and key is not None:
+                self._learn(message["id"], key)
+
     def _key(self, message: Any, sort: str) -> str | None:
         """The key of this message's answer while the opening lasts, else None."""
         if not self.opening:
@@ -201,4 +218,4 @@ def run(front: Front, source: queue.Queue[Item]) -> tuple[Loaded, Lines]:
         elif item is None:
             ended = True
         else:
-            return item, Lines(front.kept, source, ended)
+            return item, Lines(front.kept, source, ended, front.seen_by_sdk)

@@ -46,7 +46,7 @@ class Relay:
     ) -> None:
         self.inner = inner
         self.stand_in = stand_in
-        self.learn = dict(learn)
+        self.learn = learn  # the front adds to it while the SDK reads the opening
         self.learned = learned
         self.stale = stale
 

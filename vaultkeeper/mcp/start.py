@@ -65,7 +65,7 @@ def serve(vault: Path, now: Now, session: str) -> None:
     if key is not None:
         try:
             front.claim_stdin(source)
-        except OSError:  # no stdin to move: the SDK's transport meets the same
+        except (OSError, ImportError):  # no stdin to move here: the plain path
             key = None
     if key is None:
         item = source.get()  # only the loader puts anything
