@@ -3,7 +3,7 @@
 Each conversation runs three ways on fresh copies of the vault: the plain SDK path
 (VAULTKEEPER_MCP_PLAIN=1), a first start (no saved answers: the SDK answers all and its
 opening answers are saved) and a second start (the front answers the opening). The hosts'
-recorded handshakes (tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl) are replayed so, and
+recorded openings (tests/fixtures/hosts/*/*/mcp-traffic.jsonl) are replayed so, and
 the fallbacks: an unknown method, a batch, a malformed line, another protocol version,
 requests before the handshake's answer, a cancellation, the end of stdin mid-handshake.
 """
@@ -26,23 +26,24 @@ BOUND = 120.0  # a safety bound for a loaded machine, not a timing check
 Message = dict[str, Any]
 
 
-def recorded(host: str) -> list[tuple[str, Message]]:
-    path = HOSTS / host / "mcp" / "mcp-traffic.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [(row["dir"], row["line"]) for row in rows]
-
-
-def handshake(host: str) -> list[Message | int | str]:
-    """The host's lines up to its first tool call; an id: wait for that answer first."""
-    steps: list[Message | int | str] = []
-    for direction, line in recorded(host):
-        if direction == "host->server":
-            if line.get("method") == "tools/call":
-                break
-            steps.append(line)
-        elif "id" in line and line.get("id") is not None:
-            steps.append(line["id"])
-    return steps
+def handshakes(scenario: str) -> list[list[Message | int | str]]:
+    """Each recorded session's lines up to its first tool call, in order; an id between
+    them: the host waited for that answer (a file holds a session per server start)."""
+    path = HOSTS / scenario / "mcp-traffic.jsonl"
+    sessions: list[list[Message | int | str]] = []
+    last, stop = None, False
+    for row in (json.loads(line) for line in path.read_text().splitlines() if line.strip()):
+        if last is None or row["t"] < last:
+            sessions.append([])
+            stop = False
+        last, line = row["t"], row["line"]
+        if row["dir"] == "host->server":
+            stop = stop or line.get("method") == "tools/call"
+            if not stop:
+                sessions[-1].append(line)
+        elif line.get("id") is not None and not stop:
+            sessions[-1].append(line["id"])
+    return sessions
 
 
 def talk(vault: Path, home: Path, steps: list[Any], plain: bool = False) -> dict[str, Any]:
@@ -115,23 +116,35 @@ def _same(runs: list[dict[str, Any]], more: bool = False) -> None:
 
 
 def _saved(tmp_path: Path) -> dict[str, Any]:
-    keys = json.loads((tmp_path / "home/cache/vaultkeeper/mcp-answers.json").read_text())["keys"]
+    file = tmp_path / "home/cache/vaultkeeper/mcp-answers.json"
+    if not file.exists():
+        return {}
+    keys = json.loads(file.read_text())["keys"]
     assert len(keys) == 1
     return dict(next(iter(keys.values())))
 
 
-@pytest.mark.parametrize("host", ["claude-code-2.1.332", "codex-0.169.0"])
+# every distinct opening the hosts recorded (the other scenarios repeat these)
+RECORDED = {
+    "claude-code-2.1.332/mcp": 1,  # discover; listen; discover, prompts, resources, tools
+    "claude-code-2.1.332/mcp-list": 1,  # `claude mcp list`: discover; listen; tools/list
+    "claude-code-2.1.332/stream-json": 1,  # prompts/list waited for, then the others
+    "claude-code-2.1.332/recall": 1,  # a slow probe, initialize after it; then the end
+    "codex-0.169.0/mcp": 2,  # initialize; initialized, tools/list
+    "codex-0.169.0/recall": 1,  # initialize only: the session ended before its answer
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(RECORDED))
 def test_the_recorded_handshakes_get_the_sdks_answers(
-    sample: Path, tmp_path: Path, host: str
+    sample: Path, tmp_path: Path, scenario: str
 ) -> None:
-    steps = handshake(host)
+    steps = handshakes(scenario)[0]
+    waited = any(not isinstance(step, dict) for step in steps)
     runs = three_ways(sample, tmp_path, steps)
-    _same(runs)
-    saved = _saved(tmp_path)
-    if host.startswith("codex"):  # initialize, then tools/list after notifications/initialized
-        assert len(saved) == 2
-    else:  # server/discover; subscriptions/listen is the SDK's: the opening ends there
-        assert len(saved) == 1
+    _same(runs, more=not waited)  # unwaited, the SDK may drop what it had not answered
+    saved = _saved(tmp_path)  # a Claude Code opening ends at its listen
+    assert len(saved) == RECORDED[scenario] or (not waited and len(saved) < RECORDED[scenario])
 
 
 CLIENT = {"name": "t", "version": "1"}
@@ -258,3 +271,24 @@ def test_the_sdks_client_gets_the_same_answers_with_the_front(
     assert len(runs[0]["tools"]["tools"]) == 13 and not runs[0]["recall"]["is_error"]
     saved = _saved(tmp_path)
     assert json.dumps(version) in next(iter(saved))  # the opening was saved, at its version
+
+
+def test_the_answers_saved_are_the_same_for_every_vault(
+    sample: Path, make_vault: Any, tmp_path: Path
+) -> None:
+    """The saved answers are keyed by the install, not the vault: so the requests the front
+    answers (answers.ANSWERED) must not depend on it. Claude Code's opening lists them."""
+    from vaultkeeper.mcp.answers import ANSWERED
+
+    steps = handshakes("claude-code-2.1.332/mcp")[0]
+    asked = {step["id"]: step["method"] for step in steps if isinstance(step, dict)}
+    assert (
+        {"server/discover", "prompts/list", "resources/list", "tools/list"}
+        <= set(asked.values())
+        <= ANSWERED | {"subscriptions/listen"}
+    )
+    empty = make_vault({}, init=True)
+    runs = [talk(vault, tmp_path / "home", steps, plain=True) for vault in (sample, empty)]
+    answered = [{m["id"]: m for m in run["answers"] if m.get("id") in asked} for run in runs]
+    assert answered[0] == answered[1]
+    assert {i for i, m in asked.items() if m in ANSWERED} <= set(answered[0])
