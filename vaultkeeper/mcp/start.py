@@ -1,15 +1,16 @@
 """``vaultkeeper mcp``'s start: the SDK loads in a thread while the front answers.
 
 The SDK's import is most of a second, and a host waits for the first answer. So the
-server (server.py, which imports the SDK) is built in a thread at once, and meanwhile
-the front (front.py) answers the host's opening requests from the saved answers
-(answers.py); when the server is built, the connection is handed to it (relay.py).
-Without saved answers for this install (the first start after an install or an
-upgrade, another SDK version) the front answers nothing and only keeps the lines: the
-SDK answers all, and its answers to the opening requests are saved for the next start.
+server (server.py, which imports the SDK) is built in a thread, and meanwhile the front
+(front.py) answers the host's opening requests from the saved answers (answers.py);
+when the server is built, the connection is handed to it (relay.py). Without saved
+answers for this install (the first start after an install or an upgrade) the front
+answers nothing and only keeps the lines: the SDK answers all, and its answers to the
+opening requests are saved for the next start. With an SDK version the hand-over is not
+checked with (answers.SDK_HANDED_OVER), or no stdin to take over, it serves as
+``MCPServer.run("stdio")`` alone does, the SDK imported in the main thread.
 
-VAULTKEEPER_MCP_PLAIN=1 serves as ``MCPServer.run("stdio")`` alone does, without the
-front (the tests compare the two).
+VAULTKEEPER_MCP_PLAIN=1 serves so too (the tests compare the two ways).
 """
 
 from __future__ import annotations
@@ -57,21 +58,21 @@ def _app(loaded: Loaded) -> Any:
 def serve(vault: Path, now: Now, session: str) -> None:
     """Serve over stdin/stdout until the host closes them (Ctrl-C: stop.py)."""
     source: queue.Queue[Item] = queue.Queue()
-    loader = threading.Thread(
-        target=_load, args=(vault, now, session, source), name="vaultkeeper-sdk", daemon=True
-    )
-    loader.start()
     key = None if os.environ.get(PLAIN_ENV) == "1" else answers.fingerprint()
     if key is not None:
         try:
             front.claim_stdin(source)
         except (OSError, ImportError):  # no stdin to move here: the plain path
             key = None
-    if key is None:
-        item = source.get()  # only the loader puts anything
+    if key is None:  # as MCPServer.run alone: the SDK imported here, and it reads stdin
+        _load(vault, now, session, source)
+        item = source.get()
         assert isinstance(item, Loaded)
         _app(item).run("stdio")
         return
+    threading.Thread(
+        target=_load, args=(vault, now, session, source), name="vaultkeeper-sdk", daemon=True
+    ).start()
     file = answers.path(os.environ)
     opening = front.Front(answers.load(file, key))
     loaded, stdin = front.run(opening, source)
