@@ -8,7 +8,12 @@ and one ``lint`` (status reads the figures they saved):
 - ``report --brief --cwd`` and the session-start hook (``hooks/session-start.sh VAULT PROG``
   with the host's JSON on stdin), whole process;
 - ``vaultkeeper mcp``: from the process's start to the answer of its first request after
-  ``initialize`` (``tools/list``; and, separately, a first ``recall`` tool call).
+  ``initialize`` at 2025-06-18, as Codex opens (``tools/list``; and, separately, a first
+  ``recall`` tool call); and with a 2026-07-28 opening as Claude Code's: to the answer of
+  its ``server/discover`` probe, and to its ``tools/list`` (after the probe,
+  ``subscriptions/listen`` and a second ``server/discover``, as it sends them). The server
+  saves its opening answers under $XDG_CACHE_HOME (a folder of the run's own here): round
+  0 makes them, as a host's first start after an install would.
 
     python bench/glance.py [--size 10000] [--rounds 20]
 
@@ -67,7 +72,7 @@ def _send(proc: subprocess.Popen[bytes], msg: dict[str, object]) -> None:
     proc.stdin.flush()
 
 
-def _answer(proc: subprocess.Popen[bytes], want: int) -> dict[str, object]:
+def _answer(proc: subprocess.Popen[bytes], want: int | str) -> dict[str, object]:
     assert proc.stdout is not None
     while True:
         line = proc.stdout.readline()
@@ -78,17 +83,30 @@ def _answer(proc: subprocess.Popen[bytes], want: int) -> dict[str, object]:
             return got
 
 
-def mcp_first(vault: str, call: str) -> tuple[float, float]:
-    """Seconds from the server's start to its answer to the first request after initialize."""
-    began = time.perf_counter()
-    proc = subprocess.Popen(
+def _mcp(vault: str) -> subprocess.Popen[bytes]:
+    cache = str(Path(vault).parent / "cache")  # the server's saved answers: not the user's
+    return subprocess.Popen(
         [PROG, "mcp", "--vault", vault],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=child_env(),
+        env=child_env(XDG_CACHE_HOME=cache),
         cwd=vault,
     )
+
+
+def _done(proc: subprocess.Popen[bytes]) -> float:
+    """The CPU seconds of the whole run, its exit included."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def mcp_first(vault: str, call: str) -> tuple[float, float]:
+    """Seconds from the server's start to its answer to the first request after initialize."""
+    began = time.perf_counter()
+    proc = _mcp(vault)
     init = {
         "protocolVersion": "2025-06-18",
         "capabilities": {},
@@ -106,10 +124,37 @@ def mcp_first(vault: str, call: str) -> tuple[float, float]:
     took = time.perf_counter() - began
     if "error" in got:
         raise RuntimeError(f"mcp {call}: {got['error']}")
-    assert proc.stdin is not None
-    proc.stdin.close()
-    _, _, usage = os.wait4(proc.pid, 0)  # CPU: the whole run, its exit included
-    return took, usage.ru_utime + usage.ru_stime
+    return took, _done(proc)
+
+
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def mcp_modern(vault: str, call: str) -> tuple[float, float]:
+    """Seconds from the start to the answer of the server/discover probe, or of the
+    tools/list a 2026-07-28 host sends after it (Claude Code's order)."""
+    began = time.perf_counter()
+    proc = _mcp(vault)
+    meta = {"_meta": MODERN}
+    _send(proc, {"jsonrpc": "2.0", "id": "probe", "method": "server/discover", "params": meta})
+    _answer(proc, "probe")
+    took = time.perf_counter() - began
+    if call == "tools/list":
+        listen = {**meta, "notifications": {"toolsListChanged": True}}
+        _send(proc, {"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+                     "params": listen})  # fmt: skip
+        _send(proc, {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": meta})
+        _answer(proc, 0)
+        _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": meta})
+        got = _answer(proc, 1)
+        took = time.perf_counter() - began
+        if "error" in got:
+            raise RuntimeError(f"mcp 2026-07-28 {call}: {got['error']}")
+    return took, _done(proc)
 
 
 def row(label: str, samples: list[tuple[float, float]]) -> str:
@@ -144,18 +189,25 @@ def main(argv: list[str] | None = None) -> int:
             sides["session-start hook"] = ["sh", str(HOOK), vault, PROG]
             stdin["session-start hook"] = json.dumps({"cwd": CWD}).encode()
         got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
-        mcp_calls = ("tools/list", "recall") if "mcp" in only else ()
-        for call in mcp_calls:
-            got[f"`mcp`: start to first `{call}` answer"] = []
+        mcp_runs = {
+            "`mcp` 2025-06-18: start to first `tools/list` answer": (mcp_first, "tools/list"),
+            "`mcp` 2025-06-18: start to first `recall` answer": (mcp_first, "recall"),
+            "`mcp` 2026-07-28: start to `server/discover` answer": (mcp_modern, "discover"),
+            "`mcp` 2026-07-28: start to first `tools/list` answer": (mcp_modern, "tools/list"),
+        }
+        if "mcp" not in only:
+            mcp_runs = {}
+        for label in mcp_runs:
+            got[label] = []
         for n in range(args.rounds + 1):  # round 0 warms up (the .pyc files)
             for label, cmd in sides.items():
                 took = timed(cmd, stdin.get(label, b""))
                 if n:
                     got[label].append(took)
-            for call in mcp_calls:
-                took = mcp_first(vault, call)
+            for label, (measure, call) in mcp_runs.items():
+                took = measure(vault, call)
                 if n:
-                    got[f"`mcp`: start to first `{call}` answer"].append(took)
+                    got[label].append(took)
         print(f"{args.size} entries, {args.rounds} runs each, load {os.getloadavg()[0]:.1f}")
         print("| figure | p50 ms | p95 ms | max ms | p50 CPU ms | runs |")
         print("| --- | --- | --- | --- | --- | --- |")

@@ -15,7 +15,8 @@ RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune"
 # scanner, the hooks or any other command
 MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
 MCP_MODULES = {
-    f"vaultkeeper/mcp/{name}.py" for name in ("server", "shapes", "prune", "apply", "prune_tool")
+    f"vaultkeeper/mcp/{name}.py"
+    for name in ("server", "shapes", "prune", "apply", "prune_tool", "relay")
 }
 
 

@@ -32,7 +32,7 @@ INITIALIZE = {
 
 def _started(vault: Path, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, dict[str, Any]]:
     """The server with stdin on a terminal (a pty), once it answered the handshake."""
-    env = {**os.environ, "HOME": str(tmp_path)}
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("VAULTKEEPER_VAULT", None)
     master, slave = os.openpty()
     proc = subprocess.Popen(
@@ -61,6 +61,29 @@ def test_ctrl_c_stops_the_server_with_exit_130_and_no_traceback(
         os.close(master)
     assert code == 130
     assert err == "vaultkeeper: interrupted\n"
+
+
+def _interrupted(proc: subprocess.Popen[bytes], master: int) -> tuple[int, str]:
+    try:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=BOUND)
+        assert proc.stderr is not None
+        return code, proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+
+
+def test_ctrl_c_while_the_front_answers_and_the_sdk_loads(sample: Path, tmp_path: Path) -> None:
+    """The second start answers initialize from the saved answers (start.py), most likely
+    before the SDK has loaded: Ctrl-C then ends it the same way."""
+    first, master, answer = _started(sample, tmp_path)
+    assert _interrupted(first, master) == (130, "vaultkeeper: interrupted\n")
+    assert (tmp_path / "cache" / "vaultkeeper" / "mcp-answers.json").is_file()
+    second, master, again = _started(sample, tmp_path)
+    assert again == answer
+    assert _interrupted(second, master) == (130, "vaultkeeper: interrupted\n")
 
 
 def test_the_handshake_names_the_package_version(sample: Path, tmp_path: Path) -> None:

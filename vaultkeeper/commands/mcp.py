@@ -41,7 +41,7 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
       vaultkeeper mcp --vault ~/memory
       vaultkeeper --vault ~/memory hooks install claude-code --mcp
     """
-    from vaultkeeper.errors import NoVaultError, UsageError
+    from vaultkeeper.errors import NoVaultError
     from vaultkeeper.store.vault import find_vault
 
     vault = (
@@ -51,20 +51,9 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     )
     if not (vault / config.INDEX_FILE).is_file():
         raise NoVaultError(f"{vault}: not a vault (no {config.INDEX_FILE})")
-    from vaultkeeper.mcp import stop  # Ctrl-C works while the SDK loads, too
+    from vaultkeeper.mcp import start, stop  # Ctrl-C works while the SDK loads, too
 
     stop.install()
-    try:
-        from vaultkeeper.mcp.server import serve
-    except ImportError as exc:
-        if (exc.name or "").startswith("vaultkeeper"):
-            raise
-        missing = (exc.name or "mcp").split(".")[0]
-        raise UsageError(
-            f"`vaultkeeper mcp` needs the optional MCP SDK ({missing} is not installed): "
-            f"{config.MCP_INSTALL_HINT}"
-        ) from None
-    import secrets  # hmac and hashlib's OpenSSL: not for every other command's start
-
-    session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
-    serve(vault, now_utc, session)
+    # os.urandom, not secrets (hmac and hashlib's OpenSSL): the first answer waits for this
+    session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
+    start.serve(vault, now_utc, session)

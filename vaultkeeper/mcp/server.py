@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from vaultkeeper import __version__, config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp import apply as mcp_apply
-from vaultkeeper.mcp import prune_tool, stop
+from vaultkeeper.mcp import prune_tool
 from vaultkeeper.mcp.apply import run
 from vaultkeeper.mcp.session import host_session, tool_use
 from vaultkeeper.mcp.shapes import (
@@ -241,10 +241,3 @@ def _text(path: Path, shown: str) -> str:
         return serve_text(decode(read_regular(path)))
     except ParseError as exc:
         raise ResourceError(f"{shown}: {exc.reason}") from None
-
-
-def serve(vault: Path, now: Now, session: str) -> None:
-    """Serve over stdin/stdout until the host closes them, or Ctrl-C (stop.py)."""
-    app = build(vault, now, session)
-    stop.install()
-    app.run("stdio")
