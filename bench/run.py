@@ -284,6 +284,25 @@ def render(
     return "\n".join(lines)
 
 
+# The page's sections this script writes; every other section (the search figures,
+# the auto memory's, the recall hook's, ...) is another script's or a person's: kept.
+OWN_SECTIONS = ("## Where the time goes", "## How it is measured", "## Notes on this run")
+
+
+def with_kept(page: str) -> str:
+    """``page`` followed by the sections of the current docs/benchmarks.md that this
+    script does not write (from the first such heading on), so a run rewrites its own
+    figures and nothing else."""
+    try:
+        old = DOC.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return page
+    heads = [i for i, x in enumerate(old) if x.startswith("## ") and x not in OWN_SECTIONS]
+    if not heads:
+        return page
+    return page.rstrip("\n") + "\n\n" + "\n".join(old[heads[0] :]).rstrip("\n") + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="counted rounds per group")
@@ -349,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         notes = [f"- {note}" for note in args.note]
         loads = f"{load_at_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         notes.append(f"- load average (1 minute) of the machine: {loads}")
-        DOC.write_text(render(rows, where, notes, started, seconds, problems))
+        DOC.write_text(with_kept(render(rows, where, notes, started, seconds, problems)))
         print(f"wrote {DOC.relative_to(HERE.parent)}", file=sys.stderr)
         if {"cold", "noop"} <= groups and write_readme(readme_table(rows, started, problems)):
             print(f"wrote {README.relative_to(HERE.parent)}'s Performance table", file=sys.stderr)

@@ -93,3 +93,17 @@ def test_the_page_says_how_it_was_installed() -> None:
     assert "not an editable install" in page and "Not a headline run" not in page
     unclean = run.render(rows(), [], [], STARTED, 60.0, ["vaultkeeper is an editable install"])
     assert unclean.count("Not a headline run") == 1 and "NOT CLEAN" in unclean
+
+
+def test_a_run_rewrites_its_own_sections_and_keeps_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "benchmarks.md"
+    monkeypatch.setattr(run, "DOC", doc)
+    page = run.render(rows(), [], ["- a note"], STARTED, 60.0)
+    assert run.with_kept(page) == page  # no page yet
+    kept = "## search (MCP tool)\n\nits figures\n\n## Code anchors\n\nmore figures\n"
+    doc.write_text(run.render(rows(), [], ["- an older note"], STARTED, 1.0) + "\n" + kept)
+    again = run.with_kept(page)
+    assert again.startswith(page.rstrip("\n")) and again.endswith(kept)
+    assert "an older note" not in again and again.count("## Notes on this run") == 1
