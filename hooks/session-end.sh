@@ -121,7 +121,7 @@ sys.exit(0 if os.read(r, 1) == b"1" else 1)
 python_of() {
     py=
     first=
-    IFS= read -r first <"$1" 2>/dev/null
+    [ -n "$1" ] && [ -r "$1" ] && IFS= read -r first <"$1"
     case $first in
     '#!'/*python*) py=${first#??} ;;
     esac

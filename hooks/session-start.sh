@@ -42,7 +42,7 @@ log() {
 python_of() {
     py=
     first=
-    IFS= read -r first <"$1" 2>/dev/null
+    [ -n "$1" ] && [ -r "$1" ] && IFS= read -r first <"$1"
     case $first in
     '#!'/*python*) py=${first#??} ;;
     esac

@@ -243,18 +243,19 @@ def test_more_changed_lessons_than_the_limit_build_the_table_again(
 
 
 @pytest.mark.usefixtures("settled")
-def test_rows_wait_for_the_writer_lock(
+def test_without_the_lock_the_table_is_built_again(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # an apply holding the lock may be writing its own row: the scan writes none then
-    # (it could lose the apply's), and the next scan does
+    # (it could lose the apply's) and builds the table instead, which needs no lock;
+    # and so on a file system without flock, where the lock is never had
     import fcntl
 
     from vaultkeeper.report import file as reportguard
 
     root = make_vault({"projects/api/memory/a.md": entry("a", "first words")})
     scan_in_process(root)
-    (root / "projects/api/memory/a.md").write_text(entry("a", "second words"), encoding="utf-8")
+    (root / "projects/api/memory/a.md").write_text(entry("a", "gone", s="archived"))
     monkeypatch.setattr(reportguard, "WAIT_S", 0.01)
     fd = os.open(root / config.STATE_DIR / config.WRITER_LOCK_FILE, os.O_RDWR | os.O_CREAT)
     try:
@@ -262,6 +263,52 @@ def test_rows_wait_for_the_writer_lock(
         scan_in_process(root)
     finally:
         os.close(fd)
-    assert served(root) == {"projects/api/memory/a.md": "a: first words Body of a."}
+    over = root / config.STATE_DIR / config.RECALL_LOOKUP_OVER_FILE
+    assert served(root) == {} and not over.exists()  # archived: never served
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_scans_row_never_hides_a_newer_row_an_apply_wrote(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the scan found the lesson changed; an apply archives it and writes its row just
+    # before the scan takes the lock: the scan reads the lesson under the lock, after
+    # the apply, so its own row does not bring the archived lesson back
+    import contextlib
+    from collections.abc import Iterator
+
+    from vaultkeeper.report import file as reportguard
+    from vaultkeeper.scan import lookupover
+
+    root = make_vault({"projects/api/memory/a.md": entry("a", "first words")})
     scan_in_process(root)
-    assert served(root) == {"projects/api/memory/a.md": "row: second words Body of a."}
+    path = root / "projects/api/memory/a.md"
+    path.write_text(entry("a", "second words"), encoding="utf-8")
+    real = reportguard.locked
+
+    @contextlib.contextmanager
+    def apply_first(vault: Path) -> Iterator[bool]:
+        if "archived" not in path.read_text():  # the apply, between the scan's stat and lock
+            path.write_text(entry("a", "second words", s="archived"), encoding="utf-8")
+            lookupover.put(root, {"projects/api/memory/a.md": None})
+        with real(vault) as held:
+            yield held
+
+    monkeypatch.setattr(reportguard, "locked", apply_first)
+    scan_in_process(root)
+    assert served(root) == {"projects/api/memory/a.md": None}
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_lesson_new_wrote_and_a_person_removed_is_not_served(make_vault: MakeVault) -> None:
+    from vaultkeeper.scan.lookuprows import refresh
+
+    root = make_vault({"projects/api/memory/a.md": entry("a", "first words")})
+    scan_in_process(root)
+    extra = root / "projects/api/memory/b.md"
+    extra.write_text(entry("b", "written by new"), encoding="utf-8")
+    refresh(root, ["projects/api/memory/b.md"])  # what `new` does after its write
+    assert served(root)["projects/api/memory/b.md"] == "row: written by new Body of b."
+    extra.unlink()
+    scan_in_process(root)
+    assert served(root)["projects/api/memory/b.md"] is None

@@ -46,7 +46,7 @@ def unchanged_words(
     fresh: dict[str, list[SkillUnused]] = {}
     for path, old_text in before.items():
         full = vault / path
-        old = memo.recall(full, path, old_text) or parse_heads(full, path, old_text)
+        old = memo.recall(full, old_text) or parse_heads(full, path, old_text)
         new, problems = load_heads(vault, [full])
         if problems or [(h.name, h.sentence()) for h in old] != [
             (h.name, h.sentence()) for h in new

@@ -118,7 +118,7 @@ def _read(file: Path) -> dict[str, Any]:
     try:
         with os.fdopen(fd, "rb") as fh:
             data = json.loads(fh.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # damaged or hostile: as if none
         return {}
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return {}
@@ -136,7 +136,8 @@ def save(file: Path | None, key: str, learned: Saved, forget: bool = False) -> N
     if file is None:
         return
     keys = _read(file)
-    mine = {} if forget else dict(keys.pop(key, None) or {})
+    found = keys.pop(key, None)
+    mine = dict(found) if isinstance(found, dict) and not forget else {}
     mine.update(learned)
     keys.pop(key, None)
     keys[key] = mine  # the newest last: the oldest go first

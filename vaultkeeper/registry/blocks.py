@@ -281,7 +281,7 @@ def load_heads(
             continue
         if mentioning and not any(heads_name(text, name) for name in mentioning):
             continue
-        got = memo.recall(path, rel_path, text)  # None outside a command's memo.reading()
+        got = memo.recall(path, text)  # None outside a command's memo.reading()
         heads += (
             got if got is not None else memo.keep(path, text, parse_heads(path, rel_path, text))
         )

@@ -1,13 +1,11 @@
-"""One command's registry reads: each file's text parsed once, and the text it first had.
+"""One command's registry reads: each file's text parsed once.
 
 ``use`` and an apply read the registry several times in one command: to find the
 block, again under the writer lock, to re-classify the file they wrote and for the
 saved report's upkeep sections; at 50,000 entries each full parse costs a fifth of a
 second. Inside ``reading()`` a registry file whose text is exactly one parsed before
 gets the same block heads back (a head's lazy parts are worked out from its text alone,
-so sharing them changes nothing), and the text each file had when the command first
-read it is kept: what the command's own writes changed is then known without reading
-the file's old version back (resync_upkeep.py).
+so sharing them changes nothing).
 
 The key is the text itself, never a file's stat: a file edited between two reads is
 parsed again. Outside ``reading()`` nothing is kept (the MCP server lives for hours).
@@ -23,9 +21,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-# while a command reads: (path, text) -> its heads; and rel path -> the text first read
+# while a command reads: (path, text) -> its heads
 _parsed: dict[tuple[Path, str], list[Any]] = {}
-_first: dict[str, str] = {}
 _depth = [0]
 
 
@@ -39,15 +36,13 @@ def reading() -> Iterator[None]:
         _depth[0] -= 1
         if not _depth[0]:
             _parsed.clear()
-            _first.clear()
 
 
-def recall(path: Path, rel_path: str, text: str) -> list[Any] | None:
+def recall(path: Path, text: str) -> list[Any] | None:
     """The heads parsed from exactly ``text`` at ``path`` in this command, if any (a copy
     of the list: callers extend theirs)."""
     if not _depth[0]:
         return None
-    _first.setdefault(rel_path, text)
     got = _parsed.get((path, text))
     return None if got is None else list(got)
 
@@ -57,9 +52,3 @@ def keep(path: Path, text: str, heads: list[Any]) -> list[Any]:
     if _depth[0]:
         _parsed[(path, text)] = list(heads)
     return heads
-
-
-def first_text(rel_path: str) -> str | None:
-    """The text registry file ``rel_path`` had when this command first read it, or None
-    (not read, or outside ``reading()``)."""
-    return _first.get(rel_path)

@@ -27,8 +27,18 @@ from pathlib import Path
 import vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.scan.cache import RACY_NS, key_of
-from vaultkeeper.scan.lookupkeys import RECS_FILE, load, newer, read_bytes, read_text, save, tidy
-from vaultkeeper.scan.lookupover import prune, put_held
+from vaultkeeper.scan.lookupkeys import (
+    RECS_FILE,
+    load,
+    newer,
+    read_bytes,
+    read_text,
+    save,
+    stat_of,
+    tidy,
+)
+from vaultkeeper.scan.lookupover import load as over_rows
+from vaultkeeper.scan.lookupover import over_path, prune, put_held
 from vaultkeeper.scan.lookuptable import line, table, words
 from vaultkeeper.store.frontmatter import split_frontmatter
 from vaultkeeper.store.fsio import atomic_write
@@ -180,34 +190,41 @@ def build(
     own_dir(vault, config.STATE_DIR)
     state = vault / config.STATE_DIR
     sig_file = state / config.RECALL_LOOKUP_SIG_FILE
-    if unchanged and newer(sig_file, state / config.SCAN_CACHE_FILE, lookup_path(vault)):
+    over = over_path(vault)  # rows new or apply wrote since: the table is looked at again
+    after = (state / config.SCAN_CACHE_FILE, state / config.SCAN_CACHE_DELTA_FILE, over)
+    if unchanged and newer(sig_file, after, lookup_path(vault)):
         return False
     stats, began = _stats(vault, seen)
-    # a new format, or another vaultkeeper's masking (the hook serves the table's text
-    # as masked when built): built again
-    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats])
-    sig = hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
+    sig = _sig(stats, stat_of(over))
     tidy(vault)
     if all(s[2] for s in stats) and lookup_path(vault).is_file() and read_text(sig_file) == sig:
         os.utime(sig_file)  # its time: when the table was last found true
         return False  # every file as last time: nothing read, nothing written
     known = load(vault, config.RECALL_LOOKUP_KEYS_FILE, "files")
     if seen is not None and known and lookup_path(vault).is_file():
-        changed = _changed(stats, known)
+        changed = _changed(stats, known, over_rows(vault))
         if len(changed) <= OVER_MAX:
             from vaultkeeper.report.file import locked
 
             now = {rel_path for rel_path, _, _ in stats}
-            rows = {p: record(vault, p) if p in now else None for p in changed}
             with locked(vault) as held:
-                if held:  # else an apply's row could be lost: the next scan does it
-                    put_held(vault, rows)
-                    atomic_write(sig_file, sig, fsync_dir=False)
-            return False
+                if held:  # read under the lock: a row an apply wrote meanwhile is newer
+                    put_held(vault, {p: record(vault, p) if p in now else None for p in changed})
+                    atomic_write(sig_file, _sig(stats, stat_of(over)), fsync_dir=False)
+                    return False
+            # no lock (busy, or none on this system): the table built again, which needs
+            # none (an apply's rows written meanwhile are newer than it, and kept)
     changed_table = _rebuild(vault, stats, known, began)
-    atomic_write(sig_file, sig, fsync_dir=False)
     prune(vault, began)  # rows the table now holds (or a newer read of their files)
+    atomic_write(sig_file, _sig(stats, stat_of(over)), fsync_dir=False)
     return changed_table
+
+
+def _sig(stats: list[tuple[str, list[int], bool]], over: list[int] | None) -> str:
+    """Every lesson's stat key and the rows' file's, hashed; with the format and the
+    masking's version (the hook serves the table's text as masked when built)."""
+    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats, over])
+    return hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
 
 
 def _stats(
@@ -229,15 +246,23 @@ def _stats(
     return stats, began
 
 
-def _changed(stats: list[tuple[str, list[int], bool]], known: dict[str, Any]) -> list[str]:
-    """The lessons not as the table was built from them: changed, new or gone."""
+def _changed(
+    stats: list[tuple[str, list[int], bool]], known: dict[str, Any], rows: dict[str, Any]
+) -> list[str]:
+    """The lessons not as the table was built from them: changed, new or gone; and those
+    gone that only a row over the table serves (``new`` wrote it; a person removed it)."""
     out = []
     for rel_path, key, _ in stats:
         was = known.get(rel_path)
         if not (isinstance(was, list) and len(was) == 2 and was[1] is True and was[0] == key):
             out.append(rel_path)
     now = {rel_path for rel_path, _, _ in stats}
-    return out + [rel_path for rel_path in known if rel_path not in now]
+    out += [rel_path for rel_path in known if rel_path not in now]
+    return out + [
+        p
+        for p, row in rows.items()
+        if p not in now and p not in known and isinstance(row, list) and row[-1] is not None
+    ]
 
 
 def _rebuild(

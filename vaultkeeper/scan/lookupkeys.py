@@ -57,13 +57,34 @@ def save(vault: Path, name: str, field: str, value: dict[str, Any]) -> None:
     atomic_write(state_file(vault, name), json.dumps(body, ensure_ascii=False), fsync_dir=False)
 
 
-def newer(sig_file: Path, cache_file: Path, table_file: Path) -> bool:
-    """Whether the table exists and was last found true after the scan cache was saved."""
+def newer(sig_file: Path, after: tuple[Path, ...], table_file: Path) -> bool:
+    """Whether the table exists and was last found true after each of ``after`` was
+    last written (the scan cache's base file, which must exist; its delta file and the
+    rows over the table, when there are any)."""
     try:
         table_file.stat()
-        return sig_file.stat().st_mtime_ns >= cache_file.stat().st_mtime_ns
+        found = sig_file.stat().st_mtime_ns
     except OSError:
         return False
+    for n, path in enumerate(after):
+        try:
+            if found < path.stat().st_mtime_ns:
+                return False
+        except FileNotFoundError:
+            if n == 0:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def stat_of(path: Path) -> list[int] | None:
+    """A file's stat key (scan.cache.key_of's fields), None when it is not there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def read_bytes(path: Path) -> bytes | None:
