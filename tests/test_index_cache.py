@@ -91,6 +91,8 @@ BASE = {
     "projects/api/memory/beta.md": note("beta", "Second"),
     "projects/web/memory/gamma.md": note("gamma", "Third"),
     "top.md": note("top", "At the root"),
+    # a name that is not served as written: the cache's "links as written" must not hold
+    f"projects/api/memory/ghp_{'a1B2c3D4e5' * 3}abcdef.md": note("leak", "Named by a token"),
     "patterns/registry.md": registry(("bisect-first", "Bisect first."), ("read-logs", "Logs.")),
 }
 
@@ -126,6 +128,17 @@ def test_random_edits_give_the_index_a_cold_run_gives(
             build_index(vault)
             assert warm(vault, memo=False) == cold(vault, monkeypatch)
     assert (vault / CACHE).is_file()
+
+
+def test_a_link_with_a_credential_is_served_masked_from_the_cache(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    vault = make_vault(BASE)
+    build_index(vault)
+    monkeypatch.setattr(indexentries, "_LINKS", {})  # as a new process finds it
+    got = warm(vault, memo=False)
+    assert got == cold(vault, monkeypatch)
+    assert "rename it" in got[0]["_index.md"] and "ghp_a1B2" not in got[0]["_index.md"]
 
 
 def test_only_changed_notes_are_read(

@@ -123,7 +123,6 @@ def _plan(
     md = (f for f, r in zip(files, rels, strict=True) if _is_md(r) and not in_folder(r, templates))
     cache = IndexCache(vault)
     entries, problems = collect_entries(vault, md, cache)
-    cache.save()
     problems = [*problems, *outside_problems(vault, outside)]
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
@@ -153,6 +152,7 @@ def _plan(
             check_markers(name, base)
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
+    cache.save()  # after the rendering: it knows then which links are served as written
     return current, wanted, len(entries), split, problems
 
 

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from vaultkeeper import __version__, config
-from vaultkeeper.index.entries import Entry, Key
+from vaultkeeper.index.entries import Entry, Key, all_served_as_written, served_as_written
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.text import read_regular
 
@@ -61,14 +61,15 @@ def cache_path(vault: Path) -> Path | None:
 def _decode(data: object) -> Kept:
     """The file's records; a record not exactly in the written shape is dropped."""
     kept: Kept = {}
+    plain_links: list[str] = []
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return kept
     if data.get("version") != __version__ or not isinstance(data.get("files"), dict):
         return kept
     for rel, record in data["files"].items():
         try:
-            dev, ino, size, mtime, ctime, what = record
-            if not all(type(n) is int for n in (dev, ino, size, mtime, ctime)):
+            dev, ino, size, mtime, ctime, what, plain = record
+            if not all(type(n) is int for n in (dev, ino, size, mtime, ctime, plain)):
                 continue
             base, folder = rel.removesuffix(".md"), rel.rpartition("/")[0]
             if type(what) is str:  # a note: one entry, its description
@@ -82,6 +83,9 @@ def _decode(data: object) -> Kept:
         except (TypeError, ValueError):  # not a list, the wrong length, not strings
             continue
         kept[rel] = ((dev, ino, size, mtime, ctime), entries)
+        if plain == 1:
+            plain_links.extend(e.link for e in entries)
+    served_as_written(plain_links)
     return kept
 
 
@@ -120,7 +124,6 @@ class IndexCache:
         self.kept: Kept = {}
         self._new = 0  # records read now and kept
         self.limit = time.time_ns() - RACY_NS  # before any file's stat
-        self.misses: list[str] = []  # files read again (the tests count them)
 
     def key(self, path: str) -> Key | None:
         """The stat key of a regular file changed before the window, else None."""
@@ -141,7 +144,6 @@ class IndexCache:
             if found is not None and found[0] == key:
                 self.kept[rel] = found
                 return found[1]
-        self.misses.append(rel)
         return None
 
     def keep(self, rel: str, key: Key | None, entries: list[Entry]) -> None:
@@ -156,8 +158,8 @@ class IndexCache:
             files = {}
             for rel, (key, entries) in sorted(self.kept.items()):
                 what = _encode(rel, entries)
-                if what is not None:
-                    files[rel] = [*key, what]
+                if what is not None:  # and whether its links are served as written
+                    files[rel] = [*key, what, int(all_served_as_written(entries))]
             data = {"format": FORMAT, "version": __version__, "files": files}
             try:
                 text = json.dumps(data, separators=(",", ":"))  # ASCII: a lone surrogate too

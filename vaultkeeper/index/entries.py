@@ -59,6 +59,20 @@ def _link_line(link: str) -> str:
     return line
 
 
+def served_as_written(links: Iterable[str]) -> None:
+    """Remember ``links`` as served unchanged: the index cache knew them to be (whether
+    a link holds a credential depends on its text alone, and a cache of another
+    version is never read)."""
+    if len(_LINKS) > 500_000:
+        _LINKS.clear()
+    _LINKS.update((link, link) for link in links)
+
+
+def all_served_as_written(entries: Iterable[Entry]) -> bool:
+    """Whether every entry's link is known (rendered in this process) to be served as is."""
+    return all(_LINKS.get(e.link) == e.link for e in entries)
+
+
 def _one_line(text: object) -> str:
     line = str(text) if text is not None else ""
     if needs_serving(line):  # agents load the index first: no credential, no escape;
