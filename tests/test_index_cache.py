@@ -270,3 +270,18 @@ def test_a_cache_file_symlink_is_neither_read_nor_followed(
     assert warm(vault, memo=False) == cold(vault, monkeypatch)
     assert planted.read_bytes().count(b"At the root") == 1  # the link was replaced
     assert not (vault / CACHE).is_symlink()
+
+
+def test_a_note_just_written_leaves_the_cache_file_as_it_is(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, reads: list[str]
+) -> None:
+    vault = make_vault(BASE)
+    with monkeypatch.context() as m:
+        m.setattr(indexcache, "RACY_NS", 0)
+        build_index(vault)
+    kept = (vault / CACHE).read_bytes()
+    (vault / "projects/api/memory/beta.md").write_text(note("beta", "Just now"), "utf-8")
+    reads.clear()
+    assert warm(vault, memo=True) == cold(vault, monkeypatch)  # within the window: read
+    assert "projects/api/memory/beta.md" in reads
+    assert (vault / CACHE).read_bytes() == kept

@@ -139,10 +139,12 @@ class IndexCache:
 
     def get(self, rel: str, key: Key | None) -> list[Entry] | None:
         """The kept entries of ``rel`` when its key is unchanged; None: read it."""
-        if key is not None:
-            found = self.found.get(rel)
-            if found is not None and found[0] == key:
-                self.kept[rel] = found
+        found = self.found.get(rel)
+        if found is not None:
+            # kept even when stale: its key will not match, and a file just written
+            # (by the command itself, within the window) then costs no rewrite of it
+            self.kept[rel] = found
+            if found[0] == key:
                 return found[1]
         return None
 
@@ -153,8 +155,14 @@ class IndexCache:
 
     def save(self) -> None:
         """Remember what was kept; write the file when it differs (and may be written)."""
-        same = self._on_disk and not self._new and len(self.kept) == len(self.found)
-        if not same and self.path is not None:
+        if self._on_disk and not self._new:
+            # nothing read could be kept: the file stays as it is, though it may still
+            # hold notes since deleted (dropped at the next write; never matched before)
+            _MEMO.clear()
+            _MEMO[self._vault] = (self.found, True)
+            return
+        same = False
+        if self.path is not None:
             files = {}
             for rel, (key, entries) in sorted(self.kept.items()):
                 what = _encode(rel, entries)
