@@ -210,6 +210,13 @@ def test_a_note_turned_unreadable_is_listed_as_without_the_cache(
         b"[]",
         json.dumps({"format": indexcache.FORMAT, "version": "0.0.0-other", "files": {}}).encode(),
         json.dumps({"format": 999, "version": "x", "files": {"top.md": [1, 2, 3]}}).encode(),
+        json.dumps(
+            {
+                "format": indexcache.FORMAT,
+                "version": indexcache.__version__,
+                "files": {"top.md": [1, 2, 3, 4, 5, {"ab": 1}, 1], "x.md": "y"},
+            }
+        ).encode(),
     ],
 )
 def test_a_corrupt_or_foreign_cache_is_ignored_and_replaced(

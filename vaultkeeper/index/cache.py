@@ -74,12 +74,15 @@ def _decode(data: object) -> Kept:
             base, folder = rel.removesuffix(".md"), rel.rpartition("/")[0]
             if type(what) is str:  # a note: one entry, its description
                 entries = [Entry(base, folder, what, (rel, ""))]
-            else:  # a registry file's blocks, by name (an index file: none)
+            elif type(what) is list:  # a registry file's blocks, by name
                 entries = []
-                for name, desc in what:
+                for item in what:
+                    name, desc = item if type(item) is list else (None, None)
                     if type(name) is not str or type(desc) is not str:
                         raise TypeError(name)
                     entries.append(Entry(f"{base}#{name}", folder, desc, (rel, name.casefold())))
+            else:
+                continue
         except (TypeError, ValueError):  # not a list, the wrong length, not strings
             continue
         kept[rel] = ((dev, ino, size, mtime, ctime), entries)
