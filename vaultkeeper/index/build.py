@@ -21,10 +21,12 @@ public names are importable from here as before.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.index.cache import IndexCache
 from vaultkeeper.index.entries import ROOT_GROUP as ROOT_GROUP
 from vaultkeeper.index.entries import Entry as Entry
 from vaultkeeper.index.entries import collect_entries as collect_entries
@@ -47,7 +49,7 @@ from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import Problem, outside_problems
 from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.templates import render
-from vaultkeeper.store.vault import iter_files, rel, resolve_inside
+from vaultkeeper.store.vault import rel, resolve_inside, walk_files
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -92,18 +94,35 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault)[1]
 
 
+def _is_md(rel_path: str) -> bool:
+    """``Path(rel_path).suffix == ".md"``: a name ``.md`` alone has no suffix."""
+    return rel_path.endswith(".md") and len(rel_path.rpartition("/")[2]) > 3
+
+
+def _rels(vault: Path, files: list[str]) -> list[str]:
+    """Each walked file's vault-relative path, as store.vault.rel gives it: the walk
+    joins names to the vault's own text, so cutting it off is the same (and far
+    cheaper than a Path operation per file, at tens of thousands of files)."""
+    prefix = str(vault) + os.sep
+    cut = len(prefix)
+    return [
+        f[cut:].replace(os.sep, "/") if f.startswith(prefix) else rel(vault, Path(f)) for f in files
+    ]
+
+
 def _plan(
     vault: Path, keep: Keywords | None = None
 ) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
     """(current text, wanted text) of each index file, the entry count, the split, and
     the files that could not be read (listed without a description)."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
-    files = list(iter_files(vault, outside=outside))
-    rels = [rel(vault, p) for p in files]
+    files = list(walk_files(vault, outside=outside))  # strings: a Path each costs more
+    rels = _rels(vault, files)
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
-    md = (p for p in files if p.suffix == ".md" and not in_folder(rel(vault, p), templates))
-    entries, problems = collect_entries(vault, md)
+    md = (f for f, r in zip(files, rels, strict=True) if _is_md(r) and not in_folder(r, templates))
+    cache = IndexCache(vault)
+    entries, problems = collect_entries(vault, md, cache)
     problems = [*problems, *outside_problems(vault, outside)]
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
@@ -133,6 +152,7 @@ def _plan(
             check_markers(name, base)
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
+    cache.save()  # after the rendering: it knows then which links are served as written
     return current, wanted, len(entries), split, problems
 
 

@@ -8,20 +8,20 @@ a file that cannot be read is still listed, without a description.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
-from vaultkeeper.store.model import Problem, load_notes
+from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
+from vaultkeeper.store.vault import rel
 from vaultkeeper.upkeep.supersession import superseded_by
-
-_COUNTER = re.compile(r"^[ \t]*[-*]?[ \t]*\*\*[^*]+:\*\*")
-ROOT_GROUP = "(root)"
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,47 @@ class Entry:
     folder: str  # vault-relative folder, "" at the root
     description: str
     key: tuple[str, str]  # (file, heading) the keywords are remembered by
+
+
+Key = tuple[int, int, int, int, int]  # a file's stat: device, inode, size, mtime_ns, ctime_ns
+
+
+class Cache(Protocol):
+    """What collect_entries asks of vaultkeeper.index.cache.IndexCache."""
+
+    def key(self, path: str) -> Key | None: ...
+    def get(self, rel: str, key: Key | None) -> list[Entry] | None: ...
+    def keep(self, rel: str, key: Key | None, entries: list[Entry]) -> None: ...
+
+
+_COUNTER = re.compile(r"^[ \t]*[-*]?[ \t]*\*\*[^*]+:\*\*")
+ROOT_GROUP = "(root)"
+
+
+_LINKS: dict[str, str] = {}  # render_entries' links as served: a split renders each twice
+
+
+def _link_line(link: str) -> str:
+    line = _LINKS.get(link)
+    if line is None:
+        if len(_LINKS) > 500_000:  # a long-lived process (the MCP server) stays bounded
+            _LINKS.clear()
+        line = _LINKS[link] = _one_line(link)
+    return line
+
+
+def served_as_written(links: Iterable[str]) -> None:
+    """Remember ``links`` as served unchanged: the index cache knew them to be (whether
+    a link holds a credential depends on its text alone, and a cache of another
+    version is never read)."""
+    if len(_LINKS) > 500_000:
+        _LINKS.clear()
+    _LINKS.update((link, link) for link in links)
+
+
+def all_served_as_written(entries: Iterable[Entry]) -> bool:
+    """Whether every entry's link is known (rendered in this process) to be served as is."""
+    return all(_LINKS.get(e.link) == e.link for e in entries)
 
 
 def _one_line(text: object) -> str:
@@ -55,32 +96,61 @@ def _block_description(block: RegistryBlock) -> str:
     return _one_line(" ".join(words))
 
 
-def collect_entries(vault: Path, md_files: Iterable[Path]) -> tuple[list[Entry], list[Problem]]:
-    notes, problems = load_notes(vault, md_files)
+def note_entries(note: Note) -> list[Entry]:
+    """What the index lists of one readable file: its registry blocks, else the note."""
+    if is_index_file(note.rel):
+        return []
+    folder = note.rel.rpartition("/")[0]
+    blocks = (
+        parse_blocks(note.path, note.rel, note.text)
+        if folder.split("/")[0] == config.PATTERNS_DIR
+        else []
+    )
+    base = note.rel.removesuffix(".md")
+    if blocks:
+        return [
+            Entry(f"{base}#{b.name}", folder, _block_description(b), (note.rel, b.name.casefold()))
+            for b in blocks
+        ]
+    desc = _one_line(note.meta.get("description"))
+    newer = superseded_by(note)
+    if newer is not None:  # kept in the index, marked: never read as current truth
+        desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
+    return [Entry(base, folder, desc, (note.rel, ""))]
+
+
+def collect_entries(
+    vault: Path, md_files: Iterable[str | Path], cache: Cache | None = None
+) -> tuple[list[Entry], list[Problem]]:
+    """Every entry of ``md_files``, then each unreadable file's (without a description).
+
+    ``cache`` (vaultkeeper.index.cache): a file whose stat is unchanged is not read.
+    """
     entries: list[Entry] = []
-    for note in notes:
-        if is_index_file(note.rel):
-            continue
-        folder = note.rel.rpartition("/")[0]
-        blocks = (
-            parse_blocks(note.path, note.rel, note.text)
-            if folder.split("/")[0] == config.PATTERNS_DIR
-            else []
-        )
-        base = note.rel.removesuffix(".md")
-        if blocks:
-            entries.extend(
-                Entry(
-                    f"{base}#{b.name}", folder, _block_description(b), (note.rel, b.name.casefold())
-                )
-                for b in blocks
-            )
+    problems: list[Problem] = []
+    prefix = os.fspath(vault) + os.sep
+    for path in md_files:
+        full = os.fspath(path)
+        name = full[len(prefix) :].replace(os.sep, "/") if full.startswith(prefix) else None
+        if is_index_file(rel(vault, Path(path)) if name is None else name):
+            continue  # no entry, and its problems are never reported: not worth a read
+        if cache is None or name is None:
+            key, kept = None, None
         else:
-            desc = _one_line(note.meta.get("description"))
-            newer = superseded_by(note)
-            if newer is not None:  # kept in the index, marked: never read as current truth
-                desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
-            entries.append(Entry(base, folder, desc, (note.rel, "")))
+            key = cache.key(full)
+            kept = cache.get(name, key)
+        if kept is not None:
+            entries.extend(kept)
+            continue
+        try:
+            note = read_note(vault, Path(path))
+        except ParseError as exc:
+            problems.append(Problem(rel(vault, Path(path)), exc.line, exc.reason))
+            continue
+        found = note_entries(note)
+        if cache is not None and name == note.rel:
+            cache.keep(name, key, found)
+        entries.extend(found)
     for problem in problems:  # unreadable now, but still an entry of the vault
         if not is_index_file(problem.path):
             folder = problem.path.rpartition("/")[0]
@@ -97,7 +167,7 @@ def render_entries(entries: list[Entry], keywords: dict[tuple[str, str], str]) -
         if entry.folder != folder:
             folder = entry.folder
             lines.append(f"## {folder or ROOT_GROUP}")
-        link = _one_line(entry.link)
+        link = _link_line(entry.link)
         if link != entry.link:  # a credential (or a control character) in a name or heading
             line = f"- {link} (its name holds a credential or a control character: rename it)"
         else:
