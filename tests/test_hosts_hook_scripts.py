@@ -331,36 +331,29 @@ def with_report(vault: Path) -> Path:
     return vault
 
 
-def test_session_start_prints_the_brief_for_the_sessions_folder(
+def test_session_start_hands_the_hosts_json_to_the_program(
     tmp_path: Path, vault: Path, env: dict[str, str]
 ) -> None:
+    """The program's hook form reads the host's JSON itself (recall/startrun.py: the
+    session's folder, the transcript to catch up on; tests/test_recall_startrun.py)."""
     fake = executable(
         tmp_path / "bin" / "vaultkeeper",
-        '#!/bin/sh\nfor a in "$@"; do printf "arg: %s\\n" "$a"; done\necho line two\n',
+        '#!/bin/sh\nfor a in "$@"; do printf "arg: %s\\n" "$a"; done\nprintf "in: "\ncat\n',
     )
-    hook = run_hook(START, [str(vault), str(fake)], env)  # no report yet: the recall still
+    hook = run_hook(START, [str(vault), str(fake)], env)
     assert hook.code == 0
-    assert hook.stdout == (
-        f"arg: --vault\narg: {vault}\narg: report\narg: --brief\narg: --cwd\narg: /tmp\nline two\n"
-    )
-    odd = json.dumps({"session_id": "s", "cwd": '/home/me/my "src"\\api', "source": "startup"})
-    hook = run_hook(START, [str(vault), str(fake)], env, odd.encode())
-    assert 'arg: /home/me/my "src"\\api\n' in hook.stdout
-    for stdin in (b"", b"not json", json.dumps({"cwd": 7}).encode()):
-        hook = run_hook(START, [str(vault), str(fake)], env, stdin)
-        assert hook.code == 0 and "--cwd" not in hook.stdout and "arg: --brief" in hook.stdout
+    assert hook.stdout == f"arg: --vault\narg: {vault}\narg: start-hook\nin: {PAYLOAD.decode()}\n"
 
 
 def test_session_start_answers_while_the_host_keeps_stdin_open(
-    tmp_path: Path, vault: Path, env: dict[str, str]
+    vault: Path, env: dict[str, str]
 ) -> None:
     """The JSON is read up to its end, not up to the end of input: a host that writes
     it and keeps the pipe open gets the brief now, not when it closes the pipe."""
-    fake = executable(
-        tmp_path / "bin" / "vaultkeeper", '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n'
-    )
+    program = shutil.which("vaultkeeper")
+    assert program is not None
     proc = subprocess.Popen(
-        [str(START), str(vault), str(fake)],
+        [str(START), str(vault), program],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -372,7 +365,7 @@ def test_session_start_answers_while_the_host_keeps_stdin_open(
         proc.stdin.write(PAYLOAD)
         proc.stdin.flush()  # and the pipe stays open
         assert proc.wait(timeout=60) == 0
-        assert proc.stdout.read().decode().splitlines()[-2:] == ["--cwd", "/tmp"]
+        assert proc.stdout.read().decode().startswith(f"Memory vault: {vault}.")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -418,9 +411,9 @@ def test_the_helpers_run_on_vaultkeepers_own_python_not_the_first_on_path(
     tmp_path: Path, vault: Path, env: dict[str, str]
 ) -> None:
     """A version manager's shim first on PATH costs a quarter of a second a call (pyenv's
-    is a bash script), and a host's PATH may hold no python3 at all: both scripts run
-    their helpers (the JSON reader, the catch-up, the scan's launcher) on the
-    interpreter vaultkeeper's console script names on its #! line."""
+    is a bash script), and a host's PATH may hold no python3 at all: session-end.sh runs
+    the scan's launcher on the interpreter vaultkeeper's console script names on its #!
+    line, and session-start.sh runs no Python but vaultkeeper."""
     shims, ran = tmp_path / "shims", tmp_path / "shim-ran"
     for name in ("python3", "python"):
         executable(shims / name, f"#!/bin/sh\necho ran >>{ran}\nexit 1\n")
@@ -431,13 +424,8 @@ def test_the_helpers_run_on_vaultkeepers_own_python_not_the_first_on_path(
         f"#!{sys.executable}\nimport sys\nline = ' '.join(sys.argv[1:])\n"
         f"open({str(calls)!r}, 'a').write(line + '\\n')\nprint(line)\n",
     )
-    transcript = tmp_path / "session.jsonl"
-    transcript.write_text("{}\n")
-    payload = json.dumps({"cwd": "/tmp", "transcript_path": str(transcript)}).encode()
-    hook = run_hook(START, [str(vault), str(fake)], env, payload)
-    assert (hook.code, hook.stdout) == (0, f"--vault {vault} report --brief --cwd /tmp\n")
-    catch_up = f"--vault {vault} ingest --missed-beside {transcript} --cwd /tmp"
-    assert wait_for(lambda: catch_up in calls.read_text().splitlines())  # detached
+    hook = run_hook(START, [str(vault), str(fake)], env)  # no helper of its own now
+    assert (hook.code, hook.stdout) == (0, f"--vault {vault} start-hook\n")
     hook = run_hook(END, [str(vault), str(fake)], env)
     assert hook.code == 0
     assert wait_for(lambda: f"--vault {vault} scan" in calls.read_text().splitlines())

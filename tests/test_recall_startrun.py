@@ -106,3 +106,61 @@ def test_brief_args_takes_only_the_hooks_forms() -> None:
         ["--vault", "V", "scan"],
     ):
         assert brief_args(other) is None, other
+
+
+def _program(tmp_path: Path, calls: Path) -> Path:
+    """A console script as pip writes one, except that an ``ingest`` it is asked for is
+    only written down (the catch-up the hook's form starts)."""
+    prog = tmp_path / "bin" / "vaultkeeper"
+    prog.parent.mkdir(parents=True, exist_ok=True)
+    prog.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        "if 'ingest' in sys.argv:\n"
+        f"    open({str(calls)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "    sys.exit(0)\n"
+        "from vaultkeeper.entry import main\nmain()\n"
+    )
+    prog.chmod(0o755)
+    return prog
+
+
+def _hook(prog: Path, vault: Path, stdin: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(prog), "--vault", str(vault), "start-hook"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(),
+        timeout=60,
+    )
+
+
+def test_the_hooks_form_reads_the_hosts_json_then_starts_the_catch_up(
+    tmp_path: Path, vault: Path
+) -> None:
+    import json
+    import time
+
+    calls = tmp_path / "calls"
+    prog = _program(tmp_path, calls)
+    run(CLICK, ["--vault", str(vault), "scan", "--force"], tmp_path, _env())
+    folder, transcript = vault / "projects" / "q", tmp_path / "session.jsonl"
+    transcript.write_text("{}\n")
+    payload = json.dumps(
+        {"session_id": "s", "cwd": str(folder), "transcript_path": str(transcript)}
+    )
+    got = _hook(prog, vault, payload, tmp_path)
+    brief = ["--vault", str(vault), "report", "--brief", "--cwd", str(folder)]
+    same = _normal(run(CLICK, brief, tmp_path, _env())[1], tmp_path)  # the scan's age aside
+    assert (got.returncode, _normal(got.stdout, tmp_path)) == (0, same)
+    want = f"--vault {vault} ingest --missed-beside {transcript} --cwd {folder}"
+    deadline = time.monotonic() + 60  # detached: it runs after the brief has returned
+    while time.monotonic() < deadline and not (calls.exists() and want in calls.read_text()):
+        time.sleep(0.05)
+    assert calls.read_text().splitlines() == [want]
+    here = run(CLICK, ["--vault", str(vault), "report", "--brief"], tmp_path, _env())[1]
+    for stdin in ("", "not json", json.dumps({"cwd": 7}), json.dumps({"cwd": "a\nb"})):
+        got = _hook(prog, vault, stdin, tmp_path)  # no folder given: the brief of here
+        assert (got.returncode, _normal(got.stdout, tmp_path)) == (0, _normal(here, tmp_path))
+    assert calls.read_text().splitlines() == [want]  # no transcript named: no catch-up

@@ -11,8 +11,9 @@ Anything else (help, another command, an unusual argument, a vault that cannot b
 or a shell-completion request) goes to click untouched, which reports it. Nothing is
 decided here before that hand-over, so a hand-over never follows a write.
 
-The session-start hook's brief, ``[--vault PATH] report --brief [--cwd DIR]``, goes the
-same way (recall/startrun.py), for a folder that is a vault; anything else to click.
+The session-start brief, ``[--vault PATH] report --brief [--cwd DIR]``, and the hook's own
+form ``[--vault PATH] start-hook`` (the host's JSON on stdin; hooks/session-start.sh) go
+the same way (recall/startrun.py), for a folder that is a vault; anything else to click.
 
 scanrun.run carries the click group's error handling for the scan: a change to the
 group's belongs there too. tests/test_entry.py runs both ways and compares every byte.
@@ -66,6 +67,17 @@ def recall_args(args: list[str]) -> tuple[str | None, str] | None:
     from vaultkeeper.config import ENV_VAULT
 
     return (vault or os.environ.get(ENV_VAULT) or None), rest[1]
+
+
+def start_args(args: list[str]) -> tuple[str | None] | None:
+    """(vault,) for ``[--vault PATH] start-hook``, the session-start hook's one form
+    (hooks/session-start.sh; the host's JSON on stdin): a hook's, not a command's."""
+    vault: str | None = None
+    if args[:1] == ["--vault"] and len(args) >= 3:
+        vault, rest = args[1], args[2:]
+    else:
+        rest = args
+    return (vault,) if rest == ["start-hook"] else None
 
 
 def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
@@ -133,6 +145,14 @@ def main() -> None:
 
         gc.disable()  # as for the scan's no-op: a short run that makes no cycles
         sys.exit(recall_main(*recall))
+    start = None if os.environ.get(_COMPLETE_VAR) else start_args(sys.argv[1:])
+    found = None if start is None else _vault(start[0])
+    if start is not None and _checked(found):
+        from vaultkeeper.recall.startrun import hook
+
+        assert found is not None
+        gc.disable()  # as for the scan: one short run that makes no cycles worth collecting
+        sys.exit(hook(found, os.path.abspath(sys.argv[0])))
     brief = None if os.environ.get(_COMPLETE_VAR) else brief_args(sys.argv[1:])
     found = None if brief is None else _vault(brief[0])
     if brief is not None and _checked(found):

@@ -81,3 +81,28 @@ def obj(pairs: Mapping[str, object], ascii_only: bool = False) -> str:
             raise TypeError(f"{key}: {type(value).__name__} is not written here")
         parts.append(f"{string(key, ascii_only)}: {shown}")
     return "{" + ", ".join(parts) + "}"
+
+
+def read_object(deadline: float, limit: int) -> tuple[dict[str, object] | None, int]:
+    """A host's JSON object from stdin, and the bytes read: read until it parses, for a
+    host may keep stdin open after writing it; None past ``deadline`` (time.monotonic),
+    ``limit`` bytes, the end of input or anything but an object."""
+    import os
+    import select
+    import time
+
+    data = b""
+    while len(data) < limit:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([0], [], [], left)[0]:
+            break
+        chunk = os.read(0, 65536)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            got = loads(data)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        return (got if isinstance(got, dict) else None), len(data)
+    return None, len(data)

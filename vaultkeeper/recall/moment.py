@@ -18,7 +18,6 @@ The whole run is a Python start and one file's read: no click, no typing, no pat
 from __future__ import annotations
 
 import os
-import select
 import sys
 import time
 
@@ -40,23 +39,10 @@ class Quiet(Exception):
 
 def read_stdin(deadline: float) -> dict[str, object]:
     """The host's JSON: read until it parses (a host may keep stdin open)."""
-    data = b""
-    while len(data) < config.MOMENT_MAX_STDIN:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([0], [], [], left)[0]:
-            break
-        chunk = os.read(0, 65536)
-        if not chunk:
-            break
-        data += chunk
-        try:
-            got = fastjson.loads(data)
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if isinstance(got, dict):
-            return got
-        break
-    raise Quiet(f"stdin held no JSON object ({len(data)} bytes)")
+    got, size = fastjson.read_object(deadline, config.MOMENT_MAX_STDIN)
+    if got is None:
+        raise Quiet(f"stdin held no JSON object ({size} bytes)")
+    return got
 
 
 def _text(payload: dict[str, object], key: str) -> str | None:

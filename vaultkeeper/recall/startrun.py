@@ -1,14 +1,18 @@
 """``report --brief`` without click: the session-start hook's form, run by entry.py.
 
-The hook runs ``vaultkeeper --vault V report --brief [--cwd DIR]`` at every session
-start, and importing click and building the command tree cost that brief about as much
-as the rest of its imports. ``run`` does what commands/scan.py's ``report --brief``
-does -- the same notes, the same text, the same errors and exit codes as the click
-group gives them -- and tests/test_entry.py compares the bytes of both ways.
+The hook runs ``vaultkeeper --vault V start-hook`` at every session start (hooks/
+session-start.sh), with the host's JSON on stdin, and importing click and building the
+command tree cost that brief about as much as the rest of its imports. ``run`` does
+what commands/scan.py's ``report --brief [--cwd DIR]`` does -- the same notes, the
+same text, the same errors and exit codes as the click group gives them -- and
+tests/test_entry.py compares the bytes of both ways. ``hook`` reads the session's
+folder from the host's JSON first, and after the brief starts the catch-up ingest: in
+this process, so a session start pays for one Python start, not three.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -70,3 +74,62 @@ def _error(message: str, code: int) -> int:
     echo(f"vaultkeeper: error: {inert(message)}", err=True)
     sys.stdout.flush()
     return code
+
+
+def hook(vault: str, prog: str) -> int:
+    """The brief for the session the host's JSON on stdin describes (its ``cwd`` names
+    the project whose lessons come first), then the catch-up of its ``transcript_path``.
+
+    The JSON is read up to its end, not to the end of input (a host may keep stdin
+    open), for at most 2 s and 1 MB; a value that is not a one-line string is left out.
+    """
+    import time
+
+    from vaultkeeper import config
+    from vaultkeeper.recall.fastjson import read_object
+
+    got = None
+    if not os.isatty(0):
+        try:
+            got, _ = read_object(time.monotonic() + 2.0, config.MOMENT_MAX_STDIN)
+        except OSError:
+            got = None
+    cwd, transcript = (_line(got, "cwd"), _line(got, "transcript_path")) if got else (None, None)
+    code = run(vault, cwd)
+    if transcript and os.path.isabs(prog) and os.access(prog, os.X_OK):
+        sys.stdout.flush()
+        catch_up(prog, vault, transcript, cwd)
+    return code
+
+
+def _line(got: dict[str, object], key: str) -> str | None:
+    value = got.get(key)
+    ok = isinstance(value, str) and value and "\0" not in value and "\n" not in value
+    return value if ok else None  # type: ignore[return-value]
+
+
+def catch_up(prog: str, vault: str, transcript: str, cwd: str | None) -> None:
+    """Sessions whose end hook never ran (a host cancels or kills it): this session's
+    start ingests its project's transcripts no ingest read as they are now (``ingest
+    --missed-beside``). Detached (its own session, every descriptor on /dev/null, so
+    neither the host nor the hook's $(...) waits for it), bounded (an alarm of 120 s,
+    which the exec keeps) and at the lowest priority: it never delays a start."""
+    first = os.fork()
+    if first != 0:
+        os.waitpid(first, 0)  # it leaves at once: the ingest is its child, then init's
+        return
+    try:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.closerange(3, 256)  # the host's other descriptors are not the ingest's
+            os.nice(19)
+            import signal
+
+            signal.alarm(120)
+            args = [prog, "--vault", vault, "ingest", "--missed-beside", transcript]
+            os.execv(prog, args + (["--cwd", cwd] if cwd else []))
+    finally:
+        os._exit(0)
