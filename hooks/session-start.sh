@@ -63,8 +63,12 @@ brief() {
         set -- start-hook # reads the host's JSON on our stdin, then starts the catch-up
     fi
     if ! out=$("$prog" --vault "$vault" "$@" 2>/dev/null); then
-        log "\`vaultkeeper --vault $vault report --brief\` failed; run it by hand to see why"
-        return
+        # an older vaultkeeper knows no start-hook: its brief, for no folder, is still one
+        if [ "$1" != start-hook ] || ! out=$("$prog" --vault "$vault" report --brief </dev/null 2>/dev/null); then
+            log "\`vaultkeeper --vault $vault report --brief\` failed; run it by hand to see why"
+            return
+        fi
+        log "\`vaultkeeper --vault $vault start-hook\` failed; the brief was given without the session's folder"
     fi
     [ -n "$out" ] || return 0
     if [ "${#out}" -le "$max" ]; then

@@ -345,6 +345,20 @@ def test_session_start_hands_the_hosts_json_to_the_program(
     assert hook.stdout == f"arg: --vault\narg: {vault}\narg: start-hook\nin: {PAYLOAD.decode()}\n"
 
 
+def test_an_older_program_without_the_hook_form_still_gives_its_brief(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    older = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        '#!/bin/sh\n[ "$3" = start-hook ] && { echo "No such command" >&2; exit 2; }\n'
+        'echo "brief of $3 $4"\n',
+    )
+    hook = run_hook(START, [str(vault), str(older)], env)
+    assert (hook.code, hook.stdout) == (0, "brief of report --brief\n")
+    log = (vault / "state" / config.HOOK_LOG_FILE).read_text()
+    assert "start-hook` failed; the brief was given without the session's folder" in log
+
+
 def test_session_start_answers_while_the_host_keeps_stdin_open(
     vault: Path, env: dict[str, str]
 ) -> None:

@@ -292,3 +292,22 @@ def test_a_note_just_written_leaves_the_cache_file_as_it_is(
     assert warm(vault, memo=True) == cold(vault, monkeypatch)  # within the window: read
     assert "projects/api/memory/beta.md" in reads
     assert (vault / CACHE).read_bytes() == kept
+
+
+def test_a_record_that_matches_no_file_never_vouches_for_its_links(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, settled: None
+) -> None:
+    # a stale or forged record saying a token-named note's link is served as written:
+    # its key matches no file, so the note is read again and its link masked
+    import json
+
+    vault = make_vault(BASE)
+    build_index(vault)
+    data = json.loads((vault / CACHE).read_text())
+    leak = f"projects/api/memory/ghp_{'a1B2c3D4e5' * 3}abcdef.md"
+    data["files"][leak][0] += 1  # another device: the key no longer matches
+    data["files"][leak][-1] = 1  # "its links are served as written"
+    (vault / CACHE).write_text(json.dumps(data))
+    monkeypatch.setattr(indexentries, "_LINKS", {})  # as a new process finds it
+    got = warm(vault, memo=False)
+    assert "ghp_a1B2" not in got[0]["_index.md"] and got == cold(vault, monkeypatch)

@@ -164,3 +164,7 @@ def test_the_hooks_form_reads_the_hosts_json_then_starts_the_catch_up(
         got = _hook(prog, vault, stdin, tmp_path)  # no folder given: the brief of here
         assert (got.returncode, _normal(got.stdout, tmp_path)) == (0, _normal(here, tmp_path))
     assert calls.read_text().splitlines() == [want]  # no transcript named: no catch-up
+    deep = '{"cwd": "/x", "more": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    got = _hook(prog, vault, deep, tmp_path)  # past the parser's depth: still a brief
+    assert (got.returncode, _normal(got.stdout, tmp_path)) == (0, _normal(here, tmp_path))
+    assert "Traceback" not in got.stderr

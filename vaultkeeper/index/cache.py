@@ -58,14 +58,15 @@ def cache_path(vault: Path) -> Path | None:
     return Path(state) / FILE
 
 
-def _decode(data: object) -> Kept:
-    """The file's records; a record not exactly in the written shape is dropped."""
+def _decode(data: object) -> tuple[Kept, set[str]]:
+    """The file's records, and those whose links are served as written; a record not
+    exactly in the written shape is dropped."""
     kept: Kept = {}
-    plain_links: list[str] = []
+    plain_rels: set[str] = set()
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return kept
+        return kept, plain_rels
     if data.get("version") != __version__ or not isinstance(data.get("files"), dict):
-        return kept
+        return kept, plain_rels
     for rel, record in data["files"].items():
         try:
             dev, ino, size, mtime, ctime, what, plain = record
@@ -87,9 +88,8 @@ def _decode(data: object) -> Kept:
             continue
         kept[rel] = ((dev, ino, size, mtime, ctime), entries)
         if plain == 1:
-            plain_links.extend(e.link for e in entries)
-    served_as_written(plain_links)
-    return kept
+            plain_rels.add(rel)
+    return kept, plain_rels
 
 
 def _encode(rel: str, entries: list[Entry]) -> str | list[list[str]] | None:
@@ -106,14 +106,14 @@ def _encode(rel: str, entries: list[Entry]) -> str | list[list[str]] | None:
     return blocks
 
 
-def _load(path: Path | None) -> Kept:
+def _load(path: Path | None) -> tuple[Kept, set[str]]:
     if path is None:
-        return {}
+        return {}, set()
     try:
         # never through a link planted in state/: it would read a file out of the vault
         return _decode(json.loads(read_regular(path, follow=False)))
     except Exception:  # corrupt, too deep, unreadable: a cache is never worth a failure
-        return {}
+        return {}, set()
 
 
 class IndexCache:
@@ -123,7 +123,12 @@ class IndexCache:
         self.path = cache_path(vault)
         self._vault = os.path.abspath(vault)
         memo = _MEMO.get(self._vault)
-        self.found, self._on_disk = memo if memo is not None else (_load(self.path), True)
+        # (a memo's links were rendered, so checked, in this process already)
+        self._plain: set[str] = set()
+        if memo is not None:
+            self.found, self._on_disk = memo
+        else:
+            (self.found, self._plain), self._on_disk = _load(self.path), True
         self.kept: Kept = {}
         self._new = 0  # records read now and kept
         self.limit = time.time_ns() - RACY_NS  # before any file's stat
@@ -148,6 +153,8 @@ class IndexCache:
             # (by the command itself, within the window) then costs no rewrite of it
             self.kept[rel] = found
             if found[0] == key:
+                if rel in self._plain:  # only a record that matches its file says so
+                    served_as_written(e.link for e in found[1])
                 return found[1]
         return None
 

@@ -104,5 +104,7 @@ def read_object(deadline: float, limit: int) -> tuple[dict[str, object] | None, 
             got = loads(data)
         except (ValueError, UnicodeDecodeError):
             continue
+        except RecursionError:  # nested past the parser's depth: no object of ours
+            break
         return (got if isinstance(got, dict) else None), len(data)
     return None, len(data)

@@ -12,6 +12,7 @@ this process, so a session start pays for one Python start, not three.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -92,13 +93,16 @@ def hook(vault: str, prog: str) -> int:
     if not os.isatty(0):
         try:
             got, _ = read_object(time.monotonic() + 2.0, config.MOMENT_MAX_STDIN)
-        except OSError:
+        except Exception:  # any input at all: the brief without a folder, never none
             got = None
     cwd, transcript = (_line(got, "cwd"), _line(got, "transcript_path")) if got else (None, None)
     code = run(vault, cwd)
-    if transcript and os.path.isabs(prog) and os.access(prog, os.X_OK):
+    if transcript:
         sys.stdout.flush()
-        catch_up(prog, vault, transcript, cwd)
+        # the console script, or this interpreter with ``-m vaultkeeper`` (run so)
+        me = [prog] if os.path.isabs(prog) and os.access(prog, os.X_OK) else None
+        with contextlib.suppress(OSError):  # best effort: the brief is out already
+            catch_up(me or [sys.executable, "-m", "vaultkeeper"], vault, transcript, cwd)
     return code
 
 
@@ -108,7 +112,7 @@ def _line(got: dict[str, object], key: str) -> str | None:
     return value if ok else None  # type: ignore[return-value]
 
 
-def catch_up(prog: str, vault: str, transcript: str, cwd: str | None) -> None:
+def catch_up(command: list[str], vault: str, transcript: str, cwd: str | None) -> None:
     """Sessions whose end hook never ran (a host cancels or kills it): this session's
     start ingests its project's transcripts no ingest read as they are now (``ingest
     --missed-beside``). Detached (its own session, every descriptor on /dev/null, so
@@ -124,12 +128,19 @@ def catch_up(prog: str, vault: str, transcript: str, cwd: str | None) -> None:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            os.closerange(3, 256)  # the host's other descriptors are not the ingest's
+            os.closerange(3, _open_max())  # the host's other descriptors are not its
             os.nice(19)
             import signal
 
             signal.alarm(120)
-            args = [prog, "--vault", vault, "ingest", "--missed-beside", transcript]
-            os.execv(prog, args + (["--cwd", cwd] if cwd else []))
+            args = [*command, "--vault", vault, "ingest", "--missed-beside", transcript]
+            os.execv(command[0], args + (["--cwd", cwd] if cwd else []))
     finally:
         os._exit(0)
+
+
+def _open_max() -> int:
+    try:
+        return max(int(os.sysconf("SC_OPEN_MAX")), 256)
+    except (ValueError, OSError):
+        return 65536
