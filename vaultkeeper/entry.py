@@ -54,14 +54,20 @@ def parse(args: list[str]) -> ScanArgs | None:
     )
 
 
+def _vault_first(args: list[str], equals: bool = False) -> tuple[str | None, list[str]]:
+    """A leading ``--vault PATH`` (and, with ``equals``, ``--vault=PATH``) taken off:
+    (the path or None, the arguments after it)."""
+    if args[:1] == ["--vault"] and len(args) >= 3:
+        return args[1], args[2:]
+    if equals and args[:1] and args[0].startswith("--vault="):
+        return args[0][len("--vault=") :], args[1:]
+    return None, args
+
+
 def recall_args(args: list[str]) -> tuple[str | None, str] | None:
     """(vault, host) for ``[--vault PATH] recall-hook HOST``, the recall hook's one form
     (hooks/recall.sh): never handed to click, whatever is wrong (recall/moment.py)."""
-    vault: str | None = None
-    if args[:1] == ["--vault"] and len(args) >= 3:
-        vault, rest = args[1], args[2:]
-    else:
-        rest = args
+    vault, rest = _vault_first(args)
     if len(rest) != 2 or rest[0] != "recall-hook":
         return None
     from vaultkeeper.config import ENV_VAULT
@@ -72,24 +78,14 @@ def recall_args(args: list[str]) -> tuple[str | None, str] | None:
 def start_args(args: list[str]) -> tuple[str | None] | None:
     """(vault,) for ``[--vault PATH] start-hook``, the session-start hook's one form
     (hooks/session-start.sh; the host's JSON on stdin): a hook's, not a command's."""
-    vault: str | None = None
-    if args[:1] == ["--vault"] and len(args) >= 3:
-        vault, rest = args[1], args[2:]
-    else:
-        rest = args
+    vault, rest = _vault_first(args)
     return (vault,) if rest == ["start-hook"] else None
 
 
 def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
     """(vault, cwd) for ``[--vault PATH] report --brief [--cwd DIR]``, the session-start
     hook's form (hooks/session-start.sh); None when click should read the arguments."""
-    vault: str | None = None
-    if args[:1] == ["--vault"] and len(args) >= 3:
-        vault, rest = args[1], args[2:]
-    elif args[:1] and args[0].startswith("--vault="):
-        vault, rest = args[0][len("--vault=") :], args[1:]
-    else:
-        rest = args
+    vault, rest = _vault_first(args, equals=True)
     if rest[:2] != ["report", "--brief"]:
         return None
     if len(rest) == 2:

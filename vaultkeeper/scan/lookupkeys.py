@@ -23,6 +23,7 @@ from pathlib import Path
 
 import vaultkeeper
 from vaultkeeper import config
+from vaultkeeper.scan.cache import key_of
 from vaultkeeper.store.fsio import atomic_write
 
 TYPE_CHECKING = False
@@ -79,12 +80,11 @@ def newer(sig_file: Path, after: tuple[Path, ...], table_file: Path) -> bool:
 
 
 def stat_of(path: Path) -> list[int] | None:
-    """A file's stat key (scan.cache.key_of's fields), None when it is not there."""
+    """A file's stat key (scan.cache.key_of's), None when it is not there."""
     try:
-        st = path.stat()
+        return key_of(path.stat(), 0)[0]
     except OSError:
         return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def read_bytes(path: Path) -> bytes | None:
