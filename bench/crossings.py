@@ -24,8 +24,16 @@ def trace(argv: list[str]) -> list[str]:
     root = os.path.dirname(vaultkeeper.__file__) + os.sep
     way: list[str] = []
 
+    def importing(frame: FrameType | None) -> bool:
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "<module>" and code.co_filename.startswith(root):
+                return True
+            frame = frame.f_back
+        return False
+
     def hook(frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call" or frame.f_code.co_name == "<module>":
+        if event != "call" or importing(frame):
             return
         name = frame.f_code.co_filename
         if name.startswith(root) and (not way or way[-1] != name):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,6 +72,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def session_home() -> Path:
     """The session's temporary home (HOME points here while the tests run)."""
     return Path(os.environ[_SESSION_HOME])
+
+
+def recall_on(vault: Path) -> Path:
+    """The point-of-use recall turned on for ``vault``, as its hook does when it finds no
+    table (state/recall-lookup.want): the scan keeps the recall table only then."""
+    (vault / config.STATE_DIR).mkdir(exist_ok=True)
+    (vault / config.STATE_DIR / config.RECALL_LOOKUP_WANT_FILE).touch()
+    return vault
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from tests import transcript_fixtures as tf
-from tests.conftest import MakeVault, run_vaultkeeper
+from tests.conftest import MakeVault, recall_on, run_vaultkeeper
 from tests.test_learn_ingest import NOW, REGISTRY, claude_transcript
 from tests.test_recall_moment import CLAUDE, lesson, recorded, run
 from vaultkeeper.learn.ingest import ingest
@@ -23,13 +23,15 @@ PAGES = "projects/api/memory/paginate.md"
 
 
 def vault_shown(make_vault: MakeVault, tmp_path: Path, prompt: str) -> Path:
-    vault = make_vault(
-        {
-            "patterns/registry.md": REGISTRY,
-            FLAKY: lesson("flaky-ci-retries", "Retry a flaky CI job once"),
-            UTC: lesson("use-utc", "Store timestamps in UTC"),
-            PAGES: lesson("paginate-with-cursors", "Paginate list endpoints with cursors"),
-        }
+    vault = recall_on(
+        make_vault(
+            {
+                "patterns/registry.md": REGISTRY,
+                FLAKY: lesson("flaky-ci-retries", "Retry a flaky CI job once"),
+                UTC: lesson("use-utc", "Store timestamps in UTC"),
+                PAGES: lesson("paginate-with-cursors", "Paginate list endpoints with cursors"),
+            }
+        )
     )
     assert run_vaultkeeper(vault, "scan", "--force").returncode == 0
     base = recorded(CLAUDE, "02-UserPromptSubmit.json", cwd="/HOME/api")
@@ -79,7 +81,7 @@ def test_a_lesson_shown_then_cited_counts_as_followed(
 
 
 def test_no_recall_section_while_nothing_was_shown(make_vault: MakeVault) -> None:
-    vault = make_vault({FLAKY: lesson("flaky-ci-retries", "Retry a flaky CI job once")})
+    vault = recall_on(make_vault({FLAKY: lesson("flaky-ci-retries", "Retry a flaky CI job once")}))
     assert run_vaultkeeper(vault, "scan", "--force").returncode == 0
     assert "recall" not in run_vaultkeeper(vault, "report").stdout
     data = json.loads(run_vaultkeeper(vault, "report", "--json").stdout)

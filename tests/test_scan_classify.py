@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import CORPORA, MakeVault, snapshot
+from tests.conftest import CORPORA, MakeVault, recall_on, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
@@ -360,12 +360,21 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
             config.BRIEF_PATTERNS_FILE,  # the brief's patterns (report/brief_patterns.py)
             config.BRIEF_LESSONS_FILE,  # the brief's YAML-only lessons (report/brief_lessons.py)
-            *RECALL_FILES,  # the recall hook's table (scan/lookup.py)
-            # and, the sample's files being new (never settled), its lessons read again as
-            # rows over the table by the scans after the first
-            config.RECALL_LOOKUP_OVER_FILE,
+            # no recall table: the recall is not on for this vault (below: with it)
         ]
     )
+
+
+def test_with_the_recall_on_the_scan_keeps_its_table(runner: CliRunner, sample: Path) -> None:
+    recall_on(sample)
+    for _ in range(2):
+        assert run(runner, sample, "--force")[0] == 0
+    names = {p.name for p in (sample / "state").iterdir()}
+    assert set(RECALL_FILES) <= names  # the recall hook's table (scan/lookup.py)
+    assert config.RECALL_LOOKUP_WANT_FILE not in names  # asked for, and kept since
+    # the sample's files being new (never settled), its lessons read again as rows over
+    # the table by the scans after the first
+    assert config.RECALL_LOOKUP_OVER_FILE in names
 
 
 def test_json_output(runner: CliRunner, live_vault: Path) -> None:
@@ -535,7 +544,7 @@ def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -
 def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     tmp_path: Path,
 ) -> None:
-    vault = big_vault(tmp_path / "v", 3000)
+    vault = recall_on(big_vault(tmp_path / "v", 3000))  # its table is written too
     forced = _env(SELF_MAINTAIN_FORCE="1")
     command = [VK, "--vault", str(vault), "scan"]
     clock = time.monotonic()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeVault, run_vaultkeeper
+from tests.conftest import MakeVault, recall_on, run_vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.recall.lookup import Table, for_files
 from vaultkeeper.recall.paths import glob_regex
@@ -15,6 +15,12 @@ from vaultkeeper.scan import lookup
 from vaultkeeper.scan.lookup import anchor_file, build, lookup_path
 
 ENTRY = "---\nname: {name}\ndescription: {d}\nstatus: {s}\n{extra}---\n\nBody of {name}.\n"
+
+
+@pytest.fixture
+def make_vault(make_vault: MakeVault) -> MakeVault:
+    """Every vault below has the recall on: the scan keeps its table (one without: the end)."""
+    return lambda files=None, **kw: recall_on(make_vault(files, **kw))
 
 
 def entry(name: str, d: str = "a lesson", s: str = "active", extra: str = "") -> str:
@@ -312,3 +318,40 @@ def test_a_lesson_new_wrote_and_a_person_removed_is_not_served(make_vault: MakeV
     extra.unlink()
     scan_in_process(root)
     assert served(root)["projects/api/memory/b.md"] is None
+
+
+def test_a_vault_without_the_recall_keeps_no_table_until_its_hook_asks(tmp_path: Path) -> None:
+    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.recall.moment import Quiet, serve
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "projects/api/memory").mkdir(parents=True)
+    (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0
+    state = root / config.STATE_DIR
+    assert not [p.name for p in state.iterdir() if p.name.startswith("recall-lookup")]
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "flaky"}
+    with pytest.raises(Quiet, match="the next scan builds it"):
+        serve(str(root), "claude-code", payload, float("inf"))
+    assert (state / config.RECALL_LOOKUP_WANT_FILE).is_file()  # the hook asked
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0
+    assert lines(root) == [["projects/api/memory/a.md", "api"]]
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0
+    assert not (state / config.RECALL_LOOKUP_WANT_FILE).exists()  # a table there: no ask
+
+
+def test_hooks_install_with_recall_builds_the_table(tmp_path: Path) -> None:
+    from vaultkeeper.entries.create import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "projects/api/memory").mkdir(parents=True)
+    (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
+    settings = tmp_path / "settings.json"
+    args = ("hooks", "install", "claude-code", "--settings", str(settings))
+    assert run_vaultkeeper(root, *args).returncode == 0
+    assert not lookup_path(root).exists()  # no --recall: no table
+    done = run_vaultkeeper(root, *args, "--recall")
+    assert done.returncode == 0, done.stderr
+    assert lines(root) == [["projects/api/memory/a.md", "api"]]

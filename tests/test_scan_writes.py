@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, recall_on
 from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.scan import classify as scan
@@ -30,7 +30,7 @@ NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 def test_a_scan_flushes_every_file_and_state_once_at_the_end(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = make_vault(spec_files(NOW.date()))
+    vault = recall_on(make_vault(spec_files(NOW.date())))  # its table is flushed too
     state_dir = vault / config.STATE_DIR
     events: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace

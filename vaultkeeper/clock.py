@@ -80,3 +80,10 @@ def from_ns(ns: int) -> dt.datetime:
 
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     return epoch + dt.timedelta(microseconds=ns // 1000)
+
+
+def to_ms(moment: dt.datetime | int) -> int:
+    """Epoch milliseconds of a datetime, or of epoch nanoseconds (``now_ns``)."""
+    if isinstance(moment, int):
+        return moment // 1_000_000
+    return int(moment.timestamp() * 1000)

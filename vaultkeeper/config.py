@@ -272,8 +272,7 @@ REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's 
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)
 
-# -- point-of-use recall: scan/lookup.py builds, recall/moment.py serves; `hooks install
-# claude-code|codex --recall` adds these handlers (hooks/recall.sh). --------------
+# -- point-of-use recall (`hooks install --recall`): scan/lookup.py builds, recall/moment.py serves
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
 RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
@@ -284,6 +283,7 @@ RECALL_LOOKUP_FILE = "recall-lookup.bin"  # under state/: what the hook reads, n
 RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the stat keys it was built of
 RECALL_LOOKUP_OVER_FILE = "recall-lookup.over.json"  # under state/: new/apply's rows since it
 RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
+RECALL_LOOKUP_WANT_FILE = "recall-lookup.want"  # under state/: the hook found no table: build one
 RECALL_LOOKUP_VERSION = 4
 RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
 RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build

@@ -126,6 +126,8 @@ def hooks_install(
         if mcp_file is not None:  # its file read and its edit planned before any write
             mcp_install.install(target, mcp_file, vault, program, write=False)
         done = hostfiles.install(target, path, vault, program, recall)
+        if recall:  # the table the recall hooks read: every scan keeps it true from now on
+            _recall_table(vault)
         served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
         _echo_change(done, as_json, served, warn)
         if target == "codex" and not as_json:
@@ -141,6 +143,16 @@ def hooks_install(
         print_json({"line": line}) if as_json else click.echo(line)
         return
     _echo_change(cron.install(vault, program, schedule, os.environ), as_json, warn=warn)
+
+
+def _recall_table(vault: Path) -> None:
+    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.scan.lookup import build
+
+    try:
+        build(vault)
+    except (VaultkeeperError, OSError) as exc:  # the hook asks a scan for it (recall/moment.py)
+        click.echo(f"vaultkeeper: note: recall table not built ({exc}); a scan builds it", err=True)
 
 
 @hooks.command("uninstall")

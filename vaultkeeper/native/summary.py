@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 
 from vaultkeeper import config
@@ -63,13 +62,11 @@ def line(vault: Path) -> str | None:
 
 
 def after_scan(vault: Path, today: dt.date) -> None:
-    """``save`` at the end of a scan, never the scan's failure; a vault with nothing
-    adopted pays one ``stat``."""
+    """``save`` at the end of a scan, never the scan's failure (the scan calls it only for
+    a vault that adopted an auto memory: it has ``state/`` NATIVE_STATE_FILE)."""
     import contextlib
 
     from vaultkeeper.errors import VaultkeeperError
 
-    if not os.path.exists(os.path.join(vault, config.STATE_DIR, config.NATIVE_STATE_FILE)):
-        return
     with contextlib.suppress(VaultkeeperError, OSError):
         save(vault, today)

@@ -125,7 +125,8 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
             os.path.join(state, config.RECALL_LOOKUP_OVER_FILE),
         )
     except FileNotFoundError:
-        raise Quiet("no state/recall-lookup.bin yet: run `vaultkeeper scan`") from None
+        _want_table(state)
+        raise Quiet("no state/recall-lookup.bin yet: the next scan builds it") from None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise Quiet(f"state/recall-lookup.bin unreadable ({exc}); run `vaultkeeper scan`") from exc
     cwd = _text(payload, "cwd")
@@ -170,6 +171,17 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     _log_shown(state, host, session, kept, f"recall:{moment}:{mark or '-'}")
     out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
     return fastjson.obj(out)
+
+
+def _want_table(state: str) -> None:
+    """Ask the next scan for the table (it keeps one only for a vault whose recall is on:
+    the table, or this file, is there)."""
+    try:
+        os.makedirs(state, exist_ok=True)
+        want = os.path.join(state, config.RECALL_LOOKUP_WANT_FILE)
+        os.close(os.open(want, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+    except OSError:
+        pass
 
 
 def _seen(session_file: str) -> set[str]:

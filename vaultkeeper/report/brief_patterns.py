@@ -102,12 +102,20 @@ def _fingerprint(head: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-def save(vault: Path, heads: Sequence[Head], started_ns: int) -> None:
+def save(
+    vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any] | None = None
+) -> None:
     """Keep the scan's most-used patterns; ``started_ns``: when it began reading the
-    registry (time.time_ns()). The caller keeps the scan going whatever this raises."""
+    registry (time.time_ns()); ``stats``: each registry file's stat key as the scan took
+    it before reading the file (None: stat'ed here). The caller keeps the scan going
+    whatever this raises."""
     from vaultkeeper.store.fsio import atomic_write
 
-    keys = _keys(vault, started_ns)
+    if stats is None:
+        keys = _keys(vault, started_ns)
+    else:  # changed just before the scan read it: not trusted (the brief reads the file)
+        racy = started_ns - RACY_NS
+        keys = {p: None if k is None or max(k[3], k[4]) >= racy else k for p, k in stats.items()}
     best = ranked(heads)
     before = _read(vault)
     known: dict[str, str] = {}
@@ -136,14 +144,14 @@ def save(vault: Path, heads: Sequence[Head], started_ns: int) -> None:
         atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
 
 
-def after_scan(vault: Path, heads: Sequence[Head], started_ns: int) -> None:
+def after_scan(vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any]) -> None:
     """``save``, never the scan's failure: the brief then parses the registry itself."""
     import contextlib
 
     from vaultkeeper.errors import VaultkeeperError
 
     with contextlib.suppress(VaultkeeperError, OSError, ValueError):
-        save(vault, heads, started_ns)
+        save(vault, heads, started_ns, stats)
 
 
 def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:

@@ -91,6 +91,7 @@ class ScanCache:
         # every memory file's stat key as this scan found it: the brief's saved lessons and
         # the recall table are brought up to date from these, not from a stat of their own
         self.stats: dict[str, Key] = {}
+        self.registry_keys: dict[str, Key | None] = {}  # the same of registry files: the brief's
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.began = time.time_ns()  # before any file's stat
@@ -136,6 +137,7 @@ class ScanCache:
         """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (keptheads
         reads it), if the file is unchanged; and the key to keep a new one under."""
         key, old_enough = stat_key(full, self.limit)
+        self.registry_keys[rel] = key
         if key is None:
             return None, None
         found = self._registry.get(rel)

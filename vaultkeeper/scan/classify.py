@@ -9,12 +9,14 @@ report and the state file's completion, with the lock released however the run e
 from __future__ import annotations
 
 import gc
+import os
 import time
-from collections import namedtuple
 
 from vaultkeeper import config
+from vaultkeeper.clock import to_ms
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.scan import statefile
+from vaultkeeper.scan.statefile import ScanOutcome
 from vaultkeeper.store.vault import own_dir, require_vault
 
 # Only what the throttled no-op runs is imported up here (see statefile.py); the scan's
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
-    from typing import NamedTuple
 
     from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.report.candidates import Candidate, Report
@@ -34,24 +35,7 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-
-if TYPE_CHECKING:
-
-    class ScanOutcome(NamedTuple):
-        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
-
-        A collections.namedtuple at run time, not a dataclass or typing.NamedTuple:
-        importing either module would cost the throttled no-op (which returns one of
-        these) about a tenth of its run.
-        """
-
-        report: Report | None
-        skipped: str | None
-        detail: str
-        notes: tuple[str, ...]
-
-else:
-    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
+_RECALL_ON = (config.RECALL_LOOKUP_FILE, config.RECALL_LOOKUP_WANT_FILE)  # else no table kept
 
 
 class Interrupted(VaultkeeperError):
@@ -63,13 +47,6 @@ class Interrupted(VaultkeeperError):
         name = signal.Signals(signum).name
         super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
         self.exit_code = 128 + signum
-
-
-def to_ms(moment: dt.datetime | int) -> int:
-    """Epoch milliseconds of a datetime, or of epoch nanoseconds (clock.now_ns)."""
-    if isinstance(moment, int):
-        return moment // 1_000_000
-    return int(moment.timestamp() * 1000)
 
 
 def run_scan(
@@ -132,14 +109,17 @@ def run_scan(
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
-            from vaultkeeper.native.summary import after_scan
+            state_dir = os.path.join(vault, config.STATE_DIR)
+            if os.path.exists(os.path.join(state_dir, config.NATIVE_STATE_FILE)):  # adopted
+                from vaultkeeper.native.summary import after_scan
 
-            after_scan(vault, now.date())  # the adopted auto memory's line for the brief
-            with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
-                from vaultkeeper.scan.lookup import build as build_lookup
+                after_scan(vault, now.date())  # the auto memory's line for the brief
+            if any(os.path.exists(os.path.join(state_dir, f)) for f in _RECALL_ON):
+                with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
+                    from vaultkeeper.scan.lookup import build as build_lookup
 
-                same, last = all(c.files_unchanged() for c in used), used[-1]  # no walk:
-                build_lookup(vault, same, (last.stats, last.limit, last.began))  # its stats
+                    same, last = all(c.files_unchanged() for c in used), used[-1]  # no walk:
+                    build_lookup(vault, same, (last.stats, last.limit, last.began))  # its stats
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -220,7 +200,7 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)
     if cache is not None:  # the scan's run: the brief's patterns and lessons (not --as-of's)
-        after_scan(vault, heads, started_ns)
+        after_scan(vault, heads, started_ns, cache.registry_keys)  # stat'ed by the line above
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
     if cache is not None:  # from the memory files' stats the line above took

@@ -102,10 +102,11 @@ def read_text(path: Path) -> str | None:
 
 
 def tidy(vault: Path) -> None:
-    """Drop version 2's table files and recall session files older than
-    ``RECALL_SESSION_MAX_DAYS``."""
+    """Drop version 2's table files, the hook's ask for a table once there is one, and
+    recall session files older than ``RECALL_SESSION_MAX_DAYS``."""
     state = vault / config.STATE_DIR
-    for name in _LEGACY:
+    table = (state / config.RECALL_LOOKUP_FILE).is_file()
+    for name in _LEGACY + ((config.RECALL_LOOKUP_WANT_FILE,) if table else ()):
         with contextlib.suppress(OSError):
             (state / name).unlink()
     folder = state / config.RECALL_SESSIONS_DIR

@@ -116,7 +116,7 @@ def held_out_candidates(
     dates: dict[str, dt.date | None] = {}
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
     outside: list[str] = []  # symlinks out of the vault: one problem line each, never read
-    for path in memory_files(vault, outside) if paths is None else paths:
+    for path in list(memory_files(vault, outside)) if paths is None else paths:  # walk, then read
         where = path[cut:]
         record, key = (None, None) if cache is None else cache.memory(where, path)
         if record is None:

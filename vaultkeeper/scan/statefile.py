@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any, NamedTuple
 
+    from vaultkeeper.report.candidates import Report
+
 IDLE = "idle"
 IN_PROGRESS = "in-progress"
 SKIP_COOLDOWN = "cooldown"
@@ -55,10 +57,20 @@ if TYPE_CHECKING:  # the types; at run time the same tuples, without importing t
         previous: dict[str, Any]
         notes: tuple[str, ...]
 
+    class ScanOutcome(NamedTuple):
+        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
+        (The throttled no-op returns one of these: see the module's docstring.)"""
+
+        report: Report | None
+        skipped: str | None
+        detail: str
+        notes: tuple[str, ...]
+
 else:
     StateRead = namedtuple("StateRead", ("data", "note"))
     Skip = namedtuple("Skip", ("reason", "detail", "notes"))
     Run = namedtuple("Run", ("vault", "pid", "started_ms", "cooldown_ms", "previous", "notes"))
+    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
 
 
 def state_dir(vault: str | os.PathLike[str]) -> str:
