@@ -377,6 +377,29 @@ def test_with_the_recall_on_the_scan_keeps_its_table(runner: CliRunner, sample: 
     assert config.RECALL_LOOKUP_OVER_FILE in names
 
 
+def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> None:
+    """No recall on, no repository tied here, no auto memory adopted: the scan never
+    loads the recall table's, the anchors' or the auto memory's code; each on, it does."""
+    probe = (
+        "import sys; from vaultkeeper.entry import main; sys.argv[1:] = ARGS\n"
+        "try: main()\nexcept SystemExit: pass\n"
+        "print(*(m in sys.modules for m in ('vaultkeeper.scan.lookup',"
+        " 'vaultkeeper.anchors.suggest', 'vaultkeeper.native.summary')), file=sys.stderr)"
+    )
+    args = ["--vault", str(sample), "scan", "--force"]
+
+    def loaded() -> str:
+        code = probe.replace("ARGS", repr(args))
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        return done.stderr.splitlines()[-1]
+
+    assert loaded() == "False False False"
+    recall_on(sample)
+    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
+    (sample / "state" / config.NATIVE_STATE_FILE).write_text("{}")
+    assert loaded() == "True True True"
+
+
 def test_json_output(runner: CliRunner, live_vault: Path) -> None:
     code, out, _ = run(runner, live_vault, "--json")
     data = json.loads(out)

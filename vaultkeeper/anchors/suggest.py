@@ -132,11 +132,6 @@ def for_scan(
     """The report's anchor findings and suggestions from one read of the anchors' cache;
     ``save``: the scan's own run keeps the cache (``scan --as-of`` leaves it); ``files``:
     the memory files the scan walked (vault-relative, in its order)."""
-    if files is not None and not os.path.exists(state_path(vault)):
-        top = config.PROJECTS_DIR + "/"  # no project tied to a repository: nothing to check
-        projects = {p.split("/")[1] for p in files if p.startswith(top) and p.count("/") > 1}
-        if not any((vault / top / p / config.REPOSITORY_FILE).exists() for p in projects):
-            return (), ()
     cache = load_cache(vault)
     found = tuple(check_vault(vault, cache, files)), tuple(for_report(vault, cache))
     if save:

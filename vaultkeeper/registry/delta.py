@@ -180,7 +180,7 @@ def _fingerprinted(heads: list[BlockHead], text: str, old: dict[str, Kept]) -> l
 
     if text.isascii():  # the common case: one encoding, its offsets the text's
         data = ("\n" + text).encode("ascii")
-        raws = [data[a:b] for a, b in (head.bounds() for head in heads)]
+        raws = [data[slice(*head.bounds())] for head in heads]
     else:
         raws = [head.span().encode("utf-8", "surrogatepass") for head in heads]
     out = []

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
+    from typing import Any
 
     from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.report.candidates import Candidate, Report
@@ -205,13 +206,17 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
     if cache is not None:  # from the memory files' stats the line above took
         brief_lessons.after_scan(vault, cache.stats, cache.limit)
-    from vaultkeeper.anchors import suggest
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
-    # the scan's run keeps the anchors' cache, and gives the files it walked: not again
-    walked = None if cache is None else list(cache.stats)
-    anchored, suggested = suggest.for_scan(vault, cache is not None, walked)
+    anchored: tuple[Any, ...] = ()  # no repository tied on this machine: nothing to check
+    suggested: tuple[Any, ...] = ()
+    if os.path.exists(os.path.join(vault, config.STATE_DIR, config.REPOSITORIES_STATE_FILE)):
+        from vaultkeeper.anchors import suggest
+
+        # the scan's run keeps the anchors' cache, and gives the files it walked: not again
+        walked = None if cache is None else list(cache.stats)
+        anchored, suggested = suggest.for_scan(vault, cache is not None, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),
