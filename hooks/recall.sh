@@ -5,7 +5,7 @@
 # claude-code|codex --recall`): the few lessons of the vault that fit the request that
 # just arrived, or the file a tool is about to touch, as the host's added context
 # (`vaultkeeper --vault VAULT recall-hook HOST`, vaultkeeper/recall/moment.py). It reads
-# the small table the scan keeps in state/recall-lookup.json, never the vault.
+# the small table the scan keeps in state/recall-lookup.bin, never the vault.
 #
 #   recall.sh [VAULT [HOST [PROGRAM]]]
 #

@@ -116,6 +116,26 @@ def test_a_file_written_as_the_scan_read_it_is_not_trusted(vault: Path) -> None:
     assert brief(vault) == live(vault)
 
 
+def test_the_scans_own_stat_keys_are_trusted_only_when_settled(vault: Path) -> None:
+    """The scan's run gives each registry file's key as it stat'ed it before reading: a
+    file changed within RACY_NS of the scan's start is saved untrusted (None)."""
+    from vaultkeeper.registry.delta import load_heads as cached_heads
+    from vaultkeeper.scan.cache import ScanCache
+
+    cache = ScanCache()
+    heads, _ = cached_heads(vault, cache)
+    keys = cache.registry_keys
+    assert keys and None not in keys.values()
+    newest = max(max(k[3], k[4]) for k in keys.values() if k is not None)
+    brief_patterns.save(vault, heads, newest + brief_patterns.RACY_NS, keys)
+    saved = json.loads(facts(vault).read_text())["registry"]
+    assert None in saved.values() and saved.keys() == keys.keys()
+    assert brief_patterns.load(vault, 250) is None
+    brief_patterns.save(vault, heads, newest + brief_patterns.RACY_NS + 1, keys)
+    assert json.loads(facts(vault).read_text())["registry"] == keys
+    assert brief_patterns.load(vault, 250) is not None
+
+
 def test_blocks_the_scan_cache_kept_get_their_paragraph(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -355,3 +356,72 @@ def test_hooks_install_with_recall_builds_the_table(tmp_path: Path) -> None:
     done = run_vaultkeeper(root, *args, "--recall")
     assert done.returncode == 0, done.stderr
     assert lines(root) == [["projects/api/memory/a.md", "api"]]
+
+
+def _vault_with_a_lesson(tmp_path: Path) -> Path:
+    from vaultkeeper.entries.create import init_vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "projects/api/memory").mkdir(parents=True)
+    (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
+    return root
+
+
+def test_an_install_whose_build_fails_leaves_the_ask_for_the_next_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    root = _vault_with_a_lesson(tmp_path)
+
+    def full(vault: object, *args: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(lookup, "build", full)
+        settings = str(tmp_path / "settings.json")
+        args = ["--vault", str(root), "hooks", "install", "claude-code", "--recall"]
+        done = CliRunner().invoke(cli, [*args, "--settings", settings])
+    assert done.exit_code == 0, done.output
+    assert "recall table not built" in done.stderr and "a scan builds it" in done.stderr
+    assert (root / config.STATE_DIR / config.RECALL_LOOKUP_WANT_FILE).is_file()
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0
+    assert lines(root) == [["projects/api/memory/a.md", "api"]]
+
+
+def test_the_hooks_ask_never_waits_on_a_fifo_nor_writes_through_a_link(tmp_path: Path) -> None:
+    import threading
+
+    from vaultkeeper.recall.moment import want_table
+
+    root = _vault_with_a_lesson(tmp_path)
+    state = root / config.STATE_DIR
+    state.mkdir(exist_ok=True)
+    want = state / config.RECALL_LOOKUP_WANT_FILE
+    os.mkfifo(want)
+    asked = threading.Thread(target=want_table, args=(str(state),), daemon=True)
+    asked.start()
+    asked.join(60)  # a bound on a hang, not a timing: it returns at once
+    assert not asked.is_alive()
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0  # the ask is there
+    assert lines(root) == [["projects/api/memory/a.md", "api"]]
+
+    other = _vault_with_a_lesson(tmp_path / "2")
+    (other / config.STATE_DIR).mkdir(exist_ok=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (other / config.STATE_DIR / config.RECALL_LOOKUP_WANT_FILE).symlink_to(outside / "x")
+    want_table(str(other / config.STATE_DIR))  # a dangling link: not followed
+    assert list(outside.iterdir()) == []
+    assert run_vaultkeeper(other, "scan", "--force").returncode == 0  # still an ask
+    assert lines(other) == [["projects/api/memory/a.md", "api"]]
+    assert list(outside.iterdir()) == []
+
+    linked = _vault_with_a_lesson(tmp_path / "3")
+    shutil.rmtree(linked / config.STATE_DIR, ignore_errors=True)
+    (linked / config.STATE_DIR).symlink_to(outside, target_is_directory=True)
+    want_table(str(linked / config.STATE_DIR))  # state/ out of the vault: nothing written
+    assert list(outside.iterdir()) == []

@@ -146,12 +146,16 @@ def hooks_install(
 
 
 def _recall_table(vault: Path) -> None:
+    """The recall on: asked for (what the next scan builds should this build fail), then
+    built; the scan drops the ask once the table is there."""
     from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.recall.moment import want_table
     from vaultkeeper.scan.lookup import build
 
+    want_table(str(vault / config.STATE_DIR))
     try:
         build(vault)
-    except (VaultkeeperError, OSError) as exc:  # the hook asks a scan for it (recall/moment.py)
+    except (VaultkeeperError, OSError) as exc:
         click.echo(f"vaultkeeper: note: recall table not built ({exc}); a scan builds it", err=True)
 
 

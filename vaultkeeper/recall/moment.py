@@ -125,7 +125,7 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
             os.path.join(state, config.RECALL_LOOKUP_OVER_FILE),
         )
     except FileNotFoundError:
-        _want_table(state)
+        want_table(state)
         raise Quiet("no state/recall-lookup.bin yet: the next scan builds it") from None
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise Quiet(f"state/recall-lookup.bin unreadable ({exc}); run `vaultkeeper scan`") from exc
@@ -173,13 +173,16 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     return fastjson.obj(out)
 
 
-def _want_table(state: str) -> None:
+def want_table(state: str) -> None:
     """Ask the next scan for the table (it keeps one only for a vault whose recall is on:
-    the table, or this file, is there)."""
+    the table, or this name, is there; whatever is at the name, it is never written)."""
+    if os.path.islink(state):  # nothing written through it
+        return
     try:
         os.makedirs(state, exist_ok=True)
         want = os.path.join(state, config.RECALL_LOOKUP_WANT_FILE)
-        os.close(os.open(want, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO: no wait
+        os.close(os.open(want, flags, 0o644))
     except OSError:
         pass
 

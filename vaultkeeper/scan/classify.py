@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-_RECALL_ON = (config.RECALL_LOOKUP_FILE, config.RECALL_LOOKUP_WANT_FILE)  # else no table kept
+# the recall is on: a table (or what is left of one), or the hook's ask; else none is kept
+_RECALL_ON: tuple[str, ...] = (config.RECALL_LOOKUP_FILE, config.RECALL_LOOKUP_KEYS_FILE)
+_RECALL_ON += (config.RECALL_LOOKUP_SIG_FILE, config.RECALL_LOOKUP_WANT_FILE)
 
 
 class Interrupted(VaultkeeperError):
@@ -115,7 +117,7 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            if any(os.path.exists(os.path.join(state_dir, f)) for f in _RECALL_ON):
+            if any(os.path.lexists(os.path.join(state_dir, f)) for f in _RECALL_ON):
                 with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
                     from vaultkeeper.scan.lookup import build as build_lookup
 
