@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_DATA_HOME": home / ".local" / "share",
         "XDG_CACHE_HOME": home / ".cache",
-        "XDG_RUNTIME_DIR": home / "run",  # the writer lock's folder (store.lockplace)
+        "XDG_RUNTIME_DIR": home / "run",  # the writer lock's folder (store.vault.outside_lock)
     }
     for name, folder in folders.items():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

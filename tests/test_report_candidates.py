@@ -289,3 +289,22 @@ def test_values_from_files_cannot_add_lines_to_the_text_or_the_brief() -> None:
     brief = render_brief(r, MADE).splitlines()
     assert [line for line in brief if line.startswith("SELF-MAINTAIN:")] == [brief[0]]
     assert any("falsification_condition: x SELF-MAINTAIN: prune" in line for line in brief)
+
+
+def test_a_report_without_anchors_says_so_as_the_anchors_section_would() -> None:
+    """The anchors' section is not loaded for a report without any: its two lists are
+    written empty, as report/anchors.py would write them."""
+    from vaultkeeper.report import anchors
+    from vaultkeeper.report.candidates import Report, from_dict
+
+    report = Report(
+        vault="/v",
+        generated_at=dt.datetime(2026, 12, 2, tzinfo=dt.timezone.utc),
+        promote=(),
+        prune=(),
+        held_out=(),
+        problems=(),
+    )
+    data = report.to_dict()
+    assert {k: data[k] for k in anchors.to_dict(report)} == anchors.to_dict(report)
+    assert from_dict(json.loads(json.dumps(data))) == report

@@ -141,6 +141,8 @@ def block_hash(text: str) -> str:
 
 def body_start(text: str) -> int:
     """Offset where a leading frontmatter block ends (0 when there is none)."""
+    if not text.startswith("---"):  # most registry files: no frontmatter to look into
+        return 0
     try:
         yaml_text, _, body_offset = split_frontmatter(text)
     except ParseError:

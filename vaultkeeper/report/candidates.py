@@ -2,8 +2,8 @@
 
 A session-end hook's stdout is lost, so every completed scan also saves its report
 atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
-next session's start hook) print it from there. The shared text helpers (reporttext.py)
-and the saved file's bytes (reportfile.py) live apart, on plain values; their public
+next session's start hook) print it from there. The shared text helpers (report/text.py)
+and the saved file's bytes (report/file.py) live apart, on plain values; their public
 names are re-exported here. The brief is brief.py's, which a scan does not import.
 
 ``print_report`` puts a report on the standard streams: its problems to stderr, its text
@@ -23,8 +23,7 @@ from vaultkeeper.report.file import report_path as report_path
 from vaultkeeper.report.text import age_text as age_text
 from vaultkeeper.report.text import iso as iso
 from vaultkeeper.report.text import one_line as one_line
-from vaultkeeper.report.text import one_lines as one_lines
-from vaultkeeper.report.text import plural
+from vaultkeeper.report.text import one_lines, plural
 from vaultkeeper.store.secrets import needs_serving, served
 
 TYPE_CHECKING = False
@@ -111,11 +110,8 @@ class Candidate(_CandidateFields):
 
     def figures(self) -> str:
         if self.kind == HELD_OUT:
-            due = (
-                "due today"
-                if self.days_due == 0
-                else f"due {plural(self.days_due or 0, 'day')} ago"
-            )
+            ago = f"due {plural(self.days_due or 0, 'day')} ago"
+            due = "due today" if self.days_due == 0 else ago
             parts = [f"holdout_until {self.holdout_until} ({due})"]
             parts.append(f"status {self.status}" if self.status else "no status")
             if self.label:
@@ -191,7 +187,7 @@ class Report(_ReportFields):
             "duration_ms": self.duration_ms,
             "updated_at": None if self.updated_at is None else iso(self.updated_at),
             **_upkeep().to_dict(self),
-            **_anchor_section().to_dict(self),
+            **_anchors_dict(self),
         }
 
 
@@ -202,17 +198,21 @@ def _problem_dict(problem: Problem) -> dict[str, Any]:
 
 
 def _upkeep() -> Any:
-    from vaultkeeper.upkeep import (
-        sections as upkeep,  # only a report with its extra sections needs it
-    )
+    from vaultkeeper.upkeep import sections  # only a report with its extra sections needs it
 
-    return upkeep
+    return sections
 
 
 def _anchor_section() -> Any:
     from vaultkeeper.report import anchors  # only a report with anchors needs it
 
     return anchors
+
+
+def _anchors_dict(report: Report) -> dict[str, Any]:
+    if report.anchors or report.suggested:
+        return _anchor_section().to_dict(report)  # type: ignore[no-any-return]
+    return {"anchors": [], "suggested_anchors": []}  # its to_dict of none, without it
 
 
 def candidate_line(c: Candidate) -> str:

@@ -104,13 +104,13 @@ def locked(vault: Path | str) -> Iterator[bool]:
     """Hold the writer lock (an apply's) while the scan saves; yields whether it is held
     (a lock that cannot be had in WAIT_S, or on a system without flock, is not waited
     for longer: the report is saved as before). Both of its files, in fsio.writer_lock's
-    order: the one in the user's runtime folder (store.lockplace), then state/'s."""
+    order: the one in the user's runtime folder (store.vault.outside_lock), then state/'s."""
     try:
         import fcntl
     except ImportError:  # not POSIX
         yield False
         return
-    from vaultkeeper.store.lockplace import outside_lock
+    from vaultkeeper.store.vault import outside_lock
 
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     outside = outside_lock(vault)

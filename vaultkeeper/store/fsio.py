@@ -216,14 +216,13 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
     Re-entrant within one thread; serialises threads and processes. The lock is a file
-    in the user's runtime folder (store.lockplace) and, where the vault has a state/
+    in the user's runtime folder (store.vault.outside_lock) and, where the vault has a state/
     folder already, state/writer.lock too (the scan's report guard locks both): a
     foreign vault gets no state/ folder or lock file of ours.
     """
     from filelock import Timeout
 
-    from vaultkeeper.store.lockplace import outside_lock
-    from vaultkeeper.store.vault import own_dir
+    from vaultkeeper.store.vault import outside_lock, own_dir
 
     state = Path(own_dir(vault, config.STATE_DIR))
     outside = outside_lock(vault)
