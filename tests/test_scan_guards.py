@@ -258,13 +258,25 @@ def test_release_leaves_someone_elses_lock(vault: Path, live_pid: int) -> None:
 
 def test_leftovers_of_killed_runs_are_swept(vault: Path, dead_pid: int) -> None:
     folder = vault / "state"
-    (folder / f".{config.STATE_FILE}.abc.vk-tmp").write_text("{")
+    (folder / f".{config.STATE_FILE}.abc.vk-tmp").write_text("{")  # only a run writes it
+    old = time.time() - config.STALE_RUN_MS / 1000 - 60  # older than any run
     (folder / f".{config.LAST_REPORT_FILE}.def.vk-tmp").write_text("{")
+    os.utime(folder / f".{config.LAST_REPORT_FILE}.def.vk-tmp", (old, old))
     private = folder / f".{config.LOCK_DIR}.{dead_pid}.tmp"
     private.mkdir()
     (private / config.LOCK_PID_FILE).write_text(str(dead_pid))
     finish(start(vault))
     assert listing(folder) == [config.STATE_FILE]
+
+
+def test_an_apply_writing_meanwhile_keeps_its_temp_file(vault: Path) -> None:
+    """An apply writes the report and the recall table's rows under the writer lock, not
+    the scan's: a scan starting meanwhile leaves its fresh temp files alone."""
+    folder = vault / "state"
+    writing = folder / f".{config.RECALL_LOOKUP_OVER_FILE}.xyz.vk-tmp"
+    writing.write_text("{")
+    finish(start(vault))
+    assert writing.exists()
 
 
 # -- re-entry ---------------------------------------------------------------------------------
