@@ -16,7 +16,8 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.errors import GateRefused, VaultkeeperError
-from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.index import quick
+from vaultkeeper.index.build import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import split_lines
@@ -84,7 +85,7 @@ def _why(exc: Exception) -> str:
 def check_index(vault: Path) -> None:
     """Before the first write: an index that cannot be regenerated refuses now (reads only)."""
     try:
-        build_index(vault, check=True)
+        quick.check(vault)  # the index stamp: no note read when it shows the index up to date
     except OSError as exc:  # unreadable: nothing is written, so a refusal, not "stopped"
         raise GateRefused(f"{_why(exc)}; the index could not be regenerated") from None
 
@@ -93,7 +94,7 @@ def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outc
     """After the write: regenerate the index; if that fails, the outcome still says it
     was applied, and how to finish. ``keep``: see build_index."""
     try:
-        build_index(vault, keep=keep)  # the writer lock is re-entrant
+        quick.reindex(vault, keep)  # the writer lock is re-entrant; only the changed lines
     except (OSError, VaultkeeperError) as exc:
         return outcome.with_reason(
             f"{outcome.reason}; {config.INDEX_FILE} not updated: {_why(exc)}; "
