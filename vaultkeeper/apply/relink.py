@@ -17,6 +17,7 @@ parsed as before. At 50,000 entries that is a few notes instead of every one.
 from __future__ import annotations
 
 import os
+import posixpath
 import unicodedata
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from vaultkeeper.apply.edits import Source, read_source
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.store.edit import replace_line
-from vaultkeeper.store.links import Resolver, extract_links, split_lines
+from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
 from vaultkeeper.store.model import Note, ParseError, decode, load_notes, read_regular
 from vaultkeeper.store.vault import resolve_inside, walk_files
 
@@ -35,16 +36,16 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    resolver = Resolver(rels)
     wanted = _may_link(files, rels, drop_rel, drop_block)
     notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
     notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
+    # DROP's own file goes to .trash/: its links go with it
+    found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
+    resolver = Resolver(_named_as(rels, found))
     count = 0
-    for note in notes:
-        if note.rel == drop_rel and drop_block is None:
-            continue  # DROP's own file goes to .trash/
+    for note, links in found:
         edits: list[tuple[int, int, str]] = []
-        for link in extract_links(note):
+        for link in links:
             if resolver.resolve(link.target, note.rel).resolved != drop_rel:
                 continue
             if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
@@ -105,13 +106,47 @@ def _folded(path: str) -> str:
     return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
 
 
+_CHUNK = 1 << 18
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO is not waited on
+
+
 def _holds(path: str, word: bytes) -> bool:
-    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure)."""
+    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure).
+
+    One open and (mostly) one read: a note that is no regular file reads as nothing or
+    fails (True: parsed as before, which refuses it, as it did)."""
     try:
-        raw = read_regular(path)
-    except (OSError, ParseError):
-        return True  # parsed as before: it then becomes a problem, as it did
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return True
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        while len(chunks[-1]) == _CHUNK and len(chunks) < 256:  # a file of 64 MB: unsure
+            chunks.append(os.read(fd, _CHUNK))
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    if len(chunks) == 256:
+        return True
+    raw = b"".join(chunks) if len(chunks) > 1 else chunks[0]
     return not raw.isascii() or (b"[[" in raw and word in raw.lower())
+
+
+def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
+    """The paths a link of ``found`` may be resolved to: those whose last part (as link
+    resolution compares it) is one a link asks for, with or without ``.md`` (in walk
+    order: a Resolver of these resolves those links as one of every path does)."""
+    names: set[str] = set()
+    for note, links in found:
+        for link in links:
+            text = link.target.replace("\\", "/").strip()
+            if text.startswith(("./", "../")):
+                joined = posixpath.join(posixpath.dirname(note.rel), text)
+                text = posixpath.normpath(joined)
+            names.add(_folded(text.lstrip("/")).rsplit("/", 1)[-1])
+    names |= {n + ".md" for n in names}
+    return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:
