@@ -83,6 +83,8 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
                 listings[name] = Listing(name, subindex_preamble(folder_top), new=True)
             else:
                 raise Unsure(name)
+            if listings[name].tail and name != config.INDEX_FILE:
+                raise Unsure(name)  # a folder named like the root's sub-index heading
         return listings[name]
 
     tops: set[str] = set()
@@ -220,13 +222,14 @@ def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry])
     links = [e.link for e in entries]
     if len(set(links)) != len(links):
         raise Unsure(relative)  # two blocks of one name: their order is the file's
-    lines = []
-    for entry in entries:
-        line = render_entries([entry], keywords)[1]
-        if not line.startswith(f"- [[{entry.link}]]") or entry.folder != folder:
+    if any(e.folder != folder for e in entries):
+        raise Unsure(relative)
+    ordered = sorted(entries, key=lambda e: order(e.link))  # as render_entries sorts them
+    lines = render_entries(ordered, keywords)[1:]  # one folder: one heading
+    for entry, line in zip(ordered, lines, strict=True):
+        if not line.startswith(f"- [[{entry.link}]]"):
             raise Unsure(line)  # a link served otherwise (a credential in a name)
-        lines.append(line)
-    listing.replace(folder, base, sorted(lines, key=lambda x: order(link_of(x))))
+    listing.replace(folder, base, lines)
 
 
 def _size(lines: list[str], nl: str) -> int:
