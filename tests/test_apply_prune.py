@@ -14,10 +14,11 @@ from conftest import snapshot
 from pty_helper import run_on_pty, vaultkeeper_argv
 
 from vaultkeeper import config
-from vaultkeeper.apply import edits, queue
+from vaultkeeper.apply import queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
+from vaultkeeper.index import delta, quick
 
 ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2026-10-01\n"
 BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
@@ -214,7 +215,11 @@ def test_an_index_that_fails_after_the_write_is_reported_not_hidden(
         if not check:
             raise OSError(28, "No space left on device", str(vault / "_index.md"))
 
-    monkeypatch.setattr(edits, "build_index", failing)
+    def full(path: Path, data: object, **_: object) -> None:
+        failing(vault)
+
+    monkeypatch.setattr(quick, "build_index", failing)  # a whole regeneration
+    monkeypatch.setattr(delta, "atomic_write", full)  # the index followed line by line
     done = apply_decision(vault, Decision("prune", "beta"), NOW, confirm=lambda plan: True)
     assert done.outcome == "act"
     assert done.reason.endswith(

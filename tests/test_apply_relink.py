@@ -39,3 +39,68 @@ def test_links_in_a_note_with_unparseable_frontmatter_are_rewritten(make_vault, 
     assert after == text.replace("registry#drop", "registry#keep")
     assert apply_decision(vault, Decision("restore", str(done.id)), NOW).outcome == "act"
     assert snapshot(vault) == before
+
+
+# Links the byte search before parsing must never miss: every case, form and place a
+# link to DROP can take, and notes that only look like they might hold one.
+MEMORY = "---\nname: {n}\ndescription: d\ntype: memory\nstatus: active\n---\n{body}\n"
+LINKING = {
+    "projects/p/memory/keep.md": "plain text, no link",
+    "projects/p/memory/drop.md": "its own [[drop]] stays",
+    "projects/p/research/upper.md": "see [[DROP]] and [[Drop.md|the old one]]",
+    "projects/p/research/path.md": "see [[projects/p/memory/drop#Heading]] once",
+    "projects/p/memory/same.md": "see [[./drop]], ![[../memory/drop]] and `[[drop]]`",
+    "projects/p/memory/drop/inside.md": "the folder's own [[./]] leads there",
+    "projects/p/research/cafe.md": "a non-ASCII note: caf\u00e9 [[drop]]",
+    "projects/p/research/table.md": "| a | [[drop\\|alias]] |\n| b | [[other]] |",
+    "projects/p/research/fm.md": '---\nrelated: "[[drop]]"\n---\nbody [[dRoP]]\n',
+    "projects/p/research/none.md": "drop without brackets, [[other]] elsewhere",
+    "projects/q/memory/drop.md": "another drop: [[drop]] is ambiguous, [[q/memory/drop]] not",
+    "projects/p/research/suffix.md": "see [[p/memory/drop]] and [[memory/DROP.md]]",
+}
+
+
+def _relinked_all(vault, monkeypatch, drop_rel: str, block: str | None, keep: str):
+    from vaultkeeper.apply import relink
+
+    found: dict = {}
+    count = relink.rewrite_links(vault, drop_rel, block, keep, found)
+    with monkeypatch.context() as m:  # every note parsed, as before the byte search
+        m.setattr(relink, "_may_link", lambda files, rels, *_: list(range(len(files))))
+        m.setattr(relink, "_named_as", lambda rels, found: rels)  # and every path named
+        everything: dict = {}
+        assert relink.rewrite_links(vault, drop_rel, block, keep, everything) == count
+    assert {r: t for r, (_, t) in found.items()} == {r: t for r, (_, t) in everything.items()}
+    assert list(found) == list(everything)  # the diff lists the files in the same order
+    return count, found
+
+
+def test_the_byte_search_finds_every_link_to_a_file(make_vault, monkeypatch) -> None:
+    files = {
+        r: (MEMORY.format(n=r, body=t) if not t.startswith("---") else t)
+        for r, t in LINKING.items()
+    }
+    vault = make_vault(files)
+    count, found = _relinked_all(
+        vault, monkeypatch, "projects/p/memory/drop.md", None, "projects/p/memory/keep"
+    )
+    assert count >= 5  # [[drop]] alone is ambiguous: another drop.md exists
+    assert "projects/p/research/none.md" not in found
+    assert "projects/p/memory/drop/inside.md" in found
+
+
+def test_the_byte_search_finds_every_link_to_a_block(make_vault, monkeypatch) -> None:
+    registry = "# R\n\n" + KEEP + "\n" + DROP + "\nsee [[#DROP]] and [[#drop|it]]\n"
+    vault = make_vault(
+        {
+            "patterns/registry.md": registry,
+            "projects/p/research/a.md": "see [[registry#Drop]] and [[patterns/registry#drop]]",
+            "projects/p/research/b.md": "see [[registry#keep]] only, and drop in words",
+            "projects/p/research/c.md": "caf\u00e9: [[registry#DROP]]",
+        }
+    )
+    count, found = _relinked_all(vault, monkeypatch, "patterns/registry.md", "drop", "x#keep")
+    assert count == 5
+    assert sorted(found) == [
+        "patterns/registry.md", "projects/p/research/a.md", "projects/p/research/c.md"
+    ]  # fmt: skip

@@ -145,3 +145,40 @@ def test_a_decision_that_changes_no_entry_keeps_the_sections(
     assert vk(runner, vault, "scan", "--force").exit_code == 0
     assert saved(vault)["duplicates"] == saved(other)["duplicates"]
     assert saved(vault)["skills_unused"] == saved(other)["skills_unused"]
+
+
+PROVEN = (
+    "### retry-network-tests\nRetry flaky network tests once in the suite, again.\n\n"
+    f"**success count:** 4\n**last used:** {RECENT}\n\n"
+)
+
+
+@pytest.mark.parametrize("name", ["retry-network-tests", "later-skill-twin"])
+def test_a_promote_keeps_the_block_pairs_as_comparing_everything_again(
+    make_vault: Any, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    twin = PROVEN.replace("retry-network-tests", "later-skill-twin").replace(
+        "Retry flaky network tests once in the suite, again.", "Another idle skill."
+    )
+    vault: Path = make_vault(
+        {"patterns/registry.md": REGISTRY + PROVEN, "patterns/more.md": MORE + twin}
+    )
+    assert vk(runner, vault, "scan", "--force").exit_code == 0
+    other = tmp_path / "other"
+    shutil.copytree(vault, other)
+    kept: list[object] = []
+    real = unchanged_words
+
+    def spying(*args: Any) -> Any:
+        kept.append(real(*args))
+        return kept[-1]
+
+    monkeypatch.setattr("vaultkeeper.apply.resync_upkeep.unchanged_words", spying)
+    promote = ("apply", "promote", name, "--evidence", "patterns/more.md:1")
+    assert vk(runner, vault, *promote).exit_code == 0
+    assert kept and kept[-1] is not None  # the registry's words were not compared again
+    monkeypatch.setattr("vaultkeeper.apply.resync_upkeep.unchanged_words", lambda *_: None)
+    assert vk(runner, other, *promote).exit_code == 0
+    assert saved(vault) == saved(other)
+    assert vk(runner, other, "scan", "--force").exit_code == 0
+    assert sections(saved(vault)) == sections(saved(other))

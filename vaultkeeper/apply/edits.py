@@ -16,7 +16,8 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.errors import GateRefused, VaultkeeperError
-from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.index import quick
+from vaultkeeper.index.build import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import split_lines
@@ -58,11 +59,25 @@ def unified_diff(changes: list[Change]) -> str:
     return "".join(out)
 
 
+# registry files write() changed, vault-relative -> their text before: the saved
+# report's block pairs then follow without comparing every block again (resync_blocks)
+_BEFORE: dict[str, str] = {}
+
+
 def write(change: Change) -> None:
     """Write one planned change (creations and edits; removal is trash's job)."""
     if change.after is None:
         raise VaultkeeperError(f"{change.label}: removal goes through .trash/, not write()")
+    if change.before is not None and change.label.startswith(f"{config.PATTERNS_DIR}/"):
+        _BEFORE.setdefault(change.label, change.before)
     atomic_write(change.path, (BOM if change.bom else "") + change.after)
+
+
+def registry_before() -> dict[str, str]:
+    """The registry files write() changed since the last call, with their text before."""
+    got = dict(_BEFORE)
+    _BEFORE.clear()
+    return got
 
 
 @contextlib.contextmanager
@@ -84,7 +99,7 @@ def _why(exc: Exception) -> str:
 def check_index(vault: Path) -> None:
     """Before the first write: an index that cannot be regenerated refuses now (reads only)."""
     try:
-        build_index(vault, check=True)
+        quick.check(vault)  # the index stamp: no note read when it shows the index up to date
     except OSError as exc:  # unreadable: nothing is written, so a refusal, not "stopped"
         raise GateRefused(f"{_why(exc)}; the index could not be regenerated") from None
 
@@ -93,7 +108,7 @@ def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outc
     """After the write: regenerate the index; if that fails, the outcome still says it
     was applied, and how to finish. ``keep``: see build_index."""
     try:
-        build_index(vault, keep=keep)  # the writer lock is re-entrant
+        quick.reindex(vault, keep)  # the writer lock is re-entrant; only the changed lines
     except (OSError, VaultkeeperError) as exc:
         return outcome.with_reason(
             f"{outcome.reason}; {config.INDEX_FILE} not updated: {_why(exc)}; "

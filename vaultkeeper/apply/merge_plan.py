@@ -21,7 +21,8 @@ from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.relink import rewrite_links
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
-from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
+from vaultkeeper.registry import memo
+from vaultkeeper.registry.blocks import BlockHead, RegistryBlock, is_counter_line, parse_heads
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.links import split_lines
@@ -162,7 +163,12 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
 
 
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
-    found = [b for b in parse_blocks(path, relative, text) if b.name == name]
+    heads: list[BlockHead] | None = memo.recall(
+        path, text
+    )  # the registry file as find_block read it, mostly
+    if heads is None:
+        heads = memo.keep(path, text, parse_heads(path, relative, text))
+    found = [h.block() for h in heads if h.name == name]
     if len(found) != 1:
         raise GateRefused(f"### {name}: not one block in {relative} any more; try again")
     return found[0]

@@ -5,19 +5,29 @@ frontmatter values) keep their heading, alias, table escape and embed mark; only
 part that names DROP changes. Index files are left to the index's regeneration. A note
 whose frontmatter can't be parsed is still read for links, as plain text (its
 frontmatter lines too): left alone, its links to DROP would break.
+
+Only the notes that can hold such a link are parsed: a link meaning DROP names it (its
+file's name, or the block's, in any case), or leads there from a note whose own path
+holds that name (``[[.]]``). So a note of plain ASCII bytes without ``[[`` and that
+name, compared ASCII-case-insensitively, holds none; every other note (any non-ASCII
+byte: another case folding or normal form might match, a file that cannot be read) is
+parsed as before. At 50,000 entries that is a few notes instead of every one.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
+import unicodedata
 from pathlib import Path
 
 from vaultkeeper.apply.edits import Source, read_source
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.store.edit import replace_line
-from vaultkeeper.store.links import Resolver, extract_links, split_lines
+from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
 from vaultkeeper.store.model import Note, ParseError, decode, load_notes, read_regular
-from vaultkeeper.store.vault import iter_markdown, rel, resolve_inside
+from vaultkeeper.store.vault import resolve_inside, walk_files
 
 
 def rewrite_links(
@@ -25,16 +35,17 @@ def rewrite_links(
     texts: dict[str, tuple[Source, str]],
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
-    paths = list(iter_markdown(vault))
-    resolver = Resolver(rel(vault, p) for p in paths)
-    notes, problems = load_notes(vault, (p for p in paths if not is_index_file(rel(vault, p))))
+    files, rels = _markdown(vault)
+    wanted = _may_link(files, rels, drop_rel, drop_block)
+    notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
     notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
+    # DROP's own file goes to .trash/: its links go with it
+    found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
+    resolver = Resolver(_named_as(rels, found))
     count = 0
-    for note in notes:
-        if note.rel == drop_rel and drop_block is None:
-            continue  # DROP's own file goes to .trash/
+    for note, links in found:
         edits: list[tuple[int, int, str]] = []
-        for link in extract_links(note):
+        for link in links:
             if resolver.resolve(link.target, note.rel).resolved != drop_rel:
                 continue
             if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
@@ -57,6 +68,85 @@ def rewrite_links(
         texts[note.rel] = (source, text)
         count += len(edits)
     return count
+
+
+def _markdown(vault: Path) -> tuple[list[str], list[str]]:
+    """Every ``.md`` file of the vault (as iter_markdown lists them, as strings) and its
+    vault-relative path: a Path each costs more than the walk, at 25,000 files."""
+    top = os.fspath(vault)
+    cut = len(top) + len(os.sep)
+    files: list[str] = []
+    rels: list[str] = []
+    for full in walk_files(top):
+        relative = full[cut:].replace(os.sep, "/")
+        if relative.endswith(".md") and len(relative.rpartition("/")[2]) > 3:  # Path.suffix
+            files.append(full)
+            rels.append(relative)
+    return files, rels
+
+
+def _may_link(
+    files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
+) -> list[int]:
+    """The positions (in walk order) of the notes that may link to DROP: see the module
+    docstring. Index files are never among them."""
+    name = drop_block if drop_block is not None else drop_rel.rpartition("/")[2]
+    if drop_block is None and name.casefold().endswith(".md"):
+        name = name[:-3]
+    keep = [i for i, r in enumerate(rels) if not is_index_file(r)]
+    if not name or not name.isascii():
+        return keep  # another case folding or normal form may match: read them all
+    word = name.lower().encode("ascii")  # ASCII: casefolded as lower() does
+    folded = name.casefold()
+    return [i for i in keep if folded in _folded(rels[i]) or _holds(files[i], word)]
+
+
+def _folded(path: str) -> str:
+    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
+    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
+
+
+_CHUNK = 1 << 18
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO is not waited on
+
+
+def _holds(path: str, word: bytes) -> bool:
+    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure).
+
+    One open and (mostly) one read: a note that is no regular file reads as nothing or
+    fails (True: parsed as before, which refuses it, as it did)."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return True
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        while len(chunks[-1]) == _CHUNK and len(chunks) < 256:  # a file of 64 MB: unsure
+            chunks.append(os.read(fd, _CHUNK))
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    if len(chunks) == 256:
+        return True
+    raw = b"".join(chunks) if len(chunks) > 1 else chunks[0]
+    return not raw.isascii() or (b"[[" in raw and word in raw.lower())
+
+
+def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
+    """The paths a link of ``found`` may be resolved to: those whose last part (as link
+    resolution compares it) is one a link asks for, with or without ``.md`` (in walk
+    order: a Resolver of these resolves those links as one of every path does)."""
+    names: set[str] = set()
+    for note, links in found:
+        for link in links:
+            text = link.target.replace("\\", "/").strip()
+            if text.startswith(("./", "../")):
+                joined = posixpath.join(posixpath.dirname(note.rel), text)
+                text = posixpath.normpath(joined)
+            names.add(_folded(text.lstrip("/")).rsplit("/", 1)[-1])
+    names |= {n + ".md" for n in names}
+    return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:

@@ -22,8 +22,10 @@ public names are importable from here as before.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.index.cache import IndexCache
@@ -44,9 +46,10 @@ from vaultkeeper.index.files import index_keywords as index_keywords
 from vaultkeeper.index.files import is_index_file as is_index_file
 from vaultkeeper.index.files import subindex_name as subindex_name
 from vaultkeeper.index.files import with_section as with_section
+from vaultkeeper.index.stamp import Stamp, is_racy, read_by_index, record, sha, stat_key
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.links import Resolver
-from vaultkeeper.store.model import Problem, outside_problems
+from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
 from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.templates import render
 from vaultkeeper.store.vault import rel, resolve_inside, walk_files
@@ -91,7 +94,7 @@ def _has_bom(path: Path) -> bool:
 
 def generate(vault: Path) -> dict[str, str]:
     """Every index file's text as ``build_index`` would write it (BOM aside); reads only."""
-    return _plan(vault)[1]
+    return _plan(vault).wanted
 
 
 def _is_md(rel_path: str) -> bool:
@@ -110,9 +113,16 @@ def _rels(vault: Path, files: list[str]) -> list[str]:
     ]
 
 
-def _plan(
-    vault: Path, keep: Keywords | None = None
-) -> tuple[dict[str, str | None], dict[str, str], int, bool, list[Problem]]:
+class _Plan(NamedTuple):
+    current: dict[str, str | None]
+    wanted: dict[str, str]
+    entries: int
+    split: bool
+    problems: list[Problem]  # files that could not be read (listed without a description)
+    stamp: Stamp | None  # what the index depends on, when all of it can be vouched for
+
+
+def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
     """(current text, wanted text) of each index file, the entry count, the split, and
     the files that could not be read (listed without a description)."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
@@ -123,7 +133,9 @@ def _plan(
     md = (f for f, r in zip(files, rels, strict=True) if _is_md(r) and not in_folder(r, templates))
     cache = IndexCache(vault)
     entries, problems = collect_entries(vault, md, cache)
+    unreadable = bool(problems)
     problems = [*problems, *outside_problems(vault, outside)]
+    seen = {r: stat_key(f) for f, r in zip(files, rels, strict=True) if is_index_file(r)}
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     keywords = keywords_of(current, resolver)
@@ -135,6 +147,7 @@ def _plan(
     check_markers(config.INDEX_FILE, root_text)
     wanted = {config.INDEX_FILE: with_section(root_text, render_entries(entries, keywords))}
     split = is_over_budget(wanted[config.INDEX_FILE])
+    unsplit = measure(wanted[config.INDEX_FILE])
     if split:
         by_top: dict[str, list[Entry]] = {}
         root_entries: list[Entry] = []
@@ -153,11 +166,22 @@ def _plan(
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
     cache.save()  # after the rendering: it knows then which links are served as written
-    return current, wanted, len(entries), split, problems
+    found = None
+    if not unreadable and not cache.racy and set(current) == set(wanted):
+        state = {
+            r: (seen[r] if r in seen else cache.seen.get(f))
+            if read_by_index(r, templates)
+            else None
+            for f, r in zip(files, rels, strict=True)
+        }
+        if all(state[r] is not None for r in rels if read_by_index(r, templates)):
+            outs = sorted(r for r in _rels(vault, outside))
+            found = Stamp(state, outs, templates, split, sorted(wanted), unsplit)
+    return _Plan(current, wanted, len(entries), split, problems, found)
 
 
 def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
-    current, wanted, entries, split, problems = _plan(vault, keep)
+    current, wanted, entries, split, problems, found = _plan(vault, keep)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
@@ -166,6 +190,11 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         for name in changed:
             bom = _BOM if _has_bom(vault / name) else b""  # outside the markers: kept too
             atomic_write(targets[name], bom + wanted[name].encode("utf-8"))
+            if found is not None:
+                found.state[name] = stat_key(os.path.join(vault, name))
+                found.racy[name] = sha(bom + wanted[name].encode("utf-8"))
+    if found is not None and (write or not changed):
+        record(vault, _vouched(vault, found, current))
     root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
     return IndexResult(
         entries=entries,
@@ -180,3 +209,19 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         unused=tuple(sorted(n for n in current if n not in wanted)),
         problems=tuple(p for p in problems if not is_index_file(p.path)),
     )
+
+
+def _vouched(vault: Path, found: Stamp, current: dict[str, str | None]) -> Stamp | None:
+    """``found`` with the digest of each index file changed within the racy window (as
+    read now, when that is still the text the plan read), or None."""
+    now = time.time_ns()
+    for name, key in found.state.items():
+        if is_index_file(name) and name not in found.racy and is_racy(key, now):
+            try:
+                raw = read_regular(vault / name)
+            except ParseError:
+                return None
+            if current.get(name) != decode(raw):
+                return None
+            found.racy[name] = sha(raw)
+    return found

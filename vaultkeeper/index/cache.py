@@ -132,6 +132,8 @@ class IndexCache:
         self.kept: Kept = {}
         self._new = 0  # records read now and kept
         self.limit = time.time_ns() - RACY_NS  # before any file's stat
+        self.seen: dict[str, Key] = {}  # every regular file's key, by its path
+        self.racy = False  # whether one of them changed within the window
 
     def key(self, path: str) -> Key | None:
         """The stat key of a regular file changed before the window, else None."""
@@ -141,9 +143,12 @@ class IndexCache:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        self.seen[path] = key  # as it was before the read (vaultkeeper.index.stamp)
         if st.st_mtime_ns >= self.limit or st.st_ctime_ns >= self.limit:
+            self.racy = True
             return None
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return key
 
     def get(self, rel: str, key: Key | None) -> list[Entry] | None:
         """The kept entries of ``rel`` when its key is unchanged; None: read it."""

@@ -17,7 +17,8 @@ from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
+from vaultkeeper.registry import memo
+from vaultkeeper.registry.blocks import BlockHead, parse_heads
 from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.vault import rel
@@ -85,9 +86,9 @@ def _one_line(text: object) -> str:
     return line
 
 
-def _block_description(block: RegistryBlock) -> str:
+def _block_description(text: str) -> str:
     words: list[str] = []
-    for line in block.text.splitlines()[1:]:
+    for line in text.splitlines()[1:]:
         if not line.strip() or _COUNTER.match(line):
             if words:
                 break
@@ -101,15 +102,16 @@ def note_entries(note: Note) -> list[Entry]:
     if is_index_file(note.rel):
         return []
     folder = note.rel.rpartition("/")[0]
-    blocks = (
-        parse_blocks(note.path, note.rel, note.text)
-        if folder.split("/")[0] == config.PATTERNS_DIR
-        else []
-    )
+    blocks = _heads(note) if folder.split("/")[0] == config.PATTERNS_DIR else []
     base = note.rel.removesuffix(".md")
     if blocks:
         return [
-            Entry(f"{base}#{b.name}", folder, _block_description(b), (note.rel, b.name.casefold()))
+            Entry(
+                f"{base}#{b.name}",
+                folder,
+                _block_description(b.text()),
+                (note.rel, b.name.casefold()),
+            )
             for b in blocks
         ]
     desc = _one_line(note.meta.get("description"))
@@ -117,6 +119,15 @@ def note_entries(note: Note) -> list[Entry]:
     if newer is not None:  # kept in the index, marked: never read as current truth
         desc = _one_line(f"(superseded by [[{newer}]]) {desc}").rstrip()
     return [Entry(base, folder, desc, (note.rel, ""))]
+
+
+def _heads(note: Note) -> list[BlockHead]:
+    """A registry file's blocks (as parse_blocks finds them); within a command's
+    memo.reading() parsed once for it (an apply re-reads the file it wrote)."""
+    got = memo.recall(note.path, note.text)
+    if got is None:
+        got = memo.keep(note.path, note.text, parse_heads(note.path, note.rel, note.text))
+    return got
 
 
 def collect_entries(

@@ -38,6 +38,7 @@ def _step() -> None:
 # registers it), so a lesson a command just archived is never served after it.
 _written: list[str] = []
 _after: list[Any] = []
+_hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
 
 def note_written(path: Path | str) -> None:
@@ -249,10 +250,13 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
                 ) from exc
             held.append(lock)
         outermost = getattr(held[0], "lock_counter", 1) == 1
+        _hold[0] += outermost
+        _hold[1] += 1
         if outermost:  # the outermost hold: no writer is mid-write
             sweep_temps(vault)
         yield
     finally:
+        _hold[1] -= len(held) == len(paths)
         try:
             if outermost and len(_written) > mark:
                 done = _written[mark:]

@@ -1,0 +1,180 @@
+"""An apply's writes carried into the index line by line (index/stamp.py, delta.py): the
+index files end exactly as a whole regeneration writes them, whatever was written."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakeVault
+from tests.test_index_cache import BASE, note, put, registry
+from vaultkeeper import config
+from vaultkeeper.index import cache as indexcache
+from vaultkeeper.index import delta, quick, stamp
+from vaultkeeper.index import entries as indexentries
+from vaultkeeper.index.build import build_index
+from vaultkeeper.store.fsio import atomic_write, move, writer_lock
+from vaultkeeper.store.model import Note
+
+
+@pytest.fixture(autouse=True)
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files a test has just written count as settled: else no stamp is ever kept."""
+    monkeypatch.setattr(indexcache, "RACY_NS", 0)
+    monkeypatch.setattr(stamp, "RACY_NS", 0)
+    indexcache._MEMO.clear()
+
+
+@pytest.fixture
+def carried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each reindex was carried line by line (True) or regenerated (False)."""
+    done: list[bool] = []
+    real = delta.carry
+
+    def counting(*args: object) -> bool:
+        done.append(real(*args))  # type: ignore[arg-type]
+        return done[-1]
+
+    monkeypatch.setattr(quick, "carry", counting)
+    return done
+
+
+def up_to_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Whether a regeneration reading every note would change no index file."""
+    with monkeypatch.context() as m:
+        m.setattr(indexcache, "cache_path", lambda vault: None)
+        m.setattr(indexcache, "_MEMO", {})
+        m.setattr(stamp, "record", lambda vault, found: None)
+        return build_index(vault, check=True).changed == ()
+
+
+def apply_like(vault: Path, write: object) -> None:
+    """What an apply does: check, write, reindex, in one hold of the writer lock."""
+    with writer_lock(vault):
+        quick.check(vault)
+        write()  # type: ignore[operator]
+        quick.reindex(vault)
+
+
+PLAIN = {k: v for k, v in BASE.items() if "ghp_" not in k}  # every line [[as written]]
+
+
+@pytest.mark.parametrize("budget", [config.INDEX_MAX_LINES, 9], ids=["whole", "split"])
+@pytest.mark.parametrize("files", [PLAIN, BASE], ids=["plain", "a-token-name"])
+def test_random_writes_carried_give_what_a_regeneration_writes(
+    make_vault: MakeVault,
+    monkeypatch: pytest.MonkeyPatch,
+    carried: list[bool],
+    budget: int,
+    files: dict[str, str],
+) -> None:
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", budget)
+    vault = make_vault(files)
+    build_index(vault)
+    rng = random.Random(budget)
+    broken: list[str] = []  # notes left unparseable: no stamp is kept while one is
+    for step in range(60):
+        notes = sorted(p.relative_to(vault).as_posix() for p in vault.glob("projects/**/*.md"))
+        target = rng.choice(notes)
+        action = rng.choice(
+            ["edit", "add", "skill", "delete", "blocks", "supersede", "bad", "person", "words"]
+        )
+        if action == "delete" and len(notes) < 4:
+            action = "add"
+        if broken and (action == "bad" or rng.random() < 0.5):  # mended: stamps again
+            action, target = "edit", broken.pop()
+        if action == "bad":
+            broken.append(target)
+
+        def write(
+            target: str = target, action: str = action, step: int = step, first: str = notes[0]
+        ) -> None:
+            if action == "edit":
+                atomic_write(vault / target, note("x", f"Edited {step}" + "w" * (step % 3)))
+            elif action == "add":
+                folder = f"projects/p{rng.randint(0, 2)}/memory"
+                atomic_write(vault / folder / f"n{step}.md", note(f"n{step}", "New"))
+            elif action == "skill":
+                atomic_write(vault / f"skills/s{step}/SKILL.md", note(f"s{step}", "A skill"))
+            elif action == "delete":
+                (vault / ".trash").mkdir(exist_ok=True)
+                move(vault / target, vault / ".trash" / f"{step}.md")
+            elif action == "blocks":
+                count = rng.randint(0, 3)
+                blocks = [(f"b{i}-{step % 2}", f"Block {i} at {step}.") for i in range(count)]
+                atomic_write(vault / "patterns/registry.md", registry(*blocks))
+            elif action == "supersede":
+                link = f"superseded_by: '[[{first[:-3]}]]'\n"
+                atomic_write(vault / target, note("y", "Old", link))
+            elif action == "bad":
+                atomic_write(vault / target, "---\nname: [oops\n---\n")
+
+        if action == "person":  # a note edited by hand: the stamp no longer holds
+            (vault / target).write_text(note("p", f"By hand {step}"))  # no mtime ahead
+        elif action == "words":  # a person's keywords on some index line
+            index = rng.choice(sorted(vault.glob("_index*.md")))
+            lines = index.read_text().split("\n")
+            at = [i for i, line in enumerate(lines) if line.startswith("- [[projects/")]
+            if at:
+                i = rng.choice(at)
+                lines[i] = lines[i].split(config.INDEX_KEYWORDS_MARK)[0] + f" -- keywords: k{step}"
+                index.write_text("\n".join(lines))
+            build_index(vault)  # the person's next `index` keeps them
+        else:
+            apply_like(vault, write)
+        if action != "person":  # by hand: stale until the next apply regenerates it
+            assert up_to_date(vault, monkeypatch), (step, action, target)
+    if files is PLAIN:  # most applies never regenerated it all (a line served otherwise,
+        assert carried.count(True) >= 15, carried  # a token in a name: regenerated)
+
+
+def test_keywords_stay_on_a_note_carried_line_by_line(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, carried: list[bool]
+) -> None:
+    vault = make_vault(PLAIN)
+    build_index(vault)
+    text = (vault / "_index.md").read_text()
+    line = "- [[projects/api/memory/alpha]] - First"
+    (vault / "_index.md").write_text(text.replace(line, line + " -- keywords: first, one"))
+    build_index(vault)
+    edit = lambda: atomic_write(vault / "projects/api/memory/alpha.md", note("a", "Changed"))  # noqa: E731
+    apply_like(vault, edit)
+    assert carried == [True]
+    assert (
+        "- [[projects/api/memory/alpha]] - Changed -- keywords: first, one"
+        in (vault / "_index.md").read_text()
+    )
+    assert up_to_date(vault, monkeypatch)
+
+
+def test_a_check_on_a_stamped_vault_reads_no_note(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = make_vault(PLAIN)
+    build_index(vault)
+    read: list[str] = []
+    real = indexentries.read_note
+
+    def counting(vault: Path, path: Path) -> Note:
+        read.append(str(path))
+        return real(vault, path)
+
+    monkeypatch.setattr(indexentries, "read_note", counting)
+    quick.check(vault)
+    assert read == []
+    put(vault, "projects/api/memory/beta.md", note("beta", "Edited by hand"))
+    quick.check(vault)  # the stamp no longer holds: regenerated, as before
+    assert read
+
+
+def test_a_name_two_files_share_is_regenerated_not_carried(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, carried: list[bool]
+) -> None:
+    vault = make_vault({**PLAIN, "projects/api/memory/Alpha.md": note("A", "Upper")})
+    build_index(vault)
+    edit = lambda: atomic_write(vault / "projects/api/memory/alpha.md", note("a", "Changed"))  # noqa: E731
+    apply_like(vault, edit)
+    assert carried == [False]
+    assert up_to_date(vault, monkeypatch)

@@ -1,0 +1,244 @@
+"""An apply's own writes carried into the index files, entry by entry.
+
+When the index stamp (vaultkeeper.index.stamp) showed the index up to date before the
+apply's first write, and every file written since is one this process wrote (all of
+them inside one hold of the writer lock), the index a regeneration would now write
+differs from the one on disk only in the lines of those files: each written note's
+lines are taken out of its index file and its entries' new lines put where the sort
+puts them (vaultkeeper.index.listing), the root's count of that sub-index follows, and
+the stamp is recorded again. A written note keeps the ``-- keywords:`` of its lines.
+
+Whatever this can't settle surely gives up before anything is written, and the caller
+regenerates the index as before: a note that no longer parses, a written index file, a
+note at the root of a split index, a written path another file's link could also name
+(``a.md`` beside ``A.md``, or a registry whose links ``patterns/r#x`` a note
+``patterns/r#x.md`` shares), a sub-index emptied, the split coming or going.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.index.entries import Entry, note_entries, render_entries
+from vaultkeeper.index.files import is_index_file, read_index, subindex_name, subindex_preamble
+from vaultkeeper.index.listing import Listing, Unsure, link_of, order
+from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.links import parse_link
+from vaultkeeper.store.model import ParseError, decode, parse_note
+from vaultkeeper.store.text import read_regular
+from vaultkeeper.store.vault import resolve_inside
+from vaultkeeper.store.walk import APART_NAMES, apart
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+    """Carry ``written`` (paths this process wrote or moved since the stamp was checked)
+    into the index files; False when it can't be done surely (nothing written then)."""
+    try:
+        return _carry(vault, known, written)
+    except (Unsure, ParseError):
+        return False
+
+
+def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+    top = os.fspath(vault)
+    state, racy = dict(known.state), dict(known.racy)
+    moved: list[str] = []  # vault-relative paths added or gone
+    notes: list[str] = []  # the possible entries among the written files
+    for relative in dict.fromkeys(_relative(top, written)):
+        full = os.path.join(top, relative.replace("/", os.sep))
+        there = os.path.lexists(full)
+        if os.path.islink(full):
+            raise Unsure(relative)
+        if relative in state and not there:
+            del state[relative]
+            moved.append(relative)
+        elif relative not in state:
+            if not there or not _walked(top, relative):
+                continue
+            state[relative] = None
+            moved.append(relative)
+        if is_index_file(relative):
+            raise Unsure(relative)
+        if read_by_index(relative, known.templates):
+            notes.append(relative)
+    if not notes and not moved:
+        return True
+    _check_names(state, moved, notes)
+    listings: dict[str, Listing] = {}
+
+    def listing(name: str, folder_top: str) -> Listing:
+        if name not in listings:
+            if name in known.files:
+                text = read_index(vault / name)
+                if text is None:
+                    raise Unsure(name)
+                listings[name] = Listing(name, text)
+            elif known.split and name != config.INDEX_FILE:
+                listings[name] = Listing(name, subindex_preamble(folder_top), new=True)
+            else:
+                raise Unsure(name)
+            if listings[name].tail and name != config.INDEX_FILE:
+                raise Unsure(name)  # a folder named like the root's sub-index heading
+        return listings[name]
+
+    tops: set[str] = set()
+    for relative in notes:
+        folder = relative.rpartition("/")[0]
+        folder_top = folder.split("/")[0]
+        if known.split and not folder_top:
+            raise Unsure(relative)  # the root's own entries sit above its sub-index lines
+        name = subindex_name(folder_top) if known.split else config.INDEX_FILE
+        entries = _entries(top, relative, state, racy)
+        _replace(listing(name, folder_top), relative, folder, entries)
+        tops.add(folder_top)
+    root = listing(config.INDEX_FILE, "")
+    if bool(root.tail) != known.split:
+        raise Unsure(config.INDEX_FILE)
+    edited = [listings[subindex_name(t)] for t in sorted(tops)] if known.split else [root]
+    lines, size = known.unsplit
+    for one in edited:
+        lines += len(one.added) - len(one.removed)
+        size += _size(one.added, root.nl) - _size(one.removed, root.nl)
+    if known.split:
+        for folder_top in sorted(tops):
+            count = listings[subindex_name(folder_top)].count()
+            if not count:
+                raise Unsure(folder_top)  # its sub-index would be left unused
+            root.set_count(folder_top, count)
+    if (lines > config.INDEX_MAX_LINES or size > config.INDEX_MAX_BYTES) != known.split:
+        raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
+    files = set(known.files)
+    for name, one in sorted(listings.items()):
+        text = one.new_text()
+        if name in files and text == one.text:
+            continue
+        target = resolve_inside(vault, name)
+        data = (_BOM if _has_bom(vault / name) else b"") + text.encode("utf-8")
+        atomic_write(target, data)
+        state[name], racy[name] = stat_key(os.path.join(top, name)), sha(data)
+        files.add(name)
+    stamp = Stamp(
+        state, known.outside, known.templates, known.split, sorted(files), (lines, size), racy
+    )
+    record(vault, stamp)
+    return True
+
+
+def _relative(top: str, written: list[str]) -> list[str]:
+    """The written paths inside the vault, vault-relative (as given, or resolved)."""
+    prefixes = {top + os.sep, os.path.realpath(top) + os.sep}
+    out = []
+    for path in written:
+        prefix = next((p for p in prefixes if path.startswith(p)), None)
+        if prefix is not None:
+            out.append(path[len(prefix) :].replace(os.sep, "/"))
+    return out
+
+
+def _walked(top: str, relative: str) -> bool:
+    """Whether the vault's walk (store.walk) lists this new file."""
+    parts = relative.split("/")
+    if any(p.startswith(".") for p in parts) or (
+        len(parts) > 1 and parts[0] in config.EXCLUDED_DIRS
+    ):
+        return False
+    folder = top
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        if part in APART_NAMES:
+            return False
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            raise Unsure(relative)
+        if apart(set(os.listdir(folder))):
+            return False
+    return True
+
+
+def _fold(path: str) -> str:
+    """A path as link resolution compares it (store.links: NFC, casefolded)."""
+    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
+
+
+def _names(path: str) -> set[str]:
+    key = _fold(path)
+    return {key, key[:-3]} if key.endswith(".md") else {key}
+
+
+def _check_names(state: State, moved: list[str], notes: list[str]) -> None:
+    """Each written file's link names are its own: no other file shares them, and no
+    other note's path begins with a written note's path and ``#`` (a block's link)."""
+    mine: set[str] = set()
+    for relative in (*moved, *notes):
+        mine |= _names(relative)
+    sizes = {len(k) for k in mine} | {len(k) + 3 for k in mine}  # an ASCII fold keeps it
+    holders: dict[str, str] = {}
+    bases = tuple(r[:-3] + "#" for r in notes)
+    for relative in (*state, *moved):
+        if relative.startswith(bases):
+            raise Unsure(relative)
+        if len(relative) not in sizes and relative.isascii():
+            continue
+        for key in _names(relative) & mine:
+            if holders.setdefault(key, relative) != relative:
+                raise Unsure(relative)
+
+
+def _entries(top: str, relative: str, state: State, racy: dict[str, str]) -> list[Entry]:
+    """The note's entries now ([] when it is gone), its key and digest kept for the stamp."""
+    if relative not in state:
+        return []
+    full = os.path.join(top, relative.replace("/", os.sep))
+    key = stat_key(full)  # before the read: a write after it changes the key
+    raw = read_regular(full)
+    entries = note_entries(parse_note(Path(full), relative, decode(raw)))
+    state[relative], racy[relative] = key, sha(raw)
+    return entries
+
+
+def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry]) -> None:
+    """The note's old lines out, its entries' lines in, each keeping its keywords."""
+    base = relative[:-3]
+    keywords: dict[tuple[str, str], str] = {}
+    for line in listing.mine(folder, base):
+        mark = line.rfind(config.INDEX_KEYWORDS_MARK)
+        words = line[mark + len(config.INDEX_KEYWORDS_MARK) :].strip() if mark != -1 else ""
+        if not words:
+            continue
+        target, sub, _ = parse_link(link_of(line))
+        text = target.replace("\\", "/").strip()
+        if (
+            not text
+            or text.startswith(("./", "../"))
+            or _fold(text.lstrip("/")) not in _names(relative)
+        ):
+            raise Unsure(line)  # the keywords may be another file's
+        keywords.setdefault((relative, sub.casefold()), words)
+    links = [e.link for e in entries]
+    if len(set(links)) != len(links):
+        raise Unsure(relative)  # two blocks of one name: their order is the file's
+    if any(e.folder != folder for e in entries):
+        raise Unsure(relative)
+    ordered = sorted(entries, key=lambda e: order(e.link))  # as render_entries sorts them
+    lines = render_entries(ordered, keywords)[1:]  # one folder: one heading
+    for entry, line in zip(ordered, lines, strict=True):
+        if not line.startswith(f"- [[{entry.link}]]"):
+            raise Unsure(line)  # a link served otherwise (a credential in a name)
+    listing.replace(folder, base, lines)
+
+
+def _size(lines: list[str], nl: str) -> int:
+    return sum(len(line.encode("utf-8")) for line in lines) + len(lines) * len(nl)
+
+
+def _has_bom(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(_BOM)) == _BOM
+    except OSError:
+        return False
