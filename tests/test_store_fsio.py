@@ -227,13 +227,15 @@ def test_temp_files_of_a_killed_writer_are_swept_by_the_next_writer(
     vault = make_vault({"patterns/registry.md": SWEPT_REGISTRY})
     old = vault / "._index.md.k1ll3d.vk-tmp"
     old_registry = vault / "patterns/.registry.md.k1ll3d.vk-tmp"
+    (vault / "state").mkdir(exist_ok=True)
+    old_state = vault / "state/.index-stamp.json.k1ll3d.vk-tmp"  # an apply's, killed
     fresh = vault / "._index.md.4l1ve.vk-tmp"
-    for path in (old, old_registry, fresh):
+    for path in (old, old_registry, old_state, fresh):
         path.write_text("half a write")
     stale = time.time() - config.STALE_RUN_MS / 1000 - 60
-    for path in (old, old_registry):
+    for path in (old, old_registry, old_state):
         os.utime(path, (stale, stale))
     result = CliRunner().invoke(cli, ["--vault", str(vault), "use", "beta"])
     assert result.exit_code == 0, result.output
-    assert not old.exists() and not old_registry.exists()
+    assert not old.exists() and not old_registry.exists() and not old_state.exists()
     assert fresh.exists()  # maybe a write in progress: too young to judge

@@ -270,15 +270,15 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
 
 
 def sweep_temps(vault: Path) -> list[str]:
-    """Remove atomic_write's temp files a killed writer left in the vault root and
-    patterns/ (where most writes land); the names removed.
+    """Remove atomic_write's temp files a killed writer left in the vault root,
+    patterns/ and state/ (where most writes land); the names removed.
 
     Called under the writer lock, and only files older than STALE_RUN_MS go, so a
     write in progress (there is none: every store write holds the lock) is safe twice.
     """
     removed: list[str] = []
     now = time.time()
-    for folder in (vault, vault / config.PATTERNS_DIR):
+    for folder in (vault, vault / config.PATTERNS_DIR, vault / config.STATE_DIR):
         try:
             names = os.listdir(folder)
         except OSError:
