@@ -35,6 +35,7 @@ from vaultkeeper.index.entries import collect_entries as collect_entries
 from vaultkeeper.index.entries import render_entries
 from vaultkeeper.index.files import Keywords as Keywords
 from vaultkeeper.index.files import (
+    bom_of,
     check_markers,
     is_over_budget,
     keywords_of,
@@ -53,8 +54,6 @@ from vaultkeeper.store.model import ParseError, Problem, decode, outside_problem
 from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.templates import render
 from vaultkeeper.store.vault import rel, resolve_inside, walk_files
-
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -82,14 +81,6 @@ def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = Non
         return _build(vault, write=False, keep=keep)
     with writer_lock(vault):
         return _build(vault, write=True, keep=keep)
-
-
-def _has_bom(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(_BOM)) == _BOM
-    except OSError:
-        return False
 
 
 def generate(vault: Path) -> dict[str, str]:
@@ -188,7 +179,7 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
     targets = {name: resolve_inside(vault, name) for name in wanted}
     if write:
         for name in changed:
-            bom = _BOM if _has_bom(vault / name) else b""  # outside the markers: kept too
+            bom = bom_of(vault / name)  # outside the markers: kept too
             atomic_write(targets[name], bom + wanted[name].encode("utf-8"))
             if found is not None:
                 found.state[name] = stat_key(os.path.join(vault, name))

@@ -45,6 +45,17 @@ Kept = dict[str, tuple[Key, list[Entry]]]  # vault-relative path -> (key, its en
 _MEMO: dict[str, tuple[Kept, bool]] = {}
 
 
+def stat_key(path: str) -> Key | None:
+    """A regular file's stat key, else None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def cache_path(vault: Path) -> Path | None:
     """Where the cache lives, or None when ``state/`` is not a real folder (missing: a
     foreign vault; a symlink: never followed)."""
@@ -137,15 +148,11 @@ class IndexCache:
 
     def key(self, path: str) -> Key | None:
         """The stat key of a regular file changed before the window, else None."""
-        try:
-            st = os.stat(path)
-        except OSError:
+        key = stat_key(path)
+        if key is None:
             return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         self.seen[path] = key  # as it was before the read (vaultkeeper.index.stamp)
-        if st.st_mtime_ns >= self.limit or st.st_ctime_ns >= self.limit:
+        if key[3] >= self.limit or key[4] >= self.limit:
             self.racy = True
             return None
         return key

@@ -23,7 +23,13 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.index.entries import Entry, note_entries, render_entries
-from vaultkeeper.index.files import is_index_file, read_index, subindex_name, subindex_preamble
+from vaultkeeper.index.files import (
+    bom_of,
+    is_index_file,
+    read_index,
+    subindex_name,
+    subindex_preamble,
+)
 from vaultkeeper.index.listing import Listing, Unsure, link_of, order
 from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
 from vaultkeeper.store.fsio import atomic_write
@@ -32,8 +38,6 @@ from vaultkeeper.store.model import ParseError, decode, parse_note
 from vaultkeeper.store.text import read_regular
 from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.store.walk import APART_NAMES, apart
-
-_BOM = b"\xef\xbb\xbf"
 
 
 def carry(vault: Path, known: Stamp, written: list[str]) -> bool:
@@ -119,7 +123,7 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         if name in files and text == one.text:
             continue
         target = resolve_inside(vault, name)
-        data = (_BOM if _has_bom(vault / name) else b"") + text.encode("utf-8")
+        data = bom_of(vault / name) + text.encode("utf-8")
         atomic_write(target, data)
         state[name], racy[name] = stat_key(os.path.join(top, name)), sha(data)
         files.add(name)
@@ -234,11 +238,3 @@ def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry])
 
 def _size(lines: list[str], nl: str) -> int:
     return sum(len(line.encode("utf-8")) for line in lines) + len(lines) * len(nl)
-
-
-def _has_bom(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(_BOM)) == _BOM
-    except OSError:
-        return False

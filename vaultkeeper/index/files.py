@@ -134,3 +134,14 @@ def read_index(path: Path) -> str | None:
 
         line = f":{exc.line}" if exc.line else ""
         raise VaultkeeperError(f"{path}{line}: {exc.reason}; fix it before regenerating") from None
+
+
+def bom_of(path: Path) -> bytes:
+    """The UTF-8 byte order mark an index file opens with (kept when it is rewritten), or
+    b"" (none, or unreadable)."""
+    bom = b"\xef\xbb\xbf"
+    try:
+        with path.open("rb") as fh:
+            return bom if fh.read(len(bom)) == bom else b""
+    except OSError:
+        return b""

@@ -27,13 +27,13 @@ import hashlib
 import json
 import marshal
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultkeeper import __version__
 from vaultkeeper.index.cache import cache_path
+from vaultkeeper.index.cache import stat_key as stat_key
 from vaultkeeper.index.entries import Key
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.store.fsio import atomic_write
@@ -70,17 +70,6 @@ def is_md(rel_path: str) -> bool:
 def read_by_index(rel_path: str, templates: str | None) -> bool:
     """Whether a regeneration reads the file: an index file, or a possible entry."""
     return is_index_file(rel_path) or (is_md(rel_path) and not in_folder(rel_path, templates))
-
-
-def stat_key(path: str) -> Key | None:
-    """A regular file's stat key, else None."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def is_racy(key: Key | None, now: int) -> bool:
