@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.report import brief_patterns
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
@@ -108,8 +107,12 @@ def test_a_registry_file_added_or_gone_since_the_scan(vault: Path) -> None:
 
 
 def test_a_file_written_as_the_scan_read_it_is_not_trusted(vault: Path) -> None:
-    heads, _ = load_heads(vault)
-    brief_patterns.save(vault, heads, started_ns=0)  # every file "changed during the scan"
+    from vaultkeeper.registry.delta import load_heads as cached_heads
+    from vaultkeeper.scan.cache import ScanCache
+
+    cache = ScanCache()
+    heads, _ = cached_heads(vault, cache)
+    brief_patterns.save(vault, heads, 0, cache.registry_keys)  # all "changed during the scan"
     data = json.loads(facts(vault).read_text())
     assert set(data["registry"].values()) == {None}
     assert brief_patterns.load(vault, 250) is None

@@ -71,9 +71,8 @@ def _path(vault: Path) -> Path:
     return Path(own_dir(vault, config.STATE_DIR)) / config.BRIEF_PATTERNS_FILE
 
 
-def _keys(vault: Path, started_ns: int | None) -> dict[str, list[int] | None]:
-    """Each registry file's stat key; None for one changed since ``started_ns`` (less
-    RACY_NS), when given: the scan may not have read what is there now."""
+def _keys(vault: Path) -> dict[str, list[int] | None]:
+    """Each registry file's stat key now (None: it could not be stat'ed)."""
     from vaultkeeper.store.vault import rel
 
     out: dict[str, list[int] | None] = {}
@@ -83,11 +82,7 @@ def _keys(vault: Path, started_ns: int | None) -> dict[str, list[int] | None]:
         except OSError:
             out[rel(vault, path)] = None
             continue
-        key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        racy = started_ns is not None and max(st.st_mtime_ns, st.st_ctime_ns) >= (
-            started_ns - RACY_NS
-        )
-        out[rel(vault, path)] = None if racy else key
+        out[rel(vault, path)] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return out
 
 
@@ -102,20 +97,14 @@ def _fingerprint(head: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-def save(
-    vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any] | None = None
-) -> None:
+def save(vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any]) -> None:
     """Keep the scan's most-used patterns; ``started_ns``: when it began reading the
     registry (time.time_ns()); ``stats``: each registry file's stat key as the scan took
-    it before reading the file (None: stat'ed here). The caller keeps the scan going
-    whatever this raises."""
+    it before reading the file. The caller keeps the scan going whatever this raises."""
     from vaultkeeper.store.fsio import atomic_write
 
-    if stats is None:
-        keys = _keys(vault, started_ns)
-    else:  # changed just before the scan read it: not trusted (the brief reads the file)
-        racy = started_ns - RACY_NS
-        keys = {p: None if k is None or max(k[3], k[4]) >= racy else k for p, k in stats.items()}
+    racy = started_ns - RACY_NS  # changed since: not trusted (the brief reads the file)
+    keys = {p: None if k is None or max(k[3], k[4]) >= racy else k for p, k in stats.items()}
     best = ranked(heads)
     before = _read(vault)
     known: dict[str, str] = {}
@@ -187,7 +176,7 @@ def load(vault: Path, limit: int) -> tuple[list[PatternFact], int] | None:
         if data is None or type(data.get("top")) is not int or data["top"] < limit:
             return None
         keys = data.get("registry")
-        if not isinstance(keys, dict) or None in keys.values() or keys != _keys(vault, None):
+        if not isinstance(keys, dict) or None in keys.values() or keys != _keys(vault):
             return None
         total = data["total"]
         out: list[PatternFact] = []
