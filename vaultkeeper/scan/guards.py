@@ -136,21 +136,15 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     """Remove what killed runs left in state/: private lock dirs and half-written temp files.
 
     Called while holding the lock. Only a holder writes the state file and the scan
-    cache: their temp files go at once. The others an apply, `hooks install --recall` or
-    `new` may be writing under the writer lock, not this one (the report, the recall
-    table and its rows, the brief's files): theirs go once older than a run may last
-    (STALE_RUN_MS), as store.fsio.sweep_temps does.
+    cache: their temp files go at once. Any other (the report, the recall table and its
+    rows, the brief's files, the index stamp: an apply, `hooks install --recall` or `new`
+    may be writing one under the writer lock, not this one) goes once older than a run
+    may last (STALE_RUN_MS), by the rule of store.fsio.sweep_temps.
     """
-    from vaultkeeper.scan.lookupkeys import RECS_FILE
-
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."
-    own = (config.STATE_FILE, config.SCAN_CACHE_FILE, config.SCAN_CACHE_DELTA_FILE)
-    shared: tuple[str, ...] = (config.LAST_REPORT_FILE, config.RECALL_LOOKUP_FILE, RECS_FILE)
-    shared += (config.RECALL_LOOKUP_KEYS_FILE, config.RECALL_LOOKUP_OVER_FILE)
-    shared += (config.RECALL_LOOKUP_SIG_FILE,)
-    shared += (config.NATIVE_SUMMARY_FILE, config.ANCHORS_CACHE_FILE)
-    shared += (config.BRIEF_PATTERNS_FILE, config.BRIEF_LESSONS_FILE)
+    scan_only = (config.STATE_FILE, config.SCAN_CACHE_FILE, config.SCAN_CACHE_DELTA_FILE)
+    own = tuple(f".{n}." for n in scan_only)
     stale = time.time() - config.STALE_RUN_MS / 1000
     try:
         names = os.listdir(folder)
@@ -162,15 +156,12 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
             pid = whole_number(name[len(lock_prefix) : -len(".tmp")])
             if pid is not None and not pid_alive(pid):
                 _remove_dir(path)
-        elif not name.endswith(".vk-tmp"):
             continue
-        elif name.startswith(tuple(f".{n}." for n in own)):
-            with contextlib.suppress(OSError):
+        if not (name.startswith(".") and name.endswith(".vk-tmp")):
+            continue
+        with contextlib.suppress(OSError):
+            if name.startswith(own) or os.lstat(path).st_mtime < stale:
                 os.unlink(path)
-        elif name.startswith(tuple(f".{n}." for n in shared)):
-            with contextlib.suppress(OSError):
-                if os.lstat(path).st_mtime < stale:
-                    os.unlink(path)
 
 
 def start(
