@@ -321,14 +321,20 @@ def test_a_lesson_new_wrote_and_a_person_removed_is_not_served(make_vault: MakeV
     assert served(root)["projects/api/memory/b.md"] is None
 
 
-def test_a_vault_without_the_recall_keeps_no_table_until_its_hook_asks(tmp_path: Path) -> None:
+def _vault_with_a_lesson(tmp_path: Path) -> Path:
     from vaultkeeper.entries.create import init_vault
-    from vaultkeeper.recall.moment import Quiet, serve
 
     root = tmp_path / "v"
     init_vault(root)
     (root / "projects/api/memory").mkdir(parents=True)
     (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
+    return root
+
+
+def test_a_vault_without_the_recall_keeps_no_table_until_its_hook_asks(tmp_path: Path) -> None:
+    from vaultkeeper.recall.moment import Quiet, serve
+
+    root = _vault_with_a_lesson(tmp_path)
     assert run_vaultkeeper(root, "scan", "--force").returncode == 0
     state = root / config.STATE_DIR
     assert not [p.name for p in state.iterdir() if p.name.startswith("recall-lookup")]
@@ -343,12 +349,7 @@ def test_a_vault_without_the_recall_keeps_no_table_until_its_hook_asks(tmp_path:
 
 
 def test_hooks_install_with_recall_builds_the_table(tmp_path: Path) -> None:
-    from vaultkeeper.entries.create import init_vault
-
-    root = tmp_path / "v"
-    init_vault(root)
-    (root / "projects/api/memory").mkdir(parents=True)
-    (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
+    root = _vault_with_a_lesson(tmp_path)
     settings = tmp_path / "settings.json"
     args = ("hooks", "install", "claude-code", "--settings", str(settings))
     assert run_vaultkeeper(root, *args).returncode == 0
@@ -356,16 +357,6 @@ def test_hooks_install_with_recall_builds_the_table(tmp_path: Path) -> None:
     done = run_vaultkeeper(root, *args, "--recall")
     assert done.returncode == 0, done.stderr
     assert lines(root) == [["projects/api/memory/a.md", "api"]]
-
-
-def _vault_with_a_lesson(tmp_path: Path) -> Path:
-    from vaultkeeper.entries.create import init_vault
-
-    root = tmp_path / "v"
-    init_vault(root)
-    (root / "projects/api/memory").mkdir(parents=True)
-    (root / "projects/api/memory/a.md").write_text(entry("a", "retry flaky jobs once"))
-    return root
 
 
 def test_an_install_whose_build_fails_leaves_the_ask_for_the_next_scan(
