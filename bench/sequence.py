@@ -54,7 +54,7 @@ BOUNDS_MS = {
 
 def de_bruijn(k: int) -> list[int]:
     """A cyclic order of 0..k-1 in which every ordered pair (self pairs too) appears once."""
-    a = [0] * (k * 2)
+    a = [0] * 3  # the standard algorithm for words of length 2: indices 0..2
     out: list[int] = []
 
     def db(t: int, p: int) -> None:
