@@ -264,7 +264,7 @@ def _ours(root: Path) -> bool:
 
 def _events(target: str, root: Path | None) -> tuple[tuple[str, ...], str | None]:
     """The hook events the installed copy registers, or a note saying why not known."""
-    if root is None:
+    if root is None or not root.is_dir():
         return (), "its installed copy is missing: reinstall the plugin"
     try:
         _, hooks = _hooks_of(target, root)
