@@ -263,9 +263,9 @@ def codex(binp: Path, vk: str) -> None:
         ch.mkdir()
         done = {"text": "Done, as in [[patterns/registry#pin-test-clock]]."}
         # MCP servers start in the background and the tools hide behind tool_search: the
-        # first reply waits, then searches, then cites through the server
+        # model searches, then cites through the server (approved in `plugin`)
         port = w.start_mock([
-            {"name": "search", "when": "VKSCN:plugin", "delay": 6, "reply": [
+            {"name": "search", "when": "VKSCN:plugin", "reply": [
                 {"tool_search": "vaultkeeper cite", "id": "call_vk_plug_0"}]},
             {"name": "cite", "when": "call_vk_plug_0", "reply": [
                 {"tool": "mcp:cite", "id": "call_vk_plug_1",
@@ -275,7 +275,9 @@ def codex(binp: Path, vk: str) -> None:
             {"name": "done", "when": "VKSCN:plugin", "reply": [done]},
         ])  # fmt: skip
         (ch / "config.toml").write_text(
-            'model = "gpt-5.5"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n\n'
+            'model = "gpt-5.5"\nmodel_provider = "mock"\ncheck_for_update_on_startup = false\n'
+            # 0.171 fixes a turn's tools when it starts: let the MCP server come up first
+            "mcp_optional_startup_grace_ms = 20000\n\n"
             '[model_providers.mock]\nname = "mock"\n'
             f'base_url = "http://127.0.0.1:{port}/v1"\n'
             'wire_api = "responses"\nenv_key = "OPENAI_API_KEY"\n'
@@ -406,9 +408,21 @@ def _codex_tui_message(w: World, x: str, env: dict[str, str]) -> None:
 
 
 def _stop_daemon(x: str, env: dict[str, str]) -> None:
-    """Codex's TUI leaves an app-server daemon running in the HOME: stop it."""
+    """Codex's TUI leaves an app-server daemon (and its pid loop) running from the HOME:
+    stop it, then end, by pid, any process still running a program under that HOME."""
     subprocess.run([x, "app-server", "daemon", "stop"], env=env, capture_output=True,
                    stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    home = env["HOME"] + "/"
+    for proc in Path("/proc").iterdir():
+        try:
+            argv0 = (proc / "cmdline").read_bytes().split(b"\0")[0].decode()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if proc.name.isdigit() and argv0.startswith(home):
+            try:
+                os.kill(int(proc.name), 15)
+            except OSError:
+                pass
 
 
 def _wait_scan(w: World) -> None:
