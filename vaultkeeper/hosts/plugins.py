@@ -18,9 +18,8 @@ tests/fixtures/hosts/plugins/):
   plugin's command hook only once the person trusted it, as it does a hooks.json hook;
   the key is ``NAME@MARKETPLACE:<hooks file>:<event>:<group>:<handler>``.
 
-A plugin is ours when its installed copy carries our hook launcher (the marker line
-``vaultkeeper-hook: plugin`` in ``scripts/vaultkeeper-hook``), whatever the marketplace
-was called.
+A plugin is ours when its installed copy carries our launcher (``scripts/vaultkeeper-hook``
+with the marker line ``vaultkeeper-hook: plugin``), whatever the marketplace was called.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ LAUNCHER = "scripts/vaultkeeper-hook"
 MARKER = f"{config.HOOK_MARKER} plugin"
 CLAUDE_RECORD = "~/.claude/plugins/installed_plugins.json"
 CODEX_CACHE = "~/.codex/plugins/cache"
+_PROJECT_FILES = ("settings.json", "settings.local.json")  # a project-scope install's
 _MANIFEST = {"claude-code": ".claude-plugin/plugin.json", "codex": ".codex-plugin/plugin.json"}
 
 
@@ -63,20 +63,18 @@ class Plugin:
 
     def line(self) -> str:
         """The ``hooks status`` line after the target's column."""
-        state = "enabled" if self.enabled else "disabled"
-        bits = [f"plugin {self.plugin_id} ({state}"]
-        bits += [f", {self.scope} scope" if self.scope else "", f", version {self.version}"]
-        head = "".join(b for b in bits if b and b != ", version None") + ")"
-        what = ", ".join(self.events) or "no hooks"
-        if self.name == NAMES[0]:
-            what += ", MCP server, skill"
-        text = f"{head} in {self.path or self.record}: {what}"
-        if self.target == "claude-code":
-            text += f"; vault {self.vault or '$VAULTKEEPER_VAULT (no vault option set)'}"
-        else:
-            text += "; vault $VAULTKEEPER_VAULT"
-        if self.trust:
-            text += f" [{_trust_summary(self.trust)}]"
+        head = f"plugin {self.plugin_id} ({'enabled' if self.enabled else 'disabled'}"
+        head += (f", {self.scope} scope" if self.scope else "") + (
+            f", version {self.version})" if self.version else ")"
+        )
+        what = (", ".join(self.events) or "no hooks") + (
+            ", MCP server, skill" if self.name == NAMES[0] else ""
+        )
+        vault = self.vault or "$VAULTKEEPER_VAULT" + (
+            " (no vault option set)" if self.target == "claude-code" else ""
+        )
+        text = f"{head} in {self.path or self.record}: {what}; vault {vault}"
+        text += f" [{_trust_summary(self.trust)}]" if self.trust else ""
         return text + (f"; {self.note}" if self.note else "")
 
 
@@ -151,7 +149,7 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
             project = entry.get("projectPath")
             if scope in ("project", "local") and isinstance(project, str):
                 settings = [_json(Path(project) / ".claude" / n) for n in _PROJECT_FILES]
-            enabled = any(_enabled(s, plugin_id) for s in settings)
+            enabled = any(_dig(s, "enabledPlugins", plugin_id) is True for s in settings)
             options = _dig(user, "pluginConfigs", plugin_id, "options")
             vault = options.get("vault") if isinstance(options, dict) else None
             events, note = _events("claude-code", path)
@@ -165,9 +163,6 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
                 )
             )  # fmt: skip
     return out
-
-
-_PROJECT_FILES = ("settings.json", "settings.local.json")
 
 
 def _codex(env: Mapping[str, str]) -> list[Plugin]:
@@ -302,7 +297,3 @@ def _dig(data: Any, *keys: str) -> Any:
     for k in keys:
         data = data.get(k) if isinstance(data, dict) else None
     return data
-
-
-def _enabled(settings: Any, plugin_id: str) -> bool:
-    return _dig(settings, "enabledPlugins", plugin_id) is True
