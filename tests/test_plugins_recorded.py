@@ -72,7 +72,7 @@ def test_claude_ran_the_plugin_hook_its_mcp_server_and_its_skill() -> None:
     assert {"name": "vaultkeeper", "path": "/REPO/plugins/vaultkeeper",
             "source": "vaultkeeper@vaultkeeper"} in init["plugins"]  # fmt: skip
     assert "vaultkeeper:vaultkeeper" in init["skills"]
-    assert {"name": "plugin:vaultkeeper:vaultkeeper", "status": "pending"} in init["mcp_servers"]
+    assert [m["name"] for m in init["mcp_servers"]] == ["plugin:vaultkeeper:vaultkeeper"]
     results = {
         c["tool_use_id"]: x["tool_use_result"]
         for x in stream
@@ -80,8 +80,10 @@ def test_claude_ran_the_plugin_hook_its_mcp_server_and_its_skill() -> None:
         for c in x["message"]["content"]
         if isinstance(c, dict) and c.get("type") == "tool_result"
     }
-    waited = results["toolu_vk_plug_0"]  # Claude Code's WaitForMcpServers
-    assert waited["ready"] is True and waited["connected"] == ["plugin:vaultkeeper:vaultkeeper"]
+    waited = results["toolu_vk_plug_0"]  # Claude Code's WaitForMcpServers, when it was pending
+    if isinstance(waited, dict):
+        assert waited["ready"] is True
+        assert waited["connected"] == ["plugin:vaultkeeper:vaultkeeper"]
     cited = results["toolu_vk_plug_1"]["structuredContent"]  # the plugin's server answered
     assert (cited["target"], cited["counted"], cited["count_after"]) == ("pin-test-clock", True, 3)
     assert_counted_once(CLAUDE / "plugin", "#toolu_vk_plug_1")
