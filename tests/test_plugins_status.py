@@ -196,3 +196,13 @@ def test_unreadable_records_are_no_install(tmp_path: Path) -> None:
     (tmp_path / ".codex/config.toml").write_text('[plugins."vaultkeeper@x"\n')
     r = invoke(tmp_path, "hooks", "status")
     assert r.exit_code == 0 and "plugin vaultkeeper" not in r.output
+
+
+def test_a_broken_installed_copy_is_one_line_in_status(tmp_path: Path) -> None:
+    claude_home(tmp_path)
+    hooks = tmp_path / ".claude/plugins/cache/vaultkeeper/vaultkeeper/0.1.0/hooks/claude-code.json"
+    hooks.write_text('{"hooks": ')
+    r = invoke(tmp_path, "hooks", "status", "claude-code")
+    assert r.exit_code == 0 and "Traceback" not in r.output
+    line = next(x for x in r.output.splitlines() if "plugin vaultkeeper@vaultkeeper" in x)
+    assert line.endswith(f"; {hooks}: cannot be read (not valid JSON)")
