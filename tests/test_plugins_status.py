@@ -206,3 +206,25 @@ def test_a_broken_installed_copy_is_one_line_in_status(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "Traceback" not in r.output
     line = next(x for x in r.output.splitlines() if "plugin vaultkeeper@vaultkeeper" in x)
     assert line.endswith(f"; {hooks}: cannot be read (not valid JSON)")
+
+
+def test_codex_records_are_read_without_tomllib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.10 has no TOML reader: the plugin tables are found by their headers."""
+    from vaultkeeper.hosts import plugins
+    from vaultkeeper.store import tomledit
+
+    codex_home(tmp_path)
+    conf = tmp_path / ".codex" / "config.toml"
+    conf.write_text(conf.read_text().replace(
+        '[plugins."vaultkeeper-recall@vaultkeeper"]\nenabled = true',
+        '[plugins."vaultkeeper-recall@vaultkeeper"]\nenabled = false',
+    ))  # fmt: skip
+    with_tomllib = plugins.installed(["codex"], {"HOME": str(tmp_path)})
+    monkeypatch.setattr(tomledit, "load", lambda text, path: None)
+    without = plugins.installed(["codex"], {"HOME": str(tmp_path)})
+    assert without == with_tomllib
+    assert [(p.name, p.enabled) for p in without] == [
+        ("vaultkeeper-recall", False), ("vaultkeeper", True),
+    ]  # fmt: skip
