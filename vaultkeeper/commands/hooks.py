@@ -120,6 +120,10 @@ def hooks_install(
         if print_only or schedule is not None or (recall and target == "git"):
             raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
+        if target != "git":  # the host's plugin of ours runs these hooks already
+            from vaultkeeper.hosts.plugins import refuse_second_copy
+
+            refuse_second_copy(target, recall, os.environ)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json, warn=warn)
             return
