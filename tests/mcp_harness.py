@@ -17,7 +17,7 @@ from typing import Any
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from vaultkeeper import config
+from vaultkeeper.hosts.elicitation import DIALOG_ENV
 
 TODAY = "2026-12-01"
 
@@ -41,7 +41,7 @@ def params(
         "VAULTKEEPER_TODAY": TODAY,
     }
     if dialog:
-        env[config.MCP_DIALOG_ENV] = "1"
+        env[DIALOG_ENV] = "1"
     args = [*rest, "mcp", "--vault", str(vault)]
     return StdioServerParameters(command=first, args=args, env=env, cwd=cwd or home)
 

@@ -217,9 +217,6 @@ MCP_ROUNDS_VERSION = "2026-07-28"
 # A prune's journal line says where the person's yes came from (its "confirmed_via").
 CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
 CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)
-# The host's dialog for a deletion over MCP is an opt-in (`hooks install claude-code --mcp
-# --dialog` sets it in the server's registration env); without it apply_prune queues.
-MCP_DIALOG_ENV = "VAULTKEEPER_MCP_DIALOG"
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
 CLI_SOURCE = "cli"  # ... and for `vaultkeeper use NAME`, under the session "cli:<ISO time>"
 MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"

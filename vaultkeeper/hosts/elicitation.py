@@ -19,6 +19,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+# `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
+# the host's dialog for a deletion is on (mcp/dialog.py); without it apply_prune queues.
+DIALOG_ENV = "VAULTKEEPER_MCP_DIALOG"
 # The hook events whose hooks can answer a dialog (Claude Code's names).
 EVENTS = ("Elicitation", "ElicitationResult")
 SETTINGS = ("settings.json", "settings.local.json")  # in ~/.claude/ and in a project's .claude/

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from vaultkeeper import config
-from vaultkeeper.hosts.elicitation import answering
+from vaultkeeper.hosts.elicitation import DIALOG_ENV, answering
 from vaultkeeper.search.hits import inert
 
 # The clientInfo names the recorded hosts sent (tools/hosts/NOTES.md), and what to call them.
@@ -45,7 +44,7 @@ def host_label(name: object, title: object = None) -> str:
 
 
 def opted_in(env: Mapping[str, str]) -> bool:
-    return env.get(config.MCP_DIALOG_ENV) == "1"
+    return env.get(DIALOG_ENV) == "1"
 
 
 def refusal(host: str, env: Mapping[str, str], cwd: Path) -> str | None:
