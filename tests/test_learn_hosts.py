@@ -9,8 +9,12 @@ registry, and the usage log's events.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from vaultkeeper.learn.ingest import ingest
 from vaultkeeper.mcp.tools import VaultTools
@@ -131,3 +135,100 @@ def test_a_codex_parent_brings_its_sub_agent_and_a_child_alone_counts_into_the_p
         assert again.ok and count(vault, name) == before + 1, order
         sessions = {e.session for e in read_events(vault) if e.target == name}
         assert sessions == {PARENT}, order
+
+
+def _edited(source: Path, dest: Path, edit: Any) -> Path:
+    """A recorded transcript with ``edit(obj)`` applied to each JSON line (None drops it)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for line in source.read_text().splitlines():
+        obj = edit(json.loads(line))
+        if obj is not None:
+            lines.append(json.dumps(obj, separators=(",", ":")))
+    dest.write_text("\n".join(lines) + "\n")
+    return dest
+
+
+def _reads(vault: Path) -> set[tuple[str, str]]:
+    return {(e.session, e.target) for e in read_events(vault) if e.kind == "read"}
+
+
+CODEX_SESSION = "01a233a8-afb1-78c1-a222-2ca97d7692b5"  # codex-0.169.0/mcp
+READ_CALL = "call_vk_mcp_2"  # its `read` of patterns/registry.md
+
+
+@pytest.mark.parametrize(
+    ("flat", "output"),
+    [
+        # the host rejected the flat name: its tools had not arrived yet (issue 34 item 7)
+        (True, "unsupported call: mcp__vaultkeeper__read"),
+        # as codex-0.169.0/mcp-unapproved recorded a rejected call
+        (
+            False,
+            [
+                {"type": "input_text", "text": "Wall time: 0.0028 seconds\nOutput:"},
+                {
+                    "type": "input_text",
+                    "text": "MCP tool call requires approval, but approval policy is never",
+                },
+            ],
+        ),
+        (False, {"content": "tool call error: connection closed", "success": False}),
+    ],
+)
+def test_a_codex_mcp_read_the_host_rejected_is_no_read(
+    sample: Path, tmp_path: Path, flat: bool, output: Any
+) -> None:
+    (rollout,) = rollouts(CODEX / "mcp")
+
+    def reject(obj: dict[str, Any]) -> dict[str, Any] | None:
+        payload = obj.get("payload", {})
+        if payload.get("call_id") == READ_CALL and payload.get("type") == "function_call":
+            if flat:
+                payload["name"] = "mcp__vaultkeeper__read"
+                del payload["namespace"]
+        elif payload.get("call_id") == READ_CALL and payload.get("type") == "function_call_output":
+            payload["output"] = output
+        elif payload.get("type") == "item_completed" and payload["item"].get("id") == READ_CALL:
+            return None  # the McpToolCall event: a rejected call made none
+        return obj
+
+    rejected = _edited(rollout, tmp_path / "sessions" / rollout.name, reject)
+    assert ingest(sample, [rejected], NOW).ok
+    assert (CODEX_SESSION, "patterns/registry.md") not in _reads(sample)
+
+    (kept,) = copy([rollout], tmp_path / "as-recorded")  # the read that came back counts
+    other = _edited(kept, kept, lambda o: _renamed(o, CODEX_SESSION, "other-session"))
+    assert ingest(sample, [other], NOW).ok
+    assert ("other-session", "patterns/registry.md") in _reads(sample)
+
+
+def _renamed(obj: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    return json.loads(json.dumps(obj).replace(old, new))
+
+
+def test_a_claude_code_mcp_read_that_failed_is_no_read(sample: Path, tmp_path: Path) -> None:
+    """Claude Code records a rejected or failed call as a tool_result with is_error."""
+    (recorded,) = _claude_files("mcp")
+    session = recorded.stem
+
+    def fail(obj: dict[str, Any]) -> dict[str, Any]:
+        content = obj.get("message", {}).get("content") if obj.get("type") == "user" else None
+        for block in content if isinstance(content, list) else ():
+            if block.get("tool_use_id") == "toolu_vk_mcp_2":  # the read of the registry
+                block["is_error"] = True
+                block["content"] = (
+                    "<tool_use_error>Error: No such tool available: mcp__vaultkeeper__read"
+                    "</tool_use_error>"
+                )
+        return obj
+
+    failed = _edited(recorded, tmp_path / "failed" / recorded.name, fail)
+    assert ingest(sample, [failed], NOW).ok
+    assert (session, "patterns/registry.md") not in _reads(sample)
+
+    other = _edited(
+        recorded, tmp_path / "ok" / "other.jsonl", lambda o: _renamed(o, session, "other")
+    )
+    assert ingest(sample, [other], NOW).ok
+    assert ("other", "patterns/registry.md") in _reads(sample)
