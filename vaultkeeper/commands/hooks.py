@@ -120,13 +120,14 @@ def hooks_install(
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
     from vaultkeeper.hosts import mcp as mcp_install
+    from vaultkeeper.hosts.elicitation import check_dialog
     from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
     warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
-    mcp_install.check_dialog(target, with_mcp, dialog)
+    check_dialog(target, with_mcp, dialog)
     if target != "cron":
         if print_only or schedule is not None or (recall and target == "git"):
             raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")

@@ -9,6 +9,7 @@ Hooks come from the user's settings, from a project's checked-in ``.claude/setti
 So the host's dialog for a deletion (``hooks install claude-code --mcp --dialog``) is
 refused while any of these files configures one: ``answering`` lists them. A file that
 exists but cannot be read is listed too: a hook in it cannot be ruled out. Reads only.
+The opt-in itself (its env name, what install says, ``check_dialog``) is here too.
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vaultkeeper.errors import UsageError
+
 # `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
 # the host's dialog for a deletion is on (mcp/dialog.py); without it apply_prune queues.
 DIALOG_ENV = "VAULTKEEPER_MCP_DIALOG"
+DIALOG_ON = (
+    f"deletions: asked in Claude Code's dialog ({DIALOG_ENV}=1 in the entry's env), refused "
+    "while an Elicitation hook is configured; else queued for `vaultkeeper review`"
+)
+DIALOG_OFF = "deletions: queued for `vaultkeeper review` (--dialog: asked in Claude Code's dialog)"
 # The hook events whose hooks can answer a dialog (Claude Code's names).
 EVENTS = ("Elicitation", "ElicitationResult")
 SETTINGS = ("settings.json", "settings.local.json")  # in ~/.claude/ and in a project's .claude/
@@ -142,3 +150,18 @@ def _plugin(path: Path) -> str | None:
     if raw is not None and any(event.encode() in raw for event in EVENTS):
         return "a plugin's Elicitation hook"
     return None
+
+
+def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:
+    """``--dialog`` (the host's dialog for a deletion) is for ``claude-code --mcp`` only:
+    Codex answers the dialog with cancel at once and shows nothing (0.169.0, 0.171.0)."""
+    if not dialog:
+        return
+    if target == "codex":
+        raise UsageError(
+            "--dialog is for claude-code: Codex answers an MCP dialog with cancel at once and "
+            "shows nothing, so a deletion through Codex waits for `vaultkeeper review`; "
+            "nothing written"
+        )
+    if target != "claude-code" or not with_mcp:
+        raise UsageError("--dialog is for claude-code --mcp (the server's registration)")

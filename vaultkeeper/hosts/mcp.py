@@ -22,16 +22,11 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hosts import created
-from vaultkeeper.hosts.elicitation import DIALOG_ENV
+from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, check_dialog
 from vaultkeeper.hosts.hooks import Change, read_settings, replace_keeping_backup
 from vaultkeeper.store import jsonedit, tomledit
 
 HOSTS = ("claude-code", "codex")
-DIALOG_ON = (
-    f"deletions: asked in Claude Code's dialog ({DIALOG_ENV}=1 in the entry's env), refused "
-    "while an Elicitation hook is configured; else queued for `vaultkeeper review`"
-)
-DIALOG_OFF = "deletions: queued for `vaultkeeper review` (--dialog: asked in Claude Code's dialog)"
 NAME = config.MCP_SERVER_NAME
 _SERVERS_JSON = "mcpServers"
 _TABLE = "mcp_servers"
@@ -70,21 +65,6 @@ def registration_file(
     return default_path(target, env, cwd if project else None).absolute()
 
 
-def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:
-    """``--dialog`` (the host's dialog for a deletion) is for ``claude-code --mcp`` only:
-    Codex answers the dialog with cancel at once and shows nothing (0.169.0, 0.171.0)."""
-    if not dialog:
-        return
-    if target == "codex":
-        raise UsageError(
-            "--dialog is for claude-code: Codex answers an MCP dialog with cancel at once and "
-            "shows nothing, so a deletion through Codex waits for `vaultkeeper review`; "
-            "nothing written"
-        )
-    if target != "claude-code" or not with_mcp:
-        raise UsageError("--dialog is for claude-code --mcp (the server's registration)")
-
-
 def install(
     target: str,
     path: Path,
@@ -99,7 +79,7 @@ def install(
     ``dialog`` (claude-code): the entry's env turns the host's dialog for a deletion on
     (mcp/dialog.py); an install without it turns it off again."""
     require_sdk()
-    check_dialog(target, True, dialog)
+    check_dialog(target, True, dialog)  # --dialog: claude-code only
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
     made = None if real.exists() else created.missing_folders(real.parent)

@@ -20,7 +20,10 @@ How each host records the result (tests/fixtures/hosts/, tools/hosts/NOTES.md):
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 _CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
 
@@ -44,3 +47,39 @@ def codex_failed(output: Any) -> bool:
         return True
     body = _CODEX_HEADER.sub("", output.lstrip(), count=1)
     return not body.lstrip().startswith("{")
+
+
+class Pending(Generic[T]):
+    """One transcript's MCP read calls waiting for their result (call id -> the read):
+    each is handed out when its result came back as the tool's answer, dropped when it
+    failed; one whose result never comes (a cut transcript) is no read known."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, T] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.calls)
+
+    def wait(self, call: object, read: T) -> Iterator[T]:
+        """Hold ``read`` until the result of ``call``; without an id to find its result
+        by (an older host's line) it is taken as it was called."""
+        if isinstance(call, str) and call:
+            self.calls[call] = read
+        else:
+            yield read
+
+    def claude(self, line: dict[str, Any]) -> Iterator[T]:
+        """The reads whose tool_result is in this Claude Code ``user`` line and succeeded."""
+        message = line.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) and self.calls else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                read = self.calls.pop(str(block.get("tool_use_id")), None)
+                if read is not None and not claude_failed(block):
+                    yield read
+
+    def codex(self, payload: dict[str, Any]) -> Iterator[T]:
+        """The read whose Codex function_call_output this is, if it came back."""
+        read = self.calls.pop(str(payload.get("call_id")), None)
+        if read is not None and not codex_failed(payload.get("output")):
+            yield read

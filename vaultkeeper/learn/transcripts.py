@@ -4,10 +4,8 @@ A transcript is read line by line with a cap on each line, so memory stays bound
 whatever the file's size, and a single huge line is skipped without being held whole.
 A line that is not JSON, half written, or of a type not known here is skipped. Only
 the agent's own words and tool calls are looked at: the person's text and tool output
-never yield a signal. One exception: a call of the vault's MCP ``read`` tool is a read
-only once its result came back (mcp_results.py): a call the host rejected ("unsupported
-call", "requires approval") or that failed reads nothing. This module knows nothing of
-the vault; ingest.py maps the signals onto it.
+never yield a signal, but for whether a vault MCP ``read`` call came back (mcp_results.py).
+This module knows nothing of the vault; ingest.py maps the signals onto it.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from vaultkeeper.learn import lessonsigs
 from vaultkeeper.learn.codex_family import session_of
 from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
 from vaultkeeper.learn.hostlines import utc_date as _date
-from vaultkeeper.learn.mcp_results import claude_failed, codex_failed
+from vaultkeeper.learn.mcp_results import Pending
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -63,7 +61,7 @@ class Signal:
     date: dt.date | None
     cwd: str | None
     evidence: str | None = None
-    call: str | None = None  # Claude Code's tool_use id of an mcp-cite (the server logs it)
+    call: str | None = None  # the host's id of an MCP call (Claude Code's the server logs)
 
 
 @dataclass(frozen=True)
@@ -131,9 +129,7 @@ class Reader:
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd; Claude Code's first line's
         self.bad = self.long = 0
-        # MCP read calls waiting for their result (call id -> signal): a read only if it
-        # came back; one whose result never comes (a cut transcript) is no read known
-        self.pending: dict[str, Signal] = {}
+        self.pending: Pending[Signal] = Pending()  # MCP reads waiting for their result
 
     @property
     def skipped(self) -> Skipped:
@@ -147,8 +143,7 @@ class Reader:
                 continue
             agents = b"assistant" in raw or (not claude and any(w in raw for w in _CODEX_MORE))
             if not agents and not (claude and self.pending and b"tool_result" in raw):
-                continue  # not the agent's line (nor a pending read's result): parsing
-                # every tool result would be slow
+                continue  # not the agent's line: parsing every tool result would be slow
             obj = _load(raw)
             if obj is None:
                 self.bad += int(bool(raw.strip()))
@@ -156,16 +151,8 @@ class Reader:
             yield from (self._claude(obj, number) if claude else self._codex(obj, number))
 
     def _claude(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
-        if obj.get("type") == "user" and self.pending:  # tool results: a pending read's
-            message = obj.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    waiting = self.pending.pop(str(block.get("tool_use_id")), None)
-                    if waiting is not None and not claude_failed(block):
-                        yield waiting
-            return
-        if obj.get("type") != "assistant":
+        if obj.get("type") != "assistant":  # a user line's tool result: a pending read's?
+            yield from self.pending.claude(obj)
             return
         message = obj.get("message")
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
@@ -220,19 +207,13 @@ class Reader:
             return
         cwd = self.cwd
         kind = payload.get("type")
-        if kind == "function_call_output":  # a pending read's result
-            waiting = self.pending.pop(str(payload.get("call_id")), None)
-            if waiting is not None and not codex_failed(payload.get("output")):
-                yield waiting
-            return
         if kind == "message" and payload.get("role") == "assistant":
             for block in payload.get("content") or ():
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") == "output_text"
-                    and isinstance(block.get("text"), str)
-                ):
-                    yield from self._links(block["text"], number, day, cwd)
+                text = block.get("text") if isinstance(block, dict) else None
+                if isinstance(text, str) and block.get("type") == "output_text":
+                    yield from self._links(text, number, day, cwd)
+        elif kind == "function_call_output":  # a pending read's result, if any
+            yield from self.pending.codex(payload)
         elif kind == "custom_tool_call":  # apply_patch: its input is the patch
             found = lessonsigs.codex(payload.get("name"), payload.get("input"))
             yield from self._found(found, number, day, cwd)
@@ -247,8 +228,7 @@ class Reader:
             here = workdir if isinstance(workdir, str) else cwd
             yield from self._found(lessonsigs.codex(name, args), number, day, here)
             if isinstance(args, dict) and vault_tool(name) is not None:
-                call_id = payload.get("call_id")
-                yield from self._mcp(str(name), args, number, day, cwd, result=call_id)
+                yield from self._mcp(str(name), args, number, day, cwd, payload.get("call_id"))
             elif isinstance(args, dict):
                 yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
 
@@ -296,12 +276,8 @@ class Reader:
         day: dt.date | None,
         cwd: str | None,
         call: object = None,
-        result: object = None,
     ) -> Iterator[Signal]:
-        """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing);
-        ``call``: Claude Code's tool_use id, ``result``: the id its result names (Claude
-        Code: the same; Codex: the call_id)."""
-        result = call if result is None else result
+        """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing)."""
         tool = vault_tool(name)
         if tool == "cite" and isinstance(args.get("name"), str):
             if isinstance(args.get("evidence"), str):
@@ -311,10 +287,7 @@ class Reader:
                 yield Signal("mcp-cite", value, None, number, session, day, cwd, evidence, used)
         elif tool == "read" and isinstance(args.get("path"), str):
             read = Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
-            if isinstance(result, str) and result:
-                self.pending[result] = read  # a read once its result came back
-            else:  # no id to find its result by (an older host): taken as it was called
-                yield read
+            yield from self.pending.wait(call, read)  # a read once its result came back
 
     def _shell(
         self, command: object, number: int, day: dt.date | None, cwd: str | None
