@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,40 @@ def test_a_claude_code_mcp_read_that_failed_is_no_read(sample: Path, tmp_path: P
     )
     assert ingest(sample, [other], NOW).ok
     assert ("other", "patterns/registry.md") in _reads(sample)
+
+
+def test_a_codex_session_its_managed_daemon_keeps_alive_is_caught_up_at_the_next_start(
+    sample: Path, tmp_path: Path
+) -> None:
+    """Interactive Codex keeps a session alive in `codex app-server --managed-daemon`
+    after /quit: its SessionEnd fires only when the daemon exits (issue 34 item 8). The
+    next session's start in the same folder catches it up (`ingest --missed-beside`, as
+    the session-start hook runs it); the late SessionEnd's ingest then counts nothing
+    again. docs/hosts.md says so."""
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    def vk(*args: str | Path) -> str:
+        done = CliRunner().invoke(cli, ["--vault", str(sample), *map(str, args)])
+        assert done.exit_code == 0, done.output
+        return done.output
+
+    earlier = tmp_path / "earlier.jsonl"  # an ingest before: the catch-up record starts
+    earlier.write_text('{"type":"user","sessionId":"s0","message":{"content":"hi"}}\n')
+    vk("ingest", earlier)
+    day = tmp_path / "sessions" / "2026" / "12" / "01"
+    (alive,) = copy(rollouts(CODEX / "plain"), day)  # /quit: no SessionEnd, no ingest
+    later = alive.stat().st_mtime + 5
+    os.utime(alive, (later, later))  # written after that ingest, as a live session is
+    before = count(sample, "pin-test-clock")
+    new = day / "rollout-2026-12-01T23-00-00-01a23399-0000-7000-8000-000000000000.jsonl"
+    new.write_text(alive.read_text().splitlines()[0] + "\n")  # the next session, same cwd
+    assert "pin-test-clock" in vk("ingest", "--missed-beside", new, "--cwd", "/HOME/proj")
+    assert count(sample, "pin-test-clock") == before + 1
+    with alive.open("a") as fh:  # the daemon exits: its SessionEnd ingests the whole rollout
+        fh.write(alive.read_text().splitlines()[-1] + "\n")
+    vk("ingest", alive)
+    assert count(sample, "pin-test-clock") == before + 1  # once per session
+    hosts = (Path(__file__).parent.parent / "docs" / "hosts.md").read_text()
+    assert "--managed-daemon" in hosts and "ingest --missed-beside" in hosts
