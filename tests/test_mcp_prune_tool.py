@@ -281,3 +281,27 @@ def test_the_dialog_s_first_four_lines_say_what_goes(
     assert "from patterns/registry.md:" in head[2]
     assert f"type {BLOCK} below" in head[3]
     assert "**success count:** 0" in "\n".join(person.shown[0].message.split("\n")[4:])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cancel_as_claude_p_sends_by_itself_queues_and_is_no_one_s_answer(
+    sample: Path, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`claude -p` answers the dialog with cancel itself (a Notification hook of type
+    elicitation_response fires; issue 34 item 4): with the dialog on, nothing goes, the
+    prune is queued, and docs/hosts.md says what -p does."""
+    person = Person(("cancel", None))
+    before = snapshot(sample)
+
+    async def main() -> dict[str, Any]:
+        home = tmp_path / "home"
+        async with _client(sample, home, mode, person, monkeypatch, dialog=True) as client:
+            return await _prune(client)
+
+    out = anyio.run(main)
+    assert len(person.shown) == 1 and snapshot(sample) == before
+    assert out["outcome"] == "ask" and out["reason"].startswith("the host's dialog was cancelled")
+    assert [r["outcome"] for r in journal(sample) if r["action"] == "prune"] == ["ask"]
+    hosts = (Path(__file__).parent.parent / "docs" / "hosts.md").read_text()
+    assert '`claude -p` answers `{"action":"cancel"}` itself' in hosts
+    assert "elicitation_response" in hosts
