@@ -20,11 +20,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vaultkeeper import config
 from vaultkeeper.errors import UsageError
 
 # `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
 # the host's dialog for a deletion is on (mcp/dialog.py); without it apply_prune queues.
-DIALOG_ENV = "VAULTKEEPER_MCP_DIALOG"
+DIALOG_ENV = config.ENV_MCP_DIALOG
 DIALOG_ON = (
     f"deletions: asked in Claude Code's dialog ({DIALOG_ENV}=1 in the entry's env), refused "
     "while an Elicitation hook is configured; else queued for `vaultkeeper review`"
