@@ -123,7 +123,8 @@ def test_no_dialog_queues_for_review_in_one_line_and_never_journals_silence(
     out: list[dict[str, Any]] = []
 
     async def main() -> None:
-        async with _client(sample, tmp_path / "home", mode, None, monkeypatch) as client:
+        home = tmp_path / "home"  # the dialog on, but the host declares none
+        async with _client(sample, home, mode, None, monkeypatch, dialog=True) as client:
             out.append(await _prune(client))
             out.append(await _prune(client))  # asked again: the same request, not a second
 

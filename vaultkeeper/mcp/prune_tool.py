@@ -75,9 +75,9 @@ def _host(ctx: Context) -> str:
 def _refusal(capable: bool, host: str) -> str | None:
     """Why nobody is asked in the host's dialog now (read at each call: a hook added
     mid-session counts), or None."""
-    if not capable:
-        return mcp_prune.NO_DIALOG
-    return dialog.refusal(host, os.environ, Path.cwd())
+    if capable or not dialog.opted_in(os.environ):  # off by default: it says so first
+        return dialog.refusal(host, os.environ, Path.cwd())
+    return mcp_prune.NO_DIALOG
 
 
 def _rounds(ctx: Context) -> bool:
