@@ -45,8 +45,6 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
-BRIEF_LESSONS_FILE = "brief-lessons.json"  # the lessons only YAML reads, for the brief
-BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
@@ -54,8 +52,11 @@ WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
 LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
-SCAN_CACHE_FILE = "scan-cache.json"  # what a scan read of unchanged files (scancache.py)
-SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"  # what changed since (scancachefile.py)
+DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
+# the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
+# only for scan/lookup.py's freshness check, until the FTS5 recall replaces it
+SCAN_CACHE_FILE = "scan-cache.json"
+SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
