@@ -44,9 +44,9 @@ def carried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def up_to_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Whether a regeneration reading every note would change no index file."""
     with monkeypatch.context() as m:
-        m.setattr(indexcache, "cache_path", lambda vault: None)
+        m.setattr(indexcache, "_load", lambda vault: {})
         m.setattr(indexcache, "_MEMO", {})
-        m.setattr(stamp, "record", lambda vault, found: None)
+        m.setattr(stamp, "record", lambda vault, found, write=True: None)
         return build_index(vault, check=True).changed == ()
 
 

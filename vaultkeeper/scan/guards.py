@@ -136,10 +136,10 @@ def _sweep(vault: str | os.PathLike[str]) -> None:
     """Remove what killed runs left in state/: private lock dirs and half-written temp files.
 
     Called while holding the lock. Only a holder writes the state file: its temp
-    files go at once. Any other (the report, the recall table and its
-    rows, the brief's files, the index stamp: an apply, `hooks install --recall` or `new`
-    may be writing one under the writer lock, not this one) goes once older than a run
-    may last (STALE_RUN_MS), by the rule of store.fsio.sweep_temps.
+    files go at once. Any other (the report, the recall table and its rows: an apply,
+    `hooks install --recall` or `new` may be writing one under the writer lock, not this
+    one) goes once older than a run may last (STALE_RUN_MS), by the rule of
+    store.fsio.sweep_temps.
     """
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."

@@ -11,8 +11,10 @@ beside one writer (WAL), indexes and FTS5 full-text ranking (bm25) -- what hand-
 JSON caches re-implement badly. It is read by no person and no other tool, lives in
 the spec's runtime folder ``state/`` and is git-ignored.
 
-The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``):
-a database of another version, or one SQLite cannot read, is dropped and made anew.
+The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``),
+and the rows by the vaultkeeper version that derived them (``store_meta``: another
+version may derive other rows from the same file): a database of another schema or
+version, or one SQLite cannot read, is dropped and made anew.
 Each domain declares its tables in ``TABLES`` below, so the whole schema reads in one
 place.
 
@@ -36,18 +38,20 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import __version__, config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
 # SCHEMA_VERSION (an old database is then dropped and rebuilt from the files).
 TABLES: tuple[str, ...] = (
+    # this file: the vaultkeeper version whose rows the database holds
+    "CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # scan/cache.py: what a scan read of each file, by its path and stat key
     # one memory file: its stat key (scan.cache.key_text), its record (encode_record)
     # and what the brief shows of it (report/brief_lessons.fields; JSON null: not served)
@@ -69,6 +73,14 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
     "fingerprint TEXT)",
+    # index/cache.py: what the index lists of each note (a note's description, or a
+    # registry file's blocks as JSON), under its stat key; plain: its links need no masking
+    "CREATE TABLE index_notes (path TEXT PRIMARY KEY, key TEXT NOT NULL, description TEXT, "
+    "blocks TEXT, plain INTEGER NOT NULL)",
+    # index/stamp.py: each walked file's stat key (NULL: not read by the index) when the
+    # index was last known up to date, and the rest of that stamp as one JSON value
+    "CREATE TABLE index_state (path TEXT PRIMARY KEY, key TEXT)",
+    "CREATE TABLE index_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 
@@ -108,11 +120,19 @@ def _refuse_odd(path: Path) -> None:
             )
 
 
+def _current(conn: sqlite3.Connection) -> bool:
+    """Whether the database has this schema and this version's rows."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    found = conn.execute("SELECT value FROM store_meta WHERE name = 'version'").fetchone()
+    return found is not None and found[0] == __version__
+
+
 def _fresh(conn: sqlite3.Connection) -> None:
     """Drop whatever the database holds and create the current schema."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        if _current(conn):
             conn.execute("COMMIT")  # another process made it meanwhile
             return
         rows = conn.execute(
@@ -123,6 +143,7 @@ def _fresh(conn: sqlite3.Connection) -> None:
             conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
         for ddl in TABLES:
             conn.execute(ddl)
+        conn.execute("INSERT INTO store_meta VALUES ('version', ?)", (__version__,))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
@@ -136,7 +157,7 @@ def _open(path: Path) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        if not _current(conn):
             _fresh(conn)
     except BaseException:
         conn.close()
