@@ -260,7 +260,6 @@ NATIVE_DESCRIPTION_MAX = 300  # longer: Claude Code's own lint says shorten it
 NATIVE_READ_MAX_BYTES = 1 << 20  # a native file read for review: at most this much
 NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the vault
 NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"
-NATIVE_SUMMARY_FILE = "native-review.json"  # under state/: the scan's count, for the brief
 
 # -- code anchors (vaultkeeper/anchors/) -----------------------------------
 ANCHOR_STATES = ("ok", "changed", "moved", "gone")
