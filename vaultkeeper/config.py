@@ -270,7 +270,6 @@ ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the 
 ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
-ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)
 
 # -- point-of-use recall (`hooks install --recall`): scan/lookup.py builds, recall/moment.py serves
 RECALL_HOOK_SCRIPT = "recall.sh"

@@ -44,7 +44,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -81,6 +81,10 @@ TABLES: tuple[str, ...] = (
     # index was last known up to date, and the rest of that stamp as one JSON value
     "CREATE TABLE index_state (path TEXT PRIMARY KEY, key TEXT)",
     "CREATE TABLE index_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # anchors/vault.py: an entry file's anchors and what decides on them (JSON), by its
+    # stat key; per repository, what the anchor checker read of its files (JSON)
+    "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
+    "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
 )
 
 
