@@ -191,3 +191,49 @@ def check(vault: Path) -> Stamp | None:
         return Stamp(state, outside, templates, bool(data["split"]), files, (lines, size), racy)
     except Exception:  # unreadable, forged: a stamp is never worth a failure
         return None
+
+
+def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes) -> bool:
+    """Carry a counter edit of registry file ``rel_path`` into the stamp's rows, in the
+    same step as the write (the caller holds the writer lock). ``was``: the file's stat
+    key before and after the writer read it (None when the two differed: then nothing
+    is vouched for); ``written``: the bytes it wrote.
+
+    A counter line (``**success count:**``, ``**last used:**``) is never part of what
+    the index lists of a block (its name, its first paragraph: registry.lines ends one
+    at a counter line), so the index a regeneration writes is the same before and after
+    such an edit: when the stamp held for the file's old key, it holds for its new one.
+    The new key is just written, so the stamp keeps the digest of ``written`` beside it
+    (the racy rule above), which the next check compares with the file's bytes. Without
+    this a ``use`` made the next ``apply`` regenerate the whole index. True when the
+    rows follow; never a failure of the write (the next apply then regenerates)."""
+    from vaultkeeper.store import db
+
+    if was is None or state_folder(vault) is None:
+        return False
+    now = stat_key(os.path.join(vault, rel_path))
+    if now is None:
+        return False
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            row = conn.execute("SELECT key FROM index_state WHERE path = ?", (rel_path,))
+            found = row.fetchone()
+            meta = conn.execute("SELECT value FROM index_meta WHERE name = 'stamp'").fetchone()
+            if found is None or meta is None or found[0] != db.key_text(was):
+                return False  # no stamp, or not one of the file as it was before the edit
+            data = json.loads(meta[0])
+            racy = data.get("racy")
+            if not isinstance(racy, dict) or rel_path in racy or len(racy) >= MAX_RACY:
+                return False  # vouched for by its bytes already (or too many such files)
+            racy[rel_path] = sha(written)
+            conn.execute(
+                "UPDATE index_state SET key = ? WHERE path = ?", (db.key_text(now), rel_path)
+            )
+            conn.execute(
+                "UPDATE index_meta SET value = ? WHERE name = 'stamp'",
+                (json.dumps(data, sort_keys=True),),
+            )
+    except (sqlite3.Error, OSError, ValueError, VaultkeeperError):
+        return False
+    LAST.clear()  # this process's copy is of the old key
+    return True
