@@ -240,6 +240,7 @@ HEAVY = (
     "datetime", "json", "urllib.parse", "ipaddress", "fnmatch", "signal", "hashlib",
     "vaultkeeper.cli", "vaultkeeper.store.model", "vaultkeeper.registry.blocks",
     "vaultkeeper.report.candidates",
+    "sqlite3", "vaultkeeper.store.db",  # the derived store: never opened by the no-op
 )  # fmt: skip
 # Only what the run added counts: a host's start-up hooks (.pth files, sitecustomize)
 # may have imported some of these before vaultkeeper was.
