@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -14,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import run_vaultkeeper, snapshot
 from vaultkeeper import config
@@ -70,21 +73,28 @@ def _files(vault: Path) -> dict[str, Any]:
     return out
 
 
-def test_deleting_the_database_before_each_command_changes_nothing(
-    sample: Path, tmp_path: Path
-) -> None:
+def _both(
+    sample: Path, tmp_path: Path, sequence: list[tuple[str, ...]], drop: set[int]
+) -> tuple[Path, Path]:
+    """Run ``sequence`` on two copies of ``sample``: the first loses its database before
+    the steps in ``drop``, the second before every command; assert each step prints the
+    same, and every file ends the same."""
     kept = tmp_path / "kept"
     lost = tmp_path / "lost"
     shutil.copytree(sample, kept)
     shutil.copytree(sample, lost)
-    for step, args in enumerate(SEQUENCE):
+    for step, args in enumerate(sequence):
         outputs = []
         for vault in (kept, lost):
             if args[0] == "edit":
                 path = vault / args[1]
                 path.write_text(path.read_text().replace(args[2], args[3], 1))
                 continue
-            if vault is lost:
+            if args[0] == "append":
+                with (vault / args[1]).open("a") as fh:
+                    fh.write(args[2])
+                continue
+            if vault is lost or step in drop:
                 for path in _db_files(vault):
                     path.unlink()
             done = run_vaultkeeper(vault, *args)
@@ -93,7 +103,71 @@ def test_deleting_the_database_before_each_command_changes_nothing(
         if outputs:
             assert outputs[0] == outputs[1], (step, args)
     assert _files(kept) == _files(lost)
+    return kept, lost
+
+
+def test_deleting_the_database_before_each_command_changes_nothing(
+    sample: Path, tmp_path: Path
+) -> None:
+    kept, _ = _both(sample, tmp_path, SEQUENCE, set())
     assert _db_files(kept) and (kept / config.STATE_DIR / config.DB_FILE).stat().st_size > 0
+
+
+PATTERNS = ["pin-test-clock", "bisect-before-reading-diffs", "grep-the-config-value"]
+
+
+def _random_sequence(rng: random.Random, lessons: list[str]) -> list[tuple[str, ...]]:
+    """Commands and hand edits of notes and the registry, in a random order."""
+    out: list[tuple[str, ...]] = [("scan", "--force")]
+    for step in range(14):
+        roll = rng.random()
+        if roll < 0.15:
+            out.append(("append", rng.choice(lessons), f"\nMore, edited by hand ({step}).\n"))
+        elif roll < 0.22:
+            count = rng.choice(["1", "2", "3", "4"])
+            old = f"**success count:** {count}"
+            out.append(("edit", "patterns/registry.md", old, f"**success count:** {count}0"))
+        elif roll < 0.35:
+            out.append(("use", rng.choice(PATTERNS)))
+        elif roll < 0.45:
+            description = f"Note number {step}"
+            out.append(
+                ("new", "memory", f"note-{step}", "--project", "api", "--description", description)
+            )
+        elif roll < 0.5:
+            evidence = "https://ci.example/run/41"
+            out.append(("apply", "promote", rng.choice(PATTERNS), "--evidence", evidence))
+        else:
+            out.append(
+                rng.choice(
+                    [
+                        ("scan", "--force"),
+                        ("scan", "--force", "--json"),
+                        ("report", "--brief"),
+                        ("report",),
+                        ("index",),
+                        ("index", "--check"),
+                        ("lint",),
+                    ]
+                )
+            )
+    out.append(("scan", "--force", "--json"))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_commands_and_edits_with_the_database_deleted_at_random_points(
+    sample: Path, tmp_path: Path, seed: int
+) -> None:
+    """The property of issue 35: a run that loses its database at random points and a
+    run that loses it before every command print the same and leave the same files."""
+    rng = random.Random(seed)
+    lessons = sorted(
+        p.relative_to(sample).as_posix() for p in sample.glob("projects/*/memory/*.md")
+    )
+    sequence = _random_sequence(rng, lessons)
+    drop = {n for n in range(len(sequence)) if rng.random() < 0.3}
+    _both(sample, tmp_path, sequence, drop)
 
 
 def _count(registry: Path) -> int:
