@@ -206,3 +206,19 @@ def test_a_file_changed_within_the_racy_window_is_not_kept(
     scan(vault)
     assert served(vault) == {}
     assert brief(vault, tmp_path) == live(vault, tmp_path)
+
+
+def test_a_brief_on_a_vault_no_scan_has_seen_writes_nothing(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """The brief reads the derived store only when there is one (store.db.existing): on
+    a foreign vault it reads the files and leaves no state/ folder, no database."""
+    vault = make_vault(
+        {f"{MEMORY}/plain.md": "---\nname: plain\ndescription: Plain keys.\n---\n\nBody.\n"},
+        init=False,
+    )
+    (vault / config.INDEX_FILE).write_text("# index\n")
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*"))
+    assert "- plain: Plain keys." in brief(vault, tmp_path)
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before
+    assert not (vault / config.STATE_DIR).exists()
