@@ -19,11 +19,13 @@ stored: a file whose mtime or ctime is within ``RACY_NS`` of the scan's start is
 every scan until it settles. ``RACY_NS`` is 2 s, the coarsest timestamp in use (FAT);
 a file older than that cannot change again under the same key, because a later write
 gets a later timestamp. This is a rule about what is stored, not about how long a row is
-trusted: a stored row holds until its file's key changes. (A content hash for racy files
-was the alternative; it buys nothing the next scan does not get by reading those few
-files, and it would make each racy row cost a second read of its file.) A registry
-file's row for a racy file is stored without its key: it then serves only to read the
-file's next version where it changed (registry/delta.py checks it against the text).
+trusted: a stored row holds until its file's key changes. (A content hash checked on
+each use was the alternative for memory files; it buys nothing the next scan does not
+get by reading those few files.) A racy registry file's row is stored with the digest of
+the bytes the scan read: the scan uses its blocks only to read the file's next version
+where it changed (registry/delta.py checks them against the text), and the brief's
+patterns hold only while the file still has those bytes (report/brief_patterns.py): a
+session's last ``use`` is often within 2 s of the session-end scan.
 
 The duplicates pass keeps each group's pairs (the registry's blocks; one project's
 lessons) as a row under a digest of the entries it compared: an unchanged vault skips
