@@ -4,8 +4,8 @@
 
 Builds a git repository of FILES Python files (one commit) and a vault whose project is
 tied to it, LESSONS active lessons each anchored to a definition in its own file, then
-times ``check_vault`` cold (no state/anchors-cache.json) and unchanged (the cache the
-cold run saved: load, one stat per entry and per anchored file, save). Prints the
+times ``check_vault`` cold (no derived store, state/vaultkeeper.db) and unchanged (the
+rows the cold run saved: load, one stat per entry and per anchored file, save). Prints the
 figures as the rows of docs/benchmarks.md's "Code anchors" section.
 """
 
@@ -83,9 +83,8 @@ def main() -> None:
         vault = build(Path(tmp), args.files, args.lessons)
         cold = []
         for _ in range(args.rounds):
-            os.unlink(anchors_vault.cache_path(vault)) if anchors_vault.cache_path(
-                vault
-            ).exists() else None
+            for path in (vault / "state").glob("vaultkeeper.db*"):
+                os.unlink(path)
             cold.append(run(vault))
         warm = [run(vault) for _ in range(args.rounds)]
     print("| figure | result | target | verdict |\n| --- | --- | --- | --- |")

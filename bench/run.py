@@ -180,7 +180,7 @@ on top.
 | --- | --- | --- | --- |
 {phases}
 
-- the scan cache (`state/scan-cache.json`, vaultkeeper/scan/cache.py) keeps what a scan
+- the scan's rows (`state/vaultkeeper.db`, vaultkeeper/scan/cache.py) keep what a scan
   read of each memory file and registry file, keyed by the file's device, inode, size,
   mtime and ctime (ctime moves on every write and cannot be set back), and each
   duplicates group's pairs under a digest of its entries. A file changed in the last
@@ -191,8 +191,8 @@ on top.
   around the change (vaultkeeper/registry/delta.py: digests of its pages from both ends
   bound the change; the blocks before it are kept, those after it moved), the one
   project whose lesson changed is compared again (the others keep their pairs without
-  their entries being built), and the cache writes only what changed since its base
-  (`state/scan-cache.delta.json`): the costs a scan of an unchanged vault does not have;
+  their entries being built), and only the changed files' rows are written: the costs
+  a scan of an unchanged vault does not have;
 - imports: pathlib 3 ms, json and datetime 3 ms, vaultkeeper's modules the rest;
   neither click (vaultkeeper/entry.py runs `scan` without it) nor typing, dataclasses
   (with inspect: the scan's records are named tuples), tempfile or hashlib (its

@@ -17,8 +17,8 @@ changed within the racy window) and so would cost nothing to leave out again: ed
 another one each turn makes every scan rewrite the cache, as after a real session.
 
 Each edit is one file's write, as a session makes it, so the edited files are inside
-the scan cache's racy window (state/scan-cache.json keeps nothing changed in the last
-2 s): the scan reads them again, as it would right after a session.
+the scan's racy window (its rows in state/vaultkeeper.db keep nothing changed in the
+last 2 s): the scan reads them again, as it would right after a session.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -67,14 +68,30 @@ def state_of(root: Path) -> dict[str, str]:
         config.RECALL_LOOKUP_KEYS_FILE,
         RECS_FILE,
         config.RECALL_LOOKUP_SIG_FILE,
-        config.BRIEF_PATTERNS_FILE,
-        config.BRIEF_LESSONS_FILE,
     )
+    skip += (config.DB_FILE + "-wal", config.DB_FILE + "-shm")  # SQLite's, read with it
+    readers = {config.RECALL_LOOKUP_FILE: _table, config.DB_FILE: _rows}
     return {
-        p.name: _table(p) if p.name == config.RECALL_LOOKUP_FILE else normal(p.read_text(), root)
+        p.name: readers[p.name](p) if p.name in readers else normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
         if p.is_file() and p.name not in skip
     }
+
+
+def _rows(path: Path) -> str:
+    """The derived store's rows, less their stat keys (which hold inodes)."""
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        out = []
+        for table in sorted(tables):
+            cursor = conn.execute(f'SELECT * FROM "{table}"')
+            keep = [i for i, d in enumerate(cursor.description) if d[0] != "key"]
+            rows = sorted(repr([row[i] for i in keep]) for row in cursor)
+            out.append(f"{table}: {rows}")
+        return "\n".join(out)
+    finally:
+        conn.close()
 
 
 def _table(path: Path) -> str:
@@ -223,6 +240,7 @@ HEAVY = (
     "datetime", "json", "urllib.parse", "ipaddress", "fnmatch", "signal", "hashlib",
     "vaultkeeper.cli", "vaultkeeper.store.model", "vaultkeeper.registry.blocks",
     "vaultkeeper.report.candidates",
+    "sqlite3", "vaultkeeper.store.db",  # the derived store: never opened by the no-op
 )  # fmt: skip
 # Only what the run added counts: a host's start-up hooks (.pth files, sitecustomize)
 # may have imported some of these before vaultkeeper was.

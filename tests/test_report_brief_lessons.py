@@ -1,16 +1,17 @@
-"""state/brief-lessons.json: the project lessons only YAML reads, as the last scan read
-them. The brief serves the same lines with it as without it; a lesson changed since the
-scan (superseded, archived) is read again; a missing, corrupt or foreign file means the
-brief reads such lessons with YAML, never a traceback."""
+"""What the brief shows of each lesson, from the scan's rows (report/brief_lessons.py).
+The brief serves the same lines with them as without them and reads no file the scan
+kept; a lesson changed since the scan (superseded, archived) is read again; a missing,
+corrupt or foreign database means the brief reads the files, never a traceback."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -48,8 +49,23 @@ def vault(make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
 
 
-def facts(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.BRIEF_LESSONS_FILE
+def db_file(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.DB_FILE
+
+
+def served(vault: Path) -> dict[str, Any]:
+    """What the scan's rows hold for the brief, by path."""
+    with sqlite3.connect(db_file(vault)) as conn:
+        rows = conn.execute("SELECT path, served FROM scan_memory").fetchall()
+    return {path: json.loads(got) for path, got in rows}
+
+
+def set_row(vault: Path, rel: str, key: str | None, got: str) -> None:
+    """Forge one row's served column (and its key, unless None)."""
+    with sqlite3.connect(db_file(vault)) as conn:
+        conn.execute("UPDATE scan_memory SET served = ? WHERE path = ?", (got, rel))
+        if key is not None:
+            conn.execute("UPDATE scan_memory SET key = ? WHERE path = ?", (key, rel))
 
 
 def scan(vault: Path) -> None:
@@ -71,24 +87,22 @@ def lessons_part(text: str) -> list[str]:
 
 
 def live(vault: Path, tmp_path: Path) -> str:
-    saved = facts(vault).read_bytes()
-    facts(vault).unlink()
+    """The brief with no database: every lesson read from its file."""
+    saved = {p: p.read_bytes() for p in db_file(vault).parent.glob(config.DB_FILE + "*")}
+    for path in saved:
+        path.unlink()
     try:
         return brief(vault, tmp_path)
     finally:
-        facts(vault).write_bytes(saved)
+        for path, data in saved.items():
+            path.write_bytes(data)
 
 
-def test_a_scan_saves_the_lessons_only_yaml_reads(vault: Path, tmp_path: Path) -> None:
+def test_a_scan_keeps_what_the_brief_shows_of_each_lesson(vault: Path, tmp_path: Path) -> None:
     scan(vault)
-    data = json.loads(facts(vault).read_text())
-    assert sorted(data["yaml"]) == [f"{MEMORY}/yaml-one.md", f"{MEMORY}/yaml-two.md"]
-    assert data["yaml"][f"{MEMORY}/yaml-one.md"][1] == [
-        "yaml-one",
-        "Pins the clock\u00e9",
-        "active",
-    ]
-    assert f"{MEMORY}/plain.md" in data["quick"]
+    rows = served(vault)
+    assert rows[f"{MEMORY}/yaml-one.md"] == ["yaml-one", "Pins the clock\u00e9", "active"]
+    assert rows[f"{MEMORY}/plain.md"] == ["plain", "Plain keys.", None]
     text = brief(vault, tmp_path)
     assert text == live(vault, tmp_path)
     assert [line.split(":")[0] for line in lessons_part(text)] == [
@@ -96,6 +110,25 @@ def test_a_scan_saves_the_lessons_only_yaml_reads(vault: Path, tmp_path: Path) -
         "- yaml-one",
         "- yaml-two",
     ]
+
+
+def test_the_brief_reads_no_lesson_file_the_scan_kept(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session-start brief read every lesson file of the project (1,250 at 50k
+    entries): it now stats them and takes what it shows from the scan's rows."""
+    from vaultkeeper.store import model
+
+    scan(vault)
+    opened: list[str] = []
+    real = model.read_regular
+    monkeypatch.setattr(model, "read_regular", lambda p: opened.append(str(p)) or real(p))
+    text = brief(vault, tmp_path)
+    assert not [p for p in opened if MEMORY in p]
+    assert len(lessons_part(text)) == 3
+    (vault / MEMORY / "plain.md").write_text("---\nname: plain\ndescription: Changed.\n---\n")
+    assert "- plain: Changed." in brief(vault, tmp_path)
+    assert [p for p in opened if MEMORY in p] == [str(vault / MEMORY / "plain.md")]
 
 
 def test_the_brief_uses_the_saved_facts_without_importing_yaml(vault: Path, tmp_path: Path) -> None:
@@ -134,48 +167,58 @@ def test_a_lesson_edited_since_the_scan_is_read_again(vault: Path, tmp_path: Pat
     assert "- yaml-two: Retries twice\u00e9" in brief(vault, tmp_path)
 
 
-@pytest.mark.parametrize(
-    "saved",
-    [
-        None,  # missing
-        b"{not json",
-        b'{"format": 99, "yaml": {}, "quick": {}}',
-        b'{"format": 1, "yaml": [], "quick": {}}',
-        b'{"format": 1, "yaml": {"X": 3}, "quick": {}}',
-        b"[]",
-    ],
-)
-def test_a_missing_corrupt_or_foreign_file_means_yaml(
-    vault: Path, tmp_path: Path, saved: bytes | None
+@pytest.mark.parametrize("kind", ["missing", "garbage", "another-version"])
+def test_a_missing_corrupt_or_foreign_database_means_reading_the_files(
+    vault: Path, tmp_path: Path, kind: str
 ) -> None:
     scan(vault)
     expected = brief(vault, tmp_path)
-    if saved is None:
-        facts(vault).unlink()
+    for path in db_file(vault).parent.glob(config.DB_FILE + "-*"):
+        path.unlink()
+    if kind == "missing":
+        db_file(vault).unlink()
+    elif kind == "garbage":
+        db_file(vault).write_bytes(b"{not a database" * 100)
     else:
-        facts(vault).write_bytes(saved)
+        with sqlite3.connect(db_file(vault)) as conn:
+            conn.execute("PRAGMA user_version = 99")
     assert brief(vault, tmp_path) == expected
+    if kind == "missing":
+        assert not db_file(vault).exists()  # a reader does not make one
 
 
-def test_a_saved_fact_of_the_wrong_shape_is_not_served(vault: Path, tmp_path: Path) -> None:
+def test_a_row_of_the_wrong_shape_or_another_key_is_not_served(vault: Path, tmp_path: Path) -> None:
     scan(vault)
     expected = brief(vault, tmp_path)
-    data = json.loads(facts(vault).read_text())
     rel = f"{MEMORY}/yaml-one.md"
-    data["yaml"][rel][1] = [3, None]  # a name that is no text, a field missing
-    facts(vault).write_text(json.dumps(data))
+    set_row(vault, rel, None, "[3, null]")  # a name that is no text, a field missing
     assert brief(vault, tmp_path) == expected
-    data["yaml"][rel][0] = [0, 0, 0, 0, 0]  # another file's stat
-    data["yaml"][rel][1] = ["forged", "forged", "active"]
-    facts(vault).write_text(json.dumps(data))
+    set_row(vault, rel, None, "not json")
+    assert brief(vault, tmp_path) == expected
+    set_row(vault, rel, "[0,0,0,0,0]", '["forged", "forged", "active"]')  # another file's key
     assert brief(vault, tmp_path) == expected
 
 
-def test_a_file_changed_within_the_racy_window_is_not_saved(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_file_changed_within_the_racy_window_is_not_kept(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scan_cache, "RACY_NS", 3600 * 10**9)  # all "just written"
     scan(vault)
-    data = json.loads(facts(vault).read_text())
-    assert data["yaml"] == {} and data["quick"] == {}
-    assert os.path.exists(vault / MEMORY / "yaml-one.md")
+    assert served(vault) == {}
+    assert brief(vault, tmp_path) == live(vault, tmp_path)
+
+
+def test_a_brief_on_a_vault_no_scan_has_seen_writes_nothing(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """The brief reads the derived store only when there is one (store.db.existing): on
+    a foreign vault it reads the files and leaves no state/ folder, no database."""
+    vault = make_vault(
+        {f"{MEMORY}/plain.md": "---\nname: plain\ndescription: Plain keys.\n---\n\nBody.\n"},
+        init=False,
+    )
+    (vault / config.INDEX_FILE).write_text("# index\n")
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*"))
+    assert "- plain: Plain keys." in brief(vault, tmp_path)
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before
+    assert not (vault / config.STATE_DIR).exists()

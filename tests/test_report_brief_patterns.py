@@ -1,12 +1,12 @@
-"""state/brief-patterns.json: the brief's patterns as the last scan saw them, used only
-while no registry file changed; missing, stale, racy, corrupt or foreign, the brief parses
-the registry itself and says the same (never a traceback)."""
+"""The brief's patterns as rows the scan keeps (report/brief_patterns.py), used only while
+every registry file is as the scan read it; missing, stale, racy, forged or foreign, the
+brief parses the registry itself and says the same (never a traceback)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report import brief_patterns
+from vaultkeeper.scan import cache as scan_cache
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
 
@@ -45,8 +46,19 @@ def vault(make_vault: MakeVault) -> Path:
     )
 
 
-def facts(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.BRIEF_PATTERNS_FILE
+def db_file(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.DB_FILE
+
+
+def sql(vault: Path, query: str, *args: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db_file(vault)) as conn:
+        return conn.execute(query, args).fetchall()
+
+
+@pytest.fixture(autouse=True)
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files just written count as settled (the racy case has its own test)."""
+    monkeypatch.setattr(scan_cache, "RACY_NS", 0)
 
 
 def scan(vault: Path) -> None:
@@ -65,28 +77,39 @@ def patterns_part(text: str) -> list[str]:
 
 
 def live(vault: Path) -> str:
-    """The brief when nothing was saved: the registry parsed now."""
-    saved = facts(vault).read_bytes() if facts(vault).exists() else None
-    if saved is not None:
-        facts(vault).unlink()
+    """The brief with no database: the registry parsed now."""
+    saved = {p: p.read_bytes() for p in db_file(vault).parent.glob(config.DB_FILE + "*")}
+    for path in saved:
+        path.unlink()
     try:
         return brief(vault)
     finally:
-        if saved is not None:
-            facts(vault).write_bytes(saved)
+        for path, data in saved.items():
+            path.write_bytes(data)
 
 
-def test_a_scan_saves_what_the_brief_shows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # files just written are kept (else a scan fast enough to start within RACY_NS of
-    # the fixture's writes saves no stat, and the test fails by the clock)
-    monkeypatch.setattr(brief_patterns, "RACY_NS", 0)
+def test_a_scan_keeps_what_the_brief_shows(vault: Path) -> None:
     scan(vault)
-    data = json.loads(facts(vault).read_text())
-    assert [row[0] for row in data["patterns"]] == ["beta", "delta", "alpha", "gamma"]
-    assert data["total"] == 4 and data["patterns"][0][4] == "Beta pins the clock. more of it."
+    rows = sql(vault, "SELECT name, summary FROM brief_patterns ORDER BY rank")
+    assert [r[0] for r in rows] == ["beta", "delta", "alpha", "gamma"]
+    assert rows[0][1] == "Beta pins the clock. more of it."
+    assert sql(vault, "SELECT value FROM scan_meta WHERE name = 'patterns_total'") == [("4",)]
     assert brief_patterns.load(vault, 250) is not None
     assert brief(vault) == live(vault)
     assert patterns_part(brief(vault))[0].startswith("- beta (success count 9")
+
+
+def test_the_brief_parses_no_registry_block_the_scan_kept(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper.registry import blocks
+
+    scan(vault)
+    called: list[str] = []
+    real = blocks.load_heads
+    monkeypatch.setattr(blocks, "load_heads", lambda v: called.append("parse") or real(v))
+    text = brief(vault)
+    assert called == [] and patterns_part(text)[0].startswith("- beta (success count 9")
 
 
 def test_a_registry_changed_since_the_scan_is_read_again(vault: Path) -> None:
@@ -106,46 +129,25 @@ def test_a_registry_file_added_or_gone_since_the_scan(vault: Path) -> None:
     assert not any("delta" in line for line in patterns_part(brief(vault)))
 
 
-def test_a_file_written_as_the_scan_read_it_is_not_trusted(vault: Path) -> None:
-    from vaultkeeper.registry.delta import load_heads as cached_heads
-    from vaultkeeper.scan.cache import ScanCache
-
-    cache = ScanCache()
-    heads, _ = cached_heads(vault, cache)
-    brief_patterns.save(vault, heads, 0, cache.registry_keys)  # all "changed during the scan"
-    data = json.loads(facts(vault).read_text())
-    assert set(data["registry"].values()) == {None}
-    assert brief_patterns.load(vault, 250) is None
+def test_a_file_written_as_the_scan_read_it_holds_only_while_its_bytes_do(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry file changed within a clock tick of the scan's read could change again
+    under the same stat key: its row keeps the digest of the bytes read, and the brief
+    uses the rows only while the file's bytes still have it."""
+    monkeypatch.setattr(scan_cache, "RACY_NS", 3600 * 10**9)  # all "just written"
+    scan(vault)
+    digests = sql(vault, "SELECT digest FROM scan_registry")
+    assert len(digests) == 2 and None not in [d[0] for d in digests]
+    assert brief_patterns.load(vault, 250) is not None  # the same bytes: served
+    sql(vault, "UPDATE scan_registry SET digest = 'other' WHERE path = ?", config.REGISTRY_FILE)
+    assert brief_patterns.load(vault, 250) is None  # other bytes under the same key
     assert brief(vault) == live(vault)
-
-
-def test_the_scans_own_stat_keys_are_trusted_only_when_settled(vault: Path) -> None:
-    """The scan's run gives each registry file's key as it stat'ed it before reading: a
-    file changed within RACY_NS of the scan's start is saved untrusted (None)."""
-    from vaultkeeper.registry.delta import load_heads as cached_heads
-    from vaultkeeper.scan.cache import ScanCache
-
-    cache = ScanCache()
-    heads, _ = cached_heads(vault, cache)
-    keys = cache.registry_keys
-    assert keys and None not in keys.values()
-    newest = max(max(k[3], k[4]) for k in keys.values() if k is not None)
-    brief_patterns.save(vault, heads, newest + brief_patterns.RACY_NS, keys)
-    saved = json.loads(facts(vault).read_text())["registry"]
-    assert None in saved.values() and saved.keys() == keys.keys()
-    assert brief_patterns.load(vault, 250) is None
-    brief_patterns.save(vault, heads, newest + brief_patterns.RACY_NS + 1, keys)
-    assert json.loads(facts(vault).read_text())["registry"] == keys
-    assert brief_patterns.load(vault, 250) is not None
 
 
 def test_blocks_the_scan_cache_kept_get_their_paragraph(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.scan import cache
-
-    monkeypatch.setattr(cache, "RACY_NS", 0)  # files just written are kept: no waiting
-    monkeypatch.setattr(brief_patterns, "RACY_NS", 0)
     parsed: list[str] = []
     real = brief_patterns._parsed
 
@@ -155,55 +157,49 @@ def test_blocks_the_scan_cache_kept_get_their_paragraph(
 
     monkeypatch.setattr(brief_patterns, "_parsed", counted)
     scan(vault)
-    path = vault / "patterns" / "more.md"  # one file changes: the other comes from the cache
+    path = vault / "patterns" / "more.md"  # one file changes: the other comes from its row
     path.write_text(path.read_text() + block("zeta", 7, 1, "Zeta is another."))
     scan(vault)
     assert brief_patterns.load(vault, 250) is not None
     assert brief(vault) == live(vault) and parsed == []  # by the fingerprints kept
-    facts(vault).unlink()  # and without the last file to take them from: parsed
+    sql(vault, "DELETE FROM brief_patterns")  # and without the last rows to take them from
     scan(vault)
-    assert sorted(parsed) == ["alpha", "beta", "delta", "gamma", "zeta"]  # all cache-kept
+    assert sorted(parsed) == ["alpha", "beta", "delta", "gamma", "zeta"]  # all from rows
     assert brief_patterns.load(vault, 250) is not None
     assert brief(vault) == live(vault)
 
 
 @pytest.mark.parametrize(
-    "body",
+    "forge",
     [
-        "not json",
-        "[]",
-        '{"format": 2}',
-        '{"format": 1, "top": 250, "total": 1, "registry": {}, "patterns": []}',
-        '{"format": 1, "top": "many"}',
-        '{"format": 1, "top": 250, "total": 4, "registry": REG, "patterns": [[1, 2, 3]]}',
-        '{"format": 1, "top": 250, "total": 4, "registry": REG, "patterns": "x"}',
-        '{"format": 1, "top": 250, "total": 0, "registry": REG, "patterns": ROWS}',
-        '{"format": 1, "top": 1, "total": 4, "registry": REG, "patterns": ROWS}',
+        "DELETE FROM scan_meta WHERE name = 'patterns_total'",
+        "UPDATE scan_meta SET value = 'many' WHERE name = 'patterns_total'",
+        "UPDATE scan_meta SET value = '9' WHERE name = 'patterns_total'",  # rows missing
+        "UPDATE brief_patterns SET count = 'x' WHERE rank = 0",
+        "UPDATE brief_patterns SET summary = x'41' WHERE rank = 1",  # a blob
+        "UPDATE scan_registry SET key = '[0,0,0,0,0]'",
+        "DELETE FROM scan_registry WHERE path = 'patterns/more.md'",
     ],
 )
-def test_a_corrupt_or_foreign_file_is_ignored(vault: Path, body: str) -> None:
+def test_forged_or_missing_rows_are_not_served(vault: Path, forge: str) -> None:
     scan(vault)
-    good = json.loads(facts(vault).read_text())
-    body = body.replace("REG", json.dumps(good["registry"]))
-    facts(vault).write_text(body.replace("ROWS", json.dumps(good["patterns"])))
+    sql(vault, forge)
     assert brief_patterns.load(vault, 250) is None
     assert brief(vault) == live(vault)
 
 
-def test_scan_as_of_saves_nothing(vault: Path) -> None:
+def test_scan_as_of_keeps_nothing(vault: Path) -> None:
     result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--as-of", str(TODAY)])
-    assert result.exit_code in (0, 1) and not facts(vault).exists()
+    assert result.exit_code in (0, 1) and not db_file(vault).exists()
 
 
-def test_saved_patterns_symlinked_out_of_the_vault_are_not_served(
-    vault: Path, tmp_path: Path
-) -> None:
+def test_a_database_symlinked_out_of_the_vault_is_not_served(vault: Path, tmp_path: Path) -> None:
     scan(vault)
-    saved = json.loads(facts(vault).read_text())
-    saved["patterns"][0][4] = "PLANTED outside the vault."
-    outside = tmp_path / "planted.json"
-    outside.write_text(json.dumps(saved))
-    facts(vault).unlink()
-    facts(vault).symlink_to(outside)
+    sql(vault, "UPDATE brief_patterns SET summary = 'PLANTED outside the vault.'")
+    outside = tmp_path / "planted.db"
+    for path in db_file(vault).parent.glob(config.DB_FILE + "-*"):
+        path.unlink()
+    db_file(vault).rename(outside)
+    db_file(vault).symlink_to(outside)
     assert brief_patterns.load(vault, 250) is None
     assert "PLANTED" not in brief(vault)

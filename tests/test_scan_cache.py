@@ -1,5 +1,6 @@
-"""The scan cache: an unchanged file is not read again, a changed one always is, and a
-scan that trusts the cache reports exactly what a scan reading everything reports."""
+"""The scan's rows (scan/cache.py, in the derived store): an unchanged file is not read
+again, a changed one always is, and a scan that uses the rows reports exactly what a
+scan reading everything reports."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import datetime as dt
 import json
 import os
 import random
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -21,13 +23,69 @@ from vaultkeeper.cli import cli
 from vaultkeeper.registry import delta as cachedheads
 from vaultkeeper.registry.keptheads import CachedHead
 from vaultkeeper.scan import cache as scancache
-from vaultkeeper.scan import cachefile as scancachefile
 from vaultkeeper.scan import classify as scan
-from vaultkeeper.store import model
+from vaultkeeper.store import db, model
 from vaultkeeper.upkeep import dup_pairs as duppairs
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
-CACHE = Path(config.STATE_DIR) / config.SCAN_CACHE_FILE
+DB = Path(config.STATE_DIR) / config.DB_FILE
+
+
+def rows(vault: Path) -> dict[str, Any]:
+    """The scan's rows, decoded: {"memory": {path: [key, record, served]}, "registry":
+    {path: [key, blocks, shape, digest]}, "pairs": {settings, complete, unkept, groups,
+    words}}; a registry row's digest is None unless its file was racy when read."""
+    with db.connect(vault) as conn:
+        memory = {
+            p: [json.loads(k), json.loads(r), json.loads(s)]
+            for p, k, r, s in conn.execute("SELECT * FROM scan_memory")
+        }
+        registry = {
+            p: [json.loads(k), json.loads(b), json.loads(s), d]
+            for p, k, d, b, s in conn.execute("SELECT * FROM scan_registry")
+        }
+        names = ("settings", "complete", "unkept")
+        pairs: dict[str, Any] = {
+            n: json.loads(v) for n, v in conn.execute("SELECT * FROM scan_meta") if n in names
+        }
+        groups = list(conn.execute("SELECT * FROM scan_pairs"))
+    pairs["groups"] = {g: [d, json.loads(p)] for g, d, p, _ in groups}
+    pairs["words"] = {g: json.loads(w) for g, _, _, w in groups if w is not None}
+    return {"memory": memory, "registry": registry, "pairs": pairs}
+
+
+def forge(vault: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` (as kept() gives it) back as the scan's rows."""
+    with db.connect(vault) as conn, db.writing(conn):
+        for table in ("scan_memory", "scan_registry", "scan_pairs", "scan_meta"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.executemany(
+            "INSERT INTO scan_memory VALUES (?, ?, ?, ?)",
+            [
+                (p, json.dumps(k).replace(" ", ""), json.dumps(r), json.dumps(s))
+                for p, (k, r, s) in data["memory"].items()
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO scan_registry VALUES (?, ?, ?, ?, ?)",
+            [
+                (p, json.dumps(k).replace(" ", ""), d, json.dumps(b), json.dumps(s))
+                for p, (k, b, s, d) in data["registry"].items()
+            ],
+        )
+        pairs = dict(data["pairs"])
+        groups, words = pairs.pop("groups", {}), pairs.pop("words", {})
+        conn.executemany(
+            "INSERT INTO scan_meta VALUES (?, ?)",
+            [(n, json.dumps(v)) for n, v in pairs.items()],
+        )
+        conn.executemany(
+            "INSERT INTO scan_pairs VALUES (?, ?, ?, ?)",
+            [
+                (g, d, json.dumps(p), None if g not in words else json.dumps(words[g]))
+                for g, (d, p) in groups.items()
+            ],
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -130,49 +188,67 @@ def test_registry_edits_and_removed_or_new_files_show(make_vault: MakeVault) -> 
     assert sorted(c["name"] for c in after["promote"]) == ["foo", "once"]
     assert [c["path"] for c in after["held_out"]] == ["projects/p/memory/new.md"]
     assert after == uncached(vault)
-    kept = json.loads((vault / CACHE).read_text())["memory"]
+    kept = rows(vault)["memory"]
     assert "projects/p/memory/due.md" not in kept and "projects/p/memory/new.md" in kept
 
 
+_DUE = "projects/p/memory/due.md"
+_REG = "patterns/registry.md"
+
+
 @pytest.mark.parametrize(
-    "content",
+    "forged",
     [
-        b"not json at all",
-        b"\xff\xfe",
-        b"[]",
-        b'{"format": 999, "memory": {}, "registry": {}}',
-        b'{"format": FORMAT, "version": "0.0.0-other", "memory": {}, "registry": {}}',
-        b'{"format": FORMAT, "version": "VERSION", "memory": {"projects/p/memory/due.md": 3}, '
-        b'"registry": {"patterns/registry.md": [[1, 2, 3, 4, 5], [["x"]]]}, "pairs": 7}',
-        b'{"format": FORMAT, "version": "VERSION", "memory": {}, "registry": {}, "n": 1'
-        + b"9" * 5000
-        + b"}",
-        b'{"format": FORMAT, "n": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        [("scan_memory", (_DUE, "not a key", "[]", "null"))],
+        [("scan_memory", (_DUE, "KEY", "not json at all", "null"))],
+        [("scan_memory", (_DUE, "KEY", "3", "null"))],
+        [("scan_memory", (_DUE, "KEY", "[" * 100_000 + "]" * 100_000, "null"))],
+        [("scan_memory", (_DUE, "KEY", "[1" + "9" * 5000 + "]", "null"))],
+        [("scan_memory", (_DUE, "KEY", '[["x"], "line", null, null]', "null"))],
+        [("scan_registry", (_REG, "KEY", None, '[["x"]]', "[]"))],
+        [("scan_registry", (_REG, "KEY", None, "{}", "7"))],
+        [("scan_registry", (_REG, "KEY", "racy", "garbage", "garbage"))],
+        [("scan_meta", ("settings", "7")), ("scan_pairs", ("g", "d", "x", "y"))],
     ],
     ids=[
-        "garbage",
-        "not-utf8",
-        "a-list",
-        "other-format",
-        "other-version",
-        "wrong-shapes",
-        "huge-int",
+        "other-key",
+        "not-json",
+        "a-number",
         "too-deep",
+        "huge-int",
+        "wrong-shapes",
+        "a-bad-block",
+        "a-bad-shape",
+        "racy-garbage",
+        "bad-pairs",
     ],
 )
-def test_a_bad_cache_is_ignored_and_rewritten(
-    make_vault: MakeVault, content: bytes, capsys: pytest.CaptureFixture[str]
+def test_a_bad_row_is_ignored_and_rewritten(
+    make_vault: MakeVault, forged: list[tuple[str, tuple[Any, ...]]], capsys: Any
 ) -> None:
-    from vaultkeeper import __version__
-
     vault = make_vault(spec_files(NOW.date()))
     expected = uncached(vault)
-    content = content.replace(b"VERSION", __version__.encode())
-    (vault / CACHE).write_bytes(content.replace(b"FORMAT", str(scancache.FORMAT).encode()))
+    run(vault)
+    with db.connect(vault) as conn, db.writing(conn):
+        for table, row in forged:
+            path = vault / row[0]
+            if row[1] == "KEY":  # the file's own stat key: the row is used
+                row = (row[0], scancache.key_text(scancache.stat_key(str(path), 0)[0]), *row[2:])
+            marks = ", ".join("?" * len(row))
+            conn.execute(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", row)
     assert run(vault) == expected
-    data = json.loads((vault / CACHE).read_text())
-    assert data["format"] == scancache.FORMAT and "projects/p/memory/due.md" in data["memory"]
+    data = rows(vault)
+    assert data["memory"][_DUE][1][0][0] == "due" and data["registry"][_REG][3] is None
     assert capsys.readouterr().err == ""
+
+
+def test_a_database_sqlite_cannot_read_is_replaced(make_vault: MakeVault) -> None:
+    vault = make_vault(spec_files(NOW.date()))
+    expected = uncached(vault)
+    (vault / DB).parent.mkdir(exist_ok=True)
+    (vault / DB).write_bytes(b"not a database" * 1000)
+    assert run(vault) == expected
+    assert _DUE in rows(vault)["memory"]
 
 
 def test_a_forged_entry_under_the_right_key_is_refused_not_crashed_on(
@@ -180,12 +256,12 @@ def test_a_forged_entry_under_the_right_key_is_refused_not_crashed_on(
 ) -> None:
     vault = make_vault(spec_files(NOW.date()))
     expected = run(vault)
-    data = json.loads((vault / CACHE).read_text())
+    data = rows(vault)
     rel = "patterns/registry.md"
     data["registry"][rel][1] = [[1, "two", None, None, None, "", None, []]]  # a line as text
     for entry in data["memory"].values():
         entry[1] = [{"status": "held_out"}, "line", None, []]
-    (vault / CACHE).write_text(json.dumps(data))
+    forge(vault, data)
     assert run(vault) == expected
 
 
@@ -204,9 +280,9 @@ def test_files_changed_within_the_racy_window_are_not_kept(
     monkeypatch.setattr(scancache, "RACY_NS", 3600 * 10**9)  # everything is "just written"
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    data = json.loads((vault / CACHE).read_text())
+    data = rows(vault)
     assert data["memory"] == {}
-    assert [entry[0] for entry in data["registry"].values()] == [None]  # for registrydelta only
+    assert [entry[3] is None for entry in data["registry"].values()] == [False]  # digest
     reads.clear()
     run(vault)
     assert len([p for p in reads if "/memory/" in p]) == 7
@@ -220,7 +296,7 @@ def test_a_value_json_cannot_carry_leaves_its_file_uncached(make_vault: MakeVaul
     )
     vault = make_vault(files)
     first = run(vault)
-    kept = json.loads((vault / CACHE).read_text())["memory"]
+    kept = rows(vault)["memory"]
     assert "projects/p/memory/timed.md" not in kept and "projects/p/memory/due.md" in kept
     assert run(vault) == first == uncached(vault)
 
@@ -270,7 +346,7 @@ def test_a_block_kept_without_its_hash_gets_it_from_the_file(
 ) -> None:
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    kept = json.loads((vault / CACHE).read_text())["registry"]["patterns/registry.md"][1]
+    kept = rows(vault)["registry"]["patterns/registry.md"][1]
     assert [h[6] is None for h in kept] == [False, False, True, False, False, True, True]
     monkeypatch.setattr(config, "PROMOTE_MIN_COUNT", 1)  # "once" (count 1) is eligible now
     after = run(vault)
@@ -279,24 +355,27 @@ def test_a_block_kept_without_its_hash_gets_it_from_the_file(
     assert len(once) == 1 and len(once[0]["hash"]) == 64
 
 
-def test_a_symlinked_cache_is_not_followed(make_vault: MakeVault, tmp_path: Path) -> None:
+def test_a_symlinked_database_is_refused_and_its_target_untouched(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
     vault = make_vault(spec_files(NOW.date()))
-    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere = tmp_path / "elsewhere.db"
     elsewhere.write_text('{"format": 1}')
-    (vault / CACHE).symlink_to(elsewhere)
-    expected = uncached(vault)
-    assert run(vault) == expected
-    assert elsewhere.read_text() == '{"format": 1}'  # replaced the link, never wrote through it
-    assert not (vault / CACHE).is_symlink()
+    (vault / DB).parent.mkdir(exist_ok=True)
+    (vault / DB).symlink_to(elsewhere)
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"state/{config.DB_FILE}: a symlink; refused" in result.output
+    assert elsewhere.read_text() == '{"format": 1}'  # never read or written through
 
 
 def test_as_of_and_the_cli_flag(make_vault: MakeVault) -> None:
     vault = make_vault(spec_files(NOW.date()))
     runner = CliRunner()
     result = runner.invoke(cli, ["--vault", str(vault), "scan", "--as-of", "2026-09-01"])
-    assert result.exit_code == 0 and not (vault / CACHE).exists()
+    assert result.exit_code == 0 and not (vault / DB).exists()
     result = runner.invoke(cli, ["--vault", str(vault), "scan", "--force", "--fresh"])
-    assert result.exit_code == 0 and (vault / CACHE).exists()
+    assert result.exit_code == 0 and rows(vault)["memory"]
     assert "--fresh" in runner.invoke(cli, ["scan", "--help"]).output
 
 
@@ -305,7 +384,7 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
 
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    cache = scancachefile.load(vault)
+    cache = scancache.load(vault)
     kept, _ = cachedheads.load_heads(vault, cache)
     parsed, _ = load_heads(vault)
     assert cache.hits == 1 and len(kept) == len(parsed)
@@ -360,7 +439,7 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
     for turn in range(12):
         data = run(vault)
         assert data["duplicates"] == uncached(vault)["duplicates"]
-        kept = json.loads((vault / CACHE).read_text())["pairs"]["words"]
+        kept = rows(vault)["pairs"]["words"]
         assert list(kept) == ["block"]  # the registry's words; the small groups keep none
         at = rng.randrange(len(blocks))
         if turn % 3 == 0:
@@ -412,7 +491,7 @@ def test_deleting_a_file_written_in_the_racy_window_drops_its_duplicate_pair(
     monkeypatch.setattr(scancache, "RACY_NS", 0)
     monkeypatch.setattr(scancache.time, "time_ns", lambda: settled)
     assert len(run(vault)["duplicates"]) == 1
-    assert MEM + "retry-b.md" not in json.loads((vault / CACHE).read_text())["memory"]
+    assert MEM + "retry-b.md" not in rows(vault)["memory"]
     young.unlink()
     cached = run(vault)
     assert cached["duplicates"] == run(vault, fresh=True)["duplicates"] == []
@@ -442,9 +521,9 @@ def test_a_transient_read_error_is_not_kept_as_the_files_problem(
 
 
 def _forge(vault: Path, edit: Any) -> None:
-    data = json.loads((vault / CACHE).read_text())
+    data = rows(vault)
     edit(data)
-    (vault / CACHE).write_text(json.dumps(data))
+    forge(vault, data)
 
 
 @pytest.mark.parametrize("problems", [[[]], [{}], [""]], ids=["empty-list", "object", "empty-text"])
@@ -479,18 +558,26 @@ def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
     assert run(vault) == expected
 
 
-def test_a_cache_that_cannot_be_written_does_not_fail_the_scan(make_vault: MakeVault) -> None:
-    """The cache is only a shortcut, yet a failed write of it (a folder in its place,
-    a full disk) fails the whole scan: no report saved, exit 1."""
-    from click.testing import CliRunner
-
-    from vaultkeeper.cli import cli
-
+def test_rows_that_cannot_be_written_do_not_fail_the_scan(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are only a cache: a database another writer holds past the busy timeout
+    (or a full disk) loses this scan's rows, never the scan (its report is saved)."""
     vault = make_vault(spec_files(NOW.date()))
-    (vault / CACHE).mkdir()
-    result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    with db.connect(vault):
+        pass
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    holder = sqlite3.connect(vault / DB, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, held
+    try:
+        result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
     assert result.exit_code == 0, result.output
+    assert "locked" not in result.output
     assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).exists()
+    assert rows(vault)["memory"] == {}  # nothing kept: the next scan reads every file
 
 
 def test_a_group_digest_is_not_fooled_by_separators_inside_a_description(
@@ -563,9 +650,9 @@ def test_a_cached_memory_entry_named_outside_any_project_is_ignored(
     the duplicates pass when a file had changed: its project was looked up by index."""
     vault = make_vault(spec_files(NOW.date()))
     run(vault)
-    data = json.loads((vault / CACHE).read_text())
-    data["memory"]["stray"] = [[1, 2, 3, 4, 5], None]
-    (vault / CACHE).write_text(json.dumps(data))
+    data = rows(vault)
+    data["memory"]["stray"] = [[1, 2, 3, 4, 5], None, None]
+    forge(vault, data)
     due = vault / "projects/p/memory/due.md"
     due.write_text(due.read_text() + "\nMore.\n")
     assert run(vault) == uncached(vault)
@@ -598,7 +685,7 @@ def test_a_big_project_left_alone_keeps_its_words(
     run(vault)
     (vault / "projects/small/memory/a.md").write_text(lesson.format("a", "another thing"))
     run(vault)  # the big project left alone
-    assert list(json.loads((vault / CACHE).read_text())["pairs"]["words"]) == ["memory:big"]
+    assert list(rows(vault)["pairs"]["words"]) == ["memory:big"]
     (vault / big / "l2.md").write_text(lesson.format("l2", "retry flaky call 4"))
     redone.clear()
     assert run(vault) == uncached(vault)
@@ -654,10 +741,8 @@ def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Registry and memory files edited, added and deleted across projects, with the
-    cache written as deltas, small pages (the region logic on small texts) and now and
+    rows rewritten scan after scan, small pages (the region logic on small texts) and now and
     then a scan for which the files just edited are in the racy window."""
-    monkeypatch.setattr(scancachefile, "DELTA_MIN_BASE", 0)
-    monkeypatch.setattr(scancachefile, "DELTA_SHARE", 100)
     monkeypatch.setattr(cachedheads, "PAGE", 8)
     real_ns = time.time_ns
     limit: list[int | None] = [None]

@@ -9,6 +9,7 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -355,11 +356,9 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
     assert sorted(p.name for p in (sample / "state").iterdir()) == sorted(
         [
             config.LAST_REPORT_FILE,
-            config.SCAN_CACHE_FILE,
+            config.DB_FILE,  # the derived store: the scan's rows (scan/cache.py)
             config.STATE_FILE,
             config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
-            config.BRIEF_PATTERNS_FILE,  # the brief's patterns (report/brief_patterns.py)
-            config.BRIEF_LESSONS_FILE,  # the brief's YAML-only lessons (report/brief_lessons.py)
             # no recall table: the recall is not on for this vault (below: with it)
         ]
     )
@@ -594,23 +593,19 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     assert final.returncode == 0 and final.stdout.startswith("SELF-MAINTAIN:")
     assert json.loads(state_file.read_text())["state"] == "idle"
     leftovers = {p.name for p in (vault / "state").iterdir() if p.name != config.WRITER_LOCK_FILE}
-    leftovers.discard(config.SCAN_CACHE_DELTA_FILE)  # written by whichever run kept one
+    # the derived store, whole: SQLite's transactions (a killed writer's -wal is replayed)
+    with sqlite3.connect(vault / "state" / config.DB_FILE) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    leftovers -= {config.DB_FILE + c for c in ("", "-wal", "-shm")}
     table = json.loads((vault / "state" / config.RECALL_LOOKUP_FILE).read_bytes().split(b"\n")[0])
     assert table["version"] == config.RECALL_LOOKUP_VERSION  # the recall table: whole too
     leftovers -= set(RECALL_FILES)
-    patterns = json.loads((vault / "state" / config.BRIEF_PATTERNS_FILE).read_text())
-    assert patterns["format"] == 1  # the brief's patterns: whole too
-    leftovers.discard(config.BRIEF_PATTERNS_FILE)
-    lessons = json.loads((vault / "state" / config.BRIEF_LESSONS_FILE).read_text())
-    assert lessons["format"] == 1  # the brief's lessons: whole too
-    leftovers.discard(config.BRIEF_LESSONS_FILE)
     # a killed run's temp files of the files an apply writes too wait STALE_RUN_MS (an
     # apply may be writing one): hidden, and never one of the state file or the cache
     young = {n for n in leftovers if n.startswith(".") and n.endswith(".vk-tmp")}
-    own = (config.STATE_FILE, config.SCAN_CACHE_FILE, config.SCAN_CACHE_DELTA_FILE)
-    assert not [n for n in young if n.startswith(tuple(f".{o}." for o in own))]
+    assert not [n for n in young if n.startswith(f".{config.STATE_FILE}.")]
     leftovers -= young
-    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.SCAN_CACHE_FILE, config.STATE_FILE]
+    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.STATE_FILE]
 
 
 def test_sigterm_from_outside_releases_the_lock(tmp_path: Path) -> None:

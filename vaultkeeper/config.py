@@ -46,8 +46,6 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
-BRIEF_LESSONS_FILE = "brief-lessons.json"  # the lessons only YAML reads, for the brief
-BRIEF_PATTERNS_FILE = "brief-patterns.json"  # the scan's most-used patterns, for the brief
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
@@ -55,8 +53,11 @@ WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
 LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
-SCAN_CACHE_FILE = "scan-cache.json"  # what a scan read of unchanged files (scancache.py)
-SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"  # what changed since (scancachefile.py)
+DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
+# the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
+# only for scan/lookup.py's freshness check, until the FTS5 recall replaces it
+SCAN_CACHE_FILE = "scan-cache.json"
+SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
@@ -259,7 +260,6 @@ NATIVE_DESCRIPTION_MAX = 300  # longer: Claude Code's own lint says shorten it
 NATIVE_READ_MAX_BYTES = 1 << 20  # a native file read for review: at most this much
 NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the vault
 NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"
-NATIVE_SUMMARY_FILE = "native-review.json"  # under state/: the scan's count, for the brief
 
 # -- code anchors (vaultkeeper/anchors/) -----------------------------------
 ANCHOR_STATES = ("ok", "changed", "moved", "gone")
@@ -270,7 +270,6 @@ ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the 
 ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
-ANCHORS_CACHE_FILE = "anchors-cache.json"  # state/: per anchor file, by (size, mtime_ns)
 
 # -- point-of-use recall (`hooks install --recall`): scan/lookup.py builds, recall/moment.py serves
 RECALL_HOOK_SCRIPT = "recall.sh"

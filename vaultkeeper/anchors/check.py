@@ -6,8 +6,8 @@ git lists as added, renamed or modified since the anchor's commit); ``gone``. A 
 that can't be read within the bounds is ``unchecked``, never ``gone``.
 
 What a file holds is cached by (size, mtime_ns) in a plain dict the caller keeps (the
-scan keeps it in state/anchors-cache.json), so an unchanged repository costs one stat
-per anchored file.
+scan keeps it as rows of the derived store, anchors/vault.py), so an unchanged
+repository costs one stat per anchored file.
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 Walks ``projects/*/memory/`` (memory and decision entries), reads each entry's
 ``anchors:``, status and falsification condition (kept in the cache by the entry
-file's (size, mtime_ns)), checks its anchors in the project's repository and returns
-one finding per entry with a changed, moved or gone anchor, saying what follows.
-Never changes an entry; state/anchors-cache.json is the only file written.
+file's stat key, as rows of the derived store: ``anchor_entries``; a file changed within
+``RACY_NS`` of the read gets no row), checks its anchors in the project's repository
+(what the checker read of each repository file: ``anchor_repos``) and returns one
+finding per entry with a changed, moved or gone anchor, saying what follows. Never
+changes an entry; the rows are the only thing written, and only into a vault whose
+``state/`` is a real folder. A missing or foreign database means reading again.
 """
 
 from __future__ import annotations
@@ -28,37 +31,70 @@ from vaultkeeper.anchors.records import (
     Finding,
     Result,
 )
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
     from typing import Any
 
-_CACHE_VERSION = 2
-
-
-def cache_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.ANCHORS_CACHE_FILE
+RACY_NS = 2_000_000_000  # an entry file changed this recently gets no row (scan/cache.py)
 
 
 def load_cache(vault: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(read_regular(cache_path(vault)))
-    except (ParseError, ValueError):
-        return {"version": _CACHE_VERSION}
-    if not isinstance(data, dict) or data.get("version") != _CACHE_VERSION:
-        return {"version": _CACHE_VERSION}
-    return data
+    """The rows as one dict: ``entries`` (path -> [stat key text, keys]), ``repos`` (a
+    repository's top -> what its checker read), and the rows as read (``_found``)."""
+    import sqlite3
+
+    from vaultkeeper.store import db
+
+    entries: dict[str, Any] = {}
+    repos: dict[str, Any] = {}
+    with db.existing(vault) as conn:
+        if conn is not None:
+            try:
+                for rel, key, keys in conn.execute("SELECT * FROM anchor_entries"):
+                    entries[rel] = [key, json.loads(keys)]
+                for top, value in conn.execute("SELECT * FROM anchor_repos"):
+                    found = json.loads(value)
+                    if isinstance(found, dict):
+                        repos[top] = found
+            except (sqlite3.Error, ValueError, RecursionError):
+                entries, repos = {}, {}
+    found = {"entries": dict(entries), "repos": json.dumps(repos, sort_keys=True)}
+    return {"entries": entries, "repos": repos, "_found": found}
 
 
 def save_cache(vault: Path, cache: dict[str, Any]) -> None:
-    """Kept only for a vault with a project tied to a repository (else nothing was read)."""
+    """Write the rows that changed; only for a vault with a project tied to a repository
+    (else nothing was read) and a real ``state/`` folder. Never the scan's failure."""
+    import sqlite3
+
+    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.store import db
+
+    found = cache.pop("_found", {"entries": {}, "repos": "{}"})
     if not cache.pop("_dirty", False):  # unchanged since it was read: no write
         return
     folder = vault / config.STATE_DIR
-    if folder.is_dir() and not folder.is_symlink():
-        atomic_write(cache_path(vault), json.dumps(cache, separators=(",", ":")), fsync_dir=False)
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    entries: dict[str, Any] = cache.get("entries", {})
+    old: dict[str, Any] = found["entries"]
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            gone = [(p,) for p in old.keys() - entries.keys()]
+            conn.executemany("DELETE FROM anchor_entries WHERE path = ?", gone)
+            new = [(p, v[0], json.dumps(v[1])) for p, v in entries.items() if old.get(p) != v]
+            conn.executemany("INSERT OR REPLACE INTO anchor_entries VALUES (?, ?, ?)", new)
+            repos = json.dumps(cache.get("repos", {}), sort_keys=True)
+            if repos != found["repos"]:
+                conn.execute("DELETE FROM anchor_repos")
+                conn.executemany(
+                    "INSERT INTO anchor_repos VALUES (?, ?)",
+                    [(top, json.dumps(v)) for top, v in cache.get("repos", {}).items()],
+                )
+    except (sqlite3.Error, OSError, VaultkeeperError):  # only slower next time
+        pass
 
 
 def _memory_files(vault: Path) -> list[str]:
@@ -71,14 +107,19 @@ def _memory_files(vault: Path) -> list[str]:
 
 def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None:
     """[name, status, falsification_condition, anchors value] of an entry with anchors."""
+    import time
+
+    from vaultkeeper.store.db import key_text
+
     entries: dict[str, Any] = cache.setdefault("entries", {})
     try:
         st = os.stat(os.path.join(vault, rel))
     except OSError:
         return None
+    key = key_text((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     kept = entries.get(rel)
-    if kept is not None and kept[0] == st.st_size and kept[1] == st.st_mtime_ns:
-        return kept[2]  # type: ignore[no-any-return]
+    if type(kept) is list and len(kept) == 2 and kept[0] == key:
+        return kept[1]  # type: ignore[no-any-return]
     keys = None
     try:
         raw = read_regular(vault / rel)
@@ -95,8 +136,12 @@ def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None
                 ]
     except ParseError:
         keys = None  # the scan's own reading reports it
-    entries[rel] = [st.st_size, st.st_mtime_ns, keys]
-    cache["_dirty"] = True
+    settled = time.time_ns() - RACY_NS
+    if st.st_mtime_ns < settled and st.st_ctime_ns < settled:  # else it may change unseen
+        entries[rel] = [key, keys]
+        cache["_dirty"] = True
+    elif entries.pop(rel, None) is not None:
+        cache["_dirty"] = True
     return keys
 
 

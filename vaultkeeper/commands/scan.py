@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 @click.option(
     "--fresh",
     is_flag=True,
-    help="Read every file again instead of trusting the scan cache (which is then rebuilt).",
+    help="Read every file again instead of using the scan's rows (which are then rebuilt).",
 )
 @click.option(
     "--as-of",
@@ -46,8 +46,9 @@ def scan(
     for `vaultkeeper report`. Throttled: inside the cooldown (1 hour since the
     last completed scan, or $SELF_MAINTAIN_COOLDOWN_MS), or while another scan
     runs, it prints nothing and exits 0. Only state/ is ever written: there,
-    state/scan-cache.json keeps what was read of each file, so the next scan
-    reads only files whose size, times or inode changed (--fresh: read all).
+    the derived store state/vaultkeeper.db keeps what was read of each file, so
+    the next scan reads only files whose size, times or inode changed (--fresh:
+    read all).
     --as-of DATE is a preview: the report as it would be on DATE, neither
     throttled nor saved (nothing at all is written).
 

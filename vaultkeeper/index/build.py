@@ -113,7 +113,7 @@ class _Plan(NamedTuple):
     stamp: Stamp | None  # what the index depends on, when all of it can be vouched for
 
 
-def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
+def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Plan:
     """(current text, wanted text) of each index file, the entry count, the split, and
     the files that could not be read (listed without a description)."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
@@ -156,7 +156,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
             check_markers(name, base)
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
-    cache.save()  # after the rendering: it knows then which links are served as written
+    cache.save(write)  # after the rendering: it knows then which links are served as written
     found = None
     if not unreadable and not cache.racy and set(current) == set(wanted):
         state = {
@@ -172,7 +172,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
 
 
 def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
-    current, wanted, entries, split, problems, found = _plan(vault, keep)
+    current, wanted, entries, split, problems, found = _plan(vault, keep, write)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
@@ -184,8 +184,8 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
             if found is not None:
                 found.state[name] = stat_key(os.path.join(vault, name))
                 found.racy[name] = sha(bom + wanted[name].encode("utf-8"))
-    if found is not None and (write or not changed):
-        record(vault, _vouched(vault, found, current))
+    if found is not None and (write or not changed):  # a check keeps it in this process
+        record(vault, _vouched(vault, found, current), write=write)
     root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
     return IndexResult(
         entries=entries,

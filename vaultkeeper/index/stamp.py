@@ -1,5 +1,5 @@
-"""The index stamp (state/index-stamp.json): the vault as it was when its index was last
-known to be exactly what a regeneration writes.
+"""The index stamp, rows of the derived store (``index_state``, ``index_meta``): the vault
+as it was when its index was last known to be exactly what a regeneration writes.
 
 An ``apply`` that adds, edits or removes an entry used to regenerate the whole index
 twice (a check before its first write, the write after it): every entry's record read
@@ -7,42 +7,42 @@ from the index cache and every line rendered, seconds at 50,000 entries for a de
 that changes one or two of them. A regeneration that finds (or leaves) every index file
 as it would write it records here what the index depends on: each walked file's
 vault-relative path, with the stat key ``(device, inode, size, mtime_ns, ctime_ns)`` of
-each file it reads (the entries' notes and the index files), the symlinks out of the
-vault it left out, the templates folder and vaultkeeper's version. A walk that finds all
-of that the same knows the index is up to date without reading a note; the apply then
-carries its own writes into the index files entry by entry (vaultkeeper.index.delta)
-and records the stamp again.
+each file it reads (the entries' notes and the index files), one row each, and the
+symlinks out of the vault it left out, the templates folder and vaultkeeper's version.
+A walk that finds all of that the same knows the index is up to date without reading a
+note; the apply then carries its own writes into the index files entry by entry
+(vaultkeeper.index.delta) and records the stamp again, only the rows that changed. A
+check (``index --check``) records it in its process only: a check writes nothing.
 
 A file changed less than ``RACY_NS`` before its key was taken may change again within
 one tick of the file system's clock and keep its key (the index cache's rule): the
 stamp then keeps the sha256 of its bytes too, and a check reads it again. Only the index
 files and the notes vaultkeeper itself just wrote are kept so (at most ``MAX_RACY``);
 any other file that recent, an unreadable note or a stray index file: no stamp, and the
-next apply regenerates as before. So does a missing, foreign or corrupt stamp.
+next apply regenerates as before. So do missing, foreign or forged rows.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultkeeper import __version__
-from vaultkeeper.index.cache import cache_path
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.cache import stat_key as stat_key
+from vaultkeeper.index.cache import state_folder
 from vaultkeeper.index.entries import Key
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.text import read_regular
 from vaultkeeper.store.vault import walk_files
 
-FILE = "index-stamp.json"  # in state/, beside the index cache
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000
 MAX_RACY = 64
 State = dict[str, "Key | None"]  # vault-relative path -> stat key (files the index reads)
@@ -100,20 +100,16 @@ def survey(vault: Path) -> tuple[State, list[str], str | None] | None:
     return state, sorted(p[len(prefix) :].replace(os.sep, "/") for p in outside), templates
 
 
-def _digest(state: State, outside: list[str], templates: str | None) -> str:
-    # marshal: the fastest exact serialisation; version 0 writes no references nor
-    # interning marks, so equal values give equal bytes however they were made (another
-    # Python's bytes may still differ: then the stamp is only not recognised)
-    data = (FORMAT, __version__, templates, outside, sorted(state.items()))
-    return sha(marshal.dumps(data, 0))
+def _texts(state: State) -> dict[str, str | None]:
+    """The survey as rows hold it: each path's stat key as text (None: not read)."""
+    from vaultkeeper.store.db import key_text
+
+    return {p: None if k is None else key_text(k) for p, k in state.items()}
 
 
-def record(vault: Path, stamp: Stamp | None) -> None:
-    """Write ``stamp`` (None, or one that can't vouch for a racy file: remove the old)."""
-    path = cache_path(vault)
-    if path is None:
-        return
-    path = path.with_name(FILE)
+def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
+    """Keep ``stamp`` as the rows (None, or one that can't vouch for a racy file: drop
+    the old rows); without ``write`` (a check) only in this process."""
     now = time.time_ns()
     if stamp is not None:
         racy = {r for r, k in stamp.state.items() if is_racy(k, now)}
@@ -121,39 +117,71 @@ def record(vault: Path, stamp: Stamp | None) -> None:
             stamp = None
         else:
             stamp.racy = {r: h for r, h in stamp.racy.items() if r in racy}
-    try:
-        if stamp is None:
-            if os.path.lexists(path):
-                os.unlink(path)
-            return
-        data = {
-            "format": FORMAT,
-            "digest": _digest(stamp.state, stamp.outside, stamp.templates),
-            "split": stamp.split,
-            "files": stamp.files,
-            "unsplit": list(stamp.unsplit),
-            "racy": stamp.racy,
-        }
-        atomic_write(path, json.dumps(data, sort_keys=True), fsync_dir=False)
-        LAST.clear()  # one vault at a time: a long-lived process holds no more
+    LAST.clear()  # one vault at a time: a long-lived process holds no more
+    if stamp is not None:
         LAST[os.path.abspath(vault)] = stamp
-    except OSError:  # a read-only state/: the next apply regenerates, as before
+    if not write or state_folder(vault) is None:
+        return
+    from vaultkeeper.store import db
+
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            if stamp is None:
+                conn.execute("DELETE FROM index_state")
+                conn.execute("DELETE FROM index_meta WHERE name = 'stamp'")
+                return
+            found = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
+            rows = _texts(stamp.state)
+            gone = [(p,) for p in found.keys() - rows.keys()]
+            conn.executemany("DELETE FROM index_state WHERE path = ?", gone)
+            new = [(p, k) for p, k in rows.items() if p not in found or found[p] != k]
+            conn.executemany("INSERT OR REPLACE INTO index_state VALUES (?, ?)", new)
+            meta = {
+                "format": FORMAT,
+                "version": __version__,
+                "templates": stamp.templates,
+                "outside": stamp.outside,
+                "split": stamp.split,
+                "files": stamp.files,
+                "unsplit": list(stamp.unsplit),
+                "racy": stamp.racy,
+            }
+            conn.execute(
+                "INSERT OR REPLACE INTO index_meta VALUES ('stamp', ?)",
+                (json.dumps(meta, sort_keys=True),),
+            )
+    except (sqlite3.Error, OSError, VaultkeeperError):  # the next apply regenerates
         pass
 
 
 def check(vault: Path) -> Stamp | None:
-    """The stamp, when the vault is still exactly as it says; else None."""
-    path = cache_path(vault)
-    if path is None:
+    """The stamp, when the vault is still exactly as its rows say; else None."""
+    if state_folder(vault) is None:
         return None
+    from vaultkeeper.store import db
+
+    with db.existing(vault) as conn:
+        if conn is None:
+            return None
+        try:
+            meta = conn.execute("SELECT value FROM index_meta WHERE name = 'stamp'").fetchone()
+            rows = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
+        except sqlite3.Error:
+            return None
     try:
-        data = json.loads(read_regular(path.with_name(FILE), follow=False))
+        data = json.loads(meta[0]) if meta is not None else None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             return None
+        if data.get("version") != __version__:
+            return None
         found = survey(vault)
-        if found is None or _digest(*found) != data["digest"]:
+        if found is None:
             return None
         state, outside, templates = found
+        if templates != data["templates"] or outside != data["outside"]:
+            return None
+        if _texts(state) != rows:
+            return None
         racy = {str(r): str(h) for r, h in data["racy"].items()}
         for relative, digest in racy.items():
             if sha(read_regular(os.path.join(vault, relative))) != digest:
@@ -161,5 +189,51 @@ def check(vault: Path) -> Stamp | None:
         files = [str(f) for f in data["files"]]
         lines, size = (int(n) for n in data["unsplit"])
         return Stamp(state, outside, templates, bool(data["split"]), files, (lines, size), racy)
-    except Exception:  # missing, unreadable, corrupt: a stamp is never worth a failure
+    except Exception:  # unreadable, forged: a stamp is never worth a failure
         return None
+
+
+def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes) -> bool:
+    """Carry a counter edit of registry file ``rel_path`` into the stamp's rows, in the
+    same step as the write (the caller holds the writer lock). ``was``: the file's stat
+    key before and after the writer read it (None when the two differed: then nothing
+    is vouched for); ``written``: the bytes it wrote.
+
+    A counter line (``**success count:**``, ``**last used:**``) is never part of what
+    the index lists of a block (its name, its first paragraph: registry.lines ends one
+    at a counter line), so the index a regeneration writes is the same before and after
+    such an edit: when the stamp held for the file's old key, it holds for its new one.
+    The new key is just written, so the stamp keeps the digest of ``written`` beside it
+    (the racy rule above), which the next check compares with the file's bytes. Without
+    this a ``use`` made the next ``apply`` regenerate the whole index. True when the
+    rows follow; never a failure of the write (the next apply then regenerates)."""
+    from vaultkeeper.store import db
+
+    if was is None or state_folder(vault) is None:
+        return False
+    now = stat_key(os.path.join(vault, rel_path))
+    if now is None:
+        return False
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            row = conn.execute("SELECT key FROM index_state WHERE path = ?", (rel_path,))
+            found = row.fetchone()
+            meta = conn.execute("SELECT value FROM index_meta WHERE name = 'stamp'").fetchone()
+            if found is None or meta is None or found[0] != db.key_text(was):
+                return False  # no stamp, or not one of the file as it was before the edit
+            data = json.loads(meta[0])
+            racy = data.get("racy")
+            if not isinstance(racy, dict) or rel_path in racy or len(racy) >= MAX_RACY:
+                return False  # vouched for by its bytes already (or too many such files)
+            racy[rel_path] = sha(written)
+            conn.execute(
+                "UPDATE index_state SET key = ? WHERE path = ?", (db.key_text(now), rel_path)
+            )
+            conn.execute(
+                "UPDATE index_meta SET value = ? WHERE name = 'stamp'",
+                (json.dumps(data, sort_keys=True),),
+            )
+    except (sqlite3.Error, OSError, ValueError, VaultkeeperError):
+        return False
+    LAST.clear()  # this process's copy is of the old key
+    return True

@@ -123,16 +123,25 @@ def write_uses(
     now: dt.datetime | None = None,
 ) -> dict[str, UseResult]:
     """Write ``plan``'s edits (under the writer lock) and let the saved report follow."""
+    from vaultkeeper.index import stamp as index_stamp
+
     done = plan.done
     before: dict[str, str] = {}  # each file's text before: resync keeps what it can
     for path, changes in plan.edits.items():
-        text, bom = read_for_edit(path, changes[0][0].rel)
-        before[changes[0][0].rel] = text
+        rel = changes[0][0].rel
+        was = index_stamp.stat_key(str(path))  # the file's key as read: the index's rows
+        text, bom = read_for_edit(path, rel)
+        if index_stamp.stat_key(str(path)) != was:
+            was = None  # changed as it was read: the rows vouch for nothing
+        before[rel] = text
         lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
         for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
             _edit(lines, block, new_count, stamp)
-        atomic_write(resolve_inside(vault, path), bom + "".join(lines))
+        data = (bom + "".join(lines)).encode("utf-8")
+        atomic_write(resolve_inside(vault, path), data)
+        # only counter lines changed: the index's stamp follows (no regeneration next)
+        index_stamp.follow_counters(vault, rel, was, data)
     if plan.edits:
         from vaultkeeper.apply.resync import resync
 

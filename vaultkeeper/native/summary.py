@@ -1,9 +1,11 @@
 """The review of every adopted folder in one line, for the session-start brief.
 
-A scan writes it to ``state/native-review.json`` (reading the adopted folders there,
-at session end, where nobody waits), so the brief reads one small file instead of
-every memory. It names what needs a decision, never a memory's content: MEMORY.md
-already loads that, and the brief does not serve it twice.
+A scan counts it (reading the adopted folders there, at session end, where nobody
+waits) into one row of the derived store (``scan_meta``, name ``native_review``), so the
+brief reads one row instead of every memory. It names what needs a decision, never a
+memory's content: MEMORY.md already loads that, and the brief does not serve it twice.
+Without the row (no scan since the database was deleted) the brief has no such line
+until the next scan.
 """
 
 from __future__ import annotations
@@ -12,21 +14,15 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from vaultkeeper import config
-from vaultkeeper.store.vault import own_dir
-
 _KINDS = ("promote", "prune", "cap", "problem", "secret", "duplicate")
-
-
-def _path(vault: Path) -> Path:
-    return Path(own_dir(vault, config.STATE_DIR)) / config.NATIVE_SUMMARY_FILE
+ROW = "native_review"  # its name in scan_meta
 
 
 def save(vault: Path, today: dt.date) -> dict[str, int] | None:
     """Count each kind of finding over the adopted folders; None when none is adopted."""
     from vaultkeeper.native.folders import adopted  # the brief reads only the line below
     from vaultkeeper.native.review import review
-    from vaultkeeper.store.fsio import atomic_write
+    from vaultkeeper.store import db
 
     folders = adopted(vault)
     if not folders:
@@ -36,16 +32,28 @@ def save(vault: Path, today: dt.date) -> dict[str, int] | None:
         for finding in review(vault, folder, today).findings:
             counts[finding.kind] = counts.get(finding.kind, 0) + 1
     body = {"date": today.isoformat(), "folders": len(folders), "counts": counts}
-    atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
+    with db.connect(vault) as conn, db.writing(conn):
+        conn.execute("INSERT OR REPLACE INTO scan_meta VALUES (?, ?)", (ROW, json.dumps(body)))
     return counts
 
 
 def line(vault: Path) -> str | None:
     """``- auto memory: 1 to promote, ...`` or None (nothing adopted, nothing to do)."""
+    import sqlite3
+
+    from vaultkeeper.store import db
+
+    with db.existing(vault) as conn:
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT value FROM scan_meta WHERE name = ?", (ROW,)).fetchone()
+        except sqlite3.Error:
+            return None
     try:
-        data = json.loads(_path(vault).read_text(encoding="utf-8"))
+        data = json.loads(row[0])
         counts = {k: int(v) for k, v in data["counts"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
     words = {
         "promote": "to promote",
@@ -65,8 +73,9 @@ def after_scan(vault: Path, today: dt.date) -> None:
     """``save`` at the end of a scan, never the scan's failure (the scan calls it only for
     a vault that adopted an auto memory: it has ``state/`` NATIVE_STATE_FILE)."""
     import contextlib
+    import sqlite3
 
     from vaultkeeper.errors import VaultkeeperError
 
-    with contextlib.suppress(VaultkeeperError, OSError):
+    with contextlib.suppress(VaultkeeperError, OSError, sqlite3.Error):
         save(vault, today)

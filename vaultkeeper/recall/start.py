@@ -93,19 +93,19 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
 
 
 def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | None:
-    """The lesson's fields (brief_lessons.fields), None for one never served: quickmeta
-    reads most; the scan's saved facts (report/brief_lessons.py) or YAML the others."""
+    """The lesson's fields (brief_lessons.fields), None for one never served: from the
+    scan's row while the file is as the scan read it, else read now (quickmeta, or YAML)."""
     from vaultkeeper.report import brief_lessons
     from vaultkeeper.store import model
 
+    known, got = saved.get(path, where)
+    if known:
+        return got
     try:
         text = model.decode(model.read_regular(path))
         simple, meta = brief_lessons.quick(text)
         if simple:
             return brief_lessons.fields(meta)
-        known, got = saved.get(path, where)
-        if known:
-            return got
         return brief_lessons.fields(brief_lessons.with_yaml(path, where, text))
     except model.ParseError:
         return None  # the scan and lint report it; the recall just leaves it out
@@ -117,7 +117,7 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
 
     out: list[Lesson] = []
     cut = len(str(vault)) + 1
-    saved = brief_lessons.Saved(vault)
+    saved = brief_lessons.Saved(vault, project)
     for path in brief_lessons.memory_files(vault, project):
         got = _front(path, path[cut:], saved)
         if got is None:

@@ -2,9 +2,9 @@
 
 A session moves a count or two, but a registry is often one file of thousands of
 blocks: parsing all of it again cost a session-end scan more than anything else it
-read. The scan cache keeps, per registry file, the digests of its text's pages
-(``PAGE`` characters, counted from the start and, separately, from the end) and, per
-block, where it is. The pages alike at both ends bound the one region that changed
+read. The scan's row of each registry file (scan/cache.py) keeps the digests of its
+text's pages (``PAGE`` characters, counted from the start and, separately, from the
+end) and, per block, where it is. The pages alike at both ends bound the one region that changed
 (``region``); then:
 
 - the blocks that end before that region are as they were (the text up to them is);
@@ -17,7 +17,7 @@ Anything kept that is not as this module writes it makes the whole file parsed a
 so does a region that leaves a fence open. The result is always what parsing the whole
 file gives (a property test compares the two after random edits).
 
-``load_heads`` gives a scan every registry file's block heads: from the scan cache
+``load_heads`` gives a scan every registry file's block heads: from the scan's rows
 where a file is unchanged, read again here where it changed, and kept for the next.
 """
 
@@ -218,12 +218,13 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
                 cache.keep_registry_entry(rel_path, entry)
                 continue
         try:
-            text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
+            raw = read_regular(path)  # a FIFO named *.md is refused, not waited on
+            text = decode(raw)
         except ParseError as exc:
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
         found, kept, shape = reread(path, rel_path, text, cache.registry_before(rel_path), dates)
         heads.extend(found)
-        cache.keep_registry(rel_path, key, kept, shape)
+        cache.keep_registry(rel_path, key, kept, shape, raw)
     problems.extend(outside_problems(vault, outside))  # symlinks out: never read
     return heads, problems

@@ -1,15 +1,16 @@
-"""The project lessons only PyYAML can read, as the last scan read them, for the brief.
+"""What the session-start brief shows of each lesson of the session's project, and the
+scan's rows that spare it reading the files.
 
-The session-start brief reads each lesson of the session's project (recall/start.py).
-Most files' frontmatter is in the simple forms store/quickmeta.py reads; the few others
-(an escape in a double-quoted string, say) needed PyYAML, whose import alone was about a
-third of the brief's time. The scan saves, in ``state/brief-lessons.json``, what the
-brief takes from each such file (name, description, status, and whether it is served at
-all: archived and superseded ones are not) under the file's stat key, and the stat keys
-of the files quickmeta reads (so the next scan reads only the files that changed). The
-brief uses a saved fact only while the file's stat key is still the saved one: a lesson
-edited since (superseded, archived) is read again, with YAML; a missing, corrupt or
-foreign file means YAML for every such lesson, as before.
+The brief (recall/start.py) serves each lesson of the session's project: its name,
+description and status, never an archived or superseded one. Reading every lesson file
+(and PyYAML for the few whose frontmatter quickmeta cannot read, whose import alone was
+a third of the brief's time) cost the brief hundreds of milliseconds on a big project.
+The scan reads every memory file anyway, so each file's row in the derived store
+(``scan_memory.served``, scan/cache.py) holds what the brief shows of it (``fields``),
+under the file's stat key. The brief stats each file of the project and uses the row
+while the key is still the row's; a file changed since, or one no scan has kept (too
+new, unreadable), is read here as before. There is no copy to go stale: a lesson
+archived by a hand edit has another stat key, so its row is not used.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import os
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.store.vault import own_dir
 
-FORMAT = 1
 KEYS = ("name", "description", "status", "superseded_by")
 
 TYPE_CHECKING = False
@@ -29,15 +28,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     Fields = list[Any]  # [name or None (the file's stem), description, status or None]
-
-
-def _path(vault: Path) -> Path:
-    return Path(own_dir(vault, config.STATE_DIR)) / config.BRIEF_LESSONS_FILE
-
-
-def stat_key(path: str) -> list[int]:
-    st = os.stat(path)
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def quick(text: str) -> tuple[bool, dict[str, Any] | None]:
@@ -94,93 +84,50 @@ def memory_files(vault: Path, project: str) -> list[str]:
     ]
 
 
-def _read(vault: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(_path(vault).read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return None
-    if not isinstance(data.get("yaml"), dict) or not isinstance(data.get("quick"), dict):
-        return None
-    return data
-
-
 class Saved:
-    """The saved facts, read on first need (most briefs need none)."""
+    """The scan's rows of one project's lessons, read once (one query, no file read)."""
 
-    def __init__(self, vault: Path) -> None:
-        self.vault = vault
-        self.data: dict[str, Any] | None = None
-        self.loaded = False
+    def __init__(self, vault: Path, project: str) -> None:
+        import sqlite3
+
+        from vaultkeeper.store import db
+
+        self.rows: dict[str, tuple[str, str]] = {}
+        prefix = f"{config.PROJECTS_DIR}/{project}/{config.MEMORY_SUBDIR}/"
+        with db.existing(vault) as conn:  # none yet (no scan): every lesson is read
+            if conn is None:
+                return
+            try:
+                found = conn.execute(
+                    "SELECT path, key, served FROM scan_memory WHERE path >= ? AND path < ?",
+                    (prefix, prefix[:-1] + chr(ord("/") + 1)),  # the paths under prefix
+                ).fetchall()
+            except sqlite3.Error:  # a shortcut only: the files are read
+                return
+        self.rows = {path: (key, served) for path, key, served in found}
 
     def get(self, path: str, rel: str) -> tuple[bool, Fields | None]:
-        """(True, the saved fields) while ``path`` is as the scan saw it, else (False, None)."""
-        if not self.loaded:
-            self.data, self.loaded = _read(self.vault), True
+        """(True, the fields) while ``path``'s stat key is its row's, else (False, None)."""
+        row = self.rows.get(rel)
+        if row is None:
+            return False, None
         try:
-            item = None if self.data is None else self.data["yaml"].get(rel)
-            if type(item) is not list or len(item) != 2 or item[0] != stat_key(path):
-                return False, None
-            got = item[1]
-            if got is None:
-                return True, None
+            st = os.stat(path)
+        except OSError:
+            return False, None
+        from vaultkeeper.store.db import key_text
+
+        if row[0] != key_text((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)):
+            return False, None
+        try:
+            got = json.loads(row[1])
+        except (ValueError, RecursionError, TypeError):
+            return False, None
+        if got is None:
+            return True, None
+        if type(got) is list and len(got) == 3:
             name, description, status = got
             ok = (name is None or type(name) is str) and type(description) is str
             if ok and (status is None or type(status) is str):
                 return True, [name, description, status]
-        except (OSError, ValueError, TypeError, AttributeError):
-            pass
         return False, None
-
-
-def save(vault: Path, stats: dict[str, list[int]], limit: int) -> None:
-    """Keep the facts of every project's lessons only YAML reads (the scan's run), from
-    ``stats``: each lesson file's stat key as the scan found it (a file changed since
-    ``limit``, epoch ns, is left out: it may change again within the clock's tick)."""
-    from vaultkeeper.store import model
-    from vaultkeeper.store.fsio import atomic_write
-
-    before = _read(vault) or {"yaml": {}, "quick": {}}
-    yaml_facts: dict[str, Any] = {}
-    quick_keys: dict[str, list[int]] = {}
-    top = str(vault)
-    for rel, key in stats.items():
-        if max(key[3], key[4]) >= limit:
-            continue  # the brief reads it
-        if before["quick"].get(rel) == key:
-            quick_keys[rel] = key
-            continue
-        old = before["yaml"].get(rel)
-        if type(old) is list and old and old[0] == key:
-            yaml_facts[rel] = old
-            continue
-        path = f"{top}/{rel}"
-        try:
-            try:
-                text = model.decode(model.read_regular(path))
-                simple, _ = quick(text)
-                got = None if simple else fields(with_yaml(path, rel, text))
-            except model.ParseError:
-                simple, got = False, None  # never served (the scan reports it)
-            if stat_key(path) != key:
-                continue  # changed since the scan's stat
-        except OSError:
-            continue
-        if simple:
-            quick_keys[rel] = key
-        else:
-            yaml_facts[rel] = [key, got]
-    body = {"format": FORMAT, "yaml": yaml_facts, "quick": quick_keys}
-    if body != before:
-        atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
-
-
-def after_scan(vault: Path, stats: dict[str, list[int]], limit: int) -> None:
-    """``save``, never the scan's failure: the brief then reads such lessons with YAML."""
-    import contextlib
-
-    from vaultkeeper.errors import VaultkeeperError
-
-    with contextlib.suppress(VaultkeeperError, OSError, ValueError):
-        save(vault, stats, limit)

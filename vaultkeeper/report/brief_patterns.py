@@ -1,32 +1,30 @@
-"""The registry's most-used patterns as the last scan saw them: the brief reads them from
-``state/brief-patterns.json`` instead of parsing every registry block at session start.
+"""The registry's most-used patterns for the session-start brief: rows the scan writes,
+so the brief does not parse every registry block at session start.
 
 Parsing the registry was most of the session-start brief's time (about 100 ms at
-10,000 entries); the scan has every block's head already. So each scan saves the
-``TOP`` most-used readable patterns (count, then latest use; a native memory's counter
-left out, as the brief does) with each one's first paragraph, how many there are, and
-the stat of every registry file. The brief uses them only while every registry file's
-stat is still the one saved (``load``); anything else -- a file changed, added or gone,
-a missing, corrupt or foreign file -- gives None, and the brief parses the registry
-itself, as before. A file changed just before or during the scan is saved without a
-stat (``RACY_NS``): a write within one tick of the file system's clock could leave its
-stat alike, so the brief then reads the registry itself.
+10,000 entries); the scan has every block's head already. So each scan keeps, in the
+derived store's ``brief_patterns`` table (beside its own rows, in the same transaction:
+scan/cache.py), the ``TOP`` most-used readable patterns (count, then latest use; a
+native memory's counter left out, as the brief does) with each one's first paragraph,
+and how many there are. The brief uses them only while every registry file is as the
+scan read it (``load``): its stat key is its ``scan_registry`` row's, and, for a file
+changed within a clock tick of the scan's read (its key cannot vouch for it), its bytes
+still have the row's digest. Anything else -- a file changed, added or gone, no
+database -- gives None, and the brief parses the registry itself.
 
-A block the scan cache kept (not read again) has no text: its first paragraph comes
-from the last file, under the fingerprint of the block's text (the cache's), or from
+A block the scan took from its row (not read again) has no text: its first paragraph
+comes from the last scan's rows, under the fingerprint of the block's text, or from
 parsing that one registry file when it is not there.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.registry.lines import first_paragraph, registry_files
-from vaultkeeper.store.vault import own_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing too: a scan imports this module and has no other use for it
@@ -35,9 +33,7 @@ if TYPE_CHECKING:  # typing too: a scan imports this module and has no other use
 
     from vaultkeeper.registry.keptheads import Head
 
-FORMAT = 1
 TOP = config.BRIEF_MAX_CHARS // 40  # as many as the brief can show (recall/start.py)
-RACY_NS = 50_000_000  # a file changed this close to the scan's start: saved without a stat
 
 
 if TYPE_CHECKING:
@@ -67,27 +63,8 @@ def ranked(heads: Sequence[Any]) -> list[Any]:
     return readable
 
 
-def _path(vault: Path) -> Path:
-    return Path(own_dir(vault, config.STATE_DIR)) / config.BRIEF_PATTERNS_FILE
-
-
-def _keys(vault: Path) -> dict[str, list[int] | None]:
-    """Each registry file's stat key now (None: it could not be stat'ed)."""
-    from vaultkeeper.store.vault import rel
-
-    out: dict[str, list[int] | None] = {}
-    for path in registry_files(vault):
-        try:
-            st = os.stat(path)
-        except OSError:
-            out[rel(vault, path)] = None
-            continue
-        out[rel(vault, path)] = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    return out
-
-
 def _fingerprint(head: Any) -> str | None:
-    """The scan cache's fingerprint of the block's text (registry/delta.py's)."""
+    """The fingerprint of the block's text the scan's rows keep (registry/delta.py's)."""
     span = getattr(head, "span", None)
     if span is None:  # a block the cache kept: its fingerprint came with it
         return getattr(head, "fingerprint", None)
@@ -97,24 +74,15 @@ def _fingerprint(head: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-def save(vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any]) -> None:
-    """Keep the scan's most-used patterns; ``started_ns``: when it began reading the
-    registry (time.time_ns()); ``stats``: each registry file's stat key as the scan took
-    it before reading the file. The caller keeps the scan going whatever this raises."""
-    from vaultkeeper.store.fsio import atomic_write
-
-    racy = started_ns - RACY_NS  # changed since: not trusted (the brief reads the file)
-    keys = {p: None if k is None or max(k[3], k[4]) >= racy else k for p, k in stats.items()}
+def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list[Any], int]:
+    """The scan's rows for the brief: ``(rank, name, count, last_used, path, summary,
+    fingerprint)`` of the ``TOP`` most-used patterns, and how many there are; ``known``:
+    the last scan's summaries by fingerprint. Raises OSError, ParseError or ValueError
+    (a registry file changed under the scan): the caller then keeps none."""
     best = ranked(heads)
-    before = _read(vault)
-    known: dict[str, str] = {}
-    if before is not None:
-        for item in before.get("patterns", ()):
-            if type(item) is list and len(item) == 6 and type(item[5]) is str:
-                known[item[5]] = item[4]
     parsed: dict[str, dict[int, Any]] = {}  # registry files parsed for a missing paragraph
-    rows: list[list[Any]] = []
-    for head in best[:TOP]:
+    rows: list[Any] = []
+    for rank, head in enumerate(best[:TOP]):
         mark = _fingerprint(head)
         text = getattr(head, "text", None)
         if text is not None:
@@ -124,23 +92,9 @@ def save(vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, A
         else:
             said = _parsed(vault, head, parsed)
         used = head.last_used
-        rows.append(
-            [head.name, head.count, None if used is None else used.isoformat(), head.rel, said]
-            + [mark]
-        )
-    body = {"format": FORMAT, "top": TOP, "total": len(best), "registry": keys, "patterns": rows}
-    if body != before:  # an unchanged registry: no write (and no fsync) at all
-        atomic_write(_path(vault), json.dumps(body) + "\n", fsync_dir=False)
-
-
-def after_scan(vault: Path, heads: Sequence[Head], started_ns: int, stats: dict[str, Any]) -> None:
-    """``save``, never the scan's failure: the brief then parses the registry itself."""
-    import contextlib
-
-    from vaultkeeper.errors import VaultkeeperError
-
-    with contextlib.suppress(VaultkeeperError, OSError, ValueError):
-        save(vault, heads, started_ns, stats)
+        iso = None if used is None else used.isoformat()
+        rows.append((rank, head.name, head.count, iso, head.rel, said, mark))
+    return rows, len(best)
 
 
 def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
@@ -156,39 +110,69 @@ def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
     return summary(found.text())
 
 
-def _read(vault: Path) -> dict[str, Any] | None:
-    from vaultkeeper.store.text import read_regular
-
-    try:  # never through a link: what it holds is served to the agent
-        data = json.loads(read_regular(_path(vault), follow=False))
-    except (OSError, ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        return None
-    return data
-
-
 def load(vault: Path, limit: int) -> tuple[list[PatternFact], int] | None:
     """The ``limit`` most-used patterns and how many there are, as the last scan saw
-    them, if no registry file changed since; else None (parse the registry)."""
-    try:
-        data = _read(vault)
-        if data is None or type(data.get("top")) is not int or data["top"] < limit:
+    them, if every registry file is as it read it; else None (parse the registry)."""
+    import sqlite3
+
+    from vaultkeeper.store import db
+
+    with db.existing(vault) as conn:
+        if conn is None:
             return None
-        keys = data.get("registry")
-        if not isinstance(keys, dict) or None in keys.values() or keys != _keys(vault):
+        try:
+            rows = dict(
+                (
+                    (p, (k, d))
+                    for p, k, d in conn.execute("SELECT path, key, digest FROM scan_registry")
+                )
+            )
+            total = conn.execute(
+                "SELECT value FROM scan_meta WHERE name = 'patterns_total'"
+            ).fetchone()
+            found = conn.execute(
+                "SELECT name, count, last_used, path, summary FROM brief_patterns "
+                "ORDER BY rank LIMIT ?",
+                (limit,),
+            ).fetchall()
+        except sqlite3.Error:
             return None
-        total = data["total"]
-        out: list[PatternFact] = []
-        for item in data["patterns"][:limit]:
-            name, count, used, path, said, _ = item
-            if not (type(name) is str and type(count) is int and type(path) is str):
-                return None
-            if not (type(said) is str and (used is None or type(used) is str)):
-                return None
-            out.append(PatternFact(name, count, used, path, said))
-        if type(total) is not int or total < len(out):
-            return None
-        return out, total
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    if total is None or not total[0].isdigit() or not _as_read(vault, rows):
         return None
+    count = int(total[0])
+    if len(found) < min(limit, count):
+        return None  # kept fewer than asked for (TOP below limit)
+    out: list[PatternFact] = []
+    for name, hits, used, path, said in found:
+        if not (type(name) is str and type(hits) is int and type(path) is str):
+            return None
+        if not (type(said) is str and (used is None or type(used) is str)):
+            return None
+        out.append(PatternFact(name, hits, used, path, said))
+    return out, count
+
+
+def _as_read(vault: Path, rows: dict[str, tuple[str, str | None]]) -> bool:
+    """Whether the registry files are those of ``rows``, each as the scan read it."""
+    from vaultkeeper.store.db import content_digest, key_text
+    from vaultkeeper.store.model import ParseError, read_regular
+    from vaultkeeper.store.vault import rel
+
+    seen = 0
+    for path in registry_files(vault):
+        row = rows.get(rel(vault, path))
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if row is None or row[0] != key_text(key):
+            return False
+        if row[1] is not None:  # changed as the scan read it: its bytes must be the same
+            try:
+                if content_digest(read_regular(path)) != row[1]:
+                    return False
+            except (OSError, ParseError):
+                return False
+        seen += 1
+    return seen == len(rows)

@@ -1,45 +1,87 @@
-"""The scan cache (state/scan-cache.json): what a scan read of each file it did not need
-to read again.
+"""The scan's rows in the derived store: what a scan read of each file, kept so that the
+next scan does not read an unchanged file again.
 
 A full scan parses every memory file's frontmatter, every registry block and every
 entry's words, though between two session ends only a few files change. The scanner's
 results about one file depend on its bytes alone (never on the date), so they are kept
-here keyed by the file's ``(device, inode, size, mtime_ns, ctime_ns)``: a file whose
-stat differs in any of them is read again. ctime moves on every write and cannot be
-set back, so an edit that restores size and mtime is still seen. A file changed less
-than ``RACY_NS`` before the scan read it is not kept (two writes within one tick of
-the file system's clock can leave all five the same: git's "racily clean" case).
+as rows of ``state/vaultkeeper.db`` (vaultkeeper.store.db), one per file, keyed by its
+vault-relative path and carrying its stat key ``(device, inode, size, mtime_ns,
+ctime_ns)``: a row is used only when the file's stat key is still that key, else the
+file is read again and its row replaced. ctime moves on every write and cannot be set
+back, so an edit that restores size and mtime is still seen. Files are the truth: a row
+is never trusted beyond what a fresh read of an unchanged file would give, and a missing
+or foreign database only means every file is read again.
+
+The racy case (git's "racily clean"): two writes within one tick of the file system's
+clock can leave all five numbers the same, so a row read from a file changed shortly
+before the read could describe bytes the file no longer holds. Such a file's row is not
+stored: a file whose mtime or ctime is within ``RACY_NS`` of the scan's start is read on
+every scan until it settles. ``RACY_NS`` is 2 s, the coarsest timestamp in use (FAT);
+a file older than that cannot change again under the same key, because a later write
+gets a later timestamp. This is a rule about what is stored, not about how long a row is
+trusted: a stored row holds until its file's key changes. (A content hash checked on
+each use was the alternative for memory files; it buys nothing the next scan does not
+get by reading those few files.) A racy registry file's row is stored with the digest of
+the bytes the scan read: the scan uses its blocks only to read the file's next version
+where it changed (registry/delta.py checks them against the text), and the brief's
+patterns hold only while the file still has those bytes (report/brief_patterns.py): a
+session's last ``use`` is often within 2 s of the session-end scan.
 
 The duplicates pass keeps each group's pairs (the registry's blocks; one project's
-lessons) under a digest of the entries it compared: an unchanged vault skips the pass,
-and a changed name or description runs it again for that group only. A big group also
-keeps its words (the pairs section's ``words``, dupdelta.py): then only its changed
-entries are compared again.
+lessons) as a row under a digest of the entries it compared: an unchanged vault skips
+the pass, and a changed name or description runs it again for that group only. A big
+group's row also keeps its words (dup_delta.py): then only its changed entries are
+compared again.
 
-The cache is only ever a shortcut: a missing, unreadable, foreign (another version,
-another machine's inodes) or corrupt file is ignored and rewritten, and nothing in it
-is trusted beyond what a fresh read of an unchanged file would give. It is written
-(atomically) only when something in it changed, and never by ``scan --as-of``.
+Rows are written in one short transaction at the end of a scan, only those that changed,
+and never by ``scan --as-of``. A failure to write them never fails the scan: they are a
+cache. ``key_of`` and ``RACY_NS`` are shared with the other readers of stat keys (the
+search's and the recall's).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import time
 
-from vaultkeeper import __version__
-from vaultkeeper.scan.cachelayers import PAIR_PARTS, changes, overlay, pairs_overlay
-from vaultkeeper.scan.records import MemoryRecord, decode_record, encode_record
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.store.db import content_digest, key_text
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
 
-FORMAT = 4
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    class MemoryRecord(NamedTuple):
+        """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
+
+        # name, description, status, holdout_until, last_validated, provenance_date: the
+        # fields of decay.MemoryFacts after its path; None: the file is not an entry
+        facts: tuple[Any, ...] | list[Any] | None
+        line: int  # the holdout_until line (1 when it has none)
+        hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
+        details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
+        problem: tuple[int | None, str] | None  # (line, reason): unreadable
+        # what the brief shows of it (report/brief_lessons.fields), None: never served;
+        # its own column of the row (a hit does not decode it: the scan has no use for it)
+        served: list[Any] | None = None
+
+else:  # the same tuple without importing typing (a scan has no other use for it)
+    from collections import namedtuple
+
+    MemoryRecord = namedtuple(
+        "MemoryRecord", ("facts", "line", "hash", "details", "problem", "served"), defaults=(None,)
+    )
+
+
 RACY_NS = 2_000_000_000
-_PIECE = 500  # entries per piece of the written file
-Key = list[int]  # device, inode, size, mtime_ns, ctime_ns (a list: as JSON gives it back)
+Key = list[int]  # device, inode, size, mtime_ns, ctime_ns
+
+_PAIR_META = ("settings", "complete", "unkept")
+PATTERNS_TOTAL = "patterns_total"  # scan_meta: how many readable patterns the registry has
+_TABLES = ("scan_memory", "scan_registry", "scan_pairs", "scan_meta", "brief_patterns")
 
 
 def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
@@ -61,29 +103,49 @@ def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _loads(text: Any) -> Any:
+    """A stored JSON value, or None when it is not one (a forged or truncated row)."""
+    if type(text) is not str:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 class ScanCache:
-    """One scan's view of the cache: what it found, and what this scan will keep."""
+    """One scan's view of its rows: what it found, and what this scan will keep.
+
+    ``memory`` and ``registry`` map a path to its row as stored (a tuple of its columns,
+    JSON text undecoded until the row is used); ``pairs`` is the duplicates pass's rows as
+    one dict (``settings``, ``complete``, ``unkept``, ``groups``: group -> [digest, pairs],
+    ``words``: group -> words); ``patterns`` the brief's most-used patterns and their
+    total (report/brief_patterns.py), the scan's to replace.
+    """
 
     def __init__(
-        self, data: dict[str, Any] | None = None, delta: dict[str, Any] | None = None
+        self,
+        memory: dict[str, tuple[str, str, str]] | None = None,
+        registry: dict[str, tuple[str, str | None, str, str]] | None = None,
+        pairs: dict[str, Any] | None = None,
+        patterns: tuple[list[tuple[Any, ...]], int | None] = ([], None),
+        *,
+        fresh: bool = False,
     ) -> None:
-        """From the base file's data and, written since it, the delta file's."""
-        data = data or {}
-        self.base: dict[str, dict[str, Any]] = {
-            section: data.get(section) or {} for section in ("memory", "registry")
-        }
-        base_id = data.get("id")
-        self.base_id: str | None = base_id if type(base_id) is str else None
-        self.base_bytes = 0  # the base file's size: whether a delta is worth writing
-        self._memory, self._registry = self.base["memory"], self.base["registry"]
-        pairs = data.get("pairs")
-        self.base_pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
-        if delta is not None:  # what changed since the base: entries, None for one gone
-            self._memory = overlay(self._memory, delta["memory"])
-            self._registry = overlay(self._registry, delta["registry"])
-            pairs = pairs_overlay(self.base_pairs, delta.get("pairs"))
-        self._pairs: dict[str, Any] = pairs if isinstance(pairs, dict) else {}
-        self.kept: dict[str, dict[str, Any]] = {"memory": {}, "registry": {}}
+        """From the rows found; ``fresh`` (``scan --fresh``): none used, all replaced."""
+        self.fresh = fresh
+        self._memory: dict[str, tuple[str, str, str]] = memory or {}
+        self._registry: dict[str, tuple[str, str | None, str, str]] = registry or {}
+        self._pairs: dict[str, Any] = pairs or {}
+        self.patterns_found = patterns
+        self.patterns = patterns  # the scan puts the brief's patterns here
+        self.kept_memory: dict[str, tuple[str, str, str]] = {}
+        self.kept_registry: dict[str, tuple[str, str | None, str, str]] = {}
+        self._racy_registry: set[str] = set()
         self.kept_pairs: dict[str, Any] = {}
         self.hits = 0
         self.misses = 0
@@ -95,7 +157,7 @@ class ScanCache:
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.began = time.time_ns()  # before any file's stat
-        self.limit = self.began - RACY_NS  # a file changed since is read every time
+        self.limit = self.began - RACY_NS  # a file changed since is not kept
 
     # -- memory files ------------------------------------------------------------------
 
@@ -112,10 +174,10 @@ class ScanCache:
         key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         self.stats[rel] = key
         found = self._memory.get(rel)
-        if type(found) is list and len(found) == 2 and found[0] == key:
-            record = decode_record(found[1])
+        if found is not None and found[0] == key_text(key):
+            record = decode_record(_loads(found[1]))
             if record is not None:
-                self.kept["memory"][rel] = found
+                self.kept_memory[rel] = found
                 self.hits += 1
                 return record, key
         self.misses += 1
@@ -129,41 +191,55 @@ class ScanCache:
         if encoded is None:
             self.complete = False
         else:
-            self.kept["memory"][rel] = [key, encoded]
+            row = (key_text(key), _json(encoded), _json(record.served))  # type: ignore[arg-type]
+            self.kept_memory[rel] = row
 
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
         """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (keptheads
-        reads it), if the file is unchanged; and the key to keep a new one under."""
+        reads it), if the file is unchanged and was settled when read; and its key now."""
         key, old_enough = stat_key(full, self.limit)
         self.registry_keys[rel] = key
         if key is None:
             return None, None
+        if not old_enough:
+            self._racy_registry.add(rel)
         found = self._registry.get(rel)
-        if type(found) is list and len(found) == 3 and found[0] == key and type(found[1]) is list:
-            self.hits += 1  # the caller keeps it again once it has read it back
-            return found, key
+        if found is not None and found[0] == key_text(key) and found[1] is None:
+            blocks = _loads(found[2])
+            if type(blocks) is list:
+                self.hits += 1  # the caller keeps it again once it has read it back
+                return [key, blocks, _loads(found[3])], key
         self.misses += 1
-        return None, key if old_enough else None
+        return None, key
 
     def registry_before(self, rel: str) -> tuple[Any, Any] | None:
         """What was kept of registry file ``rel`` whatever its key, (blocks, shape):
-        registrydelta checks it against the file as it is now."""
+        registry/delta.py checks it against the file as it is now."""
         found = self._registry.get(rel)
-        return (found[1], found[2]) if type(found) is list and len(found) == 3 else None
+        return None if found is None else (_loads(found[2]), _loads(found[3]))
 
-    def keep_registry(self, rel: str, key: Key | None, blocks: list[Any], shape: Any) -> None:
-        """Keep a registry file's blocks; without a key (a file just written: it may change
-        again unseen) they serve only to read the file's next version where it changed
-        (registrydelta checks them against it), never for the file itself."""
+    def keep_registry(
+        self, rel: str, key: Key | None, blocks: list[Any], shape: Any, raw: bytes
+    ) -> None:
+        """Keep a registry file's blocks, read from ``raw``. One changed just before the
+        scan (it may change again unseen under the same key) is kept with the digest of
+        ``raw``: the scan then uses its blocks only to read the file's next version where
+        it changed (registry/delta.py checks them against it), and the brief only while
+        the file's bytes still have that digest."""
         if key is None:
             self.complete = False
-        self.kept["registry"][rel] = [key, blocks, shape]
+            return
+        digest = None
+        if rel in self._racy_registry:
+            self.complete = False
+            digest = content_digest(raw)
+        self.kept_registry[rel] = (key_text(key), digest, _json(blocks), _json(shape))
 
     def keep_registry_entry(self, rel: str, entry: list[Any]) -> None:
-        """Keep what registry() gave, as it was (the delta file then leaves it out)."""
-        self.kept["registry"][rel] = entry
+        """Keep the row registry() gave ``entry`` from, as it was."""
+        self.kept_registry[rel] = self._registry[rel]
 
     # -- the duplicates pass -----------------------------------------------------------
 
@@ -185,24 +261,19 @@ class ScanCache:
 
     def group_pairs(self, settings: str, group: str, digest: str) -> list[Any] | None:
         """The pairs kept for ``group`` when its entries' digest is ``digest``."""
-        groups = self._pairs.get("groups")
-        if self._pairs.get("settings") != settings or type(groups) is not dict:
-            return None
-        kept = groups.get(group)
-        if type(kept) is list and len(kept) == 2 and kept[0] == digest and type(kept[1]) is list:
-            return list(kept[1])
-        return None
+        kept = self.group_entry(settings, group)
+        return None if kept is None or kept[0] != digest else list(kept[1])
 
     def touched_projects(self) -> set[str] | None:
-        """The projects where a memory file was read again, is gone since the cache, or
-        was not kept by the scan that kept the pairs (it may be gone unseen since): the
-        others' duplicates groups are as they were kept (duppairs.cached_pairs). None:
+        """The projects where a memory file was read again, is gone since its row, or was
+        not kept by the scan that kept the pairs (it may be gone unseen since): the
+        others' duplicates groups are as they were kept (dup_pairs.cached_pairs). None:
         all of them."""
         unkept = self._pairs.get("unkept")
         if type(unkept) is not list:
             return None
-        gone = self._memory.keys() - self.kept["memory"].keys()
-        # [1:2]: a key with no project in it (a forged cache's) names none
+        gone = self._memory.keys() - self.kept_memory.keys()
+        # [1:2]: a path with no project in it (a forged row's) names none
         return {p for rel in (*self.missed, *gone) for p in rel.split("/", 2)[1:2]}.union(
             map(str, unkept)
         )
@@ -210,7 +281,7 @@ class ScanCache:
     def _unkept(self) -> list[str]:
         """The projects of the memory files this scan read and did not keep."""
         if self._unkept_projects is None:
-            kept = self.kept["memory"]
+            kept = self.kept_memory
             found = {rel.split("/", 2)[1] for rel in self.missed if rel not in kept}
             self._unkept_projects = sorted(found)
         return self._unkept_projects
@@ -226,7 +297,7 @@ class ScanCache:
         return None
 
     def group_words(self, settings: str, group: str) -> Any:
-        """What the pass kept of a big group's words (dupdelta.py checks it), or None."""
+        """What the pass kept of a big group's words (dup_delta.py checks it), or None."""
         words = self._pairs.get("words")
         if self._pairs.get("settings") != settings or type(words) is not dict:
             return None
@@ -244,49 +315,196 @@ class ScanCache:
             self.kept_pairs["words"][group] = words
 
     def files_unchanged(self) -> bool:
-        """Every file this scan read came from the cache, and none kept there is gone."""
+        """Every file this scan read came from its row, and no row's file is gone."""
         return (
             self.misses == 0
-            and self.kept["memory"] == self._memory
-            and self.kept["registry"] == self._registry
+            and self.kept_memory == self._memory
+            and self.kept_registry == self._registry
         )
-
-    # -- the file ----------------------------------------------------------------------
 
     def changed(self) -> bool:
         """Whether what this scan keeps differs from what it found."""
         return (
-            self.kept["memory"] != self._memory
-            or self.kept["registry"] != self._registry
+            self.kept_memory != self._memory
+            or self.kept_registry != self._registry
             or self.kept_pairs != self._pairs
+            or self.patterns != self.patterns_found
         )
 
-    def delta(self) -> dict[str, dict[str, Any]]:
-        """What this scan keeps that the base file does not hold: changed entries and
-        duplicates groups, and None for each one gone."""
-        out = {section: changes(self.base[section], kept) for section, kept in self.kept.items()}
-        pairs = {k: v for k, v in self.kept_pairs.items() if k not in PAIR_PARTS}
-        for part in PAIR_PARTS:
-            kept, base = self.kept_pairs.get(part), self.base_pairs.get(part)
-            pairs[part] = changes(
-                base if isinstance(base, dict) else {}, kept if isinstance(kept, dict) else {}
-            )
-        out["pairs"] = pairs
-        return out
+    def known_summaries(self) -> dict[str, str]:
+        """The brief's patterns' first paragraphs as found, by their block's fingerprint:
+        a block the scan took from its row (no text read) keeps its paragraph."""
+        return {row[6]: row[5] for row in self.patterns_found[0] if type(row[6]) is str}
 
-    def to_json(self, base_id: str) -> Iterator[str]:
-        """The base file's JSON text in pieces of a few hundred entries (a 50,000-entry
-        vault's cache is about 10 MB: held whole, as text and as bytes, it was the scan's
-        peak)."""
-        import json
 
-        compact = (",", ":")
-        yield f'{{"format":{FORMAT},"version":{json.dumps(__version__)},"id":"{base_id}",'
-        for section in ("memory", "registry"):
-            yield f'"{section}":{{'
-            entries = list(self.kept[section].items())
-            for start in range(0, len(entries), _PIECE):
-                part = json.dumps(dict(entries[start : start + _PIECE]), separators=compact)
-                yield ("," if start else "") + part[1:-1]
-            yield "},"
-        yield f'"pairs":{json.dumps(self.kept_pairs, separators=compact)}}}\n'
+# -- the rows ------------------------------------------------------------------------------
+
+
+def load(vault: Any) -> ScanCache:
+    """The rows as the last scan left them; none when the database is missing, foreign
+    or cannot be read (every file is then read again). A database through a symlink or a
+    FIFO is refused (store.db raises UnsafePathError): nothing is read or written."""
+    from vaultkeeper.store import db
+
+    try:
+        with db.connect(vault) as conn:
+            memory = {p: (k, r, s) for p, k, r, s in conn.execute("SELECT * FROM scan_memory")}
+            registry = {
+                p: (k, d, b, s) for p, k, d, b, s in conn.execute("SELECT * FROM scan_registry")
+            }
+            meta = dict(conn.execute("SELECT name, value FROM scan_meta").fetchall())
+            pairs = _pairs_of(conn, meta)
+            top = conn.execute("SELECT * FROM brief_patterns ORDER BY rank").fetchall()
+    except (sqlite3.Error, OSError) as exc:
+        if isinstance(exc, VaultkeeperError):
+            raise
+        return ScanCache()
+    total = _loads(meta.get(PATTERNS_TOTAL))
+    return ScanCache(memory, registry, pairs, (top, total if type(total) is int else None))
+
+
+def _pairs_of(conn: sqlite3.Connection, meta: dict[str, str]) -> dict[str, Any]:
+    if not set(_PAIR_META) <= set(meta):
+        return {}
+    out: dict[str, Any] = {name: _loads(meta[name]) for name in _PAIR_META}
+    groups: dict[str, Any] = {}
+    words: dict[str, Any] = {}
+    for group, digest, pairs, kept_words in conn.execute("SELECT * FROM scan_pairs"):
+        groups[group] = [digest, _loads(pairs)]
+        if kept_words is not None:
+            words[group] = _loads(kept_words)
+    out["groups"], out["words"] = groups, words
+    return out
+
+
+def save(vault: Any, cache: ScanCache) -> bool:
+    """Write the rows that changed (and delete those whose file is gone), in one short
+    transaction. Whether it wrote; a database that cannot be written is only a cache
+    lost (the next scan reads every file), never a failed scan."""
+    if not cache.changed():
+        return False
+    from vaultkeeper.store import db
+
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            if cache.fresh:  # none was read: whatever the rows held goes
+                for table in _TABLES:
+                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+            _put(conn, "scan_memory", cache._memory, cache.kept_memory)
+            _put(conn, "scan_registry", cache._registry, cache.kept_registry)
+            if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
+                _put_pairs(conn, cache._pairs, cache.kept_pairs)
+            if cache.patterns != cache.patterns_found:
+                _put_patterns(conn, *cache.patterns)
+    except (sqlite3.Error, OSError, VaultkeeperError):
+        return False
+    return True
+
+
+def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict[str, Any]) -> None:
+    gone = [(p,) for p in found.keys() - kept.keys()]
+    conn.executemany(f"DELETE FROM {table} WHERE path = ?", gone)  # noqa: S608 - our names
+    new = [(p, *row) for p, row in kept.items() if found.get(p) is not row and found.get(p) != row]
+    if new:
+        marks = ", ".join("?" * len(new[0]))
+        conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", new)  # noqa: S608
+
+
+def _put_pairs(conn: sqlite3.Connection, found: dict[str, Any], kept: dict[str, Any]) -> None:
+    """The duplicates pass's rows: each group written only when its pairs or words
+    changed (a big group's words are the biggest row), all of them when the settings did."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO scan_meta VALUES (?, ?)",
+        [(name, _json(kept.get(name))) for name in _PAIR_META],
+    )
+    same_settings = found.get("settings") == kept.get("settings")
+    old_groups: dict[str, Any] = (found.get("groups") or {}) if same_settings else {}
+    old_words: dict[str, Any] = (found.get("words") or {}) if same_settings else {}
+    groups: dict[str, Any] = kept.get("groups") or {}
+    words: dict[str, Any] = kept.get("words") or {}
+    if not same_settings:
+        conn.execute("DELETE FROM scan_pairs")
+    gone = [(g,) for g in old_groups.keys() - groups.keys()]
+    conn.executemany("DELETE FROM scan_pairs WHERE grp = ?", gone)
+    new = []
+    for group, (digest, pairs) in groups.items():
+        was, had = old_groups.get(group), old_words.get(group)
+        now = words.get(group)
+        if was == [digest, pairs] and (had is now or had == now):
+            continue
+        new.append((group, digest, _json(pairs), None if now is None else _json(now)))
+    conn.executemany("INSERT OR REPLACE INTO scan_pairs VALUES (?, ?, ?, ?)", new)
+
+
+def _put_patterns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], total: int | None) -> None:
+    """The brief's most-used patterns, replaced whole (a few hundred rows at most)."""
+    conn.execute("DELETE FROM brief_patterns")
+    conn.executemany("INSERT INTO brief_patterns VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("INSERT OR REPLACE INTO scan_meta VALUES (?, ?)", (PATTERNS_TOTAL, _json(total)))
+
+
+# -- a memory file's record as its row keeps it ------------------------------------------
+
+_BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
+
+
+# In JSON: [facts, line, hash, details] (details None when hash is), ["problem", line,
+# reason], or [None] for a file that is not an entry. A date is kept as its ISO text,
+# which every reader of these values takes as the same date (model.parse_date, str());
+# a value JSON cannot carry as YAML gave it (a time, a mapping, a huge number) leaves
+# the file out of the cache: it is read every scan.
+
+
+def encode_record(record: MemoryRecord) -> list[Any] | None:
+    if record.problem is not None:
+        return ["problem", record.problem[0], record.problem[1]]
+    if record.facts is None:
+        return [None]
+    if not all(map(_plain, record.facts)):
+        return None
+    details = record.details
+    if details is not None and not all(map(_plain, details)):
+        return None
+    return [list(record.facts), record.line, record.hash, details and list(details)]
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bool)):
+        return True
+    if isinstance(value, int):
+        return -_BIG < value < _BIG
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    return False
+
+
+def decode_record(raw: Any) -> MemoryRecord | None:
+    """The record, or None for anything this version would not have written.
+
+    Only what a reader could trip on is checked (the texts it joins and compares);
+    the other values go through model.parse_date or str(), which take anything.
+    """
+    if type(raw) is not list:
+        return None
+    if len(raw) == 4:
+        facts, line, digest, details = raw
+        if type(facts) is not list or len(facts) != 6 or type(line) is not int:
+            return None
+        name, description, status, _, _, since = facts
+        if not (type(name) is str and type(description) is str):
+            return None
+        if not ((status is None or type(status) is str) and (since is None or type(since) is str)):
+            return None
+        if digest is None:
+            if details is not None:
+                return None
+        elif not (type(digest) is str and type(details) is list and len(details) == 3):
+            return None
+        return MemoryRecord(facts, line, digest, details, None)
+    if raw == [None]:
+        return MemoryRecord(None, 1, None, None, None)
+    if len(raw) == 3 and raw[0] == "problem":
+        line, reason = raw[1], raw[2]
+        if (line is None or type(line) is int) and type(reason) is str:
+            return MemoryRecord(None, 1, None, None, (line, reason))
+    return None

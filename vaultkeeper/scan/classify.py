@@ -92,22 +92,21 @@ def run_scan(
             from vaultkeeper.report import file as reportguard
             from vaultkeeper.report.candidates import save_report
             from vaultkeeper.scan import cache as scancache
-            from vaultkeeper.scan import cachefile as scancachefile
 
             used: list[ScanCache] = []
 
             def classified(cache: ScanCache) -> Report:
                 found = classify(vault, now, cache)
-                scancachefile.save(vault, cache)
+                scancache.save(vault, cache)
                 used.append(cache)
                 return found
 
             clock = time.monotonic()
             saved = reportguard.seen(vault)
-            report = classified(scancache.ScanCache() if fresh else scancachefile.load(vault))
+            report = classified(scancache.ScanCache(fresh=True) if fresh else scancache.load(vault))
             with reportguard.locked(vault):
                 if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
-                    report = classified(scancachefile.load(vault))  # what it changed, read
+                    report = classified(scancache.load(vault))  # what it changed, read
                 duration = int((time.monotonic() - clock) * 1000)
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
@@ -185,12 +184,9 @@ def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> R
 def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     import datetime as dt
 
-    from vaultkeeper.report import brief_lessons
-    from vaultkeeper.report.brief_patterns import after_scan
     from vaultkeeper.report.candidates import Report
     from vaultkeeper.scan.memory import held_out_candidates
 
-    started_ns = time.time_ns()  # before the registry is read: brief_patterns' racy bound
     today = now.astimezone(dt.timezone.utc).date()
     heads: Sequence[Head]
     if cache is None:
@@ -202,12 +198,10 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
 
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)
-    if cache is not None:  # the scan's run: the brief's patterns and lessons (not --as-of's)
-        after_scan(vault, heads, started_ns, cache.registry_keys)  # stat'ed by the line above
+    if cache is not None:  # the scan's run: the brief's patterns (not --as-of's)
+        _brief_patterns(vault, heads, cache)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
-    if cache is not None:  # from the memory files' stats the line above took
-        brief_lessons.after_scan(vault, cache.stats, cache.limit)
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
@@ -232,6 +226,17 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
         anchors=anchored,
         suggested=suggested,
     )
+
+
+def _brief_patterns(vault: Path, heads: Sequence[Head], cache: ScanCache) -> None:
+    """The brief's most-used patterns, kept with the scan's rows; none when a registry
+    file changed under the scan (the brief then parses the registry itself)."""
+    from vaultkeeper.report import brief_patterns
+
+    try:
+        cache.patterns = brief_patterns.top(vault, heads, cache.known_summaries())
+    except (VaultkeeperError, OSError, ValueError):
+        cache.patterns = ([], None)
 
 
 def registry_candidates(

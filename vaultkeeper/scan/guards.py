@@ -135,16 +135,15 @@ def release(vault: str | os.PathLike[str], pid: int) -> None:
 def _sweep(vault: str | os.PathLike[str]) -> None:
     """Remove what killed runs left in state/: private lock dirs and half-written temp files.
 
-    Called while holding the lock. Only a holder writes the state file and the scan
-    cache: their temp files go at once. Any other (the report, the recall table and its
-    rows, the brief's files, the index stamp: an apply, `hooks install --recall` or `new`
-    may be writing one under the writer lock, not this one) goes once older than a run
-    may last (STALE_RUN_MS), by the rule of store.fsio.sweep_temps.
+    Called while holding the lock. Only a holder writes the state file: its temp
+    files go at once. Any other (the report, the recall table and its rows: an apply,
+    `hooks install --recall` or `new` may be writing one under the writer lock, not this
+    one) goes once older than a run may last (STALE_RUN_MS), by the rule of
+    store.fsio.sweep_temps.
     """
     folder = state_dir(vault)
     lock_prefix = f".{config.LOCK_DIR}."
-    scan_only = (config.STATE_FILE, config.SCAN_CACHE_FILE, config.SCAN_CACHE_DELTA_FILE)
-    own = tuple(f".{n}." for n in scan_only)
+    own = f".{config.STATE_FILE}."
     stale = time.time() - config.STALE_RUN_MS / 1000
     try:
         names = os.listdir(folder)

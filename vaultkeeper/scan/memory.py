@@ -4,7 +4,8 @@
 ``MemoryRecord`` (the few frontmatter keys any decision reads, the hold-out line and the
 file's hash, or why it could not be read), then judges the records against ``today``.
 A record depends on the file's bytes only, never on the date, so a scan may take it
-from the scan cache (vaultkeeper.scan.cache) when the file has not changed since.
+from the scan's rows (vaultkeeper.scan.cache, which keeps the record's type) when the
+file has not changed since.
 
 Most frontmatter is read without YAML (quickmeta), and only the keys asked for; the
 rest, and every file quickmeta is unsure of, goes through the model's YAML parser, so
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 
 from vaultkeeper import config
-from vaultkeeper.scan.records import MemoryRecord
+from vaultkeeper.scan.cache import MemoryRecord, ScanCache
 from vaultkeeper.store.model import outside_problems
 from vaultkeeper.store.walk import memory_files as memory_files
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from vaultkeeper.report.candidates import Candidate
-    from vaultkeeper.scan.cache import ScanCache
     from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import MemoryFacts
 
@@ -43,6 +43,7 @@ NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontma
 
 def read_record(path: str, where: str) -> MemoryRecord:
     """What a scan needs of one memory file (see the module docstring)."""
+    from vaultkeeper.report.brief_lessons import fields
     from vaultkeeper.store import quickmeta
     from vaultkeeper.store.model import ParseError, decode, file_hash, read_regular
     from vaultkeeper.store.model import split_frontmatter as split
@@ -64,15 +65,16 @@ def read_record(path: str, where: str) -> MemoryRecord:
             whole = quick is None
             meta, lines = quick if quick is not None else _yaml_keys(path, where, text)
         line = lines.get("holdout_until", 1)
+        served = fields(meta)  # what the session-start brief shows of it
         if not may_hold_out(meta):
-            return MemoryRecord(facts_of(where, meta), line, None, None, None)
+            return MemoryRecord(facts_of(where, meta), line, None, None, None, served)
         if not whole:
             more = quickmeta.read_keys(yaml_text, DETAILS)
             meta = {**meta, **(more or _yaml_keys(path, where, text))[0]}
     except ParseError as exc:
         return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
     details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
-    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None)
+    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None, served)
 
 
 def may_hold_out(meta: Mapping[str, Any]) -> bool:

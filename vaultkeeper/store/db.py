@@ -11,8 +11,10 @@ beside one writer (WAL), indexes and FTS5 full-text ranking (bm25) -- what hand-
 JSON caches re-implement badly. It is read by no person and no other tool, lives in
 the spec's runtime folder ``state/`` and is git-ignored.
 
-The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``):
-a database of another version, or one SQLite cannot read, is dropped and made anew.
+The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``),
+and the rows by the vaultkeeper version that derived them (``store_meta``: another
+version may derive other rows from the same file): a database of another schema or
+version, or one SQLite cannot read, is dropped and made anew.
 Each domain declares its tables in ``TABLES`` below, so the whole schema reads in one
 place.
 
@@ -33,21 +35,72 @@ import contextlib
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from vaultkeeper import config
+from vaultkeeper import __version__, config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.store.vault import own_dir
 
-DB_FILE = "vaultkeeper.db"  # under state/
+DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
 # SCHEMA_VERSION (an old database is then dropped and rebuilt from the files).
-TABLES: tuple[str, ...] = ()
+TABLES: tuple[str, ...] = (
+    # this file: the vaultkeeper version whose rows the database holds
+    "CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # scan/cache.py: what a scan read of each file, by its path and stat key
+    # one memory file: its stat key (scan.cache.key_text), its record (encode_record)
+    # and what the brief shows of it (report/brief_lessons.fields; JSON null: not served)
+    "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
+    "served TEXT NOT NULL)",
+    # one registry file: its stat key; the digest of its bytes when it changed too
+    # lately for its key to vouch for it (NULL: settled); its blocks (keptheads.kept_of)
+    # and its text's shape (registry/delta.shape_of)
+    "CREATE TABLE scan_registry (path TEXT PRIMARY KEY, key TEXT NOT NULL, digest TEXT, "
+    "blocks TEXT NOT NULL, shape TEXT NOT NULL)",
+    # one duplicates group: the digest of its entries, its pairs, a big group's words
+    "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+    "pairs TEXT NOT NULL, words TEXT)",
+    # named facts of the last scan as a whole (the duplicates pass's settings, whether
+    # every file it read was kept and where not; how many patterns the registry has)
+    "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # report/brief_patterns.py: the registry's most-used patterns, in the brief's order,
+    # valid while every scan_registry row matches its file
+    "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+    "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
+    "fingerprint TEXT)",
+    # index/cache.py: what the index lists of each note (a note's description, or a
+    # registry file's blocks as JSON), under its stat key; plain: its links need no masking
+    "CREATE TABLE index_notes (path TEXT PRIMARY KEY, key TEXT NOT NULL, description TEXT, "
+    "blocks TEXT, plain INTEGER NOT NULL)",
+    # index/stamp.py: each walked file's stat key (NULL: not read by the index) when the
+    # index was last known up to date, and the rest of that stamp as one JSON value
+    "CREATE TABLE index_state (path TEXT PRIMARY KEY, key TEXT)",
+    "CREATE TABLE index_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # anchors/vault.py: an entry file's anchors and what decides on them (JSON), by its
+    # stat key; per repository, what the anchor checker read of its files (JSON)
+    "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
+    "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+def key_text(key: Sequence[int]) -> str:
+    """How a file's stat key ``(device, inode, size, mtime_ns, ctime_ns)`` is stored in a
+    row: its five numbers as a JSON array (text, so no device number overflows SQLite's
+    signed 64-bit integers)."""
+    return f"[{key[0]},{key[1]},{key[2]},{key[3]},{key[4]}]"
+
+
+def content_digest(raw: bytes) -> str:
+    """A file's bytes' digest, kept in a row whose stat key cannot vouch for the file (it
+    changed within a clock tick of being read): the row holds while the bytes do."""
+    from hashlib import blake2b
+
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def path_of(vault: str | os.PathLike[str]) -> Path:
@@ -71,11 +124,19 @@ def _refuse_odd(path: Path) -> None:
             )
 
 
+def _current(conn: sqlite3.Connection) -> bool:
+    """Whether the database has this schema and this version's rows."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    found = conn.execute("SELECT value FROM store_meta WHERE name = 'version'").fetchone()
+    return found is not None and found[0] == __version__
+
+
 def _fresh(conn: sqlite3.Connection) -> None:
     """Drop whatever the database holds and create the current schema."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        if _current(conn):
             conn.execute("COMMIT")  # another process made it meanwhile
             return
         rows = conn.execute(
@@ -86,6 +147,7 @@ def _fresh(conn: sqlite3.Connection) -> None:
             conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
         for ddl in TABLES:
             conn.execute(ddl)
+        conn.execute("INSERT INTO store_meta VALUES ('version', ?)", (__version__,))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
@@ -99,7 +161,7 @@ def _open(path: Path) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        if not _current(conn):
             _fresh(conn)
     except BaseException:
         conn.close()
@@ -130,6 +192,25 @@ def connect(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+@contextlib.contextmanager
+def existing(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection | None]:
+    """The vault's database if there is one, else None: for a reader that must not create
+    ``state/`` or the file (a brief on a vault no scan has seen reads the files instead).
+    Any failure to open it (a link, a FIFO, a locked or foreign file) is None too: a
+    reader loses only its shortcut."""
+    conn = None
+    with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError):
+        path = path_of(vault)
+        if os.path.lexists(path):
+            _refuse_odd(path)
+            conn = _open(path)
+    try:
+        yield conn
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 @contextlib.contextmanager

@@ -1,26 +1,27 @@
-"""The scan cache on disk (base + delta) and the block-level reuse inside a changed
-registry file: each is only a shortcut, so every test compares against a scan that
-reads everything."""
+"""The scan's rows in the derived store (scan/cache.py): only the rows that changed are
+written, a changed registry file reuses its unchanged blocks, and the database may go at
+any moment. Each is only a shortcut, so every test compares against a scan that reads
+everything."""
 
 from __future__ import annotations
 
-import json
 import os
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_scan_cache import NOW, run, uncached
+from tests.test_scan_cache import NOW, rows, run, uncached
 from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.registry import blocks as registry
 from vaultkeeper.scan import cache as scancache
-from vaultkeeper.scan import cachefile as scancachefile
+from vaultkeeper.scan.classify import classify
 
-STATE = Path(config.STATE_DIR)
-BASE, DELTA = STATE / config.SCAN_CACHE_FILE, STATE / config.SCAN_CACHE_DELTA_FILE
+DB = Path(config.STATE_DIR) / config.DB_FILE
 MEM = "projects/p/memory/"
 
 
@@ -29,11 +30,13 @@ def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scancache, "RACY_NS", 0)
 
 
-@pytest.fixture
-def deltas(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Deltas for a small cache too (a real one needs a base of 256 KiB)."""
-    monkeypatch.setattr(scancachefile, "DELTA_MIN_BASE", 0)
-    monkeypatch.setattr(scancachefile, "DELTA_SHARE", 10.0)
+def rowids(vault: Path, table: str, column: str = "path") -> dict[str, int]:
+    """Each row's rowid: INSERT OR REPLACE gives a rewritten row a new one."""
+    conn = sqlite3.connect(vault / DB)
+    try:
+        return dict(conn.execute(f"SELECT {column}, rowid FROM {table}").fetchall())
+    finally:
+        conn.close()
 
 
 def many_files(n: int) -> dict[str, str]:
@@ -54,92 +57,39 @@ def add_lessons(files: dict[str, str], project: str, description: str) -> None:
         )
 
 
-def test_a_small_change_writes_a_delta_and_the_base_stays(
-    make_vault: MakeVault, deltas: None
-) -> None:
+def test_only_the_rows_of_changed_files_are_written(make_vault: MakeVault) -> None:
     vault = make_vault(many_files(20))
     run(vault)
-    base = (vault / BASE).read_bytes()
-    assert not (vault / DELTA).exists()
+    before = rowids(vault, "scan_memory")
     due = vault / MEM / "lesson-3.md"
     due.write_text(due.read_text().replace("word3", "changed3"))
     (vault / MEM / "lesson-4.md").unlink()
     after = run(vault)
     assert after == uncached(vault)
-    assert (vault / BASE).read_bytes() == base  # not rewritten
-    delta = json.loads((vault / DELTA).read_text())
-    assert delta["base"] == json.loads(base)["id"]
-    assert set(delta["memory"]) == {MEM + "lesson-3.md", MEM + "lesson-4.md"}
-    assert delta["memory"][MEM + "lesson-4.md"] is None  # gone since the base
-    assert delta["registry"] == {}
-    # the next scan reads base and delta together: nothing is read again, nothing written
-    cache = scancachefile.load(vault)
+    now = rowids(vault, "scan_memory")
+    assert MEM + "lesson-4.md" not in now  # its file is gone
+    assert now[MEM + "lesson-3.md"] != before[MEM + "lesson-3.md"]  # rewritten
+    assert "changed3" in rows(vault)["memory"][MEM + "lesson-3.md"][1][0][1]
+    same = {p: i for p, i in now.items() if p != MEM + "lesson-3.md"}
+    assert same == {p: i for p, i in before.items() if p in same}  # left as they were
+    # nothing changed since: nothing read again, nothing written
     assert run(vault) == after
-    assert MEM + "lesson-4.md" not in cache._memory
-    assert not scancachefile.save(vault, cache) or cache.changed()
+    cache = scancache.load(vault)
+    classify(vault, NOW, cache)
+    assert cache.misses == 0 and not cache.changed()
+    assert not scancache.save(vault, cache)
 
 
-def test_a_delta_for_another_base_or_a_bad_one_is_ignored(
-    make_vault: MakeVault, deltas: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    vault = make_vault(many_files(5))
-    run(vault)
-    path = vault / MEM / "lesson-1.md"
-    path.write_text(path.read_text().replace("word1", "new1"))
-    expected = run(vault)
-    good = (vault / DELTA).read_text()
-    reads: list[str] = []
-    real = scancache.ScanCache.memory
-
-    def counting(self: Any, rel: str, full: str) -> Any:
-        found = real(self, rel, full)
-        if found[0] is None:
-            reads.append(rel)
-        return found
-
-    monkeypatch.setattr(scancache.ScanCache, "memory", counting)
-    for bad in (
-        good.replace('"base":"', '"base":"x'),  # another base's
-        "{not json",
-        json.dumps({"format": 1, "memory": {}, "registry": {}}),
-    ):
-        (vault / DELTA).write_text(bad)
-        reads.clear()
-        assert run(vault) == expected
-        assert reads == [MEM + "lesson-1.md"]  # only what the delta held is read again
-        assert json.loads((vault / DELTA).read_text())["memory"][MEM + "lesson-1.md"]
-
-
-def test_a_big_delta_makes_a_new_base_and_retires_the_delta(
-    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(scancachefile, "DELTA_MIN_BASE", 0)
-    monkeypatch.setattr(scancachefile, "DELTA_SHARE", 0.1)
-    vault = make_vault(many_files(20))
-    run(vault)
-    one = vault / MEM / "lesson-0.md"
-    one.write_text(one.read_text().replace("word0", "new0"))
-    run(vault)
-    assert (vault / DELTA).exists()
-    first_id = json.loads((vault / BASE).read_text())["id"]
-    for i in range(20):  # more than a tenth of the cache changes
-        path = vault / MEM / f"lesson-{i}.md"
-        path.write_text(path.read_text().replace(f"thing{i}", f"other-thing{i}"))
-    assert run(vault) == uncached(vault)
-    assert not (vault / DELTA).exists()
-    data = json.loads((vault / BASE).read_text())
-    assert data["id"] != first_id and MEM + "lesson-0.md" in data["memory"]
-
-
-def test_a_small_cache_is_always_written_whole(make_vault: MakeVault) -> None:
-    vault = make_vault(many_files(3))
-    run(vault)
-    path = vault / MEM / "lesson-1.md"
-    path.write_text(path.read_text().replace("word1", "new1"))
-    run(vault)
-    assert not (vault / DELTA).exists()
-    kept = json.loads((vault / BASE).read_text())["memory"][MEM + "lesson-1.md"]
-    assert "new1" in kept[1][0][1]
+def test_deleting_the_database_between_scans_loses_nothing(make_vault: MakeVault) -> None:
+    files = many_files(6)
+    add_lessons(files, "q", "retry flaky network calls {i}")
+    vault = make_vault(files)
+    first = run(vault)
+    for name in os.listdir(vault / DB.parent):
+        if name.startswith(config.DB_FILE):
+            os.unlink(vault / DB.parent / name)
+    assert run(vault) == first == uncached(vault)
+    assert set(rows(vault)["memory"]) >= {MEM + "lesson-0.md", "projects/q/memory/q-1.md"}
 
 
 @pytest.mark.parametrize("intro", ["Intro.", "Caf\u00e9 notes \u2014 ok."])
@@ -182,8 +132,8 @@ def test_a_just_written_registry_is_read_again_but_its_blocks_are_reused(
     vault = make_vault(spec_files(NOW.date()))
     monkeypatch.setattr(scancache, "RACY_NS", 10**18)  # every file is "just written"
     first = run(vault)
-    kept = json.loads((vault / BASE).read_text())["registry"]["patterns/registry.md"]
-    assert kept[0] is None and [h[0] for h in kept[1]][:2] == ["foo", "bar"]
+    kept = rows(vault)["registry"]["patterns/registry.md"]
+    assert kept[3] is not None and [h[0] for h in kept[1]][:2] == ["foo", "bar"]  # racy
     opened: list[str] = []
     real_read, real_hash = model.read_regular, registry.block_hash
     monkeypatch.setattr(model, "read_regular", lambda p: opened.append(str(p)) or real_read(p))
@@ -194,21 +144,20 @@ def test_a_just_written_registry_is_read_again_but_its_blocks_are_reused(
     assert hashed == []  # every block as it was: sentences and hashes from the cache
 
 
-def test_a_delta_holds_only_the_duplicates_groups_that_changed(
-    make_vault: MakeVault, deltas: None
-) -> None:
+def test_only_the_duplicates_groups_that_changed_are_written(make_vault: MakeVault) -> None:
     files = many_files(6)
     add_lessons(files, "q", "retry flaky network calls {i}")
     vault = make_vault(files)
     first = run(vault)
     assert len(first["duplicates"]) == 3
+    before = rowids(vault, "scan_pairs", "grp")
     path = vault / "projects/q/memory/q-2.md"
     path.write_text(path.read_text().replace("retry flaky network calls", "parse dates"))
     after = run(vault)
     assert after == uncached(vault) and len(after["duplicates"]) == 1
-    delta = json.loads((vault / DELTA).read_text())
-    assert list(delta["pairs"]["groups"]) == ["memory:q"]
-    assert run(vault) == after  # base and delta read together
+    now = rowids(vault, "scan_pairs", "grp")
+    assert [g for g in now if now[g] != before.get(g)] == ["memory:q"]
+    assert run(vault) == after
 
 
 def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
@@ -243,23 +192,18 @@ def test_a_project_none_of_whose_files_changed_keeps_its_pairs_unbuilt(
     assert compared == [{"memory:p"}]
 
 
-CACHE = Path(config.STATE_DIR) / config.SCAN_CACHE_FILE
-
-
-def test_a_fifo_where_the_cache_goes_does_not_hang_the_scan(make_vault: MakeVault) -> None:
-    """load opens the cache with O_RDONLY and no O_NONBLOCK: on a FIFO the open waits
-    for a writer for ever (the session-end hook hangs until it is killed)."""
-    import subprocess
-    import sys
-
+def test_a_fifo_where_the_database_goes_is_refused_without_hanging(
+    make_vault: MakeVault,
+) -> None:
+    """SQLite would open a FIFO and wait for a writer for ever (the session-end hook
+    hanging until killed): the scan refuses it in one line instead."""
     vault = make_vault(spec_files(NOW.date()))
-    os.mkfifo(vault / CACHE)
-    code = (
-        "import sys; from vaultkeeper.scan import cachefile as scancachefile; "
-        "scancachefile.load(sys.argv[1])"
-    )
+    (vault / DB).parent.mkdir(exist_ok=True)
+    os.mkfifo(vault / DB)
+    command = [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "scan", "--force"]
     try:
-        done = subprocess.run([sys.executable, "-c", code, str(vault)], timeout=30)
+        done = subprocess.run(command, timeout=60, capture_output=True, text=True)
     except subprocess.TimeoutExpired:
-        pytest.fail("loading a FIFO as the scan cache blocked")
-    assert done.returncode == 0
+        pytest.fail("a FIFO as the derived store blocked the scan")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"state/{config.DB_FILE}: not a regular file; refused" in done.stderr
