@@ -145,9 +145,11 @@ def ask(vault: Path, home: Path) -> dict[str, Any]:
                     filt = _canonical(wanted["params"]["notifications"])
                     params = answer["params"]
                     meta = {k: v for k, v in params["_meta"].items() if k != SUBSCRIPTION}
-                    params = {**params, "_meta": meta} if meta else {
-                        k: v for k, v in params.items() if k != "_meta"
-                    }  # the request's own id goes in again when it is answered
+                    params = (
+                        {**params, "_meta": meta}
+                        if meta
+                        else {k: v for k, v in params.items() if k != "_meta"}
+                    )  # the request's own id goes in again when it is answered
                     found[f"subscriptions/listen {version} {filt}"] = params
                 elif "id" in answer:
                     method = "initialize" if answer["id"] == "init" else answer["id"]

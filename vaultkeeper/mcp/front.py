@@ -31,8 +31,16 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from vaultkeeper.mcp.opening import ACKNOWLEDGED, CAPS, INFO, LISTEN, LISTS, PV, SUBSCRIPTION
-from vaultkeeper.mcp.opening import Opening
+from vaultkeeper.mcp.opening import (
+    ACKNOWLEDGED,
+    CAPS,
+    INFO,
+    LISTEN,
+    LISTS,
+    PV,
+    SUBSCRIPTION,
+    Opening,
+)
 
 STAND_IN_PREFIX = "vaultkeeper-front-"
 
@@ -214,7 +222,9 @@ class Front:
         self.version, self.modern = version, True
         return True
 
-    def _listen(self, message: dict[str, Any], version: str, rest: dict[str, Any], line: str) -> bool:
+    def _listen(
+        self, message: dict[str, Any], version: str, rest: dict[str, Any], line: str
+    ) -> bool:
         ack = self.opening.ack(version, rest["notifications"])
         if ack is None:
             return False
@@ -228,7 +238,9 @@ class Front:
         return True
 
     def _reply(self, message: dict[str, Any], result: Any, first: bool) -> bool:
-        if result is None or not self._write({"jsonrpc": "2.0", "id": message["id"], "result": result}):
+        if result is None or not self._write(
+            {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        ):
             return False
         if first:
             ident = STAND_IN_PREFIX + os.urandom(8).hex()

@@ -24,6 +24,7 @@ from typing import Any
 
 from vaultkeeper.mcp.front import Drop, Item, Loaded
 
+
 def _feed(fd: int, kept: list[str], source: queue.Queue[Item], ended: bool) -> None:
     try:
         for line in kept:
