@@ -5,8 +5,10 @@ by `hooks install <host> --mcp` and no server running: a cold start (a new proce
 server keeps nothing between starts). The recorded model requests show what the host put
 in front of the model: the first request of the turn must already offer every tool the
 server listed (Claude Code: as deferred tools by name, `mcp__vaultkeeper__<tool>`; Codex:
-the `mcp__vaultkeeper` namespace among its deferred tool namespaces). Before the server
-answered from its start (vaultkeeper/mcp/front.py), Codex began such a turn without them.
+the `mcp__vaultkeeper` namespace among its deferred tool namespaces). The scenario
+`mcp-sdk-alone` is the same run with the server's front off (the SDK alone answers,
+after its import): Codex began that turn without the namespace, and its tool search
+found nothing.
 """
 
 from __future__ import annotations
@@ -52,13 +54,23 @@ def test_claude_code_offers_every_vaultkeeper_tool_on_the_first_turn() -> None:
         assert f"\\nmcp__vaultkeeper__{tool}\\n" in deferred, tool
 
 
-def test_codex_offers_the_vaultkeeper_namespace_on_the_first_turn() -> None:
-    scenario = CODEX / "mcp"
+def _codex_first_turn(scenario: Path) -> tuple[bool, bool]:
+    """(the first request lists the mcp__vaultkeeper namespace, the turn's tool search
+    returned it)."""
     assert len(_listed(scenario)) == 13
     first = _first_turn(scenario, "VKSCN:mcp")
     namespaces = first[first.index("Deferred tool namespaces:") :].split("</tools>")[0]
-    assert "\\n- mcp__vaultkeeper: vaultkeeper keeps this user's markdown memory vault" in namespaces
-    # and the turn's tool search found the tools in it
+    offered = "\\n- mcp__vaultkeeper: vaultkeeper keeps this user's markdown memory" in namespaces
     later = "".join(json.dumps(body) for body in _requests(scenario))
     assert '"type": "tool_search_output"' in later
-    assert '{"type": "namespace", "name": "mcp__vaultkeeper", "tools": ["' in later
+    found = '{"type": "namespace", "name": "mcp__vaultkeeper", "tools": ["' in later
+    return offered, found
+
+
+def test_codex_offers_the_vaultkeeper_namespace_on_the_first_turn() -> None:
+    assert _codex_first_turn(CODEX / "mcp") == (True, True)
+
+
+def test_codex_without_the_front_starts_the_turn_without_the_tools() -> None:
+    """Why the front is there: the SDK alone answered initialize after its import."""
+    assert _codex_first_turn(CODEX / "mcp-sdk-alone") == (False, False)

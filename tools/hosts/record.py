@@ -675,7 +675,7 @@ class Codex:
         self.vk = vk
 
     def new(self, scenario: str, port_holder: dict[str, int], approve: bool = True,
-            context_hook: bool = False) -> Run:
+            context_hook: bool = False, sdk_alone: bool = False) -> Run:
         r = Run("codex", scenario, self.out, self.vk)
         r.make_vault()
         port = r.start_mock([])
@@ -699,6 +699,8 @@ class Codex:
         text = (ch / "config.toml").read_text()
         block = ('[mcp_servers.vaultkeeper]\ncommand = ' + json.dumps(cmd) + "\nargs = "
                  + json.dumps(args) + "\n")
+        if sdk_alone:  # the server without its front (start.py), to compare
+            block += 'env = { VAULTKEEPER_MCP_PLAIN = "1" }\n'
         text = re.sub(r"\[mcp_servers\.vaultkeeper\]\ncommand = .*\nargs = .*\n", block, text)
         # `hooks install codex --mcp` approves the tools an agent may run alone; the
         # scenarios that call apply_prune approve it too, and an unapproved run takes
@@ -764,9 +766,9 @@ class Codex:
         self.collect(r)
 
     # 3 ------------------------------------------------------------------------------
-    def mcp(self) -> None:
+    def mcp(self, scenario: str = "mcp", sdk_alone: bool = False) -> None:
         ph: dict[str, int] = {}
-        r = self.new("mcp", ph)
+        r = self.new(scenario, ph, sdk_alone=sdk_alone)
         assert r.mock
         r.mock.set_rules([
             {"name": "mcp-0", "when": "VKSCN:mcp", "wait_for": r.tools_listed(), "reply": [
@@ -786,6 +788,11 @@ class Codex:
         ])
         self.exec(r, "VKSCN:mcp use the vault", "codex-exec")
         self.collect(r)
+
+    def mcp_sdk_alone(self) -> None:
+        """The same with the server's front off (VAULTKEEPER_MCP_PLAIN=1 in the server's env):
+        the SDK alone answers initialize, after its import."""
+        self.mcp("mcp-sdk-alone", sdk_alone=True)
 
     def mcp_unapproved(self) -> None:
         ph: dict[str, int] = {}
@@ -995,8 +1002,8 @@ def main() -> int:
         binp = ensure_host("@openai/codex", a.codex_version,
                            NPM_PREFIX / f"codex-{a.codex_version}")
         x = Codex(binp, a.codex_version, a.out / f"codex-{a.codex_version}", a.vaultkeeper)
-        for name in ("plain", "mcp", "mcp_unapproved", "subagent", "hook_context", "hook_trust",
-                     "recall"):
+        for name in ("plain", "mcp", "mcp_sdk_alone", "mcp_unapproved", "subagent",
+                     "hook_context", "hook_trust", "recall"):
             plan.append(("codex", name.replace("_", "-"), getattr(x, name)))
     for host, scen, fn in plan:
         if a.only and scen not in a.only and f"{host}:{scen}" not in a.only:
