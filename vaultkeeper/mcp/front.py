@@ -80,11 +80,16 @@ def claim_stdio(into: queue.Queue[Item]) -> int:
     wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
-    try:
+    try:  # stray output to stderr, or nowhere without one (as the SDK's transport does)
+        err = os.dup(2)
+    except OSError:
+        err = os.open(os.devnull, os.O_WRONLY)
+    try:  # both exist and are open: nothing below fails halfway
         os.dup2(null, 0)
+        os.dup2(err, 1)
     finally:
         os.close(null)
-    os.dup2(2, 1)
+        os.close(err)
 
     def read() -> None:
         with open(wire_in, "rb", closefd=False) as raw:

@@ -10,7 +10,7 @@ own stdin and stdout -- which are, by then, two pipes of ours:
   its acknowledgement of a listen the front acknowledged (``front.Drop``): the host has
   those already. Each dropped one is compared with what the front sent; a difference
   (an SDK patch release answering otherwise than the one opening.json was made with) is
-  one line on stderr, and the SDK's answers are the ones from then on.
+  one line on stderr. Every later answer is the SDK's own.
 """
 
 from __future__ import annotations
