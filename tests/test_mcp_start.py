@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,10 @@ def talk(
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     got: list[Message] = []
+    # a safety bound, not a timing check: a server that never answers (a held SDK and no
+    # front) is killed, so the wait below ends and the test fails instead of hanging
+    watchdog = threading.Timer(BOUND, _stop, (proc, held))
+    watchdog.start()
     try:
         for step in steps:
             if isinstance(step, bytes):
@@ -128,9 +133,17 @@ def talk(
         got += [json.loads(line) for line in proc.stdout.read().splitlines()]
         code = proc.wait(timeout=BOUND)
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
     return {"answers": got, "code": code, "err": proc.stderr.read().decode()}
+
+
+def _stop(proc: subprocess.Popen[bytes], held: Path | None) -> None:
+    """The watchdog's: kill the server, and free a test waiting to write to the FIFO."""
+    proc.kill()
+    if held is not None:
+        os.close(os.open(held, os.O_RDONLY | os.O_NONBLOCK))
 
 
 def two_ways(sample: Path, tmp_path: Path, steps: list[Any]) -> list[dict[str, Any]]:
