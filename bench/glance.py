@@ -7,13 +7,13 @@ and one ``lint`` (status reads the figures they saved):
 - ``status`` (with ``--json`` too), whole process;
 - ``report --brief --cwd`` and the session-start hook (``hooks/session-start.sh VAULT PROG``
   with the host's JSON on stdin), whole process;
-- ``vaultkeeper mcp``: from the process's start to the answer of its first request after
-  ``initialize`` at 2025-06-18, as Codex opens (``tools/list``; and, separately, a first
-  ``recall`` tool call); and with a 2026-07-28 opening as Claude Code's: to the answer of
-  its ``server/discover`` probe, and to its ``tools/list`` (after the probe,
-  ``subscriptions/listen`` and a second ``server/discover``, as it sends them). The server
-  saves its opening answers under $XDG_CACHE_HOME (a folder of the run's own here): round
-  0 makes them, as a host's first start after an install would.
+- ``vaultkeeper mcp``, each round a new server process (a cold start: the server keeps
+  nothing between starts): from the process's start to its ``initialize`` answer at
+  2025-06-18, as Codex opens, and to the answer of its first request after it
+  (``tools/list``; and, separately, a first ``recall`` tool call, which waits for the
+  SDK); and with a 2026-07-28 opening as Claude Code's: to the answer of its
+  ``server/discover`` probe, and to its ``tools/list`` (after the probe,
+  ``subscriptions/listen`` and a second ``server/discover``, as it sends them).
 
     python bench/glance.py [--size 10000] [--rounds 20]
 
@@ -84,13 +84,12 @@ def _answer(proc: subprocess.Popen[bytes], want: int | str) -> dict[str, object]
 
 
 def _mcp(vault: str) -> subprocess.Popen[bytes]:
-    cache = str(Path(vault).parent / "cache")  # the server's saved answers: not the user's
     return subprocess.Popen(
         [PROG, "mcp", "--vault", vault],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=child_env(XDG_CACHE_HOME=cache),
+        env=child_env(),
         cwd=vault,
     )
 
@@ -114,6 +113,8 @@ def mcp_first(vault: str, call: str) -> tuple[float, float]:
     }
     _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
     _answer(proc, 1)
+    if call == "initialize":
+        return time.perf_counter() - began, _done(proc)
     _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     if call == "tools/list":
         _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             stdin["session-start hook"] = json.dumps({"cwd": CWD}).encode()
         got: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
         mcp_runs = {
+            "`mcp` 2025-06-18: start to `initialize` answer": (mcp_first, "initialize"),
             "`mcp` 2025-06-18: start to first `tools/list` answer": (mcp_first, "tools/list"),
             "`mcp` 2025-06-18: start to first `recall` answer": (mcp_first, "recall"),
             "`mcp` 2026-07-28: start to `server/discover` answer": (mcp_modern, "discover"),

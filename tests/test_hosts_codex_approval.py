@@ -15,10 +15,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
+from tests.host_fixtures import CODEX
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 
-CODEX = Path(__file__).parent / "fixtures/hosts/codex-0.169.0"
 _TOOL_TABLE = re.compile(
     r'^\[mcp_servers\.vaultkeeper\.tools\.(\w+)\]\napproval_mode = "(\w+)"$', re.M
 )

@@ -20,11 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
+from tests.host_fixtures import CODEX
 from vaultkeeper.cli import cli
 from vaultkeeper.hosts import codex_trust
 
 REPO = Path(__file__).resolve().parent.parent
-TRUST = REPO / "tests/fixtures/hosts/codex-0.169.0/hook-trust/config"
+TRUST = CODEX / "hook-trust/config"
 RECORDED_HOOKS = "/HOME/.codex/hooks.json"  # the path in Codex's keys (HOME placeholdered)
 
 

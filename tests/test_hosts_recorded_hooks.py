@@ -1,6 +1,6 @@
 """The session hooks fed the payloads the real hosts sent (tests/fixtures/hosts/).
 
-claude-code-2.1.332/mcp-list/hooks/01-SessionEnd.json is what `claude mcp list` sent
+claude-code-*/mcp-list/hooks/*-SessionEnd.json is what `claude mcp list` sent
 to the SessionEnd hook: a session that never ran, whose `transcript_path` was never
 written. That is no failure: it must not push a real failure out of `hooks status`.
 """
@@ -11,20 +11,21 @@ import json
 import os
 from pathlib import Path
 
+from host_fixtures import CLAUDE, claude_files, noted
+from host_fixtures import hook as payload
+
 from tests.test_hosts_hook_scripts import END, SYSTEM_PATH, run_hook, wait_for, workers
 from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 from vaultkeeper.hosts.hooks import find_program
 from vaultkeeper.status.health import where_installed
 
-MCP_LIST = Path(__file__).parent / "fixtures/hosts/claude-code-2.1.332/mcp-list/hooks"
-
 
 def test_claude_mcp_list_s_session_end_leaves_no_failure_line(tmp_path: Path) -> None:
     home, vault = tmp_path / "home", tmp_path / "vault"
     home.mkdir()
     init_vault(vault)
-    sent = json.loads((MCP_LIST / "01-SessionEnd.json").read_text())
+    sent = json.loads(payload(CLAUDE / "mcp-list", "SessionEnd").read_text())
     assert sent["reason"] == "other" and sent["transcript_path"].startswith("/HOME/")
     sent["transcript_path"] = sent["transcript_path"].replace("/HOME", str(home), 1)
     sent["cwd"] = sent["cwd"].replace("/HOME", str(home), 1)
@@ -45,9 +46,10 @@ def test_claude_mcp_list_s_session_end_leaves_no_failure_line(tmp_path: Path) ->
     assert where.hook_logs == ((str(log), real_failure),)
 
 
-CLAUDE = Path(__file__).parent / "fixtures/hosts/claude-code-2.1.332"
-FIRST = "9ddd68eb-3244-4b09-868e-72a7a75727a6"  # resume-fork: ingested at its end
-FORK = "cc66db6d-3c2f-4fca-a20d-07e2344a7837"  # resume-fork: its end hook never ran
+# resume-fork: FIRST (given with --session-id) was ingested at its end; FORK's end hook
+# never ran
+FIRST = noted(CLAUDE / "resume-fork", "first session id (given with --session-id)")
+(FORK,) = set(claude_files(CLAUDE / "resume-fork")) - {FIRST}
 
 
 def _count(vault: Path, name: str) -> int:
@@ -62,7 +64,7 @@ def test_session_start_ingests_a_session_whose_end_hook_never_ran(
     """The recorded resume-fork transcripts in one project folder: FIRST was ingested by
     its end hook; FORK's end hook was killed (its own turn links bisect-before-reading-
     diffs). The next session starts with the SessionStart payload Claude Code sent
-    (claude-code-2.1.332/plain/hooks/01-SessionStart.json, paths moved here)."""
+    (claude-code-*/plain/hooks/*-SessionStart.json, paths moved here)."""
     import shutil
 
     from click.testing import CliRunner
@@ -73,7 +75,7 @@ def test_session_start_ingests_a_session_whose_end_hook_never_ran(
     folder = home / ".claude/projects/-HOME-proj"
     folder.mkdir(parents=True)
     for stem in (FIRST, FORK):
-        shutil.copy(CLAUDE / "resume-fork/claude-projects/-HOME-proj" / f"{stem}.jsonl", folder)
+        shutil.copy(claude_files(CLAUDE / "resume-fork")[stem], folder)
     done = CliRunner().invoke(
         cli, ["--vault", str(sample), "ingest", str(folder / f"{FIRST}.jsonl")]
     )
@@ -82,7 +84,7 @@ def test_session_start_ingests_a_session_whose_end_hook_never_ran(
     os.utime(folder / f"{FORK}.jsonl", (later, later))  # written after that ingest
     name = "bisect-before-reading-diffs"
     before = _count(sample, name)
-    sent = json.loads((CLAUDE / "plain/hooks/01-SessionStart.json").read_text())
+    sent = json.loads(payload(CLAUDE / "plain", "SessionStart").read_text())
     assert sent["hook_event_name"] == "SessionStart"
     sent = {k: v.replace("/HOME", str(home)) if isinstance(v, str) else v for k, v in sent.items()}
     assert Path(sent["transcript_path"]).parent == folder

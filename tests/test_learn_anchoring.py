@@ -9,16 +9,15 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import host_fixtures
 import pytest
 from click.testing import CliRunner
+from host_fixtures import claude_files, rollouts
 
 from tests import anchors_fixture as fx
 from tests.git_helper import isolate_git
 from vaultkeeper.cli import cli
 
-HOSTS = Path(__file__).parent / "fixtures" / "hosts"
-CLAUDE = HOSTS / "claude-code-2.1.332/mcp/claude-projects/-HOME-proj"
-CODEX = HOSTS / "codex-0.169.0/mcp/codex-sessions/2026/12/01"
 ENTRY = "projects/shop/memory/rounding.md"
 
 
@@ -44,7 +43,7 @@ def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
 def claude_transcript(path: Path, top: Path, vault: Path, calls: list[tuple[str, dict]]) -> Path:
     """The recorded Claude Code session, moved to ``top``, with ``calls`` appended as its
     own assistant lines (a recorded tool_use line with the block swapped)."""
-    (src,) = CLAUDE.glob("*.jsonl")
+    (src,) = claude_files(host_fixtures.CLAUDE / "mcp").values()
     lines = src.read_text().replace("/HOME/proj", str(top)).replace("/HOME/vault", str(vault))
     rows = [json.loads(x) for x in lines.splitlines()]
     model = next(r for r in rows if r.get("type") == "assistant" and "tool_use" in json.dumps(r))
@@ -116,7 +115,7 @@ def test_a_codex_session_suggests_its_patches_and_shell_reads(
     the vault's MCP new_lesson, an apply_patch and an exec_command read appended."""
     top, vault = shop
     assert run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d").exit_code == 0
-    (src,) = CODEX.glob("*.jsonl")
+    (src,) = rollouts(host_fixtures.CODEX / "mcp")
     rows = [json.loads(x) for x in src.read_text().replace("/HOME/proj", str(top)).splitlines()]
     model = next(r for r in rows if r["payload"].get("type") == "function_call")
     patch = "*** Begin Patch\n*** Update File: src/util.py\n@@\n-a\n+b\n*** End Patch\n"

@@ -9,7 +9,6 @@ session's use, then the agent cites the same pattern through the server.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 import shutil
@@ -19,12 +18,11 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from tests.host_fixtures import CLAUDE, CODEX, after, claude_files, rollouts
 from tests.mcp_harness import params
 from vaultkeeper.learn.ingest import ingest
 from vaultkeeper.store.uses import read_events
 
-HOSTS = Path(__file__).parent / "fixtures" / "hosts"
-NOW = dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.timezone.utc)
 NAME = "pin-test-clock"
 
 
@@ -56,22 +54,24 @@ def _cite(server: StdioServerParameters, sent: dict[str, Any], mode: str) -> dic
 def test_codex_session_id_ties_the_cite_to_the_rollout_s_session(
     sample: Path, tmp_path: Path
 ) -> None:
-    sent = _recorded_cite(HOSTS / "codex-0.169.0/mcp/mcp-traffic.jsonl")
-    (rollout,) = (HOSTS / "codex-0.169.0/mcp/codex-sessions").rglob("rollout-*.jsonl")
+    sent = _recorded_cite(CODEX / "mcp/mcp-traffic.jsonl")
+    (rollout,) = rollouts(CODEX / "mcp")
+    now = after(rollout)
     copied = Path(shutil.copy(rollout, tmp_path / rollout.name))
     before = _count(sample)
-    assert ingest(sample, [copied], NOW).ok  # mid-session, by hand: the link counts
+    assert ingest(sample, [copied], now).ok  # mid-session, by hand: the link counts
     assert _count(sample) == before + 1
     (tmp_path / "home").mkdir()
     out = _cite(params(sample, tmp_path / "home"), sent, "legacy")
     assert out["session"] == sent["_meta"]["sessionId"] and out["counted"] is False
     assert _count(sample) == before + 1  # the same session's use: once
-    assert ingest(sample, [copied], NOW).ok and _count(sample) == before + 1
+    assert ingest(sample, [copied], now).ok and _count(sample) == before + 1
 
 
 def test_claude_tool_use_id_finds_the_transcript_s_session(sample: Path, tmp_path: Path) -> None:
-    sent = _recorded_cite(HOSTS / "claude-code-2.1.332/mcp/mcp-traffic.jsonl")
-    (recorded,) = (HOSTS / "claude-code-2.1.332/mcp/claude-projects").glob("*/*.jsonl")
+    sent = _recorded_cite(CLAUDE / "mcp/mcp-traffic.jsonl")
+    (recorded,) = claude_files(CLAUDE / "mcp").values()
+    now = after(recorded)
     home, project = tmp_path / "home", tmp_path / "proj"
     project.mkdir()
     # Claude Code names a project's folder by its path, every other character a dash
@@ -80,7 +80,7 @@ def test_claude_tool_use_id_finds_the_transcript_s_session(sample: Path, tmp_pat
     transcript = Path(shutil.copy(recorded, folder / recorded.name))
     assert f'"id":"{sent["_meta"]["claudecode/toolUseId"]}"' in transcript.read_text()
     before = _count(sample)
-    assert ingest(sample, [transcript], NOW).ok  # mid-session, by hand
+    assert ingest(sample, [transcript], now).ok  # mid-session, by hand
     assert _count(sample) == before + 1
     server = params(sample, home)
     server = StdioServerParameters(
@@ -90,4 +90,4 @@ def test_claude_tool_use_id_finds_the_transcript_s_session(sample: Path, tmp_pat
     assert out["session"] == transcript.stem and out["counted"] is False
     assert _count(sample) == before + 1
     assert [e.session for e in read_events(sample) if e.target == NAME] == [transcript.stem]
-    assert ingest(sample, [transcript], NOW).ok and _count(sample) == before + 1
+    assert ingest(sample, [transcript], now).ok and _count(sample) == before + 1

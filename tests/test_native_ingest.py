@@ -12,13 +12,15 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault
+from tests.host_fixtures import CLAUDE, claude_files
 from vaultkeeper.cli import cli
 from vaultkeeper.native.folders import sanitize
 from vaultkeeper.store.uses import read_events
 
-FIXTURE = Path(__file__).parent / "fixtures" / "hosts" / "claude-code-2.1.332" / "auto-memory"
-WRITES = "628bac05-55de-41c1-ace3-a15e511aaffe"  # session 1: Write's the memory
-CITES = "309b8b03-f2a0-42da-b60b-b8bd542492b6"  # session 2: <cc-memory> and a Read of it
+FIXTURE = CLAUDE / "auto-memory"
+# session 2 names the memory in a <cc-memory> tag and Reads it; session 1 Write's it
+(CITES,) = [s for s, p in claude_files(FIXTURE).items() if "<cc-memory" in p.read_text()]
+(WRITES,) = set(claude_files(FIXTURE)) - {CITES}
 
 
 def vk(vault: Path, *args: str) -> tuple[int, str, str]:

@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
+from tests import host_fixtures
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.hosts.hooks import find_program
 from vaultkeeper.scan.lookup import build
 from vaultkeeper.store.uses import read_events
 
-HOSTS = Path(__file__).parent / "fixtures" / "hosts"
-CLAUDE = HOSTS / "claude-code-2.1.332" / "hook-context" / "hooks"
-CODEX = HOSTS / "codex-0.169.0" / "hook-context" / "hooks"
+CLAUDE = host_fixtures.CLAUDE / "hook-context" / "hooks"
+CODEX = host_fixtures.CODEX / "hook-context" / "hooks"
 SCRIPT = Path(__file__).resolve().parent.parent / "hooks" / config.RECALL_HOOK_SCRIPT
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # a planted GitHub token
 

@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from host_fixtures import CLAUDE, CODEX
+
 from vaultkeeper import config
 from vaultkeeper.recall.moment import HEADER
 
-HOSTS = Path(__file__).parent / "fixtures" / "hosts"
-CLAUDE = HOSTS / "claude-code-2.1.332"
 FENCE = '<vault-memory path="projects/proj/memory/{}.md" status="active">'
 MASKED = "[redacted: github token]"
 
@@ -135,9 +135,9 @@ def test_claude_sends_json_context_and_plain_stdout_alike() -> None:
 
 
 def test_codex_recorded_run_sends_both_moments_fenced_and_masked_to_the_model() -> None:
-    """record.py's recall scenario, Codex 0.169.0: the prompt's lesson as a developer
+    """record.py's recall scenario, Codex: the prompt's lesson as a developer
     message right after the prompt, the file's right after the function call."""
-    last = _requests(HOSTS / "codex-0.169.0" / "recall")[-1]["input"]
+    last = _requests(CODEX / "recall")[-1]["input"]
     texts = [
         (item.get("type"), item.get("role"), " ".join(c.get("text", "") for c in item["content"]))
         if item.get("type") == "message"

@@ -27,8 +27,11 @@ A reply is a list of blocks::
                                                  list (and, for Codex, the tools its
                                                  tool_search returned): the vaultkeeper
                                                  MCP tool "cite", namespaced if need be
-    A rule's "delay": N waits N seconds before answering (Codex starts MCP servers in the
-    background: a tool_search answered at once finds no MCP tools yet).
+    A rule's "wait_for": [FILE, TEXT] holds its answer until TEXT is in FILE (at most
+    WAIT_BOUND seconds): Codex starts MCP servers in the background, so a tool_search
+    answered before the server has listed its tools finds none. The recorder waits for
+    the server's tools/list answer in the MCP traffic log (the request that came in is
+    what the host sent, whatever the wait).
     {"tool_search": "vaultkeeper cite"}          OpenAI only: a client tool_search call
                                                  (Codex defers MCP tools behind it)
 
@@ -101,6 +104,21 @@ def _is_model_output(item: dict[str, Any]) -> bool:
                                 "local_shell_call", "tool_search_call")
 
 
+WAIT_BOUND = 120.0  # a safety bound on a loaded machine; the wait ends at the event
+
+
+def _wait_for(file: str, text: str) -> None:
+    """Until ``text`` occurs in ``file`` (the MCP traffic log), bounded by WAIT_BOUND."""
+    end = time.monotonic() + WAIT_BOUND
+    while time.monotonic() < end:
+        try:
+            if text in Path(file).read_text(encoding="utf-8", errors="replace"):
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+
+
 class Script:
     def __init__(self, rules: list[dict[str, Any]]):
         self.rules = rules
@@ -124,8 +142,8 @@ class Script:
                 if limit is not None and self.fired.get(i, 0) >= limit:
                     continue
                 self.fired[i] = self.fired.get(i, 0) + 1
-                if rule.get("delay"):
-                    time.sleep(float(rule["delay"]))  # let slow MCP servers finish starting
+                if rule.get("wait_for"):
+                    _wait_for(*rule["wait_for"])
                 return rule
         return None
 

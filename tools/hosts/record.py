@@ -36,7 +36,7 @@ from mock_server import MockServer  # noqa: E402
 from tui import Tui  # noqa: E402
 
 DEFAULT_CLAUDE = "2.1.332"
-DEFAULT_CODEX = "0.169.0"
+DEFAULT_CODEX = "0.171.0"
 NPM_PREFIX = Path("/tmp/hosts-npm")
 FIXTURES = REPO / "tests" / "fixtures" / "hosts"
 HOST_TIMEOUT = 150
@@ -193,6 +193,10 @@ class Run:
         return sys.executable, [str(HERE / "mcp_tee.py"), str(log), "--", self.vk, "--vault",
                                 str(self.vault), "mcp"]
 
+    def tools_listed(self) -> list[str]:
+        """The mock's wait_for: the MCP server's answer to tools/list in the traffic log."""
+        return [str(self.home / ".vkhooks" / "mcp-traffic.jsonl"), '"tools": [{']
+
     def dump_cmd(self, event: str, context: str | None = None) -> str:
         c = f'python3 "$HOME/.vkhooks/dump_hook.py" {event}'
         if context:
@@ -281,7 +285,11 @@ def _s(b: Any) -> str:
 # skill list, a UserPromptSubmit hook's context or stdout, the date) into one long
 # message: a plain cut at BIG hid the hook's text there, so it was once taken for not
 # sent at all. What a hook added is kept whole, from the first such part after the start.
-HOOK_OUTPUT = re.compile(r"\S+ hook (?:additional context|success): ")
+# The same for the list of deferred tools Claude Code sends on each turn (MCP tools
+# included): a test reads the first turn's list.
+HOOK_OUTPUT = re.compile(
+    r"\S+ hook (?:additional context|success): |The following deferred tools are now available"
+)
 
 
 def _trim(v: Any, depth: int = 0) -> Any:
@@ -667,7 +675,7 @@ class Codex:
         self.vk = vk
 
     def new(self, scenario: str, port_holder: dict[str, int], approve: bool = True,
-            context_hook: bool = False) -> Run:
+            context_hook: bool = False, sdk_alone: bool = False) -> Run:
         r = Run("codex", scenario, self.out, self.vk)
         r.make_vault()
         port = r.start_mock([])
@@ -686,15 +694,26 @@ class Codex:
             "\n[analytics]\nenabled = false\n"
             "\n[features]\nplugins = false\nremote_plugin = false\napps = false\n")
         r.install_out = r.vk_install("codex")
-        # wrap the MCP server in the tee; approve the tools exec should run
+        # wrap the MCP server in the tee
         cmd, args = r.mcp_wrapped()
         text = (ch / "config.toml").read_text()
         block = ('[mcp_servers.vaultkeeper]\ncommand = ' + json.dumps(cmd) + "\nargs = "
                  + json.dumps(args) + "\n")
+        if sdk_alone:  # the server without its front (start.py), to compare
+            block += 'env = { VAULTKEEPER_MCP_PLAIN = "1" }\n'
         text = re.sub(r"\[mcp_servers\.vaultkeeper\]\ncommand = .*\nargs = .*\n", block, text)
+        # `hooks install codex --mcp` approves the tools an agent may run alone; the
+        # scenarios that call apply_prune approve it too, and an unapproved run takes
+        # every approval out again
+        approved = set(re.findall(r"^\[mcp_servers\.vaultkeeper\.tools\.(\w+)\]", text, re.M))
         if approve:
             for t in self.MCP_TOOLS:
-                text += f'\n[mcp_servers.vaultkeeper.tools.{t}]\napproval_mode = "approve"\n'
+                if t not in approved:
+                    text += f'\n[mcp_servers.vaultkeeper.tools.{t}]\napproval_mode = "approve"\n'
+        else:
+            text = re.sub(r"\n*\[mcp_servers\.vaultkeeper\.tools\.\w+\]\n(?:[^\[\n].*(?:\n|$))*",
+                          "\n", text)
+            assert "mcp_servers.vaultkeeper.tools." not in text, text
         (ch / "config.toml").write_text(text)
         hj = ch / "hooks.json"
         hooks = json.loads(hj.read_text())
@@ -747,12 +766,12 @@ class Codex:
         self.collect(r)
 
     # 3 ------------------------------------------------------------------------------
-    def mcp(self) -> None:
+    def mcp(self, scenario: str = "mcp", sdk_alone: bool = False) -> None:
         ph: dict[str, int] = {}
-        r = self.new("mcp", ph)
+        r = self.new(scenario, ph, sdk_alone=sdk_alone)
         assert r.mock
         r.mock.set_rules([
-            {"name": "mcp-0", "when": "VKSCN:mcp", "delay": 4, "reply": [
+            {"name": "mcp-0", "when": "VKSCN:mcp", "wait_for": r.tools_listed(), "reply": [
                 {"tool_search": "vaultkeeper recall read cite apply_prune", "id": "call_vk_mcp_0"}]},
             {"name": "mcp-1", "when": "call_vk_mcp_0", "reply": [
                 {"tool": "mcp:recall", "id": "call_vk_mcp_1", "input": {}}]},
@@ -770,12 +789,17 @@ class Codex:
         self.exec(r, "VKSCN:mcp use the vault", "codex-exec")
         self.collect(r)
 
+    def mcp_sdk_alone(self) -> None:
+        """The same with the server's front off (VAULTKEEPER_MCP_PLAIN=1 in the server's env):
+        the SDK alone answers initialize, after its import."""
+        self.mcp("mcp-sdk-alone", sdk_alone=True)
+
     def mcp_unapproved(self) -> None:
         ph: dict[str, int] = {}
         r = self.new("mcp-unapproved", ph, approve=False)
         assert r.mock
         r.mock.set_rules([
-            {"name": "u-0", "when": "VKSCN:mcp", "delay": 4, "reply": [
+            {"name": "u-0", "when": "VKSCN:mcp", "wait_for": r.tools_listed(), "reply": [
                 {"tool_search": "vaultkeeper cite", "id": "call_vk_u_0"}]},
             {"name": "u-1", "when": "call_vk_u_0", "reply": [
                 {"tool": "mcp:cite", "id": "call_vk_u_1",
@@ -978,8 +1002,8 @@ def main() -> int:
         binp = ensure_host("@openai/codex", a.codex_version,
                            NPM_PREFIX / f"codex-{a.codex_version}")
         x = Codex(binp, a.codex_version, a.out / f"codex-{a.codex_version}", a.vaultkeeper)
-        for name in ("plain", "mcp", "mcp_unapproved", "subagent", "hook_context", "hook_trust",
-                     "recall"):
+        for name in ("plain", "mcp", "mcp_sdk_alone", "mcp_unapproved", "subagent",
+                     "hook_context", "hook_trust", "recall"):
             plan.append(("codex", name.replace("_", "-"), getattr(x, name)))
     for host, scen, fn in plan:
         if a.only and scen not in a.only and f"{host}:{scen}" not in a.only:

@@ -1,21 +1,24 @@
-"""The host's opening requests, answered from the saved answers while the SDK loads.
+"""A host's opening requests, answered from the shipped answers while the SDK loads.
 
-A host starts the server and waits for its first answer; importing the SDK alone takes
-most of a second. So, with the SDK loading in a thread (start.py), the front reads
-stdin and answers each opening request that the saved answers (answers.py) hold for
-exactly the messages seen so far -- the SDK's own answer to them, made by an earlier
-start. Everything else is kept, in order, for the SDK: the notifications, the first
-request without a saved answer and every line after it (the front answers only a
-prefix of the conversation), anything malformed or unusual. Once the SDK has loaded
-it reads the kept lines first, then the rest of stdin (``Lines``), and the front answers
-no more; it only notes, while the opening lasts, which requests' answers to save.
+A host starts the server and waits for its first answers; importing the SDK alone takes
+most of a second. So, with the SDK loading in a thread (start.py), the front reads stdin
+and answers the opening requests the SDK's shipped answers hold (opening.py):
 
-The SDK's connection state is made by the opening request (``initialize``, or the
-first request of a 2026-07-28 connection), so when the front answered that one the SDK
-is given it too, under an id of the front's own, and relay.py drops its answer to it
-(and compares it with the one the front gave). The other requests answered here
-change no state. Lines are split and decoded exactly as the SDK's reader does
-(``TextIOWrapper``, UTF-8 with replacement), so both see the same messages.
+- ``initialize`` (2024-11-05 .. 2025-11-25) as the first request, and after it and the
+  ``notifications/initialized``, the lists (tools, prompts, resources, templates);
+- at 2026-07-28, where every request carries its version and the client's capabilities
+  in ``_meta``: ``server/discover`` and the lists; and ``subscriptions/listen``, a
+  request that stays open: the front sends its acknowledgement and keeps the request
+  for the SDK, which owns the subscription from then on.
+
+Everything else is kept, in order, for the SDK, and from the first request it cannot
+answer (another method, a protocol version, anything malformed or unusual) it answers
+no more. Notifications are kept and change nothing here. The SDK's connection state is
+made by the first request, so when the front answered that one the SDK is given it too,
+under an id of the front's own (a "stand-in"); the hand-over (handover.py) drops the
+SDK's answer to it, and the SDK's own acknowledgement of a listen the front acknowledged,
+after comparing each with what the front sent (``Drop``). Lines are split and decoded as
+the SDK's reader does (``TextIOWrapper``, UTF-8 with replacement).
 """
 
 from __future__ import annotations
@@ -25,13 +28,20 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vaultkeeper.mcp.answers import ANSWERED, PREFIX_LIMIT, Saved, canonical, prefix_key
+from vaultkeeper.mcp.opening import (
+    ACKNOWLEDGED,
+    CAPS,
+    INFO,
+    LISTEN,
+    LISTS,
+    PV,
+    SUBSCRIPTION,
+    Opening,
+)
 
-RequestId = int | str
 STAND_IN_PREFIX = "vaultkeeper-front-"
 
 
@@ -43,26 +53,46 @@ class Loaded:
     error: BaseException | None = None
 
 
-Item = str | Loaded | None  # a line, the loader's result, or None: the end of stdin
+Item = str | Loaded | None  # a line of stdin, the loader's result, or None: stdin's end
 
 
-def claim_stdin(into: queue.Queue[Item]) -> None:
-    """Read stdin in a thread for the whole process, each line into ``into``, then None.
+@dataclass(frozen=True)
+class Drop:
+    """An SDK message the host already has from the front: a response (``kind``
+    "response") or a listen's acknowledgement ("ack"), by its id; ``sent`` is what the
+    front sent in its place (the result, or the acknowledgement's params)."""
 
-    As the SDK's transport does with it: the wire moves to a private descriptor and
-    fd 0 reads the null device, so no child of a tool call reads the host's bytes.
+    kind: str
+    ident: Any
+    sent: Any
+
+
+def claim_stdio(into: queue.Queue[Item]) -> int:
+    """Read stdin in a thread for the whole process, each line into ``into``, then None;
+    return a descriptor of the host's stdout.
+
+    As the SDK's transport does while it serves: the wire moves to private descriptors,
+    fd 0 reads the null device and fd 1 writes to stderr, so nothing the SDK's import or
+    a child prints reaches the host, and no child reads the host's bytes.
     """
     import fcntl  # POSIX: elsewhere (ImportError) the server starts without the front
 
-    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
-    try:
+    try:  # stray output to stderr, or nowhere without one (as the SDK's transport does)
+        err = os.dup(2)
+    except OSError:
+        err = os.open(os.devnull, os.O_WRONLY)
+    try:  # both exist and are open: nothing below fails halfway
         os.dup2(null, 0)
+        os.dup2(err, 1)
     finally:
         os.close(null)
+        os.close(err)
 
     def read() -> None:
-        with open(wire, "rb", closefd=False) as raw:
+        with open(wire_in, "rb", closefd=False) as raw:
             stream = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
             try:
                 for line in iter(stream.readline, ""):
@@ -72,31 +102,7 @@ def claim_stdin(into: queue.Queue[Item]) -> None:
         into.put(None)
 
     threading.Thread(target=read, name="vaultkeeper-stdin", daemon=True).start()
-
-
-class Lines:
-    """The SDK's stdin: the lines kept for it, then the rest, from the same reader; each
-    line read from there is shown to ``seen`` first (the opening's answers are learned)."""
-
-    def __init__(
-        self, kept: list[str], source: queue.Queue[Item], ended: bool, seen: Callable[[str], None]
-    ) -> None:
-        self.kept = kept
-        self.source = source
-        self.ended = ended
-        self.seen = seen
-
-    def readline(self) -> str:
-        if self.kept:
-            return self.kept.pop(0)
-        if self.ended:
-            return ""
-        item = self.source.get()
-        if isinstance(item, str):
-            self.seen(item)
-            return item
-        self.ended = True
-        return ""
+    return wire_out
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -133,83 +139,133 @@ def kind(message: Any) -> str:
     return "request" if isinstance(ident, (int, str)) and not isinstance(ident, bool) else "other"
 
 
+def _is_info(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("version"), str)
+    )
+
+
 class Front:
     """The opening conversation: what was answered here, what is kept for the SDK."""
 
-    def __init__(self, saved: Saved, out: int = 1) -> None:
-        self.saved = saved
+    def __init__(self, opening: Opening, out: int) -> None:
+        self.opening = opening
         self.out = out
         self.kept: list[str] = []
-        self.seen: list[str] = []  # the opening messages, as answers.canonical keys them
-        self.opening = True  # still within those
+        self.drops: list[Drop] = []
         self.answering = True
-        self.requested = False  # the first request came (it set the SDK's state)
-        self.stand_in: tuple[str, Any] | None = None  # (its id, the result given)
-        self.learn: dict[RequestId, str] = {}  # the SDK's answer to these is saved
+        self.first = True  # no request yet: the next one sets the SDK's connection state
+        self.version: str | None = None  # the protocol version the front answered at
+        self.modern = False
+        self.ready = False  # 2025: notifications/initialized came after initialize
         self.answered = 0
-        self._twice: set[RequestId] = set()
 
     def take(self, line: str) -> None:
         message = parse(line)
         sort = kind(message)
-        key = self._key(message, sort)
-        if sort == "request":
-            first, self.requested = not self.requested, True
-            if self.answering and key in self.saved and self._answer(message, key, first):
-                return
-            if key is not None:
-                self._learn(message["id"], key)
-        if sort != "notification":
-            self.answering = False
+        if sort == "notification":
+            if message["method"] == "notifications/initialized" and self.version is not None:
+                self.ready = not self.modern
+            self.kept.append(line)
+            return
+        first, self.first = self.first, False
+        if sort == "request" and self.answering and self._answer(message, first, line):
+            return
+        self.answering = False
         self.kept.append(line)
 
-    def seen_by_sdk(self, line: str) -> None:
-        """A line read by the SDK after the hand-over: its answer is learned, if opening."""
-        if self.opening:
-            message = parse(line)
-            sort = kind(message)
-            key = self._key(message, sort)
-            if sort == "request" and key is not None:
-                self._learn(message["id"], key)
+    def _answer(self, message: dict[str, Any], first: bool, line: str) -> bool:
+        method, params = message["method"], message.get("params") or {}
+        meta = params.get("_meta")
+        if method == "initialize":
+            return first and self._initialize(message, params)
+        if isinstance(meta, dict) and PV in meta:
+            return self._modern(message, params, meta, first, line)
+        if self.version is None or self.modern or not self.ready or method not in LISTS:
+            return False
+        if set(params) - {"_meta"} or (meta is not None and not isinstance(meta, dict)):
+            return False  # a cursor: a page the SDK knows
+        return self._reply(message, self.opening.result(method, self.version), first)
 
-    def _key(self, message: Any, sort: str) -> str | None:
-        """The key of this message's answer while the opening lasts, else None."""
-        if not self.opening:
-            return None
-        if len(self.seen) < PREFIX_LIMIT and (
-            sort == "notification" or (sort == "request" and message["method"] in ANSWERED)
+    def _initialize(self, message: dict[str, Any], params: dict[str, Any]) -> bool:
+        version = params.get("protocolVersion")
+        if not (
+            set(params) <= {"protocolVersion", "capabilities", "clientInfo", "_meta"}
+            and isinstance(version, str)
+            and isinstance(params.get("capabilities"), dict)
+            and all(isinstance(v, dict) for v in params["capabilities"].values())
+            and _is_info(params.get("clientInfo"))
+            and isinstance(params.get("_meta", {}), dict)
         ):
-            self.seen.append(canonical(message))
-            return prefix_key(self.seen) if sort == "request" else None
-        self.opening = False
-        return None
+            return False
+        if not self._reply(message, self.opening.result("initialize", version), True):
+            return False
+        self.version = version
+        return True
 
-    def _answer(self, message: dict[str, Any], key: str, first: bool) -> bool:
-        result = self.saved[key]
-        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    def _modern(
+        self, message: dict[str, Any], params: dict[str, Any], meta: dict[str, Any], first: bool,
+        line: str,
+    ) -> bool:  # fmt: skip
+        version = meta[PV]
+        if not (
+            (first or self.modern)
+            and isinstance(version, str)
+            and isinstance(meta.get(CAPS), dict)
+            and (INFO not in meta or _is_info(meta[INFO]))
+        ):
+            return False
+        method, rest = message["method"], {k: v for k, v in params.items() if k != "_meta"}
+        if method == LISTEN:
+            return set(rest) == {"notifications"} and self._listen(message, version, rest, line)
+        if rest or method not in LISTS | {"server/discover"}:
+            return False
+        if not self._reply(message, self.opening.result(method, version), first):
+            return False
+        self.version, self.modern = version, True
+        return True
+
+    def _listen(
+        self, message: dict[str, Any], version: str, rest: dict[str, Any], line: str
+    ) -> bool:
+        ack = self.opening.ack(version, rest["notifications"])
+        if ack is None:
+            return False
+        ident = message["id"]
+        params = {**ack, "_meta": {**ack.get("_meta", {}), SUBSCRIPTION: ident}}
+        if not self._write({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": params}):
+            return False
+        self.kept.append(line)  # the subscription is the SDK's: it gets the request itself
+        self.drops.append(Drop("ack", ident, params))
+        self.version, self.modern = version, True
+        return True
+
+    def _reply(self, message: dict[str, Any], result: Any, first: bool) -> bool:
+        if result is None or not self._write(
+            {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        ):
+            return False
+        if first:
+            ident = STAND_IN_PREFIX + os.urandom(8).hex()
+            self.kept.append(json.dumps({**message, "id": ident}, ensure_ascii=False) + "\n")
+            self.drops.append(Drop("response", ident, result))
+        self.answered += 1
+        return True
+
+    def _write(self, reply: dict[str, Any]) -> bool:
         try:
             data = (json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
             while data:
                 data = data[os.write(self.out, data) :]
         except (OSError, UnicodeError, ValueError):
             return False  # the SDK answers it, or meets the same broken pipe
-        if first:
-            ident = STAND_IN_PREFIX + os.urandom(8).hex()
-            self.kept.append(json.dumps({**message, "id": ident}, ensure_ascii=False) + "\n")
-            self.stand_in = (ident, result)
-        self.answered += 1
         return True
 
-    def _learn(self, ident: RequestId, key: str) -> None:
-        if ident in self.learn or ident in self._twice:  # an id used twice: whose answer?
-            self.learn.pop(ident, None)
-            self._twice.add(ident)
-        else:
-            self.learn[ident] = key
 
-
-def run(front: Front, source: queue.Queue[Item]) -> tuple[Loaded, Lines]:
-    """Take stdin's lines until the loader is done; then the SDK's stdin."""
+def run(front: Front, source: queue.Queue[Item]) -> tuple[Loaded, bool]:
+    """Take stdin's lines until the loader is done: (its result, whether stdin ended)."""
     ended = False
     while True:
         item = source.get()
@@ -218,4 +274,4 @@ def run(front: Front, source: queue.Queue[Item]) -> tuple[Loaded, Lines]:
         elif item is None:
             ended = True
         else:
-            return item, Lines(front.kept, source, ended, front.seen_by_sdk)
+            return item, ended
