@@ -304,5 +304,5 @@ def test_a_cancel_as_claude_p_sends_by_itself_queues_and_is_no_one_s_answer(
     assert out["outcome"] == "ask" and out["reason"].startswith("the host's dialog was cancelled")
     assert [r["outcome"] for r in journal(sample) if r["action"] == "prune"] == ["ask"]
     hosts = (Path(__file__).parent.parent / "docs" / "hosts.md").read_text()
-    assert '`claude -p` answers `{"action":"cancel"}` itself' in hosts
+    assert 'with `{"action":"cancel"}` by itself' in hosts
     assert "elicitation_response" in hosts
