@@ -181,14 +181,14 @@ def record(
             append_events(vault, recorded, tx, intent, raised)
         done = plan.done if dry_run else write_uses(vault, plan, wanted, now)  # 2. the edits
         counted: list[Counted] = []
+        lines: list[Outcome] = []  # journaled in one write: one fsync, not one a name
         for name in uses:
             if name in failed:  # its events stay out of the log: counted once it is fixed
                 if not dry_run:
-                    journal.append(
-                        vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
-                    )
+                    lines.append(Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])))
             elif name in done:
-                counted.append(_journal(vault, done[name], firsts[name], now, dry_run, tx))
+                counted.append(_journal(lines, done[name], firsts[name], dry_run, tx))
+        journal.append_all(vault, lines, now)
         if not dry_run and (recorded or claims):
             close(vault, tx)  # 3. done
         refused = tuple(str(failed[name]) for name in uses if name in failed)
@@ -223,18 +223,16 @@ def _firsts(
 
 
 def _journal(
-    vault: Path,
+    lines: list[Outcome],
     result: UseResult,
     firsts: dict[str, UseEvent],
-    now: dt.datetime,
     dry_run: bool,
     tx: str,
 ) -> Counted:
-    """One journal line per session counted, with its receipt."""
+    """One journal line per session counted, with its receipt (added to ``lines``)."""
     for i, event in enumerate(firsts.values()):
         before = result.count_before + i
-        journal.append(
-            vault,
+        lines.append(
             Outcome(
                 JOURNAL_ACTION,
                 result.name,
@@ -244,8 +242,7 @@ def _journal(
                 evidence=event.receipt,
                 extra={"session": event.session, "source": event.source, "tx": tx},
                 dry_run=dry_run,
-            ),
-            now,
+            )
         )
     latest = max(firsts.values(), key=lambda e: e.date)
     return Counted(

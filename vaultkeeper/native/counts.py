@@ -53,7 +53,8 @@ def ensure_blocks(vault: Path, wanted: Mapping[str, str | None], today: dt.date)
     the names added. Every byte already in the file stays."""
     with writer_lock(vault):
         have = counters(vault)
-        missing = [n for n in sorted(wanted) if n not in have]
+        # a name is one line, always: a line break in it would write a block of its own
+        missing = [n for n in sorted(wanted) if n not in have and n.isprintable()]
         if not missing:
             return []
         path = vault / config.NATIVE_REGISTRY_FILE
