@@ -10,7 +10,7 @@ a session uses its memory (a memory nobody used has no block, and is "never used
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
@@ -48,10 +48,15 @@ def _block(name: str, description: str | None, today: dt.date) -> str:
     )
 
 
-def ensure_blocks(vault: Path, wanted: Mapping[str, str | None], today: dt.date) -> list[str]:
+def ensure_blocks(
+    vault: Path,
+    wanted: Mapping[str, str | None],
+    today: dt.date,
+    waiting: Callable[[], None] | None = None,
+) -> list[str]:
     """Append a block for each name in ``wanted`` (name -> description) that has none;
-    the names added. Every byte already in the file stays."""
-    with writer_lock(vault):
+    the names added. Every byte already in the file stays. (``waiting``: fsio.writer_lock.)"""
+    with writer_lock(vault, waiting=waiting):
         have = counters(vault)
         # a name is one line, always: a line break in it would write a block of its own
         missing = [n for n in sorted(wanted) if n not in have and n.isprintable()]

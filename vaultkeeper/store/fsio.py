@@ -8,7 +8,7 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
@@ -213,8 +213,14 @@ def _file_lock(lock_path: Path) -> Any:
 
 
 @contextlib.contextmanager
-def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
+def writer_lock(
+    vault: Path, timeout: float = 30.0, waiting: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
+
+    With ``waiting`` (a command whose work must not be lost: a count), a lock still busy
+    after LOCK_NOTICE_S calls ``waiting`` once (the command says that it waits) and waits
+    on, up to LOCK_PATIENT_S, instead of failing after ``timeout``.
 
     Re-entrant within one thread; serialises threads and processes. The lock is a file
     in the user's runtime folder (store.vault.outside_lock) and, where the vault has a state/
@@ -243,7 +249,15 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         for path in paths:
             lock = _file_lock(path)
             try:
-                lock.acquire(timeout=timeout)
+                if waiting is None:
+                    lock.acquire(timeout=timeout)
+                else:
+                    try:
+                        lock.acquire(timeout=config.LOCK_NOTICE_S)
+                    except Timeout:
+                        waiting()
+                        waiting = _said  # said once, for both lock files
+                        lock.acquire(timeout=config.LOCK_PATIENT_S)
             except Timeout as exc:
                 raise VaultkeeperError(
                     f"{path}: another vaultkeeper command is writing; try again"
@@ -267,6 +281,10 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         finally:
             for lock in reversed(held):
                 lock.release()
+
+
+def _said() -> None:
+    """A ``waiting`` that says nothing more."""
 
 
 def sweep_temps(vault: Path) -> list[str]:

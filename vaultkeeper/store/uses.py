@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def bounded(value: str) -> str:
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import NamedTuple
+    from typing import Any, NamedTuple
 
     class _EventFields(NamedTuple):
         session: str
@@ -173,19 +174,32 @@ def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
 
 
 def read_lines(
-    vault: Path, problems: list[Problem] | None = None, skip: tuple[bytes, ...] = ()
+    vault: Path,
+    problems: list[Problem] | None = None,
+    skip: tuple[bytes, ...] = (),
+    upto: tuple[int, int] | None = None,
 ) -> Iterator[dict[str, object]]:
     """Every JSON object line of the log, oldest first; a line holding one of ``skip`` is
-    passed over unparsed, a line that can't be read goes to ``problems``."""
-    path = uses_path(vault)
-    try:
-        fh = path.open("rb")
-    except OSError:  # no log yet (or not a file we can read): no lines
-        return
+    passed over unparsed, a line that can't be read goes to ``problems``. With ``upto``
+    (a descriptor of the log and a byte count), only that descriptor's first bytes."""
+    if upto is not None:
+        fh: Any = os.fdopen(os.dup(upto[0]), "rb")
+        fh.seek(0)
+    else:
+        try:
+            fh = uses_path(vault).open("rb")
+        except OSError:  # no log yet (or not a file we can read): no lines
+            return
+    stop = None if upto is None else upto[1]
     with fh:
         number = 0
         while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
+            want = MAX_LINE_BYTES + 1
+            if stop is not None:
+                want = min(want, stop - fh.tell())
+                if want <= 0:
+                    return
+            raw = fh.readline(want)
             if not raw:
                 return
             number += 1
@@ -218,6 +232,7 @@ def read_events(
     problems: list[Problem] | None = None,
     on_tx: Callable[[dict[str, object]], None] | None = None,
     on_counted: Callable[[UseEvent], None] | None = None,
+    upto: tuple[int, int] | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
     overlong lines are skipped (and listed in ``problems``). A line of another kind is
@@ -227,7 +242,7 @@ def read_events(
     count (marked ``counted``) to ``on_counted`` as it shows."""
     wanted = None if kinds is None else frozenset(kinds)
     pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
-    for value in read_lines(vault, problems, _unwanted(wanted)):
+    for value in read_lines(vault, problems, _unwanted(wanted), upto):
         tx = value.get("tx")
         if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
             if on_tx is not None:
