@@ -168,11 +168,6 @@ TRANSCRIPT_MAX_BYTES = 2 * 1024**3  # a larger transcript is refused before it i
 TRANSCRIPT_DETECT_LINES = 200  # lines read from a file's head to tell its format
 TRANSCRIPT_MAX_COMMAND_CHARS = 20_000  # a longer shell command is not split for reads
 USES_COMPACT_BYTES = 32 * 1024 * 1024  # a larger usage log is compacted by the next counting
-# A count waits for the writer lock rather than fail and be lost: the notice after this
-# long ("waiting for another vaultkeeper command"), the wait's bound after it (a live
-# holder of the lock; a dead one's lock goes with its process).
-LOCK_NOTICE_S = 2.0
-LOCK_PATIENT_S = 600.0
 USES_KEEP_DAYS = 30  # compacting keeps every event of the log's last days whole
 USES_WARN_BYTES = 128 * 1024 * 1024  # status warns past this (compacting falls behind)
 INGEST_MAX_UNKNOWN = 100  # unknown names an ingest reports by name; the rest are counted

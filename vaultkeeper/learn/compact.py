@@ -25,6 +25,7 @@ atomically: a kill leaves the old log or the new one.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import stat
@@ -34,7 +35,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import TxState
-from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, key_digest, read_events, uses_path
 
 _CHUNK = 2000  # digests a line: 17 bytes each, far under the 64 KiB cap
@@ -59,7 +61,7 @@ def needs_compacting(vault: Path) -> bool:
 def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
     """Rewrite the log as the module doc says; the number of lines it had less the
     number it has (0: another process is compacting it, or it changed under us).
-    ``waiting``: as for ``writer_lock``."""
+    ``waiting``: as for ``store.patience.patient_lock``."""
     path = uses_path(vault)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
@@ -69,13 +71,13 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or not _only_compactor(fd):
             return 0
-        with writer_lock(vault, waiting=waiting):  # a moment: no append is half written
+        with patient_lock(vault, waiting):  # a moment: no append is half written
             size = os.fstat(fd).st_size
         built = _compacted(vault, (fd, size))
         if built is None:
             return 0
         text, lines = built
-        with writer_lock(vault, waiting=waiting):
+        with patient_lock(vault, waiting):
             try:
                 now = os.lstat(path)
             except OSError:
@@ -100,6 +102,25 @@ def _count_lines(fd: int, size: int) -> int:
         count += chunk.count(b"\n")
         at += len(chunk)
     return count
+
+
+class _Prefix(io.RawIOBase):
+    """The first ``size`` bytes of the file open at ``fd``, read with ``pread``: what
+    the log held when the compacting took its length (lines appended since are copied
+    after the compacted ones, as they are)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        super().__init__()
+        self.fd, self.size, self.at = fd, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = os.pread(self.fd, min(len(buffer), self.size - self.at), self.at)
+        buffer[: len(data)] = data
+        self.at += len(data)
+        return len(data)
 
 
 def _only_compactor(fd: int) -> bool:
@@ -132,9 +153,10 @@ def _compacted(vault: Path, upto: tuple[int, int]) -> tuple[str, int] | None:
             tx_lines.append(value)
 
     counted: dict[tuple[str, str], int] = {}
-    events = list(
-        read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e), upto=upto)
-    )
+    with io.BufferedReader(_Prefix(*upto)) as log:  # the log's first bytes only
+        events = list(
+            read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e), log=log)
+        )
     if not events:
         return None
     newest = max(e.date for e in events)

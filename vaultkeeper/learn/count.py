@@ -41,7 +41,7 @@ from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
 from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile, repair
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import named_blocks
-from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events
 from vaultkeeper.upkeep.decay import Usage, validated_on
 
@@ -127,7 +127,7 @@ def record(
     is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
     the events' sessions made (see the module doc). With no events nothing is touched.
     ``waiting``: called once when the writer lock is busy; the count then waits for it
-    (fsio.writer_lock) rather than fail and be lost.
+    (store.patience) rather than fail and be lost.
     """
     if not events:  # not even the lock file: a refused ingest writes nothing
         return RecordResult((), (), 0, (), (), dry_run)
@@ -137,7 +137,7 @@ def record(
     calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
     if not dry_run and needs_compacting(vault):  # kept fast at a million lines; the
         compact(vault, waiting)  # writer lock is held for two moments of it only
-    with contextlib.nullcontext() if dry_run else writer_lock(vault, waiting=waiting):
+    with contextlib.nullcontext() if dry_run else patient_lock(vault, waiting):
         targets = {e.target for e in events if e.kind in PATTERN_KINDS}
         names = {b.name for b in named_blocks(vault, targets)[0]}
         log = read_log(vault)

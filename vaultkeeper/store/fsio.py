@@ -8,11 +8,11 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError, VaultkeeperError
+from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -213,14 +213,8 @@ def _file_lock(lock_path: Path) -> Any:
 
 
 @contextlib.contextmanager
-def writer_lock(
-    vault: Path, timeout: float = 30.0, waiting: Callable[[], None] | None = None
-) -> Iterator[None]:
+def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
-
-    With ``waiting`` (a command whose work must not be lost: a count), a lock still busy
-    after LOCK_NOTICE_S calls ``waiting`` once (the command says that it waits) and waits
-    on, up to LOCK_PATIENT_S, instead of failing after ``timeout``.
 
     Re-entrant within one thread; serialises threads and processes. The lock is a file
     in the user's runtime folder (store.vault.outside_lock) and, where the vault has a state/
@@ -249,17 +243,9 @@ def writer_lock(
         for path in paths:
             lock = _file_lock(path)
             try:
-                if waiting is None:
-                    lock.acquire(timeout=timeout)
-                else:
-                    try:
-                        lock.acquire(timeout=config.LOCK_NOTICE_S)
-                    except Timeout:
-                        waiting()
-                        waiting = _said  # said once, for both lock files
-                        lock.acquire(timeout=config.LOCK_PATIENT_S)
+                lock.acquire(timeout=timeout)
             except Timeout as exc:
-                raise VaultkeeperError(
+                raise LockBusy(
                     f"{path}: another vaultkeeper command is writing; try again"
                 ) from exc
             held.append(lock)
@@ -281,10 +267,6 @@ def writer_lock(
         finally:
             for lock in reversed(held):
                 lock.release()
-
-
-def _said() -> None:
-    """A ``waiting`` that says nothing more."""
 
 
 def sweep_temps(vault: Path) -> list[str]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def bounded(value: str) -> str:
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any, NamedTuple
+    from typing import BinaryIO, NamedTuple
 
     class _EventFields(NamedTuple):
         session: str
@@ -177,29 +176,18 @@ def read_lines(
     vault: Path,
     problems: list[Problem] | None = None,
     skip: tuple[bytes, ...] = (),
-    upto: tuple[int, int] | None = None,
+    log: BinaryIO | None = None,
 ) -> Iterator[dict[str, object]]:
-    """Every JSON object line of the log, oldest first; a line holding one of ``skip`` is
-    passed over unparsed, a line that can't be read goes to ``problems``. With ``upto``
-    (a descriptor of the log and a byte count), only that descriptor's first bytes."""
-    if upto is not None:
-        fh: Any = os.fdopen(os.dup(upto[0]), "rb")
-        fh.seek(0)
-    else:
-        try:
-            fh = uses_path(vault).open("rb")
-        except OSError:  # no log yet (or not a file we can read): no lines
-            return
-    stop = None if upto is None else upto[1]
+    """Every JSON object line of the log (or of ``log``, a part of it), oldest first; a line
+    holding one of ``skip`` is passed over unparsed, one that can't be read goes to ``problems``."""
+    try:
+        fh = uses_path(vault).open("rb") if log is None else log
+    except OSError:  # no log yet (or not a file we can read): no lines
+        return
     with fh:
         number = 0
         while True:
-            want = MAX_LINE_BYTES + 1
-            if stop is not None:
-                want = min(want, stop - fh.tell())
-                if want <= 0:
-                    return
-            raw = fh.readline(want)
+            raw = fh.readline(MAX_LINE_BYTES + 1)
             if not raw:
                 return
             number += 1
@@ -232,7 +220,7 @@ def read_events(
     problems: list[Problem] | None = None,
     on_tx: Callable[[dict[str, object]], None] | None = None,
     on_counted: Callable[[UseEvent], None] | None = None,
-    upto: tuple[int, int] | None = None,
+    log: BinaryIO | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
     overlong lines are skipped (and listed in ``problems``). A line of another kind is
@@ -242,7 +230,7 @@ def read_events(
     count (marked ``counted``) to ``on_counted`` as it shows."""
     wanted = None if kinds is None else frozenset(kinds)
     pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
-    for value in read_lines(vault, problems, _unwanted(wanted), upto):
+    for value in read_lines(vault, problems, _unwanted(wanted), log):
         tx = value.get("tx")
         if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
             if on_tx is not None:
