@@ -17,6 +17,8 @@ from typing import Any
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from vaultkeeper.hosts.elicitation import DIALOG_ENV
+
 TODAY = "2026-12-01"
 
 
@@ -25,7 +27,12 @@ def program() -> list[str]:
     return [str(beside)] if beside.is_file() else [sys.executable, "-m", "vaultkeeper"]
 
 
-def params(vault: Path, home: Path) -> StdioServerParameters:
+def params(
+    vault: Path, home: Path, *, dialog: bool = False, cwd: Path | None = None
+) -> StdioServerParameters:
+    """The server as a host starts it; ``dialog``: as `hooks install claude-code --mcp
+    --dialog` registers it (the host's dialog for a deletion on); ``cwd``: the project
+    folder it starts in (default: ``home``)."""
     first, *rest = program()
     env = {
         "HOME": str(home),
@@ -33,7 +40,10 @@ def params(vault: Path, home: Path) -> StdioServerParameters:
         "XDG_CONFIG_HOME": str(home / ".config"),
         "VAULTKEEPER_TODAY": TODAY,
     }
-    return StdioServerParameters(command=first, args=[*rest, "mcp", "--vault", str(vault)], env=env)
+    if dialog:
+        env[DIALOG_ENV] = "1"
+    args = [*rest, "mcp", "--vault", str(vault)]
+    return StdioServerParameters(command=first, args=args, env=env, cwd=cwd or home)
 
 
 class Person:
@@ -51,12 +61,14 @@ class Person:
 
 
 @asynccontextmanager
-async def connect(vault: Path, home: Path, person: Person | None = None) -> AsyncIterator[Any]:
+async def connect(
+    vault: Path, home: Path, person: Person | None = None, *, dialog: bool = False
+) -> AsyncIterator[Any]:
     """A ready session; with ``person`` the client declares elicitation, else not."""
     home.mkdir(parents=True, exist_ok=True)
     with (home / "server-stderr.log").open("a") as errlog:
         async with (
-            stdio_client(params(vault, home), errlog=errlog) as (read, write),
+            stdio_client(params(vault, home, dialog=dialog), errlog=errlog) as (read, write),
             ClientSession(read, write, elicitation_callback=person) as session,
         ):
             await session.initialize()

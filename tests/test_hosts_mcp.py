@@ -110,11 +110,14 @@ def test_status_says_where_the_mcp_server_is_registered_and_for_which_vault(
     code, out, _ = _run(home, "hooks", "status")
     assert code == 0
     mcp_lines = [x for x in out.splitlines() if "mcp server" in x]
+    queued = "; deletions: queued for `vaultkeeper review`"
     assert mcp_lines == [
-        f"claude-code  mcp server vaultkeeper in {claude} (user scope): vault {sample}: {command}",
+        f"claude-code  mcp server vaultkeeper in {claude} (user scope): vault {sample}: "
+        f"{command}{queued}",
         f"claude-code  mcp server vaultkeeper in {project / '.mcp.json'} (project scope): "
-        f"vault {sample}: {command}",
-        f"codex        mcp server vaultkeeper in {codex} (user scope): vault {sample}: {command}",
+        f"vault {sample}: {command}{queued}",
+        f"codex        mcp server vaultkeeper in {codex} (user scope): vault {sample}: "
+        f"{command}{queued}",
     ]
     code, out, _ = _run(home, "hooks", "status", "codex", "--json")
     assert code == 0
@@ -127,6 +130,8 @@ def test_status_says_where_the_mcp_server_is_registered_and_for_which_vault(
             "vault": str(sample),
             "command": command,
             "note": None,
+            "dialog": False,
+            "refused": None,
         }
     ]
 
@@ -142,3 +147,66 @@ def test_status_notes_an_unreadable_mcp_file_and_still_exits_0(home: Path) -> No
     code, out, _ = _run(home, "hooks", "status", "claude-code")
     assert code == 0
     assert f"claude-code  mcp server vaultkeeper: {claude} (user scope): {claude}:1:2: " in out
+
+
+@needs_program
+def test_dialog_is_an_opt_in_for_claude_code_that_status_shows_and_refuses_under_a_hook(
+    sample: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--dialog` records itself in the server's registration env; `hooks status` says who
+    says yes to a deletion, and that an Elicitation hook of the project keeps it off;
+    an install without it turns it off again."""
+    project = tmp_path / "repo"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    claude = home / ".claude.json"
+    code, out, err = _run(
+        home, "--vault", sample, "hooks", "install", "claude-code", "--mcp", "--dialog"
+    )
+    assert code == 0, err
+    entry = json.loads(claude.read_text())["mcpServers"]["vaultkeeper"]
+    assert entry["env"] == {"VAULTKEEPER_MCP_DIALOG": "1"}
+    assert "deletions: asked in Claude Code's dialog" in out and "note:" not in out
+    code, out, _ = _run(home, "hooks", "status", "claude-code")
+    (line,) = [x for x in out.splitlines() if "mcp server" in x]
+    assert line.endswith("; deletions: asked in the host's dialog (--dialog)")
+    # a checked-in project settings file with an Elicitation hook: the dialog stays off
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        json.dumps(
+            {"hooks": {"Elicitation": [{"hooks": [{"type": "command", "command": "true"}]}]}}
+        )
+    )
+    code, out, _ = _run(home, "hooks", "status", "claude-code", "--json")
+    (found,) = json.loads(out)["mcp"]
+    assert found["dialog"] is True and found["refused"] == f"{settings}: an Elicitation hook"
+    code, out, _ = _run(home, "hooks", "status", "claude-code")
+    assert (
+        f"deletions: queued for `vaultkeeper review`: the dialog (--dialog) is refused while "
+        f"{settings}: an Elicitation hook"
+    ) in out
+    code, out, _ = _run(
+        home, "--vault", sample, "hooks", "install", "claude-code", "--mcp", "--dialog"
+    )
+    assert code == 0 and f"note: the dialog stays off while {settings}: an Elicitation hook" in out
+    code, out, _ = _run(home, "--vault", sample, "hooks", "install", "claude-code", "--mcp")
+    assert code == 0 and json.loads(claude.read_text())["mcpServers"]["vaultkeeper"]["env"] == {}
+    assert "updated mcp server vaultkeeper" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["codex", "--mcp", "--dialog"], "Codex answers an MCP dialog with cancel at once"),
+        (["claude-code", "--dialog"], "--dialog is for claude-code --mcp"),
+        (["cron", "--dialog"], "--dialog is for claude-code --mcp"),
+    ],
+)
+def test_dialog_elsewhere_is_a_usage_error_and_writes_nothing(
+    sample: Path, home: Path, args: list[str], says: str
+) -> None:
+    code, out, err = _run(home, "--vault", sample, "hooks", "install", *args)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and says in err
+    assert sorted(p.name for p in home.iterdir()) == []

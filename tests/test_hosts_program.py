@@ -149,3 +149,35 @@ def test_the_places_that_do_not_last(tmp_path: Path) -> None:
     # a home that is itself a git working tree (dotfiles) is not a project
     (home / ".git").mkdir()
     assert warn(pipx / "bin" / "vaultkeeper") is None
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_the_recall_hook_s_host_argument_is_not_read_as_its_program(
+    make_vault: MakeVault, tmp_path: Path, host: str
+) -> None:
+    """recall.sh takes VAULT HOST PROGRAM: status once read HOST as the program ("the
+    program claude-code is gone") although the hooks worked (issue 34 item 6)."""
+    program = hostfiles.find_program({"PATH": str(Path(sys.executable).parent)})
+    if program is None:
+        pytest.skip("no vaultkeeper console script beside this interpreter")
+    vault = make_vault({})
+    home = tmp_path / "home"
+    home.mkdir()
+    handlers = hostfiles.recall_handlers(host, vault, program)
+    assert all(h.problem is None for h in handlers)
+    from vaultkeeper.hosts.program import problem_of
+
+    assert [problem_of(h.command) for h in handlers] == [None, None]
+    gone = str(tmp_path / "deleted" / "vaultkeeper")
+    broken = hostfiles.recall_handlers(host, vault, gone)
+    assert all(f"the program {gone} is gone" in (problem_of(h.command) or "") for h in broken)
+    installed = CliRunner().invoke(
+        cli,
+        ["--vault", str(vault), "hooks", "install", host, "--recall"],
+        env={**_env(home), "PATH": str(Path(sys.executable).parent)},
+    )
+    assert installed.exit_code == 0, installed.output
+    status = CliRunner().invoke(cli, ["hooks", "status", host], env=_env(home))
+    assert status.exit_code == 0, status.output
+    assert "will do nothing" not in status.stdout and "is gone" not in status.stdout
+    assert "UserPromptSubmit" in status.stdout and "PreToolUse" in status.stdout

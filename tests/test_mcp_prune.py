@@ -129,3 +129,37 @@ def test_a_yes_in_the_host_s_dialog_is_journaled_as_such(sample: Path) -> None:
     record = _last_journal(sample)
     assert (record["action"], record["target"], record["outcome"]) == ("prune", BLOCK, "act")
     assert record["confirmed_via"] == "mcp-elicitation"
+
+
+def test_a_file_s_dialog_leads_with_its_description_and_says_it_has_no_count(
+    sample: Path,
+) -> None:
+    note = plan(sample, Decision("prune", "projects/web/memory/old-webpack-config.md"))
+    head = mcp_prune.message(note).split("\n")[:4]
+    assert head[0] == "Delete the entry file projects/web/memory/old-webpack-config.md?"
+    described = (sample / note.target).read_text().split("description: ", 1)[1].split("\n")[0]
+    assert head[1] == f"What it is: {described.strip(chr(34))}"
+    assert head[2].startswith("No success count (an entry file); ")
+    assert "type old-webpack-config below" in head[3]
+
+
+def test_the_journal_names_the_host_s_dialog_never_a_person(sample: Path) -> None:
+    async def host(message: str, schema: Any) -> Any:
+        return SimpleNamespace(action="accept", data=schema(name=BLOCK))
+
+    from vaultkeeper.mcp.dialog import host_label
+
+    confirm = mcp_prune.in_dialog(host, 5.0, host_label("codex-mcp-client"))
+
+    async def tool_call() -> Any:
+        return await anyio.to_thread.run_sync(
+            lambda: apply_decision(sample, Decision("prune", BLOCK), NOW, confirm=confirm)
+        )
+
+    assert anyio.run(tool_call).outcome == "act"
+    reason = _last_journal(sample)["reason"]
+    assert reason.startswith("accepted in Codex's dialog: moved ")
+    assert "person" not in reason
+    assert host_label("claude-code") == "Claude Code" and host_label("codex-mcp-client") == "Codex"
+    assert host_label("x", "Evil\x1b[2J\u202eHost") == "Evil\\u001b[2J\\u202eHost"
+    assert host_label(None) == "the host"

@@ -206,7 +206,7 @@ def test_prune_asks_the_person_and_only_accept_with_the_right_name_deletes(
     kept_reasons: list[str] = []
 
     async def main() -> None:
-        async with connect(sample, tmp_path / "home", person) as s:
+        async with connect(sample, tmp_path / "home", person, dialog=True) as s:
             for _ in range(3):
                 kept = await call(s, "apply_prune", target=BLOCK)
                 assert kept["outcome"] in ("silence", "ask")

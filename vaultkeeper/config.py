@@ -22,6 +22,7 @@ ENV_FORCE = "SELF_MAINTAIN_FORCE"
 ENV_VAULT = "VAULTKEEPER_VAULT"
 ENV_HOLDOUT_DAYS = "VAULTKEEPER_HOLDOUT_DAYS"
 ENV_TODAY = "VAULTKEEPER_TODAY"  # YYYY-MM-DD: every command behaves as on that date
+ENV_MCP_DIALOG = "VAULTKEEPER_MCP_DIALOG"  # "1" in `vaultkeeper mcp`'s env: the host's dialog
 
 # -- vault layout --------------------------------------------------------------
 INDEX_FILE = "_index.md"
@@ -214,9 +215,8 @@ CODEX_TOOL_APPROVAL = "approve"  # [mcp_servers.NAME.tools.TOOL] approval_mode (
 MCP_ELICIT_TIMEOUT_SECONDS = 600
 # From this MCP revision on a tool asks by returning InputRequiredResult (no back-channel).
 MCP_ROUNDS_VERSION = "2026-07-28"
-# A prune's journal line says where the person's yes came from (its "confirmed_via").
-CONFIRMED_VIA_TERMINAL = "terminal"  # `apply prune` / `decide` at a prompt, or `review`
-CONFIRMED_VIA_MCP = "mcp-elicitation"  # the host's own dialog (mcp_prune.py)
+CONFIRMED_VIA_TERMINAL = "terminal"  # a prune's journal "confirmed_via": a prompt, review
+CONFIRMED_VIA_MCP = "mcp-elicitation"  # ... or the host's dialog (mcp_prune.py, ENV_MCP_DIALOG)
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
 CLI_SOURCE = "cli"  # ... and for `vaultkeeper use NAME`, under the session "cli:<ISO time>"
 MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"

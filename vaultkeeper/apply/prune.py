@@ -1,8 +1,8 @@
 """``apply prune``: delete a registry block or an entry file, on a person's yes only.
 
 There is no way around the person: with a terminal the caller passes ``confirm`` and
-only a ``y``/``yes`` typed there deletes (over MCP: the person's answer in the host's own
-dialog, mcp_prune.py); without one (``confirm=None``) the request is
+only a ``y``/``yes`` typed there deletes (over MCP, where the person turned it on: an
+accept in the host's own dialog, mcp_prune.py); without one (``confirm=None``) the request is
 queued for ``vaultkeeper review`` and the outcome is ``ask``. What goes, goes to
 ``.trash/``.
 """
@@ -67,7 +67,8 @@ class NoAnswer:
 
 # True only deletes; False or a reason (why the person's answer was not a yes) keeps;
 # NoAnswer queues the request for review. A callback asking anywhere but at a terminal
-# says where with a ``confirmed_via`` attribute (mcp_prune): the journal line records it.
+# says where with a ``confirmed_via`` attribute and what is known of the yes with a
+# ``yes_reason`` (mcp_prune: "accepted in Claude Code's dialog"): the journal line says both.
 # A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault.
 Confirm = Callable[["PrunePlan | MergePlan"], "bool | str | NoAnswer"]
 
@@ -132,7 +133,8 @@ def prune(
             evidence=decision.evidence, hash_before=found.hash, extra={KEPT: True},
         )  # fmt: skip
     via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
-    return carry_out(vault, decision, now, found.hash, "a person answered yes", via)
+    why = str(getattr(confirm, "yes_reason", "a person answered yes"))  # mcp: the host's dialog
+    return carry_out(vault, decision, now, found.hash, why, via)
 
 
 def queued(

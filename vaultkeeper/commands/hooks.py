@@ -75,6 +75,12 @@ def hooks() -> None:
 @MCP
 @MCP_PROJECT
 @click.option("--recall", is_flag=True, help="Also serve lessons on prompts and file tools.")
+@click.option(
+    "--dialog",
+    is_flag=True,
+    help="claude-code --mcp: a deletion through MCP asks in Claude Code's dialog (refused "
+    "while an Elicitation hook is configured) instead of waiting for `vaultkeeper review`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def hooks_install(
@@ -87,6 +93,7 @@ def hooks_install(
     with_mcp: bool,
     project: bool,
     recall: bool,
+    dialog: bool,
     as_json: bool,
 ) -> None:
     """Register vaultkeeper with TARGET (claude-code, codex, cron or git) for the vault.
@@ -98,7 +105,10 @@ def hooks_install(
     --mcp registers `vaultkeeper mcp` with the host too. For git, run it once
     in every clone: the driver lives in the clone's own git config; commit the
     .gitattributes and .gitignore it writes once. --recall adds the point-of-use
-    recall (docs/recall.md): a prompt hook and a file-tool hook.
+    recall (docs/recall.md): a prompt hook and a file-tool hook. A deletion
+    through MCP waits for `vaultkeeper review`; with claude-code --mcp --dialog
+    it is asked in Claude Code's dialog instead, while no Elicitation hook is
+    configured (docs/mcp.md; Codex shows no dialog: refused there).
 
     \b
     Example:
@@ -110,26 +120,41 @@ def hooks_install(
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
     from vaultkeeper.hosts import mcp as mcp_install
+    from vaultkeeper.hosts.elicitation import check_dialog
     from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
     warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
+    check_dialog(target, with_mcp, dialog)
     if target != "cron":
         if print_only or schedule is not None or (recall and target == "git"):
             raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")
         path = host_file(target, settings_file, hooks_file)
+        if target != "git":  # the host's plugin of ours runs these hooks already
+            from vaultkeeper.hosts.plugins import refuse_second_copy
+
+            refuse_second_copy(target, recall, os.environ)
         if target == "git":
             _echo_change(git_install.install(vault, program), as_json, warn=warn)
             return
         if mcp_file is not None:  # its file read and its edit planned before any write
-            mcp_install.install(target, mcp_file, vault, program, write=False)
+            mcp_install.install(target, mcp_file, vault, program, write=False, dialog=dialog)
         done = hostfiles.install(target, path, vault, program, recall)
         if recall:  # the table the recall hooks read: every scan keeps it true from now on
             _recall_table(vault)
-        served = None if mcp_file is None else mcp_install.install(target, mcp_file, vault, program)
+        served = (
+            None
+            if mcp_file is None
+            else mcp_install.install(target, mcp_file, vault, program, dialog=dialog)
+        )
         _echo_change(done, as_json, served, warn)
+        if dialog and not as_json:  # on, but refused while these hooks are configured
+            from vaultkeeper.hosts.elicitation import answering
+
+            for found in answering(os.environ, Path.cwd()):
+                click.echo(f"  note: the dialog stays off while {found.line()}")
         if target == "codex" and not as_json:
             trust = [h.trust or "" for h in hostfiles.installed(target, path).handlers]
             for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]:

@@ -10,12 +10,18 @@ the folder status runs in are read beside the user's file, as its ``.mcp.json`` 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from vaultkeeper.commands.base import HOOKS, SETTINGS, host_file, now_utc, print_json, vault_path
 from vaultkeeper.commands.hooks import TARGETS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.hosts.hooks import Installed
+    from vaultkeeper.hosts.plugins import Plugin
 
 PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 
@@ -24,6 +30,22 @@ def project_settings(user: Path, cwd: Path) -> list[tuple[str, Path]]:
     """The project's Claude Code settings files here that exist (not the user's file)."""
     found = [(cwd / name).absolute() for name in PROJECT_SETTINGS]
     return [("claude-code", p) for p in found if p.is_file() and p.resolve() != user.resolve()]
+
+
+def plugin_lines(target: str, plugged: Sequence[Plugin], hosts: Sequence[Installed]) -> list[str]:
+    """Our plugins in ``target``, and each hook event that would run twice: from an
+    enabled plugin and from a settings file ``hooks install`` wrote."""
+    mine = [p for p in plugged if p.target == target]
+    lines = [p.line() for p in mine]
+    for p in (p for p in mine if p.enabled):
+        for h in (h for i in hosts if i.target == target for h in i.handlers):
+            if h.event in p.events:
+                lines.append(
+                    f"{h.event} runs twice: from the plugin {p.plugin_id} and from "
+                    f"`hooks install` ({h.command}); remove one: `vaultkeeper hooks uninstall "
+                    f"{target}`"
+                )
+    return lines
 
 
 @click.command("status")
@@ -53,6 +75,7 @@ def hooks_status(
     """
     from vaultkeeper.errors import NoVaultError
     from vaultkeeper.hosts.mcp_status import registrations
+    from vaultkeeper.hosts.plugins import installed as installed_plugins
     from vaultkeeper.status.health import age_text, where_installed
 
     targets = [target] if target else list(TARGETS)
@@ -81,6 +104,7 @@ def hooks_status(
     )
     where = where_installed(files, "cron" in targets, os.environ, vault, also)
     served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
+    plugged = installed_plugins(targets, os.environ)  # the hosts' own plugin installs
     now = now_utc()
     if as_json:
         print_json(
@@ -90,6 +114,7 @@ def hooks_status(
                     for h in where.hosts
                 ],
                 "mcp": [r.__dict__ for r in served],
+                "plugins": [p.__dict__ for p in plugged],
                 "cron": [e.__dict__ for e in where.cron] if "cron" in targets else None,
                 "cron_note": where.cron_note,
                 "last_scans": [
@@ -106,7 +131,7 @@ def hooks_status(
     for host in where.hosts:
         if host.note:
             click.echo(f"{host.target:<12} {host.note}")
-        elif not host.handlers:
+        elif not host.handlers and not any(p.target == host.target for p in plugged):
             click.echo(f"{host.target:<12} not installed in {host.path}")
         for h in host.handlers:
             trust = f" [{h.trust}]" if h.trust else ""
@@ -117,6 +142,8 @@ def hooks_status(
         if host is next(h for h in reversed(where.hosts) if h.target == host.target):
             for reg in (r for r in served if r.target == host.target):  # once per host
                 click.echo(f"{host.target:<12} {reg.line()}")
+            for line in plugin_lines(host.target, plugged, where.hosts):
+                click.echo(f"{host.target:<12} {line}")
     if "cron" in targets:
         if where.cron_note:
             click.echo(f"{'cron':<12} {where.cron_note}")

@@ -22,6 +22,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hosts import created
+from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, check_dialog
 from vaultkeeper.hosts.hooks import Change, read_settings, replace_keeping_backup
 from vaultkeeper.store import jsonedit, tomledit
 
@@ -65,19 +66,31 @@ def registration_file(
 
 
 def install(
-    target: str, path: Path, vault: Path, program: str | None, *, write: bool = True
+    target: str,
+    path: Path,
+    vault: Path,
+    program: str | None,
+    *,
+    write: bool = True,
+    dialog: bool = False,
 ) -> Change:
     """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
-    so a command editing several files refuses before it has written any of them."""
+    so a command editing several files refuses before it has written any of them.
+    ``dialog`` (claude-code): the entry's env turns the host's dialog for a deletion on
+    (mcp/dialog.py); an install without it turns it off again."""
     require_sdk()
+    check_dialog(target, True, dialog)  # --dialog: claude-code only
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
     made = None if real.exists() else created.missing_folders(real.parent)
     if target == "codex":
         change = _codex(real, command, write)
     else:
-        want = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+        env = {DIALOG_ENV: "1"} if dialog else {}
+        want = {"type": "stdio", "command": command[0], "args": command[1:], "env": env}
         change = _claude(real, want, write)
+        said = DIALOG_ON if dialog else DIALOG_OFF
+        change = replace(change, actions=(*change.actions, said))
     if write and made is not None and change.changed:  # ours: uninstall may take it away
         created.remember(real, made)
     return change

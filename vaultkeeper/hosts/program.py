@@ -36,7 +36,9 @@ def problem_of(command: str) -> str | None:
         return None
     if not os.path.isfile(argv[0]):
         return f"its hook script {argv[0]} is gone: {_REINSTALL}"
-    return program_problem(argv[2]) if len(argv) > 2 else None
+    # the session scripts take VAULT PROGRAM; recall.sh takes VAULT HOST PROGRAM (hooks.py)
+    at = 3 if os.path.basename(argv[0]) == config.RECALL_HOOK_SCRIPT else 2
+    return program_problem(argv[at]) if len(argv) > at else None
 
 
 def program_problem(program: str) -> str | None:

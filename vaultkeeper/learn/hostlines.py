@@ -17,6 +17,11 @@ from vaultkeeper import config
 # has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
 # with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
 _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
+# Claude Code names a plugin's server ``plugin_<plugin>_<server>``: our plugin's
+# (plugins/vaultkeeper in the repository) is ``mcp__plugin_vaultkeeper_vaultkeeper__cite``.
+_SERVERS = frozenset(
+    {config.MCP_SERVER_NAME, f"plugin_{config.MCP_SERVER_NAME}_{config.MCP_SERVER_NAME}"}
+)
 
 
 def made_in(obj: dict[str, Any], session: str, made: dict[str, str]) -> str | None:
@@ -43,7 +48,7 @@ def full_name(name: object, namespace: object) -> object:
 def vault_tool(name: object) -> str | None:
     """The tool's name when ``name`` is a tool of the vaultkeeper MCP server, else None."""
     match = _MCP_TOOL.match(name) if isinstance(name, str) else None
-    if match is None or match["server"].casefold() != config.MCP_SERVER_NAME:
+    if match is None or match["server"].casefold() not in _SERVERS:
         return None
     return match["tool"]
 

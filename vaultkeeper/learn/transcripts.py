@@ -4,8 +4,8 @@ A transcript is read line by line with a cap on each line, so memory stays bound
 whatever the file's size, and a single huge line is skipped without being held whole.
 A line that is not JSON, half written, or of a type not known here is skipped. Only
 the agent's own words and tool calls are looked at: the person's text and tool output
-never yield a signal. This module knows nothing of the vault; ingest.py maps the
-signals onto it.
+never yield a signal, but for whether a vault MCP ``read`` call came back (mcp_results.py).
+This module knows nothing of the vault; ingest.py maps the signals onto it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from vaultkeeper.learn import lessonsigs
 from vaultkeeper.learn.codex_family import session_of
 from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
 from vaultkeeper.learn.hostlines import utc_date as _date
+from vaultkeeper.learn.mcp_results import Pending
 from vaultkeeper.learn.shellwords import shell_reads, shell_uses
 
 CLAUDE = "claude-code"
@@ -60,7 +61,7 @@ class Signal:
     date: dt.date | None
     cwd: str | None
     evidence: str | None = None
-    call: str | None = None  # Claude Code's tool_use id of an mcp-cite (the server logs it)
+    call: str | None = None  # the host's id of an MCP call (Claude Code's the server logs)
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class Reader:
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd; Claude Code's first line's
         self.bad = self.long = 0
+        self.pending: Pending[Signal] = Pending()  # MCP reads waiting for their result
 
     @property
     def skipped(self) -> Skipped:
@@ -139,7 +141,8 @@ class Reader:
             if raw is None:
                 self.long += 1
                 continue
-            if b"assistant" not in raw and (claude or not any(w in raw for w in _CODEX_MORE)):
+            agents = b"assistant" in raw or (not claude and any(w in raw for w in _CODEX_MORE))
+            if not agents and not (claude and self.pending and b"tool_result" in raw):
                 continue  # not the agent's line: parsing every tool result would be slow
             obj = _load(raw)
             if obj is None:
@@ -148,7 +151,8 @@ class Reader:
             yield from (self._claude(obj, number) if claude else self._codex(obj, number))
 
     def _claude(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
-        if obj.get("type") != "assistant":
+        if obj.get("type") != "assistant":  # a user line's tool result: a pending read's?
+            yield from self.pending.claude(obj)
             return
         message = obj.get("message")
         if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
@@ -205,12 +209,11 @@ class Reader:
         kind = payload.get("type")
         if kind == "message" and payload.get("role") == "assistant":
             for block in payload.get("content") or ():
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") == "output_text"
-                    and isinstance(block.get("text"), str)
-                ):
-                    yield from self._links(block["text"], number, day, cwd)
+                text = block.get("text") if isinstance(block, dict) else None
+                if isinstance(text, str) and block.get("type") == "output_text":
+                    yield from self._links(text, number, day, cwd)
+        elif kind == "function_call_output":  # a pending read's result, if any
+            yield from self.pending.codex(payload)
         elif kind == "custom_tool_call":  # apply_patch: its input is the patch
             found = lessonsigs.codex(payload.get("name"), payload.get("input"))
             yield from self._found(found, number, day, cwd)
@@ -225,7 +228,7 @@ class Reader:
             here = workdir if isinstance(workdir, str) else cwd
             yield from self._found(lessonsigs.codex(name, args), number, day, here)
             if isinstance(args, dict) and vault_tool(name) is not None:
-                yield from self._mcp(str(name), args, number, day, cwd)
+                yield from self._mcp(str(name), args, number, day, cwd, payload.get("call_id"))
             elif isinstance(args, dict):
                 yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
 
@@ -283,7 +286,8 @@ class Reader:
                 session = self.session
                 yield Signal("mcp-cite", value, None, number, session, day, cwd, evidence, used)
         elif tool == "read" and isinstance(args.get("path"), str):
-            yield Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
+            read = Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
+            yield from self.pending.wait(call, read)  # a read once its result came back
 
     def _shell(
         self, command: object, number: int, day: dt.date | None, cwd: str | None

@@ -1,22 +1,29 @@
-"""``apply_prune`` over MCP: the person's yes comes through the host's own dialog.
+"""``apply_prune`` over MCP: a deletion asked in the host's own dialog, when allowed.
 
-MCP elicitation (form mode) puts a question to the person in the host's UI, where the
-model cannot answer for them. The question shows exactly what will go (the text the
-applier read, control characters escaped so nothing in a note can redraw the dialog)
-and has one required field: the person types the entry's name. Only "accept" with
-that exact name deletes, through the same prune function as the terminal; a wrong name
-keeps it (silence: a person typed it).
+By default a deletion through MCP is queued for ``vaultkeeper review`` and the tool says
+so: the hosts do not reliably show the dialog to a person (Codex answers cancel unseen,
+``claude -p`` answers cancel itself, a Claude Code ``Elicitation`` hook can answer accept).
+The dialog is an opt-in, refused while a hook could answer it (dialog.py). When it is
+used, MCP elicitation (form mode) puts the question in the host's UI: its first four
+lines say what goes (kind and name, a one-line summary, the count, how to answer), as
+Claude Code shows four lines before "(+N more lines)"; then exactly the text that goes
+(control characters escaped so nothing in a note can redraw the dialog). The one
+required field: the entry's name, typed. Only "accept" with that exact name deletes,
+through the same prune function as the terminal, journaled as "accepted in <host>'s
+dialog" (what is known: that the host's dialog accepted, not who); a wrong name keeps
+it (silence: something typed it).
 
 How the question travels depends on the protocol the client speaks:
 - 2026-07-28 (Claude Code 2.1.3xx): no back-channel. The tool's ``answer`` parameter is
   filled by the SDK resolver ``asker`` returning ``Elicit(message, TypeTheName)``: the
   first round returns an ``InputRequiredResult`` and the client retries the call with
-  the person's answer (``Answered`` judges it against the plan read again).
+  the answer (``Answered`` judges it against the plan read again).
 - older (Codex 0.169 sends 2025-06-18): ``elicitation/create`` mid-call (``InDialog``,
   with a time limit).
 Whatever no person is known to have answered (a decline or cancel, which ``codex exec``
-sends by itself; an error; no answer in time; a client that declared no elicitation)
-deletes nothing and queues the request for ``vaultkeeper review`` (outcome ask).
+and ``claude -p`` send by themselves; an error; no answer in time; a client that
+declared no elicitation; the dialog off or refused) deletes nothing and queues the
+request for ``vaultkeeper review`` (outcome ask).
 
 Imports pydantic (an MCP SDK dependency); only mcp/apply.py imports this module.
 """
@@ -31,7 +38,11 @@ from pydantic import BaseModel, Field
 
 from vaultkeeper import config
 from vaultkeeper.apply.prune import NoAnswer, PrunePlan
+from vaultkeeper.mcp.dialog import accepted
+from vaultkeeper.registry.lines import first_paragraph
 from vaultkeeper.search.hits import inert
+from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
+from vaultkeeper.store.model import ParseError
 
 
 class TypeTheName(BaseModel):
@@ -50,21 +61,56 @@ def expected_name(plan: PrunePlan) -> str:
     return plan.target.rsplit("/", 1)[-1].removesuffix(".md")
 
 
+SUMMARY_CHARS = 160  # the dialog's summary line, cut: one line of the host's dialog
+
+
+def summary(plan: PrunePlan) -> str:
+    """One line on what goes: a block's first paragraph of prose; a file's description
+    (else its body's first paragraph)."""
+    if plan.kind == "block":
+        found = first_paragraph(plan.text.partition("\n")[2])
+    else:
+        found = ""
+        try:
+            front, _, body_at = split_frontmatter(plan.text)
+            data = load_yaml(front) if front is not None else None
+        except ParseError:  # a broken frontmatter: the body's first words say what it is
+            front, body_at, data = None, 0, None
+        if isinstance(data, dict) and isinstance(data.get("description"), str):
+            found = data["description"]
+        found = found.strip() or first_paragraph(plan.text[body_at:].lstrip("#").strip())
+    line = " ".join(found.split()) or "(no summary)"
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 3] + "..."
+
+
+def _count(plan: PrunePlan) -> str:
+    lines = plan.text.rstrip("\n").count("\n") + 1
+    size = f"{lines} line{'s' if lines != 1 else ''} from {plan.where}"
+    if plan.kind != "block":
+        return f"No success count (an entry file); {size}."
+    used = plan.block.last_used if plan.block is not None else None
+    count = "unreadable" if plan.count is None else str(plan.count)
+    last = f", last used {used.isoformat()}" if used is not None else ""
+    return f"Success count {count}{last}; {size}."
+
+
 def message(plan: PrunePlan) -> str:
-    """The question: what goes, from where, and how to undo it; every value made inert."""
-    count = "" if plan.count is None else f" (success count {plan.count})"
+    """The question, what goes in its first four lines (Claude Code shows four before
+    "(+N more lines)"): kind and name, the summary, the count, how to answer; then the
+    details. Every value from the vault made inert."""
     what = "registry block" if plan.kind == "block" else "entry file"
+    name = inert(expected_name(plan))
     return "\n".join(
         [
-            f"vaultkeeper asks: delete the {what} {inert(plan.target)}{count}?",
-            f"From {inert(plan.where)}. It moves to {config.TRASH_DIR}/ in the vault; "
-            "`vaultkeeper restore ID` brings it back.",
-            "Exactly this goes:",
+            f"Delete the {what} {inert(plan.target)}?",
+            f"What it is: {inert(summary(plan))}",
+            inert(_count(plan)),
+            f"To delete it, type {name} below and accept; decline or cancel keeps it.",
+            f"It moves to {config.TRASH_DIR}/ in the vault; `vaultkeeper restore ID` brings "
+            "it back. Exactly this goes:",
             "-" * 40,
             inert(plan.text.rstrip("\n")),
             "-" * 40,
-            f"To delete it, type {inert(expected_name(plan))} below and accept. "
-            "Decline or cancel keeps it.",
         ]
     )
 
@@ -111,11 +157,17 @@ async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> Verdict:
 class InDialog:
     """The applier's confirm callback: it runs in the worker thread the server started
     for the tool call, and puts the question on the event loop, where the session is.
-    ``confirmed_via`` goes into the journal line of a deletion it said yes to."""
+    ``confirmed_via`` and ``yes_reason`` go into the journal line of a deletion it said
+    yes to: the host's dialog accepted, which is all that is known."""
 
     elicit: Elicit
     timeout: float
+    host: str = "the host"
     confirmed_via: str = config.CONFIRMED_VIA_MCP
+
+    @property
+    def yes_reason(self) -> str:
+        return accepted(self.host)
 
     def __call__(self, plan: PrunePlan) -> Verdict:
         import anyio
@@ -123,8 +175,8 @@ class InDialog:
         return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
 
 
-def in_dialog(elicit: Elicit, timeout: float) -> InDialog:
-    return InDialog(elicit, timeout)
+def in_dialog(elicit: Elicit, timeout: float, host: str = "the host") -> InDialog:
+    return InDialog(elicit, timeout, host)
 
 
 @dataclass(frozen=True)
@@ -135,7 +187,12 @@ class Answered:
     action: str
     typed: str | None
     asked: str
+    host: str = "the host"
     confirmed_via: str = config.CONFIRMED_VIA_MCP
+
+    @property
+    def yes_reason(self) -> str:
+        return accepted(self.host)
 
     def __call__(self, plan: PrunePlan) -> Verdict:
         if message(plan) != self.asked:
@@ -143,10 +200,11 @@ class Answered:
         return judge(self.action, self.typed, plan)
 
 
-def answered(result: Any, asked: str) -> Answered:
+def answered(result: Any, asked: str, host: str = "the host") -> Answered:
     """An ElicitationResult (accepted, declined or cancelled) as a confirm callback."""
     data = getattr(result, "data", None)
-    return Answered(str(getattr(result, "action", "")), getattr(data, "name", None), asked)
+    action = str(getattr(result, "action", ""))
+    return Answered(action, getattr(data, "name", None), asked, host)
 
 
 def can_elicit(capabilities: Any) -> bool:
@@ -157,6 +215,20 @@ def can_elicit(capabilities: Any) -> bool:
     return getattr(found, "form", None) is not None or getattr(found, "url", None) is None
 
 
+NO_DIALOG = "this host shows no dialog (it declared no form elicitation)"
+
+
 def no_dialog(plan: PrunePlan) -> NoAnswer:
     """The confirm callback where the client declared no dialog (form elicitation)."""
-    return NoAnswer("this host shows no dialog (it declared no form elicitation)")
+    return NoAnswer(NO_DIALOG)
+
+
+@dataclass(frozen=True)
+class Queued:
+    """The confirm callback where the dialog may not be used (dialog.refusal): nobody is
+    asked, the request is queued for review with the reason."""
+
+    why: str
+
+    def __call__(self, plan: PrunePlan) -> NoAnswer:
+        return NoAnswer(self.why)

@@ -1,10 +1,13 @@
-"""The ``apply_prune`` tool: a deletion asked in the host's dialog (prune.py).
+"""The ``apply_prune`` tool: a deletion queued for review, or asked in the host's dialog
+where the person turned it on and no hook could answer it (dialog.py, prune.py).
 
 No ``from __future__ import annotations`` here: the SDK reads the tool's and the
 resolvers' annotations at registration, and ``Resolve(asker)`` names closures over the
 vault's tools, which only exist as values when the function is defined.
 """
 
+import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -13,6 +16,7 @@ from mcp.types import ToolAnnotations
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
+from vaultkeeper.mcp import dialog
 from vaultkeeper.mcp import prune as mcp_prune
 from vaultkeeper.mcp.apply import run
 from vaultkeeper.mcp.shapes import DryRun, ExpectHash, OutcomeOut, Target
@@ -25,11 +29,12 @@ def register(app: MCPServer, tools: VaultTools) -> None:
     @app.tool(
         name="apply_prune",
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
-        description="Ask the person to delete a registry pattern NAME or an entry file "
-        "PATH. The host shows them exactly what will go and they must type its name; only "
-        "then does it move to .trash/ (restorable). A wrong name keeps it (silence). A "
-        "decline, a cancel, no answer, or a host without dialogs queues it for "
-        "`vaultkeeper review` (outcome ask): tell the user, do not retry.",
+        description="Delete a registry pattern NAME or an entry file PATH, which needs the "
+        "person's yes: by default the request is queued for `vaultkeeper review` (outcome "
+        "ask: tell the user, do not retry). Where the person turned the host's dialog on, "
+        "the host shows them exactly what will go and they must type its name; only then "
+        "does it move to .trash/ (restorable). A wrong name keeps it (silence); a decline, "
+        "a cancel or no answer queues it.",
     )
     async def apply_prune(
         target: Target,
@@ -40,14 +45,39 @@ def register(app: MCPServer, tools: VaultTools) -> None:
         dry_run: DryRun = False,
     ) -> OutcomeOut:
         decision = Decision("prune", target, expect_hash=expect_hash)
-        confirm: Any
-        if not mcp_prune.can_elicit(ctx.client_capabilities):
-            confirm = mcp_prune.no_dialog
-        elif _rounds(ctx):  # 2026-07-28: the answer came back with the retried call
-            confirm = mcp_prune.no_dialog if shown is None else mcp_prune.answered(answer, shown)
-        else:  # older: elicitation/create over the back-channel, mid-call
-            confirm = mcp_prune.in_dialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS)
-        return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run, confirm)))
+        host, rounds = _host(ctx), _rounds(ctx)
+        capable = mcp_prune.can_elicit(ctx.client_capabilities)
+
+        def call() -> dict[str, Any]:
+            confirm: Any
+            why = None if dry_run else _refusal(capable, host)
+            if why is not None:  # nobody is asked: queued for review, saying why
+                confirm = mcp_prune.Queued(why)
+            elif rounds:  # 2026-07-28: the answer came back with the retried call
+                confirm = mcp_prune.no_dialog
+                if shown is not None:
+                    confirm = mcp_prune.answered(answer, shown, host)
+            else:  # older: elicitation/create over the back-channel, mid-call
+                timeout = config.MCP_ELICIT_TIMEOUT_SECONDS
+                confirm = mcp_prune.in_dialog(ctx.elicit, timeout, host)
+            return outcome_dict(tools.apply(decision, dry_run, confirm))
+
+        return await run(OutcomeOut, call)
+
+
+def _host(ctx: Context) -> str:
+    """The host as the journal names it, from the clientInfo it sent (None: "the host")."""
+    params = ctx.session.client_params
+    info = getattr(params, "client_info", None)
+    return dialog.host_label(getattr(info, "name", None), getattr(info, "title", None))
+
+
+def _refusal(capable: bool, host: str) -> str | None:
+    """Why nobody is asked in the host's dialog now (read at each call: a hook added
+    mid-session counts), or None."""
+    if capable or not dialog.opted_in(os.environ):  # off by default: it says so first
+        return dialog.refusal(host, os.environ, Path.cwd())
+    return mcp_prune.NO_DIALOG
 
 
 def _rounds(ctx: Context) -> bool:
@@ -67,7 +97,10 @@ def _prune_question(tools: VaultTools) -> tuple[Any, Any]:
     ) -> str | None:
         if dry_run or not _rounds(ctx) or not mcp_prune.can_elicit(ctx.client_capabilities):
             return None
+        host = _host(ctx)
         try:
+            if await anyio.to_thread.run_sync(lambda: _refusal(True, host)) is not None:
+                return None  # the dialog is off or refused: the tool queues it, saying why
             found = await anyio.to_thread.run_sync(lambda: tools.prune_plan(target))
         except Exception:  # refused or not found: the applier says so, nobody is asked
             return None

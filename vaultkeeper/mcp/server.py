@@ -58,7 +58,8 @@ INSTRUCTIONS = (
     "used. Record what you learn with `new_lesson` (held out until re-checked) or "
     "`new_decision`. `apply_*` tools carry out the scanner's candidates through gates: "
     "outcome act = done, silence = nothing to do, defer = refused (read the reason), "
-    "ask = waiting for a person. Deleting (`apply_prune`) always asks the person."
+    "ask = waiting for a person. Deleting (`apply_prune`) needs the person's yes: it is "
+    "queued for `vaultkeeper review` (tell the user) unless they turned the host's dialog on."
 )
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import errno
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -195,7 +195,7 @@ def _refuse_folder_out(path: Path, vault: Path) -> None:
 
 
 _LOCKS: dict[str, Any] = {}
-_LOCKS_GUARD = _thread.allocate_lock()  # threading.Lock is this
+_LOCKS_GUARD = threading.Lock()
 
 
 def _file_lock(lock_path: Path) -> Any:

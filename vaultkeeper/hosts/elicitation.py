@@ -1,0 +1,168 @@
+"""Can a Claude Code hook answer an MCP server's dialog in the person's place?
+
+Claude Code runs ``Elicitation`` hooks when an MCP server asks a question (elicitation)
+and ``ElicitationResult`` hooks on the answer; either may return the answer itself
+(``{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", ...}}``),
+and the person never sees the question (observed with Claude Code 2.1.332: issue 34).
+Hooks come from the user's settings, from a project's checked-in ``.claude/settings.json``
+(a repository the agent opens can carry one), from managed settings and from plugins.
+So the host's dialog for a deletion (``hooks install claude-code --mcp --dialog``) is
+refused while any of these files configures one: ``answering`` lists them. A file that
+exists but cannot be read is listed too: a hook in it cannot be ruled out. Reads only.
+The opt-in itself (its env name, what install says, ``check_dialog``) is here too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import UsageError
+
+# `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
+# the host's dialog for a deletion is on (mcp/dialog.py); without it apply_prune queues.
+DIALOG_ENV = config.ENV_MCP_DIALOG
+DIALOG_ON = (
+    f"deletions: asked in Claude Code's dialog ({DIALOG_ENV}=1 in the entry's env), refused "
+    "while an Elicitation hook is configured; else queued for `vaultkeeper review`"
+)
+DIALOG_OFF = "deletions: queued for `vaultkeeper review` (--dialog: asked in Claude Code's dialog)"
+# The hook events whose hooks can answer a dialog (Claude Code's names).
+EVENTS = ("Elicitation", "ElicitationResult")
+SETTINGS = ("settings.json", "settings.local.json")  # in ~/.claude/ and in a project's .claude/
+MANAGED = (  # Claude Code's managed (enterprise) settings, Linux and macOS
+    "/etc/claude-code/managed-settings.json",
+    "/Library/Application Support/ClaudeCode/managed-settings.json",
+)
+_PLUGIN_FILES = ("hooks.json", "plugin.json")  # a plugin's hooks, or its manifest naming them
+_SKIP = frozenset({".git", "node_modules"})
+_MAX_BYTES = 4 * 1024 * 1024  # a settings file larger than this is not read: not ruled out
+
+
+@dataclass(frozen=True)
+class Answerer:
+    """A settings file that configures a hook able to answer a dialog (or may: ``why``)."""
+
+    path: str
+    why: str  # "an Elicitation hook", or why the file could not be read
+
+    def line(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+def user_dir(env: Mapping[str, str]) -> Path:
+    """Claude Code's user folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    configured = env.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        return Path(configured)
+    return Path(env.get("HOME") or str(Path.home())) / ".claude"
+
+
+def settings_files(env: Mapping[str, str], cwd: Path) -> list[Path]:
+    """Every settings file whose hooks Claude Code may run for a session in ``cwd``: the
+    user's, each project folder's from ``cwd`` (and ``$CLAUDE_PROJECT_DIR``) up to the
+    root (Claude Code reads the project's; its parents are checked too: a refusal too
+    many is safe), and the managed ones. The user folder's own ``~/.claude`` and a
+    parent's ``.claude`` are the same kind of file; each is listed once."""
+    found: list[Path] = []
+    user = user_dir(env)
+    home = Path(env.get("HOME") or str(Path.home()))
+    folders = [user]
+    starts = [cwd] + ([Path(env["CLAUDE_PROJECT_DIR"])] if env.get("CLAUDE_PROJECT_DIR") else [])
+    for start in starts:
+        start = start.absolute()
+        folders += [folder / ".claude" for folder in (start, *start.parents)]
+    folders.append(home / ".claude")
+    for folder in folders:
+        for name in SETTINGS:
+            path = folder / name
+            if path not in found:
+                found.append(path)
+    return found + [Path(p) for p in MANAGED]
+
+
+def answering(env: Mapping[str, str], cwd: Path) -> tuple[Answerer, ...]:
+    """The files that configure (or may configure) a hook able to answer a dialog."""
+    out: list[Answerer] = []
+    for path in settings_files(env, cwd):
+        why = _settings(path)
+        if why is not None:
+            out.append(Answerer(str(path), why))
+    for path in _plugin_files(user_dir(env) / "plugins"):
+        why = _plugin(path)
+        if why is not None:
+            out.append(Answerer(str(path), why))
+    return tuple(out)
+
+
+def _read(path: Path) -> bytes | None:
+    """The file's bytes; None when there is no file. OSError/ValueError: not readable."""
+    try:
+        if not path.exists():
+            return None
+    except OSError:
+        return None
+    if not path.is_file():
+        raise ValueError("not a regular file")
+    if path.stat().st_size > _MAX_BYTES:
+        raise ValueError(f"over {_MAX_BYTES} bytes")
+    return path.read_bytes()
+
+
+def _settings(path: Path) -> str | None:
+    try:
+        raw = _read(path)
+        if raw is None:
+            return None
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if hooks is None:
+        return None
+    if not isinstance(hooks, dict):
+        return '"hooks" is not an object, so an Elicitation hook cannot be ruled out'
+    named = [event for event in EVENTS if hooks.get(event)]
+    return f"an {' and an '.join(named)} hook" if named else None
+
+
+def _plugin_files(root: Path) -> Iterator[Path]:
+    """A plugin's hooks.json and plugin.json files under ``root`` (installed plugins)."""
+    if not root.is_dir():
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP)
+        for name in sorted(files):
+            if name in _PLUGIN_FILES:
+                yield Path(folder) / name
+
+
+def _plugin(path: Path) -> str | None:
+    """A plugin file naming an answering event anywhere in its text (hooks inline or in a
+    hooks.json): conservative, a plugin that merely mentions one is counted too."""
+    try:
+        raw = _read(path)
+    except (OSError, ValueError) as exc:
+        return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+    if raw is not None and any(event.encode() in raw for event in EVENTS):
+        return "a plugin's Elicitation hook"
+    return None
+
+
+def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:
+    """``--dialog`` (the host's dialog for a deletion) is for ``claude-code --mcp`` only:
+    Codex answers the dialog with cancel at once and shows nothing (0.169.0, 0.171.0)."""
+    if not dialog:
+        return
+    if target == "codex":
+        raise UsageError(
+            "--dialog is for claude-code: Codex answers an MCP dialog with cancel at once and "
+            "shows nothing, so a deletion through Codex waits for `vaultkeeper review`; "
+            "nothing written"
+        )
+    if target != "claude-code" or not with_mcp:
+        raise UsageError("--dialog is for claude-code --mcp (the server's registration)")

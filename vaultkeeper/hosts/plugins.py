@@ -1,0 +1,299 @@
+"""Is vaultkeeper's plugin installed in Claude Code or Codex? Read from the hosts' records.
+
+The repository ships two plugins for each host (``plugins/vaultkeeper``: the session
+hooks, the MCP server and a skill; ``plugins/vaultkeeper-recall``: the recall hooks),
+installed by the host itself (``claude plugin install``, ``codex plugin add``). Their hooks
+are the ones ``hooks install`` writes, run through the same scripts, so ``hooks status``
+names a plugin install and ``hooks install`` refuses to add a second copy beside it.
+
+Where each host records an install (read, never written; recorded in
+tests/fixtures/hosts/plugins/):
+
+* Claude Code: ``~/.claude/plugins/installed_plugins.json`` (``{"version": 2, "plugins":
+  {"NAME@MARKETPLACE": [{"scope", "installPath", "version", "projectPath"?}]}}``), enabled
+  in a settings file's ``enabledPlugins``; the plugin's options (our ``vault``) in its
+  ``pluginConfigs``.
+* Codex: ``~/.codex/config.toml`` ``[plugins."NAME@MARKETPLACE"] enabled = true``; the
+  installed copy under ``~/.codex/plugins/cache/MARKETPLACE/NAME/VERSION/``. Codex runs a
+  plugin's command hook only once the person trusted it, as it does a hooks.json hook;
+  the key is ``NAME@MARKETPLACE:<hooks file>:<event>:<group>:<handler>``.
+
+A plugin is ours when its installed copy carries our launcher (``scripts/vaultkeeper-hook``
+with the marker line ``vaultkeeper-hook: plugin``), whatever the marketplace was called.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts import codex_trust
+from vaultkeeper.store import tomledit
+
+NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
+LAUNCHER = "scripts/vaultkeeper-hook"
+MARKER = f"{config.HOOK_MARKER} plugin"
+CLAUDE_RECORD = "~/.claude/plugins/installed_plugins.json"
+CODEX_CACHE = "~/.codex/plugins/cache"
+_PROJECT_FILES = ("settings.json", "settings.local.json")  # a project-scope install's
+_MANIFEST = {"claude-code": ".claude-plugin/plugin.json", "codex": ".codex-plugin/plugin.json"}
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One install of one of our plugins in one host (a scope of it, for Claude Code)."""
+
+    target: str  # claude-code | codex
+    plugin_id: str  # NAME@MARKETPLACE
+    name: str  # vaultkeeper | vaultkeeper-recall
+    enabled: bool
+    record: str  # the host's file that records the install
+    path: str | None  # the installed copy the host runs
+    version: str | None
+    scope: str | None  # Claude Code: user, project or local
+    vault: str | None  # the plugin's vault option (Claude Code), when set
+    events: tuple[str, ...]  # the hook events its installed copy registers
+    trust: tuple[str, ...] = ()  # Codex: one codex_trust state per hook handler
+    note: str | None = None  # why the installed copy could not be read
+
+    def line(self) -> str:
+        """The ``hooks status`` line after the target's column."""
+        head = f"plugin {self.plugin_id} ({'enabled' if self.enabled else 'disabled'}"
+        head += (f", {self.scope} scope" if self.scope else "") + (
+            f", version {self.version})" if self.version else ")"
+        )
+        what = (", ".join(self.events) or "no hooks") + (
+            ", MCP server, skill" if self.name == NAMES[0] else ""
+        )
+        vault = self.vault or "$VAULTKEEPER_VAULT" + (
+            " (no vault option set)" if self.target == "claude-code" else ""
+        )
+        text = f"{head} in {self.path or self.record}: {what}; vault {vault}"
+        text += f" [{_trust_summary(self.trust)}]" if self.trust else ""
+        return text + (f"; {self.note}" if self.note else "")
+
+
+def _trust_summary(states: tuple[str, ...]) -> str:
+    if all(s == codex_trust.TRUSTED for s in states):
+        return codex_trust.TRUSTED
+    if codex_trust.CHANGED in states:
+        return codex_trust.CHANGED
+    return "hooks not yet trusted in Codex (it skips them until you do: /hooks, then t)"
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or str(Path.home()))
+
+
+def _path(raw: str, env: Mapping[str, str]) -> Path:
+    return _home(env) / raw.removeprefix("~/")
+
+
+def installed(targets: Iterable[str], env: Mapping[str, str]) -> tuple[Plugin, ...]:
+    """Our plugins each host in ``targets`` records as installed (cron, git: none)."""
+    found: list[Plugin] = []
+    for target in targets:
+        if target == "claude-code":
+            found += _claude(env)
+        elif target == "codex":
+            found += _codex(env)
+    return tuple(found)
+
+
+def refuse_second_copy(target: str, recall: bool, env: Mapping[str, str]) -> None:
+    """``hooks install TARGET``: refuse when an enabled plugin of ours already registers
+    the hooks it would add (the session hooks; with ``recall`` the recall hooks too)."""
+    for plugin in installed([target], env):
+        if not plugin.enabled:
+            continue
+        if plugin.name == NAMES[0] or (recall and plugin.name == NAMES[1]):
+            how = (
+                f"claude plugin uninstall {plugin.plugin_id}"
+                if target == "claude-code"
+                else f"codex plugin remove {plugin.plugin_id}"
+            )
+            raise VaultkeeperError(
+                f"{target}: the plugin {plugin.plugin_id} ({plugin.path or plugin.record}) "
+                f"already runs vaultkeeper's {', '.join(plugin.events) or 'hooks'}: a second "
+                f"copy would run each twice; nothing written (keep the plugin, or `{how}` "
+                "first)"
+            )
+
+
+def _claude(env: Mapping[str, str]) -> list[Plugin]:
+    record = _path(CLAUDE_RECORD, env)
+    data = _json(record)
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    if not isinstance(plugins, dict):
+        return []
+    user = _json(_path(config.CLAUDE_SETTINGS, env))
+    out: list[Plugin] = []
+    for plugin_id, entries in sorted(plugins.items()):
+        name = plugin_id.split("@", 1)[0]
+        if name not in NAMES:
+            continue
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if not isinstance(entry, dict):
+                continue
+            where = entry.get("installPath")
+            path = Path(where) if isinstance(where, str) and where else None
+            if path is not None and path.is_dir() and not _ours(path):
+                continue  # another tool's plugin of the same name
+            scope = entry.get("scope") if isinstance(entry.get("scope"), str) else None
+            settings = [user]
+            project = entry.get("projectPath")
+            if scope in ("project", "local") and isinstance(project, str):
+                settings = [_json(Path(project) / ".claude" / n) for n in _PROJECT_FILES]
+            enabled = any(_dig(s, "enabledPlugins", plugin_id) is True for s in settings)
+            options = _dig(user, "pluginConfigs", plugin_id, "options")
+            vault = options.get("vault") if isinstance(options, dict) else None
+            events, note = _events("claude-code", path)
+            version = entry.get("version")
+            out.append(
+                Plugin(
+                    "claude-code", plugin_id, name, enabled, str(record),
+                    str(path) if path else None,
+                    version if isinstance(version, str) else None, scope,
+                    vault if isinstance(vault, str) and vault else None, events, note=note,
+                )
+            )  # fmt: skip
+    return out
+
+
+def _codex(env: Mapping[str, str]) -> list[Plugin]:
+    conf = _path(config.CODEX_CONFIG, env)
+    tables = _codex_plugin_tables(conf)
+    out: list[Plugin] = []
+    for plugin_id, table in sorted(tables.items()):
+        name, _, market = plugin_id.partition("@")
+        if name not in NAMES:
+            continue
+        path = _codex_copy(_path(CODEX_CACHE, env) / market / name)
+        if path is not None and not _ours(path):
+            continue
+        events, note = _events("codex", path)
+        trust = _codex_trust(conf, plugin_id, path) if path and not note else ()
+        out.append(
+            Plugin(
+                "codex", plugin_id, name, table.get("enabled") is not False, str(conf),
+                str(path) if path else None, path.name if path else None, None, None, events,
+                trust, note,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _codex_plugin_tables(conf: Path) -> dict[str, dict[str, Any]]:
+    """``[plugins."ID"]`` tables of Codex's config.toml ({} when none or unreadable)."""
+    try:
+        text = conf.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    try:
+        data = tomledit.load(text, conf)
+    except VaultkeeperError:
+        return {}  # not TOML: Codex cannot read it either
+    if data is not None:
+        plugins = data.get("plugins")
+        if not isinstance(plugins, dict):
+            return {}
+        return {k: v for k, v in plugins.items() if isinstance(v, dict)}
+    found: dict[str, dict[str, Any]] = {}  # Python 3.10: the headers, and `enabled`
+    lines = text.splitlines(keepends=True)
+    for name in NAMES:
+        for line in lines:
+            head = line.strip()
+            prefix = f'[plugins."{name}@'
+            if head.startswith(prefix) and head.endswith('"]'):
+                plugin_id = head[len('[plugins."') : -2]
+                spans = tomledit.table_spans(lines, ["plugins", plugin_id])
+                body = "".join("".join(lines[a:b]) for a, b in spans[:1]).replace(" ", "")
+                found[plugin_id] = {"enabled": "enabled=false" not in body}
+    return found
+
+
+def _codex_copy(base: Path) -> Path | None:
+    """The installed copy Codex runs: the newest version folder holding a manifest."""
+    try:
+        versions = [p for p in base.iterdir() if (p / _MANIFEST["codex"]).is_file()]
+    except OSError:
+        return None
+    return max(versions, key=lambda p: p.stat().st_mtime_ns, default=None)
+
+
+def _codex_trust(conf: Path, plugin_id: str, root: Path) -> tuple[str, ...]:
+    """codex_trust's state of each hook handler the installed copy declares."""
+    rel, hooks = _hooks_of("codex", root)
+    known = codex_trust.trusted_hashes(conf)
+    states: list[str] = []
+    for event, groups in hooks.items():
+        for gi, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
+                if not isinstance(handler, dict):
+                    continue
+                label = codex_trust.EVENT_LABELS.get(event, event)
+                have = known.get(f"{plugin_id}:{rel}:{label}:{gi}:{hi}")
+                if have is None:
+                    states.append(codex_trust.NEW)
+                elif have == codex_trust.hook_hash(event, group, handler):
+                    states.append(codex_trust.TRUSTED)
+                else:
+                    states.append(codex_trust.CHANGED)
+    return tuple(states)
+
+
+def _ours(root: Path) -> bool:
+    try:
+        with (root / LAUNCHER).open("rb") as fh:
+            head = fh.read(2000).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return MARKER in head
+
+
+def _events(target: str, root: Path | None) -> tuple[tuple[str, ...], str | None]:
+    """The hook events the installed copy registers, or a note saying why not known."""
+    if root is None or not root.is_dir():
+        return (), "its installed copy is missing: reinstall the plugin"
+    try:
+        _, hooks = _hooks_of(target, root)
+    except VaultkeeperError as exc:
+        return (), str(exc)
+    return tuple(hooks), None
+
+
+def _hooks_of(target: str, root: Path) -> tuple[str, dict[str, Any]]:
+    """(the hooks file relative to ``root``, its ``hooks`` object) named by the manifest."""
+    manifest = _json(root / _MANIFEST[target], strict=True)
+    rel = manifest.get("hooks") if isinstance(manifest, dict) else None
+    if not isinstance(rel, str) or not rel.startswith("./"):
+        rel = "./hooks/hooks.json"
+    rel = rel.removeprefix("./")
+    data = _json(root / rel, strict=True)
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        raise VaultkeeperError(f"{root / rel}: holds no hooks object")
+    return rel, hooks
+
+
+def _json(path: Path, strict: bool = False) -> Any:
+    """The file's JSON; {} when it is missing or unreadable (``strict``: a one-line error)."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        if strict:
+            reason = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
+            raise VaultkeeperError(f"{path}: cannot be read ({reason})") from None
+        return {}
+
+
+def _dig(data: Any, *keys: str) -> Any:
+    for k in keys:
+        data = data.get(k) if isinstance(data, dict) else None
+    return data

@@ -1,0 +1,144 @@
+"""The derived store: one rebuildable SQLite database, ``state/vaultkeeper.db``.
+
+Files are the truth. Everything vaultkeeper computes from them -- each file's stat key
+and parsed frontmatter, registry blocks, index entries, the report's candidates,
+duplicate pairs, anchor verdicts, the search and recall index -- lives here and nowhere
+else, each row checked against its file's stat key before it is used. Deleting the
+database at any moment loses nothing: the next command rebuilds what it needs.
+
+Why SQLite: it is in the standard library and gives transactions, concurrent readers
+beside one writer (WAL), indexes and FTS5 full-text ranking (bm25) -- what hand-made
+JSON caches re-implement badly. It is read by no person and no other tool, lives in
+the spec's runtime folder ``state/`` and is git-ignored.
+
+The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``):
+a database of another version, or one SQLite cannot read, is dropped and made anew.
+Each domain declares its tables in ``TABLES`` below, so the whole schema reads in one
+place.
+
+The file is opened only as a regular file inside the vault: a symlink, a FIFO or a
+device at ``state/vaultkeeper.db`` (or its ``-wal``/``-shm`` companions) is refused
+with a one-line error, so a crafted link never makes SQLite read or write elsewhere.
+
+Example::
+
+    from vaultkeeper.store import db
+    with db.connect(vault) as conn, db.writing(conn):
+        conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from vaultkeeper import config
+from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.store.vault import own_dir
+
+DB_FILE = "vaultkeeper.db"  # under state/
+COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
+
+# Every table of the derived store, by the domain that fills it. Change a table: bump
+# SCHEMA_VERSION (an old database is then dropped and rebuilt from the files).
+TABLES: tuple[str, ...] = ()
+
+
+def path_of(vault: str | os.PathLike[str]) -> Path:
+    """Where the vault's database is (``state/vaultkeeper.db``)."""
+    return Path(own_dir(vault, config.STATE_DIR)) / DB_FILE
+
+
+def _refuse_odd(path: Path) -> None:
+    """Refuse a database file (or companion) that is not a plain regular file."""
+    for name in (path.name, *(path.name + c for c in COMPANIONS)):
+        candidate = path.with_name(name)
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a symlink" if stat.S_ISLNK(info.st_mode) else "not a regular file"
+            raise UnsafePathError(
+                f"{config.STATE_DIR}/{name}: {kind}; refused (delete it: it is derived "
+                "state, rebuilt from the vault's files)"
+            )
+
+
+def _fresh(conn: sqlite3.Connection) -> None:
+    """Drop whatever the database holds and create the current schema."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            conn.execute("COMMIT")  # another process made it meanwhile
+            return
+        rows = conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' "
+            "AND type IN ('table', 'view')"
+        ).fetchall()
+        for kind, name in rows:
+            conn.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        for ddl in TABLES:
+            conn.execute(ddl)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            _fresh(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextlib.contextmanager
+def connect(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
+    """The vault's database, made (with ``state/``) when missing, closed on exit.
+
+    A database SQLite cannot read (truncated, another program's file) is derived state:
+    it is deleted and made anew, never repaired.
+    """
+    path = path_of(vault)
+    path.parent.mkdir(exist_ok=True)
+    _refuse_odd(path)
+    try:
+        conn = _open(path)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise
+        for name in (path.name, *(path.name + c for c in COMPANIONS)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path.with_name(name))
+        conn = _open(path)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def writing(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction (BEGIN IMMEDIATE: the writer's place is taken at once)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
