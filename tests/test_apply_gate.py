@@ -23,7 +23,13 @@ from vaultkeeper.apply.gate import (
     looks_like_path,
     slug,
 )
-from vaultkeeper.errors import GateRefused, NotFoundError, UnsafePathError, UsageError
+from vaultkeeper.errors import (
+    GateRefused,
+    NotFoundError,
+    UnsafePathError,
+    UsageError,
+    VaultkeeperError,
+)
 
 NOTES = "line one\nline two\nline three"  # three lines, the last without a newline
 
@@ -53,15 +59,27 @@ def test_receipt_may_be_an_absolute_path_outside_the_vault(vault: Path, tmp_path
     source = tmp_path / "repo" / "app.py"
     source.parent.mkdir()
     source.write_text("a\nb\n")
-    assert check_receipt(vault, f"{source}:2") == f"{source}:2"
-    # a refusal tells nothing of a file outside the vault, not whether
-    # it exists nor how many lines it has (an agent could probe any file through MCP)
-    said = []
-    for receipt in (f"{source}:3", f"{source}:0", f"{tmp_path}/no-such-file:1", "/etc:1"):
-        with pytest.raises(GateRefused) as refused:
-            check_receipt(vault, receipt)
-        said.append(str(refused.value).replace(receipt, "R"))
-    assert said == ["evidence 'R': not accepted"] * 4
+    # taken as written, like a URL: the answer tells nothing of a file outside the
+    # vault, not whether it exists nor how many lines it has (issue 32 item 3)
+    for receipt in (f"{source}:2", f"{source}:3", f"{tmp_path}/no-such-file:1", "/etc:1"):
+        assert check_receipt(vault, receipt) == receipt
+    source.chmod(0)  # not even opened
+    assert check_receipt(vault, f"{source}:1") == f"{source}:1"
+    with pytest.raises(GateRefused, match="no line 0"):  # the receipt's own text
+        check_receipt(vault, f"{source}:0")
+
+
+def test_an_absolute_receipt_naming_the_vault_is_checked_as_a_vault_file(vault: Path) -> None:
+    notes = vault / "projects/p/research/notes.md"
+    assert check_receipt(vault, f"{notes}:1") == f"{notes}:1"
+    with pytest.raises(GateRefused, match="no line 99"):
+        check_receipt(vault, f"{notes}:99")
+    # a link in the vault that leads out: refused, whatever it points at
+    (vault / "out.md").symlink_to(vault.parent / "no-such-file")
+    with pytest.raises(VaultkeeperError, match="resolves outside the vault"):
+        check_receipt(vault, f"{vault}/out.md:1")
+    with pytest.raises(VaultkeeperError, match="resolves outside the vault"):
+        check_receipt(vault, "out.md:1")
 
 
 @pytest.mark.parametrize(

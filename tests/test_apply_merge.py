@@ -445,3 +445,41 @@ def test_a_queued_merge_leaves_keeps_own_candidates_as_they_are(
     assert [(p.target("a"), p.target("b")) for p in report.duplicates] == [
         (SAMPLE_KEEP, SAMPLE_DROP)
     ]
+
+
+@pytest.mark.parametrize("drop", ["projects/p/memory/b", "pin-the-clock"])
+def test_a_note_that_is_not_utf8_linking_to_drop_refuses_the_merge_and_lint_names_it(
+    vault: Path, drop: str
+) -> None:
+    """Issue 32 item 15: a merge left ``[[DROP]]`` links in a note that is not valid
+    UTF-8 (it cannot be read as text, so its links were never rewritten) and lint said
+    only "not UTF-8". The merge is refused before anything changes, naming the note and
+    line; and once DROP is gone some other way, lint names the broken link there."""
+    from vaultkeeper.lint import lint_vault
+
+    keep = "projects/p/memory/a.md" if drop.startswith("projects") else "pin-test-clock"
+    link = "[[b]]" if drop.startswith("projects") else "[[more#pin-the-clock]]"
+    odd = vault / "projects/p/research/odd.md"
+    odd.write_bytes(b"---\nname: odd\n---\n\nCaf\xe9 notes.\nSee " + link.encode() + b".\n")
+    before = snapshot(vault)
+    done = merge(vault, keep, drop)
+    assert done.outcome == "defer", done.reason
+    assert f"projects/p/research/odd.md:6 links to what the merge takes away ({link})" in (
+        done.reason
+    )
+    assert "not UTF-8 (byte 0xe9)" in done.reason
+    assert snapshot(vault) == before
+    # DROP gone by hand: lint names the link left in the note it cannot decode
+    if drop.startswith("projects"):
+        (vault / "projects/p/memory/b.md").unlink()
+        code = "VK301"
+    else:
+        more = vault / "patterns/more.md"
+        more.write_text(more.read_text().replace("### pin-the-clock", "### renamed"))
+        code = "VK305"
+    found = [
+        (f.code, f.line)
+        for f in lint_vault(vault, select=["VK001", "VK3"]).findings
+        if f.path == "projects/p/research/odd.md"
+    ]
+    assert ("VK001", 5) in found and (code, 6) in found, found

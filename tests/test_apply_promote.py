@@ -345,3 +345,42 @@ def test_a_promoted_line_naming_a_file_that_is_no_skill_gets_no_receipt(
     assert outcome.outcome == "defer", outcome.reason
     assert other.read_text() == "keep me\n"
     assert snapshot(vault) == before
+
+
+def test_dry_run_is_no_file_oracle_outside_the_vault(
+    vault: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """Issue 32 item 3: ``apply promote --dry-run`` (CLI and MCP ``dry_run``) answers the
+    same for a ``path:line`` outside the vault whatever the file: there or not, long
+    enough or not, readable or not."""
+    from vaultkeeper.mcp.tools import VaultTools
+
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("one line\n")
+    unreadable = tmp_path / "outside" / "shadow"
+    unreadable.write_text("root:x\n")
+    unreadable.chmod(0)
+    receipts = [
+        f"{secret}:1",
+        f"{secret}:2",
+        f"{secret}:999999",
+        f"{tmp_path}/outside/no-such-file:1",
+        f"{tmp_path}/outside:1",
+        f"{unreadable}:1",
+        "/etc/shadow:1",
+    ]
+    before = snapshot(vault)
+    said_cli, said_mcp = set(), set()
+    tools = VaultTools(vault, lambda: NOW, "oracle-test")
+    for receipt in receipts:
+        run = runner.invoke(
+            cli,
+            ["--vault", str(vault), "apply", "promote", "alpha", "--evidence", receipt]
+            + ["--dry-run", "--json"],
+        )
+        said_cli.add((run.exit_code, run.output.replace(receipt, "R")))
+        got = tools.apply(Decision("promote", "alpha", receipt), dry_run=True)
+        said_mcp.add((got.outcome, got.reason, (got.evidence or "").replace(receipt, "R")))
+    assert len(said_cli) == 1 and len(said_mcp) == 1, (said_cli, said_mcp)
+    assert snapshot(vault) == before

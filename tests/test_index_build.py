@@ -315,3 +315,47 @@ def test_json_lists_each_problem_as_its_line(make_vault: MakeVault, runner: CliR
     done = runner.invoke(cli, new)
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["problems"] == problems
+
+
+def test_an_undecodable_registry_keeps_its_lines_and_the_command_fails(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    """Issue 32 item 14: one undecodable byte in ``patterns/registry.md`` made ``index``
+    (and ``new``) drop every registry line with exit 0, and a person's keywords were
+    lost for good once the byte was fixed. Its lines stay as they were; ``index`` says
+    so and exits 1."""
+    vault = make_vault(FILES)
+    assert runner.invoke(cli, ["--vault", str(vault), "index"]).exit_code == 0
+    index = vault / "_index.md"
+    text = index.read_text()
+    line = "- [[patterns/registry#bisect-first]] - Bisect before reading diffs, then read."
+    assert line in text
+    index.write_text(text.replace(line, line + " -- keywords: bisect, regression"))
+    before = index.read_bytes()
+    registry = vault / "patterns" / "registry.md"
+    good = registry.read_bytes()
+    registry.write_bytes(good.replace(b"then read.", b"then read \xff."))
+    done = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert done.exit_code == 1, done.output
+    assert "patterns/registry.md:5: not UTF-8 (byte 0xff)" in done.stderr
+    assert "its index lines are kept as they were" in done.stderr
+    assert index.read_bytes() == before
+    check = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert check.exit_code == 1 and index.read_bytes() == before
+    new = ["--vault", str(vault), "new", "reference", "fresh", "-d", "A fresh one"]
+    assert runner.invoke(cli, new).exit_code == 0
+    assert line + " -- keywords: bisect, regression" in index.read_text()
+    registry.write_bytes(good)  # fixed: regenerated, the keywords still there
+    done = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert done.exit_code == 0, done.output
+    assert line + " -- keywords: bisect, regression" in index.read_text()
+
+
+def test_a_broken_frontmatter_is_listed_as_before_and_no_failure(
+    make_vault: MakeVault, runner: CliRunner
+) -> None:
+    """Text that reads but does not parse (broken YAML) is a lint matter: listed without
+    a description, exit 0, as before."""
+    vault = make_vault({"broken.md": "---\nname: [x\n---\n"})
+    done = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert done.exit_code == 0 and "warning: broken.md:2" in done.stderr

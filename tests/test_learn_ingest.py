@@ -334,12 +334,12 @@ def test_promote_accepts_a_receipt_the_log_recorded(tmp_path: Path, vault: Path)
     ingest(vault, [transcript], NOW)
     transcript.unlink()  # Claude Code cleans old transcripts; the log keeps the receipt
     receipt = f"{transcript}:1"
-    other = apply_decision(vault, Decision("promote", "bisect-before-reading-diffs", receipt), NOW)
-    # a receipt of grep-the-config-value, not of this pattern, and its file is gone
-    assert (other.outcome, other.reason) == (
-        "defer",
-        f"evidence {receipt!r}: not accepted",  # outside the vault: nothing more said
+    # a path outside the vault is taken as written, like a URL: whether its file is
+    # gone is not vaultkeeper's to tell (issue 32 item 3); a dry run says so
+    other = apply_decision(
+        vault, Decision("promote", "bisect-before-reading-diffs", receipt), NOW, dry_run=True
     )
+    assert (other.outcome, other.evidence) == ("act", receipt)
     unrecorded = apply_decision(vault, Decision("promote", "grep-the-config-value", "mcp:x"), NOW)
     assert unrecorded.outcome == "defer"
     assert "is not a receipt" in unrecorded.reason

@@ -36,7 +36,26 @@ CUT = {
     "bidi": f"{TOKEN[:10]}\u202e{TOKEN[10:]}",
     "isolate": f"{TOKEN[:10]}\u2066{TOKEN[10:]}",
     "zero-width": f"{TOKEN[:10]}\u200b{TOKEN[10:]}",
+    # the controls str.splitlines breaks a line at (issue 32 item 4)
+    "vt": f"{TOKEN[:10]}\x0b{TOKEN[10:]}",
+    "ff": f"{TOKEN[:10]}\x0c{TOKEN[10:]}",
+    "fs": f"{TOKEN[:10]}\x1c{TOKEN[10:]}",
+    "gs": f"{TOKEN[:10]}\x1d{TOKEN[10:]}",
+    "rs": f"{TOKEN[:10]}\x1e{TOKEN[10:]}",
+    "line-separator": f"{TOKEN[:10]}\u2028{TOKEN[10:]}",
+    "paragraph-separator": f"{TOKEN[:10]}\u2029{TOKEN[10:]}",
 }
+# a token glued to a word by a colour code or a DEL (issue 32 item 5): the removed
+# control stood between the word and the token, so it still bounds the token
+GLUED = {
+    "glued-colour": f"see\x1b[0m{TOKEN}",
+    "glued-del": f"x\x7f{TOKEN}",
+    "glued-both-sides": f"see\x1b[0m{TOKEN}\x1b[0mthen",
+    "glued-bidi": f"see\u202e{TOKEN}",
+    "glued-zero-width": f"see\u200b{TOKEN}\u200bthen",
+    "glued-nel": f"see\x85{TOKEN}",
+}
+CUT.update(GLUED)
 BODY = "MIIEpAIBAAKCAQEA7bq9zRw3hL0xYkQ2mVn8uT5pJsXcGfDeHiKlMnOpQrStUvWx"
 KEYS = {
     f"{mark.strip()}-prefixed": (
@@ -74,7 +93,10 @@ def note(description: str, body: str) -> str:
 @pytest.mark.parametrize("name", sorted(CUT))
 def test_served_masks_a_token_cut_by_a_control_character(name: str) -> None:
     out = secrets.served(f"deploy {CUT[name]} today\n")
-    assert out == "deploy [redacted: github token] today\n"
+    if name in GLUED:  # the word it was glued to stays
+        assert "[redacted: github token]" in out and not leaked(out), out
+    else:
+        assert out == "deploy [redacted: github token] today\n"
     hit = secrets.find(f"line one\nx {CUT[name]}")
     assert [(h.kind, h.line) for h in hit] == [("github token", 2)]
 
@@ -120,7 +142,10 @@ def test_every_surface_masks_a_cut_token(cut_vault: Path, runner: CliRunner) -> 
     for where, text in surfaces.items():
         assert not leaked(text), (where, text)
     assert "[redacted: github token]" in surfaces["read"]
-    assert "Deploy with [redacted: github token] then" in surfaces["_index.md"]
+    glued = next(
+        (w for w in ("see", "x") if f"Deploy with {w}[redacted" in surfaces["_index.md"]), ""
+    )
+    assert f"Deploy with {glued}[redacted: github token]" in surfaces["_index.md"]
     assert "[redacted: github token]" in surfaces["session-start"]
     codes = [f.code for f in lint_vault(vault, select=["VK5"]).findings]
     assert codes[-1:] == ["VK502"]  # the body's line, at least
@@ -163,3 +188,25 @@ def test_a_token_as_a_file_name_or_heading_never_reaches_index_links(
     findings = lint_vault(vault, select=["VK5"]).findings
     assert sorted(f.code for f in findings) == ["VK502", "VK502"]  # the name, the heading
     assert all(TOKEN not in f.path for f in findings)
+
+
+BREAKS = ("vt", "ff", "fs", "gs", "rs", "nel", "line-separator", "paragraph-separator")
+
+
+@pytest.mark.parametrize("name", BREAKS)
+def test_search_cuts_lines_only_after_masking_the_whole_body(
+    name: str, make_vault: MakeVault
+) -> None:
+    """A control that ``str.splitlines`` breaks a line at, inside a token: the hit shows
+    the masked token, never its second half, and its line number is the file's."""
+    body = f"Line one.\nThe deploy step uses {CUT[name]} today.\nThe zebra line.\n"
+    vault = make_vault({f"{M}/leaky.md": note("plain", body)})
+    text = (vault / M / "leaky.md").read_text()
+    for query, want in (("today", "The deploy step"), ("zebra", "The zebra line")):
+        hits = Searcher(vault).search(query, project="api")
+        assert [h.path for h in hits] == [f"{M}/leaky.md"], (query, hits)
+        hit = hits[0]
+        assert text.split("\n")[hit.line - 1].startswith(want), (query, hit.line)
+        assert TOKEN[10:] not in hit.snippet and TOKEN[:10] not in hit.snippet, hit.snippet
+        if query == "today":
+            assert "[redacted: github token] today" in hit.snippet, hit.snippet

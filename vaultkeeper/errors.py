@@ -31,6 +31,10 @@ class UnsafePathError(VaultkeeperError):
     """A target that would resolve outside the vault."""
 
 
+class LockBusy(VaultkeeperError):
+    """The writer lock stayed held by another command for the whole wait."""
+
+
 class NotFoundError(VaultkeeperError):
     """An unknown entry, pattern or id."""
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.store.model import date_text, parse_date
-from vaultkeeper.store.vault import links_out, rel, resolve_inside
+from vaultkeeper.store.vault import rel, resolve_inside
 
 _URL = re.compile(r"^https?://[^\s/?#]+[^\s]*$", re.I)
 _PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
@@ -58,8 +58,16 @@ def check_receipt(vault: Path, evidence: str | None, target: str | None = None) 
     raw_path, digits = m.group("path"), m.group("line")
     line = int(digits) if len(digits) <= 18 else 0  # int() refuses 4300+ digits
     given = Path(raw_path).expanduser()
-    # A relative receipt names a vault file; an absolute one may point anywhere (a repo).
-    path = given if given.is_absolute() else resolve_inside(vault, raw_path)
+    if given.is_absolute() and not _names_the_vault(vault, given):
+        # An absolute receipt outside the vault (a repository's file) is taken as
+        # written, like a URL: its file is never opened, so the answer is the same
+        # whatever is there, or is not (an agent asking through MCP, or a dry run,
+        # would otherwise learn whether any file exists and how long it is).
+        if line < 1:
+            raise GateRefused(f"evidence {receipt!r}: no line {digits} (lines start at 1)")
+        return receipt
+    # A relative receipt (or an absolute one naming the vault) names a vault file.
+    path = resolve_inside(vault, given if given.is_absolute() else raw_path)
     # no line 0: count them all (bounded), to say how many there are
     lines, whole = _count_lines(path, line if line >= 1 else config.EVIDENCE_MAX_BYTES)
     refused = None
@@ -69,13 +77,20 @@ def check_receipt(vault: Path, evidence: str | None, target: str | None = None) 
         refused = f"no line {digits} in the first {config.EVIDENCE_MAX_BYTES} bytes of {raw_path}"
     elif not 1 <= line <= lines:
         refused = f"{raw_path} has {lines} lines, no line {digits}"
-    if refused is not None and given.is_absolute() and links_out(str(vault.resolve()), str(path)):
-        # outside the vault: whether that file exists, or how long it is, is not ours to
-        # tell (an agent asking through MCP would learn it about any file)
-        refused = "not accepted"
     if refused is not None:
         raise GateRefused(f"evidence {receipt!r}: {refused}")
     return receipt
+
+
+def _names_the_vault(vault: Path, given: Path) -> bool:
+    """Whether absolute ``given`` sits in the vault as written (``..`` folded, no
+    symlink followed): the vault's own path or its real one. Nothing outside is
+    looked at to decide it."""
+    at = os.path.normpath(given)
+    for root in {os.path.abspath(vault), os.path.realpath(vault)}:
+        if at == root or at.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ Nothing is written outside the vault but the adopted folder the memory is in.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -23,7 +24,8 @@ from vaultkeeper.apply import journal, queue
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.trash import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
-from vaultkeeper.native.folders import Folder, adopted
+from vaultkeeper.native.files import moved_out
+from vaultkeeper.native.folders import Folder, adopted, pruned_here, set_pruned
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import file_hash
 
@@ -62,10 +64,19 @@ def find(vault: Path, target: str) -> tuple[Folder, Path]:
     folder = next((f for f in adopted(vault) if f.project == project), None)
     if folder is None:
         raise NotFoundError(f"{project}: no adopted auto-memory folder of that name")
+    _check_folder(folder)
     path = Path(folder.path) / file
     if path.is_symlink() or not path.is_file():
         raise NotFoundError(f"{folder.path}/{file}: no such memory file")
     return folder, path
+
+
+def _check_folder(folder: Folder) -> None:
+    """GateRefused when the adopted folder became a symlink (or went) since it was
+    adopted: nothing outside the host's own folder is moved, or written back."""
+    why = moved_out(Path(folder.path))
+    if why is not None:
+        raise GateRefused(f"{folder.project}: {why}; nothing moved")
 
 
 def _cut_index(index: Path, file: str) -> tuple[bytes | None, bytes | None, tuple[Any, ...]]:
@@ -124,8 +135,10 @@ def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: st
             "index_mtime_ns": _mtime(p.path.parent / config.NATIVE_INDEX_FILE),
         }
         # the copy and its record land in .trash/ before anything leaves the folder
+        record = json.dumps(meta, indent=2) + "\n"
         atomic_write(folder / p.path.name, p.data)
-        atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
+        atomic_write(folder / config.TRASH_META_FILE, record)
+        set_pruned(vault, trash_id, _digest(record.encode("utf-8"), p.data))
         if p.index_after is not None and p.index_cut:
             atomic_write(p.path.parent / config.NATIVE_INDEX_FILE, p.index_after)
         os.unlink(p.path)
@@ -155,6 +168,30 @@ def _journal(vault: Path, outcome: Outcome, now: dt.datetime) -> Outcome:
     return outcome
 
 
+def _digest(record: bytes, data: bytes) -> str:
+    """What vouches for a native trash folder: its record's bytes and the memory's."""
+    return hashlib.sha256(b"%d\n%b%b" % (len(record), record, data)).hexdigest()
+
+
+def _vouched(vault: Path, meta: dict[str, Any], folder: Path) -> None:
+    """GateRefused unless this machine's own prune wrote ``folder`` as it is now: a
+    record committed by someone else (``.trash/`` travels with the vault), or a kept copy
+    edited since, would write a memory file and a ``MEMORY.md`` line the host loads
+    into every session."""
+    want = pruned_here(vault).get(str(meta["id"]))
+    content = meta.get("content")
+    record, kept = folder / config.TRASH_META_FILE, folder / str(content)
+    got = None
+    usable = isinstance(content, str) and "/" not in content and kept.is_file()
+    if want is not None and usable and not (record.is_symlink() or kept.is_symlink()):
+        got = _digest(record.read_bytes(), kept.read_bytes())
+    if got is None or got != want:
+        raise GateRefused(
+            f"{config.TRASH_DIR}/{meta['id']}: not written by a prune on this machine, or "
+            "changed since; restored nothing (copy the file back by hand if you trust it)"
+        )
+
+
 def restore(vault: Path, decision: Decision, meta: dict[str, Any], folder: Path) -> Outcome:
     """Put a pruned native memory and its index lines back (the caller holds the lock)."""
     home = next((f for f in adopted(vault) if f.project == meta.get("project")), None)
@@ -164,6 +201,8 @@ def restore(vault: Path, decision: Decision, meta: dict[str, Any], folder: Path)
             f"{config.TRASH_DIR}/{meta['id']}: its auto-memory folder is not adopted here; "
             "adopt it (vaultkeeper native adopt) and restore again"
         )
+    _vouched(vault, meta, folder)
+    _check_folder(home)
     target = Path(home.path) / content  # never the recorded path: only an adopted folder
     kept = folder / content
     if kept.is_symlink() or not kept.is_file():
@@ -196,5 +235,6 @@ def restore(vault: Path, decision: Decision, meta: dict[str, Any], folder: Path)
     import shutil
 
     shutil.rmtree(folder)
+    set_pruned(vault, str(meta["id"]), None)
     reason = f"put back at {target} with its {len(cut)} index line(s)"
     return Outcome("restore", meta["source"], ACT, reason, id=meta["id"], extra={"kind": KIND})

@@ -26,7 +26,7 @@ from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.store.edit import replace_line
 from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
-from vaultkeeper.store.model import Note, ParseError, decode, load_notes, read_regular
+from vaultkeeper.store.model import Note, ParseError, Problem, decode, load_notes, read_regular
 from vaultkeeper.store.vault import resolve_inside, walk_files
 
 
@@ -41,7 +41,23 @@ def rewrite_links(
     notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
     # DROP's own file goes to .trash/: its links go with it
     found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
-    resolver = Resolver(_named_as(rels, found))
+    # a note that is not UTF-8 has no line vaultkeeper may edit: one linking to DROP
+    # would keep a link to nothing, so the merge is refused (lint names such links too)
+    loose = [n for n in (_as_bytes(vault, p) for p in problems) if n is not None]
+    resolver = Resolver(_named_as(rels, found + [(n, extract_links(n)) for n, _ in loose]))
+    for note, problem in loose:
+        if note.rel == drop_rel and drop_block is None:
+            continue
+        for link in extract_links(note):
+            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
+                continue
+            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
+                continue
+            raise GateRefused(
+                f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
+                f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
+                "save the file as UTF-8, then merge"
+            )
     count = 0
     for note, links in found:
         edits: list[tuple[int, int, str]] = []
@@ -159,6 +175,19 @@ def _relinked(raw: str, keep_link: str, block: bool) -> str:
     mark, sub = head.removesuffix("\\").partition("#")[1:]
     target = keep_link if block else keep_link + mark + sub
     return f"{bang}[[{target}{escape}{tail}]]"
+
+
+def _as_bytes(vault: Path, problem: Problem) -> tuple[Note, Problem] | None:
+    """A note that is not UTF-8, its undecodable bytes read as U+FFFD, to find its
+    links; None for any other problem (or no such file)."""
+    if not problem.reason.startswith("not UTF-8"):
+        return None
+    try:
+        path = resolve_inside(vault, problem.path)
+        text = read_regular(path).decode("utf-8", "replace")
+    except (OSError, ParseError, VaultkeeperError):
+        return None
+    return Note(path, problem.path, text, None, text, 1), problem
 
 
 def _as_text(vault: Path, relative: str) -> Note | None:

@@ -31,6 +31,7 @@ from vaultkeeper.report.candidates import (
 )
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import Problem, is_memory_path
+from vaultkeeper.upkeep.decay import Usage
 
 KEPT = "kept"  # an outcome's extra key: a person answered no, the entry stays as it is
 
@@ -101,6 +102,7 @@ def updated(
     now: dt.datetime,
     paths: Iterable[str] = (),
     before: Mapping[str, str] | None = None,
+    usage: Usage | None = None,
 ) -> Report:
     """``report`` with the candidates of every file the outcomes (and ``paths``) touched
     made true again (``before``: see resync_upkeep.refreshed)."""
@@ -133,7 +135,7 @@ def updated(
         prune=tuple(lists[PRUNE]),
         held_out=tuple(lists[HELD_OUT]),
         problems=tuple(problems),
-        **refreshed(vault, report, touched, today, before),
+        **refreshed(vault, report, touched, today, before, usage),
     )
 
 
@@ -179,6 +181,7 @@ def resync(
     *,
     paths: Iterable[str] = (),
     before: Mapping[str, str] | None = None,
+    usage: Usage | None = None,
 ) -> str | None:
     """Bring the saved report up to date with ``outcomes``; None, or why it could not be.
 
@@ -197,7 +200,7 @@ def resync(
             saved = load_report(vault).report
             if saved is None:
                 return None
-            fresh = updated(vault, saved, outcomes, now, paths, before)
+            fresh = updated(vault, saved, outcomes, now, paths, before, usage)
             if fresh != saved:
                 utc = now.astimezone(dt.timezone.utc).replace(microsecond=0)
                 save_report(vault, fresh._replace(updated_at=utc))

@@ -19,7 +19,13 @@ from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan.memory import held_out_candidates
 from vaultkeeper.store.model import is_memory_path
 from vaultkeeper.store.vault import walk_files
-from vaultkeeper.upkeep.decay import MemoryFacts, load_usage, stale_entries, unused_skills
+from vaultkeeper.upkeep.decay import (
+    MemoryFacts,
+    Usage,
+    load_usage,
+    stale_entries,
+    unused_skills,
+)
 from vaultkeeper.upkeep.dup_pairs import duplicate_items
 from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, capped, find_pairs
 from vaultkeeper.upkeep.sections import promoted
@@ -31,6 +37,7 @@ def refreshed(
     paths: Iterable[str],
     today: dt.date,
     before: Mapping[str, str] | None = None,
+    usage: Usage | None = None,
 ) -> dict[str, Any]:
     """The three sections made true again after an apply changed ``paths`` (vault-
     relative): the block pairs and unused skills when a registry file changed, and for
@@ -40,13 +47,14 @@ def refreshed(
     ``before``, when the caller knows it: the registry files the command changed, each
     with its text before (``use``), every other one as it was ({} after a decision
     that changed no entry). An edit that left every block's words as they were then
-    keeps the report's block pairs (resync_blocks.py) instead of comparing them all."""
+    keeps the report's block pairs (resync_blocks.py) instead of comparing them all.
+    ``usage``: what the usage log says, when the caller read it already (``use``)."""
     paths = set(paths)
     registry = any(p.startswith(config.PATTERNS_DIR + "/") for p in paths)
     projects = sorted({p.split("/")[1] for p in paths if is_memory_path(p)})
     if not registry and not projects:
         return {}
-    usage = load_usage(vault)
+    usage = load_usage(vault) if usage is None else usage
     pairs, skills = list(report.duplicates), list(report.skills_unused)
     stale = [s for s in report.stale if s.path not in paths]
     quick = None

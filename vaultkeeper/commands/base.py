@@ -65,6 +65,14 @@ def note(message: str) -> None:
     click.echo(f"vaultkeeper: note: {message}", err=True)
 
 
+def waiting_to_count() -> None:
+    """What a count says when the writer lock is busy: it waits, it is not lost."""
+    note(
+        "another vaultkeeper command is writing (compacting the usage log, say); "
+        "waiting for it: the count is not lost (Ctrl-C gives up)"
+    )
+
+
 DRY_RUN = click.option("--dry-run", is_flag=True, help="Print the unified diff; write nothing.")
 AS_JSON = click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
 # -- `hooks install|uninstall|status`: which host file ------------------------------------

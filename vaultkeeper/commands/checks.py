@@ -96,15 +96,31 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
       vaultkeeper index --check   # in CI or pre-commit
     """
     from vaultkeeper.index.build import build_index
+    from vaultkeeper.store.textsafe import inert_line
 
     result = build_index(vault_path(ctx, require=False), check=check)
     if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
-        print_json({**result.__dict__, "problems": [str(p) for p in result.problems]})
+        print_json(
+            {
+                **result.__dict__,
+                "problems": [str(p) for p in result.problems],
+                "unreadable": [str(p) for p in result.unreadable],
+            }
+        )
     else:
         for name in result.changed:
             click.echo(f"{_what(name, result.missing, check)} {name}")
-        for problem in result.problems:  # listed without a description until fixed
-            click.echo(f"warning: {problem}", err=True)
+        for problem in result.problems:  # its lines kept as they were until fixed
+            if problem in result.unreadable:
+                click.echo(
+                    inert_line(
+                        f"vaultkeeper: error: {problem}; its index lines are kept as they "
+                        "were until it can be read"
+                    ),
+                    err=True,
+                )
+            else:
+                click.echo(f"warning: {problem}", err=True)
         for name in result.over_budget:
             click.echo(f"warning: {name} is still over the load budget", err=True)
         for name in result.unused:
@@ -115,7 +131,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
             f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
             f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
         )
-    sys.exit(1 if check and result.changed else 0)
+    sys.exit(1 if (check and result.changed) or result.unreadable else 0)
 
 
 def _what(name: str, missing: tuple[str, ...], check: bool) -> str:

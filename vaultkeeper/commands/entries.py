@@ -8,7 +8,13 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import nonempty_path, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import (
+    nonempty_path,
+    now_utc,
+    print_json,
+    vault_path,
+    waiting_to_count,
+)
 
 
 @click.command()
@@ -137,7 +143,7 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
     """
     from vaultkeeper.learn.count import record_cli
 
-    result = record_cli(vault_path(ctx), name, now_utc())
+    result = record_cli(vault_path(ctx), name, now_utc(), waiting_to_count)
     if as_json:
         print_json(result.__dict__)
         return

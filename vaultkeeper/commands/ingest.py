@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.base import (
+    now_utc,
+    print_json,
+    usage_error,
+    vault_path,
+    waiting_to_count,
+)
 
 
 @click.command()
@@ -68,7 +74,7 @@ def ingest(
             click.echo("nothing missed: every transcript of the project was ingested")
             return
     now = now_utc()
-    out = run_ingest(vault, transcripts, now, dry_run=dry_run)
+    out = run_ingest(vault, transcripts, now, dry_run=dry_run, waiting=waiting_to_count)
     read = [Path(f.path) for f in out.files if f.error is None]
     if read and not dry_run:  # nothing read (a refusal): nothing written
         catch_up.remember(vault, read, now)

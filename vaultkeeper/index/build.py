@@ -32,7 +32,7 @@ from vaultkeeper.index.cache import IndexCache
 from vaultkeeper.index.entries import ROOT_GROUP as ROOT_GROUP
 from vaultkeeper.index.entries import Entry as Entry
 from vaultkeeper.index.entries import collect_entries as collect_entries
-from vaultkeeper.index.entries import render_entries
+from vaultkeeper.index.entries import held_lines, render_entries
 from vaultkeeper.index.files import Keywords as Keywords
 from vaultkeeper.index.files import (
     bom_of,
@@ -69,6 +69,9 @@ class IndexResult:
     over_budget: tuple[str, ...]  # index files still over the budget
     unused: tuple[str, ...]  # old sub-index files no longer linked (left for a person)
     problems: tuple[Problem, ...] = ()  # files listed without a description: unreadable
+    # of those, the files that could not be read (not a symlink out): their lines kept
+    # as the index held them, and the command fails saying so
+    unreadable: tuple[Problem, ...] = ()
 
 
 def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
@@ -110,6 +113,7 @@ class _Plan(NamedTuple):
     entries: int
     split: bool
     problems: list[Problem]  # files that could not be read (listed without a description)
+    unreadable: list[Problem]  # of those, the ones read and refused (not symlinks out)
     stamp: Stamp | None  # what the index depends on, when all of it can be vouched for
 
 
@@ -123,12 +127,14 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
     templates = templates_folder(vault)  # Obsidian's templates are not entries
     md = (f for f, r in zip(files, rels, strict=True) if _is_md(r) and not in_folder(r, templates))
     cache = IndexCache(vault)
-    entries, problems = collect_entries(vault, md, cache)
-    unreadable = bool(problems)
-    problems = [*problems, *outside_problems(vault, outside)]
     seen = {r: stat_key(f) for f, r in zip(files, rels, strict=True) if is_index_file(r)}
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
+    entries, problems, unreadable = collect_entries(
+        vault, md, cache, lambda: held_lines(current, resolver)
+    )
+    vouchable = not problems  # a file that could not be parsed: no stamp vouches for it
+    problems = [*problems, *outside_problems(vault, outside)]
     keywords = keywords_of(current, resolver)
     for key, words in (keep or {}).items():
         keywords.setdefault(key, words)
@@ -158,7 +164,7 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
     cache.save(write)  # after the rendering: it knows then which links are served as written
     found = None
-    if not unreadable and not cache.racy and set(current) == set(wanted):
+    if vouchable and not cache.racy and set(current) == set(wanted):
         state = {
             r: (seen[r] if r in seen else cache.seen.get(f))
             if read_by_index(r, templates)
@@ -168,11 +174,11 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
         if all(state[r] is not None for r in rels if read_by_index(r, templates)):
             outs = sorted(r for r in _rels(vault, outside))
             found = Stamp(state, outs, templates, split, sorted(wanted), unsplit)
-    return _Plan(current, wanted, len(entries), split, problems, found)
+    return _Plan(current, wanted, len(entries), split, problems, unreadable, found)
 
 
 def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
-    current, wanted, entries, split, problems, found = _plan(vault, keep, write)
+    current, wanted, entries, split, problems, unreadable, found = _plan(vault, keep, write)
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
@@ -199,6 +205,7 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         over_budget=tuple(sorted(n for n, t in wanted.items() if is_over_budget(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
         problems=tuple(p for p in problems if not is_index_file(p.path)),
+        unreadable=tuple(p for p in unreadable if not is_index_file(p.path)),
     )
 
 

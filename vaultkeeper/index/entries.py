@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from vaultkeeper import config
-from vaultkeeper.index.files import is_index_file
+from vaultkeeper.index.files import ENTRY_LINE, is_index_file, section_lines
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import BlockHead, parse_heads
+from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
+from vaultkeeper.store.text import Unreadable
 from vaultkeeper.store.vault import rel
 from vaultkeeper.upkeep.supersession import superseded_by
 
@@ -31,6 +33,9 @@ class Entry:
     folder: str  # vault-relative folder, "" at the root
     description: str
     key: tuple[str, str]  # (file, heading) the keywords are remembered by
+    # the line as the index already held it, kept byte for byte: its file could not be
+    # read now (an undecodable byte), so its description and keywords stay as they were
+    kept: str | None = None
 
 
 Key = tuple[int, int, int, int, int]  # a file's stat: device, inode, size, mtime_ns, ctime_ns
@@ -131,14 +136,23 @@ def _heads(note: Note) -> list[BlockHead]:
 
 
 def collect_entries(
-    vault: Path, md_files: Iterable[str | Path], cache: Cache | None = None
-) -> tuple[list[Entry], list[Problem]]:
-    """Every entry of ``md_files``, then each unreadable file's (without a description).
+    vault: Path,
+    md_files: Iterable[str | Path],
+    cache: Cache | None = None,
+    held: Callable[[], Mapping[str, list[Entry]]] | None = None,
+) -> tuple[list[Entry], list[Problem], list[Problem]]:
+    """Every entry of ``md_files``, then each problem file's; the problems, and of
+    them the files whose text could not be read at all (an undecodable byte, an I/O
+    error). Such a file keeps the lines the index holds for it now (``held()``, by
+    file: asked only then), byte for byte: its blocks' lines and a person's keywords
+    are not the index's to drop. Any other problem file (broken frontmatter) is listed
+    without a description.
 
     ``cache`` (vaultkeeper.index.cache): a file whose stat is unchanged is not read.
     """
     entries: list[Entry] = []
     problems: list[Problem] = []
+    unreadable: list[Problem] = []
     prefix = os.fspath(vault) + os.sep
     for path in md_files:
         full = os.fspath(path)
@@ -156,17 +170,45 @@ def collect_entries(
         try:
             note = read_note(vault, Path(path))
         except ParseError as exc:
-            problems.append(Problem(rel(vault, Path(path)), exc.line, exc.reason))
+            problem = Problem(rel(vault, Path(path)), exc.line, exc.reason)
+            (unreadable if isinstance(exc, Unreadable) else problems).append(problem)
             continue
         found = note_entries(note)
         if cache is not None and name == note.rel:
             cache.keep(name, key, found)
         entries.extend(found)
+    held_now = held() if held is not None and unreadable else {}
+    for problem in unreadable:
+        lines = held_now.get(problem.path)
+        if lines:  # a registry's every block line, a person's keywords: kept
+            entries.extend(lines)
+        else:
+            problems.append(problem)  # listed without a description, as below
     for problem in problems:  # unreadable now, but still an entry of the vault
         if not is_index_file(problem.path):
             folder = problem.path.rpartition("/")[0]
             entries.append(Entry(problem.path.removesuffix(".md"), folder, "", (problem.path, "")))
-    return entries, problems
+    problems += [p for p in unreadable if p not in problems]
+    problems.sort(key=lambda p: p.path)
+    return entries, problems, unreadable
+
+
+def held_lines(current: Mapping[str, str | None], resolver: Resolver) -> dict[str, list[Entry]]:
+    """The entry lines the index files hold now, by the file each links to: what an
+    unreadable file keeps (``collect_entries``)."""
+    out: dict[str, list[Entry]] = {}
+    for name, text in sorted(current.items()):
+        for line in section_lines(text):
+            m = ENTRY_LINE.match(line)
+            if not m:
+                continue
+            target, sub, _ = parse_link(m.group(1))
+            file = resolver.resolve(target, name).resolved
+            if file is None:
+                continue
+            entry = Entry(m.group(1), file.rpartition("/")[0], "", (file, sub.casefold()), line)
+            out.setdefault(file, []).append(entry)
+    return out
 
 
 def render_entries(entries: list[Entry], keywords: dict[tuple[str, str], str]) -> list[str]:
@@ -178,6 +220,9 @@ def render_entries(entries: list[Entry], keywords: dict[tuple[str, str], str]) -
         if entry.folder != folder:
             folder = entry.folder
             lines.append(f"## {folder or ROOT_GROUP}")
+        if entry.kept is not None:
+            lines.append(entry.kept)
+            continue
         link = _link_line(entry.link)
         if link != entry.link:  # a credential (or a control character) in a name or heading
             line = f"- {link} (its name holds a credential or a control character: rename it)"

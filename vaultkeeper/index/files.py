@@ -17,7 +17,7 @@ from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.vault import iter_files, rel
 
-_ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
+ENTRY_LINE = _ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
 
 
 def is_index_file(rel_path: str) -> bool:
@@ -35,6 +35,11 @@ def _section(text: str) -> str | None:
     start = text.find(config.INDEX_START)
     end = text.find(config.INDEX_END, start + 1) if start != -1 else -1
     return None if start == -1 or end == -1 else text[start + len(config.INDEX_START) : end]
+
+
+def section_lines(text: str | None) -> list[str]:
+    """The lines of ``text``'s marked section (none without one), cut at newlines only."""
+    return [ln.removesuffix("\r") for ln in (_section(text or "") or "").split("\n")]
 
 
 def _keywords(source: str, text: str, resolver: Resolver) -> dict[tuple[str, str], str]:

@@ -13,20 +13,30 @@ keeps what replay safety and decay need, and digests the rest:
 - the transaction lines that say something still (claims, fixes; an open intent, which
   reconcile closes first anyway); closed intents and done lines go.
 
-Written atomically under the writer lock: a kill leaves the old log or the new one.
+The writer lock is held for two moments only, never for the work: to take the log's
+length (no append is half written then), and to swap the compacted log in, with every
+line appended since copied after it as it is. Compacting a 35 MB log held the lock for
+12-32 s, and every ``use`` and ``ingest`` waiting on it failed. One process compacts at a
+time (a lock on the log file itself: the others go on counting); a log replaced
+meanwhile (another machine's compacting, a person's edit) is left as it is. Written
+atomically: a kill leaves the old log or the new one.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import TxState
 from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, key_digest, read_events, uses_path
 
 _CHUNK = 2000  # digests a line: 17 bytes each, far under the 64 KiB cap
@@ -48,10 +58,88 @@ def needs_compacting(vault: Path) -> bool:
     return not isinstance(left, int) or size > 2 * left
 
 
-def compact(vault: Path) -> int:
-    """Rewrite the log as the module doc says (the caller holds the writer lock);
-    the number of lines it had less the number it has."""
+def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
+    """Rewrite the log as the module doc says; the number of lines it had less the
+    number it has (0: another process is compacting it, or it changed under us).
+    ``waiting``: as for ``store.patience.patient_lock``."""
     path = uses_path(vault)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _only_compactor(fd):
+            return 0
+        with patient_lock(vault, waiting):  # a moment: no append is half written
+            size = os.fstat(fd).st_size
+        built = _compacted(vault, (fd, size))
+        if built is None:
+            return 0
+        text, lines = built
+        with patient_lock(vault, waiting):
+            try:
+                now = os.lstat(path)
+            except OSError:
+                return 0
+            if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino) or now.st_size < size:
+                return 0  # replaced meanwhile: not ours to overwrite
+            tail = os.pread(fd, now.st_size - size, size) if now.st_size > size else b""
+            data = text.encode("utf-8")
+            head = json.dumps({"seen_keys": "", "compacted_bytes": len(data) + 64})
+            atomic_write(path, head.encode() + b"\n" + data + tail)
+        return max(0, _count_lines(fd, size) - lines - 1)
+    finally:
+        os.close(fd)
+
+
+def _count_lines(fd: int, size: int) -> int:
+    count, at = 0, 0
+    while at < size:
+        chunk = os.pread(fd, min(1 << 20, size - at), at)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        at += len(chunk)
+    return count
+
+
+class _Prefix(io.RawIOBase):
+    """The first ``size`` bytes of the file open at ``fd``, read with ``pread``: what
+    the log held when the compacting took its length (lines appended since are copied
+    after the compacted ones, as they are)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        super().__init__()
+        self.fd, self.size, self.at = fd, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = os.pread(self.fd, min(len(buffer), self.size - self.at), self.at)
+        buffer[: len(data)] = data
+        self.at += len(data)
+        return len(data)
+
+
+def _only_compactor(fd: int) -> bool:
+    """An exclusive lock on the log file itself, without waiting: False when another
+    process holds it (it is compacting; this one goes on). Released with ``fd``."""
+    try:
+        import fcntl
+    except ImportError:  # no flock here: the identity check before the swap still holds
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _compacted(vault: Path, upto: tuple[int, int]) -> tuple[str, int] | None:
+    """The compacted text of the log's first ``upto`` bytes and its number of lines;
+    None when it holds no event."""
     tx_lines: list[dict[str, Any]] = []
     state = TxState()
     old_digests: dict[str, list[str]] = {"seen_keys": [], "counted_keys": []}
@@ -65,9 +153,12 @@ def compact(vault: Path) -> int:
             tx_lines.append(value)
 
     counted: dict[tuple[str, str], int] = {}
-    events = list(read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e)))
+    with io.BufferedReader(_Prefix(*upto)) as log:  # the log's first bytes only
+        events = list(
+            read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e), log=log)
+        )
     if not events:
-        return 0
+        return None
     newest = max(e.date for e in events)
     recent = newest - dt.timedelta(days=config.USES_KEEP_DAYS)
     keep: set[int] = set()
@@ -101,13 +192,7 @@ def compact(vault: Path) -> int:
             if tx not in open_txs:
                 lines.append(json.dumps({"tx": tx, "done": True}))
     lines += [_event_line(events[k], counted) for k in sorted(keep)]
-    with path.open("rb") as fh:
-        before = sum(1 for _ in fh)
-    text = "".join(f"{line}\n" for line in lines)
-    size = len(text.encode("utf-8"))
-    head = json.dumps({"seen_keys": "", "compacted_bytes": size + 64})  # about its own size
-    atomic_write(path, f"{head}\n{text}")
-    return before - len(lines) - 1
+    return "".join(f"{line}\n" for line in lines), len(lines)
 
 
 def _bump(counted: dict[tuple[str, str], int], event: UseEvent) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +41,9 @@ from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
 from vaultkeeper.learn.usetx import close, intent_lines, new_tx, reconcile, repair
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import named_blocks
-from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, append_events
+from vaultkeeper.upkeep.decay import Usage, validated_on
 
 JOURNAL_ACTION = "use"
 
@@ -117,6 +118,7 @@ def record(
     now: dt.datetime,
     dry_run: bool = False,
     calls: Sequence[CiteCall] = (),
+    waiting: Callable[[], None] | None = None,
 ) -> RecordResult:
     """Log the new events and count each new (session, pattern) once; see the module doc.
 
@@ -124,6 +126,8 @@ def record(
     ``cite`` of a note (a path) and every ``read`` are logged only; any other target
     is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
     the events' sessions made (see the module doc). With no events nothing is touched.
+    ``waiting``: called once when the writer lock is busy; the count then waits for it
+    (store.patience) rather than fail and be lost.
     """
     if not events:  # not even the lock file: a refused ingest writes nothing
         return RecordResult((), (), 0, (), (), dry_run)
@@ -131,7 +135,9 @@ def record(
     future = sum(1 for e in events if e.date > today)
     events = _today(events, today)
     calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
-    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+    if not dry_run and needs_compacting(vault):  # kept fast at a million lines; the
+        compact(vault, waiting)  # writer lock is held for two moments of it only
+    with contextlib.nullcontext() if dry_run else patient_lock(vault, waiting):
         targets = {e.target for e in events if e.kind in PATTERN_KINDS}
         names = {b.name for b in named_blocks(vault, targets)[0]}
         log = read_log(vault)
@@ -140,9 +146,6 @@ def record(
             log = read_log(vault)
         if not dry_run and repair(vault, log.copies, log.state, now):  # two machines, one
             log = read_log(vault)  # session: one count taken off
-        if not dry_run and needs_compacting(vault):  # kept fast at a million lines
-            compact(vault)
-            log = read_log(vault)
         seen, counted_keys = log.seen, log.counted_keys
         covered, claims = matched(calls, log.server, counted_keys)
         counted_keys |= covered.keys()
@@ -179,16 +182,20 @@ def record(
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))
             append_events(vault, recorded, tx, intent, raised)
-        done = plan.done if dry_run else write_uses(vault, plan, wanted, now)  # 2. the edits
+        usage = None
+        if not dry_run and plan.edits:  # the log is read once: its dates, with these uses
+            log.saw(recorded)
+            usage = Usage(log.last_seen, log.since, validated_on(vault))
+        done = plan.done if dry_run else write_uses(vault, plan, wanted, now, usage)  # 2.
         counted: list[Counted] = []
+        lines: list[Outcome] = []  # journaled in one write: one fsync, not one a name
         for name in uses:
             if name in failed:  # its events stay out of the log: counted once it is fixed
                 if not dry_run:
-                    journal.append(
-                        vault, Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])), now
-                    )
+                    lines.append(Outcome(JOURNAL_ACTION, name, DEFER, str(failed[name])))
             elif name in done:
-                counted.append(_journal(vault, done[name], firsts[name], now, dry_run, tx))
+                counted.append(_journal(lines, done[name], firsts[name], dry_run, tx))
+        journal.append_all(vault, lines, now)
         if not dry_run and (recorded or claims):
             close(vault, tx)  # 3. done
         refused = tuple(str(failed[name]) for name in uses if name in failed)
@@ -223,18 +230,16 @@ def _firsts(
 
 
 def _journal(
-    vault: Path,
+    lines: list[Outcome],
     result: UseResult,
     firsts: dict[str, UseEvent],
-    now: dt.datetime,
     dry_run: bool,
     tx: str,
 ) -> Counted:
-    """One journal line per session counted, with its receipt."""
+    """One journal line per session counted, with its receipt (added to ``lines``)."""
     for i, event in enumerate(firsts.values()):
         before = result.count_before + i
-        journal.append(
-            vault,
+        lines.append(
             Outcome(
                 JOURNAL_ACTION,
                 result.name,
@@ -244,8 +249,7 @@ def _journal(
                 evidence=event.receipt,
                 extra={"session": event.session, "source": event.source, "tx": tx},
                 dry_run=dry_run,
-            ),
-            now,
+            )
         )
     latest = max(firsts.values(), key=lambda e: e.date)
     return Counted(
@@ -261,7 +265,9 @@ def _journal(
 
 
 @memo.reading()  # each registry file parsed once in the command
-def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
+def record_cli(
+    vault: Path, name: str, now: dt.datetime, waiting: Callable[[], None] | None = None
+) -> UseResult:
     """``vaultkeeper use NAME``: a reuse a person reports, through the same door as
     ingest: counted, journaled, and logged as a ``cli`` cite, so decay sees it. Its
     session (and receipt) is ``cli:<now, ISO>``: one use, never counted again.
@@ -271,7 +277,7 @@ def record_cli(vault: Path, name: str, now: dt.datetime) -> UseResult:
     record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
     session = f"{config.CLI_SOURCE}:{now.isoformat()}"
     event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
-    result = record(vault, [event], now)
+    result = record(vault, [event], now, waiting=waiting)
     if result.refused:  # the registry changed between the check and the edit
         raise VaultkeeperError(result.refused[0])
     if not result.counted:

@@ -21,7 +21,7 @@ import datetime as dt
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,9 +147,14 @@ def _session(path: Path, reader: Reader, sessions: dict[Path, str]) -> str:
 
 
 def ingest(
-    vault: Path, paths: Sequence[Path], now: dt.datetime, dry_run: bool = False
+    vault: Path,
+    paths: Sequence[Path],
+    now: dt.datetime,
+    dry_run: bool = False,
+    waiting: Callable[[], None] | None = None,
 ) -> IngestResult:
-    """Read each transcript (and its sub-agents'), then record what was found at once."""
+    """Read each transcript (and its sub-agents'), then record what was found at once.
+    ``waiting``: see count.record (a busy writer lock is waited for, and said)."""
     view = _Vault(vault)
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
@@ -208,8 +213,10 @@ def ingest(
         skipped = reader.skipped
         files.append(FileResult(shown, fmt, session, skipped.bad + skipped.long, None))
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
-        ensure_blocks(vault, view.native.descriptions, now.date())
-    result = record(vault, list(events.values()), now, dry_run=dry_run, calls=calls)
+        ensure_blocks(vault, view.native.descriptions, now.date(), waiting)
+    result = record(
+        vault, list(events.values()), now, dry_run=dry_run, calls=calls, waiting=waiting
+    )
     if dry_run or not any(t.cwd and os.path.isdir(t.cwd) for t in touched.values()):
         return IngestResult(tuple(files), result)
     from vaultkeeper.learn.anchoring import suggest

@@ -8,13 +8,20 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import Claim, TxState
 from vaultkeeper.store.model import Problem
-from vaultkeeper.store.uses import PATTERN_KINDS, KeySet, UseEvent, mcp_receipt, read_events
+from vaultkeeper.store.uses import (
+    PATTERN_KINDS,
+    USE_KINDS,
+    KeySet,
+    UseEvent,
+    mcp_receipt,
+    read_events,
+)
 
 CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
 
@@ -73,6 +80,18 @@ class Log:
     state: TxState
     damaged: list[Problem]
     copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
+    # what decay reads (upkeep.decay.load_usage), taken in the same pass: a ``use`` read
+    # the whole log twice, once to count and once for its report's stale section
+    last_seen: dict[str, dt.date] = field(default_factory=dict)  # target -> last use
+    since: dt.date | None = None  # the first use's date
+
+    def saw(self, events: Sequence[UseEvent]) -> None:
+        """Take ``events`` (just appended to the log) into ``last_seen`` and ``since``."""
+        for e in events:
+            if e.kind in USE_KINDS:
+                self.since = e.date if self.since is None else self.since
+                if self.last_seen.get(e.target, e.date) <= e.date:
+                    self.last_seen[e.target] = e.date
 
 
 def _copy(log: Log) -> Callable[[UseEvent], None]:
@@ -87,13 +106,19 @@ def read_log(vault: Path) -> Log:
     log = Log(KeySet(), KeySet(), {}, TxState(), [], {})
 
     def on_tx(value: dict[str, object]) -> None:
-        for field, keys in (("seen_keys", log.seen), ("counted_keys", log.counted_keys)):
-            found = value.get(field)
+        for name, keys in (("seen_keys", log.seen), ("counted_keys", log.counted_keys)):
+            found = value.get(name)
             if isinstance(found, str):
                 keys.digests.update(found.split())
         log.state.add(value)
 
+    last_seen = log.last_seen
     for old in read_events(vault, problems=log.damaged, on_tx=on_tx, on_counted=_copy(log)):
+        if old.kind in USE_KINDS:
+            if log.since is None:
+                log.since = old.date
+            if last_seen.get(old.target, old.date) <= old.date:
+                last_seen[old.target] = old.date
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))

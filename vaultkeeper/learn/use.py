@@ -16,6 +16,7 @@ from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counte
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem, split_lines
 from vaultkeeper.store.vault import resolve_inside
+from vaultkeeper.upkeep.decay import Usage
 
 
 @dataclass(frozen=True)
@@ -121,8 +122,10 @@ def write_uses(
     plan: UsePlan,
     uses: Mapping[str, tuple[int, dt.date]],
     now: dt.datetime | None = None,
+    usage: Usage | None = None,
 ) -> dict[str, UseResult]:
-    """Write ``plan``'s edits (under the writer lock) and let the saved report follow."""
+    """Write ``plan``'s edits (under the writer lock) and let the saved report follow
+    (``usage``: what the usage log says, when the caller read it already)."""
     from vaultkeeper.index import stamp as index_stamp
 
     done = plan.done
@@ -148,7 +151,7 @@ def write_uses(
         day = max(d for name, (_, d) in uses.items() if name in done)
         when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
         paths = sorted({changes[0][0].rel for changes in plan.edits.values()})
-        note = resync(vault, [], when, paths=paths, before=before)
+        note = resync(vault, [], when, paths=paths, before=before, usage=usage)
         done = {k: replace(v, note=note) for k, v in done.items()}
     return done
 

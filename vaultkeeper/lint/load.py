@@ -33,6 +33,9 @@ class Loaded:
     notes: tuple[Note, ...]
     problems: tuple[Problem, ...]  # VK001: files or frontmatter that could not be read
     body_only: frozenset[str]  # notes whose frontmatter failed: only their body is checked
+    # notes that are not UTF-8, their bad bytes read as U+FFFD: only their links are
+    # checked (a merge or a rename must not leave a broken link there unsaid)
+    links_only: frozenset[str] = frozenset()
 
 
 def _as_template(path: Path, rel: str, text: str) -> Note | None:
@@ -54,6 +57,7 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
     templates = templates_folder(vault)
     kept: list[Problem] = []
     body_only: set[str] = set()
+    links_only: set[str] = set()
     for problem in problems:
         path = vault / problem.path
         try:
@@ -61,6 +65,10 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
             _, end_line, body_offset = split_frontmatter(text)
         except ParseError:
             kept.append(problem)
+            loose = _undecodable(path, problem)
+            if loose is not None:
+                notes.append(loose)
+                links_only.add(problem.path)
             continue
         if in_folder(problem.path, templates):
             note = _as_template(path, problem.path, text)
@@ -71,4 +79,16 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
         notes.append(Note(path, problem.path, text, None, text[body_offset:], end_line + 1))
         body_only.add(problem.path)
     notes.sort(key=lambda n: n.rel)
-    return Loaded(tuple(notes), tuple(kept), frozenset(body_only))
+    return Loaded(tuple(notes), tuple(kept), frozenset(body_only), frozenset(links_only))
+
+
+def _undecodable(path: Path, problem: Problem) -> Note | None:
+    """A note that is not UTF-8, each bad byte read as U+FFFD (its lines stay its
+    lines), for its links; None for any other problem."""
+    if not problem.reason.startswith("not UTF-8"):
+        return None
+    try:
+        text = read_regular(path).decode("utf-8", "replace")
+    except ParseError:
+        return None
+    return Note(path, problem.path, text, None, text, 1)

@@ -132,6 +132,12 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
         wanted = _wanted(note.rel, scopes)
+        if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
+            links = extract_links(note, lines, fences)
+            targets = edges.setdefault(note.rel, set())
+            checked = list(check_links(note.rel, links, resolver, enabled, targets, anchors))
+            findings.extend(checked if wanted else ())
+            continue
         if wanted and enabled("VK101") and not note.text.isascii():
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))

@@ -10,12 +10,13 @@ a session uses its memory (a memory nobody used has no block, and is "never used
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import load_heads
-from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.secrets import served
 
 HEADER = (
@@ -48,12 +49,18 @@ def _block(name: str, description: str | None, today: dt.date) -> str:
     )
 
 
-def ensure_blocks(vault: Path, wanted: Mapping[str, str | None], today: dt.date) -> list[str]:
+def ensure_blocks(
+    vault: Path,
+    wanted: Mapping[str, str | None],
+    today: dt.date,
+    waiting: Callable[[], None] | None = None,
+) -> list[str]:
     """Append a block for each name in ``wanted`` (name -> description) that has none;
-    the names added. Every byte already in the file stays."""
-    with writer_lock(vault):
+    the names added. Every byte already in the file stays. (``waiting``: store.patience.)"""
+    with patient_lock(vault, waiting):
         have = counters(vault)
-        missing = [n for n in sorted(wanted) if n not in have]
+        # a name is one line, always: a line break in it would write a block of its own
+        missing = [n for n in sorted(wanted) if n not in have and n.isprintable()]
         if not missing:
             return []
         path = vault / config.NATIVE_REGISTRY_FILE

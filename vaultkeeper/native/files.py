@@ -54,12 +54,72 @@ class NativeFolder:
     path: Path
     memories: tuple[Memory, ...]  # newest first, as the recall orders them
     index: Index | None  # None: no MEMORY.md
+    refused: str | None = None  # why the folder was not read at all (a symlink now)
 
 
-def _read(path: Path) -> tuple[bytes, os.stat_result] | None:
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def moved_out(folder: Path) -> str | None:
+    """Why an adopted folder is not read any more, or None: it (or, in Claude Code's
+    layout, its project folder) was replaced by a symlink since it was adopted, or it is
+    gone. Adopt refuses a symlink; a link made later must not lead a review, a prune or
+    a restore to files outside the host's own folder."""
+    checked = [folder]
+    if folder.parent.parent.name == "projects":  # ~/.claude/projects/<project>/memory
+        checked.append(folder.parent)
+    for path in checked:
+        if os.path.islink(path):
+            return f"{path} is a symlink now (to {os.path.realpath(path)}); not read"
+    if not os.path.isdir(folder):
+        return f"{folder}: no such folder"
+    return None
+
+
+def open_folder(folder: Path) -> int:
+    """A descriptor of ``folder`` itself, never through a symlink; OSError with
+    ``moved_out``'s reason otherwise. Its files are opened relative to it."""
+    why = moved_out(folder)
+    if why is not None:
+        raise OSError(why)
+    return os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+
+
+def one_line(name: str) -> bool:
+    """A file name that is one line of printable text: a newline (or any line-breaking
+    or control character) in a memory's file name would forge the next line of every
+    place the name is written, the counters' ``### <project>/<file>`` heading first."""
+    return name.isprintable()
+
+
+def memory_names(folder: Path) -> frozenset[str]:
+    """The names of ``folder``'s regular ``.md`` files (not symlinks, not dot-files,
+    one line each); none when the folder is ``moved_out``."""
+    try:
+        fd = open_folder(folder)
+    except OSError:
+        return frozenset()
+    try:
+        with os.scandir(fd) as entries:
+            return frozenset(
+                e.name
+                for e in entries
+                if e.name.endswith(".md")
+                and not e.name.startswith(".")
+                and one_line(e.name)
+                and e.is_file(follow_symlinks=False)
+            )
+    except OSError:
+        return frozenset()
+    finally:
+        os.close(fd)
+
+
+def _read(path: Path, dir_fd: int | None = None) -> tuple[bytes, os.stat_result] | None:
     """A regular file's first bytes, never through a symlink; None for anything else."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     except OSError:
         return None
     try:
@@ -88,8 +148,8 @@ def _text(value: object) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def read_memory(path: Path) -> Memory | None:
-    got = _read(path)
+def read_memory(path: Path, dir_fd: int | None = None) -> Memory | None:
+    got = _read(path, dir_fd)
     if got is None:
         return None
     raw, info = got
@@ -124,8 +184,8 @@ def _day(stamp: object) -> dt.date | None:
     return None
 
 
-def read_index(path: Path) -> Index | None:
-    got = _read(path)
+def read_index(path: Path, dir_fd: int | None = None) -> Index | None:
+    got = _read(path, dir_fd)
     if got is None:
         return None
     raw, info = got
@@ -139,19 +199,30 @@ def read_index(path: Path) -> Index | None:
 
 
 def read_folder(folder: Path) -> NativeFolder:
-    """Every memory file of ``folder`` (``MEMORY.md`` aside), newest first."""
+    """Every memory file of ``folder`` (``MEMORY.md`` aside), newest first; nothing, and
+    why, for a folder that became a symlink (``moved_out``). Each file is opened
+    relative to the folder's own descriptor, so a link made meanwhile leads nowhere."""
+    try:
+        fd = open_folder(folder)
+    except OSError as exc:
+        return NativeFolder(folder, (), None, str(exc))
     memories: list[Memory] = []
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
-        entries = []
-    for entry in entries:
-        if entry.name == config.NATIVE_INDEX_FILE or not entry.name.endswith(".md"):
-            continue
-        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-            continue
-        memory = read_memory(Path(entry.path))
-        if memory is not None:
-            memories.append(memory)
-    memories.sort(key=lambda m: (-m.mtime, m.file))
-    return NativeFolder(folder, tuple(memories), read_index(folder / config.NATIVE_INDEX_FILE))
+        try:
+            with os.scandir(fd) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            if entry.name == config.NATIVE_INDEX_FILE or not entry.name.endswith(".md"):
+                continue
+            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+                continue
+            memory = read_memory(Path(entry.name), fd)
+            if memory is not None:
+                memories.append(memory)
+        memories.sort(key=lambda m: (-m.mtime, m.file))
+        index = read_index(Path(config.NATIVE_INDEX_FILE), fd)
+    finally:
+        os.close(fd)
+    return NativeFolder(folder, tuple(memories), index)

@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
@@ -109,17 +110,49 @@ def state_path(vault: Path) -> Path:
     return Path(own_dir(vault, config.STATE_DIR)) / config.NATIVE_STATE_FILE
 
 
-def adopted(vault: Path) -> tuple[Folder, ...]:
-    """The folders this vault curates on this machine (none: nothing adopted yet)."""
+def _state(vault: Path) -> dict[str, Any]:
     path = state_path(vault)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return ()
+        return {}
     except (OSError, ValueError) as exc:
         where = f"{config.STATE_DIR}/{config.NATIVE_STATE_FILE}"
         raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
-    items = data.get("folders") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _save(vault: Path, data: dict[str, Any]) -> None:
+    atomic_write(state_path(vault), json.dumps({"version": 1, **data}, indent=2) + "\n")
+
+
+def pruned_here(vault: Path) -> dict[str, str]:
+    """trash id -> digest of what this machine's own ``native prune`` put in
+    ``.trash/<id>/`` (its record and the memory's bytes). ``.trash/`` travels with the
+    vault, so a record there is input; only one this list vouches for is restored into a
+    host's folder. Kept in this machine's ``state/`` file, as the adopted folders are."""
+    got = _state(vault).get("pruned")
+    if not isinstance(got, dict):
+        return {}
+    return {k: v for k, v in got.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def set_pruned(vault: Path, trash_id: str, digest: str | None) -> None:
+    """Vouch for ``trash_id`` (``digest``), or forget it (None: restored)."""
+    data = _state(vault)
+    have = pruned_here(vault)
+    if digest is None:
+        have.pop(trash_id, None)
+    else:
+        have[trash_id] = digest
+    data.pop("version", None)
+    _save(vault, {**data, "pruned": have})
+
+
+def adopted(vault: Path) -> tuple[Folder, ...]:
+    """The folders this vault curates on this machine (none: nothing adopted yet)."""
+    data = _state(vault)
+    items = data.get("folders")
     out: list[Folder] = []
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and all(
@@ -146,6 +179,7 @@ def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise UsageError(f"two adopted folders share the project name {clash[0]!r}")
-    body = {"version": 1, "folders": [f.to_dict() for f in result]}
-    atomic_write(state_path(vault), json.dumps(body, indent=2) + "\n")
+    data = _state(vault)
+    data.pop("version", None)
+    _save(vault, {**data, "folders": [f.to_dict() for f in result]})
     return result

@@ -168,6 +168,10 @@ def _duplicates(read: NativeFolder, project: str) -> list[Finding]:
 
 def review(vault: Path, folder: Folder, today: dt.date) -> FolderReview:
     read = read_folder(Path(folder.path))
+    if read.refused is not None:  # a symlink now: nothing in it is listed, let alone pruned
+        why = f"{read.refused}: adopt the real folder (vaultkeeper native adopt)"
+        problem = Finding("problem", "(folder)", why)
+        return FolderReview(folder, 0, 0, 0, 0, 0, (problem,))
     counts = counters(vault)
     recent_since = today - dt.timedelta(days=config.NATIVE_RECENT_DAYS)
     idle_since = today - dt.timedelta(days=config.PRUNE_IDLE_DAYS)

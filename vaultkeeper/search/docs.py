@@ -50,6 +50,14 @@ class Doc:
         return self.status not in config.SEARCH_DEAD_STATUSES and self.superseded_by is None
 
 
+def file_lines(text: str) -> tuple[str, ...]:
+    """``text`` cut at its newlines only, a CRLF's CR dropped: the lines a person's editor
+    and the line numbers count. Not ``str.splitlines``, which also cuts at VT, FF, FS,
+    GS, RS, NEL and U+2028/U+2029: a token cut by one would be served as two harmless
+    halves on two lines, and every line number after it would be off."""
+    return tuple(line.removesuffix("\r") for line in text.split("\n"))
+
+
 def _project(rel_path: str) -> str | None:
     parts = rel_path.split("/")
     return parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None
@@ -93,7 +101,7 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
             line=1,
             name_line=key_lines.get("name", 1),
             description_line=key_lines.get("description", 1),
-            lines=tuple(body.splitlines()),
+            lines=file_lines(body),
             body_line=body_line,
             cite=rel_path,
             link=f"[[{rel_path.removesuffix('.md')}]]",
@@ -104,7 +112,7 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
 def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
     out: list[Doc] = []
     for block in parse_blocks(path, rel_path, text):
-        lines = block.text.splitlines()[1:]
+        lines = file_lines(block.text)[1:]
         prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
         out.append(
             Doc(

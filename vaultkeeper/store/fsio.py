@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError, VaultkeeperError
+from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -245,7 +245,7 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
             try:
                 lock.acquire(timeout=timeout)
             except Timeout as exc:
-                raise VaultkeeperError(
+                raise LockBusy(
                     f"{path}: another vaultkeeper command is writing; try again"
                 ) from exc
             held.append(lock)

@@ -37,8 +37,14 @@ SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
 
 # One alternation, one pass over the text. A shaped token must stand alone: not glued
 # to letters or digits on either side (a hash that merely contains ``AKIA`` is not one).
-# (or right after a colour code written out as text, ``\\u001b[31m``: the ``m`` ends it)
-_EDGE_L = r"(?:(?<![A-Za-z0-9_-])|(?<=\[m)|(?<=\[\dm)|(?<=\[\d\dm)|(?<=\[\d;\d\dm))"
+# (or right after a colour code written out as text, ``\\u001b[31m``: the ``m`` ends it;
+# or after an escape written out as a YAML or JSON string writes one, ``\\u200b``,
+# ``\\x7f``, ``\\e``: the file's own text of a value the other readings see glued)
+_EDGE_L = (
+    r"(?:(?<![A-Za-z0-9_-])|(?<=\[m)|(?<=\[\dm)|(?<=\[\d\dm)|(?<=\[\d;\d\dm)"
+    r"|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\U[0-9A-Fa-f]{8})|(?<=\\x[0-9A-Fa-f]{2})"
+    r"|(?<=\\[0abtnvfreNLP_]))"
+)
 _EDGE_R = r"(?![A-Za-z0-9_-])"
 _SHAPES = lazy(
     "|".join(

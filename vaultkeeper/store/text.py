@@ -31,15 +31,21 @@ class ParseError(ValueError):
         self.line = line
 
 
+class Unreadable(ParseError):
+    """A file whose text could not be had at all (an I/O error, not a regular file,
+    binary, not UTF-8), as against text that does not parse: a command that regenerates
+    what it lists from the file keeps what it had (index.entries.collect_entries)."""
+
+
 def decode(raw: bytes) -> str:
     """Bytes -> text, refusing binary and non-UTF-8 content with a one-line reason."""
     if b"\x00" in raw:
-        raise ParseError("binary file (NUL bytes), not markdown")
+        raise Unreadable("binary file (NUL bytes), not markdown")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ParseError(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", line) from None
+        raise Unreadable(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", line) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -59,11 +65,11 @@ def read_regular(path: str | os.PathLike[str], follow: bool = True) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ParseError("not a regular file")
+            raise Unreadable("not a regular file")
         data = os.read(fd, info.st_size + 1)
         if len(data) == info.st_size:
             return data
@@ -72,6 +78,6 @@ def read_regular(path: str | os.PathLike[str], follow: bool = True) -> bytes:
             chunks.append(os.read(fd, 1 << 16))
         return b"".join(chunks)
     except OSError as exc:
-        raise ParseError(f"cannot read: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)

@@ -102,17 +102,22 @@ def has_invisible(text: str) -> bool:
 
 
 def readings(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-    """The two ways to read ``text`` without what ``neutral`` removes, each with its
-    offsets (``offsets``): whole sequences gone (what ``neutral`` gives), and each
-    character gone alone (``ESC [ B`` keeps the ``B``). A credential is looked for in
-    both: stripping a sequence may take a character of the token with it."""
-    return [_without(_NEUTRAL, text), _without(_ALONE, text)]
+    """The three ways to read ``text`` without what ``neutral`` removes, each with its
+    offsets (``offsets``): whole sequences gone (what ``neutral`` gives), each character
+    gone alone (``ESC [ B`` keeps the ``B``), and each sequence replaced by a space. A
+    credential is looked for in all three: stripping a sequence may take a character of
+    the token with it, and a token glued to a word by a colour code or a DEL
+    (``see ESC[0m ghp_...``) stands alone only where the code still separates them."""
+    return [_without(_NEUTRAL, text), _without(_ALONE, text), _without(_NEUTRAL, text, " ")]
 
 
-def _without(pattern: re.Pattern[str], text: str) -> tuple[str, list[tuple[int, int]]]:
-    """``text`` with ``pattern``'s matches removed and, for each removal, (position in
-    the result, characters removed so far): a position in the result plus the last count
-    at or before it is where that character stands in ``text``."""
+def _without(
+    pattern: re.Pattern[str], text: str, sep: str = ""
+) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with each of ``pattern``'s matches replaced by ``sep`` (nothing, or one
+    character) and, for each replacement, (position in the result just after it,
+    characters taken out so far): a position in the result plus the last count at or
+    before it is where that character stands in ``text``."""
     out: list[str] = []
     offsets: list[tuple[int, int]] = []
     pos = removed = 0
@@ -120,8 +125,9 @@ def _without(pattern: re.Pattern[str], text: str) -> tuple[str, list[tuple[int, 
         if m.start() == m.end():
             continue
         out.append(text[pos : m.start()])
-        at = m.start() - removed  # where the removed run would stand in the result
-        removed += m.end() - m.start()
+        out.append(sep)
+        at = m.start() - removed + len(sep)  # where what follows stands in the result
+        removed += m.end() - m.start() - len(sep)
         offsets.append((at, removed))
         pos = m.end()
     out.append(text[pos:])

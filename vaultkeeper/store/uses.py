@@ -57,7 +57,7 @@ def bounded(value: str) -> str:
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import NamedTuple
+    from typing import BinaryIO, NamedTuple
 
     class _EventFields(NamedTuple):
         session: str
@@ -173,13 +173,15 @@ def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
 
 
 def read_lines(
-    vault: Path, problems: list[Problem] | None = None, skip: tuple[bytes, ...] = ()
+    vault: Path,
+    problems: list[Problem] | None = None,
+    skip: tuple[bytes, ...] = (),
+    log: BinaryIO | None = None,
 ) -> Iterator[dict[str, object]]:
-    """Every JSON object line of the log, oldest first; a line holding one of ``skip`` is
-    passed over unparsed, a line that can't be read goes to ``problems``."""
-    path = uses_path(vault)
+    """Every JSON object line of the log (or of ``log``, a part of it), oldest first; a line
+    holding one of ``skip`` is passed over unparsed, one that can't be read goes to ``problems``."""
     try:
-        fh = path.open("rb")
+        fh = uses_path(vault).open("rb") if log is None else log
     except OSError:  # no log yet (or not a file we can read): no lines
         return
     with fh:
@@ -218,6 +220,7 @@ def read_events(
     problems: list[Problem] | None = None,
     on_tx: Callable[[dict[str, object]], None] | None = None,
     on_counted: Callable[[UseEvent], None] | None = None,
+    log: BinaryIO | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
     overlong lines are skipped (and listed in ``problems``). A line of another kind is
@@ -227,7 +230,7 @@ def read_events(
     count (marked ``counted``) to ``on_counted`` as it shows."""
     wanted = None if kinds is None else frozenset(kinds)
     pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
-    for value in read_lines(vault, problems, _unwanted(wanted)):
+    for value in read_lines(vault, problems, _unwanted(wanted), log):
         tx = value.get("tx")
         if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
             if on_tx is not None:
