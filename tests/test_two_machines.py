@@ -1,0 +1,130 @@
+"""Two machines, one vault: the three conflicts git stopped on (issue 33), as repros.
+
+Each test drives a bare origin and two clones through what two machines did between
+two syncs, then syncs: git must not stop, both clones end identical, the counters are
+what both machines counted, and lint and ``index --check`` pass on both.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from git_helper import git, isolate_git
+from two_machines import Machine, Pair
+
+from vaultkeeper import config
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+REGISTRY = config.REGISTRY_FILE
+SKILL = "skills/flaky-retry/SKILL.md"
+
+
+def seed_registry(pair: Pair, vault: Path) -> None:
+    (vault / REGISTRY).write_text(
+        "# Pattern registry\n\n"
+        "### flaky-retry\nRetry a flaky CI job once, then read the log.\n\n"
+        "**success count:** 1\n**last used:** 2026-10-01\n\n"
+        "### pin-clock\nPin the test clock instead of sleeping.\n\n"
+        "**success count:** 3\n**last used:** 2026-09-01\n",
+        encoding="utf-8",
+    )
+    pair.vk(pair.seed_machine, "index")
+
+
+@pytest.fixture
+def pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pair:
+    return Pair(tmp_path, isolate_git(monkeypatch, tmp_path), seed_registry, "2026-11-01")
+
+
+def assert_identical_and_clean(pair: Pair) -> None:
+    head = [git(m.vault, "rev-parse", "HEAD").stdout for m in (pair.a, pair.b)]
+    assert head[0] == head[1]
+    for machine in (pair.a, pair.b):
+        assert git(machine.vault, "status", "--porcelain").stdout == ""
+        lint = pair.vk(machine, "lint", code=None)
+        assert lint.exit_code == 0, lint.stdout
+        pair.vk(machine, "index", "--check")
+    assert git(pair.a.vault, "diff", "--stat", "HEAD", "--").stdout == ""
+
+
+def block_of(text: str, name: str) -> str:
+    start = text.index(f"### {name}\n")
+    end = text.find("\n### ", start + 1)
+    return text[start : end + 1 if end != -1 else len(text)]
+
+
+def promote(pair: Pair, machine: Machine, receipt: str, today: str) -> None:
+    pair.vk(machine, "apply", "promote", "flaky-retry", "--evidence", receipt, today=today)
+
+
+def test_both_machines_promote_the_same_pattern(pair: Pair) -> None:
+    """Repro 1: A promotes; B uses once more and promotes; B pulls (add/add SKILL.md)."""
+    a, b = pair.a, pair.b
+    pair.vk(a, "use", "flaky-retry", today="2026-11-02")
+    promote(pair, a, f"{REGISTRY}:3", "2026-11-02")
+    pair.vk(b, "use", "flaky-retry", today="2026-11-03")
+    pair.vk(b, "use", "flaky-retry", today="2026-11-04")
+    promote(pair, b, "references/vault-spec.md:1", "2026-11-04")
+    theirs = pair.read(a, SKILL)
+    assert theirs != pair.read(b, SKILL)  # the figures the promotion wrote differ
+    pair.sync(a, b)
+    assert_identical_and_clean(pair)
+    skill = pair.read(b, SKILL)
+    # the earlier promotion's words, and both machines' evidence
+    assert "on 2026-11-02 (success count 2)." in skill
+    assert "2026-11-04" not in skill.split("## Evidence")[0]
+    assert skill.endswith(
+        "## Evidence\n\n"
+        f"- {REGISTRY}:3 (added 2026-11-02)\n"
+        "- references/vault-spec.md:1 (added 2026-11-04)\n"
+    )
+    block = block_of(pair.read(a, REGISTRY), "flaky-retry")
+    assert "**success count:** 4\n**last used:** 2026-11-04\n" in block
+    assert block.count("**promoted:**") == 1 and "**promoted:** 2026-11-02" in block
+
+
+def test_a_split_index_root_line_changes_on_both_machines(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repro 2: the root index links sub-indexes; each machine adds lessons to projects/."""
+    a, b = pair.a, pair.b
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 12)
+    for machine in (a, b):
+        pair.vk(machine, "index")  # both split the same way: no conflict from that alone
+    pair.sync(a, b)
+    for i in range(3):
+        pair.vk(a, "new", "memory", f"from-a-{i}", "-p", "api", "-d", f"Lesson {i} from a")
+    pair.vk(b, "new", "memory", "from-b", "-p", "api", "-d", "Lesson from b")
+    root = pair.read(a, config.INDEX_FILE)
+    assert "## sub-indexes\n- [[_index-patterns]]" in root
+    pair.sync(a, b)
+    assert_identical_and_clean(pair)
+    projects = pair.read(b, "_index-projects.md")
+    for name in ("from-a-0", "from-a-1", "from-a-2", "from-b"):
+        assert f"- [[projects/api/memory/{name}]]" in projects
+    # nothing on the root's line that two machines change independently
+    assert "- [[_index-projects]] - projects/\n" in pair.read(b, config.INDEX_FILE)
+
+
+def test_both_machines_append_a_pattern_the_same_day(pair: Pair) -> None:
+    """Repro 3: each appends a block at the end; each block keeps its own counters."""
+    a, b = pair.a, pair.b
+    pair.vk(a, "new", "pattern", "from-a", "-d", "Made on machine a.", today="2026-11-05")
+    pair.vk(b, "new", "pattern", "from-b", "-d", "Made on machine b.", today="2026-11-05")
+    pair.vk(a, "use", "from-a", today="2026-11-05")
+    pair.vk(b, "use", "from-b", today="2026-11-05")
+    pair.vk(b, "use", "from-b", today="2026-11-06")
+    pair.vk(b, "use", "pin-clock", today="2026-11-06")
+    pair.vk(a, "use", "pin-clock", today="2026-11-05")
+    pair.sync(a, b)
+    assert_identical_and_clean(pair)
+    text = pair.read(a, REGISTRY)
+    assert block_of(text, "from-a") == (
+        "### from-a\nMade on machine a.\n\n**success count:** 1\n**last used:** 2026-11-05\n\n"
+    )
+    assert block_of(text, "from-b") == (
+        "### from-b\nMade on machine b.\n\n**success count:** 2\n**last used:** 2026-11-06\n"
+    )
+    assert "**success count:** 5\n**last used:** 2026-11-06\n" in block_of(text, "pin-clock")
