@@ -52,7 +52,7 @@ def assert_identical_and_clean(pair: Pair) -> None:
 def block_of(text: str, name: str) -> str:
     start = text.index(f"### {name}\n")
     end = text.find("\n### ", start + 1)
-    return text[start : end + 1 if end != -1 else len(text)]
+    return text[start : end + 1 if end != -1 else len(text)].rstrip("\n") + "\n"
 
 
 def promote(pair: Pair, machine: Machine, receipt: str, today: str) -> None:
@@ -122,7 +122,7 @@ def test_both_machines_append_a_pattern_the_same_day(pair: Pair) -> None:
     assert_identical_and_clean(pair)
     text = pair.read(a, REGISTRY)
     assert block_of(text, "from-a") == (
-        "### from-a\nMade on machine a.\n\n**success count:** 1\n**last used:** 2026-11-05\n\n"
+        "### from-a\nMade on machine a.\n\n**success count:** 1\n**last used:** 2026-11-05\n"
     )
     assert block_of(text, "from-b") == (
         "### from-b\nMade on machine b.\n\n**success count:** 2\n**last used:** 2026-11-06\n"
