@@ -128,3 +128,20 @@ def test_both_machines_append_a_pattern_the_same_day(pair: Pair) -> None:
         "### from-b\nMade on machine b.\n\n**success count:** 2\n**last used:** 2026-11-06\n"
     )
     assert "**success count:** 5\n**last used:** 2026-11-06\n" in block_of(text, "pin-clock")
+
+
+def test_hooks_status_names_a_clone_without_the_driver_config(pair: Pair) -> None:
+    """A clone made after install has .gitattributes (it travels) but not the driver."""
+    git(pair.root, "clone", "-q", "origin.git", "c")
+    c = Machine("c", pair.root / "c", pair.root / "home-c")
+    c.home.mkdir()
+    shown = pair.vk(c, "hooks", "status", "git").stdout
+    assert f"{c.vault / '.gitattributes'}: installed" in shown
+    assert (
+        "merge.vaultkeeper.driver: not set in this clone, though .gitattributes names it: "
+        "git merges vaultkeeper's files as plain text and stops on their conflicts; "
+        f"run `vaultkeeper --vault {c.vault} hooks install git` in this clone"
+    ) in shown
+    pair.vk(c, "hooks", "install", "git")
+    shown = pair.vk(c, "hooks", "status", "git").stdout
+    assert "merge-driver %O %A %B %P" in shown and "not set" not in shown

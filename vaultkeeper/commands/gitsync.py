@@ -42,11 +42,14 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
       vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
+    from vaultkeeper.apply.skillmerge import is_skill_path, merge_skill_files
     from vaultkeeper.index.merge import is_index_path, merge_index_files
     from vaultkeeper.registry.merge import merge_files
 
     if is_index_path(path):
         result = merge_index_files(base, ours, theirs)
+    elif is_skill_path(path):
+        result = merge_skill_files(base, ours, theirs)
     else:
         result = merge_files(base, ours, theirs, path)
     for line in result.notes:

@@ -45,6 +45,8 @@ ATTRIBUTES = (
     # the index files: their generated lists merge entry by entry (indexmerge.py)
     f"/{config.INDEX_FILE} merge={DRIVER}",
     f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
+    # a skill apply promote wrote: its figures merge deterministically (skillmerge.py)
+    f"/{config.SKILLS_DIR}/*/SKILL.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
 # Everything else under state/ is per machine: the scheduler's state and lock, the writer
@@ -223,12 +225,30 @@ def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
     return status(vault)
 
 
+def _driver_state(found: GitStatus) -> str:
+    """The driver's line: its command, or what is wrong with it and the command to fix it."""
+    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+    if found.driver is None:
+        if dict(found.files).get(".gitattributes") == "absent":
+            return f"not set ({fix})"
+        return (
+            "not set in this clone, though .gitattributes names it: git merges "
+            "vaultkeeper's files as plain text and stops on their conflicts; " + fix
+        )
+    try:
+        program = shlex.split(found.driver)[0]
+    except (ValueError, IndexError):
+        program = ""
+    if not program or not (Path(program).is_file() or shutil.which(program)):
+        return f"{found.driver} (its program {program or '?'} is gone; {fix})"
+    return found.driver
+
+
 def status_lines(found: GitStatus | str) -> list[str]:
     """``hooks status``'s git lines (each printed after ``git``)."""
     if isinstance(found, str):
         return [found]
     lines = [f"{Path(found.vault) / name}: {state}" for name, state in found.files]
-    driver = found.driver or "not set in this clone (run `hooks install git` here)"
-    lines.append(f"merge.vaultkeeper.driver: {driver}")
+    lines.append(f"merge.{DRIVER}.driver: {_driver_state(found)}")
     lines += [f"{p}: per machine but tracked; `git rm --cached {p}`" for p in found.tracked]
     return lines
