@@ -15,6 +15,7 @@ from git_helper import git, isolate_git
 from two_machines import Machine, Pair
 
 from vaultkeeper import config
+from vaultkeeper.status.merges import leftovers
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 REGISTRY = config.REGISTRY_FILE
@@ -145,3 +146,34 @@ def test_hooks_status_names_a_clone_without_the_driver_config(pair: Pair) -> Non
     pair.vk(c, "hooks", "install", "git")
     shown = pair.vk(c, "hooks", "status", "git").stdout
     assert "merge-driver %O %A %B %P" in shown and "not set" not in shown
+
+
+def test_a_merge_finished_by_hand_is_a_lint_error_and_status_fails(pair: Pair) -> None:
+    """Keeping both sides of the old conflict hunk (what a person does) left the first
+    block without counters; a hunk left unresolved leaves markers. Both are named."""
+    a = pair.a
+    pair.vk(a, "status", "--json", code=None)
+    registry = pair.read(a, REGISTRY)
+    kept_both = registry + (
+        "\n### from-a\nMade on machine a.\n### from-b\nMade on machine b.\n\n"
+        "**success count:** 0\n**last used:** 2026-11-05\n"
+    )
+    (a.vault / REGISTRY).write_text(kept_both, encoding="utf-8")
+    index = pair.read(a, config.INDEX_FILE)
+    marked = index.replace(
+        "- [[patterns/registry#pin-clock]]",
+        "<<<<<<< HEAD\n- [[patterns/registry#pin-clock]] - a\n=======\n"
+        "- [[patterns/registry#pin-clock]] - b\n>>>>>>> theirs\n- [[patterns/registry#pin-clock]]",
+    )
+    (a.vault / config.INDEX_FILE).write_text(marked, encoding="utf-8")
+    line = kept_both.splitlines().index("### from-a") + 1
+    marker = marked.splitlines().index("<<<<<<< HEAD") + 1
+    lint = pair.vk(a, "lint", code=1).stdout
+    assert f"{REGISTRY}:{line}:1: VK401 ### from-a: no **success count:** line" in lint
+    assert f"{config.INDEX_FILE}:{marker}:1: VK106 conflict markers left by a merge" in lint
+    status = pair.vk(a, "status", code=1).stdout
+    assert "merge leftovers" in status and "fail" in status
+    assert f"{config.INDEX_FILE}:{marker}: conflict markers" in status
+    shown = pair.vk(a, "status", "--json", code=1).stdout
+    assert '"merge_leftovers"' in shown and "(and 1 more)" in shown
+    assert f"{REGISTRY}:{line}: ### from-a: no counter" in "\n".join(leftovers(a.vault))
