@@ -133,6 +133,7 @@ def test_a_second_install_changes_nothing(repo: Path) -> None:
     assert change.actions == (
         "kept .gitattributes",
         "kept .gitignore",
+        "kept hooks/post-merge",
         f"kept merge.vaultkeeper.driver = {git_install.driver_command(PROGRAM)}",
     )
     assert {n: (repo / n).read_bytes() for n in before} == before

@@ -177,3 +177,33 @@ def test_a_merge_finished_by_hand_is_a_lint_error_and_status_fails(pair: Pair) -
     shown = pair.vk(a, "status", "--json", code=1).stdout
     assert '"merge_leftovers"' in shown and "(and 1 more)" in shown
     assert f"{REGISTRY}:{line}: ### from-a: no counter" in "\n".join(leftovers(a.vault))
+
+
+def test_the_same_use_counted_on_both_machines_makes_the_same_bytes_and_both_count(
+    pair: Pair,
+) -> None:
+    """Each machine counts one use of one pattern the same day and changes nothing else in
+    the registry: both files are the same bytes, git merges them without the driver, and
+    the post-merge hook adds the second use (committed on its own, pushed with the sync)."""
+    a, b = pair.a, pair.b
+    pair.vk(a, "use", "pin-clock", today="2026-11-03")
+    pair.vk(b, "use", "pin-clock", today="2026-11-03")
+    assert pair.read(a, REGISTRY) == pair.read(b, REGISTRY)
+    said = pair.sync(a, b)
+    assert "patterns/registry.md: counters both machines changed the same way, added up" in said
+    assert_identical_and_clean(pair)
+    assert "**success count:** 5\n**last used:** 2026-11-03\n" in pair.read(a, REGISTRY)
+    log = git(a.vault, "log", "--format=%s", "-2").stdout.splitlines()
+    assert log[0] == "vaultkeeper: counters both machines changed the same way, added up"
+    # uninstall takes the hook out again; a hook someone else wrote is never touched
+    hook = b.vault / ".git" / "hooks" / "post-merge"
+    assert hook.is_file()
+    pair.vk(b, "hooks", "uninstall", "git")
+    assert not hook.exists()
+    hook.write_text("#!/bin/sh\necho mine\n", encoding="utf-8")
+    out = pair.vk(b, "hooks", "install", "git").stdout
+    assert "kept your own" in out and "post-merge" in out
+    assert hook.read_text(encoding="utf-8") == "#!/bin/sh\necho mine\n"
+    assert "post-merge hook: yours, without vaultkeeper's line" in pair.vk(
+        b, "hooks", "status", "git"
+    ).stdout

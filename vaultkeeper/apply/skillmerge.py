@@ -99,9 +99,7 @@ def _section(lines: list[str]) -> tuple[int, int, dict[str, str]] | None:
     head = next((i for i, x in enumerate(lines) if _EVIDENCE.match(_body(x))), None)
     if head is None:
         return None
-    stop = next(
-        (i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines)
-    )
+    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
     items: dict[str, str] = {}
     for line in lines[head + 1 : stop]:
         found = _ITEM.match(_body(line))

@@ -1,4 +1,4 @@
-"""`merge-driver`: git's merge driver for registry files (see merge.py and git_install.py)."""
+"""`merge-driver` and `post-merge`: what git runs for a vault (hooks install git)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,34 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     for line in result.notes:
         note(line)
     sys.exit(1 if result.conflicts else 0)
+
+
+@click.command("post-merge")
+@click.argument("squash", required=False)
+def post_merge(squash: str | None) -> None:
+    """Add up counters git merged without the driver; run by git after a merge.
+
+    git runs the merge driver only where both sides changed a file differently.
+    Two machines that each counted one use of a pattern the same day, and
+    nothing else in its registry file, wrote the same bytes: git keeps them
+    as they are and one use is lost. `hooks install git` installs a
+    post-merge hook that runs this: for each registry file whose two parents
+    are the same and changed since their merge base, the counters are merged
+    by the driver's rules, the file written and committed on its own
+    ("vaultkeeper: counters both machines changed the same way, added up").
+    A fast-forward or a squash merge (SQUASH=1, git's argument) changes
+    nothing. Run in the repository; no vault is needed.
+
+    \b
+    Example:
+      vaultkeeper post-merge
+    """
+    from vaultkeeper.hosts.gitrepair import repair_after_merge
+
+    if squash == "1":
+        return
+    found = repair_after_merge(Path.cwd())
+    for path in found.fixed:
+        click.echo(f"vaultkeeper: {path}: counters both machines changed the same way, added up")
+    for line in found.notes:
+        note(line)
