@@ -75,6 +75,7 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
         "/_index.md merge=vaultkeeper\n"
         "/_index-*.md merge=vaultkeeper\n"
         "/skills/*/SKILL.md merge=vaultkeeper\n"
+        "/projects/**/*.md merge=vaultkeeper\n"
         "state/journal.jsonl merge=union\n"
         "state/queue.jsonl merge=union\n"
         "state/uses.jsonl merge=union\n"
@@ -100,7 +101,7 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     assert check.stdout.splitlines() == [
         "_index.md: merge: vaultkeeper",
         "_index-projects.md: merge: vaultkeeper",
-        "projects/_index.md: merge: unspecified",
+        "projects/_index.md: merge: vaultkeeper",  # a note under projects/
         "_index.txt: merge: unspecified",
         "skills/pin-clock/SKILL.md: merge: vaultkeeper",
         "skills/pin-clock/notes.md: merge: unspecified",
@@ -237,7 +238,7 @@ def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[:3] == [
         f"git: {repo}",
-        "  made .gitattributes with 7 lines",
+        "  made .gitattributes with 8 lines",
         "  added 6 lines to .gitignore",
     ]
     shown = runner.invoke(cli, ["--vault", str(repo), "hooks", "status", "git"])

@@ -204,6 +204,7 @@ def test_the_same_use_counted_on_both_machines_makes_the_same_bytes_and_both_cou
     out = pair.vk(b, "hooks", "install", "git").stdout
     assert "kept your own" in out and "post-merge" in out
     assert hook.read_text(encoding="utf-8") == "#!/bin/sh\necho mine\n"
-    assert "post-merge hook: yours, without vaultkeeper's line" in pair.vk(
-        b, "hooks", "status", "git"
-    ).stdout
+    assert (
+        "post-merge hook: yours, without vaultkeeper's line"
+        in pair.vk(b, "hooks", "status", "git").stdout
+    )

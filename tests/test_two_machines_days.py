@@ -100,7 +100,6 @@ class World:
     def merge_views(self) -> None:
         """What a sync must make of both machines' work: the documented merge rules."""
         merged: dict[str, View] = {}
-        self.before = (copy.deepcopy(self.base), copy.deepcopy(self.views))
         for kind, base in self.base.items():
             a, b = self.views["a"][kind], self.views["b"][kind]
             out: View = {}
@@ -149,8 +148,12 @@ class World:
         link = " ".join(f"[[patterns/registry#{n}]]" for n in cited)
         tag = f'<cc-memory filenames="{",".join(memories)}">noted</cc-memory> ' if memories else ""
         lines = [
-            claude("user", f"use [[patterns/registry#{not_counted}]]", ts, session=session, cwd=CWD),
-            claude("assistant", [text(f"{tag}Following {link} here.")], ts, session=session, cwd=CWD),
+            claude(
+                "user", f"use [[patterns/registry#{not_counted}]]", ts, session=session, cwd=CWD
+            ),
+            claude(
+                "assistant", [text(f"{tag}Following {link} here.")], ts, session=session, cwd=CWD
+            ),
             claude("assistant", [tool("Bash", command="make test")], ts, session=session, cwd=CWD),
             claude(
                 "user",
@@ -175,7 +178,7 @@ class World:
         folder = m.home / ".claude" / "projects" / "-srv-api"
         path = folder / f"{session}.jsonl"
         path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-        self.last = self.vk(m, "ingest", str(path)) + "".join(lines)
+        self.vk(m, "ingest", str(path))
         for name in cited:
             self.count(m, "registry", name)
         for memory in memories:
@@ -213,7 +216,8 @@ class World:
             return
         name = self.rng.choice(due)
         verdict = "--pass" if sum(map(ord, name)) % 3 else "--fail"  # the lesson's own truth
-        self.vk(m, "apply", "revalidate", name, verdict, "--evidence", RECEIPT)
+        receipt = f"references/vault-spec.md:{self.rng.randint(1, 9)}"  # each its own
+        self.vk(m, "apply", "revalidate", name, verdict, "--evidence", receipt)
 
     def supersede(self, m: Machine) -> None:
         """An older active lesson of this machine's replaced by its newest live one."""
@@ -300,10 +304,6 @@ class World:
         ]  # fmt: skip
         for op in self.rng.choices([o for o, _ in ops], [w for _, w in ops], k=3):
             op(m)
-            if os.environ.get("VK_DEBUG_SIM"):
-                got = counters(self.pair, m, config.NATIVE_REGISTRY_FILE)
-                want = self.views[m.name]["native"]
-                assert {n: c.count for n, c in got.items()} == {n: c.count for n, c in want.items()}, (op.__name__, self.today(), self.sessions, self.last)
 
 
 def _made(name: str) -> int:
@@ -347,6 +347,14 @@ def counters(pair: Pair, m: Machine, rel: str) -> View:
     return out
 
 
+def assert_counters(world: World, m: Machine) -> None:
+    assert counters(world.pair, m, config.REGISTRY_FILE) == world.base["registry"]
+    native = counters(world.pair, m, config.NATIVE_REGISTRY_FILE)
+    assert {n: (c.count, c.last) for n, c in native.items()} == {
+        n: (c.count, c.last) for n, c in world.base["native"].items()
+    }
+
+
 def files(m: Machine) -> dict[str, bytes]:
     listed = git(m.vault, "ls-files").stdout.splitlines()
     return {p: (m.vault / p).read_bytes() for p in listed}
@@ -368,20 +376,13 @@ def test_sixty_days_on_two_machines_git_never_stops(pair: Pair) -> None:
         world.day = START + dt.timedelta(days=day)
         for half in range(2):  # morning and evening: work, then sync
             world.session(a)
-            if half == 1 or world.rng.random() < 0.4:
-                pass
-            else:
+            if half == 0 and world.rng.random() < 0.75:  # b: one session, most days
                 world.session(b)
             first, second = (a, b) if world.rng.random() < 0.5 else (b, a)
             said = pair.sync(first, second)
             merges += "Merge made" in said or "Auto-merging" in said
             world.merge_views()
-            if os.environ.get("VK_DEBUG_SIM"):
-                got = counters(pair, a, config.NATIVE_REGISTRY_FILE)
-                want = world.base["native"]
-                if {n: c.count for n, c in got.items()} != {n: c.count for n, c in want.items()}:
-                    Path("/tmp/vk_debug.txt").write_text(said + "\n" + str(a.vault) + "\n" + repr(world.before[0]["native"]) + "\n" + repr(world.before[1]["a"]["native"]) + "\n" + repr(world.before[1]["b"]["native"]) + "\n" + repr(got))
-                    raise AssertionError((day, half))
+            assert_counters(world, a)  # after every sync, not only at the end
     while world.due(a):  # the last day's agent re-checks every held-out lesson due
         world.revalidate(a)
     pair.sync(a, b)
@@ -393,11 +394,7 @@ def test_sixty_days_on_two_machines_git_never_stops(pair: Pair) -> None:
         assert git(m.vault, "status", "--porcelain").stdout == ""
     # every counter is what the test counted
     for m in (a, b):
-        assert counters(pair, m, config.REGISTRY_FILE) == world.base["registry"]
-        native = counters(pair, m, config.NATIVE_REGISTRY_FILE)
-        assert {n: (c.count, c.last) for n, c in native.items()} == {
-            n: (c.count, c.last) for n, c in world.base["native"].items()
-        }
+        assert_counters(world, m)
     assert any(c.promoted for c in world.base["registry"].values())
     assert "stale-one" not in world.base["registry"] or "stale-two" not in world.base["registry"]
     # lint and status clean, the index what `index` writes

@@ -37,11 +37,18 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     or a list not in vaultkeeper's own format, leaves the whole file to git's
     text merge (conflict markers, exit 1).
 
+    A skill apply promote wrote (`skills/NAME/SKILL.md`) keeps the earlier
+    promotion's line and every evidence receipt once; a note under
+    `projects/` gets the union of a receipt list (`provenance`, `sources`,
+    `supersedes`) both sides appended to; the rest of either is merged as
+    git merges text.
+
     \b
     Example:
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
       vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
+    from vaultkeeper.apply.notemerge import is_note_path, merge_note_files
     from vaultkeeper.apply.skillmerge import is_skill_path, merge_skill_files
     from vaultkeeper.index.merge import is_index_path, merge_index_files
     from vaultkeeper.registry.merge import merge_files
@@ -50,6 +57,8 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
         result = merge_index_files(base, ours, theirs)
     elif is_skill_path(path):
         result = merge_skill_files(base, ours, theirs)
+    elif is_note_path(path):
+        result = merge_note_files(base, ours, theirs)
     else:
         result = merge_files(base, ours, theirs, path)
     for line in result.notes:

@@ -49,6 +49,8 @@ ATTRIBUTES = (
     f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
     # a skill apply promote wrote: its figures merge deterministically (skillmerge.py)
     f"/{config.SKILLS_DIR}/*/SKILL.md merge={DRIVER}",
+    # a note's receipt lists apply appends to: their union (notemerge.py)
+    f"/{config.PROJECTS_DIR}/**/*.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
 # Everything else under state/ is per machine: the scheduler's state and lock, the writer
