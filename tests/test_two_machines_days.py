@@ -396,6 +396,9 @@ def test_sixty_days_on_two_machines_git_never_stops(pair: Pair) -> None:
     for m in (a, b):
         assert_counters(world, m)
     assert any(c.promoted for c in world.base["registry"].values())
+    journal = (a.vault / config.STATE_DIR / config.JOURNAL_FILE).read_text(encoding="utf-8")
+    done = {json.loads(line)["action"] for line in journal.splitlines()}
+    assert done >= {"use", "promote", "prune", "merge", "supersede", "revalidate"}
     assert "stale-one" not in world.base["registry"] or "stale-two" not in world.base["registry"]
     # lint and status clean, the index what `index` writes
     for m in (a, b):
