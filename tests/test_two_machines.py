@@ -208,3 +208,21 @@ def test_the_same_use_counted_on_both_machines_makes_the_same_bytes_and_both_cou
         "post-merge hook: yours, without vaultkeeper's line"
         in pair.vk(b, "hooks", "status", "git").stdout
     )
+
+
+def test_post_merge_outside_git_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    isolate_git(monkeypatch, tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    monkeypatch.chdir(loose)
+    done = CliRunner().invoke(cli, ["post-merge"])
+    assert done.exit_code == 1
+    assert done.stderr == f"vaultkeeper: error: {loose}: not a git work tree\n"
+    assert list(loose.iterdir()) == []

@@ -10,11 +10,13 @@ command running. Links are not followed (nothing outside the vault is read).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.apply.skillmerge import SKILL_FILE
 from vaultkeeper.lint.conflicts import check_conflicts
-from vaultkeeper.registry.blocks import parse_blocks
+from vaultkeeper.registry.blocks import parse_blocks, registry_files
 from vaultkeeper.status.signals import FAIL, OK, Signal
 from vaultkeeper.store.links import code_lines, find_fences
 from vaultkeeper.store.model import ParseError, decode, read_regular, split_lines
@@ -23,15 +25,15 @@ _SEE = "see: vaultkeeper lint --select VK106,VK401"
 
 
 def _files(vault: Path) -> list[tuple[Path, str]]:
-    found = sorted(vault.glob(f"{config.SUBINDEX_PREFIX}*.md"))
-    found = [vault / config.INDEX_FILE, *found]
-    patterns = vault / config.PATTERNS_DIR
-    if patterns.is_dir() and not patterns.is_symlink():
-        found += sorted(patterns.rglob("*.md"))
+    """The files to check, none reached through a link leading out of the vault."""
+    found = [vault / config.INDEX_FILE, *sorted(vault.glob(f"{config.SUBINDEX_PREFIX}*.md"))]
+    found += registry_files(vault)
     skills = vault / config.SKILLS_DIR
     if skills.is_dir() and not skills.is_symlink():
-        found += sorted(skills.glob("*/SKILL.md"))
-    return [(p, p.relative_to(vault).as_posix()) for p in found]
+        found += sorted(skills.glob(f"*/{SKILL_FILE}"))
+    root = os.path.realpath(vault)
+    inside = [p for p in found if os.path.realpath(p).startswith(root + os.sep)]
+    return [(p, p.relative_to(vault).as_posix()) for p in inside]
 
 
 def leftovers(vault: Path) -> list[str]:
