@@ -226,3 +226,17 @@ def test_post_merge_outside_git_is_one_line(
     assert done.exit_code == 1
     assert done.stderr == f"vaultkeeper: error: {loose}: not a git work tree\n"
     assert list(loose.iterdir()) == []
+
+
+def test_a_clone_that_fast_forwards_to_another_clones_merge_adds_nothing(pair: Pair) -> None:
+    """Only the clone that made the merge adds up (its hook); one fast-forwarding to that
+    merge later must not (both would, and the next merge would count it twice)."""
+    a, b = pair.a, pair.b
+    (b.vault / ".git" / "hooks" / "post-merge").unlink()  # b merges without the hook
+    pair.vk(a, "use", "pin-clock", today="2026-11-03")
+    pair.vk(b, "use", "pin-clock", today="2026-11-03")
+    pair.sync(a, b)  # b merges (identical sides: git alone), a fast-forwards to it
+    merge = git(b.vault, "rev-parse", "HEAD").stdout
+    assert git(a.vault, "rev-parse", "HEAD").stdout == merge
+    assert git(a.vault, "status", "--porcelain").stdout == ""
+    assert "**success count:** 4\n" in pair.read(a, REGISTRY)  # the limit without the hook

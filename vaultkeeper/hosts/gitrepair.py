@@ -76,8 +76,8 @@ def repair_after_merge(where: Path) -> Repair:
         _out(top, "rev-parse", "-q", "--verify", "HEAD^1"),
         _out(top, "rev-parse", "-q", "--verify", "HEAD^2"),
     )
-    if ours is None or theirs is None:
-        return Repair((), ())  # a fast-forward: nothing was merged
+    if ours is None or theirs is None or not _merged_here(top, ours):
+        return Repair((), ())  # a fast-forward (maybe to another clone's merge): not ours
     bases = (_out(top, "merge-base", "--all", ours, theirs) or "").split()
     if len(bases) != 1:
         return Repair((), ("several merge bases: counters not checked",) if bases else ())
@@ -101,6 +101,15 @@ def repair_after_merge(where: Path) -> Repair:
     if fixed:
         _commit(top, fixed)
     return Repair(tuple(fixed), tuple(notes))
+
+
+def _merged_here(top: Path, ours: str) -> bool:
+    """Whether HEAD is the merge commit this clone just made (its first parent is the
+    HEAD before the merge), not another clone's merge this one fast-forwarded to: that
+    clone's hook added up its counters already, and doing it twice would count twice."""
+    before = _out(top, "rev-parse", "-q", "--verify", "ORIG_HEAD")
+    moved = _out(top, "reflog", "-1", "--format=%gs", "HEAD") or ""
+    return before == ours and "fast-forward" not in moved.casefold()
 
 
 def _run(top: Path, *args: str, env: dict[str, str] | None = None) -> str:
