@@ -3,8 +3,9 @@
 A bare origin and two clones, each with its own home. Machine a works two sessions a
 day, machine b one on most days; a session does a few of: ``new`` (patterns and
 lessons), ``use``, ``ingest`` of Claude Code-shaped transcripts (citations in the
-model's text, the same link in a person's prompt and in a tool's output, which never
-count, history injected by an SDK caller, a transcript ingested again), ``scan``,
+model's text and ``Skill`` calls of promoted patterns' skills; the same link in a
+person's prompt and in a tool's output, which never count, history injected by an SDK
+caller, a transcript ingested again), ``scan``,
 ``apply promote|supersede|revalidate``, ``merge`` and ``prune`` with a person's yes,
 ``native adopt`` and ``<cc-memory>`` citations of Claude Code's auto memory, and a
 person's own edits of their notes. Both sync twice a day (commit, ``git pull
@@ -163,6 +164,12 @@ class World:
                 cwd=CWD,
             ),
         ]
+        promoted = [n for n, c in self.views[m.name]["registry"].items() if c.promoted]
+        if promoted and self.rng.random() < 0.4:  # a Skill call of a promoted pattern's skill
+            skill = self.rng.choice(sorted(promoted))
+            call = claude("assistant", [tool("Skill", skill=skill)], ts, session=session, cwd=CWD)
+            lines.append(call)
+            cited = [*cited, *([skill] if skill not in cited else [])]
         if self.rng.random() < 0.3:  # history an SDK caller injected: not this session's use
             lines.insert(
                 0,
