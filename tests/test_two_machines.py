@@ -143,9 +143,11 @@ def test_hooks_status_names_a_clone_without_the_driver_config(pair: Pair) -> Non
         "git merges vaultkeeper's files as plain text and stops on their conflicts; "
         f"run `vaultkeeper --vault {c.vault} hooks install git` in this clone"
     ) in shown
+    assert f"post-merge hook: absent (run `vaultkeeper --vault {c.vault} hooks" in shown
     pair.vk(c, "hooks", "install", "git")
     shown = pair.vk(c, "hooks", "status", "git").stdout
     assert "merge-driver %O %A %B %P" in shown and "not set" not in shown
+    assert "post-merge hook: installed" in shown
 
 
 def test_a_merge_finished_by_hand_is_a_lint_error_and_status_fails(pair: Pair) -> None:

@@ -256,6 +256,8 @@ def status_lines(found: GitStatus | str) -> list[str]:
         return [found]
     lines = [f"{Path(found.vault) / name}: {state}" for name, state in found.files]
     lines.append(f"merge.{DRIVER}.driver: {_driver_state(found)}")
-    lines.append(f"post-merge hook: {found.hook}")
+    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+    hook = f"{found.hook} ({fix})" if found.hook == "absent" else found.hook
+    lines.append(f"post-merge hook: {hook}")
     lines += [f"{p}: per machine but tracked; `git rm --cached {p}`" for p in found.tracked]
     return lines
