@@ -104,10 +104,11 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
             note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
             if note:
                 notes.append(note)
-    aside = [
-        *set_aside(o, [k for k, x in o.blocks.items() if _one_sided(k, x, b, t, moves)]),
-        *set_aside(t, [k for k, x in t.blocks.items() if _one_sided(k, x, b, o, moves)]),
-    ]
+    twins = [k for k in o.blocks if k not in b.blocks and _same_text(o, t, k)]
+    mine = [k for k, x in o.blocks.items() if _one_sided(k, x, b, t, moves)]
+    yours = [k for k, x in t.blocks.items() if _one_sided(k, x, b, o, moves)]
+    aside = [f for _, f in set_aside(o, mine + twins)]
+    aside += [f for k, f in set_aside(t, yours + twins) if k not in twins]
     merged, conflicts = git_merge_file(*("".join(v.lines).encode("utf-8") for v in (o, b, t)))
     if aside:
         merged = put_back(where, path_label, merged.decode("utf-8"), aside).encode("utf-8")
@@ -115,6 +116,14 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
         text = _put_back_promoted(where, path_label, merged.decode("utf-8"), keep_promoted)
         merged = text.encode("utf-8")
     return MergeResult(merged, conflicts, tuple(notes))
+
+
+def _same_text(ours: _Version, theirs: _Version, key: _Key) -> bool:
+    """Whether a block both sides have reads the same on both (counters merged already)."""
+    o, t = ours.blocks.get(key), theirs.blocks.get(key)
+    if o is None or t is None:
+        return False
+    return ours.lines[o.line - 1 : o.end_line] == theirs.lines[t.line - 1 : t.end_line]
 
 
 def _one_sided(

@@ -8,7 +8,9 @@ base, not on the other side, not another block renamed) is therefore taken out o
 side before the text merge and put back afterwards, whole, right after the block that
 preceded it on its side (the nearest one the merged file still has; else before the
 first block, or at the end). Blocks put after the same block keep ours' order first,
-then theirs'.
+then theirs'. A block new on both sides with the same text once its counters are
+merged (two machines first citing the same auto memories, in another order) is taken
+out of both and put back once, where ours has it.
 """
 
 from __future__ import annotations
@@ -29,15 +31,16 @@ class Fresh:
     above: tuple[str, ...]  # the names of the side's blocks above it, nearest first
 
 
-def set_aside(side: Version, keys: list[Key]) -> list[Fresh]:
+def set_aside(side: Version, keys: list[Key]) -> list[tuple[Key, Fresh]]:
     """Take the blocks ``keys`` of ``side`` out of its lines (with the blank lines that
     part each from the block above; the first block, those below it); return them in
     file order. ``side.lines`` is changed in place."""
     if not keys:
         return []
     chosen = {id(side.blocks[k]) for k in keys}
+    key_of = {id(block): key for key, block in side.blocks.items()}
     ordered = list(side.blocks.values())
-    out: list[Fresh] = []
+    out: list[tuple[Key, Fresh]] = []
     cut: list[tuple[int, int]] = []
     for i, block in enumerate(ordered):
         if id(block) not in chosen:
@@ -46,7 +49,7 @@ def set_aside(side: Version, keys: list[Key]) -> list[Fresh]:
         lines = side.lines[block.line - 1 : block.end_line]
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += _ending(lines[0])
-        out.append(Fresh(tuple(lines), above))
+        out.append((key_of[id(block)], Fresh(tuple(lines), above)))
         start, end = block.line - 1, block.end_line
         if i:  # the blank lines that part it from the block above go with it
             while start > 0 and not side.lines[start - 1].strip():
