@@ -74,6 +74,8 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
         "patterns/**/*.md merge=vaultkeeper\n"
         "/_index.md merge=vaultkeeper\n"
         "/_index-*.md merge=vaultkeeper\n"
+        "/skills/*/SKILL.md merge=vaultkeeper\n"
+        "/projects/**/*.md merge=vaultkeeper\n"
         "state/journal.jsonl merge=union\n"
         "state/queue.jsonl merge=union\n"
         "state/uses.jsonl merge=union\n"
@@ -94,12 +96,15 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     ]
     # the index files at the vault's root, not a note of that name in a folder
     names = ("_index.md", "_index-projects.md", "projects/_index.md", "_index.txt")
+    names += ("skills/pin-clock/SKILL.md", "skills/pin-clock/notes.md")
     check = git(repo, "check-attr", "merge", "--", *names)
     assert check.stdout.splitlines() == [
         "_index.md: merge: vaultkeeper",
         "_index-projects.md: merge: vaultkeeper",
-        "projects/_index.md: merge: unspecified",
+        "projects/_index.md: merge: vaultkeeper",  # a note under projects/
         "_index.txt: merge: unspecified",
+        "skills/pin-clock/SKILL.md: merge: vaultkeeper",
+        "skills/pin-clock/notes.md: merge: unspecified",
     ]
     # init's `/state/` line stays; the per-machine files stay ignored, the logs travel
     state = repo / "state"
@@ -129,6 +134,7 @@ def test_a_second_install_changes_nothing(repo: Path) -> None:
     assert change.actions == (
         "kept .gitattributes",
         "kept .gitignore",
+        "kept hooks/post-merge",
         f"kept merge.vaultkeeper.driver = {git_install.driver_command(PROGRAM)}",
     )
     assert {n: (repo / n).read_bytes() for n in before} == before
@@ -232,7 +238,7 @@ def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[:3] == [
         f"git: {repo}",
-        "  made .gitattributes with 6 lines",
+        "  made .gitattributes with 8 lines",
         "  added 6 lines to .gitignore",
     ]
     shown = runner.invoke(cli, ["--vault", str(repo), "hooks", "status", "git"])

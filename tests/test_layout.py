@@ -135,6 +135,8 @@ CROSS_CUTTING = {
     "test_install_wheel.py": "the built wheel, installed in a fresh venv",
     "test_corpus.py": "lint and index on a third-party vault, end to end",
     "test_git_sync.py": "two clones synced through git, end to end",
+    "test_two_machines.py": "two clones of one vault: each conflict git stopped on (issue 33)",
+    "test_two_machines_days.py": "two clones, 60 simulated days of work on both, synced by git",
     "test_served.py": "the promise that what is served is masked, on every serving path",
     "test_served_agent.py": "the same promise for what an agent is served (MCP, brief, index)",
 }

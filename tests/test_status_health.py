@@ -41,6 +41,7 @@ SIGNALS = [
     "journal_bytes",
     "uses_bytes",
     "index_budget",
+    "merge_leftovers",
 ]
 
 
@@ -159,6 +160,7 @@ def test_a_sick_vault(runner: CliRunner, healthy: Path, monkeypatch: pytest.Monk
         "journal_bytes": (3 * len('{"action": "skip"}\n'), "warn"),
         "uses_bytes": (2 * len('{"session": "s"}\n'), "warn"),
         "index_budget": (index.read_text().count("\n"), "fail"),
+        "merge_leftovers": (0, "ok"),
     }
     assert signals["held_out_overdue"]["detail"] == "projects/a/memory/h0.md"
     assert "vaultkeeper apply promote" in signals["promote_waiting"]["detail"]

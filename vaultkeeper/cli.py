@@ -183,6 +183,7 @@ for _command in (
     checks.verify,
     hooks.hooks,
     gitsync.merge_driver,
+    gitsync.post_merge,
     status.status,
     mcp.mcp,
     native.native,

@@ -1,4 +1,4 @@
-"""`merge-driver`: git's merge driver for registry files (see merge.py and git_install.py)."""
+"""`merge-driver` and `post-merge`: what git runs for a vault (hooks install git)."""
 
 from __future__ import annotations
 
@@ -37,18 +37,61 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     or a list not in vaultkeeper's own format, leaves the whole file to git's
     text merge (conflict markers, exit 1).
 
+    A skill apply promote wrote (`skills/NAME/SKILL.md`) keeps the earlier
+    promotion's line and every evidence receipt once; a note under
+    `projects/` gets the union of a receipt list (`provenance`, `sources`,
+    `supersedes`) both sides appended to; the rest of either is merged as
+    git merges text.
+
     \b
     Example:
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
       vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
+    from vaultkeeper.apply.notemerge import is_note_path, merge_note_files
+    from vaultkeeper.apply.skillmerge import is_skill_path, merge_skill_files
     from vaultkeeper.index.merge import is_index_path, merge_index_files
     from vaultkeeper.registry.merge import merge_files
 
     if is_index_path(path):
         result = merge_index_files(base, ours, theirs)
+    elif is_skill_path(path):
+        result = merge_skill_files(base, ours, theirs)
+    elif is_note_path(path):
+        result = merge_note_files(base, ours, theirs)
     else:
         result = merge_files(base, ours, theirs, path)
     for line in result.notes:
         note(line)
     sys.exit(1 if result.conflicts else 0)
+
+
+@click.command("post-merge")
+@click.argument("squash", required=False)
+def post_merge(squash: str | None) -> None:
+    """Add up counters git merged without the driver; run by git after a merge.
+
+    git runs the merge driver only where both sides changed a file differently.
+    Two machines that each counted one use of a pattern the same day, and
+    nothing else in its registry file, wrote the same bytes: git keeps them
+    as they are and one use is lost. `hooks install git` installs a
+    post-merge hook that runs this: for each registry file whose two parents
+    are the same and changed since their merge base, the counters are merged
+    by the driver's rules, the file written and committed on its own
+    ("vaultkeeper: counters both machines changed the same way, added up").
+    A fast-forward or a squash merge (SQUASH=1, git's argument) changes
+    nothing. Run in the repository; no vault is needed.
+
+    \b
+    Example:
+      vaultkeeper post-merge
+    """
+    from vaultkeeper.hosts.gitrepair import repair_after_merge
+
+    if squash == "1":
+        return
+    found = repair_after_merge(Path.cwd())
+    for path in found.fixed:
+        click.echo(f"vaultkeeper: {path}: counters both machines changed the same way, added up")
+    for line in found.notes:
+        note(line)

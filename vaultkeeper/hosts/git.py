@@ -7,8 +7,9 @@ Three things, each added only when missing and removed exactly as added:
   logs under ``state/`` with git's ``union`` driver;
 - a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
   append-only logs, which travel;
-- the driver in the repository's own git config (``merge.vaultkeeper.*``): config does
-  not travel with a clone, so every clone runs the install once.
+- the driver in the repository's own git config (``merge.vaultkeeper.*``) and a
+  ``post-merge`` hook (githook.py) that adds up counters git merged as identical: config
+  and hooks do not travel with a clone, so every clone runs the install once.
 
 Both blocks sit between a begin and an end comment line, so uninstall removes them and
 nothing else; every other line of either file stays byte for byte.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.hosts.githook import hook_state, install_hook, uninstall_hook
 from vaultkeeper.hosts.hooks import Change
 from vaultkeeper.store.fsio import atomic_write
 
@@ -45,6 +47,10 @@ ATTRIBUTES = (
     # the index files: their generated lists merge entry by entry (indexmerge.py)
     f"/{config.INDEX_FILE} merge={DRIVER}",
     f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
+    # a skill apply promote wrote: its figures merge deterministically (skillmerge.py)
+    f"/{config.SKILLS_DIR}/*/SKILL.md merge={DRIVER}",
+    # a note's receipt lists apply appends to: their union (notemerge.py)
+    f"/{config.PROJECTS_DIR}/**/*.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
 # Everything else under state/ is per machine: the scheduler's state and lock, the writer
@@ -69,6 +75,7 @@ class GitStatus:
     files: tuple[tuple[str, str], ...]  # (file, "installed" | "outdated" | "absent")
     driver: str | None  # merge.vaultkeeper.driver in the repository's config
     tracked: tuple[str, ...]  # per-machine files git tracks anyway (ignoring won't untrack)
+    hook: str = "absent"  # the post-merge hook that adds up counters (githook.py)
 
 
 def _git(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -168,6 +175,7 @@ def install(vault: Path, program: str | None) -> Change:
             "vaultkeeper: executable not found; git runs the merge driver by its absolute path"
         )
     actions = [_install_file(vault / name, lines) for name, lines in FILES.items()]
+    actions.append(install_hook(vault, str(Path(program).absolute())))
     command = driver_command(str(Path(program).absolute()))
     for key, value in (("name", DRIVER_NAME), ("driver", command)):
         if _config_get(vault, f"merge.{DRIVER}.{key}") != value:
@@ -175,7 +183,7 @@ def install(vault: Path, program: str | None) -> Change:
             if done.returncode != 0:
                 raise VaultkeeperError(f"git config: {done.stderr.strip() or 'failed'}")
             actions.append(f"set merge.{DRIVER}.{key} in the repository's git config")
-    if len(actions) == len(FILES):
+    if len(actions) == len(FILES) + 1:
         actions.append(f"kept merge.{DRIVER}.driver = {command}")
     changed = any(not a.startswith("kept") for a in actions)
     return Change("git", str(vault), changed, None, tuple(actions))
@@ -187,6 +195,7 @@ def uninstall(vault: Path) -> Change:
     if not is_work_tree(vault):
         return Change("git", str(vault), False, None, ("nothing installed (not a git work tree)",))
     actions = [a for a in (_uninstall_file(vault / name) for name in FILES) if a]
+    actions += [a for a in (uninstall_hook(vault),) if a]
     if _config_get(vault, f"merge.{DRIVER}.driver") is not None or _config_get(
         vault, f"merge.{DRIVER}.name"
     ):
@@ -210,9 +219,8 @@ def status(vault: Path) -> GitStatus:
     listed = _git(vault, "ls-files", "--", f"{_STATE}/")
     travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
     tracked = tuple(p for p in listed.stdout.splitlines() if p not in travelling)
-    return GitStatus(
-        str(vault), tuple(files), _config_get(vault, f"merge.{DRIVER}.driver"), tracked
-    )
+    driver = _config_get(vault, f"merge.{DRIVER}.driver")
+    return GitStatus(str(vault), tuple(files), driver, tracked, hook_state(vault))
 
 
 def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
@@ -223,12 +231,33 @@ def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
     return status(vault)
 
 
+def _driver_state(found: GitStatus) -> str:
+    """The driver's line: its command, or what is wrong with it and the command to fix it."""
+    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+    if found.driver is None:
+        if dict(found.files).get(".gitattributes") == "absent":
+            return f"not set ({fix})"
+        return (
+            "not set in this clone, though .gitattributes names it: git merges "
+            "vaultkeeper's files as plain text and stops on their conflicts; " + fix
+        )
+    try:
+        program = shlex.split(found.driver)[0]
+    except (ValueError, IndexError):
+        program = ""
+    if not program or not (Path(program).is_file() or shutil.which(program)):
+        return f"{found.driver} (its program {program or '?'} is gone; {fix})"
+    return found.driver
+
+
 def status_lines(found: GitStatus | str) -> list[str]:
     """``hooks status``'s git lines (each printed after ``git``)."""
     if isinstance(found, str):
         return [found]
     lines = [f"{Path(found.vault) / name}: {state}" for name, state in found.files]
-    driver = found.driver or "not set in this clone (run `hooks install git` here)"
-    lines.append(f"merge.vaultkeeper.driver: {driver}")
+    lines.append(f"merge.{DRIVER}.driver: {_driver_state(found)}")
+    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+    hook = f"{found.hook} ({fix})" if found.hook == "absent" else found.hook
+    lines.append(f"post-merge hook: {hook}")
     lines += [f"{p}: per machine but tracked; `git rm --cached {p}`" for p in found.tracked]
     return lines

@@ -41,6 +41,7 @@ from vaultkeeper.index.files import (
     keywords_of,
     measure,
     read_index,
+    subindex_line,
     subindex_preamble,
 )
 from vaultkeeper.index.files import index_keywords as index_keywords
@@ -156,8 +157,7 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
             lines.append("## sub-indexes")
         for top in sorted(by_top, key=lambda t: (t.casefold(), t)):
             name = subindex_name(top)
-            count = len(by_top[top])
-            lines.append(f"- [[{name[:-3]}]] - {top}/: {count} entr{'y' if count == 1 else 'ies'}")
+            lines.append(subindex_line(top))
             base = current.get(name) or subindex_preamble(top)
             check_markers(name, base)
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))

@@ -111,10 +111,9 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         size += _size(one.added, root.nl) - _size(one.removed, root.nl)
     if known.split:
         for folder_top in sorted(tops):
-            count = listings[subindex_name(folder_top)].count()
-            if not count:
+            if not listings[subindex_name(folder_top)].count():
                 raise Unsure(folder_top)  # its sub-index would be left unused
-            root.set_count(folder_top, count)
+            root.list_top(folder_top)
     if (lines > config.INDEX_MAX_LINES or size > config.INDEX_MAX_BYTES) != known.split:
         raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
     files = set(known.files)

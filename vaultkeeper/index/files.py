@@ -31,6 +31,12 @@ def subindex_name(folder: str) -> str:
     return f"{config.SUBINDEX_PREFIX}{folder}.md"
 
 
+def subindex_line(top: str) -> str:
+    """The root's line for the sub-index of folder ``top``. It carries no count: two
+    machines adding entries would each change it, and git would stop on it."""
+    return f"- [[{subindex_name(top)[:-3]}]] - {top}/"
+
+
 def _section(text: str) -> str | None:
     start = text.find(config.INDEX_START)
     end = text.find(config.INDEX_END, start + 1) if start != -1 else -1

@@ -17,10 +17,10 @@ import re
 
 from vaultkeeper import config
 from vaultkeeper.index.entries import ROOT_GROUP
-from vaultkeeper.index.files import with_section
+from vaultkeeper.index.files import subindex_line, with_section
 
 SUBINDEXES = "## sub-indexes"
-_SUBLINE = re.compile(r"^- \[\[_index-(.*)\]\] - (.*)/: (\d+) entr(?:y|ies)$")
+_SUBLINE = re.compile(r"^- \[\[_index-(.*)\]\] - (.*)/$")
 
 
 class Unsure(Exception):
@@ -128,15 +128,15 @@ class Listing:
     def count(self) -> int:
         return sum(len(lines) for lines in self.groups.values())
 
-    def set_count(self, top: str, count: int) -> None:
-        """The root's line for the sub-index of ``top`` (added, or its count changed)."""
+    def list_top(self, top: str) -> None:
+        """The root's line for the sub-index of ``top``, added where it is missing."""
         tops = []
         for line in self.tail:
             m = _SUBLINE.match(line)
             if m is None or m.group(1) != m.group(2):
                 raise Unsure(line)
             tops.append(m.group(1))
-        line = f"- [[_index-{top}]] - {top}/: {count} entr{'y' if count == 1 else 'ies'}"
+        line = subindex_line(top)
         if top in tops:
             self.tail[tops.index(top)] = line
         else:

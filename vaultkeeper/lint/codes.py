@@ -23,6 +23,7 @@ CODES: dict[str, tuple[str, str]] = {
     "VK103": (ERROR, "unbalanced fence: an opened block is never closed"),
     "VK104": (ERROR, "mermaid rule broken: diagram type, unquoted label with > < == (, or <br/>"),
     "VK105": (ERROR, "control character (escape sequence, bidi override) a terminal acts on"),
+    "VK106": (ERROR, "conflict markers a merge left (<<<<<<< ... ======= ... >>>>>>>)"),
     "VK201": (ERROR, "required frontmatter key missing (name, description, type, label)"),
     "VK202": (ERROR, "value outside its set (status, label)"),
     "VK203": (ERROR, "holdout_until is not a quoted ISO date"),

@@ -11,6 +11,7 @@ from vaultkeeper.errors import UsageError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
+from vaultkeeper.lint.conflicts import check_conflicts
 from vaultkeeper.lint.fix import apply_fixes
 from vaultkeeper.lint.format import check_ascii, check_controls, check_fences
 from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
@@ -25,6 +26,8 @@ from vaultkeeper.store.model import outside_problems
 from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
 from vaultkeeper.store.vault import find_vault, iter_files, rel
+
+_MARK = "\n======="  # every conflict hunk has one: most notes are passed over at once
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,8 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
         if wanted and enabled("VK105") and has_controls(note.text):
             findings.extend(check_controls(note.rel, lines))
+        if wanted and enabled("VK106") and _MARK in note.text:
+            findings.extend(check_conflicts(note.rel, lines, code_lines(fences, len(lines))))
         if wanted:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
             findings.extend(check_secrets(note.rel, note.text, enabled))

@@ -33,6 +33,7 @@ from vaultkeeper.registry.mergeblocks import Key as _Key
 from vaultkeeper.registry.mergeblocks import Version as _Version
 from vaultkeeper.registry.mergeblocks import aligned, renamed
 from vaultkeeper.registry.mergeblocks import version as parsed_version
+from vaultkeeper.registry.mergefresh import put_back, set_aside
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_date
@@ -87,6 +88,7 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
     keys = list(dict.fromkeys([*b.blocks, *o.blocks, *t.blocks]))
     old = {name for name, _ in b.blocks}
     fresh = {id(v): [x for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)}
+    moves: set[int] = set()  # blocks that are a base block renamed
     for key in keys:
         bb, ob, tb = b.blocks.get(key), o.blocks.get(key), t.blocks.get(key)
         if ob is not None and tb is not None:
@@ -95,17 +97,40 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
             side = o if ob is None else t
             moved = renamed(b, bb, side, fresh[id(side)])
             if moved is not None:  # the same body under a new heading: merge its counters
+                moves.add(id(moved))
                 trio = (bb, moved, tb) if tb is not None else (bb, ob or moved, moved)
                 _merge_counters(key, (b, o, t), trio, keep_promoted)
                 continue
             note = _deleted_on_one_side(path_label, bb, (o, ob) if ob else (t, tb), ob is None)
             if note:
                 notes.append(note)
+    twins = [k for k in o.blocks if k not in b.blocks and _same_text(o, t, k)]
+    mine = [k for k, x in o.blocks.items() if _one_sided(k, x, b, t, moves)]
+    yours = [k for k, x in t.blocks.items() if _one_sided(k, x, b, o, moves)]
+    aside = [f for _, f in set_aside(o, mine + twins)]
+    aside += [f for k, f in set_aside(t, yours + twins) if k not in twins]
     merged, conflicts = git_merge_file(*("".join(v.lines).encode("utf-8") for v in (o, b, t)))
+    if aside:
+        merged = put_back(where, path_label, merged.decode("utf-8"), aside).encode("utf-8")
     if conflicts == 0 and keep_promoted:
         text = _put_back_promoted(where, path_label, merged.decode("utf-8"), keep_promoted)
         merged = text.encode("utf-8")
     return MergeResult(merged, conflicts, tuple(notes))
+
+
+def _same_text(ours: _Version, theirs: _Version, key: _Key) -> bool:
+    """Whether a block both sides have reads the same on both (counters merged already)."""
+    o, t = ours.blocks.get(key), theirs.blocks.get(key)
+    if o is None or t is None:
+        return False
+    return ours.lines[o.line - 1 : o.end_line] == theirs.lines[t.line - 1 : t.end_line]
+
+
+def _one_sided(
+    key: _Key, block: RegistryBlock, base: _Version, other: _Version, moves: set[int]
+) -> bool:
+    """A block new on one side only (see mergefresh.py), not another block renamed."""
+    return key not in base.blocks and key not in other.blocks and id(block) not in moves
 
 
 def _line_of(block: RegistryBlock, kind: str) -> int | None:

@@ -20,6 +20,7 @@ from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
+from vaultkeeper.status.merges import merge_signal
 from vaultkeeper.status.native import native_signals
 from vaultkeeper.status.recall import recall_signals
 from vaultkeeper.status.signals import FAIL as FAIL
@@ -92,6 +93,7 @@ def vault_status(
     signals.append(uses_signal(vault))
     step(STEPS[6])
     signals.append(index_signal(vault))
+    signals.append(merge_signal(vault))  # what a git merge left in vaultkeeper's files
     step(STEPS[7])
     signals.extend(native_signals(vault, now))
     step(STEPS[8])
