@@ -47,7 +47,27 @@ BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving u
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
 # SCHEMA_VERSION (an old database is then dropped and rebuilt from the files).
-TABLES: tuple[str, ...] = ()
+TABLES: tuple[str, ...] = (
+    # the full-text index (scan.lookup): search, the MCP search tool, the recall hooks
+    "CREATE VIRTUAL TABLE search_text USING fts5("
+    "name, description, headings, body, tokenize = 'porter unicode61')",
+    "CREATE TABLE search_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
+    "kind TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, project TEXT, "
+    "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
+    "description_line INTEGER NOT NULL, body_line INTEGER NOT NULL, cite TEXT NOT NULL, "
+    "link TEXT NOT NULL, live INTEGER NOT NULL, lesson INTEGER NOT NULL, "
+    "recall_text TEXT NOT NULL)",
+    "CREATE INDEX search_entries_path ON search_entries (path)",
+    "CREATE TABLE search_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, "
+    "settled INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE search_places (place TEXT NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX search_places_place ON search_places (place)",
+    "CREATE INDEX search_places_id ON search_places (id)",
+    "CREATE TABLE search_globs (glob TEXT NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX search_globs_id ON search_globs (id)",
+    "CREATE TABLE search_marks (path TEXT PRIMARY KEY, mark TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+)
 
 
 def path_of(vault: str | os.PathLike[str]) -> Path:
