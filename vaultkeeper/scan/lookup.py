@@ -1,8 +1,9 @@
 """The full-text index: one FTS5 row per entry in the derived store (state/vaultkeeper.db).
 
 ``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
-here, so they rank alike: bm25 over four fields (name, description, headings, body,
-weighted ``WEIGHTS``), words stemmed by FTS5's ``porter unicode61`` tokenizer.
+here, so they rank alike (scan.lookuprank: the words an entry holds, then bm25 over
+name, description, headings and body, weighted), words stemmed by FTS5's
+``porter unicode61`` tokenizer.
 
 Freshness is by construction, from each file's stat key (device, inode, size, mtime,
 ctime; scan.cache.key_of): ``refresh`` walks the vault's markdown files and stats them
@@ -28,11 +29,12 @@ Example::
     from vaultkeeper.store import db
     with db.connect(vault) as conn:
         refresh(conn, vault)
-        ids = [row[0] for row in conn.execute(MATCH_SQL, (fts_query(["retry"]), 10))]
+        hits = lookuprank.ranked(conn, ["retry"])
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -46,8 +48,6 @@ from vaultkeeper.scan.lookupdocs import Doc, read_docs
 from vaultkeeper.store import db
 from vaultkeeper.store.vault import links_out, walk_files
 
-# bm25 weights of the four fields, in column order: a word in a name says most
-WEIGHTS = (10.0, 4.0, 3.0, 1.0)
 COLUMNS = ("name", "description", "headings", "body")  # search_text, store.db.TABLES
 
 
@@ -56,12 +56,6 @@ def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
     a clock tick before ``limit``, epoch ns: else it is read again next time)."""
     key, settled = key_of(info, limit)
     return ":".join(map(str, key)), settled
-
-
-def fts_query(words: Iterable[str]) -> str:
-    """An FTS5 query matching any of ``words``, each quoted as one string: whatever a
-    person or an agent typed is never FTS5 syntax (no column filters, NEAR, operators)."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
 def _listed(vault: Path) -> Iterable[tuple[str, str]]:
@@ -229,3 +223,31 @@ def after_scan(vault: Path | str, marks: Mapping[str, str]) -> None:
         if is_on(conn):
             refresh(conn, vault)
             set_marks(conn, marks)
+    tidy(vault)
+
+
+# the recall table's files before the index moved into the store (removed once seen)
+_LEGACY = ("recall-lookup.bin", "recall-lookup.keys.json", "recall-lookup.recs.json",
+           "recall-lookup.over.json", "recall-lookup.sig", "recall-lookup.want",
+           "recall-lookup.json", "recall-lookup.text")  # fmt: skip
+
+
+def tidy(vault: Path | str) -> None:
+    """Drop the recall table's old files and the recall hook's session files older
+    than ``RECALL_SESSION_MAX_DAYS`` (never through a symlink: unlink removes a link)."""
+    state = os.path.join(vault, config.STATE_DIR)
+    for name in _LEGACY:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(state, name))
+    folder = os.path.join(state, config.RECALL_SESSIONS_DIR)
+    if os.path.islink(folder):
+        return
+    cutoff = time.time() - config.RECALL_SESSION_MAX_DAYS * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)

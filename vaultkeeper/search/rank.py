@@ -4,10 +4,11 @@ The index (vaultkeeper.scan.lookup, FTS5 in state/vaultkeeper.db) holds one row 
 entry -- a note with frontmatter, or one registry ``### block`` -- over name,
 description, headings and body, stemmed (``porter unicode61``). A search first brings
 the rows of changed files up to date (a stat per file; only changed files are read),
-then ranks by bm25 with the fields weighted (scan.lookup.WEIGHTS): the terminal's
-``vaultkeeper search``, the MCP ``search`` tool and the recall hooks rank alike.
+then ranks (scan.lookuprank: the query's words an entry holds, then bm25 with the
+fields weighted): the terminal's ``vaultkeeper search``, the MCP ``search`` tool and
+the recall hooks rank alike.
 
-The query's words are each quoted for FTS5 (scan.lookup.fts_query): whatever an agent
+The query's words are each quoted for FTS5 (scan.lookuprank.quoted): whatever an agent
 or a person types is matched as words, never read as FTS5 syntax. Archived and
 superseded entries are left out unless asked for, and so are files symlinked out of
 the vault. Each hit names the path and line to open, a one-line snippet and what to
@@ -22,7 +23,7 @@ import threading
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.scan import lookup
+from vaultkeeper.scan import lookup, lookuprank
 from vaultkeeper.scan.lookupdocs import Doc as Doc
 from vaultkeeper.scan.lookupdocs import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
@@ -38,17 +39,6 @@ MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded wor
 def terms(query: str) -> list[str]:
     """The query's distinct words, casefolded, in order (at most ``MAX_TERMS``)."""
     return list(dict.fromkeys(w.casefold() for w in WORD.findall(query)))[:MAX_TERMS]
-
-
-def ranked_sql(where: str = "") -> str:
-    """Entries matching an FTS5 query (parameter 1), best first, at most parameter 2
-    (with ``where`` ANDed on ``e``, the entries table): (id, path, line, -bm25)."""
-    weights = ", ".join(str(w) for w in lookup.WEIGHTS)
-    return (
-        f"SELECT e.id, e.path, e.line, -bm25(search_text, {weights}) AS score "
-        "FROM search_text JOIN search_entries e ON e.id = search_text.rowid "
-        f"WHERE search_text MATCH ?1 {where} ORDER BY score DESC, e.path, e.line LIMIT ?2"
-    )
 
 
 class Searcher:
@@ -75,11 +65,12 @@ class Searcher:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> list[Hit]:
-        """Best first by bm25 (name, description, headings, body weighted), then path."""
+        """Best first: by the query's words an entry holds, then bm25 (scan.lookuprank)."""
         words = terms(query)
         if not words:
             return []
-        where, args = [], []
+        where: list[str] = []
+        args: list[object] = []
         if kind:
             where.append("AND e.kind = ?3")
             args.append(kind)
@@ -91,12 +82,11 @@ class Searcher:
         with db.connect(self.vault) as conn:
             with self._lock:
                 lookup.refresh(conn, self.vault)
-            rows = conn.execute(
-                ranked_sql(" ".join(where)), (lookup.fts_query(words), max(1, limit), *args)
-            ).fetchall()
+            pool = max(lookuprank.POOL, limit)
+            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool)[: max(1, limit)]
         hits: list[Hit] = []
         docs: dict[str, list[Doc]] = {}
-        for _, path, line, score in rows:
+        for _, path, line, _, score in rows:
             if path not in docs:
                 docs[path] = read_docs(self.vault, path)
             doc = next((d for d in docs[path] if d.line == line), None)
