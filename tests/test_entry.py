@@ -22,7 +22,6 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import block, memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.entry import ScanArgs, parse
-from vaultkeeper.scan.lookupkeys import RECS_FILE
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
 ENTRY = "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main; main()"
@@ -62,24 +61,21 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    # the recall table's cache and its hash, and the brief's patterns and lessons, hold inodes
-    skip = (
-        config.RECALL_LOOKUP_KEYS_FILE,
-        RECS_FILE,
-        config.RECALL_LOOKUP_SIG_FILE,
-        config.BRIEF_PATTERNS_FILE,
-        config.BRIEF_LESSONS_FILE,
-    )
-    return {
-        p.name: _table(p) if p.name == config.RECALL_LOOKUP_FILE else normal(p.read_text(), root)
+    # the brief's patterns and lessons hold inodes; the database (its search rows hold
+    # stat keys) is compared by what it answers, below
+    skip = (config.BRIEF_PATTERNS_FILE, config.BRIEF_LESSONS_FILE)
+    files = {
+        p.name: normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
-        if p.is_file() and p.name not in skip
+        if p.is_file() and p.name not in skip and not p.name.startswith("vaultkeeper.db")
     }
+    if (folder / "vaultkeeper.db").is_file():
+        from vaultkeeper.store import db
 
-
-def _table(path: Path) -> str:
-    """The recall table less its header line (which holds the time it was built)."""
-    return repr(path.read_bytes().partition(b"\n")[2])
+        with db.connect(root / "v") as conn:
+            got = conn.execute("SELECT path, name, live FROM search_entries ORDER BY path, line")
+            files["vaultkeeper.db"] = repr(got.fetchall())
+    return files
 
 
 def both(
