@@ -44,20 +44,20 @@ class NoIndex(Exception):
 
 
 class Lesson:
-    """A lesson as the index holds it: path, project, status, name, raw text, the
-    brief's stale mark (or ""), and the stat key its row was made from."""
+    """A lesson as the index holds it: path, project, its tag, name and text as served
+    (scan.lookuprank.served), the brief's stale mark (or "", neutralised; the report
+    holds it masked), and the stat key its row was made from."""
 
-    __slots__ = ("path", "project", "status", "name", "text", "mark", "key")
+    __slots__ = ("path", "project", "head", "name", "text", "mark", "key")
 
-    def __init__(self, row: tuple[str, str | None, str | None, str, str, str | None, str]) -> None:
-        self.path, project, status, self.name, self.text, mark, self.key = row
+    def __init__(self, row: tuple[str, str | None, str, str, str, str | None, str]) -> None:
+        self.path, project, self.head, self.name, self.text, mark, self.key = row
         self.project = project or ""
-        self.status = status or ""
-        self.mark = mark or ""
+        self.mark = lookuprank.neutral(" ".join((mark or "").split()))
 
 
 _LESSON_SQL = (
-    "SELECT e.path, e.project, e.status, e.name, e.recall_text, m.mark, "
+    "SELECT e.path, e.project, e.recall_head, e.recall_name, e.recall_text, m.mark, "
     "f.key || ':' || f.settled FROM search_entries e JOIN search_files f ON f.path = e.path "
     "LEFT JOIN search_marks m ON m.path = e.path "
     "WHERE e.id = ? AND e.lesson = 1 AND e.live = 1"
@@ -84,11 +84,8 @@ def open_db(state: str) -> sqlite3.Connection:
             raise OSError(f"state/{os.path.basename(name)} is not a regular file; refused")
     if not os.path.lexists(path):
         raise NoIndex("no database yet")
-    from urllib.parse import quote
-
-    conn = sqlite3.connect(
-        f"file:{quote(path)}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None
-    )
+    uri = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
         got = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
@@ -238,20 +235,17 @@ class Index:
                 "SELECT p.id FROM search_places p JOIN search_entries e ON e.id = p.id "
                 f"WHERE p.place IN ({marks}) ORDER BY e.path", probes
             ).fetchall()  # fmt: skip
-            by_glob: dict[str, list[int]] = {}
-            rows = self.conn.execute(
-                "SELECT g.glob, g.id FROM search_globs g JOIN search_entries e ON e.id = g.id "
-                "ORDER BY e.path"
-            )
-            for glob, row_id in rows:
-                by_glob.setdefault(glob, []).append(row_id)
-            globbed: list[int] = []
-            for n, (glob, row_ids) in enumerate(by_glob.items()):
+            hit: list[str] = []
+            for n, (glob,) in enumerate(self.conn.execute("SELECT DISTINCT glob FROM search_globs")):
                 if n % 64 == 0:
                     self.check()
                 if matches(glob, rels):
-                    globbed.extend(row_ids)
-            return [r[0] for r in anchored] + sorted(globbed, key=self._path_of)
+                    hit.append(glob)
+            globbed = self.conn.execute(
+                "SELECT g.id FROM search_globs g JOIN search_entries e ON e.id = g.id "
+                f"WHERE g.glob IN ({','.join('?' * len(hit))}) ORDER BY e.path", hit
+            ).fetchall() if hit else []  # fmt: skip
+            return [r[0] for r in anchored] + [r[0] for r in globbed]
 
         def outside(path: str) -> bool:
             parts = path.split("/")
@@ -259,8 +253,3 @@ class Index:
             return skip(path) or not _allowed(project, theirs)
 
         return self._choose(ranked, outside, most)
-
-    def _path_of(self, row_id: int) -> str:
-        got = self.conn.execute("SELECT path FROM search_entries WHERE id = ?", (row_id,))
-        row = got.fetchone()
-        return "" if row is None else str(row[0])

@@ -132,25 +132,13 @@ def touched(payload: dict[str, object]) -> list[str]:
     return out
 
 
-def neutral(text: str, quote: bool = False) -> str:
-    """``text`` that cannot open or close a tag (nor, ``quote``, an attribute)."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace('"', "&quot;") if quote else text
-
-
 def fence(lesson: lookup.Lesson) -> tuple[str, str]:
-    """A lesson's opening tag and its text as served: neutralised, then masked as one
-    whole text, then cut to one line of at most MOMENT_LESSON_CHARS."""
-    from vaultkeeper.store.secrets import served
-
-    path, status = neutral(lesson.path, True), neutral(lesson.status or "unset", True)
-    head = " ".join(served(f'<vault-memory path="{path}" status="{status}">').split())
+    """A lesson's opening tag and its text as served (prepared when its row was made:
+    neutralised, then masked as one whole text, then cut to one line), with the brief's
+    stale mark after its name."""
     name = lesson.name + (f" ({lesson.mark})" if lesson.mark else "")
-    text = f"{name}: {lesson.text}" if lesson.text else name
-    body = " ".join(served(neutral(text)).split())
-    if len(body) > config.MOMENT_LESSON_CHARS:
-        body = body[: config.MOMENT_LESSON_CHARS]
-    return head, body
+    body = f"{name}: {lesson.text}" if lesson.text else name
+    return lesson.head, body[: config.MOMENT_LESSON_CHARS]
 
 
 def render(lessons: list[lookup.Lesson]) -> tuple[str, list[lookup.Lesson]]:

@@ -18,8 +18,10 @@ Deleting the database loses nothing: ``refresh`` builds every row again from the
 The index is kept by scans only once something asked for it (a search, the recall hook
 or ``hooks install --recall``): ``search_meta`` holds ``built``/``wanted``.
 
-Per lesson the rows also hold what the recall hook needs: the text it serves (raw; the
-hook neutralises and masks it as one whole text), its anchors' files
+Per lesson the rows also hold what the recall hook needs: its tag, name and text as
+served (neutralised, then masked as one whole text, then cut to a line:
+scan.lookuprank.served; made anew for every file when another vaultkeeper version, whose
+masking may differ, finds them: ``masked_by``), its anchors' files
 (``search_places``), its ``paths:`` globs (``search_globs``), and the brief's
 "may be stale" mark for a lesson whose code anchor moved (``search_marks``, set from the
 saved report's anchor findings by the scan).
@@ -43,6 +45,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
+import vaultkeeper
+from vaultkeeper.scan import lookuprank
 from vaultkeeper.scan.cache import RACY_NS, key_of
 from vaultkeeper.scan.lookupdocs import Doc, read_docs
 from vaultkeeper.store import db
@@ -97,14 +101,17 @@ def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
 
 
 def _put(conn: sqlite3.Connection, doc: Doc) -> None:
+    recall = ("", "", "")
+    if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
+        recall = lookuprank.served(doc.path, doc.status, doc.name, doc.recall_text)
     cur = conn.execute(
         "INSERT INTO search_entries (path, kind, name, description, project, status, "
         "superseded_by, line, name_line, description_line, body_line, cite, link, live, "
-        "lesson, recall_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "lesson, recall_head, recall_name, recall_text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
          doc.superseded_by, doc.line, doc.name_line, doc.description_line, doc.body_line,
-         doc.cite, doc.link, int(doc.live), int(doc.lesson),
-         doc.recall_text if doc.lesson else ""),
+         doc.cite, doc.link, int(doc.live), int(doc.lesson), *recall),
     )  # fmt: skip
     row = cur.lastrowid
     conn.execute(
@@ -146,6 +153,10 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
     vault = Path(vault)
     root = os.path.realpath(vault)
     limit = time.time_ns() - RACY_NS
+    masked_by = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'").fetchone()
+    if masked_by is not None and masked_by[0] != vaultkeeper.__version__:
+        with db.writing(conn):  # served texts masked by another version's patterns
+            conn.execute("DELETE FROM search_files")
     known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
     changed: list[tuple[str, str, bool]] = []
     seen: set[str] = set()
@@ -160,7 +171,7 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
             changed.append((rel_path, key, settled))
     gone = [p for p in known if p not in seen]
     built = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
-    if not changed and not gone and built:
+    if not changed and not gone and built and masked_by is not None:
         return 0
     with db.writing(conn):
         for rel_path in gone:
@@ -168,6 +179,9 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
         for rel_path, key, settled in changed:
             _read(conn, vault, rel_path, key, settled)
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
+        conn.execute(
+            "INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (vaultkeeper.__version__,)
+        )
     return len(changed)
 
 

@@ -9,6 +9,10 @@ so the work is bounded whatever the vault's size. Measured on a held-out known-i
 test (bench/search_known.py, docs/benchmarks.md): bm25 alone 85.4% top-1, with the count
 first 89.5%.
 
+What the recall hook serves of a lesson is prepared when its row is made (``served``:
+neutralised, then masked as one whole text, then cut to one line), so the hook imports
+no masking patterns; ``neutral`` is the fence's escaping, shared by both.
+
 Every query word is quoted for FTS5 (``quoted``): whatever a person or an agent types is
 matched as words, never read as FTS5 syntax (column filters, NEAR, AND/OR/NOT, ``*``).
 Imports only sqlite3's connection type: the recall hook runs it under ``python -S``.
@@ -20,6 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterable, Sequence
+
+LESSON_CHARS = 360  # config.MOMENT_LESSON_CHARS: one lesson's text at most, as served
 
 # bm25 weights of name, description, headings and body (search_text's column order)
 WEIGHTS = (3.0, 2.0, 1.5, 1.0)
@@ -71,3 +77,21 @@ def named(conn: sqlite3.Connection, words: Sequence[str], ids: Sequence[int]) ->
     marks = ",".join("?" * len(ids))
     sql = f"SELECT rowid FROM search_text WHERE search_text MATCH ? AND rowid IN ({marks})"
     return {r[0] for r in conn.execute(sql, ("name : (" + quoted(words) + ")", *ids))}
+
+
+def neutral(text: str, quote: bool = False) -> str:
+    """``text`` that cannot open or close a tag (nor, ``quote``, an attribute)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;") if quote else text
+
+
+def served(path: str, status: str | None, name: str, text: str) -> tuple[str, str, str]:
+    """A lesson's opening tag, name and text as the recall hook serves them: each
+    neutralised, then masked as one whole text (store.secrets.served: a token split by
+    a CR, VT, FF or U+2028 is masked whole), then cut to one line (the text to
+    ``LESSON_CHARS``)."""
+    from vaultkeeper.store.secrets import served as masked
+
+    head = f'<vault-memory path="{neutral(path, True)}" status="{neutral(status or "unset", True)}">'
+    name, text = (" ".join(masked(neutral(x)).split()) for x in (name, text))
+    return " ".join(masked(head).split()), name, text[:LESSON_CHARS]

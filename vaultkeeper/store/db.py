@@ -56,7 +56,7 @@ TABLES: tuple[str, ...] = (
     "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
     "description_line INTEGER NOT NULL, body_line INTEGER NOT NULL, cite TEXT NOT NULL, "
     "link TEXT NOT NULL, live INTEGER NOT NULL, lesson INTEGER NOT NULL, "
-    "recall_text TEXT NOT NULL)",
+    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL)",
     "CREATE INDEX search_entries_path ON search_entries (path)",
     "CREATE TABLE search_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, "
     "settled INTEGER NOT NULL) WITHOUT ROWID",
@@ -65,6 +65,7 @@ TABLES: tuple[str, ...] = (
     "CREATE INDEX search_places_id ON search_places (id)",
     "CREATE TABLE search_globs (glob TEXT NOT NULL, id INTEGER NOT NULL)",
     "CREATE INDEX search_globs_id ON search_globs (id)",
+    "CREATE INDEX search_globs_glob ON search_globs (glob)",
     "CREATE TABLE search_marks (path TEXT PRIMARY KEY, mark TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
 )
