@@ -149,8 +149,12 @@ def timing(size: int, root: Path, runs: int) -> None:
     words = [f"w{n}{chr(97 + n % 26)}" for n in range(3000)]
     times: dict[str, list[float]] = {"prompt": [], "file": []}
     cpus: list[float] = []
+    bare: list[float] = []  # a bare interpreter, interleaved: the load's share of each call
     served = 0
     for r in range(runs):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
+        bare.append((time.perf_counter() - began) * 1000)
         if r % 2 == 0:
             text = " ".join(rng.sample(words, 4)) + " please fix the build"
             payload = {**prompt, "session_id": f"b{r}", "cwd": "/x/p3", "prompt": text}
@@ -169,7 +173,8 @@ def timing(size: int, root: Path, runs: int) -> None:
         f"| {size:,} | {pct(both, 0.5):.0f} | {pct(both, 0.95):.0f} | "
         f"{pct(times['prompt'], 0.95):.0f} | {pct(times['file'], 0.95):.0f} | "
         f"{pct(cpus, 0.5):.0f} / {pct(cpus, 0.95):.0f} | "
-        f"{table / 1e6:.1f} MB | {cold:.1f} s | {warm * 1000:.0f} ms | {served}/{runs} |"
+        f"{table / 1e6:.1f} MB | {cold:.1f} s | {warm * 1000:.0f} ms | {served}/{runs} | "
+        f"{pct(bare, 0.5):.0f} / {pct(bare, 0.95):.0f} | {os.getloadavg()[0]:.1f} |"
     )
     shutil.rmtree(vault)
 
@@ -208,8 +213,9 @@ def main() -> None:
     print(
         "| lessons | p50 ms | p95 ms | p95 prompt | p95 file | CPU p50 / p95 ms |"
         " database | cold build | unchanged refresh | calls that served |"
+        " bare `python -S` p50 / p95 ms | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="vk-moment-") as tmp:
         for size in sizes:
             timing(size, Path(tmp), 60 if size <= 10000 else 30)

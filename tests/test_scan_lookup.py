@@ -300,3 +300,9 @@ def test_the_index_is_never_read_through_a_link(make_vault: MakeVault, tmp_path:
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "retry flaky"}
     with pytest.raises(Quiet, match="not a regular file"):
         serve(str(root), "claude-code", payload, float("inf"))
+
+
+def test_the_tags_column_narrows_but_is_never_searched(make_vault: MakeVault) -> None:
+    root = make_vault({"projects/api/memory/a.md": entry("a", "retry flaky jobs")}, init=False)
+    assert Searcher(root).search("vklesson vkproject api vknoproject") == []
+    assert [h.name for h in Searcher(root).search("retry")] == ["a"]

@@ -210,9 +210,11 @@ class Index:
             where = "AND e.lesson = 1 AND e.live = 1"
             if project is not None:
                 where += " AND (e.project IS NULL OR e.project = ?3)"
-            rows = lookuprank.ranked(self.conn, words, where, [project] if project else [], CANDIDATES)
+            narrow = lookuprank.lesson_filter(project)
+            args = [project] if project else []
+            rows = lookuprank.ranked(self.conn, words, where, args, CANDIDATES, narrow)
             self.check()
-            named = lookuprank.named(self.conn, words, [r[0] for r in rows])
+            named = lookuprank.named(self.conn, words, [r[0] for r in rows], narrow)
             return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
         return self._choose(ranked, skip, most)

@@ -115,10 +115,11 @@ def _put(conn: sqlite3.Connection, doc: Doc) -> None:
     )  # fmt: skip
     row = cur.lastrowid
     conn.execute(
-        "INSERT INTO search_text (rowid, name, description, headings, body) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines)),
-    )
+        "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
+         lookuprank.tags_for(doc.lesson and doc.live, doc.project)),
+    )  # fmt: skip
     conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
     conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
 

@@ -4,8 +4,9 @@ An entry ranks by how many of the query's distinct words it holds (any field, st
 then by bm25 over its name, description, headings and body with the fields weighted
 (``WEIGHTS``): bm25 alone lets one rare word outweigh a whole sentence matched, and a
 word count alone cannot tell a passing mention from the subject. The count is taken
-over the best ``pool`` rows by bm25 only (one query per word, restricted to those rows),
-so the work is bounded whatever the vault's size. Measured on a held-out known-item
+over the best ``pool`` rows by bm25 only (one query per word; the recall's narrowed to
+live lessons of the session's project inside FTS5), so the work follows the words'
+matches, never a pass over every row. Measured on a held-out known-item
 test (bench/search_known.py, docs/benchmarks.md): bm25 alone 85.4% top-1, with the count
 first 89.5%.
 
@@ -27,14 +28,39 @@ if TYPE_CHECKING:
 
 LESSON_CHARS = 360  # config.MOMENT_LESSON_CHARS: one lesson's text at most, as served
 
-# bm25 weights of name, description, headings and body (search_text's column order)
-WEIGHTS = (3.0, 2.0, 1.5, 1.0)
+# bm25 weights of name, description, headings, body and tags (search_text's column
+# order); ``tags`` only narrows a query (``tags_for``), it never scores
+WEIGHTS = (3.0, 2.0, 1.5, 1.0, 0.0)
 POOL = 40  # the best rows by bm25 whose words are counted
+# one word's matches: a scan of its doclist costs less than a seek per pooled row
+_ROWIDS = "SELECT rowid FROM search_text WHERE search_text MATCH ?"
 
 
 def quoted(words: Iterable[str]) -> str:
     """An FTS5 query matching any of ``words``, each one quoted string."""
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def text_query(words: Iterable[str]) -> str:
+    """``quoted(words)`` in the four text columns only (never ``tags``)."""
+    return "{name description headings body} : (" + quoted(words) + ")"
+
+
+def tags_for(lesson: bool, project: str | None) -> str:
+    """An entry's ``tags`` column: what the recall's query narrows by inside FTS5 (a
+    live lesson; its project, or none), so that filter costs no row lookups."""
+    tags = ["vklesson"] if lesson else []
+    tags.append(f"vkproject {project}" if project else "vknoproject")
+    return " ".join(tags)
+
+
+def lesson_filter(project: str | None) -> str:
+    """The FTS5 query part keeping live lessons of ``project`` or of none (any project
+    when None): ANDed to the words, exact filters still follow on the entries table."""
+    where = 'tags : "vklesson"'
+    if project is not None:
+        where += f' AND (tags : {quoted(["vkproject " + project])} OR tags : "vknoproject")'
+    return where
 
 
 def ranked(
@@ -43,40 +69,44 @@ def ranked(
     where: str = "",
     args: Sequence[object] = (),
     pool: int = POOL,
+    narrow: str = "",
 ) -> list[tuple[int, str, int, int, float]]:
     """(entry id, path, line, words held, bm25 score, higher better), best first: the
     best ``pool`` matches of ``words`` by bm25, ordered by words held, then bm25, then
-    path and line. ``where`` is ANDed on ``e`` (search_entries) with ``args`` as
-    parameters ``?3`` on."""
+    path and line. ``narrow`` is ANDed to the FTS5 query (``lesson_filter``); ``where``
+    is ANDed on ``e`` (search_entries) with ``args`` as parameters ``?3`` on."""
     if not words:
         return []
     weights = ", ".join(str(w) for w in WEIGHTS)
+    match = f"{text_query(words)} AND {narrow}" if narrow else text_query(words)
     rows = conn.execute(
         f"SELECT e.id, e.path, e.line, -bm25(search_text, {weights}) AS score "
         "FROM search_text JOIN search_entries e ON e.id = search_text.rowid "
         f"WHERE search_text MATCH ?1 {where} ORDER BY score DESC, e.path, e.line LIMIT ?2",
-        (quoted(words), pool, *args),
+        (match, pool, *args),
     ).fetchall()
     if not rows:
         return []
     held = dict.fromkeys((r[0] for r in rows), 0)
-    marks = ",".join("?" * len(rows))
-    sql = f"SELECT rowid FROM search_text WHERE search_text MATCH ? AND rowid IN ({marks})"
-    for word in words:
-        for (row_id,) in conn.execute(sql, (quoted([word]), *held)):
-            held[row_id] += 1
+    for word in words:  # each word's matches (narrowed), counted for the pool's rows
+        one = f"{text_query([word])} AND {narrow}" if narrow else text_query([word])
+        for (row_id,) in conn.execute(_ROWIDS, (one,)):
+            if row_id in held:
+                held[row_id] += 1
     out = [(i, path, line, held[i], score) for i, path, line, score in rows]
     out.sort(key=lambda r: (-r[3], -r[4], r[1], r[2]))
     return out
 
 
-def named(conn: sqlite3.Connection, words: Sequence[str], ids: Sequence[int]) -> set[int]:
+def named(
+    conn: sqlite3.Connection, words: Sequence[str], ids: Sequence[int], narrow: str = ""
+) -> set[int]:
     """Those of ``ids`` whose name holds one of ``words``."""
     if not ids or not words:
         return set()
-    marks = ",".join("?" * len(ids))
-    sql = f"SELECT rowid FROM search_text WHERE search_text MATCH ? AND rowid IN ({marks})"
-    return {r[0] for r in conn.execute(sql, ("name : (" + quoted(words) + ")", *ids))}
+    match = f"name : ({quoted(words)})" + (f" AND {narrow}" if narrow else "")
+    wanted = set(ids)
+    return {r[0] for r in conn.execute(_ROWIDS, (match,)) if r[0] in wanted}
 
 
 def neutral(text: str, quote: bool = False) -> str:

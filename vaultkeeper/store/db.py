@@ -50,7 +50,7 @@ BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving u
 TABLES: tuple[str, ...] = (
     # the full-text index (scan.lookup): search, the MCP search tool, the recall hooks
     "CREATE VIRTUAL TABLE search_text USING fts5("
-    "name, description, headings, body, tokenize = 'porter unicode61')",
+    "name, description, headings, body, tags, tokenize = 'porter unicode61')",
     "CREATE TABLE search_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
     "kind TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, project TEXT, "
     "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
