@@ -4,11 +4,12 @@
 
 For each size: a seeded vault of that many lessons in 20 projects (a 3,000-word
 vocabulary, every tenth lesson with a ``paths:`` glob, every fifth with an anchor), the
-full-text index built cold in state/vaultkeeper.db and refreshed unchanged (a stat walk), then hooks/recall.sh run as a host
-runs it (a fresh process, the payload on stdin) with the recorded Claude Code payloads:
-half prompts, half ``Read`` calls, each in a new session so every run does the whole
-work (choose, render, mark the session, log ``shown``). p50/p95 of the wall time, and
-of the CPU time of the processes (steadier on a shared machine).
+full-text index built cold in state/vaultkeeper.db and refreshed unchanged (a stat
+walk), then hooks/recall.sh run as a host runs it (a fresh process, the payload on
+stdin) with the recorded Claude Code payloads: half prompts, half ``Read`` calls, each
+in a new session so every run does the whole work (choose, render, mark the session, log
+``shown``). p50/p95 of the wall time, and of the CPU time of the processes (steadier on
+a shared machine).
 
 Then the share of prompts that get a lesson, on sample_vault/ with the 20 prompts below
 (ten about its lessons' topics, ten not), from a folder that is no project's (so every

@@ -1,16 +1,17 @@
 """Known-item ranking benchmark: a sentence of a note as the query, the note as the answer.
 
-    python bench/search_known.py VAULT [--seed N] [--variant NAME]
+    python bench/search_known.py VAULT [--seed N] [--per-note N]
 
 For each note with frontmatter and at least one sentence of 6 to 40 words in its body,
-up to five such sentences (chosen with a seeded generator, markdown syntax stripped)
-are each a query; the note is the answer (five per note: one sentence per note swings
-top-1 by +-5 points from one seed to the next on a 173-note vault). Top-1 and top-5: the share of queries whose note comes
-first, and among the first five. Two scorers over the same entries: the old one (100
-per query word found as a substring, plus 6/3/1 for name/description/body: the scorer
-vaultkeeper used before the full-text index, kept here only as the baseline) and the
-bm25 ranking of ``vaultkeeper search`` (vaultkeeper.search.rank). The vault is copied
-to a temporary folder first (the index is written under its state/).
+up to five such sentences (chosen with a seeded generator, markdown syntax stripped) are
+each a query; the note is the answer (five per note: one sentence per note swings top-1
+by +-5 points from one seed to the next on a 173-note vault). Top-1 and top-5: the share
+of queries whose note comes first, and among the first five. Two scorers over the same
+entries: the old one (100 per query word found as a substring, plus 6/3/1 for
+name/description/body: the scorer vaultkeeper used before the full-text index, kept here
+only as the baseline) and the bm25 ranking of ``vaultkeeper search``
+(vaultkeeper.search.rank). The vault is copied to a temporary folder first (the index is
+written under its state/).
 
 The figures in docs/benchmarks.md are from obsidianmd/obsidian-help's ``en/`` folder
 (173 notes, all with frontmatter; fetched at commit fa179e91), the vault the issue's
@@ -35,7 +36,9 @@ from vaultkeeper.scan.lookupdocs import Doc, read_docs  # noqa: E402
 from vaultkeeper.search.rank import Searcher  # noqa: E402
 
 WORD = re.compile(r"\w+")
-_MARKUP = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]|\[([^\]]*)\]\([^)]*\)|[*_`>#]")
+_MARKUP = re.compile(
+    r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]|\[([^\]]*)\]\([^)]*\)|[*_`>#]"
+)
 
 
 def sentences(doc: Doc) -> list[str]:
@@ -88,7 +91,11 @@ def measure(vault: Path, seed: int = 7, per_note: int = 5) -> dict[str, object]:
         copy = Path(tmp) / "vault"
         shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".git", "state"))
         asked = cases(copy, seed, per_note)
-        docs = [d for p in sorted(copy.rglob("*.md")) for d in read_docs(copy, p.relative_to(copy).as_posix())]
+        docs = [
+            d
+            for p in sorted(copy.rglob("*.md"))
+            for d in read_docs(copy, p.relative_to(copy).as_posix())
+        ]
         searcher = Searcher(copy)
         got: dict[str, list[int]] = {"old": [0, 0], "bm25": [0, 0]}
         for query, answer in asked:

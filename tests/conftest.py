@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 
 REPO = Path(__file__).resolve().parent.parent

@@ -305,7 +305,9 @@ def test_session_ids_that_differ_only_in_unsafe_characters_get_their_own_files(
     assert served(vault, prompt("a/b"))[0] == ROUNDING
     assert served(vault, prompt("a/b")) == []  # the same session: once
     assert served(vault, prompt("a_b"))[0] == ROUNDING  # another session, its own file
-    files = sorted(p.name for p in (vault / config.STATE_DIR / config.RECALL_SESSIONS_DIR).iterdir())
+    files = sorted(
+        p.name for p in (vault / config.STATE_DIR / config.RECALL_SESSIONS_DIR).iterdir()
+    )
     assert len(files) == 2 and all("/" not in f for f in files)
 
 
@@ -322,7 +324,9 @@ def test_two_hooks_at_once_serve_each_lesson_once_and_never_lock_up(vault: Path)
         t.start()
     for t in threads:
         t.join()
-    served_paths = [p for _, out in results if out for p in paths_in(context(out, "UserPromptSubmit"))]
+    served_paths = [
+        p for _, out in results if out for p in paths_in(context(out, "UserPromptSubmit"))
+    ]
     assert served_paths.count(ROUNDING) == 1
     with db.connect(vault) as conn:  # the database is whole
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

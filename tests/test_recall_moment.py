@@ -359,5 +359,12 @@ def test_the_hook_imports_no_click_yaml_or_site(vault: Path) -> None:
         context(done.stdout.decode(), "UserPromptSubmit")
     )
     loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
-    heavy = {"click", "yaml", "mistune", "site", "vaultkeeper.scan.lookup", "vaultkeeper.store.secrets"}
+    heavy = {
+        "click",
+        "yaml",
+        "mistune",
+        "site",
+        "vaultkeeper.scan.lookup",
+        "vaultkeeper.store.secrets",
+    }
     assert not loaded & heavy, loaded  # the served text was masked when its row was made

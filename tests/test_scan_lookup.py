@@ -127,7 +127,7 @@ def test_deleting_the_database_loses_nothing(make_vault: MakeVault) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['name : x', 'NEAR(a b)', '"unbalanced', "a* OR b", "(((", "AND", "x -y ^z", "{name}: c"],
+    ["name : x", "NEAR(a b)", '"unbalanced', "a* OR b", "(((", "AND", "x -y ^z", "{name}: c"],
 )
 def test_query_words_are_never_fts5_syntax(make_vault: MakeVault, query: str) -> None:
     root = make_vault({"projects/api/memory/a.md": entry("name", "x near a b c z")}, init=False)

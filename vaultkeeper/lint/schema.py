@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable, Iterator
 
 from vaultkeeper import config
-from vaultkeeper.store.globs import problem as glob_problem
 from vaultkeeper.lint.codes import Finding
 from vaultkeeper.store.edit import get_frontmatter_raw
+from vaultkeeper.store.globs import problem as glob_problem
 from vaultkeeper.store.model import Note, parse_date
 
 _QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
@@ -141,7 +141,9 @@ def _paths(note: Note) -> Iterator[Finding]:
         bad += [
             g for g in globs if isinstance(g, str) and (g.startswith("/") or ".." in g.split("/"))
         ]
-        slow = [(g, why) for g in globs if isinstance(g, str) and (why := glob_problem(g))]
+        slow = [
+            (g, slow_why) for g in globs if isinstance(g, str) and (slow_why := glob_problem(g))
+        ]
         if not bad and not slow:
             return
         if bad:

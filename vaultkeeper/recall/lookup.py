@@ -1,11 +1,11 @@
 """Choosing lessons for the recall hook from the full-text index in the derived store.
 
-The index (vaultkeeper.scan.lookup: FTS5 in state/vaultkeeper.db, one row per entry)
-is the one ``search`` ranks with: a prompt's lessons are its best matches
-(scan.lookuprank: words held, then bm25) among live lessons (notes under ``projects/<p>/memory/``, not archived or superseded) that
-hold two of the prompt's words or one in their name; a file's lessons are those
-anchored to it or a folder above it, then those whose ``paths:`` globs match it
-(store.globs: bounded time).
+The index (vaultkeeper.scan.lookup: FTS5 in state/vaultkeeper.db, one row per entry) is
+the one ``search`` ranks with: a prompt's lessons are its best matches (scan.lookuprank:
+words held, then bm25) among live lessons (notes under ``projects/<p>/memory/``, not
+archived or superseded) that hold two of the prompt's words or one in their name; a
+file's lessons are those anchored to it or a folder above it, then those whose
+``paths:`` globs match it (store.globs: bounded time).
 
 Freshness by construction: before a lesson is served its file is stat'ed and its key
 compared with the one its row was made from. A lesson changed, archived or deleted by a
@@ -25,7 +25,7 @@ import sqlite3
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from vaultkeeper import config
 from vaultkeeper.scan import lookuprank
@@ -238,7 +238,9 @@ class Index:
                 f"WHERE p.place IN ({marks}) ORDER BY e.path", probes
             ).fetchall()  # fmt: skip
             hit: list[str] = []
-            for n, (glob,) in enumerate(self.conn.execute("SELECT DISTINCT glob FROM search_globs")):
+            for n, (glob,) in enumerate(
+                self.conn.execute("SELECT DISTINCT glob FROM search_globs")
+            ):
                 if n % 64 == 0:
                     self.check()
                 if matches(glob, rels):

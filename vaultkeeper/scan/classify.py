@@ -118,10 +118,10 @@ def run_scan(
             if os.path.lexists(os.path.join(state_dir, _DB_FILE)):  # the full-text index
                 with contextlib.suppress(Exception):  # kept once asked for; a cache, never fatal
                     from vaultkeeper.report.anchors import may_be_stale
-                    from vaultkeeper.scan.lookup import after_scan
+                    from vaultkeeper.scan.lookup import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    after_scan(vault, marks)  # rows of changed files, the stale marks
+                    index_after_scan(vault, marks)  # rows of changed files, the stale marks
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

@@ -44,8 +44,8 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from vaultkeeper import config
 import vaultkeeper
+from vaultkeeper import config
 from vaultkeeper.scan import lookuprank
 from vaultkeeper.scan.cache import RACY_NS, key_of
 from vaultkeeper.scan.lookupdocs import Doc, read_docs

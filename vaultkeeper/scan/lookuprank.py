@@ -122,6 +122,8 @@ def served(path: str, status: str | None, name: str, text: str) -> tuple[str, st
     ``LESSON_CHARS``)."""
     from vaultkeeper.store.secrets import served as masked
 
-    head = f'<vault-memory path="{neutral(path, True)}" status="{neutral(status or "unset", True)}">'
+    head = (
+        f'<vault-memory path="{neutral(path, True)}" status="{neutral(status or "unset", True)}">'
+    )
     name, text = (" ".join(masked(neutral(x)).split()) for x in (name, text))
     return " ".join(masked(head).split()), name, text[:LESSON_CHARS]

@@ -61,35 +61,37 @@ def _class(pattern: str, i: int) -> tuple[int, set[str], bool] | None:
     return j + 1, chars, negated
 
 
-def _tokens(pattern: str) -> list[tuple[str, object]]:
-    out: list[tuple[str, object]] = []
+Token = tuple[str, str, frozenset[str], bool]  # kind (= ? * [), the character, a class
+
+
+def _tokens(pattern: str) -> list[Token]:
+    out: list[Token] = []
     i = 0
     while i < len(pattern):
         c = pattern[i]
         if c == "*":
             if not out or out[-1][0] != "*":  # ``**`` inside a name is one ``*``
-                out.append(("*", None))
+                out.append(("*", "", frozenset(), False))
             i += 1
         elif c == "?":
-            out.append(("?", None))
+            out.append(("?", "", frozenset(), False))
             i += 1
         elif c == "[" and (got := _class(pattern, i)) is not None:
             i, chars, negated = got
-            out.append(("[", (chars, negated)))
+            out.append(("[", "", frozenset(chars), negated))
         else:
-            out.append(("=", c))
+            out.append(("=", c, frozenset(), False))
             i += 1
     return out
 
 
-def _one(token: tuple[str, object], c: str) -> bool:
-    kind, value = token
+def _one(token: Token, c: str) -> bool:
+    kind, char, chars, negated = token
     if kind == "?":
         return True
     if kind == "[":
-        chars, negated = value  # type: ignore[misc]
         return (c in chars) != negated
-    return value == c
+    return char == c
 
 
 def name_matches(pattern: str, name: str) -> bool:
@@ -128,9 +130,7 @@ def glob_matches(glob: str, path: str) -> bool:
                 seen = seen or reach[j]
                 reach[j] = seen
         else:
-            reach = [False] + [
-                reach[j] and name_matches(part, names[j]) for j in range(len(names))
-            ]
+            reach = [False] + [reach[j] and name_matches(part, names[j]) for j in range(len(names))]
         if not any(reach):
             return False
     return reach[-1]
