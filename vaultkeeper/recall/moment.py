@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 import time
 
 from vaultkeeper import config
 from vaultkeeper.recall import lookup, paths
+from vaultkeeper.recall.files import (
+    append_line,
+    open_confined,
+    own_folder,
+    read_small,
+    session_name,
+)
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 _PATCH_MARKS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ")
@@ -45,9 +51,6 @@ HEADER = (
 )
 SESSION_MAX_BYTES = 1 << 20  # a session file past this is not one the hook wrote
 SESSION_ID_MAX = 256  # a longer session id is refused (it goes into the usage log)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class Quiet(Exception):
@@ -62,43 +65,6 @@ def read_stdin(deadline: float) -> dict[str, object]:
     if got is None:
         raise Quiet(f"stdin held no JSON object ({size} bytes)")
     return got
-
-
-def open_confined(path: str, flags: int, mode: int = 0o644) -> int:
-    """A file descriptor of ``path``, a regular file: never through a symlink, never
-    waiting on a FIFO (OSError otherwise, the descriptor closed)."""
-    fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{os.path.basename(path)}: not a regular file; refused")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def own_folder(path: str) -> None:
-    """``path`` a real folder (made when missing), never a symlink to elsewhere."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        os.mkdir(path)
-        info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode):
-        raise OSError(f"{os.path.basename(path)}: not a folder (a symlink?); refused")
-
-
-def append_line(path: str, text: str) -> None:
-    """``text`` (whole lines) appended to ``path`` in one write, after a newline when
-    the file's last line was left torn (a reader skips that one, never ours)."""
-    fd = open_confined(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            text = "\n" + text
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
 
 
 def _text(payload: dict[str, object], key: str) -> str | None:
@@ -161,19 +127,6 @@ def render(lessons: list[lookup.Lesson]) -> tuple[str, list[lookup.Lesson]]:
         kept.append(lesson)
         room -= len(block) + 1
     return ("\n".join(parts) if kept else ""), kept
-
-
-def session_name(session: str) -> str:
-    """The session's file name: the id with every byte but letters, digits, ``-`` and
-    ``.`` written as ``_XX`` (hex), so two ids never share a file (``a/b``, ``a_b``)."""
-    out = []
-    for c in session:
-        if c.isascii() and (c.isalnum() or c in "-."):
-            out.append(c)
-        else:
-            out.extend(f"_{b:02x}" for b in c.encode("utf-8", "surrogatepass"))
-    name = "".join(out)
-    return "_" + name if name.startswith(".") or not name else name
 
 
 def _today() -> str:
@@ -271,18 +224,11 @@ def _seen(session_file: str) -> set[str]:
     """The lessons this session was served (none when there is no file yet); a file
     that is not a regular one, or too large, is refused (Quiet)."""
     try:
-        fd = open_confined(session_file, os.O_RDONLY)
-    except FileNotFoundError:
-        return set()
+        data = read_small(session_file, SESSION_MAX_BYTES)
+    except ValueError as exc:
+        raise Quiet(f"session file over {SESSION_MAX_BYTES} bytes ({exc}); nothing added") from None
     except OSError as exc:
         raise Quiet(f"session file refused: {exc}") from None
-    try:
-        size = os.fstat(fd).st_size
-        if size > SESSION_MAX_BYTES:
-            raise Quiet(f"session file over {SESSION_MAX_BYTES} bytes; nothing added")
-        data = os.read(fd, size + 1)
-    finally:
-        os.close(fd)
     return set(data.decode("utf-8", "replace").splitlines())
 
 
