@@ -19,6 +19,7 @@ cite (a pattern's NAME, or a note's vault path); every text a hit carries is ser
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -39,6 +40,24 @@ MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded wor
 def terms(query: str) -> list[str]:
     """The query's distinct words, casefolded, in order (at most ``MAX_TERMS``)."""
     return list(dict.fromkeys(w.casefold() for w in WORD.findall(query)))[:MAX_TERMS]
+
+
+_DOC_SQL = (
+    "SELECT e.kind, e.name, e.description, e.project, e.status, e.superseded_by, e.path, "
+    "e.line, e.name_line, e.description_line, e.body_line, e.cite, e.link, t.body "
+    "FROM search_entries e JOIN search_text t ON t.rowid = e.id WHERE e.id = ?"
+)
+
+
+def _doc(conn: sqlite3.Connection, row_id: int) -> Doc:
+    """An entry as its row holds it (what a hit shows: no file read again)."""
+    *fields, body = conn.execute(_DOC_SQL, (row_id,)).fetchone()
+    kind, name, description, project, status, superseded, path, *numbers = fields
+    line, name_line, description_line, body_line, cite, link = numbers
+    return Doc(
+        kind, name, description, project, status, superseded, path, line, name_line,
+        description_line, tuple(body.split("\n")) if body else (), body_line, cite, link,
+    )  # fmt: skip
 
 
 class Searcher:
@@ -84,14 +103,9 @@ class Searcher:
                 lookup.refresh(conn, self.vault)
             pool = max(lookuprank.POOL, limit)
             rows = lookuprank.ranked(conn, words, " ".join(where), args, pool)[: max(1, limit)]
-        hits: list[Hit] = []
-        docs: dict[str, list[Doc]] = {}
-        for _, path, line, _, score in rows:
-            if path not in docs:
-                docs[path] = read_docs(self.vault, path)
-            doc = next((d for d in docs[path] if d.line == line), None)
-            if doc is not None:
-                hits.append(make_hit(doc, words, round(score, 3)))
+            hits = [
+                make_hit(_doc(conn, row_id), words, round(score, 3)) for row_id, *_, score in rows
+            ]
         return hits
 
 
