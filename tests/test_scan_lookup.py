@@ -306,3 +306,19 @@ def test_the_tags_column_narrows_but_is_never_searched(make_vault: MakeVault) ->
     root = make_vault({"projects/api/memory/a.md": entry("a", "retry flaky jobs")}, init=False)
     assert Searcher(root).search("vklesson vkproject api vknoproject") == []
     assert [h.name for h in Searcher(root).search("retry")] == ["a"]
+
+
+def test_rows_another_version_made_are_made_anew(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Served texts are masked when a row is made: another vaultkeeper (other masking
+    patterns) or another rows format reads every file again, and drops gone ones."""
+    root = make_vault({"projects/api/memory/a.md": entry("a", "zebra")}, init=False)
+    assert [h.name for h in Searcher(root).search("zebra")] == ["a"]
+    (root / "projects/api/memory/a.md").unlink()
+    monkeypatch.setattr(lookup, "ROWS_FORMAT", lookup.ROWS_FORMAT + 1)
+    with db.connect(root) as conn:
+        lookup.refresh(conn, root)
+        assert conn.execute("SELECT count(*) FROM search_entries").fetchone() == (0,)
+        made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'").fetchone()
+    assert made[0].endswith(f"/{lookup.ROWS_FORMAT}")

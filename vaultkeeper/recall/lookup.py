@@ -209,8 +209,8 @@ class Index:
         def ranked() -> list[int]:
             where = "AND e.lesson = 1 AND e.live = 1"
             if project is not None:
-                where += " AND (e.project IS NULL OR e.project = ?3)"
-            narrow = lookuprank.lesson_filter(project)
+                where += " AND (e.project IS NULL OR e.project = ?)"
+            narrow = lookuprank.narrowed(lesson=True, project=project, or_none=True)
             args = [project] if project else []
             rows = lookuprank.ranked(self.conn, words, where, args, CANDIDATES, narrow)
             self.check()

@@ -21,7 +21,7 @@ or ``hooks install --recall``): ``search_meta`` holds ``built``/``wanted``.
 Per lesson the rows also hold what the recall hook needs: its tag, name and text as
 served (neutralised, then masked as one whole text, then cut to a line:
 scan.lookuprank.served; made anew for every file when another vaultkeeper version, whose
-masking may differ, finds them: ``masked_by``), its anchors' files
+masking may differ, or another ``ROWS_FORMAT`` finds them: ``masked_by``), its anchors' files
 (``search_places``), its ``paths:`` globs (``search_globs``), and the brief's
 "may be stale" mark for a lesson whose code anchor moved (``search_marks``, set from the
 saved report's anchor findings by the scan).
@@ -53,6 +53,9 @@ from vaultkeeper.store import db
 from vaultkeeper.store.vault import links_out, walk_files
 
 COLUMNS = ("name", "description", "headings", "body")  # search_text, store.db.TABLES
+# what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
+# row's content changes (its tags, its served text), so every file is read again
+ROWS_FORMAT = 2
 
 
 def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
@@ -118,7 +121,7 @@ def _put(conn: sqlite3.Connection, doc: Doc) -> None:
         "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
-         lookuprank.tags_for(doc.lesson and doc.live, doc.project)),
+         lookuprank.tags_for(doc.live, doc.lesson, doc.kind, doc.project)),
     )  # fmt: skip
     conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
     conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
@@ -154,10 +157,13 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
     vault = Path(vault)
     root = os.path.realpath(vault)
     limit = time.time_ns() - RACY_NS
+    made_by = f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
     masked_by = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'").fetchone()
-    if masked_by is not None and masked_by[0] != vaultkeeper.__version__:
-        with db.writing(conn):  # served texts masked by another version's patterns
-            conn.execute("DELETE FROM search_files")
+    if masked_by is not None and masked_by[0] != made_by:
+        with db.writing(conn):  # rows another version made (its masking, its tags): anew
+            for table in ("search_files", "search_entries", "search_text", "search_places"):
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("DELETE FROM search_globs")
     known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
     changed: list[tuple[str, str, bool]] = []
     seen: set[str] = set()
@@ -172,7 +178,7 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
             changed.append((rel_path, key, settled))
     gone = [p for p in known if p not in seen]
     built = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
-    if not changed and not gone and built and masked_by is not None:
+    if not changed and not gone and built and masked_by is not None and masked_by[0] == made_by:
         return 0
     with db.writing(conn):
         for rel_path in gone:
@@ -180,9 +186,7 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
         for rel_path, key, settled in changed:
             _read(conn, vault, rel_path, key, settled)
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
-        conn.execute(
-            "INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (vaultkeeper.__version__,)
-        )
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
     return len(changed)
 
 

@@ -46,21 +46,33 @@ def text_query(words: Iterable[str]) -> str:
     return "{name description headings body} : (" + quoted(words) + ")"
 
 
-def tags_for(lesson: bool, project: str | None) -> str:
-    """An entry's ``tags`` column: what the recall's query narrows by inside FTS5 (a
-    live lesson; its project, or none), so that filter costs no row lookups."""
-    tags = ["vklesson"] if lesson else []
+def tags_for(live: bool, lesson: bool, kind: str, project: str | None) -> str:
+    """An entry's ``tags`` column: what a query narrows by inside FTS5 (live; a lesson;
+    its kind; its project, or none), so a filter costs no lookup of each matching row."""
+    tags = ["vklive"] if live else []
+    if live and lesson:
+        tags.append("vklesson")
+    tags.append(f"vkkind {kind}")
     tags.append(f"vkproject {project}" if project else "vknoproject")
     return " ".join(tags)
 
 
-def lesson_filter(project: str | None) -> str:
-    """The FTS5 query part keeping live lessons of ``project`` or of none (any project
-    when None): ANDed to the words, exact filters still follow on the entries table."""
-    where = 'tags : "vklesson"'
+def narrowed(
+    *, live: bool = True, lesson: bool = False, kind: str | None = None,
+    project: str | None = None, or_none: bool = False,
+) -> str:  # fmt: skip
+    """The FTS5 query part ANDed to the words: live entries (``live``), live lessons
+    (``lesson``), of ``kind``, of ``project`` (``or_none``: or of no project). The
+    tags are words, so the exact filters still follow on the entries table."""
+    parts = ['tags : "vklive"'] if live else []
+    if lesson:
+        parts.append('tags : "vklesson"')
+    if kind is not None:
+        parts.append(f"tags : {quoted(['vkkind ' + kind])}")
     if project is not None:
-        where += f' AND (tags : {quoted(["vkproject " + project])} OR tags : "vknoproject")'
-    return where
+        mine = f"tags : {quoted(['vkproject ' + project])}"
+        parts.append(f'({mine} OR tags : "vknoproject")' if or_none else mine)
+    return " AND ".join(parts)
 
 
 def ranked(
@@ -73,27 +85,35 @@ def ranked(
 ) -> list[tuple[int, str, int, int, float]]:
     """(entry id, path, line, words held, bm25 score, higher better), best first: the
     best ``pool`` matches of ``words`` by bm25, ordered by words held, then bm25, then
-    path and line. ``narrow`` is ANDed to the FTS5 query (``lesson_filter``); ``where``
-    is ANDed on ``e`` (search_entries) with ``args`` as parameters ``?3`` on."""
+    path and line. ``narrow`` (``narrowed``) is ANDed to the FTS5 query, which ranks
+    alone, without a lookup per matching row; ``where`` is then ANDed on ``e``
+    (search_entries) for the best rows only, with ``args`` for its ``?`` parameters."""
     if not words:
         return []
     weights = ", ".join(str(w) for w in WEIGHTS)
     match = f"{text_query(words)} AND {narrow}" if narrow else text_query(words)
-    rows = conn.execute(
-        f"SELECT e.id, e.path, e.line, -bm25(search_text, {weights}) AS score "
-        "FROM search_text JOIN search_entries e ON e.id = search_text.rowid "
-        f"WHERE search_text MATCH ?1 {where} ORDER BY score DESC, e.path, e.line LIMIT ?2",
-        (match, pool, *args),
+    best = conn.execute(
+        f"SELECT rowid, -bm25(search_text, {weights}) AS score FROM search_text "
+        "WHERE search_text MATCH ? ORDER BY score DESC LIMIT ?",
+        (match, 2 * pool),  # twice the pool: ties at its edge cut by path, not by rowid
     ).fetchall()
-    if not rows:
+    if not best:
         return []
+    scores = dict(best)
+    marks = ",".join("?" * len(scores))
+    rows = conn.execute(
+        f"SELECT e.id, e.path, e.line FROM search_entries e WHERE e.id IN ({marks}) {where}",
+        (*scores, *args),
+    ).fetchall()
+    rows.sort(key=lambda r: (-scores[r[0]], r[1], r[2]))
+    rows = rows[:pool]
     held = dict.fromkeys((r[0] for r in rows), 0)
     for word in words:  # each word's matches (narrowed), counted for the pool's rows
         one = f"{text_query([word])} AND {narrow}" if narrow else text_query([word])
         for (row_id,) in conn.execute(_ROWIDS, (one,)):
             if row_id in held:
                 held[row_id] += 1
-    out = [(i, path, line, held[i], score) for i, path, line, score in rows]
+    out = [(i, path, line, held[i], scores[i]) for i, path, line in rows]
     out.sort(key=lambda r: (-r[3], -r[4], r[1], r[2]))
     return out
 

@@ -91,18 +91,20 @@ class Searcher:
         where: list[str] = []
         args: list[object] = []
         if kind:
-            where.append("AND e.kind = ?3")
+            where.append("AND e.kind = ?")
             args.append(kind)
         if project:
-            where.append(f"AND e.project = ?{3 + len(args)}")
+            where.append("AND e.project = ?")
             args.append(project)
         if not include_archived:
             where.append("AND e.live = 1")
+        narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
         with db.connect(self.vault) as conn:
             with self._lock:
                 lookup.refresh(conn, self.vault)
             pool = max(lookuprank.POOL, limit)
-            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool)[: max(1, limit)]
+            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
+            rows = rows[: max(1, limit)]
             hits = [
                 make_hit(_doc(conn, row_id), words, round(score, 3)) for row_id, *_, score in rows
             ]
