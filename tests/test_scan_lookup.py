@@ -322,3 +322,13 @@ def test_rows_another_version_made_are_made_anew(
         assert conn.execute("SELECT count(*) FROM search_entries").fetchone() == (0,)
         made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'").fetchone()
     assert made[0].endswith(f"/{lookup.ROWS_FORMAT}")
+
+
+def test_the_hook_keeps_in_step_with_the_index(tmp_path: Path) -> None:
+    """The recall hook repeats two names to keep its imports light: the stat key's
+    form and the database's file name."""
+    some = tmp_path / "x.md"
+    some.write_text("x")
+    info = some.stat()
+    assert lookup.key_text(info, 0)[0] == recall_lookup.key_of(info)
+    assert recall_lookup.DB_FILE == db.DB_FILE

@@ -6,7 +6,7 @@ name, description, headings and body, weighted), words stemmed by FTS5's
 ``porter unicode61`` tokenizer.
 
 Freshness is by construction, from each file's stat key (device, inode, size, mtime,
-ctime; scan.cache.key_of): ``refresh`` walks the vault's markdown files and stats them
+ctime; ``key_text``): ``refresh`` walks the vault's markdown files and stats them
 (never reads an unchanged one), reads only the files whose key differs from the one
 their rows were made from, and drops the rows of files gone; a file changed within the
 last clock tick is read again next time. A command that writes files updates their
@@ -47,22 +47,25 @@ from pathlib import Path
 import vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.scan import lookuprank
-from vaultkeeper.scan.cache import RACY_NS, key_of
 from vaultkeeper.scan.lookupdocs import Doc, read_docs
 from vaultkeeper.store import db
 from vaultkeeper.store.vault import links_out, walk_files
 
 COLUMNS = ("name", "description", "headings", "body")  # search_text, store.db.TABLES
+RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
 # what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
 # row's content changes (its tags, its served text), so every file is read again
 ROWS_FORMAT = 2
 
 
 def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
-    """A file's stat key as the rows keep it, and whether it is settled (unchanged for
-    a clock tick before ``limit``, epoch ns: else it is read again next time)."""
-    key, settled = key_of(info, limit)
-    return ":".join(map(str, key)), settled
+    """A file's stat key as the rows keep it (device, inode, size, mtime, ctime: ctime
+    moves on every write, so an edit that puts size and mtime back is still seen), and
+    whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
+    again next time (two writes within one clock tick share an mtime)."""
+    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
+    key = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{mtime}:{ctime}"
+    return key, mtime < limit and ctime < limit
 
 
 def _listed(vault: Path) -> Iterable[tuple[str, str]]:
