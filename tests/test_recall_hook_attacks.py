@@ -107,6 +107,8 @@ def test_no_file_the_hook_writes_is_followed_through_a_symlink(
         program = find_program(os.environ)
         assert program
         subprocess.run([str(SCRIPT), str(vault), "claude-code", program], input=b"{{", timeout=120)
+        own = Path(os.environ["XDG_STATE_HOME"]) / "vaultkeeper" / config.HOOK_LOG_FILE
+        assert "stdin held no JSON object" in own.read_text()  # logged in the user's own
     assert sorted(p.name for p in outside.iterdir()) == ["victim"]
     assert (outside / "victim").read_text() == "untouched\n"
     assert link.is_symlink()  # left as it is: refused, never replaced

@@ -20,9 +20,8 @@ folder and file -- is opened as a regular file only: never through a symlink
 at most ``MOMENT_MAX_STDIN``, a session file at most ``SESSION_MAX_BYTES``, a session id
 at most ``SESSION_ID_MAX`` characters, the deadline checked as the work goes.
 
-Anything wrong or slow (garbage on stdin, no vault, no index, past
-``MOMENT_DEADLINE_S``) prints nothing, exits 0 and leaves one line in state/hook.log.
-No click, no YAML: the hook's cost is a Python start, sqlite3 and a few queries.
+Anything wrong or slow (garbage on stdin, no vault, no index, past ``MOMENT_DEADLINE_S``)
+prints nothing, exits 0 and leaves one line in state/hook.log. No click, no YAML.
 """
 
 from __future__ import annotations
@@ -255,23 +254,27 @@ def _log_shown(
 
 
 def log(vault: str | None, text: str) -> None:
-    """One line in state/hook.log (or the user's state folder when there is no vault)."""
+    """One line in state/hook.log; in the user's state folder when there is no vault or
+    the vault's log is refused (a symlink, a FIFO: never written through)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} recall: {' '.join(text.split())[:500]}\n"
     state = os.path.join(vault, config.STATE_DIR) if vault and os.path.isdir(vault) else None
-    if state is None or os.path.islink(state):
-        home = os.environ.get("HOME")
-        base = os.environ.get(config.ENV_XDG_STATE) or (home and os.path.join(home, ".local/state"))
-        if not base:
-            return
-        state = os.path.join(base, "vaultkeeper")
+    if state is not None and not os.path.islink(state):
         try:
-            os.makedirs(base, exist_ok=True)
-        except OSError:
+            own_folder(state)
+            append_line(os.path.join(state, config.HOOK_LOG_FILE), line)
             return
+        except OSError:
+            pass
+    home = os.environ.get("HOME")
+    base = os.environ.get(config.ENV_XDG_STATE) or (home and os.path.join(home, ".local/state"))
+    if not base:
+        return
     try:
-        own_folder(state)
-        append_line(os.path.join(state, config.HOOK_LOG_FILE), line)
+        os.makedirs(base, exist_ok=True)
+        own = os.path.join(base, "vaultkeeper")
+        own_folder(own)
+        append_line(os.path.join(own, config.HOOK_LOG_FILE), line)
     except OSError:
         pass
 
