@@ -55,7 +55,7 @@ COLUMNS = ("name", "description", "headings", "body")  # search_text, store.db.T
 RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
 # what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
 # row's content changes (its tags, its served text), so every file is read again
-ROWS_FORMAT = 2
+ROWS_FORMAT = 3
 
 
 def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:

@@ -46,15 +46,24 @@ def text_query(words: Iterable[str]) -> str:
     return "{name description headings body} : (" + quoted(words) + ")"
 
 
+def _token(prefix: str, value: str) -> str:
+    """``value`` as one token of its own: its UTF-8 bytes in hex after ``prefix``."""
+    return prefix + value.encode("utf-8", "surrogatepass").hex()
+
+
 def tags_for(live: bool, lesson: bool, kind: str, project: str | None) -> str:
     """An entry's ``tags`` column: what a query narrows by inside FTS5 (live; a lesson;
-    its kind; its project, or none), so a filter costs no lookup of each matching row."""
-    tags = ["vklive"] if live else []
-    if live and lesson:
-        tags.append("vklesson")
-    tags.append(f"vkkind {kind}")
-    tags.append(f"vkproject {project}" if project else "vknoproject")
-    return " ".join(tags)
+    its kind; its project, or none), so a filter costs no lookup of each matching row.
+    Always four tokens (kind and project hex-encoded, one token each): FTS5's bm25
+    normalises by a row's whole length, so every row's tags weigh the same."""
+    return " ".join(
+        (
+            "vklive" if live else "vkdead",
+            "vklesson" if live and lesson else "vkother",
+            _token("vkk", kind),
+            _token("vkp", project) if project else "vknoproject",
+        )
+    )
 
 
 def narrowed(
@@ -62,15 +71,14 @@ def narrowed(
     project: str | None = None, or_none: bool = False,
 ) -> str:  # fmt: skip
     """The FTS5 query part ANDed to the words: live entries (``live``), live lessons
-    (``lesson``), of ``kind``, of ``project`` (``or_none``: or of no project). The
-    tags are words, so the exact filters still follow on the entries table."""
+    (``lesson``), of ``kind``, of ``project`` (``or_none``: or of no project)."""
     parts = ['tags : "vklive"'] if live else []
     if lesson:
         parts.append('tags : "vklesson"')
     if kind is not None:
-        parts.append(f"tags : {quoted(['vkkind ' + kind])}")
+        parts.append(f'tags : "{_token("vkk", kind)}"')
     if project is not None:
-        mine = f"tags : {quoted(['vkproject ' + project])}"
+        mine = f'tags : "{_token("vkp", project)}"'
         parts.append(f'({mine} OR tags : "vknoproject")' if or_none else mine)
     return " AND ".join(parts)
 

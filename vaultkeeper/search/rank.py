@@ -18,9 +18,12 @@ cite (a pattern's NAME, or a note's vault path); every text a hit carries is ser
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from vaultkeeper import config
@@ -66,12 +69,25 @@ class Searcher:
     def __init__(self, vault: Path) -> None:
         self.vault = vault
         self._lock = threading.Lock()  # the server may run two searches at once
+        self._memory: sqlite3.Connection | None = None
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """The vault's database; for a vault with no ``state/`` folder (someone's
+        Obsidian vault, where nothing may be written) a private one in memory, kept
+        for this searcher's life (the MCP server's: its later searches are warm)."""
+        if os.path.lexists(os.path.join(self.vault, config.STATE_DIR)):
+            with db.connect(self.vault) as conn:
+                yield conn
+            return
+        if self._memory is None:
+            self._memory = db.in_memory()
+        yield self._memory
 
     def docs(self) -> list[Doc]:
         """Every entry now (read from the files; for tests and benchmarks)."""
-        with db.connect(self.vault) as conn:
-            with self._lock:
-                lookup.refresh(conn, self.vault)
+        with self._lock, self._db() as conn:
+            lookup.refresh(conn, self.vault)
             paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
         return [d for p in sorted(paths) for d in read_docs(self.vault, p)]
 
@@ -99,9 +115,8 @@ class Searcher:
         if not include_archived:
             where.append("AND e.live = 1")
         narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
-        with db.connect(self.vault) as conn:
-            with self._lock:
-                lookup.refresh(conn, self.vault)
+        with self._lock, self._db() as conn:
+            lookup.refresh(conn, self.vault)
             pool = max(lookuprank.POOL, limit)
             rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
             rows = rows[: max(1, limit)]

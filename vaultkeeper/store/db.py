@@ -153,6 +153,14 @@ def connect(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+def in_memory() -> sqlite3.Connection:
+    """A private database of the current schema in memory: for a vault with no
+    ``state/`` folder (someone's Obsidian vault), where nothing may be written."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    _fresh(conn)
+    return conn
+
+
 @contextlib.contextmanager
 def writing(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction (BEGIN IMMEDIATE: the writer's place is taken at once)."""
