@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -69,8 +70,9 @@ def copy_of(size: int, work: Path) -> Path:
     file changed in its last 2 s) and linted, as a vault in daily use is."""
     dest = work / f"v{size}"
     shutil.copytree(vault_for(size), dest, symlinks=True)
-    (dest / "state").mkdir(exist_ok=True)  # the recall on: the scan keeps its table too
-    (dest / "state" / "recall-lookup.want").touch()
+    (dest / "state").mkdir(exist_ok=True)  # the recall on: the scan keeps its index too
+    ask = f"from vaultkeeper.scan.lookup import want; want({str(dest)!r})"
+    subprocess.run([sys.executable, "-c", ask], check=True)
     for args in (("scan", "--force"), ("lint",)):
         run_once(Side("prime", (PROG, "--vault", str(dest), *args), ok=(0, 1)))
     time.sleep(2.1)  # past the scan cache's racy window, then the scan that keeps them

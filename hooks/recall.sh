@@ -5,7 +5,7 @@
 # claude-code|codex --recall`): the few lessons of the vault that fit the request that
 # just arrived, or the file a tool is about to touch, as the host's added context
 # (`vaultkeeper --vault VAULT recall-hook HOST`, vaultkeeper/recall/moment.py). It reads
-# the small table the scan keeps in state/recall-lookup.bin, never the vault.
+# the full-text index in state/vaultkeeper.db, never walks the vault.
 #
 #   recall.sh [VAULT [HOST [PROGRAM]]]
 #
@@ -59,12 +59,12 @@ if [ -n "$root" ] && IFS= read -r first <"$prog" 2>/dev/null; then
     *' '* | *'	'*) py= ;; # an interpreter with arguments (env python3): the slow way
     esac
 fi
-# the program logs its own failures; a crash (no Python, a broken install) is logged here
+# `exec`: the interpreter takes this shell's place, so when the host kills the hook (its
+# timeout) it kills the program itself, never leaving it running. The program logs its
+# own failures in state/hook.log.
 if [ -n "$py" ] && [ -x "$py" ]; then
-    "$py" -S -c 'import sys,gc;gc.disable();sys.path[0]=sys.argv[1]
+    exec "$py" -S -c 'import sys,gc;gc.disable();sys.path[0]=sys.argv[1]
 from vaultkeeper.recall.moment import main;sys.exit(main(sys.argv[2] or None,sys.argv[3]))' \
-        "$root" "$vault" "$host" 2>/dev/null || log "\`$py -S -c (recall) $host\` exited $?"
-else
-    "$prog" --vault "$vault" recall-hook "$host" 2>/dev/null || log "\`$prog recall-hook $host\` exited $?"
+        "$root" "$vault" "$host" 2>/dev/null
 fi
-exit 0
+exec "$prog" --vault "$vault" recall-hook "$host" 2>/dev/null

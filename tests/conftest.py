@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,9 +75,10 @@ def session_home() -> Path:
 
 def recall_on(vault: Path) -> Path:
     """The point-of-use recall turned on for ``vault``, as its hook does when it finds no
-    table (state/recall-lookup.want): the scan keeps the recall table only then."""
-    (vault / config.STATE_DIR).mkdir(exist_ok=True)
-    (vault / config.STATE_DIR / config.RECALL_LOOKUP_WANT_FILE).touch()
+    index (scan.lookup.want): the scan keeps the full-text index only then."""
+    from vaultkeeper.scan.lookup import want
+
+    want(vault)
     return vault
 
 

@@ -23,7 +23,6 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import block, memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.entry import ScanArgs, parse
-from vaultkeeper.scan.lookupkeys import RECS_FILE
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
 ENTRY = "import sys; sys.argv[0] = 'vaultkeeper'; from vaultkeeper.entry import main; main()"
@@ -63,26 +62,24 @@ def state_of(root: Path) -> dict[str, str]:
     folder = root / "v" / config.STATE_DIR
     if not folder.is_dir():
         return {}
-    # the recall table's cache and its hash, and the brief's patterns and lessons, hold inodes
-    skip = (
-        config.RECALL_LOOKUP_KEYS_FILE,
-        RECS_FILE,
-        config.RECALL_LOOKUP_SIG_FILE,
-    )
-    skip += (config.DB_FILE + "-wal", config.DB_FILE + "-shm")  # SQLite's, read with it
-    readers = {config.RECALL_LOOKUP_FILE: _table, config.DB_FILE: _rows}
+    # the database is compared by its rows less their stat keys (which hold inodes)
+    skip = (config.DB_FILE + "-wal", config.DB_FILE + "-shm")  # SQLite's, read with it
+    readers = {config.DB_FILE: _rows}
     return {
         p.name: readers[p.name](p) if p.name in readers else normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
         if p.is_file() and p.name not in skip
     }
 
-
 def _rows(path: Path) -> str:
     """The derived store's rows, less their stat keys (which hold inodes)."""
     conn = sqlite3.connect(path)
     try:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            if not r[0].startswith("search_text")  # the full-text index's own b-trees
+        ]
         out = []
         for table in sorted(tables):
             cursor = conn.execute(f'SELECT * FROM "{table}"')
@@ -92,11 +89,6 @@ def _rows(path: Path) -> str:
         return "\n".join(out)
     finally:
         conn.close()
-
-
-def _table(path: Path) -> str:
-    """The recall table less its header line (which holds the time it was built)."""
-    return repr(path.read_bytes().partition(b"\n")[2])
 
 
 def both(

@@ -24,7 +24,6 @@ from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
 from vaultkeeper.scan import guards as state
-from vaultkeeper.scan.lookupkeys import RECS_FILE
 from vaultkeeper.store import quickmeta
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -32,13 +31,9 @@ SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out d
 STATE_KEYS = ["state", "lastCompleted", "lastTriggered", "cooldownMs", "pid", "perTask"]
 VK = shutil.which("vaultkeeper") or "vaultkeeper"
 
-# what the end of a scan writes for the recall hook (vaultkeeper/scan/lookup.py)
-RECALL_FILES = (
-    config.RECALL_LOOKUP_FILE,
-    config.RECALL_LOOKUP_KEYS_FILE,
-    RECS_FILE,
-    config.RECALL_LOOKUP_SIG_FILE,
-)
+# what the end of a scan writes for the recall hook: the full-text index in the derived
+# store (vaultkeeper/scan/lookup.py), with SQLite's own companion files
+RECALL_FILES = ("vaultkeeper.db", "vaultkeeper.db-wal", "vaultkeeper.db-shm")
 
 
 def memory(name: str, until: str | None, status: str | None = "held_out", **extra: str) -> str:
@@ -364,16 +359,18 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
     )
 
 
-def test_with_the_recall_on_the_scan_keeps_its_table(runner: CliRunner, sample: Path) -> None:
+def test_with_the_recall_on_the_scan_keeps_its_index(runner: CliRunner, sample: Path) -> None:
+    from vaultkeeper.store import db
+
     recall_on(sample)
     for _ in range(2):
         assert run(runner, sample, "--force")[0] == 0
     names = {p.name for p in (sample / "state").iterdir()}
-    assert set(RECALL_FILES) <= names  # the recall hook's table (scan/lookup.py)
-    assert config.RECALL_LOOKUP_WANT_FILE not in names  # asked for, and kept since
-    # the sample's files being new (never settled), its lessons read again as rows over
-    # the table by the scans after the first
-    assert config.RECALL_LOOKUP_OVER_FILE in names
+    assert "vaultkeeper.db" in names  # the full-text index (scan/lookup.py)
+    assert not [n for n in names if n.startswith("recall-lookup")]  # no table of its own
+    with db.connect(sample) as conn:
+        lessons = conn.execute("SELECT count(*) FROM search_entries WHERE lesson = 1")
+        assert lessons.fetchone()[0] == len(list(sample.glob("projects/*/memory/*.md")))
 
 
 def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> None:
@@ -566,7 +563,7 @@ def test_twelve_concurrent_scans_inside_one_cooldown_scan_once(tmp_path: Path) -
 def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     tmp_path: Path,
 ) -> None:
-    vault = recall_on(big_vault(tmp_path / "v", 3000))  # its table is written too
+    vault = recall_on(big_vault(tmp_path / "v", 3000))  # its index is written too
     forced = _env(SELF_MAINTAIN_FORCE="1")
     command = [VK, "--vault", str(vault), "scan"]
     clock = time.monotonic()
@@ -596,9 +593,8 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     # the derived store, whole: SQLite's transactions (a killed writer's -wal is replayed)
     with sqlite3.connect(vault / "state" / config.DB_FILE) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM search_entries").fetchone()[0] > 0
     leftovers -= {config.DB_FILE + c for c in ("", "-wal", "-shm")}
-    table = json.loads((vault / "state" / config.RECALL_LOOKUP_FILE).read_bytes().split(b"\n")[0])
-    assert table["version"] == config.RECALL_LOOKUP_VERSION  # the recall table: whole too
     leftovers -= set(RECALL_FILES)
     # a killed run's temp files of the files an apply writes too wait STALE_RUN_MS (an
     # apply may be writing one): hidden, and never one of the state file or the cache

@@ -270,10 +270,10 @@ def test_leftovers_of_killed_runs_are_swept(vault: Path, dead_pid: int) -> None:
 
 
 def test_an_apply_writing_meanwhile_keeps_its_temp_file(vault: Path) -> None:
-    """An apply writes the report and the recall table's rows under the writer lock, not
-    the scan's: a scan starting meanwhile leaves its fresh temp files alone."""
+    """An apply writes the report under the writer lock, not the scan's: a scan starting
+    meanwhile leaves its fresh temp files alone."""
     folder = vault / "state"
-    writing = folder / f".{config.RECALL_LOOKUP_OVER_FILE}.xyz.vk-tmp"
+    writing = folder / f".{config.LAST_REPORT_FILE}.xyz.vk-tmp"
     writing.write_text("{")
     finish(start(vault))
     assert writing.exists()

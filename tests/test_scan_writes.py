@@ -22,7 +22,6 @@ from tests.conftest import MakeVault, recall_on
 from tests.test_scan_classify import spec_files
 from vaultkeeper import config
 from vaultkeeper.scan import classify as scan
-from vaultkeeper.scan.lookupkeys import RECS_FILE
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -30,7 +29,7 @@ NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 def test_a_scan_flushes_every_file_and_state_once_at_the_end(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vault = recall_on(make_vault(spec_files(NOW.date())))  # its table is flushed too
+    vault = recall_on(make_vault(spec_files(NOW.date())))  # its index is written too
     state_dir = vault / config.STATE_DIR
     events: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
@@ -57,15 +56,8 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.STATE_FILE}",
         "fsync folder",
-        # then the recall hook's table (scan/lookup.py): a cache any scan rebuilds
-        "fsync file",
-        f"rename {RECS_FILE}",  # what it read of each lesson
-        "fsync file",
-        f"rename {config.RECALL_LOOKUP_FILE}",
-        "fsync file",
-        f"rename {config.RECALL_LOOKUP_KEYS_FILE}",  # last: the keys the table on disk is of
-        "fsync file",
-        f"rename {config.RECALL_LOOKUP_SIG_FILE}",
+        # then the full-text index (scan/lookup.py): one SQLite transaction in the derived
+        # store, no file of its own renamed into place
     ]
     done = json.loads((state_dir / config.STATE_FILE).read_text())
     assert done["state"] == "idle" and done["lastCompleted"] > 0 and done["pid"] is None

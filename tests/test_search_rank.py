@@ -118,11 +118,11 @@ def test_a_changed_file_is_read_again_and_a_removed_one_is_gone(make_vault: Make
 def test_an_edit_keeping_size_and_mtime_is_read_again(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The search keeps what it read under the scan cache's key: ctime moves on every
+    """The index keeps each file's rows under the scan cache's key: ctime moves on every
     write, so putting the size and mtime back does not hide an edit."""
-    from vaultkeeper.scan import cache as scancache
+    from vaultkeeper.scan import lookup
 
-    monkeypatch.setattr(scancache, "RACY_NS", 0)  # the file counts as settled at once
+    monkeypatch.setattr(lookup, "RACY_NS", 0)  # the file counts as settled at once
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
     searcher = Searcher(vault)
     assert searcher.search("alpha")
@@ -137,15 +137,14 @@ def test_an_edit_keeping_size_and_mtime_is_read_again(
 def test_a_file_read_within_the_racy_window_is_read_again(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.scan import cache as scancache
-    from vaultkeeper.search import rank as search
+    from vaultkeeper.scan import lookup
 
-    monkeypatch.setattr(scancache, "RACY_NS", 3600 * 10**9)  # every file "just written"
+    monkeypatch.setattr(lookup, "RACY_NS", 3600 * 10**9)  # every file "just written"
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
     searcher = Searcher(vault)
     reads: list[str] = []
-    real = search.read_docs
-    monkeypatch.setattr(search, "read_docs", lambda v, rel: reads.append(rel) or real(v, rel))
+    real = lookup.read_docs
+    monkeypatch.setattr(lookup, "read_docs", lambda v, rel: reads.append(rel) or real(v, rel))
     searcher.search("alpha")
     searcher.search("alpha")
     assert [r for r in reads if r.startswith("projects/")] == ["projects/a/memory/x.md"] * 2

@@ -13,9 +13,8 @@ from pathlib import Path
 from tests import transcript_fixtures as tf
 from tests.conftest import MakeVault, run_vaultkeeper
 from tests.test_learn_ingest import NOW, REGISTRY, claude_transcript
-from tests.test_recall_moment import CLAUDE, lesson, recorded, run
+from tests.test_recall_moment import CLAUDE, build, lesson, recorded, run
 from vaultkeeper.learn.ingest import ingest
-from vaultkeeper.scan.lookup import build
 from vaultkeeper.store.adherence import adherence
 
 FLAKY = "projects/api/memory/flaky-ci-retries.md"

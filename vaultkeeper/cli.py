@@ -33,6 +33,7 @@ from vaultkeeper.commands import (
     native,
     review,
     scan,
+    search,
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
@@ -174,6 +175,7 @@ for _command in (
     ingest.ingest,
     scan.scan,
     scan.report,
+    search.search,
     apply.apply_group,
     review.review,
     review.restore,

@@ -271,29 +271,22 @@ ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 
-# -- point-of-use recall (`hooks install --recall`): scan/lookup.py builds, recall/moment.py serves
+# -- point-of-use recall (`hooks install --recall`): the full-text index (scan/lookup.py) in
+# state/vaultkeeper.db; recall/moment.py serves from it
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
 RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOMENT_DEADLINE_S)
 # PreToolUse file tools per host (a regex); Codex's names per its source: docs/recall.md
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
                    "codex": "Bash|apply_patch|Read"}  # fmt: skip
-RECALL_LOOKUP_FILE = "recall-lookup.bin"  # under state/: what the hook reads, never the vault
-RECALL_LOOKUP_KEYS_FILE = "recall-lookup.keys.json"  # under state/: the stat keys it was built of
-RECALL_LOOKUP_OVER_FILE = "recall-lookup.over.json"  # under state/: new/apply's rows since it
-RECALL_LOOKUP_SIG_FILE = "recall-lookup.sig"  # under state/: every file's stat key, hashed
-RECALL_LOOKUP_WANT_FILE = "recall-lookup.want"  # under state/: the hook found no table: build one
-RECALL_LOOKUP_VERSION = 4
 RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
 RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
 PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
 MOMENT_MAX_CHARS = 1_200  # all the context one hook call adds
 MOMENT_MAX_PROMPT_LESSONS = 3
 MOMENT_MAX_FILE_LESSONS = 4  # before a file is touched: anchored first, then globs
-MOMENT_MIN_SCORE = 106  # search's score: two of the prompt's words, or one in the name
 MOMENT_MIN_TERM = 3  # shorter prompt words are not looked for
 MOMENT_LESSON_CHARS = 360  # one lesson's text at most (name, description, first lines)
 MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
 MOMENT_MAX_STDIN = 1 << 20
-MOMENT_BODY_WORDS = 24  # the body's distinct words kept per lesson for matching
 MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise

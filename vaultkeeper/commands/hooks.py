@@ -171,17 +171,20 @@ def hooks_install(
 
 
 def _recall_table(vault: Path) -> None:
-    """The recall on: asked for (what the next scan builds should this build fail), then
-    built; the scan drops the ask once the table is there."""
-    from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.recall.moment import want_table
-    from vaultkeeper.scan.lookup import build
+    """The recall on: the full-text index asked for (each scan keeps it from then on),
+    then built now."""
+    import sqlite3
 
-    want_table(str(vault / config.STATE_DIR))
+    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.scan.lookup import refresh, want
+    from vaultkeeper.store import db
+
     try:
-        build(vault)
-    except (VaultkeeperError, OSError) as exc:
-        click.echo(f"vaultkeeper: note: recall table not built ({exc}); a scan builds it", err=True)
+        want(vault)
+        with db.connect(vault) as conn:
+            refresh(conn, vault)
+    except (VaultkeeperError, OSError, sqlite3.Error) as exc:
+        click.echo(f"vaultkeeper: note: search index not built ({exc}); a scan builds it", err=True)
 
 
 @hooks.command("uninstall")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from vaultkeeper import config
 from vaultkeeper.lint.codes import Finding
 from vaultkeeper.store.edit import get_frontmatter_raw
+from vaultkeeper.store.globs import problem as glob_problem
 from vaultkeeper.store.model import Note, parse_date
 
 _QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
@@ -140,7 +141,14 @@ def _paths(note: Note) -> Iterator[Finding]:
         bad += [
             g for g in globs if isinstance(g, str) and (g.startswith("/") or ".." in g.split("/"))
         ]
-        if not bad:
+        slow = [
+            (g, slow_why) for g in globs if isinstance(g, str) and (slow_why := glob_problem(g))
+        ]
+        if not bad and not slow:
             return
-        why = f"holds {bad[0]!r}: each glob must be a non-empty path relative to the repository"
+        if bad:
+            why = f"holds {bad[0]!r}: each glob must be a non-empty path relative to the repository"
+        else:
+            shown = slow[0][0] if len(slow[0][0]) <= 60 else slow[0][0][:57] + "..."
+            why = f"holds {shown!r}, which {slow[0][1]}: it cannot be matched quickly"
     yield Finding(note.rel, line, 1, "VK207", f'paths {why} (e.g. paths: ["src/**/*.py"])')

@@ -25,7 +25,7 @@ class Hit(TypedDict):
     link: str
     status: str | None
     superseded_by: str | None
-    score: int
+    score: float  # bm25 (search.rank), higher is better
 
 
 class SearchOut(TypedDict):

@@ -107,26 +107,17 @@ class VaultTools:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> dict[str, Any]:
-        if not query.strip():
-            raise UsageError("query must not be empty")
-        if kind is not None and kind not in config.ENTRY_KINDS:
-            raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
-        if not 1 <= limit <= config.SEARCH_MAX_LIMIT:
-            raise UsageError(f"limit must be 1..{config.SEARCH_MAX_LIMIT}")
-        hits = self.searcher.search(
-            query, kind=kind, project=project, limit=limit, include_archived=include_archived
-        )
-        found = [dict(h.__dict__) for h in hits]
-        if found:  # a lesson whose code anchors moved under it says so
-            from vaultkeeper.report.anchors import may_be_stale
-            from vaultkeeper.report.candidates import load_report
+        from vaultkeeper.search.rank import found
 
-            report = load_report(self.vault).report
-            stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
-            for hit in found:
-                if stale.get(hit.get("path", "")):
-                    hit["may_be_stale"] = stale[hit["path"]]
-        return {"hits": found, "count": len(hits)}
+        hits = found(
+            self.searcher,
+            query,
+            kind=kind,
+            project=project,
+            limit=limit,
+            include_archived=include_archived,
+        )
+        return {"hits": hits, "count": len(hits)}
 
     def entry_path(self, path: str) -> Path:
         """A markdown file inside the vault, not vaultkeeper's own state; escapes refused."""

@@ -1,295 +1,259 @@
-"""Reading the recall table (state/recall-lookup.bin, laid out by vaultkeeper.scan.lookuptable)
-and choosing lessons from it: for a prompt by search's own scoring, for a file by its
-anchors and ``paths:`` globs, then the rows ``new`` and ``apply`` wrote over it since
-(scan.lookupover). The table is mapped, not parsed: a prompt reads the vocabulary, the
-postings of the words it holds and the lines of the lessons chosen, so its cost follows
-the prompt, not the vault. Imports mmap and os, JSON through recall.fastjson, and
-``re`` only for a prompt that is not ASCII and for a file's globs.
+"""Choosing lessons for the recall hook from the full-text index in the derived store.
 
-A lesson of another project than the session's is never chosen; a lesson outside
-projects/ may be chosen anywhere. When the session's folder matches no project, every
-project's lessons may be chosen.
+The index (vaultkeeper.scan.lookup: FTS5 in state/vaultkeeper.db, one row per entry) is
+the one ``search`` ranks with: a prompt's lessons are its best matches (scan.lookuprank:
+words held, then bm25) among live lessons (notes under ``projects/<p>/memory/``, not
+archived or superseded) that hold two of the prompt's words or one in their name; a
+file's lessons are those anchored to it or a folder above it, then those whose
+``paths:`` globs match it (store.globs: bounded time).
+
+Freshness by construction: before a lesson is served its file is stat'ed and its key
+compared with the one its row was made from. A lesson changed, archived or deleted by a
+hand edit since is read again (its rows made anew, scan.lookup.update) and the choice
+made again; a row that cannot be made anew (the database busy) is not served.
+
+Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
+first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
+is checked between steps. The database is opened only as a regular file (never through
+a symlink, never a FIFO), with a short busy timeout: the hook never waits long.
 """
 
 from __future__ import annotations
 
-import mmap
+import os
+import sqlite3
+import stat
+import sys
+import time
+from collections.abc import Callable
 
 from vaultkeeper import config
-from vaultkeeper.recall import fastjson
-from vaultkeeper.recall.paths import matches as _matches
+from vaultkeeper.scan import lookuprank
+from vaultkeeper.store.globs import matches
 from vaultkeeper.store.stopwords import STOPWORDS
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
+CANDIDATES = 24  # best rows checked against the floor and their files
+BUSY_S = 0.2  # how long the hook waits for a writer of the database
+DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE (a test keeps them in step)
+_COMPANIONS = ("-wal", "-shm", "-journal")
 
-# search.score's weights (name 6, description 3, body 1) for each set of fields a word
-# is in (bit 1 name, 2 description, 4 body): a word scores 100 plus these
-_WEIGHT = (0, 6, 3, 9, 1, 7, 4, 10)
-# ASCII bytes that are not ``\w`` become spaces, capitals small: ``terms`` without ``re``
-_ASCII = bytes(
-    c + 32 if 65 <= c <= 90 else c if (chr(c).isalnum() or c == 95) else 32 for c in range(256)
-)
+
+class NoIndex(Exception):
+    """The store holds no index yet (or none of this version)."""
 
 
 class Lesson:
-    """A lesson as served: its path and project, its opening tag and its body (both
-    neutralised and masked when the table was built)."""
+    """A lesson as the index holds it: path, project, its tag, name and text as served
+    (scan.lookuprank.served), the brief's stale mark (or "", neutralised; the report
+    holds it masked), and the stat key its row was made from."""
 
-    __slots__ = ("path", "project", "head", "body")
+    __slots__ = ("path", "project", "head", "name", "text", "mark", "key")
 
-    def __init__(self, line: str) -> None:
-        self.path, self.project, self.head, self.body = line.split("\t", 3)
+    def __init__(self, row: tuple[str, str | None, str, str, str, str | None, str]) -> None:
+        self.path, project, self.head, self.name, self.text, mark, self.key = row
+        self.project = project or ""
+        self.mark = lookuprank.neutral(" ".join((mark or "").split()))
+
+
+_LESSON_SQL = (
+    "SELECT e.path, e.project, e.recall_head, e.recall_name, e.recall_text, m.mark, "
+    "f.key || ':' || f.settled FROM search_entries e JOIN search_files f ON f.path = e.path "
+    "LEFT JOIN search_marks m ON m.path = e.path "
+    "WHERE e.id = ? AND e.lesson = 1 AND e.live = 1"
+)
+
+
+def _regular(path: str) -> bool:
+    """Whether ``path`` is a regular file (not a link, FIFO or device); False if absent."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def open_db(state: str) -> sqlite3.Connection:
+    """The vault's database, for reading and small writes; NoIndex when there is none.
+
+    Refused (OSError) when it or a companion is not a regular file: a symlink planted
+    there would make SQLite read elsewhere, a FIFO would block.
+    """
+    path = os.path.join(state, DB_FILE)
+    for name in (path, *(path + c for c in _COMPANIONS)):
+        if os.path.lexists(name) and not _regular(name):
+            raise OSError(f"state/{os.path.basename(name)} is not a regular file; refused")
+    if not os.path.lexists(path):
+        raise NoIndex("no database yet")
+    uri = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+        got = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if "no such table" in str(exc):
+            raise NoIndex("the database holds no index") from None
+        raise
+    if got is None:
+        conn.close()
+        raise NoIndex("the index was never built")
+    return conn
 
 
 def terms(prompt: str) -> list[str]:
-    """The prompt's distinct words worth looking for, casefolded, as search.score.terms
-    finds them (less the short and the common)."""
-    if prompt.isascii():
-        found = [w.decode() for w in prompt.encode().translate(_ASCII).split()]
-    else:
-        from vaultkeeper.search.score import terms as search_terms
+    """The prompt's first ``MAX_TERMS`` distinct words worth looking for, casefolded
+    (less the short and the common): the work stops there, however long the prompt."""
+    import re
 
-        found = search_terms(prompt)
-    found = list(dict.fromkeys(found))
-    return [w for w in found if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS]
-
-
-class Table:
-    """The mapped table, and the rows written over it since it was built."""
-
-    def __init__(self, path: str, over: str | None = None) -> None:
-        with open(path, "rb") as fh:
-            head = fh.readline()
-            header = fastjson.loads(head)
-            if not isinstance(header, dict):
-                raise ValueError("no header")
-            if header.get("version") != config.RECALL_LOOKUP_VERSION:
-                raise ValueError(
-                    f"version {header.get('version')!r}, not {config.RECALL_LOOKUP_VERSION}"
-                )
-            if header.get("byteorder") != _byteorder():
-                raise ValueError("written on a machine of another byte order")
-            self.map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        self.base = len(head)
-        self.count: int = header["count"]
-        self.sections: dict[str, list[int]] = header["sections"]
-        self.project_names: list[str] = header["projects"]
-        self.rows = _rows(over, header.get("built_ns"))
-        self._view = memoryview(self.map)
-
-    def _bytes(self, name: str) -> bytes:
-        start, end = self.sections[name]
-        return self.map[self.base + start : self.base + end]
-
-    def _ints(self, name: str, short: bool = False) -> memoryview[int]:
-        start, end = self.sections[name]
-        view = self._view[self.base + start : self.base + end]
-        return view.cast("H") if short else view.cast("I")
-
-    def line(self, i: int) -> Lesson:
-        ents = self._ints("ents")
-        start = self.base + self.sections["recs"][0]
-        return Lesson(self.map[start + ents[i] : start + ents[i + 1] - 1].decode())
-
-    def project_of(self, i: int) -> str:
-        n = self._ints("proj", short=True)[i]
-        return self.project_names[n - 1] if n else ""
-
-    def projects(self) -> set[str]:
-        rows = {r[3] for r in self.rows.values() if r is not None and r[3]}
-        return set(self.project_names) | rows
-
-    def scores(self, words: list[str]) -> dict[int, int]:
-        """Entry -> search's score over the table (100 per word it holds, plus where)."""
-        vocab = self._bytes("vocab")
-        toks, post = self._ints("toks"), self._ints("post")
-        out: dict[int, int] = {}
-        for word in words:
-            needle = word.encode()
-            masks: dict[int, int] = {}
-            pos, k, last = vocab.find(needle), 0, 0
-            while pos != -1:
-                k += vocab.count(b"\n", last, pos)  # the word it is in: the newlines before
-                for p in post[toks[k - 1] : toks[k]]:
-                    masks[p >> 3] = masks.get(p >> 3, 0) | (p & 7)
-                last = vocab.find(b"\n", pos)
-                pos = vocab.find(needle, last)
-            for e, bits in masks.items():
-                out[e] = out.get(e, 0) + 100 + _WEIGHT[bits]
-        return out
-
-    def listed(self, name: str, key: str | None = None) -> list[tuple[str, list[int]]]:
-        """The ``places`` or ``globs`` lines: all of them, or the one of ``key``."""
-        text = self._bytes(name)
-        if key is not None:
-            at = text.find(b"\n" + key.encode() + b"\t")
-            if at == -1:
-                return []
-            text = text[at : text.find(b"\n", at + 1)]
-        out = []
-        for line in text.decode().split("\n"):
-            got, _, ids = line.partition("\t")
-            if got and ids:
-                out.append((got, [int(x) for x in ids.split(",")]))
-        return out
+    out: dict[str, None] = {}
+    for m in re.finditer(r"\w+", prompt):
+        w = m.group().casefold()
+        if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and w not in out:
+            out[w] = None
+            if len(out) >= MAX_TERMS:
+                break
+    return list(out)
 
 
-def _byteorder() -> str:
-    import sys
-
-    return sys.byteorder
-
-
-def _rows(over: str | None, built: object) -> dict[str, list[str] | None]:
-    """The overlay's rows newer than the table: path -> record (or None: not served)."""
-    if over is None:
-        return {}
-    try:
-        with open(over, "rb") as fh:
-            data = fastjson.loads(fh.read())
-    except FileNotFoundError:
-        return {}
-    if not isinstance(data, dict) or data.get("version") != config.RECALL_LOOKUP_VERSION:
-        raise ValueError("recall-lookup.over.json is not of this version")
-    rows = data.get("rows")
-    if not isinstance(rows, dict):
-        raise ValueError("recall-lookup.over.json has no rows")
-    since = built if isinstance(built, int) else 0
-    out: dict[str, list[str] | None] = {}
-    for path, row in rows.items():
-        if isinstance(row, list) and len(row) == 2 and isinstance(row[0], int) and row[0] >= since:
-            rec = row[1]
-            out[path] = rec if isinstance(rec, list) and len(rec) == 8 else None
-    return out
-
-
-def load(path: str, over: str | None = None) -> Table:
-    return Table(path, over)
+def key_of(info: os.stat_result) -> str:
+    """A file's stat key as scan.lookup.key_text writes it (a test keeps them in step)."""
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def _allowed(project: str | None, theirs: str) -> bool:
     return project is None or theirs in ("", project)
 
 
-def _over_lesson(path: str, rec: list[str]) -> Lesson:
-    from vaultkeeper.scan.lookuptable import line  # masks: imports re (rows only)
+class Index:
+    """One vault's index, for one hook call."""
 
-    return Lesson(line(path, rec))
+    def __init__(self, vault: str, conn: sqlite3.Connection, deadline: float) -> None:
+        self.vault = vault
+        self.conn = conn
+        self.deadline = deadline
+        self.refreshed: set[str] = set()
 
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
 
-def _from_table(table: Table, ids: Iterable[int]) -> Iterator[Lesson]:
-    for i in ids:
-        lesson = table.line(i)
-        if lesson.path not in table.rows:  # a row written since hides the table's line
-            yield lesson
+    def lesson(self, row_id: int) -> Lesson | None:
+        row = self.conn.execute(_LESSON_SQL, (row_id,)).fetchone()
+        return None if row is None else Lesson(row)
 
+    def fresh(self, lesson: Lesson) -> bool:
+        """Whether the lesson's file is as its row was made: the same stat key, and
+        settled then (changed a clock tick before it was read) or read in this call."""
+        try:
+            info = os.stat(os.path.join(self.vault, lesson.path))
+        except OSError:
+            return False
+        key, _, settled = lesson.key.rpartition(":")
+        return key == key_of(info) and (settled == "1" or lesson.path in self.refreshed)
 
-def for_prompt(table: Table, prompt: str, project: str | None) -> list[tuple[int, int | str]]:
-    """The lessons whose words match the prompt at or above the floor: (score, index in
-    the table, or an overlay row's path), scored as ``search`` scores."""
-    words = terms(prompt)
-    if not words:
-        return []
-    found: list[tuple[int, int | str]] = [
-        (s, i)
-        for i, s in table.scores(words).items()
-        if s >= config.MOMENT_MIN_SCORE and _allowed(project, table.project_of(i))
-    ]
-    for path, rec in table.rows.items():
-        if rec is None or not _allowed(project, rec[3]):
-            continue
-        fields = (str(rec[0]).casefold(), str(rec[1]).casefold(), str(rec[4]))
-        score = 0
-        for word in words:
-            bits = sum(1 << n for n, f in enumerate(fields) if word in f)
-            score += 100 + _WEIGHT[bits] if bits else 0
-        if score >= config.MOMENT_MIN_SCORE:
-            found.append((score, path))
-    return found
+    def renew(self, paths: list[str]) -> bool:
+        """The rows of ``paths`` made anew from their files now; False when it could
+        not be done (the database busy, a file unreadable): they are not served."""
+        if "yaml" not in sys.modules:  # run with ``python -S`` (hooks/recall.sh): reading
+            import site  # a note may need PyYAML, which lives in site-packages
 
+            site.main()
+        try:
+            from vaultkeeper.scan.lookup import update
 
-def pick(
-    table: Table, found: list[tuple[int, int | str]], skip: Callable[[str], bool], most: int
-) -> list[Lesson]:
-    """The best ``most`` of ``found`` that ``skip`` lets through: by score, then path
-    (the table's lines are in path order), reading only the lines it needs."""
-    ranked = sorted((-s, i) for s, i in found if isinstance(i, int))
-    over = sorted((-s, p) for s, p in found if isinstance(p, str))
+            update(self.conn, self.vault, paths)
+        except (sqlite3.Error, OSError, ImportError):
+            return False
+        self.refreshed.update(paths)
+        return True
 
-    def lines() -> Iterator[tuple[int, str, Lesson]]:
-        for neg, i in ranked:
-            lesson = table.line(i)
-            if lesson.path not in table.rows:  # a row written since hides the table's line
-                yield neg, lesson.path, lesson
+    def projects(self) -> set[str]:
+        """The vault's project folders (the session's project is one of them)."""
+        try:
+            return set(os.listdir(os.path.join(self.vault, config.PROJECTS_DIR)))
+        except OSError:
+            return set()
 
-    def rows() -> Iterator[tuple[int, str, Lesson]]:
-        for neg, path in over:
-            rec = table.rows[path]
-            if rec is not None:
-                yield neg, path, _over_lesson(path, rec)
+    def _choose(
+        self, ranked: Callable[[], list[int]], skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """The first ``most`` fresh lessons of ``ranked()`` that ``skip`` lets through;
+        stale ones are renewed once and the choice made again."""
+        for attempt in range(2):
+            out: list[Lesson] = []
+            stale: list[str] = []
+            for row_id in ranked():
+                lesson = self.lesson(row_id)
+                if lesson is None or skip(lesson.path) or any(x.path == lesson.path for x in out):
+                    continue
+                if not self.fresh(lesson):
+                    stale.append(lesson.path)
+                    continue
+                out.append(lesson)
+                if len(out) >= most:
+                    break
+            self.check()
+            if not stale or attempt or not self.renew(stale):
+                return out
+        return out
 
-    out: list[Lesson] = []
-    for _, path, lesson in _merge(lines(), rows()):
-        if not skip(path):
-            out.append(lesson)
-            if len(out) >= most:
-                break
-    return out
+    def for_prompt(
+        self, prompt: str, project: str | None, skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """The prompt's best lessons by bm25, each holding two of its words or one in
+        its name, of the session's project or of none."""
+        words = terms(prompt)
+        if not words:
+            return []
 
+        def ranked() -> list[int]:
+            where = "AND e.lesson = 1 AND e.live = 1"
+            if project is not None:
+                where += " AND (e.project IS NULL OR e.project = ?)"
+            narrow = lookuprank.narrowed(lesson=True, project=project, or_none=True)
+            args = [project] if project else []
+            rows = lookuprank.ranked(self.conn, words, where, args, CANDIDATES, narrow)
+            self.check()
+            named = lookuprank.named(self.conn, words, [r[0] for r in rows], narrow)
+            return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
-def _merge(
-    a: Iterator[tuple[int, str, Lesson]], b: Iterator[tuple[int, str, Lesson]]
-) -> Iterator[tuple[int, str, Lesson]]:
-    """Two sorted streams as one (heapq.merge, without its import, for two)."""
-    x, y = next(a, None), next(b, None)
-    while x is not None or y is not None:
-        if y is None or (x is not None and x[:2] <= y[:2]):
-            assert x is not None
-            yield x
-            x = next(a, None)
-        else:
-            yield y
-            y = next(b, None)
+        return self._choose(ranked, skip, most)
 
+    def for_files(
+        self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """Lessons anchored to a file or a folder above it, then those whose globs match
+        it, of the session's project or of none."""
+        probes = []
+        for rel in rels:
+            probe = rel
+            while probe:
+                probes.append(probe)
+                probe = probe.rpartition("/")[0]
 
-def for_files(
-    table: Table, rels: Iterable[str], project: str | None, skip: Callable[[str], bool], most: int
-) -> list[Lesson]:
-    """Lessons anchored to a file or a folder above it, then those whose globs match it."""
-    rels = list(rels)
-    probes = []
-    for rel in rels:
-        probe = rel
-        while probe:
-            probes.append(probe)
-            probe = probe.rpartition("/")[0]
-    anchored = [i for p in probes for _, ids in table.listed("places", p) for i in ids]
-    globbed = [i for g, ids in table.listed("globs") if _matches(g, rels) for i in ids]
-    over_anchored, over_globbed = [], []
-    for path, rec in table.rows.items():
-        if rec is None:
-            continue
-        if any(p in rec[6] for p in probes):
-            over_anchored.append(_over_lesson(path, rec))
-        elif any(isinstance(g, str) and _matches(g, rels) for g in rec[7]):
-            over_globbed.append(_over_lesson(path, rec))
-    every = [
-        *_from_table(table, _valid(table, anchored)),
-        *over_anchored,
-        *_from_table(table, _valid(table, globbed)),
-        *over_globbed,
-    ]
-    out: list[Lesson] = []
-    for lesson in every:
-        if len(out) >= most:
-            break
-        fresh = all(x.path != lesson.path for x in out) and not skip(lesson.path)
-        if fresh and _allowed(project, lesson.project):
-            out.append(lesson)
-    return out
+        def ranked() -> list[int]:
+            marks = ",".join("?" * len(probes))
+            anchored = self.conn.execute(
+                "SELECT p.id FROM search_places p JOIN search_entries e ON e.id = p.id "
+                f"WHERE p.place IN ({marks}) ORDER BY e.path", probes
+            ).fetchall()  # fmt: skip
+            hit: list[str] = []
+            for n, (glob,) in enumerate(
+                self.conn.execute("SELECT DISTINCT glob FROM search_globs")
+            ):
+                if n % 64 == 0:
+                    self.check()
+                if matches(glob, rels):
+                    hit.append(glob)
+            globbed = self.conn.execute(
+                "SELECT g.id FROM search_globs g JOIN search_entries e ON e.id = g.id "
+                f"WHERE g.glob IN ({','.join('?' * len(hit))}) ORDER BY e.path", hit
+            ).fetchall() if hit else []  # fmt: skip
+            return [r[0] for r in anchored] + [r[0] for r in globbed]
 
+        def outside(path: str) -> bool:
+            parts = path.split("/")
+            theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
+            return skip(path) or not _allowed(project, theirs)
 
-def _valid(table: Table, ids: list[int]) -> list[int]:
-    return list(dict.fromkeys(i for i in ids if 0 <= i < table.count))
+        return self._choose(ranked, outside, most)

@@ -1,16 +1,11 @@
 """Where a touched file sits for the recall: its path as anchors and ``paths:`` globs
 name it (relative to its git top level and to the session's folder), the session's
-project, and Claude Code's rule globs (``.claude/rules/*.md``). Imports only os; ``re``
-when a glob is matched.
+project. The ``paths:`` globs are matched by store.globs (bounded time).
 """
 
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from re import Pattern
 
 
 def project_for(cwd: str | None, projects: set[str]) -> str | None:
@@ -61,41 +56,3 @@ def relative_forms(path: str, cwd: str | None) -> list[str]:
             if rel not in out:
                 out.append(rel)
     return out
-
-
-_GLOB_PART = r"\*\*/|\*\*|\*|\?|\[[^\]/]*\]|[^*?\[]+|\["
-
-
-def glob_regex(glob: str) -> Pattern[str]:
-    """Claude Code's rule globs: ``**`` any folders, ``*`` and ``?`` within one name,
-    ``[...]`` a class; a glob with no ``/`` matches the name in any folder."""
-    import re
-
-    out = []
-    for part in re.findall(_GLOB_PART, glob.lstrip("/")):
-        if part == "**/":
-            out.append("(?:[^/]+/)*")
-        elif part == "**":
-            out.append(".*")
-        elif part == "*":
-            out.append("[^/]*")
-        elif part == "?":
-            out.append("[^/]")
-        elif part.startswith("[") and len(part) > 2:
-            body = part[1:-1]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-        else:
-            out.append(re.escape(part))
-    prefix = "" if "/" in glob.strip("/") else "(?:[^/]+/)*"
-    return re.compile(prefix + "".join(out) + r"\Z")
-
-
-def _tail(glob: str) -> str:
-    """The literal text a match must end with (after the last wildcard)."""
-    cut = max(glob.rfind("*"), glob.rfind("?"), glob.rfind("]"))
-    return glob[cut + 1 :]
-
-
-def matches(glob: str, rels: list[str]) -> bool:
-    tail = _tail(glob)
-    return any(rel.endswith(tail) and glob_regex(glob).match(rel) for rel in rels)

@@ -87,7 +87,7 @@ def hook(vault: str, prog: str) -> int:
     import time
 
     from vaultkeeper import config
-    from vaultkeeper.recall.fastjson import read_object
+    from vaultkeeper.recall.hostjson import read_object
 
     got = None
     if not os.isatty(0):

@@ -36,9 +36,7 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-# the recall is on: a table (or what is left of one), or the hook's ask; else none is kept
-_RECALL_ON: tuple[str, ...] = (config.RECALL_LOOKUP_FILE, config.RECALL_LOOKUP_KEYS_FILE)
-_RECALL_ON += (config.RECALL_LOOKUP_SIG_FILE, config.RECALL_LOOKUP_WANT_FILE)
+_DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE: its import (sqlite3) only when it is there
 
 
 class Interrupted(VaultkeeperError):
@@ -116,12 +114,13 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            if any(os.path.lexists(os.path.join(state_dir, f)) for f in _RECALL_ON):
-                with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
-                    from vaultkeeper.scan.lookup import build as build_lookup
+            if os.path.lexists(os.path.join(state_dir, _DB_FILE)):  # the full-text index
+                with contextlib.suppress(Exception):  # kept once asked for; a cache, never fatal
+                    from vaultkeeper.report.anchors import may_be_stale
+                    from vaultkeeper.scan.lookup import after_scan as index_after_scan
 
-                    same, last = all(c.files_unchanged() for c in used), used[-1]  # no walk:
-                    build_lookup(vault, same, (last.stats, last.limit, last.began))  # its stats
+                    marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
+                    index_after_scan(vault, marks)  # rows of changed files, the stale marks
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

@@ -1,298 +1,275 @@
-"""``state/recall-lookup.bin``: the small prebuilt table the point-of-use recall reads.
+"""The full-text index: one FTS5 row per entry in the derived store (state/vaultkeeper.db).
 
-The recall hooks (vaultkeeper.recall.moment) run on every prompt and file tool call, so
-they never walk the vault. Per live lesson (a note with frontmatter under
-``projects/<p>/memory/``, not archived, superseded or stale-anchored): its path, status,
-project, casefolded name and description, its body's most frequent words, and the files
-it is about: the file part of each ``anchors:`` place (``path``, ``path::name``
-or ``path: text``, as strings or mappings under ``at``/``path``/``place``/``file``) and
-its ``paths:`` globs; laid out by scan.lookuptable.
+``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
+here, so they rank alike (scan.lookuprank: the words an entry holds, then bm25 over
+name, description, headings and body, weighted), words stemmed by FTS5's
+``porter unicode61`` tokenizer.
 
-``build`` runs at the end of every scan. Unchanged (every file's stat key hashes as last
-time): nothing is read or written. A few lessons changed since the table was built: only
-they are read, as rows over it (scan.lookupover). Otherwise the table is built again,
-reading only the files changed since they were last read (scan.lookupkeys keeps what
-was read). It also drops recall session files older than ``RECALL_SESSION_MAX_DAYS``.
+Freshness is by construction, from each file's stat key (device, inode, size, mtime,
+ctime; ``key_text``): ``refresh`` walks the vault's markdown files and stats them
+(never reads an unchanged one), reads only the files whose key differs from the one
+their rows were made from, and drops the rows of files gone; a file changed within the
+last clock tick is read again next time. A command that writes files updates their
+rows in the same step (``update``, called when its hold of the writer lock ends,
+store.fsio.after_writes). The recall hook, which cannot walk the vault on every
+prompt, checks the stat key of each lesson it is about to serve (vaultkeeper.recall.lookup).
+
+Deleting the database loses nothing: ``refresh`` builds every row again from the files.
+The index is kept by scans only once something asked for it (a search, the recall hook
+or ``hooks install --recall``): ``search_meta`` holds ``built``/``wanted``.
+
+Per lesson the rows also hold what the recall hook needs: its tag, name and text as
+served (neutralised, then masked as one whole text, then cut to a line:
+scan.lookuprank.served; made anew for every file when another vaultkeeper version, whose
+masking may differ, or another ``ROWS_FORMAT`` finds them: ``masked_by``), its anchors' files
+(``search_places``), its ``paths:`` globs (``search_globs``), and the brief's
+"may be stale" mark for a lesson whose code anchor moved (``search_marks``, set from the
+saved report's anchor findings by the scan).
+
+Example::
+
+    from vaultkeeper.store import db
+    with db.connect(vault) as conn:
+        refresh(conn, vault)
+        hits = lookuprank.ranked(conn, ["retry"])
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import contextlib
 import os
-import re
+import sqlite3
+import stat
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import vaultkeeper
 from vaultkeeper import config
-from vaultkeeper.scan.cache import RACY_NS, key_of
-from vaultkeeper.scan.lookupkeys import (
-    RECS_FILE,
-    load,
-    newer,
-    read_bytes,
-    read_text,
-    save,
-    stat_of,
-    tidy,
-)
-from vaultkeeper.scan.lookupover import load as over_rows
-from vaultkeeper.scan.lookupover import over_path, prune, put_held
-from vaultkeeper.scan.lookuptable import line, table, words
-from vaultkeeper.store.frontmatter import split_frontmatter
-from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.store.quickmeta import read_front
-from vaultkeeper.store.secrets import mask
-from vaultkeeper.store.stopwords import STOPWORDS
-from vaultkeeper.store.vault import own_dir
-from vaultkeeper.store.walk import memory_files
+from vaultkeeper.scan import lookuprank
+from vaultkeeper.scan.lookupdocs import Doc, read_docs
+from vaultkeeper.store import db
+from vaultkeeper.store.vault import links_out, walk_files
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing is not on the scan's path (tests/test_entry.py)
-    from typing import Any
-
-_KEYS: tuple[str, ...] = ("name", "description", "status", config.SUPERSEDED_BY_KEY)
-_KEYS += (config.PATHS_KEY, config.ANCHORS_KEY)
-_WORD = re.compile(r"\w+")
-OVER_MAX = 32  # a scan finding more lessons changed than this builds the table again
-_STALE = frozenset({"gone", "changed", "moved", "stale"})  # an anchor check's verdicts
-_PLACE_KEYS = ("at", "path", "place", "file")
+COLUMNS = ("name", "description", "headings", "body")  # search_text, store.db.TABLES
+RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
+# what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
+# row's content changes (its tags, its served text), so every file is read again
+ROWS_FORMAT = 3
 
 
-def lookup_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.RECALL_LOOKUP_FILE
+def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
+    """A file's stat key as the rows keep it (device, inode, size, mtime, ctime: ctime
+    moves on every write, so an edit that puts size and mtime back is still seen), and
+    whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
+    again next time (two writes within one clock tick share an mtime)."""
+    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
+    key = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{mtime}:{ctime}"
+    return key, mtime < limit and ctime < limit
 
 
-def anchor_file(place: object) -> str | None:
-    """The file (or folder) part of one anchor: the text before ``::`` or ``: ``."""
-    if isinstance(place, dict):
-        place = next((place[k] for k in _PLACE_KEYS if isinstance(place.get(k), str)), None)
-    if not isinstance(place, str):
-        return None
-    head = place.split("::", 1)[0].split(": ", 1)[0].strip()
-    while head.startswith("./"):
-        head = head[2:]
-    head = head.rstrip("/")
-    if not head or head.startswith("/") or ".." in head.split("/") or "\x00" in head:
-        return None
-    return head
-
-
-def _stale(place: object) -> bool:
-    if not isinstance(place, dict):
-        return False
-    verdict = place.get("state", place.get("check"))
-    return isinstance(verdict, str) and verdict.casefold() in _STALE
-
-
-def _as_list(value: object) -> list[object]:
-    if isinstance(value, (str, dict)):
-        return [value]
-    return list(value) if isinstance(value, list) else []
-
-
-def _meta(path: Path, rel_path: str, text: str) -> tuple[dict[str, Any], str] | None:
-    front = read_front(text, _KEYS)
-    if front is not None and not any(
-        k in front[2] for k in (config.PATHS_KEY + ":", config.ANCHORS_KEY + ":")
-    ):
-        meta, _, yaml_text = front
-        return meta, text.split("\n", yaml_text.count("\n") + 2)[-1]
-    if split_frontmatter(text)[0] is None:
-        return None
-    note = parse_note(path, rel_path, text)
-    return None if note.frontmatter is None else (dict(note.frontmatter.data), note.body)
-
-
-def _words(body: str) -> str:
-    counts: dict[str, int] = {}
-    for w in _WORD.findall(body.casefold()):
-        if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and not w.isdigit():
-            counts[w] = counts.get(w, 0) + 1
-    best = sorted(counts, key=lambda w: -counts[w])[: config.MOMENT_BODY_WORDS]
-    return " ".join(best)
-
-
-def _text(description: str, body: str) -> str:
-    """What the hook serves of a lesson: its description, then its body's first lines."""
-    lines = [x.strip() for x in body.splitlines()]
-    prose = [x for x in lines if x and not x.startswith(("#", "---"))]  # no headings
-    joined = " ".join([description, *prose]) if description else " ".join(prose)
-    return " ".join(mask(joined).split())[: config.MOMENT_LESSON_CHARS]
-
-
-def record(vault: Path, rel_path: str) -> list[Any] | None:
-    """One file's record: [name, description, status, project, words, text, places,
-    globs], or None when it is not a lesson the recall may serve."""
-    path = vault / rel_path
-    try:
-        got = _meta(path, rel_path, decode(read_regular(path)))
-    except (ParseError, OSError):
-        return None
-    if got is None:
-        return None
-    meta, body = got
-    status = meta.get("status")
-    if status in config.SEARCH_DEAD_STATUSES or meta.get(config.SUPERSEDED_BY_KEY) not in (
-        None,
-        "",
-        [],
-    ):
-        return None
-    anchors = _as_list(meta.get(config.ANCHORS_KEY))
-    if any(_stale(a) for a in anchors):
-        return None  # the code under it moved: never served as fact
-    places = sorted({f for f in map(anchor_file, anchors) if f})
-    globs = [g.strip() for g in _as_list(meta.get(config.PATHS_KEY)) if isinstance(g, str)]
-    stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
-    name = " ".join(str(meta.get("name") or stem).split())
-    description = " ".join(str(meta.get("description") or "").split())
-    parts = rel_path.split("/")
-    project = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
-    return [
-        mask(name)[:200],
-        mask(description)[:400],
-        "" if status is None else " ".join(str(status).split()),
-        project,
-        _words(body),
-        _text(description, body),
-        places,
-        [g for g in globs if g and not g.startswith("/")],
-    ]
-
-
-def _candidates(vault: Path) -> list[str]:
-    """The lessons' files (research notes, patterns and indexes are not served here):
-    only the memory folders are listed, never a symlink out of the vault."""
+def _listed(vault: Path) -> Iterable[tuple[str, str]]:
+    """(vault-relative path, full path) of each markdown file search serves: the walk's
+    rules (hidden and state folders skipped), the generated indexes left out."""
     top = str(vault)
     skip = len(top) + 1
-    return [full[skip:].replace(os.sep, "/") for full in memory_files(top)]
+    for full in walk_files(top):
+        if not full.endswith(".md"):
+            continue
+        rel_path = full[skip:].replace(os.sep, "/")
+        if "/" not in rel_path and (
+            rel_path == config.INDEX_FILE or rel_path.startswith(config.SUBINDEX_PREFIX)
+        ):
+            continue
+        yield rel_path, full
 
 
-def build(
-    vault: Path | str,
-    unchanged: bool = False,
-    seen: tuple[dict[str, list[int]], int, int] | None = None,
-) -> bool:
-    """Bring the table up to date; True when it was written. ``unchanged``: the scan
-    that calls this found every file as its cache had it, so when the table was built
-    after that cache was saved, not even the walk is done again.
+def _stat(root: str, full: str) -> os.stat_result | None:
+    """A file's stat, None when it is not a regular file inside the vault."""
+    try:
+        info = os.lstat(full)
+        if stat.S_ISLNK(info.st_mode):
+            if links_out(root, full):
+                return None  # symlinked out of the vault: never served
+            info = os.stat(full)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
-    ``seen`` (the scan's run): the scan's stat key of every lesson file, the time (epoch
-    ns) before which a change is settled, and the time before its first stat
-    (scan.cache.ScanCache's ``stats``, ``limit`` and ``began``), so nothing is walked
-    or stat'ed here; and when at most ``OVER_MAX`` lessons changed since the
-    table was built, only they are read, as rows over the table (scan.lookupover, as
-    ``new`` and ``apply`` write them): the table is built again once more have changed."""
+
+def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
+    ids = [r[0] for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))]
+    for table in ("search_text WHERE rowid", "search_entries WHERE id"):
+        conn.executemany(f"DELETE FROM {table} = ?", [(i,) for i in ids])
+    conn.executemany("DELETE FROM search_places WHERE id = ?", [(i,) for i in ids])
+    conn.executemany("DELETE FROM search_globs WHERE id = ?", [(i,) for i in ids])
+    conn.execute("DELETE FROM search_files WHERE path = ?", (rel_path,))
+
+
+def _put(conn: sqlite3.Connection, doc: Doc) -> None:
+    recall = ("", "", "")
+    if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
+        recall = lookuprank.served(doc.path, doc.status, doc.name, doc.recall_text)
+    cur = conn.execute(
+        "INSERT INTO search_entries (path, kind, name, description, project, status, "
+        "superseded_by, line, name_line, description_line, body_line, cite, link, live, "
+        "lesson, recall_head, recall_name, recall_text) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
+         doc.superseded_by, doc.line, doc.name_line, doc.description_line, doc.body_line,
+         doc.cite, doc.link, int(doc.live), int(doc.lesson), *recall),
+    )  # fmt: skip
+    row = cur.lastrowid
+    conn.execute(
+        "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
+         lookuprank.tags_for(doc.live, doc.lesson, doc.kind, doc.project)),
+    )  # fmt: skip
+    conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
+    conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
+
+
+def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settled: bool) -> None:
+    """One file's rows made anew from its bytes now (under ``key``)."""
+    _drop(conn, rel_path)
+    for doc in read_docs(vault, rel_path):
+        _put(conn, doc)
+    conn.execute("INSERT INTO search_files VALUES (?, ?, ?)", (rel_path, key, int(settled)))
+
+
+def is_on(conn: sqlite3.Connection) -> bool:
+    """Whether the index was asked for (a search, the recall hook, ``--recall``)."""
+    got = conn.execute("SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')").fetchone()
+    return got is not None
+
+
+def want(vault: Path | str) -> None:
+    """Ask the scans to keep the index (the recall hook found none)."""
+    with db.connect(vault) as conn, db.writing(conn):
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('wanted', '1')")
+
+
+def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
+    """Bring every file's rows up to date; the number of files read.
+
+    One stat per markdown file; only files whose stat key changed (or that were
+    unsettled) are read; rows of files gone are dropped. One write transaction, and
+    none when nothing changed.
+    """
     vault = Path(vault)
-    own_dir(vault, config.STATE_DIR)
-    state = vault / config.STATE_DIR
-    sig_file = state / config.RECALL_LOOKUP_SIG_FILE
-    over = over_path(vault)  # rows new or apply wrote since: the table is looked at again
-    after = (state / config.SCAN_CACHE_FILE, state / config.SCAN_CACHE_DELTA_FILE, over)
-    if unchanged and newer(sig_file, after, lookup_path(vault)):
-        return False
-    stats, began = _stats(vault, seen)
-    sig = _sig(stats, stat_of(over))
-    tidy(vault)
-    if all(s[2] for s in stats) and lookup_path(vault).is_file() and read_text(sig_file) == sig:
-        os.utime(sig_file)  # its time: when the table was last found true
-        return False  # every file as last time: nothing read, nothing written
-    known = load(vault, config.RECALL_LOOKUP_KEYS_FILE, "files")
-    if seen is not None and known and lookup_path(vault).is_file():
-        changed = _changed(stats, known, over_rows(vault))
-        if len(changed) <= OVER_MAX:
-            from vaultkeeper.report.file import locked
-
-            now = {rel_path for rel_path, _, _ in stats}
-            with locked(vault) as held:
-                if held:  # read under the lock: a row an apply wrote meanwhile is newer
-                    put_held(vault, {p: record(vault, p) if p in now else None for p in changed})
-                    atomic_write(sig_file, _sig(stats, stat_of(over)), fsync_dir=False)
-                    return False
-            # no lock (busy, or none on this system): the table built again, which needs
-            # none (an apply's rows written meanwhile are newer than it, and kept)
-    changed_table = _rebuild(vault, stats, known, began)
-    prune(vault, began)  # rows the table now holds (or a newer read of their files)
-    atomic_write(sig_file, _sig(stats, stat_of(over)), fsync_dir=False)
-    return changed_table
-
-
-def _sig(stats: list[tuple[str, list[int], bool]], over: list[int] | None) -> str:
-    """Every lesson's stat key and the rows' file's, hashed; with the format and the
-    masking's version (the hook serves the table's text as masked when built)."""
-    sig = json.dumps([config.RECALL_LOOKUP_VERSION, vaultkeeper.__version__, stats, over])
-    return hashlib.blake2b(sig.encode(), digest_size=16).hexdigest()
-
-
-def _stats(
-    vault: Path, seen: tuple[dict[str, list[int]], int, int] | None
-) -> tuple[list[tuple[str, list[int], bool]], int]:
-    """Each lesson file's (path, stat key, settled), and the time the table is of."""
-    if seen is not None:
-        found, limit, began = seen
-        settled = [(p, found[p], found[p][3] < limit and found[p][4] < limit) for p in found]
-        return sorted(settled), began
-    began = time.time_ns()
-    limit = began - RACY_NS
-    stats: list[tuple[str, list[int], bool]] = []
-    for rel_path in _candidates(vault):
-        try:
-            stats.append((rel_path, *key_of(os.stat(vault / rel_path), limit)))
-        except OSError:
+    root = os.path.realpath(vault)
+    limit = time.time_ns() - RACY_NS
+    made_by = f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
+    masked_by = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'").fetchone()
+    if masked_by is not None and masked_by[0] != made_by:
+        with db.writing(conn):  # rows another version made (its masking, its tags): anew
+            for table in ("search_files", "search_entries", "search_text", "search_places"):
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("DELETE FROM search_globs")
+    known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
+    changed: list[tuple[str, str, bool]] = []
+    seen: set[str] = set()
+    for rel_path, full in _listed(vault):
+        info = _stat(root, full)
+        if info is None:
             continue
-    return stats, began
-
-
-def _changed(
-    stats: list[tuple[str, list[int], bool]], known: dict[str, Any], rows: dict[str, Any]
-) -> list[str]:
-    """The lessons not as the table was built from them: changed, new or gone; and those
-    gone that only a row over the table serves (``new`` wrote it; a person removed it)."""
-    out = []
-    for rel_path, key, _ in stats:
+        seen.add(rel_path)
+        key, settled = key_text(info, limit)
         was = known.get(rel_path)
-        if not (isinstance(was, list) and len(was) == 2 and was[1] is True and was[0] == key):
-            out.append(rel_path)
-    now = {rel_path for rel_path, _, _ in stats}
-    out += [rel_path for rel_path in known if rel_path not in now]
-    return out + [
-        p
-        for p, row in rows.items()
-        if p not in now and p not in known and isinstance(row, list) and row[-1] is not None
-    ]
+        if was is None or was[0] != key or not was[1]:
+            changed.append((rel_path, key, settled))
+    gone = [p for p in known if p not in seen]
+    built = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
+    if not changed and not gone and built and masked_by is not None and masked_by[0] == made_by:
+        return 0
+    with db.writing(conn):
+        for rel_path in gone:
+            _drop(conn, rel_path)
+        for rel_path, key, settled in changed:
+            _read(conn, vault, rel_path, key, settled)
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
+    return len(changed)
 
 
-def _rebuild(
-    vault: Path, stats: list[tuple[str, list[int], bool]], known: dict[str, Any], began: int
-) -> bool:
-    """The table of every lesson, reading only those changed since they were last read;
-    True when its bytes changed."""
-    read = load(vault, RECS_FILE, "recs")
-    recs: dict[str, Any] = {}
-    files: dict[str, list[Any]] = {}
-    for rel_path, key, settled in stats:
-        files[rel_path] = [key, settled]
-        was = read.get(rel_path)
-        if isinstance(was, list) and len(was) == 3 and was[1] is True and was[0] == key:
-            recs[rel_path] = was  # as last read: its line was neutralised and masked then
-            continue
-        rec = record(vault, rel_path)
-        if rec is None:
-            recs[rel_path] = [key, settled, None]
-        else:
-            served = [rec[3], rec[6], rec[7], line(rel_path, rec), words(rec)]
-            recs[rel_path] = [key, settled, served]
-    if recs != read:
-        save(vault, RECS_FILE, "recs", recs)
-    live = [(p, *v[2]) for p, v in sorted(recs.items()) if v[2] is not None]
-    data = table(live, began)
-    old = read_bytes(lookup_path(vault))
-    changed = old is None or old.partition(b"\n")[2] != data.partition(b"\n")[2]
-    if changed:
-        atomic_write(lookup_path(vault), data, fsync_dir=False)
-    if files != known:  # last: keys that match the table on disk (a failed write above
-        save(vault, config.RECALL_LOOKUP_KEYS_FILE, "files", files)  # keeps the old keys)
-    return changed
+def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]) -> None:
+    """The rows of ``rel_paths`` made anew now (a command just wrote or moved them)."""
+    vault = Path(vault)
+    root = os.path.realpath(vault)
+    limit = time.time_ns() - RACY_NS
+    with db.writing(conn):
+        for rel_path in sorted(set(rel_paths)):
+            info = _stat(root, str(vault / rel_path))
+            if info is None or not rel_path.endswith(".md"):
+                _drop(conn, rel_path)
+                continue
+            key, settled = key_text(info, limit)
+            _read(conn, vault, rel_path, key, settled)
+
+
+def after_writes(vault: Path, written: list[str]) -> None:
+    """The rows of the files a command just wrote or moved (store.fsio.after_writes),
+    when the index is kept; a busy database leaves them to the next refresh, which
+    finds them by their stat keys."""
+    tops = {os.path.abspath(vault), os.path.realpath(vault)}
+    rels = []
+    for path in written:
+        full = os.path.abspath(path)
+        for top in tops:
+            base = top.rstrip(os.sep) + os.sep
+            if full.startswith(base):
+                rel_path = full[len(base) :].replace(os.sep, "/")
+                if rel_path.split("/", 1)[0] != config.STATE_DIR:
+                    rels.append(rel_path)
+                break
+    if not rels or not os.path.isfile(db.path_of(vault)):
+        return
+    with db.connect(vault) as conn:
+        if is_on(conn):
+            update(conn, vault, rels)
+
+
+def set_marks(conn: sqlite3.Connection, marks: Mapping[str, str]) -> None:
+    """The lessons whose code anchors are gone, moved or changed, with the brief's mark
+    (``may be stale: src/x.py::helper is gone since abc``), as the last scan found them."""
+    with db.writing(conn):
+        conn.execute("DELETE FROM search_marks")
+        conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
+
+
+def after_scan(vault: Path | str, marks: Mapping[str, str]) -> None:
+    """At the end of a scan: the index brought up to date and the stale marks set, when
+    the index is kept (asked for once)."""
+    with db.connect(vault) as conn:
+        if is_on(conn):
+            refresh(conn, vault)
+            set_marks(conn, marks)
+    tidy(vault)
+
+
+# the recall table's files before the index moved into the store (removed once seen)
+_LEGACY = ("recall-lookup.bin", "recall-lookup.keys.json", "recall-lookup.recs.json",
+           "recall-lookup.over.json", "recall-lookup.sig", "recall-lookup.want",
+           "recall-lookup.json", "recall-lookup.text")  # fmt: skip
+
+
+def tidy(vault: Path | str) -> None:
+    """Drop the recall table's old files and the recall hook's session files older
+    than ``RECALL_SESSION_MAX_DAYS`` (never through a symlink: unlink removes a link)."""
+    state = os.path.join(vault, config.STATE_DIR)
+    for name in _LEGACY:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(state, name))
+    folder = os.path.join(state, config.RECALL_SESSIONS_DIR)
+    if os.path.islink(folder):
+        return
+    cutoff = time.time() - config.RECALL_SESSION_MAX_DAYS * 86400
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)

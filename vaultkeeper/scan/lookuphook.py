@@ -1,9 +1,10 @@
-"""Registers the recall table's rows (scan.lookuprows) to follow every command's writes.
+"""Registers the full-text index's rows (scan.lookup) to follow every command's writes.
 
 Imported by apply, entries and the command line: when a command's outermost hold of the
-writer lock ends after it wrote files (store.fsio.after_writes), the lessons among them
-get rows over the table. Light on purpose: scan.lookuprows (frontmatter parsing, the
-table's reader) is imported only when a command did write something.
+writer lock ends after it wrote files (store.fsio.after_writes), those files' rows in
+the index are made anew in the same step (scan.lookup.after_writes), so an archived or
+superseded lesson is never served after the command that did it. Light on purpose:
+scan.lookup (sqlite3, the entries' reader) is imported only when a command did write.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _rows(vault: Path, written: list[str]) -> None:
-    from vaultkeeper.scan.lookuprows import after_writes as rows
+    from vaultkeeper.scan.lookup import after_writes as rows
 
     rows(vault, written)
 

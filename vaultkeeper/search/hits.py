@@ -1,9 +1,10 @@
 """What a ``search`` hit shows an agent: the line to open, a snippet, what to cite.
 
-Split from vaultkeeper.search.rank (which re-exports the public names). Every text a hit
-carries is served (credentials masked, control characters stripped, bidi characters
-escaped), as everything vaultkeeper shows an agent; a snippet is masked before it is
-cut, so a credential cut in half is still masked.
+Every text a hit carries is served (credentials masked, control characters stripped,
+bidi characters escaped), as everything vaultkeeper shows an agent; a snippet is taken
+from the whole body masked as one text, then cut, so a credential cut in half (or split
+by a control character) is still masked. A query word is found in a line by its stem's
+start (``stem``): the index matched ``retries`` for ``retry``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from vaultkeeper import config
-from vaultkeeper.search.docs import Doc
+from vaultkeeper.scan.lookupdocs import Doc
 from vaultkeeper.store.secrets import needs_serving, served
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
@@ -30,7 +31,7 @@ class Hit:
     link: str
     status: str | None
     superseded_by: str | None  # read that one instead
-    score: int
+    score: float  # bm25, higher is better (search.rank)
 
 
 def inert(text: str) -> str:
@@ -53,8 +54,14 @@ def _body_line(doc: Doc, i: int) -> str:
     return served(body).split("\n")[i]
 
 
-def make_hit(doc: Doc, words: list[str], score: int) -> Hit:
+def stem(word: str) -> str:
+    """The start of ``word`` any of its forms share (``retr`` for retry, retries)."""
+    return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
+
+
+def make_hit(doc: Doc, words: list[str], score: float) -> Hit:
     """The hit, pointing at the body line holding most of the words (else name/description)."""
+    words = [stem(w) for w in words]
     best, best_n = -1, 0
     for i, text in enumerate(doc.lines):
         low = text.casefold()
@@ -63,7 +70,7 @@ def make_hit(doc: Doc, words: list[str], score: int) -> Hit:
             best, best_n = i, n
     if best >= 0:
         line, text = doc.body_line + best, _body_line(doc, best)
-    elif any(w in doc.folded[0] for w in words) or not doc.description:
+    elif any(w in doc.name.casefold() for w in words) or not doc.description:
         line, text = doc.name_line, doc.name
     else:
         line, text = doc.description_line, doc.description

@@ -1,103 +1,95 @@
-"""``search``: ranked hits over the names, descriptions and bodies of the vault's entries.
+"""``search``: ranked hits over the vault's entries, from the full-text index in the store.
 
-An agent calls it freely (the MCP ``search`` tool), so it must answer in well under a
-second on a large vault: a ``Searcher`` keeps what it read per file and re-reads only
-files whose size or mtime changed since, so a repeated search costs one walk of
-stats and a substring scan. Archived and superseded entries are left out unless asked
-for, and so are files symlinked out of the vault. Each hit names the path and line to
-open, a one-line snippet and what to cite: a pattern's NAME, or a note's vault path.
-Every text a hit carries is served (credentials masked, control characters stripped,
-bidi characters escaped), as everything vaultkeeper shows an agent.
+The index (vaultkeeper.scan.lookup, FTS5 in state/vaultkeeper.db) holds one row per
+entry -- a note with frontmatter, or one registry ``### block`` -- over name,
+description, headings and body, stemmed (``porter unicode61``). A search first brings
+the rows of changed files up to date (a stat per file; only changed files are read),
+then ranks (scan.lookuprank: the query's words an entry holds, then bm25 with the
+fields weighted): the terminal's ``vaultkeeper search``, the MCP ``search`` tool and
+the recall hooks rank alike.
 
-Entries are read by vaultkeeper.search.docs and hits made by vaultkeeper.search.hits;
-this module finds and ranks. Their public names are importable from here as before.
+The query's words are each quoted for FTS5 (scan.lookuprank.quoted): whatever an agent
+or a person types is matched as words, never read as FTS5 syntax. Archived and
+superseded entries are left out unless asked for, and so are files symlinked out of
+the vault. Each hit names the path and line to open, a one-line snippet and what to
+cite (a pattern's NAME, or a note's vault path); every text a hit carries is served
+(vaultkeeper.search.hits): neutralised, then masked as one whole text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import stat
+import re
+import sqlite3
 import threading
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.scan import cache as scancache
-from vaultkeeper.search.docs import Doc as Doc
-from vaultkeeper.search.docs import read_docs as read_docs
+from vaultkeeper.scan import lookup, lookuprank
+from vaultkeeper.scan.lookupdocs import Doc as Doc
+from vaultkeeper.scan.lookupdocs import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
 from vaultkeeper.search.hits import make_hit
 from vaultkeeper.search.hits import safe as safe
-from vaultkeeper.search.score import WEIGHTS as _WEIGHTS
-from vaultkeeper.search.score import Scorer, starts_of
-from vaultkeeper.search.score import terms as terms
-from vaultkeeper.store.vault import links_out, walk_files
+from vaultkeeper.store import db
+
+WORD = re.compile(r"\w+")
+MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
 
 
-class _Haystack(Scorer):
-    """Every entry's casefolded name, description and body, each field joined into one
-    string (vaultkeeper.search.score): the same scoring the recall hook uses."""
+def terms(query: str) -> list[str]:
+    """The query's distinct words, casefolded, in order (at most ``MAX_TERMS``)."""
+    return list(dict.fromkeys(w.casefold() for w in WORD.findall(query)))[:MAX_TERMS]
 
-    def __init__(self, docs: list[Doc]) -> None:
-        self.docs = docs
-        fields = [[doc.folded[part] for doc in docs] for part in range(len(_WEIGHTS))]
-        super().__init__(["\x00".join(f) for f in fields], [starts_of(f) for f in fields])
+
+_DOC_SQL = (
+    "SELECT e.kind, e.name, e.description, e.project, e.status, e.superseded_by, e.path, "
+    "e.line, e.name_line, e.description_line, e.body_line, e.cite, e.link, t.body "
+    "FROM search_entries e JOIN search_text t ON t.rowid = e.id WHERE e.id = ?"
+)
+
+
+def _doc(conn: sqlite3.Connection, row_id: int) -> Doc:
+    """An entry as its row holds it (what a hit shows: no file read again)."""
+    *fields, body = conn.execute(_DOC_SQL, (row_id,)).fetchone()
+    kind, name, description, project, status, superseded, path, *numbers = fields
+    line, name_line, description_line, body_line, cite, link = numbers
+    return Doc(
+        kind, name, description, project, status, superseded, path, line, name_line,
+        description_line, tuple(body.split("\n")) if body else (), body_line, cite, link,
+    )  # fmt: skip
 
 
 class Searcher:
-    """Search one vault; keeps each file's entries until its size or mtime changes."""
+    """Search one vault: each call brings the index up to date, then asks it."""
 
     def __init__(self, vault: Path) -> None:
         self.vault = vault
-        self._files: dict[str, tuple[list[int], bool, list[Doc]]] = {}
-        self._hay = _Haystack([])
         self._lock = threading.Lock()  # the server may run two searches at once
+        self._memory: sqlite3.Connection | None = None
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """The vault's database; for a vault with no ``state/`` folder (someone's
+        Obsidian vault, where nothing may be written) a private one in memory, kept
+        for this searcher's life (the MCP server's: its later searches are warm)."""
+        if os.path.lexists(os.path.join(self.vault, config.STATE_DIR)):
+            with db.connect(self.vault) as conn:
+                yield conn
+            return
+        if self._memory is None:
+            self._memory = db.in_memory()
+        yield self._memory
 
     def docs(self) -> list[Doc]:
-        """Every entry now: files are stat'ed, and read again only when changed."""
-        return self._refresh().docs
-
-    def _refresh(self) -> _Haystack:
-        with self._lock:
-            return self._walk()
-
-    def _walk(self) -> _Haystack:
-        top = str(self.vault)
-        skip = len(top) + 1
-        root = os.path.realpath(top)
-        seen: dict[str, tuple[list[int], bool, list[Doc]]] = {}
-        changed = False
-        limit = time.time_ns() - scancache.RACY_NS
-        for full in walk_files(top):
-            if not full.endswith(".md"):
-                continue
-            rel_path = full[skip:].replace(os.sep, "/")
-            if "/" not in rel_path and (
-                rel_path == config.INDEX_FILE or rel_path.startswith(config.SUBINDEX_PREFIX)
-            ):
-                continue
-            try:
-                info = os.lstat(full)
-                if stat.S_ISLNK(info.st_mode):
-                    if links_out(root, full):
-                        continue  # symlinked out of the vault: never served
-                    info = os.stat(full)
-            except OSError:
-                continue
-            # the scan cache's rule: ctime in the key, and a file read while it may still
-            # change within one clock tick is read again
-            key, settled = scancache.key_of(info, limit)
-            known = self._files.get(rel_path)
-            if known is not None and known[1] and known[0] == key:
-                seen[rel_path] = known
-            else:
-                seen[rel_path] = (key, settled, read_docs(self.vault, rel_path))
-                changed = True
-        if changed or len(seen) != len(self._files):
-            self._hay = _Haystack([doc for entry in seen.values() for doc in entry[2]])
-        self._files = seen
-        return self._hay
+        """Every entry now (read from the files; for tests and benchmarks)."""
+        with self._lock, self._db() as conn:
+            lookup.refresh(conn, self.vault)
+            paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
+        return [d for p in sorted(paths) for d in read_docs(self.vault, p)]
 
     def search(
         self,
@@ -108,18 +100,63 @@ class Searcher:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> list[Hit]:
-        """Best first: entries matching more of the query's words, then by where they match."""
+        """Best first: by the query's words an entry holds, then bm25 (scan.lookuprank)."""
         words = terms(query)
         if not words:
             return []
-        hay = self._refresh()  # this haystack's docs and scores go together
-        scored: list[tuple[int, str, int, Doc]] = []
-        for i, score in hay.scores(words).items():
-            doc = hay.docs[i]
-            if (kind and doc.kind != kind) or (project and doc.project != project):
-                continue
-            if not include_archived and not doc.live:
-                continue
-            scored.append((-score, doc.path, doc.line, doc))
-        scored.sort(key=lambda s: s[:3])
-        return [make_hit(doc, words, -neg) for neg, _, _, doc in scored[: max(1, limit)]]
+        where: list[str] = []
+        args: list[object] = []
+        if kind:
+            where.append("AND e.kind = ?")
+            args.append(kind)
+        if project:
+            where.append("AND e.project = ?")
+            args.append(project)
+        if not include_archived:
+            where.append("AND e.live = 1")
+        narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
+        with self._lock, self._db() as conn:
+            lookup.refresh(conn, self.vault)
+            pool = max(lookuprank.POOL, limit)
+            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
+            rows = rows[: max(1, limit)]
+            hits = [
+                make_hit(_doc(conn, row_id), words, round(score, 3)) for row_id, *_, score in rows
+            ]
+        return hits
+
+
+def found(
+    searcher: Searcher,
+    query: str,
+    *,
+    kind: str | None = None,
+    project: str | None = None,
+    limit: int = config.SEARCH_DEFAULT_LIMIT,
+    include_archived: bool = False,
+) -> list[dict[str, object]]:
+    """The hits as ``vaultkeeper search --json`` and the MCP ``search`` tool give them:
+    each hit's fields, and ``may_be_stale`` for a lesson whose code anchors moved under
+    it (the brief's mark, from the saved report). Bad arguments raise UsageError."""
+    from vaultkeeper.errors import UsageError
+
+    if not query.strip():
+        raise UsageError("query must not be empty")
+    if kind is not None and kind not in config.ENTRY_KINDS:
+        raise UsageError(f"unknown kind {kind!r}; one of {', '.join(config.ENTRY_KINDS)}")
+    if not 1 <= limit <= config.SEARCH_MAX_LIMIT:
+        raise UsageError(f"limit must be 1..{config.SEARCH_MAX_LIMIT}")
+    hits = searcher.search(
+        query, kind=kind, project=project, limit=limit, include_archived=include_archived
+    )
+    out = [dict(h.__dict__) for h in hits]
+    if out:  # a lesson whose code anchors moved under it says so
+        from vaultkeeper.report.anchors import may_be_stale
+        from vaultkeeper.report.candidates import load_report
+
+        report = load_report(searcher.vault).report
+        stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
+        for hit in out:
+            if stale.get(str(hit.get("path", ""))):
+                hit["may_be_stale"] = stale[str(hit["path"])]
+    return out

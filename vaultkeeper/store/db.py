@@ -44,7 +44,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -85,6 +85,26 @@ TABLES: tuple[str, ...] = (
     # stat key; per repository, what the anchor checker read of its files (JSON)
     "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
     "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # the full-text index (scan.lookup): search, the MCP search tool, the recall hooks
+    "CREATE VIRTUAL TABLE search_text USING fts5("
+    "name, description, headings, body, tags, tokenize = 'porter unicode61')",
+    "CREATE TABLE search_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
+    "kind TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, project TEXT, "
+    "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
+    "description_line INTEGER NOT NULL, body_line INTEGER NOT NULL, cite TEXT NOT NULL, "
+    "link TEXT NOT NULL, live INTEGER NOT NULL, lesson INTEGER NOT NULL, "
+    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL)",
+    "CREATE INDEX search_entries_path ON search_entries (path)",
+    "CREATE TABLE search_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, "
+    "settled INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE search_places (place TEXT NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX search_places_place ON search_places (place)",
+    "CREATE INDEX search_places_id ON search_places (id)",
+    "CREATE TABLE search_globs (glob TEXT NOT NULL, id INTEGER NOT NULL)",
+    "CREATE INDEX search_globs_id ON search_globs (id)",
+    "CREATE INDEX search_globs_glob ON search_globs (glob)",
+    "CREATE TABLE search_marks (path TEXT PRIMARY KEY, mark TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
 )
 
 
@@ -192,6 +212,14 @@ def connect(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+def in_memory() -> sqlite3.Connection:
+    """A private database of the current schema in memory: for a vault with no
+    ``state/`` folder (someone's Obsidian vault), where nothing may be written."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    _fresh(conn)
+    return conn
 
 
 @contextlib.contextmanager

@@ -1,0 +1,141 @@
+"""``paths:`` globs (Claude Code's ``.claude/rules`` convention), matched in bounded time.
+
+A lesson's ``paths:`` globs are matched against the file a tool is about to touch on
+every file tool call (the recall hook, vaultkeeper.recall.moment), so a crafted glob
+must never cost more than a fixed budget: a regular expression built from
+``**/**/**/.../q/**/z.py`` backtracks exponentially (84 s on a 30-folder path).
+
+Here a glob is split at ``/`` into parts; ``**`` is any number of whole folders, ``*``
+and ``?`` stay within one name, ``[...]`` is a class (``[!...]`` negated). Matching is
+dynamic programming over (glob part, path part), and within one name over (pattern
+character, name character): the work is at most the product of the lengths, never
+exponential. ``problem`` names what makes a glob unfit (lint's VK207 refuses it, and
+the matcher never matches it): longer than ``MAX_CHARS`` or more than ``MAX_STARS``
+``**`` parts. A glob with no ``/`` matches the file's name in any folder.
+
+Example::
+
+    >>> matches("src/**/*.py", ["src/a/b/c.py"])
+    True
+"""
+
+from __future__ import annotations
+
+MAX_CHARS = 256  # a longer glob is refused (lint) and never matched (the hook)
+MAX_STARS = 8  # ``**`` parts at most
+MAX_PATH = 4096  # a longer path is never matched
+
+
+def problem(glob: str) -> str | None:
+    """Why ``glob`` cannot be matched quickly (None: it can)."""
+    if len(glob) > MAX_CHARS:
+        return f"is {len(glob)} characters long (at most {MAX_CHARS})"
+    if glob.split("/").count("**") > MAX_STARS:
+        return f"has more than {MAX_STARS} '**' parts"
+    return None
+
+
+def _class(pattern: str, i: int) -> tuple[int, set[str], bool] | None:
+    """The ``[...]`` class at ``pattern[i]``: (index after it, its characters, negated);
+    None when it is not closed (then ``[`` is a plain character)."""
+    j = i + 1
+    negated = j < len(pattern) and pattern[j] == "!"
+    if negated:
+        j += 1
+    start = j
+    while j < len(pattern) and (pattern[j] != "]" or j == start):
+        j += 1
+    if j >= len(pattern):
+        return None
+    body = pattern[start:j]
+    chars: set[str] = set()
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            lo, hi = ord(body[k]), ord(body[k + 2])
+            chars.update(chr(c) for c in range(lo, min(hi, lo + 256) + 1))
+            k += 3
+        else:
+            chars.add(body[k])
+            k += 1
+    return j + 1, chars, negated
+
+
+Token = tuple[str, str, frozenset[str], bool]  # kind (= ? * [), the character, a class
+
+
+def _tokens(pattern: str) -> list[Token]:
+    out: list[Token] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            if not out or out[-1][0] != "*":  # ``**`` inside a name is one ``*``
+                out.append(("*", "", frozenset(), False))
+            i += 1
+        elif c == "?":
+            out.append(("?", "", frozenset(), False))
+            i += 1
+        elif c == "[" and (got := _class(pattern, i)) is not None:
+            i, chars, negated = got
+            out.append(("[", "", frozenset(chars), negated))
+        else:
+            out.append(("=", c, frozenset(), False))
+            i += 1
+    return out
+
+
+def _one(token: Token, c: str) -> bool:
+    kind, char, chars, negated = token
+    if kind == "?":
+        return True
+    if kind == "[":
+        return (c in chars) != negated
+    return char == c
+
+
+def name_matches(pattern: str, name: str) -> bool:
+    """One name against one glob part (no ``/``): O(len(pattern) * len(name))."""
+    tokens = _tokens(pattern)
+    # reach[j]: the tokens so far can match name[:j]
+    reach = [True] + [False] * len(name)
+    for token in tokens:
+        if token[0] == "*":
+            seen = False
+            for j in range(len(reach)):
+                seen = seen or reach[j]
+                reach[j] = seen
+        else:
+            reach = [False] + [reach[j] and _one(token, name[j]) for j in range(len(name))]
+        if not any(reach):
+            return False
+    return reach[-1]
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """Whether ``path`` (relative, ``/``-separated) matches ``glob``."""
+    glob = glob.strip().lstrip("/")
+    if not glob or problem(glob) is not None or len(path) > MAX_PATH:
+        return False
+    parts = glob.split("/")
+    if len(parts) == 1:
+        parts = ["**", *parts]  # a bare name: in any folder
+    names = path.split("/")
+    # reach[j]: the glob parts so far can match names[:j]
+    reach = [True] + [False] * len(names)
+    for part in parts:
+        if part == "**":
+            seen = False
+            for j in range(len(reach)):
+                seen = seen or reach[j]
+                reach[j] = seen
+        else:
+            reach = [False] + [reach[j] and name_matches(part, names[j]) for j in range(len(names))]
+        if not any(reach):
+            return False
+    return reach[-1]
+
+
+def matches(glob: str, paths: list[str]) -> bool:
+    """Whether any of ``paths`` matches ``glob``."""
+    return any(glob_matches(glob, p) for p in paths)
