@@ -114,8 +114,8 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            if os.path.lexists(os.path.join(state_dir, _DB_FILE)):  # the full-text index
-                with contextlib.suppress(Exception):  # kept once asked for; a cache, never fatal
+            if _index_wanted(vault):  # the full-text index, kept once asked for
+                with contextlib.suppress(Exception):  # a cache, never fatal
                     from vaultkeeper.report.anchors import may_be_stale
                     from vaultkeeper.scan.lookup import after_scan as index_after_scan
 
@@ -129,6 +129,23 @@ def run_scan(
             raise
         finally:
             state.release(vault, pid)  # only if this process holds it
+
+
+def _index_wanted(vault: str | os.PathLike[str]) -> bool:
+    """Whether a search, the recall hook or ``--recall`` asked for the full-text index
+    (scan/lookup.py's ``is_on``, asked without loading that module on every scan)."""
+    if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
+        return False
+    import contextlib
+    import sqlite3
+
+    from vaultkeeper.store import db
+
+    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
+        if conn is not None:
+            query = "SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')"
+            return conn.execute(query).fetchone() is not None
+    return False
 
 
 class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
