@@ -9,6 +9,7 @@ shape, and when ``--json`` was asked for, every error is also one JSON object on
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Sequence
@@ -36,7 +37,13 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_INTERRUPTED, EXIT_USAGE, VaultkeeperError, internal_error
+from vaultkeeper.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    INTERRUPTED,
+    VaultkeeperError,
+    internal_error,
+)
 from vaultkeeper.output import print_json, stdout_gone
 from vaultkeeper.store.textsafe import inert
 
@@ -53,6 +60,8 @@ class _Group(click.Group):
             self.fail(str(exc), exc.exit_code)
         except BrokenPipeError:  # `vaultkeeper lint | head -1`: the reader has what it wanted
             sys.exit(stdout_gone())
+        except KeyboardInterrupt:  # Ctrl-C, in any command: before click makes it "Aborted!"
+            interrupted()
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             self.fail(f"{where}{exc.strerror or exc}", 1)
@@ -108,10 +117,17 @@ class _Group(click.Group):
             sys.exit(0)
         except click.ClickException as exc:
             self.fail(_one_line(exc), exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt):  # Ctrl-C while click reads the arguments
+            interrupted()
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C, whatever was running: one line and 130, as a shell reports SIGINT (never
+    click's "Aborted!" and 1, the code for a refusal)."""
+    with contextlib.suppress(OSError):  # stderr gone too: the code still says it
+        click.echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 _CHOICES = re.compile(r"'\{[\w|-]+\}'")
@@ -197,9 +213,8 @@ hooks.hooks.add_command(hooks_status.hooks_status)
 def main() -> None:
     try:
         cli(prog_name="vaultkeeper")
-    except KeyboardInterrupt:  # pragma: no cover - interactive only
-        click.echo("vaultkeeper: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # before or after the group's own handling
+        interrupted()
 
 
 if __name__ == "__main__":  # pragma: no cover
