@@ -116,7 +116,7 @@ class _Group(click.Group):
                 sys.exit(stdout_gone())
             sys.exit(0)
         except click.ClickException as exc:
-            self.fail(_one_line(exc), exc.exit_code)
+            self.fail(_one_line(exc, _command_words(self, argv)), exc.exit_code)
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C while click reads the arguments
             interrupted()
         sys.exit(code if isinstance(code, int) else 0)
@@ -134,7 +134,28 @@ _CHOICES = re.compile(r"'\{[\w|-]+\}'")
 _QUOTED_NAME = re.compile(r"'(--?[A-Za-z][\w-]*|[A-Z][A-Z_]*)'")
 
 
-def _one_line(exc: click.ClickException) -> str:
+def _command_words(group: click.Group, argv: list[str]) -> list[str]:
+    """The command a command line names (``["apply", "promote"]``), read from the
+    arguments themselves: click's parser raises some errors (``-d`` without its value)
+    with no context to say which command it was reading."""
+    words: list[str] = []
+    command: click.Command = group
+    tokens = iter(argv)
+    for token in tokens:
+        if not isinstance(command, click.Group) or token == "--":
+            break
+        if token == "--vault":  # the one global option with a value
+            next(tokens, None)
+        elif not token.startswith("-"):
+            found = command.commands.get(token)
+            if found is None:
+                break
+            words.append(token)
+            command = found
+    return words
+
+
+def _one_line(exc: click.ClickException, argv_words: list[str] | None = None) -> str:
     """``apply promote: missing option --evidence (see --help)`` from click's three lines."""
     message = " ".join(exc.format_message().split()).rstrip(".")
     # click quotes option names and metavars (`Missing option '--evidence'`); a name the
@@ -146,9 +167,11 @@ def _one_line(exc: click.ClickException) -> str:
         message = _CHOICES.sub(param.name.upper(), message)
     message = message[:1].lower() + message[1:]
     ctx = getattr(exc, "ctx", None)
-    if ctx is None:
+    words = ctx.command_path.split()[1:] if ctx is not None else (argv_words or [])
+    if not words and ctx is None:
         return message
-    words = ctx.command_path.split()[1:]  # without the program's name
+    if words and getattr(exc, "option_name", None) == "--vault":  # `scan --vault V`
+        message += f"; --vault is global: it goes first (vaultkeeper --vault PATH {words[0]} ...)"
     where = f"{' '.join(words)}: " if words else ""
     return f"{where}{message} (see {' '.join(['vaultkeeper', *words, '--help'])})"
 
