@@ -23,7 +23,7 @@ from vaultkeeper.entries.create import init_vault
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = REPO / "sample_vault"
-# $VAULTKEEPER_TEST_CORPORA moves it: tests/test_corpora_count.py hides it to count skips
+# $VAULTKEEPER_TEST_CORPORA moves it: tests/test_docs_corpora.py hides it to count skips
 CORPORA = Path(os.environ.get("VAULTKEEPER_TEST_CORPORA") or REPO.parent / "shared" / "corpora")
 # the one reason every test that needs it is skipped with (README.md, docs/development.md)
 CORPORA_SKIP = "../shared/corpora: not here (CI lays shared/ beside the clone)"

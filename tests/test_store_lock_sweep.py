@@ -19,7 +19,8 @@ import pytest
 from tests.conftest import REPO
 from vaultkeeper.report.file import locked
 from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.vault import outside_lock, sweep_locks
+from vaultkeeper.store.lockdir import sweep_locks
+from vaultkeeper.store.vault import outside_lock
 
 
 @pytest.fixture

@@ -147,6 +147,6 @@ def locked(vault: Path | str) -> Iterator[bool]:
         for fd in reversed(fds):
             os.close(fd)  # releases the lock
         if outside is not None and fds:
-            from vaultkeeper.store.vault import sweep_locks
+            from vaultkeeper.store.lockdir import sweep_locks
 
             sweep_locks()  # the lock folder keeps only held locks
