@@ -74,6 +74,20 @@ def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
         return False
 
 
+def refresh(vault: Path, now: dt.datetime) -> bool:
+    """What a scan does after its report: lint the whole vault with the default rules and
+    keep the figures, as `vaultkeeper lint` would, when those kept are missing, unreadable
+    or older than LINT_REFRESH_HOURS (True if it linted). So the session-end hook and the
+    cron line keep status's lint figures current, at most once a day."""
+    found, _ = load(vault)
+    age = None if found is None else now - found.made
+    if age is not None and dt.timedelta(0) <= age < dt.timedelta(hours=config.LINT_REFRESH_HOURS):
+        return False
+    from vaultkeeper.lint.run import lint_vault
+
+    return save(vault, lint_vault(vault), now)
+
+
 def has_state(vault: Path) -> bool:
     """Whether the vault has a state/ folder of its own (where a lint saves its figures)."""
     path = os.path.join(vault, config.STATE_DIR)

@@ -190,8 +190,10 @@ def _lint_rows(vault: Path, found: LintSummary, age: str) -> list[Signal]:
         orphan = Signal(
             "orphans", orphan_label, None, "-", "0", NOT_YET, said("run `vaultkeeper lint`")
         )
+    # the errors `vaultkeeper lint` counts: link errors included (they have a row of their own)
+    errors = found.errors + found.link_errors
     return [
-        count("lint_errors", errors_label, found.errors, FAIL, "see: vaultkeeper lint"),
+        count("lint_errors", errors_label, errors, FAIL, "see: vaultkeeper lint"),
         count("broken_links", links_label, found.links, links_bad, f"see: {_VK3}"),
         orphan,
     ]
@@ -267,16 +269,16 @@ def index_signal(vault: Path) -> Signal:
     try:
         raw = read_regular(path)  # refuses a FIFO instead of blocking on it
     except ParseError as exc:
-        shown = exc.reason if path.exists() else "missing"
-        # an Obsidian vault that never had one: not yet, as its orphans signal only warns
-        fresh = not path.exists() and (vault / config.OBSIDIAN_DIR).is_dir()
+        missing = not path.exists()
+        # one rule for a missing index, whatever else the folder holds (.obsidian/ or not):
+        # a warning, as for the orphans it leaves unmeasured; one that cannot be read fails
         return Signal(
             "index_budget",
             label,
             None,
-            shown,
+            "missing" if missing else exc.reason,
             budget,
-            NOT_YET if fresh else FAIL,
+            WARN if missing else FAIL,
             "create it: vaultkeeper index",
         )
     lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
