@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.entries.create import init_vault
