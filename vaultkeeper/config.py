@@ -123,8 +123,8 @@ XDG_STATE_DEFAULT = "~/.local/state"
 STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)
 STATUS_OVERDUE_DAYS = 7  # a held-out entry this many days past holdout_until is overdue
 STATUS_SCAN_MAX_AGE_DAYS = 2  # older: the session-end hook probably never fires
-# a scan (the hooks' and cron's) lints the whole vault again when the figures status shows
-# are older than this, so a vault in daily use never waits for a person to run `lint`
+# status lints the whole vault again (and keeps the figures) when those kept are older than
+# this, so a vault in daily use never waits for a person to run `lint`; within it, a glance
 LINT_REFRESH_HOURS = 24
 STATUS_JOURNAL_MAX_BYTES = 5_000_000  # past this, archive state/journal.jsonl
 

@@ -74,18 +74,20 @@ def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
         return False
 
 
-def refresh(vault: Path, now: dt.datetime) -> bool:
-    """What a scan does after its report: lint the whole vault with the default rules and
-    keep the figures, as `vaultkeeper lint` would, when those kept are missing, unreadable
-    or older than LINT_REFRESH_HOURS (True if it linted). So the session-end hook and the
-    cron line keep status's lint figures current, at most once a day."""
+def current(vault: Path, now: dt.datetime) -> LintSummary:
+    """The kept figures while younger than LINT_REFRESH_HOURS; else the whole vault linted
+    now with the default rules, its figures kept as `vaultkeeper lint` keeps them (where
+    state/ takes them). So a vault kept by its hooks and cron alone, where nobody runs
+    `lint`, shows figures at most a day old, and a glance lints at most once a day."""
     found, _ = load(vault)
-    age = None if found is None else now - found.made
-    if age is not None and dt.timedelta(0) <= age < dt.timedelta(hours=config.LINT_REFRESH_HOURS):
-        return False
+    fresh = dt.timedelta(hours=config.LINT_REFRESH_HOURS)
+    if found is not None and dt.timedelta(0) <= now - found.made < fresh:
+        return found
     from vaultkeeper.lint.run import lint_vault
 
-    return save(vault, lint_vault(vault), now)
+    result = lint_vault(vault)
+    save(vault, result, now)
+    return summarize(result, now, (vault / config.INDEX_FILE).is_file())
 
 
 def has_state(vault: Path) -> bool:

@@ -117,10 +117,6 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            with contextlib.suppress(VaultkeeperError, OSError):  # status's lint figures,
-                from vaultkeeper.lint.summary import refresh  # once a day at most
-
-                refresh(vault, now)
             if any(os.path.lexists(os.path.join(state_dir, f)) for f in _RECALL_ON):
                 with contextlib.suppress(VaultkeeperError, OSError):  # the recall hook's table
                     from vaultkeeper.scan.lookup import build as build_lookup

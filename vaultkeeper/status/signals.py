@@ -131,17 +131,18 @@ def _count(name: str, label: str, n: int, bad: str, detail: str = "") -> Signal:
 
 def lint_signals(vault: Path, now: dt.datetime) -> list[Signal]:
     """Lint errors, broken links and orphans, as the last whole-vault ``lint`` found them
-    (state/lint-summary.json; a glance never runs every rule). A vault with no state/
-    folder (someone's Obsidian vault) keeps none: it is linted here, as it always was."""
+    (kept under state/) while that is less than a day old; else linted now and kept again
+    (lint.summary.current), so a vault nobody runs `lint` on still shows current figures.
+    A vault with no state/ folder (someone's Obsidian vault) keeps none: it is linted here,
+    as it always was."""
     from vaultkeeper.lint import summary
 
     if not summary.has_state(vault):
         return _lint_now(vault, now)
-    found, why = summary.load(vault)
-    if found is None:
-        verdict, detail = (WARN, f"{why}; ") if why else (NOT_YET, "no lint yet: ")
-        detail += "run `vaultkeeper lint` (status shows what the last one found)"
-        return [Signal(name, label, None, "-", "0", verdict, detail) for name, label in _LINT_ROWS]
+    try:
+        found = summary.current(vault, now)  # kept, or linted now when a day old or none
+    except VaultkeeperError as exc:
+        return [Signal("lint_errors", "lint errors", None, "-", "0", FAIL, str(exc))]
     return _lint_rows(vault, found, f"lint {age_text((now - found.made).total_seconds())} ago")
 
 
