@@ -123,9 +123,6 @@ XDG_STATE_DEFAULT = "~/.local/state"
 STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)
 STATUS_OVERDUE_DAYS = 7  # a held-out entry this many days past holdout_until is overdue
 STATUS_SCAN_MAX_AGE_DAYS = 2  # older: the session-end hook probably never fires
-# status lints the whole vault again (and keeps the figures) when those kept are older than
-# this, so a vault in daily use never waits for a person to run `lint`; within it, a glance
-LINT_REFRESH_HOURS = 24
 STATUS_JOURNAL_MAX_BYTES = 5_000_000  # past this, archive state/journal.jsonl
 
 # -- lint / index -------------------------------------------------------------
@@ -198,12 +195,12 @@ SEARCH_SNIPPET_CHARS = 160
 # Statuses search leaves out unless asked, as it does an entry with a superseded_by.
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
-# The distribution name on PyPI (`vaultkeeper` there is someone else's program); the
-# command and the import name are `vaultkeeper`.
-DIST_NAME = "vaultkeeper-memory"
+# The distribution's name on the index (`vaultkeeper` there is another program). Install
+# lines in messages name a clone (".") until it is published there; then DIST_NAME.
+DIST_NAME, INSTALL_FROM, INSTALL_WHERE = "vaultkeeper-memory", ".", " in a clone of vaultkeeper"
 MCP_INSTALL_HINT = (
-    f"pipx install --force '{DIST_NAME}[mcp]' (in a virtual environment: "
-    f"pip install '{DIST_NAME}[mcp]')"
+    f"pipx install --force '{INSTALL_FROM}[mcp]'{INSTALL_WHERE} (or: uv tool install --force "
+    f"'{INSTALL_FROM}[mcp]'; in a virtual environment: pip install '{INSTALL_FROM}[mcp]')"
 )
 # MCP tools an agent may run alone, approved in Codex by `hooks install codex --mcp`; what
 # takes an entry out needs a person (apply_prune keeps Codex's approval). docs/hosts.md.

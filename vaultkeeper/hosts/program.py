@@ -20,7 +20,10 @@ from pathlib import Path
 
 from vaultkeeper import config
 
-DAILY_INSTALL = f"pipx install {config.DIST_NAME}"
+DAILY_INSTALL = (
+    f"pipx install {config.INSTALL_FROM}{config.INSTALL_WHERE} "
+    f"(or: uv tool install {config.INSTALL_FROM})"
+)
 _VERSION_TIMEOUT_S = 20  # `PROGRAM --version` on a loaded machine; not a hook's budget
 _REINSTALL = f"install vaultkeeper for daily use (`{DAILY_INSTALL}`) and run `hooks install` again"
 
