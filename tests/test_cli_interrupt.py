@@ -31,6 +31,8 @@ CASES = {
 
 _PROGRAM = """
 import importlib, os, signal, sys
+# as at a terminal: a run started in the background (nohup, `&`) inherits SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 module, name = sys.argv[1:3]
 def interrupt(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, delivered right here
