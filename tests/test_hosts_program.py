@@ -60,7 +60,7 @@ def test_status_says_when_the_program_is_gone_or_not_a_vaultkeeper(
     status = CliRunner().invoke(cli, ["hooks", "status", "claude-code"], env=_env(home))
     assert status.exit_code == 0, status.output
     assert f"SessionStart will do nothing: the program {gone} is gone" in status.stdout
-    assert "pipx install . in a clone of vaultkeeper" in status.stdout
+    assert "`pipx install .` in a clone of vaultkeeper" in status.stdout
 
     other = tmp_path / "bin" / "vaultkeeper"
     other.parent.mkdir()
@@ -109,7 +109,7 @@ def test_install_warns_once_when_the_program_is_in_a_temporary_folder(
         f"vaultkeeper: warning: the hooks will run {fake}, inside the temporary folder "
         f"{scratch.resolve()}: they stop working (silently) when it is deleted"
     )
-    assert done.stderr.count("\n") == 1 and "pipx install . in a clone of" in done.stderr
+    assert done.stderr.count("\n") == 1 and "`pipx install .` in a clone of" in done.stderr
     again = CliRunner().invoke(
         cli, ["--vault", str(vault), "hooks", "install", "cron", "--print"], env=_env(home)
     )
@@ -136,7 +136,7 @@ def test_the_places_that_do_not_last(tmp_path: Path) -> None:
     said = warn(project / ".venv" / "bin" / "vaultkeeper")
     assert said is not None and f"the virtual environment {project / '.venv'}" in said
     assert f"of the project {project}" in said
-    assert "pipx install . in a clone of vaultkeeper" in said
+    assert "`pipx install .` in a clone of vaultkeeper" in said
     said = warn(project / "hooks" / "session-end.sh")  # an editable install's script
     assert said is not None and f"inside the working tree of the project {project}" in said
     loose = elsewhere / "venv"
