@@ -92,7 +92,7 @@ def answering(env: Mapping[str, str], cwd: Path) -> tuple[Answerer, ...]:
         why = _settings(path)
         if why is not None:
             out.append(Answerer(str(path), why))
-    for path in _plugin_files(user_dir(env) / "plugins"):
+    for path in dict.fromkeys(_plugin_files(user_dir(env) / "plugins")):  # each once
         why = _plugin(path)
         if why is not None:
             out.append(Answerer(str(path), why))
@@ -131,26 +131,65 @@ def _settings(path: Path) -> str | None:
 
 
 def _plugin_files(root: Path) -> Iterator[Path]:
-    """A plugin's hooks.json and plugin.json files under ``root`` (installed plugins)."""
+    """A plugin's hooks.json and plugin.json files under ``root`` (installed plugins),
+    linked folders followed (each real folder once), and every file a plugin.json's
+    ``hooks`` names, wherever in its plugin (Claude Code loads a hooks file of any name)."""
     if not root.is_dir():
         return
-    for folder, dirs, files in os.walk(root):
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link back up: walked already
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP)
         for name in sorted(files):
             if name in _PLUGIN_FILES:
                 yield Path(folder) / name
+            if name == "plugin.json":
+                yield from _named_hooks(Path(folder) / name)
+
+
+def _named_hooks(manifest: Path) -> Iterator[Path]:
+    """The hooks files a plugin manifest names (``"hooks": "./x.json"`` or a list)."""
+    try:
+        data = json.loads(_read(manifest) or b"{}")
+    except (OSError, ValueError, RecursionError):
+        return  # the manifest itself is listed as unreadable
+    named = data.get("hooks") if isinstance(data, dict) else None
+    base = manifest.parent.parent if manifest.parent.name.startswith(".") else manifest.parent
+    for rel in named if isinstance(named, list) else [named]:
+        if isinstance(rel, str) and rel.strip():
+            yield base / rel
+
+
+def _mentions(data: object) -> bool:
+    """Does any key or string of parsed JSON name an answering event?"""
+    if isinstance(data, dict):
+        return any(_mentions(k) or _mentions(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_mentions(v) for v in data)
+    return isinstance(data, str) and any(event in data for event in EVENTS)
 
 
 def _plugin(path: Path) -> str | None:
-    """A plugin file naming an answering event anywhere in its text (hooks inline or in a
-    hooks.json): conservative, a plugin that merely mentions one is counted too."""
+    """A plugin file naming an answering event anywhere in its text or its JSON (hooks
+    inline or in a hooks file, the name escaped or not): conservative, a plugin that
+    merely mentions one is counted too."""
     try:
         raw = _read(path)
     except (OSError, ValueError) as exc:
         return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
-    if raw is not None and any(event.encode() in raw for event in EVENTS):
+    if raw is None:
+        return None
+    if any(event.encode() in raw for event in EVENTS):
         return "a plugin's Elicitation hook"
-    return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None  # not JSON and no event named: Claude Code loads no hook from it
+    return "a plugin's Elicitation hook" if _mentions(data) else None
 
 
 def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:
