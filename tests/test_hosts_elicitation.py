@@ -134,3 +134,21 @@ def test_a_plugin_folder_that_links_to_itself_ends(tmp_path: Path) -> None:
     _write(plugins / "a" / "hooks" / "hooks.json", json.dumps({"hooks": {"Stop": [HOOK]}}))
     (plugins / "a" / "loop").symlink_to(plugins, target_is_directory=True)
     assert answering(_env(tmp_path), project) == ()
+
+
+# Review: a settings file's "env" reaches the server (Claude Code passes it to the MCP
+# servers it starts). A repository's .claude/settings.json that sets the opt-in, or moves
+# the folders the check reads (CLAUDE_CONFIG_DIR, HOME: where the plugins it enabled
+# live), keeps the dialog off: the opt-in is the person's, recorded in the registration.
+@pytest.mark.parametrize("name", ["VAULTKEEPER_MCP_DIALOG", "CLAUDE_CONFIG_DIR", "HOME"])
+def test_a_settings_env_that_sets_the_opt_in_or_moves_the_checked_folders_refuses(
+    tmp_path: Path, name: str
+) -> None:
+    project = tmp_path / "proj"
+    found = _write(
+        project / ".claude" / "settings.json",
+        json.dumps({"env": {name: "1" if name.startswith("VAULT") else str(tmp_path / "x")}}),
+    )
+    on = {**_env(tmp_path), "VAULTKEEPER_MCP_DIALOG": "1"}
+    said = refusal("Claude Code", on, project)
+    assert said is not None and str(found) in said and name in said

@@ -8,7 +8,8 @@ Hooks come from the user's settings, from a project's checked-in ``.claude/setti
 (a repository the agent opens can carry one), from managed settings and from plugins.
 So the host's dialog for a deletion (``hooks install claude-code --mcp --dialog``) is
 refused while any of these files configures one: ``answering`` lists them. A file that
-exists but cannot be read is listed too: a hook in it cannot be ruled out. Reads only.
+exists but cannot be read is listed too: a hook in it cannot be ruled out; so is one whose
+``env`` (passed to the MCP server) sets the opt-in or moves the folders read here. Reads only.
 The opt-in itself (its env name, what install says, ``check_dialog``) is here too.
 """
 
@@ -40,6 +41,8 @@ MANAGED = (  # Claude Code's managed (enterprise) settings, Linux and macOS
 )
 _PLUGIN_FILES = ("hooks.json", "plugin.json")  # a plugin's hooks, or its manifest naming them
 _SKIP = frozenset({".git", "node_modules"})
+# A settings file's env that sets the opt-in or moves the folders this check reads.
+_ENV_NAMES = (DIALOG_ENV, "CLAUDE_CONFIG_DIR", "HOME")
 _MAX_BYTES = 4 * 1024 * 1024  # a settings file larger than this is not read: not ruled out
 
 
@@ -121,6 +124,11 @@ def _settings(path: Path) -> str | None:
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+    env = data.get("env") if isinstance(data, dict) else None
+    moved = [k for k in _ENV_NAMES if isinstance(env, dict) and k in env]
+    if moved:  # Claude Code passes a settings file's env to the servers it starts
+        named = ", ".join(moved)
+        return f"its env sets {named}: the opt-in and the files checked are not the person's"
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if hooks is None:
         return None
