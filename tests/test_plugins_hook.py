@@ -226,3 +226,14 @@ def test_a_vaultkeeper_in_the_project_folder_is_never_run(
                        timeout=60)  # fmt: skip
     assert r.returncode == 1 and "not installed" in r.stderr
     assert not marker.exists()
+
+
+# Review: the vault option or VAULTKEEPER_VAULT with a newline, tab or escape (a name
+# that came from anywhere) still gives one JSON line the host can show.
+def test_a_vault_name_with_control_characters_still_gives_one_json_line(tmp_path: Path) -> None:
+    path = f"{PROGRAM.parent}:/usr/bin:/bin"
+    odd = str(tmp_path / "a\nb\tc\x1b[2Jd")
+    r = run(["claude-code", "session-start"], env_for(tmp_path, path, VAULTKEEPER_VAULT=odd))
+    assert r.returncode == 0 and r.stdout.count("\n") == 1
+    msg = json.loads(r.stdout)["systemMessage"]
+    assert "no such vault directory" in msg and "\x1b" not in msg and "\n" not in msg
