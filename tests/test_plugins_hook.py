@@ -218,8 +218,9 @@ def test_a_vaultkeeper_in_the_project_folder_is_never_run(
     repo = tmp_path / "repo"
     marker = _planted(repo)
     env = env_for(tmp_path, f"/usr/bin:/bin:{entry}", VAULTKEEPER_VAULT=str(sample))
-    r = subprocess.run([str(HOOK), "claude-code", "session-start"], env=env, cwd=repo,
-                       input='{"cwd": "/"}', capture_output=True, text=True, timeout=120)  # fmt: skip
+    hook = [str(HOOK), "claude-code", "session-start"]
+    r = subprocess.run(hook, env=env, cwd=repo, input='{"cwd": "/"}', capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
     said = json.loads(r.stdout)["systemMessage"]
     assert "the vaultkeeper command is not installed" in said
     r = subprocess.run([str(MCP), "--help"], env=env, cwd=repo, capture_output=True, text=True,

@@ -127,8 +127,8 @@ def _settings(path: Path) -> str | None:
     env = data.get("env") if isinstance(data, dict) else None
     moved = [k for k in _ENV_NAMES if isinstance(env, dict) and k in env]
     if moved:  # Claude Code passes a settings file's env to the servers it starts
-        named = ", ".join(moved)
-        return f"its env sets {named}: the opt-in and the files checked are not the person's"
+        sets = ", ".join(moved)
+        return f"its env sets {sets}: the opt-in and the files checked are not the person's"
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if hooks is None:
         return None
