@@ -56,9 +56,10 @@ _AT_START: list[Answerer] = []
 
 
 def remember(env: Mapping[str, str], cwd: Path) -> None:
-    """At the server's start, with the dialog on: the answering hooks configured then."""
+    """At the server's start, with the dialog on: the answering hooks configured then
+    (called again when the tools are registered: what either call found is kept)."""
     if opted_in(env):
-        _AT_START[:] = answering(env, cwd)
+        _AT_START.extend(a for a in answering(env, cwd) if a not in _AT_START)
 
 
 def refusal(host: str, env: Mapping[str, str], cwd: Path) -> str | None:
