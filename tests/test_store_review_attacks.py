@@ -6,13 +6,18 @@ main before its fix."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_recall_hook_attacks import PROMPT, ROUNDING, prompt
 from tests.test_recall_moment import LESSONS, build, lesson, run
+from vaultkeeper import config
+from vaultkeeper.cli import cli
+from vaultkeeper.scan import lookup
 from vaultkeeper.store import db
 
 SECRET = "OUTSIDE-THE-VAULT-7f3a"
@@ -63,3 +68,43 @@ def test_a_crafted_row_whose_path_climbs_out_of_the_vault_is_never_read(
     code, out, _ = run(vault, prompt("after", PROMPT))
     assert code == 0
     assert SECRET not in out
+
+
+# -- search does its job from the files when the store cannot be used ----------------------
+
+
+def _search(vault: Path, *words: str) -> tuple[int, str, str]:
+    done = CliRunner().invoke(cli, ["--vault", str(vault), "search", *words])
+    return done.exit_code, done.stdout, done.stderr
+
+
+def test_search_answers_from_the_files_when_the_database_is_a_folder(
+    make_vault: MakeVault,
+) -> None:
+    vault = make_vault(LESSONS)
+    (vault / config.STATE_DIR).mkdir(exist_ok=True)
+    (vault / config.STATE_DIR / config.DB_FILE).mkdir()  # git brought a folder there
+    code, out, err = _search(vault, "rounding", "cart")
+    assert (code, err) == (0, "")
+    assert f"  {ROUNDING}:" in out
+
+
+@pytest.mark.parametrize(
+    "message", ["database or disk is full", "attempt to write a readonly database"]
+)
+def test_search_answers_from_the_files_when_the_database_cannot_be_written(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, message: str
+) -> None:
+    vault = make_vault(LESSONS)
+    (vault / config.STATE_DIR).mkdir(exist_ok=True)
+    real = lookup.refresh
+
+    def refresh(conn: sqlite3.Connection, root: Path | str) -> int:
+        if conn.execute("PRAGMA database_list").fetchone()[2]:  # the vault's file, not memory
+            raise sqlite3.OperationalError(message)
+        return real(conn, root)
+
+    monkeypatch.setattr(lookup, "refresh", refresh)
+    code, out, err = _search(vault, "rounding", "cart")
+    assert (code, err) == (0, "")
+    assert f"  {ROUNDING}:" in out
