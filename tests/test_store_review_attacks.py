@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.test_recall_hook_attacks import PROMPT, ROUNDING, prompt
-from tests.test_recall_moment import LESSONS, build, lesson, run
+from tests.test_recall_moment import LESSONS, TOKEN, build, lesson, run
 from vaultkeeper import config
 from vaultkeeper.cli import cli
+from vaultkeeper.recall import lookup as recall_lookup
 from vaultkeeper.scan import lookup
 from vaultkeeper.store import db
 
@@ -108,3 +109,29 @@ def test_search_answers_from_the_files_when_the_database_cannot_be_written(
     code, out, err = _search(vault, "rounding", "cart")
     assert (code, err) == (0, "")
     assert f"  {ROUNDING}:" in out
+
+
+# -- the recall hook serves only rows this version made ------------------------------------
+
+
+def test_the_recall_hook_never_serves_rows_another_version_masked(vault: Path) -> None:
+    code, out, _ = run(vault, prompt("before"))
+    assert code == 0 and ROUNDING in out and TOKEN not in out
+    # rows an older vaultkeeper made, whose masking missed this token (its served text
+    # holds it whole), under the file's own stat key: an upgrade must not serve them
+    with db.connect(vault) as conn, db.writing(conn):
+        conn.execute("UPDATE search_meta SET value = '0.0.1/1' WHERE key = 'masked_by'")
+        conn.execute(
+            "UPDATE search_entries SET recall_text = recall_text || ' ' || ? WHERE path = ?",
+            (TOKEN, ROUNDING),
+        )
+        conn.execute("UPDATE search_files SET settled = 1")  # made long ago
+    code, out, _ = run(vault, prompt("after"))
+    assert code == 0 and TOKEN not in out
+    assert _search(vault, "rounding")[0] == 0  # any refresh makes the rows anew
+    code, out, _ = run(vault, prompt("again"))
+    assert code == 0 and ROUNDING in out and TOKEN not in out
+
+
+def test_the_recall_hook_knows_the_rows_format_the_index_writes() -> None:
+    assert recall_lookup.ROWS_FORMAT == lookup.ROWS_FORMAT

@@ -10,7 +10,9 @@ file's lessons are those anchored to it or a folder above it, then those whose
 Freshness by construction: before a lesson is served its file is stat'ed and its key
 compared with the one its row was made from. A lesson changed, archived or deleted by a
 hand edit since is read again (its rows made anew, scan.lookup.update) and the choice
-made again; a row that cannot be made anew (the database busy) is not served.
+made again; a row that cannot be made anew (the database busy) is not served. Rows
+another vaultkeeper version made (``masked_by``) are not served at all: its masking may
+have missed what this one masks; the next scan or search makes them anew.
 
 Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
 first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
@@ -27,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from vaultkeeper import config
+from vaultkeeper import __version__, config
 from vaultkeeper.scan import lookuprank
 from vaultkeeper.store.globs import matches
 from vaultkeeper.store.stopwords import STOPWORDS
@@ -36,6 +38,7 @@ MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt cost
 CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
 DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE (a test keeps them in step)
+ROWS_FORMAT = 3  # scan.lookup.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
@@ -88,15 +91,20 @@ def open_db(state: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
-        got = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
+        made = dict(
+            conn.execute("SELECT key, value FROM search_meta WHERE key IN ('built', 'masked_by')")
+        )
     except sqlite3.DatabaseError as exc:
         conn.close()
         if "no such table" in str(exc):
             raise NoIndex("the database holds no index") from None
         raise
-    if got is None:
+    if "built" not in made:
         conn.close()
         raise NoIndex("the index was never built")
+    if made.get("masked_by") != f"{__version__}/{ROWS_FORMAT}":
+        conn.close()  # another version's rows: its masking may have missed what ours masks
+        raise NoIndex(f"the index was made by vaultkeeper {made.get('masked_by')}")
     return conn
 
 
