@@ -34,7 +34,7 @@ from vaultkeeper.scan.lookupdocs import Doc as Doc
 from vaultkeeper.scan.lookupdocs import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
-from vaultkeeper.search.hits import make_hit
+from vaultkeeper.search.hits import make_hit, one_line
 from vaultkeeper.search.hits import safe as safe
 from vaultkeeper.store import db
 
@@ -169,5 +169,5 @@ def found(
         stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
-                hit["may_be_stale"] = stale[str(hit["path"])]
+                hit["may_be_stale"] = one_line(stale[str(hit["path"])])
     return out
