@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,23 @@ def test_a_newline_in_a_name_or_a_file_name_never_forges_a_hit_line(
     code, out, _ = _search(vault, "--json", "quagga")
     hit = json.loads(out)["hits"][0]
     assert all("\n" not in str(hit[k]) for k in ("name", "path", "cite", "link", "snippet"))
+
+
+# -- the recall hook's deadline stops the database's work, not only the steps between -----
+
+
+def test_past_its_deadline_the_recall_hook_runs_no_further_query(vault: Path) -> None:
+    conn = recall_lookup.open_db(str(vault / config.STATE_DIR))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    index = recall_lookup.Index(str(vault), conn, time.monotonic() - 1)  # already late
+    words = " ".join(f"rounding{n} cart totals billing" for n in range(40))  # many words
+    try:
+        with pytest.raises(TimeoutError):
+            index.for_prompt(words, None, lambda path: False, 3)
+    finally:
+        conn.close()
+    searches = [s for s in statements if "MATCH" in s and not s.startswith("--")]
+    # 33 on main: the bm25 query and one per word, all run before the deadline was seen;
+    # now SQLite stops the first query long enough to reach a look at the clock
+    assert len(searches) <= 3

@@ -16,8 +16,9 @@ have missed what this one masks; the next scan or search makes them anew.
 
 Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
 first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
-is checked between steps. The database is opened only as a regular file (never through
-a symlink, never a FIFO), with a short busy timeout: the hook never waits long.
+is checked between steps and, by SQLite itself, within each query. The database is
+opened only as a regular file (never through a symlink, never a FIFO), with a short
+busy timeout: the hook never waits long.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from vaultkeeper.store.stopwords import STOPWORDS
 MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
 CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
+PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
 DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE (a test keeps them in step)
 ROWS_FORMAT = 3  # scan.lookup.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
@@ -140,10 +142,25 @@ class Index:
         self.conn = conn
         self.deadline = deadline
         self.refreshed: set[str] = set()
+        # past the deadline SQLite stops the statement it is running ("interrupted"):
+        # a prompt of words every lesson holds costs no more than the deadline
+        conn.set_progress_handler(self._late, PROGRESS_STEPS)
+
+    def _late(self) -> int:
+        return int(time.monotonic() > self.deadline)
 
     def check(self) -> None:
         if time.monotonic() > self.deadline:
             raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
+
+    def _bounded(self, choose: Callable[[], list[Lesson]]) -> list[Lesson]:
+        """``choose()``; TimeoutError when SQLite stopped it at the deadline."""
+        try:
+            return choose()
+        except sqlite3.OperationalError as exc:
+            if "interrupt" in str(exc):
+                raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s") from None
+            raise
 
     def lesson(self, row_id: int) -> Lesson | None:
         row = self.conn.execute(_LESSON_SQL, (row_id,)).fetchone()
@@ -225,7 +242,7 @@ class Index:
             named = lookuprank.named(self.conn, words, [r[0] for r in rows], narrow)
             return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
-        return self._choose(ranked, skip, most)
+        return self._bounded(lambda: self._choose(ranked, skip, most))
 
     def for_files(
         self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
@@ -264,4 +281,4 @@ class Index:
             theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
             return skip(path) or not _allowed(project, theirs)
 
-        return self._choose(ranked, outside, most)
+        return self._bounded(lambda: self._choose(ranked, outside, most))
