@@ -10,12 +10,15 @@ file's lessons are those anchored to it or a folder above it, then those whose
 Freshness by construction: before a lesson is served its file is stat'ed and its key
 compared with the one its row was made from. A lesson changed, archived or deleted by a
 hand edit since is read again (its rows made anew, scan.lookup.update) and the choice
-made again; a row that cannot be made anew (the database busy) is not served.
+made again; a row that cannot be made anew (the database busy) is not served. Rows
+another vaultkeeper version made (``masked_by``) are not served at all: its masking may
+have missed what this one masks; the next scan or search makes them anew.
 
 Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
 first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
-is checked between steps. The database is opened only as a regular file (never through
-a symlink, never a FIFO), with a short busy timeout: the hook never waits long.
+is checked between steps and, by SQLite itself, within each query. The database is
+opened only as a regular file (never through a symlink, never a FIFO), with a short
+busy timeout: the hook never waits long.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from vaultkeeper import config
+from vaultkeeper import __version__, config
 from vaultkeeper.scan import lookuprank
 from vaultkeeper.store.globs import matches
 from vaultkeeper.store.stopwords import STOPWORDS
@@ -35,7 +38,9 @@ from vaultkeeper.store.stopwords import STOPWORDS
 MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
 CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
+PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
 DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE (a test keeps them in step)
+ROWS_FORMAT = 3  # scan.lookup.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
@@ -88,15 +93,20 @@ def open_db(state: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
-        got = conn.execute("SELECT 1 FROM search_meta WHERE key = 'built'").fetchone()
+        made = dict(
+            conn.execute("SELECT key, value FROM search_meta WHERE key IN ('built', 'masked_by')")
+        )
     except sqlite3.DatabaseError as exc:
         conn.close()
         if "no such table" in str(exc):
             raise NoIndex("the database holds no index") from None
         raise
-    if got is None:
+    if "built" not in made:
         conn.close()
         raise NoIndex("the index was never built")
+    if made.get("masked_by") != f"{__version__}/{ROWS_FORMAT}":
+        conn.close()  # another version's rows: its masking may have missed what ours masks
+        raise NoIndex(f"the index was made by vaultkeeper {made.get('masked_by')}")
     return conn
 
 
@@ -132,10 +142,25 @@ class Index:
         self.conn = conn
         self.deadline = deadline
         self.refreshed: set[str] = set()
+        # past the deadline SQLite stops the statement it is running ("interrupted"):
+        # a prompt of words every lesson holds costs no more than the deadline
+        conn.set_progress_handler(self._late, PROGRESS_STEPS)
+
+    def _late(self) -> int:
+        return int(time.monotonic() > self.deadline)
 
     def check(self) -> None:
         if time.monotonic() > self.deadline:
             raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
+
+    def _bounded(self, choose: Callable[[], list[Lesson]]) -> list[Lesson]:
+        """``choose()``; TimeoutError when SQLite stopped it at the deadline."""
+        try:
+            return choose()
+        except sqlite3.OperationalError as exc:
+            if "interrupt" in str(exc):
+                raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s") from None
+            raise
 
     def lesson(self, row_id: int) -> Lesson | None:
         row = self.conn.execute(_LESSON_SQL, (row_id,)).fetchone()
@@ -217,7 +242,7 @@ class Index:
             named = lookuprank.named(self.conn, words, [r[0] for r in rows], narrow)
             return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
-        return self._choose(ranked, skip, most)
+        return self._bounded(lambda: self._choose(ranked, skip, most))
 
     def for_files(
         self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
@@ -256,4 +281,4 @@ class Index:
             theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
             return skip(path) or not _allowed(project, theirs)
 
-        return self._choose(ranked, outside, most)
+        return self._bounded(lambda: self._choose(ranked, outside, most))

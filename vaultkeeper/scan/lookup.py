@@ -97,6 +97,15 @@ def _stat(root: str, full: str) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
+def _outside(root: str, rel_path: str, full: str) -> bool:
+    """Whether ``rel_path`` is not a plain path inside the vault, or resolves outside it
+    (through any folder on the way, not only the file itself)."""
+    parts = rel_path.split("/")
+    if rel_path.startswith("/") or "" in parts or "." in parts or ".." in parts:
+        return True
+    return links_out(root, full)
+
+
 def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
     ids = [r[0] for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))]
     for table in ("search_text WHERE rowid", "search_entries WHERE id"):
@@ -200,7 +209,10 @@ def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]
     limit = time.time_ns() - RACY_NS
     with db.writing(conn):
         for rel_path in sorted(set(rel_paths)):
-            info = _stat(root, str(vault / rel_path))
+            full = str(vault / rel_path)
+            # a path the walk did not just give (a row's, a command's): its folders may
+            # have become links out of the vault since, or the row may say ``..``
+            info = None if _outside(root, rel_path, full) else _stat(root, full)
             if info is None or not rel_path.endswith(".md"):
                 _drop(conn, rel_path)
                 continue

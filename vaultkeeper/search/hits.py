@@ -45,6 +45,14 @@ def safe(text: str) -> str:
     return inert(served(text)) if needs_serving(text) else text
 
 
+def one_line(text: str) -> str:
+    """``safe(text)`` on one line: a line break a name, path or mark holds (a quoted YAML
+    name, a file name) is shown as an escape, so no field of a hit reads as another hit
+    at the terminal. Masked first: a token cut by the break is masked whole."""
+    out = safe(text)
+    return out.replace("\n", "\\u000a") if "\n" in out else out
+
+
 def _body_line(doc: Doc, i: int) -> str:
     """Body line ``i`` with the credentials of the whole body masked: a line inside a
     private-key block holds no marker of its own. Masking keeps line breaks."""
@@ -74,11 +82,12 @@ def make_hit(doc: Doc, words: list[str], score: float) -> Hit:
         line, text = doc.name_line, doc.name
     else:
         line, text = doc.description_line, doc.description
-    superseded = None if doc.superseded_by is None else safe(doc.superseded_by)
-    status = None if doc.status is None else safe(doc.status)
+    superseded = None if doc.superseded_by is None else one_line(doc.superseded_by)
+    status = None if doc.status is None else one_line(doc.status)
     return Hit(
-        doc.kind, safe(doc.name), safe(doc.description), safe(doc.path), line,
-        _snippet(text, words), safe(doc.cite), safe(doc.link), status, superseded, score,
+        one_line(doc.kind), one_line(doc.name), one_line(doc.description), one_line(doc.path),
+        line, _snippet(text, words), one_line(doc.cite), one_line(doc.link), status, superseded,
+        score,
     )  # fmt: skip
 
 

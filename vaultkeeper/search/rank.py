@@ -23,18 +23,22 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from vaultkeeper import config
+from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.scan import lookup, lookuprank
 from vaultkeeper.scan.lookupdocs import Doc as Doc
 from vaultkeeper.scan.lookupdocs import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
-from vaultkeeper.search.hits import make_hit
+from vaultkeeper.search.hits import make_hit, one_line
 from vaultkeeper.search.hits import safe as safe
 from vaultkeeper.store import db
+
+T = TypeVar("T")
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -71,24 +75,30 @@ class Searcher:
         self._lock = threading.Lock()  # the server may run two searches at once
         self._memory: sqlite3.Connection | None = None
 
-    @contextlib.contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """The vault's database; for a vault with no ``state/`` folder (someone's
-        Obsidian vault, where nothing may be written) a private one in memory, kept
-        for this searcher's life (the MCP server's: its later searches are warm)."""
-        if os.path.lexists(os.path.join(self.vault, config.STATE_DIR)):
-            with db.connect(self.vault) as conn:
-                yield conn
-            return
-        if self._memory is None:
-            self._memory = db.in_memory()
-        yield self._memory
+    def _asked(self, ask: Callable[[sqlite3.Connection], T]) -> T:
+        """``ask`` on the index brought up to date: the vault's database; a private one in
+        memory, kept for this searcher's life (the MCP server's: later searches are warm),
+        for a vault with no ``state/`` folder (someone's Obsidian vault, where nothing may
+        be written) or whose database cannot be used (a read-only vault, a full disk, a
+        folder or link there): the store is a shortcut, the files still answer."""
+        with self._lock:
+            if self._memory is None and os.path.lexists(os.path.join(self.vault, config.STATE_DIR)):
+                with (
+                    contextlib.suppress(sqlite3.Error, OSError, UnsafePathError),
+                    db.connect(self.vault) as conn,
+                ):
+                    lookup.refresh(conn, self.vault)
+                    return ask(conn)
+            if self._memory is None:
+                self._memory = db.in_memory()
+            lookup.refresh(self._memory, self.vault)
+            return ask(self._memory)
 
     def docs(self) -> list[Doc]:
         """Every entry now (read from the files; for tests and benchmarks)."""
-        with self._lock, self._db() as conn:
-            lookup.refresh(conn, self.vault)
-            paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
+        paths = self._asked(
+            lambda conn: [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
+        )
         return [d for p in sorted(paths) for d in read_docs(self.vault, p)]
 
     def search(
@@ -115,15 +125,16 @@ class Searcher:
         if not include_archived:
             where.append("AND e.live = 1")
         narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
-        with self._lock, self._db() as conn:
-            lookup.refresh(conn, self.vault)
-            pool = max(lookuprank.POOL, limit)
+        pool = max(lookuprank.POOL, limit)
+
+        def ask(conn: sqlite3.Connection) -> list[Hit]:
             rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
-            rows = rows[: max(1, limit)]
-            hits = [
-                make_hit(_doc(conn, row_id), words, round(score, 3)) for row_id, *_, score in rows
+            return [
+                make_hit(_doc(conn, row_id), words, round(score, 3))
+                for row_id, *_, score in rows[: max(1, limit)]
             ]
-        return hits
+
+        return self._asked(ask)
 
 
 def found(
@@ -158,5 +169,5 @@ def found(
         stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
-                hit["may_be_stale"] = stale[str(hit["path"])]
+                hit["may_be_stale"] = one_line(stale[str(hit["path"])])
     return out
