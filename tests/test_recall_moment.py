@@ -368,3 +368,15 @@ def test_the_hook_imports_no_click_yaml_or_site(vault: Path) -> None:
         "vaultkeeper.store.secrets",
     }
     assert not loaded & heavy, loaded  # the served text was masked when its row was made
+
+
+@pytest.mark.parametrize(
+    ("given", "seconds"),
+    [(None, 1.0), ("", 1.0), ("2.5", 2.5), ("99", 4.5), ("0", 0.05), ("nan", 1.0), ("x", 1.0)],
+)
+def test_the_hook_deadline_is_the_environment_s_within_the_host_s_timeout(
+    given: str | None, seconds: float
+) -> None:
+    from vaultkeeper.recall.moment import deadline_s
+
+    assert deadline_s(given) == seconds

@@ -288,5 +288,8 @@ MOMENT_MAX_FILE_LESSONS = 4  # before a file is touched: anchored first, then gl
 MOMENT_MIN_TERM = 3  # shorter prompt words are not looked for
 MOMENT_LESSON_CHARS = 360  # one lesson's text at most (name, description, first lines)
 MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
+# A slower machine may give the recall hook longer (never past the host's RECALL_HOOK_TIMEOUT);
+# the tests give it 4 s, so a loaded CI machine does not turn a served lesson into silence.
+ENV_RECALL_DEADLINE = "VAULTKEEPER_RECALL_DEADLINE_S"
 MOMENT_MAX_STDIN = 1 << 20
 MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise

@@ -279,10 +279,22 @@ def log(vault: str | None, text: str) -> None:
         pass
 
 
+def deadline_s(given: str | None) -> float:
+    """The hook's own time limit: ``MOMENT_DEADLINE_S``, or the seconds the environment
+    gives, kept within 0.05 s and half a second short of the host's timeout."""
+    try:
+        wanted = float(given) if given else config.MOMENT_DEADLINE_S
+    except ValueError:
+        wanted = config.MOMENT_DEADLINE_S
+    if wanted != wanted:  # NaN
+        wanted = config.MOMENT_DEADLINE_S
+    return min(max(wanted, 0.05), config.RECALL_HOOK_TIMEOUT - 0.5)
+
+
 def main(vault: str | None, host: str) -> int:
     """The hook: print the context (or nothing), log any failure, always return 0."""
     started = time.monotonic()
-    deadline = started + config.MOMENT_DEADLINE_S
+    deadline = started + deadline_s(os.environ.get(config.ENV_RECALL_DEADLINE))
     try:
         if host not in config.RECALL_MATCHERS:
             raise Quiet(f"unknown host {host!r}")
