@@ -117,8 +117,7 @@ def _planned(path: Path, contents: dict[str, str]) -> InitResult:
              if n not in contents]  # fmt: skip
     if config.INDEX_FILE in contents:
         wanted = _index_after(path, contents) if path.is_dir() else {config.INDEX_FILE: ""}
-        exists = [n for n in wanted if n != config.INDEX_FILE and (path / n).exists()]
-        differ = [n for n in exists if read_for_edit(path / n, n)[0] != wanted[n]]
+        exists, differ = _in_the_way(path, wanted)
         names += [config.INDEX_FILE] if differ else _with_folder(path, wanted, exists)
     return InitResult(path.resolve(), tuple(folders + names), tuple(kept))
 
@@ -158,8 +157,7 @@ def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
     """
     # No writer lock, as for the rest of init: its lock file would be left in a fresh state/.
     wanted = generate(vault)
-    exists = [n for n in wanted if n != config.INDEX_FILE and (vault / n).exists()]
-    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    exists, differ = _in_the_way(vault, wanted)
     if differ:
         atomic_write(vault / config.INDEX_FILE, template)
         warnings.append(
@@ -172,6 +170,17 @@ def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
         if not name.endswith("/"):
             atomic_write(vault / name, wanted[name])
     return created
+
+
+def _in_the_way(vault: Path, wanted: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Of the sub-indexes init would write, those that exist, and the files init would
+    have to rewrite for them: a different text, or a sub-index of that name an older
+    version left at the root (two of one name, and Obsidian's links turn ambiguous)."""
+    subs = [n for n in wanted if n != config.INDEX_FILE]
+    exists = [n for n in subs if (vault / n).exists()]
+    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    differ += [n.rpartition("/")[2] for n in subs if (vault / n.rpartition("/")[2]).exists()]
+    return exists, differ
 
 
 def _with_folder(vault: Path, wanted: dict[str, str], exists: list[str]) -> list[str]:
