@@ -220,6 +220,11 @@ def test_index_moves_an_older_versions_root_sub_indexes_into_their_folder(
     names = _as_older_version(vault)
     texts = {n: (vault / n).read_bytes() for n in names}
     root = (vault / "_index.md").read_bytes()
+    before = snapshot(vault)
+    check = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert check.exit_code == 1 and snapshot(vault) == before
+    assert check.stderr.startswith("vaultkeeper: would move 3 sub-index file(s) from the")
+    assert "delete it by hand" not in check.output  # they are linked: moved, not dropped
     result = runner.invoke(cli, ["--vault", str(vault), "index"])
     assert result.exit_code == 0, result.output
     assert result.stderr == (
@@ -233,6 +238,22 @@ def test_index_moves_an_older_versions_root_sub_indexes_into_their_folder(
     assert lint_vault(vault).findings == ()
     again = runner.invoke(cli, ["--vault", str(vault), "index"])
     assert again.exit_code == 0 and again.stderr == ""  # said once
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+
+
+def test_new_on_an_older_versions_layout_moves_its_sub_indexes_too(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    vault = _split_vault(make_vault, monkeypatch)
+    _as_older_version(vault)
+    listed = section(vault, "_index-projects.md")
+    args = ["--vault", str(vault), "new", "memory", "fresh", "-p", "p", "-d", "Fresh lesson"]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    assert not list(vault.glob("_index-*"))  # no second file of one name: links stay plain
+    projects = section(vault, "_index/_index-projects.md")
+    assert "- [[projects/p/memory/fresh]] - Fresh lesson" in projects
+    assert set(listed) <= set(projects)
     assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
 
 

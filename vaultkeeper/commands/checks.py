@@ -110,8 +110,9 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     else:
         if result.moved:  # once: an older version's root sub-indexes, now in their folder
             click.echo(
-                f"vaultkeeper: moved {len(result.moved)} sub-index file(s) from the vault's "
-                f"root into {config.SUBINDEX_DIR}/ (the links to them are unchanged)",
+                f"vaultkeeper: {'would move' if check else 'moved'} {len(result.moved)} "
+                f"sub-index file(s) from the vault's root into {config.SUBINDEX_DIR}/ "
+                "(the links to them are unchanged)",
                 err=True,
             )
         for why in result.left:

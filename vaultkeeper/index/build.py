@@ -88,20 +88,26 @@ def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = Non
     kept in .trash/ when it was pruned); what the index holds wins.
     """
     if check:
-        return _build(vault, write=False, keep=keep)
-    with writer_lock(vault):
-        moved, left = move_root_subindexes(vault)
-        result = _build(vault, write=True, keep=keep)
-    return replace(result, moved=moved, left=left) if moved or left else result
+        moved, left = move_root_subindexes(vault, write=False)
+        result = _build(vault, write=False, keep=keep)
+    else:
+        with writer_lock(vault):
+            moved, left = move_root_subindexes(vault)
+            result = _build(vault, write=True, keep=keep)
+    unused = tuple(n for n in result.unused if n not in moved)  # a check: to be moved
+    return replace(result, moved=moved, left=left, unused=unused)
 
 
-def move_root_subindexes(vault: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def move_root_subindexes(
+    vault: Path, *, write: bool = True
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Move each sub-index an older version wrote at the vault's root into ``_index/``.
 
     One atomic rename each; the links to it are basenames and still resolve. Left where
     it is, with the reason: a symlink (its relative target would change meaning), or a
     name ``_index/`` already holds (which of the two is right is a person's call).
-    Returns (moved, left), vault-relative.
+    Returns (moved, left), vault-relative; ``write=False`` moves nothing and returns
+    what it would move.
     """
     try:
         names = sorted(e.name for e in os.scandir(vault) if is_root_subindex(e.name))
@@ -119,8 +125,9 @@ def move_root_subindexes(vault: Path) -> tuple[tuple[str, ...], tuple[str, ...]]
             left.append(f"{name}: {target} exists too; keep one of them by hand")
             continue
         check_folder(vault)
-        (vault / config.SUBINDEX_DIR).mkdir(exist_ok=True)
-        move(source, resolve_inside(vault, target))
+        if write:
+            (vault / config.SUBINDEX_DIR).mkdir(exist_ok=True)
+            move(source, resolve_inside(vault, target))
         moved.append(name)
     return tuple(moved), tuple(left)
 
