@@ -456,3 +456,14 @@ def test_a_broken_frontmatter_is_listed_as_before_and_no_failure(
     vault = make_vault({"broken.md": "---\nname: [x\n---\n"})
     done = runner.invoke(cli, ["--vault", str(vault), "index"])
     assert done.exit_code == 0 and "warning: broken.md:2" in done.stderr
+
+
+def test_status_finds_a_conflict_left_in_a_sub_index_in_its_folder(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper.status.merges import leftovers
+
+    vault = _split_vault(make_vault, monkeypatch)
+    path = vault / "_index" / "_index-projects.md"
+    path.write_text(path.read_text() + "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    assert any(line.startswith("_index/_index-projects.md:") for line in leftovers(vault))
