@@ -190,8 +190,9 @@ def test_init_with_a_split_index_creates_the_sub_indexes(
         path.write_text(f"---\nname: m{i}\ndescription: lesson {i}\n---\n")
     monkeypatch.setattr(config, "INDEX_MAX_LINES", 10)
     result = init_vault(vault)
-    assert {"_index.md", "_index-projects.md"} <= set(result.created)
-    assert "- [[projects/p/memory/m3]] - lesson 3" in section(vault, "_index-projects.md")
+    assert {"_index.md", "_index/", "_index/_index-projects.md"} <= set(result.created)
+    assert "- [[projects/p/memory/m3]] - lesson 3" in section(vault, "_index/_index-projects.md")
+    assert not list(vault.glob("_index-*"))
     assert index_check(vault) == 0
 
 
@@ -497,7 +498,7 @@ def test_index_line_names_the_sub_index_line_when_split(
     for i in range(3):
         result = new_entry(vault, "decision", f"d{i}", f"Decision {i}", project="p", today=TODAY)
     assert result.index_line == "- [[projects/p/memory/d2]] - Decision 2"
-    assert result.index_line in section(vault, "_index-projects.md")
+    assert result.index_line in section(vault, "_index/_index-projects.md")
     assert "- [[_index-projects]] - projects/" in section(vault)
     assert index_check(vault) == 0
 

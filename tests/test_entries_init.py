@@ -123,7 +123,9 @@ def test_init_here_says_exactly_what_it_will_write_before_it_writes(
     assert snapshot(root, skip_state=False) == before  # nothing written
     planned = [line.removeprefix("would create ") for line in dry.stdout.splitlines()[:-1]]
     assert dry.stdout.splitlines()[-1] == f"nothing written; {len(planned)} to create in {root}"
-    assert any(p.startswith(config.SUBINDEX_PREFIX) for p in planned)  # over the budget
+    sub = f"{config.SUBINDEX_DIR}/{config.SUBINDEX_PREFIX}"
+    assert sum(p.startswith(sub) for p in planned) == 14  # over budget: topics, patterns, refs
+    assert f"{config.SUBINDEX_DIR}/" in planned
     done = CliRunner().invoke(cli, ["init", "--here"])
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
@@ -131,3 +133,8 @@ def test_init_here_says_exactly_what_it_will_write_before_it_writes(
     created = [line.removeprefix("created ") for line in lines if line.startswith("created ")]
     assert said == planned and sorted(created) == sorted(planned)
     assert lines.index(f"will create {planned[-1]}") < lines.index(f"created {created[0]}")
+    # the root gains the spec's layout and the sub-indexes' one folder, no more
+    spec = {"_index.md", "projects", "patterns", "references", "state", ".gitignore"}
+    gained = {p.name for p in root.iterdir()} - {".obsidian", *(f"topic{t}" for t in range(12))}
+    assert gained == spec | {config.SUBINDEX_DIR}
+    assert {p.partition("/")[0] for p in planned} == gained

@@ -73,6 +73,7 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
         f"{git_install.BEGIN_CREATED}\n"
         "patterns/**/*.md merge=vaultkeeper\n"
         "/_index.md merge=vaultkeeper\n"
+        "/_index/_index-*.md merge=vaultkeeper\n"
         "/_index-*.md merge=vaultkeeper\n"
         "/skills/*/SKILL.md merge=vaultkeeper\n"
         "/projects/**/*.md merge=vaultkeeper\n"
@@ -95,14 +96,17 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
         "patterns/a/b.md: merge: vaultkeeper",
     ]
     # the index files at the vault's root, not a note of that name in a folder
-    names = ("_index.md", "_index-projects.md", "projects/_index.md", "_index.txt")
+    names = ("_index.md", "_index/_index-projects.md", "_index-projects.md")
+    names += ("projects/_index.md", "_index.txt", "_index/notes.md")
     names += ("skills/pin-clock/SKILL.md", "skills/pin-clock/notes.md")
     check = git(repo, "check-attr", "merge", "--", *names)
     assert check.stdout.splitlines() == [
         "_index.md: merge: vaultkeeper",
-        "_index-projects.md: merge: vaultkeeper",
+        "_index/_index-projects.md: merge: vaultkeeper",
+        "_index-projects.md: merge: vaultkeeper",  # where older versions wrote it
         "projects/_index.md: merge: vaultkeeper",  # a note under projects/
         "_index.txt: merge: unspecified",
+        "_index/notes.md: merge: unspecified",
         "skills/pin-clock/SKILL.md: merge: vaultkeeper",
         "skills/pin-clock/notes.md: merge: unspecified",
     ]
@@ -238,7 +242,7 @@ def test_the_cli_installs_reports_and_uninstalls(repo: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.stdout.splitlines()[:3] == [
         f"git: {repo}",
-        "  made .gitattributes with 8 lines",
+        "  made .gitattributes with 9 lines",
         "  added 6 lines to .gitignore",
     ]
     shown = runner.invoke(cli, ["--vault", str(repo), "hooks", "status", "git"])

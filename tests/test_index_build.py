@@ -162,10 +162,10 @@ def test_split_into_sub_indexes_above_the_budget(
     result = build_index(vault)
     assert result.split and result.over_budget == ()
     assert result.changed == (
-        "_index-patterns.md",
-        "_index-projects.md",
-        "_index-references.md",
         "_index.md",
+        "_index/_index-patterns.md",
+        "_index/_index-projects.md",
+        "_index/_index-references.md",
     )
     assert section(vault) == [
         "## (root)",
@@ -175,20 +175,117 @@ def test_split_into_sub_indexes_above_the_budget(
         "- [[_index-projects]] - projects/",
         "- [[_index-references]] - references/",
     ]
-    projects = section(vault, "_index-projects.md")
+    projects = section(vault, "_index/_index-projects.md")
     assert projects[:2] == [
         "## projects/api/memory",
         "- [[projects/api/memory/Alpha]] - First in its folder",
     ]
     assert "- [[projects/p/memory/m03]] - lesson 3 -- keywords: three" in projects
-    assert (vault / "_index-projects.md").read_text().startswith("# Index: projects/\n")
+    assert (vault / "_index/_index-projects.md").read_text().startswith("# Index: projects/\n")
+    assert not list(vault.glob("_index-*"))  # the vault's root gains no file of its own
     assert lint_vault(vault, select=["VK3"]).findings == ()  # reachable through sub-indexes
     assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
     monkeypatch.setattr(config, "INDEX_MAX_LINES", 200)
     back = build_index(vault)
     assert not back.split and back.changed == ("_index.md",)
-    assert back.unused == ("_index-patterns.md", "_index-projects.md", "_index-references.md")
+    assert back.unused == (
+        "_index/_index-patterns.md",
+        "_index/_index-projects.md",
+        "_index/_index-references.md",
+    )
     assert "- [[projects/p/memory/m03]] - lesson 3 -- keywords: three" in section(vault)
+
+
+def _split_vault(make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch) -> Path:
+    files = {f"projects/p/memory/m{i:02}.md": entry(f"m{i:02}", f"lesson {i}") for i in range(12)}
+    vault = make_vault({**FILES, **files})
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 30)
+    assert build_index(vault).split
+    return vault
+
+
+def _as_older_version(vault: Path) -> list[str]:
+    """The layout versions before _index/ wrote: the same sub-indexes at the root."""
+    names = sorted(p.name for p in (vault / "_index").iterdir())
+    for name in names:
+        os.replace(vault / "_index" / name, vault / name)
+    (vault / "_index").rmdir()
+    return names
+
+
+def test_index_moves_an_older_versions_root_sub_indexes_into_their_folder(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    vault = _split_vault(make_vault, monkeypatch)
+    names = _as_older_version(vault)
+    texts = {n: (vault / n).read_bytes() for n in names}
+    root = (vault / "_index.md").read_bytes()
+    before = snapshot(vault)
+    check = runner.invoke(cli, ["--vault", str(vault), "index", "--check"])
+    assert check.exit_code == 1 and snapshot(vault) == before
+    assert check.stderr.startswith("vaultkeeper: would move 3 sub-index file(s) from the")
+    assert "delete it by hand" not in check.output  # they are linked: moved, not dropped
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "vaultkeeper: moved 3 sub-index file(s) from the vault's root into _index/ "
+        "(the links to them are unchanged)\n"
+    )
+    assert not list(vault.glob("_index-*"))
+    assert {n: (vault / "_index" / n).read_bytes() for n in names} == texts  # moved, not rewritten
+    assert (vault / "_index.md").read_bytes() == root  # [[_index-projects]] still resolves
+    assert "_index.md up to date" in result.stdout
+    assert lint_vault(vault).findings == ()
+    again = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert again.exit_code == 0 and again.stderr == ""  # said once
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+
+
+def test_new_on_an_older_versions_layout_moves_its_sub_indexes_too(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    vault = _split_vault(make_vault, monkeypatch)
+    _as_older_version(vault)
+    listed = section(vault, "_index-projects.md")
+    args = ["--vault", str(vault), "new", "memory", "fresh", "-p", "p", "-d", "Fresh lesson"]
+    done = runner.invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    assert not list(vault.glob("_index-*"))  # no second file of one name: links stay plain
+    projects = section(vault, "_index/_index-projects.md")
+    assert "- [[projects/p/memory/fresh]] - Fresh lesson" in projects
+    assert set(listed) <= set(projects)
+    assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
+
+
+def test_index_leaves_a_root_sub_index_whose_name_the_folder_holds(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    vault = _split_vault(make_vault, monkeypatch)
+    (vault / "_index-projects.md").write_text("# A person's own notes\n")
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "vaultkeeper: warning: _index-projects.md: _index/_index-projects.md exists too; "
+        "keep one of them by hand\n"
+    )
+    assert (vault / "_index-projects.md").read_text() == "# A person's own notes\n"
+
+
+def test_index_refuses_a_file_where_the_sub_indexes_folder_belongs(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
+) -> None:
+    files = {f"projects/p/memory/m{i:02}.md": entry(f"m{i:02}", f"lesson {i}") for i in range(12)}
+    vault = make_vault({**FILES, **files, "_index": "not a folder\n"})
+    build_index(vault)
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 30)
+    before = snapshot(vault)
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code != 0
+    assert result.stderr == (
+        f"vaultkeeper: error: {vault / '_index'}: exists and is not a folder; sub-indexes go "
+        "there (move it away, then run `vaultkeeper index`); nothing was changed\n"
+    )
+    assert snapshot(vault) == before
 
 
 # -- hostile input (adversarial review) --------------------------------------------------
@@ -359,3 +456,14 @@ def test_a_broken_frontmatter_is_listed_as_before_and_no_failure(
     vault = make_vault({"broken.md": "---\nname: [x\n---\n"})
     done = runner.invoke(cli, ["--vault", str(vault), "index"])
     assert done.exit_code == 0 and "warning: broken.md:2" in done.stderr
+
+
+def test_status_finds_a_conflict_left_in_a_sub_index_in_its_folder(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vaultkeeper.status.merges import leftovers
+
+    vault = _split_vault(make_vault, monkeypatch)
+    path = vault / "_index" / "_index-projects.md"
+    path.write_text(path.read_text() + "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
+    assert any(line.startswith("_index/_index-projects.md:") for line in leftovers(vault))

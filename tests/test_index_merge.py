@@ -223,7 +223,8 @@ def test_the_files_version_writes_ours(tmp_path: Path) -> None:
 
 
 def test_which_paths_are_index_files() -> None:
-    yes = ("_index.md", "_index-projects.md", "vault/_index.md", "vault/_index-patterns.md")
+    yes = ("_index.md", "_index/_index-projects.md", "vault/_index/_index-patterns.md")
+    yes += ("_index-projects.md", "vault/_index.md", "vault/_index-patterns.md")  # older layout
     no = (None, "", "patterns/registry.md", "patterns/_index.md", "notes/x.md", "_index.txt")
     assert all(is_index_path(p) for p in yes)
     assert not any(is_index_path(p) for p in no)

@@ -102,7 +102,7 @@ def test_a_split_index_root_line_changes_on_both_machines(
     assert "## sub-indexes\n- [[_index-patterns]]" in root
     pair.sync(a, b)
     assert_identical_and_clean(pair)
-    projects = pair.read(b, "_index-projects.md")
+    projects = pair.read(b, "_index/_index-projects.md")
     for name in ("from-a-0", "from-a-1", "from-a-2", "from-b"):
         assert f"- [[projects/api/memory/{name}]]" in projects
     # nothing on the root's line that two machines change independently

@@ -144,7 +144,10 @@ SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
-# written at the vault root as _index-<folder>.md.
+# _index/_index-<folder>.md: in one folder of their own, so a person's vault root holds
+# the spec's layout and no more; [[_index-<folder>]] resolves by basename (Obsidian's way).
+# Older versions wrote them at the root; `vaultkeeper index` moves those into the folder.
+SUBINDEX_DIR = "_index"
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
 

@@ -88,7 +88,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
     One line per entry, grouped by folder and sorted: `- [[path]] -
     description`, plus anything after ` -- keywords: ` that a person wrote on
     the line. Text outside the markers is kept byte for byte. Over the load
-    budget, _index.md links one _index-<folder>.md per top-level folder.
+    budget, _index.md links one _index/_index-<folder>.md per top-level folder.
 
     \b
     Example:
@@ -108,6 +108,15 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
             }
         )
     else:
+        if result.moved:  # once: an older version's root sub-indexes, now in their folder
+            click.echo(
+                f"vaultkeeper: {'would move' if check else 'moved'} {len(result.moved)} "
+                f"sub-index file(s) from the vault's root into {config.SUBINDEX_DIR}/ "
+                "(the links to them are unchanged)",
+                err=True,
+            )
+        for why in result.left:
+            click.echo(f"vaultkeeper: warning: {why}", err=True)
         for name in result.changed:
             click.echo(f"{_what(name, result.missing, check)} {name}")
         for problem in result.problems:  # its lines kept as they were until fixed

@@ -28,7 +28,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
     and the exit code is 1, so git reports a conflict as usual. PATH (git's
     %P) names the file in messages. No vault is needed.
 
-    When PATH is an index file (`_index.md`, `_index-<folder>.md`), the list
+    When PATH is an index file (`_index.md`, `_index/_index-<folder>.md`), the list
     between its markers is merged entry by entry instead (keyed by link: an
     entry added on a side is kept, one deleted on a side and unchanged on the
     other is deleted, one changed on one side takes that side's line) and

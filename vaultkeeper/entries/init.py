@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
-from vaultkeeper.index.build import generate
+from vaultkeeper.index.build import check_folder, generate
 from vaultkeeper.store.edit import read_for_edit
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.templates import render
@@ -69,8 +69,8 @@ def init_vault(path: Path, *, here: bool = False, dry_run: bool = False) -> Init
                 raise UsageError(f"{target}: exists and is a folder; nothing was created")
             if not target.exists():
                 resolve_inside(path, name)
-        if not (path / config.INDEX_FILE).exists():
-            generate(path)  # an unreadable _index-*.md refuses here
+        if not (path / config.INDEX_FILE).exists() and len(generate(path)) > 1:
+            check_folder(path)  # an unreadable sub-index refuses here, so does an _index file
     # rendered up front: a missing template fails before anything is created
     contents = {name: make() for name, make in files.items() if not (path / name).exists()}
     if dry_run:
@@ -117,9 +117,8 @@ def _planned(path: Path, contents: dict[str, str]) -> InitResult:
              if n not in contents]  # fmt: skip
     if config.INDEX_FILE in contents:
         wanted = _index_after(path, contents) if path.is_dir() else {config.INDEX_FILE: ""}
-        exists = [n for n in wanted if n != config.INDEX_FILE and (path / n).exists()]
-        differ = [n for n in exists if read_for_edit(path / n, n)[0] != wanted[n]]
-        names += [config.INDEX_FILE] if differ else [n for n in sorted(wanted) if n not in exists]
+        exists, differ = _in_the_way(path, wanted)
+        names += [config.INDEX_FILE] if differ else _with_folder(path, wanted, exists)
     return InitResult(path.resolve(), tuple(folders + names), tuple(kept))
 
 
@@ -158,8 +157,7 @@ def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
     """
     # No writer lock, as for the rest of init: its lock file would be left in a fresh state/.
     wanted = generate(vault)
-    exists = [n for n in wanted if n != config.INDEX_FILE and (vault / n).exists()]
-    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    exists, differ = _in_the_way(vault, wanted)
     if differ:
         atomic_write(vault / config.INDEX_FILE, template)
         warnings.append(
@@ -167,10 +165,32 @@ def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:
             f"{', '.join(differ)}; run `vaultkeeper index` when that is wanted"
         )
         return [config.INDEX_FILE]
-    created = [n for n in sorted(wanted) if n not in exists]
+    created = _with_folder(vault, wanted, exists)
     for name in created:
-        atomic_write(vault / name, wanted[name])
+        if not name.endswith("/"):
+            atomic_write(vault / name, wanted[name])
     return created
+
+
+def _in_the_way(vault: Path, wanted: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Of the sub-indexes init would write, those that exist, and the files init would
+    have to rewrite for them: a different text, or a sub-index of that name an older
+    version left at the root (two of one name, and Obsidian's links turn ambiguous)."""
+    subs = [n for n in wanted if n != config.INDEX_FILE]
+    exists = [n for n in subs if (vault / n).exists()]
+    differ = [n for n in exists if read_for_edit(vault / n, n)[0] != wanted[n]]
+    differ += [n.rpartition("/")[2] for n in subs if (vault / n.rpartition("/")[2]).exists()]
+    return exists, differ
+
+
+def _with_folder(vault: Path, wanted: dict[str, str], exists: list[str]) -> list[str]:
+    """The index files to write, sorted, the sub-indexes' folder named first when it is
+    new: everything init adds at the vault's root is in the list it shows."""
+    names = [n for n in sorted(wanted) if n not in exists]
+    folder = config.SUBINDEX_DIR + "/"
+    if any(n.startswith(folder) for n in names) and not (vault / config.SUBINDEX_DIR).is_dir():
+        names.insert(0, folder)
+    return names
 
 
 def _holds_files(folder: Path) -> bool:

@@ -3,7 +3,7 @@
 Three things, each added only when missing and removed exactly as added:
 
 - a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) and
-  the index files (``_index.md``, ``_index-*.md``) merge with our driver, the append-only
+  the index files (``_index.md``, ``_index/_index-*.md``) merge with our driver, the append-only
   logs under ``state/`` with git's ``union`` driver;
 - a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
   append-only logs, which travel;
@@ -46,7 +46,8 @@ ATTRIBUTES = (
     f"{config.PATTERNS_DIR}/**/*.md merge={DRIVER}",
     # the index files: their generated lists merge entry by entry (indexmerge.py)
     f"/{config.INDEX_FILE} merge={DRIVER}",
-    f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
+    f"/{config.SUBINDEX_DIR}/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
+    f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",  # where older versions wrote them
     # a skill apply promote wrote: its figures merge deterministically (skillmerge.py)
     f"/{config.SKILLS_DIR}/*/SKILL.md merge={DRIVER}",
     # a note's receipt lists apply appends to: their union (notemerge.py)

@@ -12,7 +12,10 @@ keywords are a person's: whatever follows `` -- keywords: `` on an entry's line 
 regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
 markers is kept byte for byte. When the root index would
 pass the load budget, it links one sub-index per top-level folder instead
-(``_index-<folder>.md`` at the vault root), each regenerated the same way.
+(``_index/_index-<folder>.md``: one folder of their own, so the vault's root holds the
+spec's layout and no more), each regenerated the same way. Sub-indexes an older version
+left at the root are moved into ``_index/`` by the next write (one atomic rename each;
+the links, ``[[_index-<folder>]]``, resolve by basename and stay as they are).
 
 This module plans and writes; what is listed is vaultkeeper.index.entries' and the
 index files' own text (markers, keywords, budget) vaultkeeper.index.files'. Their
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -38,6 +41,7 @@ from vaultkeeper.index.files import (
     bom_of,
     check_markers,
     is_over_budget,
+    is_root_subindex,
     keywords_of,
     measure,
     read_index,
@@ -49,7 +53,7 @@ from vaultkeeper.index.files import is_index_file as is_index_file
 from vaultkeeper.index.files import subindex_name as subindex_name
 from vaultkeeper.index.files import with_section as with_section
 from vaultkeeper.index.stamp import Stamp, is_racy, read_by_index, record, sha, stat_key
-from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
 from vaultkeeper.store.obsidian import in_folder, templates_folder
@@ -73,6 +77,8 @@ class IndexResult:
     # of those, the files that could not be read (not a symlink out): their lines kept
     # as the index held them, and the command fails saying so
     unreadable: tuple[Problem, ...] = ()
+    moved: tuple[str, ...] = ()  # root sub-indexes of an older version moved into _index/
+    left: tuple[str, ...] = ()  # ones that could not be moved, each with the reason
 
 
 def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
@@ -82,9 +88,60 @@ def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = Non
     kept in .trash/ when it was pruned); what the index holds wins.
     """
     if check:
-        return _build(vault, write=False, keep=keep)
-    with writer_lock(vault):
-        return _build(vault, write=True, keep=keep)
+        moved, left = move_root_subindexes(vault, write=False)
+        result = _build(vault, write=False, keep=keep)
+    else:
+        with writer_lock(vault):
+            moved, left = move_root_subindexes(vault)
+            result = _build(vault, write=True, keep=keep)
+    unused = tuple(n for n in result.unused if n not in moved)  # a check: to be moved
+    return replace(result, moved=moved, left=left, unused=unused)
+
+
+def move_root_subindexes(
+    vault: Path, *, write: bool = True
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Move each sub-index an older version wrote at the vault's root into ``_index/``.
+
+    One atomic rename each; the links to it are basenames and still resolve. Left where
+    it is, with the reason: a symlink (its relative target would change meaning), or a
+    name ``_index/`` already holds (which of the two is right is a person's call).
+    Returns (moved, left), vault-relative; ``write=False`` moves nothing and returns
+    what it would move.
+    """
+    try:
+        names = sorted(e.name for e in os.scandir(vault) if is_root_subindex(e.name))
+    except OSError:
+        return (), ()
+    moved: list[str] = []
+    left: list[str] = []
+    for name in names:
+        source = vault / name
+        target = subindex_name(name[len(config.SUBINDEX_PREFIX) : -3])
+        if source.is_symlink() or not source.is_file():
+            left.append(f"{name}: not a regular file; move it into {config.SUBINDEX_DIR}/ by hand")
+            continue
+        if os.path.lexists(vault / target):
+            left.append(f"{name}: {target} exists too; keep one of them by hand")
+            continue
+        check_folder(vault)
+        if write:
+            (vault / config.SUBINDEX_DIR).mkdir(exist_ok=True)
+            move(source, resolve_inside(vault, target))
+        moved.append(name)
+    return tuple(moved), tuple(left)
+
+
+def check_folder(vault: Path) -> None:
+    """Refuse, writing nothing, when the sub-indexes' folder cannot hold them."""
+    from vaultkeeper.errors import VaultkeeperError
+
+    folder = vault / config.SUBINDEX_DIR
+    if os.path.lexists(folder) and (folder.is_symlink() or not folder.is_dir()):
+        raise VaultkeeperError(
+            f"{folder}: exists and is not a folder; sub-indexes go there (move it away, "
+            "then run `vaultkeeper index`); nothing was changed"
+        )
 
 
 def generate(vault: Path) -> dict[str, str]:
@@ -183,6 +240,8 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
     targets = {name: resolve_inside(vault, name) for name in wanted}
+    if write and any(n != config.INDEX_FILE and n not in current for n in changed):
+        check_folder(vault)
     if write:
         for name in changed:
             bom = bom_of(vault / name)  # outside the markers: kept too

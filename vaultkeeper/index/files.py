@@ -20,21 +20,39 @@ from vaultkeeper.store.vault import iter_files, rel
 ENTRY_LINE = _ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
 
 
+def is_index_name(name: str) -> bool:
+    """Whether a file's own name (no folder) is ``_index.md`` or a sub-index's."""
+    return name == config.INDEX_FILE or is_subindex_name(name)
+
+
+def is_subindex_name(name: str) -> bool:
+    return name.startswith(config.SUBINDEX_PREFIX) and name.endswith(".md") and "/" not in name
+
+
 def is_index_file(rel_path: str) -> bool:
-    return "/" not in rel_path and (
-        rel_path == config.INDEX_FILE
-        or (rel_path.startswith(config.SUBINDEX_PREFIX) and rel_path.endswith(".md"))
-    )
+    """``_index.md``, a sub-index in ``_index/``, or one an older version left at the
+    root (read as an index file until ``vaultkeeper index`` moves it)."""
+    folder, _, name = rel_path.rpartition("/")
+    if not folder:
+        return is_index_name(name)
+    return folder == config.SUBINDEX_DIR and is_subindex_name(name)
+
+
+def is_root_subindex(rel_path: str) -> bool:
+    """A sub-index an older version wrote at the vault's root."""
+    return is_subindex_name(rel_path)
 
 
 def subindex_name(folder: str) -> str:
-    return f"{config.SUBINDEX_PREFIX}{folder}.md"
+    """The vault-relative path of the sub-index of top-level folder ``folder``."""
+    return f"{config.SUBINDEX_DIR}/{config.SUBINDEX_PREFIX}{folder}.md"
 
 
 def subindex_line(top: str) -> str:
     """The root's line for the sub-index of folder ``top``. It carries no count: two
-    machines adding entries would each change it, and git would stop on it."""
-    return f"- [[{subindex_name(top)[:-3]}]] - {top}/"
+    machines adding entries would each change it, and git would stop on it. The link is
+    the basename, which Obsidian resolves wherever the file sits."""
+    return f"- [[{config.SUBINDEX_PREFIX}{top}]] - {top}/"
 
 
 def _section(text: str) -> str | None:

@@ -1,4 +1,4 @@
-"""Three-way merge of an index file (``_index.md``, ``_index-<folder>.md``) for git.
+"""Three-way merge of an index file (``_index.md``, ``_index/_index-<folder>.md``) for git.
 
 Two machines that each run ``vaultkeeper new`` both add a line at the same spot of the
 generated list, and git alone stops the pull with a conflict although nothing really
@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.entries import ROOT_GROUP, Entry, render_entries
-from vaultkeeper.index.files import check_markers, is_index_file, with_section
+from vaultkeeper.index.files import check_markers, is_index_name, with_section
 from vaultkeeper.registry.merge import MergeResult, git_merge_file
 from vaultkeeper.store.edit import BOM
 from vaultkeeper.store.fsio import atomic_write
@@ -47,12 +47,13 @@ _Listing = dict[str, _Item]  # link target -> entry
 
 
 def is_index_path(path: str | None) -> bool:
-    """Whether git's %P names an index file of a vault: ``_index.md`` or a sub-index,
-    not a file under patterns/ (the vault may sit in a folder of the repository)."""
+    """Whether git's %P names an index file of a vault: ``_index.md`` or a sub-index
+    (in ``_index/``, or at the root where older versions wrote it), not a file under
+    patterns/ (the vault may sit in a folder of the repository)."""
     if not path:
         return False
     parts = PurePosixPath(path.replace("\\", "/")).parts
-    return is_index_file(parts[-1]) and config.PATTERNS_DIR not in parts[:-1]
+    return is_index_name(parts[-1]) and config.PATTERNS_DIR not in parts[:-1]
 
 
 def merge_index_files(base: Path, ours: Path, theirs: Path) -> MergeResult:

@@ -42,7 +42,7 @@ from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.text import read_regular
 from vaultkeeper.store.vault import walk_files
 
-FORMAT = 2
+FORMAT = 3  # 3: sub-indexes in _index/; an older stamp names them at the root
 RACY_NS = 2_000_000_000
 MAX_RACY = 64
 State = dict[str, "Key | None"]  # vault-relative path -> stat key (files the index reads)

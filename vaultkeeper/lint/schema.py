@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from vaultkeeper import config
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.lint.codes import Finding
 from vaultkeeper.store.edit import get_frontmatter_raw
 from vaultkeeper.store.globs import problem as glob_problem
@@ -19,7 +20,7 @@ _SETS = {"status": config.STATUSES, "label": config.LABELS}
 def schema_applies(rel: str) -> bool:
     """Entries only: not an index, not a registry file, not a promoted skill."""
     top = rel.split("/", 1)[0]
-    if "/" not in rel and (rel == config.INDEX_FILE or rel.startswith(config.SUBINDEX_PREFIX)):
+    if is_index_file(rel):
         return False
     return top not in (config.PATTERNS_DIR, config.SKILLS_DIR)
 

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import vaultkeeper
 from vaultkeeper import config
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.scan import lookuprank
 from vaultkeeper.scan.lookupdocs import Doc, read_docs
 from vaultkeeper.store import db
@@ -77,9 +78,7 @@ def _listed(vault: Path) -> Iterable[tuple[str, str]]:
         if not full.endswith(".md"):
             continue
         rel_path = full[skip:].replace(os.sep, "/")
-        if "/" not in rel_path and (
-            rel_path == config.INDEX_FILE or rel_path.startswith(config.SUBINDEX_PREFIX)
-        ):
+        if is_index_file(rel_path):
             continue
         yield rel_path, full
 

@@ -26,7 +26,11 @@ _SEE = "see: vaultkeeper lint --select VK106,VK401"
 
 def _files(vault: Path) -> list[tuple[Path, str]]:
     """The files to check, none reached through a link leading out of the vault."""
-    found = [vault / config.INDEX_FILE, *sorted(vault.glob(f"{config.SUBINDEX_PREFIX}*.md"))]
+    subs = f"{config.SUBINDEX_PREFIX}*.md"  # in _index/, or at the root from older versions
+    found = [vault / config.INDEX_FILE, *sorted(vault.glob(subs))]
+    folder = vault / config.SUBINDEX_DIR
+    if folder.is_dir() and not folder.is_symlink():
+        found += sorted(folder.glob(subs))
     found += registry_files(vault)
     skills = vault / config.SKILLS_DIR
     if skills.is_dir() and not skills.is_symlink():
