@@ -15,9 +15,11 @@ finds its rows (only the files changed since are read then).
 
 from __future__ import annotations
 
-from typing import TextIO
-
 from vaultkeeper import config
+
+TYPE_CHECKING = False  # a scan imports no typing (tests/test_entry.py); as scan/cache.py
+if TYPE_CHECKING:
+    from typing import TextIO
 
 NOTE_FILES = 2_000  # memory files; below this the build is quick enough to go unsaid
 STEP = 500  # files between two updates of the count on a terminal
