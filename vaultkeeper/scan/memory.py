@@ -20,9 +20,8 @@ import re
 from vaultkeeper import config
 from vaultkeeper.report.brief_lessons import fields
 from vaultkeeper.scan.cache import MemoryRecord, ScanCache
-from vaultkeeper.store import quickmeta
-from vaultkeeper.store.model import ParseError, decode, file_hash, outside_problems, read_regular
-from vaultkeeper.store.model import split_frontmatter as split
+from vaultkeeper.store import model, quickmeta
+from vaultkeeper.store.model import ParseError, outside_problems
 from vaultkeeper.store.walk import memory_files as memory_files
 
 TYPE_CHECKING = False
@@ -49,15 +48,17 @@ def read_record(path: str, where: str) -> MemoryRecord:
     """What a scan needs of one memory file (see the module docstring). The modules it
     uses are imported with this one: it runs once per memory file a scan reads."""
     try:
-        text = decode(read_regular(path))
+        text = model.decode(model.read_regular(path))
         # quickmeta answers only for a block YAML reads the same way, so reading some
         # keys now and the others later gives what one YAML parse gives
         front = quickmeta.read_front(text, FACTS)
         whole = False  # whether meta holds every key (YAML read them all)
+        more = quickmeta.read_keys
         if front is not None:
             meta, lines, yaml_text = front
+            more = quickmeta.read_more  # the block matched already
         else:
-            found = split(text)[0]
+            found = model.split_frontmatter(text)[0]
             if found is None:
                 return NOT_AN_ENTRY  # no frontmatter: not an entry
             yaml_text = found
@@ -69,12 +70,12 @@ def read_record(path: str, where: str) -> MemoryRecord:
         if not may_hold_out(meta):
             return MemoryRecord(facts_of(where, meta), line, None, None, None, served)
         if not whole:
-            more = quickmeta.read_keys(yaml_text, DETAILS)
-            meta = {**meta, **(more or _yaml_keys(path, where, text))[0]}
+            found_more = more(yaml_text, DETAILS)
+            meta = {**meta, **(found_more or _yaml_keys(path, where, text))[0]}
     except ParseError as exc:
         return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
     details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
-    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None, served)
+    return MemoryRecord(facts_of(where, meta), line, model.file_hash(text), details, None, served)
 
 
 def may_hold_out(meta: Mapping[str, Any]) -> bool:
