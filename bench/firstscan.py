@@ -1,12 +1,14 @@
 """The first scan of a vault with no derived store, against the read-all floor.
 
-    python bench/firstscan.py VAULT [VAULT ...] [--rounds N]
+    python bench/firstscan.py VAULT [VAULT ...] [--rounds N] [--also SCRIPT]
 
 Each round deletes ``state/vaultkeeper.db`` (and its WAL companions) before the scan, untimed,
 so every timed ``scan --force`` builds the whole store from the files, as the first scan of a
 vault does; the floor (bench/measure.py FLOOR) reads every ``.md`` file's bytes. Sides are
 interleaved; medians of wall and CPU time are printed with the load average, because the
-machine may be shared (CPU time moves less than wall time under load).
+machine may be shared (CPU time moves less than wall time under load). ``--also SCRIPT``
+interleaves a second install's console script (another checkout's ``vaultkeeper``), so a
+before and an after are measured under the same load.
 """
 
 from __future__ import annotations
@@ -26,35 +28,39 @@ def drop_store(vault: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    rounds = 5
+    rounds, also = 5, None
     if "--rounds" in argv:
         at = argv.index("--rounds")
         rounds = int(argv[at + 1])
         argv = argv[:at] + argv[at + 2 :]
+    if "--also" in argv:
+        at = argv.index("--also")
+        also = argv[at + 1]
+        argv = argv[:at] + argv[at + 2 :]
     for name in argv:
         vault = Path(name)
         load_before = os.getloadavg()[0]
-        got = interleave(
-            [
-                Side("floor", (PYTHON, "-c", FLOOR, str(vault))),
-                Side(
-                    "first",
-                    (*vaultkeeper_argv(), "--vault", str(vault), "scan", "--force"),
-                    ok=(0, 1),
-                    before=partial(drop_store, vault),
-                ),
-            ],
-            rounds,
-        )
+        scans = {"first": vaultkeeper_argv(), **({"also": (also,)} if also else {})}
+        sides = [Side("floor", (PYTHON, "-c", FLOOR, str(vault)))]
+        for label, command in scans.items():
+            argv_ = (*command, "--vault", str(vault), "scan", "--force")
+            sides.append(Side(label, argv_, ok=(0, 1), before=partial(drop_store, vault)))
+        got = interleave(sides, rounds)
         load_after = os.getloadavg()[0]
-        floor, first = got["floor"], got["first"]
+        floor = got["floor"]
         print(
-            f"{vault.name}: first scan {first.median * 1000:.0f} ms wall, "
-            f"{first.cpu_median * 1000:.0f} ms CPU; floor {floor.median * 1000:.0f} ms wall, "
-            f"{floor.cpu_median * 1000:.0f} ms CPU; ratio wall {first.median / floor.median:.1f}x, "
-            f"CPU {first.cpu_median / floor.cpu_median:.1f}x; "
-            f"load {load_before:.1f} -> {load_after:.1f} (median of {rounds})"
+            f"{vault.name}: floor {floor.median * 1000:.0f} ms wall, "
+            f"{floor.cpu_median * 1000:.0f} ms CPU; load {load_before:.1f} -> {load_after:.1f}"
+            f" (medians of {rounds})"
         )
+        for label, command in scans.items():
+            first = got[label]
+            print(
+                f"  {label} ({command[0]}): first scan {first.median * 1000:.0f} ms wall, "
+                f"{first.cpu_median * 1000:.0f} ms CPU; / floor: wall "
+                f"{first.median / floor.median:.1f}x, "
+                f"CPU {first.cpu_median / floor.cpu_median:.1f}x"
+            )
     return 0
 
 
