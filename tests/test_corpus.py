@@ -39,7 +39,7 @@ EXPECTED_BROKEN = {
     "Writing is telepathy", "You have no obligation to your former self",
 }  # fmt: skip
 
-pytestmark = pytest.mark.skipif(not KEPANO.is_dir(), reason="shared corpora not present")
+pytestmark = pytest.mark.corpora  # skipped without it, as conftest.CORPORA_SKIP says
 
 
 @pytest.fixture

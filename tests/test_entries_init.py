@@ -102,3 +102,32 @@ def test_init_help_documents_here() -> None:
     result = CliRunner().invoke(cli, ["init", "--help"])
     assert result.exit_code == 0
     assert "--here" in result.stdout and "holds files" in result.stdout
+
+
+def test_init_here_says_exactly_what_it_will_write_before_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Obsidian vault big enough for sub-indexes: `--dry-run` writes nothing and names
+    every file and folder `init --here` then creates, and `init --here` says the same
+    list ("will create ...") before its first write (issue 36, item 9)."""
+    root = tmp_path / "notes"
+    (root / ".obsidian").mkdir(parents=True)
+    for t in range(12):
+        for i in range(20):
+            (root / f"topic{t}").mkdir(exist_ok=True)
+            (root / f"topic{t}" / f"note{i}.md").write_text(f"# note {i}\n")
+    monkeypatch.chdir(root)
+    before = snapshot(root, skip_state=False)
+    dry = CliRunner().invoke(cli, ["init", "--here", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert snapshot(root, skip_state=False) == before  # nothing written
+    planned = [line.removeprefix("would create ") for line in dry.stdout.splitlines()[:-1]]
+    assert dry.stdout.splitlines()[-1] == f"nothing written; {len(planned)} to create in {root}"
+    assert any(p.startswith(config.SUBINDEX_PREFIX) for p in planned)  # over the budget
+    done = CliRunner().invoke(cli, ["init", "--here"])
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    said = [line.removeprefix("will create ") for line in lines if line.startswith("will ")]
+    created = [line.removeprefix("created ") for line in lines if line.startswith("created ")]
+    assert said == planned and sorted(created) == sorted(planned)
+    assert lines.index(f"will create {planned[-1]}") < lines.index(f"created {created[0]}")

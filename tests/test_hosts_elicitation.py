@@ -92,3 +92,63 @@ def test_the_opt_in_and_codex(tmp_path: Path) -> None:
     assert (
         refusal("Codex", {**_env(tmp_path), "VAULTKEEPER_MCP_DIALOG": "1"}, project) == CODEX_NEVER
     )
+
+
+# Review (issue 34 item 2): an installed plugin's answering hook in the forms Claude Code
+# accepts but a file-name and byte search missed: a symlinked plugin folder, a hooks file
+# the manifest names (any name, even under node_modules), the event name spelled with a
+# JSON escape.
+@pytest.mark.parametrize("form", ["symlinked-folder", "named-hooks-file", "json-escape"])
+def test_a_plugin_hook_in_any_form_claude_code_loads_is_found(tmp_path: Path, form: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    plugins = tmp_path / "home" / ".claude" / "plugins" / "cache" / "market"
+    hooks = json.dumps({"hooks": {"Elicitation": [HOOK]}})
+    if form == "symlinked-folder":  # a plugin installed as a link to its working copy
+        real = tmp_path / "dev" / "answerer"
+        _write(real / "hooks" / "hooks.json", hooks)
+        plugins.mkdir(parents=True)
+        (plugins / "answerer").symlink_to(real, target_is_directory=True)
+    elif form == "named-hooks-file":  # plugin.json: "hooks": "./node_modules/x/on.json"
+        root = plugins / "answerer"
+        _write(
+            root / ".claude-plugin" / "plugin.json",
+            json.dumps({"name": "answerer", "hooks": "./node_modules/x/on.json"}),
+        )
+        _write(root / "node_modules" / "x" / "on.json", hooks)
+    else:
+        _write(
+            plugins / "answerer" / "hooks" / "hooks.json",
+            hooks.replace("Elicitation", "\\u0045licitation"),
+        )
+    found = answering(_env(tmp_path), project)
+    assert found, f"an Elicitation hook in a plugin ({form}) was not found"
+    on = {**_env(tmp_path), "VAULTKEEPER_MCP_DIALOG": "1"}
+    assert refusal("Claude Code", on, project) is not None
+
+
+def test_a_plugin_folder_that_links_to_itself_ends(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    plugins = tmp_path / "home" / ".claude" / "plugins"
+    _write(plugins / "a" / "hooks" / "hooks.json", json.dumps({"hooks": {"Stop": [HOOK]}}))
+    (plugins / "a" / "loop").symlink_to(plugins, target_is_directory=True)
+    assert answering(_env(tmp_path), project) == ()
+
+
+# Review: a settings file's "env" reaches the server (Claude Code passes it to the MCP
+# servers it starts). A repository's .claude/settings.json that sets the opt-in, or moves
+# the folders the check reads (CLAUDE_CONFIG_DIR, HOME: where the plugins it enabled
+# live), keeps the dialog off: the opt-in is the person's, recorded in the registration.
+@pytest.mark.parametrize("name", ["VAULTKEEPER_MCP_DIALOG", "CLAUDE_CONFIG_DIR", "HOME"])
+def test_a_settings_env_that_sets_the_opt_in_or_moves_the_checked_folders_refuses(
+    tmp_path: Path, name: str
+) -> None:
+    project = tmp_path / "proj"
+    found = _write(
+        project / ".claude" / "settings.json",
+        json.dumps({"env": {name: "1" if name.startswith("VAULT") else str(tmp_path / "x")}}),
+    )
+    on = {**_env(tmp_path), "VAULTKEEPER_MCP_DIALOG": "1"}
+    said = refusal("Claude Code", on, project)
+    assert said is not None and str(found) in said and name in said

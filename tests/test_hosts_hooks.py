@@ -389,7 +389,9 @@ def test_cron_without_crontab_says_so(
     vault = make_vault()
     env = {"PATH": str(tmp_path)}  # no crontab anywhere
     result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
-    assert result.exit_code == 1 and "crontab: not found on PATH" in result.stderr
+    # a setup that cannot work is exit 2 (the README's table), not 1 (a refusal)
+    assert result.exit_code == 2 and "crontab: not found on PATH" in result.stderr
+    assert "--print" in result.stderr
     assert (
         run(runner, "--vault", vault, "hooks", "install", "cron", "--print", env=env).exit_code == 0
     )

@@ -86,20 +86,39 @@ def test_the_wheel_is_vaultkeeper_memory_and_runs_as_vaultkeeper(
     assert (tmp_path / "v" / "references" / "vault-spec.md").is_file()
 
 
-def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
-    installed: Path, tmp_path: Path
-) -> None:
-    """A newcomer follows the README's walk-through block in a fresh home: install for
-    daily use (here: the wheel, installed above, on PATH), make a vault, wire Claude
-    Code; then the SessionStart hook the settings name, run as the host runs it, prints
-    the brief."""
-    import json
+def _installer(name: str) -> str:
+    """pipx or uv from the test environment (the test extra installs both)."""
+    import shutil
+
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name}: not installed (pip install -e '.[test]' brings it)")
+    return found
+
+
+def _walk_through() -> list[str]:
     import re
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"^<!-- walk-through[^>]*-->\n```sh\n(.*?)^```$", readme, re.S | re.M)
-    commands = [line for line in block.splitlines() if line.strip()]
-    assert commands[0] == f"pipx install {config.DIST_NAME}"  # done: the wheel in a venv
+    return [line for line in block.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("tool", ["pipx", "uv"])
+def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
+    tool: str, tmp_path: Path
+) -> None:
+    """A newcomer follows the README's walk-through block in a fresh home, from the clone:
+    install for daily use with pipx (or the README's `uv tool install .`), make a vault,
+    wire Claude Code; then the SessionStart hook the settings name, run as the host runs
+    it, prints the brief. The installers fetch the dependencies from the package index."""
+    import json
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    commands = _walk_through()
+    assert commands[0] == "pipx install ."  # from the clone: not on the index yet
+    assert "uv tool install ." in readme and "pipx install '.[mcp]'" in readme
+    program = _installer(tool)
     home = tmp_path / "home"
     home.mkdir()
     base = {
@@ -107,14 +126,29 @@ def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
         for k, v in os.environ.items()
         if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith(("VAULTKEEPER_", "XDG_"))
     }
-    env = {**base, "HOME": str(home), "PATH": f"{installed}{os.pathsep}{os.environ['PATH']}"}
+    bin_dir = home / ".local" / "bin"
+    env = {
+        **base,
+        "HOME": str(home),
+        "PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin",  # not the test's venv
+        "PIPX_HOME": str(home / ".local" / "share" / "pipx"),
+        "PIPX_BIN_DIR": str(bin_dir),
+        "UV_TOOL_DIR": str(home / ".local" / "share" / "uv" / "tools"),
+        "UV_TOOL_BIN_DIR": str(bin_dir),
+        "UV_CACHE_DIR": str(home / ".cache" / "uv"),
+    }
+    install = [program, "install", "."] if tool == "pipx" else [program, "tool", "install", "."]
+    put = _run(install, cwd=REPO, env=env)  # in the clone, as the README says
+    assert put.returncode == 0, (put.stdout, put.stderr)
+    assert (bin_dir / "vaultkeeper").is_file()
     for command in commands[1:]:
         done = _run(["sh", "-c", command], cwd=home, env=env)
         assert done.returncode == 0, (command, done.stdout, done.stderr)
         assert "will do nothing" not in done.stdout, done.stdout  # hooks status: all well
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (start,) = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
-    assert str(installed / "vaultkeeper") in start  # the installed program, by its path
+    # the tool's own program, by its path inside the new home (pipx's or uv's venv)
+    assert f"{home}/.local/share/{tool}" in start and sys.prefix not in start, start
     project = home / "src" / "api"
     project.mkdir(parents=True)
     payload = {
@@ -124,7 +158,7 @@ def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
         "hook_event_name": "SessionStart",
         "source": "startup",
     }
-    host_env = {**base, "HOME": str(home), "PATH": "/usr/bin:/bin"}  # not our venv
+    host_env = {**base, "HOME": str(home), "PATH": "/usr/bin:/bin"}  # as a host runs it
     brief = subprocess.run(
         ["sh", "-c", start], input=json.dumps(payload), capture_output=True, text=True,
         cwd=project, env=host_env, timeout=600,
@@ -138,3 +172,11 @@ def test_the_readme_walk_through_brings_the_brief_to_the_next_session(
     assert brief.stdout.splitlines()[0] == first, brief.stdout + brief.stderr
     # the README shows the same first line, for a home of /home/you
     assert first.replace(str(vault), "/home/you/memory") in readme
+    if tool == "uv":  # the MCP extra, the README's other line: the server can be wired
+        mcp = _run([program, "tool", "install", "--force", ".[mcp]"], cwd=REPO, env=env)
+        assert mcp.returncode == 0, (mcp.stdout, mcp.stderr)
+        wired = _run(
+            ["sh", "-c", "vaultkeeper --vault ~/memory hooks install claude-code --mcp"],
+            cwd=home, env=env,
+        )  # fmt: skip
+        assert wired.returncode == 0, (wired.stdout, wired.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault, corpus
@@ -73,6 +74,7 @@ def test_the_output_names_file_line_and_kind_and_never_the_value(
     assert len(data) == 30
 
 
+@pytest.mark.corpora
 def test_nothing_flagged_in_the_kepano_obsidian_corpus() -> None:
     result = lint_vault(corpus(), select=["VK5"])
     assert result.files > 50

@@ -1,5 +1,7 @@
 """state/lint-summary.json: a whole-vault `lint` keeps its counts, `status` shows them with
-their age; missing, stale, corrupt or foreign, status still answers (never a traceback)."""
+their age while less than a day old; missing, older, corrupt or foreign, status lints the
+vault itself and keeps the figures (issue 36: a vault nobody runs `lint` on still shows
+current figures), never a traceback."""
 
 from __future__ import annotations
 
@@ -49,12 +51,13 @@ def vault(make_vault: MakeVault) -> Path:
     return made
 
 
-def test_no_lint_yet_is_not_yet_with_the_command(vault: Path) -> None:
+def test_no_lint_yet_is_linted_by_status_and_kept(vault: Path) -> None:
     code, got = rows(vault)
     assert code == 0
     for row in got.values():
-        assert (row["figure"], row["shown"], row["verdict"]) == (None, "-", "not yet")
-        assert "no lint yet" in row["detail"] and "run `vaultkeeper lint`" in row["detail"]
+        assert (row["figure"], row["shown"], row["verdict"]) == (0, "0", "ok")
+        assert row["detail"] == "lint 0 min ago"
+    assert json.loads(summary_file(vault).read_text())["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_status_shows_the_last_lint_and_its_age(vault: Path) -> None:
@@ -66,7 +69,7 @@ def test_status_shows_the_last_lint_and_its_age(vault: Path) -> None:
     code, got = rows(vault)
     assert code == 1  # the lint's error still fails status, as when status ran it
     assert {n: (r["figure"], r["verdict"]) for n, r in got.items()} == {
-        "lint_errors": (1, "fail"),
+        "lint_errors": (2, "fail"),  # as `lint` counts them: the broken link is one
         "broken_links": (1, "fail"),
         "orphans": (1, "warn"),
     }
@@ -81,16 +84,28 @@ def test_the_figure_is_the_last_lints_until_the_next(vault: Path) -> None:
     assert got["lint_errors"]["figure"] == 0 and got["lint_errors"]["detail"] == "lint 0 min ago"
     lint(vault)
     _, got = rows(vault)
-    assert got["lint_errors"]["figure"] == 1
+    assert got["lint_errors"]["figure"] == 2
 
 
-def test_an_old_lint_says_how_old(vault: Path) -> None:
-    lint(vault)
+def _aged(vault: Path, age: dt.timedelta) -> None:
     data = json.loads(summary_file(vault).read_text())
-    data["made"] = (NOW - dt.timedelta(days=9)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    data["made"] = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
     summary_file(vault).write_text(json.dumps(data))
+
+
+def test_a_lint_under_a_day_old_says_how_old_and_an_older_one_is_done_again(
+    vault: Path,
+) -> None:
+    lint(vault)
+    (vault / "projects" / "a").mkdir(parents=True)
+    (vault / "projects" / "a" / "stray.md").write_text(STRAY)  # written after the lint
+    _aged(vault, dt.timedelta(hours=23))
     _, got = rows(vault)
-    assert got["lint_errors"]["detail"] == "lint 9 days ago"
+    assert (got["lint_errors"]["figure"], got["lint_errors"]["detail"]) == (0, "lint 23 h ago")
+    _aged(vault, dt.timedelta(days=9))
+    _, got = rows(vault)
+    assert got["lint_errors"]["figure"] == 2  # linted again: the stray's errors counted
+    assert got["lint_errors"]["detail"] == "lint 0 min ago; see: vaultkeeper lint"
 
 
 @pytest.mark.parametrize(
@@ -108,7 +123,9 @@ def test_an_old_lint_says_how_old(vault: Path) -> None:
         b"\xff\xfe",
     ],
 )
-def test_a_corrupt_summary_warns_and_names_the_command(vault: Path, body: str | bytes) -> None:
+def test_a_corrupt_summary_is_linted_again_and_written_afresh(
+    vault: Path, body: str | bytes
+) -> None:
     path = summary_file(vault)
     if isinstance(body, bytes):
         path.write_bytes(body)
@@ -117,18 +134,15 @@ def test_a_corrupt_summary_warns_and_names_the_command(vault: Path, body: str | 
     code, got = rows(vault)
     assert code == 0
     for row in got.values():
-        assert (row["figure"], row["verdict"]) == (None, "warn")
-        assert row["detail"].startswith("state/lint-summary.json: unreadable")
-        assert "run `vaultkeeper lint`" in row["detail"]
-    lint(vault)  # the next lint writes it afresh
-    assert rows(vault)[1]["lint_errors"]["verdict"] == "ok"
+        assert (row["figure"], row["verdict"], row["detail"]) == (0, "ok", "lint 0 min ago")
+    assert json.loads(path.read_text())["format"] == 1  # derived: made again, no loss
 
 
-def test_a_folder_in_its_place_is_unreadable_not_a_crash(vault: Path) -> None:
+def test_a_folder_in_its_place_is_no_crash(vault: Path) -> None:
     summary_file(vault).mkdir()
     code, got = rows(vault)
-    assert code == 0 and got["orphans"]["verdict"] == "warn"
-    assert "unreadable" in got["orphans"]["detail"]
+    assert code == 0 and got["orphans"]["verdict"] == "ok"  # linted here, nothing kept
+    assert summary_file(vault).is_dir()
 
 
 def test_a_partial_lint_keeps_no_summary(vault: Path) -> None:
@@ -167,5 +181,9 @@ def test_a_summary_symlinked_out_of_the_vault_is_not_read(vault: Path, tmp_path:
     outside.write_bytes(summary_file(vault).read_bytes())  # a valid summary, out of the vault
     summary_file(vault).unlink()
     summary_file(vault).symlink_to(outside)
+    before = outside.read_bytes()
+    data = json.loads(before)
+    outside.write_text(json.dumps({**data, "errors": 7}))  # what a read would show
     code, got = rows(vault)
-    assert got["orphans"]["verdict"] == "warn" and "unreadable" in got["orphans"]["detail"]
+    assert got["lint_errors"]["figure"] == 0 and code == 0  # linted here, not read there
+    assert json.loads(outside.read_text())["errors"] == 7  # and nothing written through it

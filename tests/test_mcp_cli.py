@@ -41,8 +41,8 @@ def test_mcp_without_the_sdk_says_how_to_install_it(sample: Path, tmp_path: Path
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1
-    assert "pipx install --force 'vaultkeeper-memory[mcp]'" in done.stderr
-    assert "pip install 'vaultkeeper-memory[mcp]'" in done.stderr
+    assert "pipx install --force '.[mcp]' in a clone of vaultkeeper" in done.stderr
+    assert "in a virtual environment: pip install '.[mcp]'" in done.stderr
 
 
 def test_mcp_refuses_a_folder_that_is_not_a_vault(tmp_path: Path) -> None:

@@ -306,3 +306,31 @@ def test_a_cancel_as_claude_p_sends_by_itself_queues_and_is_no_one_s_answer(
     hosts = (Path(__file__).parent.parent / "docs" / "hosts.md").read_text()
     assert 'with `{"action":"cancel"}` by itself' in hosts
     assert "elicitation_response" in hosts
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_hook_removed_after_the_server_started_still_keeps_the_dialog_off(
+    sample: Path, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: Claude Code runs the hooks it started with for the whole session, so an
+    Elicitation hook that was configured when the server started (then taken out of the
+    file, by the agent or by the hook itself) still answers in the person's place."""
+    home, project = tmp_path / "home", tmp_path / "proj"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps(ANSWERING_HOOK))
+    person = Person(("accept", BLOCK))  # stands for the session's hook answering accept
+    before = snapshot(sample)
+
+    async def main() -> dict[str, Any]:
+        async with _client(
+            sample, home, mode, person, monkeypatch, dialog=True, cwd=project
+        ) as client:
+            await client.list_tools()  # the server is up, its session started
+            settings.write_text("{}")  # the hook leaves the file, not the session
+            return await _prune(client)
+
+    out = anyio.run(main)
+    assert person.shown == [] and snapshot(sample) == before
+    assert out["outcome"] == "ask" and str(settings) in out["reason"]
+    assert "accepted" not in json.dumps(journal(sample))

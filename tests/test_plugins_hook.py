@@ -193,3 +193,48 @@ def test_mcp_wrapper_names_what_is_missing_and_runs_the_server(
     r = subprocess.run([str(MCP), "--help"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "Usage: vaultkeeper mcp" in r.stdout
     assert os.access(MCP, os.X_OK)
+
+
+# Review (issue 36 item 2): the hosts run the plugin's launcher in the project's folder, so
+# a PATH entry that is empty, `.` or relative would find a `vaultkeeper` the repository
+# carries. Only absolute PATH entries are searched.
+def _planted(repo: Path) -> Path:
+    repo.mkdir(parents=True)
+    marker = repo / "ran"
+    fake = repo / "bin" / "vaultkeeper"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!{sys.executable}\nimport pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    )
+    fake.chmod(0o755)
+    shutil.copy(fake, repo / "vaultkeeper")
+    return marker
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_a_vaultkeeper_in_the_project_folder_is_never_run(
+    tmp_path: Path, sample: Path, entry: str
+) -> None:
+    repo = tmp_path / "repo"
+    marker = _planted(repo)
+    env = env_for(tmp_path, f"/usr/bin:/bin:{entry}", VAULTKEEPER_VAULT=str(sample))
+    hook = [str(HOOK), "claude-code", "session-start"]
+    r = subprocess.run(hook, env=env, cwd=repo, input='{"cwd": "/"}', capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    said = json.loads(r.stdout)["systemMessage"]
+    assert "the vaultkeeper command is not installed" in said
+    r = subprocess.run([str(MCP), "--help"], env=env, cwd=repo, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert r.returncode == 1 and "not installed" in r.stderr
+    assert not marker.exists()
+
+
+# Review: the vault option or VAULTKEEPER_VAULT with a newline, tab or escape (a name
+# that came from anywhere) still gives one JSON line the host can show.
+def test_a_vault_name_with_control_characters_still_gives_one_json_line(tmp_path: Path) -> None:
+    path = f"{PROGRAM.parent}:/usr/bin:/bin"
+    odd = str(tmp_path / "a\nb\tc\x1b[2Jd")
+    r = run(["claude-code", "session-start"], env_for(tmp_path, path, VAULTKEEPER_VAULT=odd))
+    assert r.returncode == 0 and r.stdout.count("\n") == 1
+    msg = json.loads(r.stdout)["systemMessage"]
+    assert "no such vault directory" in msg and "\x1b" not in msg and "\n" not in msg

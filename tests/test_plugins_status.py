@@ -228,3 +228,31 @@ def test_codex_records_are_read_without_tomllib(
     assert [(p.name, p.enabled) for p in without] == [
         ("vaultkeeper-recall", False), ("vaultkeeper", True),
     ]  # fmt: skip
+
+
+# Review: Claude Code layers enabledPlugins (user, then the project's settings.json, then
+# its settings.local.json): a plugin a project turns on runs there, one it turns off does
+# not. Status says what holds in the folder it runs in; install refuses the second copy.
+@pytest.mark.parametrize("where", ["settings.json", "settings.local.json"])
+def test_a_plugin_enabled_in_project_settings_is_enabled_there(
+    tmp_path: Path, make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    vault = make_vault()
+    home = tmp_path / "home"
+    claude_home(home, enabled=False)
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    on = {"enabledPlugins": {f"{n}@vaultkeeper": True for n in NAMES}}
+    (project / ".claude" / where).write_text(json.dumps(on))
+    monkeypatch.chdir(project)
+    status = invoke(home, "hooks", "status", "claude-code").output
+    assert "plugin vaultkeeper@vaultkeeper (enabled" in status, status
+    before = (home / ".claude" / "settings.json").read_bytes()
+    r = invoke(home, "--vault", vault, "hooks", "install", "claude-code")
+    assert r.exit_code == 1 and "a second copy would run each twice" in r.output
+    assert (home / ".claude" / "settings.json").read_bytes() == before
+    off = {"enabledPlugins": {f"{n}@vaultkeeper": False for n in NAMES}}
+    (project / ".claude" / where).write_text(json.dumps(off))
+    claude_home(tmp_path / "home2")
+    status = invoke(tmp_path / "home2", "hooks", "status", "claude-code").output
+    assert "plugin vaultkeeper@vaultkeeper (disabled" in status, status

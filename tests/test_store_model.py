@@ -322,6 +322,7 @@ def test_split_frontmatter_equals_the_line_loop(text: str) -> None:
     assert outcome(split_frontmatter) == outcome(reference.split_frontmatter)
 
 
+@pytest.mark.corpora
 def test_split_frontmatter_agrees_on_real_files() -> None:
     paths = sorted(SAMPLE_VAULT.rglob("*.md")) + sorted((corpus()).rglob("*.md"))
     assert len(paths) > 100

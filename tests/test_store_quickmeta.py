@@ -213,6 +213,7 @@ def test_generated_vault_frontmatter_agrees(tmp_path: Path) -> None:
     assert len(blocks) // 2 < answered < len(blocks), (answered, len(blocks))
 
 
+@pytest.mark.corpora
 def test_real_vaults_agree_and_most_need_no_yaml() -> None:
     blocks = real_frontmatter()
     assert len(blocks) > 20

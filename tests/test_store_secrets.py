@@ -205,6 +205,7 @@ def test_served_text_has_no_control_characters(text: str) -> None:
     assert not any((ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F for c in out)
 
 
+@pytest.mark.corpora
 def test_nothing_found_in_the_kepano_obsidian_corpus() -> None:
     root = corpus()
     checked = 0

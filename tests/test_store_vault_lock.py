@@ -40,6 +40,7 @@ def foreign(tmp_path: Path) -> Path:
     return dest
 
 
+@pytest.mark.corpora
 @pytest.mark.parametrize(
     "args",
     [
@@ -64,6 +65,7 @@ def test_a_command_on_a_foreign_vault_leaves_no_file_behind(
     assert _tree(foreign) == before
 
 
+@pytest.mark.corpora
 def test_lint_fix_writes_the_files_it_fixes_and_nothing_else(foreign: Path) -> None:
     before = _tree(foreign)
     result = CliRunner().invoke(
@@ -76,6 +78,7 @@ def test_lint_fix_writes_the_files_it_fixes_and_nothing_else(foreign: Path) -> N
     assert changed and all(name.endswith(".md") for name in changed)
 
 
+@pytest.mark.corpora
 def test_search_on_a_foreign_vault_leaves_no_file_behind(foreign: Path) -> None:
     before = _tree(foreign)
     now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)

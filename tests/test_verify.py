@@ -102,7 +102,9 @@ def test_rows_that_read_the_vault_fail_on_a_bad_vault(
     vault = make_vault(
         {
             "notes/a.md": "---\nname: a\ndescription: d\ntype: memory\n---\n"
-            "x \u2014 y\n```\nz\n```\n"
+            "x \u2014 y\n```\nz\n```\n",
+            # laid out as vaultkeeper's (the spec): lint runs VK101 and VK2xx here
+            config.SPEC_FILE: "# The vault spec\n",
         },
         init=False,
     )
@@ -203,3 +205,49 @@ def test_a_terminal_sees_which_row_runs_and_json_sees_no_bar(
     assert out.splitlines()[0].startswith(" 1  store present") and "verifying" in terminal
     out, terminal = run_on_a_terminal(vault, "--json", command="verify")
     assert len(json.loads(out)["checks"]) == len(verify.ROWS) and terminal == ""
+
+
+def test_verify_runs_the_format_rows_by_lints_rules_for_the_vault(
+    tmp_path: Path, env: dict[str, str], make_vault: MakeVault
+) -> None:
+    """Someone's Obsidian vault with curly apostrophes: `lint` leaves VK101 off there, so
+    row 12 does too (it failed before); a vaultkeeper vault still fails on them."""
+    theirs = tmp_path / "theirs"
+    (theirs / ".obsidian").mkdir(parents=True)
+    (theirs / "note.md").write_text("It\u2019s a note with a curly apostrophe.\n", "utf-8")
+    linted = CliRunner().invoke(cli, ["--vault", str(theirs), "lint"])
+    assert linted.exit_code == 0 and "VK101" not in linted.stdout
+    rows = {c.number: c for c in verify_vault(theirs, now=NOW, env=env).checks}
+    assert rows[12].status == PASS, rows[12].detail
+    assert "VK101/VK102 not run, as by `vaultkeeper lint` on this vault" in rows[12].detail
+    ours = make_vault({"projects/api/research/n.md": "It\u2019s ours.\n"})
+    rows = {c.number: c for c in verify_vault(ours, now=NOW, env=env).checks}
+    assert rows[12].status == FAIL and "VK101" in rows[12].detail
+
+
+def test_the_rows_that_start_a_python_start_it_before_row_1_and_leave_none(
+    make_vault: MakeVault, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows 3 and 8 spend most of their time waiting for a new Python to start: that
+    start overlaps rows 1-7, and every child is gone when verify returns."""
+    import subprocess
+
+    from vaultkeeper.verify import scheduler_rows
+
+    events: list[str] = []
+    children: list[subprocess.Popen[bytes]] = []
+    real = subprocess.Popen
+
+    class Seen(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            events.append("child")
+            children.append(self)
+
+    monkeypatch.setattr(scheduler_rows.subprocess, "Popen", Seen)
+    checks = verify_vault(make_vault(), now=NOW, env=env, progress=events.append).checks
+    assert {c.number: c.status for c in checks}[3] == PASS
+    assert {c.number: c.status for c in checks}[8] == PASS
+    first_row = events.index("store present")
+    assert events[:first_row].count("child") == 4  # the scan's, and the three writers
+    assert all(child.poll() is not None for child in children)

@@ -9,6 +9,7 @@ shape, and when ``--json`` was asked for, every error is also one JSON object on
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Sequence
@@ -37,7 +38,13 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_INTERRUPTED, EXIT_USAGE, VaultkeeperError, internal_error
+from vaultkeeper.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    INTERRUPTED,
+    VaultkeeperError,
+    internal_error,
+)
 from vaultkeeper.output import print_json, stdout_gone
 from vaultkeeper.store.textsafe import inert
 
@@ -54,6 +61,8 @@ class _Group(click.Group):
             self.fail(str(exc), exc.exit_code)
         except BrokenPipeError:  # `vaultkeeper lint | head -1`: the reader has what it wanted
             sys.exit(stdout_gone())
+        except KeyboardInterrupt:  # Ctrl-C, in any command: before click makes it "Aborted!"
+            interrupted()
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             self.fail(f"{where}{exc.strerror or exc}", 1)
@@ -108,18 +117,46 @@ class _Group(click.Group):
                 sys.exit(stdout_gone())
             sys.exit(0)
         except click.ClickException as exc:
-            self.fail(_one_line(exc), exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+            self.fail(_one_line(exc, _command_words(self, argv)), exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):  # Ctrl-C while click reads the arguments
+            interrupted()
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def interrupted() -> NoReturn:
+    """Ctrl-C, whatever was running: one line and 130, as a shell reports SIGINT (never
+    click's "Aborted!" and 1, the code for a refusal)."""
+    with contextlib.suppress(OSError):  # stderr gone too: the code still says it
+        click.echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 _CHOICES = re.compile(r"'\{[\w|-]+\}'")
 _QUOTED_NAME = re.compile(r"'(--?[A-Za-z][\w-]*|[A-Z][A-Z_]*)'")
 
 
-def _one_line(exc: click.ClickException) -> str:
+def _command_words(group: click.Group, argv: list[str]) -> list[str]:
+    """The command a command line names (``["apply", "promote"]``), read from the
+    arguments themselves: click's parser raises some errors (``-d`` without its value)
+    with no context to say which command it was reading."""
+    words: list[str] = []
+    command: click.Command = group
+    tokens = iter(argv)
+    for token in tokens:
+        if not isinstance(command, click.Group) or token == "--":
+            break
+        if token == "--vault":  # the one global option with a value
+            next(tokens, None)
+        elif not token.startswith("-"):
+            found = command.commands.get(token)
+            if found is None:
+                break
+            words.append(token)
+            command = found
+    return words
+
+
+def _one_line(exc: click.ClickException, argv_words: list[str] | None = None) -> str:
     """``apply promote: missing option --evidence (see --help)`` from click's three lines."""
     message = " ".join(exc.format_message().split()).rstrip(".")
     # click quotes option names and metavars (`Missing option '--evidence'`); a name the
@@ -131,9 +168,11 @@ def _one_line(exc: click.ClickException) -> str:
         message = _CHOICES.sub(param.name.upper(), message)
     message = message[:1].lower() + message[1:]
     ctx = getattr(exc, "ctx", None)
-    if ctx is None:
+    words = ctx.command_path.split()[1:] if ctx is not None else (argv_words or [])
+    if not words and ctx is None:
         return message
-    words = ctx.command_path.split()[1:]  # without the program's name
+    if words and getattr(exc, "option_name", None) == "--vault":  # `scan --vault V`
+        message += f"; --vault is global: it goes first (vaultkeeper --vault PATH {words[0]} ...)"
     where = f"{' '.join(words)}: " if words else ""
     return f"{where}{message} (see {' '.join(['vaultkeeper', *words, '--help'])})"
 
@@ -200,9 +239,8 @@ hooks.hooks.add_command(hooks_status.hooks_status)
 def main() -> None:
     try:
         cli(prog_name="vaultkeeper")
-    except KeyboardInterrupt:  # pragma: no cover - interactive only
-        click.echo("vaultkeeper: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # before or after the group's own handling
+        interrupted()
 
 
 if __name__ == "__main__":  # pragma: no cover

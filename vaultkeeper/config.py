@@ -197,12 +197,12 @@ SEARCH_SNIPPET_CHARS = 160
 # Statuses search leaves out unless asked, as it does an entry with a superseded_by.
 SEARCH_DEAD_STATUSES = ("archived", "superseded")
 MCP_SERVER_NAME = "vaultkeeper"  # the server's name, and its key in a host's server list
-# The distribution name on PyPI (`vaultkeeper` there is someone else's program); the
-# command and the import name are `vaultkeeper`.
-DIST_NAME = "vaultkeeper-memory"
+# The distribution's name on the index (`vaultkeeper` there is another program). Install
+# lines in messages name a clone (".") until it is published there; then DIST_NAME.
+DIST_NAME, INSTALL_FROM, INSTALL_WHERE = "vaultkeeper-memory", ".", " in a clone of vaultkeeper"
 MCP_INSTALL_HINT = (
-    f"pipx install --force '{DIST_NAME}[mcp]' (in a virtual environment: "
-    f"pip install '{DIST_NAME}[mcp]')"
+    f"pipx install --force '{INSTALL_FROM}[mcp]'{INSTALL_WHERE} (or: uv tool install --force "
+    f"'{INSTALL_FROM}[mcp]'; in a virtual environment: pip install '{INSTALL_FROM}[mcp]')"
 )
 # MCP tools an agent may run alone, approved in Codex by `hooks install codex --mcp`; what
 # takes an entry out needs a person (apply_prune keeps Codex's approval). docs/hosts.md.

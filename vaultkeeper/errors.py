@@ -11,6 +11,7 @@ EXIT_ASK = 3  # waiting for a person
 # program SIGPIPE killed (128 + 13), as `git log | head` and coreutils give; no message
 EXIT_BROKEN_PIPE = 141
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as a shell reports it
+INTERRUPTED = "interrupted"  # the one line for it: `vaultkeeper: interrupted`
 
 
 class VaultkeeperError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -25,8 +26,11 @@ from vaultkeeper.commands.base import (
     help="Make a folder that already holds files (and is not a vault) the vault, "
     "indexing its notes; without it init refuses such a folder (exit 2).",
 )
+@click.option(
+    "--dry-run", is_flag=True, help="Say exactly what init would create, and write nothing."
+)
 @click.pass_context
-def init(ctx: click.Context, path: Path | None, here: bool) -> None:
+def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> None:
     """Create a vault at PATH (default: --vault, else here); never changes an existing file.
 
     Lays out _index.md, projects/, patterns/registry.md, references/ with the
@@ -43,7 +47,19 @@ def init(ctx: click.Context, path: Path | None, here: bool) -> None:
     from vaultkeeper.entries.create import init_vault
 
     explicit = ctx.find_root().params.get("vault")
-    result = init_vault(path or explicit or Path("."), here=here)
+    target = path or explicit or Path(".")
+    if dry_run or here:  # a folder of someone's files: what will be written, first
+        plan = init_vault(target, here=here, dry_run=True)
+        verb = "would create" if dry_run else "will create"
+        for name in plan.created:
+            click.echo(f"{verb} {name}")
+        if dry_run:
+            click.echo(f"nothing written; {len(plan.created)} to create in {plan.vault}")
+            return
+        if not _go_ahead(len(plan.created)):
+            click.echo("nothing written")
+            sys.exit(1)
+    result = init_vault(target, here=here)
     for name in result.created:
         click.echo(f"created {name}")
     for name in result.kept:
@@ -51,6 +67,22 @@ def init(ctx: click.Context, path: Path | None, here: bool) -> None:
     for warning in result.warnings:
         click.echo(f"vaultkeeper: warning: {warning}", err=True)
     click.echo(f"vault ready at {result.vault}")
+
+
+def _go_ahead(count: int) -> bool:
+    """At a terminal, the person's yes to write ``count`` files and folders; elsewhere
+    (a script, a test) init goes on, as it always did, having said what it writes."""
+    from vaultkeeper.apply.review import is_terminal
+
+    if not is_terminal(sys.stdin, sys.stdout):
+        return True
+    try:
+        answer = click.prompt(
+            f"Write these {count}? [y/N]", default="", show_default=False, prompt_suffix=" "
+        )
+    except click.Abort:
+        return False
+    return str(answer).strip().lower() in ("y", "yes")
 
 
 @click.command()

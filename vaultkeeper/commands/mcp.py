@@ -33,8 +33,8 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     apply_prune, through the same gates and journal as the commands here.
     apply_prune asks the person in the host's own dialog (they type the entry's
     name); a host without dialogs queues it for `vaultkeeper review`.
-    Resources: vault://index and vault://entry/PATH. Needs the extra:
-    pipx install --force 'vaultkeeper-memory[mcp]'.
+    Resources: vault://index and vault://entry/PATH. Needs the extra, in a
+    clone of vaultkeeper: pipx install --force '.[mcp]'.
 
     \b
     Example:

@@ -49,9 +49,55 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"vault {result.vault} at {result.generated_at}")
         rows = [("", "signal", "figure", "healthy", "")]
         rows += [(s.verdict, s.label, s.shown, s.bound, s.detail) for s in result.signals]
-        widths = [max(4, *(len(r[i]) for r in rows)) for i in range(4)]  # ok ... not yet
-        for row in rows:
-            cells = [cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)]
-            click.echo("  ".join([*cells, row[4]]).rstrip())
+        for line in table(rows, _width()):
+            click.echo(line)
         click.echo(f"overall: {result.verdict}")
     sys.exit(1 if result.verdict == FAIL else 0)
+
+
+def _width() -> int | None:
+    """The terminal's width ($COLUMNS first, as shutil reads it); None when stdout is no
+    terminal and $COLUMNS is unset: a pipe or a file gets one line per signal."""
+    import os
+    import shutil
+
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return max(40, shutil.get_terminal_size().columns)
+    return None
+
+
+def table(rows: list[tuple[str, str, str, str, str]], width: int | None) -> list[str]:
+    """The signals' table (``rows[0]`` its header): one line per signal where it fits
+    ``width``, else the detail on lines of its own under the signal's name; where even the
+    four columns do not fit, each signal as its name, then what it measured and its bound,
+    then the detail. No line is wider than ``width`` (None: no limit)."""
+    import textwrap
+
+    widths = [max(4, *(len(r[i]) for r in rows)) for i in range(4)]  # ok ... not yet
+    indent = " " * (widths[0] + 2)
+
+    def wrapped(text: str) -> list[str]:
+        return textwrap.wrap(
+            text, width or len(text) + len(indent), initial_indent=indent,
+            subsequent_indent=indent + "  ", break_on_hyphens=False, break_long_words=True,
+        )  # fmt: skip
+
+    cells = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) for r in rows]
+    lines: list[str] = []
+    if width is None or max(len(c.rstrip()) for c in cells) <= width:
+        for row, four in zip(rows, cells, strict=True):
+            whole = f"{four}  {row[4]}".rstrip()
+            if width is None or len(whole) <= width:
+                lines.append(whole)
+            else:
+                lines.append(four.rstrip())
+                lines.extend(wrapped(row[4]))
+        return lines
+    for verdict, label, shown, bound, detail in rows[1:]:  # stacked: no header
+        lines.extend(
+            textwrap.wrap(f"{verdict.ljust(widths[0])}  {label}", width, subsequent_indent=indent)
+        )
+        lines.extend(wrapped(f"{shown} (healthy: {bound})"))
+        if detail:
+            lines.extend(wrapped(detail))
+    return lines

@@ -33,14 +33,15 @@ class InitResult:
     warnings: tuple[str, ...] = ()
 
 
-def init_vault(path: Path, *, here: bool = False) -> InitResult:
+def init_vault(path: Path, *, here: bool = False, dry_run: bool = False) -> InitResult:
     """Create the layout; never overwrite or change a file that already exists.
 
     Everything that could make init fail half-way (a file where a folder belongs, a
     folder where a file belongs, a symlink leading out of the vault) is refused before
     anything is created. So is a folder that already holds files and is not a vault
     (a clone, a home folder, someone's notes), unless ``here`` says it is meant: init
-    would index everything in it.
+    would index everything in it. ``dry_run`` refuses as init would, and writes nothing:
+    its result names exactly what init would create (``init --here`` shows it first).
     """
     if path.exists() and not path.is_dir():
         raise UsageError(f"{path}: exists and is not a directory")
@@ -72,6 +73,8 @@ def init_vault(path: Path, *, here: bool = False) -> InitResult:
             generate(path)  # an unreadable _index-*.md refuses here
     # rendered up front: a missing template fails before anything is created
     contents = {name: make() for name, make in files.items() if not (path / name).exists()}
+    if dry_run:
+        return _planned(path, contents)
     path.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     kept: list[str] = []
@@ -103,6 +106,48 @@ def init_vault(path: Path, *, here: bool = False) -> InitResult:
             f"add a line /{config.STATE_DIR}/ to keep runtime state out of git"
         )
     return InitResult(root, tuple(created), tuple(kept), tuple(warnings))
+
+
+def _planned(path: Path, contents: dict[str, str]) -> InitResult:
+    """What init would create in ``path`` and keep there, writing nothing."""
+    folders = [f + "/" for f in _INIT_FOLDERS if not (path / f).is_dir()]
+    kept = [f + "/" for f in _INIT_FOLDERS if (path / f).is_dir()]
+    names = [n for n in contents if n != config.INDEX_FILE]
+    kept += [n for n in (config.INDEX_FILE, config.REGISTRY_FILE, config.SPEC_FILE, ".gitignore")
+             if n not in contents]  # fmt: skip
+    if config.INDEX_FILE in contents:
+        wanted = _index_after(path, contents) if path.is_dir() else {config.INDEX_FILE: ""}
+        exists = [n for n in wanted if n != config.INDEX_FILE and (path / n).exists()]
+        differ = [n for n in exists if read_for_edit(path / n, n)[0] != wanted[n]]
+        names += [config.INDEX_FILE] if differ else [n for n in sorted(wanted) if n not in exists]
+    return InitResult(path.resolve(), tuple(folders + names), tuple(kept))
+
+
+def _index_after(path: Path, contents: dict[str, str]) -> dict[str, str]:
+    """The index files init would write: generated, as init does, after the registry and
+    the spec exist, on a scratch copy of the folder's notes (and Obsidian's settings,
+    which name its templates folder); the folder itself is only read."""
+    import shutil
+    import tempfile
+
+    from vaultkeeper.store.vault import iter_markdown, rel
+
+    with tempfile.TemporaryDirectory(prefix="vaultkeeper-init-plan-") as tmp:
+        shadow = Path(tmp) / "vault"
+        shadow.mkdir()
+        settings = path / config.OBSIDIAN_DIR
+        if settings.is_dir() and not settings.is_symlink():
+            shutil.copytree(settings, shadow / config.OBSIDIAN_DIR, symlinks=True)
+        for note in iter_markdown(path):
+            if note.is_file():
+                target = shadow / rel(path, note)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(note, target)
+        for name, text in contents.items():
+            if name != config.INDEX_FILE:
+                (shadow / name).parent.mkdir(parents=True, exist_ok=True)
+                (shadow / name).write_text(text, encoding="utf-8")
+        return generate(shadow)
 
 
 def _init_index(vault: Path, template: str, warnings: list[str]) -> list[str]:

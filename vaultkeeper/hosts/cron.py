@@ -154,8 +154,8 @@ def _run(
     args: list[str], env: Mapping[str, str], stdin: str | None
 ) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("crontab", path=env.get("PATH"))
-    if exe is None:
-        raise VaultkeeperError(
+    if exe is None:  # a setup that cannot work here: exit 2, as the README reserves it
+        raise UsageError(
             "crontab: not found on PATH; print the line with `hooks install cron --print` "
             "and add it to your scheduler by hand"
         )

@@ -8,7 +8,8 @@ Hooks come from the user's settings, from a project's checked-in ``.claude/setti
 (a repository the agent opens can carry one), from managed settings and from plugins.
 So the host's dialog for a deletion (``hooks install claude-code --mcp --dialog``) is
 refused while any of these files configures one: ``answering`` lists them. A file that
-exists but cannot be read is listed too: a hook in it cannot be ruled out. Reads only.
+exists but cannot be read is listed too: a hook in it cannot be ruled out; so is one whose
+``env`` (passed to the MCP server) sets the opt-in or moves the folders read here. Reads only.
 The opt-in itself (its env name, what install says, ``check_dialog``) is here too.
 """
 
@@ -40,6 +41,8 @@ MANAGED = (  # Claude Code's managed (enterprise) settings, Linux and macOS
 )
 _PLUGIN_FILES = ("hooks.json", "plugin.json")  # a plugin's hooks, or its manifest naming them
 _SKIP = frozenset({".git", "node_modules"})
+# A settings file's env that sets the opt-in or moves the folders this check reads.
+_ENV_NAMES = (DIALOG_ENV, "CLAUDE_CONFIG_DIR", "HOME")
 _MAX_BYTES = 4 * 1024 * 1024  # a settings file larger than this is not read: not ruled out
 
 
@@ -92,7 +95,7 @@ def answering(env: Mapping[str, str], cwd: Path) -> tuple[Answerer, ...]:
         why = _settings(path)
         if why is not None:
             out.append(Answerer(str(path), why))
-    for path in _plugin_files(user_dir(env) / "plugins"):
+    for path in dict.fromkeys(_plugin_files(user_dir(env) / "plugins")):  # each once
         why = _plugin(path)
         if why is not None:
             out.append(Answerer(str(path), why))
@@ -121,6 +124,11 @@ def _settings(path: Path) -> str | None:
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+    env = data.get("env") if isinstance(data, dict) else None
+    moved = [k for k in _ENV_NAMES if isinstance(env, dict) and k in env]
+    if moved:  # Claude Code passes a settings file's env to the servers it starts
+        sets = ", ".join(moved)
+        return f"its env sets {sets}: the opt-in and the files checked are not the person's"
     hooks = data.get("hooks") if isinstance(data, dict) else None
     if hooks is None:
         return None
@@ -131,26 +139,65 @@ def _settings(path: Path) -> str | None:
 
 
 def _plugin_files(root: Path) -> Iterator[Path]:
-    """A plugin's hooks.json and plugin.json files under ``root`` (installed plugins)."""
+    """A plugin's hooks.json and plugin.json files under ``root`` (installed plugins),
+    linked folders followed (each real folder once), and every file a plugin.json's
+    ``hooks`` names, wherever in its plugin (Claude Code loads a hooks file of any name)."""
     if not root.is_dir():
         return
-    for folder, dirs, files in os.walk(root):
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:  # a link back up: walked already
+            dirs[:] = []
+            continue
+        seen.add(real)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP)
         for name in sorted(files):
             if name in _PLUGIN_FILES:
                 yield Path(folder) / name
+            if name == "plugin.json":
+                yield from _named_hooks(Path(folder) / name)
+
+
+def _named_hooks(manifest: Path) -> Iterator[Path]:
+    """The hooks files a plugin manifest names (``"hooks": "./x.json"`` or a list)."""
+    try:
+        data = json.loads(_read(manifest) or b"{}")
+    except (OSError, ValueError, RecursionError):
+        return  # the manifest itself is listed as unreadable
+    named = data.get("hooks") if isinstance(data, dict) else None
+    base = manifest.parent.parent if manifest.parent.name.startswith(".") else manifest.parent
+    for rel in named if isinstance(named, list) else [named]:
+        if isinstance(rel, str) and rel.strip():
+            yield base / rel
+
+
+def _mentions(data: object) -> bool:
+    """Does any key or string of parsed JSON name an answering event?"""
+    if isinstance(data, dict):
+        return any(_mentions(k) or _mentions(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_mentions(v) for v in data)
+    return isinstance(data, str) and any(event in data for event in EVENTS)
 
 
 def _plugin(path: Path) -> str | None:
-    """A plugin file naming an answering event anywhere in its text (hooks inline or in a
-    hooks.json): conservative, a plugin that merely mentions one is counted too."""
+    """A plugin file naming an answering event anywhere in its text or its JSON (hooks
+    inline or in a hooks file, the name escaped or not): conservative, a plugin that
+    merely mentions one is counted too."""
     try:
         raw = _read(path)
     except (OSError, ValueError) as exc:
         return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
-    if raw is not None and any(event.encode() in raw for event in EVENTS):
+    if raw is None:
+        return None
+    if any(event.encode() in raw for event in EVENTS):
         return "a plugin's Elicitation hook"
-    return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None  # not JSON and no event named: Claude Code loads no hook from it
+    return "a plugin's Elicitation hook" if _mentions(data) else None
 
 
 def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:

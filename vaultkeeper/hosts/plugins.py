@@ -145,11 +145,14 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
             if path is not None and path.is_dir() and not _ours(path):
                 continue  # another tool's plugin of the same name
             scope = entry.get("scope") if isinstance(entry.get("scope"), str) else None
-            settings = [user]
             project = entry.get("projectPath")
             if scope in ("project", "local") and isinstance(project, str):
                 settings = [_json(Path(project) / ".claude" / n) for n in _PROJECT_FILES]
-            enabled = any(_dig(s, "enabledPlugins", plugin_id) is True for s in settings)
+            else:  # Claude Code layers the folder's project settings over the user's
+                here = Path.cwd() / ".claude"
+                settings = [user, *(_json(here / n) for n in _PROJECT_FILES)]
+            said = [_dig(s, "enabledPlugins", plugin_id) for s in settings]
+            enabled = [v for v in said if isinstance(v, bool)][-1:] == [True]  # the last says
             options = _dig(user, "pluginConfigs", plugin_id, "options")
             vault = options.get("vault") if isinstance(options, dict) else None
             events, note = _events("claude-code", path)

@@ -20,9 +20,12 @@ from pathlib import Path
 
 from vaultkeeper import config
 
-DAILY_INSTALL = f"pipx install {config.DIST_NAME}"
+DAILY_INSTALL = (  # from a clone until the distribution is on the index (config)
+    f"`pipx install {config.INSTALL_FROM}`{config.INSTALL_WHERE} "
+    f"(or `uv tool install {config.INSTALL_FROM}`)"
+)
 _VERSION_TIMEOUT_S = 20  # `PROGRAM --version` on a loaded machine; not a hook's budget
-_REINSTALL = f"install vaultkeeper for daily use (`{DAILY_INSTALL}`) and run `hooks install` again"
+_REINSTALL = f"install vaultkeeper for daily use ({DAILY_INSTALL}) and run `hooks install` again"
 
 
 def problem_of(command: str) -> str | None:
@@ -113,7 +116,7 @@ def placement_warning(
 def _warning(path: str, where: str) -> str:
     return (
         f"the hooks will run {path}, {where}: they stop working (silently) when it is "
-        f"deleted; for daily use install with `{DAILY_INSTALL}` and run `hooks install` again"
+        f"deleted; for daily use install with {DAILY_INSTALL} and run `hooks install` again"
     )
 
 

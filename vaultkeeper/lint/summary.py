@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from vaultkeeper.lint.run import LintResult
 
 FORMAT = 1
+REFRESH_HOURS = 24  # status lints again when the kept figures are older than this
 LINK_CODES = ("VK301", "VK302", "VK305")
 ORPHAN_CODE = "VK303"
 
@@ -72,6 +73,22 @@ def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
         return True
     except (OSError, VaultkeeperError):
         return False
+
+
+def current(vault: Path, now: dt.datetime) -> LintSummary:
+    """The kept figures while younger than REFRESH_HOURS; else the whole vault linted
+    now with the default rules, its figures kept as `vaultkeeper lint` keeps them (where
+    state/ takes them). So a vault kept by its hooks and cron alone, where nobody runs
+    `lint`, shows figures at most a day old, and a glance lints at most once a day."""
+    found, _ = load(vault)
+    fresh = dt.timedelta(hours=REFRESH_HOURS)
+    if found is not None and dt.timedelta(0) <= now - found.made < fresh:
+        return found
+    from vaultkeeper.lint.run import lint_vault
+
+    result = lint_vault(vault)
+    save(vault, result, now)
+    return summarize(result, now, (vault / config.INDEX_FILE).is_file())
 
 
 def has_state(vault: Path) -> bool:

@@ -25,6 +25,7 @@ from vaultkeeper.mcp.tools import VaultTools, outcome_dict
 
 def register(app: MCPServer, tools: VaultTools) -> None:
     seen, asker = _prune_question(tools)
+    dialog.remember(os.environ, Path.cwd())  # the hooks the session started with
 
     @app.tool(
         name="apply_prune",

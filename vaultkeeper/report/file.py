@@ -129,7 +129,11 @@ def locked(vault: Path | str) -> Iterator[bool]:
             while not held:
                 try:
                     fcntl.flock(fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    held = True
+                    held = os.fstat(fds[-1]).st_nlink > 0
+                    if not held:  # swept (store.vault.sweep_locks) before our flock: anew
+                        os.close(fds.pop())
+                        fds.append(os.open(path, flags, 0o644))
+                        continue
                 except BlockingIOError:
                     if time.monotonic() >= until:
                         break
@@ -142,3 +146,7 @@ def locked(vault: Path | str) -> Iterator[bool]:
     finally:
         for fd in reversed(fds):
             os.close(fd)  # releases the lock
+        if outside is not None and fds:
+            from vaultkeeper.store.lockdir import sweep_locks
+
+            sweep_locks()  # the lock folder keeps only held locks

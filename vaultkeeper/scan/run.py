@@ -16,7 +16,7 @@ import os
 import sys
 from collections import namedtuple
 
-from vaultkeeper.errors import VaultkeeperError, internal_error
+from vaultkeeper.errors import EXIT_INTERRUPTED, INTERRUPTED, VaultkeeperError, internal_error
 from vaultkeeper.output import echo, print_json, stdout_gone
 
 TYPE_CHECKING = False
@@ -77,9 +77,8 @@ def run(vault: Path | str, args: ScanArgs) -> int:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _error(f"{where}{exc.strerror or exc}", 1, args.as_json)
-    except (EOFError, KeyboardInterrupt):  # as click's standalone mode reports them
-        echo("", err=True)
-        echo("Aborted!", err=True)
-        return 1
+    except KeyboardInterrupt:  # Ctrl-C after the scan's own signal handling: as cli.interrupted
+        echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug: one line, as the click group says it
         return _error(internal_error(exc), 1, args.as_json)

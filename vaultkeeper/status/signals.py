@@ -131,17 +131,18 @@ def _count(name: str, label: str, n: int, bad: str, detail: str = "") -> Signal:
 
 def lint_signals(vault: Path, now: dt.datetime) -> list[Signal]:
     """Lint errors, broken links and orphans, as the last whole-vault ``lint`` found them
-    (state/lint-summary.json; a glance never runs every rule). A vault with no state/
-    folder (someone's Obsidian vault) keeps none: it is linted here, as it always was."""
+    (kept under state/) while that is less than a day old; else linted now and kept again
+    (lint.summary.current), so a vault nobody runs `lint` on still shows current figures.
+    A vault with no state/ folder (someone's Obsidian vault) keeps none: it is linted here,
+    as it always was."""
     from vaultkeeper.lint import summary
 
     if not summary.has_state(vault):
         return _lint_now(vault, now)
-    found, why = summary.load(vault)
-    if found is None:
-        verdict, detail = (WARN, f"{why}; ") if why else (NOT_YET, "no lint yet: ")
-        detail += "run `vaultkeeper lint` (status shows what the last one found)"
-        return [Signal(name, label, None, "-", "0", verdict, detail) for name, label in _LINT_ROWS]
+    try:
+        found = summary.current(vault, now)  # kept, or linted now when a day old or none
+    except VaultkeeperError as exc:
+        return [Signal("lint_errors", "lint errors", None, "-", "0", FAIL, str(exc))]
     return _lint_rows(vault, found, f"lint {age_text((now - found.made).total_seconds())} ago")
 
 
@@ -190,8 +191,10 @@ def _lint_rows(vault: Path, found: LintSummary, age: str) -> list[Signal]:
         orphan = Signal(
             "orphans", orphan_label, None, "-", "0", NOT_YET, said("run `vaultkeeper lint`")
         )
+    # the errors `vaultkeeper lint` counts: link errors included (they have a row of their own)
+    errors = found.errors + found.link_errors
     return [
-        count("lint_errors", errors_label, found.errors, FAIL, "see: vaultkeeper lint"),
+        count("lint_errors", errors_label, errors, FAIL, "see: vaultkeeper lint"),
         count("broken_links", links_label, found.links, links_bad, f"see: {_VK3}"),
         orphan,
     ]
@@ -267,16 +270,16 @@ def index_signal(vault: Path) -> Signal:
     try:
         raw = read_regular(path)  # refuses a FIFO instead of blocking on it
     except ParseError as exc:
-        shown = exc.reason if path.exists() else "missing"
-        # an Obsidian vault that never had one: not yet, as its orphans signal only warns
-        fresh = not path.exists() and (vault / config.OBSIDIAN_DIR).is_dir()
+        missing = not path.exists()
+        # one rule for a missing index, whatever else the folder holds (.obsidian/ or not):
+        # a warning, as for the orphans it leaves unmeasured; one that cannot be read fails
         return Signal(
             "index_budget",
             label,
             None,
-            shown,
+            "missing" if missing else exc.reason,
             budget,
-            NOT_YET if fresh else FAIL,
+            WARN if missing else FAIL,
             "create it: vaultkeeper index",
         )
     lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)

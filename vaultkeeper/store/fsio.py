@@ -267,6 +267,11 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         finally:
             for lock in reversed(held):
                 lock.release()
+            if outermost and outside is not None:  # the lock folder keeps only held locks
+                from vaultkeeper.store.lockdir import sweep_locks
+
+                with contextlib.suppress(OSError):
+                    sweep_locks()
 
 
 def sweep_temps(vault: Path) -> list[str]:

@@ -262,4 +262,13 @@ class Resolver:
                 if _key(c).endswith(suffix) or _key(c).removesuffix(".md").endswith(suffix)
             ]
         unique = tuple(dict.fromkeys(candidates))
+        if len(unique) > 1:
+            # Obsidian's rule for a name several files share: the one the link reaches from
+            # the linking note's own folder (``[[Security and privacy]]`` in a note of
+            # ``Obsidian Sync/`` is ``Obsidian Sync/Security and privacy.md``); only
+            # when no match is there is the link ambiguous (docs/lint.md, VK302)
+            here = posixpath.dirname(source)
+            near = self._by_path.get(_key(posixpath.join(here, key))) if here else None
+            if near is not None and near in unique:
+                return Resolution((near,))
         return Resolution(unique)

@@ -3,6 +3,7 @@ classify (4), throttle (5), re-entry (6), stale recovery (7), atomic write (8) o
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -10,6 +11,7 @@ import select
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from vaultkeeper import config
@@ -23,6 +25,12 @@ _SUMMARY = re.compile(
 
 def scheduler_runs(ctx: Context) -> tuple[str, str]:
     """The real command, forced past the cooldown, on a copy of the vault's markdown."""
+    return start_scheduler_runs(ctx)()
+
+
+def start_scheduler_runs(ctx: Context) -> Callable[[], tuple[str, str]]:
+    """Row 3 started: the scan's process runs while verify goes on with other rows;
+    the function returned waits for it and says the row's result."""
     from vaultkeeper.store.vault import iter_markdown, rel
 
     copy = ctx.tmp / "vault"
@@ -35,14 +43,27 @@ def scheduler_runs(ctx: Context) -> tuple[str, str]:
         shutil.copyfile(path, target)
     env = child_env(ctx.env, **{config.ENV_FORCE: "1"})
     argv = [sys.executable, "-m", "vaultkeeper", "--vault", str(copy), "scan"]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    first = (done.stdout.splitlines() or [""])[0]
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return FAIL, f"exit {done.returncode}: {why}"
-    if not _SUMMARY.match(first):
-        return FAIL, f"first line is {first!r}, not the {config.SUMMARY_PREFIX} summary"
-    return PASS, f"exit 0: {first}"
+    proc = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+    def finish() -> tuple[str, str]:
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        first = (out.splitlines() or [""])[0]
+        if proc.returncode != 0:
+            why = (err.strip().splitlines() or ["no message"])[-1]
+            return FAIL, f"exit {proc.returncode}: {why}"
+        if not _SUMMARY.match(first):
+            return FAIL, f"first line is {first!r}, not the {config.SUMMARY_PREFIX} summary"
+        return PASS, f"exit 0: {first}"
+
+    return finish
 
 
 def classify_correct(ctx: Context) -> tuple[str, str]:
@@ -123,6 +144,8 @@ _WRITER = """
 import sys
 from vaultkeeper.scan import guards as state
 print("ready", flush=True)
+if not sys.stdin.readline():  # "go": started early, so Python's start overlaps other rows
+    sys.exit(0)  # verify went away before its turn: write nothing
 i = 0
 while True:
     i += 1
@@ -160,6 +183,12 @@ def _kill_after_write(proc: subprocess.Popen[bytes], delay: float, bound: float)
 
 def atomic_write(ctx: Context) -> tuple[str, str]:
     """Kill a process mid-way through rewriting the state file, several times."""
+    return start_atomic_write(ctx)()
+
+
+def start_atomic_write(ctx: Context) -> Callable[[], tuple[str, str]]:
+    """Row 8 started: its writer processes start (Python's start is most of the row's
+    time) and wait; the function returned sets them writing, kills them, and checks."""
     from vaultkeeper.scan.guards import read_state, state_path, write_state
 
     vault = fixture(ctx)
@@ -180,6 +209,7 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _WRITER, str(v)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             bufsize=0,  # unbuffered: a readline takes one line, never the next one too
             stderr=subprocess.DEVNULL,
@@ -187,8 +217,21 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
         )
         for v in vaults
     ]
+    return lambda: _kill_and_check(procs, vaults, where, bound)
+
+
+def _kill_and_check(
+    procs: list[subprocess.Popen[bytes]], vaults: list[Path], where: str, bound: float
+) -> tuple[str, str]:
+    from vaultkeeper.scan.guards import read_state, state_path
+
     try:
-        for delay, proc, target in zip((0.0, 0.05, 0.15), procs, vaults, strict=True):
+        for proc in procs:  # all write at once, each on its own copy
+            assert proc.stdin is not None
+            with contextlib.suppress(OSError):  # one that died: _kill_after_write says so
+                proc.stdin.write(b"go\n")
+                proc.stdin.flush()
+        for delay, proc, target in zip((0.0, 0.02, 0.05), procs, vaults, strict=True):
             failed = _kill_after_write(proc, delay, bound)
             if failed:
                 return FAIL, failed
@@ -208,6 +251,8 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=bound)
-            if proc.stdout is not None:
-                proc.stdout.close()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
     return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"
