@@ -1,11 +1,12 @@
 """Where one scan's time goes: a fresh process, the scan run in it, timers around phases.
 
-    python bench/phases.py VAULT [--fresh] [--edit lesson,count|block [--turn N]]
+    python bench/phases.py VAULT [--fresh | --no-store] [--edit lesson,count|block [--turn N]]
 
 The scan is the console script's own path (vaultkeeper.entry, `scan --force`); each
 phase is timed by wrapping the function that does it, so the phases are the real code.
 ``--edit`` makes a session's edits first (bench/session.py; untimed, undone at the end);
-``--fresh`` scans without the scan cache (and rebuilds it), as the first scan does.
+``--fresh`` scans without the scan cache (and rebuilds it); ``--no-store`` deletes
+``state/vaultkeeper.db`` first (untimed), as a vault's first scan finds it.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ def main() -> None:
         turn = int(flags[flags.index("--turn") + 1]) if "--turn" in flags else 0
         session = Session(Path(vault), *flags[flags.index("--edit") + 1].split(","), turn=turn)
         session()
+    if "--no-store" in flags:
+        for name in ("vaultkeeper.db", "vaultkeeper.db-wal", "vaultkeeper.db-shm"):
+            (Path(vault) / "state" / name).unlink(missing_ok=True)
     sys.argv = ["vaultkeeper", "--vault", vault, "scan", "--force"]
     sys.argv += ["--fresh"] if "--fresh" in flags else []
     start = time.perf_counter()

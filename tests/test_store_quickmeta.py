@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, corpus
 from vaultkeeper.store.model import ParseError, parse_note, split_frontmatter
-from vaultkeeper.store.quickmeta import read_front, read_keys
+from vaultkeeper.store.quickmeta import read_front, read_keys, read_more
 
 WANTED = ("name", "status", "label", "holdout_until", "falsification_condition")
 
@@ -463,3 +463,16 @@ def test_read_front_on_real_and_generated_files(tmp_path: Path) -> None:
             answered += 1
             assert fast == split_then_read(text), path
     assert answered > len(paths) // 3
+
+
+MORE = ("label", "falsification_condition", "status", "type", "holdout_until")
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files())
+def test_read_more_of_a_matched_block_answers_as_read_keys(text: str) -> None:
+    # the scan reads a held-out candidate's other keys with read_more once read_front
+    # matched its block (scan/memory.py): the same answer as read_keys gives
+    fast = read_front(text, WANTED)
+    if fast is not None:
+        assert read_more(fast[2], MORE) == read_keys(fast[2], MORE), text

@@ -54,6 +54,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
 
+    from vaultkeeper.scan.rebuild import RebuildNote
+
     class MemoryRecord(NamedTuple):
         """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
@@ -103,8 +105,9 @@ def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+# json.dumps with these options builds an encoder on every call; a row is encoded
+# thousands of times in a first scan, so the encoder is built once (the same text)
+_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def _loads(text: Any) -> Any:
@@ -156,6 +159,7 @@ class ScanCache:
         self.registry_keys: dict[str, Key | None] = {}  # the same of registry files: the brief's
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
+        self.note: RebuildNote | None = None  # scan/rebuild.py: set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
 
@@ -314,6 +318,11 @@ class ScanCache:
         if words is not None:  # a big group's words, for redoing only what changes
             self.kept_pairs["words"][group] = words
 
+    def rebuilding(self) -> bool:
+        """Whether this scan builds every row anew: ``--fresh``, or no row was found (no
+        database, or one just made from another version's): the bulk build's settings."""
+        return self.fresh or not (self._memory or self._registry)
+
     def files_unchanged(self) -> bool:
         """Every file this scan read came from its row, and no row's file is gone."""
         return (
@@ -386,19 +395,27 @@ def save(vault: Any, cache: ScanCache) -> bool:
     from vaultkeeper.store import db
 
     try:
-        with db.connect(vault) as conn, db.writing(conn):
-            if cache.fresh:  # none was read: whatever the rows held goes
-                for table in _TABLES:
-                    conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
-            _put(conn, "scan_memory", cache._memory, cache.kept_memory)
-            _put(conn, "scan_registry", cache._registry, cache.kept_registry)
-            if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
-                _put_pairs(conn, cache._pairs, cache.kept_pairs)
-            if cache.patterns != cache.patterns_found:
-                _put_patterns(conn, *cache.patterns)
+        with db.connect(vault) as conn:
+            if cache.rebuilding():
+                db.bulk(conn)
+            with db.writing(conn):
+                _save(conn, cache)
     except (sqlite3.Error, OSError, VaultkeeperError):
         return False
     return True
+
+
+def _save(conn: sqlite3.Connection, cache: ScanCache) -> None:
+    """The rows that changed, inside the caller's transaction."""
+    if cache.fresh:  # none was read: whatever the rows held goes
+        for table in _TABLES:
+            conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+    _put(conn, "scan_memory", cache._memory, cache.kept_memory)
+    _put(conn, "scan_registry", cache._registry, cache.kept_registry)
+    if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
+        _put_pairs(conn, cache._pairs, cache.kept_pairs)
+    if cache.patterns != cache.patterns_found:
+        _put_patterns(conn, *cache.patterns)
 
 
 def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 
 from vaultkeeper import config
@@ -101,7 +102,12 @@ def run_scan(
 
             clock = time.monotonic()
             saved = reportguard.seen(vault)
-            report = classified(scancache.ScanCache(fresh=True) if fresh else scancache.load(vault))
+            first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
+            if first.rebuilding():  # every row built anew: said on stderr when it is long
+                from vaultkeeper.scan.rebuild import RebuildNote
+
+                first.note = RebuildNote(sys.stderr)
+            report = classified(first)
             with reportguard.locked(vault):
                 if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
                     report = classified(scancache.load(vault))  # what it changed, read

@@ -15,10 +15,13 @@ the answer is the same.
 from __future__ import annotations
 
 import os
+import re
 
 from vaultkeeper import config
+from vaultkeeper.report.brief_lessons import fields
 from vaultkeeper.scan.cache import MemoryRecord, ScanCache
-from vaultkeeper.store.model import outside_problems
+from vaultkeeper.store import model, quickmeta
+from vaultkeeper.store.model import ParseError, outside_problems
 from vaultkeeper.store.walk import memory_files as memory_files
 
 TYPE_CHECKING = False
@@ -42,22 +45,20 @@ NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontma
 
 
 def read_record(path: str, where: str) -> MemoryRecord:
-    """What a scan needs of one memory file (see the module docstring)."""
-    from vaultkeeper.report.brief_lessons import fields
-    from vaultkeeper.store import quickmeta
-    from vaultkeeper.store.model import ParseError, decode, file_hash, read_regular
-    from vaultkeeper.store.model import split_frontmatter as split
-
+    """What a scan needs of one memory file (see the module docstring). The modules it
+    uses are imported with this one: it runs once per memory file a scan reads."""
     try:
-        text = decode(read_regular(path))
+        text = model.decode(model.read_regular(path))
         # quickmeta answers only for a block YAML reads the same way, so reading some
         # keys now and the others later gives what one YAML parse gives
         front = quickmeta.read_front(text, FACTS)
         whole = False  # whether meta holds every key (YAML read them all)
+        more = quickmeta.read_keys
         if front is not None:
             meta, lines, yaml_text = front
+            more = quickmeta.read_more  # the block matched already
         else:
-            found = split(text)[0]
+            found = model.split_frontmatter(text)[0]
             if found is None:
                 return NOT_AN_ENTRY  # no frontmatter: not an entry
             yaml_text = found
@@ -69,12 +70,12 @@ def read_record(path: str, where: str) -> MemoryRecord:
         if not may_hold_out(meta):
             return MemoryRecord(facts_of(where, meta), line, None, None, None, served)
         if not whole:
-            more = quickmeta.read_keys(yaml_text, DETAILS)
-            meta = {**meta, **(more or _yaml_keys(path, where, text))[0]}
+            found_more = more(yaml_text, DETAILS)
+            meta = {**meta, **(found_more or _yaml_keys(path, where, text))[0]}
     except ParseError as exc:
         return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
     details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
-    return MemoryRecord(facts_of(where, meta), line, file_hash(text), details, None, served)
+    return MemoryRecord(facts_of(where, meta), line, model.file_hash(text), details, None, served)
 
 
 def may_hold_out(meta: Mapping[str, Any]) -> bool:
@@ -118,7 +119,14 @@ def held_out_candidates(
     dates: dict[str, dt.date | None] = {}
     cut = len(str(vault)) + 1  # every path below is str(vault) + "/" + its vault-relative path
     outside: list[str] = []  # symlinks out of the vault: one problem line each, never read
-    for path in list(memory_files(vault, outside)) if paths is None else paths:  # walk, then read
+    todo = list(memory_files(vault, outside)) if paths is None else paths  # walk, then read
+    note = None if cache is None else cache.note
+    if note is not None:  # a build of every row from many files says so (scan/rebuild.py)
+        todo = list(todo)
+        note.start(len(todo))
+    for done, path in enumerate(todo):
+        if note is not None:
+            note.step(done)
         where = path[cut:]
         record, key = (None, None) if cache is None else cache.memory(where, path)
         if record is None:
@@ -149,6 +157,8 @@ def held_out_candidates(
         if until > today:
             continue
         out.append(_candidate(where, record, until, today))
+    if note is not None:
+        note.finish()
     problems.extend(outside_problems(vault, outside))
     return out
 
@@ -204,16 +214,14 @@ def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
-_DATE = r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])"  # re caches it compiled
+_DATE = re.compile(r"(?<![0-9])([0-9]{4}-[0-9]{2}-[0-9]{2})(?![0-9])")
 
 
 def _provenance_date(receipts: Iterable[str]) -> dt.date | None:
     """The latest real ISO date named inside any of a ``provenance`` list's receipts."""
-    import re
-
     from vaultkeeper.store.model import parse_date
 
-    found = [parse_date(m) for r in receipts for m in re.findall(_DATE, r)]
+    found = [parse_date(m) for r in receipts for m in _DATE.findall(r)]
     return max((d for d in found if d is not None), default=None)
 
 

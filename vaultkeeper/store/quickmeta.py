@@ -154,6 +154,14 @@ def read_front(
     return None if picked is None else (*picked, yaml_text)
 
 
+def read_more(
+    yaml_text: str, wanted: Collection[str]
+) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """read_keys of the ``yaml_text`` read_front gave (a block already matched whole:
+    not matched again); None: use YAML."""
+    return _pick(yaml_text, wanted)
+
+
 def read_keys(
     yaml_text: str, wanted: Collection[str]
 ) -> tuple[dict[str, Any], dict[str, int]] | None:
