@@ -2,7 +2,7 @@
 
 There is no way around the person: with a terminal the caller passes ``confirm`` and
 only a ``y``/``yes`` typed there deletes (over MCP, where the person turned it on: an
-accept in the host's own dialog, mcp_prune.py); without one (``confirm=None``) the request is
+accept in the host's own dialog, mcp/prune.py); without one (``confirm=None``) the request is
 queued for ``vaultkeeper review`` and the outcome is ``ask``. What goes, goes to
 ``.trash/``.
 """

@@ -1,6 +1,6 @@
 """What each MCP tool does, as plain functions over one vault: no MCP import here.
 
-The server (mcp_server.py) only checks arguments' types, calls one method and hands the
+The server (mcp/server.py) only checks arguments' types, calls one method and hands the
 dict back as the tool's structured output. Every method goes through the same core
 function as the matching CLI command (``report --brief``, ``new``, ``apply ...``), with
 the same gates and the same journal lines; refusals raise VaultkeeperError, which the

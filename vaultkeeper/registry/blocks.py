@@ -7,7 +7,7 @@
 
 A block runs from its heading to the next heading of level 1-3 (or the end of the file);
 headings inside fenced code are not blocks. Which lines are headings, fences and counters
-is registrylines.py's; this module builds the blocks from them and loads the files.
+is registry/lines.py's; this module builds the blocks from them and loads the files.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The text helpers every rendering of a report shares: times, ages, one-line values.
 
-Split from report.py (which re-exports them) so the report's dataclasses and the brief's
-wording (reportbrief.py) share one copy without importing each other.
+Apart from the report's records (report/candidates.py) so that they and the brief's
+wording (report/brief_layout.py) share one copy without importing each other.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ those of a fresh ``find_pairs``: Jaccard >= t and a shared word carried by at mo
 ``common_limit(n)`` entries of the group (n: the entries that have words). So this pass
 keeps, per group, what it needs to redo only the part that changed:
 
-- each entry's text digest (dupregion.py): the entries alike at both ends bound the one
+- each entry's text digest (upkeep/dup_region.py): the entries alike at both ends bound the one
   region that changed;
 - each entry's words that are not common (``EMPTY`` for an entry without words), a line
   each: the exact count of every such word, and who carries it;

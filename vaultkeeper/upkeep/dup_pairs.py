@@ -2,7 +2,7 @@
 
 A group's pairs are kept (vaultkeeper.scan.cache) under a digest of its entries; a
 project none of whose memory files changed keeps its pairs without its entries being
-built; a big group (the registry) is redone for its changed entries only (dupdelta.py).
+built; a big group (the registry) is redone for its changed entries only (upkeep/dup_delta.py).
 Whatever is kept, the pairs are exactly those ``find_pairs`` gives (tests compare).
 """
 
@@ -134,7 +134,7 @@ def _big(
     cache: ScanCache, settings: str, group: str, texts: list[str], item_at: Any
 ) -> tuple[list[DuplicatePair], Any]:
     """A big group's pairs, from what was kept of its words (redone for the entries
-    that changed: dupdelta.py); no digest of the whole group is needed first."""
+    that changed: upkeep/dup_delta.py); no digest of the whole group is needed first."""
     from vaultkeeper.upkeep import (
         dup_delta as dupdelta,  # only for a big group, when some file changed
     )

@@ -1,4 +1,4 @@
-"""Where a big duplicates group changed, and who in it carries a word (for dupdelta.py).
+"""Where a big duplicates group changed, and who in it carries a word (for upkeep/dup_delta.py).
 
 Each entry's text has a digest (blake2b, 8 bytes: two different texts read the same
 once in 2**64); the digests of a group, concatenated, are compared with those kept:
