@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import namedtuple
+from typing import Any
 
 from vaultkeeper import config
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 FILE, DEFINITION, TEXT = "file", "definition", "text"
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\Z")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
@@ -32,10 +33,6 @@ from vaultkeeper.anchors.records import (
     Result,
 )
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 RACY_NS = 2_000_000_000  # an entry file changed this recently gets no row (scan/cache.py)
 

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, queue, trash
@@ -34,7 +35,6 @@ from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.apply.merge_plan import MergePlan
 

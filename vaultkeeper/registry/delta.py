@@ -23,16 +23,16 @@ where a file is unchanged, read again here where it changed, and kept for the ne
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from vaultkeeper.registry.blocks import BlockHead, build_heads, parse_heads
 from vaultkeeper.registry.keptheads import FIELDS, CachedHead, kept_of, text_or_none
 from vaultkeeper.registry.lines import body_start, index_range, registry_files
 from vaultkeeper.store.model import Problem, outside_problems
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
-    from typing import Any
 
     from vaultkeeper.registry.keptheads import Head
 

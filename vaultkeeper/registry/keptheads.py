@@ -8,15 +8,15 @@ reading a changed file again only where it changed: registry/delta.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol
+
 from vaultkeeper import config
 from vaultkeeper.registry.lines import HEAD_FIELDS, whole_count
 from vaultkeeper.store.model import Problem, parse_date
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
-    from typing import Any, Protocol
 
     from vaultkeeper.registry.blocks import BlockHead
 

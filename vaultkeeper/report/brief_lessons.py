@@ -18,15 +18,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 
 KEYS = ("name", "description", "status", "superseded_by")
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
+if TYPE_CHECKING:
     Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
 

@@ -22,33 +22,25 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.registry.lines import first_paragraph, registry_files
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing too: a scan imports this module and has no other use for it
+if TYPE_CHECKING:  # only for the annotations
     from collections.abc import Sequence
-    from typing import Any, NamedTuple
 
     from vaultkeeper.registry.keptheads import Head
 
 TOP = config.BRIEF_MAX_CHARS // 40  # as many as the brief can show (recall/start.py)
 
 
-if TYPE_CHECKING:
-
-    class PatternFact(NamedTuple):
-        name: str
-        count: int  # type: ignore[assignment]  # over tuple.count: unused
-        last_used: str | None  # ISO date
-        path: str  # the registry file, vault-relative
-        summary: str  # the block's first paragraph of prose, on one line
-
-else:
-    from collections import namedtuple
-
-    PatternFact = namedtuple("PatternFact", "name count last_used path summary")
+class PatternFact(NamedTuple):
+    name: str
+    count: int  # type: ignore[assignment]  # over tuple.count: unused
+    last_used: str | None  # ISO date
+    path: str  # the registry file, vault-relative
+    summary: str  # the block's first paragraph of prose, on one line
 
 
 def summary(text: str) -> str:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
@@ -63,10 +64,6 @@ def move(source: Path, target: Path) -> None:
     _changes[0] += 1
     _written.extend((str(source), str(target)))
 
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # Not tempfile and threading: a scan writes two files here, and those imports (shutil,
 # random, bz2, lzma, weakref, typing with them) would cost it more than the writes.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from vaultkeeper.store.pem import BEGIN as _BEGIN
 from vaultkeeper.store.pem import key_block as _key_block
@@ -86,23 +87,14 @@ _IDENTIFIER = re.compile(
 _WORDS = {"none", "null", "true", "false", "required", "optional", "string", "undefined"}
 
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import NamedTuple
+class Hit(NamedTuple):
+    """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
 
-    class Hit(NamedTuple):
-        """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
-
-        kind: str
-        start: int
-        end: int
-        line: int  # 1-based
-        col: int  # 1-based
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    Hit = namedtuple("Hit", ("kind", "start", "end", "line", "col"))
+    kind: str
+    start: int
+    end: int
+    line: int  # 1-based
+    col: int  # 1-based
 
 
 def _credential_like(value: str) -> bool:

@@ -27,17 +27,14 @@ from __future__ import annotations
 
 from binascii import b2a_base64
 from collections import Counter
+from collections.abc import Callable
 from itertools import chain, filterfalse
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.upkeep import dup_region as dupregion
 from vaultkeeper.upkeep.dup_words import Vocabulary, Words
 from vaultkeeper.upkeep.duplicates import DuplicatePair, Item, _group_pairs, common_limit, pair_of
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
 
 _MOST = 8  # a region over 1/_MOST of the group (and over _FEW entries) is redone whole
 _FEW = 64
@@ -45,18 +42,10 @@ FORMAT = 1  # of the state kept
 EMPTY = "."  # the line of an entry without words (no word is "."; "" is all-common)
 
 
-if TYPE_CHECKING:
-    from typing import NamedTuple
-
-    class Found(NamedTuple):
-        pairs: list[DuplicatePair]
-        state: dict[str, Any]  # what the next pass over this group starts from (JSON)
-        redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    Found = namedtuple("Found", ("pairs", "state", "redone"))
+class Found(NamedTuple):
+    pairs: list[DuplicatePair]
+    state: dict[str, Any]  # what the next pass over this group starts from (JSON)
+    redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
 
 
 def group_pairs(

@@ -9,14 +9,12 @@ Whatever is kept, the pairs are exactly those ``find_pairs`` gives (tests compar
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, DuplicatePair, Item, pairs_by_group
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.scan.cache import ScanCache
     from vaultkeeper.upkeep.decay import MemoryFacts

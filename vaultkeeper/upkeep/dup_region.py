@@ -14,12 +14,9 @@ that prefix, lowercased, are tokenised.
 from __future__ import annotations
 
 from bisect import bisect
+from collections.abc import Callable, Iterable
 
 from vaultkeeper.upkeep.dup_words import Vocabulary
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
 
 DIGEST = 8  # bytes of an entry's digest
 
