@@ -9,6 +9,7 @@ A falsification condition written as an anchor check reads ``"gone: AT"`` (or
 
 from __future__ import annotations
 
+import json
 import re
 from collections import namedtuple
 from typing import Any
@@ -120,7 +121,6 @@ def parse_condition(condition: Any) -> tuple[str, Anchor] | None:
 
 def item_yaml(at: str, digest: str | None, commit: str | None) -> str:
     """One flow-mapping list line, ``  - {at: "...", digest: "...", commit: "..."}``."""
-    import json
 
     parts = [f"at: {json.dumps(at, ensure_ascii=True)}"]
     if digest:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,6 @@ RACY_NS = 2_000_000_000  # an entry file changed this recently gets no row (scan
 def load_cache(vault: Path) -> dict[str, Any]:
     """The rows as one dict: ``entries`` (path -> [stat key text, keys]), ``repos`` (a
     repository's top -> what its checker read), and the rows as read (``_found``)."""
-    import sqlite3
 
     from vaultkeeper.store import db
 
@@ -64,7 +65,6 @@ def load_cache(vault: Path) -> dict[str, Any]:
 def save_cache(vault: Path, cache: dict[str, Any]) -> None:
     """Write the rows that changed; only for a vault with a project tied to a repository
     (else nothing was read) and a real ``state/`` folder. Never the scan's failure."""
-    import sqlite3
 
     from vaultkeeper.errors import VaultkeeperError
     from vaultkeeper.store import db
@@ -104,7 +104,6 @@ def _memory_files(vault: Path) -> list[str]:
 
 def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None:
     """[name, status, falsification_condition, anchors value] of an entry with anchors."""
-    import time
 
     from vaultkeeper.store.db import key_text
 

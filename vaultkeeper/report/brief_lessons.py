@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,6 @@ class Saved:
     """The scan's rows of one project's lessons, read once (one query, no file read)."""
 
     def __init__(self, vault: Path, project: str) -> None:
-        import sqlite3
 
         from vaultkeeper.store import db
 

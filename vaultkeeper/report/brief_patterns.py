@@ -20,7 +20,9 @@ parsing that one registry file when it is not there.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -60,7 +62,6 @@ def _fingerprint(head: Any) -> str | None:
     span = getattr(head, "span", None)
     if span is None:  # a block the cache kept: its fingerprint came with it
         return getattr(head, "fingerprint", None)
-    import hashlib
 
     raw = span().encode("utf-8", "surrogatepass")
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
@@ -105,7 +106,6 @@ def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
 def load(vault: Path, limit: int) -> tuple[list[PatternFact], int] | None:
     """The ``limit`` most-used patterns and how many there are, as the last scan saw
     them, if every registry file is as it read it; else None (parse the registry)."""
-    import sqlite3
 
     from vaultkeeper.store import db
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 import threading
 import time
@@ -26,7 +27,6 @@ _steps = [0]
 def _step() -> None:
     if _KILL_AT is None:
         return
-    import signal
 
     _steps[0] += 1
     at, _, how = _KILL_AT.partition(":")

@@ -9,6 +9,7 @@ vaultkeeper.store.frontmatter; their public names are importable from here as be
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -154,7 +155,6 @@ def file_hash(text: str) -> str:
     compares against it, so both must call this one function. (A registry block's
     hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
     """
-    import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -25,6 +25,7 @@ the entries sharing an uncommon word with it, and each of those is checked on it
 
 from __future__ import annotations
 
+from base64 import b64decode  # only for a kept state; its Error is a ValueError
 from binascii import b2a_base64
 from collections import Counter
 from collections.abc import Callable
@@ -133,7 +134,6 @@ def _read(kept: Any) -> tuple[bytes, list[str], dict[str, int], int, list[Any]]:
     """The parts of a kept state; ValueError if it is not one this module wrote."""
     if type(kept) is not dict or kept.get("format") != FORMAT:
         raise ValueError("not a state")
-    from base64 import b64decode  # only for a kept state; its Error is a ValueError
 
     digests = b64decode(kept["digests"], validate=True)
     raw, common = kept["lines"], kept["common"]

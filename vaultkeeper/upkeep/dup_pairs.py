@@ -8,7 +8,9 @@ Whatever is kept, the pairs are exactly those ``find_pairs`` gives (tests compar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
@@ -64,8 +66,6 @@ def cached_pairs(
     kept = _kept_pairs(cache.unchanged_pairs(settings))
     if kept is not None:
         return kept
-    import json
-    from hashlib import blake2b
 
     found: dict[str, list[DuplicatePair]] = {}
     keys: dict[str, str] = {}
