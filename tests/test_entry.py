@@ -71,6 +71,7 @@ def state_of(root: Path) -> dict[str, str]:
         if p.is_file() and p.name not in skip
     }
 
+
 def _rows(path: Path) -> str:
     """The derived store's rows, less their stat keys (which hold inodes)."""
     conn = sqlite3.connect(path)
