@@ -61,19 +61,9 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
             "    import click  # noqa\n    stream = sys.stderr if err else sys.stdout\n",
         ),
     ],
-    "digests -> hashlib": [
-        ("store/digests.py", "    for name in names:\n", "    for name in ():\n"),
-    ],
     "quickmeta -> YAML (scan)": [
         ("scan/memory.py", "front = quickmeta.read_front(text, FACTS)", "front = None"),
         ("scan/memory.py", "quick = quickmeta.read_keys(yaml_text, FACTS)", "quick = None"),
-    ],
-    "lazyre -> re.compile": [
-        (
-            "store/lazyre.py",
-            "    return _Lazy(pattern, flags)",
-            "    return re.compile(pattern, flags)",
-        ),
     ],
     "flock -> filelock": [
         (

@@ -139,6 +139,9 @@ CROSS_CUTTING = {
     "test_two_machines_days.py": "two clones, 60 simulated days of work on both, synced by git",
     "test_served.py": "the promise that what is served is masked, on every serving path",
     "test_served_agent.py": "the same promise for what an agent is served (MCP, brief, index)",
+    "test_private_names.py": "no module uses a private name of CPython or a dependency",
+    "test_module_mentions.py": "every module the docs, docstrings and comments name exists",
+    "test_standins.py": "stand-ins only on the throttled no-op and the recall hook",
 }
 
 

@@ -220,7 +220,7 @@ MCP_ELICIT_TIMEOUT_SECONDS = 600
 # From this MCP revision on a tool asks by returning InputRequiredResult (no back-channel).
 MCP_ROUNDS_VERSION = "2026-07-28"
 CONFIRMED_VIA_TERMINAL = "terminal"  # a prune's journal "confirmed_via": a prompt, review
-CONFIRMED_VIA_MCP = "mcp-elicitation"  # ... or the host's dialog (mcp_prune.py, ENV_MCP_DIALOG)
+CONFIRMED_VIA_MCP = "mcp-elicitation"  # ... or the host's dialog (mcp/prune.py, ENV_MCP_DIALOG)
 MCP_SOURCE = "mcp"  # the usage log's source for uses recorded through the server
 CLI_SOURCE = "cli"  # ... and for `vaultkeeper use NAME`, under the session "cli:<ISO time>"
 MCP_CITE_EVIDENCE_CHARS = 300  # a cite's evidence, kept as its receipt "mcp:EVIDENCE"
@@ -238,7 +238,7 @@ DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
 # A group of at least this many entries keeps, in the scan cache, what redoing the pass
-# for its changed entries only takes (dupdelta.py); a smaller one is simply run again.
+# for its changed entries only takes (upkeep/dup_delta.py); a smaller one is simply run again.
 DUP_DELTA_MIN = 2000
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".

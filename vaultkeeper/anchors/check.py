@@ -13,14 +13,11 @@ repository costs one stat per anchored file.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from vaultkeeper.anchors import repo, source
 from vaultkeeper.anchors.format import DEFINITION, FILE, Anchor, Item, text_of
 from vaultkeeper.anchors.records import CHANGED, GONE, MOVED, OK, UNCHECKED, Result
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 
 class Checker:

@@ -9,14 +9,12 @@ A falsification condition written as an anchor check reads ``"gone: AT"`` (or
 
 from __future__ import annotations
 
+import json
 import re
 from collections import namedtuple
+from typing import Any
 
 from vaultkeeper import config
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 FILE, DEFINITION, TEXT = "file", "definition", "text"
 _NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\Z")
@@ -123,7 +121,6 @@ def parse_condition(condition: Any) -> tuple[str, Anchor] | None:
 
 def item_yaml(at: str, digest: str | None, commit: str | None) -> str:
     """One flow-mapping list line, ``  - {at: "...", digest: "...", commit: "..."}``."""
-    import json
 
     parts = [f"at: {json.dumps(at, ensure_ascii=True)}"]
     if digest:

@@ -15,14 +15,11 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.text import ParseError, read_regular
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 _SAFE = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
 

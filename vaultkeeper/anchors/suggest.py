@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
@@ -25,10 +26,6 @@ from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 from vaultkeeper.store.secrets import needs_serving
 from vaultkeeper.store.vault import resolve_inside
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
 
 SUGGESTIONS_FILE = "anchor-suggestions.json"  # under state/
 MAX_ENTRIES = 100  # the newest entries' suggestions are kept

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
@@ -33,17 +36,12 @@ from vaultkeeper.anchors.records import (
 )
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any
-
 RACY_NS = 2_000_000_000  # an entry file changed this recently gets no row (scan/cache.py)
 
 
 def load_cache(vault: Path) -> dict[str, Any]:
     """The rows as one dict: ``entries`` (path -> [stat key text, keys]), ``repos`` (a
     repository's top -> what its checker read), and the rows as read (``_found``)."""
-    import sqlite3
 
     from vaultkeeper.store import db
 
@@ -67,7 +65,6 @@ def load_cache(vault: Path) -> dict[str, Any]:
 def save_cache(vault: Path, cache: dict[str, Any]) -> None:
     """Write the rows that changed; only for a vault with a project tied to a repository
     (else nothing was read) and a real ``state/`` folder. Never the scan's failure."""
-    import sqlite3
 
     from vaultkeeper.errors import VaultkeeperError
     from vaultkeeper.store import db
@@ -107,7 +104,6 @@ def _memory_files(vault: Path) -> list[str]:
 
 def entry_keys(vault: Path, rel: str, cache: dict[str, Any]) -> list[Any] | None:
     """[name, status, falsification_condition, anchors value] of an entry with anchors."""
-    import time
 
     from vaultkeeper.store.db import key_text
 

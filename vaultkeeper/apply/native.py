@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,7 +233,6 @@ def restore(vault: Path, decision: Decision, meta: dict[str, Any], folder: Path)
     mtime = meta.get("mtime_ns")
     if isinstance(mtime, int):
         os.utime(target, ns=(mtime, mtime))
-    import shutil
 
     shutil.rmtree(folder)
     set_pruned(vault, str(meta["id"]), None)

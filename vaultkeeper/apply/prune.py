@@ -2,7 +2,7 @@
 
 There is no way around the person: with a terminal the caller passes ``confirm`` and
 only a ``y``/``yes`` typed there deletes (over MCP, where the person turned it on: an
-accept in the host's own dialog, mcp_prune.py); without one (``confirm=None``) the request is
+accept in the host's own dialog, mcp/prune.py); without one (``confirm=None``) the request is
 queued for ``vaultkeeper review`` and the outcome is ``ask``. What goes, goes to
 ``.trash/``.
 """
@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, queue, trash
@@ -34,7 +35,6 @@ from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.apply.merge_plan import MergePlan
 

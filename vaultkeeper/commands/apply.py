@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NoReturn
 
@@ -156,7 +157,6 @@ def apply_revalidate(
       cd projects/api/memory && vaultkeeper apply revalidate ./flaky-ci-retries.md \\
           --pass --evidence ../research/ci-failure-survey.md:9
     """
-    import os
 
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import holdout_days_from_env

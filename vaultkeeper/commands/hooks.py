@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,6 @@ def hooks_install(
 def _recall_table(vault: Path) -> None:
     """The recall on: the full-text index asked for (each scan keeps it from then on),
     then built now."""
-    import sqlite3
 
     from vaultkeeper.errors import VaultkeeperError
     from vaultkeeper.scan.lookup import refresh, want

@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from vaultkeeper.commands.base import HOOKS, SETTINGS, host_file, now_utc, print_json, vault_path
 from vaultkeeper.commands.hooks import TARGETS
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.hosts.hooks import Installed
     from vaultkeeper.hosts.plugins import Plugin

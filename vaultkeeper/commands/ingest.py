@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -147,7 +148,6 @@ def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     """Each folder as the ``*.jsonl`` files under it (sorted; symlinked folders are not
     followed, so a loop cannot run forever); files as given. A folder holding none is
     refused before anything is read."""
-    import os
 
     from vaultkeeper.errors import VaultkeeperError
 

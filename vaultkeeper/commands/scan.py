@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from vaultkeeper import config
 from vaultkeeper.commands.base import note, now_utc, print_json, usage_error, vault_path
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Report
 

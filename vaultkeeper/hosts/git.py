@@ -44,7 +44,7 @@ _STATE = config.STATE_DIR
 TRAVELLING_LOGS = (config.JOURNAL_FILE, config.QUEUE_FILE, config.USES_LOG_FILE)
 ATTRIBUTES = (
     f"{config.PATTERNS_DIR}/**/*.md merge={DRIVER}",
-    # the index files: their generated lists merge entry by entry (indexmerge.py)
+    # the index files: their generated lists merge entry by entry (index/merge.py)
     f"/{config.INDEX_FILE} merge={DRIVER}",
     f"/{config.SUBINDEX_DIR}/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
     f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",  # where older versions wrote them

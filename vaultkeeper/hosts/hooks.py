@@ -5,7 +5,7 @@ We add one handler per event (SessionEnd: the throttled scan; SessionStart: the 
 and touch nothing else: every other key, event and handler, another tool's SessionEnd
 hook included, is written back as it was read. A handler is ours when its command
 starts with one of our hook scripts (see ``is_ours``). Reading and writing the file's
-JSON is hooksettings.py's.
+JSON is hosts/settings.py's.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Mapping
@@ -98,7 +99,6 @@ def install(
 
 def require_sdk() -> None:
     """Refuse to register a server that could not start: the MCP extra is not installed."""
-    import importlib.util
 
     try:
         found = importlib.util.find_spec("mcp")

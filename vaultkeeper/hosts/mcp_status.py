@@ -1,6 +1,6 @@
 """``hooks status``: is ``vaultkeeper mcp`` registered with each host, and for which vault?
 
-Reads, never writes, the files ``hooks install --mcp`` edits (mcp_install.py): Claude
+Reads, never writes, the files ``hooks install --mcp`` edits (hosts/mcp.py): Claude
 Code's user-scope ``~/.claude.json`` and, when the folder ``hooks status`` runs in has
 one, its project-scope ``.mcp.json``; Codex's ``~/.codex/config.toml``. The vault is the
 one the entry's command names after ``--vault``; ``dialog`` says whether a deletion is

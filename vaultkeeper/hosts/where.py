@@ -11,11 +11,11 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # the crontab and the hosts' files: read by `hooks status`, not `status`
     from vaultkeeper.hosts.cron import CronEntry
     from vaultkeeper.hosts.hooks import Installed

@@ -16,8 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:  # ingest imports Touched always, the rest only for a session with a cwd
     from vaultkeeper.anchors.records import Suggestion
     from vaultkeeper.learn.transcripts import Signal

@@ -7,7 +7,7 @@ the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its ent
 ``apply_patch`` (a ``custom_tool_call`` whose input is the patch, or a call or shell
 command carrying it), whose ``*** Update File:``/``*** Add File:`` lines name them.
 Files read come as the ``file`` signals transcripts.py yields already. ingest's
-suggestions (learn/suggest.py) turn these into anchors an agent may accept.
+suggestions (learn/anchoring.py) turn these into anchors an agent may accept.
 """
 
 from __future__ import annotations

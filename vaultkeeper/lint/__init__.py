@@ -6,6 +6,7 @@ lint's figures (lint/summary.py) without importing every rule.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    import importlib
 
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

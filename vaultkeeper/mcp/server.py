@@ -1,6 +1,6 @@
 """``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
 
-Each tool is a thin async wrapper: it runs one VaultTools method (mcp_tools.py, the
+Each tool is a thin async wrapper: it runs one VaultTools method (mcp/tools.py, the
 same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
 its dict as structured output; a refusal becomes a tool error carrying the CLI's
 one-line message. The reading and writing tools and the resources are here; the gated

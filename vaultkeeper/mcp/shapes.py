@@ -1,7 +1,7 @@
 """The MCP tools' input and output shapes: JSON schemas come from these annotations.
 
 Inputs are ``Annotated`` types whose descriptions become each argument's schema text;
-outputs are TypedDicts (the structured output's schema). Kept apart from mcp_server.py
+outputs are TypedDicts (the structured output's schema). Kept apart from mcp/server.py
 so the server module holds behaviour only.
 """
 

@@ -1,6 +1,6 @@
 """What each MCP tool does, as plain functions over one vault: no MCP import here.
 
-The server (mcp_server.py) only checks arguments' types, calls one method and hands the
+The server (mcp/server.py) only checks arguments' types, calls one method and hands the
 dict back as the tool's structured output. Every method goes through the same core
 function as the matching CLI command (``report --brief``, ``new``, ``apply ...``), with
 the same gates and the same journal lines; refusals raise VaultkeeperError, which the
@@ -10,6 +10,7 @@ server turns into a tool error carrying the same one line the CLI prints.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,7 +186,6 @@ class VaultTools:
         """As ``vaultkeeper new KIND NAME -p PROJECT -d DESCRIPTION [--anchor A ...]`` (held
         out if a lesson); anchors resolve in the project's repository when it is tied on
         this machine, else in the repository of the server's folder (the host's project)."""
-        import os
 
         from vaultkeeper.anchors.repo import located
         from vaultkeeper.entries.create import holdout_days_from_env, new_entry

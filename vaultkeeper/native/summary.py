@@ -10,8 +10,10 @@ until the next scan.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import sqlite3
 from pathlib import Path
 
 _KINDS = ("promote", "prune", "cap", "problem", "secret", "duplicate")
@@ -39,7 +41,6 @@ def save(vault: Path, today: dt.date) -> dict[str, int] | None:
 
 def line(vault: Path) -> str | None:
     """``- auto memory: 1 to promote, ...`` or None (nothing adopted, nothing to do)."""
-    import sqlite3
 
     from vaultkeeper.store import db
 
@@ -72,8 +73,6 @@ def line(vault: Path) -> str | None:
 def after_scan(vault: Path, today: dt.date) -> None:
     """``save`` at the end of a scan, never the scan's failure (the scan calls it only for
     a vault that adopted an auto memory: it has ``state/`` NATIVE_STATE_FILE)."""
-    import contextlib
-    import sqlite3
 
     from vaultkeeper.errors import VaultkeeperError
 

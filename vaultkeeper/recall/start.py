@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.report.brief import render_brief
@@ -26,7 +26,6 @@ from vaultkeeper.report.candidates import Report, one_line
 from vaultkeeper.report.text import one_lines
 from vaultkeeper.store.secrets import served
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vaultkeeper.report import brief_lessons
 

@@ -7,15 +7,15 @@
 
 A block runs from its heading to the next heading of level 1-3 (or the end of the file);
 headings inside fenced code are not blocks. Which lines are headings, fences and counters
-is registrylines.py's; this module builds the blocks from them and loads the files.
+is registry/lines.py's; this module builds the blocks from them and loads the files.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import namedtuple
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.registry.lines import (
@@ -42,35 +42,24 @@ from vaultkeeper.store.model import ParseError, Problem, decode, parse_date, rea
 from vaultkeeper.store.model import outside_problems as outside_problems
 from vaultkeeper.store.vault import rel
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import NamedTuple
 
-    class _BlockFields(NamedTuple):
-        name: str
-        path: Path
-        rel: str
-        line: int  # 1-based line of the ``### name`` heading
-        end_line: int  # 1-based last line of the block (inclusive)
-        text: str  # the block's lines exactly as in the file
-        count: int | None  # type: ignore[assignment]  # over tuple.count, which nothing calls
-        count_raw: str | None
-        count_line: int | None
-        last_used: dt.date | None
-        last_used_raw: str | None
-        last_used_line: int | None
-        promoted: str | None
-        promoted_line: int | None
-        # (line, label) of a second counter line of a kind: which one counts is unclear
-        repeated: tuple[tuple[int, str], ...] = ()
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    _BlockFields = namedtuple(
-        "_BlockFields",
-        "name path rel line end_line text count count_raw count_line last_used last_used_raw"
-        " last_used_line promoted promoted_line repeated",
-        defaults=((),),
-    )
+class _BlockFields(NamedTuple):
+    name: str
+    path: Path
+    rel: str
+    line: int  # 1-based line of the ``### name`` heading
+    end_line: int  # 1-based last line of the block (inclusive)
+    text: str  # the block's lines exactly as in the file
+    count: int | None  # type: ignore[assignment]  # over tuple.count, which nothing calls
+    count_raw: str | None
+    count_line: int | None
+    last_used: dt.date | None
+    last_used_raw: str | None
+    last_used_line: int | None
+    promoted: str | None
+    promoted_line: int | None
+    # (line, label) of a second counter line of a kind: which one counts is unclear
+    repeated: tuple[tuple[int, str], ...] = ()
 
 
 class RegistryBlock(_BlockFields):

@@ -23,16 +23,17 @@ where a file is unchanged, read again here where it changed, and kept for the ne
 
 from __future__ import annotations
 
+from hashlib import blake2b as make
+from typing import TYPE_CHECKING, Any
+
 from vaultkeeper.registry.blocks import BlockHead, build_heads, parse_heads
 from vaultkeeper.registry.keptheads import FIELDS, CachedHead, kept_of, text_or_none
 from vaultkeeper.registry.lines import body_start, index_range, registry_files
 from vaultkeeper.store.model import Problem, outside_problems
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
-    from typing import Any
 
     from vaultkeeper.registry.keptheads import Head
 
@@ -44,7 +45,6 @@ PAGE = 4096  # characters a page digest covers
 def shape_of(text: str) -> list[Any]:
     """``[length, forward page digests, backward page digests]`` of a file's text: the
     full pages from its start, and from its end."""
-    from hashlib import blake2b as make
 
     def digest(chunk: str) -> str:
         return str(make(chunk.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest())
@@ -176,7 +176,6 @@ def _by_print(old: list[Kept]) -> dict[str, Kept]:
 def _fingerprinted(heads: list[BlockHead], text: str, old: dict[str, Kept]) -> list[Kept]:
     """What the cache keeps of each block just parsed; a block whose text is as it was
     takes its first sentence and hash from ``old`` instead of working them out."""
-    from hashlib import blake2b as make
 
     if text.isascii():  # the common case: one encoding, its offsets the text's
         data = ("\n" + text).encode("ascii")

@@ -3,20 +3,20 @@
 What a scan needs of each ``### name`` block: its name, line, counters, first sentence,
 hash (for a block that can be a candidate), what is wrong with it (for a block whose
 counters do not read), a fingerprint of its text and where it is in the file (for
-reading a changed file again only where it changed: registrydelta.py).
+reading a changed file again only where it changed: registry/delta.py).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.registry.lines import HEAD_FIELDS, whole_count
 from vaultkeeper.store.model import Problem, parse_date
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
-    from typing import Any, Protocol
 
     from vaultkeeper.registry.blocks import BlockHead
 
@@ -123,7 +123,7 @@ def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
     Its hash only where a candidate can come from (a count of 0: prune on some day;
     promote eligible, by the count alone): most blocks are neither, and 64 characters
     each would make the cache a good third bigger. ``fingerprint`` and where the block
-    is in the file: see registrydelta.py.
+    is in the file: see registry/delta.py.
     """
     problems = []
     if head.count is None or head.last_used is None:  # as registry_candidates asks

@@ -9,6 +9,7 @@ public names are re-exported from registry.py, where callers import them.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import unicodedata
@@ -134,7 +135,6 @@ def name_key(name: str) -> str:
 
 
 def block_hash(text: str) -> str:
-    import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -14,12 +14,11 @@ parsed again. Outside ``reading()`` nothing is kept (the MCP server lives for ho
 from __future__ import annotations
 
 import contextlib
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
-    from typing import Any
 
 # while a command reads: (path, text) -> its heads
 _parsed: dict[tuple[Path, str], list[Any]] = {}

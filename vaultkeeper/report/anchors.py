@@ -10,14 +10,11 @@ edited (vaultkeeper.anchors.suggest), with the ``apply anchor`` command that acc
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from vaultkeeper.anchors.records import DECIDED, HOLDS, REOPEN, Finding, Result, Suggestion
 from vaultkeeper.store.secrets import needs_serving, served
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from collections.abc import Iterable, Mapping, Sequence
-    from typing import Any
 
 
 def _serve(text: Any) -> Any:

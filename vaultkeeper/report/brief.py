@@ -1,9 +1,9 @@
 """The brief: the saved report as the next session's start hook serves it to the agent.
 
 Its wording and the layout that fits everything into the character limit are
-reportbrief.py's, on plain values; this module picks each candidate's line from the
-Report. Apart from report.py so that a scan, which never renders a brief, imports
-neither.
+report/brief_layout.py's, on plain values; this module picks each candidate's line from
+the Report. Apart from report/candidates.py so that a scan, which never renders a brief,
+imports neither.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The brief's wording and layout: the next session's start hook prints it for the agent.
 
 brief.py's render_brief picks the candidates' lines from the Report; this module takes
-plain values only (no report type), so it imports nothing of report.py's and the layout
+plain values only (no report type), so it imports nothing of report/candidates.py's and the layout
 that fits everything into the character limit stands alone.
 """
 

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 
 KEYS = ("name", "description", "status", "superseded_by")
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
+if TYPE_CHECKING:
     Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
 
@@ -88,7 +88,6 @@ class Saved:
     """The scan's rows of one project's lessons, read once (one query, no file read)."""
 
     def __init__(self, vault: Path, project: str) -> None:
-        import sqlite3
 
         from vaultkeeper.store import db
 

@@ -20,35 +20,29 @@ parsing that one registry file when it is not there.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
+import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.registry.lines import first_paragraph, registry_files
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing too: a scan imports this module and has no other use for it
+if TYPE_CHECKING:  # only for the annotations
     from collections.abc import Sequence
-    from typing import Any, NamedTuple
 
     from vaultkeeper.registry.keptheads import Head
 
 TOP = config.BRIEF_MAX_CHARS // 40  # as many as the brief can show (recall/start.py)
 
 
-if TYPE_CHECKING:
-
-    class PatternFact(NamedTuple):
-        name: str
-        count: int  # type: ignore[assignment]  # over tuple.count: unused
-        last_used: str | None  # ISO date
-        path: str  # the registry file, vault-relative
-        summary: str  # the block's first paragraph of prose, on one line
-
-else:
-    from collections import namedtuple
-
-    PatternFact = namedtuple("PatternFact", "name count last_used path summary")
+class PatternFact(NamedTuple):
+    name: str
+    count: int  # type: ignore[assignment]  # over tuple.count: unused
+    last_used: str | None  # ISO date
+    path: str  # the registry file, vault-relative
+    summary: str  # the block's first paragraph of prose, on one line
 
 
 def summary(text: str) -> str:
@@ -68,7 +62,6 @@ def _fingerprint(head: Any) -> str | None:
     span = getattr(head, "span", None)
     if span is None:  # a block the cache kept: its fingerprint came with it
         return getattr(head, "fingerprint", None)
-    import hashlib
 
     raw = span().encode("utf-8", "surrogatepass")
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
@@ -113,7 +106,6 @@ def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
 def load(vault: Path, limit: int) -> tuple[list[PatternFact], int] | None:
     """The ``limit`` most-used patterns and how many there are, as the last scan saw
     them, if every registry file is as it read it; else None (parse the registry)."""
-    import sqlite3
 
     from vaultkeeper.store import db
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.output import echo, print_json
@@ -26,10 +27,7 @@ from vaultkeeper.report.text import one_line as one_line
 from vaultkeeper.report.text import one_lines, plural
 from vaultkeeper.store.secrets import needs_serving, served
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
-    from typing import Any, NamedTuple
-
+if TYPE_CHECKING:  # only for the annotations
     from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import SkillUnused, Stale
     from vaultkeeper.upkeep.duplicates import DuplicatePair
@@ -41,66 +39,48 @@ KINDS = (PRUNE, PROMOTE, HELD_OUT)  # the order of the summary line
 _LABELS = {PRUNE: "prune", PROMOTE: "promote", HELD_OUT: "held-out"}
 
 
-# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
-# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
-# class cost a scan more than this module's work. A subclass carries the methods.
-if TYPE_CHECKING:
+# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
+# frozen dataclass). A subclass carries the methods.
+class _CandidateFields(NamedTuple):
+    kind: str  # PROMOTE | PRUNE | HELD_OUT
+    name: str
+    path: str  # vault-relative
+    line: int  # the ### heading of a block; the holdout_until line of a memory file
+    hash: str  # sha256 of the block's text or the whole file: the applier checks it
+    count: int | None = None  # type: ignore[assignment]  # over tuple.count: unused
+    last_used: str | None = None
+    idle_days: int | None = None
+    holdout_until: str | None = None
+    days_due: int | None = None  # days since holdout_until; 0 on the day itself
+    status: str | None = None
+    label: str | None = None
+    weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
+    falsification_condition: str | None = None
+    handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
 
-    class _CandidateFields(NamedTuple):
-        kind: str  # PROMOTE | PRUNE | HELD_OUT
-        name: str
-        path: str  # vault-relative
-        line: int  # the ### heading of a block; the holdout_until line of a memory file
-        hash: str  # sha256 of the block's text or the whole file: the applier checks it
-        count: int | None = None  # type: ignore[assignment]  # over tuple.count: unused
-        last_used: str | None = None
-        idle_days: int | None = None
-        holdout_until: str | None = None
-        days_due: int | None = None  # days since holdout_until; 0 on the day itself
-        status: str | None = None
-        label: str | None = None
-        weight: str | None = None  # the label's promotion weight (config.LABEL_WEIGHTS)
-        falsification_condition: str | None = None
-        handled: str | None = None  # decided since the scan, file unchanged: skipped, queued, kept
 
-    class _ReportFields(NamedTuple):
-        vault: str
-        generated_at: dt.datetime  # UTC
-        promote: tuple[Candidate, ...]
-        prune: tuple[Candidate, ...]
-        held_out: tuple[Candidate, ...]
-        problems: tuple[Problem, ...]
-        duration_ms: int = 0
-        updated_at: dt.datetime | None = None  # the last apply that brought it up to date
-        # the upkeep sections (vaultkeeper/upkeep/sections.py); not part of the summary line
-        duplicates: tuple[DuplicatePair, ...] = ()
-        stale: tuple[Stale, ...] = ()
-        skills_unused: tuple[SkillUnused, ...] = ()
-        anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
-        suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
+class _ReportFields(NamedTuple):
+    vault: str
+    generated_at: dt.datetime  # UTC
+    promote: tuple[Candidate, ...]
+    prune: tuple[Candidate, ...]
+    held_out: tuple[Candidate, ...]
+    problems: tuple[Problem, ...]
+    duration_ms: int = 0
+    updated_at: dt.datetime | None = None  # the last apply that brought it up to date
+    # the upkeep sections (vaultkeeper/upkeep/sections.py); not part of the summary line
+    duplicates: tuple[DuplicatePair, ...] = ()
+    stale: tuple[Stale, ...] = ()
+    skills_unused: tuple[SkillUnused, ...] = ()
+    anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
+    suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
 
-    class Saved(NamedTuple):
-        """The last completed report, if there is a readable one; ``note`` says why not."""
 
-        report: Report | None
-        note: str | None = None
+class Saved(NamedTuple):
+    """The last completed report, if there is a readable one; ``note`` says why not."""
 
-else:
-    from collections import namedtuple
-
-    _CandidateFields = namedtuple(
-        "_CandidateFields",
-        "kind name path line hash count last_used idle_days holdout_until days_due status label"
-        " weight falsification_condition handled",
-        defaults=(None,) * 10,
-    )
-    _ReportFields = namedtuple(
-        "_ReportFields",
-        "vault generated_at promote prune held_out problems duration_ms updated_at duplicates"
-        " stale skills_unused anchors suggested",
-        defaults=(0, None, (), (), (), (), ()),
-    )
-    Saved = namedtuple("Saved", ("report", "note"), defaults=(None,))
+    report: Report | None
+    note: str | None = None
 
 
 class Candidate(_CandidateFields):

@@ -20,12 +20,9 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing too: a scan has no use for it at run time
-    from typing import Any
 
 WHERE = f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}"
 # what a bad file may raise, from reading its JSON to building the Report from it

@@ -10,13 +10,11 @@ before.
 
 from __future__ import annotations
 
+from typing import Any
+
 from vaultkeeper import config
 from vaultkeeper.store.adherence import Adherence
 from vaultkeeper.store.secrets import served
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def to_dict(found: Adherence) -> dict[str, Any]:

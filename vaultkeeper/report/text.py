@@ -1,14 +1,14 @@
 """The text helpers every rendering of a report shares: times, ages, one-line values.
 
-Split from report.py (which re-exports them) so the report's dataclasses and the brief's
-wording (reportbrief.py) share one copy without importing each other.
+Apart from the report's records (report/candidates.py) so that they and the brief's
+wording (report/brief_layout.py) share one copy without importing each other.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
-from vaultkeeper.store.lazyre import lazy
 from vaultkeeper.store.secrets import needs_serving, served
 
 
@@ -34,7 +34,7 @@ def age_text(made: dt.datetime, now: dt.datetime) -> str:
     return f"{plural(seconds // 86400, 'day')} ago"
 
 
-_LINE_BREAKS = lazy(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+_LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
 
 
 def one_line(text: str) -> str:

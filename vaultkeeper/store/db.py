@@ -36,6 +36,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterator, Sequence
+from hashlib import blake2b
 from pathlib import Path
 
 from vaultkeeper import __version__, config
@@ -118,7 +119,6 @@ def key_text(key: Sequence[int]) -> str:
 def content_digest(raw: bytes) -> str:
     """A file's bytes' digest, kept in a row whose stat key cannot vouch for the file (it
     changed within a clock tick of being read): the row holds while the bytes do."""
-    from hashlib import blake2b
 
     return blake2b(raw, digest_size=16).hexdigest()
 

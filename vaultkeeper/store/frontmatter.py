@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from vaultkeeper.store.text import ParseError, split_lines
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
-    from typing import Any
 
 
 @functools.lru_cache(maxsize=1)

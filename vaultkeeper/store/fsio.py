@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
@@ -25,7 +27,6 @@ _steps = [0]
 def _step() -> None:
     if _KILL_AT is None:
         return
-    import signal
 
     _steps[0] += 1
     at, _, how = _KILL_AT.partition(":")
@@ -63,10 +64,6 @@ def move(source: Path, target: Path) -> None:
     _changes[0] += 1
     _written.extend((str(source), str(target)))
 
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # Not tempfile and threading: a scan writes two files here, and those imports (shutil,
 # random, bz2, lzma, weakref, typing with them) would cost it more than the writes.

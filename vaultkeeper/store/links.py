@@ -8,6 +8,7 @@ anywhere in the vault, or a path / path suffix; two candidate files are ambiguou
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import unicodedata
@@ -227,7 +228,6 @@ class Resolver:
 
     @classmethod
     def for_vault(cls, vault: Path) -> Resolver:
-        import os
 
         from vaultkeeper.store.vault import rel, walk_files
 

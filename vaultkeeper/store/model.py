@@ -9,10 +9,12 @@ vaultkeeper.store.frontmatter; their public names are importable from here as be
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from vaultkeeper.store.frontmatter import ALIAS_REASON as ALIAS_REASON
 from vaultkeeper.store.frontmatter import load_yaml as load_yaml
@@ -26,55 +28,38 @@ from vaultkeeper.store.vault import is_memory_path as is_memory_path  # beside w
 from vaultkeeper.store.vault import iter_markdown, rel
 from vaultkeeper.store.walk import OUT_REASON
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself is a scan's largest import it never uses
-    from typing import Any, NamedTuple
-
-
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
-# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
-# class costs a scan more than the rest of this module. A subclass carries the methods.
-if TYPE_CHECKING:
+# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
+# frozen dataclass). A subclass carries the methods.
+class _ProblemFields(NamedTuple):
+    path: str
+    line: int | None
+    reason: str
 
-    class _ProblemFields(NamedTuple):
-        path: str
-        line: int | None
-        reason: str
 
-    class Frontmatter(NamedTuple):
-        """The YAML block at the top of a note, with where it sits in the file."""
+class Frontmatter(NamedTuple):
+    """The YAML block at the top of a note, with where it sits in the file."""
 
-        data: Mapping[str, Any]
-        end_line: int  # 1-based line number of the closing ``---``
-        key_lines: Mapping[str, int]  # top-level key -> 1-based line number
+    data: Mapping[str, Any]
+    end_line: int  # 1-based line number of the closing ``---``
+    key_lines: Mapping[str, int]  # top-level key -> 1-based line number
 
-    class _NoteFields(NamedTuple):
-        path: Path
-        rel: str
-        text: str
-        frontmatter: Frontmatter | None
-        body: str
-        body_line: int  # 1-based line where the body starts
 
-    class _VaultModelFields(NamedTuple):
-        vault: Path
-        notes: tuple[Note, ...]
-        problems: tuple[Problem, ...] = ()
+class _NoteFields(NamedTuple):
+    path: Path
+    rel: str
+    text: str
+    frontmatter: Frontmatter | None
+    body: str
+    body_line: int  # 1-based line where the body starts
 
-else:
-    from collections import namedtuple
 
-    _ProblemFields = namedtuple("_ProblemFields", ("path", "line", "reason"))
-    Frontmatter = namedtuple("Frontmatter", ("data", "end_line", "key_lines"))
-    _NoteFields = namedtuple(
-        "_NoteFields", ("path", "rel", "text", "frontmatter", "body", "body_line")
-    )
-    _VaultModelFields = namedtuple(
-        "_VaultModelFields", ("vault", "notes", "problems"), defaults=((),)
-    )
+class _VaultModelFields(NamedTuple):
+    vault: Path
+    notes: tuple[Note, ...]
+    problems: tuple[Problem, ...] = ()
 
 
 class Problem(_ProblemFields):
@@ -170,7 +155,6 @@ def file_hash(text: str) -> str:
     compares against it, so both must call this one function. (A registry block's
     hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
     """
-    import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -8,16 +8,16 @@ list (``* ``) or a table (``| ... |``), and encrypted (a blank line after the
 
 from __future__ import annotations
 
-from vaultkeeper.store.lazyre import lazy
+import re
 
 BEGIN = r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_END = lazy(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_OTHER_BEGIN = lazy(r"-----BEGIN ")
+_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_OTHER_BEGIN = re.compile(r"-----BEGIN ")
 # base64, or a Proc-Type/DEK-Info header, behind a quote, comment, list or table mark
-_KEY_LINE = lazy(r"[ \t>#*|+-]*[A-Za-z0-9+/=:, .-]*?[ \t|]*\r?")
-_MARKS_ONLY = lazy(r"[ \t>#*|]*\r?")  # a blank line, maybe quoted or commented
-_HEADER = lazy(r"[ \t>#*|]*(?:Proc-Type|DEK-Info):")
-_KEY_BODY = lazy(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
+_KEY_LINE = re.compile(r"[ \t>#*|+-]*[A-Za-z0-9+/=:, .-]*?[ \t|]*\r?")
+_MARKS_ONLY = re.compile(r"[ \t>#*|]*\r?")  # a blank line, maybe quoted or commented
+_HEADER = re.compile(r"[ \t>#*|]*(?:Proc-Type|DEK-Info):")
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/]{20,}")  # "...": a placeholder, not a key
 _MAX_LINES = 200  # how far an END line is looked for
 
 

@@ -15,11 +15,8 @@ import datetime as dt
 import functools
 import re
 import sys
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself would cost a scan more than this module
-    from collections.abc import Collection
-    from typing import Any
+from collections.abc import Collection
+from typing import Any
 
 # YAML's printable set less what PyYAML reads as a line break (NEL, U+2028/9) or a BOM;
 # a tab or a lone CR also sends the block to YAML. Compiling the full class costs

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
-from vaultkeeper.store.lazyre import lazy
 from vaultkeeper.store.pem import BEGIN as _BEGIN
 from vaultkeeper.store.pem import key_block as _key_block
 from vaultkeeper.store.textsafe import has_invisible, neutral, placed, readings
@@ -46,7 +46,7 @@ _EDGE_L = (
     r"|(?<=\\[0abtnvfreNLP_]))"
 )
 _EDGE_R = r"(?![A-Za-z0-9_-])"
-_SHAPES = lazy(
+_SHAPES = re.compile(
     "|".join(
         [
             rf"(?P<pk>{_BEGIN})",
@@ -64,7 +64,7 @@ _GROUP_KIND.update({"oai": OPENAI, "slack": SLACK})
 
 # ``db_password = "..."``, ``GITHUB_TOKEN: ...``, ``"apiKey": "..."``: the name ends in
 # one of the words (a ``tokenizer:`` or ``password_min_length:`` is something else).
-_ASSIGN = lazy(
+_ASSIGN = re.compile(
     r"(?i:(?P<pw>passw(?:or)?d|pwd)|(?P<sec>secret(?:[_-]?(?:access[_-]?)?key)?)"
     r"|(?P<tok>token)|(?P<api>(?:api|access|private)[_-]?key))s?"
     r"[\"']?[ \t]*(?:\*\*)?[ \t]*[:=][ \t]*(?:\*\*[ \t]*)?"
@@ -77,33 +77,24 @@ _ASSIGN_WORDS = ("passw", "pwd", "secret", "token", "key")
 _SHAPE_STARTS = re.compile(
     r"-----BEGIN|A(?:KIA|SIA|BIA|CCA|IDA|ROA)|gh[pousr]_|github_pat_|sk-|xox"
 )
-_PLACEHOLDER = lazy(
+_PLACEHOLDER = re.compile(
     r"(?i)example|placeholder|changeme|change[_-]me|your[_-]|redacted|dummy|sample|fake|"
     r"xxxx|\*\*\*|\.\.\.|here$|^\$|^%|^env[:.]|process\.env|os\.environ|getenv"
 )
-_IDENTIFIER = lazy(
+_IDENTIFIER = re.compile(
     r"[a-z]+(?:[_-][a-z]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*|[A-Za-z_]+(?:\.[A-Za-z_]+)+"
 )
 _WORDS = {"none", "null", "true", "false", "required", "optional", "string", "undefined"}
 
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import NamedTuple
+class Hit(NamedTuple):
+    """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
 
-    class Hit(NamedTuple):
-        """One credential: its kind and where its value sits (``start``/``end`` in the text)."""
-
-        kind: str
-        start: int
-        end: int
-        line: int  # 1-based
-        col: int  # 1-based
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    Hit = namedtuple("Hit", ("kind", "start", "end", "line", "col"))
+    kind: str
+    start: int
+    end: int
+    line: int  # 1-based
+    col: int  # 1-based
 
 
 def _credential_like(value: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_right
 
 # C0 controls but tab and newline, DEL, the C1 controls (0x9b is a one-byte CSI on
 # some terminals), the bidirectional marks, embeddings, overrides and isolates, and
@@ -136,7 +137,6 @@ def _without(
 
 def placed(offsets: list[tuple[int, int]], pos: int) -> int:
     """Where position ``pos`` of a reading stands in the text it was read from."""
-    from bisect import bisect_right
 
     i = bisect_right(offsets, pos, key=lambda o: o[0])
     return pos + (offsets[i - 1][1] if i else 0)

@@ -28,6 +28,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO, NamedTuple, TypeVar
 
 from vaultkeeper import config
 from vaultkeeper.store.fsio import append_line, writer_lock
@@ -55,22 +56,13 @@ def bounded(value: str) -> str:
     return f"{value[: MAX_VALUE_CHARS - _DIGEST_CHARS - 1]}~{digest[:_DIGEST_CHARS]}"
 
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import BinaryIO, NamedTuple
-
-    class _EventFields(NamedTuple):
-        session: str
-        source: str
-        kind: str
-        target: str
-        date: dt.date
-        receipt: str
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    _EventFields = namedtuple("_EventFields", "session source kind target date receipt")
+class _EventFields(NamedTuple):
+    session: str
+    source: str
+    kind: str
+    target: str
+    date: dt.date
+    receipt: str
 
 
 class UseEvent(_EventFields):
@@ -113,17 +105,8 @@ def key_digest(parts: tuple[str, ...]) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    _Key = TypeVar("_Key", tuple[str, str], tuple[str, str, str])
-    _KeySetBase = set[_Key]
-else:  # no typing on the scan's path
-    _Key = None
-
-    class _KeySetBase(set):
-        def __class_getitem__(cls, item):
-            return cls
+_Key = TypeVar("_Key", tuple[str, str], tuple[str, str, str])
+_KeySetBase = set[_Key]
 
 
 class KeySet(_KeySetBase[_Key]):

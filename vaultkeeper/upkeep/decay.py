@@ -23,64 +23,50 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.store.model import parse_date
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any, NamedTuple
-
-
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
-# The records are named tuples (collections.namedtuple at run time, typing.NamedTuple for
-# mypy), not frozen dataclasses: importing dataclasses (with inspect) and building each
-# class cost a scan more than this module's work. A subclass carries the methods.
-if TYPE_CHECKING:
 
-    class Usage(NamedTuple):
-        """What the usage log says: target -> last date, and the log's first date."""
+# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
+# frozen dataclass). A subclass carries the methods.
+class Usage(NamedTuple):
+    """What the usage log says: target -> last date, and the log's first date."""
 
-        last_seen: Mapping[str, dt.date]
-        since: dt.date | None  # the earliest event's date; None without a log
-        validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
+    last_seen: Mapping[str, dt.date]
+    since: dt.date | None  # the earliest event's date; None without a log
+    validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
 
-    class _StaleFields(NamedTuple):
-        name: str
-        path: str
-        last_seen: str | None  # ISO date, or None: never (the log covers the window)
-        source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
-        idle_days: int | None
 
-    class _SkillUnusedFields(NamedTuple):
-        name: str
-        path: str
-        line: int
-        promoted: str  # the block's **promoted:** value
-        last_seen: str  # ISO date
-        source: str  # "uses log", "last used" or "promoted"
-        idle_days: int
+class _StaleFields(NamedTuple):
+    name: str
+    path: str
+    last_seen: str | None  # ISO date, or None: never (the log covers the window)
+    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+    idle_days: int | None
 
-    class PromotedBlock(NamedTuple):
-        """What a registry block says about its skill (from the scanner's block heads)."""
 
-        name: str
-        path: str
-        line: int
-        promoted: str  # the **promoted:** line's value
-        last_used: dt.date | None
+class _SkillUnusedFields(NamedTuple):
+    name: str
+    path: str
+    line: int
+    promoted: str  # the block's **promoted:** value
+    last_seen: str  # ISO date
+    source: str  # "uses log", "last used" or "promoted"
+    idle_days: int
 
-else:
-    from collections import namedtuple
 
-    Usage = namedtuple("Usage", ("last_seen", "since", "validated"), defaults=(_NOTHING,))
-    _StaleFields = namedtuple("_StaleFields", ("name", "path", "last_seen", "source", "idle_days"))
-    _SkillUnusedFields = namedtuple(
-        "_SkillUnusedFields",
-        ("name", "path", "line", "promoted", "last_seen", "source", "idle_days"),
-    )
-    PromotedBlock = namedtuple("PromotedBlock", ("name", "path", "line", "promoted", "last_used"))
+class PromotedBlock(NamedTuple):
+    """What a registry block says about its skill (from the scanner's block heads)."""
+
+    name: str
+    path: str
+    line: int
+    promoted: str  # the **promoted:** line's value
+    last_used: dt.date | None
 
 
 NO_USAGE = Usage({}, None)
@@ -127,28 +113,17 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
     return out
 
 
-if TYPE_CHECKING:
+class MemoryFacts(NamedTuple):
+    """The keys of one memory file that duplicates and decay read (one per file, so a
+    named tuple: cheaper to build than a frozen dataclass)."""
 
-    class MemoryFacts(NamedTuple):
-        """The keys of one memory file that duplicates and decay read (one per file, so a
-        named tuple: cheaper to build than a frozen dataclass)."""
-
-        rel: str
-        name: str
-        description: str
-        status: str | None
-        holdout_until: object  # as YAML gave it; a date as its ISO text
-        last_validated: object  # the same
-        provenance_date: str | None  # the latest ISO date its receipts name
-
-else:
-    from collections import namedtuple
-
-    MemoryFacts = namedtuple(
-        "MemoryFacts",
-        ("rel", "name", "description", "status", "holdout_until", "last_validated")
-        + ("provenance_date",),
-    )
+    rel: str
+    name: str
+    description: str
+    status: str | None
+    holdout_until: object  # as YAML gave it; a date as its ISO text
+    last_validated: object  # the same
+    provenance_date: str | None  # the latest ISO date its receipts name
 
 
 class Stale(_StaleFields):

@@ -6,7 +6,7 @@ those of a fresh ``find_pairs``: Jaccard >= t and a shared word carried by at mo
 ``common_limit(n)`` entries of the group (n: the entries that have words). So this pass
 keeps, per group, what it needs to redo only the part that changed:
 
-- each entry's text digest (dupregion.py): the entries alike at both ends bound the one
+- each entry's text digest (upkeep/dup_region.py): the entries alike at both ends bound the one
   region that changed;
 - each entry's words that are not common (``EMPTY`` for an entry without words), a line
   each: the exact count of every such word, and who carries it;
@@ -25,19 +25,17 @@ the entries sharing an uncommon word with it, and each of those is checked on it
 
 from __future__ import annotations
 
+from base64 import b64decode  # only for a kept state; its Error is a ValueError
 from binascii import b2a_base64
 from collections import Counter
+from collections.abc import Callable
 from itertools import chain, filterfalse
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.upkeep import dup_region as dupregion
 from vaultkeeper.upkeep.dup_words import Vocabulary, Words
 from vaultkeeper.upkeep.duplicates import DuplicatePair, Item, _group_pairs, common_limit, pair_of
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
 
 _MOST = 8  # a region over 1/_MOST of the group (and over _FEW entries) is redone whole
 _FEW = 64
@@ -45,18 +43,10 @@ FORMAT = 1  # of the state kept
 EMPTY = "."  # the line of an entry without words (no word is "."; "" is all-common)
 
 
-if TYPE_CHECKING:
-    from typing import NamedTuple
-
-    class Found(NamedTuple):
-        pairs: list[DuplicatePair]
-        state: dict[str, Any]  # what the next pass over this group starts from (JSON)
-        redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
-
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    Found = namedtuple("Found", ("pairs", "state", "redone"))
+class Found(NamedTuple):
+    pairs: list[DuplicatePair]
+    state: dict[str, Any]  # what the next pass over this group starts from (JSON)
+    redone: bool  # whether every entry was tokenised (no usable state, or too much changed)
 
 
 def group_pairs(
@@ -144,7 +134,6 @@ def _read(kept: Any) -> tuple[bytes, list[str], dict[str, int], int, list[Any]]:
     """The parts of a kept state; ValueError if it is not one this module wrote."""
     if type(kept) is not dict or kept.get("format") != FORMAT:
         raise ValueError("not a state")
-    from base64 import b64decode  # only for a kept state; its Error is a ValueError
 
     digests = b64decode(kept["digests"], validate=True)
     raw, common = kept["lines"], kept["common"]

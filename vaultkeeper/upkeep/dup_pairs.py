@@ -2,21 +2,21 @@
 
 A group's pairs are kept (vaultkeeper.scan.cache) under a digest of its entries; a
 project none of whose memory files changed keeps its pairs without its entries being
-built; a big group (the registry) is redone for its changed entries only (dupdelta.py).
+built; a big group (the registry) is redone for its changed entries only (upkeep/dup_delta.py).
 Whatever is kept, the pairs are exactly those ``find_pairs`` gives (tests compare).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, DuplicatePair, Item, pairs_by_group
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.scan.cache import ScanCache
     from vaultkeeper.upkeep.decay import MemoryFacts
@@ -66,8 +66,6 @@ def cached_pairs(
     kept = _kept_pairs(cache.unchanged_pairs(settings))
     if kept is not None:
         return kept
-    import json
-    from hashlib import blake2b
 
     found: dict[str, list[DuplicatePair]] = {}
     keys: dict[str, str] = {}
@@ -134,7 +132,7 @@ def _big(
     cache: ScanCache, settings: str, group: str, texts: list[str], item_at: Any
 ) -> tuple[list[DuplicatePair], Any]:
     """A big group's pairs, from what was kept of its words (redone for the entries
-    that changed: dupdelta.py); no digest of the whole group is needed first."""
+    that changed: upkeep/dup_delta.py); no digest of the whole group is needed first."""
     from vaultkeeper.upkeep import (
         dup_delta as dupdelta,  # only for a big group, when some file changed
     )

@@ -1,4 +1,4 @@
-"""Where a big duplicates group changed, and who in it carries a word (for dupdelta.py).
+"""Where a big duplicates group changed, and who in it carries a word (for upkeep/dup_delta.py).
 
 Each entry's text has a digest (blake2b, 8 bytes: two different texts read the same
 once in 2**64); the digests of a group, concatenated, are compared with those kept:
@@ -13,20 +13,18 @@ that prefix, lowercased, are tokenised.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect
+from collections.abc import Callable, Iterable
+from hashlib import blake2b
 
 from vaultkeeper.upkeep.dup_words import Vocabulary
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
 
 DIGEST = 8  # bytes of an entry's digest
 
 
 def digests(texts: list[str]) -> bytes:
     """Each text's digest, in order, concatenated."""
-    from hashlib import blake2b
 
     return b"".join(
         [blake2b(t.encode("utf-8", "surrogatepass"), digest_size=DIGEST).digest() for t in texts]
@@ -39,7 +37,6 @@ def whole(texts: list[str]) -> str | None:
     joined = "\x1f".join(texts)
     if joined.count("\x1f") != len(texts) - 1:
         return None
-    from hashlib import blake2b
 
     data = joined.encode("utf-8", "surrogatepass")
     return f"{len(texts)}:" + blake2b(data, digest_size=16).hexdigest()
@@ -70,7 +67,6 @@ def _alike(a: int, b: int, same: Callable[[int], bool]) -> int:
 def carriers(texts: list[str], words: Iterable[str]) -> dict[str, list[int]] | None:
     """Each word's entries (the places in ``texts`` whose word sets hold it); None if a
     text holds the separator (then the places cannot be told apart this way)."""
-    import re
 
     joined = "\x01".join(texts)
     if joined.count("\x01") != max(len(texts) - 1, 0):

@@ -11,9 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from vaultkeeper.store.lazyre import lazy
-
-_WORD = lazy(r"[a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9]+")
 # fmt: off
 STOP_WORDS = frozenset((
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -27,10 +25,10 @@ _STOP_BYTES = frozenset(w.encode() for w in STOP_WORDS)
 # Light suffix stemming, applied to many words at once (one per line) by three regex
 # passes: -ies -> -y (5+ letters); a plural -s cut (4+, not -ss/-us/-is); then -ing (6+)
 # and -ed (5+) cut. So "settings", "setting" and "set" stay apart but the first two meet.
-_IES = lazy(r"^([a-z0-9]{2,})ies$", re.M)
-_PLURAL = lazy(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
-_ING_ED = lazy(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
-_CUT = lazy(r"^[a-z0-9]*(?:s|ed|ing)$", re.M)  # a word ending otherwise is its own stem
+_IES = re.compile(r"^([a-z0-9]{2,})ies$", re.M)
+_PLURAL = re.compile(r"^([a-z0-9]{2,}[a-hj-rtv-z0-9])s$", re.M)
+_ING_ED = re.compile(r"^([a-z0-9]{3,})(?:ing|ed)$", re.M)
+_CUT = re.compile(r"^[a-z0-9]*(?:s|ed|ing)$", re.M)  # a word ending otherwise is its own stem
 
 
 def _stem_lines(text: str) -> str:

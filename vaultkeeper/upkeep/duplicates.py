@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, compress
 from operator import not_
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.upkeep.dup_words import STOP_WORDS as STOP_WORDS  # the words, from dupwords
@@ -29,27 +30,16 @@ from vaultkeeper.upkeep.dup_words import Vocabulary, Words
 from vaultkeeper.upkeep.dup_words import stem as stem
 from vaultkeeper.upkeep.dup_words import words as words
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any, NamedTuple
-
 BLOCK = "block"
 MEMORY = "memory"
 
 
-if TYPE_CHECKING:
-
-    class _ItemFields(NamedTuple):
-        group: str  # "block", or "memory:<project>"
-        name: str
-        path: str  # vault-relative
-        line: int  # the ### heading of a block; 1 for a file
-        text: str  # name and description, as written
-
-else:
-    from collections import namedtuple
-
-    _ItemFields = namedtuple("_ItemFields", ("group", "name", "path", "line", "text"))
+class _ItemFields(NamedTuple):
+    group: str  # "block", or "memory:<project>"
+    name: str
+    path: str  # vault-relative
+    line: int  # the ### heading of a block; 1 for a file
+    text: str  # name and description, as written
 
 
 class Item(_ItemFields):
@@ -66,25 +56,16 @@ class Item(_ItemFields):
         return self.group.split(":", 1)[0]
 
 
-if TYPE_CHECKING:
-
-    class _PairFields(NamedTuple):
-        kind: str  # BLOCK | MEMORY
-        a_name: str
-        a_path: str
-        a_line: int
-        b_name: str
-        b_path: str
-        b_line: int
-        similarity: float  # Jaccard, rounded to 2 places
-        shared: tuple[str, ...]  # the words both carry, sorted
-
-else:
-    from collections import namedtuple
-
-    _PairFields = namedtuple(
-        "_PairFields", "kind a_name a_path a_line b_name b_path b_line similarity shared"
-    )
+class _PairFields(NamedTuple):
+    kind: str  # BLOCK | MEMORY
+    a_name: str
+    a_path: str
+    a_line: int
+    b_name: str
+    b_path: str
+    b_line: int
+    similarity: float  # Jaccard, rounded to 2 places
+    shared: tuple[str, ...]  # the words both carry, sorted
 
 
 class DuplicatePair(_PairFields):

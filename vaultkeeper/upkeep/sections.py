@@ -12,6 +12,7 @@ import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.upkeep.decay import (
@@ -27,10 +28,7 @@ from vaultkeeper.upkeep.decay import (
 from vaultkeeper.upkeep.dup_pairs import cached_pairs, duplicate_items
 from vaultkeeper.upkeep.duplicates import DuplicatePair, capped, find_pairs
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
-    from typing import Any, Protocol
-
+if TYPE_CHECKING:  # only for the annotations
     from vaultkeeper.registry.keptheads import Head
     from vaultkeeper.scan.cache import ScanCache
 
@@ -47,18 +45,13 @@ if TYPE_CHECKING:  # typing itself costs a scan more than it gives at run time
         def skills_unused(self) -> tuple[SkillUnused, ...]: ...
 
 
-if TYPE_CHECKING:
-    from typing import NamedTuple
+from typing import NamedTuple
 
-    class Upkeep(NamedTuple):
-        duplicates: tuple[DuplicatePair, ...]
-        stale: tuple[Stale, ...]
-        skills_unused: tuple[SkillUnused, ...]
 
-else:  # a named tuple, not a frozen dataclass: a scan would import dataclasses for it
-    from collections import namedtuple
-
-    Upkeep = namedtuple("Upkeep", ("duplicates", "stale", "skills_unused"))
+class Upkeep(NamedTuple):
+    duplicates: tuple[DuplicatePair, ...]
+    stale: tuple[Stale, ...]
+    skills_unused: tuple[SkillUnused, ...]
 
 
 def upkeep(
