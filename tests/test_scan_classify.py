@@ -633,6 +633,29 @@ def test_sigterm_from_outside_releases_the_lock(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_as_the_run_starts_still_leaves_the_state_idle(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM landing after the state file says in-progress but before the scan holds
+    its run (seen once in CI): the run is aborted all the same, the lock released."""
+    real_start = state.start
+
+    def start_then_signal(*args: object, **kwargs: object) -> object:
+        started = real_start(*args, **kwargs)  # type: ignore[arg-type]
+        assert json.loads((sample / "state" / config.STATE_FILE).read_text())["pid"] == 4242
+        os.kill(os.getpid(), signal.SIGTERM)  # the host's kill, right here
+        return started
+
+    monkeypatch.setattr(state, "start", start_then_signal)
+    with pytest.raises(scan.Interrupted):
+        scan.run_scan(sample, now=NOW, env={}, force=True, pid=4242)
+    data = json.loads((sample / "state" / config.STATE_FILE).read_text())
+    assert data["state"] == "idle" and data["pid"] is None
+    assert not (sample / "state" / config.LOCK_DIR).exists()
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handlers put back
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     assert subprocess.run([VK, "--vault", str(live_vault), "scan"], env=_env()).returncode == 0
     code = (

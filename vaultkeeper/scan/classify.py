@@ -82,10 +82,11 @@ def run_scan(
     vault = Path(vault)
     if isinstance(now, int):
         now = from_ns(now)
-    with _signals_raise():
+    with _signals_raise() as signals:
         started: state.Run | state.Skip | None = None
         try:
-            started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
+            with signals.deferred():  # a signal here is raised once ``started`` is held
+                started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.report import file as reportguard
@@ -155,19 +156,26 @@ def _index_wanted(vault: str | os.PathLike[str]) -> bool:
 
 
 class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
-    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs."""
+    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs.
 
-    def __enter__(self) -> None:
+    ``deferred()`` holds a signal back while the run is being started: one arriving after
+    the state file says "in-progress" but before the caller holds the run would otherwise
+    leave that file in-progress with the lock already released."""
+
+    def __enter__(self) -> _signals_raise:
         import contextlib
         import signal
 
         self.saved: dict[int, object] = {}
+        self.defer = False
+        self.pending: int | None = None
         for name in _SIGNALS:
             signum = getattr(signal, name, None)
             if signum is None:
                 continue
             with contextlib.suppress(ValueError, OSError):  # not the main thread: none to install
                 self.saved[signum] = signal.signal(signum, self._raise)
+        return self
 
     def __exit__(self, *exc: object) -> None:
         import signal
@@ -175,12 +183,32 @@ class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
         for signum, handler in self.saved.items():
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
-    @staticmethod
-    def _raise(signum: int, frame: FrameType | None) -> None:
+    def deferred(self) -> _Deferred:
+        return _Deferred(self)
+
+    def _raise(self, signum: int, frame: FrameType | None) -> None:
         import signal
 
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
+        if self.defer:
+            self.pending = signum
+            return
         raise Interrupted(signum)
+
+
+class _Deferred:
+    """The part of a run a signal may not cut: it is raised at the end instead."""
+
+    def __init__(self, signals: _signals_raise) -> None:
+        self.signals = signals
+
+    def __enter__(self) -> None:
+        self.signals.defer = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.signals.defer = False
+        if self.signals.pending is not None:
+            raise Interrupted(self.signals.pending)
 
 
 # -- classification -------------------------------------------------------------------
