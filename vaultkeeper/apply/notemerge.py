@@ -20,10 +20,8 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from vaultkeeper import config
-from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.registry.merge import MergeResult, git_merge_file
+from vaultkeeper.registry.merge import MergeResult, git_merge_file, merge_three
 from vaultkeeper.store.edit import BOM, quoted
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, split_lines
 
 LISTS = ("provenance", "sources", "supersedes")  # what apply appends receipts to
@@ -40,13 +38,7 @@ def is_note_path(path: str | None) -> bool:
 
 
 def merge_note_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
-    try:
-        raw = [p.read_bytes() for p in (base, ours, theirs)]
-    except OSError as exc:
-        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
-    result = merge_note_bytes(raw[0], raw[1], raw[2])
-    atomic_write(ours, result.text)
-    return result
+    return merge_three(base, ours, theirs, merge_note_bytes)
 
 
 def merge_note_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:

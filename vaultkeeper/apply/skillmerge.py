@@ -22,10 +22,8 @@ import re
 from pathlib import Path, PurePosixPath
 
 from vaultkeeper import config
-from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.registry.merge import MergeResult, git_merge_file
+from vaultkeeper.registry.merge import MergeResult, git_merge_file, merge_three
 from vaultkeeper.store.edit import BOM
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode, split_lines
 
 SKILL_FILE = "SKILL.md"
@@ -45,13 +43,7 @@ def is_skill_path(path: str | None) -> bool:
 
 def merge_skill_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
     """Merge the three files and write the result to ``ours`` atomically (git's %A)."""
-    try:
-        raw = [p.read_bytes() for p in (base, ours, theirs)]
-    except OSError as exc:
-        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
-    result = merge_skill_bytes(raw[0], raw[1], raw[2])
-    atomic_write(ours, result.text)
-    return result
+    return merge_three(base, ours, theirs, merge_skill_bytes)
 
 
 def merge_skill_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:

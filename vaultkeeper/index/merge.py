@@ -25,9 +25,8 @@ from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.entries import ROOT_GROUP, Entry, render_entries
 from vaultkeeper.index.files import check_markers, is_index_name, with_section
-from vaultkeeper.registry.merge import MergeResult, git_merge_file
+from vaultkeeper.registry.merge import MergeResult, git_merge_file, merge_three
 from vaultkeeper.store.edit import BOM
-from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.model import ParseError, decode
 
 _LINE = re.compile(r"^- \[\[([^\[\]\r\n]+)\]\](.*)$")
@@ -58,13 +57,7 @@ def is_index_path(path: str | None) -> bool:
 
 def merge_index_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
     """Merge the three index files and write the result to ``ours`` atomically (%A)."""
-    try:
-        raw = [p.read_bytes() for p in (base, ours, theirs)]
-    except OSError as exc:
-        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
-    result = merge_index_bytes(raw[0], raw[1], raw[2])
-    atomic_write(ours, result.text)
-    return result
+    return merge_three(base, ours, theirs, merge_index_bytes)
 
 
 def merge_index_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:

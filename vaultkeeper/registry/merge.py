@@ -22,7 +22,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -283,3 +283,17 @@ def _temp_files(*contents: bytes) -> Iterator[list[str]]:
                 fh.write(data)
             names.append(path)
         yield names
+
+
+def merge_three(
+    base: Path, ours: Path, theirs: Path, merge: Callable[[bytes, bytes, bytes], MergeResult]
+) -> MergeResult:
+    """Read git's three files, merge their bytes with ``merge`` and write the result to
+    ``ours`` atomically (git's %A): the file half every merge driver shares."""
+    try:
+        raw = [p.read_bytes() for p in (base, ours, theirs)]
+    except OSError as exc:
+        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
+    result = merge(raw[0], raw[1], raw[2])
+    atomic_write(ours, result.text)
+    return result
