@@ -45,7 +45,7 @@ def held_out(vault: Path) -> list[str]:
 def test_an_apply_during_a_scan_is_not_undone_by_its_report(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = scan.classify
+    real = scan.classify_and_keep
     calls: list[int] = []
 
     def classify_then_apply(*args: Any, **kwargs: Any) -> Any:
@@ -59,7 +59,7 @@ def test_an_apply_during_a_scan_is_not_undone_by_its_report(
             assert held_out(vault) == []  # the apply kept the saved report true
         return found
 
-    monkeypatch.setattr(scan, "classify", classify_then_apply)
+    monkeypatch.setattr(scan, "classify_and_keep", classify_then_apply)
     outcome = scan.run_scan(vault, now=NOW, env={}, force=True, pid=os.getpid())
     assert calls == [1, 0]  # read again once the report had changed under it
     assert outcome.report is not None and outcome.report.held_out == ()
@@ -70,9 +70,9 @@ def test_an_apply_during_a_scan_is_not_undone_by_its_report(
 def test_with_no_apply_meanwhile_the_files_are_read_once(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = scan.classify
+    real = scan.classify_and_keep
     calls: list[int] = []
-    monkeypatch.setattr(scan, "classify", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(scan, "classify_and_keep", lambda *a, **k: calls.append(1) or real(*a, **k))
     scan.run_scan(vault, now=NOW, env={}, force=True, pid=os.getpid())
     assert calls == [1] and held_out(vault) == [MEMORY]
 

@@ -453,7 +453,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
         time.sleep(5)  # the handler raises long before this ends
         raise AssertionError("not interrupted")
 
-    monkeypatch.setattr(scan, "classify", interrupted)
+    monkeypatch.setattr(scan, "classify_and_keep", interrupted)
     code, out, err = run(runner, live_vault)
     assert seen == {"state": "in-progress", "lock": f"{os.getpid()}\n"}
     assert (code, out) == (128 + signum, "")
@@ -471,7 +471,7 @@ def test_an_error_mid_scan_releases_the_lock(
     def boom(vault: Path, now: dt.datetime, cache: object = None) -> Report:
         raise OSError(5, "Input/output error", str(vault / "x.md"))
 
-    monkeypatch.setattr(scan, "classify", boom)
+    monkeypatch.setattr(scan, "classify_and_keep", boom)
     code, _, err = run(runner, live_vault)
     assert code == 1 and "Input/output error" in err
     assert not (live_vault / "state" / config.LOCK_DIR).exists()
@@ -722,3 +722,27 @@ def test_the_scan_command_exits_0_with_the_problem(make_vault: MakeVault) -> Non
     )
     report = json.loads((vault / "state" / config.LAST_REPORT_FILE).read_text())
     assert len(report["problems"]) == 2
+
+
+def test_classify_never_writes_and_the_scans_run_says_it_does(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``classify`` with the scan's rows (and a repository tied, so the anchors are
+    checked) writes nothing; the scan's own run is ``classify_and_keep``, which writes
+    the scan's rows and the anchors'."""
+    from vaultkeeper.anchors import suggest
+    from vaultkeeper.scan import cache as scancache
+
+    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
+    saved: list[str] = []
+    real_rows, real_anchors = scancache.save, suggest.save_cache
+    monkeypatch.setattr(scancache, "save", lambda *a: saved.append("rows") or real_rows(*a))
+    monkeypatch.setattr(
+        suggest, "save_cache", lambda *a: saved.append("anchors") or real_anchors(*a)
+    )
+    before = sorted(os.listdir(sample / "state"))
+    report = scan.classify(sample, NOW, scancache.ScanCache())
+    assert saved == [] and sorted(os.listdir(sample / "state")) == before
+    assert scan.classify_and_keep(sample, NOW, scancache.ScanCache()) == report
+    assert saved == ["anchors", "rows"]
+    assert config.DB_FILE in os.listdir(sample / "state")
