@@ -45,37 +45,28 @@ import json
 import os
 import sqlite3
 import time
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.db import content_digest, key_text
 
-TYPE_CHECKING = False
-
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-
     from vaultkeeper.scan.rebuild import RebuildNote
 
-    class MemoryRecord(NamedTuple):
-        """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-        # name, description, status, holdout_until, last_validated, provenance_date: the
-        # fields of decay.MemoryFacts after its path; None: the file is not an entry
-        facts: tuple[Any, ...] | list[Any] | None
-        line: int  # the holdout_until line (1 when it has none)
-        hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
-        details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
-        problem: tuple[int | None, str] | None  # (line, reason): unreadable
-        # what the brief shows of it (report/brief_lessons.fields), None: never served;
-        # its own column of the row (a hit does not decode it: the scan has no use for it)
-        served: list[Any] | None = None
+class MemoryRecord(NamedTuple):
+    """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-else:  # the same tuple without importing typing (a scan has no other use for it)
-    from collections import namedtuple
-
-    MemoryRecord = namedtuple(
-        "MemoryRecord", ("facts", "line", "hash", "details", "problem", "served"), defaults=(None,)
-    )
+    # name, description, status, holdout_until, last_validated, provenance_date: the
+    # fields of decay.MemoryFacts after its path; None: the file is not an entry
+    facts: tuple[Any, ...] | list[Any] | None
+    line: int  # the holdout_until line (1 when it has none)
+    hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
+    details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
+    problem: tuple[int | None, str] | None  # (line, reason): unreadable
+    # what the brief shows of it (report/brief_lessons.fields), None: never served;
+    # its own column of the row (a hit does not decode it: the scan has no use for it)
+    served: list[Any] | None = None
 
 
 RACY_NS = 2_000_000_000
