@@ -1,4 +1,4 @@
-"""The full-text index in state/vaultkeeper.db (vaultkeeper/scan/lookup.py): what it
+"""The full-text index in state/vaultkeeper.db (vaultkeeper/search/index.py): what it
 holds, how it stays true (stat keys; a command's writes), and who builds it."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
 from vaultkeeper.recall import lookup as recall_lookup
-from vaultkeeper.scan import lookup
-from vaultkeeper.scan.lookupdocs import anchor_file
+from vaultkeeper.search import index as lookup
+from vaultkeeper.search.index import anchor_file
 from vaultkeeper.search.rank import Searcher
 from vaultkeeper.store import db
 from vaultkeeper.store.globs import glob_matches

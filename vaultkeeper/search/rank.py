@@ -1,14 +1,14 @@
 """``search``: ranked hits over the vault's entries, from the full-text index in the store.
 
-The index (vaultkeeper.scan.lookup, FTS5 in state/vaultkeeper.db) holds one row per
+The index (vaultkeeper.search.index, FTS5 in state/vaultkeeper.db) holds one row per
 entry -- a note with frontmatter, or one registry ``### block`` -- over name,
 description, headings and body, stemmed (``porter unicode61``). A search first brings
 the rows of changed files up to date (a stat per file; only changed files are read),
-then ranks (scan.lookuprank: the query's words an entry holds, then bm25 with the
+then ranks (search.fts: the query's words an entry holds, then bm25 with the
 fields weighted): the terminal's ``vaultkeeper search``, the MCP ``search`` tool and
 the recall hooks rank alike.
 
-The query's words are each quoted for FTS5 (scan.lookuprank.quoted): whatever an agent
+The query's words are each quoted for FTS5 (search.fts.quoted): whatever an agent
 or a person types is matched as words, never read as FTS5 syntax. Archived and
 superseded entries are left out unless asked for, and so are files symlinked out of
 the vault. Each hit names the path and line to open, a one-line snippet and what to
@@ -29,9 +29,9 @@ from typing import TypeVar
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.scan import lookup, lookuprank
-from vaultkeeper.scan.lookupdocs import Doc as Doc
-from vaultkeeper.scan.lookupdocs import read_docs as read_docs
+from vaultkeeper.search import fts, index
+from vaultkeeper.search.index import Doc as Doc
+from vaultkeeper.search.index import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
 from vaultkeeper.search.hits import make_hit, one_line
@@ -87,11 +87,11 @@ class Searcher:
                     contextlib.suppress(sqlite3.Error, OSError, UnsafePathError),
                     db.connect(self.vault) as conn,
                 ):
-                    lookup.refresh(conn, self.vault)
+                    index.refresh(conn, self.vault)
                     return ask(conn)
             if self._memory is None:
                 self._memory = db.in_memory()
-            lookup.refresh(self._memory, self.vault)
+            index.refresh(self._memory, self.vault)
             return ask(self._memory)
 
     def docs(self) -> list[Doc]:
@@ -110,7 +110,7 @@ class Searcher:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> list[Hit]:
-        """Best first: by the query's words an entry holds, then bm25 (scan.lookuprank)."""
+        """Best first: by the query's words an entry holds, then bm25 (search.fts)."""
         words = terms(query)
         if not words:
             return []
@@ -124,11 +124,11 @@ class Searcher:
             args.append(project)
         if not include_archived:
             where.append("AND e.live = 1")
-        narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
-        pool = max(lookuprank.POOL, limit)
+        narrow = fts.narrowed(live=not include_archived, kind=kind, project=project)
+        pool = max(fts.POOL, limit)
 
         def ask(conn: sqlite3.Connection) -> list[Hit]:
-            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
+            rows = fts.ranked(conn, words, " ".join(where), args, pool, narrow)
             return [
                 make_hit(_doc(conn, row_id), words, round(score, 3))
                 for row_id, *_, score in rows[: max(1, limit)]
