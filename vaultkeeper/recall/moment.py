@@ -89,7 +89,7 @@ def _tree(conn: sqlite3.Connection, text: str, depth: int) -> object:
         (_tree(conn, v, depth - 1) if depth else None) if t in ("object", "array") else v
         for _, t, v in rows
     ]
-    return dict(zip((r[0] for r in rows), values)) if kind == "object" else values
+    return dict(zip((r[0] for r in rows), values, strict=True)) if kind == "object" else values
 
 
 def read_stdin(deadline: float) -> dict[str, object]:
@@ -249,7 +249,9 @@ def _serve(
     conn = index.conn
     cwd = _text(payload, "cwd")
     project = project_for(cwd, index.projects())
-    seen = {r[0] for r in conn.execute("SELECT path FROM recall_served WHERE session = ?", (session,))}
+    seen = {
+        r[0] for r in conn.execute("SELECT path FROM recall_served WHERE session = ?", (session,))
+    }
     if event == "UserPromptSubmit":
         moment, mark = "prompt", _text(payload, "prompt_id") or _text(payload, "turn_id")
         most = config.MOMENT_MAX_PROMPT_LESSONS
@@ -280,7 +282,9 @@ def _serve(
     shown = "SELECT json_object('session', ?, 'source', ?, 'kind', 'shown', 'target', ?, "
     shown += "'date', ?, 'receipt', ?)"
     lines = [conn.execute(shown, (session, host, x.path, day, receipt)).fetchone()[0] for x in kept]
-    append_line(os.path.join(vault, config.STATE_DIR, config.USES_LOG_FILE), "\n".join(lines) + "\n")
+    append_line(
+        os.path.join(vault, config.STATE_DIR, config.USES_LOG_FILE), "\n".join(lines) + "\n"
+    )
     out = "SELECT json_object('hookSpecificOutput', json_object('hookEventName', ?, "
     out += "'additionalContext', ?))"
     return str(conn.execute(out, (event, text)).fetchone()[0])

@@ -127,7 +127,9 @@ def run_scan(
                     from vaultkeeper.search.index import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    index_after_scan(vault, marks, now.date())  # rows of changed files, the stale marks
+                    index_after_scan(
+                        vault, marks, now.date()
+                    )  # rows of changed files, the stale marks
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

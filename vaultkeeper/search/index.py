@@ -249,7 +249,9 @@ def _stat(root: str, full: str) -> os.stat_result | None:
 
 
 def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
-    ids = [(r[0],) for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))]
+    ids = [
+        (r[0],) for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))
+    ]
     for table in ("search_text WHERE rowid", "search_entries WHERE id", "search_places WHERE id"):
         conn.executemany(f"DELETE FROM {table} = ?", ids)
     conn.executemany("DELETE FROM search_globs WHERE id = ?", ids)

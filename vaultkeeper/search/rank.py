@@ -30,12 +30,12 @@ from typing import TypeVar
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.search import fts, index
-from vaultkeeper.search.index import Doc as Doc
-from vaultkeeper.search.index import read_docs as read_docs
 from vaultkeeper.search.hits import Hit as Hit
 from vaultkeeper.search.hits import inert as inert
 from vaultkeeper.search.hits import make_hit, one_line
 from vaultkeeper.search.hits import safe as safe
+from vaultkeeper.search.index import Doc as Doc
+from vaultkeeper.search.index import read_docs as read_docs
 from vaultkeeper.store import db
 
 T = TypeVar("T")

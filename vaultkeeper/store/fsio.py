@@ -58,7 +58,9 @@ def _written_rows(vault: Path, written: list[str]) -> None:
         base = top.rstrip(os.sep) + os.sep
         for path in written:
             full = os.path.abspath(path)
-            if full.startswith(base) and is_memory_path(rel := full[len(base) :].replace(os.sep, "/")):
+            if full.startswith(base) and is_memory_path(
+                rel := full[len(base) :].replace(os.sep, "/")
+            ):
                 rels.append((rel,))
     if rels and os.path.isfile(db.path_of(vault)):
         with db.existing(vault) as conn:
