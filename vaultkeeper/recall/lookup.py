@@ -101,6 +101,7 @@ def open_db(state: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+        conn.execute("PRAGMA synchronous = OFF")
         made = dict(
             conn.execute("SELECT key, value FROM search_meta WHERE key IN ('built', 'masked_by')")
         )
