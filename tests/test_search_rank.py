@@ -8,7 +8,8 @@ import pytest
 
 from tests.conftest import MakeVault
 from vaultkeeper.index.build import build_index
-from vaultkeeper.search.rank import Searcher, inert, terms
+from vaultkeeper.search.hits import inert
+from vaultkeeper.search.rank import Searcher, terms
 
 NOTE = """---
 name: {name}

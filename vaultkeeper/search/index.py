@@ -256,6 +256,7 @@ def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
         conn.executemany(f"DELETE FROM {table} = ?", ids)
     conn.executemany("DELETE FROM search_globs WHERE id = ?", ids)
     conn.execute("DELETE FROM search_files WHERE path = ?", (rel_path,))
+    conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
 
 
 def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settled: bool) -> None:
@@ -283,7 +284,6 @@ def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settle
         conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
         conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
     conn.execute("INSERT INTO search_files VALUES (?, ?, ?)", (rel_path, key, int(settled)))
-    conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
 
 
 def is_on(conn: sqlite3.Connection) -> bool:
@@ -359,7 +359,6 @@ def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]
             info = None if outside or links_out(root, full) else _stat(root, full)
             if info is None or not rel_path.endswith(".md"):
                 _drop(conn, rel_path)
-                conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
                 continue
             _read(conn, vault, rel_path, *key_text(info, limit))
 

@@ -25,20 +25,13 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.search import fts, index
-from vaultkeeper.search.hits import Hit as Hit
-from vaultkeeper.search.hits import inert as inert
-from vaultkeeper.search.hits import make_hit, one_line
-from vaultkeeper.search.hits import safe as safe
-from vaultkeeper.search.index import Doc as Doc
-from vaultkeeper.search.index import read_docs as read_docs
+from vaultkeeper.search.hits import Hit, make_hit, one_line
+from vaultkeeper.search.index import Doc
 from vaultkeeper.store import db
-
-T = TypeVar("T")
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -58,9 +51,10 @@ _DOC_SQL = (
 
 def _doc(conn: sqlite3.Connection, row_id: int) -> Doc:
     """An entry as its row holds it (what a hit shows: no file read again)."""
-    *fields, body = conn.execute(_DOC_SQL, (row_id,)).fetchone()
-    kind, name, description, project, status, superseded, path, *numbers = fields
-    line, name_line, description_line, body_line, cite, link = numbers
+    kind, name, description, project, status, superseded, path, line, name_line, *rest = (
+        conn.execute(_DOC_SQL, (row_id,)).fetchone()
+    )
+    description_line, body_line, cite, link, body = rest
     return Doc(
         kind, name, description, project, status, superseded, path, line, name_line,
         description_line, tuple(body.split("\n")) if body else (), body_line, cite, link,
@@ -75,7 +69,7 @@ class Searcher:
         self._lock = threading.Lock()  # the server may run two searches at once
         self._memory: sqlite3.Connection | None = None
 
-    def _asked(self, ask: Callable[[sqlite3.Connection], T]) -> T:
+    def _asked(self, ask: Callable[[sqlite3.Connection], list[Hit]]) -> list[Hit]:
         """``ask`` on the index brought up to date: the vault's database; a private one in
         memory, kept for this searcher's life (the MCP server's: later searches are warm),
         for a vault with no ``state/`` folder (someone's Obsidian vault, where nothing may
@@ -93,13 +87,6 @@ class Searcher:
                 self._memory = db.in_memory()
             index.refresh(self._memory, self.vault)
             return ask(self._memory)
-
-    def docs(self) -> list[Doc]:
-        """Every entry now (read from the files; for tests and benchmarks)."""
-        paths = self._asked(
-            lambda conn: [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
-        )
-        return [d for p in sorted(paths) for d in read_docs(self.vault, p)]
 
     def search(
         self,
