@@ -192,6 +192,38 @@ def test_a_megabyte_prompt_costs_little(vault: Path) -> None:
     assert not (vault / config.STATE_DIR / config.HOOK_LOG_FILE).exists()
 
 
+def test_json_the_hook_reads_as_sqlite_does_it_as_the_json_module_would(vault: Path) -> None:
+    """The hook parses the host's JSON with SQLite's JSON functions (no ``json`` import):
+    nesting past the parser's depth and a value that is not an object are no request;
+    a lone surrogate escape is read as U+FFFD, never a failure."""
+    deep = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert run_bounded_bytes(vault, deep) == (0, "")
+    log = (vault / config.STATE_DIR / config.HOOK_LOG_FILE).read_text().splitlines()
+    assert "stdin held no JSON object" in log[-1]
+    payload = json.dumps(prompt("s-\ud800", "cart totals rounding \u00e9t\u00e9 \ud800 \u00fcber"))
+    code, out = run_bounded_bytes(vault, payload.encode("ascii"))
+    assert code == 0
+    text = context(out, "UserPromptSubmit")
+    assert ROUNDING in paths_in(text)
+    shown = [e for e in read_events(vault, ["shown"]) if e.target == ROUNDING]
+    assert shown[-1].session.startswith("s-\ufffd")  # the surrogate read as U+FFFD
+    code, out = run_bounded_bytes(vault, json.dumps([prompt("s-list")]).encode())
+    assert (code, out) == (0, "")
+
+
+def run_bounded_bytes(vault: Path, data: bytes) -> tuple[int, str]:
+    program = find_program(os.environ)
+    assert program
+    done = subprocess.run(
+        [str(SCRIPT), str(vault), "claude-code", program],
+        input=data,
+        capture_output=True,
+        timeout=120,  # a bound on a hang, not a timing
+        check=False,
+    )
+    return done.returncode, done.stdout.decode()
+
+
 # -- item 4: neutralise, mask the whole text, then cut to lines ---------------------------
 
 
