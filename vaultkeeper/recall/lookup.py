@@ -1,26 +1,20 @@
-"""Choosing lessons for the recall hook from the full-text index in the derived store.
+"""Choosing lessons for the recall hook from the full-text index (search.index).
 
-The index (vaultkeeper.search.index: FTS5 in state/vaultkeeper.db) is the one ``search``
-ranks with: a prompt's lessons are its best matches (search.fts: words held, then
-bm25) among live lessons (notes under ``projects/<p>/memory/``, not archived or
-superseded) that hold two of the prompt's words or one in their name; a file's lessons
-are those anchored to it or a folder above it, then those whose ``paths:`` globs match
-it (store.globs: bounded time).
+A prompt's lessons are its best matches (search.fts: words held, then bm25) among live
+lessons (notes under ``projects/<p>/memory/``, not archived or superseded) holding two
+of its words or one in their name; a file's lessons are those anchored to it or a folder
+above it, then those whose ``paths:`` globs match it (store.globs: bounded time).
 
 Freshness by construction: the lessons a command wrote (``search_pending``) are read
-again first, and before a lesson is served its file is stat'ed and its key compared
-with the one its row was made from: one changed, archived or deleted by a hand edit
-since is read again (search.index.update) and the choice made again; a row that
-cannot be made anew (the database busy) is not served. Rows another vaultkeeper
-version made (``masked_by``) are not served at all: its masking may have missed what
-this one masks.
+again first; before a lesson is served its file's stat key is compared with its row's,
+and one changed, archived or deleted by hand since is read again and the choice made
+again (a row that cannot be made anew, the database busy, is not served). Rows another
+vaultkeeper version made (``masked_by``) are never served: its masking may differ.
 
-Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
-first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
-is checked between steps and, by SQLite itself, within each query. The database is
-opened only as a regular file (never through a symlink, never a FIFO), with a short
-busy timeout: the hook never waits long. No ``re``, no ``json``: the hook's imports are
-most of its cost.
+Bounded work: the prompt's first ``MAX_TERMS`` distinct words, ``CANDIDATES`` rows
+ranked further, the deadline checked between steps and, by SQLite, within each query.
+The database is opened only as a regular file (never through a symlink or a FIFO), with
+a short busy timeout. No ``re``, no ``json``: the hook's imports are most of its cost.
 """
 
 from __future__ import annotations
@@ -77,14 +71,6 @@ _LESSON_SQL = (
 )
 
 
-def _regular(path: str) -> bool:
-    """Whether ``path`` is a regular file (not a link, FIFO or device); False if absent."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
 def open_db(state: str) -> sqlite3.Connection:
     """The vault's database, for reading and small writes; NoIndex when there is none.
 
@@ -93,7 +79,7 @@ def open_db(state: str) -> sqlite3.Connection:
     """
     path = os.path.join(state, config.DB_FILE)
     for name in (path, *(path + c for c in _COMPANIONS)):
-        if os.path.lexists(name) and not _regular(name):
+        if os.path.lexists(name) and not stat.S_ISREG(os.lstat(name).st_mode):
             raise OSError(f"state/{os.path.basename(name)} is not a regular file; refused")
     if not os.path.lexists(path):
         raise NoIndex("no database yet")
@@ -142,10 +128,6 @@ def terms(prompt: str) -> list[str]:
 def key_of(info: os.stat_result) -> str:
     """A file's stat key as search.index.key_text writes it (a test keeps them in step)."""
     return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-
-
-def _allowed(project: str | None, theirs: str) -> bool:
-    return project is None or theirs in ("", project)
 
 
 class Index:
@@ -301,6 +283,6 @@ class Index:
         def outside(path: str) -> bool:
             parts = path.split("/")
             theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
-            return skip(path) or not _allowed(project, theirs)
+            return skip(path) or not (project is None or theirs in ("", project))
 
         return self._bounded(lambda: self._choose(ranked, outside, most))

@@ -1,26 +1,22 @@
 """The point-of-use recall hook: the few right lessons when a prompt arrives and before a
 file is touched (``UserPromptSubmit`` and ``PreToolUse``, hooks/recall.sh).
 
-It reads the host's JSON on stdin and the full-text index in the derived store
-(state/vaultkeeper.db, vaultkeeper.recall.lookup), never walks the vault; it prints
-``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}`` (the
-form both Claude Code and Codex take for both events) or nothing. TEXT is at most
-``MOMENT_MAX_CHARS``: one line saying this is information recalled from memory, not an
-instruction, then each lesson fenced as data, as its row holds it: neutralised (``<``,
-``>``, ``&`` and quotes escaped, so it cannot close the fence), then masked as one whole
-text, then cut to one line (search.fts.served). A lesson whose code anchor moved carries
-the brief's mark (``may be stale: ...``). A lesson is served once a session (the store's
-``recall_served`` rows, taken in one write transaction: two hooks at once serve it
-once); each one served is a ``shown`` line in the usage log.
+It reads the host's JSON on stdin and the full-text index (vaultkeeper.recall.lookup),
+never walks the vault, and prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
+"additionalContext": TEXT}}`` (what Claude Code and Codex both take) or nothing. TEXT,
+at most ``MOMENT_MAX_CHARS``, is one line saying this is information recalled from
+memory, not an instruction, then each lesson fenced as data as its row holds it:
+neutralised, masked as one whole text, cut to one line (search.fts.served), with the
+brief's ``may be stale`` mark. A lesson is served once a session (``recall_served``
+rows, taken in one write transaction: two hooks at once serve it once), and each one
+served is a ``shown`` line in the usage log.
 
-JSON is read and written by SQLite's own JSON functions, already loaded for the index:
-the ``json`` module (and ``re`` under it) would cost the hook a third of its time. Every
-file the hook opens -- the database, the usage log, the hook log -- is opened as a
-regular file only: never through a symlink (O_NOFOLLOW), never blocking on a FIFO
-(O_NONBLOCK, then fstat). Work is bounded: stdin at most ``MOMENT_MAX_STDIN``, a
-session id at most ``SESSION_ID_MAX`` characters, the deadline checked as it goes.
-
-Anything wrong or slow (garbage on stdin, no vault, no index, past ``MOMENT_DEADLINE_S``)
+JSON is read and written by SQLite's JSON functions, loaded anyway for the index: the
+``json`` module, and ``re`` under it, cost a third of the hook's time. Every file it
+opens (the database, the usage log, the hook log) is opened as a regular file only:
+never through a symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then
+fstat). Work is bounded: stdin at most ``MOMENT_MAX_STDIN``, a session id at most
+``SESSION_ID_MAX`` characters, the deadline checked as it goes. Anything wrong or slow
 prints nothing, exits 0 and leaves one line in state/hook.log. No click, no YAML.
 """
 

@@ -1,32 +1,23 @@
 """The full-text index: one FTS5 row per entry in the derived store (state/vaultkeeper.db).
 
-An entry is a note with frontmatter, or one registry ``### block`` (``read_docs``).
+An entry is a note with frontmatter or one registry ``### block`` (``read_docs``).
 ``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
-here, so they rank alike (search.fts: the words an entry holds, then bm25 over name,
-description, headings and body, weighted), words stemmed by ``porter unicode61``.
+here, so they rank alike (search.fts), words stemmed by ``porter unicode61``.
 
-Freshness is by construction, from each file's stat key (device, inode, size, mtime,
-ctime; ``key_text``): ``refresh`` stats every markdown file (never reads an unchanged
-one), reads only those whose key differs from the one their rows were made from, and
-drops the rows of files gone; a file changed within the last clock tick is read again
-next time. The recall hook, which cannot walk the vault on every prompt, checks the stat
-key of each lesson it is about to serve and reads again the lessons a command wrote
-(``search_pending``, filled by store.fsio when a writer lets go of the writer lock).
-Deleting the database loses nothing. The index is kept by scans only once something
-asked for it (a search, the recall hook, ``hooks install --recall``): ``search_meta``.
+Freshness by construction, from each file's stat key (``key_text``): ``refresh`` stats
+every markdown file, reads only those whose key differs from their rows' (a file changed
+within the last clock tick is read again next time) and drops the rows of files gone.
+The recall hook, which cannot walk the vault on every prompt, checks the key of each
+lesson it is about to serve and first reads again the lessons a command wrote
+(``search_pending``, marked by store.fsio as the writer lets go of the writer lock).
+Deleting the database loses nothing. Scans keep the index only once something asked
+for it (a search, the recall hook, ``hooks install --recall``): ``search_meta``.
 
-Per lesson (a note under ``projects/<p>/memory/``) the rows also hold what the recall
-hook serves: its tag, name and text, neutralised, then masked as one whole text, then
-cut to a line (search.fts.served; made anew when another vaultkeeper version or
-``ROWS_FORMAT`` finds them: ``masked_by``), its anchors' files (``search_places``), its
-``paths:`` globs (``search_globs``) and the brief's "may be stale" mark
-(``search_marks``, from the scan's anchor findings).
-
-Example::
-
-    with db.connect(vault) as conn:
-        refresh(conn, vault)
-        hits = fts.ranked(conn, ["retry"])
+A lesson's rows also hold what the recall hook serves: its tag, name and text,
+neutralised, masked as one whole text and cut to a line (search.fts.served; made anew
+when another vaultkeeper version or ``ROWS_FORMAT`` finds them: ``masked_by``), its
+anchors' files (``search_places``), its ``paths:`` globs (``search_globs``) and the
+brief's "may be stale" mark (``search_marks``, from the scan's anchor findings).
 """
 
 from __future__ import annotations
