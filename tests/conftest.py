@@ -94,8 +94,8 @@ def session_home() -> Path:
 
 def recall_on(vault: Path) -> Path:
     """The point-of-use recall turned on for ``vault``, as its hook does when it finds no
-    index (scan.lookup.want): the scan keeps the full-text index only then."""
-    from vaultkeeper.scan.lookup import want
+    index (search.index.want): the scan keeps the full-text index only then."""
+    from vaultkeeper.search.index import want
 
     want(vault)
     return vault

@@ -32,7 +32,7 @@ STATE_KEYS = ["state", "lastCompleted", "lastTriggered", "cooldownMs", "pid", "p
 VK = shutil.which("vaultkeeper") or "vaultkeeper"
 
 # what the end of a scan writes for the recall hook: the full-text index in the derived
-# store (vaultkeeper/scan/lookup.py), with SQLite's own companion files
+# store (vaultkeeper/search/index.py), with SQLite's own companion files
 RECALL_FILES = ("vaultkeeper.db", "vaultkeeper.db-wal", "vaultkeeper.db-shm")
 
 
@@ -366,7 +366,7 @@ def test_with_the_recall_on_the_scan_keeps_its_index(runner: CliRunner, sample: 
     for _ in range(2):
         assert run(runner, sample, "--force")[0] == 0
     names = {p.name for p in (sample / "state").iterdir()}
-    assert "vaultkeeper.db" in names  # the full-text index (scan/lookup.py)
+    assert "vaultkeeper.db" in names  # the full-text index (search/index.py)
     assert not [n for n in names if n.startswith("recall-lookup")]  # no table of its own
     with db.connect(sample) as conn:
         lessons = conn.execute("SELECT count(*) FROM search_entries WHERE lesson = 1")
@@ -379,7 +379,7 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
     probe = (
         "import sys; from vaultkeeper.entry import main; sys.argv[1:] = ARGS\n"
         "try: main()\nexcept SystemExit: pass\n"
-        "print(*(m in sys.modules for m in ('vaultkeeper.scan.lookup',"
+        "print(*(m in sys.modules for m in ('vaultkeeper.search.index',"
         " 'vaultkeeper.anchors.suggest', 'vaultkeeper.native.summary')), file=sys.stderr)"
     )
     args = ["--vault", str(sample), "scan", "--force"]

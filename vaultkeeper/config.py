@@ -55,7 +55,7 @@ LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, f
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
 # the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
-# only for scan/lookup.py's freshness check, until the FTS5 recall replaces it
+# only for search/index.py's freshness check, until the FTS5 recall replaces it
 SCAN_CACHE_FILE = "scan-cache.json"
 SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"
 
@@ -274,7 +274,7 @@ ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
 REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 
-# -- point-of-use recall (`hooks install --recall`): the full-text index (scan/lookup.py) in
+# -- point-of-use recall (`hooks install --recall`): the full-text index (search/index.py) in
 # state/vaultkeeper.db; recall/moment.py serves from it
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
@@ -282,8 +282,7 @@ RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOM
 # PreToolUse file tools per host (a regex); Codex's names per its source: docs/recall.md
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
                    "codex": "Bash|apply_patch|Read"}  # fmt: skip
-RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
-RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
+RECALL_SESSION_MAX_DAYS = 7  # a session's served lessons are forgotten by the scan after this
 PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
 MOMENT_MAX_CHARS = 1_200  # all the context one hook call adds
 MOMENT_MAX_PROMPT_LESSONS = 3

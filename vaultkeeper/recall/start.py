@@ -61,16 +61,6 @@ class Waiting:
     reason: str
 
 
-@dataclass(frozen=True)
-class Recall:
-    vault: str
-    project: str | None  # the folder under projects/ the session's cwd matched
-    lessons: tuple[Lesson, ...]
-    patterns: tuple[PatternLine, ...]
-    receipts: dict[str, str]  # pattern -> its latest recorded receipt
-    waiting: tuple[Waiting, ...]
-
-
 def project_for(vault: Path, cwd: Path | None) -> str | None:
     """The folder under projects/ named as the git repository ``cwd`` is in, or as
     ``cwd`` itself (case-insensitively); None when neither has one."""

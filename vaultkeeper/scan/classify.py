@@ -117,10 +117,12 @@ def run_scan(
             if _index_wanted(vault):  # the full-text index, kept once asked for
                 with contextlib.suppress(Exception):  # a cache, never fatal
                     from vaultkeeper.report.anchors import may_be_stale
-                    from vaultkeeper.scan.lookup import after_scan as index_after_scan
+                    from vaultkeeper.search.index import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    index_after_scan(vault, marks)  # rows of changed files, the stale marks
+                    index_after_scan(
+                        vault, marks, now.date()
+                    )  # rows of changed files, the stale marks
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -133,7 +135,7 @@ def run_scan(
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:
     """Whether a search, the recall hook or ``--recall`` asked for the full-text index
-    (scan/lookup.py's ``is_on``, asked without loading that module on every scan)."""
+    (search/index.py's ``is_on``, asked without loading that module on every scan)."""
     if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
         return False
     import contextlib

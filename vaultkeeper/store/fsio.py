@@ -34,11 +34,9 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
-# Every path this process wrote or moved, in order, and what runs when the outermost hold
-# of the writer lock ends with some of them: the recall table's rows (scan.lookup
-# registers it), so a lesson a command just archived is never served after it.
+# Every path this process wrote or moved, in order: when the outermost hold of the writer
+# lock ends after some, the lessons among them are marked for the recall (``_written_rows``).
 _written: list[str] = []
-_after: list[Any] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
 
@@ -47,10 +45,32 @@ def note_written(path: Path | str) -> None:
     _written.append(str(path))
 
 
-def after_writes(callback: Any) -> None:
-    """``callback(vault, paths)`` when the outermost writer lock is let go after writes."""
-    if callback not in _after:
-        _after.append(callback)
+def _written_rows(vault: Path, written: list[str]) -> None:
+    """The lessons a command wrote or moved, marked in the derived store's full-text
+    index (``search_pending``, when it is kept), in the step that wrote them: the recall
+    hook reads them again before it serves anything, so a lesson just archived is never
+    served and one just made is. The hook's rows of other files are checked by stat key."""
+    from vaultkeeper.store import db  # sqlite3: only once a command wrote
+    from vaultkeeper.store.vault import is_memory_path
+
+    rels = []
+    for top in {os.path.abspath(vault), os.path.realpath(vault)}:
+        base = top.rstrip(os.sep) + os.sep
+        for path in written:
+            full = os.path.abspath(path)
+            if full.startswith(base) and is_memory_path(
+                rel := full[len(base) :].replace(os.sep, "/")
+            ):
+                rels.append((rel,))
+    if rels and os.path.isfile(db.path_of(vault)):
+        with db.existing(vault) as conn:
+            if conn is not None:
+                with db.writing(conn):
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO search_pending SELECT ? WHERE EXISTS "
+                        "(SELECT 1 FROM search_meta WHERE key = 'built')",
+                        rels,
+                    )
 
 
 def changes() -> int:
@@ -258,9 +278,8 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
             if outermost and len(_written) > mark:
                 done = _written[mark:]
                 del _written[:]  # seen: a long-lived process (the MCP server) keeps no list
-                for callback in list(_after):
-                    with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
-                        callback(vault, done)
+                with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
+                    _written_rows(vault, done)
         finally:
             for lock in reversed(held):
                 lock.release()
