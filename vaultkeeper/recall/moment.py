@@ -21,7 +21,7 @@ at most ``MOMENT_MAX_STDIN``, a session file at most ``SESSION_MAX_BYTES``, a se
 at most ``SESSION_ID_MAX`` characters, the deadline checked as the work goes.
 
 Anything wrong or slow (garbage on stdin, no vault, no index, past ``MOMENT_DEADLINE_S``)
-prints nothing, exits 0 and leaves one line in state/hook.log. No click, no YAML.
+prints nothing, exits 0 and leaves one line in state/hooks.log. No click, no YAML.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def _log_shown(
 
 
 def log(vault: str | None, text: str) -> None:
-    """One line in state/hook.log; in the user's state folder when there is no vault or
+    """One line in state/hooks.log; in the user's state folder when there is no vault or
     the vault's log is refused (a symlink, a FIFO: never written through)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} recall: {' '.join(text.split())[:500]}\n"
