@@ -246,6 +246,7 @@ def claude(binp: Path, vk: str) -> None:
         w.copy(w.home / ".claude/plugins/installed_plugins.json", "claude/installed_plugins.json")
         w.copy(w.home / ".claude/plugins/known_marketplaces.json", "claude/known_marketplaces.json")
         w.copy(w.home / ".claude/settings.json", "claude/settings.json")
+        w.copy(w.home / ".claude/plugins/cache", "claude/plugins-cache")  # the installed copy
         w.copy(w.home / ".claude/projects", "claude-projects")
         w.copy(w.vault / "state" / "journal.jsonl", "vault-journal.jsonl")
         w.finish()
