@@ -2,8 +2,9 @@
 
 The line names the program and the vault by absolute path (cron's PATH and working
 directory are not the user's) and sends all output, each line stamped ``STAMP cron: ``,
-to ``state/hooks.log`` (cron would otherwise mail it). It ends with ``# vaultkeeper-scan VAULT``, which is how we find
-it again; every other line of the crontab is written back byte for byte.
+to ``state/hooks.log`` (cron would otherwise mail it). It ends with ``# vaultkeeper-scan
+VAULT``, which is how we find it again; every other line of the crontab is written back
+byte for byte.
 """
 
 from __future__ import annotations
