@@ -1,5 +1,5 @@
 """The front (vaultkeeper/mcp/front.py): which opening requests it answers from the SDK's
-shipped answers (opening.py), and what it keeps, in order, for the SDK."""
+shipped answers, and what it keeps, in order, for the SDK."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from vaultkeeper.mcp.front import (
     parse,
     run,
 )
-from vaultkeeper.mcp.opening import Opening, canonical
+from vaultkeeper.mcp.front import Opening, canonical
 
 OLD, NEW = "2025-06-18", "2026-07-28"
 CLIENT = {"name": "t", "version": "1"}
