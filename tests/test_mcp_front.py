@@ -17,11 +17,12 @@ from vaultkeeper.mcp.front import (
     Front,
     Item,
     Loaded,
+    Opening,
+    canonical,
     kind,
     parse,
     run,
 )
-from vaultkeeper.mcp.front import Opening, canonical
 
 OLD, NEW = "2025-06-18", "2026-07-28"
 CLIENT = {"name": "t", "version": "1"}

@@ -89,7 +89,7 @@ def install(
     """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
     so a command editing several files refuses before it has written any of them.
     ``dialog`` (claude-code): the entry's env turns the host's dialog for a deletion on
-    (mcp/dialog.py); an install without it turns it off again."""
+    (hosts/elicitation.py); an install without it turns it off again."""
     require_sdk()
     check_dialog(target, True, dialog)  # --dialog: claude-code only
     command = argv(vault, program)

@@ -69,9 +69,9 @@ def _app(loaded: Loaded) -> Any:
 def serve(vault: Path, now: Now, session: str) -> None:
     """Serve over stdin/stdout until the host closes them (Ctrl-C: stop.py)."""
     if os.environ.get(config.ENV_MCP_DIALOG):  # the hooks the session started with, first
-        from vaultkeeper.mcp import dialog
+        from vaultkeeper.hosts import elicitation
 
-        dialog.remember(os.environ, Path.cwd())
+        elicitation.remember(os.environ, Path.cwd())
     source: queue.Queue[Item] = queue.Queue()
     answers = None if os.environ.get(PLAIN_ENV) == "1" else front.load()
     wire = -1
