@@ -50,7 +50,9 @@ LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
-HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
+# one plain-text log for every trigger (session hooks, recall hooks, plugin, cron): each
+# line is "STAMP TRIGGER: text"; hook.log and cron.log of older versions are left alone
+HOOK_LOG_FILE = "hooks.log"
 LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
@@ -119,7 +121,7 @@ HOOK_CREATED_SUFFIX = ".vaultkeeper.created"
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
-# With no vault to log into, the hooks log to $XDG_STATE_HOME/vaultkeeper/hook.log.
+# With no vault to log into, the hooks log to $XDG_STATE_HOME/vaultkeeper/hooks.log.
 ENV_XDG_STATE = "XDG_STATE_HOME"
 XDG_STATE_DEFAULT = "~/.local/state"
 STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)

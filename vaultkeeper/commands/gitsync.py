@@ -86,7 +86,7 @@ def post_merge(squash: str | None) -> None:
     Example:
       vaultkeeper post-merge
     """
-    from vaultkeeper.hosts.gitrepair import repair_after_merge
+    from vaultkeeper.hosts.git import repair_after_merge
 
     if squash == "1":
         return

@@ -17,7 +17,7 @@ opens (the database, the usage log, the hook log) is opened as a regular file on
 never through a symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then
 fstat). Work is bounded: stdin at most ``MOMENT_MAX_STDIN``, a session id at most
 ``SESSION_ID_MAX`` characters, the deadline checked as it goes. Anything wrong or slow
-prints nothing, exits 0 and leaves one line in state/hook.log. No click, no YAML.
+prints nothing, exits 0 and leaves one line in state/hooks.log. No click, no YAML.
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ def want_index(vault: str) -> None:
 
 
 def log(vault: str | None, text: str) -> None:
-    """One line in state/hook.log; in the user's state folder when there is no vault or
+    """One line in state/hooks.log; in the user's state folder when there is no vault or
     the vault's log is refused (a symlink, a FIFO: never written through)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} recall: {' '.join(text.split())[:500]}\n"
