@@ -193,19 +193,23 @@ def check(vault: Path) -> Stamp | None:
         return None
 
 
-def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes) -> bool:
+def follow_counters(
+    vault: Path, rel_path: str, was: Key | None, written: bytes, before: bytes | None = None
+) -> bool:
     """Carry a counter edit of registry file ``rel_path`` into the stamp's rows, in the
     same step as the write (the caller holds the writer lock). ``was``: the file's stat
     key before and after the writer read it (None when the two differed: then nothing
-    is vouched for); ``written``: the bytes it wrote.
+    is vouched for); ``written``: the bytes it wrote; ``before``: the bytes it read.
 
     A counter line (``**success count:**``, ``**last used:**``) is never part of what
     the index lists of a block (its name, its first paragraph: registry.lines ends one
     at a counter line), so the index a regeneration writes is the same before and after
     such an edit: when the stamp held for the file's old key, it holds for its new one.
     The new key is just written, so the stamp keeps the digest of ``written`` beside it
-    (the racy rule above), which the next check compares with the file's bytes. Without
-    this a ``use`` made the next ``apply`` regenerate the whole index. True when the
+    (the racy rule above), which the next check compares with the file's bytes. A file
+    the stamp vouches for by its digest already (an apply wrote it just before) follows
+    when the bytes read are the ones that digest names. Without this a ``use`` made the
+    next ``apply`` regenerate the whole index. True when the
     rows follow; never a failure of the write (the next apply then regenerates)."""
     from vaultkeeper.store import db
 
@@ -223,8 +227,10 @@ def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes)
                 return False  # no stamp, or not one of the file as it was before the edit
             data = json.loads(meta[0])
             racy = data.get("racy")
-            if not isinstance(racy, dict) or rel_path in racy or len(racy) >= MAX_RACY:
-                return False  # vouched for by its bytes already (or too many such files)
+            if not isinstance(racy, dict) or (rel_path not in racy and len(racy) >= MAX_RACY):
+                return False  # too many files vouched for by their bytes
+            if rel_path in racy and (before is None or racy[rel_path] != sha(before)):
+                return False  # vouched for by bytes other than the ones the edit read
             racy[rel_path] = sha(written)
             conn.execute(
                 "UPDATE index_state SET key = ? WHERE path = ?", (db.key_text(now), rel_path)
