@@ -211,7 +211,7 @@ def test_an_unreadable_index_refuses_the_prune_before_any_write(
 def test_an_index_that_fails_after_the_write_is_reported_not_hidden(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing(vault: Path, *, check: bool = False, keep: object = None) -> None:
+    def failing(vault: Path, *, check: bool = False, keep: object = None, **_: object) -> None:
         if not check:
             raise OSError(28, "No space left on device", str(vault / "_index.md"))
 

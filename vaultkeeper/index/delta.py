@@ -117,19 +117,33 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
     if (lines > config.INDEX_MAX_LINES or size > config.INDEX_MAX_BYTES) != known.split:
         raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
     files = set(known.files)
+    paths = {*moved, *notes}  # the rows that change
     for name, one in sorted(listings.items()):
         text = one.new_text()
         if name in files and text == one.text:
             continue
+        paths.add(name)
         target = resolve_inside(vault, name)
         data = bom_of(vault / name) + text.encode("utf-8")
         atomic_write(target, data)
         state[name], racy[name] = stat_key(os.path.join(top, name)), sha(data)
         files.add(name)
-    stamp = Stamp(
-        state, known.outside, known.templates, known.split, sorted(files), (lines, size), racy
+    count = known.entries + sum(
+        sum(line.startswith("- [[") for line in one.added)
+        - sum(line.startswith("- [[") for line in one.removed)
+        for one in listings.values()
     )
-    record(vault, stamp)
+    stamp = Stamp(
+        state,
+        known.outside,
+        known.templates,
+        known.split,
+        sorted(files),
+        (lines, size),
+        racy,
+        count,
+    )
+    record(vault, stamp, paths=paths)
     return True
 
 

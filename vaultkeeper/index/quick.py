@@ -30,7 +30,7 @@ def check(vault: Path) -> None:
     stamp.LAST.pop(key, None)
     found = stamp.check(vault)
     if found is None:
-        build_index(vault, check=True)
+        build_index(vault, check=True, stamped=False)
         found = stamp.LAST.pop(key, None)
     at = writes.mark()
     if found is not None and at is not None:
@@ -44,4 +44,4 @@ def reindex(vault: Path, keep: Keywords | None = None) -> None:
         written = writes.since(held[1])
         if written is not None and carry(vault, held[0], written):
             return
-    build_index(vault, keep=keep)
+    build_index(vault, keep=keep, stamped=False)  # written since: the stamp can't hold

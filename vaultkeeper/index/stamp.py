@@ -42,7 +42,7 @@ from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.text import read_regular
 from vaultkeeper.store.vault import walk_files
 
-FORMAT = 3  # 3: sub-indexes in _index/; an older stamp names them at the root
+FORMAT = 4  # 4: the entry count kept; 3 named sub-indexes in _index/, older at the root
 RACY_NS = 2_000_000_000
 MAX_RACY = 64
 State = dict[str, "Key | None"]  # vault-relative path -> stat key (files the index reads)
@@ -60,6 +60,7 @@ class Stamp:
     files: list[str]  # the index files the vault has (the root first)
     unsplit: tuple[int, int]  # lines and bytes of the root index were it not split
     racy: dict[str, str] = field(default_factory=dict)  # path -> sha256 of its bytes
+    entries: int = 0  # the entries the index lists
 
 
 def is_md(rel_path: str) -> bool:
@@ -107,9 +108,12 @@ def _texts(state: State) -> dict[str, str | None]:
     return {p: None if k is None else key_text(k) for p, k in state.items()}
 
 
-def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
+def record(
+    vault: Path, stamp: Stamp | None, *, write: bool = True, paths: set[str] | None = None
+) -> None:
     """Keep ``stamp`` as the rows (None, or one that can't vouch for a racy file: drop
-    the old rows); without ``write`` (a check) only in this process."""
+    the old rows); without ``write`` (a check) only in this process. ``paths``: the
+    only rows that may differ from the ones held (an apply's own writes), else all."""
     now = time.time_ns()
     if stamp is not None:
         racy = {r for r, k in stamp.state.items() if is_racy(k, now)}
@@ -130,8 +134,12 @@ def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
                 conn.execute("DELETE FROM index_state")
                 conn.execute("DELETE FROM index_meta WHERE name = 'stamp'")
                 return
-            found = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
-            rows = _texts(stamp.state)
+            if paths is None:
+                found = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
+                rows = _texts(stamp.state)
+            else:
+                found = {p: None for p in paths}  # each written again, or deleted
+                rows = _texts({p: stamp.state[p] for p in paths if p in stamp.state})
             gone = [(p,) for p in found.keys() - rows.keys()]
             conn.executemany("DELETE FROM index_state WHERE path = ?", gone)
             new = [(p, k) for p, k in rows.items() if p not in found or found[p] != k]
@@ -145,6 +153,7 @@ def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
                 "files": stamp.files,
                 "unsplit": list(stamp.unsplit),
                 "racy": stamp.racy,
+                "entries": stamp.entries,
             }
             conn.execute(
                 "INSERT OR REPLACE INTO index_meta VALUES ('stamp', ?)",
@@ -188,7 +197,8 @@ def check(vault: Path) -> Stamp | None:
                 return None
         files = [str(f) for f in data["files"]]
         lines, size = (int(n) for n in data["unsplit"])
-        return Stamp(state, outside, templates, bool(data["split"]), files, (lines, size), racy)
+        split, entries = bool(data["split"]), int(data["entries"])
+        return Stamp(state, outside, templates, split, files, (lines, size), racy, entries)
     except Exception:  # unreadable, forged: a stamp is never worth a failure
         return None
 
