@@ -12,7 +12,8 @@ from tests.conftest import MakeVault
 from tests.test_index_cache import BASE, note, put, registry
 from vaultkeeper import config
 from vaultkeeper.index import cache as indexcache
-from vaultkeeper.index import delta, quick, stamp
+from vaultkeeper.index import delta, stamp
+from vaultkeeper.index import delta as quick
 from vaultkeeper.index import entries as indexentries
 from vaultkeeper.index.build import build_index
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, queue, trash
+from vaultkeeper.apply import journal, trash
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
@@ -36,7 +36,7 @@ from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
 if TYPE_CHECKING:
-    from vaultkeeper.apply.merge_plan import MergePlan
+    from vaultkeeper.apply.merge import MergePlan
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,8 @@ def queued(
 ) -> Outcome:
     """Nothing goes: the request waits in the queue for ``vaultkeeper review`` (ask)."""
     with writer_lock(vault):
-        known = queue.find_pending(vault, decision, found.target)
-        ask = known or queue.enqueue(vault, decision, found.target, reason, found.hash, now)
+        known = journal.find_pending(vault, decision, found.target)
+        ask = known or journal.enqueue(vault, decision, found.target, reason, found.hash, now)
     state = "already queued" if known else "queued"
     return Outcome(
         "prune", found.target, ASK,
@@ -174,7 +174,9 @@ def carry_out(
             done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
         else:
             done = trash.trash_file(vault, found.path, found.source, trash_id)
-        queue.close_for(vault, found.target, "yes", now)  # asked twice, or elsewhere: all answered
+        journal.close_for(
+            vault, found.target, "yes", now
+        )  # asked twice, or elsewhere: all answered
         return reindex(vault, Outcome(
             "prune", found.target, ACT,
             f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
