@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, trash
@@ -34,9 +34,6 @@ from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
-
-if TYPE_CHECKING:
-    from vaultkeeper.apply.merge import MergePlan
 
 
 @dataclass(frozen=True)
@@ -69,8 +66,9 @@ class NoAnswer:
 # NoAnswer queues the request for review. A callback asking anywhere but at a terminal
 # says where with a ``confirmed_via`` attribute and what is known of the yes with a
 # ``yes_reason`` (mcp_prune: "accepted in Claude Code's dialog"): the journal line says both.
-# A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault.
-Confirm = Callable[["PrunePlan | MergePlan"], "bool | str | NoAnswer"]
+# A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault
+# (named Any here: merge.py imports this module).
+Confirm = Callable[[Any], "bool | str | NoAnswer"]
 
 
 def plan(vault: Path, decision: Decision) -> PrunePlan:
