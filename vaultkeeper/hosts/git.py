@@ -64,7 +64,7 @@ ATTRIBUTES = (
     f"/{config.INDEX_FILE} merge={DRIVER}",
     f"/{config.SUBINDEX_DIR}/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",
     f"/{config.SUBINDEX_PREFIX}*.md merge={DRIVER}",  # where older versions wrote them
-    # a skill apply promote wrote: its figures merge deterministically (skillmerge.py)
+    # a skill apply promote wrote: its figures merge deterministically (apply/notemerge.py)
     f"/{config.SKILLS_DIR}/*/SKILL.md merge={DRIVER}",
     # a note's receipt lists apply appends to: their union (notemerge.py)
     f"/{config.PROJECTS_DIR}/**/*.md merge={DRIVER}",

@@ -144,7 +144,7 @@ def write_uses(
         data = (bom + "".join(lines)).encode("utf-8")
         atomic_write(resolve_inside(vault, path), data)
         # only counter lines changed: the index's stamp follows (no regeneration next)
-        index_stamp.follow_counters(vault, rel, was, data)
+        index_stamp.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
     if plan.edits:
         from vaultkeeper.apply.resync import resync
 

@@ -259,7 +259,7 @@ def _waiting(vault: Path) -> list[Waiting]:
     # no queue file (the usual case): no asks, and no import of the apply package
     if not (Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE).is_file():
         return []
-    from vaultkeeper.apply.queue import pending
+    from vaultkeeper.apply.journal import pending
 
     return [Waiting(a.id, a.action, a.target, a.reason) for a in pending(vault)]
 
