@@ -468,7 +468,9 @@ def test_hooks_status_says_what_is_installed_where(
     )
     log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
     log.write_text("2026-11-01T00:00:00Z session-end: old\n2026-11-02T00:00:00Z session-end: new\n")
-    text = run(runner, "--vault", vault, *args, env={**env, "HOME": str(tmp_path)})
+    # a home of its own: the fallback log of other tests' hooks is not this vault's
+    own = {**env, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state-home")}
+    text = run(runner, "--vault", vault, *args, env=own)
     assert text.stdout.endswith(f"hook log     {log}: 2026-11-02T00:00:00Z session-end: new\n")
     log.unlink()
     data = json.loads(run(runner, *args, "--json", env=env).stdout)  # no vault needed
