@@ -353,7 +353,6 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.LAST_REPORT_FILE,
             config.DB_FILE,  # the derived store: the scan's rows (scan/cache.py)
             config.STATE_FILE,
-            config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
             # no recall table: the recall is not on for this vault (below: with it)
         ]
     )
