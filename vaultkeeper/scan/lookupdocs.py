@@ -4,8 +4,7 @@
 shows of each (the line to open, what to cite) and what the recall hook needs of a
 lesson (a note under ``projects/<p>/memory/``): its text to serve, its anchors' files
 and its ``paths:`` globs. A file that cannot be read holds none; frontmatter is read by
-the fast reader (quickmeta) and only falls back to the full YAML parse when that one
-cannot say, or when the note has ``anchors:`` or ``paths:`` (lists and mappings).
+the model's YAML parser.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.vault import is_memory_path
 from vaultkeeper.upkeep.supersession import superseded_by
 
-_KEYS = ("name", "description", "type", "status", config.SUPERSEDED_BY_KEY)
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PLACE_KEYS = ("at", "path", "place", "file")
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
@@ -116,22 +113,14 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
     if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
         return _blocks(path, rel_path, text)
     lesson = is_memory_path(rel_path)
-    front = read_front(text, _KEYS)
-    if front is not None and not (
-        lesson and any(f"\n{k}:" in "\n" + front[2] for k in (config.PATHS_KEY, config.ANCHORS_KEY))
-    ):
-        meta, key_lines, yaml_text = front
-        body_line = yaml_text.count("\n") + 3
-        body = text.split("\n", body_line - 1)[-1] if body_line > 1 else text
-    else:
-        try:
-            note = parse_note(path, rel_path, text)
-        except ParseError:
-            return []
-        if note.frontmatter is None:
-            return []  # not an entry
-        meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
-        body, body_line = note.body, note.body_line
+    try:
+        note = parse_note(path, rel_path, text)
+    except ParseError:
+        return []
+    if note.frontmatter is None:
+        return []  # not an entry
+    meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
+    body, body_line = note.body, note.body_line
     status = meta.get("status")
     stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
     name = str(meta.get("name") or stem)
