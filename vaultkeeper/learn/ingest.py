@@ -28,13 +28,14 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
-from vaultkeeper.learn.anchoring import Touched
+from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.codex_family import children
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, detect
 from vaultkeeper.learn.view import VaultView as _Vault
 from vaultkeeper.learn.view import heading_key as heading_key
 from vaultkeeper.native.counts import ensure_blocks
+from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
 
 NO_ID_SESSION = "file-sha256:"  # a transcript whose lines give no session id
@@ -219,9 +220,6 @@ def ingest(
     )
     if dry_run or not any(t.cwd and os.path.isdir(t.cwd) for t in touched.values()):
         return IngestResult(tuple(files), result)
-    from vaultkeeper.learn.anchoring import suggest
-    from vaultkeeper.store.fsio import writer_lock
-
     with writer_lock(vault):  # the ties and the suggestions: state/ files, one writer
         suggested = suggest(vault, touched, now)
     return IngestResult(tuple(files), result, tuple(suggested))
