@@ -29,9 +29,8 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
 from vaultkeeper.learn.anchoring import Touched, suggest
-from vaultkeeper.learn.codex_family import children
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
-from vaultkeeper.learn.transcripts import Reader, Signal, detect
+from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
 from vaultkeeper.learn.view import VaultView as _Vault
 from vaultkeeper.learn.view import heading_key as heading_key
 from vaultkeeper.native.counts import ensure_blocks
@@ -63,7 +62,7 @@ class IngestResult:
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
     """The given transcripts, each followed by its sub-agents' transcripts (Claude Code's
-    ``<session>/subagents/``, Codex's child rollouts: codex_family); no repeats."""
+    ``<session>/subagents/``, Codex's child rollouts: transcripts.children); no repeats."""
     out: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
