@@ -305,10 +305,6 @@ def find(text: str) -> list[Hit]:
     return hits
 
 
-def has_secret(text: str) -> bool:
-    return bool(find(text))
-
-
 def mask(text: str) -> str:
     """``text`` with every credential's value replaced by ``[redacted: <kind>]``.
 
