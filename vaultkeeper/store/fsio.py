@@ -15,6 +15,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
+from vaultkeeper.store.lockdir import lock_file, sweep_locks
+from vaultkeeper.store.vault import own_dir
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -199,7 +201,9 @@ def _file_lock(lock_path: Path) -> Any:
     # One FileLock object per lock file and process: FileLock counts re-acquisitions by
     # the same thread, so a mutation that calls another (apply -> record_use) nests
     # instead of waiting for itself; other threads and processes still wait.
-    from filelock import FileLock  # not needed on the read-only paths
+    # filelock is imported here: its import (44-77 ms) would cost the session-start brief,
+    # which imports this module and takes no lock (docs/benchmarks.md, "Stand-ins")
+    from filelock import FileLock
 
     key = str(lock_path.resolve())
     with _LOCKS_GUARD:
@@ -218,10 +222,7 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     of the user agrees on: a foreign vault gets no state/ folder or lock file of ours.
     Only where no private folder can be had is it ``state/writer.lock`` (made then).
     """
-    from filelock import Timeout
-
-    from vaultkeeper.store.lockdir import lock_file, sweep_locks
-    from vaultkeeper.store.vault import own_dir
+    from filelock import Timeout  # filelock: see _file_lock
 
     state = Path(own_dir(vault, config.STATE_DIR))
     where, fallback = lock_file(vault)
