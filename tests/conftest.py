@@ -64,7 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_DATA_HOME": home / ".local" / "share",
         "XDG_CACHE_HOME": home / ".cache",
-        "XDG_RUNTIME_DIR": home / "run",  # the writer lock's folder (store.vault.outside_lock)
+        "XDG_RUNTIME_DIR": home / "run",
+        "VAULTKEEPER_LOCK_ROOT": home / "run",  # the writer lock's folder (store/lockdir.py)
     }
     for name, folder in folders.items():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import CORPORA, MakeVault, recall_on, snapshot
+from tests.conftest import MakeVault, recall_on, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
 from vaultkeeper.scan import guards as state
-from vaultkeeper.store import quickmeta
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
@@ -252,26 +251,6 @@ def test_a_count_too_long_for_int_is_a_problem_never_a_candidate(make_vault: Mak
     ]
 
 
-def _classify_with_yaml_only(monkeypatch: pytest.MonkeyPatch, vault: Path) -> Report:
-    with monkeypatch.context() as m:
-        m.setattr(quickmeta, "read_keys", lambda *_a, **_k: None)
-        m.setattr(quickmeta, "read_front", lambda *_a, **_k: None)
-        return scan.classify(vault, NOW)
-
-
-def test_fast_path_gives_the_same_report_as_yaml(
-    spec_vault: Path, sample: Path, make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    corpus = CORPORA / "kepano-obsidian"
-    files: dict[str, str | bytes] = {}
-    if corpus.is_dir():  # every note of a real vault, as if it were memory
-        for i, path in enumerate(sorted(corpus.rglob("*.md"))):
-            files[f"projects/k/memory/{i:03d}.md"] = path.read_bytes()
-    kepano = make_vault(files)
-    for vault in (spec_vault, sample, kepano):
-        assert scan.classify(vault, NOW) == _classify_with_yaml_only(monkeypatch, vault)
-
-
 # -- the command ------------------------------------------------------------------------
 
 
@@ -353,7 +332,6 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
             config.LAST_REPORT_FILE,
             config.DB_FILE,  # the derived store: the scan's rows (scan/cache.py)
             config.STATE_FILE,
-            config.WRITER_LOCK_FILE,  # the report is saved under it (reportguard.py)
             # no recall table: the recall is not on for this vault (below: with it)
         ]
     )

@@ -49,7 +49,10 @@ LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
 LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
-WRITER_LOCK_FILE = "writer.lock"
+WRITER_LOCK_FILE = "writer.lock"  # the writer lock's fallback only (store/lockdir.py)
+# The writer lock's folder is LOCK_ROOT/vaultkeeper-<uid>/, the same for every process of the
+# user; ENV_LOCK_ROOT moves it (set it for every process of the user or for none: the tests do)
+LOCK_ROOT, ENV_LOCK_ROOT = "/tmp", "VAULTKEEPER_LOCK_ROOT"
 # one plain-text log for every trigger (session hooks, recall hooks, plugin, cron): each
 # line is "STAMP TRIGGER: text"; hook.log and cron.log of older versions are left alone
 HOOK_LOG_FILE = "hooks.log"

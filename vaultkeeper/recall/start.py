@@ -83,7 +83,7 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
 
 def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | None:
     """The lesson's fields (brief_lessons.fields), None for one never served: from the
-    scan's row while the file is as the scan read it, else read now (quickmeta, or YAML)."""
+    scan's row while the file is as the scan read it, else read now (YAML)."""
     from vaultkeeper.report import brief_lessons
     from vaultkeeper.store import model
 
@@ -92,9 +92,6 @@ def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | Non
         return got
     try:
         text = model.decode(model.read_regular(path))
-        simple, meta = brief_lessons.quick(text)
-        if simple:
-            return brief_lessons.fields(meta)
         return brief_lessons.fields(brief_lessons.with_yaml(path, where, text))
     except model.ParseError:
         return None  # the scan and lint report it; the recall just leaves it out

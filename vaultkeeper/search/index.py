@@ -41,7 +41,6 @@ from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
 from vaultkeeper.search import fts
 from vaultkeeper.store import db
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.store.quickmeta import read_front
 from vaultkeeper.store.vault import is_memory_path, links_out, walk_files
 from vaultkeeper.upkeep.supersession import superseded_by
 
@@ -50,7 +49,6 @@ RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the sc
 # row's content changes (its tags, its served text), so every file is read again
 ROWS_FORMAT = 3
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
-_KEYS = ("name", "description", "type", "status", config.SUPERSEDED_BY_KEY)
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PLACE_KEYS = ("at", "path", "place", "file")
 _TABLES = ("search_files", "search_entries", "search_text", "search_places", "search_globs")
@@ -132,8 +130,7 @@ def _split_lines(body: str) -> tuple[str, ...]:
 
 def read_docs(vault: Path, rel_path: str) -> list[Doc]:
     """The entries one file holds; a file that cannot be read holds none. Frontmatter is
-    read by the fast reader (quickmeta), by YAML when that one cannot say or a lesson
-    has ``anchors:`` or ``paths:`` (lists and mappings)."""
+    read by the model's YAML parser."""
     path = vault / rel_path
     try:
         text = decode(read_regular(path))
@@ -142,22 +139,14 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
     if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
         return _blocks(path, rel_path, text)
     lesson = is_memory_path(rel_path)
-    front = read_front(text, _KEYS)
-    if front is not None and not (
-        lesson and any(f"\n{k}:" in "\n" + front[2] for k in (config.PATHS_KEY, config.ANCHORS_KEY))
-    ):
-        meta, key_lines, yaml_text = front
-        body_line = yaml_text.count("\n") + 3
-        body = text.split("\n", body_line - 1)[-1] if body_line > 1 else text
-    else:
-        try:
-            note = parse_note(path, rel_path, text)
-        except ParseError:
-            return []
-        if note.frontmatter is None:
-            return []  # not an entry
-        meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
-        body, body_line = note.body, note.body_line
+    try:
+        note = parse_note(path, rel_path, text)
+    except ParseError:
+        return []
+    if note.frontmatter is None:
+        return []  # not an entry
+    meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
+    body, body_line = note.body, note.body_line
     status = meta.get("status")
     parts = rel_path.split("/")
     places: tuple[str, ...] = ()

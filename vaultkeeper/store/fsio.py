@@ -15,6 +15,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
+from vaultkeeper.store.lockdir import lock_file, sweep_locks
+from vaultkeeper.store.vault import own_dir
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -219,7 +221,9 @@ def _file_lock(lock_path: Path) -> Any:
     # One FileLock object per lock file and process: FileLock counts re-acquisitions by
     # the same thread, so a mutation that calls another (apply -> record_use) nests
     # instead of waiting for itself; other threads and processes still wait.
-    from filelock import FileLock  # not needed on the read-only paths
+    # filelock is imported here: its import (44-77 ms) would cost the session-start brief,
+    # which imports this module and takes no lock (docs/benchmarks.md, "Stand-ins")
+    from filelock import FileLock
 
     key = str(lock_path.resolve())
     with _LOCKS_GUARD:
@@ -233,26 +237,23 @@ def _file_lock(lock_path: Path) -> Any:
 def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
-    Re-entrant within one thread; serialises threads and processes. The lock is a file
-    in the user's runtime folder (store.vault.outside_lock) and, where the vault has a state/
-    folder already, state/writer.lock too (the scan's report guard locks both): a
-    foreign vault gets no state/ folder or lock file of ours.
+    Re-entrant within one thread; serialises threads and processes. The lock is one
+    file in the user's private lock folder (store.lockdir.lock_file), which every process
+    of the user agrees on: a foreign vault gets no state/ folder or lock file of ours.
+    Only where no private folder can be had is it ``state/writer.lock`` (made then).
     """
-    from filelock import Timeout
-
-    from vaultkeeper.store.vault import outside_lock, own_dir
+    from filelock import Timeout  # filelock: see _file_lock
 
     state = Path(own_dir(vault, config.STATE_DIR))
-    outside = outside_lock(vault)
-    paths = [] if outside is None else [Path(outside)]
+    where, fallback = lock_file(vault)
+    paths = [Path(where)]
     if os.path.lexists(state) and not state.is_dir():  # mkdir's own words: "File exists"
         raise VaultkeeperError(
             f"{state}: exists and is not a folder; vaultkeeper keeps its state "
             "there: move that file away"
         ) from None
-    if outside is None or state.is_dir():
+    if fallback:
         state.mkdir(parents=True, exist_ok=True)
-        paths.append(state / config.WRITER_LOCK_FILE)
     held: list[Any] = []
     outermost = False
     mark = len(_written)
@@ -283,9 +284,7 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         finally:
             for lock in reversed(held):
                 lock.release()
-            if outermost and outside is not None:  # the lock folder keeps only held locks
-                from vaultkeeper.store.lockdir import sweep_locks
-
+            if outermost and not fallback:  # the lock folder keeps only held locks
                 with contextlib.suppress(OSError):
                     sweep_locks()
 
