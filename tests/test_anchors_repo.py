@@ -35,7 +35,7 @@ def tied(vault: Path, project: str) -> tuple[str | None, str | None]:
     if not record.exists():
         return None, None
     root = json.loads(record.read_text())["root_commit"]
-    return root, json.loads((vault / "state/repositories.json").read_text()).get(root)
+    return root, json.loads((vault / "state/machine.json").read_text())["repositories"].get(root)
 
 
 def test_new_run_inside_a_repository_ties_its_project(
@@ -57,7 +57,7 @@ def test_new_inside_the_vaults_own_repository_ties_nothing(
     monkeypatch.chdir(vault)
     assert run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d").exit_code == 0
     assert tied(vault, "shop") == (None, None)
-    assert not (vault / "state/repositories.json").exists()
+    assert not (vault / "state/machine.json").exists()
 
 
 def test_a_project_tied_to_another_repository_stays_tied_to_it(

@@ -391,8 +391,8 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
 
     assert loaded() == "False False False"
     recall_on(sample)
-    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
-    (sample / "state" / config.NATIVE_STATE_FILE).write_text("{}")
+    machine = {"repositories": {"0" * 40: "/nowhere"}, "folders": [{"project": "p", "path": "/x"}]}
+    (sample / "state" / config.MACHINE_FILE).write_text(json.dumps(machine))
     assert loaded() == "True True True"
 
 

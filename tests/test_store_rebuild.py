@@ -38,9 +38,7 @@ TRUTH = frozenset(
         "hook.log",
         "cron.log",
         "writer.lock",
-        "native.json",
-        "repositories.json",
-        "ingested.json",
+        "machine.json",
     }
 )
 PATTERNS = ("bisect-before-reading-diffs", "pin-test-clock", "grep-the-config-value")
@@ -187,7 +185,7 @@ def snapshot(vault: Path) -> dict[str, str]:
         if path.name.endswith(".lock") or path.name in (
             "self-maintain.json",
             "hook.log",
-            "ingested.json",
+            "machine.json",
         ):
             continue  # the throttle's own clock and pid, when each transcript was read
         data = path.read_bytes().decode("utf-8", "replace")

@@ -51,7 +51,7 @@ JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"
 HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
-LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
+MACHINE_FILE = "machine.json"  # this machine's records, not derived (vaultkeeper/store/machine.py)
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
 # the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
@@ -253,7 +253,6 @@ CLAUDE_PROJECTS_DIR = "projects"
 NATIVE_MEMORY_SUBDIR = "memory"
 NATIVE_INDEX_FILE = "MEMORY.md"
 AUTO_MEMORY_DIR_KEY = "autoMemoryDirectory"
-NATIVE_STATE_FILE = "native.json"  # under state/: this machine's adopted folders
 NATIVE_REGISTRY_FILE = "patterns/native-memory.md"  # their counters, in the block format
 NATIVE_INDEX_MAX_LINES = 200  # MEMORY.md is cut here at every session start
 NATIVE_INDEX_MAX_BYTES = 25_000  # ... or here, whichever comes first
@@ -272,7 +271,6 @@ ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-l
 ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the commit, at most
 ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
-REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 
 # -- point-of-use recall (`hooks install --recall`): the full-text index (scan/lookup.py) in
 # state/vaultkeeper.db; recall/moment.py serves from it
