@@ -41,9 +41,15 @@ class Anchors:
         object.__setattr__(self, "at", {k: tuple(v) for k, v in positions.items()})
 
 
+# every ASCII character of a category P, S, Z or C, as a space: heading_key's rule at once
+_ASCII_BLANKS = {c: " " for c in range(128) if unicodedata.category(chr(c))[0] in "PSZC"}
+
+
 @functools.lru_cache(maxsize=4096)  # a link's heading is asked for again and again
 def heading_key(text: str) -> str:
     """What two headings must share to be the same link target."""
+    if text.isascii():
+        return " ".join(text.translate(_ASCII_BLANKS).split()).casefold()
     text = unicodedata.normalize("NFC", text)
     spaced = "".join(" " if unicodedata.category(c)[0] in "PSZC" else c for c in text)
     return " ".join(spaced.split()).casefold()
@@ -122,6 +128,7 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
 # without parsing the note. Anything less plain goes to mistune.
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_ATX_LINES = re.compile(_ATX.pattern, re.M)
 _HTML = re.compile(r"^ {0,3}<", re.M)
 _FENCE_ANYWHERE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
 
@@ -129,13 +136,17 @@ _FENCE_ANYWHERE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
 def _outside_fences(body: str) -> list[str] | None:
     """The lines outside top-level code fences; None when the note has an HTML block, or
     a fence this line scan can't place (indented into a list, say)."""
-    if _HTML.search(body):
+    if "<" in body and _HTML.search(body):
         return None
-    if not _FENCE_ANYWHERE.search(body):
+    if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search(body):
         return body.split("\n")
     lines: list[str] = []
     fence: tuple[str, int] | None = None  # the open fence's character and length
     for line in body.split("\n"):
+        if "```" not in line and "~~~" not in line:  # no fence opens or closes here
+            if fence is None:
+                lines.append(line)
+            continue
         m = _FENCE.match(line)
         if fence is not None:
             closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
@@ -160,15 +171,16 @@ def _outside_fences(body: str) -> list[str] | None:
 # A setext underline below a line of text, and a ``#`` run after nothing but blanks, quote
 # marks or list markers: either may make a heading the line scan does not take (quoted,
 # indented, in a list item).
-_SETEXT = re.compile(r"^[ \t]*\S.*\n {0,3}(?:=+|-+)[ \t]*$", re.M)
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
 _HASHES = re.compile(r"^[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$", re.M)
 
 
-def _all_plain(lines: list[str]) -> bool:
-    """Whether every heading among ``lines`` (outside fences) is a plain ATX line."""
-    text = "\n".join(lines)
-    if ("=" in text or "-" in text) and _SETEXT.search(text):
-        return False
+def _all_plain(text: str) -> bool:
+    """Whether every heading in ``text`` (the lines outside fences) is a plain ATX line."""
+    for m in _UNDERLINE.finditer(text) if "=" in text or "-" in text else ():
+        end = m.start() - 1  # the newline before it (-1: the first line)
+        if end > 0 and text[text.rfind("\n", 0, end) + 1 : end].strip():  # text above it
+            return False
     return all(_ATX.match(m.group()) for m in _HASHES.finditer(text))
 
 
@@ -198,12 +210,13 @@ class _Quick:
     def __init__(self, body: str) -> None:
         self.body = body
         lines = _outside_fences(body)
-        found = [m for line in lines or () if "#" in line and (m := _ATX.match(line))]
+        text = "" if lines is None else "\n".join(lines)
+        found = _ATX_LINES.finditer(text) if "#" in text else ()
         keys = tuple(heading_key(m.group(1) or "") for m in found)
         # keys of ATX headings, where no fence or HTML block can hide one
         self.sure = frozenset(keys)
         # every heading in order, when the glance sees them all
-        plain = lines is not None and _all_plain(lines)
+        plain = lines is not None and _all_plain(text)
         self.every = Anchors(keys, frozenset()) if plain else None
         # block ids surely there
         self.blocks = _plain_blocks(lines) if lines is not None and "^" in body else frozenset()
