@@ -47,6 +47,21 @@ def test_new_run_inside_a_repository_ties_its_project(
     assert tied(vault, "shop") == (commits[0], str(top))
 
 
+def test_new_with_an_unreadable_machine_file_writes_the_entry_and_keeps_the_file(
+    setup: tuple[Path, Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tie nobody asked for waits; the entry is written and machine.json left as it is."""
+    top, vault, _ = setup
+    machine = vault / "state/machine.json"
+    machine.parent.mkdir(exist_ok=True)
+    machine.write_text("not json {")
+    monkeypatch.chdir(top / "src")
+    done = run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d")
+    assert done.exit_code == 0, done.output
+    assert (vault / "projects/shop/memory/rounding.md").is_file()
+    assert machine.read_text() == "not json {"
+
+
 def test_new_inside_the_vaults_own_repository_ties_nothing(
     setup: tuple[Path, Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import machine
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.text import ParseError, read_regular
@@ -140,8 +141,13 @@ def tie(vault: Path, project: str, directory: str, *, if_free: bool = False) -> 
     record = {"root_commit": root, "remote": remote(top)}
     if folder.is_dir() and _read_json(path) != record:
         atomic_write(path, json.dumps(record, indent=2) + "\n")
-    if _paths(vault).get(root) != top:
-        machine.update(vault, "repositories", lambda had: {**_dict(had), root: top})
+    try:
+        if _paths(vault).get(root) != top:
+            machine.update(vault, "repositories", lambda had: {**_dict(had), root: top})
+    except VaultkeeperError:  # machine.json unreadable: refused, unless nobody asked
+        if not if_free:
+            raise
+        return None
     return top
 
 
