@@ -369,8 +369,8 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
 
     assert loaded() == "False False False"
     recall_on(sample)
-    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
-    (sample / "state" / config.NATIVE_STATE_FILE).write_text("{}")
+    machine = {"repositories": {"0" * 40: "/nowhere"}, "folders": [{"project": "p", "path": "/x"}]}
+    (sample / "state" / config.MACHINE_FILE).write_text(json.dumps(machine))
     assert loaded() == "True True True"
 
 
@@ -711,7 +711,7 @@ def test_classify_never_writes_and_the_scans_run_says_it_does(
     from vaultkeeper.anchors import suggest
     from vaultkeeper.scan import cache as scancache
 
-    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
+    (sample / "state" / config.MACHINE_FILE).write_text(json.dumps({"repositories": {}}))
     saved: list[str] = []
     real_rows, real_anchors = scancache.save, suggest.save_cache
     monkeypatch.setattr(scancache, "save", lambda *a: saved.append("rows") or real_rows(*a))

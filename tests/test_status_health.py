@@ -101,7 +101,7 @@ def healthy(make_vault: MakeVault) -> Path:
 
 
 def linted(vault: Path) -> None:
-    """A whole-vault lint, whose figures status shows (state/lint-summary.json)."""
+    """A whole-vault lint, whose figures status shows (kept in state/vaultkeeper.db)."""
     CliRunner().invoke(cli, ["--vault", str(vault), "lint"])
 
 

@@ -37,9 +37,7 @@ TRUTH = frozenset(
         "uses.jsonl",
         "hooks.log",
         "writer.lock",
-        "native.json",
-        "repositories.json",
-        "ingested.json",
+        "machine.json",
     }
 )
 PATTERNS = ("bisect-before-reading-diffs", "pin-test-clock", "grep-the-config-value")
@@ -186,7 +184,7 @@ def snapshot(vault: Path) -> dict[str, str]:
         if path.name.endswith(".lock") or path.name in (
             "self-maintain.json",
             "hooks.log",
-            "ingested.json",
+            "machine.json",
         ):
             continue  # the throttle's own clock and pid, when each transcript was read
         data = path.read_bytes().decode("utf-8", "replace")

@@ -56,7 +56,7 @@ LOCK_ROOT, ENV_LOCK_ROOT = "/tmp", "VAULTKEEPER_LOCK_ROOT"
 # one plain-text log for every trigger (session hooks, recall hooks, plugin, cron): each
 # line is "STAMP TRIGGER: text"; hook.log and cron.log of older versions are left alone
 HOOK_LOG_FILE = "hooks.log"
-LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
+MACHINE_FILE = "machine.json"  # this machine's records, not derived (vaultkeeper/store/machine.py)
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
 # the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
@@ -258,7 +258,6 @@ CLAUDE_PROJECTS_DIR = "projects"
 NATIVE_MEMORY_SUBDIR = "memory"
 NATIVE_INDEX_FILE = "MEMORY.md"
 AUTO_MEMORY_DIR_KEY = "autoMemoryDirectory"
-NATIVE_STATE_FILE = "native.json"  # under state/: this machine's adopted folders
 NATIVE_REGISTRY_FILE = "patterns/native-memory.md"  # their counters, in the block format
 NATIVE_INDEX_MAX_LINES = 200  # MEMORY.md is cut here at every session start
 NATIVE_INDEX_MAX_BYTES = 25_000  # ... or here, whichever comes first
@@ -277,7 +276,6 @@ ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-l
 ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the commit, at most
 ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
-REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 
 # -- point-of-use recall (`hooks install --recall`): the full-text index (search/index.py) in
 # state/vaultkeeper.db; recall/moment.py serves from it

@@ -109,8 +109,9 @@ def run_scan(
                 report = report._replace(duration_ms=duration)
                 save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
             state.finish(started, now_ms + duration, report.figures())
-            state_dir = os.path.join(vault, config.STATE_DIR)
-            if os.path.exists(os.path.join(state_dir, config.NATIVE_STATE_FILE)):  # adopted
+            from vaultkeeper.store import machine
+
+            if machine.has(vault, "folders"):  # an auto memory adopted
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
@@ -268,7 +269,9 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
     extra = upkeep(vault, today, heads, facts, cache=cache)
     anchored: tuple[Any, ...] = ()  # no repository tied on this machine: nothing to check
     suggested: tuple[Any, ...] = ()
-    if os.path.exists(os.path.join(vault, config.STATE_DIR, config.REPOSITORIES_STATE_FILE)):
+    from vaultkeeper.store import machine
+
+    if machine.has(vault, "repositories"):
         from vaultkeeper.anchors import suggest
 
         # the scan's run keeps the anchors' rows, and gives the files it walked: not again
