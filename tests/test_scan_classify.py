@@ -711,7 +711,9 @@ def test_classify_never_writes_and_the_scans_run_says_it_does(
     from vaultkeeper.anchors import suggest
     from vaultkeeper.scan import cache as scancache
 
-    (sample / "state" / config.MACHINE_FILE).write_text(json.dumps({"repositories": {}}))
+    (sample / "state" / config.MACHINE_FILE).write_text(
+        json.dumps({"repositories": {"0" * 40: "/nowhere"}})
+    )
     saved: list[str] = []
     real_rows, real_anchors = scancache.save, suggest.save_cache
     monkeypatch.setattr(scancache, "save", lambda *a: saved.append("rows") or real_rows(*a))
