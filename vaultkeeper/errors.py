@@ -1,6 +1,14 @@
-"""One exception family; the CLI turns each into a one-line message and an exit code."""
+"""One exception family, and the one place an exception becomes what a person sees.
+
+Every edge that runs a command -- the click group (cli.py) and the runs without click
+(scan/run.py, recall/startrun.py) -- hands what it caught to ``fail``: one line on
+stderr, with ``--json`` also one JSON object on stdout (``{"error": ..., "exit": N}``,
+so an agent that asked for JSON always gets JSON), and the exit code to leave with.
+"""
 
 from __future__ import annotations
+
+import contextlib
 
 # Exit codes mean the same thing for every command.
 EXIT_OK = 0
@@ -48,6 +56,43 @@ class NeedsPerson(VaultkeeperError):
     """The decision waits for a person at a terminal."""
 
     exit_code = EXIT_ASK
+
+
+def explain(exc: BaseException) -> tuple[str | None, int]:
+    """The one line saying what ``exc`` means, and the exit code; no line for a closed
+    stdout (its reader, ``head`` say, has what it wanted) or a Ctrl-C (its own line)."""
+    if isinstance(exc, VaultkeeperError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return None, EXIT_INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        return None, EXIT_BROKEN_PIPE
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}", EXIT_REFUSED
+    return internal_error(exc), EXIT_REFUSED
+
+
+def fail(exc: BaseException, as_json: bool = False) -> int:
+    """Say what ``exc`` means, as ``explain`` has it, and return the exit code."""
+    from vaultkeeper.output import echo, print_json, stdout_gone
+
+    message, code = explain(exc)
+    if code == EXIT_BROKEN_PIPE and message is None:
+        return stdout_gone()
+    if message is None:  # Ctrl-C: never click's "Aborted!" and 1, the code for a refusal
+        with contextlib.suppress(OSError):  # stderr gone too: the code still says it
+            echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+        return code
+    from vaultkeeper.store.textsafe import inert
+
+    echo(f"vaultkeeper: error: {inert(message)}", err=True)
+    if as_json:
+        try:
+            print_json({"error": message, "exit": code})
+        except BrokenPipeError:  # the error's own code still says what went wrong
+            stdout_gone()
+    return code
 
 
 def internal_error(exc: BaseException) -> str:
