@@ -19,22 +19,28 @@ def echo(message: str, err: bool = False) -> None:
 
     click writes to the standard stream as it is unless the stream's encoding is ASCII
     or missing, and strips ANSI codes when the stream is not a terminal; in those cases
-    click itself does the writing.
+    (and where the text does not encode: click raises, from its own line) click itself
+    does the writing. On Windows click has console streams of its own.
     """
+    import codecs  # imported by Python's start already
+
     stream = sys.stderr if err else sys.stdout
     if stream is None:
         return
     encoding = getattr(stream, "encoding", None)
     errors = getattr(stream, "errors", None)
-    plain = (
-        "\x1b" not in message
-        and isinstance(encoding, str)
-        and isinstance(errors, str)
-        and bool(encoding)
-        and sys.platform != "win32"  # click has console streams of its own there
-        and not _ascii(encoding)
-        and _encodes(message, encoding, errors)  # else click raises, from its own line
-    )
+    try:
+        plain = (
+            "\x1b" not in message
+            and isinstance(encoding, str)
+            and isinstance(errors, str)
+            and sys.platform != "win32"
+            and codecs.lookup(encoding).name != "ascii"
+        )
+        if plain:
+            message.encode(str(encoding), str(errors))  # else click raises, from its own line
+    except (UnicodeError, LookupError):
+        plain = False
     if not plain:
         import click
 
@@ -42,23 +48,6 @@ def echo(message: str, err: bool = False) -> None:
         return
     stream.write(message + "\n")
     stream.flush()
-
-
-def _encodes(message: str, encoding: str, errors: str) -> bool:
-    try:
-        message.encode(encoding, errors)
-    except (UnicodeError, LookupError):
-        return False
-    return True
-
-
-def _ascii(encoding: str) -> bool:
-    import codecs
-
-    try:
-        return codecs.lookup(encoding).name == "ascii"
-    except LookupError:
-        return False
 
 
 def stdout_gone() -> int:
