@@ -36,7 +36,8 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_USAGE, UsageError, fail
+from vaultkeeper.errors import EXIT_USAGE, UsageError
+from vaultkeeper.output import fail
 
 
 class _Group(click.Group):

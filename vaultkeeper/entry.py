@@ -1,22 +1,18 @@
-"""The console script: ``vaultkeeper scan`` and ``report --brief`` without click, every
+"""The console script: the hooks' forms and ``vaultkeeper scan`` without click, every
 other command through it.
 
 A session-end hook runs ``vaultkeeper scan`` after every session, almost always inside
 the cooldown, where the whole run is starting Python and reading one small JSON file;
 importing click and building the command tree would cost about as much again. So for
-exactly the scan command's own forms -- ``[--vault PATH | --vault=PATH] scan`` with any
-of ``--force``, ``--strict``, ``--json`` and ``--fresh`` once each -- this module reads argv itself,
-calls the same function as the click command (scan/run.py's run) and so prints the same bytes.
-Anything else (help, another command, an unusual argument, a vault that cannot be found
-or a shell-completion request) goes to click untouched, which reports it. Nothing is
-decided here before that hand-over, so a hand-over never follows a write.
-
-The session-start brief, ``[--vault PATH] report --brief [--cwd DIR]``, and the hook's own
-form ``[--vault PATH] start-hook`` (the host's JSON on stdin; hooks/session-start.sh) go
-the same way (recall/startrun.py), for a folder that is a vault; anything else to click.
-
-Both ways say a failure through errors.fail; tests/test_entry.py runs both and compares
-every byte.
+exactly the scan's own forms (``[--vault PATH | --vault=PATH] scan`` with any of
+``--force``, ``--strict``, ``--json``, ``--fresh`` once each), the brief's (``[--vault
+PATH] report --brief [--cwd DIR]``), the session-start hook's (``[--vault PATH]
+start-hook``, the host's JSON on stdin) and the recall hook's, this module reads argv
+itself and calls what the click command calls (scan/run.py, recall/startrun.py), so the
+bytes are the same: both ways say a failure through errors.fail, and tests/test_entry.py
+compares them. Anything else (help, another command, an unusual argument, a folder that
+is not a vault, a shell-completion request) goes to click untouched, which reports it;
+nothing is decided before that hand-over, so it never follows a write.
 
 The no-op's imports are its cost (Python itself starts in about 10 ms): this path finds
 the vault with strings (vault.locate), not pathlib, and imports neither typing, datetime

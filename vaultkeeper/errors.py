@@ -1,14 +1,10 @@
-"""One exception family, and the one place an exception becomes what a person sees.
+"""One exception family, the exit codes, and what each exception means to a person.
 
-Every edge that runs a command -- the click group (cli.py) and the runs without click
-(scan/run.py, recall/startrun.py) -- hands what it caught to ``fail``: one line on
-stderr, with ``--json`` also one JSON object on stdout (``{"error": ..., "exit": N}``,
-so an agent that asked for JSON always gets JSON), and the exit code to leave with.
+``explain`` is the one mapping from an exception to its line and exit code; output.fail
+says it, at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py).
 """
 
 from __future__ import annotations
-
-import contextlib
 
 # Exit codes mean the same thing for every command.
 EXIT_OK = 0
@@ -73,32 +69,10 @@ def explain(exc: BaseException) -> tuple[str | None, int]:
     return internal_error(exc), EXIT_REFUSED
 
 
-def fail(exc: BaseException, as_json: bool = False) -> int:
-    """Say what ``exc`` means, as ``explain`` has it, and return the exit code."""
-    from vaultkeeper.output import echo, print_json, stdout_gone
-
-    message, code = explain(exc)
-    if code == EXIT_BROKEN_PIPE and message is None:
-        return stdout_gone()
-    if message is None:  # Ctrl-C: never click's "Aborted!" and 1, the code for a refusal
-        with contextlib.suppress(OSError):  # stderr gone too: the code still says it
-            echo(f"vaultkeeper: {INTERRUPTED}", err=True)
-        return code
-    from vaultkeeper.store.textsafe import inert
-
-    echo(f"vaultkeeper: error: {inert(message)}", err=True)
-    if as_json:
-        try:
-            print_json({"error": message, "exit": code})
-        except BrokenPipeError:  # the error's own code still says what went wrong
-            stdout_gone()
-    return code
-
-
 def internal_error(exc: BaseException) -> str:
     """One line for an exception nobody expected (a bug): what, and where it was raised."""
     import os
-    import traceback  # only on this path: the throttled scan imports this module
+    import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""

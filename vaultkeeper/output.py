@@ -1,13 +1,17 @@
-"""Text and JSON on the standard streams, without importing click when it changes nothing.
+"""Text, JSON and errors on the standard streams, without importing click when it
+changes nothing.
 
 The throttled scan's whole run is starting Python and reading one small file, so its
-output must not cost a click import; every other command prints through the same two
-functions, so the bytes are the same whichever way a command was reached.
+output must not cost a click import; every command prints through these functions and
+says its failure through ``fail``, so the bytes are the same whichever way a command
+was reached.
 """
 
 from __future__ import annotations
 
 import sys
+
+from vaultkeeper.errors import EXIT_BROKEN_PIPE, INTERRUPTED, explain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,8 +63,6 @@ def stdout_gone() -> int:
     """
     import os
 
-    from vaultkeeper.errors import EXIT_BROKEN_PIPE
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -75,3 +77,28 @@ def print_json(data: Any) -> None:
     import json  # here: the throttled scan prints nothing and needs no json
 
     echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def fail(exc: BaseException, as_json: bool = False) -> int:
+    """What every edge that runs a command does with what it caught: the line
+    errors.explain gives on stderr, with ``as_json`` (``--json`` was asked for) also one
+    JSON object on stdout, ``{"error": ..., "exit": N}``, so an agent that asked for JSON
+    always gets JSON; the exit code to leave with."""
+    import contextlib  # here: the throttled scan imports this module
+
+    message, code = explain(exc)
+    if code == EXIT_BROKEN_PIPE and message is None:
+        return stdout_gone()
+    if message is None:  # Ctrl-C: never click's "Aborted!" and 1, the code for a refusal
+        with contextlib.suppress(OSError):  # stderr gone too: the code still says it
+            echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+        return code
+    from vaultkeeper.store.textsafe import inert
+
+    echo(f"vaultkeeper: error: {inert(message)}", err=True)
+    if as_json:
+        try:
+            print_json({"error": message, "exit": code})
+        except BrokenPipeError:  # the error's own code still says what went wrong
+            stdout_gone()
+    return code

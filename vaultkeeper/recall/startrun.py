@@ -19,7 +19,7 @@ import sys
 
 def run(vault: str, cwd: str | None) -> int:
     """The brief of ``vault`` (found and checked by entry.py) for a session in ``cwd``."""
-    from vaultkeeper.errors import fail
+    from vaultkeeper.output import fail
 
     try:
         return _brief(vault, cwd)

@@ -16,8 +16,7 @@ import os
 import sys
 from collections import namedtuple
 
-from vaultkeeper.errors import fail
-from vaultkeeper.output import echo, print_json
+from vaultkeeper.output import echo, fail, print_json
 
 TYPE_CHECKING = False  # typing not imported on the no-op
 if TYPE_CHECKING:
