@@ -166,7 +166,8 @@ def cli(vault: Path | None) -> None:
     \b
     Exit codes: 0 ok or nothing to do; 1 refused (a gate, or what the
                 vault holds) or findings; 2 usage error (the command line is
-                wrong in any vault) or no vault; 3 waiting for a person.
+                wrong in any vault) or no vault; 3 waiting for a person;
+                130 interrupted (Ctrl-C).
 
     \b
     Example:
