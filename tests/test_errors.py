@@ -1,7 +1,8 @@
 """One place says what an exception means: errors.explain maps it to a line and an exit
 code, output.fail says it (one line on stderr; under --json one JSON object on stdout),
 and every edge that runs a command -- the click group, the scan and the brief without
-click -- goes through them, so the same failure reads the same whichever way it came.
+click -- goes through them, so the same failure reads the same whichever way it came (an
+MCP tool's error and an ``apply batch`` outcome take their line from explain too).
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ def _raised(exc: BaseException) -> BaseException:
         (errors.NoVaultError("no vault here"), "no vault here", 2),
         (errors.NeedsPerson("asks a person"), "asks a person", 3),
         (PermissionError(13, "Permission denied", "/v/a.md"), "/v/a.md: Permission denied", 1),
-        (KeyboardInterrupt(), None, 130),
-        (BrokenPipeError(32, "Broken pipe"), None, 141),
+        (KeyboardInterrupt(), "interrupted", 130),
+        (BrokenPipeError(32, "Broken pipe"), "Broken pipe", 141),
     ],
 )
 def test_explain_maps_each_kind_to_its_line_and_code(
-    exc: BaseException, line: str | None, code: int
+    exc: BaseException, line: str, code: int
 ) -> None:
     assert explain(exc) == (line, code)
 

@@ -1,7 +1,8 @@
 """One exception family, the exit codes, and what each exception means to a person.
 
 ``explain`` is the one mapping from an exception to its line and exit code; output.fail
-says it, at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py).
+says it at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py), an
+MCP tool's error (mcp/apply.py) and a batch's outcome (apply/batch.py) carry its line.
 """
 
 from __future__ import annotations
@@ -54,18 +55,17 @@ class NeedsPerson(VaultkeeperError):
     exit_code = EXIT_ASK
 
 
-def explain(exc: BaseException) -> tuple[str | None, int]:
-    """The one line saying what ``exc`` means, and the exit code; no line for a closed
-    stdout (its reader, ``head`` say, has what it wanted) or a Ctrl-C (its own line)."""
+def explain(exc: BaseException) -> tuple[str, int]:
+    """The one line saying what ``exc`` means, and the exit code: at the command line
+    (output.fail), in an MCP tool's error and in an ``apply batch`` outcome alike."""
     if isinstance(exc, VaultkeeperError):
         return str(exc), exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
-        return None, EXIT_INTERRUPTED
-    if isinstance(exc, BrokenPipeError):
-        return None, EXIT_BROKEN_PIPE
+        return INTERRUPTED, EXIT_INTERRUPTED
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or exc}", EXIT_REFUSED
+        code = EXIT_BROKEN_PIPE if isinstance(exc, BrokenPipeError) else EXIT_REFUSED
+        return f"{where}{exc.strerror or exc}", code
     return internal_error(exc), EXIT_REFUSED
 
 

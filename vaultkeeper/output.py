@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from vaultkeeper.errors import EXIT_BROKEN_PIPE, INTERRUPTED, explain
+from vaultkeeper.errors import EXIT_BROKEN_PIPE, explain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,11 +87,11 @@ def fail(exc: BaseException, as_json: bool = False) -> int:
     import contextlib  # here: the throttled scan imports this module
 
     message, code = explain(exc)
-    if code == EXIT_BROKEN_PIPE and message is None:
+    if isinstance(exc, BrokenPipeError):  # the reader (`head`) has what it wanted: quiet
         return stdout_gone()
-    if message is None:  # Ctrl-C: never click's "Aborted!" and 1, the code for a refusal
+    if isinstance(exc, KeyboardInterrupt):  # never click's "Aborted!" and 1 (a refusal)
         with contextlib.suppress(OSError):  # stderr gone too: the code still says it
-            echo(f"vaultkeeper: {INTERRUPTED}", err=True)
+            echo(f"vaultkeeper: {message}", err=True)
         return code
     from vaultkeeper.store.textsafe import inert
 
