@@ -41,6 +41,9 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
     "plainjson -> json": [
         ("scan/statefile.py", "data = plainjson.loads(raw)", "import json; data = json.loads(raw)"),
     ],
+    "pathlib at store/vault.py's top": [
+        ("store/vault.py", "\nimport os\n", "\nimport os\nimport pathlib  # noqa\n"),
+    ],
     "namedtuples -> dataclasses": [
         ("scan/statefile.py", "\nimport os\n", "\nimport os\nimport dataclasses  # noqa\n"),
     ],
@@ -60,10 +63,6 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
             "    stream = sys.stderr if err else sys.stdout\n",
             "    import click  # noqa\n    stream = sys.stderr if err else sys.stdout\n",
         ),
-    ],
-    "quickmeta -> YAML (scan)": [
-        ("scan/memory.py", "front = quickmeta.read_front(text, FACTS)", "front = None"),
-        ("scan/memory.py", "quick = quickmeta.read_keys(yaml_text, FACTS)", "quick = None"),
     ],
     "flock -> filelock": [
         (

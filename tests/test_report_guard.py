@@ -15,12 +15,12 @@ import pytest
 
 from tests.conftest import MakeVault
 from tests.test_apply_resync import HELD, MEMORY, REGISTRY
-from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.report import file as reportguard
 from vaultkeeper.report.candidates import report_path
 from vaultkeeper.scan import classify as scan
+from vaultkeeper.store.lockdir import lock_file
 
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
@@ -45,7 +45,7 @@ def held_out(vault: Path) -> list[str]:
 def test_an_apply_during_a_scan_is_not_undone_by_its_report(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = scan.classify
+    real = scan.classify_and_keep
     calls: list[int] = []
 
     def classify_then_apply(*args: Any, **kwargs: Any) -> Any:
@@ -59,7 +59,7 @@ def test_an_apply_during_a_scan_is_not_undone_by_its_report(
             assert held_out(vault) == []  # the apply kept the saved report true
         return found
 
-    monkeypatch.setattr(scan, "classify", classify_then_apply)
+    monkeypatch.setattr(scan, "classify_and_keep", classify_then_apply)
     outcome = scan.run_scan(vault, now=NOW, env={}, force=True, pid=os.getpid())
     assert calls == [1, 0]  # read again once the report had changed under it
     assert outcome.report is not None and outcome.report.held_out == ()
@@ -70,17 +70,17 @@ def test_an_apply_during_a_scan_is_not_undone_by_its_report(
 def test_with_no_apply_meanwhile_the_files_are_read_once(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = scan.classify
+    real = scan.classify_and_keep
     calls: list[int] = []
-    monkeypatch.setattr(scan, "classify", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(scan, "classify_and_keep", lambda *a, **k: calls.append(1) or real(*a, **k))
     scan.run_scan(vault, now=NOW, env={}, force=True, pid=os.getpid())
     assert calls == [1] and held_out(vault) == [MEMORY]
 
 
 def test_the_lock_is_the_one_apply_holds(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """fsio.writer_lock is filelock's FileLock on state/writer.lock: while another process
-    holds it, the scan cannot have it; once it lets go, the scan can."""
-    lock = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
+    """fsio.writer_lock is filelock's FileLock on the user's lock file for the vault: while
+    another process holds it, the scan cannot have it; once it lets go, the scan can."""
+    lock, _ = lock_file(vault)
     code = (
         "import sys, filelock\n"
         "with filelock.FileLock(sys.argv[1]):\n"
@@ -111,7 +111,7 @@ def test_the_lock_is_the_one_apply_holds(vault: Path, monkeypatch: pytest.Monkey
 def test_a_held_lock_is_waited_for_at_most_wait_s(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lock = vault / config.STATE_DIR / config.WRITER_LOCK_FILE
+    lock, _ = lock_file(vault)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another open file: it excludes the scan's

@@ -35,8 +35,7 @@ TRUTH = frozenset(
         "journal.jsonl",
         "queue.jsonl",
         "uses.jsonl",
-        "hook.log",
-        "cron.log",
+        "hooks.log",
         "writer.lock",
         "native.json",
         "repositories.json",
@@ -186,7 +185,7 @@ def snapshot(vault: Path) -> dict[str, str]:
             continue
         if path.name.endswith(".lock") or path.name in (
             "self-maintain.json",
-            "hook.log",
+            "hooks.log",
             "ingested.json",
         ):
             continue  # the throttle's own clock and pid, when each transcript was read

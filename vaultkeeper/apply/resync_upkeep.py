@@ -26,8 +26,7 @@ from vaultkeeper.upkeep.decay import (
     stale_entries,
     unused_skills,
 )
-from vaultkeeper.upkeep.dup_pairs import duplicate_items
-from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, capped, find_pairs
+from vaultkeeper.upkeep.duplicates import BLOCK, MEMORY, capped, duplicate_items, find_pairs
 from vaultkeeper.upkeep.sections import promoted
 
 

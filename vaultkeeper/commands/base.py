@@ -9,7 +9,6 @@ import click
 
 from vaultkeeper import clock, config
 from vaultkeeper.output import print_json as print_json
-from vaultkeeper.scan import lookuphook as _recall_rows  # noqa: F401 - lint --fix, anchor: rows
 
 now_utc = clock.now  # now, or the day $VAULTKEEPER_TODAY names
 

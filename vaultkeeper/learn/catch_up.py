@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.learn.codex_family import ROLLOUT_GLOB, meta
+from vaultkeeper.learn.transcripts import ROLLOUT_GLOB, meta
 from vaultkeeper.store.fsio import atomic_write
 
 STATE = "ingested.json"

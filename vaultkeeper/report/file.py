@@ -100,19 +100,18 @@ def seen(vault: Path | str) -> tuple[int, ...] | None:
 def locked(vault: Path | str) -> Iterator[bool]:
     """Hold the writer lock (an apply's) while the scan saves; yields whether it is held
     (a lock that cannot be had in WAIT_S, or on a system without flock, is not waited
-    for longer: the report is saved as before). Both of its files, in fsio.writer_lock's
-    order: the one in the user's runtime folder (store.vault.outside_lock), then state/'s."""
+    for longer: the report is saved as before). Its file is fsio.writer_lock's
+    (store.lockdir.lock_file: the user's lock folder, else state/writer.lock)."""
     try:
         import fcntl
     except ImportError:  # not POSIX
         yield False
         return
-    from vaultkeeper.store.vault import outside_lock
+    from vaultkeeper.store.lockdir import lock_file
 
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    outside = outside_lock(vault)
-    paths = [] if outside is None else [outside]
-    paths.append(os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE))
+    where, fallback = lock_file(vault)
+    paths = [where]
     fds: list[int] = []
     try:
         held, until = True, time.monotonic() + WAIT_S
@@ -127,7 +126,7 @@ def locked(vault: Path | str) -> Iterator[bool]:
                 try:
                     fcntl.flock(fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
                     held = os.fstat(fds[-1]).st_nlink > 0
-                    if not held:  # swept (store.vault.sweep_locks) before our flock: anew
+                    if not held:  # swept (store.lockdir.sweep_locks) before our flock: anew
                         os.close(fds.pop())
                         fds.append(os.open(path, flags, 0o644))
                         continue
@@ -143,7 +142,7 @@ def locked(vault: Path | str) -> Iterator[bool]:
     finally:
         for fd in reversed(fds):
             os.close(fd)  # releases the lock
-        if outside is not None and fds:
+        if not fallback and fds:
             from vaultkeeper.store.lockdir import sweep_locks
 
             sweep_locks()  # the lock folder keeps only held locks

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.apply.skillmerge import SKILL_FILE
+from vaultkeeper.apply.notemerge import SKILL_FILE
 from vaultkeeper.lint.conflicts import check_conflicts
 from vaultkeeper.registry.blocks import parse_blocks, registry_files
 from vaultkeeper.status.signals import FAIL, OK, Signal

@@ -108,7 +108,7 @@ def overdue_signal(report: Report | None, now: dt.datetime) -> Signal:
 
 
 def queue_signal(vault: Path) -> Signal:
-    from vaultkeeper.apply.queue import pending
+    from vaultkeeper.apply.journal import pending
 
     asks = pending(vault)
     deletions = sum(1 for a in asks if a.action == "prune")
