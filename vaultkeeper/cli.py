@@ -1,20 +1,18 @@
 """The root command group: global options, every command registered, errors made one line.
 
 The commands live one group to a module in ``vaultkeeper.commands``; this module only
-assembles them and turns every failure into one line on stderr and an exit code, once
-(see errors.py for what each code means). Click's own usage errors get the same one-line
-shape, and when ``--json`` was asked for, every error is also one JSON object on stdout
-(``{"error": ..., "exit": N}``), so an agent that asked for JSON always gets JSON.
+assembles them. Whatever a command raises, and click's own usage errors, goes to
+errors.fail once: one line on stderr (and one JSON object under ``--json``) and the exit
+code; a command's int return value is its exit code.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
@@ -38,38 +36,22 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    INTERRUPTED,
-    VaultkeeperError,
-    internal_error,
-)
-from vaultkeeper.output import print_json, stdout_gone
-from vaultkeeper.store.textsafe import inert
+from vaultkeeper.errors import EXIT_USAGE, UsageError
+from vaultkeeper.output import fail
 
 
 class _Group(click.Group):
-    """Turns every VaultkeeperError (and OS error) into one line and its exit code."""
+    """Every failure one line and its exit code (errors.fail); click's usage errors too."""
 
     json_errors = False  # set per run by main(): the command line asked for --json
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except VaultkeeperError as exc:
-            self.fail(str(exc), exc.exit_code)
-        except BrokenPipeError:  # `vaultkeeper lint | head -1`: the reader has what it wanted
-            sys.exit(stdout_gone())
-        except KeyboardInterrupt:  # Ctrl-C, in any command: before click makes it "Aborted!"
-            interrupted()
-        except OSError as exc:
-            where = f"{exc.filename}: " if exc.filename else ""
-            self.fail(f"{where}{exc.strerror or exc}", 1)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # usage errors and ctx.exit(): handled in main() below
-        except Exception as exc:  # a bug: still one line, never a traceback
-            self.fail(internal_error(exc), 1)
+        except (Exception, KeyboardInterrupt) as exc:  # a bug too: one line, no traceback
+            sys.exit(fail(exc, self.json_errors))
 
     def make_context(
         self,
@@ -81,17 +63,8 @@ class _Group(click.Group):
         """The root's own --help and --version print here, before invoke(): a closed pipe too."""
         try:
             return super().make_context(info_name, args, parent, **extra)
-        except BrokenPipeError:
-            sys.exit(stdout_gone())
-
-    def fail(self, message: str, code: int) -> NoReturn:
-        click.echo(f"vaultkeeper: error: {inert(message)}", err=True)
-        if self.json_errors:
-            try:
-                print_json({"error": message, "exit": code})
-            except BrokenPipeError:  # the error's own code still says what went wrong
-                stdout_gone()
-        sys.exit(code)
+        except BrokenPipeError as exc:
+            sys.exit(fail(exc))
 
     def main(
         self,
@@ -101,7 +74,8 @@ class _Group(click.Group):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
-        """Click's standalone mode, with its usage errors made one line (exit 2)."""
+        """Click's standalone mode, with its usage errors made one line (exit 2); a
+        command's return value, when an int, is its exit code."""
         argv = list(sys.argv[1:] if args is None else args)
         options = argv[: argv.index("--")] if "--" in argv else argv
         self.json_errors = "--json" in options
@@ -113,22 +87,16 @@ class _Group(click.Group):
             # a group with no command (`vaultkeeper`, `vaultkeeper apply`): its help, exit 0
             try:
                 click.echo(exc.ctx.get_help() if exc.ctx else "")
-            except BrokenPipeError:
-                sys.exit(stdout_gone())
+            except BrokenPipeError as gone:
+                sys.exit(fail(gone))
             sys.exit(0)
         except click.ClickException as exc:
-            self.fail(_one_line(exc, _command_words(self, argv)), exc.exit_code)
+            usage = UsageError(_one_line(exc, _command_words(self, argv)))
+            usage.exit_code = exc.exit_code
+            sys.exit(fail(usage, self.json_errors))
         except (click.Abort, KeyboardInterrupt):  # Ctrl-C while click reads the arguments
-            interrupted()
+            sys.exit(fail(KeyboardInterrupt()))
         sys.exit(code if isinstance(code, int) else 0)
-
-
-def interrupted() -> NoReturn:
-    """Ctrl-C, whatever was running: one line and 130, as a shell reports SIGINT (never
-    click's "Aborted!" and 1, the code for a refusal)."""
-    with contextlib.suppress(OSError):  # stderr gone too: the code still says it
-        click.echo(f"vaultkeeper: {INTERRUPTED}", err=True)
-    sys.exit(EXIT_INTERRUPTED)
 
 
 _CHOICES = re.compile(r"'\{[\w|-]+\}'")
@@ -198,7 +166,8 @@ def cli(vault: Path | None) -> None:
     \b
     Exit codes: 0 ok or nothing to do; 1 refused (a gate, or what the
                 vault holds) or findings; 2 usage error (the command line is
-                wrong in any vault) or no vault; 3 waiting for a person.
+                wrong in any vault) or no vault; 3 waiting for a person;
+                130 interrupted (Ctrl-C).
 
     \b
     Example:
@@ -239,8 +208,8 @@ hooks.hooks.add_command(hooks_status.hooks_status)
 def main() -> None:
     try:
         cli(prog_name="vaultkeeper")
-    except KeyboardInterrupt:  # before or after the group's own handling
-        interrupted()
+    except KeyboardInterrupt as exc:  # before or after the group's own handling
+        sys.exit(fail(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover

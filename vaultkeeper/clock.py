@@ -19,11 +19,6 @@ import time
 from vaultkeeper.config import ENV_TODAY
 from vaultkeeper.errors import UsageError
 
-# The days a command may be run as: hold-out windows, decay and idle spans are added to
-# and taken from "today", and must stay inside datetime's years 1..9999.
-FIRST_DAY = (1900, 1, 1)
-LAST_DAY = (9000, 12, 31)
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
@@ -47,8 +42,10 @@ def parse_day(text: str, what: str) -> dt.date:
         day = dt.date.fromisoformat(value)
     except ValueError:
         raise UsageError(f"{what}={text!r}: not a date; use YYYY-MM-DD") from None
-    first, last = dt.date(*FIRST_DAY), dt.date(*LAST_DAY)
-    if not first <= day <= last:  # windows are added to and taken from it: no overflow
+    # hold-out windows, decay and idle spans are added to and taken from "today", and
+    # must stay inside datetime's years 1..9999
+    first, last = dt.date(1900, 1, 1), dt.date(9000, 12, 31)
+    if not first <= day <= last:
         raise UsageError(
             f"{what}={text!r}: outside {first.isoformat()}..{last.isoformat()}; "
             "use a day in that range"

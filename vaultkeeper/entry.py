@@ -1,22 +1,18 @@
-"""The console script: ``vaultkeeper scan`` and ``report --brief`` without click, every
+"""The console script: the hooks' forms and ``vaultkeeper scan`` without click, every
 other command through it.
 
 A session-end hook runs ``vaultkeeper scan`` after every session, almost always inside
 the cooldown, where the whole run is starting Python and reading one small JSON file;
 importing click and building the command tree would cost about as much again. So for
-exactly the scan command's own forms -- ``[--vault PATH | --vault=PATH] scan`` with any
-of ``--force``, ``--strict``, ``--json`` and ``--fresh`` once each -- this module reads argv itself,
-calls the same function as the click command (scanrun.run) and so prints the same bytes.
-Anything else (help, another command, an unusual argument, a vault that cannot be found
-or a shell-completion request) goes to click untouched, which reports it. Nothing is
-decided here before that hand-over, so a hand-over never follows a write.
-
-The session-start brief, ``[--vault PATH] report --brief [--cwd DIR]``, and the hook's own
-form ``[--vault PATH] start-hook`` (the host's JSON on stdin; hooks/session-start.sh) go
-the same way (recall/startrun.py), for a folder that is a vault; anything else to click.
-
-scanrun.run carries the click group's error handling for the scan: a change to the
-group's belongs there too. tests/test_entry.py runs both ways and compares every byte.
+exactly the scan's own forms (``[--vault PATH | --vault=PATH] scan`` with any of
+``--force``, ``--strict``, ``--json``, ``--fresh`` once each), the brief's (``[--vault
+PATH] report --brief [--cwd DIR]``), the session-start hook's (``[--vault PATH]
+start-hook``, the host's JSON on stdin) and the recall hook's, this module reads argv
+itself and calls what the click command calls (scan/run.py, recall/startrun.py), so the
+bytes are the same: both ways say a failure through errors.fail, and tests/test_entry.py
+compares them. Anything else (help, another command, an unusual argument, a folder that
+is not a vault, a shell-completion request) goes to click untouched, which reports it;
+nothing is decided before that hand-over, so it never follows a write.
 
 The no-op's imports are its cost (Python itself starts in about 10 ms): this path finds
 the vault with strings (vault.locate), not pathlib, and imports neither typing, datetime
@@ -31,30 +27,16 @@ import sys
 
 from vaultkeeper.scan.run import ScanArgs, run
 
+TYPE_CHECKING = False  # typing is not imported on the no-op
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
 _FLAGS = ("--force", "--strict", "--json", "--fresh")
 _COMPLETE_VAR = "_VAULTKEEPER_COMPLETE"  # click's shell completion for prog "vaultkeeper"
 
 
-def parse(args: list[str]) -> ScanArgs | None:
-    """The scan command's arguments, or None when click should read them."""
-    vault: str | None = None
-    if args[:1] == ["--vault"] and len(args) >= 3:
-        vault, rest = args[1], args[2:]
-    elif args[:1] and args[0].startswith("--vault="):
-        vault, rest = args[0][len("--vault=") :], args[1:]
-    else:
-        rest = args
-    if rest[:1] != ["scan"]:
-        return None
-    flags = rest[1:]
-    if any(f not in _FLAGS for f in flags) or len(set(flags)) != len(flags):
-        return None
-    return ScanArgs(
-        vault, "--force" in flags, "--strict" in flags, "--json" in flags, "--fresh" in flags
-    )
-
-
-def _vault_first(args: list[str], equals: bool = False) -> tuple[str | None, list[str]]:
+def _vault_first(args: list[str], equals: bool = True) -> tuple[str | None, list[str]]:
     """A leading ``--vault PATH`` (and, with ``equals``, ``--vault=PATH``) taken off:
     (the path or None, the arguments after it)."""
     if args[:1] == ["--vault"] and len(args) >= 3:
@@ -64,10 +46,19 @@ def _vault_first(args: list[str], equals: bool = False) -> tuple[str | None, lis
     return None, args
 
 
+def parse(args: list[str]) -> ScanArgs | None:
+    """The scan command's arguments, or None when click should read them."""
+    vault, rest = _vault_first(args)
+    flags = rest[1:]
+    if rest[:1] != ["scan"] or any(f not in _FLAGS for f in flags) or len(set(flags)) != len(flags):
+        return None
+    return ScanArgs(vault, *(flag in flags for flag in _FLAGS))
+
+
 def recall_args(args: list[str]) -> tuple[str | None, str] | None:
     """(vault, host) for ``[--vault PATH] recall-hook HOST``, the recall hook's one form
     (hooks/recall.sh): never handed to click, whatever is wrong (recall/moment.py)."""
-    vault, rest = _vault_first(args)
+    vault, rest = _vault_first(args, equals=False)
     if len(rest) != 2 or rest[0] != "recall-hook":
         return None
     from vaultkeeper.config import ENV_VAULT
@@ -75,17 +66,10 @@ def recall_args(args: list[str]) -> tuple[str | None, str] | None:
     return (vault or os.environ.get(ENV_VAULT) or None), rest[1]
 
 
-def start_args(args: list[str]) -> tuple[str | None] | None:
-    """(vault,) for ``[--vault PATH] start-hook``, the session-start hook's one form
-    (hooks/session-start.sh; the host's JSON on stdin): a hook's, not a command's."""
-    vault, rest = _vault_first(args)
-    return (vault,) if rest == ["start-hook"] else None
-
-
 def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
     """(vault, cwd) for ``[--vault PATH] report --brief [--cwd DIR]``, the session-start
     hook's form (hooks/session-start.sh); None when click should read the arguments."""
-    vault, rest = _vault_first(args, equals=True)
+    vault, rest = _vault_first(args)
     if rest[:2] != ["report", "--brief"]:
         return None
     if len(rest) == 2:
@@ -95,32 +79,23 @@ def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
     return None
 
 
-def _checked(vault: str | None) -> bool:
-    """Whether the vault found is one (else click says why not, as for every command)."""
-    if vault is None:
-        return False
+def _vault(given: str | None, checked: bool = True) -> str | None:
+    """The vault as commands.base.vault_path finds it, and (``checked``) one indeed; None
+    when click should say why not, as for every command."""
     from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.store.vault import require_vault
-
-    try:
-        require_vault(vault)
-    except (VaultkeeperError, OSError):
-        return False
-    return True
-
-
-def _vault(given: str | None) -> str | None:
-    """The vault as commands.base.vault_path finds it; None when click should say why not."""
-    from vaultkeeper.store.vault import locate
+    from vaultkeeper.store.vault import locate, require_vault
 
     if given is not None and not (
         given and os.path.isdir(given) and os.access(given, os.R_OK)  # click.Path's checks
     ):
         return None
     try:
-        return locate(given, os.environ, os.getcwd())
-    except OSError:
+        found = locate(given, os.environ, os.getcwd())
+        if checked and found is not None:
+            require_vault(found)
+    except (VaultkeeperError, OSError):
         return None
+    return found
 
 
 def _no_raw_bytes() -> None:
@@ -133,40 +108,38 @@ def _no_raw_bytes() -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _short_run(run: Callable[..., int], *args: object) -> NoReturn:
+    """One short burst of allocation that makes no reference cycles worth collecting: the
+    cyclic collector would only walk every imported module's objects again, and once more
+    at exit. Off for the run, and what is left is not walked at exit."""
+    gc.disable()
+    code = run(*args)
+    gc.freeze()
+    sys.exit(code)
+
+
 def main() -> None:
     _no_raw_bytes()
-    recall = recall_args(sys.argv[1:])
+    argv = sys.argv[1:]
+    recall = recall_args(argv)
     if recall is not None:
         from vaultkeeper.recall.moment import main as recall_main
 
-        gc.disable()  # as for the scan's no-op: a short run that makes no cycles
-        sys.exit(recall_main(*recall))
-    start = None if os.environ.get(_COMPLETE_VAR) else start_args(sys.argv[1:])
-    found = None if start is None else _vault(start[0])
-    if start is not None and _checked(found):
+        _short_run(recall_main, *recall)
+    hook_form = not os.environ.get(_COMPLETE_VAR)
+    start = _vault_first(argv, equals=False)
+    if hook_form and start[1] == ["start-hook"] and (found := _vault(start[0])):
         from vaultkeeper.recall.startrun import hook
 
-        assert found is not None
-        gc.disable()  # as for the scan: one short run that makes no cycles worth collecting
-        sys.exit(hook(found, os.path.abspath(sys.argv[0])))
-    brief = None if os.environ.get(_COMPLETE_VAR) else brief_args(sys.argv[1:])
-    found = None if brief is None else _vault(brief[0])
-    if brief is not None and _checked(found):
+        _short_run(hook, found, os.path.abspath(sys.argv[0]))
+    brief = brief_args(argv) if hook_form else None
+    if brief is not None and (found := _vault(brief[0])):
         from vaultkeeper.recall.startrun import run as brief_run
 
-        assert found is not None
-        gc.disable()  # as for the scan: one short run that makes no cycles worth collecting
-        sys.exit(brief_run(found, brief[1]))
-    args = None if os.environ.get(_COMPLETE_VAR) else parse(sys.argv[1:])
-    vault = None if args is None else _vault(args.vault)
-    if args is not None and vault is not None:
-        # One short burst of allocation that makes no reference cycles worth collecting:
-        # the cyclic collector would only walk every imported module's objects again, and
-        # once more at exit. Off for the run, and what is left is not walked at exit.
-        gc.disable()
-        code = run(vault, args)
-        gc.freeze()
-        sys.exit(code)
+        _short_run(brief_run, found, brief[1])
+    args = parse(argv) if hook_form else None
+    if args is not None and (found := _vault(args.vault, checked=False)):
+        _short_run(run, found, args)
     from vaultkeeper.cli import main as click_main
 
     click_main()

@@ -1,4 +1,9 @@
-"""One exception family; the CLI turns each into a one-line message and an exit code."""
+"""One exception family, the exit codes, and what each exception means to a person.
+
+``explain`` is the one mapping from an exception to its line and exit code; output.fail
+says it at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py), an
+MCP tool's error (mcp/apply.py) and a batch's outcome (apply/batch.py) carry its line.
+"""
 
 from __future__ import annotations
 
@@ -50,10 +55,24 @@ class NeedsPerson(VaultkeeperError):
     exit_code = EXIT_ASK
 
 
+def explain(exc: BaseException) -> tuple[str, int]:
+    """The one line saying what ``exc`` means, and the exit code: at the command line
+    (output.fail), in an MCP tool's error and in an ``apply batch`` outcome alike."""
+    if isinstance(exc, VaultkeeperError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return INTERRUPTED, EXIT_INTERRUPTED
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        code = EXIT_BROKEN_PIPE if isinstance(exc, BrokenPipeError) else EXIT_REFUSED
+        return f"{where}{exc.strerror or exc}", code
+    return internal_error(exc), EXIT_REFUSED
+
+
 def internal_error(exc: BaseException) -> str:
     """One line for an exception nobody expected (a bug): what, and where it was raised."""
     import os
-    import traceback  # only on this path: the throttled scan imports this module
+    import traceback
 
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""

@@ -1,13 +1,17 @@
-"""Text and JSON on the standard streams, without importing click when it changes nothing.
+"""Text, JSON and errors on the standard streams, without importing click when it
+changes nothing.
 
 The throttled scan's whole run is starting Python and reading one small file, so its
-output must not cost a click import; every other command prints through the same two
-functions, so the bytes are the same whichever way a command was reached.
+output must not cost a click import; every command prints through these functions and
+says its failure through ``fail``, so the bytes are the same whichever way a command
+was reached.
 """
 
 from __future__ import annotations
 
 import sys
+
+from vaultkeeper.errors import EXIT_BROKEN_PIPE, explain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,22 +23,28 @@ def echo(message: str, err: bool = False) -> None:
 
     click writes to the standard stream as it is unless the stream's encoding is ASCII
     or missing, and strips ANSI codes when the stream is not a terminal; in those cases
-    click itself does the writing.
+    (and where the text does not encode: click raises, from its own line) click itself
+    does the writing. On Windows click has console streams of its own.
     """
+    import codecs  # imported by Python's start already
+
     stream = sys.stderr if err else sys.stdout
     if stream is None:
         return
     encoding = getattr(stream, "encoding", None)
     errors = getattr(stream, "errors", None)
-    plain = (
-        "\x1b" not in message
-        and isinstance(encoding, str)
-        and isinstance(errors, str)
-        and bool(encoding)
-        and sys.platform != "win32"  # click has console streams of its own there
-        and not _ascii(encoding)
-        and _encodes(message, encoding, errors)  # else click raises, from its own line
-    )
+    try:
+        plain = (
+            "\x1b" not in message
+            and isinstance(encoding, str)
+            and isinstance(errors, str)
+            and sys.platform != "win32"
+            and codecs.lookup(encoding).name != "ascii"
+        )
+        if plain:
+            message.encode(str(encoding), str(errors))  # else click raises, from its own line
+    except (UnicodeError, LookupError):
+        plain = False
     if not plain:
         import click
 
@@ -42,23 +52,6 @@ def echo(message: str, err: bool = False) -> None:
         return
     stream.write(message + "\n")
     stream.flush()
-
-
-def _encodes(message: str, encoding: str, errors: str) -> bool:
-    try:
-        message.encode(encoding, errors)
-    except (UnicodeError, LookupError):
-        return False
-    return True
-
-
-def _ascii(encoding: str) -> bool:
-    import codecs
-
-    try:
-        return codecs.lookup(encoding).name == "ascii"
-    except LookupError:
-        return False
 
 
 def stdout_gone() -> int:
@@ -69,8 +62,6 @@ def stdout_gone() -> int:
     whatever the failed write left in the buffer) does not raise the same error again.
     """
     import os
-
-    from vaultkeeper.errors import EXIT_BROKEN_PIPE
 
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -86,3 +77,28 @@ def print_json(data: Any) -> None:
     import json  # here: the throttled scan prints nothing and needs no json
 
     echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def fail(exc: BaseException, as_json: bool = False) -> int:
+    """What every edge that runs a command does with what it caught: the line
+    errors.explain gives on stderr, with ``as_json`` (``--json`` was asked for) also one
+    JSON object on stdout, ``{"error": ..., "exit": N}``, so an agent that asked for JSON
+    always gets JSON; the exit code to leave with."""
+    import contextlib  # here: the throttled scan imports this module
+
+    message, code = explain(exc)
+    if isinstance(exc, BrokenPipeError):  # the reader (`head`) has what it wanted: quiet
+        return stdout_gone()
+    if isinstance(exc, KeyboardInterrupt):  # never click's "Aborted!" and 1 (a refusal)
+        with contextlib.suppress(OSError):  # stderr gone too: the code still says it
+            echo(f"vaultkeeper: {message}", err=True)
+        return code
+    from vaultkeeper.store.textsafe import inert
+
+    echo(f"vaultkeeper: error: {inert(message)}", err=True)
+    if as_json:
+        try:
+            print_json({"error": message, "exit": code})
+        except BrokenPipeError:  # the error's own code still says what went wrong
+            stdout_gone()
+    return code

@@ -34,7 +34,7 @@ from vaultkeeper.apply.decision import (
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.apply.resync import resync
-from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
+from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.fsio import changes
@@ -120,26 +120,22 @@ def apply_decision(
         outcome = outcome_for(decision, DEFER, str(exc))
     except OSError as exc:  # an unwritable file must not abort a batch unjournaled
         if changes() == written:  # it failed before its first write
-            outcome = outcome_for(decision, DEFER, _os_error(exc))
+            outcome = outcome_for(decision, DEFER, explain(exc)[0])
         else:  # each write is atomic, but one before the failing one landed
-            reason = f"{_os_error(exc)}; stopped part-way, run it again once that is fixed"
+            reason = f"{explain(exc)[0]}; stopped part-way, run it again once that is fixed"
             outcome = outcome_for(decision, DEFER, reason, extra={"stopped": True})
     if dry_run:  # whatever a handler returned, a dry run is never journaled
         outcome = replace(outcome, dry_run=True)
     try:
         journal.append(vault, outcome, now)
     except OSError as exc:  # what happened is still reported, with why it is not journaled
-        outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {_os_error(exc)}")
+        outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {explain(exc)[0]}")
     # a promote writes its registry file through write() alone: what it held before
     # lets the report keep its block pairs (the other actions compare them all again)
     promoted = decision.action == "promote" and outcome.outcome == ACT and not outcome.dry_run
     before = edits.registry_before() if promoted else None
     note = resync(vault, [outcome], now, before=before) if keep_report else None
     return outcome if note is None else outcome.with_reason(f"{outcome.reason}; {note}")
-
-
-def _os_error(exc: OSError) -> str:
-    return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc.strerror or exc)
 
 
 @dataclass(frozen=True)

@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
 import click
 
-from vaultkeeper import config
-from vaultkeeper.output import print_json
+from vaultkeeper import clock, config
+from vaultkeeper.output import print_json as print_json
 
-__all__ = [
-    "AS_JSON",
-    "DRY_RUN",
-    "HOOKS",
-    "MCP",
-    "MCP_PROJECT",
-    "SETTINGS",
-    "host_file",
-    "nonempty_path",
-    "note",
-    "now_utc",
-    "print_json",
-    "usage_error",
-    "vault_path",
-]
-
-
-def now_utc() -> dt.datetime:
-    """Now, or the day $VAULTKEEPER_TODAY names (see clock.py)."""
-    from vaultkeeper.clock import now
-
-    return now()
+now_utc = clock.now  # now, or the day $VAULTKEEPER_TODAY names
 
 
 def vault_path(ctx: click.Context, require: bool = True) -> Path:

@@ -26,7 +26,7 @@ def lint(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     as_json: bool,
-) -> None:
+) -> int:
     """Check format, frontmatter schema, Obsidian links and the registry.
 
     Prints `path:line:col: CODE message` per finding, then a count; exit 1
@@ -73,7 +73,7 @@ def lint(
             )
         else:
             click.echo(f"all checks passed ({result.files} file(s))")
-    sys.exit(1 if result.errors else 0)
+    return 1 if result.errors else 0
 
 
 @click.command()
@@ -82,7 +82,7 @@ def lint(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def index(ctx: click.Context, check: bool, as_json: bool) -> None:
+def index(ctx: click.Context, check: bool, as_json: bool) -> int:
     """Regenerate the entry lines of _index.md between the vaultkeeper markers.
 
     One line per entry, grouped by folder and sorted: `- [[path]] -
@@ -140,7 +140,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> None:
             f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
             f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
         )
-    sys.exit(1 if (check and result.changed) or result.unreadable else 0)
+    return 1 if (check and result.changed) or result.unreadable else 0
 
 
 def _what(name: str, missing: tuple[str, ...], check: bool) -> str:
@@ -153,7 +153,7 @@ def _what(name: str, missing: tuple[str, ...], check: bool) -> str:
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @click.pass_context
-def verify(ctx: click.Context, as_json: bool) -> None:
+def verify(ctx: click.Context, as_json: bool) -> int:
     """Run the spec's 12 checks plus vaultkeeper's own 2; exit 1 if any fails.
 
     Rows 1-12 are the spec's install-and-setup checks; 13 (supersession) and
@@ -189,4 +189,4 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         width = max(len(c.name) for c in result.checks)
         for c in result.checks:
             click.echo(f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}")
-    sys.exit(1 if result.failed else 0)
+    return 1 if result.failed else 0

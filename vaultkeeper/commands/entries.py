@@ -30,7 +30,7 @@ from vaultkeeper.commands.base import (
     "--dry-run", is_flag=True, help="Say exactly what init would create, and write nothing."
 )
 @click.pass_context
-def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> None:
+def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> int:
     """Create a vault at PATH (default: --vault, else here); never changes an existing file.
 
     Lays out _index.md, projects/, patterns/registry.md, references/ with the
@@ -55,10 +55,10 @@ def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> No
             click.echo(f"{verb} {name}")
         if dry_run:
             click.echo(f"nothing written; {len(plan.created)} to create in {plan.vault}")
-            return
+            return 0
         if not _go_ahead(len(plan.created)):
             click.echo("nothing written")
-            sys.exit(1)
+            return 1
     result = init_vault(target, here=here)
     for name in result.created:
         click.echo(f"created {name}")
@@ -67,6 +67,7 @@ def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> No
     for warning in result.warnings:
         click.echo(f"vaultkeeper: warning: {warning}", err=True)
     click.echo(f"vault ready at {result.vault}")
+    return 0
 
 
 def _go_ahead(count: int) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -15,7 +14,7 @@ from vaultkeeper.commands.base import note
 @click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("path", required=False)
-def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None:
+def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> int:
     """Merge a registry or index file three ways and write the result to OURS.
 
     Git runs this for files under patterns/ once `vaultkeeper hooks install
@@ -67,7 +66,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
         result = merge_files(base, ours, theirs, path)
     for line in result.notes:
         note(line)
-    sys.exit(1 if result.conflicts else 0)
+    return 1 if result.conflicts else 0
 
 
 @click.command("post-merge")

@@ -24,9 +24,10 @@ def native() -> None:
     """Curate Claude Code's auto memory (~/.claude/projects/<project>/memory/).
 
     \b
-    vaultkeeper native adopt --all           curate every project's auto memory
-    vaultkeeper native review                what to promote, prune, and what the caps cut
-    vaultkeeper native prune work-api/old.md  asks a person; restore ID undoes it
+    Example:
+      vaultkeeper native adopt --all           curate every project's auto memory
+      vaultkeeper native review                what to promote, prune, and what the caps cut
+      vaultkeeper native prune work-api/old.md  asks a person; restore ID undoes it
     """
 
 
@@ -44,7 +45,8 @@ def adopt(
     keeps writing them; nothing in them is changed by adopting.
 
     \b
-    vaultkeeper native adopt --cwd ~/src/api
+    Example:
+      vaultkeeper native adopt --cwd ~/src/api
     """
     from vaultkeeper.native.folders import adopt as record
     from vaultkeeper.native.folders import discover, folder_for_cwd
@@ -76,7 +78,8 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
     cut, problems. Reads only; exit 0.
 
     \b
-    vaultkeeper native review --json
+    Example:
+      vaultkeeper native review --json
     """
     reviews = _reviews(ctx)
     if as_json:
@@ -121,7 +124,8 @@ def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
     nothing moves and the exit code is 3 (waiting for a person).
 
     \b
-    vaultkeeper native prune home-me-src-api/old-note.md
+    Example:
+      vaultkeeper native prune home-me-src-api/old-note.md
     """
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.apply.native import ACTION
@@ -143,7 +147,8 @@ def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> NoR
     receipts as provenance). The native file stays as it is.
 
     \b
-    vaultkeeper native promote home-me-src-api/testing.md --project api
+    Example:
+      vaultkeeper native promote home-me-src-api/testing.md --project api
     """
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.native_promote import ACTION

@@ -12,7 +12,7 @@ from vaultkeeper.commands.base import now_utc, print_json, vault_path
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the signals as one JSON object.")
 @click.pass_context
-def status(ctx: click.Context, as_json: bool) -> None:
+def status(ctx: click.Context, as_json: bool) -> int:
     """Show the vault's health signals: each figure, its healthy bound, a verdict.
 
     Candidates waiting (from the last report), held-out entries overdue by
@@ -52,7 +52,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for line in table(rows, _width()):
             click.echo(line)
         click.echo(f"overall: {result.verdict}")
-    sys.exit(1 if result.verdict == FAIL else 0)
+    return 1 if result.verdict == FAIL else 0
 
 
 def _width() -> int | None:

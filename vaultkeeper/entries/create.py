@@ -1,31 +1,37 @@
-"""``new`` adds an entry from a template and indexes it (``init`` is vault_init's).
+"""``new`` adds an entry from a template and indexes it (``init`` is entries/init.py's).
 
-The index is left exactly as ``vaultkeeper index`` would generate it: the index has
-one writer (vaultkeeper.index.build), so ``index --check`` passes after it. The checks on
-what ``new`` is given live in vaultkeeper.entries.checks; ``init_vault`` and those
-checks are importable from here as before.
+Every check on what ``new`` is given -- names, descriptions, conditions, days, anchors --
+turns bad input into a one-line UsageError before anything is written, and reads the
+same whether the text came from the command line or an agent. The index is left
+exactly as ``vaultkeeper index`` would generate it: the index has one writer
+(vaultkeeper.index.build), so ``index --check`` passes after it.
+
+``new memory ... --anchor PATH[::NAME]``: each anchor is resolved in the repository
+(``--repo DIR``, else the folder ``new`` runs in) before anything is written: its digest
+and the commit checked out, or a one-line refusal naming the anchor. The lines go at the
+end of the entry's frontmatter; the project folder is tied to the repository once the
+entry exists (without --anchor or --repo, to the repository ``new`` runs in, when the
+project is tied to no other).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.entries.anchor import resolve as anchored
-from vaultkeeper.entries.anchor import tie_project, with_anchors
-from vaultkeeper.entries.checks import check_holdout_days
-from vaultkeeper.entries.checks import check_name as check_name
-from vaultkeeper.entries.checks import clean_condition as clean_condition
-from vaultkeeper.entries.checks import clean_description as clean_description
-from vaultkeeper.entries.checks import holdout_days_from_env as holdout_days_from_env
+from vaultkeeper.anchors import check, repo
+from vaultkeeper.anchors.format import AnchorError, item_yaml, parse_at
 from vaultkeeper.entries.init import InitResult as InitResult
 from vaultkeeper.entries.init import init_vault as init_vault
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.index.build import build_index
 from vaultkeeper.registry.blocks import is_counter_line, load_registry
+from vaultkeeper.store import secrets
 from vaultkeeper.store.edit import quoted, read_for_edit, yaml_scalar
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem
@@ -212,3 +218,136 @@ def _block_safe(description: str) -> str:
     if description.startswith(("#", "```", "~~~")) or is_counter_line(description):
         return "\\" + description
     return description
+
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
+
+
+def check_name(name: str) -> None:
+    # fullmatch: ``$`` would let a name end in a line break
+    if not name or not _SAFE_NAME.fullmatch(name) or ".." in name or name.endswith((".", " ")):
+        raise UsageError(
+            f"{name!r}: unsafe name; use letters, digits, spaces, '.', '_' and '-' "
+            "(no path separators, no '..')"
+        )
+    if len(name) > config.NAME_MAX_CHARS:
+        raise UsageError(f"{name[:20]!r}...: name longer than {config.NAME_MAX_CHARS} characters")
+    if name.lower().endswith(".md"):
+        raise UsageError(f"{name!r}: give the name without .md (it is added)")
+
+
+def clean_description(text: str) -> str:
+    """One line of pure ASCII, or a UsageError saying which character is not.
+
+    The spec's typographic glyphs (em dash, arrow, ...) become their ASCII spelling;
+    anything else non-ASCII is refused rather than written into the vault.
+    """
+    description = _ascii_line(text, "--description")
+    if not description:
+        raise UsageError("--description must not be empty: it is the entry's recall summary")
+    if config.INDEX_START in description or config.INDEX_END in description:
+        raise UsageError("--description must not contain the index markers")
+    found = secrets.find(description)
+    if found:
+        raise UsageError(
+            f"--description holds what looks like a {found[0].kind} at column {found[0].col}; "
+            "credentials stay out of the vault (the spec's content rules)"
+        )
+    return description
+
+
+def clean_condition(text: str) -> str:
+    """``--falsify``: what would prove the lesson wrong, one ASCII line, as a description."""
+    condition = _ascii_line(text, "--falsify")
+    if not condition:
+        raise UsageError("--falsify must not be empty: say what would prove the lesson wrong")
+    return condition
+
+
+def _ascii_line(text: str, option: str) -> str:
+    line = " ".join(text.split())
+    for glyph, ascii_text in config.ASCII_REPLACEMENTS.items():
+        line = line.replace(glyph, ascii_text)
+    for column, char in enumerate(line, start=1):
+        if ord(char) < 0x20 or ord(char) == 0x7F:  # ESC, BEL, DEL: would act on a terminal
+            raise UsageError(
+                f"{option}: control character U+{ord(char):04X} at column {column}; "
+                "write plain text"
+            )
+        if ord(char) > 127:
+            raise UsageError(
+                f"{option}: non-ASCII character {char!r} (U+{ord(char):04X}) at column "
+                f"{column}; the vault is pure ASCII"
+            )
+    return line
+
+
+def holdout_days_from_env(env: Mapping[str, str]) -> int:
+    """``$VAULTKEEPER_HOLDOUT_DAYS`` (a whole number of days), else the default."""
+    raw = env.get(config.ENV_HOLDOUT_DAYS, "").strip()
+    if not raw:
+        return config.HOLDOUT_DAYS
+    try:
+        days = int(raw)
+    except ValueError:
+        raise UsageError(
+            f"{config.ENV_HOLDOUT_DAYS}={raw!r}: must be a whole number of days"
+        ) from None
+    check_holdout_days(days, f"{config.ENV_HOLDOUT_DAYS}={raw}")
+    return days
+
+
+def check_holdout_days(days: int, where: str) -> None:
+    if not 0 <= days <= config.HOLDOUT_MAX_DAYS:
+        raise UsageError(f"{where}: hold-out window must be 0..{config.HOLDOUT_MAX_DAYS} days")
+
+
+def anchored(kind: str, specs: Sequence[str], repo_dir: str | None) -> tuple[str | None, list[str]]:
+    """(the repository's top level, the anchors: lines); without specs, ``repo_dir``'s
+    top level (the project is tied to it) or None."""
+    if not specs:
+        if repo_dir is None:
+            return None, []
+        top = repo.toplevel(repo_dir)
+        if top is None:
+            raise UsageError(f"--repo: {repo_dir} is in no git repository")
+        return top, []
+    if kind not in ("memory", "decision"):
+        raise UsageError(f"--anchor is for a memory or decision entry, not a {kind}")
+    where = repo_dir or os.getcwd()
+    top = repo.toplevel(where)
+    if top is None:
+        raise UsageError(
+            f"--anchor: {where} is in no git repository (run inside one or --repo DIR)"
+        )
+    lines = [f"{config.ANCHORS_KEY}:"]
+    for spec in specs:
+        try:
+            anchor = parse_at(spec)
+            digest, commit = check.record(top, anchor)
+        except (AnchorError, ValueError) as exc:
+            raise UsageError(f"--anchor: {exc}") from None
+        lines.append(item_yaml(spec.strip(), digest, commit))
+    return top, lines
+
+
+def with_anchors(content: str, lines: Sequence[str]) -> str:
+    """``content`` with ``lines`` just before its frontmatter's closing ``---``."""
+    if not lines:
+        return content
+    head, sep, rest = content.partition("\n---\n")
+    if not sep or not content.startswith("---\n"):
+        raise UsageError("--anchor: the template has no frontmatter to add anchors to")
+    return head + "\n" + "\n".join(lines) + sep + rest
+
+
+def tie_project(vault: Path, target: Path, top: str | None) -> None:
+    """The entry's project tied to ``top`` (--repo, --anchor); with neither, to the
+    repository ``new`` runs in, if the project is tied to no other (repo.tie if_free)."""
+    project = repo.project_of(target.relative_to(vault).as_posix())
+    if project is None:
+        return
+    if top is not None:
+        repo.tie(vault, project, top)
+    else:
+        repo.tie(vault, project, os.getcwd(), if_free=True)

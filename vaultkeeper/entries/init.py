@@ -1,14 +1,12 @@
 """``init``: lay out a vault, never overwriting or changing a file that exists.
 
-Split from vaultkeeper.entries.create (which re-exports ``init_vault``): laying out a vault
-shares nothing with adding an entry but the index. The index it leaves is exactly
-what ``vaultkeeper index`` would generate, so ``index --check`` passes after it.
+The index it leaves is exactly what ``vaultkeeper index`` would generate, so ``index
+--check`` passes after it (entries/create.py re-exports ``init_vault``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +19,13 @@ from vaultkeeper.store.templates import render
 from vaultkeeper.store.vault import resolve_inside
 
 _INIT_FOLDERS = (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR)
+# the files init lays down (when missing), each from its template
+_FILES = {
+    config.INDEX_FILE: "index.md",
+    config.REGISTRY_FILE: "registry.md",
+    config.SPEC_FILE: "vault-spec.md",
+    ".gitignore": "gitignore",
+}
 # .gitignore lines that keep the vault's state/ folder out of git
 _IGNORES_STATE = {"state", "state/", "/state", "/state/", "state/*", "/state/*", "/state/**"}
 
@@ -51,19 +56,13 @@ def init_vault(path: Path, *, here: bool = False, dry_run: bool = False) -> Init
             "init --here` makes this folder the vault and indexes its notes; or name a "
             "new or empty folder)"
         )
-    files: dict[str, Callable[[], str]] = {
-        config.INDEX_FILE: lambda: render("index.md", {}),
-        config.REGISTRY_FILE: lambda: render("registry.md", {}),
-        config.SPEC_FILE: lambda: render("vault-spec.md", {}),
-        ".gitignore": lambda: render("gitignore", {}),
-    }
     if path.is_dir():
         for folder in _INIT_FOLDERS:
             target = path / folder
             if (target.exists() or target.is_symlink()) and not target.is_dir():
                 raise UsageError(f"{target}: exists and is not a folder; nothing was created")
             resolve_inside(path, folder)
-        for name in files:
+        for name in _FILES:
             target = path / name
             if target.is_dir():
                 raise UsageError(f"{target}: exists and is a folder; nothing was created")
@@ -72,7 +71,7 @@ def init_vault(path: Path, *, here: bool = False, dry_run: bool = False) -> Init
         if not (path / config.INDEX_FILE).exists() and len(generate(path)) > 1:
             check_folder(path)  # an unreadable sub-index refuses here, so does an _index file
     # rendered up front: a missing template fails before anything is created
-    contents = {name: make() for name, make in files.items() if not (path / name).exists()}
+    contents = {n: render(t, {}) for n, t in _FILES.items() if not (path / n).exists()}
     if dry_run:
         return _planned(path, contents)
     path.mkdir(parents=True, exist_ok=True)
@@ -86,7 +85,7 @@ def init_vault(path: Path, *, here: bool = False, dry_run: bool = False) -> Init
             target.mkdir(parents=True)
             created.append(folder + "/")
     warnings: list[str] = []
-    for name in files:
+    for name in _FILES:
         if name not in contents:
             kept.append(name)
         elif name != config.INDEX_FILE:  # the index lists the others: written last
@@ -113,8 +112,7 @@ def _planned(path: Path, contents: dict[str, str]) -> InitResult:
     folders = [f + "/" for f in _INIT_FOLDERS if not (path / f).is_dir()]
     kept = [f + "/" for f in _INIT_FOLDERS if (path / f).is_dir()]
     names = [n for n in contents if n != config.INDEX_FILE]
-    kept += [n for n in (config.INDEX_FILE, config.REGISTRY_FILE, config.SPEC_FILE, ".gitignore")
-             if n not in contents]  # fmt: skip
+    kept += [n for n in _FILES if n not in contents]
     if config.INDEX_FILE in contents:
         wanted = _index_after(path, contents) if path.is_dir() else {config.INDEX_FILE: ""}
         exists, differ = _in_the_way(path, wanted)

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.errors import VaultkeeperError, internal_error
+from vaultkeeper.errors import explain
 from vaultkeeper.mcp.shapes import (
     WRITES,
     DryRun,
@@ -41,13 +41,8 @@ async def run(shape: type[T], call: Callable[[], Any]) -> T:
     """
     try:
         return cast(T, await anyio.to_thread.run_sync(guarded(call)))  # Ctrl-C waits
-    except VaultkeeperError as exc:
-        raise ToolError(str(exc)) from None
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        raise ToolError(f"{where}{exc.strerror or exc}") from None
-    except Exception as exc:  # a bug: one line, as at the CLI
-        raise ToolError(internal_error(exc)) from None
+    except Exception as exc:  # a refusal, an OS error, a bug: one line, as at the CLI
+        raise ToolError(explain(exc)[0]) from None
 
 
 async def apply(tools: VaultTools, decision: Decision, dry_run: bool = False) -> OutcomeOut:

@@ -19,20 +19,12 @@ import sys
 
 def run(vault: str, cwd: str | None) -> int:
     """The brief of ``vault`` (found and checked by entry.py) for a session in ``cwd``."""
-    from vaultkeeper.errors import VaultkeeperError, internal_error
-    from vaultkeeper.output import stdout_gone
+    from vaultkeeper.output import fail
 
     try:
         return _brief(vault, cwd)
-    except VaultkeeperError as exc:
-        return _error(str(exc), exc.exit_code)
-    except BrokenPipeError:  # the host stopped reading: quiet, as the click group is
-        return stdout_gone()
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        return _error(f"{where}{exc.strerror or exc}", 1)
-    except Exception as exc:  # a bug: one line, as the click group says it
-        return _error(internal_error(exc), 1)
+    except Exception as exc:  # one line and the exit code, as the click group says them
+        return fail(exc)
 
 
 def _brief(vault: str, cwd: str | None) -> int:
@@ -66,15 +58,6 @@ def _brief(vault: str, cwd: str | None) -> int:
 
         click.echo(text, nl=False)
     return 0
-
-
-def _error(message: str, code: int) -> int:
-    from vaultkeeper.output import echo
-    from vaultkeeper.store.textsafe import inert
-
-    echo(f"vaultkeeper: error: {inert(message)}", err=True)
-    sys.stdout.flush()
-    return code
 
 
 def hook(vault: str, prog: str) -> int:
