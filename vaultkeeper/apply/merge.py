@@ -25,12 +25,11 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, queue
-from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import check_index, reindex
 from vaultkeeper.apply.gate import check_receipt, slug
 from vaultkeeper.apply.merge_plan import MergePlan, as_bytes, plan
 from vaultkeeper.apply.prune import Confirm, NoAnswer
-from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.apply.trash import with_keywords
 from vaultkeeper.apply.unmerge import digest
 from vaultkeeper.errors import GateRefused, NotFoundError

@@ -220,10 +220,10 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
 def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
     """Whether the saved scan listed KEEP and DROP as possible duplicates. Shown to the
     person, never a yes by itself: a listed pair still waits for their answer."""
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     try:
-        report = load_report(vault).report
+        report = last_report(vault).report
     except (OSError, ValueError, VaultkeeperError):  # no saved scan: it listed nothing
         report = None
     if report is None:

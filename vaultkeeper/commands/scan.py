@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import note, now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
 
 if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Report
@@ -42,8 +42,8 @@ def scan(
 
     Prints `SELF-MAINTAIN: prune candidates N | promote eligible N | held-out
     due N`, then one line per candidate; unreadable entries go to stderr as
-    `path[:line]: reason`. The report is also saved to state/last-report.json
-    for `vaultkeeper report`. Throttled: inside the cooldown (1 hour since the
+    `path[:line]: reason`. `vaultkeeper report` shows the last completed scan's
+    report again, as the files now say. Throttled: inside the cooldown (1 hour since the
     last completed scan, or $SELF_MAINTAIN_COOLDOWN_MS), or while another scan
     runs, it prints nothing and exits 0. Only state/ is ever written: there,
     the derived store state/vaultkeeper.db keeps what was read of each file, so
@@ -105,18 +105,17 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper report --json
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
-    from vaultkeeper.report.candidates import age_text, iso, load_report
+    from vaultkeeper.report.candidates import age_text, iso
+    from vaultkeeper.scan.last import last_report
 
     if as_json and brief:
         raise usage_error("--json and --brief are two different outputs; choose one")
-    vault = vault_path(ctx)
-    saved = load_report(vault)
-    if saved.note:
-        note(saved.note)
-    now = now_utc()
     if cwd is not None and not brief:
         raise usage_error("--cwd goes with --brief (it names the session's project)")
-    if saved.report is None:
+    vault = vault_path(ctx)
+    report = last_report(vault).report
+    now = now_utc()
+    if report is None:
         why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
         if as_json:  # an empty report, its keys all there: an agent's code needs no case
             print_json(_empty(vault, now, why))
@@ -125,15 +124,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         else:
             click.echo(why)
         return
-    made = saved.report.generated_at
-    report = saved.report
-    if report.vault != str(vault):
-        # a copied or moved vault: the brief's commands must name this vault, not the old one
-        note(
-            f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}: made for the vault at "
-            f"{report.vault}; shown for this one"
-        )
-        report = report._replace(vault=str(vault))
+    made = report.generated_at
     if brief:
         _brief(vault, report, now, cwd)
         return
@@ -149,10 +140,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         return
     from vaultkeeper.report.candidates import print_report
 
-    made_line = f"report made {iso(made)} ({age_text(made, now)})"
-    if report.updated_at is not None:  # applies since then changed some candidates
-        made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
-    print_report(report, False, made_line)
+    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
     lines = recall_section.text_lines(followed)
     if lines:
         from vaultkeeper.report.text import one_lines

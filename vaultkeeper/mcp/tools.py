@@ -84,7 +84,7 @@ class VaultTools:
         """What ``report --brief --cwd`` prints: ``project`` names the folder under
         projects/ directly; else ``cwd`` (else the server's own folder) is matched."""
         from vaultkeeper.recall.start import render
-        from vaultkeeper.report.candidates import load_report
+        from vaultkeeper.scan.last import last_report
 
         if project is not None:
             folder = resolve_inside(self.vault, f"{config.PROJECTS_DIR}/{project}")
@@ -93,7 +93,7 @@ class VaultTools:
             where = folder
         else:
             where = Path(cwd).expanduser() if cwd else Path.cwd()
-        saved = load_report(self.vault)
+        saved = last_report(self.vault)
         report = saved.report
         if report is not None:
             report = report._replace(vault=str(self.vault))
@@ -147,9 +147,10 @@ class VaultTools:
         return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
 
     def report(self) -> dict[str, Any]:
-        from vaultkeeper.report.candidates import iso, load_report
+        from vaultkeeper.report.candidates import iso
+        from vaultkeeper.scan.last import last_report
 
-        saved = load_report(self.vault)
+        saved = last_report(self.vault)
         if saved.report is None:
             why = saved.note or "no scan has completed yet: run `vaultkeeper scan`"
             return dict.fromkeys(("summary", "made", "age_seconds", "report"), None) | {

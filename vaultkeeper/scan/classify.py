@@ -2,8 +2,8 @@
 
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
 never writes. ``run_scan`` is the scheduler around it: the checks of statefile.py first, so
-a throttled run imports nothing heavy and writes nothing; then the scan, the saved
-report and the state file's completion, with the lock released however the run ends.
+a throttled run imports nothing heavy and writes nothing; then the scan, the report's
+row and the state file's completion, with the lock released however the run ends.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def run_scan(
     pid: int,
     fresh: bool = False,
 ) -> ScanOutcome:
-    """One scheduler run: guards, scan, saved report, state file; never touches entries.
+    """One scheduler run: guards, scan, the report's row, state file; never touches entries.
 
     ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
     string: the throttled no-op then never builds a datetime or a Path. The scan cache
@@ -89,32 +89,21 @@ def run_scan(
                 started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper.report import file as reportguard
-            from vaultkeeper.report.candidates import save_report
             from vaultkeeper.scan import cache as scancache
-
-            used: list[ScanCache] = []
-
-            def classified(cache: ScanCache) -> Report:
-                found = classify(vault, now, cache)
-                scancache.save(vault, cache)
-                used.append(cache)
-                return found
+            from vaultkeeper.scan import last
 
             clock = time.monotonic()
-            saved = reportguard.seen(vault)
+            inputs = last.inputs(vault)  # before any file is read: a write after it shows
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.rebuild import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
-            report = classified(first)
-            with reportguard.locked(vault):
-                if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
-                    report = classified(scancache.load(vault))  # what it changed, read
-                duration = int((time.monotonic() - clock) * 1000)
-                report = report._replace(duration_ms=duration)
-                save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
+            report = classify(vault, now, first)
+            scancache.save(vault, first)
+            duration = int((time.monotonic() - clock) * 1000)
+            report = report._replace(duration_ms=duration)
+            last.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
             state.finish(started, now_ms + duration, report.figures())
             state_dir = os.path.join(vault, config.STATE_DIR)
             if os.path.exists(os.path.join(state_dir, config.NATIVE_STATE_FILE)):  # adopted

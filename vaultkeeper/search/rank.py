@@ -161,11 +161,12 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
-    if out:  # a lesson whose code anchors moved under it says so
+    state = searcher.vault / config.STATE_DIR
+    if out and (state / config.REPOSITORIES_STATE_FILE).exists():  # anchors: moved code
         from vaultkeeper.report.anchors import may_be_stale
-        from vaultkeeper.report.candidates import load_report
+        from vaultkeeper.scan.last import last_report
 
-        report = load_report(searcher.vault).report
+        report = last_report(searcher.vault).report
         stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):

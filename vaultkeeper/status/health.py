@@ -74,11 +74,11 @@ def vault_status(
     vault: Path, now: dt.datetime, progress: Callable[[str], None] | None = None
 ) -> Status:
     """Measure every signal; ``progress`` hears each step's name before it runs."""
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     step = progress or (lambda _name: None)
     step(STEPS[0])
-    saved = load_report(vault)
+    saved = last_report(vault)
     signals = candidates_signals(saved.report, saved.note, now)
     step(STEPS[1])
     signals.append(overdue_signal(saved.report, now))

@@ -69,9 +69,6 @@ def candidates_signals(report: Report | None, note: str | None, now: dt.datetime
             Signal(f"{k}_waiting", label, None, "-", bound, verdict, why) for k, label, _ in _KINDS
         ]
     age = f"report {age_text((now - report.generated_at).total_seconds())} old"
-    if report.updated_at is not None:
-        since = age_text((now - report.updated_at).total_seconds())
-        age += f", kept up to date by apply ({since} ago)"
     out: list[Signal] = []
     for key, label, act in _KINDS:
         items = getattr(report, key)
