@@ -29,7 +29,6 @@ from vaultkeeper import config
 from vaultkeeper.registry.lines import registry_files
 from vaultkeeper.report.candidates import (
     HELD_OUT,
-    KINDS,
     Candidate,
     Report,
     Saved,
@@ -168,9 +167,10 @@ def _handled(vault: Path, report: Report) -> Report:
             marks.append((str(record.get("target")), record.get("hash_before"), note))
     if not marks:
         return report
-    lists = report.lists()
     return report._replace(
-        **{kind: tuple(_marked(c, marks) for c in lists[kind]) for kind in KINDS}
+        promote=tuple(_marked(c, marks) for c in report.promote),
+        prune=tuple(_marked(c, marks) for c in report.prune),
+        held_out=tuple(_marked(c, marks) for c in report.held_out),
     )
 
 
