@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from vaultkeeper.apply.resync_blocks import unchanged_words
+
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import load_report, report_path
 from vaultkeeper.upkeep.decay import load_usage

@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from vaultkeeper.report.file import locked
 
 from tests.conftest import REPO
-from vaultkeeper.report.file import locked
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.lockdir import sweep_locks
 from vaultkeeper.store.vault import outside_lock

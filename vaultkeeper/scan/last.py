@@ -77,7 +77,8 @@ def keep(vault: Path, started_ms: int, digest: tuple[str, bool], report: Report)
 
 
 def _kept(vault: Path, started_ms: int, digest: str) -> Report | None:
-    with contextlib.suppress(sqlite3.Error, OSError, ValueError), db.existing(vault) as conn:
+    bad = (sqlite3.Error, OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError)
+    with contextlib.suppress(*bad), db.existing(vault) as conn:  # a bad row: derived again
         if conn is not None:
             row = conn.execute(
                 "SELECT report FROM scan_report WHERE started = ? AND inputs = ?",
