@@ -248,6 +248,7 @@ def test_report_prints_the_last_scans_report_with_its_age(
     made_line = next(x for x in out.splitlines() if x.startswith("Last scan of the memory"))
     assert code == 0 and "(3 hours ago)" in made_line
 
+
 def test_report_after_a_real_scan(runner: CliRunner, sample: Path) -> None:
     scanned = runner.invoke(cli, ["--vault", str(sample), "scan"])
     code, out, _ = run(runner, sample)
