@@ -472,7 +472,7 @@ def test_the_cron_line_runs_with_cron_s_bare_environment(
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     log = (vault / config.STATE_DIR / config.CRON_LOG_FILE).read_text()
     assert f"{config.SUMMARY_PREFIX} prune candidates 0 |" in log
-    assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).is_file()
+    assert '"state": "idle"' in (vault / config.STATE_DIR / config.STATE_FILE).read_text()
 
 
 def test_hooks_status_reports_an_unreadable_file_without_failing(
