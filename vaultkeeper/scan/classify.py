@@ -90,10 +90,10 @@ def run_scan(
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
-            from vaultkeeper.scan import last
+            from vaultkeeper.scan import reportrow
 
             clock = time.monotonic()
-            inputs = last.inputs(vault)  # before any file is read: a write after it shows
+            inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.rebuild import RebuildNote
@@ -103,7 +103,7 @@ def run_scan(
             scancache.save(vault, first)
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
-            last.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
+            reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
             state.finish(started, now_ms + duration, report.figures())
             state_dir = os.path.join(vault, config.STATE_DIR)
             if os.path.exists(os.path.join(state_dir, config.NATIVE_STATE_FILE)):  # adopted

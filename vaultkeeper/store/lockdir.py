@@ -2,8 +2,8 @@
 
 Every writer locks a file keyed by the vault's real path in the user's own folder
 (store.vault.outside_lock); without this, the folder would gain one empty file per vault
-ever touched. The writer lock (store.fsio.writer_lock) and the scan's report guard
-(report/file.py) call it once they have let go of their own lock.
+ever touched. The writer lock (store.fsio.writer_lock) calls it once it has let go of
+its own lock.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def sweep_locks() -> int:
     Safe against a writer mid-acquire: a file is removed only while this function holds
     its flock, and only if the name still leads to that file; a writer that opened the
     name before the removal finds its file unlinked once its own flock succeeds and opens
-    the name again (filelock does so; report/file.locked too). A file held by anyone,
+    the name again (filelock does so). A file held by anyone,
     this process included (flock is per open file), is left alone.
     """
     try:

@@ -10,8 +10,8 @@ Obsidian vault) must leave no file there it did not need to write, and a lock fi
 the vault's real path in a folder of the user's own (``$XDG_RUNTIME_DIR/vaultkeeper/``,
 else ``$TMPDIR/vaultkeeper-<uid>/``); ``state/writer.lock`` is locked as well only where
 the vault already has ``state/`` (a vaultkeeper vault), so two writers exclude each
-other whichever of them made ``state/`` (store.fsio.writer_lock, and the scan's report
-guard, report/file.py, which imports nothing heavy: plain ``os`` and ``hashlib`` here).
+other whichever of them made ``state/`` (store.fsio.writer_lock; plain ``os`` and
+``hashlib`` here).
 """
 
 from __future__ import annotations
