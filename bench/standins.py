@@ -65,13 +65,6 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
         ("scan/memory.py", "front = quickmeta.read_front(text, FACTS)", "front = None"),
         ("scan/memory.py", "quick = quickmeta.read_keys(yaml_text, FACTS)", "quick = None"),
     ],
-    "flock -> filelock": [
-        (
-            "report/file.py",
-            "        import fcntl\n",
-            "        import fcntl\n        import filelock  # noqa\n",
-        ),
-    ],
 }
 
 # sys.path[0] is the current folder: a checkout there would be imported instead of the copy
