@@ -438,7 +438,7 @@ def test_a_queued_merge_leaves_keeps_own_candidates_as_they_are(
 
     assert run_vaultkeeper(sample, "scan", "--force").returncode in (0, 1)
     assert runner.invoke(cli, ["--vault", str(sample), *MERGE_ARGS]).exit_code == 3
-    report = last_report(sample).report
+    report = last_report(sample)
     assert report is not None
     [keep] = [c for c in report.promote if c.name == SAMPLE_KEEP]
     assert keep.handled is None  # KEEP's promotion is not what waits for the person

@@ -118,7 +118,7 @@ def test_the_saved_report_follows_merge_reopen_and_restore(
     from vaultkeeper.scan.last import last_report
 
     def saved() -> tuple[list[tuple[str, str]], list[str]]:
-        report = last_report(sample).report
+        report = last_report(sample)
         assert report is not None
         pairs = [(p.target("a"), p.target("b")) for p in report.duplicates]
         return pairs, [s.path for s in report.stale]

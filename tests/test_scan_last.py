@@ -53,7 +53,7 @@ def vk(runner: CliRunner, vault: Path, *args: str) -> Any:
 
 
 def saved(vault: Path) -> dict[str, Any]:
-    report = last_report(vault).report
+    report = last_report(vault)
     assert report is not None
     return report.to_dict()
 
@@ -211,7 +211,7 @@ def test_no_scan_no_report(make_vault: Any) -> None:
     root: Path = make_vault({"patterns/registry.md": REGISTRY})
     done = apply_decision(root, Decision("skip", "beta", reason="later"), NOW)
     assert done.outcome == "silence"
-    assert last_report(root).report is None
+    assert last_report(root) is None
 
 
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)

@@ -23,7 +23,7 @@ from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.queue import enqueue
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
-from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report, Saved
+from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report
 from vaultkeeper.scan import last
 from vaultkeeper.scan.guards import default_state, write_state
 from vaultkeeper.status.health import fallback_log
@@ -83,9 +83,7 @@ def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     on a busy machine minutes may pass between import and the test."""
     monkeypatch.setattr(clock, "real_now", lambda: NOW)
     derive = last.last_report
-    monkeypatch.setattr(
-        last, "last_report", lambda v: Saved(REPORTS[v]) if v in REPORTS else derive(v)
-    )
+    monkeypatch.setattr(last, "last_report", lambda v: REPORTS[v] if v in REPORTS else derive(v))
 
 
 def status(runner: CliRunner, vault: Path) -> tuple[int, dict[str, Any]]:

@@ -223,7 +223,7 @@ def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
     from vaultkeeper.scan.last import last_report
 
     try:
-        report = last_report(vault).report
+        report = last_report(vault)
     except (OSError, ValueError, VaultkeeperError):  # no saved scan: it listed nothing
         report = None
     if report is None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
+from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Report
+    from vaultkeeper.store.adherence import Adherence
 
 
 @click.command()
@@ -113,7 +115,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if cwd is not None and not brief:
         raise usage_error("--cwd goes with --brief (it names the session's project)")
     vault = vault_path(ctx)
-    report = last_report(vault).report
+    report = last_report(vault)
     now = now_utc()
     if report is None:
         why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
@@ -128,22 +130,21 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
     if brief:
         _brief(vault, report, now, cwd)
         return
-    from vaultkeeper.report import recall as recall_section
     from vaultkeeper.store.adherence import adherence
 
     followed = adherence(vault)  # read now from the usage log, as status reads it
     if as_json:
         data = report.to_dict()
         data["age_seconds"] = int((now - made).total_seconds())
-        data["recall"] = recall_section.to_dict(followed)
+        data["recall"] = _recall_dict(followed)
         print_json(data)
         return
     from vaultkeeper.report.candidates import print_report
 
     print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
-    lines = recall_section.text_lines(followed)
+    lines = _recall_lines(followed)
     if lines:
-        from vaultkeeper.report.text import one_lines
+        from vaultkeeper.report.candidates import one_lines
 
         click.echo("\n".join(one_lines(lines)))
 
@@ -161,3 +162,50 @@ def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | Non
     from vaultkeeper.recall.start import render
 
     click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)
+
+
+def _recall_dict(found: Adherence) -> dict[str, Any]:
+    """``recall`` in ``report --json``: whether the lessons the point-of-use recall served
+    were then used (store/adherence.py): lessons (most shown first), noise, missed."""
+    return {
+        "lessons": [
+            {
+                "path": served(s.target),
+                "shown": s.shown,
+                "cited_after": s.cited,
+                "read_after": s.read,
+                "noise": s.noise,
+            }
+            for s in found.lessons
+        ],
+        "noise": [served(s.target) for s in found.noise],
+        "missed": [{"path": served(t), "sessions": n} for t, n in found.missed],
+    }
+
+
+def _recall_lines(found: Adherence) -> list[str]:
+    """The section's lines for ``report``; none while nothing was shown."""
+    if not found.lessons:
+        return []
+    shown = sum(s.shown for s in found.lessons)
+    cited = sum(s.cited for s in found.lessons)
+    out = [
+        f"recall: {shown} showings of {len(found.lessons)} lessons, {cited} followed by a "
+        f"citation; {len(found.noise)} noise, {len(found.missed)} missed"
+    ]
+    for s in found.lessons:
+        flag = (
+            f" -- noise: shown {config.MOMENT_NOISE_MIN_SHOWN}+ times, never used after; "
+            "narrow its paths: or reword it"
+            if s.noise
+            else ""
+        )
+        out.append(
+            f"shown     {s.target} -- shown {s.shown}, then cited {s.cited}, read {s.read}{flag}"
+        )
+    for target, sessions in found.missed:
+        out.append(
+            f"missed    {target} -- cited in {sessions} session{'s' if sessions != 1 else ''} "
+            "where the recall served other lessons"
+        )
+    return out

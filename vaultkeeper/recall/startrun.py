@@ -44,7 +44,7 @@ def _brief(vault: str, cwd: str | None) -> int:
     from vaultkeeper.scan.last import last_report
 
     root = Path(vault)
-    report = last_report(root).report
+    report = last_report(root)
     text = render(root, report, now(), Path.cwd() if cwd is None else Path(cwd))
     if text.endswith("\n"):
         say(text[:-1])

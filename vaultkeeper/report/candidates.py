@@ -2,9 +2,8 @@
 
 A session-end hook's stdout is lost; ``vaultkeeper report`` (and ``--brief``, the next
 session's start hook) show the last completed scan's report, derived from the vault's
-files by scan/last.py. The shared text helpers (report/text.py) live apart, on plain
-values; their public names are re-exported here. The brief is brief.py's, which a scan
-does not import.
+files by scan/last.py. The text helpers every rendering shares (times, ages, one-line
+values) are here too. The brief is brief.py's, which a scan does not import.
 
 ``print_report`` puts a report on the standard streams: its problems to stderr, its text
 or JSON to stdout.
@@ -13,21 +12,67 @@ or JSON to stdout.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.output import echo, print_json
-from vaultkeeper.report.text import age_text as age_text
-from vaultkeeper.report.text import iso as iso
-from vaultkeeper.report.text import one_line as one_line
-from vaultkeeper.report.text import one_lines, plural
 from vaultkeeper.store.secrets import needs_serving, served
 
 if TYPE_CHECKING:  # only for the annotations
     from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import SkillUnused, Stale
     from vaultkeeper.upkeep.duplicates import DuplicatePair
+
+# -- text every rendering shares -------------------------------------------------------
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def plural(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+def age_text(made: dt.datetime, now: dt.datetime) -> str:
+    """How long ago ``made`` was, in the largest unit that reads well."""
+    seconds = int((now - made).total_seconds())
+    if seconds < 0:
+        return "in the future (check the clock)"
+    if seconds < 90:
+        return f"{plural(seconds, 'second')} ago"
+    if seconds < 90 * 60:
+        return f"{plural(seconds // 60, 'minute')} ago"
+    if seconds < 48 * 3600:
+        return f"{plural(seconds // 3600, 'hour')} ago"
+    return f"{plural(seconds // 86400, 'day')} ago"
+
+
+_LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+
+
+def one_line(text: str) -> str:
+    """Line breaks -> one space: a value read from a file can't add lines to the output.
+
+    Credentials are masked and terminal control characters stripped as well
+    (vaultkeeper.store.secrets.served): every line the report and the brief print goes
+    through here.
+    """
+    return _LINE_BREAKS.sub(" ", served(text))  # served first: a CR may cut a token
+
+
+def one_lines(texts: list[str]) -> list[str]:
+    """one_line of each text, with one check for them all: a big report's lines almost
+    never hold a line break, a credential or a control character."""
+    whole = "".join(texts)
+    if not needs_serving(whole):  # which holds every line break too: none is printable
+        return texts
+    return [one_line(text) for text in texts]
+
+
+# -- the records ---------------------------------------------------------------------------
 
 PROMOTE = "promote"
 PRUNE = "prune"
@@ -70,13 +115,6 @@ class _ReportFields(NamedTuple):
     skills_unused: tuple[SkillUnused, ...] = ()
     anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
     suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
-
-
-class Saved(NamedTuple):
-    """The last completed scan's report, None before the first; ``note``: what to say."""
-
-    report: Report | None
-    note: str | None = None
 
 
 class Candidate(_CandidateFields):

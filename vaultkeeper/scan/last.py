@@ -26,7 +26,6 @@ from vaultkeeper.report.candidates import (
     HELD_OUT,
     Candidate,
     Report,
-    Saved,
     from_dict,
     iso,
 )
@@ -47,14 +46,14 @@ def started(vault: Path) -> tuple[int, int] | None:
     return done - took, took
 
 
-def last_report(vault: Path) -> Saved:
+def last_report(vault: Path) -> Report | None:
     """The last completed scan's report, as the vault's files say now (see the module doc)."""
     when = started(vault)
     if when is None:
-        return Saved(None)
+        return None
     started_ms, took = when
     digest = inputs(vault)
-    report = kept(vault, started_ms, digest[0])
+    report = kept(vault, started_ms, digest)
     if report is None:
         from vaultkeeper.clock import from_ns
         from vaultkeeper.scan import cache as scancache
@@ -64,7 +63,7 @@ def last_report(vault: Path) -> Saved:
         found = classify(vault, from_ns(started_ms * 1_000_000), rows)
         report = from_dict(found._replace(duration_ms=took).to_dict())  # as a kept one reads
         keep(vault, started_ms, digest, report)
-    return Saved(_handled(vault, report._replace(vault=str(vault))))
+    return _handled(vault, report._replace(vault=str(vault)))
 
 
 # -- decisions that changed no file ---------------------------------------------------------

@@ -166,7 +166,7 @@ def found(
         from vaultkeeper.report.anchors import may_be_stale
         from vaultkeeper.scan.last import last_report
 
-        report = last_report(searcher.vault).report
+        report = last_report(searcher.vault)
         stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
