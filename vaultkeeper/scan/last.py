@@ -16,12 +16,14 @@ a person's no) is read from the journal: it marks its candidate ``handled``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.report.candidates import (
     HELD_OUT,
     Candidate,
@@ -30,6 +32,7 @@ from vaultkeeper.report.candidates import (
     iso,
 )
 from vaultkeeper.scan.reportrow import inputs, keep, kept
+from vaultkeeper.store import db
 
 
 def started(vault: Path) -> tuple[int, int] | None:
@@ -59,10 +62,13 @@ def last_report(vault: Path) -> Report | None:
         from vaultkeeper.scan import cache as scancache
         from vaultkeeper.scan.classify import classify
 
-        rows = scancache.load(vault) if os.path.isdir(vault / config.STATE_DIR) else None
+        rows = None  # the scan's rows spare reading unchanged files; a reader makes none
+        if os.path.lexists(db.path_of(vault)):
+            with contextlib.suppress(UnsafePathError):  # a linked database: not used
+                rows = scancache.load(vault)
         found = classify(vault, from_ns(started_ms * 1_000_000), rows)
         report = from_dict(found._replace(duration_ms=took).to_dict())  # as a kept one reads
-        keep(vault, started_ms, digest, report)
+        keep(vault, started_ms, digest, report, create=False)
     return _handled(vault, report._replace(vault=str(vault)))
 
 

@@ -19,6 +19,7 @@ from hashlib import blake2b
 from pathlib import Path
 
 from vaultkeeper import config
+from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.registry.lines import registry_files
 from vaultkeeper.report.candidates import Report, from_dict
 from vaultkeeper.scan.cache import RACY_NS, key_of
@@ -65,13 +66,17 @@ def _bytes_digest(path: str) -> str:
         return db.content_digest(fh.read())
 
 
-def keep(vault: Path, started_ms: int, found: Inputs, report: Report) -> None:
-    """Keep ``report`` (as of ``started_ms``) under ``found``, its inputs. A failure to
-    write is no failure: the row is a shortcut."""
+def keep(vault: Path, started_ms: int, found: Inputs, report: Report, create: bool = True) -> None:
+    """Keep ``report`` (as of ``started_ms``) under ``found``, its inputs; ``create=False``
+    (a reader): only in a database there is. A failure to write is no failure: the row
+    is a shortcut."""
     row = (started_ms, found[0], json.dumps(found[1]), json.dumps(report.to_dict()))
-    with contextlib.suppress(sqlite3.Error, OSError), db.connect(vault) as conn, db.writing(conn):
-        conn.execute("DELETE FROM scan_report")
-        conn.execute("INSERT INTO scan_report VALUES (?, ?, ?, ?)", row)
+    opened = db.connect(vault) if create else db.existing(vault)
+    with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError), opened as conn:
+        if conn is not None:
+            with db.writing(conn):
+                conn.execute("DELETE FROM scan_report")
+                conn.execute("INSERT INTO scan_report VALUES (?, ?, ?, ?)", row)
 
 
 def kept(vault: Path, started_ms: int, found: Inputs) -> Report | None:
