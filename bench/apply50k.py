@@ -159,6 +159,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="apply50k-") as tmp:
         work = Path(tmp)
+        os.environ["HOME"] = str(work / "home")  # a promote writes a skill: never the real home
         master = prepared(args.n, work, args.after)
         todo = commands(master, args.after)
         if args.only:

@@ -71,7 +71,7 @@ def copy_of(size: int, work: Path) -> Path:
     dest = work / f"v{size}"
     shutil.copytree(vault_for(size), dest, symlinks=True)
     (dest / "state").mkdir(exist_ok=True)  # the recall on: the scan keeps its index too
-    ask = f"from vaultkeeper.scan.lookup import want; want({str(dest)!r})"
+    ask = f"from vaultkeeper.search.index import want; want({str(dest)!r})"
     subprocess.run([sys.executable, "-c", ask], check=True)
     for args in (("scan", "--force"), ("lint",)):
         run_once(Side("prime", (PROG, "--vault", str(dest), *args), ok=(0, 1)))

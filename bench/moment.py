@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from vaultkeeper.scan.lookup import refresh, want  # noqa: E402
+from vaultkeeper.search.index import refresh, want  # noqa: E402
 from vaultkeeper.store import db  # noqa: E402
 
 HOOK = REPO / "hooks" / "recall.sh"

@@ -32,7 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from vaultkeeper.scan.lookupdocs import Doc, read_docs  # noqa: E402
+from vaultkeeper.search.index import Doc, read_docs  # noqa: E402
 from vaultkeeper.search.rank import Searcher  # noqa: E402
 
 WORD = re.compile(r"\w+")

@@ -192,6 +192,11 @@ def main() -> None:
     names = [n for n in args.only.split(",") if n]
     order = [names[i] for i in de_bruijn(len(names))]
     with tempfile.TemporaryDirectory(prefix="sequence-") as tmp:
+        # a home of its own: a promote writes a skill under ~/.claude/skills, and a bench
+        # never touches the real home (every child inherits this environment)
+        os.environ["HOME"] = str(Path(tmp) / "home")
+        for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "CODEX_HOME"):
+            os.environ.pop(var, None)
         vault = Path(tmp) / "v"
         shutil.copytree(vault_for(args.n), vault, symlinks=True)
         for prime in (("index",), ("scan", "--force"), ("lint",)):

@@ -41,6 +41,9 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
     "plainjson -> json": [
         ("scan/statefile.py", "data = plainjson.loads(raw)", "import json; data = json.loads(raw)"),
     ],
+    "pathlib at store/vault.py's top": [
+        ("store/vault.py", "\nimport os\n", "\nimport os\nimport pathlib  # noqa\n"),
+    ],
     "namedtuples -> dataclasses": [
         ("scan/statefile.py", "\nimport os\n", "\nimport os\nimport dataclasses  # noqa\n"),
     ],

@@ -11,10 +11,10 @@
 #
 # VAULT defaults to $VAULTKEEPER_VAULT, HOST (claude-code or codex) to claude-code,
 # PROGRAM (the vaultkeeper executable) to the one on PATH. Always exits 0; anything
-# wrong prints nothing and leaves one line in state/hook.log.
+# wrong prints nothing and leaves one line in state/hooks.log.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
-#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hooks.log
 
 vault=${1:-${VAULTKEEPER_VAULT:-}}
 host=${2:-claude-code}
@@ -23,11 +23,11 @@ prog=${3:-}
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
-        printf '%s recall: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+        printf '%s recall: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
         mkdir -p "$dir" 2>/dev/null &&
-            printf '%s recall: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+            printf '%s recall: %s\n' "$stamp" "$*" >>"$dir/hooks.log" 2>/dev/null
     fi
 }
 
@@ -61,7 +61,7 @@ if [ -n "$root" ] && IFS= read -r first <"$prog" 2>/dev/null; then
 fi
 # `exec`: the interpreter takes this shell's place, so when the host kills the hook (its
 # timeout) it kills the program itself, never leaving it running. The program logs its
-# own failures in state/hook.log.
+# own failures in state/hooks.log.
 if [ -n "$py" ] && [ -x "$py" ]; then
     exec "$py" -S -c 'import sys,gc;gc.disable();sys.path[0]=sys.argv[1]
 from vaultkeeper.recall.moment import main;sys.exit(main(sys.argv[2] or None,sys.argv[3]))' \

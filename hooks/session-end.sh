@@ -17,12 +17,12 @@
 # stdin (for at most 10 s: a host may keep stdin open) for its `transcript_path`,
 # ingests that transcript, then scans. Output is dropped (the scan
 # saves its report under state/); a failure, or a transcript that is there but
-# unreadable, leaves one line in state/hook.log. A transcript that was never written
+# unreadable, leaves one line in state/hooks.log. A transcript that was never written
 # (`claude mcp list` ends a session that never ran) is no failure: no line. Always exits 0: a hook must never
 # fail its host.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
-#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hooks.log
 
 vault=${1:-${VAULTKEEPER_VAULT:-}}
 prog=${2:-}
@@ -30,13 +30,13 @@ prog=${2:-}
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hook.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
-        printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hooks.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
+        printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         # no vault to log into: the user's state folder, so the failure is findable
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
         mkdir -p "$dir" 2>/dev/null &&
-            printf '%s session-end: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+            printf '%s session-end: %s\n' "$stamp" "$*" >>"$dir/hooks.log" 2>/dev/null
     fi
     printf 'vaultkeeper session-end: %s\n' "$*" >&2
 }
@@ -162,10 +162,10 @@ run() {
         log "no python3 on PATH to start the scan in the background"
         return
     fi
-    logfile=$vault/state/hook.log
-    # a symlinked state/ (the scan refuses it) or hook.log: logged in the user's folder
-    if [ -L "$vault/state" ] || [ -L "$vault/state/hook.log" ]; then
-        logfile=${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/vaultkeeper/hook.log
+    logfile=$vault/state/hooks.log
+    # a symlinked state/ (the scan refuses it) or hooks.log: logged in the user's folder
+    if [ -L "$vault/state" ] || [ -L "$vault/state/hooks.log" ]; then
+        logfile=${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/vaultkeeper/hooks.log
         mkdir -p "${logfile%/*}" 2>/dev/null
     else
         mkdir -p "$vault/state" 2>/dev/null

@@ -16,10 +16,10 @@
 # VAULT defaults to $VAULTKEEPER_VAULT; PROGRAM (the vaultkeeper executable) to the
 # one on PATH. Prints never more than 10000 characters (past that the host would
 # show a file path instead), and always exits 0; a failure leaves one line in
-# state/hook.log.
+# state/hooks.log.
 #
 # Names repeated from vaultkeeper/config.py (a test keeps them in step):
-#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hook.log
+#   ENV_VAULT=VAULTKEEPER_VAULT  STATE_DIR=state  HOOK_LOG_FILE=hooks.log
 #   BRIEF_MAX_CHARS=10000
 
 vault=${1:-${VAULTKEEPER_VAULT:-}}
@@ -29,12 +29,12 @@ max=10000
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hook.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
-        printf '%s session-start: %s\n' "$stamp" "$*" >>"$vault/state/hook.log" 2>/dev/null
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hooks.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
+        printf '%s session-start: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper
         mkdir -p "$dir" 2>/dev/null &&
-            printf '%s session-start: %s\n' "$stamp" "$*" >>"$dir/hook.log" 2>/dev/null
+            printf '%s session-start: %s\n' "$stamp" "$*" >>"$dir/hooks.log" 2>/dev/null
     fi
     printf 'vaultkeeper session-start: %s\n' "$*" >&2
 }

@@ -64,7 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "XDG_CONFIG_HOME": home / ".config",
         "XDG_DATA_HOME": home / ".local" / "share",
         "XDG_CACHE_HOME": home / ".cache",
-        "XDG_RUNTIME_DIR": home / "run",  # the writer lock's folder (store.vault.outside_lock)
+        "XDG_RUNTIME_DIR": home / "run",
+        "VAULTKEEPER_LOCK_ROOT": home / "run",  # the writer lock's folder (store/lockdir.py)
     }
     for name, folder in folders.items():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -94,8 +95,8 @@ def session_home() -> Path:
 
 def recall_on(vault: Path) -> Path:
     """The point-of-use recall turned on for ``vault``, as its hook does when it finds no
-    index (scan.lookup.want): the scan keeps the full-text index only then."""
-    from vaultkeeper.scan.lookup import want
+    index (search.index.want): the scan keeps the full-text index only then."""
+    from vaultkeeper.search.index import want
 
     want(vault)
     return vault

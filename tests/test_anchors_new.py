@@ -47,7 +47,8 @@ def test_new_records_anchors_and_ties_the_project(setup: tuple[Path, Path, list[
     ]
     record = json.loads((vault / "projects/shop/repository.json").read_text())
     assert record["root_commit"] == commits[0]
-    assert json.loads((vault / "state/repositories.json").read_text()) == {commits[0]: str(top)}
+    machine = json.loads((vault / "state/machine.json").read_text())
+    assert machine["repositories"] == {commits[0]: str(top)}
     assert anchors_vault.check_vault(vault, {"version": 2}) == []  # all ok
 
 

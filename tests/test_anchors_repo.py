@@ -35,7 +35,7 @@ def tied(vault: Path, project: str) -> tuple[str | None, str | None]:
     if not record.exists():
         return None, None
     root = json.loads(record.read_text())["root_commit"]
-    return root, json.loads((vault / "state/repositories.json").read_text()).get(root)
+    return root, json.loads((vault / "state/machine.json").read_text())["repositories"].get(root)
 
 
 def test_new_run_inside_a_repository_ties_its_project(
@@ -45,6 +45,21 @@ def test_new_run_inside_a_repository_ties_its_project(
     monkeypatch.chdir(top / "src")
     assert run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d").exit_code == 0
     assert tied(vault, "shop") == (commits[0], str(top))
+
+
+def test_new_with_an_unreadable_machine_file_writes_the_entry_and_keeps_the_file(
+    setup: tuple[Path, Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tie nobody asked for waits; the entry is written and machine.json left as it is."""
+    top, vault, _ = setup
+    machine = vault / "state/machine.json"
+    machine.parent.mkdir(exist_ok=True)
+    machine.write_text("not json {")
+    monkeypatch.chdir(top / "src")
+    done = run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d")
+    assert done.exit_code == 0, done.output
+    assert (vault / "projects/shop/memory/rounding.md").is_file()
+    assert machine.read_text() == "not json {"
 
 
 def test_new_inside_the_vaults_own_repository_ties_nothing(
@@ -57,7 +72,7 @@ def test_new_inside_the_vaults_own_repository_ties_nothing(
     monkeypatch.chdir(vault)
     assert run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d").exit_code == 0
     assert tied(vault, "shop") == (None, None)
-    assert not (vault / "state/repositories.json").exists()
+    assert not (vault / "state/machine.json").exists()
 
 
 def test_a_project_tied_to_another_repository_stays_tied_to_it(

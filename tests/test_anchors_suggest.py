@@ -35,7 +35,7 @@ def test_the_kept_suggestions_are_the_newest_hundred_and_none_older_than_30_days
     assert oldest >= (TODAY - dt.timedelta(days=suggest.MAX_AGE_DAYS)).isoformat()
     newest = sorted((v["date"] for v in entries.values()), reverse=True)[:100]
     assert sorted(v["date"] for v in kept.values()) == sorted(newest)
-    assert (vault / "state/anchor-suggestions.json").stat().st_size < 20_000
+    assert (vault / "state/machine.json").stat().st_size < 20_000
 
 
 def test_the_report_drops_what_is_anchored_gone_masked_or_of_an_archived_lesson(
@@ -62,9 +62,9 @@ def test_the_report_drops_what_is_anchored_gone_masked_or_of_an_archived_lesson(
         f"projects/shop/memory/{n}.md": {"paths": paths, "session": "s", "date": "2026-12-01"}
         for n in ("live", "old", "missing")
     }
-    (vault / "state/anchor-suggestions.json").write_text(
-        json.dumps({"version": 1, "entries": entries})
-    )
+    machine = vault / "state/machine.json"  # beside the repository's path there
+    kept = json.loads(machine.read_text())
+    machine.write_text(json.dumps({**kept, "anchor_suggestions": entries}))
     got = suggest.for_report(vault, {})
     # src/cart.py is anchored (by a definition in it) and gone.py never was there
     assert got == [suggest.Suggestion("projects/shop/memory/live.md", "live", ("src/config.py",))]

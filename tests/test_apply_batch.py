@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import snapshot
 
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.batch import run_batch
 from vaultkeeper.apply.review import review
 from vaultkeeper.cli import cli

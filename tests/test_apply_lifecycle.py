@@ -11,7 +11,7 @@ from conftest import snapshot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.lifecycle import status_edit

@@ -18,11 +18,10 @@ from conftest import run_vaultkeeper, snapshot
 from pty_helper import run_on_pty, vaultkeeper_argv
 
 from vaultkeeper import config
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision, Outcome
-from vaultkeeper.apply.merge import carry_out
-from vaultkeeper.apply.merge_plan import MergePlan
+from vaultkeeper.apply.merge import MergePlan, carry_out
 from vaultkeeper.apply.review import NO, review
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import GateRefused

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.apply.merge_plan import plan
+from vaultkeeper.apply.merge import plan
 
 
 def entry(name: str, kind: str, extra: str) -> str:

@@ -14,11 +14,12 @@ from conftest import snapshot
 from pty_helper import run_on_pty, vaultkeeper_argv
 
 from vaultkeeper import config
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
-from vaultkeeper.index import delta, quick
+from vaultkeeper.index import delta
+from vaultkeeper.index import delta as quick
 
 ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2026-10-01\n"
 BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2025-01-01\n"
@@ -211,7 +212,7 @@ def test_an_unreadable_index_refuses_the_prune_before_any_write(
 def test_an_index_that_fails_after_the_write_is_reported_not_hidden(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing(vault: Path, *, check: bool = False, keep: object = None) -> None:
+    def failing(vault: Path, *, check: bool = False, keep: object = None, **_: object) -> None:
         if not check:
             raise OSError(28, "No space left on device", str(vault / "_index.md"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.decision import Decision
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from conftest import snapshot
 from pty_helper import run_on_pty
 
-from vaultkeeper.apply import queue
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.review import Item, is_terminal, is_yes, parse_answer, review
 from vaultkeeper.cli import cli
 

@@ -3,7 +3,7 @@ is ours; a person's own edits merge as git merges them (conflicts included)."""
 
 from __future__ import annotations
 
-from vaultkeeper.apply.skillmerge import is_skill_path, merge_skill_bytes
+from vaultkeeper.apply.notemerge import is_skill_path, merge_skill_bytes
 
 
 def skill(date: str, count: int, *evidence: str, extra: str = "") -> bytes:

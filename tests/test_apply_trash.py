@@ -12,7 +12,8 @@ from conftest import snapshot
 from pty_helper import run_on_pty
 
 from tests.conftest import MakeVault
-from vaultkeeper.apply import prune, queue
+from vaultkeeper.apply import journal as queue
+from vaultkeeper.apply import prune
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli

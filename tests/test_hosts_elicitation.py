@@ -1,7 +1,7 @@
 """Which Claude Code settings files configure a hook able to answer an MCP dialog.
 
 The host's dialog for a deletion (`hooks install claude-code --mcp --dialog`) is refused
-while one does (mcp/dialog.py); these are the files and forms that count.
+while one does (hosts/elicitation.py); these are the files and forms that count.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper.hosts.elicitation import answering
-from vaultkeeper.mcp.dialog import CODEX_NEVER, OFF, refusal
+from vaultkeeper.hosts.elicitation import CODEX_NEVER, OFF, answering, refusal
 
 HOOK = {"hooks": [{"type": "command", "command": "answer.sh"}]}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import stat
 import subprocess
@@ -294,14 +295,39 @@ def test_cron_install_adds_one_marked_line_and_keeps_the_rest(
     argv = shlex.split(fields[5], comments=True)  # as sh reads it
     assert Path(argv[0]).is_absolute() and os.access(argv[0], os.X_OK)
     assert argv[1:4] == ["--vault", str(vault.resolve()), "scan"]
-    log = vault.resolve() / config.STATE_DIR / config.CRON_LOG_FILE
-    assert argv[4:] == [f">>{log}", "2>&1"]
+    log = vault.resolve() / config.STATE_DIR / config.HOOK_LOG_FILE
+    stamp = 'sed "s/^/$(date -u +\\%Y-\\%m-\\%dT\\%H:\\%M:\\%SZ) cron: /"'
+    assert fields[5].split(" 2>&1 | ", 1)[1].startswith(f"{stamp} >>{log} ")
+    assert argv[4:7] == ["2>&1", "|", "sed"]
     assert line.endswith(f" {config.CRON_MARKER} {vault.resolve()}")
     assert (vault / config.STATE_DIR).is_dir()
     # idempotent: the second install does not even rewrite the table
     again = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
     assert again.exit_code == 0 and "(unchanged)" in again.stdout
     assert table.read_text() == text and writes(table) == 1
+
+
+def test_an_older_cron_line_keeps_working_until_install_rewrites_it_to_hooks_log(
+    runner: CliRunner, make_vault: MakeVault, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    """A line of an older version sends the scan's output to state/cron.log: it is still
+    ours (hooks status lists it), and `hooks install cron` updates it in place, keeping its
+    schedule; the old log file is left as it was, not one line lost."""
+    table, env = crontab
+    vault = make_vault().resolve()
+    state = vault / config.STATE_DIR
+    old_log = state / "cron.log"
+    state.mkdir(exist_ok=True)
+    old_log.write_text("vaultkeeper: scan done\n")
+    old = f"0 6 * * * /usr/bin/vaultkeeper --vault {vault} scan >>{old_log} 2>&1"
+    table.write_text(f"{EXISTING}{old} {config.CRON_MARKER} {vault}\n")
+    listed = json.loads(run(runner, "hooks", "status", "--json", env=env).stdout)
+    assert [e["vault"] for e in listed["cron"]] == [str(vault)]
+    result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
+    assert result.exit_code == 0 and "updated 0 6 * * * " in result.stdout, result.output
+    (line,) = table.read_text()[len(EXISTING) :].splitlines()
+    assert line.startswith("0 6 * * * ") and f">>{state / config.HOOK_LOG_FILE} " in line
+    assert "cron.log" not in line and old_log.read_text() == "vaultkeeper: scan done\n"
 
 
 def test_cron_schedule_print_and_uninstall(
@@ -442,7 +468,9 @@ def test_hooks_status_says_what_is_installed_where(
     )
     log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
     log.write_text("2026-11-01T00:00:00Z session-end: old\n2026-11-02T00:00:00Z session-end: new\n")
-    text = run(runner, "--vault", vault, *args, env={**env, "HOME": str(tmp_path)})
+    # a home of its own: the fallback log of other tests' hooks is not this vault's
+    own = {**env, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state-home")}
+    text = run(runner, "--vault", vault, *args, env=own)
     assert text.stdout.endswith(f"hook log     {log}: 2026-11-02T00:00:00Z session-end: new\n")
     log.unlink()
     data = json.loads(run(runner, *args, "--json", env=env).stdout)  # no vault needed
@@ -460,7 +488,7 @@ def test_the_cron_line_runs_with_cron_s_bare_environment(
     """Cron runs the command with sh, a bare PATH and another working directory."""
     vault = make_vault()
     printed = run(runner, "--vault", vault, "hooks", "install", "cron", "--print")
-    command = printed.stdout.strip().split(None, 5)[5]
+    command = printed.stdout.strip().split(None, 5)[5].replace("\\%", "%")  # as cron does
     done = subprocess.run(
         ["/bin/sh", "-c", command],
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/sh"},
@@ -470,8 +498,13 @@ def test_the_cron_line_runs_with_cron_s_bare_environment(
         timeout=60,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    log = (vault / config.STATE_DIR / config.CRON_LOG_FILE).read_text()
-    assert f"{config.SUMMARY_PREFIX} prune candidates 0 |" in log
+    log = (vault / config.STATE_DIR / config.HOOK_LOG_FILE).read_text()
+    assert re.search(
+        rf"^\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ cron: {config.SUMMARY_PREFIX} prune candidates 0 \|",
+        log,
+        re.M,
+    ), log
+    assert all(" cron: " in line for line in log.splitlines())  # every line says cron wrote it
     assert '"state": "idle"' in (vault / config.STATE_DIR / config.STATE_FILE).read_text()
 
 

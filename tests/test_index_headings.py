@@ -175,15 +175,24 @@ _LINE = st.one_of(
     _TEXT.map(lambda t: f"  # {t}"),
     _TEXT.map(lambda t: f"> # {t}"),
     _TEXT.map(lambda t: f"#{t}"),
+    _TEXT.map(lambda t: f"1. # {t}"),
+    _TEXT.map(lambda t: f"{t} ^blk"),
+    _TEXT.map(lambda t: f"- {t} ^Blk"),
+    _TEXT.map(lambda t: f"`{t} ^blk`"),
     _TEXT,
     _TEXT.map(lambda t: f"- {t}"),
     st.sampled_from(["```", "~~~", "````", "  ```", "    ```", "``` py", "```a`b", "", "===",
-                     "---", "<div>", "</div>", "> quote", "1. item", "\t# tab"]),
+                     "---", "<div>", "</div>", "> quote", "1. item", "\t# tab", "^blk"]),
 )  # fmt: skip
+_ASKED = st.one_of(
+    _TEXT,
+    st.tuples(_TEXT, _TEXT).map("#".join),
+    st.sampled_from(["^blk", "^BLK", "^other", "^"]),
+)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(_LINE, max_size=12), _TEXT)
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_LINE, max_size=12), _ASKED)
 @example(["- # alpha", "  ```", "```", "# Beta"], "alpha")  # a fence opened in a list item
 def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
     body = "\n".join(lines) + "\n"
@@ -202,6 +211,12 @@ def test_the_glance_settles_plain_notes_and_leaves_the_rest() -> None:
     assert quick_missing(plain, "Deploy") == "no heading 'Deploy'"
     fenced = _glance("```\n# not a heading\n```\n# Real\n")
     assert quick_missing(fenced, "Real") is None
-    assert quick_missing(fenced, "not a heading") is True  # words there: mistune decides
-    assert quick_missing(_glance("<div>\n# x\n</div>\n"), "x") is True
-    assert quick_missing(plain, "Setup#Run it") is True and quick_missing(plain, "^id") is True
+    assert quick_missing(fenced, "not a heading") == "no heading 'not a heading'"
+    assert quick_missing(_glance("<div>\n# x\n</div>\n"), "x") is True  # mistune decides
+    assert quick_missing(_glance("> # x\n"), "x") is True
+    assert quick_missing(_glance("Title\n===\n"), "Title") is True
+    assert quick_missing(plain, "Setup#Run it") is None
+    assert quick_missing(plain, "Run it#Setup") == "no heading 'Setup' after heading 'Run it'"
+    assert quick_missing(plain, "^id") == "no block ^id"  # no "^id" in the text at all
+    assert quick_missing(_glance("Text ^id\n"), "^id") is None  # ends a plain paragraph
+    assert quick_missing(_glance("Text `^id`\n"), "^id") is True  # code: mistune decides

@@ -84,8 +84,8 @@ def test_a_claude_code_session_that_wrote_a_lesson_suggests_what_it_read_and_edi
         f"suggested anchors for rounding ({ENTRY}): src/config.py, web/app.js, src/cart.py; "
         f"accept: {accept}"
     ) in out.output.splitlines()
-    kept = json.loads((vault / "state/anchor-suggestions.json").read_text())
-    assert kept["entries"][ENTRY]["paths"] == ["src/config.py", "web/app.js", "src/cart.py"]
+    kept = json.loads((vault / "state/machine.json").read_text())["anchor_suggestions"]
+    assert kept[ENTRY]["paths"] == ["src/config.py", "web/app.js", "src/cart.py"]
 
     scan = run(vault, "scan", "--force")
     line = next(x for x in scan.output.splitlines() if x.startswith("suggest "))
@@ -154,7 +154,8 @@ def test_a_dry_run_suggests_nothing_and_writes_nothing(
     transcript = claude_transcript(tmp_path / "s.jsonl", top, vault, calls)
     out = run(vault, "ingest", "--dry-run", str(transcript))
     assert out.exit_code == 0 and "suggested" not in out.output
-    assert not (vault / "state/anchor-suggestions.json").exists()
+    machine = vault / "state/machine.json"
+    assert not machine.exists() or "anchor_suggestions" not in json.loads(machine.read_text())
     assert "suggested anchors for rounding" in run(vault, "ingest", str(transcript)).output
 
 

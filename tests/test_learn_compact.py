@@ -153,7 +153,7 @@ def test_use_reads_the_usage_log_once(
     assert len(opened) == 1, len(opened)
     monkeypatch.setattr(uses, "read_lines", real)
     # what the one read gives decay is what decay's own read of the log gives
-    from vaultkeeper.learn.seen import read_log
+    from vaultkeeper.learn.count import read_log
     from vaultkeeper.upkeep.decay import load_usage
 
     log, usage = read_log(vault), load_usage(vault)

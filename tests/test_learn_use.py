@@ -174,7 +174,7 @@ def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
     vault = make_vault({"patterns/registry.md": "### a\n**success count:** 1\n"})
     with writer_lock(vault):  # re-entrant: a caller holding the lock may record a use
         record_use(vault, "a", TODAY)
-    assert (vault / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()
+    assert not (vault / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()  # outside
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
 
 

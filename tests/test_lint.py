@@ -331,12 +331,12 @@ def test_paths_limit_what_is_reported(make_vault: MakeVault, runner: CliRunner) 
 
 
 def test_lint_never_writes_without_fix(make_vault: MakeVault, runner: CliRunner) -> None:
-    """Nothing but its own figures for `status` (state/lint-summary.json)."""
+    """Nothing but its own figures for `status` (a row of state/vaultkeeper.db)."""
     vault = vault_with(make_vault, {"a.md": entry(body="x \u2014 y\n", holdout_until="2026-01-01")})
     before = snapshot(vault, skip_state=False)
     assert run(runner, vault).exit_code == 1
     after = snapshot(vault, skip_state=False)
-    assert after.pop(f"{config.STATE_DIR}/{config.LINT_SUMMARY_FILE}", None) is not None
+    assert after.pop(f"{config.STATE_DIR}/{config.DB_FILE}", None) is not None
     assert after == before
 
 

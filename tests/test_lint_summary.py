@@ -1,12 +1,13 @@
-"""state/lint-summary.json: a whole-vault `lint` keeps its counts, `status` shows them with
-their age while less than a day old; missing, older, corrupt or foreign, status lints the
-vault itself and keeps the figures (issue 36: a vault nobody runs `lint` on still shows
-current figures), never a traceback."""
+"""The lint's figures in state/vaultkeeper.db: a whole-vault `lint` keeps its counts,
+`status` shows them with their age while less than a day old; missing (the database
+deleted), older or unreadable, status lints the vault itself and keeps the figures
+(issue 36: a vault nobody runs `lint` on still shows current figures), never a traceback."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,21 @@ def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(clock, "real_now", lambda: NOW)
 
 
-def summary_file(vault: Path) -> Path:
-    return vault / config.STATE_DIR / config.LINT_SUMMARY_FILE
+def db_file(vault: Path) -> Path:
+    return vault / config.STATE_DIR / config.DB_FILE
+
+
+def kept(vault: Path) -> dict[str, Any] | None:
+    """The figures the last whole-vault lint kept, or None."""
+    if not db_file(vault).is_file():
+        return None
+    conn = sqlite3.connect(db_file(vault))
+    try:
+        conn.row_factory = sqlite3.Row
+        row = conn.execute("SELECT * FROM lint_summary").fetchone()
+    finally:
+        conn.close()
+    return None if row is None else dict(row)
 
 
 def lint(vault: Path, *args: str) -> None:
@@ -57,15 +71,14 @@ def test_no_lint_yet_is_linted_by_status_and_kept(vault: Path) -> None:
     for row in got.values():
         assert (row["figure"], row["shown"], row["verdict"]) == (0, "0", "ok")
         assert row["detail"] == "lint 0 min ago"
-    assert json.loads(summary_file(vault).read_text())["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert kept(vault)["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")  # type: ignore[index]
 
 
 def test_status_shows_the_last_lint_and_its_age(vault: Path) -> None:
     (vault / "projects" / "a").mkdir(parents=True)
     (vault / "projects" / "a" / "stray.md").write_text(STRAY)
     lint(vault)
-    saved = json.loads(summary_file(vault).read_text())
-    assert saved["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert kept(vault)["made"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")  # type: ignore[index]
     code, got = rows(vault)
     assert code == 1  # the lint's error still fails status, as when status ran it
     assert {n: (r["figure"], r["verdict"]) for n, r in got.items()} == {
@@ -88,9 +101,12 @@ def test_the_figure_is_the_last_lints_until_the_next(vault: Path) -> None:
 
 
 def _aged(vault: Path, age: dt.timedelta) -> None:
-    data = json.loads(summary_file(vault).read_text())
-    data["made"] = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
-    summary_file(vault).write_text(json.dumps(data))
+    conn = sqlite3.connect(db_file(vault))
+    with conn:
+        conn.execute(
+            "UPDATE lint_summary SET made = ?", ((NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ"),)
+        )
+    conn.close()
 
 
 def test_a_lint_under_a_day_old_says_how_old_and_an_older_one_is_done_again(
@@ -108,48 +124,40 @@ def test_a_lint_under_a_day_old_says_how_old_and_an_older_one_is_done_again(
     assert got["lint_errors"]["detail"] == "lint 0 min ago; see: vaultkeeper lint"
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        "not json {",
-        "[]",
-        '{"format": 99, "made": "2026-01-01T00:00:00Z"}',
-        '{"format": 1, "made": "yesterday", "files": 1, "errors": 0, "links": 0,'
-        ' "link_errors": 0, "orphans": 0}',
-        '{"format": 1, "made": "2026-01-01T00:00:00Z", "files": 1, "errors": "many",'
-        ' "links": 0, "link_errors": 0, "orphans": 0}',
-        '{"format": 1, "made": "2026-01-01T00:00:00Z", "files": 1, "errors": -1,'
-        ' "links": 0, "link_errors": 0, "orphans": 0}',
-        b"\xff\xfe",
-    ],
-)
-def test_a_corrupt_summary_is_linted_again_and_written_afresh(
-    vault: Path, body: str | bytes
-) -> None:
-    path = summary_file(vault)
-    if isinstance(body, bytes):
-        path.write_bytes(body)
-    else:
-        path.write_text(body)
+def test_a_deleted_database_is_linted_again_with_the_figures_true(vault: Path) -> None:
+    lint(vault)
+    (vault / "projects" / "a").mkdir(parents=True)
+    (vault / "projects" / "a" / "stray.md").write_text(STRAY)  # written after the lint
+    _aged(vault, dt.timedelta(hours=2))
+    db_file(vault).unlink()  # derived: a person may delete it at any moment
+    code, got = rows(vault)
+    assert code == 1 and got["lint_errors"]["figure"] == 2  # linted now, not a stale "0"
+    assert got["lint_errors"]["detail"] == "lint 0 min ago; see: vaultkeeper lint"
+    assert kept(vault)["errors"] == 1  # type: ignore[index]  # kept again
+
+
+@pytest.mark.parametrize("body", [b"not a database", b"\xff\xfe", b""])
+def test_an_unreadable_database_is_linted_again_and_made_afresh(vault: Path, body: bytes) -> None:
+    db_file(vault).write_bytes(body)
     code, got = rows(vault)
     assert code == 0
     for row in got.values():
         assert (row["figure"], row["verdict"], row["detail"]) == (0, "ok", "lint 0 min ago")
-    assert json.loads(path.read_text())["format"] == 1  # derived: made again, no loss
+    assert kept(vault) is not None  # derived: made again, no loss
 
 
 def test_a_folder_in_its_place_is_no_crash(vault: Path) -> None:
-    summary_file(vault).mkdir()
+    db_file(vault).mkdir()
     code, got = rows(vault)
     assert code == 0 and got["orphans"]["verdict"] == "ok"  # linted here, nothing kept
-    assert summary_file(vault).is_dir()
+    assert db_file(vault).is_dir()
 
 
 def test_a_partial_lint_keeps_no_summary(vault: Path) -> None:
     lint(vault, "--select", "VK3")
     lint(vault, "--ignore", "VK303")
     lint(vault, "projects")
-    assert not summary_file(vault).exists()
+    assert kept(vault) is None
 
 
 def test_an_index_made_after_the_lint_has_its_orphans_not_yet(make_vault: MakeVault) -> None:
@@ -157,7 +165,7 @@ def test_an_index_made_after_the_lint_has_its_orphans_not_yet(make_vault: MakeVa
     (vault / config.INDEX_FILE).unlink()
     (vault / config.STATE_DIR).mkdir(exist_ok=True)
     lint(vault)
-    assert json.loads(summary_file(vault).read_text())["orphans"] is None
+    assert kept(vault)["orphans"] is None  # type: ignore[index]
     _, got = rows(vault)
     assert got["orphans"]["shown"] == "skipped: no _index.md"
     build_index(vault)
@@ -175,15 +183,17 @@ def test_a_vault_without_state_is_linted_by_status_and_left_clean(make_vault: Ma
     assert not (vault / config.STATE_DIR).exists()
 
 
-def test_a_summary_symlinked_out_of_the_vault_is_not_read(vault: Path, tmp_path: Path) -> None:
+def test_a_database_symlinked_out_of_the_vault_is_not_read(vault: Path, tmp_path: Path) -> None:
     lint(vault)
-    outside = tmp_path / "elsewhere.json"
-    outside.write_bytes(summary_file(vault).read_bytes())  # a valid summary, out of the vault
-    summary_file(vault).unlink()
-    summary_file(vault).symlink_to(outside)
+    outside = tmp_path / "elsewhere.db"
+    outside.write_bytes(db_file(vault).read_bytes())  # valid figures, out of the vault
+    db_file(vault).unlink()
+    db_file(vault).symlink_to(outside)
+    conn = sqlite3.connect(outside)
+    with conn:
+        conn.execute("UPDATE lint_summary SET errors = 7")  # what a read would show
+    conn.close()
     before = outside.read_bytes()
-    data = json.loads(before)
-    outside.write_text(json.dumps({**data, "errors": 7}))  # what a read would show
     code, got = rows(vault)
     assert got["lint_errors"]["figure"] == 0 and code == 0  # linted here, not read there
-    assert json.loads(outside.read_text())["errors"] == 7  # and nothing written through it
+    assert outside.read_bytes() == before  # and nothing written through it

@@ -1,5 +1,5 @@
 """The front (vaultkeeper/mcp/front.py): which opening requests it answers from the SDK's
-shipped answers (opening.py), and what it keeps, in order, for the SDK."""
+shipped answers, and what it keeps, in order, for the SDK."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from vaultkeeper.mcp.front import (
     Front,
     Item,
     Loaded,
+    Opening,
+    canonical,
     kind,
     parse,
     run,
 )
-from vaultkeeper.mcp.opening import Opening, canonical
 
 OLD, NEW = "2025-06-18", "2026-07-28"
 CLIENT = {"name": "t", "version": "1"}

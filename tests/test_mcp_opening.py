@@ -1,6 +1,6 @@
 """The SDK's answers shipped with vaultkeeper (vaultkeeper/mcp/opening.json): what the
 installed SDK answers today, used only with the SDK's minor version they were made with;
-and the hand-over's check of them (handover.py)."""
+and the hand-over's check of them (start.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper.mcp import handover, opening
+from vaultkeeper.mcp import front, start
 from vaultkeeper.mcp.front import Drop
 
 pytest.importorskip("mcp")
@@ -30,20 +30,20 @@ def _maker():  # type: ignore[no-untyped-def]
 def test_the_shipped_answers_are_what_the_installed_sdk_answers() -> None:
     """After a change to a tool, an instruction or the SDK: python tools/mcp_opening.py."""
     maker = _maker()
-    assert opening.FILE.read_text(encoding="utf-8") == maker.text(maker.build()), (
+    assert front.FILE.read_text(encoding="utf-8") == maker.text(maker.build()), (
         "vaultkeeper/mcp/opening.json is out of date: run python tools/mcp_opening.py"
     )
 
 
 def test_they_are_used_with_the_sdk_version_they_were_made_with_only(tmp_path: Path) -> None:
-    made_with = json.loads(opening.FILE.read_text())["sdk"]
+    made_with = json.loads(front.FILE.read_text())["sdk"]
     assert made_with == "mcp-2.3."
-    found = opening.load(sdk="mcp-2.3.7")
+    found = front.load(sdk="mcp-2.3.7")
     assert found is not None and "tools" in found.result("tools/list", "2025-06-18")
     assert found.result("tools/list", "2099-01-01") is None
-    assert opening.load(sdk="mcp-2.4.0") is None and opening.load(sdk="mcp-3.0.0") is None
-    assert opening.installed_sdk() is not None
-    assert opening.load() is not None  # the installed SDK is the one they were made with
+    assert front.load(sdk="mcp-2.4.0") is None and front.load(sdk="mcp-3.0.0") is None
+    assert front.installed_sdk() is not None
+    assert front.load() is not None  # the installed SDK is the one they were made with
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def test_they_are_used_with_the_sdk_version_they_were_made_with_only(tmp_path: P
 def test_a_damaged_file_gives_no_answers(tmp_path: Path, text: str) -> None:
     file = tmp_path / "opening.json"
     file.write_text(text)
-    assert opening.load(file, sdk="mcp-2.3.0") is None
+    assert front.load(file, sdk="mcp-2.3.0") is None
 
 
 def _copied(lines: list[bytes], drops: list[Drop]) -> tuple[bytes, str]:
@@ -66,14 +66,14 @@ def _copied(lines: list[bytes], drops: list[Drop]) -> tuple[bytes, str]:
         os.write(write_sdk, line)
     os.close(write_sdk)
     errors: list[str] = []
-    real = handover.sys.stderr
-    handover.sys.stderr = type("Err", (), {"write": errors.append, "flush": lambda self: None})()
+    real = start.sys.stderr
+    start.sys.stderr = type("Err", (), {"write": errors.append, "flush": lambda self: None})()
     try:
-        worker = threading.Thread(target=handover._copy, args=(read_sdk, write_host, drops, end))
+        worker = threading.Thread(target=start._copy, args=(read_sdk, write_host, drops, end))
         worker.start()
         worker.join()
     finally:
-        handover.sys.stderr = real
+        start.sys.stderr = real
     os.close(write_host)
     with open(read_host, "rb") as got:
         return got.read(), "".join(errors)

@@ -147,7 +147,7 @@ def test_the_journal_names_the_host_s_dialog_never_a_person(sample: Path) -> Non
     async def host(message: str, schema: Any) -> Any:
         return SimpleNamespace(action="accept", data=schema(name=BLOCK))
 
-    from vaultkeeper.mcp.dialog import host_label
+    from vaultkeeper.hosts.elicitation import host_label
 
     confirm = mcp_prune.in_dialog(host, 5.0, host_label("codex-mcp-client"))
 

@@ -123,7 +123,7 @@ def test_restore_refuses_when_the_folder_is_no_longer_adopted(
     vk(vault, "native", "adopt", "--cwd", WEB)
     run_on_pty(["--vault", str(vault), "native", "prune", "src-web/old-port.md"], ["y"], PROMPT)
     trash_id = str(next(r["id"] for r in journal(vault) if r["outcome"] == "act"))
-    os.unlink(vault / "state" / "native.json")
+    os.unlink(vault / "state" / "machine.json")
     code, _, err = vk(vault, "restore", trash_id)
     assert code != 0
     assert "its auto-memory folder is not adopted here" in err

@@ -37,7 +37,7 @@ def test_adopt_all_finds_every_project_folder(home: Path, make_vault: MakeVault)
         f"adopted src-api: {home}/.claude/projects/-src-api/memory",
         f"adopted src-web: {home}/.claude/projects/-src-web/memory",
     ]
-    state = json.loads((vault / "state" / "native.json").read_text())
+    state = json.loads((vault / "state" / "machine.json").read_text())
     assert [f["project"] for f in state["folders"]] == ["src-api", "src-web"]
 
 
@@ -61,7 +61,7 @@ def test_adopting_a_folder_that_is_not_there_refuses_and_writes_nothing(
         err.strip()
         == f"vaultkeeper: error: {home / 'nope'}: not an auto-memory folder (no such directory)"
     )
-    assert not (vault / "state" / "native.json").exists()
+    assert not (vault / "state" / "machine.json").exists()
     code, _, err = vk(vault, "native", "adopt")
     assert code == 2 and "name a folder, --cwd DIR or --all" in err
 

@@ -19,7 +19,7 @@ import pytest
 
 from vaultkeeper import config
 from vaultkeeper.hosts import plugins as hostplugins
-from vaultkeeper.learn.hostlines import vault_tool
+from vaultkeeper.learn.transcripts import vault_tool
 
 REPO = Path(__file__).resolve().parent.parent
 PLUGINS = REPO / "plugins"

@@ -23,7 +23,7 @@ from tests import host_fixtures
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.hosts.hooks import find_program
-from vaultkeeper.scan.lookup import refresh, want
+from vaultkeeper.search.index import refresh, want
 from vaultkeeper.store import db
 from vaultkeeper.store.uses import read_events
 
@@ -364,7 +364,7 @@ def test_the_hook_imports_no_click_yaml_or_site(vault: Path) -> None:
         "yaml",
         "mistune",
         "site",
-        "vaultkeeper.scan.lookup",
+        "vaultkeeper.search.index",
         "vaultkeeper.store.secrets",
     }
     assert not loaded & heavy, loaded  # the served text was masked when its row was made

@@ -323,8 +323,8 @@ def test_random_merges_are_gits_merge_with_counters_by_the_rules(
 
     spec_normalised(b, o, t, sides)
     # a block new on a side (or on both, the same once its counters are merged) is put
-    # back whole after the merge (mergefresh.py): the rest is git's merge; the block is
-    # there once, with its counters
+    # back whole after the merge (registry/merge.py set_aside): the rest is git's merge;
+    # the block is there once, with its counters
     new = None
     for state in [x for x in (o, t) if "eps" in x]:
         body, count, day, _ = state.pop("eps")

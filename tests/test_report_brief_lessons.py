@@ -25,7 +25,7 @@ MEMORY = f"{config.PROJECTS_DIR}/p/{config.MEMORY_SUBDIR}"
 
 
 def lesson(name: str, description: str, extra: str = "") -> str:
-    # a double-quoted value with an escape: quickmeta leaves it to YAML
+    # a double-quoted value with an escape
     return (
         f'---\nname: {name}\ndescription: "{description}\\u00e9"\ntype: feedback\n'
         f"status: active\n{extra}---\n\nBody of {name}.\n"

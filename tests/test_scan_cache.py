@@ -25,7 +25,7 @@ from vaultkeeper.registry.keptheads import CachedHead
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import classify as scan
 from vaultkeeper.store import db, model
-from vaultkeeper.upkeep import dup_pairs as duppairs
+from vaultkeeper.upkeep import duplicates as duppairs
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 DB = Path(config.STATE_DIR) / config.DB_FILE
@@ -325,9 +325,13 @@ def test_pairs_are_reused_until_a_name_or_description_changes(
     vault = make_vault(files)
     calls: list[int] = []
     real = duppairs.pairs_by_group
-    monkeypatch.setattr(
-        duppairs, "pairs_by_group", lambda items: calls.append(len(items)) or real(items)
-    )
+
+    def noting(items: Any, *threshold: float) -> Any:
+        if not threshold:  # the scan's pass (find_pairs, for the uncached run, passes it)
+            calls.append(len(items))
+        return real(items, *threshold)
+
+    monkeypatch.setattr(duppairs, "pairs_by_group", noting)
     first = run(vault)
     assert len(first["duplicates"]) == 1 and calls == [14]  # the blocks and project p's lessons
     assert run(vault) == first and calls == [14]  # nothing changed: not sought again
@@ -404,7 +408,7 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
 ) -> None:
     import random
 
-    from vaultkeeper.upkeep import dup_delta as dupdelta
+    from vaultkeeper.upkeep import duplicates as dupdelta
 
     # a registry big enough for its pairs to be redone from the words kept in the cache
     monkeypatch.setattr(config, "DUP_DELTA_MIN", 20)
@@ -666,7 +670,7 @@ def test_a_big_project_left_alone_keeps_its_words(
     entries being built; its words (what redoing only its changed entries needs) were
     dropped with it, so its next edit redid the whole group."""
     from vaultkeeper import config
-    from vaultkeeper.upkeep import dup_delta as dupdelta
+    from vaultkeeper.upkeep import duplicates as dupdelta
 
     monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
     redone: list[bool] = []

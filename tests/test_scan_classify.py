@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import CORPORA, MakeVault, recall_on, snapshot
+from tests.conftest import MakeVault, recall_on, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
 from vaultkeeper.scan import guards as state
-from vaultkeeper.store import quickmeta
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
@@ -32,7 +31,7 @@ STATE_KEYS = ["state", "lastCompleted", "lastTriggered", "cooldownMs", "pid", "p
 VK = shutil.which("vaultkeeper") or "vaultkeeper"
 
 # what the end of a scan writes for the recall hook: the full-text index in the derived
-# store (vaultkeeper/scan/lookup.py), with SQLite's own companion files
+# store (vaultkeeper/search/index.py), with SQLite's own companion files
 RECALL_FILES = ("vaultkeeper.db", "vaultkeeper.db-wal", "vaultkeeper.db-shm")
 
 
@@ -252,26 +251,6 @@ def test_a_count_too_long_for_int_is_a_problem_never_a_candidate(make_vault: Mak
     ]
 
 
-def _classify_with_yaml_only(monkeypatch: pytest.MonkeyPatch, vault: Path) -> Report:
-    with monkeypatch.context() as m:
-        m.setattr(quickmeta, "read_keys", lambda *_a, **_k: None)
-        m.setattr(quickmeta, "read_front", lambda *_a, **_k: None)
-        return scan.classify(vault, NOW)
-
-
-def test_fast_path_gives_the_same_report_as_yaml(
-    spec_vault: Path, sample: Path, make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    corpus = CORPORA / "kepano-obsidian"
-    files: dict[str, str | bytes] = {}
-    if corpus.is_dir():  # every note of a real vault, as if it were memory
-        for i, path in enumerate(sorted(corpus.rglob("*.md"))):
-            files[f"projects/k/memory/{i:03d}.md"] = path.read_bytes()
-    kepano = make_vault(files)
-    for vault in (spec_vault, sample, kepano):
-        assert scan.classify(vault, NOW) == _classify_with_yaml_only(monkeypatch, vault)
-
-
 # -- the command ------------------------------------------------------------------------
 
 
@@ -364,7 +343,7 @@ def test_with_the_recall_on_the_scan_keeps_its_index(runner: CliRunner, sample: 
     for _ in range(2):
         assert run(runner, sample, "--force")[0] == 0
     names = {p.name for p in (sample / "state").iterdir()}
-    assert "vaultkeeper.db" in names  # the full-text index (scan/lookup.py)
+    assert "vaultkeeper.db" in names  # the full-text index (search/index.py)
     assert not [n for n in names if n.startswith("recall-lookup")]  # no table of its own
     with db.connect(sample) as conn:
         lessons = conn.execute("SELECT count(*) FROM search_entries WHERE lesson = 1")
@@ -377,7 +356,7 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
     probe = (
         "import sys; from vaultkeeper.entry import main; sys.argv[1:] = ARGS\n"
         "try: main()\nexcept SystemExit: pass\n"
-        "print(*(m in sys.modules for m in ('vaultkeeper.scan.lookup',"
+        "print(*(m in sys.modules for m in ('vaultkeeper.search.index',"
         " 'vaultkeeper.anchors.suggest', 'vaultkeeper.native.summary')), file=sys.stderr)"
     )
     args = ["--vault", str(sample), "scan", "--force"]
@@ -389,8 +368,8 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
 
     assert loaded() == "False False False"
     recall_on(sample)
-    (sample / "state" / config.REPOSITORIES_STATE_FILE).write_text("{}")
-    (sample / "state" / config.NATIVE_STATE_FILE).write_text("{}")
+    machine = {"repositories": {"0" * 40: "/nowhere"}, "folders": [{"project": "p", "path": "/x"}]}
+    (sample / "state" / config.MACHINE_FILE).write_text(json.dumps(machine))
     assert loaded() == "True True True"
 
 
@@ -453,7 +432,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
         time.sleep(5)  # the handler raises long before this ends
         raise AssertionError("not interrupted")
 
-    monkeypatch.setattr(scan, "classify", interrupted)
+    monkeypatch.setattr(scan, "classify_and_keep", interrupted)
     code, out, err = run(runner, live_vault)
     assert seen == {"state": "in-progress", "lock": f"{os.getpid()}\n"}
     assert (code, out) == (128 + signum, "")
@@ -472,7 +451,7 @@ def test_an_error_mid_scan_releases_the_lock(
     def boom(vault: Path, now: dt.datetime, cache: object = None) -> Report:
         raise OSError(5, "Input/output error", str(vault / "x.md"))
 
-    monkeypatch.setattr(scan, "classify", boom)
+    monkeypatch.setattr(scan, "classify_and_keep", boom)
     code, _, err = run(runner, live_vault)
     assert code == 1 and "Input/output error" in err
     assert not (live_vault / "state" / config.LOCK_DIR).exists()
@@ -724,3 +703,29 @@ def test_the_scan_command_exits_0_with_the_problem(make_vault: MakeVault) -> Non
     later = CliRunner().invoke(cli, ["--vault", str(vault), "report", "--json"], env=env)
     report = json.loads(later.stdout)
     assert len(report["problems"]) == 2
+
+
+def test_classify_never_writes_and_the_scans_run_says_it_does(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``classify`` with the scan's rows (and a repository tied, so the anchors are
+    checked) writes nothing; the scan's own run is ``classify_and_keep``, which writes
+    the scan's rows and the anchors'."""
+    from vaultkeeper.anchors import suggest
+    from vaultkeeper.scan import cache as scancache
+
+    (sample / "state" / config.MACHINE_FILE).write_text(
+        json.dumps({"repositories": {"0" * 40: "/nowhere"}})
+    )
+    saved: list[str] = []
+    real_rows, real_anchors = scancache.save, suggest.save_cache
+    monkeypatch.setattr(scancache, "save", lambda *a: saved.append("rows") or real_rows(*a))
+    monkeypatch.setattr(
+        suggest, "save_cache", lambda *a: saved.append("anchors") or real_anchors(*a)
+    )
+    before = sorted(os.listdir(sample / "state"))
+    report = scan.classify(sample, NOW, scancache.ScanCache())
+    assert saved == [] and sorted(os.listdir(sample / "state")) == before
+    assert scan.classify_and_keep(sample, NOW, scancache.ScanCache()) == report
+    assert saved == ["anchors", "rows"]
+    assert config.DB_FILE in os.listdir(sample / "state")

@@ -1,10 +1,9 @@
-"""The full-text index in state/vaultkeeper.db (vaultkeeper/scan/lookup.py): what it
+"""The full-text index in state/vaultkeeper.db (vaultkeeper/search/index.py): what it
 holds, how it stays true (stat keys; a command's writes), and who builds it."""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import time
 from pathlib import Path
@@ -20,8 +19,8 @@ from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
 from vaultkeeper.recall import lookup as recall_lookup
-from vaultkeeper.scan import lookup
-from vaultkeeper.scan.lookupdocs import anchor_file
+from vaultkeeper.search import index as lookup
+from vaultkeeper.search.index import anchor_file
 from vaultkeeper.search.rank import Searcher
 from vaultkeeper.store import db
 from vaultkeeper.store.globs import glob_matches
@@ -200,19 +199,21 @@ def test_paths_globs_as_claude_rules_read_them(glob: str, path: str, hit: bool) 
     assert glob_matches(glob, path) is hit
 
 
-def test_the_scan_drops_old_session_files_and_the_old_table(make_vault: MakeVault) -> None:
-    root = recall_on(make_vault({"projects/api/memory/a.md": entry("a")}))
+def test_the_scan_forgets_old_sessions_and_drops_the_old_files(make_vault: MakeVault) -> None:
+    root = recall_on(make_vault({"projects/api/memory/a.md": entry("a", "retry flaky jobs")}))
+    assert run_vaultkeeper(root, "scan", "--force").returncode == 0
+    assert served(root, "retry flaky jobs", "old") == ["projects/api/memory/a.md"]
+    assert served(root, "retry flaky jobs", "old") == []  # once a session
+    with db.connect(root) as conn, db.writing(conn):  # served long ago
+        conn.execute("UPDATE recall_served SET day = '2001-01-01' WHERE session = 'old'")
     state = root / config.STATE_DIR
-    folder = state / config.RECALL_SESSIONS_DIR
-    folder.mkdir(parents=True)
-    (folder / "old").write_text("x\n")
-    (folder / "new").write_text("x\n")
-    past = 1_000_000_000
-    os.utime(folder / "old", (past, past))
+    (state / "recall-sessions").mkdir()  # the sessions' folder before the store kept them
+    (state / "recall-sessions" / "s1").write_text("x\n")
     (state / "recall-lookup.bin").write_bytes(b"x")  # the table before the index
     assert run_vaultkeeper(root, "scan", "--force").returncode == 0
-    assert sorted(p.name for p in folder.iterdir()) == ["new"]
+    assert not (state / "recall-sessions").exists()
     assert not (state / "recall-lookup.bin").exists()
+    assert served(root, "retry flaky jobs", "old") == ["projects/api/memory/a.md"]  # forgotten
 
 
 def test_hooks_install_with_recall_builds_the_index(tmp_path: Path) -> None:
@@ -266,9 +267,8 @@ def test_a_superseded_lesson_is_never_served_after_the_apply(make_vault: MakeVau
         NOW,  # type: ignore[arg-type]
     )
     assert done.outcome == "act", done.reason
-    with db.connect(vault) as conn:  # its rows were made anew in the apply's own step
-        live = conn.execute("SELECT live FROM search_entries WHERE path = ?", (OLD,)).fetchone()
-    assert live == (0,)
+    with db.connect(vault) as conn:  # marked in the apply's own step: the hook reads it again
+        assert (OLD,) in conn.execute("SELECT path FROM search_pending").fetchall()
     assert served(vault, prompt, "after") == [NEW]  # no scan in between
 
 
@@ -325,10 +325,10 @@ def test_rows_another_version_made_are_made_anew(
 
 
 def test_the_hook_keeps_in_step_with_the_index(tmp_path: Path) -> None:
-    """The recall hook repeats two names to keep its imports light: the stat key's
-    form and the database's file name."""
+    """The recall hook repeats two things to keep its imports light: the stat key's
+    form and the rows' format."""
     some = tmp_path / "x.md"
     some.write_text("x")
     info = some.stat()
     assert lookup.key_text(info, 0)[0] == recall_lookup.key_of(info)
-    assert recall_lookup.DB_FILE == db.DB_FILE
+    assert recall_lookup.ROWS_FORMAT == lookup.ROWS_FORMAT

@@ -55,7 +55,7 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.STATE_FILE}",
         "fsync folder",
-        # then the full-text index (scan/lookup.py): one SQLite transaction in the derived
+        # then the full-text index (search/index.py): one SQLite transaction in the derived
         # store, no file of its own renamed into place
     ]
     done = json.loads((state_dir / config.STATE_FILE).read_text())

@@ -8,7 +8,8 @@ import pytest
 
 from tests.conftest import MakeVault
 from vaultkeeper.index.build import build_index
-from vaultkeeper.search.rank import Searcher, inert, terms
+from vaultkeeper.search.hits import inert
+from vaultkeeper.search.rank import Searcher, terms
 
 NOTE = """---
 name: {name}
@@ -120,7 +121,7 @@ def test_an_edit_keeping_size_and_mtime_is_read_again(
 ) -> None:
     """The index keeps each file's rows under the scan cache's key: ctime moves on every
     write, so putting the size and mtime back does not hide an edit."""
-    from vaultkeeper.scan import lookup
+    from vaultkeeper.search import index as lookup
 
     monkeypatch.setattr(lookup, "RACY_NS", 0)  # the file counts as settled at once
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
@@ -137,7 +138,7 @@ def test_an_edit_keeping_size_and_mtime_is_read_again(
 def test_a_file_read_within_the_racy_window_is_read_again(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.scan import lookup
+    from vaultkeeper.search import index as lookup
 
     monkeypatch.setattr(lookup, "RACY_NS", 3600 * 10**9)  # every file "just written"
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})

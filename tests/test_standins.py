@@ -37,7 +37,6 @@ PROBE = (
 SCAN_OWNED = {
     "vaultkeeper.scan.cache",
     "vaultkeeper.scan.guards",
-    "vaultkeeper.scan.lookuphook",
     "vaultkeeper.scan.memory",
 }
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from tests.conftest import HOME_VARS, MakeVault, session_home
 from vaultkeeper import clock, config
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.apply.queue import enqueue
+from vaultkeeper.apply.journal import enqueue
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report
@@ -109,7 +109,7 @@ def healthy(make_vault: MakeVault) -> Path:
 
 
 def linted(vault: Path) -> None:
-    """A whole-vault lint, whose figures status shows (state/lint-summary.json)."""
+    """A whole-vault lint, whose figures status shows (kept in state/vaultkeeper.db)."""
     CliRunner().invoke(cli, ["--vault", str(vault), "lint"])
 
 

@@ -101,7 +101,7 @@ def test_twenty_processes_at_once_lose_nothing(tmp_path: Path) -> None:
         both = (out + err).decode("utf-8", "replace")
         assert not BAD.search(both), f"{argv}: {both}"
         assert code in (0, 1), f"{argv} exited {code}: {both}"
-    log = vault / "state" / "hook.log"
+    log = vault / "state" / "hooks.log"
     if log.exists():
         assert not BAD.search(log.read_text("utf-8", "replace"))
 

@@ -1,7 +1,7 @@
 """The user's lock folder keeps only the locks in use (issue 36, item 12).
 
-Every writer locks a file keyed by the vault's real path in ``$XDG_RUNTIME_DIR/vaultkeeper``
-(else ``$TMPDIR/vaultkeeper-<uid>``); that folder used to gain one empty file per vault
+Every writer locks a file keyed by the vault's real path in ``/tmp/vaultkeeper-<uid>``
+(store/lockdir.py); that folder used to gain one empty file per vault
 ever touched (466 seen). Now a writer, once done, removes every lock file nobody holds,
 and never one that is held: mutual exclusion still holds while files come and go.
 """
@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from vaultkeeper import config
 from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.lockdir import sweep_locks
-from vaultkeeper.store.vault import outside_lock
+from vaultkeeper.store.lockdir import outside_lock, sweep_locks
 
 
 @pytest.fixture
 def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "run"
     folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder / "vaultkeeper"
+    monkeypatch.setenv(config.ENV_LOCK_ROOT, str(folder))
+    return folder / f"vaultkeeper-{os.getuid()}"
 
 
 def test_writing_to_many_vaults_leaves_no_lock_file_behind(tmp_path: Path, runtime: Path) -> None:
@@ -99,7 +99,7 @@ def test_writers_still_exclude_each_other_while_the_folder_is_swept(
     other.mkdir()
     (vault / "counter.txt").write_text("0")
     rounds, workers = 60, 3
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime.parent)}
+    env = {**os.environ, config.ENV_LOCK_ROOT: str(runtime.parent)}
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _WORKER, str(vault), str(other), str(rounds)],

@@ -35,12 +35,9 @@ TRUTH = frozenset(
         "journal.jsonl",
         "queue.jsonl",
         "uses.jsonl",
-        "hook.log",
-        "cron.log",
+        "hooks.log",
         "writer.lock",
-        "native.json",
-        "repositories.json",
-        "ingested.json",
+        "machine.json",
     }
 )
 PATTERNS = ("bisect-before-reading-diffs", "pin-test-clock", "grep-the-config-value")
@@ -188,8 +185,8 @@ def snapshot(vault: Path) -> dict[str, str]:
             continue
         if path.name.endswith(".lock") or path.name in (
             "self-maintain.json",
-            "hook.log",
-            "ingested.json",
+            "hooks.log",
+            "machine.json",
         ):
             continue  # the throttle's own clock and pid, when each transcript was read
         data = path.read_bytes().decode("utf-8", "replace")

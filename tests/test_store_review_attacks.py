@@ -20,7 +20,7 @@ from tests.test_recall_moment import LESSONS, TOKEN, build, lesson, run
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.recall import lookup as recall_lookup
-from vaultkeeper.scan import lookup
+from vaultkeeper.search import index as lookup
 from vaultkeeper.store import db
 
 SECRET = "OUTSIDE-THE-VAULT-7f3a"

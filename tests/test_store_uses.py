@@ -14,7 +14,8 @@ from tests import transcript_fixtures as tf
 from tests.conftest import MakeVault
 from tests.test_learn_ingest import REGISTRY, counters
 from vaultkeeper import config
-from vaultkeeper.apply import journal, queue
+from vaultkeeper.apply import journal
+from vaultkeeper.apply import journal as queue
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.cli import cli
 from vaultkeeper.learn.ingest import ingest

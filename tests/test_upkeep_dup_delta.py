@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultkeeper import config
-from vaultkeeper.upkeep import dup_delta as dupdelta
+from vaultkeeper.upkeep import duplicates as dupdelta
 from vaultkeeper.upkeep.duplicates import Item, find_pairs
 
 _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
@@ -134,13 +134,13 @@ def test_the_same_texts_give_the_kept_pairs_of_the_items_as_they_are_now() -> No
 def test_the_same_texts_are_known_by_one_digest_not_one_per_entry(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vaultkeeper.upkeep import dup_region as dupregion
+    from vaultkeeper.upkeep import duplicates as dupregion
 
     entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
     found = _step(entries, None)
     calls: list[int] = []
-    real = dupregion.digests
-    monkeypatch.setattr(dupregion, "digests", lambda texts: calls.append(1) or real(texts))
+    real = dupregion.entry_digests
+    monkeypatch.setattr(dupregion, "entry_digests", lambda texts: calls.append(1) or real(texts))
     moved = [(k + 5, text) for k, text in entries]  # the same texts at other lines
     again = _step(moved, found.state)
     assert calls == [] and not again.redone and [p.a_name for p in again.pairs] == ["n5"]

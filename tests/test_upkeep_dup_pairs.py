@@ -1,9 +1,9 @@
-"""Which entries the duplicates pass compares, group by group (vaultkeeper/upkeep/dup_pairs.py)."""
+"""Which entries the duplicates pass compares, group by group (vaultkeeper/upkeep/duplicates.py)."""
 
 from __future__ import annotations
 
 from vaultkeeper.upkeep.decay import MemoryFacts
-from vaultkeeper.upkeep.dup_pairs import duplicate_items, project_items
+from vaultkeeper.upkeep.duplicates import duplicate_items, project_items
 
 
 def fact(rel: str, status: str = "active") -> MemoryFacts:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.upkeep import dup_region as dupregion
-from vaultkeeper.upkeep.dup_words import Vocabulary
+from vaultkeeper.upkeep import duplicates as dupregion
+from vaultkeeper.upkeep.duplicates import Vocabulary
 
 _TEXTS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=12)
 
@@ -16,7 +16,9 @@ _TEXTS = st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=12)
 def test_the_region_is_what_lies_between_the_longest_alike_ends(
     old: list[str], new: list[str]
 ) -> None:
-    start, old_stop, stop = dupregion.region(dupregion.digests(old), dupregion.digests(new))
+    start, old_stop, stop = dupregion.changed_region(
+        dupregion.entry_digests(old), dupregion.entry_digests(new)
+    )
     assert old[:start] == new[:start] and old[old_stop:] == new[stop:]
     assert start <= old_stop and start <= stop
     assert len(old) - old_stop == len(new) - stop

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.upkeep import dup_words as dupwords
-from vaultkeeper.upkeep.dup_words import STOP_WORDS, _stem_lines
+from vaultkeeper.upkeep import duplicates as dupwords
+from vaultkeeper.upkeep.duplicates import STOP_WORDS, _stem_lines
 
 # The tokenizer as it was before its ASCII-bytes rewrite, kept as the reference the
 # rewrite must match word for word (a regex findall over the lowered text per pass).

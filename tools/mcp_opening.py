@@ -127,7 +127,7 @@ def _canonical(value: Any) -> str:
 
 
 def ask(vault: Path, home: Path) -> dict[str, Any]:
-    """What the SDK answers, keyed as vaultkeeper/mcp/opening.py looks it up."""
+    """What the SDK answers, keyed as vaultkeeper/mcp/front.py looks it up."""
     answers: dict[str, Any] = {}
     for version in (*HANDSHAKE, *MODERN):
         seen = []

@@ -48,13 +48,18 @@ STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
-WRITER_LOCK_FILE = "writer.lock"
-HOOK_LOG_FILE, CRON_LOG_FILE = "hook.log", "cron.log"
-LINT_SUMMARY_FILE = "lint-summary.json"  # the last whole-vault lint's counts, for status
+WRITER_LOCK_FILE = "writer.lock"  # the writer lock's fallback only (store/lockdir.py)
+# The writer lock's folder is LOCK_ROOT/vaultkeeper-<uid>/, the same for every process of the
+# user; ENV_LOCK_ROOT moves it (set it for every process of the user or for none: the tests do)
+LOCK_ROOT, ENV_LOCK_ROOT = "/tmp", "VAULTKEEPER_LOCK_ROOT"
+# one plain-text log for every trigger (session hooks, recall hooks, plugin, cron): each
+# line is "STAMP TRIGGER: text"; hook.log and cron.log of older versions are left alone
+HOOK_LOG_FILE = "hooks.log"
+MACHINE_FILE = "machine.json"  # this machine's records, not derived (vaultkeeper/store/machine.py)
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
 # the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
-# only for scan/lookup.py's freshness check, until the FTS5 recall replaces it
+# only for search/index.py's freshness check, until the FTS5 recall replaces it
 SCAN_CACHE_FILE = "scan-cache.json"
 SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"
 
@@ -118,7 +123,7 @@ HOOK_CREATED_SUFFIX = ".vaultkeeper.created"
 BRIEF_MAX_CHARS = 10_000  # a SessionStart hook's output over this is replaced by a path
 CRON_SCHEDULE = "17 8 * * *"
 CRON_MARKER = "# vaultkeeper-scan"  # followed by the vault's path: one line per vault
-# With no vault to log into, the hooks log to $XDG_STATE_HOME/vaultkeeper/hook.log.
+# With no vault to log into, the hooks log to $XDG_STATE_HOME/vaultkeeper/hooks.log.
 ENV_XDG_STATE = "XDG_STATE_HOME"
 XDG_STATE_DEFAULT = "~/.local/state"
 STATUS_MAX_WAITING = 10  # candidates of one kind waiting: healthy below this (KIP: < 10)
@@ -237,7 +242,7 @@ DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
 # A group of at least this many entries keeps, in the scan cache, what redoing the pass
-# for its changed entries only takes (upkeep/dup_delta.py); a smaller one is simply run again.
+# for its changed entries only takes (upkeep/duplicates.py); a smaller one is simply run again.
 DUP_DELTA_MIN = 2000
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
@@ -252,7 +257,6 @@ CLAUDE_PROJECTS_DIR = "projects"
 NATIVE_MEMORY_SUBDIR = "memory"
 NATIVE_INDEX_FILE = "MEMORY.md"
 AUTO_MEMORY_DIR_KEY = "autoMemoryDirectory"
-NATIVE_STATE_FILE = "native.json"  # under state/: this machine's adopted folders
 NATIVE_REGISTRY_FILE = "patterns/native-memory.md"  # their counters, in the block format
 NATIVE_INDEX_MAX_LINES = 200  # MEMORY.md is cut here at every session start
 NATIVE_INDEX_MAX_BYTES = 25_000  # ... or here, whichever comes first
@@ -271,9 +275,8 @@ ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-l
 ANCHOR_MAX_MOVE_CANDIDATES = 2000  # files git lists as added/renamed since the commit, at most
 ANCHOR_DIGEST_HEX = 16  # "sha256:" + this many hex digits of the digest
 REPOSITORY_FILE = "repository.json"  # projects/<p>/repository.json: the repo's id (committed)
-REPOSITORIES_STATE_FILE = "repositories.json"  # state/: repo id -> local path (this machine)
 
-# -- point-of-use recall (`hooks install --recall`): the full-text index (scan/lookup.py) in
+# -- point-of-use recall (`hooks install --recall`): the full-text index (search/index.py) in
 # state/vaultkeeper.db; recall/moment.py serves from it
 RECALL_HOOK_SCRIPT = "recall.sh"
 RECALL_HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse")
@@ -281,8 +284,7 @@ RECALL_HOOK_TIMEOUT = 5  # seconds; the hook gives up by itself long before (MOM
 # PreToolUse file tools per host (a regex); Codex's names per its source: docs/recall.md
 RECALL_MATCHERS = {"claude-code": "Read|Edit|Write|MultiEdit|NotebookEdit",
                    "codex": "Bash|apply_patch|Read"}  # fmt: skip
-RECALL_SESSIONS_DIR = "recall-sessions"  # under state/: one file per session, lessons served
-RECALL_SESSION_MAX_DAYS = 7  # a session file older than this is removed by the next build
+RECALL_SESSION_MAX_DAYS = 7  # a session's served lessons are forgotten by the scan after this
 PATHS_KEY = "paths"  # optional frontmatter: globs of the files a lesson is about
 MOMENT_MAX_CHARS = 1_200  # all the context one hook call adds
 MOMENT_MAX_PROMPT_LESSONS = 3

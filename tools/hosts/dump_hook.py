@@ -26,8 +26,9 @@ def main() -> int:
     (out / f"{time.time_ns()}-{event}.json").write_bytes(data)
     if "--context" in sys.argv:
         text = sys.argv[sys.argv.index("--context") + 1]
-        print(json.dumps({"hookSpecificOutput": {"hookEventName": event,
-                                                 "additionalContext": text}}))
+        print(
+            json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+        )
     return 0
 
 

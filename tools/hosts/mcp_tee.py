@@ -12,6 +12,7 @@ through. Standard library only; ends when the server ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -35,8 +36,9 @@ def main() -> int:
         except ValueError:
             line = text
         with lock:
-            log.write(json.dumps({"t": round(time.time() - t0, 3), "dir": direction,
-                                  "line": line}) + "\n")
+            log.write(
+                json.dumps({"t": round(time.time() - t0, 3), "dir": direction, "line": line}) + "\n"
+            )
             log.flush()
 
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -52,13 +54,19 @@ def main() -> int:
             except BrokenPipeError:
                 break
         with lock:
-            log.write(json.dumps({"t": round(time.time() - t0, 3), "dir": "host->server",
-                                  "event": "stdin closed"}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "t": round(time.time() - t0, 3),
+                        "dir": "host->server",
+                        "event": "stdin closed",
+                    }
+                )
+                + "\n"
+            )
             log.flush()
-        try:
+        with contextlib.suppress(OSError):
             proc.stdin.close()
-        except OSError:
-            pass
 
     threading.Thread(target=pump_in, daemon=True).start()
     for raw in iter(proc.stdout.readline, b""):
@@ -70,8 +78,9 @@ def main() -> int:
             break
     rc = proc.wait()
     with lock:
-        log.write(json.dumps({"t": round(time.time() - t0, 3), "event": f"server exited {rc}"})
-                  + "\n")
+        log.write(
+            json.dumps({"t": round(time.time() - t0, 3), "event": f"server exited {rc}"}) + "\n"
+        )
         log.close()
     return rc
 

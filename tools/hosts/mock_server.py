@@ -93,15 +93,20 @@ def _tail(items: list[Any], is_model: Any) -> list[Any]:
     """The items after the model's last output: the new prompt or the tool results."""
     for i in range(len(items) - 1, -1, -1):
         if isinstance(items[i], dict) and is_model(items[i]):
-            return items[i + 1:]
+            return items[i + 1 :]
     return items
 
 
 def _is_model_output(item: dict[str, Any]) -> bool:
     if item.get("role") == "assistant":
         return True
-    return item.get("type") in ("function_call", "custom_tool_call", "reasoning",
-                                "local_shell_call", "tool_search_call")
+    return item.get("type") in (
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+        "local_shell_call",
+        "tool_search_call",
+    )
 
 
 WAIT_BOUND = 120.0  # a safety bound on a loaded machine; the wait ends at the event
@@ -275,8 +280,14 @@ class MockServer:
                     "content-type",
                 )
             }
-            rec = {"seq": seq, "method": method, "path": path, "headers": keep, "size": size,
-                   "body": body}
+            rec = {
+                "seq": seq,
+                "method": method,
+                "path": path,
+                "headers": keep,
+                "size": size,
+                "body": body,
+            }
             with self.log_path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec) + "\n")
         return seq
@@ -306,41 +317,118 @@ class MockServer:
                         (t for t in tools if "vaultkeeper" in t and t.endswith("__" + short)),
                         "mcp__vaultkeeper__" + short,
                     )
-                content.append({"type": "tool_use", "id": b.get("id", f"toolu_vk_{seq}_{i}"),
-                                "name": name, "input": b.get("input", {})})
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": b.get("id", f"toolu_vk_{seq}_{i}"),
+                        "name": name,
+                        "input": b.get("input", {}),
+                    }
+                )
         stop = "tool_use" if any(c["type"] == "tool_use" for c in content) else "end_turn"
         model = body.get("model", "claude-mock")
         msg_id = f"msg_vk_{seq:04d}"
-        usage = {"input_tokens": 50, "output_tokens": 20, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0}
+        usage = {
+            "input_tokens": 50,
+            "output_tokens": 20,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
         if not body.get("stream"):
-            h._json(200, {"id": msg_id, "type": "message", "role": "assistant", "model": model,
-                          "content": content, "stop_reason": stop, "stop_sequence": None,
-                          "usage": usage})
+            h._json(
+                200,
+                {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            )
             return
         events: list[tuple[str, dict[str, Any]]] = [
-            ("message_start", {"type": "message_start", "message": {
-                "id": msg_id, "type": "message", "role": "assistant", "model": model,
-                "content": [], "stop_reason": None, "stop_sequence": None,
-                "usage": {**usage, "output_tokens": 1}}}),
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": msg_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {**usage, "output_tokens": 1},
+                    },
+                },
+            ),
         ]
         for i, c in enumerate(content):
             if c["type"] == "text":
-                events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                               "content_block": {"type": "text", "text": ""}}))
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                               "delta": {"type": "text_delta", "text": c["text"]}}))
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": c["text"]},
+                        },
+                    )
+                )
             else:
-                events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                               "content_block": {"type": "tool_use", "id": c["id"],
-                                                 "name": c["name"], "input": {}}}))
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                               "delta": {"type": "input_json_delta",
-                                         "partial_json": json.dumps(c["input"])}}))
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {
+                                "type": "tool_use",
+                                "id": c["id"],
+                                "name": c["name"],
+                                "input": {},
+                            },
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": json.dumps(c["input"]),
+                            },
+                        },
+                    )
+                )
             events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-        events.append(("message_delta", {"type": "message_delta",
-                       "delta": {"stop_reason": stop, "stop_sequence": None},
-                       "usage": {"output_tokens": 20}}))
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 20},
+                },
+            )
+        )
         events.append(("message_stop", {"type": "message_stop"}))
         self._sse(h, events)
 
@@ -353,8 +441,15 @@ class MockServer:
         self._log_reply(seq, rule)
         blocks = rule["reply"] if rule else [{"text": FALLBACK_TEXT}]
         tools = _tools_openai(body) + _tools_openai(
-            {"tools": [t for it in items if isinstance(it, dict)
-                       and it.get("type") == "tool_search_output" for t in it.get("tools") or []]})
+            {
+                "tools": [
+                    t
+                    for it in items
+                    if isinstance(it, dict) and it.get("type") == "tool_search_output"
+                    for t in it.get("tools") or []
+                ]
+            }
+        )
         resp_id = f"resp_vk_{seq:04d}"
         events: list[tuple[str, dict[str, Any]]] = [
             ("response.created", {"type": "response.created", "response": {"id": resp_id}}),
@@ -362,39 +457,93 @@ class MockServer:
         for i, b in enumerate(blocks):
             if "text" in b:
                 item_id = f"msg_vk_{seq:04d}_{i}"
-                item = {"type": "message", "role": "assistant", "id": item_id,
-                        "content": [{"type": "output_text", "text": b["text"]}]}
-                events.append(("response.output_item.added", {
-                    "type": "response.output_item.added", "output_index": i,
-                    "item": {**item, "content": []}}))
-                events.append(("response.output_text.delta", {
-                    "type": "response.output_text.delta", "item_id": item_id,
-                    "output_index": i, "content_index": 0, "delta": b["text"]}))
-                events.append(("response.output_item.done", {
-                    "type": "response.output_item.done", "output_index": i, "item": item}))
+                item = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": item_id,
+                    "content": [{"type": "output_text", "text": b["text"]}],
+                }
+                events.append(
+                    (
+                        "response.output_item.added",
+                        {
+                            "type": "response.output_item.added",
+                            "output_index": i,
+                            "item": {**item, "content": []},
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "response.output_text.delta",
+                        {
+                            "type": "response.output_text.delta",
+                            "item_id": item_id,
+                            "output_index": i,
+                            "content_index": 0,
+                            "delta": b["text"],
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": i, "item": item},
+                    )
+                )
             elif "tool_search" in b:
-                item = {"type": "tool_search_call", "id": f"ts_vk_{seq:04d}_{i}",
-                        "call_id": b.get("id", f"call_vk_{seq}_{i}"), "execution": "client",
-                        "status": "completed",
-                        "arguments": {"query": b["tool_search"], "limit": 8}}
-                events.append(("response.output_item.done", {
-                    "type": "response.output_item.done", "output_index": i, "item": item}))
+                item = {
+                    "type": "tool_search_call",
+                    "id": f"ts_vk_{seq:04d}_{i}",
+                    "call_id": b.get("id", f"call_vk_{seq}_{i}"),
+                    "execution": "client",
+                    "status": "completed",
+                    "arguments": {"query": b["tool_search"], "limit": 8},
+                }
+                events.append(
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": i, "item": item},
+                    )
+                )
             else:
                 name = b["tool"]
                 ns = b.get("namespace")
                 if name.startswith("mcp:"):
                     ns, name = _resolve_mcp(name, tools)
-                item = {"type": "function_call", "id": f"fc_vk_{seq:04d}_{i}",
-                        "call_id": b.get("id", f"call_vk_{seq}_{i}"), "name": name,
-                        "arguments": json.dumps(b.get("input", {}))}
+                item = {
+                    "type": "function_call",
+                    "id": f"fc_vk_{seq:04d}_{i}",
+                    "call_id": b.get("id", f"call_vk_{seq}_{i}"),
+                    "name": name,
+                    "arguments": json.dumps(b.get("input", {})),
+                }
                 if ns:
                     item["namespace"] = ns
-                events.append(("response.output_item.done", {
-                    "type": "response.output_item.done", "output_index": i, "item": item}))
-        events.append(("response.completed", {"type": "response.completed", "response": {
-            "id": resp_id, "usage": {"input_tokens": 50, "input_tokens_details": None,
-                                     "output_tokens": 20, "output_tokens_details": None,
-                                     "total_tokens": 70}}}))
+                events.append(
+                    (
+                        "response.output_item.done",
+                        {"type": "response.output_item.done", "output_index": i, "item": item},
+                    )
+                )
+        events.append(
+            (
+                "response.completed",
+                {
+                    "type": "response.completed",
+                    "response": {
+                        "id": resp_id,
+                        "usage": {
+                            "input_tokens": 50,
+                            "input_tokens_details": None,
+                            "output_tokens": 20,
+                            "output_tokens_details": None,
+                            "total_tokens": 70,
+                        },
+                    },
+                },
+            )
+        )
         self._sse(h, events)
 
     @staticmethod

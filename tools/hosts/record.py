@@ -43,10 +43,24 @@ HOST_TIMEOUT = 150
 BIG = 3000  # model request texts longer than this are trimmed in requests.jsonl
 
 # Hook events to dump. Claude Code and Codex share the settings shape.
-CLAUDE_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-                      "SubagentStart", "SubagentStop", "SessionEnd"]
-CODEX_DUMP_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-                     "SessionEnd"]
+CLAUDE_DUMP_EVENTS = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
+]
+CODEX_DUMP_EVENTS = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SessionEnd",
+]
 CONTEXT_TEXT = "VKCTX: extra context from a UserPromptSubmit hook"
 PLAIN_CONTEXT_TEXT = "VKPLAIN: plain stdout from a UserPromptSubmit hook"
 RECALL_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"  # planted: the hook masks it
@@ -120,10 +134,11 @@ class Run:
         for d in (".config", ".cache", ".local/share", ".local/state"):
             (self.home / d).mkdir(parents=True, exist_ok=True)
 
-    # environment shared by both hosts: nothing of the real HOME, only loopback
-    def env(self, **extra: str) -> dict[str, str]:
+    # environment shared by both hosts: nothing of the real HOME, only loopback;
+    # ``with_vk`` False: no vaultkeeper on PATH, ``vault_env`` False: no $VAULTKEEPER_VAULT
+    def env(self, with_vk: bool = True, vault_env: bool = True, **extra: str) -> dict[str, str]:
         e = {
-            "PATH": f"{Path(self.vk).parent}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{Path(self.vk).parent}:" * with_vk + "/usr/local/bin:/usr/bin:/bin",
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
@@ -134,10 +149,12 @@ class Run:
             "LANG": "C.UTF-8",
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
-            "VAULTKEEPER_VAULT": str(self.vault),
+            **({"VAULTKEEPER_VAULT": str(self.vault)} if vault_env else {}),
             # anything not for the mock goes to a dead proxy (defence in depth)
-            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-            "ALL_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "ALL_PROXY": "http://127.0.0.1:9",
+            "https_proxy": "http://127.0.0.1:9",
             "http_proxy": "http://127.0.0.1:9",
         }
         (self.home / "tmp").mkdir(exist_ok=True)
@@ -155,15 +172,20 @@ class Run:
     def make_vault(self) -> None:
         r = sh([self.vk, "init", str(self.vault)], env=self.env())
         assert r.returncode == 0, r.stderr
-        shutil.copy(REPO / "sample_vault" / "patterns" / "registry.md",
-                    self.vault / "patterns" / "registry.md")
+        shutil.copy(
+            REPO / "sample_vault" / "patterns" / "registry.md",
+            self.vault / "patterns" / "registry.md",
+        )
         (self.proj / "notes.md").write_text(
             "# Notes\n\nCI config: see [[patterns/registry#yaml-anchor-templates]] for the job"
-            " bodies.\n")
+            " bodies.\n"
+        )
 
     def vk_install(self, target: str) -> str:
-        r = sh([self.vk, "--vault", str(self.vault), "hooks", "install", target, "--mcp"],
-               env=self.env())
+        r = sh(
+            [self.vk, "--vault", str(self.vault), "hooks", "install", target, "--mcp"],
+            env=self.env(),
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         return r.stdout
 
@@ -179,9 +201,12 @@ class Run:
         (self.proj / ".git").mkdir()
         (self.proj / "src" / "billing").mkdir(parents=True)
         (self.proj / "src" / "billing" / "cart.py").write_text(
-            "def round_cart(lines):\n    return sum(lines)\n")
-        r = sh([self.vk, "--vault", str(self.vault), "hooks", "install", target, "--recall"],
-               env=self.env())
+            "def round_cart(lines):\n    return sum(lines)\n"
+        )
+        r = sh(
+            [self.vk, "--vault", str(self.vault), "hooks", "install", target, "--recall"],
+            env=self.env(),
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         self.install_recall_out = r.stdout
         r = sh([self.vk, "--vault", str(self.vault), "scan", "--force"], env=self.env())
@@ -190,8 +215,15 @@ class Run:
     def mcp_wrapped(self) -> tuple[str, list[str]]:
         """The MCP server command, wrapped in the tee."""
         log = self.home / ".vkhooks" / "mcp-traffic.jsonl"
-        return sys.executable, [str(HERE / "mcp_tee.py"), str(log), "--", self.vk, "--vault",
-                                str(self.vault), "mcp"]
+        return sys.executable, [
+            str(HERE / "mcp_tee.py"),
+            str(log),
+            "--",
+            self.vk,
+            "--vault",
+            str(self.vault),
+            "mcp",
+        ]
 
     def tools_listed(self) -> list[str]:
         """The mock's wait_for: the MCP server's answer to tools/list in the traffic log."""
@@ -203,14 +235,27 @@ class Run:
             c += f" --context '{context}'"
         return c
 
-    def run(self, argv: list[str], env: dict[str, str], label: str, stdin: str | None = None,
-            timeout: int = HOST_TIMEOUT, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        label: str,
+        stdin: str | None = None,
+        timeout: int = HOST_TIMEOUT,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:  # noqa: E501
         self.cmdlog.append(f"[{label}] " + " ".join(argv))
         t0 = time.time()
         try:
-            r = subprocess.run(argv, env=env, cwd=cwd or self.proj, text=True,
-                               capture_output=True, input=stdin if stdin is not None else "",
-                               timeout=timeout)
+            r = subprocess.run(
+                argv,
+                env=env,
+                cwd=cwd or self.proj,
+                text=True,
+                capture_output=True,
+                input=stdin if stdin is not None else "",
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired as exc:
             r = subprocess.CompletedProcess(argv, 124, _s(exc.stdout), _s(exc.stderr))
         self.cmdlog.append(f"[{label}] exit {r.returncode} after {time.time() - t0:.1f}s")
@@ -244,8 +289,8 @@ class Run:
         if not src.exists():
             return
         if src.is_dir():
-            for f in sorted(src.rglob("*")):
-                if f.is_file():
+            for f in sorted(src.rglob("*")):  # a host's SQLite files are not its record
+                if f.is_file() and not f.name.endswith((".sqlite", "-wal", "-shm")):
                     self.copy(f, f"{rel}/{self.rewrite(str(f.relative_to(src)))}")
             return
         data = src.read_bytes()
@@ -267,8 +312,12 @@ class Run:
         self.copy(self.home / ".vkhooks" / "mcp-traffic.jsonl", "mcp-traffic.jsonl")
         if self.reqlog.exists():
             self.save_text("model-requests.jsonl", trim_requests(self.reqlog.read_text()))
-        self.save_text("commands.txt", "\n".join(self.cmdlog) + "\n"
-                       + ("\nNOTES\n" + "\n".join(self.notes) + "\n" if self.notes else ""))
+        self.save_text(
+            "commands.txt",
+            "\n".join(self.cmdlog)
+            + "\n"
+            + ("\nNOTES\n" + "\n".join(self.notes) + "\n" if self.notes else ""),
+        )
         if os.environ.get("VKHOSTS_KEEP"):
             print(f"  kept {self.home}")
         else:
@@ -316,8 +365,13 @@ def _tool_summary(tools: list[Any]) -> list[Any]:
         if not isinstance(t, dict):
             continue
         if t.get("type") == "namespace":
-            out.append({"type": "namespace", "name": t.get("name"),
-                        "tools": _tool_summary(t.get("tools") or [])})
+            out.append(
+                {
+                    "type": "namespace",
+                    "name": t.get("name"),
+                    "tools": _tool_summary(t.get("tools") or []),
+                }
+            )
         else:
             name = t.get("name") or t.get("type")
             keep = any(k in str(name) for k in ("mcp", "Skill", "Agent", "spawn", "ToolSearch"))
@@ -362,8 +416,7 @@ class Claude:
         self.out = out
         self.vk = vk
 
-    def new(self, scenario: str, extra_hooks: dict[str, list[dict[str, Any]]] | None = None
-            ) -> Run:
+    def new(self, scenario: str, extra_hooks: dict[str, list[dict[str, Any]]] | None = None) -> Run:
         r = Run("claude-code", scenario, self.out, self.vk)
         r.make_vault()
         r.install_out = r.vk_install("claude-code")
@@ -381,7 +434,8 @@ class Claude:
         settings = json.loads(st.read_text())
         for ev in CLAUDE_DUMP_EVENTS:
             settings["hooks"].setdefault(ev, []).append(
-                {"hooks": [{"type": "command", "command": r.dump_cmd(ev)}]})
+                {"hooks": [{"type": "command", "command": r.dump_cmd(ev)}]}
+            )
         for ev, groups in (extra_hooks or {}).items():
             settings["hooks"].setdefault(ev, []).extend(groups)
         st.write_text(json.dumps(settings, indent=2))
@@ -390,14 +444,19 @@ class Claude:
         return r
 
     def env(self, r: Run, port: int) -> dict[str, str]:
-        return r.env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-                     ANTHROPIC_API_KEY="sk-ant-dummy-offline",
-                     DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
-                     DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                     CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY="1")
+        return r.env(
+            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+            ANTHROPIC_API_KEY="sk-ant-dummy-offline",
+            DISABLE_TELEMETRY="1",
+            DISABLE_ERROR_REPORTING="1",
+            DISABLE_AUTOUPDATER="1",
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY="1",
+        )
 
-    def p(self, r: Run, port: int, prompt: str, label: str, *flags: str,
-          stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    def p(
+        self, r: Run, port: int, prompt: str, label: str, *flags: str, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         argv = [self.bin, "-p", *flags]
         if prompt:
             argv.append(prompt)
@@ -414,17 +473,35 @@ class Claude:
     def plain(self) -> None:
         r = self.new("plain")
         rules = [
-            {"name": "plain-1", "when": "VKSCN:plain", "reply": [
-                {"text": "Reading the notes first."},
-                {"tool": "Read", "id": "toolu_vk_plain_1",
-                 "input": {"file_path": str(r.proj / "notes.md")}}]},
-            {"name": "plain-2", "when": "toolu_vk_plain_1", "reply": [
-                {"text": "Done. I injected `now` as in [[patterns/registry#pin-test-clock]]."}]},
+            {
+                "name": "plain-1",
+                "when": "VKSCN:plain",
+                "reply": [
+                    {"text": "Reading the notes first."},
+                    {
+                        "tool": "Read",
+                        "id": "toolu_vk_plain_1",
+                        "input": {"file_path": str(r.proj / "notes.md")},
+                    },
+                ],
+            },
+            {
+                "name": "plain-2",
+                "when": "toolu_vk_plain_1",
+                "reply": [
+                    {"text": "Done. I injected `now` as in [[patterns/registry#pin-test-clock]]."}
+                ],
+            },
         ]
         port = r.start_mock(rules)
-        self.p(r, port, "VKSCN:plain Fix the date test; the person cites "
-               "[[patterns/registry#grep-the-config-value]] here (must not count).", "claude-p",
-               *self.ALLOWED)
+        self.p(
+            r,
+            port,
+            "VKSCN:plain Fix the date test; the person cites "
+            "[[patterns/registry#grep-the-config-value]] here (must not count).",
+            "claude-p",
+            *self.ALLOWED,
+        )
         self.collect(r)
 
     # 2 ------------------------------------------------------------------------------
@@ -434,38 +511,91 @@ class Claude:
         sk.mkdir(parents=True)
         (sk / "SKILL.md").write_text(
             "---\nname: pin-test-clock\ndescription: Inject now into date logic instead of "
-            "sleeping in tests.\n---\n\nInject `now` into date logic; never sleep in tests.\n")
+            "sleeping in tests.\n---\n\nInject `now` into date logic; never sleep in tests.\n"
+        )
         rules = [
-            {"name": "skill-1", "when": "VKSCN:skill", "reply": [
-                {"tool": "Skill", "id": "toolu_vk_skill_1", "input": {"skill": "pin-test-clock"}}]},
-            {"name": "skill-2", "when": "toolu_vk_skill_1", "reply": [
-                {"text": "Applied the pin-test-clock skill."}]},
+            {
+                "name": "skill-1",
+                "when": "VKSCN:skill",
+                "reply": [
+                    {
+                        "tool": "Skill",
+                        "id": "toolu_vk_skill_1",
+                        "input": {"skill": "pin-test-clock"},
+                    }
+                ],
+            },
+            {
+                "name": "skill-2",
+                "when": "toolu_vk_skill_1",
+                "reply": [{"text": "Applied the pin-test-clock skill."}],
+            },
         ]
         port = r.start_mock(rules)
-        self.p(r, port, "VKSCN:skill make the clock test deterministic", "claude-p",
-               *self.ALLOWED)
+        self.p(r, port, "VKSCN:skill make the clock test deterministic", "claude-p", *self.ALLOWED)
         self.collect(r)
 
     # 3 ------------------------------------------------------------------------------
     def mcp(self) -> None:
         r = self.new("mcp")
         rules = [
-            {"name": "mcp-0", "when": "VKSCN:mcp", "reply": [
-                {"tool": "ToolSearch", "id": "toolu_vk_mcp_0", "input": {
-                    "query": "select:mcp__vaultkeeper__recall,mcp__vaultkeeper__read,"
-                             "mcp__vaultkeeper__cite,mcp__vaultkeeper__apply_prune"}}]},
-            {"name": "mcp-1", "when": "toolu_vk_mcp_0", "reply": [
-                {"tool": "mcp:recall", "id": "toolu_vk_mcp_1", "input": {}}]},
-            {"name": "mcp-2", "when": "toolu_vk_mcp_1", "reply": [
-                {"tool": "mcp:read", "id": "toolu_vk_mcp_2", "input": {"path": "patterns/registry.md"}}]},
-            {"name": "mcp-3", "when": "toolu_vk_mcp_2", "reply": [
-                {"tool": "mcp:cite", "id": "toolu_vk_mcp_3",
-                 "input": {"name": "pin-test-clock", "evidence": "tests/test_clock.py:12"}}]},
-            {"name": "mcp-4", "when": "toolu_vk_mcp_3", "reply": [
-                {"tool": "mcp:apply_prune", "id": "toolu_vk_mcp_4",
-                 "input": {"target": "yaml-anchor-templates"}}]},
-            {"name": "mcp-5", "when": "toolu_vk_mcp_4", "reply": [
-                {"text": "Cited [[patterns/registry#pin-test-clock]]; asked to prune."}]},
+            {
+                "name": "mcp-0",
+                "when": "VKSCN:mcp",
+                "reply": [
+                    {
+                        "tool": "ToolSearch",
+                        "id": "toolu_vk_mcp_0",
+                        "input": {
+                            "query": "select:mcp__vaultkeeper__recall,mcp__vaultkeeper__read,"
+                            "mcp__vaultkeeper__cite,mcp__vaultkeeper__apply_prune"
+                        },
+                    }
+                ],
+            },
+            {
+                "name": "mcp-1",
+                "when": "toolu_vk_mcp_0",
+                "reply": [{"tool": "mcp:recall", "id": "toolu_vk_mcp_1", "input": {}}],
+            },
+            {
+                "name": "mcp-2",
+                "when": "toolu_vk_mcp_1",
+                "reply": [
+                    {
+                        "tool": "mcp:read",
+                        "id": "toolu_vk_mcp_2",
+                        "input": {"path": "patterns/registry.md"},
+                    }
+                ],
+            },  # noqa: E501
+            {
+                "name": "mcp-3",
+                "when": "toolu_vk_mcp_2",
+                "reply": [
+                    {
+                        "tool": "mcp:cite",
+                        "id": "toolu_vk_mcp_3",
+                        "input": {"name": "pin-test-clock", "evidence": "tests/test_clock.py:12"},
+                    }
+                ],
+            },
+            {
+                "name": "mcp-4",
+                "when": "toolu_vk_mcp_3",
+                "reply": [
+                    {
+                        "tool": "mcp:apply_prune",
+                        "id": "toolu_vk_mcp_4",
+                        "input": {"target": "yaml-anchor-templates"},
+                    }
+                ],
+            },
+            {
+                "name": "mcp-5",
+                "when": "toolu_vk_mcp_4",
+                "reply": [{"text": "Cited [[patterns/registry#pin-test-clock]]; asked to prune."}],
+            },
         ]
         port = r.start_mock(rules)
         self.p(r, port, "VKSCN:mcp use the vault", "claude-p", *self.ALLOWED)
@@ -475,14 +605,35 @@ class Claude:
     def subagent(self) -> None:
         r = self.new("subagent")
         rules = [
-            {"name": "sub-child", "when": "VKSUB:child", "reply": [
-                {"text": "Child: bisected first, per [[patterns/registry#bisect-before-reading-diffs]]."}]},
-            {"name": "sub-1", "when": "VKSCN:subagent", "reply": [
-                {"tool": "Agent", "id": "toolu_vk_sub_1", "input": {
-                    "description": "Find the regression", "subagent_type": "general-purpose",
-                    "prompt": "VKSUB:child find the commit that broke the date test"}}]},
-            {"name": "sub-2", "when": "toolu_vk_sub_1", "reply": [
-                {"text": "The sub-agent found it."}]},
+            {
+                "name": "sub-child",
+                "when": "VKSUB:child",
+                "reply": [
+                    {
+                        "text": "Child: bisected first, per [[patterns/registry#bisect-before-reading-diffs]]."  # noqa: E501
+                    }
+                ],
+            },  # noqa: E501
+            {
+                "name": "sub-1",
+                "when": "VKSCN:subagent",
+                "reply": [
+                    {
+                        "tool": "Agent",
+                        "id": "toolu_vk_sub_1",
+                        "input": {
+                            "description": "Find the regression",
+                            "subagent_type": "general-purpose",
+                            "prompt": "VKSUB:child find the commit that broke the date test",
+                        },
+                    }
+                ],
+            },
+            {
+                "name": "sub-2",
+                "when": "toolu_vk_sub_1",
+                "reply": [{"text": "The sub-agent found it."}],
+            },
         ]
         port = r.start_mock(rules)
         self.p(r, port, "VKSCN:subagent find the regression", "claude-p", *self.ALLOWED)
@@ -492,12 +643,25 @@ class Claude:
     def resume_fork(self) -> None:
         r = self.new("resume-fork")
         rules = [
-            {"name": "r1", "when": "VKSCN:first", "reply": [
-                {"text": "First turn, per [[patterns/registry#pin-test-clock]]."}]},
-            {"name": "r2", "when": "VKSCN:resumed", "reply": [
-                {"text": "Resumed turn, per [[patterns/registry#grep-the-config-value]]."}]},
-            {"name": "r3", "when": "VKSCN:forked", "reply": [
-                {"text": "Forked turn, per [[patterns/registry#bisect-before-reading-diffs]]."}]},
+            {
+                "name": "r1",
+                "when": "VKSCN:first",
+                "reply": [{"text": "First turn, per [[patterns/registry#pin-test-clock]]."}],
+            },
+            {
+                "name": "r2",
+                "when": "VKSCN:resumed",
+                "reply": [
+                    {"text": "Resumed turn, per [[patterns/registry#grep-the-config-value]]."}
+                ],
+            },
+            {
+                "name": "r3",
+                "when": "VKSCN:forked",
+                "reply": [
+                    {"text": "Forked turn, per [[patterns/registry#bisect-before-reading-diffs]]."}
+                ],
+            },
         ]
         port = r.start_mock(rules)
         sid = str(uuid.uuid4())
@@ -510,20 +674,45 @@ class Claude:
     # 6 ------------------------------------------------------------------------------
     def stream_json(self) -> None:
         r = self.new("stream-json")
-        rules = [{"name": "sj", "when": "VKSCN:stream", "reply": [
-            {"text": "Continuing; as before, [[patterns/registry#pin-test-clock]]."}]}]
+        rules = [
+            {
+                "name": "sj",
+                "when": "VKSCN:stream",
+                "reply": [{"text": "Continuing; as before, [[patterns/registry#pin-test-clock]]."}],
+            }
+        ]
         port = r.start_mock(rules)
         lines = [
             {"type": "user", "message": {"role": "user", "content": "VKHIST: earlier question"}},
-            {"type": "assistant", "message": {"role": "assistant", "content": [
-                {"type": "text", "text": "Injected history: I used "
-                 "[[patterns/registry#bisect-before-reading-diffs]] (must not count)."}]}},
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "Injected history: I used "
+                            "[[patterns/registry#bisect-before-reading-diffs]] (must not count).",
+                        }
+                    ],
+                },
+            },
             {"type": "user", "message": {"role": "user", "content": "VKSCN:stream go on"}},
         ]
         stdin = "".join(json.dumps(x) + "\n" for x in lines)
         r.save_text("stdin.jsonl", stdin)
-        self.p(r, port, "", "claude-p", "--input-format", "stream-json", "--output-format",
-               "stream-json", "--verbose", stdin=stdin)
+        self.p(
+            r,
+            port,
+            "",
+            "claude-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            stdin=stdin,
+        )
         self.collect(r)
 
     # 7 ------------------------------------------------------------------------------
@@ -539,27 +728,56 @@ class Claude:
         san = re.sub(r"[^A-Za-z0-9]", "-", str(r.proj))
         mem = r.home / ".claude" / "projects" / san / "memory"
         rules = [
-            {"name": "m1", "when": "VKSCN:remember", "reply": [
-                {"tool": "Write", "id": "toolu_vk_mem_1", "input": {
-                    "file_path": str(mem / "pin-clock.md"),
-                    "content": "---\nname: pin-clock\ndescription: tests pin the clock\n"
-                               "type: feedback\n---\n\nInject `now`; see "
-                               "[[patterns/registry#pin-test-clock]].\n"}}]},
-            {"name": "m2", "when": "toolu_vk_mem_1", "reply": [
-                {"tool": "Write", "id": "toolu_vk_mem_2", "input": {
-                    "file_path": str(mem / "MEMORY.md"),
-                    "content": "- [pin-clock](pin-clock.md) - tests pin the clock\n"}}]},
+            {
+                "name": "m1",
+                "when": "VKSCN:remember",
+                "reply": [
+                    {
+                        "tool": "Write",
+                        "id": "toolu_vk_mem_1",
+                        "input": {
+                            "file_path": str(mem / "pin-clock.md"),
+                            "content": "---\nname: pin-clock\ndescription: tests pin the clock\n"
+                            "type: feedback\n---\n\nInject `now`; see "
+                            "[[patterns/registry#pin-test-clock]].\n",
+                        },
+                    }
+                ],
+            },
+            {
+                "name": "m2",
+                "when": "toolu_vk_mem_1",
+                "reply": [
+                    {
+                        "tool": "Write",
+                        "id": "toolu_vk_mem_2",
+                        "input": {
+                            "file_path": str(mem / "MEMORY.md"),
+                            "content": "- [pin-clock](pin-clock.md) - tests pin the clock\n",
+                        },
+                    }
+                ],
+            },
             {"name": "m3", "when": "toolu_vk_mem_2", "reply": [{"text": "Remembered."}]},
-            {"name": "m4", "when": "VKSCN:recall", "reply": [
-                {"text": '<cc-memory filenames="pin-clock.md">tests pin the clock</cc-memory> '
-                         "Checking the memory file."},
-                {"tool": "Read", "id": "toolu_vk_mem_4",
-                 "input": {"file_path": str(mem / "pin-clock.md")}}]},
+            {
+                "name": "m4",
+                "when": "VKSCN:recall",
+                "reply": [
+                    {
+                        "text": '<cc-memory filenames="pin-clock.md">tests pin the clock</cc-memory> '  # noqa: E501
+                        "Checking the memory file."
+                    },
+                    {
+                        "tool": "Read",
+                        "id": "toolu_vk_mem_4",
+                        "input": {"file_path": str(mem / "pin-clock.md")},
+                    },
+                ],
+            },
             {"name": "m5", "when": "toolu_vk_mem_4", "reply": [{"text": "Pinned the clock."}]},
         ]
         port = r.start_mock(rules)
-        self.p(r, port, "VKSCN:remember that tests pin the clock", "1-write-memory",
-               *self.ALLOWED)
+        self.p(r, port, "VKSCN:remember that tests pin the clock", "1-write-memory", *self.ALLOWED)
         self.p(r, port, "VKSCN:recall fix the clock test", "2-use-memory", *self.ALLOWED)
         self.collect(r)
 
@@ -567,20 +785,39 @@ class Claude:
     def hook_context(self) -> None:
         # the two forms the hooks page allows for UserPromptSubmit: JSON additionalContext
         # (dump_hook.py --context) and plain stdout on exit 0
-        r = self.new("hook-context", extra_hooks={"UserPromptSubmit": [
-            {"hooks": [{"type": "command",
-                        "command": r_dump_placeholder("UserPromptSubmit", CONTEXT_TEXT)}]},
-            {"hooks": [{"type": "command", "command": f"echo '{PLAIN_CONTEXT_TEXT}'"}]}]})
+        r = self.new(
+            "hook-context",
+            extra_hooks={
+                "UserPromptSubmit": [
+                    {
+                        "hooks": [
+                            {
+                                "type": "command",
+                                "command": r_dump_placeholder("UserPromptSubmit", CONTEXT_TEXT),
+                            }
+                        ]
+                    },
+                    {"hooks": [{"type": "command", "command": f"echo '{PLAIN_CONTEXT_TEXT}'"}]},
+                ]
+            },
+        )
         rules = [
-            {"name": "c1", "when": "VKSCN:context", "reply": [
-                {"tool": "Bash", "id": "toolu_vk_ctx_1",
-                 "input": {"command": "cat notes.md", "description": "Show notes"}}]},
+            {
+                "name": "c1",
+                "when": "VKSCN:context",
+                "reply": [
+                    {
+                        "tool": "Bash",
+                        "id": "toolu_vk_ctx_1",
+                        "input": {"command": "cat notes.md", "description": "Show notes"},
+                    }
+                ],
+            },
             {"name": "c2", "when": "toolu_vk_ctx_1", "reply": [{"text": "Seen the context."}]},
         ]
         port = r.start_mock(rules)
         self.p(r, port, "VKSCN:context hello", "claude-p", *self.ALLOWED)
         self.collect(r)
-
 
     # 10 -----------------------------------------------------------------------------
     def recall(self) -> None:
@@ -588,15 +825,23 @@ class Claude:
         r = self.new("recall")
         r.recall_setup("claude-code")
         rules = [
-            {"name": "r1", "when": "VKSCN:recall", "reply": [
-                {"tool": "Read", "id": "toolu_vk_recall_1",
-                 "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")}}]},
+            {
+                "name": "r1",
+                "when": "VKSCN:recall",
+                "reply": [
+                    {
+                        "tool": "Read",
+                        "id": "toolu_vk_recall_1",
+                        "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")},
+                    }
+                ],
+            },
             {"name": "r2", "when": "toolu_vk_recall_1", "reply": [{"text": "Rounded once."}]},
         ]
         port = r.start_mock(rules)
         self.p(r, port, "VKSCN:recall fix the cart totals rounding", "claude-p", *self.ALLOWED)
         r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
-        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        r.copy(r.vault / "state" / "hooks.log", "vault-hook.log")
         self.collect(r)
 
     # 11 -----------------------------------------------------------------------------
@@ -614,12 +859,23 @@ class Claude:
         cj.write_text(json.dumps(conf, indent=2))
         r.copy(cj, "config/claude.json")
         rules = [
-            {"name": "t1", "when": "VKSCN:tui1", "reply": [
-                {"tool": "Read", "id": "toolu_vk_tui_1",
-                 "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")}}]},
+            {
+                "name": "t1",
+                "when": "VKSCN:tui1",
+                "reply": [
+                    {
+                        "tool": "Read",
+                        "id": "toolu_vk_tui_1",
+                        "input": {"file_path": str(r.proj / "src" / "billing" / "cart.py")},
+                    }
+                ],
+            },
             {"name": "t2", "when": "toolu_vk_tui_1", "reply": [{"text": "Rounded once."}]},
-            {"name": "t3", "when": "VKSCN:tui2", "reply": [
-                {"text": "Retries keyed by invoice id."}]},
+            {
+                "name": "t3",
+                "when": "VKSCN:tui2",
+                "reply": [{"text": "Retries keyed by invoice id."}],
+            },
         ]
         port = r.start_mock(rules)
         out = r.home / ".vkhooks" / "out"
@@ -637,8 +893,11 @@ class Claude:
                 tui.shot("started")
                 for n, prompt, reply in (
                     (1, "VKSCN:tui1 fix the cart totals rounding", "Rounded once."),
-                    (2, "VKSCN:tui2 make the invoice job retry safely",
-                     "Retries keyed by invoice id."),
+                    (
+                        2,
+                        "VKSCN:tui2 make the invoice job retry safely",
+                        "Retries keyed by invoice id.",
+                    ),
                 ):
                     tui.type_line(prompt)
                     tui.wait(fired("Stop", n), f"turn {n}'s Stop hook")
@@ -651,14 +910,14 @@ class Claude:
                 r.save_text("tui-screens.txt", "\n".join(tui.shots))
         r.cmdlog.append(f"[tui] exited after {time.time() - t0:.1f}s")
         r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
-        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        r.copy(r.vault / "state" / "hooks.log", "vault-hook.log")
         self.collect(r)
 
 
 def r_dump_placeholder(event: str, context: str | None = None) -> str:
     c = f'python3 "$HOME/.vkhooks/dump_hook.py" {event}-ctx'
     if context:
-        c = f'python3 "$HOME/.vkhooks/dump_hook.py" {event} --context \'{context}\''
+        c = f"python3 \"$HOME/.vkhooks/dump_hook.py\" {event} --context '{context}'"
     return c
 
 
@@ -674,8 +933,14 @@ class Codex:
         self.out = out
         self.vk = vk
 
-    def new(self, scenario: str, port_holder: dict[str, int], approve: bool = True,
-            context_hook: bool = False, sdk_alone: bool = False) -> Run:
+    def new(
+        self,
+        scenario: str,
+        port_holder: dict[str, int],
+        approve: bool = True,
+        context_hook: bool = False,
+        sdk_alone: bool = False,
+    ) -> Run:
         r = Run("codex", scenario, self.out, self.vk)
         r.make_vault()
         port = r.start_mock([])
@@ -692,13 +957,19 @@ class Codex:
             "request_max_retries = 0\nstream_max_retries = 0\n"
             f'\n[projects."{r.proj}"]\ntrust_level = "trusted"\n'
             "\n[analytics]\nenabled = false\n"
-            "\n[features]\nplugins = false\nremote_plugin = false\napps = false\n")
+            "\n[features]\nplugins = false\nremote_plugin = false\napps = false\n"
+        )
         r.install_out = r.vk_install("codex")
         # wrap the MCP server in the tee
         cmd, args = r.mcp_wrapped()
         text = (ch / "config.toml").read_text()
-        block = ('[mcp_servers.vaultkeeper]\ncommand = ' + json.dumps(cmd) + "\nargs = "
-                 + json.dumps(args) + "\n")
+        block = (
+            "[mcp_servers.vaultkeeper]\ncommand = "
+            + json.dumps(cmd)
+            + "\nargs = "
+            + json.dumps(args)
+            + "\n"
+        )
         if sdk_alone:  # the server without its front (start.py), to compare
             block += 'env = { VAULTKEEPER_MCP_PLAIN = "1" }\n'
         text = re.sub(r"\[mcp_servers\.vaultkeeper\]\ncommand = .*\nargs = .*\n", block, text)
@@ -711,31 +982,48 @@ class Codex:
                 if t not in approved:
                     text += f'\n[mcp_servers.vaultkeeper.tools.{t}]\napproval_mode = "approve"\n'
         else:
-            text = re.sub(r"\n*\[mcp_servers\.vaultkeeper\.tools\.\w+\]\n(?:[^\[\n].*(?:\n|$))*",
-                          "\n", text)
+            text = re.sub(
+                r"\n*\[mcp_servers\.vaultkeeper\.tools\.\w+\]\n(?:[^\[\n].*(?:\n|$))*", "\n", text
+            )
             assert "mcp_servers.vaultkeeper.tools." not in text, text
         (ch / "config.toml").write_text(text)
         hj = ch / "hooks.json"
         hooks = json.loads(hj.read_text())
         for ev in CODEX_DUMP_EVENTS:
             hooks["hooks"].setdefault(ev, []).append(
-                {"hooks": [{"type": "command", "command": r.dump_cmd(ev)}]})
+                {"hooks": [{"type": "command", "command": r.dump_cmd(ev)}]}
+            )
         if context_hook:
-            hooks["hooks"]["UserPromptSubmit"].append({"hooks": [{"type": "command", "command":
-                r.dump_cmd("UserPromptSubmit", CONTEXT_TEXT)}]})
-            hooks["hooks"]["PreToolUse"].append({"hooks": [{"type": "command", "command":
-                r.dump_cmd("PreToolUse", CONTEXT_TEXT + " (PreToolUse)")}]})
+            hooks["hooks"]["UserPromptSubmit"].append(
+                {
+                    "hooks": [
+                        {"type": "command", "command": r.dump_cmd("UserPromptSubmit", CONTEXT_TEXT)}
+                    ]
+                }
+            )
+            hooks["hooks"]["PreToolUse"].append(
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": r.dump_cmd("PreToolUse", CONTEXT_TEXT + " (PreToolUse)"),
+                        }
+                    ]
+                }
+            )
         hj.write_text(json.dumps(hooks, indent=2))
         r.copy(ch / "config.toml", "config/config.toml")
         r.copy(hj, "config/hooks.json")
         return r
 
     def env(self, r: Run) -> dict[str, str]:
-        return r.env(CODEX_HOME=str(r.home / ".codex"), OPENAI_API_KEY="sk-dummy-offline",
-                     RUST_LOG="warn")
+        return r.env(
+            CODEX_HOME=str(r.home / ".codex"), OPENAI_API_KEY="sk-dummy-offline", RUST_LOG="warn"
+        )
 
-    def exec(self, r: Run, prompt: str, label: str, *flags: str, bypass_trust: bool = True
-             ) -> subprocess.CompletedProcess[str]:
+    def exec(
+        self, r: Run, prompt: str, label: str, *flags: str, bypass_trust: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         argv = [self.bin, "exec", "--skip-git-repo-check"]
         if bypass_trust:
             argv.append("--dangerously-bypass-hook-trust")
@@ -752,17 +1040,37 @@ class Codex:
         ph: dict[str, int] = {}
         r = self.new("plain", ph)
         assert r.mock
-        r.mock.set_rules([
-            {"name": "plain-1", "when": "VKSCN:plain", "reply": [
-                {"text": "Reading the notes first."},
-                {"tool": "exec_command", "id": "call_vk_plain_1",
-                 "input": {"cmd": "cat notes.md", "workdir": str(r.proj)}}]},
-            {"name": "plain-2", "when": "call_vk_plain_1", "reply": [
-                {"text": "Done. I injected `now` as in [[patterns/registry#pin-test-clock]]."}]},
-        ])
-        self.exec(r, "VKSCN:plain Fix the date test; the person cites "
-                  "[[patterns/registry#grep-the-config-value]] here (must not count).",
-                  "codex-exec")
+        r.mock.set_rules(
+            [
+                {
+                    "name": "plain-1",
+                    "when": "VKSCN:plain",
+                    "reply": [
+                        {"text": "Reading the notes first."},
+                        {
+                            "tool": "exec_command",
+                            "id": "call_vk_plain_1",
+                            "input": {"cmd": "cat notes.md", "workdir": str(r.proj)},
+                        },
+                    ],
+                },
+                {
+                    "name": "plain-2",
+                    "when": "call_vk_plain_1",
+                    "reply": [
+                        {
+                            "text": "Done. I injected `now` as in [[patterns/registry#pin-test-clock]]."  # noqa: E501
+                        }
+                    ],
+                },
+            ]
+        )
+        self.exec(
+            r,
+            "VKSCN:plain Fix the date test; the person cites "
+            "[[patterns/registry#grep-the-config-value]] here (must not count).",
+            "codex-exec",
+        )
         self.collect(r)
 
     # 3 ------------------------------------------------------------------------------
@@ -770,22 +1078,69 @@ class Codex:
         ph: dict[str, int] = {}
         r = self.new(scenario, ph, sdk_alone=sdk_alone)
         assert r.mock
-        r.mock.set_rules([
-            {"name": "mcp-0", "when": "VKSCN:mcp", "wait_for": r.tools_listed(), "reply": [
-                {"tool_search": "vaultkeeper recall read cite apply_prune", "id": "call_vk_mcp_0"}]},
-            {"name": "mcp-1", "when": "call_vk_mcp_0", "reply": [
-                {"tool": "mcp:recall", "id": "call_vk_mcp_1", "input": {}}]},
-            {"name": "mcp-2", "when": "call_vk_mcp_1", "reply": [
-                {"tool": "mcp:read", "id": "call_vk_mcp_2", "input": {"path": "patterns/registry.md"}}]},
-            {"name": "mcp-3", "when": "call_vk_mcp_2", "reply": [
-                {"tool": "mcp:cite", "id": "call_vk_mcp_3",
-                 "input": {"name": "pin-test-clock", "evidence": "tests/test_clock.py:12"}}]},
-            {"name": "mcp-4", "when": "call_vk_mcp_3", "reply": [
-                {"tool": "mcp:apply_prune", "id": "call_vk_mcp_4",
-                 "input": {"target": "yaml-anchor-templates"}}]},
-            {"name": "mcp-5", "when": "call_vk_mcp_4", "reply": [
-                {"text": "Cited [[patterns/registry#pin-test-clock]]; asked to prune."}]},
-        ])
+        r.mock.set_rules(
+            [
+                {
+                    "name": "mcp-0",
+                    "when": "VKSCN:mcp",
+                    "wait_for": r.tools_listed(),
+                    "reply": [
+                        {
+                            "tool_search": "vaultkeeper recall read cite apply_prune",
+                            "id": "call_vk_mcp_0",
+                        }
+                    ],
+                },  # noqa: E501
+                {
+                    "name": "mcp-1",
+                    "when": "call_vk_mcp_0",
+                    "reply": [{"tool": "mcp:recall", "id": "call_vk_mcp_1", "input": {}}],
+                },
+                {
+                    "name": "mcp-2",
+                    "when": "call_vk_mcp_1",
+                    "reply": [
+                        {
+                            "tool": "mcp:read",
+                            "id": "call_vk_mcp_2",
+                            "input": {"path": "patterns/registry.md"},
+                        }
+                    ],
+                },  # noqa: E501
+                {
+                    "name": "mcp-3",
+                    "when": "call_vk_mcp_2",
+                    "reply": [
+                        {
+                            "tool": "mcp:cite",
+                            "id": "call_vk_mcp_3",
+                            "input": {
+                                "name": "pin-test-clock",
+                                "evidence": "tests/test_clock.py:12",
+                            },
+                        }
+                    ],
+                },
+                {
+                    "name": "mcp-4",
+                    "when": "call_vk_mcp_3",
+                    "reply": [
+                        {
+                            "tool": "mcp:apply_prune",
+                            "id": "call_vk_mcp_4",
+                            "input": {"target": "yaml-anchor-templates"},
+                        }
+                    ],
+                },
+                {
+                    "name": "mcp-5",
+                    "when": "call_vk_mcp_4",
+                    "reply": [
+                        {"text": "Cited [[patterns/registry#pin-test-clock]]; asked to prune."}
+                    ],
+                },
+            ]
+        )
         self.exec(r, "VKSCN:mcp use the vault", "codex-exec")
         self.collect(r)
 
@@ -798,14 +1153,31 @@ class Codex:
         ph: dict[str, int] = {}
         r = self.new("mcp-unapproved", ph, approve=False)
         assert r.mock
-        r.mock.set_rules([
-            {"name": "u-0", "when": "VKSCN:mcp", "wait_for": r.tools_listed(), "reply": [
-                {"tool_search": "vaultkeeper cite", "id": "call_vk_u_0"}]},
-            {"name": "u-1", "when": "call_vk_u_0", "reply": [
-                {"tool": "mcp:cite", "id": "call_vk_u_1",
-                 "input": {"name": "pin-test-clock", "evidence": "tests/test_clock.py:12"}}]},
-            {"name": "u-2", "when": "call_vk_u_1", "reply": [{"text": "Tried to cite."}]},
-        ])
+        r.mock.set_rules(
+            [
+                {
+                    "name": "u-0",
+                    "when": "VKSCN:mcp",
+                    "wait_for": r.tools_listed(),
+                    "reply": [{"tool_search": "vaultkeeper cite", "id": "call_vk_u_0"}],
+                },
+                {
+                    "name": "u-1",
+                    "when": "call_vk_u_0",
+                    "reply": [
+                        {
+                            "tool": "mcp:cite",
+                            "id": "call_vk_u_1",
+                            "input": {
+                                "name": "pin-test-clock",
+                                "evidence": "tests/test_clock.py:12",
+                            },
+                        }
+                    ],
+                },
+                {"name": "u-2", "when": "call_vk_u_1", "reply": [{"text": "Tried to cite."}]},
+            ]
+        )
         self.exec(r, "VKSCN:mcp cite without approval config", "codex-exec")
         self.collect(r)
 
@@ -814,21 +1186,55 @@ class Codex:
         ph: dict[str, int] = {}
         r = self.new("subagent", ph)
         assert r.mock
-        r.mock.set_rules([
-            {"name": "child", "when": "VKSUB:child", "reply": [
-                {"text": "Child: bisected first, per [[patterns/registry#bisect-before-reading-diffs]]."}]},
-            {"name": "sub-1", "when": "VKSCN:subagent", "reply": [
-                {"tool": "spawn_agent", "namespace": "collaboration", "id": "call_vk_sub_1",
-                 "input": {"task_name": "find_regression", "fork_turns": "none",
-                           "message": "VKSUB:child find the commit that broke the date test"}}]},
-            {"name": "sub-2", "when": "call_vk_sub_1", "reply": [
-                {"tool": "wait_agent", "namespace": "collaboration", "id": "call_vk_sub_2",
-                 "input": {"timeout_ms": 20000}}]},
-            {"name": "sub-3", "when": "call_vk_sub_2", "reply": [
-                {"text": "The sub-agent found it."}]},
-        ])
-        self.exec(r, "VKSCN:subagent find the regression", "codex-exec",
-                  "--enable", "multi_agent_v2")
+        r.mock.set_rules(
+            [
+                {
+                    "name": "child",
+                    "when": "VKSUB:child",
+                    "reply": [
+                        {
+                            "text": "Child: bisected first, per [[patterns/registry#bisect-before-reading-diffs]]."  # noqa: E501
+                        }
+                    ],
+                },  # noqa: E501
+                {
+                    "name": "sub-1",
+                    "when": "VKSCN:subagent",
+                    "reply": [
+                        {
+                            "tool": "spawn_agent",
+                            "namespace": "collaboration",
+                            "id": "call_vk_sub_1",
+                            "input": {
+                                "task_name": "find_regression",
+                                "fork_turns": "none",
+                                "message": "VKSUB:child find the commit that broke the date test",
+                            },
+                        }
+                    ],
+                },
+                {
+                    "name": "sub-2",
+                    "when": "call_vk_sub_1",
+                    "reply": [
+                        {
+                            "tool": "wait_agent",
+                            "namespace": "collaboration",
+                            "id": "call_vk_sub_2",
+                            "input": {"timeout_ms": 20000},
+                        }
+                    ],
+                },
+                {
+                    "name": "sub-3",
+                    "when": "call_vk_sub_2",
+                    "reply": [{"text": "The sub-agent found it."}],
+                },
+            ]
+        )
+        self.exec(
+            r, "VKSCN:subagent find the regression", "codex-exec", "--enable", "multi_agent_v2"
+        )
         self.collect(r)
 
     # 9 ------------------------------------------------------------------------------
@@ -836,12 +1242,22 @@ class Codex:
         ph: dict[str, int] = {}
         r = self.new("hook-context", ph, context_hook=True)
         assert r.mock
-        r.mock.set_rules([
-            {"name": "c1", "when": "VKSCN:context", "reply": [
-                {"tool": "exec_command", "id": "call_vk_ctx_1",
-                 "input": {"cmd": "cat notes.md", "workdir": str(r.proj)}}]},
-            {"name": "c2", "when": "call_vk_ctx_1", "reply": [{"text": "Seen the context."}]},
-        ])
+        r.mock.set_rules(
+            [
+                {
+                    "name": "c1",
+                    "when": "VKSCN:context",
+                    "reply": [
+                        {
+                            "tool": "exec_command",
+                            "id": "call_vk_ctx_1",
+                            "input": {"cmd": "cat notes.md", "workdir": str(r.proj)},
+                        }
+                    ],
+                },
+                {"name": "c2", "when": "call_vk_ctx_1", "reply": [{"text": "Seen the context."}]},
+            ]
+        )
         self.exec(r, "VKSCN:context hello", "codex-exec")
         self.collect(r)
 
@@ -852,15 +1268,25 @@ class Codex:
         r = self.new("recall", ph, approve=False)  # no MCP tool is called
         r.recall_setup("codex")
         assert r.mock
-        r.mock.set_rules([
-            {"name": "r1", "when": "VKSCN:recall", "reply": [
-                {"tool": "exec_command", "id": "call_vk_recall_1",
-                 "input": {"cmd": "cat src/billing/cart.py", "workdir": str(r.proj)}}]},
-            {"name": "r2", "when": "call_vk_recall_1", "reply": [{"text": "Rounded once."}]},
-        ])
+        r.mock.set_rules(
+            [
+                {
+                    "name": "r1",
+                    "when": "VKSCN:recall",
+                    "reply": [
+                        {
+                            "tool": "exec_command",
+                            "id": "call_vk_recall_1",
+                            "input": {"cmd": "cat src/billing/cart.py", "workdir": str(r.proj)},
+                        }
+                    ],
+                },
+                {"name": "r2", "when": "call_vk_recall_1", "reply": [{"text": "Rounded once."}]},
+            ]
+        )
         self.exec(r, "VKSCN:recall fix the cart totals rounding", "codex-exec")
         r.copy(r.vault / "state" / "uses.jsonl", "vault-uses.jsonl")
-        r.copy(r.vault / "state" / "hook.log", "vault-hook.log")
+        r.copy(r.vault / "state" / "hooks.log", "vault-hook.log")
         self.collect(r)
 
     # 10 -----------------------------------------------------------------------------
@@ -902,8 +1328,27 @@ def tui_trust(binp: str, r: Run, env: dict[str, str]) -> None:
     def keys(*k: str) -> None:
         sh([*tm, "send-keys", "-t", sess, *k])
 
-    sh([*tm, "-f", "/dev/null", "new-session", "-d", "-s", sess, "-x", "160", "-y", "50",
-        "-c", str(r.proj), *envargs, binp, "--no-alt-screen"])
+    sh(
+        [
+            *tm,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            sess,
+            "-x",
+            "160",
+            "-y",
+            "50",
+            "-c",
+            str(r.proj),
+            *envargs,
+            binp,
+            "--no-alt-screen",
+        ]
+    )
+
     def wait_for(*needles: str, tries: int = 30) -> str:
         s = ""
         for _ in range(tries):
@@ -958,7 +1403,6 @@ def tui_trust(binp: str, r: Run, env: dict[str, str]) -> None:
 def check_trust_hashes(r: Run) -> None:
     """Recompute every hook's trusted_hash with hook_hash.py and compare with Codex's."""
     import tomllib
-
     from hook_hash import codex_hook_hash, hook_keys
 
     conf = tomllib.loads((r.home / ".codex" / "config.toml").read_text())
@@ -968,10 +1412,11 @@ def check_trust_hashes(r: Run) -> None:
     for key, event, group, handler in hook_keys(hj, json.loads(hj.read_text())):
         mine = codex_hook_hash(event, group, handler)
         theirs = state.get(key, {}).get("trusted_hash")
-        results.append({"key": key, "codex": theirs, "hook_hash.py": mine,
-                        "match": mine == theirs})
+        results.append({"key": key, "codex": theirs, "hook_hash.py": mine, "match": mine == theirs})
     r.save_text("trust-hash-check.json", json.dumps(results, indent=2) + "\n")
-    r.notes.append(f"trusted_hash recomputed: {sum(x['match'] for x in results)}/{len(results)} match")
+    r.notes.append(
+        f"trusted_hash recomputed: {sum(x['match'] for x in results)}/{len(results)} match"
+    )  # noqa: E501
 
 
 # --------------------------------------------------------------------------------------
@@ -979,38 +1424,71 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--claude-version", default=DEFAULT_CLAUDE)
     ap.add_argument("--codex-version", default=DEFAULT_CODEX)
-    ap.add_argument("--only", nargs="*", default=[],
-                    help="scenarios to record, as host:scenario or scenario (default: all)")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        default=[],
+        help="scenarios to record, as host:scenario or scenario (default: all)",
+    )
     ap.add_argument("--skip-claude", action="store_true")
     ap.add_argument("--skip-codex", action="store_true")
-    ap.add_argument("--vaultkeeper", default=shutil.which("vaultkeeper")
-                    or str(Path(sys.executable).parent / "vaultkeeper"))
+    ap.add_argument(
+        "--vaultkeeper",
+        default=shutil.which("vaultkeeper") or str(Path(sys.executable).parent / "vaultkeeper"),
+    )
     ap.add_argument("--out", type=Path, default=FIXTURES)
     a = ap.parse_args()
     if not Path(a.vaultkeeper).exists():
         sys.exit("no vaultkeeper command: pip install -e '.[mcp]' into this Python's venv")
     plan: list[tuple[str, str, Callable[[], None]]] = []
     if not a.skip_claude:
-        binp = ensure_host("@anthropic-ai/claude-code", a.claude_version,
-                           NPM_PREFIX / f"claude-{a.claude_version}")
-        c = Claude(binp, a.claude_version, a.out / f"claude-code-{a.claude_version}",
-                   a.vaultkeeper)
-        for name in ("plain", "skill", "mcp", "subagent", "resume_fork", "stream_json",
-                     "mcp_list", "auto_memory", "hook_context", "recall", "recall_interactive"):
+        binp = ensure_host(
+            "@anthropic-ai/claude-code", a.claude_version, NPM_PREFIX / f"claude-{a.claude_version}"
+        )
+        c = Claude(binp, a.claude_version, a.out / f"claude-code-{a.claude_version}", a.vaultkeeper)
+        for name in (
+            "plain",
+            "skill",
+            "mcp",
+            "subagent",
+            "resume_fork",
+            "stream_json",
+            "mcp_list",
+            "auto_memory",
+            "hook_context",
+            "recall",
+            "recall_interactive",
+        ):
             plan.append(("claude-code", name.replace("_", "-"), getattr(c, name)))
     if not a.skip_codex:
-        binp = ensure_host("@openai/codex", a.codex_version,
-                           NPM_PREFIX / f"codex-{a.codex_version}")
+        binp = ensure_host(
+            "@openai/codex", a.codex_version, NPM_PREFIX / f"codex-{a.codex_version}"
+        )
         x = Codex(binp, a.codex_version, a.out / f"codex-{a.codex_version}", a.vaultkeeper)
-        for name in ("plain", "mcp", "mcp_sdk_alone", "mcp_unapproved", "subagent",
-                     "hook_context", "hook_trust", "recall"):
+        for name in (
+            "plain",
+            "mcp",
+            "mcp_sdk_alone",
+            "mcp_unapproved",
+            "subagent",
+            "hook_context",
+            "hook_trust",
+            "recall",
+        ):
             plan.append(("codex", name.replace("_", "-"), getattr(x, name)))
     for host, scen, fn in plan:
         if a.only and scen not in a.only and f"{host}:{scen}" not in a.only:
             continue
         print(f"{host}: {scen} ...", flush=True)
-        dest = a.out / (f"claude-code-{a.claude_version}" if host == "claude-code"
-                        else f"codex-{a.codex_version}") / scen
+        dest = (
+            a.out
+            / (
+                f"claude-code-{a.claude_version}"
+                if host == "claude-code"
+                else f"codex-{a.codex_version}"
+            )
+            / scen
+        )
         if dest.exists():
             shutil.rmtree(dest)
         fn()

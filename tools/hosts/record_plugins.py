@@ -26,32 +26,31 @@ pass ``--dangerously-bypass-hook-trust``, as record.py does, and ``plugin`` also
 the TUI to trust them and keeps the config.toml that wrote (``trust/``).
 
 Needs the hosts' npm packages (`npm install @anthropic-ai/claude-code @openai/codex` in
-/tmp/plughosts, or --claude / --codex), tmux, and the `vaultkeeper` of the Python running
+/tmp/hostsnpm, or --claude / --codex), tmux, and the `vaultkeeper` of the Python running
 this script. Never part of CI.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from mock_server import MockServer  # noqa: E402
+from record import Run  # noqa: E402
 from tui import Tui  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures" / "hosts" / "plugins"
-NPM = Path("/tmp/plughosts/node_modules")
+NPM = Path("/tmp/hostsnpm/node_modules")
 CLAUDE_BIN = NPM / "@anthropic-ai/claude-code-linux-x64/claude"
 CODEX_BIN = NPM / "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 TIMEOUT = 180
@@ -59,123 +58,28 @@ PROMPT = "VKSCN:plugin Fix the date test."
 CLAUDE_TOOL = "mcp__plugin_vaultkeeper_vaultkeeper__cite"  # a plugin's server, as Claude names it
 
 
-class World:
-    """One scenario's throw-away HOME, vault, project and mock model server."""
+class World(Run):
+    """One scenario's throw-away HOME, vault, project and mock model server (record.py's
+    Run: the same environment, placeholders, command log and trimmed model requests)."""
 
     def __init__(self, host: str, version: str, scenario: str, vk: str):
-        self.home = Path(tempfile.mkdtemp(prefix="vkplug-", dir="/tmp"))
-        self.out = FIXTURES / f"{host}-{version}" / scenario
+        super().__init__(host, scenario, FIXTURES / f"{host}-{version}", vk)
         shutil.rmtree(self.out, ignore_errors=True)
         self.out.mkdir(parents=True)
-        self.vk = vk
-        self.vault = self.home / "vault"
-        self.proj = self.home / "proj"
-        self.proj.mkdir()
-        for d in (".config", ".cache", ".local/share", ".local/state", "tmp"):
-            (self.home / d).mkdir(parents=True, exist_ok=True)
-        self.log: list[str] = []
-        self.mock: MockServer | None = None
         r = self.sh([vk, "init", str(self.vault)], "vaultkeeper-init")
         assert r.returncode == 0, r.stderr
         shutil.copy(REPO / "sample_vault/patterns/registry.md", self.vault / "patterns/registry.md")
 
-    def env(self, with_vk: bool = True, **extra: str) -> dict[str, str]:
-        path = "/usr/local/bin:/usr/bin:/bin"
-        e = {
-            "PATH": f"{Path(self.vk).parent}:{path}" if with_vk else path,
-            "HOME": str(self.home),
-            "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "XDG_CACHE_HOME": str(self.home / ".cache"),
-            "XDG_DATA_HOME": str(self.home / ".local/share"),
-            "XDG_STATE_HOME": str(self.home / ".local/state"),
-            "TMPDIR": str(self.home / "tmp"),
-            "TERM": "xterm-256color",
-            "LANG": "C.UTF-8",
-            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
-            "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-            "ALL_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
-            "http_proxy": "http://127.0.0.1:9",
-        }  # fmt: skip
-        e.update(extra)
-        return e
-
     def sh(self, argv: list[str], label: str, env: dict[str, str] | None = None,
            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        self.log.append(f"[{label}] " + " ".join(argv))
-        t0 = time.time()
-        try:
-            r = subprocess.run(argv, env=env or self.env(), cwd=cwd or self.proj, text=True,
-                               capture_output=True, stdin=subprocess.DEVNULL, timeout=TIMEOUT)  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            r = subprocess.CompletedProcess(argv, 124, str(exc.stdout), str(exc.stderr))
-        self.log.append(f"[{label}] exit {r.returncode} after {time.time() - t0:.1f}s")
-        self.save(f"{label}.stdout.txt", r.stdout)
-        if r.stderr.strip():
-            self.save(f"{label}.stderr.txt", r.stderr)
-        return r
-
-    def start_mock(self, rules: list[dict[str, Any]]) -> int:
-        self.mock = MockServer(rules, self.home / "requests.jsonl", 0, max_requests=200,
-                               idle_seconds=300).start()  # fmt: skip
-        return self.mock.port
-
-    def rewrite(self, text: str) -> str:
-        text = text.replace(str(Path(self.vk).parent.parent), "/VENV")
-        text = text.replace(str(REPO), "/REPO")
-        text = text.replace(str(self.home), "/HOME")
-        text = text.replace(re.sub(r"[^A-Za-z0-9]", "-", str(self.home)), "-HOME")
-        if self.mock:
-            text = text.replace(f"127.0.0.1:{self.mock.port}", "127.0.0.1:PORT")
-        return text
+        return self.run(argv, env or self.env(vault_env=False), label, timeout=TIMEOUT, cwd=cwd)
 
     def save(self, rel: str, text: str) -> None:
-        p = self.out / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(self.rewrite(text), encoding="utf-8")
+        self.save_text(rel, text)
 
-    def copy(self, src: Path, rel: str) -> None:
-        if src.is_dir():
-            for f in sorted(src.rglob("*")):
-                if f.is_file() and not f.name.endswith((".sqlite", "-wal", "-shm")):
-                    self.copy(f, f"{rel}/{self.rewrite(str(f.relative_to(src)))}")
-        elif src.is_file():
-            try:
-                self.save(rel, src.read_text(encoding="utf-8"))
-            except UnicodeDecodeError:
-                pass
-
-    def finish(self) -> None:
-        if self.mock:
-            self.mock.stop()
-        req = self.home / "requests.jsonl"
-        if req.exists():
-            lines = [json.dumps(_trim(json.loads(x))) for x in req.read_text().splitlines() if x]
-            self.save("model-requests.jsonl", "\n".join(lines) + "\n")
-        self.save("commands.txt", "\n".join(self.log) + "\n")
-        if os.environ.get("VKHOSTS_KEEP"):
-            print(f"  kept {self.home}")
-        else:
-            shutil.rmtree(self.home, ignore_errors=True)
-
-
-KEEP = ("Memory vault:", "vaultkeeper plugin:")  # the hooks' text inside a long string
-
-
-def _trim(v: Any, key: str = "") -> Any:
-    """A model request cut down: tool catalogues to their names, every string over 3000
-    characters to its first 300, or to the 3000 from the hook's text when it holds it."""
-    if key == "tools" and isinstance(v, list):
-        return [t.get("name") if isinstance(t, dict) else t for t in v]
-    if isinstance(v, dict):
-        return {k: _trim(x, k) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_trim(x) for x in v]
-    if isinstance(v, str) and len(v) > 3000:
-        at = min((v.find(m) for m in KEEP if m in v), default=-1)
-        if at >= 0:
-            return f"[{at} characters trimmed] " + v[at : at + 3000]
-        return v[:300] + f" [{len(v) - 300} characters trimmed]"
-    return v
+    @property
+    def log(self) -> list[str]:
+        return self.cmdlog
 
 
 def version_of(binp: Path) -> str:
@@ -222,7 +126,7 @@ def claude(binp: Path, vk: str) -> None:
                 {"text": "Done, as in [[patterns/registry#pin-test-clock]]."}]},
         ])  # fmt: skip
         env = w.env(
-            with_vk=scenario != "missing-program",
+            with_vk=scenario != "missing-program", vault_env=False,
             ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="sk-ant-dummy-offline",
             DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1", DISABLE_AUTOUPDATER="1",
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY="1",
@@ -246,6 +150,7 @@ def claude(binp: Path, vk: str) -> None:
         w.copy(w.home / ".claude/plugins/installed_plugins.json", "claude/installed_plugins.json")
         w.copy(w.home / ".claude/plugins/known_marketplaces.json", "claude/known_marketplaces.json")
         w.copy(w.home / ".claude/settings.json", "claude/settings.json")
+        w.copy(w.home / ".claude/plugins/cache", "claude/plugins-cache")  # the installed copy
         w.copy(w.home / ".claude/projects", "claude-projects")
         w.copy(w.vault / "state" / "journal.jsonl", "vault-journal.jsonl")
         w.finish()
@@ -419,10 +324,8 @@ def _stop_daemon(x: str, env: dict[str, str]) -> None:
         except (OSError, UnicodeDecodeError):
             continue
         if proc.name.isdigit() and argv0.startswith(home):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(int(proc.name), 15)
-            except OSError:
-                pass
 
 
 def _wait_scan(w: World) -> None:

@@ -3,7 +3,7 @@
 A project folder is tied to a repository identified across machines by its root commit
 (``git rev-list --max-parents=0 HEAD``) and its remote URL, committed in
 ``projects/<p>/repository.json``; the repository's local path on this machine is kept
-in ``state/repositories.json`` (not committed). git is run only for read-only plumbing
+in ``state/machine.json`` (not committed). git is run only for read-only plumbing
 (rev-parse, rev-list, diff --name-status), with a timeout, without the caller's GIT_*
 environment, and with what could run a program switched off (fsmonitor, external
 diff, textconv); no hooks run for these commands.
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.store import machine
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.text import ParseError, read_regular
 
@@ -139,12 +141,13 @@ def tie(vault: Path, project: str, directory: str, *, if_free: bool = False) -> 
     record = {"root_commit": root, "remote": remote(top)}
     if folder.is_dir() and _read_json(path) != record:
         atomic_write(path, json.dumps(record, indent=2) + "\n")
-    state = vault / config.STATE_DIR / config.REPOSITORIES_STATE_FILE
-    paths = _read_json(state)
-    if paths.get(root) != top:
-        paths[root] = top
-        state.parent.mkdir(exist_ok=True)
-        atomic_write(state, json.dumps(paths, indent=2, sort_keys=True) + "\n")
+    try:
+        if _paths(vault).get(root) != top:
+            machine.update(vault, "repositories", lambda had: {**_dict(had), root: top})
+    except VaultkeeperError:  # machine.json unreadable: refused, unless nobody asked
+        if not if_free:
+            raise
+        return None
     return top
 
 
@@ -171,5 +174,14 @@ def located(vault: Path, project: str) -> str | None:
     root = record.get("root_commit")
     if not isinstance(root, str):
         return None
-    top = _read_json(vault / config.STATE_DIR / config.REPOSITORIES_STATE_FILE).get(root)
+    top = _paths(vault).get(root)
     return top if isinstance(top, str) and os.path.isdir(top) else None
+
+
+def _paths(vault: Path) -> dict[str, Any]:
+    """Repository id -> its top level on this machine."""
+    return _dict(machine.get(vault, "repositories"))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}

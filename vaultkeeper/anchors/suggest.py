@@ -1,7 +1,7 @@
 """Suggested anchors: the files the session that wrote a lesson read and edited.
 
 ``ingest`` finds them (vaultkeeper/learn/anchoring.py) and keeps them in
-``state/anchor-suggestions.json`` (this machine's, not committed; bounded: at most
+``state/machine.json`` (this machine's, not committed; bounded: at most
 MAX_ENTRIES entries, MAX_PER_ENTRY paths each, none older than MAX_AGE_DAYS). The scan's
 report lists, per live entry, those still worth accepting: a regular file inside the
 project's repository, not anchored yet, nothing in its name that would be masked.
@@ -11,41 +11,30 @@ Accepting one is ``vaultkeeper apply anchor ENTRY --add PATH``; nothing here edi
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import config
 from vaultkeeper.anchors import repo
 from vaultkeeper.anchors.format import FILE, AnchorError, parse_at
 from vaultkeeper.anchors.records import Suggestion
 from vaultkeeper.anchors.vault import check_vault, entry_keys, load_cache, save_cache
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store import machine
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
 from vaultkeeper.store.secrets import needs_serving
 from vaultkeeper.store.vault import resolve_inside
 
-SUGGESTIONS_FILE = "anchor-suggestions.json"  # under state/
+KEY = "anchor_suggestions"  # in state/machine.json
 MAX_ENTRIES = 100  # the newest entries' suggestions are kept
 MAX_PER_ENTRY = 8  # files edited first, then files read, in the order the session did
 MAX_AGE_DAYS = 30  # a suggestion nobody took in a month is dropped
-_VERSION = 1
-
-
-def state_path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / SUGGESTIONS_FILE
 
 
 def load(vault: Path) -> dict[str, Any]:
-    """{entry path: {"paths": [...], "session": ID, "date": ISO}}; {} when unreadable."""
-    try:
-        data = json.loads(read_regular(state_path(vault), follow=False))
-    except (ParseError, ValueError):
-        return {}
-    entries = data.get("entries") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or data.get("version") != _VERSION:
+    """{entry path: {"paths": [...], "session": ID, "date": ISO}}."""
+    entries = machine.get(vault, KEY)
+    if not isinstance(entries, dict):
         return {}
     return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, dict)}
 
@@ -55,12 +44,7 @@ def save(vault: Path, entries: dict[str, Any], today: dt.date) -> None:
     oldest = (today - dt.timedelta(days=MAX_AGE_DAYS)).isoformat()
     fresh = [(str(v.get("date") or ""), k) for k, v in entries.items()]
     keep = sorted((d, k) for d, k in fresh if d >= oldest)[-MAX_ENTRIES:]
-    data = {"version": _VERSION, "entries": {k: entries[k] for _, k in sorted(keep, key=_rel)}}
-    folder = vault / config.STATE_DIR
-    if folder.is_symlink():
-        return
-    folder.mkdir(exist_ok=True)
-    atomic_write(state_path(vault), json.dumps(data, indent=1, sort_keys=True) + "\n")
+    machine.update(vault, KEY, lambda _: {k: entries[k] for _, k in sorted(keep, key=_rel)})
 
 
 def _rel(item: tuple[str, str]) -> str:
@@ -98,8 +82,6 @@ def _meta(vault: Path, rel: str, cache: dict[str, Any]) -> tuple[str, str, set[s
 def for_report(vault: Path, cache: dict[str, Any]) -> list[Suggestion]:
     """Per live entry with a suggestion still worth taking: its paths, in order."""
     out: list[Suggestion] = []
-    if not os.path.exists(state_path(vault)):  # the common case: nothing suggested
-        return out
     tops: dict[str, str | None] = {}
     for rel, item in sorted(load(vault).items()):
         project = repo.project_of(rel)

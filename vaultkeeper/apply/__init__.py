@@ -9,6 +9,3 @@ edits (diffs and writes), journal, queue (asks for a person), promote, prune, tr
 (move out), restore (and back), lifecycle (revalidate / reactivate), review, batch
 (dispatch).
 """
-
-# registers the recall table's rows for what this package writes (store.fsio.after_writes)
-from vaultkeeper.scan import lookuphook as _recall_rows  # noqa: E402, F401

@@ -18,7 +18,6 @@ from vaultkeeper.apply import (
     lifecycle,
     merge,
     prune,
-    reopen,
     restore,
     supersede,
 )
@@ -65,7 +64,7 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
 def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> Outcome:
     """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
     if decision.reopen_days is not None:
-        return reopen.reopen(vault, decision, now, dry_run=bool(kw.get("dry_run")))
+        return lifecycle.reopen(vault, decision, now, dry_run=bool(kw.get("dry_run")))
     return lifecycle.revalidate(vault, decision, now, **kw)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.errors import GateRefused, VaultkeeperError
-from vaultkeeper.index import quick
+from vaultkeeper.index import delta as quick
 from vaultkeeper.index.build import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock

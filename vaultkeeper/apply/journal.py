@@ -1,4 +1,7 @@
-"""``state/journal.jsonl``: one JSON line per decision, appended, never rewritten."""
+"""The ledgers of the applier: ``state/journal.jsonl``, one JSON line per decision,
+appended, never rewritten; ``state/queue.jsonl``, decisions waiting for a person
+(deletions, override demotions), closed by a line of their own.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.decision import ACT, Outcome
+from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.store.fsio import append_line
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.vault import own_dir
@@ -107,3 +110,141 @@ def last_act(
             and match(r)
         ),
     )
+
+
+NATIVE_ACTION = "native-prune"  # apply/native.py's ACTION (it imports this module)
+
+
+@dataclass(frozen=True)
+class Ask:
+    id: str
+    ts: str
+    action: str
+    target: str
+    reason: str
+    evidence: str | None
+    result: str | None
+    hash: str | None  # the target's hash when asked, to flag later changes
+    drop: str | None = None  # merge: the entry that would leave the vault
+
+    def decision(self) -> Decision:
+        return Decision(
+            self.action, self.target, self.evidence, self.result, reason=self.reason,
+            drop=self.drop,
+        )  # fmt: skip
+
+    @property
+    def what(self) -> str:
+        """``prune X``, or ``merge DROP into KEEP``: what a yes would do."""
+        if self.drop is not None:
+            return f"{self.action} {self.drop} into {self.target}"
+        return f"{self.action} {self.target}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        if out.get("drop") is None:
+            out.pop("drop", None)  # only a merge names a second entry
+        return out
+
+
+def queue_path(vault: Path) -> Path:
+    return Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE
+
+
+def _lines(vault: Path, problems: list[Problem] | None = None) -> list[Mapping[str, Any]]:
+    path = queue_path(vault)
+    if not path.is_file():
+        return []
+    out: list[Mapping[str, Any]] = []
+    where = f"{config.STATE_DIR}/{config.QUEUE_FILE}"
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            out.append(value)
+        elif problems is not None:  # a torn line may have held an ask: never "0 waiting"
+            why = "not a queue line (an ask may be hidden there); skipped"
+            problems.append(Problem(where, number, why))
+    return out
+
+
+def damaged(vault: Path) -> list[Problem]:
+    """The queue's lines that can't be read: each may hide an ask."""
+    problems: list[Problem] = []
+    _lines(vault, problems)
+    return problems
+
+
+def pending(vault: Path) -> list[Ask]:
+    """Open asks, oldest first."""
+    asks: dict[str, Ask] = {}
+    for line in _lines(vault):
+        if line.get("type") == "ask":
+            asks[line["id"]] = Ask(
+                id=line["id"],
+                ts=str(line.get("ts", "")),
+                action=str(line.get("action", "")),
+                target=str(line.get("target", "")),
+                reason=str(line.get("reason", "")),
+                evidence=line.get("evidence"),
+                result=line.get("result"),
+                hash=line.get("hash"),
+                drop=line.get("drop") if isinstance(line.get("drop"), str) else None,
+            )
+        elif line.get("type") == "done":
+            asks.pop(line["id"], None)
+    return list(asks.values())
+
+
+def find_pending(vault: Path, decision: Decision, target: str) -> Ask | None:
+    for ask in pending(vault):
+        asked = (ask.action, ask.target, ask.result, ask.drop)
+        if asked == (decision.action, target, decision.result, decision.drop):
+            return ask
+    return None
+
+
+def enqueue(
+    vault: Path, decision: Decision, target: str, reason: str, digest: str | None, now: dt.datetime
+) -> Ask:
+    """Queue ``decision`` for a person, unless the same request is already waiting."""
+    existing = find_pending(vault, decision, target)
+    if existing is not None:
+        return existing
+    ask = Ask(
+        new_id(now),
+        timestamp(now),
+        decision.action,
+        target,
+        reason,
+        decision.evidence,
+        decision.result,
+        digest,
+        decision.drop,
+    )
+    append_line(
+        queue_path(vault),
+        json.dumps({"type": "ask", **ask.to_dict()}, ensure_ascii=True),
+        inside=vault,
+    )
+    return ask
+
+
+def close_for(
+    vault: Path, target: str, answer: str, now: dt.datetime, native: bool = False
+) -> None:
+    """A decision carried out on ``target`` (a deletion, wherever the yes was given: a
+    terminal, the MCP dialog, review) answers every request still queued about it;
+    ``native``: the asks about a host's own memory, whose targets are another namespace."""
+    for ask in pending(vault):
+        if ask.target == target and (ask.action == NATIVE_ACTION) == native:
+            close(vault, ask.id, answer, now)
+
+
+def close(vault: Path, ask_id: str, answer: str, now: dt.datetime) -> None:
+    line = {"type": "done", "id": ask_id, "ts": timestamp(now), "answer": answer}
+    append_line(queue_path(vault), json.dumps(line, ensure_ascii=True), inside=vault)

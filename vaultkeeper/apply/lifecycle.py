@@ -1,4 +1,4 @@
-"""``apply revalidate`` and ``apply reactivate``: the lifecycle moves an agent may make.
+"""``apply revalidate`` (``--reopen`` too) and ``apply reactivate``: the lifecycle moves.
 
     held_out -> active    re-check passed (the receipt joins provenance)
     held_out -> archived  re-check failed (a validated-override entry: ask a person)
@@ -6,6 +6,7 @@
 
 Every other move is refused. A status change edits the status line only (and the
 provenance line it must); the result is re-parsed and compared before anything is written.
+``--reopen`` takes a stale active lesson back to a hold-out (active -> held_out).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import journal, queue
+from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
 from vaultkeeper.apply.gate import (
@@ -23,6 +24,7 @@ from vaultkeeper.apply.gate import (
     check_hash,
     check_holdout_passed,
     check_move,
+    check_receipt,
     find_entry,
     receipt_first,
 )
@@ -215,8 +217,8 @@ def _ask_override(
     digest = file_hash(entry.source.text)
     ask_id, where = None, " (dry run: not queued)"
     if not dry_run:
-        known = queue.find_pending(vault, decision, entry.rel)
-        ask_id = (known or queue.enqueue(vault, decision, entry.rel, reason, digest, now)).id
+        known = journal.find_pending(vault, decision, entry.rel)
+        ask_id = (known or journal.enqueue(vault, decision, entry.rel, reason, digest, now)).id
         where = f" ({'already queued' if known else 'queued'} as {ask_id})"
     return Outcome(
         "revalidate", entry.rel, ASK, f"{reason}; a person must run `vaultkeeper review`{where}",
@@ -260,3 +262,61 @@ def reactivate(
         check_move("reactivate", entry.status)  # archived -> active, whatever the label
         receipt = checked.get()
         return _apply(vault, decision, entry, "active", receipt, dry_run)
+
+
+def reopened_text(entry: Entry, until: dt.date) -> str:
+    """The entry with status held_out and the new holdout_until, and nothing else changed:
+    the date's line is checked here, the status line by lifecycle.new_text."""
+    text = set_frontmatter_value(entry.source.text, "holdout_until", quoted(until.isoformat()))
+    expected = {**entry.note.meta, "holdout_until": until.isoformat()}
+    dated = checked(entry, text, expected, "holdout_until edit")
+    return new_text(
+        replace(entry, source=replace(entry.source, text=text), note=dated), "held_out", None
+    )
+
+
+def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False) -> Outcome:
+    days = decision.reopen_days or 0
+    until = now.astimezone(dt.timezone.utc).date() + dt.timedelta(days=days)
+    receipt = (decision.evidence or "").strip()
+    with locked(vault, dry_run):
+        entry = load_entry(vault, decision.target)
+        decision = replace(decision, target=entry.rel)
+        if receipt and entry.status == "held_out" and _reopen_replayed(vault, entry.rel, receipt):
+            return outcome_for(
+                decision, SILENCE, "already applied: re-opened for a hold-out",
+                extra={"path": entry.rel},
+            )  # fmt: skip
+        check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
+        check_move("reopen", entry.status)
+        if entry.note.get_str("label") == OVERRIDE:
+            raise GateRefused(
+                f"label {OVERRIDE} is never demoted automatically; a person may relabel it "
+                "before it is re-opened"
+            )
+        receipt = check_receipt(vault, decision.evidence)
+        text = reopened_text(entry, until)
+        change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
+        if not dry_run:
+            write(change)
+        return outcome_for(
+            decision, ACT,
+            f"status active -> held_out, holdout_until {until.isoformat()}: "
+            "the next re-check decides whether it is still true",
+            evidence=receipt,
+            hash_before=file_hash(entry.source.text), hash_after=file_hash(text),
+            extra={"path": entry.rel, "from": "active", "to": "held_out", "reopen": True},
+            diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
+        )  # fmt: skip
+
+
+def _reopen_replayed(vault: Path, target: str, receipt: str) -> bool:
+    return (
+        journal.last_act(
+            vault,
+            "revalidate",
+            target,
+            lambda r: r.get("reopen") is True and r.get("evidence") == receipt,
+        )
+        is not None
+    )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, queue
+from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.trash import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
@@ -30,7 +30,7 @@ from vaultkeeper.native.folders import Folder, adopted, pruned_here, set_pruned
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import file_hash
 
-ACTION = queue.NATIVE_ACTION
+ACTION = journal.NATIVE_ACTION
 KIND = "native"
 
 
@@ -104,7 +104,7 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
     with writer_lock(vault):
         p = plan(vault, decision.target)
         if confirm is None:  # queued, as a vault prune is: `vaultkeeper review` asks
-            ask = queue.enqueue(vault, decision, p.target, "delete", file_hash(p.text), now)
+            ask = journal.enqueue(vault, decision, p.target, "delete", file_hash(p.text), now)
             reason = f"queued for a person (id {ask.id}): run `vaultkeeper review`"
             return _journal(vault, outcome_for(decision, ASK, reason, id=ask.id), now)
         if not confirm(p):
@@ -143,7 +143,7 @@ def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: st
         if p.index_after is not None and p.index_cut:
             atomic_write(p.path.parent / config.NATIVE_INDEX_FILE, p.index_after)
         os.unlink(p.path)
-        queue.close_for(vault, p.target, "yes", now, native=True)  # every ask about it answered
+        journal.close_for(vault, p.target, "yes", now, native=True)  # every ask about it answered
         lines = len(p.index_cut)
         reason = (
             f"moved to {config.TRASH_DIR}/{trash_id}/ and {lines} {config.NATIVE_INDEX_FILE} "

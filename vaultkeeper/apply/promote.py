@@ -4,18 +4,19 @@ Gate: the success count read now from the file is at least PROMOTE_MIN_COUNT, th
 evidence is a real receipt, the block is not promoted yet, and with ``expect_hash`` its
 text is what the report saw. Then ``skills/<name>/SKILL.md`` is written (or merged:
 evidence added, nothing overwritten) and one ``**promoted:**`` line joins the block.
-Promoting it again with a new receipt adds that receipt to the skill (repromote.py).
+Promoting it again with a new receipt adds that receipt to the skill's Evidence, the
+skill found where the block's ``**promoted:**`` line says it went (``promoted_skill``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.apply import repromote
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
@@ -32,7 +33,7 @@ from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_heads
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import insert_line_after, yaml_scalar
-from vaultkeeper.store.model import split_lines
+from vaultkeeper.store.model import file_hash, split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
 
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
@@ -158,7 +159,7 @@ def promote(
         receipt = (decision.evidence or "").strip()
         where = f"{block.rel}:{block.line}"
         if block.promoted is not None:  # a new receipt joins the skill's Evidence
-            found = repromote.promoted_skill(vault, block) or (skill.path, skill.label)
+            found = promoted_skill(vault, block) or (skill.path, skill.label)
             if _has_receipt(found[0], receipt):
                 return outcome_for(
                     decision, SILENCE, f"already applied: {where} is promoted ({block.promoted})"
@@ -166,7 +167,7 @@ def promote(
             check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
             receipt = checked.get()
             add = lambda text: merged_skill(text, receipt, today)  # noqa: E731
-            return repromote.add_receipt(vault, decision, block, found, add, dry_run)
+            return add_receipt(vault, decision, block, found, add, dry_run)
         check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
         if block.count is None:
             raise GateRefused(str(block.problems()[0]))
@@ -255,3 +256,66 @@ def _write(
         dry_run=dry_run,
     )
     return reindex(vault, outcome) if in_vault and not dry_run else outcome
+
+
+_LINK = re.compile(r"->\s*\[\[(?P<link>[^\]|#]+)(?:[|#][^\]]*)?\]\]")
+_PATH = re.compile(r"->\s*`(?P<path>[^`]+)`")
+SKILL_FILE = "SKILL.md"  # the one name promote writes (promote.skill_target)
+
+
+def promoted_skill(vault: Path, block: RegistryBlock) -> tuple[Path, str] | None:
+    """(the skill file, how messages name it) from the block's ``**promoted:**`` line.
+
+    That line is vault text an agent may write: only a ``SKILL.md`` it names is taken
+    (promote writes no other name), never another file inside or outside the vault."""
+    text = block.promoted or ""
+    link = _LINK.search(text)
+    if link:
+        path = resolve_inside(vault, link.group("link").strip() + ".md")
+        return (path, rel(vault.resolve(), path)) if path.name == SKILL_FILE else None
+    found = _PATH.search(text)
+    if found:
+        path = Path(found.group("path")).expanduser()
+        return (path, str(path)) if path.is_absolute() and path.name == SKILL_FILE else None
+    return None
+
+
+def add_receipt(
+    vault: Path,
+    decision: Decision,
+    block: RegistryBlock,
+    skill: tuple[Path, str],
+    merge: Callable[[str], str],
+    dry_run: bool,
+) -> Outcome:
+    """The skill with the receipt added (``merge`` adds it to a skill's text), journaled
+    by the caller; refused when the skill the registry names is gone."""
+    path, label = skill
+    where = f"{block.rel}:{block.promoted_line}"
+    if not path.is_file():
+        raise GateRefused(
+            f"{where}: promoted to {label}, which is not there; nothing changed "
+            "(restore the skill, or take the **promoted:** line out to promote it again)"
+        )
+    old = read_source(path, label)
+    merged = merge(old.text)
+    change = Change(path, label, old.text, merged, old.bom)
+    if not dry_run:
+        if vault.resolve() in path.parents:
+            check_index(vault)
+        write(change)
+    return outcome_for(
+        decision,
+        ACT,
+        f"added the receipt to the Evidence of {label} (promoted {_day(block)}; "
+        "nothing else changed)",
+        hash_before=file_hash(old.text),
+        hash_after=file_hash(merged),
+        extra={"skill": label, "count": block.count, "path": block.rel},
+        diff=unified_diff([change]) if dry_run else "",
+        dry_run=dry_run,
+    )
+
+
+def _day(block: RegistryBlock) -> str:
+    return (block.promoted or "").split(" ", 1)[0] or "before"

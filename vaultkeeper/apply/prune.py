@@ -13,10 +13,10 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, queue, trash
+from vaultkeeper.apply import journal, trash
 from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
@@ -33,9 +33,6 @@ from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
-
-if TYPE_CHECKING:
-    from vaultkeeper.apply.merge_plan import MergePlan
 
 
 @dataclass(frozen=True)
@@ -68,8 +65,9 @@ class NoAnswer:
 # NoAnswer queues the request for review. A callback asking anywhere but at a terminal
 # says where with a ``confirmed_via`` attribute and what is known of the yes with a
 # ``yes_reason`` (mcp_prune: "accepted in Claude Code's dialog"): the journal line says both.
-# A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault.
-Confirm = Callable[["PrunePlan | MergePlan"], "bool | str | NoAnswer"]
+# A merge (merge.py) asks through the same callback with its MergePlan: DROP leaves the vault
+# (named Any here: merge.py imports this module).
+Confirm = Callable[[Any], "bool | str | NoAnswer"]
 
 
 def plan(vault: Path, decision: Decision) -> PrunePlan:
@@ -141,8 +139,8 @@ def queued(
 ) -> Outcome:
     """Nothing goes: the request waits in the queue for ``vaultkeeper review`` (ask)."""
     with writer_lock(vault):
-        known = queue.find_pending(vault, decision, found.target)
-        ask = known or queue.enqueue(vault, decision, found.target, reason, found.hash, now)
+        known = journal.find_pending(vault, decision, found.target)
+        ask = known or journal.enqueue(vault, decision, found.target, reason, found.hash, now)
     state = "already queued" if known else "queued"
     return Outcome(
         "prune", found.target, ASK,
@@ -173,7 +171,9 @@ def carry_out(
             done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
         else:
             done = trash.trash_file(vault, found.path, found.source, trash_id)
-        queue.close_for(vault, found.target, "yes", now)  # asked twice, or elsewhere: all answered
+        journal.close_for(
+            vault, found.target, "yes", now
+        )  # asked twice, or elsewhere: all answered
         return reindex(vault, Outcome(
             "prune", found.target, ACT,
             f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",

@@ -25,8 +25,8 @@ from vaultkeeper.apply.edits import (
     unified_diff,
     write,
 )
+from vaultkeeper.apply.merge import unmerge
 from vaultkeeper.apply.trash import keywords_key, trash_folder
-from vaultkeeper.apply.unmerge import unmerge
 from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
 from vaultkeeper.registry.blocks import parse_blocks
 from vaultkeeper.store.fsio import move

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal, lifecycle, merge, merge_plan, native, prune, queue
+from vaultkeeper.apply import journal, lifecycle, merge, native, prune
 from vaultkeeper.apply.decision import DEFER, KEPT, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
@@ -48,7 +48,7 @@ def parse_answer(answer: str) -> str | None:
 
 @dataclass(frozen=True)
 class Item:
-    ask: queue.Ask
+    ask: journal.Ask
     title: str  # one line: what is being decided
     text: str  # exactly what would go, or the diff that would be written
     changed: bool  # the target changed since it was queued
@@ -65,7 +65,7 @@ Decide = Callable[[Item], str]
 Shown = Callable[[Outcome], None]
 
 
-def _item(vault: Path, ask: queue.Ask) -> Item:
+def _item(vault: Path, ask: journal.Ask) -> Item:
     """What the person sees, read now (raises NotFoundError once the target is gone)."""
     if ask.action == native.ACTION:
         found = native.plan(vault, ask.target)
@@ -73,7 +73,7 @@ def _item(vault: Path, ask: queue.Ask) -> Item:
         title = f"delete Claude Code memory {found.path} -> {config.TRASH_DIR}/"
         return Item(ask, title, found.text, digest != ask.hash, digest)
     if ask.action == "merge":
-        merging = merge_plan.plan(vault, ask.decision())
+        merging = merge.plan(vault, ask.decision())
         digest = merging.digest
         return Item(ask, merging.title, merging.diff_text, digest != ask.hash, digest)
     if ask.action == "prune":
@@ -105,13 +105,13 @@ def review(
         if shown is not None:
             shown(outcome)
 
-    for ask in queue.pending(vault):
+    for ask in journal.pending(vault):
         decision = ask.decision()
         try:
             item = _item(vault, ask)
         except NotFoundError as exc:
             outcome = Outcome(ask.action, ask.target, SILENCE, f"already gone ({exc}); closed")
-            queue.close(vault, ask.id, "gone", now)
+            journal.close(vault, ask.id, "gone", now)
             done(_log(vault, outcome, ask, now))
             continue
         except VaultkeeperError as exc:
@@ -139,7 +139,7 @@ def review(
                     outcome = merge.carry_out(vault, decision, now, item.hash, why)
                 else:  # (a deletion closes every ask about what it deleted, this one too)
                     outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
-                    queue.close(vault, ask.id, YES, now)
+                    journal.close(vault, ask.id, YES, now)
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
         elif answer == NO:
@@ -147,14 +147,14 @@ def review(
                 ask.action, ask.target, SILENCE, "a person answered no at review",
                 extra={KEPT: True},
             )  # fmt: skip
-            queue.close(vault, ask.id, NO, now)
+            journal.close(vault, ask.id, NO, now)
         else:
             outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
         done(_log(vault, outcome, ask, now))
-    return ReviewResult(tuple(outcomes), len(queue.pending(vault)))
+    return ReviewResult(tuple(outcomes), len(journal.pending(vault)))
 
 
-def _log(vault: Path, outcome: Outcome, ask: queue.Ask, now: dt.datetime) -> Outcome:
+def _log(vault: Path, outcome: Outcome, ask: journal.Ask, now: dt.datetime) -> Outcome:
     extra = {**outcome.extra, "ask": ask.id, "result": ask.result, "drop": ask.drop}
     done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
     journal.append(vault, done, now)

@@ -50,7 +50,7 @@ def _confirm_merge(plan: Any) -> bool:
 
 def _confirm(plan: Any) -> bool:
     """The question for what the plan would delete: a prune's, or a merge's."""
-    from vaultkeeper.apply.merge_plan import MergePlan
+    from vaultkeeper.apply.merge import MergePlan
 
     return _confirm_merge(plan) if isinstance(plan, MergePlan) else _confirm_prune(plan)
 

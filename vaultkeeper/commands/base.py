@@ -10,7 +10,6 @@ import click
 
 from vaultkeeper import config
 from vaultkeeper.output import print_json
-from vaultkeeper.scan import lookuphook as _recall_rows  # noqa: F401 - lint --fix, anchor: rows
 
 __all__ = [
     "AS_JSON",

@@ -48,8 +48,12 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
       vaultkeeper merge-driver base.md ours.md theirs.md patterns/registry.md
       vaultkeeper merge-driver base.md ours.md theirs.md _index.md
     """
-    from vaultkeeper.apply.notemerge import is_note_path, merge_note_files
-    from vaultkeeper.apply.skillmerge import is_skill_path, merge_skill_files
+    from vaultkeeper.apply.notemerge import (
+        is_note_path,
+        is_skill_path,
+        merge_note_files,
+        merge_skill_files,
+    )
     from vaultkeeper.index.merge import is_index_path, merge_index_files
     from vaultkeeper.registry.merge import merge_files
 
@@ -86,7 +90,7 @@ def post_merge(squash: str | None) -> None:
     Example:
       vaultkeeper post-merge
     """
-    from vaultkeeper.hosts.gitrepair import repair_after_merge
+    from vaultkeeper.hosts.git import repair_after_merge
 
     if squash == "1":
         return

@@ -176,7 +176,7 @@ def _recall_table(vault: Path) -> None:
     then built now."""
 
     from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.scan.lookup import refresh, want
+    from vaultkeeper.search.index import refresh, want
     from vaultkeeper.store import db
 
     try:

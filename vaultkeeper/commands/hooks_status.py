@@ -74,7 +74,7 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
-    from vaultkeeper.hosts.mcp_status import registrations
+    from vaultkeeper.hosts.mcp import registrations
     from vaultkeeper.hosts.plugins import installed as installed_plugins
     from vaultkeeper.status.health import age_text, where_installed
 

@@ -37,17 +37,17 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
       vaultkeeper review
       vaultkeeper review --list --json
     """
-    from vaultkeeper.apply import queue
+    from vaultkeeper.apply import journal
     from vaultkeeper.apply.review import is_terminal
     from vaultkeeper.apply.review import review as walk
     from vaultkeeper.errors import EXIT_ASK, NeedsPerson
 
     vault = vault_path(ctx)
-    damaged = queue.damaged(vault)
+    damaged = journal.damaged(vault)
     for problem in damaged:
         click.echo(inert(f"vaultkeeper: error: {problem}"), err=True)
     if list_only:
-        waiting = queue.pending(vault)
+        waiting = journal.pending(vault)
         if as_json:
             print_json([a.to_dict() for a in waiting])
             ctx.exit(1 if damaged else 0)
@@ -57,7 +57,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
         click.echo(f"{len(waiting)} waiting for a person{more}")
         ctx.exit(1 if damaged else 0)
     if not is_terminal(sys.stdin, sys.stdout):
-        count = len(queue.pending(vault))
+        count = len(journal.pending(vault))
         if not count and not damaged:  # nothing waits: nothing to do, not exit 3
             if as_json:  # the --list --json shape: an agent that asked for JSON gets JSON
                 print_json([])
@@ -68,7 +68,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
             f"review is for a person at a terminal (stdin and stdout must be terminals); "
             f"{count} ask(s) waiting; `vaultkeeper review --list` shows them"
         )
-    if not queue.pending(vault) and not damaged:  # nothing ever waited: not "0 still waiting"
+    if not journal.pending(vault) and not damaged:  # nothing ever waited: not "0 still waiting"
         click.echo("0 waiting for a person")
         return
     result = walk(vault, now_utc(), ask_person, show_outcome)

@@ -1,9 +1,10 @@
 """The pseudo-cron path: one marked crontab line per vault, through ``crontab -l`` / ``-``.
 
 The line names the program and the vault by absolute path (cron's PATH and working
-directory are not the user's) and sends all output to ``state/cron.log`` (cron would
-otherwise mail it). It ends with ``# vaultkeeper-scan VAULT``, which is how we find
-it again; every other line of the crontab is written back byte for byte.
+directory are not the user's) and sends all output, each line stamped ``STAMP cron: ``,
+to ``state/hooks.log`` (cron would otherwise mail it). It ends with ``# vaultkeeper-scan
+VAULT``, which is how we find it again; every other line of the crontab is written back
+byte for byte.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hosts.hooks import Change
 
 _FIELD = re.compile(r"^[0-9A-Za-z*,/-]+$")
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
 _NICKNAMES = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 
 
@@ -45,8 +47,12 @@ def cron_line(vault: Path, program: str | None, schedule: str) -> str:
     if "\n" in str(vault) or "\r" in str(vault):
         raise UsageError(f"{vault!r}: a vault path with a line break cannot go in a crontab")
     argv = [program] if program else [sys.executable, "-m", "vaultkeeper"]
-    log = vault / config.STATE_DIR / config.CRON_LOG_FILE
-    command = f"{shlex.join([*argv, '--vault', str(vault), 'scan'])} >>{shlex.quote(str(log))} 2>&1"
+    log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
+    # one stamp per run, the hook scripts' format; a line of an older version (output to
+    # state/cron.log) keeps working as it was until `hooks install cron` rewrites it
+    stamp = f'sed "s/^/$(date -u +{_STAMP}) cron: /"'
+    scan = shlex.join([*argv, "--vault", str(vault), "scan"])
+    command = f"{scan} 2>&1 | {stamp} >>{shlex.quote(str(log))}"
     # cron turns an unescaped % into a newline, anywhere after the schedule
     rest = f"{command} {_marker(vault)}".replace("%", "\\%")
     return f"{' '.join(fields)} {rest}"

@@ -22,9 +22,18 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import codex_trust, created
+from vaultkeeper.hosts import codex_trust
 from vaultkeeper.hosts.program import problem_of
-from vaultkeeper.hosts.settings import event_groups, indent_of, set_groups, without_spots
+from vaultkeeper.hosts.settings import (
+    event_groups,
+    forget_created,
+    indent_of,
+    missing_folders,
+    remember_created,
+    set_groups,
+    undo_created,
+    without_spots,
+)
 from vaultkeeper.hosts.settings import read_settings as read_settings
 from vaultkeeper.hosts.settings import replace_keeping_backup as replace_keeping_backup
 from vaultkeeper.store.templates import data_dir
@@ -211,10 +220,10 @@ def install(
             groups = [*groups, want.group()]
             actions.append(f"added   {want.event}: {want.command}")
         set_groups(data, want.event, groups)
-    made = created.missing_folders(real.parent) if raw is None else []
+    made = missing_folders(real.parent) if raw is None else []
     change = _write(target, real, data, raw, actions)
     if raw is None and change.changed:  # we created it: uninstall may take it away again
-        created.remember(real, made)
+        remember_created(real, made)
     return change
 
 
@@ -240,12 +249,12 @@ def uninstall(target: str, path: Path) -> Change:
             actions.append(f"removed {event}: {groups[gi]['hooks'][hi].get('command')}")
         set_groups(data, event, without_spots(groups, spots))
     if not data:
-        undone = created.undo(real)
+        undone = undo_created(real)
         if undone is not None:
             return Change(target, str(real), True, None, (*actions, *undone))
     change = _write(target, real, data, raw, actions)
     if change.changed:  # someone else's settings live in it now: the file is theirs
-        created.forget(real)
+        forget_created(real)
     return change
 
 

@@ -6,8 +6,14 @@ Each install sets exactly one entry, ``vaultkeeper``, by editing the file's text
 place: every other server, key, comment and byte stays as it was; the write is atomic,
 the file as it was is kept beside it (``.vaultkeeper.bak``), a second install changes
 nothing, and uninstall removes exactly that entry (and a file install created, while it
-held nothing else: vaultkeeper.hosts.created). No TOML writer is a dependency: the
+held nothing else: vaultkeeper.hosts.settings). No TOML writer is a dependency: the
 table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
+
+For ``hooks status``, ``registrations`` reads (never writes) the same files: whether the
+entry is there, for which vault, and whether a deletion is asked in the host's dialog
+(``--dialog``) or refused while an Elicitation hook could answer it
+(hosts/elicitation.py). A file that cannot be read is a note: status reports, it does
+not refuse.
 """
 
 from __future__ import annotations
@@ -15,16 +21,21 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import created
-from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, check_dialog
+from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, answering, check_dialog
 from vaultkeeper.hosts.hooks import Change, read_settings, replace_keeping_backup
+from vaultkeeper.hosts.settings import (
+    forget_created,
+    missing_folders,
+    remember_created,
+    undo_created,
+)
 from vaultkeeper.store import jsonedit, tomledit
 
 HOSTS = ("claude-code", "codex")
@@ -78,12 +89,12 @@ def install(
     """Set our entry; ``write=False`` reads the file and plans the edit, writing nothing,
     so a command editing several files refuses before it has written any of them.
     ``dialog`` (claude-code): the entry's env turns the host's dialog for a deletion on
-    (mcp/dialog.py); an install without it turns it off again."""
+    (hosts/elicitation.py); an install without it turns it off again."""
     require_sdk()
     check_dialog(target, True, dialog)  # --dialog: claude-code only
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
-    made = None if real.exists() else created.missing_folders(real.parent)
+    made = None if real.exists() else missing_folders(real.parent)
     if target == "codex":
         change = _codex(real, command, write)
     else:
@@ -93,7 +104,7 @@ def install(
         said = DIALOG_ON if dialog else DIALOG_OFF
         change = replace(change, actions=(*change.actions, said))
     if write and made is not None and change.changed:  # ours: uninstall may take it away
-        created.remember(real, made)
+        remember_created(real, made)
     return change
 
 
@@ -120,12 +131,12 @@ def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
     if not write:
         return change
     if _empty(target, real):
-        undone = created.undo(real)
+        undone = undo_created(real)
         if undone is not None:
             actions = (*change.actions, *undone)
             return replace(change, changed=True, backup=None, actions=actions)
     if change.changed:  # someone else's settings live in it now: the file is theirs
-        created.forget(real)
+        forget_created(real)
     return change
 
 
@@ -284,3 +295,99 @@ def _write(target: str, path: Path, raw: str | None, text: str, action: str, wri
         return Change(target, str(path), True, None, (action,))
     backup = replace_keeping_backup(path, raw is not None, text)
     return Change(target, str(path), True, backup, (action,))
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Our server's entry (or its absence) in one host file."""
+
+    target: str
+    scope: str  # "user" | "project"
+    path: str
+    registered: bool
+    vault: str | None  # what the entry's command names after --vault
+    command: str | None  # the entry's command line, as the host will run it
+    note: str | None = None  # why the file could not be read
+    dialog: bool = False  # a deletion is asked in the host's dialog (--dialog), not queued
+    refused: str | None = None  # with dialog: a file whose Elicitation hook keeps it off now
+
+    def line(self) -> str:
+        """The status line after the target's column."""
+        where = f"{self.path} ({self.scope} scope)"
+        if self.note:
+            return f"mcp server {NAME}: {where}: {self.note}"
+        if not self.registered:
+            return f"mcp server {NAME} not registered in {where}"
+        said = f"mcp server {NAME} in {where}: vault {self.vault or '(none named)'}: {self.command}"
+        return f"{said}; deletions: {self.deletions()}"
+
+    def deletions(self) -> str:
+        """Who says yes to a deletion through this server."""
+        if not self.dialog:
+            return "queued for `vaultkeeper review`"
+        if self.refused:
+            off = "the dialog (--dialog) is refused while"
+            return f"queued for `vaultkeeper review`: {off} {self.refused}"
+        return "asked in the host's dialog (--dialog)"
+
+
+def registrations(
+    targets: Iterable[str], env: Mapping[str, str], cwd: Path
+) -> tuple[Registration, ...]:
+    """One Registration per file of each host in ``targets`` (others are skipped); the
+    project's ``.mcp.json`` only when there is one."""
+    out: list[Registration] = []
+    for target in (t for t in targets if t in HOSTS):
+        out.append(_read(target, "user", default_path(target, env)))
+        project = default_path(target, env, cwd) if target == "claude-code" else None
+        if project is not None and project.exists():
+            out.append(_read(target, "project", project.absolute()))
+    if any(r.dialog for r in out):  # why the dialog is off now, said once per entry
+        found = answering(env, cwd)
+        why = (
+            None
+            if not found
+            else found[0].line() + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+        )
+        out = [replace(r, refused=why) if r.dialog else r for r in out]
+    return tuple(out)
+
+
+def _read(target: str, scope: str, path: Path) -> Registration:
+    try:
+        entry = _entry(target, path) if path.exists() else None
+    except (VaultkeeperError, OSError) as exc:
+        note = str(exc).removesuffix("; nothing written")
+        return Registration(target, scope, str(path), False, None, None, note)
+    if entry is None:
+        return Registration(target, scope, str(path), False, None, None)
+    command = entry.get("command")
+    args = entry.get("args")
+    argv = [str(command)] if isinstance(command, str) else []
+    if isinstance(args, list):
+        argv += [str(a) for a in args]
+    vault = argv[argv.index("--vault") + 1] if "--vault" in argv[:-1] else None
+    env = entry.get("env")
+    dialog = isinstance(env, dict) and env.get(DIALOG_ENV) == "1" and target == "claude-code"
+    return Registration(target, scope, str(path), True, vault, " ".join(argv) or None, None, dialog)
+
+
+def _entry(target: str, path: Path) -> dict[str, Any] | None:
+    """Our server's table or object in the file; None when it holds none."""
+    if target == "claude-code":
+        data, _ = read_settings(path)
+        servers = data.get("mcpServers")
+    else:
+        if not path.is_file():
+            raise VaultkeeperError(f"{path}: not a regular file")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VaultkeeperError(f"{path}: cannot be read ({exc})") from None
+        data_or_none = tomledit.load(text, path)
+        if data_or_none is None:  # Python 3.10: no TOML reader; the table's header will do
+            found = tomledit.table_spans(text.splitlines(keepends=True), ["mcp_servers", NAME])
+            return {} if found else None
+        servers = data_or_none.get("mcp_servers")
+    entry = servers.get(NAME) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None

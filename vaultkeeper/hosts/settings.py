@@ -4,10 +4,16 @@ Split from hooks.py, which decides which handlers are ours and what install, uni
 and status do; this module only moves plain JSON values in and out of the file (the
 MCP registration reads and writes the same files through it). read_settings and
 replace_keeping_backup are re-exported from hooks.py, where callers import them.
+
+It also remembers that ``hooks install`` created a settings file (a fresh home has
+none), so uninstall can leave the home as it was: the file, our backup, the record
+beside it and the folders made for it go, but only while nothing but our handlers was
+ever put in it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -98,3 +104,52 @@ def indent_of(raw: str | None) -> int | str:
             lead = line[: len(line) - len(stripped)]
             return "\t" if lead.startswith("\t") else len(lead)
     return 2
+
+
+def record_path(path: Path) -> Path:
+    return path.with_name(path.name + config.HOOK_CREATED_SUFFIX)
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """The folders a write into ``folder`` would create, outermost first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def remember_created(path: Path, folders: list[Path]) -> None:
+    record = {"file": str(path), "folders": [str(f) for f in folders]}
+    atomic_write(record_path(path), json.dumps(record, indent=2) + "\n")
+
+
+def forget_created(path: Path) -> None:
+    """Someone else's settings live in the file now: it is theirs, never to be deleted."""
+    with contextlib.suppress(FileNotFoundError):
+        record_path(path).unlink()
+
+
+def undo_created(path: Path) -> list[str] | None:
+    """Delete a file install created, its backup, the record and the folders made for it
+    (each only once empty); None, touching nothing, when there is no record of ours."""
+    record = record_path(path)
+    try:
+        made = json.loads(record.read_text(encoding="utf-8"))
+        if made.get("file") != str(path):
+            return None  # copied from elsewhere: not a record of this file
+        folders = [Path(str(f)) for f in made["folders"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    backup = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
+    for gone in (path, backup, record):
+        with contextlib.suppress(FileNotFoundError):
+            gone.unlink()
+    actions = [f"deleted {path}: install created it and it held nothing else"]
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()  # only when empty: anything someone else put there stays
+        except OSError:
+            break
+        actions.append(f"deleted {folder}/: install created it")
+    return actions

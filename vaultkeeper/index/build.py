@@ -53,6 +53,7 @@ from vaultkeeper.index.files import is_index_file as is_index_file
 from vaultkeeper.index.files import subindex_name as subindex_name
 from vaultkeeper.index.files import with_section as with_section
 from vaultkeeper.index.stamp import Stamp, is_racy, read_by_index, record, sha, stat_key
+from vaultkeeper.index.stamp import check as check_stamp
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
@@ -81,21 +82,59 @@ class IndexResult:
     left: tuple[str, ...] = ()  # ones that could not be moved, each with the reason
 
 
-def build_index(vault: Path, *, check: bool = False, keep: Keywords | None = None) -> IndexResult:
+def build_index(
+    vault: Path, *, check: bool = False, keep: Keywords | None = None, stamped: bool = True
+) -> IndexResult:
     """Regenerate the index (and sub-indexes when over budget); ``check`` writes nothing.
 
     ``keep``: keywords for entries the index does not list now (a restored entry's,
-    kept in .trash/ when it was pruned); what the index holds wins.
+    kept in .trash/ when it was pruned); what the index holds wins. When the index stamp
+    (vaultkeeper.index.stamp) shows the index up to date, no note is read; ``stamped``
+    False: the caller found it does not.
     """
     if check:
         moved, left = move_root_subindexes(vault, write=False)
-        result = _build(vault, write=False, keep=keep)
+        result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
+            vault, write=False, keep=keep
+        )
     else:
         with writer_lock(vault):
             moved, left = move_root_subindexes(vault)
-            result = _build(vault, write=True, keep=keep)
+            result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
+                vault, write=True, keep=keep
+            )
     unused = tuple(n for n in result.unused if n not in moved)  # a check: to be moved
     return replace(result, moved=moved, left=left, unused=unused)
+
+
+def _as_stamped(vault: Path, moved: tuple[str, ...], left: tuple[str, ...]) -> IndexResult | None:
+    """What a regeneration would find when the stamp holds: every index file as it
+    would write it, each read once for its measure; None when the stamp does not hold
+    (or when the walk left symlinks out: their problems come in the walk's order)."""
+    if moved or left:
+        return None
+    found = check_stamp(vault)
+    if found is None or found.outside:
+        return None
+    texts = {}
+    for name in found.files:
+        text = read_index(vault / name)
+        if text is None:
+            return None
+        texts[name] = text
+    root_lines, root_bytes = measure(texts[config.INDEX_FILE])
+    return IndexResult(
+        entries=found.entries,
+        split=found.split,
+        files=tuple(sorted(texts)),
+        changed=(),
+        missing=(),
+        written=False,
+        root_lines=root_lines,
+        root_bytes=root_bytes,
+        over_budget=tuple(sorted(n for n, t in texts.items() if is_over_budget(t))),
+        unused=(),
+    )
 
 
 def move_root_subindexes(
@@ -230,7 +269,7 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
         }
         if all(state[r] is not None for r in rels if read_by_index(r, templates)):
             outs = sorted(r for r in _rels(vault, outside))
-            found = Stamp(state, outs, templates, split, sorted(wanted), unsplit)
+            found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
     return _Plan(current, wanted, len(entries), split, problems, unreadable, found)
 
 

@@ -1,37 +1,46 @@
-"""An apply's own writes carried into the index files, entry by entry.
+"""The index check and regeneration of an ``apply``: its own writes carried into the
+index files entry by entry, without rendering it all when it can.
 
-When the index stamp (vaultkeeper.index.stamp) showed the index up to date before the
-apply's first write, and every file written since is one this process wrote (all of
-them inside one hold of the writer lock), the index a regeneration would now write
-differs from the one on disk only in the lines of those files: each written note's
-lines are taken out of its index file and its entries' new lines put where the sort
-puts them (vaultkeeper.index.listing), the root's count of that sub-index follows, and
-the stamp is recorded again. A written note keeps the ``-- keywords:`` of its lines.
+``check`` runs before the first write, ``reindex`` after the writes, in one hold of the
+writer lock. When the index stamp (vaultkeeper.index.stamp) showed the index up to date
+before the first write, and every file written since is one this process wrote, the
+index a regeneration would now write differs from the one on disk only in the lines of
+those files: each written note's lines are taken out of its index file and its entries'
+new lines put where the sort puts them (``Listing``: one index file's marked section
+read back into its groups), the root's line of that sub-index follows, and the stamp is
+recorded again. A written note keeps the ``-- keywords:`` of its lines.
 
-Whatever this can't settle surely gives up before anything is written, and the caller
-regenerates the index as before: a note that no longer parses, a written index file, a
-note at the root of a split index, a written path another file's link could also name
-(``a.md`` beside ``A.md``, or a registry whose links ``patterns/r#x`` a note
-``patterns/r#x.md`` shares), a sub-index emptied, the split coming or going.
+Whatever this can't settle surely gives up before anything is written, and the index is
+regenerated as before: a note that no longer parses, a written index file, a note at the
+root of a split index, a written path another file's link could also name (``a.md``
+beside ``A.md``, or a registry whose links ``patterns/r#x`` a note ``patterns/r#x.md``
+shares), a sub-index emptied, the split coming or going. Either way the index files end
+byte for byte as a regeneration writes them.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
+import re
 import unicodedata
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.index.entries import Entry, note_entries, render_entries
+from vaultkeeper.index import stamp
+from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
     bom_of,
     is_index_file,
     read_index,
+    subindex_line,
     subindex_name,
     subindex_preamble,
+    with_section,
 )
-from vaultkeeper.index.listing import Listing, Unsure, link_of, order
 from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
+from vaultkeeper.store import writes
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
 from vaultkeeper.store.model import ParseError, decode, parse_note
@@ -117,19 +126,33 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
     if (lines > config.INDEX_MAX_LINES or size > config.INDEX_MAX_BYTES) != known.split:
         raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
     files = set(known.files)
+    paths = {*moved, *notes}  # the rows that change
     for name, one in sorted(listings.items()):
         text = one.new_text()
         if name in files and text == one.text:
             continue
+        paths.add(name)
         target = resolve_inside(vault, name)
         data = bom_of(vault / name) + text.encode("utf-8")
         atomic_write(target, data)
         state[name], racy[name] = stat_key(os.path.join(top, name)), sha(data)
         files.add(name)
-    stamp = Stamp(
-        state, known.outside, known.templates, known.split, sorted(files), (lines, size), racy
+    count = known.entries + sum(
+        sum(line.startswith("- [[") for line in one.added)
+        - sum(line.startswith("- [[") for line in one.removed)
+        for one in listings.values()
     )
-    record(vault, stamp)
+    stamp = Stamp(
+        state,
+        known.outside,
+        known.templates,
+        known.split,
+        sorted(files),
+        (lines, size),
+        racy,
+        count,
+    )
+    record(vault, stamp, paths=paths)
     return True
 
 
@@ -237,3 +260,168 @@ def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry])
 
 def _size(lines: list[str], nl: str) -> int:
     return sum(len(line.encode("utf-8")) for line in lines) + len(lines) * len(nl)
+
+
+SUBINDEXES = "## sub-indexes"
+_SUBLINE = re.compile(r"^- \[\[_index-(.*)\]\] - (.*)/$")
+
+
+class Unsure(Exception):
+    """The listing can't be edited surely: regenerate instead."""
+
+
+def link_of(line: str) -> str:
+    """The link of an entry line ``- [[link]]...`` (nothing else may follow ``]]`` but
+    `` - description`` or the keywords)."""
+    end = line.find("]]", 4)
+    if not line.startswith("- [[") or end == -1:
+        raise Unsure(line)
+    link, rest = line[4:end], line[end + 2 :]
+    if "[" in link or "]" in link or (rest and not rest.startswith(" -")):
+        raise Unsure(line)
+    return link
+
+
+def order(link: str) -> tuple[str, str]:
+    return link.casefold(), link
+
+
+class Listing:
+    """The section of one index file as groups: folder -> its entry lines."""
+
+    def __init__(self, name: str, text: str, *, new: bool = False) -> None:
+        self.name, self.text = name, text
+        self.nl = "\r\n" if "\r\n" in text else "\n"
+        start = text.find(config.INDEX_START)
+        end = text.find(config.INDEX_END, start + 1) if start != -1 else -1
+        body = text[start + len(config.INDEX_START) : end] if end != -1 else ""
+        if not new and (len(body) < len(self.nl) or not body.startswith(self.nl)):
+            raise Unsure(name)  # not as a regeneration writes it
+        if not new and not body.endswith(self.nl):
+            raise Unsure(name)
+        lines = body.split(self.nl)[1:-1] if body else []
+        self.tail: list[str] = []  # the root's sub-index lines, after SUBINDEXES
+        if SUBINDEXES in lines:
+            at = lines.index(SUBINDEXES)
+            lines, self.tail = lines[:at], lines[at + 1 :]
+        self.folders: list[str] = []
+        self.groups: dict[str, list[str]] = {}
+        # what changed: lines in, lines out (entries and headings; not the tail)
+        self.added: list[str] = []
+        self.removed: list[str] = []
+        for line in lines:  # an entry line's link is read where it is looked at
+            if line.startswith("## "):
+                folder = "" if line[3:] == ROOT_GROUP else line[3:]
+                if folder in self.groups or folder == ROOT_GROUP:
+                    raise Unsure(line)
+                self.folders.append(folder)
+                self.groups[folder] = []
+            elif not self.folders or not line.startswith("- [["):
+                raise Unsure(line)  # a line served otherwise may be any note's
+            else:
+                self.groups[self.folders[-1]].append(line)
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for folder in self.folders:
+            out.append(f"## {folder or ROOT_GROUP}")
+            out.extend(self.groups[folder])
+        if self.tail:
+            out.append(SUBINDEXES)
+            out.extend(self.tail)
+        return out
+
+    def mine(self, folder: str, base: str) -> list[str]:
+        """The lines of the note whose links are ``base`` or ``base#...``."""
+        return [line for line in self.groups.get(folder, []) if _is_of(line, base)]
+
+    def replace(self, folder: str, base: str, new: list[str]) -> None:
+        """The note's lines (see ``mine``) replaced by ``new``, each where the sort puts it."""
+        lines = self.groups.get(folder, [])
+        at = [i for i, line in enumerate(lines) if _is_of(line, base)]
+        old = [lines[i] for i in at]
+        if [link_of(x) for x in old] == [link_of(x) for x in new]:
+            for i, line in zip(at, new, strict=True):  # the same links: each in its place
+                lines[i] = line
+        else:
+            for i in reversed(at):
+                del lines[i]
+            for line in new:
+                self._put(folder, line)
+        self.removed.extend(old)
+        self.added.extend(new)
+        if folder in self.groups and not self.groups[folder]:  # gone with its last line
+            self.folders.remove(folder)
+            del self.groups[folder]
+            self.removed.append(f"## {folder or ROOT_GROUP}")
+
+    def _put(self, folder: str, line: str) -> None:
+        if folder not in self.groups:
+            at = bisect.bisect_left(self.folders, order(folder), key=order)
+            self.folders.insert(at, folder)
+            self.groups[folder] = []
+            self.added.append(f"## {folder or ROOT_GROUP}")
+        lines = self.groups[folder]
+        want = order(link_of(line))
+        at = bisect.bisect_left(lines, want, key=lambda x: order(link_of(x)))
+        if at < len(lines) and link_of(lines[at]) == want[1]:
+            raise Unsure(line)  # a tie: the regeneration's order is the walk's
+        lines.insert(at, line)
+
+    def count(self) -> int:
+        return sum(len(lines) for lines in self.groups.values())
+
+    def list_top(self, top: str) -> None:
+        """The root's line for the sub-index of ``top``, added where it is missing."""
+        tops = []
+        for line in self.tail:
+            m = _SUBLINE.match(line)
+            if m is None or m.group(1) != m.group(2):
+                raise Unsure(line)
+            tops.append(m.group(1))
+        line = subindex_line(top)
+        if top in tops:
+            self.tail[tops.index(top)] = line
+        else:
+            at = bisect.bisect_left(tops, order(top), key=order)
+            self.tail.insert(at, line)
+
+    def new_text(self) -> str:
+        return with_section(self.text, self.lines())
+
+
+def _is_of(line: str, base: str) -> bool:
+    """Whether an entry line is one of the note ``base``'s (its link ``base``,
+    ``base#...``); the link read surely where it may be."""
+    if not line.startswith(base, 4):
+        return False
+    link = link_of(line)
+    return link == base or link.startswith(base + "#")
+
+
+# vault -> the stamp a check found true, and where the writes stood then
+_HELD: dict[str, tuple[stamp.Stamp, writes.Mark]] = {}
+
+
+def check(vault: Path) -> None:
+    """Raise as ``build_index(check=True)`` would; reads only the walk when it can."""
+    key = os.path.abspath(vault)
+    _HELD.pop(key, None)
+    stamp.LAST.pop(key, None)
+    found = stamp.check(vault)
+    if found is None:
+        build_index(vault, check=True, stamped=False)
+        found = stamp.LAST.pop(key, None)
+    at = writes.mark()
+    if found is not None and at is not None:
+        _HELD[key] = (found, at)
+
+
+def reindex(vault: Path, keep: Keywords | None = None) -> None:
+    """Bring the index up to date after the writes since ``check`` (see the module doc)."""
+    held = _HELD.pop(os.path.abspath(vault), None)
+    if held is not None and not keep:
+        written = writes.since(held[1])
+        if written is not None and carry(vault, held[0], written):
+            return
+    build_index(vault, keep=keep, stamped=False)  # written since: the stamp can't hold

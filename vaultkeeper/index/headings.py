@@ -41,8 +41,15 @@ class Anchors:
         object.__setattr__(self, "at", {k: tuple(v) for k, v in positions.items()})
 
 
+# every ASCII character of a category P, S, Z or C, as a space: heading_key's rule at once
+_ASCII_BLANKS = {c: " " for c in range(128) if unicodedata.category(chr(c))[0] in "PSZC"}
+
+
+@functools.lru_cache(maxsize=4096)  # a link's heading is asked for again and again
 def heading_key(text: str) -> str:
     """What two headings must share to be the same link target."""
+    if text.isascii():
+        return " ".join(text.translate(_ASCII_BLANKS).split()).casefold()
     text = unicodedata.normalize("NFC", text)
     spaced = "".join(" " if unicodedata.category(c)[0] in "PSZC" else c for c in text)
     return " ".join(spaced.split()).casefold()
@@ -121,63 +128,126 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
 # without parsing the note. Anything less plain goes to mistune.
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_ATX_LINES = re.compile(_ATX.pattern, re.M)
 _HTML = re.compile(r"^ {0,3}<", re.M)
 _FENCE_ANYWHERE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
 
 
-def _sure_headings(body: str) -> frozenset[str]:
-    """Keys of the ATX headings outside top-level code fences; empty when the note has an
-    HTML block, or a fence this line scan can't place (indented into a list, say)."""
-    if _HTML.search(body):
-        return frozenset()
-    if not _FENCE_ANYWHERE.search(body):
-        lines: list[str] = [ln for ln in body.split("\n") if "#" in ln]
-    else:
-        lines = []
-        fence: tuple[str, int] | None = None  # the open fence's character and length
-        for line in body.split("\n"):
-            m = _FENCE.match(line)
-            if fence is not None:
-                closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
-                if closes and m and not m.group(3).strip():
-                    fence = None
-                continue
-            if m:
-                if m.group(2)[0] == "`" and "`" in m.group(3):
-                    return frozenset()  # not a fence, by CommonMark: let mistune say
-                if m.group(1):
-                    # indented 1-3 spaces it may open inside a list item above, which
-                    # ends at the next unindented line: its closing line opens a new fence
-                    return frozenset()
-                fence = (m.group(2)[0], len(m.group(2)))
-                continue
-            if line.lstrip().startswith(("```", "~~~")):
-                return frozenset()  # a fence indented past 3 spaces: inside a list item
-            lines.append(line)
-    found = (_ATX.match(line) for line in lines)
-    return frozenset(heading_key(m.group(1) or "") for m in found if m)
+def _outside_fences(body: str) -> list[str] | None:
+    """The lines outside top-level code fences; None when the note has an HTML block, or
+    a fence this line scan can't place (indented into a list, say)."""
+    if "<" in body and _HTML.search(body):
+        return None
+    if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search(body):
+        return body.split("\n")
+    lines: list[str] = []
+    fence: tuple[str, int] | None = None  # the open fence's character and length
+    for line in body.split("\n"):
+        if "```" not in line and "~~~" not in line:  # no fence opens or closes here
+            if fence is None:
+                lines.append(line)
+            continue
+        m = _FENCE.match(line)
+        if fence is not None:
+            closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
+            if closes and m and not m.group(3).strip():
+                fence = None
+            continue
+        if m:
+            if m.group(2)[0] == "`" and "`" in m.group(3):
+                return None  # not a fence, by CommonMark: let mistune say
+            if m.group(1):
+                # indented 1-3 spaces it may open inside a list item above, which
+                # ends at the next unindented line: its closing line opens a new fence
+                return None
+            fence = (m.group(2)[0], len(m.group(2)))
+            continue
+        if line.lstrip().startswith(("```", "~~~")):
+            return None  # a fence indented past 3 spaces: inside a list item
+        lines.append(line)
+    return lines
 
 
-@dataclass(frozen=True)
+# A setext underline below a line of text, and a ``#`` run after nothing but blanks, quote
+# marks or list markers: either may make a heading the line scan does not take (quoted,
+# indented, in a list item).
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
+_HASHES = re.compile(r"^[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$", re.M)
+
+
+def _all_plain(text: str) -> bool:
+    """Whether every heading in ``text`` (the lines outside fences) is a plain ATX line."""
+    for m in _UNDERLINE.finditer(text) if "=" in text or "-" in text else ():
+        end = m.start() - 1  # the newline before it (-1: the first line)
+        if end > 0 and text[text.rfind("\n", 0, end) + 1 : end].strip():  # text above it
+            return False
+    return all(_ATX.match(m.group()) for m in _HASHES.finditer(text))
+
+
+# What may keep a line's closing ``^id`` from ending its block's text (a code span, a
+# link, emphasis, inline HTML, an escape): a line with none of these the glance reads.
+_INLINE_MARKS = re.compile(r"[`<>\[\]*_\\&~$|!{}=]")
+
+
+def _plain_blocks(lines: list[str]) -> frozenset[str]:
+    """Block ids that surely end a paragraph or list item: on a plain line of text (not a
+    heading, quote or indented line) followed by a blank line or the end."""
+    found: set[str] = set()
+    for n, line in enumerate(lines):
+        if "^" not in line or (n + 1 < len(lines) and lines[n + 1].strip()):
+            continue
+        if line.startswith(("    ", "\t")) or line.lstrip().startswith((">", "#")):
+            continue
+        m = None if _INLINE_MARKS.search(line) else _BLOCK_ID.search(line.strip())
+        if m:
+            found.add(m.group(1).casefold())
+    return frozenset(found)
+
+
 class _Quick:
     """What a glance at a note's text settles: headings surely there, words surely not."""
 
-    sure: frozenset[str]  # keys of ATX headings, where no fence or HTML block can hide one
-    folded: str | None  # the body casefolded, when it is NFC (else None: no shortcut)
+    def __init__(self, body: str) -> None:
+        self.body = body
+        lines = _outside_fences(body)
+        text = "" if lines is None else "\n".join(lines)
+        found = _ATX_LINES.finditer(text) if "#" in text else ()
+        keys = tuple(heading_key(m.group(1) or "") for m in found)
+        # keys of ATX headings, where no fence or HTML block can hide one
+        self.sure = frozenset(keys)
+        # every heading in order, when the glance sees them all
+        plain = lines is not None and _all_plain(text)
+        self.every = Anchors(keys, frozenset()) if plain else None
+        # block ids surely there
+        self.blocks = _plain_blocks(lines) if lines is not None and "^" in body else frozenset()
+
+    @functools.cached_property
+    def lowered(self) -> str:
+        """The body casefolded: a block's ``^id`` is in it, if anywhere."""
+        return self.body.casefold()
+
+    @functools.cached_property
+    def folded(self) -> str | None:
+        """The body casefolded when it is NFC (else None: no shortcut). A heading's words
+        are each a part of the text it stands in; casefolding keeps that, NFC may not
+        where the text was not NFC already."""
+        return self.lowered if unicodedata.is_normalized("NFC", self.body) else None
 
 
-def _glance(body: str) -> _Quick:
-    sure = _sure_headings(body)
-    # a heading's words are each a part of the text it stands in; casefolding keeps
-    # that, NFC may not where the text was not NFC already
-    folded = body.casefold() if unicodedata.is_normalized("NFC", body) else None
-    return _Quick(sure, folded)
+_glance = _Quick
 
 
 def quick_missing(quick: _Quick, subpath: str) -> str | None | bool:
     """``missing`` where a glance settles it (a reason, or None: found); True: parse."""
+    if subpath.startswith("^"):
+        block = subpath[1:].strip()
+        if block.casefold() in quick.blocks:
+            return None
+        return True if "^" + block.casefold() in quick.lowered else f"no block ^{block}"
+    if quick.every is not None:  # every heading seen: as the parse would answer
+        return missing(quick.every, subpath)
     parts = [p.strip() for p in subpath.split("#") if p.strip()]
-    if subpath.startswith("^") or len(parts) != 1:
+    if len(parts) != 1:
         return True
     key = heading_key(parts[0])
     if key and key in quick.sure:

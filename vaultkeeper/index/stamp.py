@@ -42,7 +42,7 @@ from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.text import read_regular
 from vaultkeeper.store.vault import walk_files
 
-FORMAT = 3  # 3: sub-indexes in _index/; an older stamp names them at the root
+FORMAT = 4  # 4: the entry count kept; 3 named sub-indexes in _index/, older at the root
 RACY_NS = 2_000_000_000
 MAX_RACY = 64
 State = dict[str, "Key | None"]  # vault-relative path -> stat key (files the index reads)
@@ -60,6 +60,7 @@ class Stamp:
     files: list[str]  # the index files the vault has (the root first)
     unsplit: tuple[int, int]  # lines and bytes of the root index were it not split
     racy: dict[str, str] = field(default_factory=dict)  # path -> sha256 of its bytes
+    entries: int = 0  # the entries the index lists
 
 
 def is_md(rel_path: str) -> bool:
@@ -107,9 +108,12 @@ def _texts(state: State) -> dict[str, str | None]:
     return {p: None if k is None else key_text(k) for p, k in state.items()}
 
 
-def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
+def record(
+    vault: Path, stamp: Stamp | None, *, write: bool = True, paths: set[str] | None = None
+) -> None:
     """Keep ``stamp`` as the rows (None, or one that can't vouch for a racy file: drop
-    the old rows); without ``write`` (a check) only in this process."""
+    the old rows); without ``write`` (a check) only in this process. ``paths``: the
+    only rows that may differ from the ones held (an apply's own writes), else all."""
     now = time.time_ns()
     if stamp is not None:
         racy = {r for r, k in stamp.state.items() if is_racy(k, now)}
@@ -130,8 +134,12 @@ def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
                 conn.execute("DELETE FROM index_state")
                 conn.execute("DELETE FROM index_meta WHERE name = 'stamp'")
                 return
-            found = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
-            rows = _texts(stamp.state)
+            if paths is None:
+                found = dict(conn.execute("SELECT path, key FROM index_state").fetchall())
+                rows = _texts(stamp.state)
+            else:
+                found = {p: None for p in paths}  # each written again, or deleted
+                rows = _texts({p: stamp.state[p] for p in paths if p in stamp.state})
             gone = [(p,) for p in found.keys() - rows.keys()]
             conn.executemany("DELETE FROM index_state WHERE path = ?", gone)
             new = [(p, k) for p, k in rows.items() if p not in found or found[p] != k]
@@ -145,6 +153,7 @@ def record(vault: Path, stamp: Stamp | None, *, write: bool = True) -> None:
                 "files": stamp.files,
                 "unsplit": list(stamp.unsplit),
                 "racy": stamp.racy,
+                "entries": stamp.entries,
             }
             conn.execute(
                 "INSERT OR REPLACE INTO index_meta VALUES ('stamp', ?)",
@@ -188,24 +197,29 @@ def check(vault: Path) -> Stamp | None:
                 return None
         files = [str(f) for f in data["files"]]
         lines, size = (int(n) for n in data["unsplit"])
-        return Stamp(state, outside, templates, bool(data["split"]), files, (lines, size), racy)
+        split, entries = bool(data["split"]), int(data["entries"])
+        return Stamp(state, outside, templates, split, files, (lines, size), racy, entries)
     except Exception:  # unreadable, forged: a stamp is never worth a failure
         return None
 
 
-def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes) -> bool:
+def follow_counters(
+    vault: Path, rel_path: str, was: Key | None, written: bytes, before: bytes | None = None
+) -> bool:
     """Carry a counter edit of registry file ``rel_path`` into the stamp's rows, in the
     same step as the write (the caller holds the writer lock). ``was``: the file's stat
     key before and after the writer read it (None when the two differed: then nothing
-    is vouched for); ``written``: the bytes it wrote.
+    is vouched for); ``written``: the bytes it wrote; ``before``: the bytes it read.
 
     A counter line (``**success count:**``, ``**last used:**``) is never part of what
     the index lists of a block (its name, its first paragraph: registry.lines ends one
     at a counter line), so the index a regeneration writes is the same before and after
     such an edit: when the stamp held for the file's old key, it holds for its new one.
     The new key is just written, so the stamp keeps the digest of ``written`` beside it
-    (the racy rule above), which the next check compares with the file's bytes. Without
-    this a ``use`` made the next ``apply`` regenerate the whole index. True when the
+    (the racy rule above), which the next check compares with the file's bytes. A file
+    the stamp vouches for by its digest already (an apply wrote it just before) follows
+    when the bytes read are the ones that digest names. Without this a ``use`` made the
+    next ``apply`` regenerate the whole index. True when the
     rows follow; never a failure of the write (the next apply then regenerates)."""
     from vaultkeeper.store import db
 
@@ -223,8 +237,10 @@ def follow_counters(vault: Path, rel_path: str, was: Key | None, written: bytes)
                 return False  # no stamp, or not one of the file as it was before the edit
             data = json.loads(meta[0])
             racy = data.get("racy")
-            if not isinstance(racy, dict) or rel_path in racy or len(racy) >= MAX_RACY:
-                return False  # vouched for by its bytes already (or too many such files)
+            if not isinstance(racy, dict) or (rel_path not in racy and len(racy) >= MAX_RACY):
+                return False  # too many files vouched for by their bytes
+            if rel_path in racy and (before is None or racy[rel_path] != sha(before)):
+                return False  # vouched for by bytes other than the ones the edit read
             racy[rel_path] = sha(written)
             conn.execute(
                 "UPDATE index_state SET key = ? WHERE path = ?", (db.key_text(now), rel_path)

@@ -5,7 +5,7 @@ top level of that folder is the session's repository. A project folder named as 
 repository (or as the folder: repo.project_named) is tied to it, when it is tied to no
 other (repo.tie ``if_free``: never the vault's own repository). A session that wrote a
 lesson (``vaultkeeper new memory|decision``, MCP ``new_lesson``/``new_decision``:
-lessonsigs.py) gets the files it edited and read, inside that repository, as suggested
+transcripts.py) gets the files it edited and read, inside that repository, as suggested
 anchors of the lesson (anchors/suggest.py keeps them; the report lists them). A path
 outside the repository, a symlink leading out of it, a file of the vault, a path under
 ``.git`` is never suggested. Git is run only through anchors/repo.py's read-only calls.

@@ -2,8 +2,8 @@
 
 Hosts cancel or kill SessionEnd hooks (Ctrl-C, some exits; an interactive Codex defers
 SessionEnd by a minute or more), so a session's transcript may never reach ``ingest``.
-Every ingest remembers, in ``state/ingested.json``, each file it read and that file's
-modification time; the session-start hook then runs ``ingest --missed-beside
+Every ingest remembers, in ``state/machine.json`` (key ``ingested``), each file it read
+and that file's modification time; the session-start hook then runs ``ingest --missed-beside
 TRANSCRIPT`` (detached, bounded), which reads the transcripts of the same project
 (Claude Code: the transcript's own folder; Codex: rollouts of the same cwd in its date
 folder and the day before) that are newer than the first ingest and not yet recorded
@@ -13,28 +13,19 @@ at their current size and time. Replay-safe like every ingest: nothing counts tw
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper import config
-from vaultkeeper.learn.codex_family import ROLLOUT_GLOB, meta
-from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.learn.transcripts import ROLLOUT_GLOB, meta
+from vaultkeeper.store import machine
 
-STATE = "ingested.json"
+KEY = "ingested"  # in state/machine.json: {"since": first ingest, "files": {path: mtime}}
 MAX_FILES = 50  # at one session start: the rest waits for the next
 KEEP_DAYS = 30  # how long a file's record is kept
 
 
-def _path(vault: Path) -> Path:
-    return vault / config.STATE_DIR / STATE
-
-
 def _load(vault: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(_path(vault).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = machine.get(vault, KEY)
     return data if isinstance(data, dict) else {}
 
 
@@ -52,17 +43,20 @@ def _stamp(path: Path) -> float | None:
 
 def remember(vault: Path, files: list[Path], now: dt.datetime) -> None:
     """After an ingest: the files it read, at the modification time they had."""
-    data = _load(vault)
-    seen = _files(data)
-    for path in files:
-        stamp = _stamp(path)
-        if stamp is not None:
-            seen[str(path)] = stamp
+    stamps = {str(p): s for p in files if (s := _stamp(p)) is not None}
     cutoff = now.timestamp() - KEEP_DAYS * 86400
-    seen = {k: v for k, v in seen.items() if isinstance(v, (int, float)) and v >= cutoff}
-    since = data.get("since") if isinstance(data.get("since"), (int, float)) else now.timestamp()
-    text = json.dumps({"since": since, "files": seen}, sort_keys=True) + "\n"
-    atomic_write(_path(vault), text)
+
+    def change(had: Any) -> dict[str, Any]:
+        data = had if isinstance(had, dict) else {}
+        seen = {**_files(data), **stamps}
+        seen = {k: v for k, v in seen.items() if isinstance(v, (int, float)) and v >= cutoff}
+        since = data.get("since")
+        return {
+            "since": since if isinstance(since, (int, float)) else now.timestamp(),
+            "files": seen,
+        }
+
+    machine.update(vault, KEY, change)
 
 
 def missed(vault: Path, current: Path, cwd: str | None) -> list[Path]:

@@ -25,6 +25,7 @@ atomically: a kill leaves the old log or the new one.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import io
 import json
 import os
@@ -126,10 +127,6 @@ class _Prefix(io.RawIOBase):
 def _only_compactor(fd: int) -> bool:
     """An exclusive lock on the log file itself, without waiting: False when another
     process holds it (it is compacting; this one goes on). Released with ``fd``."""
-    try:
-        import fcntl
-    except ImportError:  # no flock here: the identity check before the swap still holds
-        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

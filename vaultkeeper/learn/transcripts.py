@@ -4,8 +4,10 @@ A transcript is read line by line with a cap on each line, so memory stays bound
 whatever the file's size, and a single huge line is skipped without being held whole.
 A line that is not JSON, half written, or of a type not known here is skipped. Only
 the agent's own words and tool calls are looked at: the person's text and tool output
-never yield a signal, but for whether a vault MCP ``read`` call came back (mcp_results.py).
-This module knows nothing of the vault; ingest.py maps the signals onto it.
+never yield a signal, but for whether a vault MCP ``read`` call came back (``Pending``).
+How each host marks its lines, reports a tool call's result and files a sub-agent's
+rollout (recorded behaviour) is at the end. This module knows nothing of the vault;
+ingest.py maps the signals onto it.
 """
 
 from __future__ import annotations
@@ -18,15 +20,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from vaultkeeper import config
-from vaultkeeper.learn import lessonsigs
-from vaultkeeper.learn.codex_family import session_of
-from vaultkeeper.learn.hostlines import full_name, made_in, vault_tool
-from vaultkeeper.learn.hostlines import utc_date as _date
-from vaultkeeper.learn.mcp_results import Pending
-from vaultkeeper.learn.shellwords import shell_reads, shell_uses
+from vaultkeeper.learn.shellwords import shell_news, shell_reads, shell_uses
 
 CLAUDE = "claude-code"
 CODEX = "codex"
@@ -51,7 +48,7 @@ class Signal:
     (a shell's ``vaultkeeper use NAME``: the name, and as ``evidence`` the vault its
     ``--vault`` names, if it names one), ``native`` (a file name in a
     ``<cc-memory filenames=...>`` tag of the reply: an auto memory it used); ``edit`` (a
-    file a tool edited) and ``new`` (the entry a ``new`` call wrote: learn/lessonsigs.py)."""
+    file a tool edited) and ``new`` (the entry a ``new`` call wrote: the lesson ties below)."""
 
     kind: str
     value: str
@@ -174,7 +171,7 @@ class Reader:
     def _claude_line(
         self, obj: dict[str, Any], message: dict[str, Any], number: int
     ) -> Iterator[Signal]:
-        day = _date(obj.get("timestamp")) or self.first_date
+        day = utc_date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
         self.cwd = self.cwd or cwd  # the session's folder: its repository (suggest.py)
@@ -195,7 +192,7 @@ class Reader:
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             return
-        day = _date(obj.get("timestamp")) or self.first_date
+        day = utc_date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         if obj.get("type") == "session_meta":  # a sub-agent's uses are its parent's
             self.session = session_of(payload) or self.session
@@ -215,7 +212,7 @@ class Reader:
         elif kind == "function_call_output":  # a pending read's result, if any
             yield from self.pending.codex(payload)
         elif kind == "custom_tool_call":  # apply_patch: its input is the patch
-            found = lessonsigs.codex(payload.get("name"), payload.get("input"))
+            found = ties_codex(payload.get("name"), payload.get("input"))
             yield from self._found(found, number, day, cwd)
         elif kind == "function_call":
             given = payload.get("arguments") or "{}"
@@ -226,7 +223,7 @@ class Reader:
             name = full_name(payload.get("name"), payload.get("namespace"))
             workdir = args.get("workdir") if isinstance(args, dict) else None
             here = workdir if isinstance(workdir, str) else cwd
-            yield from self._found(lessonsigs.codex(name, args), number, day, here)
+            yield from self._found(ties_codex(name, args), number, day, here)
             if isinstance(args, dict) and vault_tool(name) is not None:
                 yield from self._mcp(str(name), args, number, day, cwd, payload.get("call_id"))
             elif isinstance(args, dict):
@@ -252,7 +249,7 @@ class Reader:
         cwd: str | None,
         call: object = None,
     ) -> Iterator[Signal]:
-        yield from self._found(lessonsigs.claude(name, args), number, day, cwd)
+        yield from self._found(ties_claude(name, args), number, day, cwd)
         if name == "Skill" and isinstance(args.get("skill"), str):
             yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
         elif name == "Read" and isinstance(args.get("file_path"), str):
@@ -263,7 +260,7 @@ class Reader:
             yield from self._mcp(name, args, number, day, cwd, call)
 
     def _found(
-        self, found: list[lessonsigs.Found], number: int, day: dt.date | None, cwd: str | None
+        self, found: list[Found], number: int, day: dt.date | None, cwd: str | None
     ) -> Iterator[Signal]:
         for kind, value, vault in found:
             yield Signal(kind, value, None, number, self.session, day, cwd, vault)
@@ -296,3 +293,308 @@ class Reader:
             yield Signal("file", path, None, number, self.session, day, cwd)
         for name, vault in shell_uses(command):  # the vault it names, if any, as evidence
             yield Signal("cli-use", name, None, number, self.session, day, cwd, vault)
+
+
+# -- host lines:
+# How the hosts mark their lines and name the vault's MCP tools (recorded behaviour).
+#
+# Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
+# 0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
+# stamp lines with ISO times (``utc_date``).
+
+# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
+# has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
+# with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
+_MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
+# Claude Code names a plugin's server ``plugin_<plugin>_<server>``: our plugin's
+# (plugins/vaultkeeper in the repository) is ``mcp__plugin_vaultkeeper_vaultkeeper__cite``.
+_SERVERS = frozenset(
+    {config.MCP_SERVER_NAME, f"plugin_{config.MCP_SERVER_NAME}_{config.MCP_SERVER_NAME}"}
+)
+
+
+def made_in(obj: dict[str, Any], session: str, made: dict[str, str]) -> str | None:
+    """The session a Claude Code line belongs to: ``--fork-session`` copies the source's
+    lines under the new sessionId with their ``uuid`` and ``requestSessionId`` naming
+    the source, so a copy is the source's use (a pattern counts once per session,
+    whichever file is ingested first). None: this uuid was read in another session."""
+    source = obj.get("requestSessionId")
+    owner = source if isinstance(source, str) and source else session
+    uuid = obj.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        return owner
+    first = made.setdefault(uuid, owner)
+    return owner if first == owner else None
+
+
+def full_name(name: object, namespace: object) -> object:
+    """Codex's namespaced call (``namespace: "mcp__SERVER"``, ``name: "TOOL"``) as one name."""
+    if isinstance(name, str) and isinstance(namespace, str) and namespace:
+        return f"{namespace.rstrip('_')}__{name}"
+    return name
+
+
+def vault_tool(name: object) -> str | None:
+    """The tool's name when ``name`` is a tool of the vaultkeeper MCP server, else None."""
+    match = _MCP_TOOL.match(name) if isinstance(name, str) else None
+    if match is None or match["server"].casefold() not in _SERVERS:
+        return None
+    return match["tool"]
+
+
+def utc_date(stamp: object) -> dt.date | None:
+    """The UTC day of a line's ISO timestamp, or None when it has none."""
+    if not isinstance(stamp, str) or len(stamp) < 10:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        try:
+            when = when.astimezone(dt.timezone.utc)
+        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
+            return None
+    return when.date()
+
+
+# -- MCP results:
+# Did a host's call of an MCP tool come back with the tool's answer, or fail?
+#
+# A ``read`` of the vault through its MCP server is a read only when the server answered
+# it. A host can reject the call before it reaches the server (Codex: "unsupported call:
+# mcp__vaultkeeper__read" when the tools had not arrived yet, "MCP tool call requires
+# approval, but approval policy is never" in ``codex exec``; Claude Code: a tool_result
+# with ``is_error``), and the server itself can refuse it (a path outside the vault).
+# How each host records the result (tests/fixtures/hosts/, tools/hosts/NOTES.md):
+#
+# - Claude Code: a ``user`` line holding ``{"type": "tool_result", "tool_use_id": ID,
+#   "is_error": true, ...}`` for a failed call; a successful one has no ``is_error`` or
+#   ``false``.
+# - Codex: a ``function_call_output`` response item with the call's ``call_id``; its
+#   ``output`` is text (or a list of ``input_text`` items), "Wall time: N seconds\\nOutput:"
+#   and then the tool's answer: the server's JSON object for a call that reached it, the
+#   host's or the server's error text otherwise. Some versions wrap it as ``{"content":
+#   ..., "success": false}``.
+
+T = TypeVar("T")
+
+_CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
+
+
+def claude_failed(block: dict[str, Any]) -> bool:
+    """A Claude Code tool_result block of a call that failed or was rejected."""
+    return block.get("is_error") is True
+
+
+def codex_failed(output: Any) -> bool:
+    """A Codex function_call_output's ``output`` that is not the vault tool's answer
+    (the tools answer a JSON object): the call was rejected or failed."""
+    if isinstance(output, dict):
+        if output.get("success") is False:
+            return True
+        output = output.get("content")
+    if isinstance(output, list):
+        parts = [item.get("text") for item in output if isinstance(item, dict)]
+        output = "\n".join(p for p in parts if isinstance(p, str))
+    if not isinstance(output, str):
+        return True
+    body = _CODEX_HEADER.sub("", output.lstrip(), count=1)
+    return not body.lstrip().startswith("{")
+
+
+class Pending(Generic[T]):
+    """One transcript's MCP read calls waiting for their result (call id -> the read):
+    each is handed out when its result came back as the tool's answer, dropped when it
+    failed; one whose result never comes (a cut transcript) is no read known."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, T] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.calls)
+
+    def wait(self, call: object, read: T) -> Iterator[T]:
+        """Hold ``read`` until the result of ``call``; without an id to find its result
+        by (an older host's line) it is taken as it was called."""
+        if isinstance(call, str) and call:
+            self.calls[call] = read
+        else:
+            yield read
+
+    def claude(self, line: dict[str, Any]) -> Iterator[T]:
+        """The reads whose tool_result is in this Claude Code ``user`` line and succeeded."""
+        message = line.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) and self.calls else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                read = self.calls.pop(str(block.get("tool_use_id")), None)
+                if read is not None and not claude_failed(block):
+                    yield read
+
+    def codex(self, payload: dict[str, Any]) -> Iterator[T]:
+        """The read whose Codex function_call_output this is, if it came back."""
+        read = self.calls.pop(str(payload.get("call_id")), None)
+        if read is not None and not codex_failed(payload.get("output")):
+            yield read
+
+
+# -- Codex sub-agents:
+# Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
+#
+# Codex 0.169 writes a sub-agent's rollout in the same date folder as its parent's; its
+# first line, ``session_meta``, names the parent in
+# ``payload.source.subagent.thread_spawn.parent_thread_id`` (recorded in
+# tests/fixtures/hosts/codex-0.169.0/subagent/). Ingesting a parent therefore also reads
+# its children (and theirs), and a child counts into its parent's session
+# (``session_of``), whether it came along with the parent or was ingested by hand.
+
+ROLLOUT_GLOB = "rollout-*.jsonl"
+MAX_DEPTH = 4  # a child's child's ...: Codex's own spawn depth is small
+
+
+def meta(path: Path) -> dict[str, Any] | None:
+    """The rollout's ``session_meta`` payload (its first line), or None."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1)
+        obj = json.loads(raw)
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or obj.get("type") != "session_meta":
+        return None
+    payload = obj.get("payload")
+    return payload if isinstance(payload, dict) else None
+
+
+def parent_thread(payload: dict[str, Any]) -> str | None:
+    """The parent thread a sub-agent's session_meta names, or None for a root thread."""
+    source = payload.get("source")
+    spawn = source.get("subagent", {}) if isinstance(source, dict) else {}
+    spawn = spawn.get("thread_spawn", {}) if isinstance(spawn, dict) else {}
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) and parent else None
+
+
+def session_of(payload: dict[str, Any]) -> str | None:
+    """The session a rollout's uses count into: its own id, or for a sub-agent its
+    root's (``session_id``, which Codex sets to the root thread), else its parent's."""
+    own = payload.get("id")
+    parent = parent_thread(payload)
+    if parent is None:
+        return own if isinstance(own, str) and own else None
+    root = payload.get("session_id")
+    return root if isinstance(root, str) and root and root != own else parent
+
+
+def children(path: Path) -> list[Path]:
+    """The rollouts of the sub-agents ``path``'s thread spawned (and theirs), oldest first."""
+    found_meta = meta(path) if path.name.startswith("rollout-") else None
+    own = found_meta.get("id") if found_meta else None
+    if not isinstance(own, str) or not own:
+        return []
+    try:
+        siblings = sorted(p for p in path.parent.glob(ROLLOUT_GLOB) if p.name > path.name)
+    except OSError:
+        return []
+    parents, found = {own}, []
+    for _ in range(MAX_DEPTH):
+        more = []
+        for sibling in siblings:
+            if sibling in found:
+                continue
+            payload = meta(sibling)
+            if payload is not None and parent_thread(payload) in parents:
+                more.append(sibling)
+                parents.add(str(payload.get("id")))
+        if not more:
+            break
+        found += more
+    return sorted(found)
+
+
+# -- lesson ties:
+# What a session did that ties a lesson to code: the lesson it wrote, the files it edited.
+#
+# The lesson: ``vaultkeeper new memory|decision NAME -p P`` run from the agent's shell, or
+# the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its entry is
+# ``projects/P/memory/NAME.md``. The files edited: Claude Code's ``Edit``, ``Write``,
+# ``MultiEdit`` (``file_path``) and ``NotebookEdit`` (``notebook_path``); Codex's
+# ``apply_patch`` (a ``custom_tool_call`` whose input is the patch, or a call or shell
+# command carrying it), whose ``*** Update File:``/``*** Add File:`` lines name them.
+# Files read come as the ``file`` signals transcripts.py yields already. ingest's
+# suggestions (learn/anchoring.py) turn these into anchors an agent may accept.
+
+EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}  # fmt: skip
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+?)\s*$", re.M)
+_NAME = re.compile(r"[\w.-]+\Z")
+MAX_PATCH_CHARS = 2_000_000  # a larger patch is not looked into
+
+Found = tuple[str, str, "str | None"]  # kind ("edit" | "new"), value, the vault it names
+
+
+def entry_of(kind: object, name: object, project: object) -> str | None:
+    """``projects/P/memory/NAME.md`` of a new memory or decision; None for anything else."""
+    if kind not in ("memory", "decision") or not isinstance(name, str):
+        return None
+    if not isinstance(project, str) or not _NAME.match(name) or not _NAME.match(project):
+        return None
+    if name.startswith(".") or project.startswith("."):
+        return None
+    return f"projects/{project}/memory/{name}.md"
+
+
+def patched(text: object) -> list[str]:
+    """The files an apply_patch text updates or adds."""
+    if not isinstance(text, str) or "*** " not in text or len(text) > MAX_PATCH_CHARS:
+        return []
+    return _PATCH_FILE.findall(text)
+
+
+def _ties_news(command: object) -> list[Found]:
+    out: list[Found] = []
+    for kind, name, project, vault in shell_news(command):
+        rel = entry_of(kind, name, project)
+        out += [("new", rel, vault)] if rel else []
+    return out
+
+
+def ties_claude(name: str, args: dict[str, Any]) -> list[Found]:
+    """A Claude Code tool call's edits and new lessons."""
+    key = EDIT_TOOLS.get(name)
+    if key is not None:
+        path = args.get(key)
+        return [("edit", path, None)] if isinstance(path, str) and path else []
+    if name == "Bash":
+        return _ties_news(args.get("command"))
+    return _ties_tool(name, args)
+
+
+def _ties_tool(name: str, args: dict[str, Any]) -> list[Found]:
+    if "new_" not in name:  # most calls: no regex for them
+        return []
+    tool = vault_tool(name)
+    if tool in ("new_lesson", "new_decision"):
+        kind = "memory" if tool == "new_lesson" else "decision"
+        rel = entry_of(kind, args.get("name"), args.get("project"))
+        return [("new", rel, None)] if rel else []
+    return []
+
+
+def ties_codex(name: object, args: object) -> list[Found]:
+    """A Codex call's edits and new lessons: ``args`` its arguments (a dict), or the
+    input of a custom tool call (apply_patch's patch text)."""
+    if isinstance(args, str):
+        return [("edit", p, None) for p in patched(args)] if name == "apply_patch" else []
+    if not isinstance(args, dict):
+        return []
+    if isinstance(name, str) and vault_tool(name) is not None:
+        return _ties_tool(name, args)
+    out: list[Found] = []
+    for value in args.values():
+        out += [("edit", p, None) for p in patched(value)]
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list):
+        out += [("edit", p, None) for w in command for p in patched(w)]
+    return out + _ties_news(command)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.index import stamp as index_stamp
 from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
 from vaultkeeper.registry.find import named_blocks, pick_block
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
@@ -125,8 +126,6 @@ def write_uses(
     usage: Usage | None = None,
 ) -> dict[str, UseResult]:
     """Write ``plan``'s edits (under the writer lock)."""
-    from vaultkeeper.index import stamp as index_stamp
-
     done = plan.done
     for path, changes in plan.edits.items():
         rel = changes[0][0].rel
@@ -141,7 +140,7 @@ def write_uses(
         data = (bom + "".join(lines)).encode("utf-8")
         atomic_write(resolve_inside(vault, path), data)
         # only counter lines changed: the index's stamp follows (no regeneration next)
-        index_stamp.follow_counters(vault, rel, was, data)
+        index_stamp.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
     return done
 
 

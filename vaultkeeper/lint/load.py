@@ -8,6 +8,7 @@ the placeholders are read as strings, so a template's property links still count
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -50,8 +51,11 @@ def _as_template(path: Path, rel: str, text: str) -> Note | None:
     return note._replace(text=text)
 
 
-def load(vault: Path, paths: Iterable[Path]) -> Loaded:
-    notes, problems = load_notes(vault, paths)
+def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
+    """The notes at ``paths``; ``meta=False`` (only the link rules run, no orphans to
+    find): a frontmatter with no ``[[`` in it is not parsed, as none of its values can be
+    a link and nothing asks what it holds -- the note keeps its body from the same line."""
+    notes, problems = load_notes(vault, paths) if meta else _bodies(vault, paths)
     if not problems:
         return Loaded(tuple(notes), (), frozenset())
     templates = templates_folder(vault)
@@ -80,6 +84,24 @@ def load(vault: Path, paths: Iterable[Path]) -> Loaded:
         body_only.add(problem.path)
     notes.sort(key=lambda n: n.rel)
     return Loaded(tuple(notes), tuple(kept), frozenset(body_only), frozenset(links_only))
+
+
+def _bodies(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    prefix = len(str(vault)) + 1
+    for path in paths:
+        rel = str(path)[prefix:].replace(os.sep, "/")
+        try:
+            text = decode(read_regular(path))
+            yaml_text, end_line, body_offset = split_frontmatter(text)
+            if yaml_text is None or "[[" in yaml_text:
+                notes.append(parse_note(path, rel, text))
+            else:
+                notes.append(Note(path, rel, text, None, text[body_offset:], end_line + 1))
+        except ParseError as exc:
+            problems.append(Problem(rel, exc.line, exc.reason))
+    return notes, problems
 
 
 def _undecodable(path: Path, problem: Problem) -> Note | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,7 +22,14 @@ from vaultkeeper.lint.schema import check_schema, schema_applies
 from vaultkeeper.lint.secrets import check_other_files, check_secrets
 from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
-from vaultkeeper.store.links import Resolver, code_lines, extract_links, find_fences, split_lines
+from vaultkeeper.store.links import (
+    Resolution,
+    Resolver,
+    code_lines,
+    extract_links,
+    find_fences,
+    split_lines,
+)
 from vaultkeeper.store.model import outside_problems
 from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
@@ -106,20 +114,41 @@ def lint_vault(
     )
 
 
+class _Memo(Resolver):
+    """The vault's name table, each answer kept: a link means the same from every note of
+    one folder (tens of thousands of links, a few thousand distinct)."""
+
+    def __init__(self, rel_paths: Iterable[str]) -> None:
+        super().__init__(rel_paths)
+        self._seen: dict[tuple[str, str], Resolution] = {}
+
+    def resolve(self, target: str, source: str) -> Resolution:
+        if not target:
+            return super().resolve(target, source)
+        key = (target, source.rpartition("/")[0])
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = super().resolve(target, source)
+        return found
+
+
 def _wanted(path: str, scopes: tuple[str, ...]) -> bool:
     return any(not s or path == s or path.startswith(s.rstrip("/") + "/") for s in scopes)
 
 
 def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...]) -> LintResult:
-    enabled = selection.enabled
+    enabled = functools.cache(selection.enabled)
     schema = any(c.startswith("VK2") for c in selection.codes())
     registry = any(c.startswith("VK4") for c in selection.codes())
     outside: list[str] = []  # symlinks out of the vault: said once, never read
     files = list(iter_files(vault, outside=outside))
     rels = [rel(vault, p) for p in files]
-    resolver = Resolver(rels)
+    resolver = _Memo(rels)
     markdown = [p for p in files if p.suffix == ".md"]
-    loaded = load(vault, markdown)
+    # the link rules alone (no orphans to find): a note is read only for its links
+    bare = set(selection.codes()) <= {"VK301", "VK302", "VK303", "VK304", "VK305"}
+    bare = bare and not (enabled("VK303") and config.INDEX_FILE in rels)
+    loaded = load(vault, markdown, meta=not bare)
     findings: list[Finding] = [
         Finding(p.path, p.line or 1, 1, "VK001", p.reason)
         for p in (*loaded.problems, *outside_problems(vault, outside))
@@ -132,6 +161,8 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     anchors = AnchorTable(bodies.get) if enabled("VK305") else None
     templates = templates_folder(vault, ours)
     for note in loaded.notes:
+        if bare and "[[" not in note.text:
+            continue  # no link in it: nothing of it to check
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
         wanted = _wanted(note.rel, scopes)

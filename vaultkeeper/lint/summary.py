@@ -1,30 +1,32 @@
-"""The last whole-vault lint's figures, saved for ``status`` (``state/lint-summary.json``).
+"""The last whole-vault lint's figures, kept for ``status`` (a row of ``state/vaultkeeper.db``).
 
 ``status`` is a glance, and running every rule over a 10,000-entry vault takes more
 than a second; so ``lint`` over the whole vault with its default rules (no PATHS, no
 --select or --ignore) saves the counts status shows, with when it ran, and status
-shows them with their age. Only a vault that already has a state/ folder gets the file:
+shows them with their age. Only a vault that already has a state/ folder keeps them:
 a lint of someone's Obsidian vault leaves nothing behind (status lints such a vault
-itself). A missing, corrupt or foreign file is never an error: status says "not yet"
-or "unreadable" and what to run.
+itself). No row (never linted, the database deleted or unreadable) is never an error:
+status lints the vault then, as the figures are derived.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from vaultkeeper import config
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.lint.codes import ERROR
-from vaultkeeper.store.vault import own_dir
+from vaultkeeper.store import db
 
 if TYPE_CHECKING:
     from vaultkeeper.lint.run import LintResult
 
-FORMAT = 1
+_MADE = "%Y-%m-%dT%H:%M:%SZ"
 REFRESH_HOURS = 24  # status lints again when the kept figures are older than this
 LINK_CODES = ("VK301", "VK302", "VK305")
 ORPHAN_CODE = "VK303"
@@ -52,35 +54,29 @@ def summarize(result: LintResult, made: dt.datetime, has_index: bool) -> LintSum
     )
 
 
-def _path(vault: Path) -> Path:
-    return Path(own_dir(vault, config.STATE_DIR)) / config.LINT_SUMMARY_FILE
-
-
 def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
     """Keep ``result``'s figures when the vault has a state/ folder (True if written).
-    Never the lint's failure: a state/ that cannot be written keeps the old file."""
-    from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.store.fsio import atomic_write
-
+    Never the lint's failure: a database that cannot be written keeps the old row."""
+    if not has_state(vault):
+        return False  # not vaultkeeper's vault (or no scan yet): leave nothing behind
+    found = summarize(result, now, (vault / config.INDEX_FILE).is_file())
+    row = (found.made.strftime(_MADE), *found[1:])
     try:
-        path = _path(vault)
-        if not path.parent.is_dir():
-            return False  # not vaultkeeper's vault (or no scan yet): leave nothing behind
-        found = summarize(result, now, (vault / config.INDEX_FILE).is_file())
-        body = {"format": FORMAT, **found._asdict()}
-        body["made"] = found.made.strftime("%Y-%m-%dT%H:%M:%SZ")
-        atomic_write(path, json.dumps(body) + "\n", fsync_dir=False)
-        return True
-    except (OSError, VaultkeeperError):
+        with db.connect(vault) as conn, db.writing(conn):
+            conn.execute("DELETE FROM lint_summary")
+            conn.execute("INSERT INTO lint_summary VALUES (?, ?, ?, ?, ?, ?)", row)
+    except (OSError, sqlite3.Error, VaultkeeperError):
         return False
+    return True
 
 
 def current(vault: Path, now: dt.datetime) -> LintSummary:
     """The kept figures while younger than REFRESH_HOURS; else the whole vault linted
     now with the default rules, its figures kept as `vaultkeeper lint` keeps them (where
     state/ takes them). So a vault kept by its hooks and cron alone, where nobody runs
-    `lint`, shows figures at most a day old, and a glance lints at most once a day."""
-    found, _ = load(vault)
+    `lint`, shows figures at most a day old, and a glance lints at most once a day.
+    Derived: with no row (no lint yet, the database deleted) the vault is linted now."""
+    found = load(vault)
     fresh = dt.timedelta(hours=REFRESH_HOURS)
     if found is not None and dt.timedelta(0) <= now - found.made < fresh:
         return found
@@ -97,35 +93,13 @@ def has_state(vault: Path) -> bool:
     return os.path.isdir(path) and not os.path.islink(path)
 
 
-def load(vault: Path) -> tuple[LintSummary | None, str | None]:
-    """The saved figures, or None and why not (None too when there simply are none)."""
-    where = f"{config.STATE_DIR}/{config.LINT_SUMMARY_FILE}"
-    from vaultkeeper.store.text import ParseError, read_regular
-
-    try:
-        path = _path(vault)
-        if not os.path.lexists(path):
-            return None, None
-        raw = read_regular(path, follow=False)
-    except (OSError, ValueError) as exc:  # a folder there, a symlink refused, ...
-        why = exc.reason if isinstance(exc, ParseError) else getattr(exc, "strerror", None)
-        return None, f"{where}: unreadable ({why or exc})"
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError("not this version's")
-        made = dt.datetime.strptime(data["made"], "%Y-%m-%dT%H:%M:%SZ")
-        files, errors, links, link_errors, orphans = (
-            data[k] for k in ("files", "errors", "links", "link_errors", "orphans")
-        )
-        counts = (files, errors, links, link_errors)
-        if not all(_count(v) for v in counts) or not (orphans is None or _count(orphans)):
-            raise ValueError("not counts")
-    except (ValueError, KeyError, TypeError):
-        return None, f"{where}: unreadable (not the figures a lint saves)"
-    made = made.replace(tzinfo=dt.timezone.utc)
-    return LintSummary(made, files, errors, links, link_errors, orphans), None
-
-
-def _count(value: object) -> bool:
-    return type(value) is int and value >= 0
+def load(vault: Path) -> LintSummary | None:
+    """The kept figures, or None (none kept, or the database not readable)."""
+    row = None
+    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
+        if conn is not None:
+            row = conn.execute("SELECT * FROM lint_summary").fetchone()
+    if row is None:
+        return None
+    made = dt.datetime.strptime(row[0], _MADE).replace(tzinfo=dt.timezone.utc)
+    return LintSummary(made, *row[1:])

@@ -3,7 +3,7 @@
 By default a deletion through MCP is queued for ``vaultkeeper review`` and the tool says
 so: the hosts do not reliably show the dialog to a person (Codex answers cancel unseen,
 ``claude -p`` answers cancel itself, a Claude Code ``Elicitation`` hook can answer accept).
-The dialog is an opt-in, refused while a hook could answer it (dialog.py). When it is
+The dialog is an opt-in, refused while a hook could answer it (hosts/elicitation.py). When it is
 used, MCP elicitation (form mode) puts the question in the host's UI: its first four
 lines say what goes (kind and name, a one-line summary, the count, how to answer), as
 Claude Code shows four lines before "(+N more lines)"; then exactly the text that goes
@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 
 from vaultkeeper import config
 from vaultkeeper.apply.prune import NoAnswer, PrunePlan
-from vaultkeeper.mcp.dialog import accepted
+from vaultkeeper.hosts.elicitation import accepted
 from vaultkeeper.registry.lines import first_paragraph
 from vaultkeeper.search.hits import inert
 from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
@@ -225,7 +225,7 @@ def no_dialog(plan: PrunePlan) -> NoAnswer:
 
 @dataclass(frozen=True)
 class Queued:
-    """The confirm callback where the dialog may not be used (dialog.refusal): nobody is
+    """The confirm callback where the dialog may not be used (elicitation.refusal): nobody is
     asked, the request is queued for review with the reason."""
 
     why: str

@@ -1,5 +1,5 @@
 """The ``apply_prune`` tool: a deletion queued for review, or asked in the host's dialog
-where the person turned it on and no hook could answer it (dialog.py, prune.py).
+where the person turned it on and no hook could answer it (hosts/elicitation.py, prune.py).
 
 No ``from __future__ import annotations`` here: the SDK reads the tool's and the
 resolvers' annotations at registration, and ``Resolve(asker)`` names closures over the
@@ -16,7 +16,7 @@ from mcp.types import ToolAnnotations
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import Decision
-from vaultkeeper.mcp import dialog
+from vaultkeeper.hosts import elicitation
 from vaultkeeper.mcp import prune as mcp_prune
 from vaultkeeper.mcp.apply import run
 from vaultkeeper.mcp.shapes import DryRun, ExpectHash, OutcomeOut, Target
@@ -25,7 +25,7 @@ from vaultkeeper.mcp.tools import VaultTools, outcome_dict
 
 def register(app: MCPServer, tools: VaultTools) -> None:
     seen, asker = _prune_question(tools)
-    dialog.remember(os.environ, Path.cwd())  # the hooks the session started with
+    elicitation.remember(os.environ, Path.cwd())  # the hooks the session started with
 
     @app.tool(
         name="apply_prune",
@@ -70,14 +70,14 @@ def _host(ctx: Context) -> str:
     """The host as the journal names it, from the clientInfo it sent (None: "the host")."""
     params = ctx.session.client_params
     info = getattr(params, "client_info", None)
-    return dialog.host_label(getattr(info, "name", None), getattr(info, "title", None))
+    return elicitation.host_label(getattr(info, "name", None), getattr(info, "title", None))
 
 
 def _refusal(capable: bool, host: str) -> str | None:
     """Why nobody is asked in the host's dialog now (read at each call: a hook added
     mid-session counts), or None."""
-    if capable or not dialog.opted_in(os.environ):  # off by default: it says so first
-        return dialog.refusal(host, os.environ, Path.cwd())
+    if capable or not elicitation.opted_in(os.environ):  # off by default: it says so first
+        return elicitation.refusal(host, os.environ, Path.cwd())
     return mcp_prune.NO_DIALOG
 
 

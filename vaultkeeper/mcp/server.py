@@ -7,14 +7,24 @@ one-line message. The reading and writing tools and the resources are here; the 
 apply tools in apply.py and prune_tool.py, where a deletion needs a person's answer in
 the host's dialog (prune.py).
 Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
+
+Which host session a ``tools/call`` belongs to comes from the ids the hosts send in
+``_meta`` (recorded in tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl): Codex sends
+``sessionId`` and ``threadId``; Claude Code 2.1.332 sends ``claudecode/toolUseId``, the
+``tool_use`` id of the call in its transcript, and no session id, so the session is the
+transcript holding that id (the newest few under ``~/.claude/projects/<the server's cwd,
+sanitized>/``, their tails only). None when no id says: the server's own session counts
+then.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -24,7 +34,6 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp import apply as mcp_apply
 from vaultkeeper.mcp import prune_tool
 from vaultkeeper.mcp.apply import run
-from vaultkeeper.mcp.session import host_session, tool_use
 from vaultkeeper.mcp.shapes import (
     READ_ONLY,
     WRITES,
@@ -160,7 +169,7 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
         evidence: Annotated[str, arg("Where it was used: a path:line, a URL or a sentence.")],
         ctx: Context,
     ) -> CiteOut:
-        meta = ctx.request_context.meta  # the host's ids of this call (mcp/session.py)
+        meta = ctx.request_context.meta  # the host's ids of this call (mcp/server.py)
         home, cwd = Path(os.environ.get("HOME") or Path.home()), Path.cwd()
         call = functools.partial(
             tools.cite, name, evidence, lambda: host_session(meta, home, cwd), tool_use(meta)
@@ -242,3 +251,45 @@ def _text(path: Path, shown: str) -> str:
         return serve_text(decode(read_regular(path)))
     except ParseError as exc:
         raise ResourceError(f"{shown}: {exc.reason}") from None
+
+
+CODEX_KEYS = ("sessionId", "threadId")
+CLAUDE_TOOL_USE = "claudecode/toolUseId"
+_LOOK_IN = 8  # transcripts, newest first
+_TAIL_BYTES = 4 << 20  # the call was just made: it is near the end of its transcript
+_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
+
+
+def tool_use(meta: Mapping[str, Any] | None) -> str | None:
+    found = (meta or {}).get(CLAUDE_TOOL_USE)
+    return found if isinstance(found, str) and _ID.match(found) else None
+
+
+def host_session(meta: Mapping[str, Any] | None, home: Path, cwd: Path) -> str | None:
+    """The host's session id of this call, or None when the host said nothing of it."""
+    for key in CODEX_KEYS:
+        found = (meta or {}).get(key)
+        if isinstance(found, str) and _ID.match(found):
+            return found
+    call = tool_use(meta)
+    return None if call is None else claude_session(call, home, cwd)
+
+
+def claude_session(call: str, home: Path, cwd: Path) -> str | None:
+    """The Claude Code transcript (its file's stem) whose tail holds tool_use ``call``."""
+    folder = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+    try:
+        files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return None
+    needle = f'"id":"{call}"'.encode()
+    for path in files[:_LOOK_IN]:
+        try:
+            with path.open("rb") as fh:
+                size = fh.seek(0, 2)
+                fh.seek(max(0, size - _TAIL_BYTES))
+                if needle in fh.read():
+                    return path.stem
+        except OSError:
+            continue
+    return None

@@ -207,7 +207,7 @@ class VaultTools:
     ) -> dict[str, Any]:
         """Record that this session used pattern NAME (or the note at a path), via learn.
 
-        ``host`` finds the host's session of the call (mcp/session.py): the use counts
+        ``host`` finds the host's session of the call (mcp/server.py): the use counts
         there, so the transcript's own mention of the pattern is the same use. A Claude
         Code ``tool_use`` id joins the receipt: ingest finds this line by it."""
         from vaultkeeper.learn.count import record

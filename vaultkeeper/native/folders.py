@@ -7,7 +7,7 @@ given a hash tail, which is matched here by its prefix). A user setting
 ``autoMemoryDirectory`` in ``~/.claude/settings.json`` replaces that folder for every
 project (Claude Code ignores it in a project's checked-in settings, and so does this).
 
-The adopted folders are this machine's paths, so they live in ``state/native.json``
+The adopted folders are this machine's paths, so they live in ``state/machine.json``
 (never committed); the counters they earn are the vault's and travel through git.
 """
 
@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.vault import own_dir
+from vaultkeeper.errors import UsageError
+from vaultkeeper.store import machine
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _NAME_MAX = 200  # Claude Code cuts a sanitized name here and adds a hash of the path
@@ -106,32 +105,12 @@ def discover(home: Path) -> list[Path]:
     return found
 
 
-def state_path(vault: Path) -> Path:
-    return Path(own_dir(vault, config.STATE_DIR)) / config.NATIVE_STATE_FILE
-
-
-def _state(vault: Path) -> dict[str, Any]:
-    path = state_path(vault)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        where = f"{config.STATE_DIR}/{config.NATIVE_STATE_FILE}"
-        raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _save(vault: Path, data: dict[str, Any]) -> None:
-    atomic_write(state_path(vault), json.dumps({"version": 1, **data}, indent=2) + "\n")
-
-
 def pruned_here(vault: Path) -> dict[str, str]:
     """trash id -> digest of what this machine's own ``native prune`` put in
     ``.trash/<id>/`` (its record and the memory's bytes). ``.trash/`` travels with the
     vault, so a record there is input; only one this list vouches for is restored into a
-    host's folder. Kept in this machine's ``state/`` file, as the adopted folders are."""
-    got = _state(vault).get("pruned")
+    host's folder. Kept in this machine's records, as the adopted folders are."""
+    got = machine.get(vault, "pruned")
     if not isinstance(got, dict):
         return {}
     return {k: v for k, v in got.items() if isinstance(k, str) and isinstance(v, str)}
@@ -139,20 +118,21 @@ def pruned_here(vault: Path) -> dict[str, str]:
 
 def set_pruned(vault: Path, trash_id: str, digest: str | None) -> None:
     """Vouch for ``trash_id`` (``digest``), or forget it (None: restored)."""
-    data = _state(vault)
-    have = pruned_here(vault)
-    if digest is None:
-        have.pop(trash_id, None)
-    else:
-        have[trash_id] = digest
-    data.pop("version", None)
-    _save(vault, {**data, "pruned": have})
+
+    def change(had: Any) -> dict[str, str]:
+        have = {k: v for k, v in had.items() if isinstance(v, str)} if isinstance(had, dict) else {}
+        if digest is None:
+            have.pop(trash_id, None)
+        else:
+            have[trash_id] = digest
+        return have
+
+    machine.update(vault, "pruned", change)
 
 
 def adopted(vault: Path) -> tuple[Folder, ...]:
     """The folders this vault curates on this machine (none: nothing adopted yet)."""
-    data = _state(vault)
-    items = data.get("folders")
+    items = machine.get(vault, "folders")
     out: list[Folder] = []
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and all(
@@ -179,7 +159,5 @@ def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise UsageError(f"two adopted folders share the project name {clash[0]!r}")
-    data = _state(vault)
-    data.pop("version", None)
-    _save(vault, {**data, "folders": [f.to_dict() for f in result]})
+    machine.update(vault, "folders", lambda _: [f.to_dict() for f in result])
     return result

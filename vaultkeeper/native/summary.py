@@ -72,7 +72,7 @@ def line(vault: Path) -> str | None:
 
 def after_scan(vault: Path, today: dt.date) -> None:
     """``save`` at the end of a scan, never the scan's failure (the scan calls it only for
-    a vault that adopted an auto memory: it has ``state/`` NATIVE_STATE_FILE)."""
+    a vault that adopted an auto memory: state/machine.json holds its folders)."""
 
     from vaultkeeper.errors import VaultkeeperError
 

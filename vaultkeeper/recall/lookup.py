@@ -1,24 +1,20 @@
-"""Choosing lessons for the recall hook from the full-text index in the derived store.
+"""Choosing lessons for the recall hook from the full-text index (search.index).
 
-The index (vaultkeeper.scan.lookup: FTS5 in state/vaultkeeper.db, one row per entry) is
-the one ``search`` ranks with: a prompt's lessons are its best matches (scan.lookuprank:
-words held, then bm25) among live lessons (notes under ``projects/<p>/memory/``, not
-archived or superseded) that hold two of the prompt's words or one in their name; a
-file's lessons are those anchored to it or a folder above it, then those whose
-``paths:`` globs match it (store.globs: bounded time).
+A prompt's lessons are its best matches (search.fts: words held, then bm25) among live
+lessons (notes under ``projects/<p>/memory/``, not archived or superseded) holding two
+of its words or one in their name; a file's lessons are those anchored to it or a folder
+above it, then those whose ``paths:`` globs match it (store.globs: bounded time).
 
-Freshness by construction: before a lesson is served its file is stat'ed and its key
-compared with the one its row was made from. A lesson changed, archived or deleted by a
-hand edit since is read again (its rows made anew, scan.lookup.update) and the choice
-made again; a row that cannot be made anew (the database busy) is not served. Rows
-another vaultkeeper version made (``masked_by``) are not served at all: its masking may
-have missed what this one masks; the next scan or search makes them anew.
+Freshness by construction: the lessons a command wrote (``search_pending``) are read
+again first; before a lesson is served its file's stat key is compared with its row's,
+and one changed, archived or deleted by hand since is read again and the choice made
+again (a row that cannot be made anew, the database busy, is not served). Rows another
+vaultkeeper version made (``masked_by``) are never served: its masking may differ.
 
-Bounded work: at most ``MAX_TERMS`` distinct words of a prompt are looked for (the
-first ones), at most ``CANDIDATES`` rows are ranked further, and the caller's deadline
-is checked between steps and, by SQLite itself, within each query. The database is
-opened only as a regular file (never through a symlink, never a FIFO), with a short
-busy timeout: the hook never waits long.
+Bounded work: the prompt's first ``MAX_TERMS`` distinct words, ``CANDIDATES`` rows
+ranked further, the deadline checked between steps and, by SQLite, within each query.
+The database is opened only as a regular file (never through a symlink or a FIFO), with
+a short busy timeout. No ``re``, no ``json``: the hook's imports are most of its cost.
 """
 
 from __future__ import annotations
@@ -31,16 +27,22 @@ import time
 from collections.abc import Callable
 
 from vaultkeeper import __version__, config
-from vaultkeeper.scan import lookuprank
+from vaultkeeper.search import fts
 from vaultkeeper.store.globs import matches
 from vaultkeeper.store.stopwords import STOPWORDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook 15 ms
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
 CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
 PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
-DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE (a test keeps them in step)
-ROWS_FORMAT = 3  # scan.lookup.ROWS_FORMAT (a test keeps them in step)
+RENEW_MAX = 32  # lessons a command wrote, read again in one call at most
+ROWS_FORMAT = 3  # search.index.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
@@ -50,7 +52,7 @@ class NoIndex(Exception):
 
 class Lesson:
     """A lesson as the index holds it: path, project, its tag, name and text as served
-    (scan.lookuprank.served), the brief's stale mark (or "", neutralised; the report
+    (search.fts.served), the brief's stale mark (or "", neutralised; the report
     holds it masked), and the stat key its row was made from."""
 
     __slots__ = ("path", "project", "head", "name", "text", "mark", "key")
@@ -58,7 +60,7 @@ class Lesson:
     def __init__(self, row: tuple[str, str | None, str, str, str, str | None, str]) -> None:
         self.path, project, self.head, self.name, self.text, mark, self.key = row
         self.project = project or ""
-        self.mark = lookuprank.neutral(" ".join((mark or "").split()))
+        self.mark = fts.neutral(" ".join((mark or "").split()))
 
 
 _LESSON_SQL = (
@@ -69,23 +71,15 @@ _LESSON_SQL = (
 )
 
 
-def _regular(path: str) -> bool:
-    """Whether ``path`` is a regular file (not a link, FIFO or device); False if absent."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        return False
-
-
 def open_db(state: str) -> sqlite3.Connection:
     """The vault's database, for reading and small writes; NoIndex when there is none.
 
     Refused (OSError) when it or a companion is not a regular file: a symlink planted
     there would make SQLite read elsewhere, a FIFO would block.
     """
-    path = os.path.join(state, DB_FILE)
+    path = os.path.join(state, config.DB_FILE)
     for name in (path, *(path + c for c in _COMPANIONS)):
-        if os.path.lexists(name) and not _regular(name):
+        if os.path.lexists(name) and not stat.S_ISREG(os.lstat(name).st_mode):
             raise OSError(f"state/{os.path.basename(name)} is not a regular file; refused")
     if not os.path.lexists(path):
         raise NoIndex("no database yet")
@@ -93,6 +87,7 @@ def open_db(state: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+        conn.execute("PRAGMA synchronous = OFF")
         made = dict(
             conn.execute("SELECT key, value FROM search_meta WHERE key IN ('built', 'masked_by')")
         )
@@ -110,28 +105,29 @@ def open_db(state: str) -> sqlite3.Connection:
     return conn
 
 
-def terms(prompt: str) -> list[str]:
-    """The prompt's first ``MAX_TERMS`` distinct words worth looking for, casefolded
-    (less the short and the common): the work stops there, however long the prompt."""
-    import re
+_SPACED = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~", " "))
 
+
+def terms(prompt: str) -> list[str]:
+    """The prompt's first ``MAX_TERMS`` distinct words (``\\w+``) worth looking for,
+    casefolded (less the short and the common): the work stops there, however long
+    the prompt."""
     out: dict[str, None] = {}
-    for m in re.finditer(r"\w+", prompt):
-        w = m.group().casefold()
-        if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and w not in out:
-            out[w] = None
-            if len(out) >= MAX_TERMS:
-                break
+    for chunk in prompt.translate(_SPACED).split():
+        if not chunk.isalnum():  # "_" or a non-ASCII mark: split where \w ends
+            chunk = "".join(c if c.isalnum() or c == "_" else " " for c in chunk)
+        for word in chunk.split():
+            w = word.casefold()
+            if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and w not in out:
+                out[w] = None
+                if len(out) >= MAX_TERMS:
+                    return list(out)
     return list(out)
 
 
 def key_of(info: os.stat_result) -> str:
-    """A file's stat key as scan.lookup.key_text writes it (a test keeps them in step)."""
+    """A file's stat key as search.index.key_text writes it (a test keeps them in step)."""
     return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-
-
-def _allowed(project: str | None, theirs: str) -> bool:
-    return project is None or theirs in ("", project)
 
 
 class Index:
@@ -153,7 +149,7 @@ class Index:
         if time.monotonic() > self.deadline:
             raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
 
-    def _bounded(self, choose: Callable[[], list[Lesson]]) -> list[Lesson]:
+    def _bounded(self, choose: Callable[[], T]) -> T:
         """``choose()``; TimeoutError when SQLite stopped it at the deadline."""
         try:
             return choose()
@@ -184,13 +180,21 @@ class Index:
 
             site.main()
         try:
-            from vaultkeeper.scan.lookup import update
+            from vaultkeeper.search.index import update
 
             update(self.conn, self.vault, paths)
         except (sqlite3.Error, OSError, ImportError):
             return False
         self.refreshed.update(paths)
         return True
+
+    def renew_pending(self) -> None:
+        """The lessons a command wrote since their rows were made (``search_pending``,
+        store.fsio), read again before anything is chosen (at most ``RENEW_MAX``)."""
+        query = "SELECT path FROM search_pending ORDER BY path LIMIT ?"
+        paths = self._bounded(lambda: [r[0] for r in self.conn.execute(query, (RENEW_MAX,))])
+        if paths:
+            self.renew(paths)
 
     def projects(self) -> set[str]:
         """The vault's project folders (the session's project is one of them)."""
@@ -235,11 +239,11 @@ class Index:
             where = "AND e.lesson = 1 AND e.live = 1"
             if project is not None:
                 where += " AND (e.project IS NULL OR e.project = ?)"
-            narrow = lookuprank.narrowed(lesson=True, project=project, or_none=True)
+            narrow = fts.narrowed(lesson=True, project=project, or_none=True)
             args = [project] if project else []
-            rows = lookuprank.ranked(self.conn, words, where, args, CANDIDATES, narrow)
+            rows = fts.ranked(self.conn, words, where, args, CANDIDATES, narrow)
             self.check()
-            named = lookuprank.named(self.conn, words, [r[0] for r in rows], narrow)
+            named = fts.named(self.conn, words, [r[0] for r in rows], narrow)
             return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
         return self._bounded(lambda: self._choose(ranked, skip, most))
@@ -279,6 +283,6 @@ class Index:
         def outside(path: str) -> bool:
             parts = path.split("/")
             theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
-            return skip(path) or not _allowed(project, theirs)
+            return skip(path) or not (project is None or theirs in ("", project))
 
         return self._bounded(lambda: self._choose(ranked, outside, most))

@@ -60,16 +60,6 @@ class Waiting:
     reason: str
 
 
-@dataclass(frozen=True)
-class Recall:
-    vault: str
-    project: str | None  # the folder under projects/ the session's cwd matched
-    lessons: tuple[Lesson, ...]
-    patterns: tuple[PatternLine, ...]
-    receipts: dict[str, str]  # pattern -> its latest recorded receipt
-    waiting: tuple[Waiting, ...]
-
-
 def project_for(vault: Path, cwd: Path | None) -> str | None:
     """The folder under projects/ named as the git repository ``cwd`` is in, or as
     ``cwd`` itself (case-insensitively); None when neither has one."""
@@ -92,7 +82,7 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
 
 def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | None:
     """The lesson's fields (brief_lessons.fields), None for one never served: from the
-    scan's row while the file is as the scan read it, else read now (quickmeta, or YAML)."""
+    scan's row while the file is as the scan read it, else read now (YAML)."""
     from vaultkeeper.report import brief_lessons
     from vaultkeeper.store import model
 
@@ -101,9 +91,6 @@ def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | Non
         return got
     try:
         text = model.decode(model.read_regular(path))
-        simple, meta = brief_lessons.quick(text)
-        if simple:
-            return brief_lessons.fields(meta)
         return brief_lessons.fields(brief_lessons.with_yaml(path, where, text))
     except model.ParseError:
         return None  # the scan and lint report it; the recall just leaves it out
@@ -268,7 +255,7 @@ def _waiting(vault: Path) -> list[Waiting]:
     # no queue file (the usual case): no asks, and no import of the apply package
     if not (Path(own_dir(vault, config.STATE_DIR)) / config.QUEUE_FILE).is_file():
         return []
-    from vaultkeeper.apply.queue import pending
+    from vaultkeeper.apply.journal import pending
 
     return [Waiting(a.id, a.action, a.target, a.reason) for a in pending(vault)]
 

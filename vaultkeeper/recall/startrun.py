@@ -71,6 +71,7 @@ def hook(vault: str, prog: str) -> int:
     The JSON is read up to its end, not to the end of input (a host may keep stdin
     open), for at most 2 s and 1 MB; a value that is not a one-line string is left out.
     """
+    import json
     import time
 
     from vaultkeeper import config
@@ -79,7 +80,7 @@ def hook(vault: str, prog: str) -> int:
     got = None
     if not os.isatty(0):
         try:
-            got, _ = read_object(time.monotonic() + 2.0, config.MOMENT_MAX_STDIN)
+            got, _ = read_object(time.monotonic() + 2.0, config.MOMENT_MAX_STDIN, json.loads)
         except Exception:  # any input at all: the brief without a folder, never none
             got = None
     cwd, transcript = (_line(got, "cwd"), _line(got, "transcript_path")) if got else (None, None)

@@ -28,15 +28,10 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.registry.blocks import RegistryBlock
-from vaultkeeper.registry.mergeblocks import Key as _Key
-from vaultkeeper.registry.mergeblocks import Version as _Version
-from vaultkeeper.registry.mergeblocks import aligned, renamed
-from vaultkeeper.registry.mergeblocks import version as parsed_version
-from vaultkeeper.registry.mergefresh import put_back, set_aside
+from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.model import ParseError, decode, parse_date
+from vaultkeeper.store.model import ParseError, decode, parse_date, split_lines
 
 LABELS = ("ours", "base", "theirs")  # conflict-marker labels, in git merge-file's order
 _KINDS = ("count", "last_used", "promoted")  # RegistryBlock's <kind>_line fields
@@ -84,7 +79,7 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
     b, o, t = (parsed_version(where, path_label, text) for text in (base, ours, theirs))
     o, t = aligned(b, o), aligned(b, t)
     notes: list[str] = []
-    keep_promoted: dict[_Key, str] = {}
+    keep_promoted: dict[Key, str] = {}
     keys = list(dict.fromkeys([*b.blocks, *o.blocks, *t.blocks]))
     old = {name for name, _ in b.blocks}
     fresh = {id(v): [x for (n, _), x in v.blocks.items() if n not in old] for v in (o, t)}
@@ -118,7 +113,7 @@ def merge_texts(base: str, ours: str, theirs: str, path_label: str) -> MergeResu
     return MergeResult(merged, conflicts, tuple(notes))
 
 
-def _same_text(ours: _Version, theirs: _Version, key: _Key) -> bool:
+def _same_text(ours: Version, theirs: Version, key: Key) -> bool:
     """Whether a block both sides have reads the same on both (counters merged already)."""
     o, t = ours.blocks.get(key), theirs.blocks.get(key)
     if o is None or t is None:
@@ -127,9 +122,9 @@ def _same_text(ours: _Version, theirs: _Version, key: _Key) -> bool:
 
 
 def _one_sided(
-    key: _Key, block: RegistryBlock, base: _Version, other: _Version, moves: set[int]
+    key: Key, block: RegistryBlock, base: Version, other: Version, moves: set[int]
 ) -> bool:
-    """A block new on one side only (see mergefresh.py), not another block renamed."""
+    """A block new on one side only (see set_aside below), not another block renamed."""
     return key not in base.blocks and key not in other.blocks and id(block) not in moves
 
 
@@ -138,7 +133,7 @@ def _line_of(block: RegistryBlock, kind: str) -> int | None:
     return line
 
 
-def _set(version: _Version, line_no: int | None, value: str) -> None:
+def _set(version: Version, line_no: int | None, value: str) -> None:
     """Set the counter value on 1-based ``line_no``, keeping its label and line ending."""
     if line_no is None:
         return
@@ -178,10 +173,10 @@ def merged_values(
 
 
 def _merge_counters(
-    key: _Key,
-    versions: tuple[_Version, _Version, _Version],
+    key: Key,
+    versions: tuple[Version, Version, Version],
     blocks: tuple[RegistryBlock | None, RegistryBlock, RegistryBlock],
-    keep_promoted: dict[_Key, str],
+    keep_promoted: dict[Key, str],
 ) -> None:
     values = merged_values(*blocks)
     for kind, value in values.items():
@@ -201,7 +196,7 @@ def _merge_counters(
 def _deleted_on_one_side(
     label: str,
     base_block: RegistryBlock,
-    kept: tuple[_Version, RegistryBlock | None],
+    kept: tuple[Version, RegistryBlock | None],
     ours_deleted: bool,
 ) -> str | None:
     """A block deleted on one side and kept on the other: if the keeping side changed only
@@ -243,7 +238,7 @@ def _raw(block: RegistryBlock, kind: str) -> str | None:
     return raw
 
 
-def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]) -> str:
+def _put_back_promoted(where: Path, label: str, text: str, keep: dict[Key, str]) -> str:
     """A promoted line either side had is kept, even where the other side removed it."""
     blocks = parsed_version(where, label, text).blocks
     missing: list[tuple[int, str]] = []
@@ -255,6 +250,180 @@ def _put_back_promoted(where: Path, label: str, text: str, keep: dict[_Key, str]
     for anchor, line in sorted(missing, reverse=True):  # bottom up: anchors stay valid
         text = insert_line_after(text, anchor, line)
     return text
+
+
+# -- which block is which across the three versions ---------------------------------------
+
+Key = tuple[str, int]  # a block's name and which block of that name (0 = the first)
+
+
+@dataclass(frozen=True)
+class Version:
+    lines: list[str]
+    blocks: dict[Key, RegistryBlock]
+
+
+def parsed_version(where: Path, label: str, text: str) -> Version:
+    seen: dict[str, int] = {}
+    blocks: dict[Key, RegistryBlock] = {}
+    for block in parse_blocks(where, label, text):
+        n = seen.get(block.name, 0)
+        seen[block.name] = n + 1
+        blocks[(block.name, n)] = block
+    return Version(split_lines(text), blocks)
+
+
+def aligned(base: Version, side: Version) -> Version:
+    """``side`` with its blocks keyed as base's: where a name has several blocks, a side's
+    block takes the key of the base block with its body (a side that deleted the first
+    of two ``### foo`` keeps the second's key), the rest the remaining keys in order."""
+    names = {name for name, n in base.blocks if n} | {name for name, n in side.blocks if n}
+    if not names:
+        return side
+    blocks: dict[Key, RegistryBlock] = {}
+    for name in dict.fromkeys(name for name, _ in side.blocks):
+        mine = [x for (n, _), x in side.blocks.items() if n == name]
+        if name not in names:
+            blocks[(name, 0)] = mine[0]
+            continue
+        free = [key for key in base.blocks if key[0] == name]
+        bodies = {key: _body(base.blocks[key]) for key in free}
+        left: list[RegistryBlock] = []
+        for block in mine:
+            key = next((k for k in free if bodies[k] == _body(block)), None)
+            if key is None:
+                left.append(block)
+            else:
+                free.remove(key)
+                blocks[key] = block
+        extra = max((n for m, n in base.blocks if m == name), default=-1) + 1
+        for block in left:
+            key = free.pop(0) if free else (name, extra)
+            extra += key == (name, extra)
+            blocks[key] = block
+    order = {id(x): i for i, x in enumerate(side.blocks.values())}
+    return Version(side.lines, dict(sorted(blocks.items(), key=lambda kv: order[id(kv[1])])))
+
+
+def _body(block: RegistryBlock) -> list[str]:
+    """A block's lines without its heading and counter lines (blank lines dropped)."""
+    lines = split_lines(block.text)[1:]
+    return [x.rstrip() for x in lines if x.strip() and not is_counter_line(x)]
+
+
+def renamed(
+    base: Version, base_block: RegistryBlock, side: Version, fresh: list[RegistryBlock]
+) -> RegistryBlock | None:
+    """The block among a side's new ones (``fresh``) that is ``base_block`` renamed, if
+    one is: the one new block with its body, a body no other base block has, in its
+    place (after the same block), its counters not below the base's. A block that was
+    deleted and an unrelated new one that happens to share its body are two blocks."""
+    body = _body(base_block)
+    same = [x for x in fresh if _body(x) == body]
+    if not body or len(same) != 1 or sum(_body(x) == body for x in base.blocks.values()) > 1:
+        return None
+    block = same[0]
+    if (block.count or 0) < (base_block.count or 0) or (
+        base_block.last_used is not None
+        and (block.last_used is None or block.last_used < base_block.last_used)
+    ):
+        return None
+    return block if _before(base, base_block) == _before(side, block) else None
+
+
+def _before(version: Version, block: RegistryBlock) -> str | None:
+    """The name of the block just above ``block`` in ``version`` (None: it is first)."""
+    above = [x.name for x in version.blocks.values() if x.line < block.line]
+    return above[-1] if above else None
+
+
+# -- blocks new on one side: set aside, put back whole -----------------------------------
+#
+# Blocks new on one side of a registry merge, set aside and put back whole (merge.py).
+#
+# Two machines that each append a pattern between two syncs add different lines at the
+# same spot (the end of the file), and git's line merge then holds only the two headings
+# and descriptions in its conflict hunk, the shared counter lines below it: keeping both
+# sides leaves the first block with no counters. A block only one side has (not in the
+# base, not on the other side, not another block renamed) is therefore taken out of that
+# side before the text merge and put back afterwards, whole, right after the block that
+# preceded it on its side (the nearest one the merged file still has; else before the
+# first block, or at the end). Blocks put after the same block keep ours' order first,
+# then theirs'. A block new on both sides with the same text once its counters are
+# merged (two machines first citing the same auto memories, in another order) is taken
+# out of both and put back once, where ours has it.
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """A block set aside: its lines, and the blocks above it on its side (nearest first)."""
+
+    lines: tuple[str, ...]
+    above: tuple[str, ...]  # the names of the side's blocks above it, nearest first
+
+
+def set_aside(side: Version, keys: list[Key]) -> list[tuple[Key, Fresh]]:
+    """Take the blocks ``keys`` of ``side`` out of its lines (with the blank lines that
+    part each from the block above; the first block, those below it); return them in
+    file order. ``side.lines`` is changed in place."""
+    if not keys:
+        return []
+    chosen = {id(side.blocks[k]) for k in keys}
+    key_of = {id(block): key for key, block in side.blocks.items()}
+    ordered = list(side.blocks.values())
+    out: list[tuple[Key, Fresh]] = []
+    cut: list[tuple[int, int]] = []
+    for i, block in enumerate(ordered):
+        if id(block) not in chosen:
+            continue
+        above = tuple(x.name for x in reversed(ordered[:i]) if id(x) not in chosen)
+        lines = side.lines[block.line - 1 : block.end_line]
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += _ending(lines[0])
+        out.append((key_of[id(block)], Fresh(tuple(lines), above)))
+        start, end = block.line - 1, block.end_line
+        if i:  # the blank lines that part it from the block above go with it
+            while start > 0 and not side.lines[start - 1].strip():
+                start -= 1
+        else:  # the first block: those below it (the text above is not a block's)
+            while end < len(side.lines) and not side.lines[end].strip():
+                end += 1
+        cut.append((start, end))
+    for start, end in reversed(cut):
+        del side.lines[start:end]
+    return out
+
+
+def put_back(where: Path, label: str, text: str, fresh: list[Fresh]) -> str:
+    """``text`` with the set-aside blocks put back (see the module docstring)."""
+    if not fresh:
+        return text
+    lines = split_lines(text)
+    blocks = list(parsed_version(where, label, text).blocks.values())
+    by_name: dict[str, RegistryBlock] = {}
+    for block in blocks:
+        by_name.setdefault(block.name, block)
+    groups: dict[int, list[str]] = {}  # insert before this 0-based line -> lines
+    for item in fresh:
+        anchor = next((by_name[n] for n in item.above if n in by_name), None)
+        if anchor is not None:
+            at, chunk = anchor.end_line, [_ending(item.lines[0]), *item.lines]
+        elif blocks:
+            at, chunk = blocks[0].line - 1, [*item.lines, _ending(item.lines[0])]
+        else:
+            at = len(lines)
+            gap = [_ending(item.lines[0])] if lines and lines[-1].strip() else []
+            chunk = [*gap, *item.lines]
+        groups.setdefault(at, []).extend(chunk)
+    if lines and not lines[-1].endswith("\n") and len(lines) in groups:
+        lines[-1] += "\n"
+    for at in sorted(groups, reverse=True):
+        lines[at:at] = groups[at]
+    return "".join(lines)
+
+
+def _ending(line: str) -> str:
+    return "\r\n" if line.endswith("\r\n") else "\n"
 
 
 def git_merge_file(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]:

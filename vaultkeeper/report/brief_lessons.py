@@ -3,8 +3,8 @@ scan's rows that spare it reading the files.
 
 The brief (recall/start.py) serves each lesson of the session's project: its name,
 description and status, never an archived or superseded one. Reading every lesson file
-(and PyYAML for the few whose frontmatter quickmeta cannot read, whose import alone was
-a third of the brief's time) cost the brief hundreds of milliseconds on a big project.
+(and PyYAML's import, a third of the brief's time) cost the brief hundreds of
+milliseconds on a big project.
 The scan reads every memory file anyway, so each file's row in the derived store
 (``scan_memory.served``, scan/cache.py) holds what the brief shows of it (``fields``),
 under the file's stat key. The brief stats each file of the project and uses the row
@@ -28,21 +28,6 @@ KEYS = ("name", "description", "status", "superseded_by")
 
 if TYPE_CHECKING:
     Fields = list[Any]  # [name or None (the file's stem), description, status or None]
-
-
-def quick(text: str) -> tuple[bool, dict[str, Any] | None]:
-    """(True, the keys) when quickmeta reads the frontmatter, (True, None) when there is
-    none, (False, None) when only YAML can read it. Raises model.ParseError."""
-    from vaultkeeper.store import model, quickmeta
-
-    front = quickmeta.read_front(text, KEYS)
-    if front is not None:
-        return True, front[0]
-    yaml_text = model.split_frontmatter(text)[0]
-    if yaml_text is None:
-        return True, None
-    found = quickmeta.read_keys(yaml_text, KEYS)
-    return (True, found[0]) if found is not None else (False, None)
 
 
 def with_yaml(path: str, where: str, text: str) -> dict[str, Any] | None:

@@ -30,8 +30,8 @@ session's last ``use`` is often within 2 s of the session-end scan.
 The duplicates pass keeps each group's pairs (the registry's blocks; one project's
 lessons) as a row under a digest of the entries it compared: an unchanged vault skips
 the pass, and a changed name or description runs it again for that group only. A big
-group's row also keeps its words (dup_delta.py): then only its changed entries are
-compared again.
+group's row also keeps its words (upkeep/duplicates.py group_pairs): then only its
+changed entries are compared again.
 
 Rows are written in one short transaction at the end of a scan, only those that changed,
 and never by ``scan --as-of``. A failure to write them never fails the scan: they are a
@@ -45,37 +45,28 @@ import json
 import os
 import sqlite3
 import time
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.db import content_digest, key_text
 
-TYPE_CHECKING = False
-
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-
     from vaultkeeper.scan.rebuild import RebuildNote
 
-    class MemoryRecord(NamedTuple):
-        """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-        # name, description, status, holdout_until, last_validated, provenance_date: the
-        # fields of decay.MemoryFacts after its path; None: the file is not an entry
-        facts: tuple[Any, ...] | list[Any] | None
-        line: int  # the holdout_until line (1 when it has none)
-        hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
-        details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
-        problem: tuple[int | None, str] | None  # (line, reason): unreadable
-        # what the brief shows of it (report/brief_lessons.fields), None: never served;
-        # its own column of the row (a hit does not decode it: the scan has no use for it)
-        served: list[Any] | None = None
+class MemoryRecord(NamedTuple):
+    """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-else:  # the same tuple without importing typing (a scan has no other use for it)
-    from collections import namedtuple
-
-    MemoryRecord = namedtuple(
-        "MemoryRecord", ("facts", "line", "hash", "details", "problem", "served"), defaults=(None,)
-    )
+    # name, description, status, holdout_until, last_validated, provenance_date: the
+    # fields of decay.MemoryFacts after its path; None: the file is not an entry
+    facts: tuple[Any, ...] | list[Any] | None
+    line: int  # the holdout_until line (1 when it has none)
+    hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
+    details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
+    problem: tuple[int | None, str] | None  # (line, reason): unreadable
+    # what the brief shows of it (report/brief_lessons.fields), None: never served;
+    # its own column of the row (a hit does not decode it: the scan has no use for it)
+    served: list[Any] | None = None
 
 
 RACY_NS = 2_000_000_000
@@ -271,7 +262,7 @@ class ScanCache:
     def touched_projects(self) -> set[str] | None:
         """The projects where a memory file was read again, is gone since its row, or was
         not kept by the scan that kept the pairs (it may be gone unseen since): the
-        others' duplicates groups are as they were kept (dup_pairs.cached_pairs). None:
+        others' duplicates groups are as they were kept (duplicates.cached_pairs). None:
         all of them."""
         unkept = self._pairs.get("unkept")
         if type(unkept) is not list:
@@ -301,7 +292,7 @@ class ScanCache:
         return None
 
     def group_words(self, settings: str, group: str) -> Any:
-        """What the pass kept of a big group's words (dup_delta.py checks it), or None."""
+        """What the pass kept of a big group's words (duplicates.group_pairs checks it), or None."""
         words = self._pairs.get("words")
         if self._pairs.get("settings") != settings or type(words) is not dict:
             return None

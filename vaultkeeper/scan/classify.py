@@ -1,8 +1,9 @@
 """The scanner: classify the vault into promote / prune / held-out candidates.
 
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
-never writes. ``run_scan`` is the scheduler around it: the checks of statefile.py first, so
-a throttled run imports nothing heavy and writes nothing; then the scan, the report's
+never writes; ``classify_and_keep``, the scan's own run, also writes the rows it read.
+``run_scan`` is the scheduler around it: the checks of statefile.py first, so a
+throttled run imports nothing heavy and writes nothing; then the scan, the report's
 row and the state file's completion, with the lock released however the run ends.
 """
 
@@ -99,24 +100,26 @@ def run_scan(
                 from vaultkeeper.scan.rebuild import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
-            report = classify(vault, now, first)
-            scancache.save(vault, first)
+            report = classify_and_keep(vault, now, first)
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
             reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
             state.finish(started, now_ms + duration, report.figures())
-            state_dir = os.path.join(vault, config.STATE_DIR)
-            if os.path.exists(os.path.join(state_dir, config.NATIVE_STATE_FILE)):  # adopted
+            from vaultkeeper.store import machine
+
+            if machine.has(vault, "folders"):  # an auto memory adopted
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
             if _index_wanted(vault):  # the full-text index, kept once asked for
                 with contextlib.suppress(Exception):  # a cache, never fatal
                     from vaultkeeper.report.anchors import may_be_stale
-                    from vaultkeeper.scan.lookup import after_scan as index_after_scan
+                    from vaultkeeper.search.index import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    index_after_scan(vault, marks)  # rows of changed files, the stale marks
+                    index_after_scan(
+                        vault, marks, now.date()
+                    )  # rows of changed files, the stale marks
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):
@@ -129,7 +132,7 @@ def run_scan(
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:
     """Whether a search, the recall hook or ``--recall`` asked for the full-text index
-    (scan/lookup.py's ``is_on``, asked without loading that module on every scan)."""
+    (search/index.py's ``is_on``, asked without loading that module on every scan)."""
     if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
         return False
     import contextlib
@@ -207,20 +210,36 @@ def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> R
     """Promote and prune from the registry, held-out from memory files; never writes.
 
     With ``cache`` (vaultkeeper.scan.cache), files unchanged since it was kept are not
-    read again, and what was read of the others goes into it.
+    read again, and what was read of the others goes into it (in memory: the caller
+    keeps it, or not).
     """
+    return _classify(vault, now, cache, keep=False)
+
+
+def classify_and_keep(vault: Path, now: dt.datetime, cache: ScanCache) -> Report:
+    """``classify`` for the scan's own run, which writes: the rows ``cache`` gained and
+    the anchors' rows go to ``state/vaultkeeper.db`` (a database that cannot be written
+    is a cache lost, never a failed scan)."""
+    from vaultkeeper.scan import cache as scancache
+
+    report = _classify(vault, now, cache, keep=True)
+    scancache.save(vault, cache)
+    return report
+
+
+def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool) -> Report:
     # A scan allocates tens of thousands of small objects and makes no reference cycles;
     # the cyclic collector's passes over them would cost a few percent of the scan.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classify(vault, now, cache)
+        return _classified(vault, now, cache, keep)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
+def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool) -> Report:
     import datetime as dt
 
     from vaultkeeper.report.candidates import Report
@@ -246,12 +265,14 @@ def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None) -> Report:
     extra = upkeep(vault, today, heads, facts, cache=cache)
     anchored: tuple[Any, ...] = ()  # no repository tied on this machine: nothing to check
     suggested: tuple[Any, ...] = ()
-    if os.path.exists(os.path.join(vault, config.STATE_DIR, config.REPOSITORIES_STATE_FILE)):
+    from vaultkeeper.store import machine
+
+    if machine.has(vault, "repositories"):
         from vaultkeeper.anchors import suggest
 
-        # the scan's run keeps the anchors' cache, and gives the files it walked: not again
+        # the scan's run keeps the anchors' rows, and gives the files it walked: not again
         walked = None if cache is None else list(cache.stats)
-        anchored, suggested = suggest.for_scan(vault, cache is not None, walked)
+        anchored, suggested = suggest.for_scan(vault, keep, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),

@@ -7,20 +7,19 @@ A record depends on the file's bytes only, never on the date, so a scan may take
 from the scan's rows (vaultkeeper.scan.cache, which keeps the record's type) when the
 file has not changed since.
 
-Most frontmatter is read without YAML (quickmeta), and only the keys asked for; the
-rest, and every file quickmeta is unsure of, goes through the model's YAML parser, so
-the answer is the same.
+The frontmatter is read by the model's YAML parser (PyYAML's C safe loader).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.report.brief_lessons import fields
 from vaultkeeper.scan.cache import MemoryRecord, ScanCache
-from vaultkeeper.store import model, quickmeta
+from vaultkeeper.store import model
 from vaultkeeper.store.model import ParseError, outside_problems
 from vaultkeeper.store.walk import memory_files as memory_files
 
@@ -28,7 +27,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Iterable, Mapping
-    from pathlib import Path
     from typing import Any
 
     from vaultkeeper.report.candidates import Candidate
@@ -49,29 +47,14 @@ def read_record(path: str, where: str) -> MemoryRecord:
     uses are imported with this one: it runs once per memory file a scan reads."""
     try:
         text = model.decode(model.read_regular(path))
-        # quickmeta answers only for a block YAML reads the same way, so reading some
-        # keys now and the others later gives what one YAML parse gives
-        front = quickmeta.read_front(text, FACTS)
-        whole = False  # whether meta holds every key (YAML read them all)
-        more = quickmeta.read_keys
-        if front is not None:
-            meta, lines, yaml_text = front
-            more = quickmeta.read_more  # the block matched already
-        else:
-            found = model.split_frontmatter(text)[0]
-            if found is None:
-                return NOT_AN_ENTRY  # no frontmatter: not an entry
-            yaml_text = found
-            quick = quickmeta.read_keys(yaml_text, FACTS)
-            whole = quick is None
-            meta, lines = quick if quick is not None else _yaml_keys(path, where, text)
+        fm = model.parse_note(Path(path), where, text).frontmatter
+        if fm is None:
+            return NOT_AN_ENTRY  # no frontmatter: not an entry
+        meta, lines = dict(fm.data), fm.key_lines
         line = lines.get("holdout_until", 1)
         served = fields(meta)  # what the session-start brief shows of it
         if not may_hold_out(meta):
             return MemoryRecord(facts_of(where, meta), line, None, None, None, served)
-        if not whole:
-            found_more = more(yaml_text, DETAILS)
-            meta = {**meta, **(found_more or _yaml_keys(path, where, text))[0]}
     except ParseError as exc:
         return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
     details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
@@ -85,16 +68,6 @@ def may_hold_out(meta: Mapping[str, Any]) -> bool:
     if raw is None or raw == "" or (status is not None and status != "held_out"):
         return False
     return meta.get(config.SUPERSEDED_BY_KEY) in (None, "")
-
-
-def _yaml_keys(path: str, where: str, text: str) -> tuple[dict[str, Any], dict[str, int]]:
-    from pathlib import Path
-
-    from vaultkeeper.store.model import parse_note
-
-    fm = parse_note(Path(path), where, text).frontmatter
-    assert fm is not None
-    return dict(fm.data), dict(fm.key_lines)
 
 
 def held_out_candidates(

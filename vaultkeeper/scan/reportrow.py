@@ -27,7 +27,7 @@ from vaultkeeper.store import db
 from vaultkeeper.store.walk import memory_files
 
 # state/ files the report is derived from besides the vault's entries
-_STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.REPOSITORIES_STATE_FILE)
+_STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
 
 
 Inputs = tuple[str, dict[str, str]]  # the keys' digest; a racy file's path -> its bytes'

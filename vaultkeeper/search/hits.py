@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from vaultkeeper import config
-from vaultkeeper.scan.lookupdocs import Doc
+from vaultkeeper.search.index import Doc
 from vaultkeeper.store.secrets import needs_serving, served
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")

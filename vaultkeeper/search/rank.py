@@ -1,14 +1,14 @@
 """``search``: ranked hits over the vault's entries, from the full-text index in the store.
 
-The index (vaultkeeper.scan.lookup, FTS5 in state/vaultkeeper.db) holds one row per
+The index (vaultkeeper.search.index, FTS5 in state/vaultkeeper.db) holds one row per
 entry -- a note with frontmatter, or one registry ``### block`` -- over name,
 description, headings and body, stemmed (``porter unicode61``). A search first brings
 the rows of changed files up to date (a stat per file; only changed files are read),
-then ranks (scan.lookuprank: the query's words an entry holds, then bm25 with the
+then ranks (search.fts: the query's words an entry holds, then bm25 with the
 fields weighted): the terminal's ``vaultkeeper search``, the MCP ``search`` tool and
 the recall hooks rank alike.
 
-The query's words are each quoted for FTS5 (scan.lookuprank.quoted): whatever an agent
+The query's words are each quoted for FTS5 (search.fts.quoted): whatever an agent
 or a person types is matched as words, never read as FTS5 syntax. Archived and
 superseded entries are left out unless asked for, and so are files symlinked out of
 the vault. Each hit names the path and line to open, a one-line snippet and what to
@@ -25,20 +25,13 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.scan import lookup, lookuprank
-from vaultkeeper.scan.lookupdocs import Doc as Doc
-from vaultkeeper.scan.lookupdocs import read_docs as read_docs
-from vaultkeeper.search.hits import Hit as Hit
-from vaultkeeper.search.hits import inert as inert
-from vaultkeeper.search.hits import make_hit, one_line
-from vaultkeeper.search.hits import safe as safe
+from vaultkeeper.search import fts, index
+from vaultkeeper.search.hits import Hit, make_hit, one_line
+from vaultkeeper.search.index import Doc
 from vaultkeeper.store import db
-
-T = TypeVar("T")
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -58,9 +51,10 @@ _DOC_SQL = (
 
 def _doc(conn: sqlite3.Connection, row_id: int) -> Doc:
     """An entry as its row holds it (what a hit shows: no file read again)."""
-    *fields, body = conn.execute(_DOC_SQL, (row_id,)).fetchone()
-    kind, name, description, project, status, superseded, path, *numbers = fields
-    line, name_line, description_line, body_line, cite, link = numbers
+    kind, name, description, project, status, superseded, path, line, name_line, *rest = (
+        conn.execute(_DOC_SQL, (row_id,)).fetchone()
+    )
+    description_line, body_line, cite, link, body = rest
     return Doc(
         kind, name, description, project, status, superseded, path, line, name_line,
         description_line, tuple(body.split("\n")) if body else (), body_line, cite, link,
@@ -75,7 +69,7 @@ class Searcher:
         self._lock = threading.Lock()  # the server may run two searches at once
         self._memory: sqlite3.Connection | None = None
 
-    def _asked(self, ask: Callable[[sqlite3.Connection], T]) -> T:
+    def _asked(self, ask: Callable[[sqlite3.Connection], list[Hit]]) -> list[Hit]:
         """``ask`` on the index brought up to date: the vault's database; a private one in
         memory, kept for this searcher's life (the MCP server's: later searches are warm),
         for a vault with no ``state/`` folder (someone's Obsidian vault, where nothing may
@@ -87,19 +81,12 @@ class Searcher:
                     contextlib.suppress(sqlite3.Error, OSError, UnsafePathError),
                     db.connect(self.vault) as conn,
                 ):
-                    lookup.refresh(conn, self.vault)
+                    index.refresh(conn, self.vault)
                     return ask(conn)
             if self._memory is None:
                 self._memory = db.in_memory()
-            lookup.refresh(self._memory, self.vault)
+            index.refresh(self._memory, self.vault)
             return ask(self._memory)
-
-    def docs(self) -> list[Doc]:
-        """Every entry now (read from the files; for tests and benchmarks)."""
-        paths = self._asked(
-            lambda conn: [r[0] for r in conn.execute("SELECT DISTINCT path FROM search_entries")]
-        )
-        return [d for p in sorted(paths) for d in read_docs(self.vault, p)]
 
     def search(
         self,
@@ -110,7 +97,7 @@ class Searcher:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> list[Hit]:
-        """Best first: by the query's words an entry holds, then bm25 (scan.lookuprank)."""
+        """Best first: by the query's words an entry holds, then bm25 (search.fts)."""
         words = terms(query)
         if not words:
             return []
@@ -124,11 +111,11 @@ class Searcher:
             args.append(project)
         if not include_archived:
             where.append("AND e.live = 1")
-        narrow = lookuprank.narrowed(live=not include_archived, kind=kind, project=project)
-        pool = max(lookuprank.POOL, limit)
+        narrow = fts.narrowed(live=not include_archived, kind=kind, project=project)
+        pool = max(fts.POOL, limit)
 
         def ask(conn: sqlite3.Connection) -> list[Hit]:
-            rows = lookuprank.ranked(conn, words, " ".join(where), args, pool, narrow)
+            rows = fts.ranked(conn, words, " ".join(where), args, pool, narrow)
             return [
                 make_hit(_doc(conn, row_id), words, round(score, 3))
                 for row_id, *_, score in rows[: max(1, limit)]
@@ -161,13 +148,11 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
-    state = searcher.vault / config.STATE_DIR
-    if out and (state / config.REPOSITORIES_STATE_FILE).exists():  # anchors: moved code
-        from vaultkeeper.report.anchors import may_be_stale
-        from vaultkeeper.scan.last import last_report
-
-        report = last_report(searcher.vault)
-        stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
+    if out:  # a lesson whose code anchors moved under it says so: the scan's marks
+        stale: dict[str, str] = {}
+        with contextlib.suppress(sqlite3.Error), db.existing(searcher.vault) as conn:
+            if conn is not None:
+                stale = dict(conn.execute("SELECT path, mark FROM search_marks").fetchall())
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
                 hit["may_be_stale"] = one_line(stale[str(hit["path"])])

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.skillmerge import SKILL_FILE
+from vaultkeeper.apply.notemerge import SKILL_FILE
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
@@ -114,7 +114,7 @@ def overdue_signal(report: Report | None, now: dt.datetime) -> Signal:
 
 
 def queue_signal(vault: Path) -> Signal:
-    from vaultkeeper.apply.queue import pending
+    from vaultkeeper.apply.journal import pending
 
     asks = pending(vault)
     deletions = sum(1 for a in asks if a.action == "prune")

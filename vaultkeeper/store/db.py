@@ -45,7 +45,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -90,7 +90,11 @@ TABLES: tuple[str, ...] = (
     # stat key; per repository, what the anchor checker read of its files (JSON)
     "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
     "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # the full-text index (scan.lookup): search, the MCP search tool, the recall hooks
+    # lint/summary.py: the last whole-vault lint's figures, for status (one row)
+    "CREATE TABLE lint_summary (made TEXT NOT NULL, files INTEGER NOT NULL, "
+    "errors INTEGER NOT NULL, links INTEGER NOT NULL, link_errors INTEGER NOT NULL, "
+    "orphans INTEGER)",
+    # the full-text index (search.index): search, the MCP search tool, the recall hooks
     "CREATE VIRTUAL TABLE search_text USING fts5("
     "name, description, headings, body, tags, tokenize = 'porter unicode61')",
     "CREATE TABLE search_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
@@ -110,6 +114,11 @@ TABLES: tuple[str, ...] = (
     "CREATE INDEX search_globs_glob ON search_globs (glob)",
     "CREATE TABLE search_marks (path TEXT PRIMARY KEY, mark TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    # lessons a command wrote, for the recall hook to read again (store.fsio)
+    "CREATE TABLE search_pending (path TEXT PRIMARY KEY) WITHOUT ROWID",
+    # recall/moment.py: the lessons the recall hook served each session, and the day
+    "CREATE TABLE recall_served (session TEXT NOT NULL, path TEXT NOT NULL, day TEXT NOT NULL, "
+    "PRIMARY KEY (session, path)) WITHOUT ROWID",
 )
 
 

@@ -3,7 +3,9 @@
 Split from vaultkeeper.store.model (which re-exports the public names) so the note model
 reads apart from the YAML guards: a safe loader, impossible dates, aliases that would
 expand without bound, numbers too long to read, and every error placed at its line.
-PyYAML is imported on first use only: most scans never need it.
+PyYAML is imported on first use (a stand-in kept, docs/benchmarks.md "Stand-ins"): the
+session-start brief imports this module through store.model and never parses YAML, and
+PyYAML's import is about 18 ms of CPU, a large part of the brief's 150 ms bound.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from vaultkeeper.store.text import ParseError, split_lines
 def _loader() -> Any:
     """The safe loader, with an impossible date (2026-02-30) reported at its line.
 
-    Built on first use: importing PyYAML costs a scan that needs no YAML (most
-    frontmatter is read by quickmeta) about a tenth of its time.
+    Built on first use (see the module docstring).
     """
     import yaml
 

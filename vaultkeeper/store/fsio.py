@@ -15,6 +15,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
+from vaultkeeper.store.lockdir import lock_file, sweep_locks
+from vaultkeeper.store.vault import own_dir
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
@@ -34,11 +36,9 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
-# Every path this process wrote or moved, in order, and what runs when the outermost hold
-# of the writer lock ends with some of them: the recall table's rows (scan.lookup
-# registers it), so a lesson a command just archived is never served after it.
+# Every path this process wrote or moved, in order: when the outermost hold of the writer
+# lock ends after some, the lessons among them are marked for the recall (``_written_rows``).
 _written: list[str] = []
-_after: list[Any] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
 
@@ -47,10 +47,32 @@ def note_written(path: Path | str) -> None:
     _written.append(str(path))
 
 
-def after_writes(callback: Any) -> None:
-    """``callback(vault, paths)`` when the outermost writer lock is let go after writes."""
-    if callback not in _after:
-        _after.append(callback)
+def _written_rows(vault: Path, written: list[str]) -> None:
+    """The lessons a command wrote or moved, marked in the derived store's full-text
+    index (``search_pending``, when it is kept), in the step that wrote them: the recall
+    hook reads them again before it serves anything, so a lesson just archived is never
+    served and one just made is. The hook's rows of other files are checked by stat key."""
+    from vaultkeeper.store import db  # sqlite3: only once a command wrote
+    from vaultkeeper.store.vault import is_memory_path
+
+    rels = []
+    for top in {os.path.abspath(vault), os.path.realpath(vault)}:
+        base = top.rstrip(os.sep) + os.sep
+        for path in written:
+            full = os.path.abspath(path)
+            if full.startswith(base) and is_memory_path(
+                rel := full[len(base) :].replace(os.sep, "/")
+            ):
+                rels.append((rel,))
+    if rels and os.path.isfile(db.path_of(vault)):
+        with db.existing(vault) as conn:
+            if conn is not None:
+                with db.writing(conn):
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO search_pending SELECT ? WHERE EXISTS "
+                        "(SELECT 1 FROM search_meta WHERE key = 'built')",
+                        rels,
+                    )
 
 
 def changes() -> int:
@@ -199,7 +221,9 @@ def _file_lock(lock_path: Path) -> Any:
     # One FileLock object per lock file and process: FileLock counts re-acquisitions by
     # the same thread, so a mutation that calls another (apply -> record_use) nests
     # instead of waiting for itself; other threads and processes still wait.
-    from filelock import FileLock  # not needed on the read-only paths
+    # filelock is imported here: its import (44-77 ms) would cost the session-start brief,
+    # which imports this module and takes no lock (docs/benchmarks.md, "Stand-ins")
+    from filelock import FileLock
 
     key = str(lock_path.resolve())
     with _LOCKS_GUARD:
@@ -213,26 +237,23 @@ def _file_lock(lock_path: Path) -> Any:
 def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
-    Re-entrant within one thread; serialises threads and processes. The lock is a file
-    in the user's runtime folder (store.vault.outside_lock) and, where the vault has a state/
-    folder already, state/writer.lock too (the scan's report guard locks both): a
-    foreign vault gets no state/ folder or lock file of ours.
+    Re-entrant within one thread; serialises threads and processes. The lock is one
+    file in the user's private lock folder (store.lockdir.lock_file), which every process
+    of the user agrees on: a foreign vault gets no state/ folder or lock file of ours.
+    Only where no private folder can be had is it ``state/writer.lock`` (made then).
     """
-    from filelock import Timeout
-
-    from vaultkeeper.store.vault import outside_lock, own_dir
+    from filelock import Timeout  # filelock: see _file_lock
 
     state = Path(own_dir(vault, config.STATE_DIR))
-    outside = outside_lock(vault)
-    paths = [] if outside is None else [Path(outside)]
+    where, fallback = lock_file(vault)
+    paths = [Path(where)]
     if os.path.lexists(state) and not state.is_dir():  # mkdir's own words: "File exists"
         raise VaultkeeperError(
             f"{state}: exists and is not a folder; vaultkeeper keeps its state "
             "there: move that file away"
         ) from None
-    if outside is None or state.is_dir():
+    if fallback:
         state.mkdir(parents=True, exist_ok=True)
-        paths.append(state / config.WRITER_LOCK_FILE)
     held: list[Any] = []
     outermost = False
     mark = len(_written)
@@ -258,15 +279,12 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
             if outermost and len(_written) > mark:
                 done = _written[mark:]
                 del _written[:]  # seen: a long-lived process (the MCP server) keeps no list
-                for callback in list(_after):
-                    with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
-                        callback(vault, done)
+                with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
+                    _written_rows(vault, done)
         finally:
             for lock in reversed(held):
                 lock.release()
-            if outermost and outside is not None:  # the lock folder keeps only held locks
-                from vaultkeeper.store.lockdir import sweep_locks
-
+            if outermost and not fallback:  # the lock folder keeps only held locks
                 with contextlib.suppress(OSError):
                     sweep_locks()
 

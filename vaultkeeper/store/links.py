@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper.store.model import Note
+from vaultkeeper.store.vault import rel, walk_files
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
 _FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
@@ -228,9 +229,6 @@ class Resolver:
 
     @classmethod
     def for_vault(cls, vault: Path) -> Resolver:
-
-        from vaultkeeper.store.vault import rel, walk_files
-
         # the walk joins names to the vault's own text: cutting it off gives rel()'s
         # answer without a Path per file (a quarter second at 25,000 files)
         prefix = os.fspath(vault) + os.sep

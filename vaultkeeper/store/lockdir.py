@@ -1,25 +1,79 @@
-"""The user's lock folder keeps only the locks in use: ``sweep_locks`` removes the rest.
+"""The writer lock's file, outside the vault: in one private folder per user.
 
-Every writer locks a file keyed by the vault's real path in the user's own folder
-(store.vault.outside_lock); without this, the folder would gain one empty file per vault
-ever touched. The writer lock (store.fsio.writer_lock) calls it once it has let go of
-its own lock.
+A command run on someone else's vault (``lint --fix`` on an Obsidian vault) must leave
+no file there it did not need to write, so the writer lock (store.fsio.writer_lock) is
+a file keyed by the vault's real path in the user's own folder
+``<temp root>/vaultkeeper-<uid>/``. The temp root is ``/tmp`` (or
+``$VAULTKEEPER_LOCK_ROOT``), never a per-session variable such as ``$XDG_RUNTIME_DIR`` or
+``$TMPDIR``: a cron job has neither, a session has both, and two writers that picked
+different folders would not exclude each other. Every process of the user agrees on the
+folder, so its lock alone excludes. Only where no private folder can be had (another
+user owns it, others may write it, it is a symlink, there is no temp root) is
+``state/writer.lock`` the lock, for every process alike.
+
+The folder keeps only the locks in use: ``sweep_locks`` removes the rest once a writer
+lets go (without it the folder gained one empty file per vault ever touched).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import stat
 
-from vaultkeeper.store.vault import _lock_folder
+from vaultkeeper import config
 
 _LOCK_SUFFIX = ".lock"
-_LOCK_NAME_LEN = 32 + len(_LOCK_SUFFIX)  # blake2b(digest_size=16) in hex, as outside_lock names
+_LOCK_NAME_LEN = 32 + len(_LOCK_SUFFIX)  # blake2b(digest_size=16) in hex
+
+
+def lock_folder() -> str:
+    """The user's lock folder, the same for every process of the user whatever its
+    environment (made 0700 by ``outside_lock`` when missing)."""
+    root = os.environ.get(config.ENV_LOCK_ROOT) or config.LOCK_ROOT
+    return os.path.join(root, f"vaultkeeper-{os.getuid()}")
+
+
+def _private(folder: str) -> bool:
+    """A folder of this user's that nobody else may write, and no symlink."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def outside_lock(vault: str | os.PathLike[str]) -> str | None:
+    """The vault's lock file in the user's private folder (made 0700 when missing), or
+    None when no private folder can be had (``state/writer.lock`` is the lock then).
+
+    A folder someone else owns, that others may write, or that is a symlink is not
+    private: another user could hold the lock or swap the file.
+    """
+    folder = lock_folder()
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    if not _private(folder):
+        return None
+    real = os.path.realpath(vault).encode("utf-8", "surrogateescape")
+    return os.path.join(folder, hashlib.blake2b(real, digest_size=16).hexdigest() + _LOCK_SUFFIX)
+
+
+def lock_file(vault: str | os.PathLike[str]) -> tuple[str, bool]:
+    """(the writer lock's file, whether it is the fallback in the vault's ``state/``)."""
+    outside = outside_lock(vault)
+    if outside is not None:
+        return outside, False
+    return os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE), True
 
 
 def sweep_locks() -> int:
-    """Remove every lock file in the user's lock folder that nobody holds (how many went):
-    the folder keeps only the locks in use, not one file per vault ever touched.
+    """Remove every lock file in the user's lock folder that nobody holds (how many went).
 
     Safe against a writer mid-acquire: a file is removed only while this function holds
     its flock, and only if the name still leads to that file; a writer that opened the
@@ -27,27 +81,21 @@ def sweep_locks() -> int:
     the name again (filelock does so). A file held by anyone,
     this process included (flock is per open file), is left alone.
     """
+    folder = lock_folder()
+    if not _private(folder):
+        return 0  # not our private folder: touch nothing in it
     try:
-        import fcntl
-    except ImportError:  # not POSIX: no flock, nothing kept that could be told apart
-        return 0
-    folder = _lock_folder()
-    try:
-        info = os.lstat(folder)
         names = os.listdir(folder)
     except OSError:
         return 0
-    uid = getattr(os, "getuid", lambda: info.st_uid)()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o022:
-        return 0  # not our private folder: touch nothing in it
-    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     removed = 0
     for name in names:
         if len(name) != _LOCK_NAME_LEN or not name.endswith(_LOCK_SUFFIX):
             continue
         path = os.path.join(folder, name)
         try:
-            fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(path, flags)
         except OSError:
             continue
         try:

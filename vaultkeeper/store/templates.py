@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vaultkeeper import __version__, config
 from vaultkeeper.errors import UsageError, VaultkeeperError
+from vaultkeeper.store.model import split_frontmatter
 
 
 def data_dir(name: str) -> Path:
@@ -103,7 +104,5 @@ def clean_body(text: str) -> str:
 def with_body(content: str, name: str, body: str) -> str:
     """The rendered template with everything under its frontmatter replaced by the title
     and ``body``."""
-    from vaultkeeper.store.model import split_frontmatter  # not on the scanner's no-op path
-
     _, _, offset = split_frontmatter(content)
     return f"{content[:offset]}\n# {name}\n\n{body}"

@@ -1,17 +1,8 @@
-"""Find the vault, walk its files, and resolve user-given paths safely inside it; and
-the one place of the vault's own outside it, its writer lock's file.
+"""Find the vault, walk its files, and resolve user-given paths safely inside it.
 
 pathlib is imported by the functions that make Paths: the throttled scan finds its vault
-with ``locate`` (strings only) and never needs it.
-
-The writer lock's file: a command run on someone else's vault (``lint --fix`` on an
-Obsidian vault) must leave no file there it did not need to write, and a lock file in a
-``state/`` folder made for it would be one. So every writer also locks a file keyed by
-the vault's real path in a folder of the user's own (``$XDG_RUNTIME_DIR/vaultkeeper/``,
-else ``$TMPDIR/vaultkeeper-<uid>/``); ``state/writer.lock`` is locked as well only where
-the vault already has ``state/`` (a vaultkeeper vault), so two writers exclude each
-other whichever of them made ``state/`` (store.fsio.writer_lock; plain ``os`` and
-``hashlib`` here).
+with ``locate`` (strings only) and never needs it. The writer lock's file, the one place
+of the vault's own outside it, is store/lockdir.py's.
 """
 
 from __future__ import annotations
@@ -228,39 +219,3 @@ def is_memory_path(rel_path: str) -> bool:
     """
     parts = rel_path.split("/")
     return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR
-
-
-def _lock_folder() -> str:
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(runtime) and os.path.isdir(runtime):
-        return os.path.join(runtime, "vaultkeeper")
-    temp = os.environ.get("TMPDIR", "")
-    temp = temp if os.path.isabs(temp) and os.path.isdir(temp) else "/tmp"
-    return os.path.join(temp, f"vaultkeeper-{getattr(os, 'getuid', lambda: 0)()}")
-
-
-def outside_lock(vault: str | os.PathLike[str]) -> str | None:
-    """The vault's lock file in the user's private folder (made 0700 when missing), or
-    None when there is no such folder to be had (the vault's own state/ is used then).
-
-    A folder someone else owns, that others may write, or that is a symlink is not
-    private: another user could hold the lock or swap the file.
-    """
-    folder = _lock_folder()
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    try:
-        info = os.lstat(folder)
-    except OSError:
-        return None
-    uid = getattr(os, "getuid", lambda: info.st_uid)()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o022:
-        return None
-    import hashlib
-
-    real = os.path.realpath(vault).encode("utf-8", "surrogateescape")
-    return os.path.join(folder, hashlib.blake2b(real, digest_size=16).hexdigest() + ".lock")

@@ -25,8 +25,13 @@ from vaultkeeper.upkeep.decay import (
     stale_entries,
     unused_skills,
 )
-from vaultkeeper.upkeep.dup_pairs import cached_pairs, duplicate_items
-from vaultkeeper.upkeep.duplicates import DuplicatePair, capped, find_pairs
+from vaultkeeper.upkeep.duplicates import (
+    DuplicatePair,
+    cached_pairs,
+    capped,
+    duplicate_items,
+    find_pairs,
+)
 
 if TYPE_CHECKING:  # only for the annotations
     from vaultkeeper.registry.keptheads import Head

@@ -1,0 +1,380 @@
+"""The full-text index: one FTS5 row per entry in the derived store (state/vaultkeeper.db).
+
+An entry is a note with frontmatter or one registry ``### block`` (``read_docs``).
+``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
+here, so they rank alike (search.fts), words stemmed by ``porter unicode61``.
+
+Freshness by construction, from each file's stat key (``key_text``): ``refresh`` stats
+every markdown file, reads only those whose key differs from their rows' (a file changed
+within the last clock tick is read again next time) and drops the rows of files gone.
+The recall hook, which cannot walk the vault on every prompt, checks the key of each
+lesson it is about to serve and first reads again the lessons a command wrote
+(``search_pending``, marked by store.fsio as the writer lets go of the writer lock).
+Deleting the database loses nothing. Scans keep the index only once something asked
+for it (a search, the recall hook, ``hooks install --recall``): ``search_meta``.
+
+A lesson's rows also hold what the recall hook serves: its tag, name and text,
+neutralised, masked as one whole text and cut to a line (search.fts.served; made anew
+when another vaultkeeper version or ``ROWS_FORMAT`` finds them: ``masked_by``), its
+anchors' files (``search_places``), its ``paths:`` globs (``search_globs``) and the
+brief's "may be stale" mark (``search_marks``, from the scan's anchor findings).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import vaultkeeper
+from vaultkeeper import config
+from vaultkeeper.index.files import is_index_file
+from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
+from vaultkeeper.search import fts
+from vaultkeeper.store import db
+from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
+from vaultkeeper.store.vault import is_memory_path, links_out, walk_files
+from vaultkeeper.upkeep.supersession import superseded_by
+
+RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
+# what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
+# row's content changes (its tags, its served text), so every file is read again
+ROWS_FORMAT = 3
+RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
+_HEADING = re.compile(r"#{1,6}\s+(.*)")
+_PLACE_KEYS = ("at", "path", "place", "file")
+_TABLES = ("search_files", "search_entries", "search_text", "search_places", "search_globs")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One searchable entry: a note with frontmatter, or one registry ``### block``."""
+
+    kind: str
+    name: str
+    description: str
+    project: str | None
+    status: str | None
+    superseded_by: str | None  # the newer entry's link target, when one replaces this
+    path: str  # vault-relative
+    line: int  # the entry's first line (a block's heading)
+    name_line: int
+    description_line: int
+    lines: tuple[str, ...]  # the body's lines as in the file
+    body_line: int  # file line of lines[0]
+    cite: str  # what the cite tool takes: a pattern NAME or the note's path
+    link: str  # the [[wikilink]] a note uses to point here
+    lesson: bool = False  # a note under projects/<p>/memory/: the recall hook serves it
+    places: tuple[str, ...] = ()  # its anchors' files and folders (a lesson's)
+    globs: tuple[str, ...] = ()  # its ``paths:`` globs (a lesson's)
+
+    @property
+    def live(self) -> bool:
+        return self.status not in config.SEARCH_DEAD_STATUSES and self.superseded_by is None
+
+    @property
+    def headings(self) -> str:
+        """The body's markdown headings, one per line."""
+        found = (_HEADING.fullmatch(x.strip()) for x in self.lines if x.startswith("#"))
+        return "\n".join(m.group(1) for m in found if m)
+
+    @property
+    def recall_text(self) -> str:
+        """What the recall hook serves of a lesson, raw: its description, then the body's
+        lines that are not headings or rules, split at ``\\n`` only (never at a VT, FF or
+        U+2028 inside a token: the text is masked whole before it is cut), cut at a
+        line's end."""
+        prose = [x for x in self.lines if x.strip() and not x.strip().startswith(("#", "---"))]
+        text = "\n".join([self.description, *prose] if self.description else prose)
+        if len(text) > RECALL_TEXT_MAX:
+            text = text[: text.rfind("\n", 0, RECALL_TEXT_MAX) + 1 or RECALL_TEXT_MAX]
+        return text
+
+
+def anchor_file(place: object) -> str | None:
+    """The file (or folder) part of one anchor: the text before ``::`` or ``: ``."""
+    if isinstance(place, dict):
+        place = next((place[k] for k in _PLACE_KEYS if isinstance(place.get(k), str)), None)
+    if not isinstance(place, str):
+        return None
+    head = place.split("::", 1)[0].split(": ", 1)[0].strip()
+    while head.startswith("./"):
+        head = head[2:]
+    head = head.rstrip("/")
+    if not head or head.startswith("/") or ".." in head.split("/") or "\x00" in head:
+        return None
+    return head
+
+
+def _as_list(value: object) -> list[object]:
+    if isinstance(value, (str, dict)):
+        return [value]
+    return list(value) if isinstance(value, list) else []
+
+
+def _split_lines(body: str) -> tuple[str, ...]:
+    """The body's lines at ``\\n`` (``\\r\\n`` too), as a person's editor shows them."""
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return tuple(x[:-1] if x.endswith("\r") else x for x in lines)
+
+
+def read_docs(vault: Path, rel_path: str) -> list[Doc]:
+    """The entries one file holds; a file that cannot be read holds none. Frontmatter is
+    read by the model's YAML parser."""
+    path = vault / rel_path
+    try:
+        text = decode(read_regular(path))
+    except ParseError:
+        return []
+    if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
+        return _blocks(path, rel_path, text)
+    lesson = is_memory_path(rel_path)
+    try:
+        note = parse_note(path, rel_path, text)
+    except ParseError:
+        return []
+    if note.frontmatter is None:
+        return []  # not an entry
+    meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
+    body, body_line = note.body, note.body_line
+    status = meta.get("status")
+    parts = rel_path.split("/")
+    places: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+    if lesson:
+        anchors = _as_list(meta.get(config.ANCHORS_KEY))
+        places = tuple(sorted({f for f in map(anchor_file, anchors) if f}))
+        found = (g.strip() for g in _as_list(meta.get(config.PATHS_KEY)) if isinstance(g, str))
+        globs = tuple(g for g in found if g and not g.startswith("/"))
+    return [
+        Doc(
+            kind=str(meta.get("type") or "note"),
+            name=str(meta.get("name") or parts[-1].removesuffix(".md")),
+            description=" ".join(str(meta.get("description") or "").split()),
+            project=parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None,
+            status=None if status is None else str(status),
+            superseded_by=superseded_by(meta),
+            path=rel_path,
+            line=1,
+            name_line=key_lines.get("name", 1),
+            description_line=key_lines.get("description", 1),
+            lines=_split_lines(body),
+            body_line=body_line,
+            cite=rel_path,
+            link=f"[[{rel_path.removesuffix('.md')}]]",
+            lesson=lesson,
+            places=places,
+            globs=globs,
+        )
+    ]
+
+
+def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
+    out: list[Doc] = []
+    for block in parse_blocks(path, rel_path, text):
+        lines = _split_lines(block.text)[1:]
+        prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
+        out.append(
+            Doc(
+                kind="pattern",
+                name=block.name,
+                description=prose[0] if prose else "",
+                project=None,
+                status=None,
+                superseded_by=None,
+                path=rel_path,
+                line=block.line,
+                name_line=block.line,
+                description_line=block.line + 1,
+                lines=lines,
+                body_line=block.line + 1,
+                cite=block.name,
+                link=f"[[{rel_path.removesuffix('.md')}#{block.name}]]",
+            )
+        )
+    return out
+
+
+def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
+    """A file's stat key as the rows keep it (device, inode, size, mtime, ctime: ctime
+    moves on every write, so an edit that puts size and mtime back is still seen), and
+    whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
+    again next time (two writes within one clock tick share an mtime)."""
+    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
+    key = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{mtime}:{ctime}"
+    return key, mtime < limit and ctime < limit
+
+
+def _stat(root: str, full: str) -> os.stat_result | None:
+    """A file's stat, None when it is not a regular file inside the vault."""
+    try:
+        info = os.lstat(full)
+        if stat.S_ISLNK(info.st_mode):
+            if links_out(root, full):
+                return None  # symlinked out of the vault: never served
+            info = os.stat(full)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
+    ids = [
+        (r[0],) for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))
+    ]
+    for table in ("search_text WHERE rowid", "search_entries WHERE id", "search_places WHERE id"):
+        conn.executemany(f"DELETE FROM {table} = ?", ids)
+    conn.executemany("DELETE FROM search_globs WHERE id = ?", ids)
+    conn.execute("DELETE FROM search_files WHERE path = ?", (rel_path,))
+    conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
+
+
+def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settled: bool) -> None:
+    """One file's rows made anew from its bytes now (under ``key``)."""
+    _drop(conn, rel_path)
+    for doc in read_docs(vault, rel_path):
+        served = ("", "", "")
+        if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
+            served = fts.served(doc.path, doc.status, doc.name, doc.recall_text)
+        row = conn.execute(
+            "INSERT INTO search_entries (path, kind, name, description, project, status, "
+            "superseded_by, line, name_line, description_line, body_line, cite, link, live, "
+            "lesson, recall_head, recall_name, recall_text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
+             doc.superseded_by, doc.line, doc.name_line, doc.description_line, doc.body_line,
+             doc.cite, doc.link, int(doc.live), int(doc.lesson), *served),
+        ).lastrowid  # fmt: skip
+        conn.execute(
+            "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
+             fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)),
+        )  # fmt: skip
+        conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
+        conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
+    conn.execute("INSERT INTO search_files VALUES (?, ?, ?)", (rel_path, key, int(settled)))
+
+
+def is_on(conn: sqlite3.Connection) -> bool:
+    """Whether the index was asked for (a search, the recall hook, ``--recall``)."""
+    got = conn.execute("SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')").fetchone()
+    return got is not None
+
+
+def want(vault: Path | str) -> None:
+    """Ask the scans to keep the index (the recall hook found none)."""
+    with db.connect(vault) as conn, db.writing(conn):
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('wanted', '1')")
+
+
+def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
+    """Bring every file's rows up to date; the number of files read.
+
+    One stat per markdown file (the walk's rules: hidden and state folders skipped, the
+    generated indexes left out); only files whose stat key changed (or that were
+    unsettled) are read; rows of files gone are dropped. One write transaction, and
+    none when nothing changed.
+    """
+    vault = Path(vault)
+    top = str(vault)
+    root = os.path.realpath(vault)
+    limit = time.time_ns() - RACY_NS
+    made_by = f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
+    meta = dict(conn.execute("SELECT key, value FROM search_meta"))
+    if meta.get("masked_by", made_by) != made_by:
+        with db.writing(conn):  # rows another version made (its masking, its tags): anew
+            for table in _TABLES:
+                conn.execute(f"DELETE FROM {table}")
+    known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
+    changed: list[tuple[str, str, bool]] = []
+    seen: set[str] = set()
+    for full in walk_files(top):
+        rel_path = full[len(top) + 1 :].replace(os.sep, "/")
+        if not full.endswith(".md") or is_index_file(rel_path):
+            continue
+        info = _stat(root, full)
+        if info is None:
+            continue
+        seen.add(rel_path)
+        key, settled = key_text(info, limit)
+        was = known.get(rel_path)
+        if was is None or was[0] != key or not was[1]:
+            changed.append((rel_path, key, settled))
+    gone = [p for p in known if p not in seen]
+    if not changed and not gone and "built" in meta and meta.get("masked_by") == made_by:
+        return 0
+    with db.writing(conn):
+        for rel_path in gone:
+            _drop(conn, rel_path)
+        for rel_path, key, settled in changed:
+            _read(conn, vault, rel_path, key, settled)
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
+    return len(changed)
+
+
+def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]) -> None:
+    """The rows of ``rel_paths`` made anew now (a command wrote them, a hand edit)."""
+    vault = Path(vault)
+    root = os.path.realpath(vault)
+    limit = time.time_ns() - RACY_NS
+    with db.writing(conn):
+        for rel_path in sorted(set(rel_paths)):
+            full = str(vault / rel_path)
+            # a path the walk did not just give (a row's): its folders may have become
+            # links out of the vault since, or it may say ``..``
+            parts = rel_path.split("/")
+            outside = rel_path.startswith("/") or {"", ".", ".."} & set(parts)
+            info = None if outside or links_out(root, full) else _stat(root, full)
+            if info is None or not rel_path.endswith(".md"):
+                _drop(conn, rel_path)
+                continue
+            _read(conn, vault, rel_path, *key_text(info, limit))
+
+
+def after_scan(vault: Path | str, marks: Mapping[str, str], today: dt.date) -> None:
+    """At the end of a scan, when the index is kept: its rows brought up to date, the
+    lessons whose code anchors moved marked as the brief marks them (``may be stale:
+    src/x.py::helper is gone since abc``), the recall's sessions older than
+    ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
+    with db.connect(vault) as conn:
+        if is_on(conn):
+            refresh(conn, vault)
+            with db.writing(conn):
+                conn.execute("DELETE FROM search_marks")
+                conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
+                cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
+                conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
+    tidy(vault)
+
+
+# the recall's files before it kept its rows in the store (removed once seen)
+_LEGACY = ("recall-lookup.bin", "recall-lookup.keys.json", "recall-lookup.recs.json",
+           "recall-lookup.over.json", "recall-lookup.sig", "recall-lookup.want",
+           "recall-lookup.json", "recall-lookup.text")  # fmt: skip
+
+
+def tidy(vault: Path | str) -> None:
+    """Drop the recall's old files and its old session folder (never through a
+    symlink: unlink removes a link, rmtree refuses one)."""
+    state = os.path.join(vault, config.STATE_DIR)
+    for name in _LEGACY:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(state, name))
+    folder = os.path.join(state, "recall-sessions")
+    with contextlib.suppress(OSError):
+        if os.path.islink(folder):
+            os.unlink(folder)
+        else:
+            shutil.rmtree(folder)
