@@ -34,6 +34,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 EVIDENCE = "_index.md:1"
@@ -57,9 +58,18 @@ def prepared(n: int, work: Path, vk: str) -> Path:
     return master
 
 
-def commands(master: Path) -> dict[str, list[str]]:
-    """Each command with a target the saved report offers it (as an agent would pick)."""
-    report = json.loads((master / "state" / "last-report.json").read_text())
+def shown(vk: str, vault: Path) -> dict[str, object]:
+    """What ``report --json`` shows, without what changes with the clock."""
+    done = subprocess.run([vk, "--vault", str(vault), "report", "--json"], capture_output=True)
+    report: dict[str, object] = json.loads(done.stdout)
+    for key in ("updated_at", "age_seconds"):
+        report.pop(key, None)
+    return report
+
+
+def commands(master: Path, vk: str) -> dict[str, list[str]]:
+    """Each command with a target the last report offers it (as an agent would pick)."""
+    report: dict[str, Any] = shown(vk, master)
     first = next(
         line[4:]
         for line in (master / "patterns" / "registry-1.md").read_text().splitlines()
@@ -117,7 +127,7 @@ def run(
     cpu = usage.ru_utime + usage.ru_stime
     out, err = (work / "out").read_bytes(), (work / "err").read_bytes()
     out += f"\nexit {child.returncode}".encode()
-    digest = _effect(copy, out + b"\0" + err, str(copy))
+    digest = _effect(vk, copy, out + b"\0" + err, str(copy))
     shutil.rmtree(copy, ignore_errors=True)
     return wall, cpu, digest
 
@@ -125,7 +135,7 @@ def run(
 ASK_ID = re.compile(rb"\d{8}-\d{6}-[0-9a-f]{6}")  # a queued ask's id: its time, and chance
 
 
-def _effect(copy: Path, output: bytes, where: str) -> str:
+def _effect(vk: str, copy: Path, output: bytes, where: str) -> str:
     digest = hashlib.sha256(ASK_ID.sub(b"ID", output.replace(where.encode(), b"VAULT")))
     for top in ("patterns", "skills"):
         for path in sorted((copy / top).rglob("*")) if (copy / top).is_dir() else []:
@@ -133,8 +143,7 @@ def _effect(copy: Path, output: bytes, where: str) -> str:
                 digest.update(str(path.relative_to(copy)).encode() + b"\0" + path.read_bytes())
     for path in sorted(copy.glob("_index*.md")):  # the index and its sub-indexes too
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    report = json.loads((copy / "state" / "last-report.json").read_text())
-    report.pop("updated_at", None)
+    report = shown(vk, copy)
     digest.update(ASK_ID.sub(b"ID", json.dumps(report, sort_keys=True).encode()))
     return digest.hexdigest()[:12]
 
@@ -152,7 +161,7 @@ def main() -> None:
         work = Path(tmp)
         os.environ["HOME"] = str(work / "home")  # a promote writes a skill: never the real home
         master = prepared(args.n, work, args.after)
-        todo = commands(master)
+        todo = commands(master, args.after)
         if args.only:
             todo = {k: v for k, v in todo.items() if k in args.only.split(",")}
         print(f"load average before: {os.getloadavg()}")

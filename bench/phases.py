@@ -26,6 +26,7 @@ from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cache as scancache  # noqa: E402
 from vaultkeeper.scan import guards as state  # noqa: E402
 from vaultkeeper.scan import memory as memscan  # noqa: E402
+from vaultkeeper.scan import reportrow  # noqa: E402
 from vaultkeeper.store import model  # noqa: E402
 from vaultkeeper.upkeep import sections as upkeep  # noqa: E402
 
@@ -61,7 +62,8 @@ def main() -> None:
     timed(upkeep, "load_usage", DECAY)
     timed(upkeep, "stale_entries", DECAY)
     timed(upkeep, "unused_skills", DECAY)
-    timed(report, "save_report", "report saved (JSON, fsync)")
+    timed(reportrow, "inputs", "report's inputs (a stat of each file)")
+    timed(reportrow, "keep", "report's row written")
     timed(state, "write_state", "state file writes (fsync)")
     timed(report, "print_report", "report printed")  # scan/run.py imports it when it prints
     session = None

@@ -118,8 +118,8 @@ METHOD = """\
   `projects/*/memory/` (the spec's two sources); the row "reading only the files the
   scan reads" compares it with that smaller floor too.
 - The scan does the user's whole workload: guards, state file, every registry block
-  and memory file classified, every candidate's sha256, the report saved to
-  `state/last-report.json` and printed (stdout to /dev/null).
+  and memory file classified, every candidate's sha256, the report kept as a row of
+  `state/vaultkeeper.db` and printed (stdout to /dev/null).
 - Vaults: `bench/gen.py N` (seed 7, dates around the run's day): half registry blocks
   over several `patterns/*.md` files, half files under `projects/*/memory|research/`
   with the template's frontmatter, bodies with wikilinks, about 5-10% of entries on each

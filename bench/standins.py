@@ -64,12 +64,9 @@ UNDO: dict[str, list[tuple[str, str, str]]] = {
             "    import click  # noqa\n    stream = sys.stderr if err else sys.stdout\n",
         ),
     ],
-    "flock -> filelock": [
-        (
-            "report/file.py",
-            "        import fcntl\n",
-            "        import fcntl\n        import filelock  # noqa\n",
-        ),
+    "quickmeta -> YAML (scan)": [
+        ("scan/memory.py", "front = quickmeta.read_front(text, FACTS)", "front = None"),
+        ("scan/memory.py", "quick = quickmeta.read_keys(yaml_text, FACTS)", "quick = None"),
     ],
 }
 

@@ -433,11 +433,11 @@ def test_dry_run_needs_no_person_and_writes_nothing(vault: Path, runner: CliRunn
 def test_a_queued_merge_leaves_keeps_own_candidates_as_they_are(
     sample: Path, runner: CliRunner
 ) -> None:
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     assert run_vaultkeeper(sample, "scan", "--force").returncode in (0, 1)
     assert runner.invoke(cli, ["--vault", str(sample), *MERGE_ARGS]).exit_code == 3
-    report = load_report(sample).report
+    report = last_report(sample)
     assert report is not None
     [keep] = [c for c in report.promote if c.name == SAMPLE_KEEP]
     assert keep.handled is None  # KEEP's promotion is not what waits for the person

@@ -115,10 +115,10 @@ def test_merge_needs_two_names_and_evidence(sample: Path, runner: CliRunner) -> 
 def test_the_saved_report_follows_merge_reopen_and_restore(
     sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     def saved() -> tuple[list[tuple[str, str]], list[str]]:
-        report = load_report(sample).report
+        report = last_report(sample)
         assert report is not None
         pairs = [(p.target("a"), p.target("b")) for p in report.duplicates]
         return pairs, [s.path for s in report.stale]

@@ -64,7 +64,7 @@ def state_of(root: Path) -> dict[str, str]:
         return {}
     # the database is compared by its rows less their stat keys (which hold inodes)
     skip = (config.DB_FILE + "-wal", config.DB_FILE + "-shm")  # SQLite's, read with it
-    readers = {config.DB_FILE: _rows}
+    readers = {config.DB_FILE: lambda p: normal(_rows(p), root)}
     return {
         p.name: readers[p.name](p) if p.name in readers else normal(p.read_text(), root)
         for p in sorted(folder.iterdir())
@@ -84,7 +84,8 @@ def _rows(path: Path) -> str:
         out = []
         for table in sorted(tables):
             cursor = conn.execute(f'SELECT * FROM "{table}"')
-            keep = [i for i, d in enumerate(cursor.description) if d[0] != "key"]
+            run = ("key", "started", "inputs", "racy")  # inodes, this run's time, its paths
+            keep = [i for i, d in enumerate(cursor.description) if d[0] not in run]
             rows = sorted(repr([row[i] for i in keep]) for row in cursor)
             out.append(f"{table}: {rows}")
         return "\n".join(out)

@@ -117,7 +117,6 @@ def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
         config.JOURNAL_FILE,
         config.USES_LOG_FILE,
         config.QUEUE_FILE,
-        config.LAST_REPORT_FILE,
         config.WRITER_LOCK_FILE,
         config.HOOK_LOG_FILE,
         f"{config.LOCK_DIR}/{config.LOCK_PID_FILE}",

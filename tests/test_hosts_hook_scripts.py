@@ -212,7 +212,7 @@ def test_session_end_without_vaultkeeper_on_path(vault: Path, env: dict[str, str
     assert hook.code == 0 and hook.stdout == ""
     log = (vault / "state" / config.HOOK_LOG_FILE).read_text()
     assert "session-end: vaultkeeper not found on PATH" in log
-    assert not (vault / "state" / config.LAST_REPORT_FILE).exists()
+    assert not (vault / "state" / config.STATE_FILE).exists()  # no scan ran
 
 
 def test_session_end_with_a_program_that_is_gone(
@@ -286,11 +286,10 @@ def test_session_end_ingests_the_transcript_once_whatever_the_host_kills(
 ) -> None:
     program, full_env = installed
     transcript, payload = session_with_a_citation(tmp_path, vault)
-    report = vault / "state" / config.LAST_REPORT_FILE
-    for _ in range(2):  # the second session end (a resumed session) counts nothing again
+    for n in range(2):  # the second session end (a resumed session) counts nothing again
         hook = run_hook(END, [str(vault), program], full_env, payload)
         assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
-        assert wait_for(lambda: report.exists() and not workers(vault), 300)
+        assert wait_for(lambda: _completed(vault) and not workers(vault), 300), n
     assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
     assert [e.receipt for e in read_events(vault)] == [f"{transcript}:1"]
     assert not (vault / "state" / config.HOOK_LOG_FILE).exists()
@@ -318,17 +317,11 @@ def test_session_end_returns_before_the_host_has_sent_its_json(
             os.killpg(proc.pid, signal.SIGKILL)
     proc.stdin.write(payload)
     proc.stdin.close()
-    report = vault / "state" / config.LAST_REPORT_FILE
-    assert wait_for(lambda: report.exists() and not workers(vault), 300)
+    assert wait_for(lambda: _completed(vault) and not workers(vault), 300)
     assert (vault / config.REGISTRY_FILE).read_text().endswith(COUNTED_ONCE)
 
 
 # -- session-start.sh -----------------------------------------------------------------
-
-
-def with_report(vault: Path) -> Path:
-    (vault / "state" / config.LAST_REPORT_FILE).write_text("{}")
-    return vault
 
 
 def test_session_start_hands_the_hosts_json_to_the_program(
@@ -395,7 +388,7 @@ def test_session_start_never_prints_more_than_the_host_takes(
         "#!/bin/sh\ni=0\nwhile [ $i -lt 1000 ]; do echo \"candidate $i $(printf '%060d' 0)\"; "
         "i=$((i + 1)); done\n",
     )
-    hook = run_hook(START, [str(with_report(vault)), str(fake)], env)
+    hook = run_hook(START, [str(vault), str(fake)], env)
     assert hook.code == 0
     assert len(hook.stdout) <= config.BRIEF_MAX_CHARS
     lines = hook.stdout.splitlines()
@@ -407,7 +400,6 @@ def test_session_start_never_prints_more_than_the_host_takes(
 def test_session_start_failures_print_nothing_and_exit_0(
     tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
 ) -> None:
-    with_report(vault)
     failing = executable(tmp_path / "bin" / "vaultkeeper", "#!/bin/sh\necho partial\nexit 2\n")
     hook = run_hook(START, [str(vault), str(failing)], env)
     assert (hook.code, hook.stdout) == (0, "")
@@ -519,20 +511,21 @@ def test_session_end_on_40k_entries_then_session_start(
 ) -> None:
     program = find_program(os.environ)
     assert program is not None
-    report = big_vault / "state" / config.LAST_REPORT_FILE
     log = big_vault / "state" / config.HOOK_LOG_FILE
     full_env = {**env, "PATH": f"{Path(program).parent}:{SYSTEM_PATH}"}
     hook = run_hook(END, [str(big_vault), program], full_env)
     assert hook.code == 0 and hook.stdout == ""
-    assert not report.exists()  # the scan was still running when the hook returned
+    assert not _completed(big_vault)  # the scan was still running when the hook returned
     # how fast it returns is measured by bench/run.py (docs/benchmarks.md), not asserted
-    # The run's end is the state file back at idle with lastCompleted set: the scanner
-    # saves the report first and then commits the run there, so a report alone may
-    # still be followed by "in-progress" for a moment.
+    # The run's end is the state file back at idle with lastCompleted set.
     assert wait_for(lambda: _completed(big_vault), 300), (
         log.read_text() if log.exists() else "no log"
     )
-    data = json.loads(report.read_text())
+    shown = subprocess.run(
+        [program, "--vault", str(big_vault), "report", "--json"],
+        capture_output=True, text=True, env=full_env, check=True,
+    )  # fmt: skip
+    data = json.loads(shown.stdout)
     assert [c["name"] for c in data["promote"]] == ["foo"]
     assert [c["name"] for c in data["prune"]] == ["bar"]
     assert [c["path"] for c in data["held_out"]] == ["projects/p00/memory/held.md"]

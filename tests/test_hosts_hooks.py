@@ -505,7 +505,7 @@ def test_the_cron_line_runs_with_cron_s_bare_environment(
         re.M,
     ), log
     assert all(" cron: " in line for line in log.splitlines())  # every line says cron wrote it
-    assert (vault / config.STATE_DIR / config.LAST_REPORT_FILE).is_file()
+    assert '"state": "idle"' in (vault / config.STATE_DIR / config.STATE_FILE).read_text()
 
 
 def test_hooks_status_reports_an_unreadable_file_without_failing(

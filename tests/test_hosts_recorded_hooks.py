@@ -14,7 +14,14 @@ from pathlib import Path
 from host_fixtures import CLAUDE, claude_files, noted
 from host_fixtures import hook as payload
 
-from tests.test_hosts_hook_scripts import END, SYSTEM_PATH, run_hook, wait_for, workers
+from tests.test_hosts_hook_scripts import (
+    END,
+    SYSTEM_PATH,
+    _completed,
+    run_hook,
+    wait_for,
+    workers,
+)
 from vaultkeeper import config
 from vaultkeeper.entries.create import init_vault
 from vaultkeeper.hosts.hooks import find_program
@@ -39,8 +46,7 @@ def test_claude_mcp_list_s_session_end_leaves_no_failure_line(tmp_path: Path) ->
 
     hook = run_hook(END, [str(vault), program], env, json.dumps(sent).encode())
     assert (hook.code, hook.stdout, hook.stderr) == (0, "", "")
-    report = vault / config.STATE_DIR / config.LAST_REPORT_FILE
-    assert wait_for(lambda: report.exists() and not workers(vault), 300)
+    assert wait_for(lambda: _completed(vault) and not workers(vault), 300)
     assert log.read_text() == real_failure + "\n"  # nothing added
     where = where_installed({}, False, env, vault)  # what `hooks status` shows last
     assert where.hook_logs == ((str(log), real_failure),)

@@ -461,7 +461,7 @@ def test_a_broken_frontmatter_is_listed_as_before_and_no_failure(
 def test_status_finds_a_conflict_left_in_a_sub_index_in_its_folder(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultkeeper.status.merges import leftovers
+    from vaultkeeper.status.health import leftovers
 
     vault = _split_vault(make_vault, monkeypatch)
     path = vault / "_index" / "_index-projects.md"

@@ -329,8 +329,7 @@ def test_scan_never_changes_anything_outside_state(runner: CliRunner, sample: Pa
     assert snapshot(sample) == before
     assert sorted(p.name for p in (sample / "state").iterdir()) == sorted(
         [
-            config.LAST_REPORT_FILE,
-            config.DB_FILE,  # the derived store: the scan's rows (scan/cache.py)
+            config.DB_FILE,  # the derived store: the scan's rows, its report (scan/last.py)
             config.STATE_FILE,
             # no recall table: the recall is not on for this vault (below: with it)
         ]
@@ -407,10 +406,12 @@ def test_missing_vault_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     assert not (empty / "state").exists()
 
 
-def test_the_saved_report_is_the_printed_one(runner: CliRunner, live_vault: Path) -> None:
+def test_the_report_shown_later_is_the_printed_one(runner: CliRunner, live_vault: Path) -> None:
     _, out, _ = run(runner, live_vault, "--json")
-    saved = json.loads((live_vault / "state" / config.LAST_REPORT_FILE).read_text())
-    assert saved == json.loads(out)
+    later = runner.invoke(cli, ["--vault", str(live_vault), "report", "--json"])
+    shown = json.loads(later.stdout)
+    del shown["age_seconds"], shown["recall"]
+    assert shown == json.loads(out)
 
 
 # -- signals ------------------------------------------------------------------------------
@@ -439,7 +440,8 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
     assert not (live_vault / "state" / config.LOCK_DIR).exists()
     data = json.loads((live_vault / "state" / config.STATE_FILE).read_text())
     assert (data["state"], data["pid"], data["lastCompleted"]) == ("idle", None, 0)
-    assert not (live_vault / "state" / config.LAST_REPORT_FILE).exists()
+    later = runner.invoke(cli, ["--vault", str(live_vault), "report"])
+    assert later.stdout.startswith("no report yet")
     assert signal.getsignal(signum) == before
 
 
@@ -579,7 +581,7 @@ def test_sigkill_at_random_moments_leaves_valid_json_and_the_next_run_recovers(
     young = {n for n in leftovers if n.startswith(".") and n.endswith(".vk-tmp")}
     assert not [n for n in young if n.startswith(f".{config.STATE_FILE}.")]
     leftovers -= young
-    assert sorted(leftovers) == [config.LAST_REPORT_FILE, config.STATE_FILE]
+    assert sorted(leftovers) == [config.STATE_FILE]
 
 
 def test_sigterm_from_outside_releases_the_lock(tmp_path: Path) -> None:
@@ -698,7 +700,8 @@ def test_the_scan_command_exits_0_with_the_problem(make_vault: MakeVault) -> Non
     assert "projects/p/memory/until.md:7: bad YAML frontmatter: a number too long" in (
         result.stdout + result.stderr
     )
-    report = json.loads((vault / "state" / config.LAST_REPORT_FILE).read_text())
+    later = CliRunner().invoke(cli, ["--vault", str(vault), "report", "--json"], env=env)
+    report = json.loads(later.stdout)
     assert len(report["problems"]) == 2
 
 

@@ -260,8 +260,8 @@ def test_leftovers_of_killed_runs_are_swept(vault: Path, dead_pid: int) -> None:
     folder = vault / "state"
     (folder / f".{config.STATE_FILE}.abc.vk-tmp").write_text("{")  # only a run writes it
     old = time.time() - config.STALE_RUN_MS / 1000 - 60  # older than any run
-    (folder / f".{config.LAST_REPORT_FILE}.def.vk-tmp").write_text("{")
-    os.utime(folder / f".{config.LAST_REPORT_FILE}.def.vk-tmp", (old, old))
+    (folder / f".{config.QUEUE_FILE}.def.vk-tmp").write_text("{")
+    os.utime(folder / f".{config.QUEUE_FILE}.def.vk-tmp", (old, old))
     private = folder / f".{config.LOCK_DIR}.{dead_pid}.tmp"
     private.mkdir()
     (private / config.LOCK_PID_FILE).write_text(str(dead_pid))
@@ -270,10 +270,10 @@ def test_leftovers_of_killed_runs_are_swept(vault: Path, dead_pid: int) -> None:
 
 
 def test_an_apply_writing_meanwhile_keeps_its_temp_file(vault: Path) -> None:
-    """An apply writes the report under the writer lock, not the scan's: a scan starting
-    meanwhile leaves its fresh temp files alone."""
+    """An apply writes the review queue under the writer lock, not the scan's: a scan
+    starting meanwhile leaves its fresh temp files alone."""
     folder = vault / "state"
-    writing = folder / f".{config.LAST_REPORT_FILE}.xyz.vk-tmp"
+    writing = folder / f".{config.QUEUE_FILE}.xyz.vk-tmp"
     writing.write_text("{")
     finish(start(vault))
     assert writing.exists()
@@ -362,11 +362,12 @@ LOCK = f"{config.STATE_DIR}/{config.LOCK_DIR}"
 
 
 def _scan(vault: Path) -> tuple[int, str, bool]:
-    """(exit code, stderr, whether a report was written) of one forced scan."""
-    report = vault / config.STATE_DIR / config.LAST_REPORT_FILE
-    report.unlink(missing_ok=True)
+    """(exit code, stderr, whether it completed) of one forced scan."""
+    state = vault / config.STATE_DIR / config.STATE_FILE
+    before = json.loads(state.read_text())["lastCompleted"] if state.is_file() else 0
     result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
-    return result.exit_code, result.stderr, report.is_file()
+    after = json.loads(state.read_text())["lastCompleted"] if state.is_file() else 0
+    return result.exit_code, result.stderr, after > before
 
 
 def test_a_stale_regular_file_at_the_lock_is_removed(make_vault: MakeVault) -> None:

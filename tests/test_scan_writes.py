@@ -51,8 +51,7 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
         "fsync file",
         f"rename {config.STATE_FILE}",  # in progress: not flushed
         # (the scan's rows go to the derived store: SQLite's own writes, not a rename)
-        "fsync file",
-        f"rename {config.LAST_REPORT_FILE}",  # flushed by the folder fsync below
+        # (the report's row too: scan/last.py)
         "fsync file",
         f"rename {config.STATE_FILE}",
         "fsync folder",
@@ -61,7 +60,7 @@ def test_a_scan_flushes_every_file_and_state_once_at_the_end(
     ]
     done = json.loads((state_dir / config.STATE_FILE).read_text())
     assert done["state"] == "idle" and done["lastCompleted"] > 0 and done["pid"] is None
-    assert json.loads((state_dir / config.LAST_REPORT_FILE).read_text())["promote"]
+    assert outcome.report.promote
 
 
 def test_other_writes_still_flush_their_folder(

@@ -23,7 +23,8 @@ from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.journal import enqueue
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
-from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report, save_report
+from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report
+from vaultkeeper.scan import last
 from vaultkeeper.scan.guards import default_state, write_state
 from vaultkeeper.status.health import fallback_log
 
@@ -51,8 +52,13 @@ def scanned(vault: Path, ago: dt.timedelta) -> None:
     write_state(vault, {**default_state(), "lastCompleted": millis, "lastTriggered": millis})
 
 
+# the reports reported() gives status in place of the one the vault's files derive: the
+# signals are these tests' subject (tests/test_scan_last.py derives reports from files)
+REPORTS: dict[Path, Report] = {}
+
+
 def reported(vault: Path, promote: int = 0, held_out: tuple[str, ...] = ()) -> None:
-    """A saved last report with ``promote`` candidates and held-out ones due on those dates."""
+    """A last report with ``promote`` candidates and held-out ones due on those dates."""
     made = (NOW - dt.timedelta(hours=1)).replace(microsecond=0)
     report = Report(
         vault=str(vault),
@@ -68,7 +74,7 @@ def reported(vault: Path, promote: int = 0, held_out: tuple[str, ...] = ()) -> N
         ),
         problems=(),
     )
-    save_report(vault, report)
+    REPORTS[vault] = report
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +82,8 @@ def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands run in this process see NOW, the instant the fixtures are dated from:
     on a busy machine minutes may pass between import and the test."""
     monkeypatch.setattr(clock, "real_now", lambda: NOW)
+    derive = last.last_report
+    monkeypatch.setattr(last, "last_report", lambda v: REPORTS[v] if v in REPORTS else derive(v))
 
 
 def status(runner: CliRunner, vault: Path) -> tuple[int, dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import MakeVault
-from vaultkeeper.status.merges import leftovers, merge_signal
+from vaultkeeper.status.health import leftovers, merge_signal
 
 MARKED = "a\n<<<<<<< ours\nb\n=======\nc\n>>>>>>> theirs\n"
 

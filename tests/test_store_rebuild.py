@@ -54,12 +54,14 @@ _TIMES = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\
 _IDS = re.compile(r"\b\d{8}-\d{6}(-[0-9a-f]{6})?\b")
 _AGO = re.compile(r"\b\d+(\.\d+)? ?(ms|s|seconds?|minutes?|min) ago\b")
 _TX = re.compile(r'"(tx|id)": "[^"]*"')  # a transaction's random id in a ledger line
+_TOOK = re.compile(r'"(duration_ms|age_seconds)": \d+')  # how long a scan took, how long ago
 
 
 def _plain(text_: str, vault: Path) -> str:
     out = text_.replace(str(vault), "VAULT")
     out = _TIMES.sub("TIME", out)
     out = _IDS.sub("ID", out)
+    out = _TOOK.sub(r'"\1": N', out)
     return _TX.sub(r'"\1": "TX"', _AGO.sub("AGO", out))
 
 

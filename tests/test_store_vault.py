@@ -258,4 +258,5 @@ def test_a_state_symlink_inside_the_vault_is_followed(make_vault: MakeVault) -> 
     (vault / "state").symlink_to(vault / ".state-real")
     result = CliRunner().invoke(cli, ["--vault", str(vault), "scan", "--force"])
     assert result.exit_code == 0, result.output
-    assert (vault / ".state-real/last-report.json").is_file()
+    assert (vault / ".state-real/vaultkeeper.db").is_file()
+    assert (vault / ".state-real/self-maintain.json").is_file()

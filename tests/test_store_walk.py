@@ -138,8 +138,6 @@ def test_scan_report_and_brief_read_none_of_them(sample: Path, tmp_path: Path) -
     for link in LINKS:
         assert link not in brief
     assert "flaky-ci-retries" in brief  # the real lessons are still there
-    saved = (vault / "state/last-report.json").read_text()
-    _clean(saved)
     for name in os.listdir(vault / "state"):
         path = vault / "state" / name
         if path.is_file():

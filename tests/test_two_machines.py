@@ -15,7 +15,7 @@ from git_helper import git, isolate_git
 from two_machines import Machine, Pair
 
 from vaultkeeper import config
-from vaultkeeper.status.merges import leftovers
+from vaultkeeper.status.health import leftovers
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 REGISTRY = config.REGISTRY_FILE

@@ -46,7 +46,6 @@ EXCLUDED_DIRS = frozenset({STATE_DIR, TRASH_DIR, OBSIDIAN_DIR, ".git"})
 # -- state/ files ---------------------------------------------------------------
 STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
-LAST_REPORT_FILE = "last-report.json"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
 WRITER_LOCK_FILE = "writer.lock"  # the writer lock's fallback only (store/lockdir.py)

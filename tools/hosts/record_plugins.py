@@ -329,10 +329,10 @@ def _stop_daemon(x: str, env: dict[str, str]) -> None:
 
 
 def _wait_scan(w: World) -> None:
-    """The session-end scan runs detached: wait (bounded) for the report it writes."""
-    report = w.vault / "state" / "last-report.json"
+    """The session-end scan runs detached: wait (bounded) for its completion."""
+    state = w.vault / "state" / "self-maintain.json"
     for _ in range(120):
-        if report.exists():
+        if state.exists() and '"lastCompleted": 0' not in state.read_text():
             return
         time.sleep(0.5)
     w.log.append("(no session-end scan report within 60 s)")

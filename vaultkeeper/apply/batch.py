@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper.apply import (
-    edits,
     journal,
     lifecycle,
     merge,
@@ -23,7 +22,6 @@ from vaultkeeper.apply import (
     supersede,
 )
 from vaultkeeper.apply.decision import (
-    ACT,
     DEFER,
     SILENCE,
     Decision,
@@ -33,7 +31,6 @@ from vaultkeeper.apply.decision import (
 )
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
-from vaultkeeper.apply.resync import resync
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import find_block
@@ -102,15 +99,9 @@ def apply_decision(
     *,
     dry_run: bool = False,
     confirm: prune.Confirm | None = None,
-    keep_report: bool = True,
 ) -> Outcome:
-    """Gate and carry out one decision; journal what came of it (not on a dry run).
-
-    Then the saved report is brought up to date (``keep_report=False``: the caller does
-    it once for many decisions).
-    """
+    """Gate and carry out one decision; journal what came of it (not on a dry run)."""
     written = changes()
-    edits.registry_before()  # from this decision on
     try:
         handler = HANDLERS.get(decision.action)
         if handler is None:
@@ -130,12 +121,7 @@ def apply_decision(
         journal.append(vault, outcome, now)
     except OSError as exc:  # what happened is still reported, with why it is not journaled
         outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {explain(exc)[0]}")
-    # a promote writes its registry file through write() alone: what it held before
-    # lets the report keep its block pairs (the other actions compare them all again)
-    promoted = decision.action == "promote" and outcome.outcome == ACT and not outcome.dry_run
-    before = edits.registry_before() if promoted else None
-    note = resync(vault, [outcome], now, before=before) if keep_report else None
-    return outcome if note is None else outcome.with_reason(f"{outcome.reason}; {note}")
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -217,13 +203,5 @@ def run_batch(
                 journal.append(vault, item, now)
             outcomes.append(item)
         else:
-            outcome = apply_decision(
-                vault, item, now, dry_run=dry_run, confirm=confirm, keep_report=False
-            )
-            outcomes.append(outcome)
-    note = resync(vault, outcomes, now)
-    if note is not None:  # said on each decision that changed something
-        outcomes = [
-            o if o.outcome == DEFER else o.with_reason(f"{o.reason}; {note}") for o in outcomes
-        ]
+            outcomes.append(apply_decision(vault, item, now, dry_run=dry_run, confirm=confirm))
     return BatchResult(tuple(outcomes))

@@ -19,6 +19,7 @@ ACT = "act"  # applied
 ASK = "ask"  # waiting for a person
 DEFER = "defer"  # a gate did not pass; nothing changed
 SILENCE = "silence"  # deliberately left alone (or already done)
+KEPT = "kept"  # an outcome's extra key: a person answered no, the entry stays as it is
 OUTCOMES = (ACT, ASK, DEFER, SILENCE)
 
 _EXIT = {ACT: EXIT_OK, SILENCE: EXIT_OK, DEFER: EXIT_REFUSED, ASK: EXIT_ASK}

@@ -59,25 +59,11 @@ def unified_diff(changes: list[Change]) -> str:
     return "".join(out)
 
 
-# registry files write() changed, vault-relative -> their text before: the saved
-# report's block pairs then follow without comparing every block again (resync_blocks)
-_BEFORE: dict[str, str] = {}
-
-
 def write(change: Change) -> None:
     """Write one planned change (creations and edits; removal is trash's job)."""
     if change.after is None:
         raise VaultkeeperError(f"{change.label}: removal goes through .trash/, not write()")
-    if change.before is not None and change.label.startswith(f"{config.PATTERNS_DIR}/"):
-        _BEFORE.setdefault(change.label, change.before)
     atomic_write(change.path, (BOM if change.bom else "") + change.after)
-
-
-def registry_before() -> dict[str, str]:
-    """The registry files write() changed since the last call, with their text before."""
-    got = dict(_BEFORE)
-    _BEFORE.clear()
-    return got
 
 
 @contextlib.contextmanager

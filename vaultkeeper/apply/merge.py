@@ -31,13 +31,12 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
 from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, NoAnswer
 from vaultkeeper.apply.relink import rewrite_links
-from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.apply.trash import block_removal, with_keywords
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.registry import memo
@@ -390,10 +389,10 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
 def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
     """Whether the saved scan listed KEEP and DROP as possible duplicates. Shown to the
     person, never a yes by itself: a listed pair still waits for their answer."""
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     try:
-        report = load_report(vault).report
+        report = last_report(vault)
     except (OSError, ValueError, VaultkeeperError):  # no saved scan: it listed nothing
         report = None
     if report is None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, trash
-from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
     Source,
@@ -27,7 +27,6 @@ from vaultkeeper.apply.edits import (
     unified_diff,
 )
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
-from vaultkeeper.apply.resync import KEPT
 from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.registry.blocks import RegistryBlock
 from vaultkeeper.registry.find import find_block

@@ -14,9 +14,8 @@ from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, lifecycle, merge, native, prune
-from vaultkeeper.apply.decision import DEFER, SILENCE, Outcome
+from vaultkeeper.apply.decision import DEFER, KEPT, SILENCE, Outcome
 from vaultkeeper.apply.edits import Change, unified_diff
-from vaultkeeper.apply.resync import KEPT, resync
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.store.model import file_hash
 
@@ -159,5 +158,4 @@ def _log(vault: Path, outcome: Outcome, ask: journal.Ask, now: dt.datetime) -> O
     extra = {**outcome.extra, "ask": ask.id, "result": ask.result, "drop": ask.drop}
     done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
     journal.append(vault, done, now)
-    note = resync(vault, [done], now)
-    return done if note is None else done.with_reason(f"{done.reason}; {note}")
+    return done

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import note, now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
+from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Report
+    from vaultkeeper.store.adherence import Adherence
 
 
 @click.command()
@@ -42,8 +44,8 @@ def scan(
 
     Prints `SELF-MAINTAIN: prune candidates N | promote eligible N | held-out
     due N`, then one line per candidate; unreadable entries go to stderr as
-    `path[:line]: reason`. The report is also saved to state/last-report.json
-    for `vaultkeeper report`. Throttled: inside the cooldown (1 hour since the
+    `path[:line]: reason`. `vaultkeeper report` shows the last completed scan's
+    report again, as the files now say. Throttled: inside the cooldown (1 hour since the
     last completed scan, or $SELF_MAINTAIN_COOLDOWN_MS), or while another scan
     runs, it prints nothing and exits 0. Only state/ is ever written: there,
     the derived store state/vaultkeeper.db keeps what was read of each file, so
@@ -105,18 +107,17 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper report --json
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
-    from vaultkeeper.report.candidates import age_text, iso, load_report
+    from vaultkeeper.report.candidates import age_text, iso
+    from vaultkeeper.scan.last import last_report
 
     if as_json and brief:
         raise usage_error("--json and --brief are two different outputs; choose one")
-    vault = vault_path(ctx)
-    saved = load_report(vault)
-    if saved.note:
-        note(saved.note)
-    now = now_utc()
     if cwd is not None and not brief:
         raise usage_error("--cwd goes with --brief (it names the session's project)")
-    if saved.report is None:
+    vault = vault_path(ctx)
+    report = last_report(vault)
+    now = now_utc()
+    if report is None:
         why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
         if as_json:  # an empty report, its keys all there: an agent's code needs no case
             print_json(_empty(vault, now, why))
@@ -125,37 +126,25 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         else:
             click.echo(why)
         return
-    made = saved.report.generated_at
-    report = saved.report
-    if report.vault != str(vault):
-        # a copied or moved vault: the brief's commands must name this vault, not the old one
-        note(
-            f"{config.STATE_DIR}/{config.LAST_REPORT_FILE}: made for the vault at "
-            f"{report.vault}; shown for this one"
-        )
-        report = report._replace(vault=str(vault))
+    made = report.generated_at
     if brief:
         _brief(vault, report, now, cwd)
         return
-    from vaultkeeper.report import recall as recall_section
     from vaultkeeper.store.adherence import adherence
 
     followed = adherence(vault)  # read now from the usage log, as status reads it
     if as_json:
         data = report.to_dict()
         data["age_seconds"] = int((now - made).total_seconds())
-        data["recall"] = recall_section.to_dict(followed)
+        data["recall"] = _recall_dict(followed)
         print_json(data)
         return
     from vaultkeeper.report.candidates import print_report
 
-    made_line = f"report made {iso(made)} ({age_text(made, now)})"
-    if report.updated_at is not None:  # applies since then changed some candidates
-        made_line += f"; kept up to date by apply, last {iso(report.updated_at)}"
-    print_report(report, False, made_line)
-    lines = recall_section.text_lines(followed)
+    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
+    lines = _recall_lines(followed)
     if lines:
-        from vaultkeeper.report.text import one_lines
+        from vaultkeeper.report.candidates import one_lines
 
         click.echo("\n".join(one_lines(lines)))
 
@@ -173,3 +162,50 @@ def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | Non
     from vaultkeeper.recall.start import render
 
     click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)
+
+
+def _recall_dict(found: Adherence) -> dict[str, Any]:
+    """``recall`` in ``report --json``: whether the lessons the point-of-use recall served
+    were then used (store/adherence.py): lessons (most shown first), noise, missed."""
+    return {
+        "lessons": [
+            {
+                "path": served(s.target),
+                "shown": s.shown,
+                "cited_after": s.cited,
+                "read_after": s.read,
+                "noise": s.noise,
+            }
+            for s in found.lessons
+        ],
+        "noise": [served(s.target) for s in found.noise],
+        "missed": [{"path": served(t), "sessions": n} for t, n in found.missed],
+    }
+
+
+def _recall_lines(found: Adherence) -> list[str]:
+    """The section's lines for ``report``; none while nothing was shown."""
+    if not found.lessons:
+        return []
+    shown = sum(s.shown for s in found.lessons)
+    cited = sum(s.cited for s in found.lessons)
+    out = [
+        f"recall: {shown} showings of {len(found.lessons)} lessons, {cited} followed by a "
+        f"citation; {len(found.noise)} noise, {len(found.missed)} missed"
+    ]
+    for s in found.lessons:
+        flag = (
+            f" -- noise: shown {config.MOMENT_NOISE_MIN_SHOWN}+ times, never used after; "
+            "narrow its paths: or reword it"
+            if s.noise
+            else ""
+        )
+        out.append(
+            f"shown     {s.target} -- shown {s.shown}, then cited {s.cited}, read {s.read}{flag}"
+        )
+    for target, sessions in found.missed:
+        out.append(
+            f"missed    {target} -- cited in {sessions} session{'s' if sessions != 1 else ''} "
+            "where the recall served other lessons"
+        )
+    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -125,17 +125,14 @@ def write_uses(
     now: dt.datetime | None = None,
     usage: Usage | None = None,
 ) -> dict[str, UseResult]:
-    """Write ``plan``'s edits (under the writer lock) and let the saved report follow
-    (``usage``: what the usage log says, when the caller read it already)."""
+    """Write ``plan``'s edits (under the writer lock)."""
     done = plan.done
-    before: dict[str, str] = {}  # each file's text before: resync keeps what it can
     for path, changes in plan.edits.items():
         rel = changes[0][0].rel
         was = index_stamp.stat_key(str(path))  # the file's key as read: the index's rows
         text, bom = read_for_edit(path, rel)
         if index_stamp.stat_key(str(path)) != was:
             was = None  # changed as it was read: the rows vouch for nothing
-        before[rel] = text
         lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
         for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
@@ -144,14 +141,6 @@ def write_uses(
         atomic_write(resolve_inside(vault, path), data)
         # only counter lines changed: the index's stamp follows (no regeneration next)
         index_stamp.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
-    if plan.edits:
-        from vaultkeeper.apply.resync import resync
-
-        day = max(d for name, (_, d) in uses.items() if name in done)
-        when = now or dt.datetime.combine(day, dt.time(), dt.timezone.utc)
-        paths = sorted({changes[0][0].rel for changes in plan.edits.values()})
-        note = resync(vault, [], when, paths=paths, before=before, usage=usage)
-        done = {k: replace(v, note=note) for k, v in done.items()}
     return done
 
 

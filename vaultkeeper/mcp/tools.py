@@ -84,7 +84,7 @@ class VaultTools:
         """What ``report --brief --cwd`` prints: ``project`` names the folder under
         projects/ directly; else ``cwd`` (else the server's own folder) is matched."""
         from vaultkeeper.recall.start import render
-        from vaultkeeper.report.candidates import load_report
+        from vaultkeeper.scan.last import last_report
 
         if project is not None:
             folder = resolve_inside(self.vault, f"{config.PROJECTS_DIR}/{project}")
@@ -93,12 +93,9 @@ class VaultTools:
             where = folder
         else:
             where = Path(cwd).expanduser() if cwd else Path.cwd()
-        saved = load_report(self.vault)
-        report = saved.report
-        if report is not None:
-            report = report._replace(vault=str(self.vault))
+        report = last_report(self.vault)
         brief = render(self.vault, report, self.now(), where)
-        return {"brief": brief, "available": report is not None, "note": saved.note}
+        return {"brief": brief, "available": report is not None, "note": None}
 
     def search(
         self,
@@ -147,24 +144,24 @@ class VaultTools:
         return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
 
     def report(self) -> dict[str, Any]:
-        from vaultkeeper.report.candidates import iso, load_report
+        from vaultkeeper.report.candidates import iso
+        from vaultkeeper.scan.last import last_report
 
-        saved = load_report(self.vault)
-        if saved.report is None:
-            why = saved.note or "no scan has completed yet: run `vaultkeeper scan`"
+        report = last_report(self.vault)
+        if report is None:
+            why = "no scan has completed yet: run `vaultkeeper scan`"
             return dict.fromkeys(("summary", "made", "age_seconds", "report"), None) | {
                 "available": False,
                 "note": why,
             }
-        data = saved.report.to_dict()
-        made = saved.report.generated_at
+        made = report.generated_at
         return {
             "available": True,
-            "summary": saved.report.summary(),
+            "summary": report.summary(),
             "made": iso(made),
             "age_seconds": int((self.now() - made).total_seconds()),
-            "report": data,
-            "note": saved.note,
+            "report": report.to_dict(),
+            "note": None,
         }
 
     def status(self) -> dict[str, Any]:

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.report.brief import render_brief
-from vaultkeeper.report.candidates import Report, one_line
-from vaultkeeper.report.text import one_lines
+from vaultkeeper.report.candidates import Report, one_line, one_lines
 from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:

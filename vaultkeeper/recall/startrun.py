@@ -30,27 +30,14 @@ def run(vault: str, cwd: str | None) -> int:
 def _brief(vault: str, cwd: str | None) -> int:
     from pathlib import Path
 
-    from vaultkeeper import config
     from vaultkeeper.clock import now
     from vaultkeeper.output import echo as say
     from vaultkeeper.recall.start import render
-    from vaultkeeper.report.candidates import load_report
+    from vaultkeeper.scan.last import last_report
 
     root = Path(vault)
-    saved = load_report(root)
-    if saved.note:
-        say(f"vaultkeeper: note: {saved.note}", err=True)
-    moment = now()
-    report = saved.report
-    if report is not None and report.vault != str(root):
-        # a copied or moved vault: the brief's commands must name this vault, not the old one
-        say(
-            f"vaultkeeper: note: {config.STATE_DIR}/{config.LAST_REPORT_FILE}: made for the "
-            f"vault at {report.vault}; shown for this one",
-            err=True,
-        )
-        report = report._replace(vault=str(root))
-    text = render(root, report, moment, Path.cwd() if cwd is None else Path(cwd))
+    report = last_report(root)
+    text = render(root, report, now(), Path.cwd() if cwd is None else Path(cwd))
     if text.endswith("\n"):
         say(text[:-1])
     else:  # never so (render ends every brief with a newline); click's own way then

@@ -1,10 +1,9 @@
-"""The scanner's report: candidates, their renderings, and the saved last report.
+"""The scanner's report: candidates and their renderings.
 
-A session-end hook's stdout is lost, so every completed scan also saves its report
-atomically to ``state/last-report.json``; ``vaultkeeper report`` (and ``--brief``, the
-next session's start hook) print it from there. The shared text helpers (report/text.py)
-and the saved file's bytes (report/file.py) live apart, on plain values; their public
-names are re-exported here. The brief is brief.py's, which a scan does not import.
+A session-end hook's stdout is lost; ``vaultkeeper report`` (and ``--brief``, the next
+session's start hook) show the last completed scan's report, derived from the vault's
+files by scan/last.py. The text helpers every rendering shares (times, ages, one-line
+values) are here too. The brief is brief.py's, which a scan does not import.
 
 ``print_report`` puts a report on the standard streams: its problems to stderr, its text
 or JSON to stdout.
@@ -13,24 +12,67 @@ or JSON to stdout.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.output import echo, print_json
-from vaultkeeper.report import file as reportfile
-from vaultkeeper.report.file import report_path as report_path
-from vaultkeeper.report.text import age_text as age_text
-from vaultkeeper.report.text import iso as iso
-from vaultkeeper.report.text import one_line as one_line
-from vaultkeeper.report.text import one_lines, plural
 from vaultkeeper.store.secrets import needs_serving, served
 
 if TYPE_CHECKING:  # only for the annotations
     from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import SkillUnused, Stale
     from vaultkeeper.upkeep.duplicates import DuplicatePair
+
+# -- text every rendering shares -------------------------------------------------------
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def plural(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
+def age_text(made: dt.datetime, now: dt.datetime) -> str:
+    """How long ago ``made`` was, in the largest unit that reads well."""
+    seconds = int((now - made).total_seconds())
+    if seconds < 0:
+        return "in the future (check the clock)"
+    if seconds < 90:
+        return f"{plural(seconds, 'second')} ago"
+    if seconds < 90 * 60:
+        return f"{plural(seconds // 60, 'minute')} ago"
+    if seconds < 48 * 3600:
+        return f"{plural(seconds // 3600, 'hour')} ago"
+    return f"{plural(seconds // 86400, 'day')} ago"
+
+
+_LINE_BREAKS = re.compile(r"[ \t]*[\r\n\v\f\x85\u2028\u2029]+[ \t]*")
+
+
+def one_line(text: str) -> str:
+    """Line breaks -> one space: a value read from a file can't add lines to the output.
+
+    Credentials are masked and terminal control characters stripped as well
+    (vaultkeeper.store.secrets.served): every line the report and the brief print goes
+    through here.
+    """
+    return _LINE_BREAKS.sub(" ", served(text))  # served first: a CR may cut a token
+
+
+def one_lines(texts: list[str]) -> list[str]:
+    """one_line of each text, with one check for them all: a big report's lines almost
+    never hold a line break, a credential or a control character."""
+    whole = "".join(texts)
+    if not needs_serving(whole):  # which holds every line break too: none is printable
+        return texts
+    return [one_line(text) for text in texts]
+
+
+# -- the records ---------------------------------------------------------------------------
 
 PROMOTE = "promote"
 PRUNE = "prune"
@@ -67,20 +109,12 @@ class _ReportFields(NamedTuple):
     held_out: tuple[Candidate, ...]
     problems: tuple[Problem, ...]
     duration_ms: int = 0
-    updated_at: dt.datetime | None = None  # the last apply that brought it up to date
     # the upkeep sections (vaultkeeper/upkeep/sections.py); not part of the summary line
     duplicates: tuple[DuplicatePair, ...] = ()
     stale: tuple[Stale, ...] = ()
     skills_unused: tuple[SkillUnused, ...] = ()
     anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
     suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
-
-
-class Saved(NamedTuple):
-    """The last completed report, if there is a readable one; ``note`` says why not."""
-
-    report: Report | None
-    note: str | None = None
 
 
 class Candidate(_CandidateFields):
@@ -128,7 +162,7 @@ _TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "l
 
 
 class Report(_ReportFields):
-    """One scan's three lists and its problems, as printed, saved and applied from."""
+    """One scan's three lists and its problems, as printed, kept and applied from."""
 
     __slots__ = ()
 
@@ -165,7 +199,6 @@ class Report(_ReportFields):
             "held_out": [c.to_dict(clean) for c in self.held_out],
             "problems": [_problem_dict(p) for p in self.problems],
             "duration_ms": self.duration_ms,
-            "updated_at": None if self.updated_at is None else iso(self.updated_at),
             **_upkeep().to_dict(self),
             **_anchors_dict(self),
         }
@@ -218,17 +251,8 @@ def render_problems(report: Report) -> list[str]:
     return [one_line(str(p)) for p in report.problems]
 
 
-# -- the saved last report ---------------------------------------------------------------
-
-
-def save_report(vault: Path, report: Report, fsync_dir: bool = True) -> None:
-    """Write state/last-report.json; ``fsync_dir=False`` when the caller's next write
-    in state/ flushes the folder (a scan's: the state file's completion)."""
-    reportfile.write(vault, report.to_dict(), fsync_dir)
-
-
 def from_dict(data: Mapping[str, Any]) -> Report:
-    """The inverse of Report.to_dict; raises KeyError/TypeError/ValueError on a bad file."""
+    """The inverse of Report.to_dict (a kept report's row, scan/last.py)."""
     from vaultkeeper.store.model import Problem  # not on the scanner's no-op path
 
     names = set(_CANDIDATE_FIELDS)
@@ -242,29 +266,18 @@ def from_dict(data: Mapping[str, Any]) -> Report:
         )
 
     problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
-    updated = data.get("updated_at")
+    made = dt.datetime.strptime(data["generated_at"], "%Y-%m-%dT%H:%M:%SZ")
     return Report(
         vault=str(data["vault"]),
-        generated_at=reportfile.utc(data["generated_at"]),
+        generated_at=made.replace(tzinfo=dt.timezone.utc),
         promote=candidates(PROMOTE),
         prune=candidates(PRUNE),
         held_out=candidates(HELD_OUT),
         problems=problems,
         duration_ms=int(data.get("duration_ms", 0)),
-        updated_at=None if updated is None else reportfile.utc(updated),
         **_upkeep().from_dict(data),
         **_anchor_section().from_dict(data),
     )
-
-
-def load_report(vault: Path) -> Saved:
-    data, note = reportfile.read(vault)
-    if data is None:
-        return Saved(None, note)
-    try:
-        return Saved(from_dict(data))
-    except reportfile.NOT_A_REPORT as exc:
-        return Saved(None, reportfile.not_a_report(exc))
 
 
 def print_report(report: Report, as_json: bool, made: str | None = None) -> None:

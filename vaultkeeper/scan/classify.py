@@ -3,8 +3,8 @@
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
 never writes; ``classify_and_keep``, the scan's own run, also writes the rows it read.
 ``run_scan`` is the scheduler around it: the checks of statefile.py first, so a
-throttled run imports nothing heavy and writes nothing; then the scan, the saved
-report and the state file's completion, with the lock released however the run ends.
+throttled run imports nothing heavy and writes nothing; then the scan, the report's
+row and the state file's completion, with the lock released however the run ends.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def run_scan(
     pid: int,
     fresh: bool = False,
 ) -> ScanOutcome:
-    """One scheduler run: guards, scan, saved report, state file; never touches entries.
+    """One scheduler run: guards, scan, the report's row, state file; never touches entries.
 
     ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
     string: the throttled no-op then never builds a datetime or a Path. The scan cache
@@ -90,24 +90,20 @@ def run_scan(
                 started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
-            from vaultkeeper.report import file as reportguard
-            from vaultkeeper.report.candidates import save_report
             from vaultkeeper.scan import cache as scancache
+            from vaultkeeper.scan import reportrow
 
             clock = time.monotonic()
-            saved = reportguard.seen(vault)
+            inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.rebuild import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
             report = classify_and_keep(vault, now, first)
-            with reportguard.locked(vault):
-                if reportguard.seen(vault) != saved:  # an apply kept it true meanwhile
-                    report = classify_and_keep(vault, now, scancache.load(vault))
-                duration = int((time.monotonic() - clock) * 1000)
-                report = report._replace(duration_ms=duration)
-                save_report(vault, report, fsync_dir=False)  # finish() flushes state/ next
+            duration = int((time.monotonic() - clock) * 1000)
+            report = report._replace(duration_ms=duration)
+            reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
             state.finish(started, now_ms + duration, report.figures())
             from vaultkeeper.store import machine
 

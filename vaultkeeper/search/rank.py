@@ -19,6 +19,7 @@ cite (a pattern's NAME, or a note's vault path); every text a hit carries is ser
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sqlite3
@@ -148,12 +149,16 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
-    if out:  # a lesson whose code anchors moved under it says so
-        from vaultkeeper.report.anchors import may_be_stale
-        from vaultkeeper.report.candidates import load_report
+    if out:  # a lesson whose code anchors moved under it says so (the last scan's findings)
+        from vaultkeeper.report.anchors import from_dicts, may_be_stale
 
-        report = load_report(searcher.vault).report
-        stale = {f.path: may_be_stale(f) for f in report.anchors} if report else {}
+        stale: dict[str, str] = {}
+        with contextlib.suppress(sqlite3.Error, ValueError), db.existing(searcher.vault) as conn:
+            row = None if conn is None else conn.execute("SELECT report FROM scan_report")
+            found = None if row is None else row.fetchone()
+            if found is not None:
+                anchors = from_dicts(json.loads(found[0]).get("anchors") or ())
+                stale = {f.path: m for f in anchors if (m := may_be_stale(f))}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
                 hit["may_be_stale"] = one_line(stale[str(hit["path"])])

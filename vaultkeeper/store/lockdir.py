@@ -1,9 +1,9 @@
 """The writer lock's file, outside the vault: in one private folder per user.
 
 A command run on someone else's vault (``lint --fix`` on an Obsidian vault) must leave
-no file there it did not need to write, so the writer lock (store.fsio.writer_lock, and
-the scan's report guard, report/file.py) is a file keyed by the vault's real path in the
-user's own folder ``<temp root>/vaultkeeper-<uid>/``. The temp root is ``/tmp`` (or
+no file there it did not need to write, so the writer lock (store.fsio.writer_lock) is
+a file keyed by the vault's real path in the user's own folder
+``<temp root>/vaultkeeper-<uid>/``. The temp root is ``/tmp`` (or
 ``$VAULTKEEPER_LOCK_ROOT``), never a per-session variable such as ``$XDG_RUNTIME_DIR`` or
 ``$TMPDIR``: a cron job has neither, a session has both, and two writers that picked
 different folders would not exclude each other. Every process of the user agrees on the
@@ -78,7 +78,7 @@ def sweep_locks() -> int:
     Safe against a writer mid-acquire: a file is removed only while this function holds
     its flock, and only if the name still leads to that file; a writer that opened the
     name before the removal finds its file unlinked once its own flock succeeds and opens
-    the name again (filelock does so; report/file.locked too). A file held by anyone,
+    the name again (filelock does so). A file held by anyone,
     this process included (flock is per open file), is left alone.
     """
     folder = lock_folder()

@@ -1,9 +1,13 @@
-"""After an apply, the saved report (and so `report` and `status`) tells the new truth."""
+"""The last scan's report is derived from the files (scan/last.py): after an apply, a `use`
+or a hand edit, `report`, `status` and the brief tell the new truth with no scan between,
+and deleting the derived store changes no output."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +18,8 @@ from vaultkeeper.apply.batch import apply_decision, run_batch
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.review import NO, YES, review
 from vaultkeeper.cli import cli
-from vaultkeeper.report.candidates import report_path
+from vaultkeeper.scan import classify as scan
+from vaultkeeper.scan.last import last_report
 
 ALPHA = "### alpha\nAlpha body.\n\n**success count:** 3\n**last used:** 2025-10-01\n"
 BETA = "### beta\nBeta body, never reused.\n\n**success count:** 0\n**last used:** 2024-01-01\n"
@@ -48,8 +53,9 @@ def vk(runner: CliRunner, vault: Path, *args: str) -> Any:
 
 
 def saved(vault: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(report_path(vault).read_text())
-    return data
+    report = last_report(vault)
+    assert report is not None
+    return report.to_dict()
 
 
 def heading_line(vault: Path, name: str) -> int:
@@ -68,7 +74,7 @@ def test_revalidate_then_report_and_status_show_it_gone(vault: Path, runner: Cli
     assert not any(MEMORY in line for line in text)
     data = json.loads(vk(runner, vault, "report", "--json").stdout)
     assert data["summary"] == {"prune": 2, "promote": 1, "held_out": 0}
-    assert data["held_out"] == [] and data["updated_at"] is not None
+    assert data["held_out"] == []
     status = json.loads(vk(runner, vault, "status", "--json").stdout)
     signals = {s["name"]: s for s in status["signals"]}
     assert signals["held_out_waiting"]["figure"] == 0
@@ -147,13 +153,14 @@ def test_skip_and_a_queued_prune_are_marked_not_dropped(vault: Path, runner: Cli
 
 
 def test_review_yes_drops_and_no_marks(vault: Path) -> None:
+    now = dt.datetime.now(dt.timezone.utc)  # after the scan: a decision since it
     for name in ("beta", "gamma"):
-        assert apply_decision(vault, Decision("prune", name), NOW).outcome == "ask"
+        assert apply_decision(vault, Decision("prune", name), now).outcome == "ask"
     answers = {"beta": YES, "gamma": NO}
-    review(vault, NOW, lambda item: answers[item.ask.target])
+    review(vault, now, lambda item: answers[item.ask.target])
     [gamma] = saved(vault)["prune"]
     assert gamma["name"] == "gamma"
-    assert gamma["handled"] == f"kept: a person answered no ({NOW.date()})"
+    assert gamma["handled"] == f"kept: a person answered no ({now.date()})"
 
 
 def test_batch_updates_every_decision(vault: Path) -> None:
@@ -184,7 +191,7 @@ def test_use_moves_a_block_between_lists(vault: Path, runner: CliRunner) -> None
 
 
 def test_dry_runs_and_refusals_leave_the_report_alone(vault: Path, runner: CliRunner) -> None:
-    before = report_path(vault).read_bytes()
+    before = saved(vault)
     vk(runner, vault, "apply", "promote", "alpha", "--evidence", "nope", "--dry-run")
     vk(
         runner,
@@ -197,29 +204,101 @@ def test_dry_runs_and_refusals_leave_the_report_alone(vault: Path, runner: CliRu
         "--dry-run",
     )
     vk(runner, vault, "apply", "promote", "beta", "--evidence", "projects/api/notes.md:4")
-    assert report_path(vault).read_bytes() == before
+    assert saved(vault) == before
 
 
-def test_no_saved_report_is_not_created(make_vault: Any) -> None:
+def test_no_scan_no_report(make_vault: Any) -> None:
     root: Path = make_vault({"patterns/registry.md": REGISTRY})
     done = apply_decision(root, Decision("skip", "beta", reason="later"), NOW)
     assert done.outcome == "silence"
-    assert not report_path(root).exists()
-
-
-def test_a_report_that_cannot_be_written_is_said_not_fatal(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refuse(*_: object) -> None:
-        raise PermissionError(13, "Permission denied", str(report_path(vault)))
-
-    monkeypatch.setattr("vaultkeeper.apply.resync.save_report", refuse)
-    done = apply_decision(vault, Decision("skip", "beta", reason="later"), NOW)
-    assert done.outcome == "silence" and done.exit_code == 0
-    assert done.reason == (
-        "left alone: later; state/last-report.json not updated (Permission denied); "
-        "the next `vaultkeeper scan --force` rewrites it"
-    )
+    assert last_report(root) is None
 
 
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def test_an_apply_during_a_scan_is_not_undone_by_its_report(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = scan.classify_and_keep
+
+    def classify_then_apply(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)  # the files as they were when the scan read them
+        done = apply_decision(
+            vault, Decision("revalidate", MEMORY, "projects/api/notes.md:4", "pass"), NOW
+        )
+        assert done.outcome == "act", done.reason
+        return found
+
+    monkeypatch.setattr(scan, "classify_and_keep", classify_then_apply)
+    outcome = scan.run_scan(vault, now=NOW, env={}, force=True, pid=os.getpid())
+    assert outcome.report is not None and len(outcome.report.held_out) == 1  # as it read
+    assert saved(vault)["held_out"] == []  # what the files say since
+    assert "status: active" in (vault / MEMORY).read_text()
+
+
+def test_a_lesson_archived_by_hand_is_not_due_at_the_next_status_or_brief(
+    vault: Path, runner: CliRunner
+) -> None:
+    brief = vk(runner, vault, "report", "--brief").stdout
+    assert MEMORY in brief
+    lesson = vault / MEMORY
+    lesson.write_text(lesson.read_text().replace("status: held_out", "status: archived"))
+    status = json.loads(vk(runner, vault, "status", "--json").stdout)
+    signals = {s["name"]: s for s in status["signals"]}
+    assert signals["held_out_waiting"]["figure"] == 0
+    assert signals["held_out_overdue"]["verdict"] == "ok"
+    brief = vk(runner, vault, "report", "--brief").stdout
+    assert "held-out due 0" in brief and MEMORY not in brief
+
+
+def test_deleting_the_store_changes_no_output(
+    vault: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly")
+    vk(runner, vault, "apply", "prune", "beta")  # queued for a person
+    other = tmp_path / "other"
+    shutil.copytree(vault, other)
+    commands = (
+        ("status",),
+        ("report", "--brief"),
+        ("report", "--json"),
+        ("apply", "promote", "alpha", "--evidence", "projects/api/notes.md:4"),
+        ("report",),
+        ("status",),
+    )
+    for args in commands:
+        for name in ("vaultkeeper.db", "vaultkeeper.db-wal", "vaultkeeper.db-shm"):
+            (other / "state" / name).unlink(missing_ok=True)
+        kept, rebuilt = vk(runner, vault, *args), vk(runner, other, *args)
+        assert kept.exit_code == rebuilt.exit_code or args == ("status",), args
+        for a, b in ((kept.stdout, rebuilt.stdout), (kept.stderr, rebuilt.stderr)):
+            if args == ("status",):  # the lint rows: lint/summary.py's, not this report's
+                a, b = _no_lint_rows(a), _no_lint_rows(b)
+            a, b = a.replace(str(vault), "V"), b.replace(str(other), "V")
+            assert _timeless(a) == _timeless(b), args
+
+
+def _no_lint_rows(text: str) -> str:
+    rows = ("lint errors", "broken or ambiguous links", "orphans", "overall")
+    return "\n".join(x for x in text.splitlines() if not any(r in x for r in rows))
+
+
+def _timeless(text: str) -> str:
+    """Without what differs a moment later: ages, clock times and ids."""
+    import re
+
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "TIME", text)
+    text = re.sub(r'"age_seconds": \d+', "AGE", text)
+    text = re.sub(r"\d{8}-\d{6}-[0-9a-f]{6}", "ID", text)
+    return re.sub(r"\(\d+ (second|minute)s? ago\)", "(AGO)", text)
+
+
+def test_use_leaves_the_report_as_a_fresh_scan_says(vault: Path, runner: CliRunner) -> None:
+    assert vk(runner, vault, "use", "alpha").exit_code == 0
+    after_use = saved(vault)
+    assert vk(runner, vault, "scan", "--force").exit_code == 0
+    fresh = saved(vault)
+    for data in (after_use, fresh):
+        del data["generated_at"], data["duration_ms"]
+    assert after_use == fresh
