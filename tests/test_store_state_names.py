@@ -7,7 +7,10 @@ better, becomes rows of the derived store."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,10 @@ from click.testing import CliRunner
 from tests.native_tree import build
 from vaultkeeper import config
 from vaultkeeper.cli import cli
+from vaultkeeper.hosts.hooks import find_program, script_path
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+RECALL = Path(__file__).resolve().parent.parent / "hooks" / config.RECALL_HOOK_SCRIPT
 
 
 def documented() -> set[str]:
@@ -65,7 +70,40 @@ def test_a_vault_in_use_holds_only_documented_names(
         ("report",),
     ):
         vk(*args)
+    vk("lint", "--fix")
+    vk("search", "clock")
+    # the hooks as a host runs them: the session start's brief, the recall hook's lessons
+    program = find_program(os.environ)
+    assert program, "vaultkeeper is installed in this environment"
+    prompt = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "clock"}
+    for script, args, payload in (
+        (script_path("SessionStart"), [str(sample), program], {"session_id": "s1"}),
+        (RECALL, [str(sample), "claude-code", program], prompt),
+    ):
+        done = subprocess.run(
+            [str(script), *args],
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            env=dict(os.environ),
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
     found = {p.name for p in (sample / config.STATE_DIR).iterdir()}
-    assert config.DB_FILE in found and config.QUEUE_FILE in found  # the run did use them
+    assert {config.DB_FILE, config.QUEUE_FILE, config.MACHINE_FILE} <= found  # the run used them
     companions = {config.DB_FILE + "-wal", config.DB_FILE + "-shm"}  # SQLite's, counted with it
     assert found - companions <= documented(), sorted(found - companions - documented())
+    # issue 35: at most eight names in a vault that used every feature; the writer lock is
+    # a file in the user's own lock folder, not in state/
+    assert len(found - companions) <= 8, sorted(found)
+    assert config.WRITER_LOCK_FILE not in found
+
+
+def test_the_table_lists_at_most_eight_names_besides_the_lock_fallback() -> None:
+    """docs/architecture.md's table: eight names, and writer.lock only as the fallback for
+    a user with no private lock folder."""
+    names = documented() - {config.WRITER_LOCK_FILE}
+    assert len(names) <= 8, sorted(names)
+    text = DOC.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `writer.lock`"))
+    assert "only where the user has no private lock folder" in row
