@@ -302,3 +302,27 @@ def test_use_leaves_the_report_as_a_fresh_scan_says(vault: Path, runner: CliRunn
     for data in (after_use, fresh):
         del data["generated_at"], data["duration_ms"]
     assert after_use == fresh
+
+
+def test_a_decision_in_the_scans_own_second_is_placed_by_the_journal_not_the_clock(
+    vault: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prune queued before a scan that begins within the same second is not "since the
+    scan"; a skip after it in that second is. (Seen in CI: with the second as the rule,
+    two copies of one vault gave different reports, by when each ran.)"""
+    from vaultkeeper import clock
+
+    tomorrow = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    monkeypatch.setenv("VAULTKEEPER_TODAY", tomorrow.date().isoformat())
+    monkeypatch.setattr(clock, "real_now", lambda: tomorrow.replace(microsecond=500_000))
+
+    def line(name: str) -> str:
+        lines = vk(runner, vault, "report").stdout.splitlines()
+        return next(x for x in lines if x.startswith(f"prune     {name} "))
+
+    assert vk(runner, vault, "apply", "prune", "beta").exit_code == 3  # queued
+    assert "waiting for a person" in line("beta")  # since the fixture's scan
+    assert vk(runner, vault, "scan", "--force").exit_code == 0  # the same second
+    assert "waiting for a person" not in line("beta")  # queued before this scan
+    assert vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly").exit_code == 0
+    assert "left alone: used weekly" in line("gamma")  # after it, in that second

@@ -95,6 +95,7 @@ def run_scan(
 
             clock = time.monotonic()
             inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
+            journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.rebuild import RebuildNote
@@ -104,7 +105,7 @@ def run_scan(
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
             reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
-            state.finish(started, now_ms + duration, report.figures())
+            state.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
             if machine.has(vault, "folders"):  # an auto memory adopted
@@ -128,6 +129,17 @@ def run_scan(
             raise
         finally:
             state.release(vault, pid)  # only if this process holds it
+
+
+def _journal_bytes(vault: Path) -> dict[str, int]:
+    """How long the journal was when the scan began (``journalBytes`` in the state file's
+    ``perTask.selfMaintain``): the decisions appended after it are the ones since the scan
+    (scan/last.py), whatever the clock says -- a decision and a scan in one second are
+    told apart by where the decision's line is, not by its second."""
+    try:
+        return {"journalBytes": os.lstat(vault / config.STATE_DIR / config.JOURNAL_FILE).st_size}
+    except OSError:
+        return {"journalBytes": 0}
 
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:

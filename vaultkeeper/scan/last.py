@@ -11,7 +11,10 @@ result. A hand edit or an apply changes a file, its key no longer matches, and t
 reader sees what the files now say; deleting the database gives the same report.
 
 A decision since the scan that changed no file (a skip, a question queued for a person,
-a person's no) is read from the journal: it marks its candidate ``handled``.
+a person's no) is read from the journal: it marks its candidate ``handled``. "Since" is
+by place: the lines after the journal's length when the scan began (``journalBytes`` in
+the state file's ``perTask.selfMaintain``), so a decision in the scan's own second is
+placed right; a state file without it falls back to the decision's second.
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ from vaultkeeper.report.candidates import (
 )
 from vaultkeeper.scan.reportrow import inputs, keep, kept
 from vaultkeeper.store import db
+
+
+def journal_mark(vault: Path) -> int | None:
+    """How long the journal was when the last completed scan began (None: not recorded)."""
+    from vaultkeeper.scan.statefile import read_state
+
+    figures = (read_state(vault).data.get("perTask") or {}).get("selfMaintain") or {}
+    mark = figures.get("journalBytes") if isinstance(figures, dict) else None
+    return mark if type(mark) is int and mark >= 0 else None
 
 
 def started(vault: Path) -> tuple[int, int] | None:
@@ -102,6 +114,10 @@ def _handled(vault: Path, report: Report) -> Report:
     if b'"ask"' not in raw and b'"silence"' not in raw:
         return report
     since = iso(report.generated_at)
+    mark = journal_mark(vault)
+    if mark is not None and mark <= len(raw):
+        # the lines appended since the scan began: decided by place, not by the second
+        raw, since = raw[mark:], ""
     marks: list[tuple[str, str | None, str]] = []  # target, hash before, mark
     for line in raw.splitlines():
         if b'"ask"' not in line and b'"silence"' not in line:
