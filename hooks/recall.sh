@@ -20,9 +20,15 @@ vault=${1:-${VAULTKEEPER_VAULT:-}}
 host=${2:-claude-code}
 prog=${3:-}
 
+# the vault's hook log, if it may be appended to: no symlink (it may lead out of the
+# vault) and nothing but a regular file (`>>` on a FIFO nobody reads never returns)
+plain_log() {
+    [ ! -L "$1" ] && { [ ! -e "$1" ] || [ -f "$1" ]; }
+}
+
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && plain_log "$vault/state/hooks.log" && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s recall: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper

@@ -27,10 +27,16 @@
 vault=${1:-${VAULTKEEPER_VAULT:-}}
 prog=${2:-}
 
+# the vault's hook log, if it may be appended to: no symlink (it may lead out of the
+# vault) and nothing but a regular file (`>>` on a FIFO nobody reads never returns)
+plain_log() {
+    [ ! -L "$1" ] && { [ ! -e "$1" ] || [ -f "$1" ]; }
+}
+
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hooks.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && plain_log "$vault/state/hooks.log" && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s session-end: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         # no vault to log into: the user's state folder, so the failure is findable
@@ -49,7 +55,7 @@ prog, vault, log = sys.argv[1:4]
 def note(text):
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:  # never through a symlink (O_NOFOLLOW): it could lead out of the vault
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError:
         return
     with os.fdopen(fd, "a", encoding="utf-8") as fh:
@@ -163,8 +169,9 @@ run() {
         return
     fi
     logfile=$vault/state/hooks.log
-    # a symlinked state/ (the scan refuses it) or hooks.log: logged in the user's folder
-    if [ -L "$vault/state" ] || [ -L "$vault/state/hooks.log" ]; then
+    # a symlinked state/ (the scan refuses it), or a hooks.log that is a symlink or
+    # not a regular file: logged in the user's folder
+    if [ -L "$vault/state" ] || ! plain_log "$vault/state/hooks.log"; then
         logfile=${XDG_STATE_HOME:-${HOME:-/tmp}/.local/state}/vaultkeeper/hooks.log
         mkdir -p "${logfile%/*}" 2>/dev/null
     else

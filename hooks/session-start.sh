@@ -26,10 +26,16 @@ vault=${1:-${VAULTKEEPER_VAULT:-}}
 prog=${2:-}
 max=10000
 
+# the vault's hook log, if it may be appended to: no symlink (it may lead out of the
+# vault) and nothing but a regular file (`>>` on a FIFO nobody reads never returns)
+plain_log() {
+    [ ! -L "$1" ] && { [ ! -e "$1" ] || [ -f "$1" ]; }
+}
+
 log() {
     stamp=$(date -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
     # a state/ that is a symlink may lead out of the vault: never write through it
-    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && [ ! -L "$vault/state/hooks.log" ] && mkdir -p "$vault/state" 2>/dev/null; then
+    if [ -n "$vault" ] && [ -d "$vault" ] && [ ! -L "$vault/state" ] && plain_log "$vault/state/hooks.log" && mkdir -p "$vault/state" 2>/dev/null; then
         printf '%s session-start: %s\n' "$stamp" "$*" >>"$vault/state/hooks.log" 2>/dev/null
     elif [ -n "${HOME:-}" ]; then
         dir=${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper

@@ -600,3 +600,41 @@ def test_a_hook_log_symlinked_out_of_the_vault_is_never_written_through(
     start = run_hook(START, [str(tmp_path / "no-such-vault"), str(fake)], env)
     assert start.code == 0
     assert outside.read_text() == "not vaultkeeper's\n"
+
+
+RECALL = script_path(config.RECALL_HOOK_EVENTS[0])
+
+
+def test_the_recall_hook_never_writes_through_a_symlinked_hook_log(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str]
+) -> None:
+    # session-start.sh and session-end.sh refuse a symlinked state/hooks.log; recall.sh
+    # checked only state/ and appended through the link to a file outside the vault.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not vaultkeeper's\n")
+    (vault / "state" / config.HOOK_LOG_FILE).symlink_to(outside)
+    hook = run_hook(RECALL, [str(vault), "claude-code", str(tmp_path / "gone")], env, b"{}")
+    assert hook.code == 0
+    assert outside.read_text() == "not vaultkeeper's\n"
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert "recall: " in log.read_text()
+
+
+@pytest.mark.parametrize("script", [START, END, RECALL], ids=["start", "end", "recall"])
+def test_a_fifo_hook_log_never_holds_a_hook_back(
+    tmp_path: Path, vault: Path, home: Path, env: dict[str, str], script: Path
+) -> None:
+    # `>>` on a FIFO nobody reads waits forever: the host's session (or its prompt) hung
+    # on the hook. A hook log that is not a regular file is refused as a symlink is.
+    os.mkfifo(vault / "state" / config.HOOK_LOG_FILE)
+    fake = executable(
+        tmp_path / "bin" / "vaultkeeper",
+        "#!/bin/sh\necho 'vaultkeeper: error: disk full' >&2\nexit 1\n",
+    )
+    args = [str(vault), "claude-code", str(tmp_path / "gone")] if script == RECALL else []
+    args = args or [str(vault), str(fake) if script == END else str(tmp_path / "gone")]
+    hook = run_hook(script, args, env, b"{}")
+    assert hook.code == 0
+    assert hook.seconds < 10
+    log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert wait_for(lambda: log.exists() and log.read_text().strip() != "", 30)
