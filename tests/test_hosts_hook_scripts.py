@@ -638,3 +638,31 @@ def test_a_fifo_hook_log_never_holds_a_hook_back(
     assert hook.seconds < 10
     log = home / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
     assert wait_for(lambda: log.exists() and log.read_text().strip() != "", 30)
+
+
+def test_hooks_status_reads_no_hook_log_through_a_link_or_from_a_fifo(
+    tmp_path: Path, vault: Path, env: dict[str, str]
+) -> None:
+    # `hooks status` showed the last line of the file a symlinked state/hooks.log leads
+    # to (anywhere on the machine), and waited for ever on a FIFO there.
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not vaultkeeper's: a secret\n")
+    log = vault / "state" / config.HOOK_LOG_FILE
+    log.symlink_to(secret)
+    assert where_installed({}, False, env, vault).hook_logs == ()
+    log.unlink()
+    os.mkfifo(log)
+    done: list[object] = []
+    import threading
+
+    worker = threading.Thread(
+        target=lambda: done.append(where_installed({}, False, env, vault)), daemon=True
+    )
+    worker.start()
+    worker.join(10)
+    assert done and done[0].hook_logs == ()  # type: ignore[attr-defined]
+    log.unlink()
+    log.write_text("2026-01-01T00:00:00Z cron: scanned\n")
+    assert where_installed({}, False, env, vault).hook_logs == (
+        (str(log), "2026-01-01T00:00:00Z cron: scanned"),
+    )

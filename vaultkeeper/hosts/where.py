@@ -76,8 +76,20 @@ def fallback_log(env: Mapping[str, str]) -> Path:
 
 
 def _last_line(path: Path) -> str | None:
+    """The log's last line; None when there is none, or the log is not a regular file (a
+    symlink could show a line of any file on the machine; a FIFO would wait for ever)."""
+    import os
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None
             fh.seek(max(0, fh.seek(0, 2) - 4096))
             tail = fh.read().decode("utf-8", "replace").strip().splitlines()
     except OSError:
