@@ -18,6 +18,7 @@ from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.entries.create import init_vault
+from vaultkeeper.hosts.cron import cron_line
 from vaultkeeper.hosts.hooks import is_ours, script_path
 
 # Another tool's hooks, including a SessionEnd hook whose script has our script's name.
@@ -297,7 +298,7 @@ def test_cron_install_adds_one_marked_line_and_keeps_the_rest(
     assert argv[1:4] == ["--vault", str(vault.resolve()), "scan"]
     log = vault.resolve() / config.STATE_DIR / config.HOOK_LOG_FILE
     stamp = 'sed "s/^/$(date -u +\\%Y-\\%m-\\%dT\\%H:\\%M:\\%SZ) cron: /"'
-    assert fields[5].split(" 2>&1 | ", 1)[1].startswith(f"{stamp} >>{log} ")
+    assert fields[5].split(" 2>&1 | ", 1)[1].startswith(f"{stamp} | {{ L={log}; ")
     assert argv[4:7] == ["2>&1", "|", "sed"]
     assert line.endswith(f" {config.CRON_MARKER} {vault.resolve()}")
     assert (vault / config.STATE_DIR).is_dir()
@@ -326,7 +327,7 @@ def test_an_older_cron_line_keeps_working_until_install_rewrites_it_to_hooks_log
     result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
     assert result.exit_code == 0 and "updated 0 6 * * * " in result.stdout, result.output
     (line,) = table.read_text()[len(EXISTING) :].splitlines()
-    assert line.startswith("0 6 * * * ") and f">>{state / config.HOOK_LOG_FILE} " in line
+    assert line.startswith("0 6 * * * ") and f"L={state / config.HOOK_LOG_FILE};" in line
     assert "cron.log" not in line and old_log.read_text() == "vaultkeeper: scan done\n"
 
 
@@ -637,3 +638,53 @@ def test_hooks_help_names_target_and_lists_the_targets(
     assert shown.splitlines()[0].endswith(f" hooks {command} [OPTIONS] {usage}")
     assert "TARGET (claude-code, codex, cron or git)" in " ".join(shown.split())
     assert "Example:" in shown
+
+
+def _run_as_cron(line: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """What cron runs of ``line``: the command after the schedule, ``\\%`` back to ``%``."""
+    command = line.split(None, 1 if line.startswith("@") else 5)[-1].replace("\\%", "%")
+    return subprocess.run(["/bin/sh", "-c", command], env=env, timeout=20, capture_output=True)
+
+
+@pytest.mark.parametrize("odd", ["symlink", "fifo", "state-symlink"])
+def test_the_cron_line_never_logs_through_a_link_or_into_a_fifo(tmp_path: Path, odd: str) -> None:
+    # The line appended with a plain `>>state/hooks.log`: through a symlink out of the
+    # vault, and for ever on a FIFO (each run left a scan and a sed waiting). The hook
+    # scripts refuse both; the cron line now does too, logging in the user's folder.
+    vault = tmp_path / "vault"
+    (vault / config.STATE_DIR).mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / config.HOOK_LOG_FILE).write_text("not vaultkeeper's\n")
+    log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
+    if odd == "symlink":
+        log.symlink_to(outside / config.HOOK_LOG_FILE)
+    elif odd == "fifo":
+        os.mkfifo(log)
+    else:
+        (vault / config.STATE_DIR).rmdir()
+        (vault / config.STATE_DIR).symlink_to(outside)
+    program = tmp_path / "vk"
+    program.write_text("#!/bin/sh\necho 'vaultkeeper: error: disk full'\nexit 1\n")
+    program.chmod(0o755)
+    line = cron_line(vault, str(program), "0 6 * * *")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    done = _run_as_cron(line, env)
+    assert done.returncode == 0, done.stderr
+    assert (outside / config.HOOK_LOG_FILE).read_text() == "not vaultkeeper's\n"
+    mine = tmp_path / "home" / ".local" / "state" / "vaultkeeper" / config.HOOK_LOG_FILE
+    assert mine.read_text().endswith(" cron: vaultkeeper: error: disk full\n")
+
+
+def test_the_cron_line_logs_in_the_vault(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / config.STATE_DIR).mkdir(parents=True)
+    program = tmp_path / "vk"
+    program.write_text('#!/bin/sh\necho "scanned $*"\n')
+    program.chmod(0o755)
+    line = cron_line(vault, str(program), "@daily")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    assert _run_as_cron(line, env).returncode == 0
+    text = (vault / config.STATE_DIR / config.HOOK_LOG_FILE).read_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ cron: scanned --vault \S+ scan\n", text)
+    assert not (tmp_path / "home").exists()

@@ -52,7 +52,14 @@ def cron_line(vault: Path, program: str | None, schedule: str) -> str:
     # state/cron.log) keeps working as it was until `hooks install cron` rewrites it
     stamp = f'sed "s/^/$(date -u +{_STAMP}) cron: /"'
     scan = shlex.join([*argv, "--vault", str(vault), "scan"])
-    command = f"{scan} 2>&1 | {stamp} >>{shlex.quote(str(log))}"
+    # as the hook scripts do: never through a symlinked state/ or hooks.log (it may lead
+    # out of the vault), never into one that is not a regular file (`>>` on a FIFO waits
+    # for ever): the user's state folder then
+    state, quoted = shlex.quote(str(log.parent)), shlex.quote(str(log))
+    odd = f'[ -L {state} ] || [ -L "$L" ] || {{ [ -e "$L" ] && [ ! -f "$L" ]; }}'
+    user = "${XDG_STATE_HOME:-$HOME/.local/state}/vaultkeeper"
+    pick = f'L={quoted}; if {odd}; then L={user}/{config.HOOK_LOG_FILE}; mkdir -p "${{L%/*}}"; fi'
+    command = f'{scan} 2>&1 | {stamp} | {{ {pick}; cat >>"$L"; }}'
     # cron turns an unescaped % into a newline, anywhere after the schedule
     rest = f"{command} {_marker(vault)}".replace("%", "\\%")
     return f"{' '.join(fields)} {rest}"
