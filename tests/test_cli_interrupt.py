@@ -61,3 +61,33 @@ def test_ctrl_c_is_one_line_and_exit_130(case: str, tmp_path: Path) -> None:
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert done.stderr == "vaultkeeper: interrupted\n", done.stderr
     assert "Aborted" not in done.stdout + done.stderr
+
+
+_STARTING = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+class CtrlCWhileImporting:  # a Ctrl-C while Python imports click and the commands
+    def find_spec(self, name, path=None, target=None):
+        if name == "click":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.argv = ["vaultkeeper", *sys.argv[1:]]
+from vaultkeeper.entry import main
+sys.meta_path.insert(0, CtrlCWhileImporting())
+main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_starts_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    # A person's Ctrl-C right after Enter lands while the console script imports click
+    # and every command (tens of ms, more on a loaded machine): it printed Python's
+    # traceback, not the one line every command gives.
+    vault = tmp_path / "v"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    done = subprocess.run(
+        [sys.executable, "-c", _STARTING, "--vault", str(vault), "status"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=REPO, timeout=300,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (130, "vaultkeeper: interrupted\n")

@@ -140,6 +140,10 @@ def main() -> None:
     args = parse(argv) if hook_form else None
     if args is not None and (found := _vault(args.vault, checked=False)):
         _short_run(run, found, args)
-    from vaultkeeper.cli import main as click_main
+    try:  # importing click and every command: a Ctrl-C here is one line too, no traceback
+        from vaultkeeper.cli import main as click_main
+    except KeyboardInterrupt as exc:
+        from vaultkeeper.output import fail
 
+        sys.exit(fail(exc))
     click_main()
