@@ -79,7 +79,10 @@ def test_an_older_vaults_records_are_read_then_moved_into_one_file(
     assert kept["anchor_suggestions"]["projects/shop/memory/x.md"]["paths"] == ["a.py"]
 
 
-@pytest.mark.parametrize("body", [b"not json {", b"[1, 2]", b"\xff\xfe"])
+DEEP = b'{"folders": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # past json's nesting depth
+
+
+@pytest.mark.parametrize("body", [b"not json {", b"[1, 2]", b"\xff\xfe", DEEP])
 def test_an_unreadable_machine_file_is_refused_and_kept(
     home: Path, make_vault: MakeVault, body: bytes
 ) -> None:
@@ -106,3 +109,23 @@ def test_a_machine_file_linked_out_of_the_vault_is_neither_read_nor_written(
     code, _, err = vk(vault, "native", "adopt", "--cwd", WEB)
     assert code != 0 and "state/machine.json: unreadable" in err
     assert outside.read_bytes() == before
+
+
+def test_a_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
+    home: Path, make_vault: MakeVault
+) -> None:
+    # json.loads raises RecursionError on nesting past its depth: machine.json (or an
+    # older vaultkeeper's file) so made crashed scan, report and status with an
+    # "internal error ... a bug" instead of being refused (or left) as unreadable.
+    vault = make_vault()
+    state = vault / "state"
+    state.mkdir(exist_ok=True)
+    (state / "repositories.json").write_bytes(DEEP)  # an old file: left where it is
+    code, _, err = vk(vault, "scan", "--force")
+    assert code == 0 and "internal error" not in err
+    (state / "machine.json").write_bytes(DEEP)
+    code, _, err = vk(vault, "scan", "--force")  # nobody asked for a record: the scan runs
+    assert code == 0 and "internal error" not in err
+    code, _, err = vk(vault, "status")
+    assert "internal error" not in err
+    assert (state / "machine.json").read_bytes() == DEEP

@@ -49,7 +49,7 @@ def _json_object(path: Path) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(read_regular(path, follow=False))
-    except (ParseError, ValueError) as exc:
+    except (ParseError, ValueError, RecursionError) as exc:  # nested past json's depth too
         why = exc.reason if isinstance(exc, ParseError) else "not JSON"
         raise VaultkeeperError(f"{config.STATE_DIR}/{path.name}: unreadable ({why})") from None
     if not isinstance(data, dict):
