@@ -125,3 +125,23 @@ def test_an_empty_log_says_so_and_n_shows_the_last_records(tmp_path: Path) -> No
     last = runner.invoke(cli, ["--vault", str(vault), "log", "-n", "1"])
     assert last.exit_code == 0 and len(last.stdout.splitlines()) == 1
     assert " second: " in last.stdout
+
+
+def test_a_journal_line_nested_past_jsons_depth_is_skipped_not_a_crash(sample: Path) -> None:
+    # The journal travels through git. json.loads raises RecursionError (not ValueError)
+    # on nesting past its depth, and the readers caught ValueError only: one such line,
+    # with "ask" (or a reopen's marks) in it, made report, status, the session-start
+    # brief and log end in "internal error ... a bug".
+    def vk(*args: str) -> tuple[int, str]:
+        done = CliRunner().invoke(cli, ["--vault", str(sample), *args])
+        return done.exit_code, done.stderr
+
+    assert vk("scan", "--force")[0] == 0
+    deep = "[" * 100_000 + "]" * 100_000
+    line = f'{{"to": "active", "outcome": "act", "x": "ask", "deep": {deep}}}\n'
+    with (sample / "state" / "journal.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(line)
+    for args in (["report"], ["report", "--brief"], ["status"], ["log"], ["scan", "--force"]):
+        code, err = vk(*args)
+        assert "internal error" not in err, (args, err)
+        assert code in (0, 1), (args, code, err)

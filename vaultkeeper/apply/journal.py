@@ -81,7 +81,7 @@ def read(vault: Path) -> Journal:
                 continue
             try:
                 value: Any = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 problems.append(Problem(rel_path, number, "not a JSON line; skipped"))
                 continue
             if not isinstance(value, dict):

@@ -124,7 +124,7 @@ def _handled(vault: Path, report: Report) -> Report:
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past json's depth too
             continue
         if not isinstance(record, dict) or str(record.get("ts", "")) < since:
             continue

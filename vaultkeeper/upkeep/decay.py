@@ -106,7 +106,7 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
             try:
                 record = json.loads(raw)
                 path, day = str(record["path"]), parse_date(str(record["ts"])[:10])
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, RecursionError):
                 continue
             if day is not None and (path not in out or out[path] < day):
                 out[path] = day
