@@ -326,3 +326,21 @@ def test_a_decision_in_the_scans_own_second_is_placed_by_the_journal_not_the_clo
     assert "waiting for a person" not in line("beta")  # queued before this scan
     assert vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly").exit_code == 0
     assert "left alone: used weekly" in line("gamma")  # after it, in that second
+
+
+def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: Path) -> None:
+    # A reader (status, a brief) that read the state file before a scan finished derives
+    # the report as of the previous scan, for seconds on a big vault; its row then
+    # replaced the row the scan had just kept, and the next brief derived everything
+    # again (the session-end scan's row is what serves the next session's brief).
+    from vaultkeeper.scan import reportrow
+    from vaultkeeper.scan.last import started
+
+    when = started(vault)
+    assert when is not None
+    found = reportrow.inputs(vault)
+    assert reportrow.kept(vault, when[0], found) is not None  # the scan's own row
+    older = last_report(vault)
+    assert older is not None
+    reportrow.keep(vault, when[0] - 60_000, found, older, create=False)  # the late reader
+    assert reportrow.kept(vault, when[0], found) is not None

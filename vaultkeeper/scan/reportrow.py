@@ -68,13 +68,17 @@ def _bytes_digest(path: str) -> str:
 
 def keep(vault: Path, started_ms: int, found: Inputs, report: Report, create: bool = True) -> None:
     """Keep ``report`` (as of ``started_ms``) under ``found``, its inputs; ``create=False``
-    (a reader): only in a database there is. A failure to write is no failure: the row
-    is a shortcut."""
+    (a reader): only in a database there is, and never over the row of a scan that
+    started later (a reader that read the state file before that scan finished). A
+    failure to write is no failure: the row is a shortcut."""
     row = (started_ms, found[0], json.dumps(found[1]), json.dumps(report.to_dict()))
     opened = db.connect(vault) if create else db.existing(vault)
     with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError), opened as conn:
         if conn is not None:
             with db.writing(conn):
+                newer = "SELECT 1 FROM scan_report WHERE started > ?"
+                if not create and conn.execute(newer, (started_ms,)).fetchone():
+                    return
                 conn.execute("DELETE FROM scan_report")
                 conn.execute("INSERT INTO scan_report VALUES (?, ?, ?, ?)", row)
 
