@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +15,7 @@ from tests.conftest import MakeVault
 from tests.native_tree import API, WEB, build
 from vaultkeeper.cli import cli
 from vaultkeeper.native.folders import sanitize
+from vaultkeeper.store import machine
 
 TODAY = "2026-12-01"
 
@@ -129,3 +131,29 @@ def test_a_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
     code, _, err = vk(vault, "status")
     assert "internal error" not in err
     assert (state / "machine.json").read_bytes() == DEEP
+
+
+def test_two_adopts_at_once_keep_both_folders(
+    home: Path, make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # adopt read the adopted folders, then wrote its list whatever machine.json held by
+    # then: another adopt that wrote in between (another terminal, a second session)
+    # lost its folder. The list is now made from what the write finds, under the lock.
+    from vaultkeeper.native import folders
+
+    vault = make_vault()
+    real = machine.update
+    other: list[bool] = []
+
+    def another_adopt_first(*args: Any, **kwargs: Any) -> Any:
+        if not other:
+            other.append(True)
+            folders.adopt(vault, home, [Path(folder(home, API))])  # finishes first
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(machine, "update", another_adopt_first)
+    folders.adopt(vault, home, [Path(folder(home, WEB))])
+    kept = json.loads((vault / "state" / "machine.json").read_text())
+    assert sorted(f["path"] for f in kept["folders"]) == sorted(
+        [folder(home, API), folder(home, WEB)]
+    )

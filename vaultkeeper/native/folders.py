@@ -132,7 +132,10 @@ def set_pruned(vault: Path, trash_id: str, digest: str | None) -> None:
 
 def adopted(vault: Path) -> tuple[Folder, ...]:
     """The folders this vault curates on this machine (none: nothing adopted yet)."""
-    items = machine.get(vault, "folders")
+    return _folders(machine.get(vault, "folders"))
+
+
+def _folders(items: Any) -> tuple[Folder, ...]:
     out: list[Folder] = []
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and all(
@@ -143,8 +146,10 @@ def adopted(vault: Path) -> tuple[Folder, ...]:
 
 
 def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
-    """Add ``folders`` to the adopted ones (an existing one stays once); the new list."""
-    have = {f.path: f for f in adopted(vault)}
+    """Add ``folders`` to the adopted ones (an existing one stays once); the new list.
+    The list is made from what machine.json holds when it is written (under the writer
+    lock), so an adopt that wrote meanwhile keeps its folder."""
+    adding: dict[str, Folder] = {}
     for folder in folders:
         real = folder.expanduser()
         if not real.is_absolute():
@@ -153,11 +158,20 @@ def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
             raise UsageError(f"{folder}: not an auto-memory folder (no such directory)")
         if Path(vault).resolve() in (real.resolve(), *real.resolve().parents):
             raise UsageError(f"{folder}: inside the vault; adopt the host's folder, not a copy")
-        have.setdefault(str(real), Folder(project_of(home, real), str(real)))
-    result = tuple(sorted(have.values(), key=lambda f: f.path))
-    names = [f.project for f in result]
-    clash = sorted({n for n in names if names.count(n) > 1})
-    if clash:
-        raise UsageError(f"two adopted folders share the project name {clash[0]!r}")
-    machine.update(vault, "folders", lambda _: [f.to_dict() for f in result])
-    return result
+        adding.setdefault(str(real), Folder(project_of(home, real), str(real)))
+    result: list[tuple[Folder, ...]] = []
+
+    def change(had: Any) -> list[dict[str, str]]:
+        have = {f.path: f for f in _folders(had)}
+        for path, found in adding.items():
+            have.setdefault(path, found)
+        now = tuple(sorted(have.values(), key=lambda f: f.path))
+        names = [f.project for f in now]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:  # nothing written
+            raise UsageError(f"two adopted folders share the project name {clash[0]!r}")
+        result.append(now)
+        return [f.to_dict() for f in now]
+
+    machine.update(vault, "folders", change)
+    return result[0]
