@@ -688,3 +688,21 @@ def test_the_cron_line_logs_in_the_vault(tmp_path: Path) -> None:
     text = (vault / config.STATE_DIR / config.HOOK_LOG_FILE).read_text()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ cron: scanned --vault \S+ scan\n", text)
     assert not (tmp_path / "home").exists()
+
+
+def test_a_settings_file_nested_past_jsons_depth_is_refused_in_one_line(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    # json.loads raises RecursionError (not JSONDecodeError) past its nesting depth:
+    # install, uninstall and status ended in "internal error ... a bug in vaultkeeper".
+    settings = tmp_path / "settings.json"
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    settings.write_text(deep)
+    vault = make_vault()
+    for verb in ("install", "uninstall"):
+        done = runner.invoke(
+            cli, ["--vault", str(vault), "hooks", verb, "claude-code", "--settings", str(settings)]
+        )
+        assert done.exit_code == 1, (verb, done.output)
+        assert "internal error" not in done.stderr and "not valid JSON" in done.stderr
+    assert settings.read_text() == deep

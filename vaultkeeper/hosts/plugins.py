@@ -289,7 +289,7 @@ def _json(path: Path, strict: bool = False) -> Any:
     """The file's JSON; {} when it is missing or unreadable (``strict``: a one-line error)."""
     try:
         return json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         if strict:
             reason = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
             raise VaultkeeperError(f"{path}: cannot be read ({reason})") from None

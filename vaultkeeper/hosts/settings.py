@@ -41,6 +41,10 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
         raise VaultkeeperError(
             f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); nothing written"
         ) from None
+    except RecursionError:  # json's nesting depth passed: not a host's settings either
+        raise VaultkeeperError(
+            f"{path}: not valid JSON (nested too deep); nothing written"
+        ) from None
     if not isinstance(data, dict):
         raise VaultkeeperError(
             f"{path}: holds a JSON {type(data).__name__}, not an object; nothing written"
