@@ -199,3 +199,23 @@ def test_a_restore_that_wrote_nothing_says_nothing_changed(make_vault: MakeVault
     assert line.endswith("(deferred; nothing changed)"), line
     assert "part-way" not in line
     assert (vault / ".trash" / str(outcome.id) / "m.md").read_text() == MEMORY
+
+
+def test_a_trash_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
+    make_vault: MakeVault,
+) -> None:
+    # .trash/ travels with the vault; json.loads raises RecursionError (not ValueError)
+    # on nesting past its depth, and restore said "internal error ... a bug".
+    vault = make_vault()
+    folder = vault / config.TRASH_DIR / "20260101-000000-abcdef"
+    folder.mkdir(parents=True)
+    deep = '{"kind": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (folder / config.TRASH_META_FILE).write_text(deep)
+    for extra in ([], ["--dry-run"]):
+        done = CliRunner().invoke(
+            cli, ["--vault", str(vault), "restore", "20260101-000000-abcdef", *extra]
+        )
+        assert done.exit_code == 1, done.output
+        assert "internal error" not in done.stderr
+        assert f"{config.TRASH_META_FILE}: unreadable" in done.stderr
+    assert (folder / config.TRASH_META_FILE).read_text() == deep

@@ -37,7 +37,7 @@ from vaultkeeper.store.vault import file_in, rel, resolve_inside
 def _raw(folder: Path, trash_id: str) -> dict[str, Any]:
     try:
         meta: Any = json.loads((folder / config.TRASH_META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # nested past json's depth too
         where = f"{config.TRASH_DIR}/{trash_id}/{config.TRASH_META_FILE}"
         raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
     if not isinstance(meta, dict):
@@ -48,7 +48,7 @@ def _raw(folder: Path, trash_id: str) -> dict[str, Any]:
 def _kind(folder: Path) -> object:
     try:
         return json.loads((folder / config.TRASH_META_FILE).read_text("utf-8")).get("kind")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return None  # _load_meta says why
 
 
@@ -56,7 +56,7 @@ def _load_meta(folder: Path, trash_id: str) -> dict[str, Any]:
     where = f"{config.TRASH_DIR}/{trash_id}/{config.TRASH_META_FILE}"
     try:
         meta: Any = json.loads((folder / config.TRASH_META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # nested past json's depth too
         raise VaultkeeperError(f"{where}: unreadable ({exc})") from None
     content = meta.get("content") if isinstance(meta, dict) else None
     start = meta.get("start", 0 if meta.get("kind") == "file" else None) if content else None
