@@ -110,3 +110,20 @@ def test_a_session_ingested_ties_the_project_named_as_its_repository(
     assert run(vault, "ingest", str(transcript)).exit_code == 0
     assert tied(vault, "Shop") == (commits[0], str(top))
     assert json.loads((vault / "projects/Shop/repository.json").read_text())["remote"] is None
+
+
+def test_a_repository_record_nested_past_jsons_depth_is_as_if_absent(
+    setup: tuple[Path, Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # projects/P/repository.json is committed with the vault; json.loads raises
+    # RecursionError (not ValueError) past its nesting depth: `new` inside the project's
+    # repository ended in "internal error ... a bug"; the record now reads as absent.
+    top, vault, _ = setup
+    record = vault / "projects/shop/repository.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"root_commit": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    monkeypatch.chdir(top / "src")
+    done = run(vault, "new", "memory", "rounding", "-p", "shop", "-d", "d")
+    assert "internal error" not in done.stderr
+    assert done.exit_code == 0, done.output
+    assert (vault / "projects/shop/memory/rounding.md").is_file()

@@ -105,7 +105,7 @@ def since(top: str, commit: str) -> tuple[dict[str, str], list[str]] | None:
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_regular(path))
-    except (ParseError, ValueError):
+    except (ParseError, ValueError, RecursionError):  # nested past json's depth too
         return {}
     return data if isinstance(data, dict) else {}
 
