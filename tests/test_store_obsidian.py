@@ -194,3 +194,17 @@ def test_a_memory_vault_command_in_an_obsidian_vault_never_says_init(
             "vault's layout (no _index.md, projects/ or patterns/); lint, index, status and "
             "verify take it as it is\n"
         )
+
+
+def test_a_templates_setting_nested_past_jsons_depth_is_as_if_unset(tmp_path: Path) -> None:
+    # .obsidian/ syncs with the vault; json.loads raises RecursionError (not ValueError)
+    # past its nesting depth, and lint and index on such a vault said "internal error".
+    from vaultkeeper import config
+
+    settings = tmp_path / config.OBSIDIAN_DIR
+    settings.mkdir()
+    deep = '{"folder": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    for name, _ in config.OBSIDIAN_TEMPLATE_SETTINGS:
+        (settings / name).parent.mkdir(parents=True, exist_ok=True)
+        (settings / name).write_text(deep)
+    assert templates_folder(tmp_path, ours=True) is None

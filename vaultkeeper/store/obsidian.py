@@ -24,7 +24,7 @@ def is_ours(vault: Path) -> bool:
 def _setting(path: Path, key: str) -> str | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # absent, unreadable or not JSON: as if unset
+    except (OSError, ValueError, RecursionError):  # absent, unreadable, not JSON: as if unset
         return None
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, str):
