@@ -344,3 +344,16 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     assert older is not None
     reportrow.keep(vault, when[0] - 60_000, found, older, create=False)  # the late reader
     assert reportrow.kept(vault, when[0], found) is not None
+
+
+def test_a_journal_that_is_a_symlink_is_never_read_through(vault: Path, tmp_path: Path) -> None:
+    # The journal travels through git, so it may arrive as a symlink: to a file outside
+    # the vault, or to /dev/zero (every report, status and brief then read for ever until
+    # memory ran out). Like `log` and every writer, the report's readers refuse the link.
+    outside = tmp_path / "elsewhere.jsonl"
+    record = {"ts": "2999-01-01T00:00:00Z", "action": "prune", "target": "beta"}
+    outside.write_text(json.dumps({**record, "outcome": "ask", "id": "x"}) + "\n")
+    journal = vault / "state" / "journal.jsonl"
+    journal.unlink(missing_ok=True)
+    journal.symlink_to(outside)
+    assert [c["handled"] for c in saved(vault)["prune"]] == [None, None]

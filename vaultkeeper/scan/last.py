@@ -36,6 +36,7 @@ from vaultkeeper.report.candidates import (
 )
 from vaultkeeper.scan.reportrow import inputs, keep, kept
 from vaultkeeper.store import db
+from vaultkeeper.store.text import ParseError, read_regular
 
 
 def journal_mark(vault: Path) -> int | None:
@@ -107,9 +108,9 @@ def _mark(record: dict[str, Any]) -> str | None:
 
 def _handled(vault: Path, report: Report) -> Report:
     """``report`` with each candidate a decision since the scan left alone marked."""
-    try:
-        raw = (vault / config.STATE_DIR / config.JOURNAL_FILE).read_bytes()
-    except OSError:
+    try:  # a regular file only: the journal travels through git, a link may come with it
+        raw = read_regular(vault / config.STATE_DIR / config.JOURNAL_FILE, follow=False)
+    except ParseError:
         return report
     if b'"ask"' not in raw and b'"silence"' not in raw:
         return report

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.store.model import parse_date
+from vaultkeeper.store.text import ParseError, read_regular
 
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
@@ -95,21 +96,20 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
     Only lines naming such a move are parsed; a line that can't be read is skipped.
     """
     out: dict[str, dt.date] = {}
-    try:
-        fh = open(vault / config.STATE_DIR / config.JOURNAL_FILE, "rb")  # noqa: SIM115
-    except OSError:
+    try:  # a regular file only: the journal travels through git, a link may come with it
+        text = read_regular(vault / config.STATE_DIR / config.JOURNAL_FILE, follow=False)
+    except ParseError:
         return out
-    with fh:
-        for raw in fh:
-            if b'"to": "active"' not in raw or b'"outcome": "act"' not in raw:
-                continue
-            try:
-                record = json.loads(raw)
-                path, day = str(record["path"]), parse_date(str(record["ts"])[:10])
-            except (ValueError, KeyError, TypeError, RecursionError):
-                continue
-            if day is not None and (path not in out or out[path] < day):
-                out[path] = day
+    for raw in text.splitlines():
+        if b'"to": "active"' not in raw or b'"outcome": "act"' not in raw:
+            continue
+        try:
+            record = json.loads(raw)
+            path, day = str(record["path"]), parse_date(str(record["ts"])[:10])
+        except (ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if day is not None and (path not in out or out[path] < day):
+            out[path] = day
     return out
 
 
