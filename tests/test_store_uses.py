@@ -123,3 +123,24 @@ def test_latest_receipts_parses_no_read_line(
     got = latest_receipts(vault)
     assert {k: v.receipt for k, v in got.items()} == {"C# tips": "mcp:here"}
     assert len(parsed) == 1
+
+
+def test_a_usage_log_that_is_a_symlink_is_never_read_through(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    # uses.jsonl travels through git, so it may arrive as a symlink: to a file outside the
+    # vault, or to /dev/zero (report, status, the brief and the scan then read for ever).
+    # Every writer refuses the link already; the reader now does too.
+    from vaultkeeper.store.uses import read_lines
+
+    vault = make_vault()
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text(json.dumps({"kind": "cite", "target": "x"}) + "\n")
+    log = vault / config.STATE_DIR / config.USES_LOG_FILE
+    log.parent.mkdir(exist_ok=True)
+    log.unlink(missing_ok=True)
+    log.symlink_to(outside)
+    assert list(read_lines(vault)) == []
+    log.unlink()
+    log.write_text(json.dumps({"kind": "cite", "target": "x"}) + "\n")
+    assert list(read_lines(vault)) == [{"kind": "cite", "target": "x"}]

@@ -26,6 +26,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple, TypeVar
@@ -164,7 +166,7 @@ def read_lines(
     """Every JSON object line of the log (or of ``log``, a part of it), oldest first; a line
     holding one of ``skip`` is passed over unparsed, one that can't be read goes to ``problems``."""
     try:
-        fh = uses_path(vault).open("rb") if log is None else log
+        fh = _open_log(uses_path(vault)) if log is None else log
     except OSError:  # no log yet (or not a file we can read): no lines
         return
     with fh:
@@ -190,6 +192,16 @@ def read_lines(
                 yield value
             else:
                 _problem(problems, number, "not a JSON object")
+
+
+def _open_log(path: Path) -> BinaryIO:
+    """The log, a regular file: never through a symlink (the log travels through git, a
+    link to /dev/zero would be read for ever), never waiting on a FIFO; OSError else."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 def _problem(problems: list[Problem] | None, number: int, why: str) -> None:
