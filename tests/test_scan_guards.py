@@ -417,3 +417,27 @@ def test_a_stale_lock_that_cannot_be_removed_is_reported_every_run(make_vault: M
         code, err, reported = _scan(vault)
         assert (code, reported) == (0, False)
         assert f"{LOCK}: stale (older than 10 minutes) but could not be removed" in err
+
+
+def test_a_state_file_that_is_a_symlink_or_a_fifo_is_unreadable_not_followed(
+    tmp_path: Path,
+) -> None:
+    # read_state followed a symlinked state/self-maintain.json: one to /dev/zero made
+    # every command that reads it (report, status, the brief, even the throttled scan)
+    # read until memory ran out; a FIFO would wait for ever. Now: unreadable, idle.
+    from vaultkeeper import config
+    from vaultkeeper.scan.statefile import read_state
+
+    vault = tmp_path / "v"
+    (vault / config.STATE_DIR).mkdir(parents=True)
+    path = vault / config.STATE_DIR / config.STATE_FILE
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"state": "idle", "lastCompleted": 5}')
+    path.symlink_to(outside)
+    found = read_state(vault)
+    assert found.note is not None and "unreadable" in found.note
+    assert found.data["lastCompleted"] == 0
+    path.unlink()
+    os.mkfifo(path)
+    found = read_state(vault)  # returns: a FIFO is never waited on
+    assert found.note is not None and "unreadable" in found.note

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
+from stat import S_ISREG
 
 from vaultkeeper import config
 from vaultkeeper.store import plainjson
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -158,8 +161,10 @@ def read_state(vault: str | os.PathLike[str]) -> StateRead:
     """Read the state file; missing, empty or corrupt -> idle (``note`` says which)."""
     path = state_path(vault)
     where = f"{config.STATE_DIR}/{config.STATE_FILE}"
-    try:
-        with open(path, "rb") as fh:
+    try:  # a regular file only: a symlink (to /dev/zero) or a FIFO would never end
+        with open(os.open(path, _READ_FLAGS), "rb") as fh:
+            if not S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise OSError(0, "not a regular file")
             raw = fh.read()
     except FileNotFoundError:
         return StateRead(default_state(), f"{where}: missing; starting from idle")
