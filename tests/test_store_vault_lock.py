@@ -177,6 +177,42 @@ def test_writers_with_different_environments_exclude_each_other(tmp_path: Path) 
     assert os.listdir(vault / config.STATE_DIR) == []  # no writer.lock in state/
 
 
+def test_writers_that_see_different_lock_folders_still_exclude_each_other(
+    tmp_path: Path,
+) -> None:
+    """A service with a private /tmp, another user's process, an older vaultkeeper: each
+    takes another lock file (here: another VAULTKEEPER_LOCK_ROOT), but the vault's state/
+    folder is theirs in common and excludes them (review: 10 + 10 uses counted 27 of 31)."""
+    vault = tmp_path / "v"
+    (vault / config.STATE_DIR).mkdir(parents=True)
+    roots = [tmp_path / "root-a", tmp_path / "root-b"]
+    envs = []
+    for root in roots:
+        root.mkdir()
+        envs.append({**os.environ, config.ENV_LOCK_ROOT: str(root)})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(vault)],
+        cwd=REPO, env=envs[0], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        busy = subprocess.run(
+            [sys.executable, "-c", _TRY, str(vault)],
+            cwd=REPO, env=envs[1], capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert "another vaultkeeper command is writing" in busy.stdout, busy.stdout
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=120)
+    free = subprocess.run(
+        [sys.executable, "-c", _TRY, str(vault)],
+        cwd=REPO, env=envs[1], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert free.stdout == "got it\n"
+    assert os.listdir(vault / config.STATE_DIR) == []  # still no writer.lock in state/
+
+
 def test_a_vault_that_used_every_feature_has_no_writer_lock_in_state(
     sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

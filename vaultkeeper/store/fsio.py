@@ -239,8 +239,10 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
 
     Re-entrant within one thread; serialises threads and processes. The lock is one
     file in the user's private lock folder (store.lockdir.lock_file), which every process
-    of the user agrees on: a foreign vault gets no state/ folder or lock file of ours.
-    Only where no private folder can be had is it ``state/writer.lock`` (made then).
+    of the user agrees on: a foreign vault gets no state/ folder or lock file of ours;
+    where the vault has ``state/``, that folder is flocked too (_hold_state_folder: a
+    process that sees another lock folder still waits). Only where no private folder can
+    be had is the file ``state/writer.lock`` (made then).
     """
     from filelock import Timeout  # filelock: see _file_lock
 
@@ -256,6 +258,7 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         state.mkdir(parents=True, exist_ok=True)
     held: list[Any] = []
     outermost = False
+    folder: int | None = None
     mark = len(_written)
     try:
         for path in paths:
@@ -268,6 +271,8 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
                 ) from exc
             held.append(lock)
         outermost = getattr(held[0], "lock_counter", 1) == 1
+        if outermost:  # the fallback's file is in state/ too: the folder excludes all
+            folder = _hold_state_folder(state, timeout)  # closed below
         _hold[0] += outermost
         _hold[1] += 1
         if outermost:  # the outermost hold: no writer is mid-write
@@ -282,11 +287,46 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
                 with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
                     _written_rows(vault, done)
         finally:
+            if folder is not None:
+                os.close(folder)  # lets go of its flock
             for lock in reversed(held):
                 lock.release()
             if outermost and not fallback:  # the lock folder keeps only held locks
                 with contextlib.suppress(OSError):
                     sweep_locks()
+
+
+def _hold_state_folder(state: Path, timeout: float) -> int | None:
+    """flock the vault's ``state/`` folder itself (no file of its own), once the user's
+    lock file is held; the open folder, or None where there is no state/ folder.
+
+    The user's lock folder is the same for every process of the user that sees the same
+    /tmp: a process with a private /tmp (a service's), another user's or an older
+    vaultkeeper's takes another file or none, and would write at the same time. They all
+    share the vault, so its state/ folder excludes them too. Taken second, by the
+    outermost hold only, and always in that order: no two writers wait on each other.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None  # no state/ yet (a foreign vault), or not a folder: the lock file alone
+    deadline = time.monotonic() + max(timeout, 0)
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockBusy(
+                    f"{state}: another vaultkeeper command is writing; try again"
+                ) from None
+            time.sleep(0.01)  # filelock polls the same way
+        except OSError:
+            os.close(fd)
+            return None  # a file system without flock on folders: the lock file alone
 
 
 def sweep_temps(vault: Path) -> list[str]:
