@@ -357,3 +357,19 @@ def test_a_journal_that_is_a_symlink_is_never_read_through(vault: Path, tmp_path
     journal.unlink(missing_ok=True)
     journal.symlink_to(outside)
     assert [c["handled"] for c in saved(vault)["prune"]] == [None, None]
+
+
+def test_a_journal_archived_and_begun_again_since_the_scan_loses_no_decision(
+    vault: Path, runner: CliRunner
+) -> None:
+    """status asks a person to archive a big journal: the new one is not the one the
+    scan measured, so its lines are not cut at the old length (review: decisions lost)."""
+    assert vk(runner, vault, "apply", "skip", "gamma", "--reason", "weekly").exit_code == 0
+    assert vk(runner, vault, "scan", "--force").exit_code == 0
+    journal = vault / "state" / "journal.jsonl"
+    journal.rename(journal.with_name("journal-2026.jsonl"))  # archived by a person
+    assert vk(runner, vault, "apply", "skip", "gamma", "--reason", "used weekly").exit_code == 0
+    assert vk(runner, vault, "apply", "prune", "beta").exit_code == 3  # queued
+    lines = vk(runner, vault, "report").stdout.splitlines()
+    assert any(x.startswith("prune     gamma ") and "left alone: used weekly" in x for x in lines)
+    assert any(x.startswith("prune     beta ") and "waiting for a person" in x for x in lines)

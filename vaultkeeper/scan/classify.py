@@ -131,15 +131,33 @@ def run_scan(
             state.release(vault, pid)  # only if this process holds it
 
 
-def _journal_bytes(vault: Path) -> dict[str, int]:
+def _journal_bytes(vault: Path) -> dict[str, int | str]:
     """How long the journal was when the scan began (``journalBytes`` in the state file's
-    ``perTask.selfMaintain``): the decisions appended after it are the ones since the scan
-    (scan/last.py), whatever the clock says -- a decision and a scan in one second are
-    told apart by where the decision's line is, not by its second."""
+    ``perTask.selfMaintain``) and a digest of its last bytes (``journalTail``): the
+    decisions appended after it are the ones since the scan (scan/last.py), whatever the
+    clock says -- a decision and a scan in one second are told apart by where the
+    decision's line is, not by its second; a journal archived and begun again since no
+    longer ends where the digest says, and the second is the rule again."""
+    import hashlib
+
     try:
-        return {"journalBytes": os.lstat(vault / config.STATE_DIR / config.JOURNAL_FILE).st_size}
+        fd = os.open(
+            vault / config.STATE_DIR / config.JOURNAL_FILE,
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+        )
     except OSError:
-        return {"journalBytes": 0}
+        return {"journalBytes": 0, "journalTail": ""}
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, min(size, JOURNAL_TAIL), max(size - JOURNAL_TAIL, 0))
+    except OSError:
+        return {"journalBytes": 0, "journalTail": ""}
+    finally:
+        os.close(fd)
+    return {"journalBytes": size, "journalTail": hashlib.blake2b(tail, digest_size=8).hexdigest()}
+
+
+JOURNAL_TAIL = 256  # the journal's last bytes a scan keeps a digest of (scan/last.py)
 
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:

@@ -39,13 +39,34 @@ from vaultkeeper.store import db
 from vaultkeeper.store.text import ParseError, read_regular
 
 
-def journal_mark(vault: Path) -> int | None:
-    """How long the journal was when the last completed scan began (None: not recorded)."""
+def journal_mark(vault: Path) -> tuple[int, str] | None:
+    """How long the journal was when the last completed scan began, and the digest of
+    its last bytes then (None: not recorded)."""
     from vaultkeeper.scan.statefile import read_state
 
     figures = (read_state(vault).data.get("perTask") or {}).get("selfMaintain") or {}
-    mark = figures.get("journalBytes") if isinstance(figures, dict) else None
-    return mark if type(mark) is int and mark >= 0 else None
+    if not isinstance(figures, dict):
+        return None
+    mark, tail = figures.get("journalBytes"), figures.get("journalTail")
+    if type(mark) is not int or mark < 0 or not isinstance(tail, str):
+        return None
+    return mark, tail
+
+
+def _since_mark(raw: bytes, mark: tuple[int, str] | None) -> bytes | None:
+    """The journal's lines after the scan's mark, or None when the journal does not
+    continue the one the scan saw (archived and begun again): the second is the rule."""
+    import hashlib
+
+    from vaultkeeper.scan.classify import JOURNAL_TAIL
+
+    if mark is None or mark[0] > len(raw):
+        return None
+    size, tail = mark
+    seen = raw[max(size - JOURNAL_TAIL, 0) : size]
+    if size and hashlib.blake2b(seen, digest_size=8).hexdigest() != tail:
+        return None
+    return raw[size:]
 
 
 def started(vault: Path) -> tuple[int, int] | None:
@@ -115,10 +136,9 @@ def _handled(vault: Path, report: Report) -> Report:
     if b'"ask"' not in raw and b'"silence"' not in raw:
         return report
     since = iso(report.generated_at)
-    mark = journal_mark(vault)
-    if mark is not None and mark <= len(raw):
-        # the lines appended since the scan began: decided by place, not by the second
-        raw, since = raw[mark:], ""
+    after = _since_mark(raw, journal_mark(vault))
+    if after is not None:  # the lines appended since the scan began: by place, not second
+        raw, since = after, ""
     marks: list[tuple[str, str | None, str]] = []  # target, hash before, mark
     for line in raw.splitlines():
         if b'"ask"' not in line and b'"silence"' not in line:
