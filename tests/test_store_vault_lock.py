@@ -260,3 +260,29 @@ def test_a_writer_that_made_state_still_excludes_one_that_finds_it(tmp_path: Pat
         t.start()
         t.join()
     assert len(failed) == 1 and "another vaultkeeper command is writing" in failed[0]
+
+
+def test_a_busy_state_folder_refuses_in_one_line_and_leaves_the_lock_usable(
+    tmp_path: Path,
+) -> None:
+    """The state/ folder held by a writer this process cannot see (another lock root):
+    LockBusy within the timeout, the lock file let go, and the next hold works."""
+    import fcntl
+
+    from vaultkeeper.errors import LockBusy
+    from vaultkeeper.store import fsio
+    from vaultkeeper.store.fsio import writer_lock
+
+    vault = tmp_path / "v"
+    (vault / config.STATE_DIR).mkdir(parents=True)
+    other = os.open(vault / config.STATE_DIR, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        busy = pytest.raises(LockBusy, match="another vaultkeeper command is writing")
+        with busy, writer_lock(vault, timeout=0.05):
+            pass
+    finally:
+        os.close(other)
+    assert fsio._hold[1] == 0  # no hold left counted
+    with writer_lock(vault):
+        assert fsio._hold[1] == 1

@@ -271,10 +271,10 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
                 ) from exc
             held.append(lock)
         outermost = getattr(held[0], "lock_counter", 1) == 1
-        if outermost:  # the fallback's file is in state/ too: the folder excludes all
-            folder = _hold_state_folder(state, timeout)  # closed below
         _hold[0] += outermost
         _hold[1] += 1
+        if outermost:  # the fallback's file is in state/ too: the folder excludes all
+            folder = _hold_state_folder(state, timeout)  # closed below
         if outermost:  # the outermost hold: no writer is mid-write
             sweep_temps(vault)
         yield
