@@ -323,12 +323,17 @@ def test_an_older_cron_line_keeps_working_until_install_rewrites_it_to_hooks_log
     old = f"0 6 * * * /usr/bin/vaultkeeper --vault {vault} scan >>{old_log} 2>&1"
     table.write_text(f"{EXISTING}{old} {config.CRON_MARKER} {vault}\n")
     listed = json.loads(run(runner, "hooks", "status", "--json", env=env).stdout)
-    assert [e["vault"] for e in listed["cron"]] == [str(vault)]
+    assert [(e["vault"], e["outdated"]) for e in listed["cron"]] == [(str(vault), True)]
+    said = run(runner, "hooks", "status", "cron", env=env).stdout
+    assert "an older version's line" in said and "hooks install cron` rewrites it" in said
     result = run(runner, "--vault", vault, "hooks", "install", "cron", env=env)
     assert result.exit_code == 0 and "updated 0 6 * * * " in result.stdout, result.output
     (line,) = table.read_text()[len(EXISTING) :].splitlines()
     assert line.startswith("0 6 * * * ") and f"L={state / config.HOOK_LOG_FILE};" in line
     assert "cron.log" not in line and old_log.read_text() == "vaultkeeper: scan done\n"
+    listed = json.loads(run(runner, "hooks", "status", "--json", env=env).stdout)
+    assert [e["outdated"] for e in listed["cron"]] == [False]
+    assert "older version" not in run(runner, "hooks", "status", "cron", env=env).stdout
 
 
 def test_cron_schedule_print_and_uninstall(

@@ -151,6 +151,11 @@ def hooks_status(
             click.echo(f"{'cron':<12} no vaultkeeper line in the crontab")
         for entry in where.cron:
             click.echo(f"{'cron':<12} {entry.line}")
+            if entry.outdated:
+                click.echo(
+                    f"{'cron':<12} an older version's line (its output goes to "
+                    "state/cron.log): `vaultkeeper hooks install cron` rewrites it"
+                )
     for v, when in where.last_scans:
         done = (
             f"{when:%Y-%m-%d %H:%M} UTC ({age_text((now - when).total_seconds())} ago)"

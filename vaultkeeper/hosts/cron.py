@@ -31,6 +31,7 @@ _NICKNAMES = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnigh
 class CronEntry:
     line: str
     vault: str
+    outdated: bool = False  # an older version's line: its output goes to state/cron.log
 
 
 def cron_line(vault: Path, program: str | None, schedule: str) -> str:
@@ -159,7 +160,8 @@ def entries(env: Mapping[str, str]) -> list[CronEntry]:
         if _is_ours(line):
             body = line.rstrip()
             vault = body.split(f" {config.CRON_MARKER} ", 1)[1].replace("\\%", "%")
-            out.append(CronEntry(body, vault))
+            older = f"/{config.STATE_DIR}/cron.log" in body  # `hooks install cron` rewrites it
+            out.append(CronEntry(body, vault, older))
     return out
 
 
