@@ -18,6 +18,7 @@ promotion line and its Evidence receipts (``merge_skill_files``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -45,12 +46,29 @@ def merge_note_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
 
 
 def merge_note_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
+    return _merge_rewritten(base, ours, theirs, _union_lists)
+
+
+def _merge_rewritten(
+    base: bytes, ours: bytes, theirs: bytes, rewrite: Callable[[list[list[str]]], None]
+) -> MergeResult:
+    """``rewrite`` the three versions' lines in place (base, ours, theirs) so that what
+    both sides added agrees, then ``git merge-file`` the rest; text that does not decode
+    is merged by git as it is. Ours' BOM is kept."""
     bom = BOM.encode("utf-8")
     try:
         versions = [split_lines(decode(raw)) for raw in (base, ours, theirs)]
     except ParseError:
         merged, conflicts = git_merge_file(ours, base, theirs)
         return MergeResult(merged, conflicts, ())
+    rewrite(versions)
+    b, o, t = ("".join(v).encode("utf-8") for v in versions)
+    merged, conflicts = git_merge_file(o, b, t)
+    return MergeResult((bom if ours.startswith(bom) else b"") + merged, conflicts, ())
+
+
+def _union_lists(versions: list[list[str]]) -> None:
+    """Each one-line list changed on both sides becomes the union, in all three versions."""
     found = [_lists(v) for v in versions]
     for key in LISTS:
         b, o, t = (f.get(key) for f in found)
@@ -66,9 +84,6 @@ def merge_note_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
             if key in lists:
                 at = lists[key][0]
                 lines[at] = line + lines[at][len(lines[at].rstrip("\r\n")) :]
-    b_, o_, t_ = ("".join(v).encode("utf-8") for v in versions)
-    merged, conflicts = git_merge_file(o_, b_, t_)
-    return MergeResult((bom if ours.startswith(bom) else b"") + merged, conflicts, ())
 
 
 def _lists(lines: list[str]) -> dict[str, tuple[int, list[str]]]:
@@ -113,17 +128,12 @@ def merge_skill_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
 
 
 def merge_skill_bytes(base: bytes, ours: bytes, theirs: bytes) -> MergeResult:
-    bom = BOM.encode("utf-8")
-    try:
-        versions = [split_lines(decode(raw)) for raw in (base, ours, theirs)]
-    except ParseError:
-        merged, conflicts = git_merge_file(ours, base, theirs)
-        return MergeResult(merged, conflicts, ())
+    return _merge_rewritten(base, ours, theirs, _merge_skill_lines)
+
+
+def _merge_skill_lines(versions: list[list[str]]) -> None:
     _merge_promoted(versions)
     _merge_evidence(versions)
-    b, o, t = ("".join(v).encode("utf-8") for v in versions)
-    merged, conflicts = git_merge_file(o, b, t)
-    return MergeResult((bom if ours.startswith(bom) else b"") + merged, conflicts, ())
 
 
 def _body(line: str) -> str:
