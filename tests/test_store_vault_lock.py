@@ -145,6 +145,32 @@ except LockBusy as exc:
 """
 
 
+def _second_waits_for_first(vault: Path, first: dict[str, str], second: dict[str, str]) -> None:
+    """A writer in ``first``'s environment holds the lock: one in ``second``'s is refused
+    (its timeout passes), then gets it once the first lets go; state/ holds no lock file."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(vault)],
+        cwd=REPO, env=first, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        busy = subprocess.run(
+            [sys.executable, "-c", _TRY, str(vault)],
+            cwd=REPO, env=second, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert "another vaultkeeper command is writing" in busy.stdout, busy.stdout
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=120)
+    free = subprocess.run(
+        [sys.executable, "-c", _TRY, str(vault)],
+        cwd=REPO, env=second, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert free.stdout == "got it\n"
+    assert os.listdir(vault / config.STATE_DIR) == []  # no writer.lock in state/
+
+
 def test_writers_with_different_environments_exclude_each_other(tmp_path: Path) -> None:
     """A cron job (no $XDG_RUNTIME_DIR, $TMPDIR unset) and a session (both set, elsewhere)
     write to one vault that has state/: one lock, so the second waits for the first."""
@@ -154,27 +180,7 @@ def test_writers_with_different_environments_exclude_each_other(tmp_path: Path) 
     session = {**base, "XDG_RUNTIME_DIR": str(tmp_path / "run"), "TMPDIR": str(tmp_path / "t")}
     (tmp_path / "run").mkdir(mode=0o700)
     (tmp_path / "t").mkdir()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(vault)],
-        cwd=REPO, env=base, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdin is not None and holder.stdout is not None
-    try:
-        assert holder.stdout.readline() == "held\n"
-        busy = subprocess.run(
-            [sys.executable, "-c", _TRY, str(vault)],
-            cwd=REPO, env=session, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        assert "another vaultkeeper command is writing" in busy.stdout, busy.stdout
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=120)
-    free = subprocess.run(
-        [sys.executable, "-c", _TRY, str(vault)],
-        cwd=REPO, env=session, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert free.stdout == "got it\n"
-    assert os.listdir(vault / config.STATE_DIR) == []  # no writer.lock in state/
+    _second_waits_for_first(vault, base, session)
 
 
 def test_writers_that_see_different_lock_folders_still_exclude_each_other(
@@ -185,32 +191,11 @@ def test_writers_that_see_different_lock_folders_still_exclude_each_other(
     folder is theirs in common and excludes them (review: 10 + 10 uses counted 27 of 31)."""
     vault = tmp_path / "v"
     (vault / config.STATE_DIR).mkdir(parents=True)
-    roots = [tmp_path / "root-a", tmp_path / "root-b"]
     envs = []
-    for root in roots:
+    for root in (tmp_path / "root-a", tmp_path / "root-b"):
         root.mkdir()
         envs.append({**os.environ, config.ENV_LOCK_ROOT: str(root)})
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, str(vault)],
-        cwd=REPO, env=envs[0], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdin is not None and holder.stdout is not None
-    try:
-        assert holder.stdout.readline() == "held\n"
-        busy = subprocess.run(
-            [sys.executable, "-c", _TRY, str(vault)],
-            cwd=REPO, env=envs[1], capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        assert "another vaultkeeper command is writing" in busy.stdout, busy.stdout
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=120)
-    free = subprocess.run(
-        [sys.executable, "-c", _TRY, str(vault)],
-        cwd=REPO, env=envs[1], capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert free.stdout == "got it\n"
-    assert os.listdir(vault / config.STATE_DIR) == []  # still no writer.lock in state/
+    _second_waits_for_first(vault, envs[0], envs[1])
 
 
 def test_a_vault_that_used_every_feature_has_no_writer_lock_in_state(
