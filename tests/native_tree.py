@@ -17,6 +17,9 @@ import hashlib
 import os
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from vaultkeeper.cli import cli
 from vaultkeeper.native.folders import sanitize
 
 API = "/src/api"
@@ -79,3 +82,9 @@ def hashes(home: Path) -> dict[str, str]:
             digest = hashlib.sha256(p.read_bytes()).hexdigest()
             out[str(p.relative_to(top))] = f"{digest}@{p.stat().st_mtime_ns}"
     return out
+
+
+def vk(vault: Path, *args: str) -> tuple[int, str, str]:
+    """``vaultkeeper --vault VAULT ARGS``: exit code, stdout, stderr (exceptions raised)."""
+    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
+    return done.exit_code, done.stdout, done.stderr

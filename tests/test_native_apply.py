@@ -9,21 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from tests.native_tree import WEB, build, hashes
+from tests.native_tree import WEB, build, hashes, vk
 from tests.pty_helper import run_on_pty
 from tests.test_native_ingest import CITES, project, second_session, transcript  # noqa: F401 - the fixture
 from tests.test_native_ingest import home as home
-from vaultkeeper.cli import cli
 
 PROMPT = "Only y or yes deletes [y/N]:"
-
-
-def vk(vault: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
-    return done.exit_code, done.stdout, done.stderr
 
 
 @pytest.fixture

@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import MakeVault
 from tests.host_fixtures import CLAUDE, claude_files
-from vaultkeeper.cli import cli
+from tests.native_tree import vk
 from vaultkeeper.native.folders import sanitize
 from vaultkeeper.store.uses import read_events
 
@@ -21,11 +20,6 @@ FIXTURE = CLAUDE / "auto-memory"
 # session 2 names the memory in a <cc-memory> tag and Reads it; session 1 Write's it
 (CITES,) = [s for s, p in claude_files(FIXTURE).items() if "<cc-memory" in p.read_text()]
 (WRITES,) = set(claude_files(FIXTURE)) - {CITES}
-
-
-def vk(vault: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
-    return done.exit_code, done.stdout, done.stderr
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from tests.native_tree import API, TOKEN, WEB, build, hashes
-from vaultkeeper.cli import cli
+from tests.native_tree import API, TOKEN, WEB, build, hashes, vk
 
 TODAY = "2026-12-01"
 
@@ -22,11 +20,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("VAULTKEEPER_TODAY", TODAY)
     build(home)
     return home
-
-
-def vk(vault: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
-    return done.exit_code, done.stdout, done.stderr
 
 
 def test_adopt_all_finds_every_project_folder(home: Path, make_vault: MakeVault) -> None:

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import MakeVault
-from tests.native_tree import API, WEB, build
-from vaultkeeper.cli import cli
+from tests.native_tree import API, WEB, build, vk
 from vaultkeeper.native.folders import sanitize
 from vaultkeeper.store import machine
 
@@ -27,11 +25,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("VAULTKEEPER_TODAY", TODAY)
     build(home)
     return home
-
-
-def vk(vault: Path, *args: str) -> tuple[int, str, str]:
-    done = CliRunner().invoke(cli, ["--vault", str(vault), *args], catch_exceptions=False)
-    return done.exit_code, done.stdout, done.stderr
 
 
 def folder(home: Path, cwd: str) -> str:
