@@ -335,8 +335,9 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     # again (the session-end scan's row is what serves the next session's brief).
     from vaultkeeper.scan import reportrow
     from vaultkeeper.scan.last import started
+    from vaultkeeper.scan.statefile import read_state
 
-    when = started(vault)
+    when = started(read_state(vault).data)
     assert when is not None
     found = reportrow.inputs(vault)
     assert reportrow.kept(vault, when[0], found) is not None  # the scan's own row

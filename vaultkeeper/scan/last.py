@@ -39,14 +39,16 @@ from vaultkeeper.store import db
 from vaultkeeper.store.text import ParseError, read_regular
 
 
-def journal_mark(vault: Path) -> tuple[int, str] | None:
-    """How long the journal was when the last completed scan began, and the digest of
-    its last bytes then (None: not recorded)."""
-    from vaultkeeper.scan.statefile import read_state
+def _figures(data: dict[str, Any]) -> dict[str, Any]:
+    """The state file's ``perTask.selfMaintain`` (the last completed scan's figures)."""
+    figures = (data.get("perTask") or {}).get("selfMaintain") or {}
+    return figures if isinstance(figures, dict) else {}
 
-    figures = (read_state(vault).data.get("perTask") or {}).get("selfMaintain") or {}
-    if not isinstance(figures, dict):
-        return None
+
+def journal_mark(data: dict[str, Any]) -> tuple[int, str] | None:
+    """How long the journal was when the last completed scan began, and the digest of
+    its last bytes then, from the state file's ``data`` (None: not recorded)."""
+    figures = _figures(data)
     mark, tail = figures.get("journalBytes"), figures.get("journalTail")
     if type(mark) is not int or mark < 0 or not isinstance(tail, str):
         return None
@@ -69,14 +71,11 @@ def _since_mark(raw: bytes, mark: tuple[int, str] | None) -> bytes | None:
     return raw[size:]
 
 
-def started(vault: Path) -> tuple[int, int] | None:
-    """(when the last completed scan started, its duration), epoch ms; None: none completed."""
-    from vaultkeeper.scan.statefile import read_state
-
-    data = read_state(vault).data
+def started(data: dict[str, Any]) -> tuple[int, int] | None:
+    """(when the last completed scan started, its duration), epoch ms, from the state
+    file's ``data``; None: none completed."""
     done = data.get("lastCompleted")
-    figures = (data.get("perTask") or {}).get("selfMaintain") or {}
-    took = figures.get("durationMs") if isinstance(figures, dict) else None
+    took = _figures(data).get("durationMs")
     took = took if type(took) is int and took >= 0 else 0
     if type(done) is not int or done <= took:
         return None
@@ -85,7 +84,10 @@ def started(vault: Path) -> tuple[int, int] | None:
 
 def last_report(vault: Path) -> Report | None:
     """The last completed scan's report, as the vault's files say now (see the module doc)."""
-    when = started(vault)
+    from vaultkeeper.scan.statefile import read_state
+
+    data = read_state(vault).data  # read once: when the scan began, its journal mark
+    when = started(data)
     if when is None:
         return None
     started_ms, took = when
@@ -103,7 +105,7 @@ def last_report(vault: Path) -> Report | None:
         found = classify(vault, from_ns(started_ms * 1_000_000), rows)
         report = from_dict(found._replace(duration_ms=took).to_dict())  # as a kept one reads
         keep(vault, started_ms, digest, report, create=False)
-    return _handled(vault, report._replace(vault=str(vault)))
+    return _handled(vault, report._replace(vault=str(vault)), journal_mark(data))
 
 
 # -- decisions that changed no file ---------------------------------------------------------
@@ -127,7 +129,7 @@ def _mark(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _handled(vault: Path, report: Report) -> Report:
+def _handled(vault: Path, report: Report, mark: tuple[int, str] | None) -> Report:
     """``report`` with each candidate a decision since the scan left alone marked."""
     try:  # a regular file only: the journal travels through git, a link may come with it
         raw = read_regular(vault / config.STATE_DIR / config.JOURNAL_FILE, follow=False)
@@ -136,7 +138,7 @@ def _handled(vault: Path, report: Report) -> Report:
     if b'"ask"' not in raw and b'"silence"' not in raw:
         return report
     since = iso(report.generated_at)
-    after = _since_mark(raw, journal_mark(vault))
+    after = _since_mark(raw, mark)
     if after is not None:  # the lines appended since the scan began: by place, not second
         raw, since = after, ""
     marks: list[tuple[str, str | None, str]] = []  # target, hash before, mark
