@@ -138,8 +138,6 @@ def _journal_bytes(vault: Path) -> dict[str, int | str]:
     clock says -- a decision and a scan in one second are told apart by where the
     decision's line is, not by its second; a journal archived and begun again since no
     longer ends where the digest says, and the second is the rule again."""
-    import hashlib
-
     try:
         fd = os.open(
             vault / config.STATE_DIR / config.JOURNAL_FILE,
@@ -154,10 +152,18 @@ def _journal_bytes(vault: Path) -> dict[str, int | str]:
         return {"journalBytes": 0, "journalTail": ""}
     finally:
         os.close(fd)
-    return {"journalBytes": size, "journalTail": hashlib.blake2b(tail, digest_size=8).hexdigest()}
+    return {"journalBytes": size, "journalTail": tail_digest(tail)}
 
 
 JOURNAL_TAIL = 256  # the journal's last bytes a scan keeps a digest of (scan/last.py)
+
+
+def tail_digest(tail: bytes) -> str:
+    """The digest of the journal's last bytes kept as ``journalTail`` (scan/last.py
+    compares the journal it reads with it)."""
+    import hashlib
+
+    return hashlib.blake2b(tail, digest_size=8).hexdigest()
 
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:

@@ -58,15 +58,13 @@ def journal_mark(data: dict[str, Any]) -> tuple[int, str] | None:
 def _since_mark(raw: bytes, mark: tuple[int, str] | None) -> bytes | None:
     """The journal's lines after the scan's mark, or None when the journal does not
     continue the one the scan saw (archived and begun again): the second is the rule."""
-    import hashlib
-
-    from vaultkeeper.scan.classify import JOURNAL_TAIL
+    from vaultkeeper.scan.classify import JOURNAL_TAIL, tail_digest
 
     if mark is None or mark[0] > len(raw):
         return None
     size, tail = mark
     seen = raw[max(size - JOURNAL_TAIL, 0) : size]
-    if size and hashlib.blake2b(seen, digest_size=8).hexdigest() != tail:
+    if size and tail_digest(seen) != tail:
         return None
     return raw[size:]
 
