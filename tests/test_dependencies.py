@@ -16,7 +16,7 @@ RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune"
 MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
 MCP_MODULES = {
     f"vaultkeeper/mcp/{name}.py"
-    for name in ("server", "shapes", "prune", "apply", "prune_tool", "relay")
+    for name in ("server", "shapes", "prune")
 }
 
 
