@@ -1,17 +1,12 @@
 """Has the person trusted our hooks in Codex? Read, never written: trusting is their review.
 
-Codex 0.169 runs a command hook only once the person has trusted it (``/hooks``, then
-``t``); ``codex exec`` skips an untrusted one silently. Trusting writes, into the
-``config.toml`` beside ``hooks.json``::
-
-    [hooks.state."<hooks.json path>:<event snake_case>:<group>:<handler>"]
-    trusted_hash = "sha256:<hex>"
-
-where the hash is over the handler's definition, so a changed command asks again. The
-hash is computed as Codex computes it (codex-rs ``command_hook_hash``; the recorded
-config.toml in tests/fixtures/hosts/codex-0.169.0/hook-trust/ is the check): the JSON of
-``{event_name, matcher?, hooks: [{type, command, timeout, async, statusMessage?}]}``
-with every object's keys sorted and no spaces, sha256, hex.
+Codex (0.169+) runs a command hook only once the person trusted it (``/hooks``, then
+``t``), which writes into the ``config.toml`` beside ``hooks.json``
+``[hooks.state."<hooks.json path>:<event snake_case>:<group>:<handler>"] trusted_hash =
+"sha256:<hex>"``: the sha256 of the handler's definition as Codex computes it (codex-rs
+``command_hook_hash``: the JSON of ``{event_name, matcher?, hooks: [{type, command,
+timeout, async, statusMessage?}]}``, keys sorted, no spaces; checked against the recorded
+config.toml in tests/fixtures/hosts/codex-0.169.0/hook-trust/), so a changed command asks again.
 """
 
 from __future__ import annotations
@@ -67,7 +62,7 @@ def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def key(hooks_file: Path, event: str, group: int, handler: int) -> str:
+def key(hooks_file: Path | str, event: str, group: int, handler: int) -> str:
     return f"{hooks_file}:{EVENT_LABELS.get(event, event)}:{group}:{handler}"
 
 
@@ -111,10 +106,23 @@ def state(
     """TRUSTED, NEW or CHANGED for the handler at ``spot`` (group, index) of ``event``."""
     known = trusted_hashes(hooks_file.parent / "config.toml")
     keys = {key(hooks_file, event, *spot), key(Path(os.path.realpath(hooks_file)), event, *spot)}
-    have = [known[k] for k in keys if k in known]
+    return verdict([known[k] for k in keys if k in known], event, group, handler)
+
+
+def verdict(have: list[str], event: str, group: dict[str, Any], handler: Any) -> str:
+    """TRUSTED, NEW or CHANGED for a handler whose trusted hashes (if any) are ``have``."""
     if not have:
         return NEW
     return TRUSTED if hook_hash(event, group, handler) in have else CHANGED
+
+
+def summary(states: tuple[str, ...]) -> str:
+    """One word on several handlers' states (a plugin's, in ``hooks status``)."""
+    if all(s == TRUSTED for s in states):
+        return TRUSTED
+    if CHANGED in states:
+        return CHANGED
+    return "hooks not yet trusted in Codex (it skips them until you do: /hooks, then t)"
 
 
 def install_lines(states: list[str]) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import codex_trust
+from vaultkeeper.hosts import codex_trust, home_path
 from vaultkeeper.hosts.program import problem_of
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.templates import data_dir
@@ -61,11 +61,6 @@ def host(target: str) -> Host:
     if target not in HOSTS:
         raise UsageError(f"unknown host {target!r}; one of {', '.join(HOSTS)}")
     return HOSTS[target]
-
-
-def home_path(raw: str, env: Mapping[str, str]) -> Path:
-    """``~/...`` under the environment's HOME."""
-    return Path(env.get("HOME") or str(Path.home())) / raw.removeprefix("~/")
 
 
 @dataclass(frozen=True)

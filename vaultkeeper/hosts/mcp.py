@@ -25,11 +25,11 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
+from vaultkeeper.hosts import home_path
 from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, answering, check_dialog
 from vaultkeeper.hosts.hooks import (
     HOSTS,
     Change,
-    home_path,
     host,
     missing_folders,
     read_settings,

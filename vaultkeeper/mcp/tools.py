@@ -107,14 +107,8 @@ class VaultTools:
     ) -> dict[str, Any]:
         from vaultkeeper.search.rank import found
 
-        hits = found(
-            self.searcher,
-            query,
-            kind=kind,
-            project=project,
-            limit=limit,
-            include_archived=include_archived,
-        )
+        hits = found(self.searcher, query, kind=kind, project=project, limit=limit,
+                     include_archived=include_archived)  # fmt: skip
         return {"hits": hits, "count": len(hits)}
 
     def entry_path(self, path: str) -> Path:
@@ -233,15 +227,14 @@ class VaultTools:
                 "use `search` to find the name"
             )
         counted = next((c for c in result.counted if c.name == target), None)
+        figures = ("count_before", "count_after", "last_used")
         return {
             "target": target,
             "kind": "note" if note else "pattern",
             "session": session,
             "recorded": bool(result.recorded),
             "counted": counted is not None,
-            "count_before": None if counted is None else counted.count_before,
-            "count_after": None if counted is None else counted.count_after,
-            "last_used": None if counted is None else counted.last_used,
+            **{key: getattr(counted, key, None) for key in figures},
             "note": None if result.recorded else "already cited in this session: counted once",
         }
 
