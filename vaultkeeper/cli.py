@@ -25,6 +25,7 @@ from vaultkeeper.commands import (
     entries,
     gitsync,
     hooks,
+    hooks_status,
     ingest,
     mcp,
     merge,
@@ -201,6 +202,7 @@ for _command in (
 apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 apply.apply_group.add_command(anchor.apply_anchor)
 apply.apply_group.add_command(batch.apply_batch)
+hooks.hooks.add_command(hooks_status.hooks_status)
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 ``explain`` is the one mapping from an exception to its line and exit code; output.fail
 says it at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py), an
-MCP tool's error (mcp/apply.py) and a batch's outcome (apply/batch.py) carry its line.
+MCP tool's error (mcp/server.py) and a batch's outcome (apply/batch.py) carry its line.
 """
 
 from __future__ import annotations

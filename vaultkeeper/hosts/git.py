@@ -142,16 +142,17 @@ def _find(text: str) -> tuple[int, int, str] | None:
     return None
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
+    """The file's text (None: no file) and where our block is in it (``_find``)."""
     try:
-        return path.read_bytes().decode("utf-8") if path.exists() else None
+        text = path.read_bytes().decode("utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise VaultkeeperError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    return text, None if text is None else _find(text)
 
 
 def _install_file(path: Path, lines: tuple[str, ...]) -> str:
-    text = _read(path)
-    found = None if text is None else _find(text)
+    text, found = _read(path)
     if text is not None and found is not None:
         start, end, how = found
         if text[start:end] == _block(lines, how):
@@ -167,8 +168,7 @@ def _install_file(path: Path, lines: tuple[str, ...]) -> str:
 
 
 def _uninstall_file(path: Path) -> str | None:
-    text = _read(path)
-    found = None if text is None else _find(text)
+    text, found = _read(path)
     if text is None or found is None:
         return None
     start, end, how = found
@@ -225,8 +225,7 @@ def status(vault: Path) -> GitStatus:
     check_work_tree(vault)
     files: list[tuple[str, str]] = []
     for name, lines in FILES.items():
-        text = _read(vault / name)
-        found = None if text is None else _find(text)
+        text, found = _read(vault / name)
         if text is None or found is None:
             files.append((name, "absent"))
         else:

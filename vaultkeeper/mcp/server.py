@@ -59,7 +59,7 @@ from vaultkeeper.mcp.shapes import (
     Target,
     arg,
 )
-from vaultkeeper.mcp.start import guarded
+from vaultkeeper.mcp.stop import guarded
 from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict, serve_text
 from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.vault import resolve_inside

@@ -26,8 +26,7 @@ then the host's stdin as it comes; out, every line to the host except its answer
 stand-in and its acknowledgement of a listen the front acknowledged (``Drop``), each
 compared with what the front sent (a difference is one line on stderr). With no answers
 for this SDK, no stdin and stdout to take over, or VAULTKEEPER_MCP_PLAIN=1, it serves as
-``MCPServer.run("stdio")`` alone does (the tests compare the two ways). Ctrl-C stops the
-server, but never in the middle of a tool call (``stop_on_interrupt``, ``guarded``).
+``MCPServer.run("stdio")`` alone does (the tests compare the two ways).
 """
 
 from __future__ import annotations
@@ -36,18 +35,15 @@ import io
 import json
 import os
 import queue
-import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.errors import EXIT_INTERRUPTED, UsageError
+from vaultkeeper.errors import UsageError
 
 if TYPE_CHECKING:  # tools.py loads with the server, in the loader's thread
     from vaultkeeper.mcp.tools import Now
@@ -196,13 +192,13 @@ def parse(line: str) -> Any:
 
 def kind(message: Any) -> str:
     """request, notification, or other (a reply, a batch, anything unusual)."""
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return "other"
-    if not isinstance(message.get("method"), str):
-        return "other"
-    if not set(message) <= {"jsonrpc", "id", "method", "params"}:
-        return "other"
-    if "params" in message and not isinstance(message["params"], dict):
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and isinstance(message.get("method"), str)
+        and set(message) <= {"jsonrpc", "id", "method", "params"}
+        and isinstance(message.get("params", {}), dict)
+    ):
         return "other"
     if "id" not in message:
         return "notification"
@@ -375,7 +371,7 @@ def _app(loaded: Loaded) -> Any:
 
 
 def serve(vault: Path, now: Now, session: str) -> None:
-    """Serve over stdin/stdout until the host closes them (Ctrl-C: stop_on_interrupt)."""
+    """Serve over stdin/stdout until the host closes them (Ctrl-C: stop.py)."""
     if os.environ.get(config.ENV_MCP_DIALOG):  # the hooks the session started with, first
         from vaultkeeper.hosts import elicitation
 
@@ -509,66 +505,3 @@ def hand_over(app: Any, kept: list[str], drops: list[Drop], source: queue.Queue[
         except OSError:
             return
         copier.join()
-
-
-# -- Ctrl-C (SIGINT) stops the server, as it stops every other command -----------------
-# The SDK reads stdin in a worker thread a cancellation waits for, so asyncio's own SIGINT
-# handling ran on until the next line or Ctrl-D. Our handler ends the process instead, but
-# never in the middle of a tool call (its write under the writer lock included): the
-# process ends when the running call returns. A second Ctrl-C ends it at once.
-T = TypeVar("T")
-
-_lock = threading.RLock()  # re-entrant: the handler runs on the thread that may hold it
-_running = 0
-_asked = False
-
-
-def _exit() -> None:
-    try:
-        sys.stderr.write("vaultkeeper: interrupted\n")
-        sys.stderr.flush()
-    finally:
-        os._exit(EXIT_INTERRUPTED)  # the stdin reader thread cannot be joined
-
-
-def _on_interrupt(signum: int, frame: Any) -> None:
-    global _asked
-    with _lock:
-        if _asked or _running == 0:
-            _exit()
-        _asked = True
-    sys.stderr.write(
-        "vaultkeeper: interrupted; stopping when the running tool call returns "
-        "(Ctrl-C again stops now)\n"
-    )
-    sys.stderr.flush()
-
-
-def stop_on_interrupt() -> None:
-    """Take SIGINT before the event loop starts (asyncio then leaves it to us)."""
-    signal.signal(signal.SIGINT, _on_interrupt)
-
-
-@contextmanager
-def _busy() -> Iterator[None]:
-    global _running
-    with _lock:
-        _running += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _running -= 1
-            stop = _asked and _running == 0
-        if stop:
-            _exit()
-
-
-def guarded(call: Callable[[], T]) -> Callable[[], T]:
-    """``call``, counted as running while it runs (an interrupt waits for it)."""
-
-    def run() -> T:
-        with _busy():
-            return call()
-
-    return run
