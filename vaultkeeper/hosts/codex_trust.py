@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import tomledit
 
 EVENT_LABELS = {
@@ -38,8 +39,8 @@ TRUSTED = "trusted in Codex"
 NEW = "installed, not yet trusted in Codex (it skips the hook until you do)"
 CHANGED = "changed since you trusted it: Codex will ask again"
 STEP = "next, in Codex: open /hooks and press t to trust them (Codex never runs an untrusted hook)"
-_STATE = re.compile(r'^\s*\[\s*hooks\.state\."((?:[^"\\]|\\.)*)"\s*\]\s*$')
-_HASH = re.compile(r'^\s*trusted_hash\s*=\s*"([^"]*)"\s*$')
+_HEAD = re.compile(r'^\s*\[\s*([A-Za-z0-9_.-]+)\."((?:[^"\\]|\\.)*)"\s*\]\s*$')
+_PAIR = re.compile(r'^\s*([A-Za-z0-9_-]+)\s*=\s*(?:"([^"]*)"|(true|false))\s*(?:#.*)?$')
 
 
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
@@ -68,36 +69,46 @@ def key(hooks_file: Path | str, event: str, group: int, handler: int) -> str:
 
 def trusted_hashes(config_toml: Path) -> dict[str, str]:
     """Every ``[hooks.state."KEY"] trusted_hash`` in Codex's config.toml ({} if none)."""
+    state = tables(config_toml, "hooks", "state")
+    return {
+        k: v["trusted_hash"] for k, v in state.items() if isinstance(v.get("trusted_hash"), str)
+    }
+
+
+def tables(config_toml: Path, *prefix: str) -> dict[str, dict[str, Any]]:
+    """The ``[PREFIX."KEY"]`` tables of Codex's config.toml by KEY ({} when none, or when
+    the file cannot be read or is not TOML: Codex would not read it either)."""
     try:
-        text = config_toml.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = config_toml.read_bytes().decode("utf-8")
+        data: Any = tomledit.load(text, config_toml)
+    except (OSError, UnicodeDecodeError, VaultkeeperError):
         return {}
-    try:
-        data = tomledit.load(text, config_toml)
-    except Exception:  # not valid TOML: Codex would not read it either
-        return {}
-    if data is not None:
-        state = data.get("hooks", {}).get("state", {})
-        if not isinstance(state, dict):
-            return {}
-        return {
-            k: v["trusted_hash"]
-            for k, v in state.items()
-            if isinstance(v, dict) and isinstance(v.get("trusted_hash"), str)
-        }
-    found: dict[str, str] = {}  # Python 3.10: the tables as Codex writes them
-    table: str | None = None
+    if data is None:  # Python 3.10: no TOML reader; the tables as Codex writes them
+        data = _quoted_tables(text)
+    for part in prefix:
+        data = data.get(part) if isinstance(data, dict) else None
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def _quoted_tables(text: str) -> dict[str, Any]:
+    """``[a.b."KEY"]`` tables and their ``name = "text"`` / ``name = true|false`` lines."""
+    data: dict[str, Any] = {}
+    table: dict[str, Any] | None = None
     for line in text.splitlines():
-        head = _STATE.match(line)
+        head = _HEAD.match(line)
         if head:
-            table = head.group(1).encode().decode("unicode_escape")
+            node = data
+            for part in head.group(1).split("."):
+                node = node.setdefault(part, {})
+            table = node.setdefault(head.group(2).encode().decode("unicode_escape"), {})
             continue
         if line.lstrip().startswith("["):
             table = None
-        hashed = _HASH.match(line)
-        if hashed and table is not None:
-            found[table] = hashed.group(1)
-    return found
+        pair = _PAIR.match(line)
+        if pair and table is not None:
+            text_value, flag = pair.group(2), pair.group(3)
+            table[pair.group(1)] = text_value if text_value is not None else flag == "true"
+    return data
 
 
 def state(

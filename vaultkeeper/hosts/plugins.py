@@ -27,7 +27,6 @@ from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts import codex_trust, home_path
 from vaultkeeper.hosts.hooks import HOSTS
-from vaultkeeper.store import tomledit
 
 NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
 LAUNCHER = "scripts/vaultkeeper-hook"
@@ -139,7 +138,7 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
 
 def _codex(env: Mapping[str, str]) -> list[Plugin]:
     conf = home_path(config.CODEX_CONFIG, env)
-    tables = _codex_plugin_tables(conf)
+    tables = codex_trust.tables(conf, "plugins")
     out: list[Plugin] = []
     for plugin_id, table in sorted(tables.items()):
         name, _, market = plugin_id.partition("@")
@@ -158,35 +157,6 @@ def _codex(env: Mapping[str, str]) -> list[Plugin]:
             )
         )  # fmt: skip
     return out
-
-
-def _codex_plugin_tables(conf: Path) -> dict[str, dict[str, Any]]:
-    """``[plugins."ID"]`` tables of Codex's config.toml ({} when none or unreadable)."""
-    try:
-        text = conf.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    try:
-        data = tomledit.load(text, conf)
-    except VaultkeeperError:
-        return {}  # not TOML: Codex cannot read it either
-    if data is not None:
-        plugins = data.get("plugins")
-        if not isinstance(plugins, dict):
-            return {}
-        return {k: v for k, v in plugins.items() if isinstance(v, dict)}
-    found: dict[str, dict[str, Any]] = {}  # Python 3.10: the headers, and `enabled`
-    lines = text.splitlines(keepends=True)
-    for name in NAMES:
-        for line in lines:
-            head = line.strip()
-            prefix = f'[plugins."{name}@'
-            if head.startswith(prefix) and head.endswith('"]'):
-                plugin_id = head[len('[plugins."') : -2]
-                spans = tomledit.table_spans(lines, ["plugins", plugin_id])
-                body = "".join("".join(lines[a:b]) for a, b in spans[:1]).replace(" ", "")
-                found[plugin_id] = {"enabled": "enabled=false" not in body}
-    return found
 
 
 def _codex_copy(base: Path) -> Path | None:
