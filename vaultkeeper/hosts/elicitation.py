@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -256,15 +256,20 @@ def refusal(host: str, env: Mapping[str, str], cwd: Path) -> str | None:
     if host == CODEX:
         return CODEX_NEVER
     now = answering(env, cwd)
-    found = (*now, *(a for a in _AT_START if a not in now))
+    found = first_of((*now, *(a for a in _AT_START if a not in now)), inert)
+    if found is None:
+        return None
+    return (
+        "the host's dialog is refused while a Claude Code hook could answer it in the "
+        f"person's place: {found}"
+    )
+
+
+def first_of(found: tuple[Answerer, ...], shown: Callable[[str], str] = str) -> str | None:
+    """The first file found (its line through ``shown``) and how many more; None: none."""
     if not found:
         return None
-    first = found[0]
-    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    return (
-        f"the host's dialog is refused while a Claude Code hook could answer it in the "
-        f"person's place: {inert(first.line())}{more}"
-    )
+    return shown(found[0].line()) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
 
 
 def accepted(host: str) -> str:

@@ -26,7 +26,14 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.hosts import home_path
-from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, answering, check_dialog
+from vaultkeeper.hosts.elicitation import (
+    DIALOG_ENV,
+    DIALOG_OFF,
+    DIALOG_ON,
+    answering,
+    check_dialog,
+    first_of,
+)
 from vaultkeeper.hosts.hooks import (
     HOSTS,
     Change,
@@ -194,10 +201,6 @@ def _table(command: list[str], nl: str) -> str:
     return nl.join([*lines, ""])
 
 
-def _approvals() -> dict[str, Any]:
-    return {t: {"approval_mode": config.CODEX_TOOL_APPROVAL} for t in config.MCP_AGENT_TOOLS}
-
-
 def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
     raw = _read_text(path) if path.exists() else None
     text = raw or ""
@@ -265,7 +268,9 @@ def _toml_check(
     servers = dict(expected.get(_TABLE, {}))
     servers.pop(NAME, None)
     if command is not None:
-        servers[NAME] = {"command": command[0], "args": command[1:], "tools": _approvals()}
+        approvals = {"approval_mode": config.CODEX_TOOL_APPROVAL}
+        tools = dict.fromkeys(config.MCP_AGENT_TOOLS, approvals)
+        servers[NAME] = {"command": command[0], "args": command[1:], "tools": tools}
     expected[_TABLE] = servers
     after = json.loads(json.dumps(tomledit.load(new, path), default=str))
     for data in (expected, after):
@@ -330,12 +335,7 @@ def registrations(
         if project is not None and project.exists():
             out.append(_read(target, "project", project.absolute()))
     if any(r.dialog for r in out):  # why the dialog is off now, said once per entry
-        found = answering(env, cwd)
-        why = (
-            None
-            if not found
-            else found[0].line() + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
-        )
+        why = first_of(answering(env, cwd))
         out = [replace(r, refused=why) if r.dialog else r for r in out]
     return tuple(out)
 
