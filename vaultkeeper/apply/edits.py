@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,14 +48,29 @@ def read_source(path: Path, where: str) -> Source:
     return Source(path, text, bool(bom))
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(\S*) \+(\d+)(\S*) @@")
+
+
 def unified_diff(changes: list[Change]) -> str:
+    """The changes as one unified diff (3 lines of context). In a long file the lines it
+    keeps at both ends are not compared: one block changed in a registry of 10,000
+    lines is diffed at once, not in a second."""
     out: list[str] = []
     for change in changes:
         old = split_lines(change.before or "")
         new = split_lines(change.after or "")
         old_name = "/dev/null" if change.before is None else f"a/{change.label}"
         new_name = "/dev/null" if change.after is None else f"b/{change.label}"
-        for line in difflib.unified_diff(old, new, old_name, new_name):
+        limit = min(len(old), len(new)) if len(old) > 200 else 0
+        head = next((i for i in range(limit) if old[i] != new[i]), limit)
+        tail = next((i for i in range(limit - head) if old[-1 - i] != new[-1 - i]), limit - head)
+        cut, end = max(0, head - 3), max(0, tail - 3)
+        a, b = old[cut : len(old) - end], new[cut : len(new) - end]
+        for line in difflib.unified_diff(a, b, old_name, new_name):
+            hunk = _HUNK.match(line) if cut else None
+            if hunk:
+                start, rest = int(hunk[1]) + cut, int(hunk[3]) + cut
+                line = f"@@ -{start}{hunk[2]} +{rest}{hunk[4]} @@\n"
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 

@@ -217,16 +217,17 @@ class MergePlan:
     drop_text: str  # what .trash/ keeps: the block's lines, or the whole file
     removal_start: int
     links: int  # links rewritten
-    listed: str  # what the saved scan says of the pair, shown to the person
     diff_text: str  # every file's change, DROP's file going when DROP is a file
+    vault: Path
 
     @property
     def title(self) -> str:
-        """One line for the person: what goes, where it goes, and what the scan said."""
+        """One line for the person: what goes, where it goes, and what the scan said
+        (read only here: a merge queued without a person shows nobody the title)."""
         return (
             f"merge {self.drop.target} into {self.keep.target}: {self.drop.target} leaves the "
             f"vault (to {config.TRASH_DIR}/), {self.links} link(s) to it are rewritten to "
-            f"{self.keep.target}. {self.listed}"
+            f"{self.keep.target}. {scan_listing(self.vault, self.keep, self.drop)}"
         )
 
     @property
@@ -382,8 +383,7 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
     if drop.block is None:
         path = resolve_inside(vault, drop.rel)
         changes.append(Change(path, drop.rel, drop_text, None))
-    listed = scan_listing(vault, keep, drop)
-    return MergePlan(keep, drop, texts, drop_text, start, links, listed, unified_diff(changes))
+    return MergePlan(keep, drop, texts, drop_text, start, links, unified_diff(changes), vault)
 
 
 def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
