@@ -15,8 +15,8 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.anchors import check, repo
 from vaultkeeper.anchors.format import AnchorError, item_yaml, parse_at, parse_items
-from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, locked, unified_diff, write
+from vaultkeeper.apply.decision import SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import carry, locked
 from vaultkeeper.apply.gate import check_hash
 from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.errors import GateRefused
@@ -52,14 +52,9 @@ def add_anchor(
         if not lines:
             return outcome_for(decision, SILENCE, "already anchored", extra={"path": entry.rel})
         text = _with_lines(entry.source.text, entry.note.frontmatter, lines)
-        change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
-        if not dry_run:
-            write(change)
-        return outcome_for(
-            decision, ACT, f"anchored to {', '.join(decision.anchors)}",
-            hash_before=file_hash(entry.source.text), hash_after=file_hash(text),
-            extra={"path": entry.rel, "anchors": list(decision.anchors)},
-            diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
+        return carry(
+            vault, decision, [entry.change(text)], f"anchored to {', '.join(decision.anchors)}",
+            dry_run=dry_run, extra={"path": entry.rel, "anchors": list(decision.anchors)},
         )  # fmt: skip
 
 

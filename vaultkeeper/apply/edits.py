@@ -10,18 +10,19 @@ from __future__ import annotations
 import contextlib
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.decision import Outcome
+from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index import delta as quick
 from vaultkeeper.index.build import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
-from vaultkeeper.store.model import split_lines
+from vaultkeeper.store.model import file_hash, split_lines
 
 
 @dataclass(frozen=True)
@@ -117,3 +118,35 @@ def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outc
             "run `vaultkeeper index`"
         )
     return outcome
+
+
+def carry(
+    vault: Path,
+    decision: Decision,
+    changes: list[Change],
+    what: str,
+    *,
+    dry_run: bool,
+    extra: Mapping[str, Any],
+    evidence: str | None = None,
+    index: bool = False,
+    hashes: tuple[str | None, str] | None = None,
+) -> Outcome:
+    """The frame every edit shares once its gates passed: the index checked (``index``:
+    the edit changes what the index lists), each change written in order, the outcome
+    (the first file's hashes unless given; the diff on a dry run), the index regenerated."""
+    first = changes[0]
+    if hashes is None:
+        before = None if first.before is None else file_hash(first.before)
+        hashes = (before, file_hash(first.after or ""))
+    if not dry_run:
+        if index:
+            check_index(vault)
+        for change in changes:
+            write(change)
+    outcome = outcome_for(
+        decision, ACT, what, hash_before=hashes[0], hash_after=hashes[1], extra=extra,
+        diff=unified_diff(changes) if dry_run else "", dry_run=dry_run,
+        **({} if evidence is None else {"evidence": evidence}),
+    )  # fmt: skip
+    return reindex(vault, outcome) if index and not dry_run else outcome

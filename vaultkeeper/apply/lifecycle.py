@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
+from vaultkeeper.apply.decision import ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, Source, carry, locked, read_source
 from vaultkeeper.apply.gate import (
     Receipt,
     check_hash,
@@ -62,6 +62,10 @@ class Entry:
     def provenance(self) -> list[str]:
         value = self.note.meta.get("provenance")
         return [str(v) for v in value] if isinstance(value, list) else []
+
+    def change(self, text: str) -> Change:
+        """This entry's file rewritten to ``text``."""
+        return Change(self.source.path, self.rel, self.source.text, text, self.source.bom)
 
 
 def load_entry(vault: Path, target: str) -> Entry:
@@ -116,32 +120,31 @@ def _apply(
     vault: Path, decision: Decision, entry: Entry, status: str, receipt: str | None, dry_run: bool
 ) -> Outcome:
     text = new_text(entry, status, receipt)
-    change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
-    if not dry_run:
-        write(change)
     what = f"status {entry.status} -> {status}"
     if receipt is not None and receipt not in entry.provenance:
         what += ", receipt added to provenance"
-    return outcome_for(
-        decision,
-        ACT,
-        what,
-        hash_before=file_hash(entry.source.text),
-        hash_after=file_hash(text),
+    return carry(
+        vault, decision, [entry.change(text)], what, dry_run=dry_run,
         extra={"path": entry.rel, "from": entry.status, "to": status},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
+    )  # fmt: skip
 
 
-def _already(decision: Decision, entry: Entry) -> Outcome:
+def _opened(vault: Path, decision: Decision) -> tuple[Entry, Decision]:
+    """The entry the decision names, and the decision naming it by its path."""
+    entry = load_entry(vault, decision.target)
+    return entry, replace(decision, target=entry.rel)
+
+
+def _done_before(vault: Path, action: str, rel: str, **fields: object) -> bool:
+    """Whether the journal holds this very decision, applied (``fields`` as recorded)."""
+    match = lambda r: all(r.get(k) == v for k, v in fields.items())  # noqa: E731
+    return journal.last_act(vault, action, rel, match) is not None
+
+
+def _already(decision: Decision, entry: Entry, what: str | None = None) -> Outcome:
     """Replaying a decision that is already in the file changes nothing, and says so."""
-    return outcome_for(
-        decision,
-        SILENCE,
-        f"already applied: status is {entry.status}",
-        extra={"path": entry.rel},
-    )
+    what = what or f"status is {entry.status}"
+    return outcome_for(decision, SILENCE, f"already applied: {what}", extra={"path": entry.rel})
 
 
 def revalidate(
@@ -154,8 +157,7 @@ def revalidate(
     anchored = receipt.startswith("anchor:")  # the anchor check itself
     checked = Receipt(receipt, None) if anchored else receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if receipt and entry.status == to and _replayed(vault, entry, to, receipt):
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
@@ -199,15 +201,7 @@ def _replayed(vault: Path, entry: Entry, to: str, receipt: str) -> bool:
     """Did this very re-check already land? A pass leaves its receipt; a fail, a journal line."""
     if to == "active":
         return receipt in entry.provenance
-    return (
-        journal.last_act(
-            vault,
-            "revalidate",
-            entry.rel,
-            lambda r: r.get("evidence") == receipt and r.get("result") == "fail",
-        )
-        is not None
-    )
+    return _done_before(vault, "revalidate", entry.rel, evidence=receipt, result="fail")
 
 
 def _ask_override(
@@ -230,8 +224,7 @@ def _ask_override(
 def archive_after_yes(vault: Path, decision: Decision, expected: str | None) -> Outcome:
     """A person said yes at review: archive the override entry they were shown."""
     with writer_lock(vault):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if expected is not None and file_hash(entry.source.text) != expected:
             raise GateRefused(f"{entry.rel} changed after it was shown; nothing done, decide again")
         check_move("revalidate", entry.status)
@@ -254,8 +247,7 @@ def reactivate(
     if checked is None:
         checked = receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if receipt and entry.status == "active" and receipt in entry.provenance:
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
@@ -280,13 +272,10 @@ def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool =
     until = now.astimezone(dt.timezone.utc).date() + dt.timedelta(days=days)
     receipt = (decision.evidence or "").strip()
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
-        if receipt and entry.status == "held_out" and _reopen_replayed(vault, entry.rel, receipt):
-            return outcome_for(
-                decision, SILENCE, "already applied: re-opened for a hold-out",
-                extra={"path": entry.rel},
-            )  # fmt: skip
+        entry, decision = _opened(vault, decision)
+        replayed = receipt and entry.status == "held_out"
+        if replayed and _done_before(vault, "revalidate", entry.rel, reopen=True, evidence=receipt):
+            return _already(decision, entry, "re-opened for a hold-out")
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
         check_move("reopen", entry.status)
         if entry.note.get_str("label") == OVERRIDE:
@@ -295,28 +284,10 @@ def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool =
                 "before it is re-opened"
             )
         receipt = check_receipt(vault, decision.evidence)
-        text = reopened_text(entry, until)
-        change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
-        if not dry_run:
-            write(change)
-        return outcome_for(
-            decision, ACT,
+        return carry(
+            vault, decision, [entry.change(reopened_text(entry, until))],
             f"status active -> held_out, holdout_until {until.isoformat()}: "
             "the next re-check decides whether it is still true",
-            evidence=receipt,
-            hash_before=file_hash(entry.source.text), hash_after=file_hash(text),
+            evidence=receipt, dry_run=dry_run,
             extra={"path": entry.rel, "from": "active", "to": "held_out", "reopen": True},
-            diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
         )  # fmt: skip
-
-
-def _reopen_replayed(vault: Path, target: str, receipt: str) -> bool:
-    return (
-        journal.last_act(
-            vault,
-            "revalidate",
-            target,
-            lambda r: r.get("reopen") is True and r.get("evidence") == receipt,
-        )
-        is not None
-    )

@@ -17,23 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import (
-    Change,
-    check_index,
-    locked,
-    read_source,
-    reindex,
-    unified_diff,
-    write,
-)
+from vaultkeeper.apply.decision import SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, carry, check_index, locked, read_source
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_heads
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import insert_line_after, yaml_scalar
-from vaultkeeper.store.model import file_hash, split_lines
+from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
 
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
@@ -238,24 +230,13 @@ def _write(
             block.path, registry_text, parse_heads(block.path, block.rel, registry_text)
         )
     after = next(h for h in heads if h.line == block.line).block()
-    changes = [skill_change, registry_change]
-    if not dry_run:
-        if in_vault:
-            check_index(vault)
-        if skill_change.after != skill_change.before:
-            write(skill_change)  # the skill first: a crash before the registry edit re-merges
-        write(registry_change)
-    outcome = outcome_for(
-        decision,
-        ACT,
-        f"{did}; marked {block.rel}:{anchor + 1} promoted",
-        hash_before=block.hash,
-        hash_after=after.hash,
+    changes = [c for c in (skill_change, registry_change) if c.after != c.before]
+    # the skill first: a crash before the registry edit re-merges
+    return carry(
+        vault, decision, changes, f"{did}; marked {block.rel}:{anchor + 1} promoted",
+        hashes=(block.hash, after.hash), dry_run=dry_run, index=in_vault,
         extra={"skill": skill.label, "count": block.count, "path": block.rel},
-        diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
-        dry_run=dry_run,
-    )
-    return reindex(vault, outcome) if in_vault and not dry_run else outcome
+    )  # fmt: skip
 
 
 _LINK = re.compile(r"->\s*\[\[(?P<link>[^\]|#]+)(?:[|#][^\]]*)?\]\]")
@@ -299,22 +280,14 @@ def add_receipt(
         )
     old = read_source(path, label)
     merged = merge(old.text)
-    change = Change(path, label, old.text, merged, old.bom)
-    if not dry_run:
-        if vault.resolve() in path.parents:
-            check_index(vault)
-        write(change)
-    return outcome_for(
-        decision,
-        ACT,
+    if not dry_run and vault.resolve() in path.parents:
+        check_index(vault)
+    return carry(
+        vault, decision, [Change(path, label, old.text, merged, old.bom)],
         f"added the receipt to the Evidence of {label} (promoted {_day(block)}; "
         "nothing else changed)",
-        hash_before=file_hash(old.text),
-        hash_after=file_hash(merged),
-        extra={"skill": label, "count": block.count, "path": block.rel},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
+        dry_run=dry_run, extra={"skill": label, "count": block.count, "path": block.rel},
+    )  # fmt: skip
 
 
 def _day(block: RegistryBlock) -> str:
