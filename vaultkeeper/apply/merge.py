@@ -31,14 +31,14 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
 from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
-from vaultkeeper.apply.prune import Confirm, NoAnswer
+from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.relink import rewrite_links
 from vaultkeeper.apply.trash import block_removal, with_keywords
-from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
+from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import (
     BlockHead,
@@ -68,55 +68,23 @@ def merge(
 ) -> Outcome:
     """Gate, plan, ask, and carry out one merge (see the module docstring)."""
     receipt = check_receipt(vault, decision.evidence)
-    try:
-        found = plan(vault, decision)  # read only; carry_out plans again under the lock
-    except NotFoundError:
-        done = journal.last_act(
-            vault, "merge", decision.target, lambda r: r.get("drop") == decision.drop
-        )
-        if done is None:
-            raise
-        return outcome_for(
-            decision, SILENCE, f"already applied: merged on {done.get('ts')}", id=done.get("id")
-        )
+    match = lambda r: r.get("drop") == decision.drop  # noqa: E731
+    found = planned(vault, decision, plan, "merged", match)  # carry_out plans again, locked
+    if isinstance(found, Outcome):
+        return found
     decision = replace(decision, target=found.keep.target, drop=found.drop.target)
+    extra = {"drop": found.drop.target}
     if dry_run:
         what = f"merge {found.drop.target} into {found.keep.target}; {found.links} link(s)"
         return outcome_for(
-            decision, ACT, f"{what} rewritten", diff=found.diff_text, dry_run=True,
-            extra={"drop": found.drop.target},
-        )  # fmt: skip
+            decision, ACT, f"{what} rewritten", diff=found.diff_text, dry_run=True, extra=extra
+        )
     own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
     seen = found.digest
-    if confirm is None:
-        why = NEEDS_PERSON.format(drop=found.drop.target)
-        return queued(vault, decision, found.drop.target, seen, why, now)
-    answer = confirm(found)
-    if isinstance(answer, NoAnswer):
-        return queued(vault, decision, found.drop.target, seen, answer.why, now)
-    if answer is not True:
-        why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
-        return outcome_for(
-            decision, SILENCE, f"kept both: {why}", hash_before=seen,
-            extra={"drop": found.drop.target, KEPT: True},
-        )  # fmt: skip
-    via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
-    return carry_out(vault, decision, now, seen, "a person answered yes", via, receipt)
-
-
-def queued(
-    vault: Path, decision: Decision, drop: str, seen: str, reason: str, now: dt.datetime
-) -> Outcome:
-    """Nothing is merged: the request waits for ``vaultkeeper review`` (ask)."""
-    with writer_lock(vault):
-        known = journal.find_pending(vault, decision, decision.target)
-        ask = known or journal.enqueue(vault, decision, decision.target, reason, seen, now)
-    state = "already queued" if known else "queued"
-    return outcome_for(
-        decision, ASK,
-        f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
-        id=ask.id, hash_before=seen, extra={"drop": drop},
-    )  # fmt: skip
+    why = "a person answered yes"
+    yes = lambda via: carry_out(vault, decision, now, seen, why, via, receipt)  # noqa: E731
+    asked = NEEDS_PERSON.format(drop=found.drop.target)
+    return ask_first(vault, decision, now, found, seen, confirm, yes, asked, "kept both", extra)
 
 
 def carry_out(
