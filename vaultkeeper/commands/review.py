@@ -7,9 +7,8 @@ from typing import NoReturn
 
 import click
 
-from vaultkeeper.commands.ask import ask_person, show_outcome
+from vaultkeeper.commands.apply import ask_person, decide, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
-from vaultkeeper.commands.decide import decide
 from vaultkeeper.store.textsafe import inert
 
 
