@@ -13,14 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import (
-    journal,
-    lifecycle,
-    merge,
-    prune,
-    restore,
-    supersede,
-)
+from vaultkeeper.apply import journal, lifecycle, merge, prune, supersede, trash
 from vaultkeeper.apply.decision import (
     DEFER,
     SILENCE,
@@ -85,7 +78,7 @@ HANDLERS: dict[str, Handler] = {
     "skip": skip,
     "merge": merge.merge,
     "anchor": _add_anchor,
-    "restore": lambda vault, decision, now, dry_run=False, **_: restore.restore(
+    "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
     ),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
+from vaultkeeper.errors import UsageError
 from vaultkeeper.store.fsio import append_line
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.vault import own_dir
@@ -41,6 +43,12 @@ def new_id(now: dt.datetime) -> str:
 
 
 ID_PATTERN = r"\d{8}-\d{6}-[0-9a-f]{6}"
+
+
+def trash_folder(vault: Path, trash_id: str) -> Path:
+    if not re.fullmatch(ID_PATTERN, trash_id):
+        raise UsageError(f"{trash_id!r}: not a trash id (like 20261201-101500-a1b2c3)")
+    return Path(own_dir(vault, config.TRASH_DIR)) / trash_id
 
 
 def append(vault: Path, outcome: Outcome, now: dt.datetime) -> dict[str, Any]:

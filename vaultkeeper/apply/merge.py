@@ -20,12 +20,8 @@ and it takes an evidence receipt.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-import re
-import shutil
 from dataclasses import dataclass, replace
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +33,7 @@ from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.relink import rewrite_links
-from vaultkeeper.apply.trash import block_removal, with_keywords
+from vaultkeeper.apply.trash import block_removal, digest, with_keywords
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import (
@@ -45,14 +41,13 @@ from vaultkeeper.registry.blocks import (
     RegistryBlock,
     is_counter_line,
     parse_heads,
-    whole_count,
 )
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import split_lines
 from vaultkeeper.store.model import file_hash, is_memory_path, parse_note
-from vaultkeeper.store.vault import file_in, own_dir, rel, resolve_inside
+from vaultkeeper.store.vault import own_dir, rel, resolve_inside
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
 
@@ -375,206 +370,3 @@ def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
                 f"{pair.similarity:.2f}, shared: {shared})."
             )
     return "The scan did NOT list these two as possible duplicates: read both before answering yes."
-
-
-def digest(data: bytes) -> str:
-    """sha256 of the bytes a merge wrote (BOM and line endings included)."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def unmerge(
-    vault: Path, decision: Decision, meta: dict[str, Any], folder: Path, dry_run: bool
-) -> Outcome:
-    """``restore <id>`` of a merge: every edited file's original bytes, and DROP's file."""
-    edits = meta.get("edits")
-    if not isinstance(edits, list):
-        raise GateRefused(f"{rel(vault, folder)}: not a merge record")
-    plan_back: list[tuple[Path, bytes]] = []
-    since = 0
-    for item in edits:
-        path = resolve_inside(vault, str(item["path"]))
-        original = file_in(folder, str(item["original"]))
-        now = path.read_bytes() if path.is_file() else b""
-        if digest(now) == item.get("after"):
-            plan_back.append((path, original.read_bytes()))
-            continue
-        merged = item.get("merged")
-        if not isinstance(merged, str) or not path.is_file():  # a record from before
-            raise GateRefused(
-                f"{item['path']} changed since the merge; nothing restored (its original "
-                f"is {rel(vault, original)})"
-            )
-        plan_back.append((path, _taken_off(folder, item, original, now)))
-        since += 1
-    drop_file = meta.get("drop_kind") == "file"
-    target = resolve_inside(vault, meta["source"])
-    if drop_file and target.exists():
-        raise GateRefused(f"{meta['source']}: exists again; restoring would overwrite it")
-    how = f"un-merged {meta.get('name')} from {meta.get('keep')}: {len(plan_back)} file(s) back"
-    if since:
-        how += f" ({since} changed since the merge: only the merge's lines taken off)"
-    if not dry_run:
-        if drop_file:  # its folder first: a person may have removed it, emptied by the merge
-            target.parent.mkdir(parents=True, exist_ok=True)
-        for path, data in plan_back:
-            atomic_write(path, data)
-        if drop_file:
-            move(file_in(folder, str(meta["content"])), target)  # counted, and its recall row
-        shutil.rmtree(folder)
-    return Outcome(
-        "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],
-        extra={"kind": "merge", "name": meta.get("name"), "keep": meta.get("keep"),
-               "files": [str(item["path"]) for item in edits]},
-        dry_run=dry_run,
-    )  # fmt: skip
-
-
-BOM_BYTES = BOM.encode("utf-8")
-
-
-def _decoded(data: bytes, where: str) -> tuple[str, bool]:
-    bom = data.startswith(BOM_BYTES)
-    try:
-        return data[len(BOM_BYTES) if bom else 0 :].decode("utf-8"), bom
-    except UnicodeDecodeError:
-        raise GateRefused(f"{where}: not UTF-8 text any more; nothing restored") from None
-
-
-def _taken_off(folder: Path, item: dict[str, Any], original: Path, now: bytes) -> bytes:
-    """The file as it is now, less exactly what the merge wrote into it."""
-    where = str(item["path"])
-    base, _ = _decoded(file_in(folder, str(item["merged"])).read_bytes(), where)
-    back, _ = _decoded(original.read_bytes(), where)
-    text, bom = _decoded(now, where)
-    undone = take_off(base, back, text, where)
-    return (BOM_BYTES if bom else b"") + undone.encode("utf-8")
-
-
-_VALUE = re.compile(r"^.*?\*\*[^*]+:\*\*[ \t]*(.*?)[ \t]*$")
-_LABEL = re.compile(r"^(.*?\*\*[^*]+:\*\*)")
-
-
-@dataclass(frozen=True)
-class _Side:
-    lines: dict[int, str]  # base line index -> its replacement (same-length replaces)
-    spans: list[tuple[int, int, list[str]]]  # base [i1, i2) -> lines (inserts, deletes)
-
-
-def _key(line: str) -> str:
-    """How lines are aligned: a counter line by its label alone, so a count the edit (or a
-    use since) changed lines up with itself instead of blurring the hunks around it."""
-    if not is_counter_line(line):
-        return line
-    m = _LABEL.match(line)
-    return "\x00counter " + (m.group(1).casefold() if m else line)
-
-
-def _patch_side(base: list[str], other: list[str]) -> _Side:
-    lines: dict[int, str] = {}
-    spans: list[tuple[int, int, list[str]]] = []
-    # what both share at the ends is left out of the diff: most of a file, most times
-    head = 0
-    while head < min(len(base), len(other)) and base[head] == other[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]:
-        tail += 1
-    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
-    # junk on: blank and counter lines are too common to anchor on, and would make a long
-    # registry's diff quadratic; runs still extend across them
-    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b])
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-        if tag == "equal":  # equal keys: a counter's value may still differ
-            lines.update(
-                (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]
-            )
-        elif tag == "replace" and i2 - i1 == j2 - j1:
-            lines.update((i1 + k, other[j1 + k]) for k in range(i2 - i1))
-        else:
-            spans.append((i1, i2, other[j1:j2]))
-    return _Side(lines, spans)
-
-
-def _clash(a: _Side, b: _Side) -> int | None:
-    """The first base line where a span of one side meets any change of the other."""
-    for one, two in ((a, b), (b, a)):
-        for i1, i2, _ in one.spans:
-            if any(i1 <= k < i2 for k in two.lines):
-                return i1
-            for o1, o2, _ in two.spans:
-                overlap = i1 < o2 and o1 < i2
-                inside = i1 == i2 and o1 < i1 < o2  # an insertion inside the other's span
-                both_insert = i1 == i2 == o1 == o2  # two insertions at one place: which first?
-                if overlap or inside or both_insert:
-                    return i1
-    return None
-
-
-def _value(line: str) -> str:
-    m = _VALUE.match(line.rstrip("\r\n"))
-    return m.group(1) if m else ""
-
-
-def _counter(base: str, back: str, now: str) -> str | None:
-    """A counter line both sides changed, reconciled; None when it cannot be."""
-    if not (is_counter_line(base) and is_counter_line(back) and is_counter_line(now)):
-        return None
-    label = now.casefold()
-    if config.LAST_USED_LABEL.casefold() in label:
-        return now  # the later date: a use since the edit set it to its own day
-    if config.COUNT_LABEL.casefold() not in label:
-        return None
-    added_by_edit = [whole_count(_value(x)) for x in (base, back)]
-    current = whole_count(_value(now))
-    if added_by_edit[0] is None or added_by_edit[1] is None or current is None:
-        return None
-    value = current - (added_by_edit[0] - added_by_edit[1])
-    if value < 0:
-        return None
-    end = now[len(now.rstrip("\r\n")) :]
-    return replace_counter_value(now, str(value)) + end
-
-
-def take_off(base: str, back: str, now: str, where: str) -> str:
-    """``now`` with the change ``back`` -> ``base`` undone (see the module docstring)."""
-    b, u, n = split_lines(base), split_lines(back), split_lines(now)
-    undo, since = _patch_side(b, u), _patch_side(b, n)
-    at = _clash(undo, since)
-    if at is not None:
-        raise GateRefused(
-            f"{where}: line {at + 1} was edited since, where the merge wrote; nothing restored"
-        )
-    inserts: dict[int, list[str]] = {}
-    replaced: dict[int, tuple[int, list[str]]] = {}
-    for side in (undo, since):
-        for i1, i2, lines in side.spans:
-            if i1 == i2:
-                inserts.setdefault(i1, []).extend(lines)
-            else:
-                replaced[i1] = (i2, lines)
-    out: list[str] = []
-    k = 0
-    while k <= len(b):
-        out.extend(inserts.get(k, ()))
-        if k == len(b):
-            break
-        if k in replaced:
-            k, lines = replaced[k]
-            out.extend(lines)
-            continue
-        mine, theirs = undo.lines.get(k), since.lines.get(k)
-        if theirs is None:
-            out.append(b[k] if mine is None else mine)
-        elif mine is None or mine == theirs:
-            out.append(theirs)
-        else:
-            merged = _counter(b[k], mine, theirs)
-            if merged is None:
-                raise GateRefused(
-                    f"{where}: line {k + 1} was edited since, where the merge wrote; "
-                    "nothing restored"
-                )
-            out.append(merged)
-        k += 1
-    return "".join(out)

@@ -23,7 +23,6 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.trash import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.native.files import moved_out
 from vaultkeeper.native.folders import Folder, adopted, pruned_here, set_pruned
@@ -121,7 +120,7 @@ def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: st
         if file_hash(p.text) != expect_hash:
             raise GateRefused(f"{p.target}: changed since it was shown; not deleted")
         trash_id = journal.new_id(now)
-        folder = trash_folder(vault, trash_id)
+        folder = journal.trash_folder(vault, trash_id)
         meta = {
             "id": trash_id,
             "kind": KIND,
