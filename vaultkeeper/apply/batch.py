@@ -61,14 +61,6 @@ def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> 
     return lifecycle.revalidate(vault, decision, now, **kw)
 
 
-def _add_anchor(*args: Any, **kwargs: Any) -> Outcome:
-    """apply/anchor.py, imported when an anchor is added: the anchors' checks cost the
-    other actions' start 15 ms."""
-    from vaultkeeper.apply import anchor
-
-    return anchor.add_anchor(*args, **kwargs)
-
-
 HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
@@ -77,7 +69,7 @@ HANDLERS: dict[str, Handler] = {
     "supersede": supersede.supersede,
     "skip": skip,
     "merge": merge.merge,
-    "anchor": _add_anchor,
+    "anchor": lifecycle.add_anchor,
     "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
     ),
