@@ -28,7 +28,6 @@ case folding or normal form might match) is parsed.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import posixpath
 import unicodedata
@@ -37,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal
+from vaultkeeper.apply import journal, trash
 from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
 from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, ask_first, planned
-from vaultkeeper.apply.trash import block_removal, digest, with_keywords
+from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.registry import memo
@@ -68,7 +67,7 @@ from vaultkeeper.store.model import (
     parse_note,
     read_regular,
 )
-from vaultkeeper.store.vault import own_dir, rel, resolve_inside, walk_files
+from vaultkeeper.store.vault import own_dir, resolve_inside, walk_files
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
 
@@ -148,20 +147,20 @@ def _answer_asks(vault: Path, found: MergePlan, now: dt.datetime) -> None:
 
 def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     """Everything to .trash/ first (so a crash loses nothing), then the edits, then DROP."""
-    folder = vault / config.TRASH_DIR / trash_id
     content = f"{slug(Path(found.drop.target).stem)}.md"
+    files: dict[str, Any] = {}
     edits: list[dict[str, Any]] = []
     for n, (relative, (source, text)) in enumerate(sorted(found.texts.items())):
-        original, merged = f"orig-{n}.bin", f"after-{n}.bin"
-        atomic_write(folder / original, as_bytes(source, source.text))
         after = as_bytes(source, text)
-        # what the merge wrote, so undo can take exactly that off a file changed since
-        atomic_write(folder / merged, after)
+        # what the merge wrote too, so undo can take exactly that off a file changed since
+        files.update({f"orig-{n}.bin": as_bytes(source, source.text), f"after-{n}.bin": after})
         edits.append(
-            {"path": relative, "original": original, "merged": merged, "after": digest(after)}
-        )
+            {"path": relative, "original": f"orig-{n}.bin", "merged": f"after-{n}.bin",
+             "after": trash.digest(after)}
+        )  # fmt: skip
+    if found.drop.block is not None:
+        files[content] = found.drop_text
     meta = {
-        "id": trash_id,
         "kind": "merge",
         "drop_kind": "block" if found.drop.block is not None else "file",
         "source": found.drop.rel,
@@ -171,16 +170,13 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         "start": found.removal_start,
         "edits": edits,
     }
-    meta = with_keywords(vault, meta)  # DROP's keywords on its index line, for restore
-    if found.drop.block is not None:
-        atomic_write(folder / content, found.drop_text)
-    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
+    where = trash.put_away(vault, trash_id, meta, files)  # DROP's index keywords kept too
     for relative, (source, text) in found.texts.items():
         atomic_write(resolve_inside(vault, relative), as_bytes(source, text))
     if found.drop.block is None:
         dropped = resolve_inside(vault, found.drop.rel)
-        move(dropped, folder / content)  # counted; its row in the recall table goes (fsio)
-    return rel(vault, folder)
+        move(dropped, vault / where / content)  # counted; its row in the recall table goes (fsio)
+    return where
 
 
 @dataclass(frozen=True)

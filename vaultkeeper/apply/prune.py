@@ -25,12 +25,13 @@ from vaultkeeper.apply.edits import (
     read_source,
     reindex,
     unified_diff,
+    write,
 )
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
 from vaultkeeper.errors import GateRefused, NotFoundError
 from vaultkeeper.registry.blocks import RegistryBlock
 from vaultkeeper.registry.find import find_block
-from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.store.fsio import move, writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
@@ -51,6 +52,10 @@ class PrunePlan:
     @property
     def path(self) -> Path:
         return self.source.path
+
+    @property
+    def rel(self) -> str:
+        return self.where.rpartition(":")[0]
 
 
 @dataclass(frozen=True)
@@ -189,18 +194,26 @@ def carry_out(
             )
         check_index(vault)
         trash_id = journal.new_id(now)
+        before = file_hash(found.source.text)
+        meta: dict[str, Any] = {"kind": found.kind, "source": found.rel}
         if found.block is not None and found.removal is not None:
-            done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
+            removal, content = found.removal, trash.content_name(found.block.name)
+            after: str | None = file_hash(removal.new_text)
+            meta.update(name=found.block.name, content=content, start=removal.start)
+            meta.update(before_line=removal.before_line, after_line=removal.after_line)
+            meta.update(hash_before=before, hash_after=after, block_hash=found.block.hash)
+            where = trash.put_away(vault, trash_id, meta, {content: removal.span})
+            source = found.source
+            write(Change(found.path, found.rel, source.text, removal.new_text, source.bom))
         else:
-            done = trash.trash_file(vault, found.path, found.source, trash_id)
-        journal.close_for(
-            vault, found.target, "yes", now
-        )  # asked twice, or elsewhere: all answered
+            after = None
+            meta.update(content=found.path.name, hash_before=before)
+            where = trash.put_away(vault, trash_id, meta, {})
+            move(found.path, vault / where / found.path.name)  # the bytes stay as they were
+        journal.close_for(vault, found.target, "yes", now)  # asked twice, or elsewhere
         return reindex(vault, Outcome(
             "prune", found.target, ACT,
-            f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
-            evidence=decision.evidence, id=trash_id,
-            hash_before=done.hash_before, hash_after=done.hash_after,
-            extra={"kind": done.kind, "source": done.source, "trash": done.trash,
-                   "confirmed_via": via},
+            f"{why}: moved {found.where} to {where}/ (undo: `vaultkeeper restore {trash_id}`)",
+            evidence=decision.evidence, id=trash_id, hash_before=before, hash_after=after,
+            extra={"kind": found.kind, "source": found.rel, "trash": where, "confirmed_via": via},
         ))  # fmt: skip

@@ -25,7 +25,6 @@ from vaultkeeper.apply import journal, native
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
-    Source,
     check_index,
     locked,
     read_source,
@@ -53,16 +52,6 @@ class Removal:
     before_line: str | None  # the line just above the cut (None: start of file)
     after_line: str | None  # the line just below it (None: end of file)
     new_text: str
-
-
-@dataclass(frozen=True)
-class Trashed:
-    id: str
-    kind: str  # "block" | "file"
-    source: str  # vault-relative file it came from
-    trash: str  # vault-relative folder now holding it
-    hash_before: str
-    hash_after: str | None  # the source file after a block's removal
 
 
 def block_removal(text: str, block: RegistryBlock) -> Removal:
@@ -97,56 +86,24 @@ def with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
     return meta if words is None else {**meta, "keywords": words}
 
 
-def trash_block(
-    vault: Path, block: RegistryBlock, source: Source, removal: Removal, trash_id: str
-) -> Trashed:
+def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, Any]) -> str:
+    """``files`` (name -> bytes or text) and the record ``meta`` (with the keywords a person
+    added on the entry's index line) into ``.trash/<id>/``, before anything leaves its
+    place, so a crash loses nothing; the folder, vault-relative."""
     folder = trash_folder(vault, trash_id)
+    for name, data in files.items():
+        atomic_write(folder / name, data)
+    record = json.dumps({"id": trash_id, **with_keywords(vault, meta)}, indent=2) + "\n"
+    atomic_write(folder / config.TRASH_META_FILE, record)
+    return rel(vault, folder)
+
+
+def content_name(name: str) -> str:
+    """The file a block's (or a merged file's) text is kept in."""
     try:
-        content = f"{slug(block.name)}.md"
+        return f"{slug(name)}.md"
     except GateRefused:  # a name with no ASCII letter or digit (### \u2603) still goes
-        content = "block.md"
-    meta: dict[str, object] = {
-        "id": trash_id,
-        "kind": "block",
-        "source": block.rel,
-        "name": block.name,
-        "content": content,
-        "start": removal.start,
-        "before_line": removal.before_line,
-        "after_line": removal.after_line,
-        "hash_before": file_hash(source.text),
-        "hash_after": file_hash(removal.new_text),
-        "block_hash": block.hash,
-    }
-    meta = with_keywords(vault, meta)
-    # Content and metadata land in .trash/ before the cut, so a crash loses nothing.
-    atomic_write(folder / content, removal.span)
-    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
-    write(Change(source.path, block.rel, source.text, removal.new_text, source.bom))
-    return Trashed(
-        trash_id,
-        "block",
-        block.rel,
-        rel(vault, folder),
-        file_hash(source.text),
-        file_hash(removal.new_text),
-    )
-
-
-def trash_file(vault: Path, path: Path, source: Source, trash_id: str) -> Trashed:
-    folder = trash_folder(vault, trash_id)
-    relative = rel(vault, path)
-    meta = {
-        "id": trash_id,
-        "kind": "file",
-        "source": relative,
-        "content": path.name,
-        "hash_before": file_hash(source.text),
-    }
-    meta = with_keywords(vault, meta)
-    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
-    move(path, folder / path.name)  # a move: the bytes stay exactly as they were
-    return Trashed(trash_id, "file", relative, rel(vault, folder), file_hash(source.text), None)
+        return "block.md"
 
 
 def _record(folder: Path, trash_id: str) -> Any:
