@@ -55,6 +55,15 @@ class Plan:
     before: dict[str, Blocks]  # "old" / "new" -> key -> lines
     after: dict[str, Blocks]
 
+    def carry(
+        self, vault: Path, decision: Decision, what: str, receipt: str, extra: dict[str, Any],
+        dry_run: bool,
+    ) -> Outcome:  # fmt: skip
+        """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
+        changes = [self.old] if self.new is None else [self.old, self.new]
+        return carry(vault, decision, changes, what, evidence=receipt, extra=extra,
+                     dry_run=dry_run, index=True)  # fmt: skip
+
 
 def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
     return {key: key_block(text, key) for key in keys}
@@ -110,23 +119,7 @@ def supersede(
             what += f"; status {old.status} -> archived"
         extra: dict[str, Any] = {"path": old.rel, "by": new.rel, "from": old.status}
         extra.update(before=plan.before, after=plan.after)  # what reactivate puts back
-        return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
-
-
-def _carry_out(
-    vault: Path,
-    decision: Decision,
-    plan: Plan,
-    what: str,
-    receipt: str,
-    extra: dict[str, Any],
-    dry_run: bool,
-) -> Outcome:
-    """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
-    changes = [plan.old] if plan.new is None else [plan.old, plan.new]
-    return carry(
-        vault, decision, changes, what, evidence=receipt, extra=extra, dry_run=dry_run, index=True
-    )
+        return plan.carry(vault, decision, what, receipt, extra, dry_run)
 
 
 def _listed(resolver: Resolver, new: Entry) -> set[str]:
@@ -193,7 +186,7 @@ def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool, checked: R
     if plan.new is not None:
         what += f"; {old.rel} left {plan.new.label}'s {LIST}"
     extra: dict[str, Any] = {"path": old.rel, "by": by, "from": old.status, "to": status}
-    return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
+    return plan.carry(vault, decision, what, receipt, extra, dry_run)
 
 
 def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | None:
