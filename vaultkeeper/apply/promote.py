@@ -20,6 +20,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, carry, check_index, locked, read_source
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
+from vaultkeeper.apply.notemerge import SKILL_FILE, evidence_span
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_heads
@@ -28,8 +29,6 @@ from vaultkeeper.store.edit import insert_line_after, yaml_scalar
 from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
 
-_EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
-_HEADING = re.compile(r"^#{1,6}[ \t]")
 DESCRIPTION_MAX = 1024  # Claude Code's limit for a skill's description
 
 
@@ -45,9 +44,9 @@ def skill_target(vault: Path, block: RegistryBlock, skills_dir: Path | None) -> 
     root = vault.resolve()
     if skills_dir is None:
         # Inside the vault a symlinked skills/ leading out is refused like any target.
-        path = resolve_inside(vault, f"{config.SKILLS_DIR}/{name}/SKILL.md")
+        path = resolve_inside(vault, f"{config.SKILLS_DIR}/{name}/{SKILL_FILE}")
     else:
-        path = (skills_dir.expanduser().resolve()) / name / "SKILL.md"
+        path = (skills_dir.expanduser().resolve()) / name / SKILL_FILE
     if root in path.parents:
         relative = rel(root, path)
         return SkillTarget(path, relative, f"[[{relative[: -len('.md')]}]]")
@@ -116,12 +115,12 @@ def new_skill(vault: Path, block: RegistryBlock, receipt: str, today: dt.date, i
 def merged_skill(text: str, receipt: str, today: dt.date) -> str:
     """Add the receipt to the Evidence section (made if missing); never change the rest."""
     lines = split_lines(text)
-    head = next((i for i, line in enumerate(lines) if _EVIDENCE.match(line.rstrip("\r\n"))), None)
-    if head is None:
+    span = evidence_span(lines)
+    if span is None:
         nl = "\r\n" if "\r\n" in text else "\n"
         sep = "" if text.endswith(nl * 2) or not text else (nl if text.endswith("\n") else nl * 2)
         return f"{text}{sep}## Evidence{nl}{nl}{_evidence_line(receipt, today)}{nl}"
-    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
+    head, stop = span
     if any(receipt in line for line in lines[head + 1 : stop]):
         return text
     last = max((i for i in range(head, stop) if lines[i].strip()), default=head)
@@ -241,7 +240,6 @@ def _write(
 
 _LINK = re.compile(r"->\s*\[\[(?P<link>[^\]|#]+)(?:[|#][^\]]*)?\]\]")
 _PATH = re.compile(r"->\s*`(?P<path>[^`]+)`")
-SKILL_FILE = "SKILL.md"  # the one name promote writes (promote.skill_target)
 
 
 def promoted_skill(vault: Path, block: RegistryBlock) -> tuple[Path, str] | None:
