@@ -278,15 +278,12 @@ def add_receipt(
         )
     old = read_source(path, label)
     merged = merge(old.text)
+    day = (block.promoted or "").split(" ", 1)[0]
     if not dry_run and vault.resolve() in path.parents:
         check_index(vault)
     return carry(
         vault, decision, [Change(path, label, old.text, merged, old.bom)],
-        f"added the receipt to the Evidence of {label} (promoted {_day(block)}; "
+        f"added the receipt to the Evidence of {label} (promoted {day or 'before'}; "
         "nothing else changed)",
         dry_run=dry_run, extra={"skill": label, "count": block.count, "path": block.rel},
     )  # fmt: skip
-
-
-def _day(block: RegistryBlock) -> str:
-    return (block.promoted or "").split(" ", 1)[0] or "before"
