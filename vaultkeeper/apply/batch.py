@@ -14,14 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper.apply import journal, lifecycle, merge, prune, supersede, trash
-from vaultkeeper.apply.decision import (
-    DEFER,
-    SILENCE,
-    Decision,
-    Outcome,
-    outcome_for,
-    worst_exit,
-)
+from vaultkeeper.apply.decision import DEFER, SILENCE, Decision, Outcome, outcome_for, worst_exit
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain

@@ -46,12 +46,7 @@ from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.build import is_index_file
 from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import (
-    BlockHead,
-    RegistryBlock,
-    is_counter_line,
-    parse_heads,
-)
+from vaultkeeper.registry.blocks import BlockHead, RegistryBlock, is_counter_line, parse_heads
 from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
