@@ -20,7 +20,6 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import (
     anchor,
     apply,
-    batch,
     checks,
     entries,
     gitsync,
@@ -28,7 +27,6 @@ from vaultkeeper.commands import (
     hooks_status,
     ingest,
     mcp,
-    merge,
     native,
     review,
     scan,
@@ -199,9 +197,7 @@ for _command in (
     native.native,
 ):
     cli.add_command(_command)
-apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 apply.apply_group.add_command(anchor.apply_anchor)
-apply.apply_group.add_command(batch.apply_batch)
 hooks.hooks.add_command(hooks_status.hooks_status)
 
 

@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 
 import click
 
+from vaultkeeper.commands.apply import _render_outcome
 from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
-from vaultkeeper.commands.decide import _render_outcome
 from vaultkeeper.store.textsafe import inert
 
 
@@ -100,7 +100,7 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
 
 def _confirm(plan: Any) -> bool:
     from vaultkeeper.apply.review import is_yes
-    from vaultkeeper.commands.ask import show_and_ask
+    from vaultkeeper.commands.apply import show_and_ask
 
     title = (
         f"This Claude Code memory will leave {plan.path.parent}: {plan.path.name} (and "
