@@ -32,32 +32,12 @@ from vaultkeeper.store.text import ParseError, read_regular
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
 
-# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
-# frozen dataclass). A subclass carries the methods.
 class Usage(NamedTuple):
     """What the usage log says: target -> last date, and the log's first date."""
 
     last_seen: Mapping[str, dt.date]
     since: dt.date | None  # the earliest event's date; None without a log
     validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
-
-
-class _StaleFields(NamedTuple):
-    name: str
-    path: str
-    last_seen: str | None  # ISO date, or None: never (the log covers the window)
-    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
-    idle_days: int | None
-
-
-class _SkillUnusedFields(NamedTuple):
-    name: str
-    path: str
-    line: int
-    promoted: str  # the block's **promoted:** value
-    last_seen: str  # ISO date
-    source: str  # "uses log", "last used" or "promoted"
-    idle_days: int
 
 
 class PromotedBlock(NamedTuple):
@@ -114,8 +94,7 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
 
 
 class MemoryFacts(NamedTuple):
-    """The keys of one memory file that duplicates and decay read (one per file, so a
-    named tuple: cheaper to build than a frozen dataclass)."""
+    """The keys of one memory file that duplicates and decay read."""
 
     rel: str
     name: str
@@ -126,10 +105,14 @@ class MemoryFacts(NamedTuple):
     provenance_date: str | None  # the latest ISO date its receipts name
 
 
-class Stale(_StaleFields):
+class Stale(NamedTuple):
     """An active memory entry not seen for longer than the window."""
 
-    __slots__ = ()
+    name: str
+    path: str
+    last_seen: str | None  # ISO date, or None: never (the log covers the window)
+    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+    idle_days: int | None
 
     def line_text(self) -> str:
         when = (
@@ -158,10 +141,16 @@ class Stale(_StaleFields):
         )
 
 
-class SkillUnused(_SkillUnusedFields):
+class SkillUnused(NamedTuple):
     """A promoted registry block whose skill no session has invoked within the window."""
 
-    __slots__ = ()
+    name: str
+    path: str
+    line: int
+    promoted: str  # the block's **promoted:** value
+    last_seen: str  # ISO date
+    source: str  # "uses log", "last used" or "promoted"
+    idle_days: int
 
     def line_text(self) -> str:
         return (

@@ -38,14 +38,8 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 
-# -- an entry's words ----------------------------------------------------------------------
-#
-# An entry's words, as the duplicates pass compares them.
-#
-# Its name and its description, lowercased, split on anything not a letter or digit,
-# with a small stop list dropped and a light suffix stemming (``tests`` -> ``test``,
-# ``patching`` -> ``patch``). A pass over 50,000 entries works on all their texts at
-# once (``Vocabulary``), so that no Python code runs per word.
+# -- an entry's words: a pass over 50,000 entries works on all their texts at once
+# (``Vocabulary``), so that no Python code runs per word.
 
 _WORD = re.compile(r"[a-z0-9]+")
 # fmt: off
@@ -69,11 +63,6 @@ _CUT = re.compile(r"^[a-z0-9]*(?:s|ed|ing)$", re.M)  # a word ending otherwise i
 
 def _stem_lines(text: str) -> str:
     return _ING_ED.sub(r"\1", _PLURAL.sub(r"\1", _IES.sub(r"\1y", text)))
-
-
-def stem(word: str) -> str:
-    """``tests`` -> ``test``, ``patching`` -> ``patch``, ``retries`` -> ``retry``."""
-    return _stem_lines(word)
 
 
 _SEP = "\x01"  # between two texts of a pass; no word holds it
@@ -158,29 +147,23 @@ BLOCK = "block"
 MEMORY = "memory"
 
 
-class _ItemFields(NamedTuple):
+class Item(NamedTuple):
+    """One live entry as the pass sees it; ``group`` keeps kinds and projects apart."""
+
     group: str  # "block", or "memory:<project>"
     name: str
     path: str  # vault-relative
     line: int  # the ### heading of a block; 1 for a file
     text: str  # name and description, as written
 
-
-class Item(_ItemFields):
-    """One live entry as the pass sees it; ``group`` keeps kinds and projects apart.
-
-    A named tuple: the scan makes one per entry, and a frozen dataclass costs several
-    times more to build.
-    """
-
-    __slots__ = ()
-
     @property
     def kind(self) -> str:
         return self.group.split(":", 1)[0]
 
 
-class _PairFields(NamedTuple):
+class DuplicatePair(NamedTuple):
+    """Two entries that may say the same thing; ``a`` comes first in the vault."""
+
     kind: str  # BLOCK | MEMORY
     a_name: str
     a_path: str
@@ -190,12 +173,6 @@ class _PairFields(NamedTuple):
     b_line: int
     similarity: float  # Jaccard, rounded to 2 places
     shared: tuple[str, ...]  # the words both carry, sorted
-
-
-class DuplicatePair(_PairFields):
-    """Two entries that may say the same thing; ``a`` comes first in the vault."""
-
-    __slots__ = ()
 
     def target(self, side: str) -> str:
         """What `apply merge` takes: a block's name, a memory file's path."""
@@ -311,22 +288,14 @@ def pair_of(a: Item, b: Item, words_a: Words, words_b: Words) -> DuplicatePair:
     )
 
 
-def common_limit(size: int) -> int:
-    """A word carried by more entries than this, in a group of ``size``, is common."""
-    return max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * size))
-
-
-def _group_pairs(
-    sets: list[Words], threshold: float, df: Counter[str] | None = None
-) -> list[tuple[int, int]]:
+def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
     """The AllPairs join: sets in order of size, each probing the index with its prefix
     (|x| - ceil(t|x|) + 1 words, rarest first) and then indexing a shorter one
     (|x| - ceil(2t/(1+t) |x|) + 1), which is enough for the larger sets still to come.
     Every pair at or above ``t`` meets at its rarest shared word; a word carried by more
-    than the common limit is neither indexed nor probed. Returns (i, j) with i < j;
-    ``df``, each word's count of entries, if the caller has it."""
-    df = Counter(chain.from_iterable(sets)) if df is None else df
-    common = common_limit(len(sets))
+    than the common limit is neither indexed nor probed. Returns (i, j) with i < j."""
+    df = Counter(chain.from_iterable(sets))
+    common = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(sets)))
     # Each uncommon word's place, rarest first. Common words never bring in a pair and
     # come after every uncommon one; a word of one entry only could pair nothing.
     uncommon = sorted([(n, w) for w, n in df.items() if 1 < n <= common])
