@@ -198,7 +198,7 @@ class FileResult:
 class IngestResult:
     files: tuple[FileResult, ...]
     result: RecordResult
-    suggested: tuple[Any, ...] = ()  # anchors/suggest.py Suggestion: per lesson written
+    suggested: tuple[Any, ...] = ()  # anchors/format.py Suggestion: per lesson written
 
     @property
     def ok(self) -> bool:
