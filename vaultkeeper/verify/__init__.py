@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.verify.applier_rows import decision_loop, round_trip
 from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
+from vaultkeeper.verify.decision_rows import decision_loop, merge, round_trip, supersession
 from vaultkeeper.verify.scheduler_rows import (
     atomic_write,
     classify_correct,
@@ -27,8 +27,6 @@ from vaultkeeper.verify.scheduler_rows import (
     start_scheduler_runs,
     throttle,
 )
-from vaultkeeper.verify.truth_rows import supersession
-from vaultkeeper.verify.upkeep_rows import merge
 from vaultkeeper.verify.vault_rows import (
     format_sfs,
     frontmatter_valid,
