@@ -255,11 +255,7 @@ def save(vault: Path, entries: dict[str, Any], today: dt.date) -> None:
     oldest = (today - dt.timedelta(days=MAX_AGE_DAYS)).isoformat()
     fresh = [(str(v.get("date") or ""), k) for k, v in entries.items()]
     keep = sorted((d, k) for d, k in fresh if d >= oldest)[-MAX_ENTRIES:]
-    machine.update(vault, KEY, lambda _: {k: entries[k] for _, k in sorted(keep, key=_rel)})
-
-
-def _rel(item: tuple[str, str]) -> str:
-    return item[1]
+    machine.update(vault, KEY, lambda _: {k: entries[k] for k in sorted(k for _, k in keep)})
 
 
 def usable(top: str, rel: str) -> bool:
