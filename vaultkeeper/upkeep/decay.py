@@ -131,13 +131,13 @@ class Stale(NamedTuple):
 
     @classmethod
     def from_dict(cls, data: Any) -> Stale:
-        idle = data.get("idle_days")
+        seen, idle = data.get("last_seen"), data.get("idle_days")
         return cls(
-            name=str(data["name"]),
-            path=str(data["path"]),
-            last_seen=None if data.get("last_seen") is None else str(data["last_seen"]),
-            source=str(data["source"]),
-            idle_days=None if idle is None else int(idle),
+            str(data["name"]),
+            str(data["path"]),
+            None if seen is None else str(seen),
+            str(data["source"]),
+            None if idle is None else int(idle),
         )
 
 
