@@ -45,7 +45,8 @@ def _pass(heads: list[_Head], facts: list[MemoryFacts], kept: Any, touched: list
 
 
 def _fact(project: str, n: int, text: str, status: str = "active") -> MemoryFacts:
-    return MemoryFacts(f"projects/{project}/memory/m{n}.md", f"m{n}", text, status, None, None, None)
+    rel = f"projects/{project}/memory/m{n}.md"
+    return MemoryFacts(rel, f"m{n}", text, status, None, None, None)
 
 
 _TEXT = st.lists(
@@ -92,7 +93,8 @@ def test_after_any_edits_the_pairs_are_those_of_a_fresh_pass(
 def test_a_count_or_a_moved_line_keeps_the_pairs_without_comparing_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    heads = [_Head(f"n{k}", "r.md", k + 1, t) for k, t in enumerate(["alpha beta gamma delta"] * 2 + ["eta"])]
+    texts = ["alpha beta gamma delta"] * 2 + ["eta"]
+    heads = [_Head(f"n{k}", "r.md", k + 1, t) for k, t in enumerate(texts)]
     kept = _pass(heads, [], None, [])
     compared: list[int] = []
     real = dup.pairs_by_group
@@ -110,8 +112,16 @@ def test_a_count_or_a_moved_line_keeps_the_pairs_without_comparing_again(
 
 
 def test_rows_not_as_this_version_writes_them_are_compared_again() -> None:
-    heads = [_Head(f"n{k}", "r.md", k + 1, t) for k, t in enumerate(["alpha beta gamma delta"] * 2)]
+    heads = [_Head(f"n{k}", "r.md", k + 1, "alpha beta gamma delta") for k in range(2)]
     kept = _pass(heads, [], None, [])
-    for broken in ([{"kind": "block"}], [{**kept["groups"]["block"][1][0], "at": [0, 9]}], {}):
-        forged = {**kept, "groups": {"block": [kept["groups"]["block"][0], broken]}}
+    digest, pairs = kept["groups"]["block"]
+    assert len(pairs) == 1
+    cases: list[Any] = [
+        [{"kind": "block"}],
+        [{**pairs[0], "at": [0, 9]}],
+        [{**pairs[0], "at": 1}],
+        {},
+    ]
+    for broken in cases:
+        forged = {**kept, "groups": {"block": [digest, broken]}}
         _pass(heads, [], forged, [])
