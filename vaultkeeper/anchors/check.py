@@ -75,14 +75,10 @@ def read_inside(top: str, rel: str) -> bytes | None:
         return None
 
 
-def is_python(rel: str) -> bool:
-    return rel.endswith((".py", ".pyi"))
-
-
 def summarise(rel: str, data: bytes) -> tuple[str, dict[str, str]]:
     """(the file's digest, {definition name: digest}) of a file's bytes."""
     text = data.decode("utf-8", "replace")
-    if is_python(rel):
+    if rel.endswith((".py", ".pyi")):
         tree = _parse(text)
         if tree is not None:
             defs: dict[str, str] = {}

@@ -70,12 +70,6 @@ _NOT_MEMORY = (
 )
 
 
-def _obsidian_only(vault: Path) -> bool:
-    return (vault / config.OBSIDIAN_DIR).is_dir() and not any(
-        (vault / name).exists() for name in config.VAULT_MARKS
-    )
-
-
 def verify_vault(
     vault: Path,
     *,
@@ -86,7 +80,9 @@ def verify_vault(
     """Run every row in order; a row that crashes is a FAIL naming the error.
     ``progress`` hears each row's name before it runs (a terminal shows a bar)."""
     checks: list[Check] = []
-    obsidian = _obsidian_only(vault)
+    obsidian = (vault / config.OBSIDIAN_DIR).is_dir() and not any(
+        (vault / name).exists() for name in config.VAULT_MARKS
+    )
     with tempfile.TemporaryDirectory(prefix="vaultkeeper-verify-", dir=scratch(env)) as tmp:
         contexts = [
             Context(vault, now, env, Path(tmp) / f"row{n}") for n in range(1, 1 + len(ROWS))
