@@ -178,15 +178,6 @@ class SkillUnused(NamedTuple):
         )
 
 
-def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
-    """The latest dated pair; of equal dates, the first (a loop: this runs per entry)."""
-    best: tuple[dt.date, str] | None = None
-    for when, source in dates:
-        if when is not None and (best is None or when > best[0]):
-            best = (when, source)
-    return best
-
-
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:
     """Active memory entries last seen more than ``config.STALE_DAYS`` days before today."""
     cut = today - dt.timedelta(days=config.STALE_DAYS)
@@ -239,15 +230,15 @@ def unused_skills(
     out: list[SkillUnused] = []
     for b in blocks:
         head = b.promoted.split(None, 1)[0] if b.promoted.strip() else ""
-        dated = _latest(
-            [
-                (usage.last_seen.get(b.name), "uses log"),
-                (b.last_used, "last used"),
-                (parse_date(head), "promoted"),
-            ]
-        )
-        if dated is not None and dated[0] < cut:
-            day, source = dated
+        day, source = None, ""  # the latest date; of equal ones, the first named
+        for when, named in (
+            (usage.last_seen.get(b.name), "uses log"),
+            (b.last_used, "last used"),
+            (parse_date(head), "promoted"),
+        ):
+            if when is not None and (day is None or when > day):
+                day, source = when, named
+        if day is not None and day < cut:
             idle = (today - day).days
             out.append(
                 SkillUnused(b.name, b.path, b.line, b.promoted, day.isoformat(), source, idle)
