@@ -104,12 +104,11 @@ def _walk(body: list[ast.stmt], prefix: str, out: dict[str, str]) -> None:
             out.setdefault(name, digest(ast.dump(node)))
             if isinstance(node, ast.ClassDef):
                 _walk(node.body, name + ".", out)
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
                 if isinstance(target, ast.Name):
                     out.setdefault(prefix + target.id, digest(ast.dump(node)))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out.setdefault(prefix + node.target.id, digest(ast.dump(node)))
 
 
 def _norm(lines: list[str]) -> list[str]:

@@ -129,11 +129,8 @@ def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def text_lines(report: Sections) -> list[str]:
     """One line per finding, after the spec's lists (duplicates, stale, skills unused)."""
-    return [
-        *(p.line_text() for p in report.duplicates),
-        *(s.line_text() for s in report.stale),
-        *(s.line_text() for s in report.skills_unused),
-    ]
+    found: list[DuplicatePair | Stale | SkillUnused] = [*report.duplicates, *report.stale]
+    return [f.line_text() for f in (*found, *report.skills_unused)]
 
 
 def _flat(lines: Iterable[str]) -> list[str]:
