@@ -403,23 +403,12 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
             assert a.problems() == b.problems()
 
 
-def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
+def test_a_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import random
 
-    from vaultkeeper.upkeep import duplicates as dupdelta
-
-    # a registry big enough for its pairs to be redone from the words kept in the cache
-    monkeypatch.setattr(config, "DUP_DELTA_MIN", 20)
     monkeypatch.setattr(config, "DUP_COMMON_MIN", 3)
-    monkeypatch.setattr(dupdelta, "_FEW", 4)
-    monkeypatch.setattr(dupdelta, "_MOST", 2)
-    redone: list[bool] = []
-    real = dupdelta.group_pairs
-    monkeypatch.setattr(
-        dupdelta, "group_pairs", lambda *a: redone.append((f := real(*a)).redone) or f
-    )
     rng = random.Random(7)
     # three words in most blocks (common), the rest each in a few (some near the limit)
     vocab = ["retry", "flaky", "clock"] + [f"v{k}" for k in range(40)]
@@ -443,8 +432,6 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
     for turn in range(12):
         data = run(vault)
         assert data["duplicates"] == uncached(vault)["duplicates"]
-        kept = rows(vault)["pairs"]["words"]
-        assert list(kept) == ["block"]  # the registry's words; the small groups keep none
         at = rng.randrange(len(blocks))
         if turn % 3 == 0:
             blocks.insert(at, block(f"n{turn}"))
@@ -455,7 +442,6 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
         (vault / registry).write_text("# Pattern registry\n\n" + "\n".join(blocks))
         words = "retry flaky network calls" if turn % 2 else f"other words {turn}"
         (vault / f"projects/{'abc'[turn % 3]}/memory/l1.md").write_text(lesson("l1", words))
-    assert redone[0] and redone.count(False) >= 6  # the first scan only had none kept
 
 
 MEM = "projects/p/memory/"
@@ -663,38 +649,20 @@ def test_a_cached_memory_entry_named_outside_any_project_is_ignored(
     assert run(vault) == uncached(vault)
 
 
-def test_a_big_project_left_alone_keeps_its_words(
-    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+def test_a_project_left_alone_keeps_its_pairs_and_its_next_edit_is_compared_fresh(
+    make_vault: MakeVault,
 ) -> None:
-    """A big project's group whose files did not change keeps its pairs without its
-    entries being built; its words (what redoing only its changed entries needs) were
-    dropped with it, so its next edit redid the whole group."""
-    from vaultkeeper import config
-    from vaultkeeper.upkeep import duplicates as dupdelta
-
-    monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
-    redone: list[bool] = []
-    real = dupdelta.group_pairs
-
-    def noting(*args: Any) -> Any:
-        found = real(*args)
-        redone.append(found.redone)
-        return found
-
-    monkeypatch.setattr(dupdelta, "group_pairs", noting)
     lesson = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
     big = "projects/big/memory/"
-    files = {f"{big}l{k}.md": lesson.format(f"l{k}", f"retry flaky call {k}") for k in range(6)}
+    said = "retry flaky network calls with backoff"
+    files = {f"{big}l{k}.md": lesson.format(f"l{k}", said) for k in range(4)}
     files["projects/small/memory/a.md"] = lesson.format("a", "one thing")
     vault = make_vault(files)
-    run(vault)
+    assert len(run(vault)["duplicates"]) == 6
     (vault / "projects/small/memory/a.md").write_text(lesson.format("a", "another thing"))
-    run(vault)  # the big project left alone
-    assert list(rows(vault)["pairs"]["words"]) == ["memory:big"]
-    (vault / big / "l2.md").write_text(lesson.format("l2", "retry flaky call 4"))
-    redone.clear()
-    assert run(vault) == uncached(vault)
-    assert redone == [False]  # its changed entry compared again, not the whole group
+    assert run(vault) == uncached(vault)  # the big project left alone
+    (vault / big / "l2.md").write_text(lesson.format("l2", "parse dates"))
+    assert run(vault) == uncached(vault) and len(uncached(vault)["duplicates"]) == 3
 
 
 _BLOCK_LINES = [

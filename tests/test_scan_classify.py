@@ -357,7 +357,7 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
         "import sys; from vaultkeeper.entry import main; sys.argv[1:] = ARGS\n"
         "try: main()\nexcept SystemExit: pass\n"
         "print(*(m in sys.modules for m in ('vaultkeeper.search.index',"
-        " 'vaultkeeper.anchors.suggest', 'vaultkeeper.native.summary')), file=sys.stderr)"
+        " 'vaultkeeper.anchors.vault', 'vaultkeeper.native.summary')), file=sys.stderr)"
     )
     args = ["--vault", str(sample), "scan", "--force"]
 
@@ -711,7 +711,7 @@ def test_classify_never_writes_and_the_scans_run_says_it_does(
     """``classify`` with the scan's rows (and a repository tied, so the anchors are
     checked) writes nothing; the scan's own run is ``classify_and_keep``, which writes
     the scan's rows and the anchors'."""
-    from vaultkeeper.anchors import suggest
+    from vaultkeeper.anchors import vault as suggest
     from vaultkeeper.scan import cache as scancache
 
     (sample / "state" / config.MACHINE_FILE).write_text(

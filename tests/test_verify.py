@@ -181,7 +181,7 @@ def test_supersession_row_fails_when_the_undo_is_not_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vaultkeeper.apply import supersede
-    from vaultkeeper.verify.truth_rows import supersession
+    from vaultkeeper.verify.decision_rows import supersession
 
     ctx = Context(tmp_path, NOW, {}, tmp_path / "row")
     ctx.tmp.mkdir()

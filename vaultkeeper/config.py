@@ -241,9 +241,6 @@ DUP_PAIRS_PER_ENTRY = 3  # the report lists an entry's most similar pairs, this 
 DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
-# A group of at least this many entries keeps, in the scan cache, what redoing the pass
-# for its changed entries only takes (upkeep/duplicates.py); a smaller one is simply run again.
-DUP_DELTA_MIN = 2000
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
 STALE_DAYS = 180

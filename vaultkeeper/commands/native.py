@@ -61,15 +61,6 @@ def adopt(
         click.echo(inert(f"adopted {folder.project}: {folder.path}"))
 
 
-def _reviews(ctx: click.Context) -> list[Any]:
-    from vaultkeeper.native.folders import adopted
-    from vaultkeeper.native.review import review
-
-    vault = vault_path(ctx)
-    today = now_utc().date()
-    return [review(vault, f, today) for f in adopted(vault)]
-
-
 @native.command("review")
 @AS_JSON
 @click.pass_context
@@ -81,7 +72,11 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       vaultkeeper native review --json
     """
-    reviews = _reviews(ctx)
+    from vaultkeeper.native.folders import adopted
+    from vaultkeeper.native.review import review
+
+    vault, today = vault_path(ctx), now_utc().date()
+    reviews = [review(vault, f, today) for f in adopted(vault)]
     if as_json:
         print_json({"folders": [r.to_dict() for r in reviews]})
         return

@@ -35,7 +35,7 @@ from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
 from vaultkeeper.native.counts import ensure_blocks
-from vaultkeeper.native.lookup import NativeLookup
+from vaultkeeper.native.files import NativeLookup
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
@@ -198,7 +198,7 @@ class FileResult:
 class IngestResult:
     files: tuple[FileResult, ...]
     result: RecordResult
-    suggested: tuple[Any, ...] = ()  # anchors/suggest.py Suggestion: per lesson written
+    suggested: tuple[Any, ...] = ()  # anchors/format.py Suggestion: per lesson written
 
     @property
     def ok(self) -> bool:

@@ -174,7 +174,7 @@ class Reader:
         day = utc_date(obj.get("timestamp")) or self.first_date
         self.first_date = self.first_date or day
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-        self.cwd = self.cwd or cwd  # the session's folder: its repository (suggest.py)
+        self.cwd = self.cwd or cwd  # the session's folder: its repository (anchors/vault.py)
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(blocks, list):

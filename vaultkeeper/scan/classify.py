@@ -304,11 +304,11 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
     from vaultkeeper.store import machine
 
     if machine.has(vault, "repositories"):
-        from vaultkeeper.anchors import suggest
+        from vaultkeeper.anchors.vault import for_scan
 
         # the scan's run keeps the anchors' rows, and gives the files it walked: not again
         walked = None if cache is None else list(cache.stats)
-        anchored, suggested = suggest.for_scan(vault, keep, walked)
+        anchored, suggested = for_scan(vault, keep, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),

@@ -248,11 +248,6 @@ def _kill_and_check(
                 return FAIL, f"after a kill {delay} s past a write: {why}"
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=bound)
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+            proc.kill()  # nothing for one already reaped
+            proc.communicate(timeout=bound)  # reaps it and closes its pipes
     return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"
