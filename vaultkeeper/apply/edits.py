@@ -17,7 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index import delta as quick
-from vaultkeeper.index.build import Keywords
+from vaultkeeper.index.files import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import split_lines

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from vaultkeeper.apply.edits import Source, read_source
 from vaultkeeper.errors import GateRefused, VaultkeeperError
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.store.edit import replace_line
 from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
 from vaultkeeper.store.model import Note, ParseError, Problem, decode, load_notes, read_regular

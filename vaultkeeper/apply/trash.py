@@ -19,7 +19,7 @@ from vaultkeeper.apply import journal
 from vaultkeeper.apply.edits import Change, Source, write
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.errors import GateRefused, UsageError
-from vaultkeeper.index.build import index_keywords
+from vaultkeeper.index.files import index_keywords
 from vaultkeeper.registry.blocks import RegistryBlock
 from vaultkeeper.store.fsio import atomic_write, move
 from vaultkeeper.store.model import file_hash, split_lines

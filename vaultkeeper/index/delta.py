@@ -2,7 +2,7 @@
 index files entry by entry, without rendering it all when it can.
 
 ``check`` runs before the first write, ``reindex`` after the writes, in one hold of the
-writer lock. When the index stamp (vaultkeeper.index.stamp) showed the index up to date
+writer lock. When the index stamp (vaultkeeper.index.rows) showed the index up to date
 before the first write, and every file written since is one this process wrote, the
 index a regeneration would now write differs from the one on disk only in the lines of
 those files: each written note's lines are taken out of its index file and its entries'
@@ -27,10 +27,11 @@ import unicodedata
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.index import stamp
-from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.index import rows
+from vaultkeeper.index.build import build_index
 from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
+    Keywords,
     bom_of,
     is_index_file,
     read_index,
@@ -39,7 +40,7 @@ from vaultkeeper.index.files import (
     subindex_preamble,
     with_section,
 )
-from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
+from vaultkeeper.index.rows import Stamp, State, read_by_index, record, row_of, sha, stat_key
 from vaultkeeper.store import writes
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
@@ -152,7 +153,7 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         racy,
         count,
     )
-    record(vault, stamp, paths=paths)
+    record(vault, stamp, {p: row_of(p, state[p], None) for p in paths if p in state}, paths=paths)
     return True
 
 
@@ -400,18 +401,18 @@ def _is_of(line: str, base: str) -> bool:
 
 
 # vault -> the stamp a check found true, and where the writes stood then
-_HELD: dict[str, tuple[stamp.Stamp, writes.Mark]] = {}
+_HELD: dict[str, tuple[Stamp, writes.Mark]] = {}
 
 
 def check(vault: Path) -> None:
     """Raise as ``build_index(check=True)`` would; reads only the walk when it can."""
     key = os.path.abspath(vault)
     _HELD.pop(key, None)
-    stamp.LAST.pop(key, None)
-    found = stamp.check(vault)
+    rows.LAST.pop(key, None)
+    found = rows.check(vault)
     if found is None:
         build_index(vault, check=True, stamped=False)
-        found = stamp.LAST.pop(key, None)
+        found = rows.LAST.pop(key, None)
     at = writes.mark()
     if found is not None and at is not None:
         _HELD[key] = (found, at)
