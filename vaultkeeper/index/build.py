@@ -37,7 +37,7 @@ from vaultkeeper.index.files import (
     check_markers,
     is_index_file,
     is_over_budget,
-    is_root_subindex,
+    is_subindex_name,
     keywords_of,
     measure,
     read_index,
@@ -154,7 +154,7 @@ def move_root_subindexes(
     what it would move.
     """
     try:
-        names = sorted(e.name for e in os.scandir(vault) if is_root_subindex(e.name))
+        names = sorted(e.name for e in os.scandir(vault) if is_subindex_name(e.name))
     except OSError:
         return (), ()
     moved: list[str] = []

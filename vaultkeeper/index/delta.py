@@ -1,21 +1,21 @@
-"""The index check and regeneration of an ``apply``: its own writes carried into the
-index files entry by entry, without rendering it all when it can.
+"""An apply's index check and update: its own writes carried into the index files entry
+by entry, without rendering the whole index when it can.
 
 ``check`` runs before the first write, ``reindex`` after the writes, in one hold of the
-writer lock. When the index stamp (vaultkeeper.index.rows) showed the index up to date
-before the first write, and every file written since is one this process wrote, the
-index a regeneration would now write differs from the one on disk only in the lines of
-those files: each written note's lines are taken out of its index file and its entries'
-new lines put where the sort puts them (``Listing``: one index file's marked section
-read back into its groups), the root's line of that sub-index follows, and the stamp is
-recorded again. A written note keeps the ``-- keywords:`` of its lines.
+writer lock. When the stamp (vaultkeeper.index.rows) showed the index up to date before
+the first write and every file written since is one this process wrote, the index a
+regeneration would write differs from the one on disk only in those files' lines: each
+written note's lines are taken out of its index file and its entries' new lines put
+where the sort puts them (``Listing``: one index file's marked section as its groups),
+keeping their ``-- keywords:``; the root's line of that sub-index follows, and the stamp
+is recorded again.
 
 Whatever this can't settle surely gives up before anything is written, and the index is
-regenerated as before: a note that no longer parses, a written index file, a note at the
-root of a split index, a written path another file's link could also name (``a.md``
-beside ``A.md``, or a registry whose links ``patterns/r#x`` a note ``patterns/r#x.md``
-shares), a sub-index emptied, the split coming or going. Either way the index files end
-byte for byte as a regeneration writes them.
+regenerated: a note that no longer parses, a written index file, a note at the root of a
+split index, a written path another file's link could also name (``a.md`` beside
+``A.md``, or a registry whose links ``patterns/r#x`` a note ``patterns/r#x.md`` shares),
+a sub-index emptied, the split coming or going. Either way the index files end byte for
+byte as a regeneration writes them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.index import rows
-from vaultkeeper.index.build import build_index
+from vaultkeeper.index.build import IndexResult, build_index
 from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
     Keywords,
@@ -50,16 +50,17 @@ from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.store.walk import APART_NAMES, apart
 
 
-def carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+def carry(vault: Path, known: Stamp, written: list[str]) -> Stamp | None:
     """Carry ``written`` (paths this process wrote or moved since the stamp was checked)
-    into the index files; False when it can't be done surely (nothing written then)."""
+    into the index files: the stamp now; None when it can't be done surely (nothing
+    written then)."""
     try:
         return _carry(vault, known, written)
     except (Unsure, ParseError):
-        return False
+        return None
 
 
-def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
     top = os.fspath(vault)
     state, racy = dict(known.state), dict(known.racy)
     moved: list[str] = []  # vault-relative paths added or gone
@@ -82,7 +83,7 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         if read_by_index(relative, known.templates):
             notes.append(relative)
     if not notes and not moved:
-        return True
+        return known
     _check_names(state, moved, notes)
     listings: dict[str, Listing] = {}
 
@@ -154,7 +155,7 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         count,
     )
     record(vault, stamp, {p: row_of(p, state[p], None) for p in paths if p in state}, paths=paths)
-    return True
+    return stamp
 
 
 def _relative(top: str, written: list[str]) -> list[str]:
@@ -418,11 +419,13 @@ def check(vault: Path) -> None:
         _HELD[key] = (found, at)
 
 
-def reindex(vault: Path, keep: Keywords | None = None) -> None:
-    """Bring the index up to date after the writes since ``check`` (see the module doc)."""
+def reindex(vault: Path, keep: Keywords | None = None) -> IndexResult | Stamp:
+    """Bring the index up to date after the writes since ``check`` (see the module doc):
+    the regeneration's result, or the stamp the writes were carried into."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
         written = writes.since(held[1])
-        if written is not None and carry(vault, held[0], written):
-            return
-    build_index(vault, keep=keep, stamped=False)  # written since: the stamp can't hold
+        carried = None if written is None else carry(vault, held[0], written)
+        if carried is not None:
+            return carried
+    return build_index(vault, keep=keep, stamped=False)  # written since: no stamp holds

@@ -1,28 +1,23 @@
 """The index's rows in the derived store and their freshness (``index_files``, ``index_meta``).
 
-What the index lists of a file depends on that file's bytes and path alone; whether the
-index files are what a regeneration writes depends on every walked file (a new file can
-change which file a person's keyword line names). So each walked file has one row: its
-vault-relative path, its stat key ``(device, inode, size, mtime_ns, ctime_ns)`` when the
-index reads it, and what it lists (a note's description, or a registry file's blocks).
-A regeneration reads again only the files whose key changed. When it finds (or leaves)
-every index file as it writes them, it records the stamp: the index files, the split,
-the entry count, the templates folder, the symlinks out. A walk that then finds every
-key unchanged knows the index is up to date without reading a note (``index``, an
-apply's check). A command that writes follows in the same step, under the writer lock:
-an apply's own writes are carried into the index files entry by entry
-(vaultkeeper.index.delta), a ``use``'s counter edit changes no index line
-(``follow_counters``).
+Each walked file has one row: its vault-relative path, its stat key ``(device, inode,
+size, mtime_ns, ctime_ns)`` where the index reads it, and what it lists (a note's
+description, or a registry file's blocks): a regeneration reads again only the files
+whose key changed. Every file has a row, read or not, because a new one can change which
+file a person's keyword line names. A regeneration that finds (or leaves) every index
+file as it writes them records the stamp: the index files, the split, the entry count,
+the templates folder, the symlinks out. A walk that then finds every key unchanged knows
+the index is up to date without reading a note (``index``, an apply's check). A command
+that writes follows in the same step, under the writer lock: an apply carries its own
+writes into the index files (vaultkeeper.index.delta), a ``use``'s counter edit changes
+no index line (``follow_counters``).
 
 A file changed less than ``RACY_NS`` before its key was taken may change again within
-one tick of the file system's clock and keep its key: its row lists nothing, and the
-stamp vouches for it only by the sha256 of its bytes (at most ``MAX_RACY``: the index
-files and the notes vaultkeeper itself just wrote); a check reads those again.
-
-The rows are only a shortcut: missing, foreign or forged ones mean the file is read, as
-without them. They are written only when ``state/`` is a real folder (a foreign vault
-gets no new file, nothing is written through a link), and never by a check (``index
---check`` writes nothing: its stamp stays in this process, ``LAST``).
+one clock tick and keep its key: its row lists nothing, and the stamp vouches for it
+only by the sha256 of its bytes (at most ``MAX_RACY``: the index files and the notes
+vaultkeeper just wrote). Missing, foreign or forged rows mean the file is read, as
+without them. Rows are written only when ``state/`` is a real folder, and never by a
+check (``index --check`` writes nothing: its stamp stays in this process, ``LAST``).
 """
 
 from __future__ import annotations
