@@ -226,17 +226,8 @@ def record(
             if stamp is None:
                 conn.execute("DELETE FROM index_meta WHERE name = 'stamp'")
                 return
-            meta = {
-                "format": FORMAT,
-                "version": __version__,
-                "templates": stamp.templates,
-                "outside": stamp.outside,
-                "split": stamp.split,
-                "files": stamp.files,
-                "unsplit": list(stamp.unsplit),
-                "racy": stamp.racy,
-                "entries": stamp.entries,
-            }
+            meta = {k: v for k, v in vars(stamp).items() if k != "state"}
+            meta.update(format=FORMAT, version=__version__)
             conn.execute(
                 "INSERT OR REPLACE INTO index_meta VALUES ('stamp', ?)",
                 (json.dumps(meta, sort_keys=True),),
@@ -272,17 +263,13 @@ def check(vault: Path) -> Stamp | None:
         return None
     rows, meta = loaded[0], loaded[1]
     try:
-        data = json.loads(meta)
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            return None
-        if data.get("version") != __version__:
+        data = json.loads(meta)  # not a dict, a key missing: forged (below)
+        if data.get("format") != FORMAT or data.get("version") != __version__:
             return None
         found = survey(vault)
-        if found is None:
+        if found is None or found[1:] != (data["outside"], data["templates"]):
             return None
         state, outside, templates = found
-        if templates != data["templates"] or outside != data["outside"]:
-            return None
         if len(state) != len(rows):
             return None
         for path, key in state.items():
