@@ -43,7 +43,7 @@ def carried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def up_to_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Whether a regeneration reading every note would change no index file."""
     with monkeypatch.context() as m:
-        m.setattr(rows, "_load", lambda vault: None)
+        m.setattr(rows, "_load", lambda vault, query: None)
         return build_index(vault, check=True).changed == ()
 
 
@@ -281,7 +281,7 @@ def test_index_on_a_stamped_vault_reads_no_note_and_says_what_a_regeneration_say
         got = build_index(vault, check=check)
         assert read == []
         with monkeypatch.context() as m:  # every note read: no rows
-            m.setattr(rows, "_load", lambda vault: None)
+            m.setattr(rows, "_load", lambda vault, query: None)
             cold = build_index(vault, check=check, stamped=False)
         assert read != [] and got == cold and cold.entries == 9
         read.clear()

@@ -74,7 +74,7 @@ def put(vault: Path, rel_path: str, content: str | bytes) -> None:
 def cold(vault: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], IndexResult]:
     """What the index would be, every note read (no rows)."""
     with monkeypatch.context() as m:
-        m.setattr(rows, "_load", lambda vault: None)
+        m.setattr(rows, "_load", lambda vault, query: None)
         return generate(vault), build_index(vault, check=True)
 
 

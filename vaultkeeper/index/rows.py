@@ -30,6 +30,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import __version__, config
 from vaultkeeper.errors import VaultkeeperError
@@ -101,13 +102,13 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _load(vault: Path) -> tuple[dict[str, Row], str | None] | None:
-    """Every row and the stamp's JSON; None without a readable database."""
+def _load(vault: Path, query: str) -> tuple[list[Any], str | None] | None:
+    """The rows ``query`` selects and the stamp's JSON; None without a readable database."""
     with db.existing(vault) as conn:  # never made by a reader
         if conn is None:
             return None
         try:
-            rows = {p: (k, d, b) for p, k, d, b in conn.execute("SELECT * FROM index_files")}
+            rows = conn.execute(query).fetchall()
             meta = conn.execute("SELECT value FROM index_meta WHERE name = 'stamp'").fetchone()
         except sqlite3.Error:
             return None
@@ -155,8 +156,8 @@ class Rows:
     """One regeneration's rows: what it finds kept, and what it keeps."""
 
     def __init__(self, vault: Path) -> None:
-        loaded = _load(vault)
-        self.found: dict[str, Row] | None = None if loaded is None else loaded[0]
+        loaded = _load(vault, "SELECT * FROM index_files")
+        self.found = None if loaded is None else {p: (k, d, b) for p, k, d, b in loaded[0]}
         self.kept: dict[str, list[Entry]] = {}  # what each file settled before now lists
         self.rows: dict[str, Row] = {}  # of those, the rows found that still hold
         self.limit = time.time_ns() - RACY_NS  # before any file's stat
@@ -258,10 +259,11 @@ def survey(vault: Path) -> tuple[State, list[str], str | None] | None:
 
 def check(vault: Path) -> Stamp | None:
     """The stamp, when the vault is still exactly as its rows say; else None."""
-    loaded = _load(vault) if state_folder(vault) is not None else None
+    query = "SELECT path, key FROM index_files"
+    loaded = _load(vault, query) if state_folder(vault) is not None else None
     if loaded is None or loaded[1] is None:
         return None
-    rows, meta = loaded[0], loaded[1]
+    keys, meta = dict(loaded[0]), loaded[1]
     try:
         data = json.loads(meta)  # not a dict, a key missing: forged (below)
         if data.get("format") != FORMAT or data.get("version") != __version__:
@@ -270,12 +272,9 @@ def check(vault: Path) -> Stamp | None:
         if found is None or found[1:] != (data["outside"], data["templates"]):
             return None
         state, outside, templates = found
-        if len(state) != len(rows):
+        texts = {p: None if k is None else db.key_text(k) for p, k in state.items()}
+        if texts != keys:
             return None
-        for path, key in state.items():
-            row = rows.get(path)
-            if row is None or row[0] != (None if key is None else db.key_text(key)):
-                return None
         racy = {str(r): str(h) for r, h in data["racy"].items()}
         for relative, digest in racy.items():
             if sha(read_regular(os.path.join(vault, relative))) != digest:
