@@ -215,6 +215,12 @@ def record(
         LAST[os.path.abspath(vault)] = stamp
     if not write or state_folder(vault) is None:
         return
+    if (
+        stamp is None
+        and paths is None
+        and all(r[1] is None and r[2] is None for r in rows.values())
+    ):
+        return  # nothing worth keeping (every file just written): the rows held stay as true
     try:
         with db.connect(vault) as conn, db.writing(conn):
             if paths is None and found is None:
