@@ -19,7 +19,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index import delta as quick
-from vaultkeeper.index.build import Keywords
+from vaultkeeper.index.files import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import file_hash, split_lines

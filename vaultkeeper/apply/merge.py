@@ -44,7 +44,7 @@ from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import BlockHead, RegistryBlock, is_counter_line, parse_heads
 from vaultkeeper.registry.find import find_block

@@ -35,7 +35,7 @@ from vaultkeeper.apply.edits import (
 from vaultkeeper.apply.gate import slug
 from vaultkeeper.apply.journal import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
-from vaultkeeper.index.build import index_keywords
+from vaultkeeper.index.files import index_keywords
 from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks, whole_count
 from vaultkeeper.store.edit import BOM, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write, move

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.index import stamp as index_stamp
+from vaultkeeper.index import rows as index_rows
 from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
 from vaultkeeper.registry.find import named_blocks, pick_block
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
@@ -129,9 +129,9 @@ def write_uses(
     done = plan.done
     for path, changes in plan.edits.items():
         rel = changes[0][0].rel
-        was = index_stamp.stat_key(str(path))  # the file's key as read: the index's rows
+        was = index_rows.stat_key(str(path))  # the file's key as read: the index's rows
         text, bom = read_for_edit(path, rel)
-        if index_stamp.stat_key(str(path)) != was:
+        if index_rows.stat_key(str(path)) != was:
             was = None  # changed as it was read: the rows vouch for nothing
         lines = split_lines(text)  # once per file, however many of its counters change
         # from the bottom up, so an inserted last-used line moves no later edit
@@ -140,7 +140,7 @@ def write_uses(
         data = (bom + "".join(lines)).encode("utf-8")
         atomic_write(resolve_inside(vault, path), data)
         # only counter lines changed: the index's stamp follows (no regeneration next)
-        index_stamp.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
+        index_rows.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
     return done
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.conflicts import check_conflicts

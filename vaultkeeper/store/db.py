@@ -45,7 +45,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -78,13 +78,10 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
     "fingerprint TEXT)",
-    # index/cache.py: what the index lists of each note (a note's description, or a
-    # registry file's blocks as JSON), under its stat key; plain: its links need no masking
-    "CREATE TABLE index_notes (path TEXT PRIMARY KEY, key TEXT NOT NULL, description TEXT, "
-    "blocks TEXT, plain INTEGER NOT NULL)",
-    # index/stamp.py: each walked file's stat key (NULL: not read by the index) when the
-    # index was last known up to date, and the rest of that stamp as one JSON value
-    "CREATE TABLE index_state (path TEXT PRIMARY KEY, key TEXT)",
+    # index/rows.py: each walked file's stat key (NULL: not read by the index) and what the
+    # index lists of it (a note's description, or a registry file's blocks as JSON); the
+    # stamp (the index known up to date with those keys) as one JSON value
+    "CREATE TABLE index_files (path TEXT PRIMARY KEY, key TEXT, description TEXT, blocks TEXT)",
     "CREATE TABLE index_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # anchors/vault.py: an entry file's anchors and what decides on them (JSON), by its
     # stat key; per repository, what the anchor checker read of its files (JSON)
