@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.conflicts import check_conflicts
@@ -33,7 +34,7 @@ from vaultkeeper.store.links import (
 from vaultkeeper.store.model import outside_problems
 from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
-from vaultkeeper.store.vault import find_vault, iter_files, rel
+from vaultkeeper.store.vault import find_vault, rel, walk_files
 
 _MARK = "\n======="  # every conflict hunk has one: most notes are passed over at once
 
@@ -141,8 +142,10 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     schema = any(c.startswith("VK2") for c in selection.codes())
     registry = any(c.startswith("VK4") for c in selection.codes())
     outside: list[str] = []  # symlinks out of the vault: said once, never read
-    files = list(iter_files(vault, outside=outside))
-    rels = [rel(vault, p) for p in files]
+    found = list(walk_files(vault, outside=outside))
+    cut = len(os.fspath(vault)) + 1
+    rels = [f[cut:].replace(os.sep, "/") for f in found]
+    files = [Path(f) for f in found]
     resolver = _Memo(rels)
     markdown = [p for p in files if p.suffix == ".md"]
     # the link rules alone (no orphans to find): a note is read only for its links
@@ -163,9 +166,15 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     for note in loaded.notes:
         if bare and "[[" not in note.text:
             continue  # no link in it: nothing of it to check
+        wanted = _wanted(note.rel, scopes)
+        if bare:  # the link rules alone: no other rule needs the note's lines
+            keep = note.rel in loaded.links_only or not in_folder(note.rel, templates)
+            if wanted and keep:
+                links = extract_links(note)
+                findings.extend(check_links(note.rel, links, resolver, enabled, set(), anchors))
+            continue
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
-        wanted = _wanted(note.rel, scopes)
         if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
             links = extract_links(note, lines, fences)
             targets = edges.setdefault(note.rel, set())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper import config
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.lint.codes import Finding
 from vaultkeeper.store.links import Resolver, extract_links
 from vaultkeeper.store.model import Note
