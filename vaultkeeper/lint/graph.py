@@ -24,19 +24,19 @@ def check_links(
     ``anchors`` (when VK305 runs) checks ``#Heading`` and ``#^block`` in the target note.
     """
     for link in links:
-        found = resolver.resolve(link.target, rel)
-        if found.resolved is not None:
-            edges.add(found.resolved)
-            why = anchors.missing(found.resolved, link.subpath) if anchors is not None else None
+        targets = resolver.resolve(link.target, rel).targets
+        if len(targets) == 1:
+            edges.add(targets[0])
+            why = anchors.missing(targets[0], link.subpath) if anchors is not None else None
             if why is not None:
                 yield Finding(
                     rel,
                     link.line,
                     link.col,
                     "VK305",
-                    f"broken link {link.raw}: {found.resolved} has {why}",
+                    f"broken link {link.raw}: {targets[0]} has {why}",
                 )
-        elif found.broken:
+        elif not targets:
             if enabled("VK301"):
                 yield Finding(
                     rel,
@@ -46,13 +46,13 @@ def check_links(
                     f"broken link {link.raw}: no file named {link.target!r} in the vault",
                 )
         elif enabled("VK302"):
-            shown = ", ".join(found.targets[:3]) + (", ..." if len(found.targets) > 3 else "")
+            shown = ", ".join(targets[:3]) + (", ..." if len(targets) > 3 else "")
             yield Finding(
                 rel,
                 link.line,
                 link.col,
                 "VK302",
-                f"ambiguous link {link.raw}: {len(found.targets)} files match ({shown});"
+                f"ambiguous link {link.raw}: {len(targets)} files match ({shown});"
                 " write more of the path",
             )
 
