@@ -1,15 +1,10 @@
 """Where ``[[note#Heading]]`` and ``[[note#^block]]`` lead: a note's headings and block ids.
 
-A note is parsed with mistune (a real CommonMark parser, AST mode), so a ``#`` or ``^id``
-inside fenced, indented or inline code is never taken for a heading or a block id, and
-setext headings count. Only notes that some link points into are parsed, each once.
-
-Matching follows Obsidian, leaning towards "found": headings compare case-insensitively
-with punctuation and symbols ignored and runs of spaces collapsed (Obsidian ignores the
-characters that cannot appear in a link, ``# | ^ : [[ ]]`` and more), so a link Obsidian
-follows is never reported; ``#A#B`` finds heading B after heading A. Block ids are the
-``^id`` (letters, digits, ``-``) ending a paragraph or list item, or standing on their own
-line after a block such as a table; they compare case-insensitively.
+A glance at the text settles most links exactly; mistune (CommonMark) parses the rest, so
+code is never taken for a heading or an id. Matching follows Obsidian, leaning towards
+"found": headings compare case-insensitively with punctuation, symbols and runs of spaces
+ignored; ``#A#B`` finds B after A; block ids (``^id``: letters, digits, ``-``) end a
+paragraph or list item and compare case-insensitively.
 """
 
 from __future__ import annotations
@@ -76,8 +71,7 @@ def _walk(md: Any, tokens: list[Mapping[str, Any]], env: Any, out: _Found) -> No
         elif kind in _BLOCK_NODES:
             text = str(token.get("text", ""))
             m = _BLOCK_ID.search(text)
-            # inline parsing only here, where an id may end the block: a closing code
-            # span (`... ^id`) means it is code, not an id
+            # an id only where the block's last inline node is text (not a code span)
             if m and _ends_in_text(md.inline(text.strip(), env)):
                 out.blocks.add(m.group(1).casefold())
         elif kind != "block_code" and token.get("children"):
@@ -95,12 +89,8 @@ class _Found:
 
 
 def read_anchors(body: str) -> Anchors:
-    """The anchors of a note's body (its text after the frontmatter).
-
-    mistune's block pass finds headings, paragraphs and code; headings are matched on
-    their source text (as Obsidian does), and inline parsing runs only on blocks that
-    may end in an id -- on a registry of thousands of blocks that is most of the cost.
-    """
+    """The anchors of a note's body (its text after the frontmatter): mistune's block
+    pass, headings by their source text, inline parsing only where an id may end a block."""
     md = _markdown()
     state = md.block.state_cls()
     text = body.replace("\r\n", "\n").replace("\r", "\n")
@@ -128,11 +118,9 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
     return None
 
 
-# An ATX heading line (up to 3 spaces of indent, then 1-6 #, then a blank or the end)
-# outside code fences, in a note with no HTML block, is a heading wherever it stands
-# (ATX headings interrupt paragraphs and end indented code), so a link to it is found
-# without parsing the note. Anything less plain goes to mistune. The patterns start with
-# a newline where they can, so the regex engine skips to candidates (bodies run to MBs).
+# An ATX heading line outside code fences, in a note with no HTML block, is a heading
+# wherever it stands; anything less plain goes to mistune. Patterns start with a newline
+# where they can: the regex engine then skips to candidates.
 _ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
 _HTML = re.compile(r"\n {0,3}<")  # searched in "\n" + body: the first line too
@@ -238,9 +226,7 @@ class _Quick:
 
     @functools.cached_property
     def folded(self) -> str | None:
-        """The body casefolded when it is NFC (else None: no shortcut). A heading's words
-        are each a part of the text it stands in; casefolding keeps that, NFC may not
-        where the text was not NFC already."""
+        """The body casefolded when it is NFC (else None): a heading's words are in it."""
         return self.lowered if unicodedata.is_normalized("NFC", self.body) else None
 
 
@@ -270,13 +256,8 @@ def quick_missing(quick: _Quick, subpath: str) -> str | None | bool:
 
 
 class AnchorTable:
-    """Anchors of the notes links point into, parsed on first use and kept for the run.
-
-    Most links into a note name an ATX heading that is plainly there, or words the note
-    does not hold at all; a glance at the text answers those exactly, and mistune runs
-    only on the notes where it does not (tests/test_index_headings.py checks the glance
-    against the parse).
-    """
+    """Anchors of the notes links point into, glanced at or parsed on first use, kept for
+    the run (tests/test_index_headings.py holds the glance to the parse)."""
 
     def __init__(self, body_of: Callable[[str], str | None]) -> None:
         self._body_of = body_of  # vault-relative path -> the note's body, or None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultkeeper.store.model import Note
+from vaultkeeper.store.text import split_lines as split_lines
 from vaultkeeper.store.vault import rel, walk_files
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
@@ -55,22 +56,9 @@ class Link(NamedTuple):
     in_frontmatter: bool
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split at ``\n`` only: line numbers as an editor shows them
-    (``str.splitlines`` would also split at form feeds and U+2028)."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
 def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
-    """Fenced blocks in ``lines`` (line numbers start at ``first_line``).
-
-    Fences may be indented (inside list items) or quoted (``> ```); a block closes at a
-    line of the same fence character, at least as long, with nothing after it.
-    """
+    """Fenced blocks in ``lines`` (numbered from ``first_line``), indented or quoted too; a
+    block closes at a line of the same fence character, at least as long, nothing after."""
     marked = [(first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)]
     return _fences(marked)
 
@@ -156,9 +144,8 @@ def extract_links(
 ) -> list[Link]:
     """Every link in ``note``: frontmatter values first, then the body outside code.
 
-    ``lines`` (the note's text split with line ends kept) and the body's ``fences`` may be
-    passed in when the caller already has them. The body is searched as one text, each
-    match's line counted from the last: most lines of a note hold no link.
+    ``lines`` (split_lines of the text) and the body's ``fences`` may be passed in. The
+    body is searched as one text: most lines of a note hold no link.
     """
     text = note.text
     if "[[" not in text:
@@ -277,8 +264,7 @@ class Resolver:
 
     @classmethod
     def for_vault(cls, vault: Path) -> Resolver:
-        # the walk joins names to the vault's own text: cutting it off gives rel()'s
-        # answer without a Path per file (a quarter second at 25,000 files)
+        # cutting the vault's text off gives rel()'s answer without a Path per file
         prefix = os.fspath(vault) + os.sep
         return cls(
             f[len(prefix) :].replace(os.sep, "/") if f.startswith(prefix) else rel(vault, Path(f))
@@ -308,10 +294,8 @@ class Resolver:
                 if _key(c).endswith(suffix) or _key(c).removesuffix(".md").endswith(suffix)
             )
         if len(unique) > 1:
-            # Obsidian's rule for a name several files share: the one the link reaches from
-            # the linking note's own folder (``[[Security and privacy]]`` in a note of
-            # ``Obsidian Sync/`` is ``Obsidian Sync/Security and privacy.md``); only
-            # when no match is there is the link ambiguous (docs/lint.md, VK302)
+            # Obsidian's rule for a name several files share: the one in the linking
+            # note's own folder; only when none is there is the link ambiguous (VK302)
             here = posixpath.dirname(source)
             near = self._by_path.get(_key(posixpath.join(here, key))) if here else None
             if near is not None and near in unique:

@@ -1,10 +1,7 @@
-"""The writer lock for a command whose work must not be lost: a count.
+"""The writer lock for a command whose work must not be lost: a count (``use``, ``ingest``).
 
-``use`` and ``ingest`` (the session hooks run it) failed after 30 s when another
-command held the writer lock (compacting a big usage log held it that long), and
-their counts were lost. Through ``patient_lock`` a count that finds the lock busy
-says so once (``waiting``) and waits on, up to ``PATIENT_S``: a live holder finishes,
-and a dead one's lock goes with its process.
+A count that finds the lock busy says so once (``waiting``) and waits on, up to
+``PATIENT_S``: a live holder finishes, and a dead one's lock goes with its process.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """What this process wrote within the current hold of the writer lock (store.fsio).
 
-The index follows an apply's writes entry by entry (vaultkeeper.index.delta) only while
-no other vaultkeeper process can have written: between a check made under the writer
-lock and a write made under the same outermost hold of it. A mark taken in one hold
-is worth nothing in the next (another process may have written between the two).
+A mark taken in one outermost hold is worth nothing in the next: another process may
+have written between the two (vaultkeeper.index.delta relies on this).
 """
 
 from __future__ import annotations
