@@ -207,7 +207,7 @@ class _Quick:
         self.sure = frozenset(self.keys)
         # block ids surely there
         plain = self.lines is not None and "^" in body
-        self.blocks = _plain_blocks(self.lines) if plain else frozenset()
+        self.blocks = _plain_blocks(self.lines or []) if plain else frozenset()
 
     @functools.cached_property
     def every(self) -> Anchors | None:

@@ -159,9 +159,10 @@ def extract_links(
             if "[[" in value
             for m in _WIKILINK.finditer(value)
         }
-        lines = lines if lines is not None or not wanted else split_lines(note.text)
-        for number in range(2, fm.end_line) if lines is not None and wanted else ():
-            line = lines[number - 1]
+        if wanted and lines is None:
+            lines = split_lines(note.text)
+        for number in range(2, fm.end_line) if wanted else ():
+            line = (lines or [])[number - 1]
             if "[[" in line:
                 out.extend(
                     link
