@@ -45,12 +45,8 @@ def describe(char: str) -> str:
 def check_ascii(
     rel: str, lines: list[str], code_lines: set[int], frontmatter_end: int
 ) -> Iterator[Finding]:
-    """VK101: one finding per line, at its first non-ASCII character, with the count.
-
-    One pass over each line: a line of 400,000 em dashes is one finding, found in
-    linear time (one finding per glyph, each checking the text before it, was
-    quadratic). The finding is fixable when any glyph on the line is.
-    """
+    """VK101: one finding per line (in linear time), at its first non-ASCII character,
+    with the count; fixable when any glyph on the line is."""
     for index, line in enumerate(lines):
         if line.isascii():
             continue
@@ -93,11 +89,8 @@ def _clip(run: str) -> str:
 
 
 def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
-    """VK105: one finding per line holding a control character (CRLF endings aside).
-
-    An escape sequence or a bidirectional override in a note acts on the terminal of
-    whoever prints it (``cat``, the prune prompt), so it is an error wherever it is.
-    """
+    """VK105: one finding per line holding a control character (CRLF endings aside): it
+    acts on the terminal of whoever prints the note."""
     for index, line in enumerate(lines):
         body = line[:-1] if line.endswith("\n") else line
         found = dangerous(body[:-1] if body.endswith("\r") else body)

@@ -24,10 +24,8 @@ def check_links(
     edges: set[str],
     anchors: AnchorTable | None = None,
 ) -> Iterator[Finding]:
-    """VK301 / VK302 / VK305 for ``rel``'s links; resolved targets are added to ``edges``.
-
-    ``anchors`` (when VK305 runs) checks ``#Heading`` and ``#^block`` in the target note.
-    """
+    """VK301 / VK302 / VK305 (with ``anchors``) for ``rel``'s links; resolved targets are
+    added to ``edges``."""
     for link in links:
         targets = resolver.resolve(link.target, rel).targets
         if len(targets) == 1:

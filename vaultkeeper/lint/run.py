@@ -169,12 +169,8 @@ class LintResult:
 def find_lint_vault(
     explicit: Path | None, env: Mapping[str, str], cwd: Path, paths: Sequence[Path]
 ) -> Path:
-    """As every command finds its vault, but an Obsidian vault (``.obsidian/``) counts too.
-
-    A relative ``--vault`` (or ``$VAULTKEEPER_VAULT``) is taken from ``cwd``, as for every
-    other command; without one, the search upwards starts at the first PATH given, so
-    ``lint ~/notes`` works from anywhere.
-    """
+    """As every command finds its vault, but an Obsidian vault counts too; without
+    ``--vault`` the search starts at the first PATH given (``lint ~/notes``)."""
     if explicit is not None or env.get(config.ENV_VAULT):
         return find_vault(explicit, env, cwd)
     start = (paths[0] if paths[0].is_absolute() else cwd / paths[0]) if paths else cwd
