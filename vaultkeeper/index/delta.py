@@ -40,7 +40,7 @@ from vaultkeeper.index.files import (
     with_section,
 )
 from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
-from vaultkeeper.store import writes
+from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
 from vaultkeeper.store.model import ParseError, decode, parse_note
@@ -400,7 +400,7 @@ def _is_of(line: str, base: str) -> bool:
 
 
 # vault -> the stamp a check found true, and where the writes stood then
-_HELD: dict[str, tuple[stamp.Stamp, writes.Mark]] = {}
+_HELD: dict[str, tuple[stamp.Stamp, fsio.Mark]] = {}
 
 
 def check(vault: Path) -> None:
@@ -412,7 +412,7 @@ def check(vault: Path) -> None:
     if found is None:
         build_index(vault, check=True, stamped=False)
         found = stamp.LAST.pop(key, None)
-    at = writes.mark()
+    at = fsio.hold_mark()
     if found is not None and at is not None:
         _HELD[key] = (found, at)
 
@@ -421,7 +421,7 @@ def reindex(vault: Path, keep: Keywords | None = None) -> None:
     """Bring the index up to date after the writes since ``check`` (see the module doc)."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
-        written = writes.since(held[1])
+        written = fsio.written_since(held[1])
         if written is not None and carry(vault, held[0], written):
             return
     build_index(vault, keep=keep, stamped=False)  # written since: the stamp can't hold

@@ -1,4 +1,5 @@
-"""The one place that writes files: atomic replace, and the store-wide writer lock."""
+"""The one place that writes files: atomic replace, and the store-wide writer lock (with
+what this process wrote within a hold of it, and the patient hold a count takes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
-# Every path this process wrote or moved, in order (``_written_rows``, store.writes).
+# Every path this process wrote or moved, in order (``_written_rows``, ``written_since``).
 _written: list[str] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
@@ -68,6 +69,22 @@ def _written_rows(vault: Path, written: list[str]) -> None:
                         "(SELECT 1 FROM search_meta WHERE key = 'built')",
                         rels,
                     )
+
+
+Mark = tuple[int, int]  # (which outermost hold, how many paths were written by then)
+
+
+def hold_mark() -> Mark | None:
+    """Where the current hold of the writer lock is in its writes; None when not held. A
+    mark is worth nothing in the next hold: another process may have written between."""
+    return (_hold[0], len(_written)) if _hold[1] else None
+
+
+def written_since(at: Mark) -> list[str] | None:
+    """Every path written or moved since ``at``, within the same hold; else None."""
+    if not _hold[1] or _hold[0] != at[0] or len(_written) < at[1]:
+        return None
+    return list(_written[at[1] :])
 
 
 def changes() -> int:
@@ -317,3 +334,24 @@ def sweep_temps(vault: Path) -> list[str]:
                     path.unlink()
                     removed.append(name)
     return removed
+
+
+NOTICE_S = 2.0  # a count that finds the lock busy this long says that it waits
+PATIENT_S = 600.0  # then it waits this long at most, and fails saying so
+
+
+@contextlib.contextmanager
+def patient_lock(vault: Path, waiting: Callable[[], None] | None) -> Iterator[None]:
+    """``writer_lock(vault)`` for work that must not be lost (a count): with ``waiting``, a
+    busy lock is said once and waited for up to PATIENT_S (a dead holder's lock goes)."""
+    if waiting is None:
+        with writer_lock(vault):
+            yield
+        return
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(writer_lock(vault, timeout=NOTICE_S))
+        except LockBusy:
+            waiting()
+            held.enter_context(writer_lock(vault, timeout=PATIENT_S))
+        yield
