@@ -41,7 +41,7 @@ from vaultkeeper.index.files import (
     with_section,
 )
 from vaultkeeper.index.rows import Stamp, State, read_by_index, record, row_of, sha, stat_key
-from vaultkeeper.store import writes
+from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
 from vaultkeeper.store.model import ParseError, decode, parse_note
@@ -402,7 +402,7 @@ def _is_of(line: str, base: str) -> bool:
 
 
 # vault -> the stamp a check found true, and where the writes stood then
-_HELD: dict[str, tuple[Stamp, writes.Mark]] = {}
+_HELD: dict[str, tuple[Stamp, fsio.Mark]] = {}
 
 
 def check(vault: Path) -> None:
@@ -414,7 +414,7 @@ def check(vault: Path) -> None:
     if found is None:
         build_index(vault, check=True, stamped=False)
         found = rows.LAST.pop(key, None)
-    at = writes.mark()
+    at = fsio.hold_mark()
     if found is not None and at is not None:
         _HELD[key] = (found, at)
 
@@ -424,7 +424,7 @@ def reindex(vault: Path, keep: Keywords | None = None) -> IndexResult | Stamp:
     the regeneration's result, or the stamp the writes were carried into."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
-        written = writes.since(held[1])
+        written = fsio.written_since(held[1])
         carried = None if written is None else carry(vault, held[0], written)
         if carried is not None:
             return carried

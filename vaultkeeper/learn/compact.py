@@ -36,8 +36,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.usetx import TxState
-from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.patience import patient_lock
+from vaultkeeper.store.fsio import atomic_write, patient_lock
 from vaultkeeper.store.uses import PATTERN_KINDS, UseEvent, key_digest, read_events, uses_path
 
 _CHUNK = 2000  # digests a line: 17 bytes each, far under the 64 KiB cap
@@ -62,7 +61,7 @@ def needs_compacting(vault: Path) -> bool:
 def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
     """Rewrite the log as the module doc says; the number of lines it had less the
     number it has (0: another process is compacting it, or it changed under us).
-    ``waiting``: as for ``store.patience.patient_lock``."""
+    ``waiting``: as for ``store.fsio.patient_lock``."""
     path = uses_path(vault)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)

@@ -39,8 +39,8 @@ from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
 from vaultkeeper.learn.usetx import Claim, TxState, close, intent_lines, new_tx, reconcile, repair
 from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import named_blocks
+from vaultkeeper.store.fsio import patient_lock
 from vaultkeeper.store.model import Problem
-from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
     USE_KINDS,
@@ -134,7 +134,7 @@ def record(
     is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
     the events' sessions made (see the module doc). With no events nothing is touched.
     ``waiting``: called once when the writer lock is busy; the count then waits for it
-    (store.patience) rather than fail and be lost.
+    (store.fsio.patient_lock) rather than fail and be lost.
     """
     if not events:  # not even the lock file: a refused ingest writes nothing
         return RecordResult((), (), 0, (), (), dry_run)

@@ -25,7 +25,7 @@ from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
-from vaultkeeper.lint.conflicts import check_conflicts
+from vaultkeeper.lint.format import check_conflicts
 from vaultkeeper.registry.blocks import parse_blocks, registry_files
 from vaultkeeper.report.candidates import iso, plural
 from vaultkeeper.store.adherence import adherence
