@@ -42,7 +42,7 @@ CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
 PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
 RENEW_MAX = 32  # lessons a command wrote, read again in one call at most
-ROWS_FORMAT = 3  # search.index.ROWS_FORMAT (a test keeps them in step)
+ROWS_FORMAT = 4  # search.index.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
 
 
@@ -127,7 +127,7 @@ def terms(prompt: str) -> list[str]:
 
 def key_of(info: os.stat_result) -> str:
     """A file's stat key as search.index.key_text writes it (a test keeps them in step)."""
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+    return f"[{info.st_dev},{info.st_ino},{info.st_size},{info.st_mtime_ns},{info.st_ctime_ns}]"
 
 
 class Index:

@@ -118,9 +118,8 @@ def run_scan(
                     from vaultkeeper.search.index import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    index_after_scan(
-                        vault, marks, now.date()
-                    )  # rows of changed files, the stale marks
+                    keys = {**first.registry_keys, **first.stats}  # what the scan statted
+                    index_after_scan(vault, marks, now.date(), keys)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, state.Run):

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import re
 import shutil
 import sqlite3
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from hashlib import blake2b
 from pathlib import Path
 
 import vaultkeeper
@@ -41,17 +43,18 @@ from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
 from vaultkeeper.search import fts
 from vaultkeeper.store import db
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.store.vault import is_memory_path, links_out, walk_files
+from vaultkeeper.store.vault import is_memory_path, links_out
+from vaultkeeper.store.walk import walk
 from vaultkeeper.upkeep.supersession import superseded_by
 
 RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
 # what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
 # row's content changes (its tags, its served text), so every file is read again
-ROWS_FORMAT = 3
+ROWS_FORMAT = 4
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PLACE_KEYS = ("at", "path", "place", "file")
-_TABLES = ("search_files", "search_entries", "search_text", "search_places", "search_globs")
+_TABLES = ("search_entries", "search_files", "search_text", "search_places", "search_globs")
 
 
 @dataclass(frozen=True)
@@ -206,13 +209,12 @@ def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
 
 
 def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
-    """A file's stat key as the rows keep it (device, inode, size, mtime, ctime: ctime
-    moves on every write, so an edit that puts size and mtime back is still seen), and
+    """A file's stat key as the rows keep it (store.db.key_text, as the scan's rows), and
     whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
     again next time (two writes within one clock tick share an mtime)."""
     mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
-    key = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{mtime}:{ctime}"
-    return key, mtime < limit and ctime < limit
+    key = (info.st_dev, info.st_ino, info.st_size, mtime, ctime)
+    return db.key_text(key), mtime < limit and ctime < limit
 
 
 def _stat(root: str, full: str) -> os.stat_result | None:
@@ -228,42 +230,72 @@ def _stat(root: str, full: str) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
-    ids = [
-        (r[0],) for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))
-    ]
-    for table in ("search_text WHERE rowid", "search_entries WHERE id", "search_places WHERE id"):
-        conn.executemany(f"DELETE FROM {table} = ?", ids)
-    conn.executemany("DELETE FROM search_globs WHERE id = ?", ids)
-    conn.execute("DELETE FROM search_files WHERE path = ?", (rel_path,))
-    conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
+_LISTED = "(SELECT value FROM json_each(?1))"
 
 
-def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settled: bool) -> None:
-    """One file's rows made anew from its bytes now (under ``key``)."""
-    _drop(conn, rel_path)
-    for doc in read_docs(vault, rel_path):
-        served = ("", "", "")
-        if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
-            served = fts.served(doc.path, doc.status, doc.name, doc.recall_text)
-        row = conn.execute(
-            "INSERT INTO search_entries (path, kind, name, description, project, status, "
-            "superseded_by, line, name_line, description_line, body_line, cite, link, live, "
-            "lesson, recall_head, recall_name, recall_text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
-             doc.superseded_by, doc.line, doc.name_line, doc.description_line, doc.body_line,
-             doc.cite, doc.link, int(doc.live), int(doc.lesson), *served),
-        ).lastrowid  # fmt: skip
-        conn.execute(
-            "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
-             fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)),
-        )  # fmt: skip
-        conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
-        conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
-    conn.execute("INSERT INTO search_files VALUES (?, ?, ?)", (rel_path, key, int(settled)))
+def _rewrite(
+    conn: sqlite3.Connection, vault: Path, files: list[tuple[str, str, bool]], gone: list[str]
+) -> None:
+    """Inside the caller's transaction: the rows of ``files`` ((path, stat key, settled)
+    each) made anew from their bytes now, and those of ``gone`` dropped, in bulk (one
+    statement per table, never one per file). An entry whose content is unchanged
+    (``digest``: a ``use`` changes one block of a registry file) keeps its row."""
+    paths = [f[0] for f in files] + gone
+    had: dict[str, list[int]] = {}  # digest -> ids, of the rows of ``paths``
+    if paths:
+        listed = (json.dumps(paths),)
+        sql = f"SELECT digest, id FROM search_entries WHERE path IN {_LISTED}"
+        for digest, row_id in conn.execute(sql, listed):
+            had.setdefault(digest, []).append(row_id)
+        conn.execute(f"DELETE FROM search_files WHERE path IN {_LISTED}", listed)
+        conn.execute(f"DELETE FROM search_pending WHERE path IN {_LISTED}", listed)
+    row = conn.execute("SELECT coalesce(max(id), 0) FROM search_entries").fetchone()[0]
+    entries: list[tuple[object, ...]] = []
+    texts: list[tuple[object, ...]] = []
+    places: list[tuple[str, int]] = []
+    globs: list[tuple[str, int]] = []
+    for rel_path, _, _ in files:
+        for doc in read_docs(vault, rel_path):
+            digest = blake2b(repr(doc).encode("utf-8", "surrogatepass"), digest_size=16)
+            kept = had.get(digest.hexdigest())
+            if kept:
+                kept.pop()  # the same entry: its row stays
+                continue
+            row += 1
+            served = ("", "", "")
+            if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
+                served = fts.served(doc.path, doc.status, doc.name, doc.recall_text)
+            entries.append(
+                (row, doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
+                 doc.superseded_by, doc.line, doc.name_line, doc.description_line,
+                 doc.body_line, doc.cite, doc.link, int(doc.live), int(doc.lesson), *served,
+                 digest.hexdigest())
+            )  # fmt: skip
+            tags = fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)
+            texts.append((row, doc.name, doc.description, doc.headings, "\n".join(doc.lines), tags))
+            places += [(p, row) for p in doc.places]
+            globs += [(g, row) for g in doc.globs]
+    stale = (json.dumps([i for ids in had.values() for i in ids]),)
+    if stale[0] != "[]":
+        for table, column in _BY_ID:
+            conn.execute(f"DELETE FROM {table} WHERE {column} IN {_LISTED}", stale)  # noqa: S608
+    conn.executemany(f"INSERT INTO search_entries VALUES ({','.join('?' * 20)})", entries)
+    conn.executemany(
+        "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        texts,
+    )
+    conn.executemany("INSERT INTO search_places VALUES (?, ?)", places)
+    conn.executemany("INSERT INTO search_globs VALUES (?, ?)", globs)
+    conn.executemany("INSERT INTO search_files VALUES (?, ?, ?)", files)
+
+
+_BY_ID = (
+    ("search_text", "rowid"),
+    ("search_places", "id"),
+    ("search_globs", "id"),
+    ("search_entries", "id"),
+)
 
 
 def is_on(conn: sqlite3.Connection) -> bool:
@@ -278,50 +310,60 @@ def want(vault: Path | str) -> None:
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('wanted', '1')")
 
 
-def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
-    """Bring every file's rows up to date; the number of files read.
+def _made_by() -> str:
+    """Which vaultkeeper and rows format made the rows (``masked_by``)."""
+    return f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
 
-    One stat per markdown file (the walk's rules: hidden and state folders skipped, the
-    generated indexes left out); only files whose stat key changed (or that were
-    unsettled) are read; rows of files gone are dropped. One write transaction, and
-    none when nothing changed.
-    """
-    vault = Path(vault)
-    top = str(vault)
-    root = os.path.realpath(vault)
-    limit = time.time_ns() - RACY_NS
-    made_by = f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
+
+def _sync(
+    conn: sqlite3.Connection,
+    vault: Path,
+    keys: Mapping[str, tuple[str, bool] | None],
+    gone: Callable[[str], bool],
+) -> int:
+    """The rows of the files in ``keys`` (path -> (stat key, settled), or None: not a
+    regular file inside the vault) made anew where the key differs from their rows' or
+    was not settled, and dropped for the None ones and for those rows' paths not in
+    ``keys`` that ``gone`` says are. Rows another vaultkeeper version made are all made
+    anew first. One write transaction, none when nothing changed; the files read."""
+    made_by = _made_by()
     meta = dict(conn.execute("SELECT key, value FROM search_meta"))
     if meta.get("masked_by", made_by) != made_by:
         with db.writing(conn):  # rows another version made (its masking, its tags): anew
             for table in _TABLES:
-                conn.execute(f"DELETE FROM {table}")
-    known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
-    changed: list[tuple[str, str, bool]] = []
-    seen: set[str] = set()
-    for full in walk_files(top):
-        rel_path = full[len(top) + 1 :].replace(os.sep, "/")
-        if not full.endswith(".md") or is_index_file(rel_path):
-            continue
-        info = _stat(root, full)
-        if info is None:
-            continue
-        seen.add(rel_path)
-        key, settled = key_text(info, limit)
-        was = known.get(rel_path)
-        if was is None or was[0] != key or not was[1]:
-            changed.append((rel_path, key, settled))
-    gone = [p for p in known if p not in seen]
-    if not changed and not gone and "built" in meta and meta.get("masked_by") == made_by:
+                conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+    known = dict(conn.execute("SELECT path, key || ' ' || settled FROM search_files"))
+    files = [(p, *k) for p, k in keys.items() if k is not None and known.get(p) != k[0] + " 1"]
+    dropped = [p for p in known if p not in keys and gone(p) or p in keys and keys[p] is None]
+    if not files and not dropped and "built" in meta and meta.get("masked_by") == made_by:
         return 0
     with db.writing(conn):
-        for rel_path in gone:
-            _drop(conn, rel_path)
-        for rel_path, key, settled in changed:
-            _read(conn, vault, rel_path, key, settled)
+        _rewrite(conn, vault, files, dropped)
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
-    return len(changed)
+    return len(files)
+
+
+def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
+    """Bring every file's rows up to date; the number of files read. One stat per
+    markdown file (the walk's rules; the generated indexes left out), only changed or
+    unsettled files read, rows of files gone dropped."""
+    vault = Path(vault)
+    top = str(vault)
+    limit = time.time_ns() - RACY_NS
+    keys: dict[str, tuple[str, bool] | None] = {}
+    for full in walk(top, suffix=".md"):  # the walk never yields a link out of the vault
+        rel_path = full[len(top) + 1 :].replace(os.sep, "/")
+        if not is_index_file(rel_path):
+            try:
+                info = os.stat(full)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                keys[rel_path] = key_text(info, limit)
+    if not conn.execute("SELECT 1 FROM search_files LIMIT 1").fetchone():
+        db.bulk(conn)  # a first build: every row new
+    return _sync(conn, vault, keys, lambda _: True)
 
 
 def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]) -> None:
@@ -329,28 +371,46 @@ def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]
     vault = Path(vault)
     root = os.path.realpath(vault)
     limit = time.time_ns() - RACY_NS
+    files: list[tuple[str, str, bool]] = []
+    gone: list[str] = []
+    for rel_path in sorted(set(rel_paths)):
+        full = str(vault / rel_path)
+        # a row's path, not the walk's: its folders may have become links out of the
+        # vault since, or it may say ``..``
+        outside = rel_path.startswith("/") or {"", ".", ".."} & set(rel_path.split("/"))
+        info = None if outside or links_out(root, full) else _stat(root, full)
+        if info is None or not rel_path.endswith(".md"):
+            gone.append(rel_path)
+        else:
+            files.append((rel_path, *key_text(info, limit)))
     with db.writing(conn):
-        for rel_path in sorted(set(rel_paths)):
-            full = str(vault / rel_path)
-            # a path the walk did not just give (a row's): its folders may have become
-            # links out of the vault since, or it may say ``..``
-            parts = rel_path.split("/")
-            outside = rel_path.startswith("/") or {"", ".", ".."} & set(parts)
-            info = None if outside or links_out(root, full) else _stat(root, full)
-            if info is None or not rel_path.endswith(".md"):
-                _drop(conn, rel_path)
-                continue
-            _read(conn, vault, rel_path, *key_text(info, limit))
+        _rewrite(conn, vault, files, gone)
 
 
-def after_scan(vault: Path | str, marks: Mapping[str, str], today: dt.date) -> None:
-    """At the end of a scan, when the index is kept: its rows brought up to date, the
-    lessons whose code anchors moved marked as the brief marks them (``may be stale:
-    src/x.py::helper is gone since abc``), the recall's sessions older than
-    ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
+def after_scan(
+    vault: Path | str,
+    marks: Mapping[str, str],
+    today: dt.date,
+    keys: Mapping[str, list[int] | None],
+) -> None:
+    """At the end of a scan, when the index is kept: the rows of the memory and registry
+    files the scan found changed (``keys``: its stat keys, path -> key) made anew and
+    those of memory files gone dropped -- other notes wait for the next search, which
+    stats them all; the lessons whose code anchors moved marked as the brief marks them
+    (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
+    than ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
+    limit = time.time_ns() - RACY_NS
+    scanned = {
+        p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
+        for p, k in keys.items()
+    }
     with db.connect(vault) as conn:
         if is_on(conn):
-            refresh(conn, vault)
+            made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
+            if (made.fetchone() or ("",))[0] == _made_by():
+                _sync(conn, Path(vault), scanned, is_memory_path)
+            else:  # asked for and not built yet (or by another version): every file
+                refresh(conn, vault)
             with db.writing(conn):
                 conn.execute("DELETE FROM search_marks")
                 conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))

@@ -45,7 +45,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -102,7 +102,8 @@ TABLES: tuple[str, ...] = (
     "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
     "description_line INTEGER NOT NULL, body_line INTEGER NOT NULL, cite TEXT NOT NULL, "
     "link TEXT NOT NULL, live INTEGER NOT NULL, lesson INTEGER NOT NULL, "
-    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL)",
+    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL, "
+    "digest TEXT NOT NULL)",
     "CREATE INDEX search_entries_path ON search_entries (path)",
     "CREATE TABLE search_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, "
     "settled INTEGER NOT NULL) WITHOUT ROWID",
