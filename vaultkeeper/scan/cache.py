@@ -1,42 +1,22 @@
-"""The scan's rows in the derived store: what a scan read of each file, kept so that the
-next scan does not read an unchanged file again.
+"""The scan's rows in the derived store: what a scan read of each file, so that the next
+scan does not read an unchanged file again.
 
-A full scan parses every memory file's frontmatter, every registry block and every
-entry's words, though between two session ends only a few files change. The scanner's
-results about one file depend on its bytes alone (never on the date), so they are kept
-as rows of ``state/vaultkeeper.db`` (vaultkeeper.store.db), one per file, keyed by its
-vault-relative path and carrying its stat key ``(device, inode, size, mtime_ns,
-ctime_ns)``: a row is used only when the file's stat key is still that key, else the
-file is read again and its row replaced. ctime moves on every write and cannot be set
-back, so an edit that restores size and mtime is still seen. Files are the truth: a row
-is never trusted beyond what a fresh read of an unchanged file would give, and a missing
-or foreign database only means every file is read again.
+A scan's results about one file depend on its bytes alone, never on the date, so they
+are rows of ``state/vaultkeeper.db`` (store.db), one per file, by vault-relative path,
+with its stat key ``(device, inode, size, mtime_ns, ctime_ns)``: a row is used only
+while the file's key is still that key (ctime moves on every write and cannot be set
+back). A missing or foreign database only means every file is read again.
 
-The racy case (git's "racily clean"): two writes within one tick of the file system's
-clock can leave all five numbers the same, so a row read from a file changed shortly
-before the read could describe bytes the file no longer holds. Such a file's row is not
-stored: a file whose mtime or ctime is within ``RACY_NS`` of the scan's start is read on
-every scan until it settles. ``RACY_NS`` is 2 s, the coarsest timestamp in use (FAT);
-a file older than that cannot change again under the same key, because a later write
-gets a later timestamp. This is a rule about what is stored, not about how long a row is
-trusted: a stored row holds until its file's key changes. (A content hash checked on
-each use was the alternative for memory files; it buys nothing the next scan does not
-get by reading those few files.) A racy registry file's row is stored with the digest of
-the bytes the scan read: the scan uses its blocks only to read the file's next version
-where it changed (registry/delta.py checks them against the text), and the brief's
-patterns hold only while the file still has those bytes (report/brief_patterns.py): a
-session's last ``use`` is often within 2 s of the session-end scan.
+Racy files (git's "racily clean"): two writes within one clock tick can keep all five
+numbers, so a file changed within ``RACY_NS`` (2 s, FAT's tick) of the scan's start is
+not kept: it is read on every scan until it settles. A racy registry file's row is kept
+with the digest of its bytes: the scan uses its blocks only to find where the next
+version changed (registry/delta.py), the brief only while the bytes match.
 
-The duplicates pass keeps each group's pairs (the registry's blocks; one project's
-lessons) as a row under a digest of the entries it compared: an unchanged vault skips
-the pass, and a changed name or description runs it again for that group only. A big
-group's row also keeps its words (upkeep/duplicates.py group_pairs): then only its
-changed entries are compared again.
-
-Rows are written in one short transaction at the end of a scan, only those that changed,
-and never by ``scan --as-of``. A failure to write them never fails the scan: they are a
-cache. ``key_of`` and ``RACY_NS`` are shared with the other readers of stat keys (the
-search's and the recall's).
+The duplicates pass keeps each group's pairs under a digest of the entries compared (a
+big group's words too, upkeep/duplicates.py). Rows are written in one transaction at
+the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
+write them never fails the scan.
 """
 
 from __future__ import annotations
@@ -51,7 +31,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.db import content_digest, key_text
 
 if TYPE_CHECKING:
-    from vaultkeeper.scan.rebuild import RebuildNote
+    from vaultkeeper.scan.memory import RebuildNote
 
 
 class MemoryRecord(NamedTuple):
@@ -64,9 +44,7 @@ class MemoryRecord(NamedTuple):
     hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
     details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
     problem: tuple[int | None, str] | None  # (line, reason): unreadable
-    # what the brief shows of it (report/brief_lessons.fields), None: never served;
-    # its own column of the row (a hit does not decode it: the scan has no use for it)
-    served: list[Any] | None = None
+    served: list[Any] | None = None  # what the brief shows (report/brief_lessons.fields)
 
 
 RACY_NS = 2_000_000_000
@@ -96,8 +74,7 @@ def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
-# json.dumps with these options builds an encoder on every call; a row is encoded
-# thousands of times in a first scan, so the encoder is built once (the same text)
+# built once: json.dumps with options builds an encoder per call (thousands a scan)
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -150,7 +127,7 @@ class ScanCache:
         self.registry_keys: dict[str, Key | None] = {}  # the same of registry files: the brief's
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
-        self.note: RebuildNote | None = None  # scan/rebuild.py: set by a scan that says so
+        self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
 

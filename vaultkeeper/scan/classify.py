@@ -78,7 +78,7 @@ def run_scan(
     from pathlib import Path
 
     from vaultkeeper.clock import from_ns
-    from vaultkeeper.scan import guards as state
+    from vaultkeeper.scan import statefile as state
 
     vault = Path(vault)
     if isinstance(now, int):
@@ -98,7 +98,7 @@ def run_scan(
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
-                from vaultkeeper.scan.rebuild import RebuildNote
+                from vaultkeeper.scan.memory import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
             report = classify_and_keep(vault, now, first)

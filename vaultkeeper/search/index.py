@@ -4,30 +4,24 @@ An entry is a note with frontmatter or one registry ``### block`` (``read_docs``
 ``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
 here, so they rank alike (search.fts), words stemmed by ``porter unicode61``.
 
-Freshness by construction, from each file's stat key (``key_text``): ``refresh`` stats
-every markdown file, reads only those whose key differs from their rows' (a file changed
-within the last clock tick is read again next time) and drops the rows of files gone.
-The recall hook, which cannot walk the vault on every prompt, checks the key of each
-lesson it is about to serve and first reads again the lessons a command wrote
-(``search_pending``, marked by store.fsio as the writer lets go of the writer lock).
-Deleting the database loses nothing. Scans keep the index only once something asked
-for it (a search, the recall hook, ``hooks install --recall``): ``search_meta``.
-
-A lesson's rows also hold what the recall hook serves: its tag, name and text,
-neutralised, masked as one whole text and cut to a line (search.fts.served; made anew
-when another vaultkeeper version or ``ROWS_FORMAT`` finds them: ``masked_by``), its
-anchors' files (``search_places``), its ``paths:`` globs (``search_globs``) and the
-brief's "may be stale" mark (``search_marks``, from the scan's anchor findings).
+Freshness by construction, from each file's stat key: ``refresh`` (a search) stats every
+markdown file and reads only those whose key differs from their rows'; a scan hands over
+the keys it took (``after_scan``); the recall hook checks the key of each lesson it
+serves and first reads again the lessons a command wrote (``search_pending``, marked by
+store.fsio). A file changed within the last clock tick is read again next time. Scans
+keep the index only once something asked for it (a search, the recall hook, ``hooks
+install --recall``). A lesson's rows also hold what the recall hook serves (tag, name,
+text: neutralised, masked whole, cut to a line; made anew by another version or
+``ROWS_FORMAT``: ``masked_by``), its anchors' files, its ``paths:`` globs and the
+brief's "may be stale" mark.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
 import time
@@ -48,9 +42,7 @@ from vaultkeeper.store.walk import walk
 from vaultkeeper.upkeep.supersession import superseded_by
 
 RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
-# what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
-# row's content changes (its tags, its served text), so every file is read again
-ROWS_FORMAT = 4
+ROWS_FORMAT = 4  # bumped when a row's content changes (tags, served text): all read anew
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PLACE_KEYS = ("at", "path", "place", "file")
@@ -92,9 +84,8 @@ class Doc:
     @property
     def recall_text(self) -> str:
         """What the recall hook serves of a lesson, raw: its description, then the body's
-        lines that are not headings or rules, split at ``\\n`` only (never at a VT, FF or
-        U+2028 inside a token: the text is masked whole before it is cut), cut at a
-        line's end."""
+        lines that are not headings or rules (split at ``\\n`` only: masked whole before
+        it is cut), cut at a line's end."""
         prose = [x for x in self.lines if x.strip() and not x.strip().startswith(("#", "---"))]
         text = "\n".join([self.description, *prose] if self.description else prose)
         if len(text) > RECALL_TEXT_MAX:
@@ -132,8 +123,7 @@ def _split_lines(body: str) -> tuple[str, ...]:
 
 
 def read_docs(vault: Path, rel_path: str) -> list[Doc]:
-    """The entries one file holds; a file that cannot be read holds none. Frontmatter is
-    read by the model's YAML parser."""
+    """The entries one file holds; a file that cannot be read holds none."""
     path = vault / rel_path
     try:
         text = decode(read_regular(path))
@@ -149,9 +139,7 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
     if note.frontmatter is None:
         return []  # not an entry
     meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
-    body, body_line = note.body, note.body_line
-    status = meta.get("status")
-    parts = rel_path.split("/")
+    body, parts = note.body, rel_path.split("/")
     places: tuple[str, ...] = ()
     globs: tuple[str, ...] = ()
     if lesson:
@@ -159,27 +147,18 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
         places = tuple(sorted({f for f in map(anchor_file, anchors) if f}))
         found = (g.strip() for g in _as_list(meta.get(config.PATHS_KEY)) if isinstance(g, str))
         globs = tuple(g for g in found if g and not g.startswith("/"))
+    name = str(meta.get("name") or parts[-1].removesuffix(".md"))
+    description = " ".join(str(meta.get("description") or "").split())
+    project = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None
+    status = meta.get("status")
     return [
         Doc(
-            kind=str(meta.get("type") or "note"),
-            name=str(meta.get("name") or parts[-1].removesuffix(".md")),
-            description=" ".join(str(meta.get("description") or "").split()),
-            project=parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None,
-            status=None if status is None else str(status),
-            superseded_by=superseded_by(meta),
-            path=rel_path,
-            line=1,
-            name_line=key_lines.get("name", 1),
-            description_line=key_lines.get("description", 1),
-            lines=_split_lines(body),
-            body_line=body_line,
-            cite=rel_path,
-            link=f"[[{rel_path.removesuffix('.md')}]]",
-            lesson=lesson,
-            places=places,
-            globs=globs,
+            str(meta.get("type") or "note"), name, description, project,
+            None if status is None else str(status), superseded_by(meta), rel_path, 1,
+            key_lines.get("name", 1), key_lines.get("description", 1), _split_lines(body),
+            note.body_line, rel_path, f"[[{rel_path.removesuffix('.md')}]]", lesson, places, globs,
         )
-    ]
+    ]  # fmt: skip
 
 
 def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
@@ -187,24 +166,14 @@ def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
     for block in parse_blocks(path, rel_path, text):
         lines = _split_lines(block.text)[1:]
         prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
+        at, link = block.line, f"[[{rel_path.removesuffix('.md')}#{block.name}]]"
+        description = prose[0] if prose else ""
         out.append(
             Doc(
-                kind="pattern",
-                name=block.name,
-                description=prose[0] if prose else "",
-                project=None,
-                status=None,
-                superseded_by=None,
-                path=rel_path,
-                line=block.line,
-                name_line=block.line,
-                description_line=block.line + 1,
-                lines=lines,
-                body_line=block.line + 1,
-                cite=block.name,
-                link=f"[[{rel_path.removesuffix('.md')}#{block.name}]]",
+                "pattern", block.name, description, None, None, None, rel_path, at, at, at + 1,
+                lines, at + 1, block.name, link,
             )
-        )
+        )  # fmt: skip
     return out
 
 
@@ -416,25 +385,3 @@ def after_scan(
                 conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
                 cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
                 conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
-    tidy(vault)
-
-
-# the recall's files before it kept its rows in the store (removed once seen)
-_LEGACY = ("recall-lookup.bin", "recall-lookup.keys.json", "recall-lookup.recs.json",
-           "recall-lookup.over.json", "recall-lookup.sig", "recall-lookup.want",
-           "recall-lookup.json", "recall-lookup.text")  # fmt: skip
-
-
-def tidy(vault: Path | str) -> None:
-    """Drop the recall's old files and its old session folder (never through a
-    symlink: unlink removes a link, rmtree refuses one)."""
-    state = os.path.join(vault, config.STATE_DIR)
-    for name in _LEGACY:
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(state, name))
-    folder = os.path.join(state, "recall-sessions")
-    with contextlib.suppress(OSError):
-        if os.path.islink(folder):
-            os.unlink(folder)
-        else:
-            shutil.rmtree(folder)
