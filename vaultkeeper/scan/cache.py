@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 class MemoryRecord(NamedTuple):
     """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-    # name, description, status, holdout_until, last_validated, provenance_date: the
-    # fields of decay.MemoryFacts after its path; None: the file is not an entry
+    # decay.MemoryFacts' fields after its path; None: the file is not an entry
     facts: tuple[Any, ...] | list[Any] | None
     line: int  # the holdout_until line (1 when it has none)
     hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
@@ -67,9 +66,8 @@ def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
 
 
 def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
-    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): a
-    file changed since may change again within one clock tick and keep the same key.
-    The MCP server's search keeps what it read of each file under the same rule."""
+    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
+    changed since may change again within one clock tick and keep the same key."""
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
@@ -89,13 +87,12 @@ def _loads(text: Any) -> Any:
 
 
 class ScanCache:
-    """One scan's view of its rows: what it found, and what this scan will keep.
+    """One scan's view of its rows: what it found, and what it will keep.
 
-    ``memory`` and ``registry`` map a path to its row as stored (a tuple of its columns,
-    JSON text undecoded until the row is used); ``pairs`` is the duplicates pass's rows as
-    one dict (``settings``, ``complete``, ``unkept``, ``groups``: group -> [digest, pairs],
-    ``words``: group -> words); ``patterns`` the brief's most-used patterns and their
-    total (report/brief_patterns.py), the scan's to replace.
+    ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
+    used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
+    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs], ``words``: group ->
+    words); ``patterns`` the brief's most-used patterns and their total.
     """
 
     def __init__(
@@ -121,10 +118,10 @@ class ScanCache:
         self.hits = 0
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
-        # every memory file's stat key as this scan found it: the brief's saved lessons and
-        # the recall table are brought up to date from these, not from a stat of their own
+        # each memory and registry file's stat key as found: the full-text index's
+        # rows are brought up to date from these, not from a stat of their own
         self.stats: dict[str, Key] = {}
-        self.registry_keys: dict[str, Key | None] = {}  # the same of registry files: the brief's
+        self.registry_keys: dict[str, Key | None] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.note: RebuildNote | None = None  # set by a scan that says so
@@ -134,8 +131,8 @@ class ScanCache:
     # -- memory files ------------------------------------------------------------------
 
     def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
-        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new one
-        under (None: not to be kept). stat_key inlined: this runs once per memory file."""
+        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
+        one under (None: not to be kept). stat_key inlined: once per memory file."""
         try:
             st = os.stat(full)
         except OSError:
@@ -169,8 +166,8 @@ class ScanCache:
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
-        """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (keptheads
-        reads it), if the file is unchanged and was settled when read; and its key now."""
+        """``[key, blocks, shape]`` kept of registry file ``rel`` if unchanged and settled
+        when read (keptheads reads it); and its key now."""
         key, old_enough = stat_key(full, self.limit)
         self.registry_keys[rel] = key
         if key is None:
@@ -187,19 +184,16 @@ class ScanCache:
         return None, key
 
     def registry_before(self, rel: str) -> tuple[Any, Any] | None:
-        """What was kept of registry file ``rel`` whatever its key, (blocks, shape):
-        registry/delta.py checks it against the file as it is now."""
+        """(blocks, shape) kept of registry file ``rel`` whatever its key (registry/delta.py
+        checks it against the file as it is now)."""
         found = self._registry.get(rel)
         return None if found is None else (_loads(found[2]), _loads(found[3]))
 
     def keep_registry(
         self, rel: str, key: Key | None, blocks: list[Any], shape: Any, raw: bytes
     ) -> None:
-        """Keep a registry file's blocks, read from ``raw``. One changed just before the
-        scan (it may change again unseen under the same key) is kept with the digest of
-        ``raw``: the scan then uses its blocks only to read the file's next version where
-        it changed (registry/delta.py checks them against it), and the brief only while
-        the file's bytes still have that digest."""
+        """Keep a registry file's blocks, read from ``raw``; a racy one with the digest of
+        ``raw`` (see the module docstring)."""
         if key is None:
             self.complete = False
             return
@@ -217,11 +211,11 @@ class ScanCache:
 
     def unchanged_pairs(self, settings: str) -> list[Any] | None:
         """Every group's kept pairs, in order, if no file the scan read has changed, been
-        added or gone since they were kept (the entries compared are then the same)."""
-        groups = self._pairs.get("groups")
-        if self._pairs.get("settings") != settings or type(groups) is not dict:
+        added or gone since they were kept."""
+        groups = self._kept(settings, "groups")
+        if groups is None or self._pairs.get("complete") is not True:
             return None
-        if self._pairs.get("complete") is not True or not self.files_unchanged():
+        if not self.files_unchanged():
             return None
         out: list[Any] = []
         for kept in groups.values():
@@ -238,9 +232,8 @@ class ScanCache:
 
     def touched_projects(self) -> set[str] | None:
         """The projects where a memory file was read again, is gone since its row, or was
-        not kept by the scan that kept the pairs (it may be gone unseen since): the
-        others' duplicates groups are as they were kept (duplicates.cached_pairs). None:
-        all of them."""
+        not kept by the scan that kept the pairs: the others' duplicates groups are as
+        kept (duplicates.cached_pairs). None: all of them."""
         unkept = self._pairs.get("unkept")
         if type(unkept) is not list:
             return None
@@ -258,22 +251,20 @@ class ScanCache:
             self._unkept_projects = sorted(found)
         return self._unkept_projects
 
+    def _kept(self, settings: str, name: str) -> dict[str, Any] | None:
+        """The pass's ``groups`` or ``words`` as kept, when kept with ``settings``."""
+        found = self._pairs.get(name)
+        return found if self._pairs.get("settings") == settings and type(found) is dict else None
+
     def group_entry(self, settings: str, group: str) -> list[Any] | None:
         """What was kept for ``group`` ([digest, pairs]), whatever its entries' digest."""
-        groups = self._pairs.get("groups")
-        if self._pairs.get("settings") != settings or type(groups) is not dict:
-            return None
-        kept = groups.get(group)
-        if type(kept) is list and len(kept) == 2 and type(kept[1]) is list:
-            return kept
-        return None
+        kept = (self._kept(settings, "groups") or {}).get(group)
+        ok = type(kept) is list and len(kept) == 2 and type(kept[1]) is list
+        return kept if ok else None
 
     def group_words(self, settings: str, group: str) -> Any:
-        """What the pass kept of a big group's words (duplicates.group_pairs checks it), or None."""
-        words = self._pairs.get("words")
-        if self._pairs.get("settings") != settings or type(words) is not dict:
-            return None
-        return words.get(group)
+        """What the pass kept of a big group's words (duplicates.group_pairs checks it)."""
+        return (self._kept(settings, "words") or {}).get(group)
 
     def keep_group(
         self, settings: str, group: str, digest: str, pairs: list[Any], words: Any = None
@@ -287,8 +278,7 @@ class ScanCache:
             self.kept_pairs["words"][group] = words
 
     def rebuilding(self) -> bool:
-        """Whether this scan builds every row anew: ``--fresh``, or no row was found (no
-        database, or one just made from another version's): the bulk build's settings."""
+        """Whether this scan builds every row anew: ``--fresh``, or no row was found."""
         return self.fresh or not (self._memory or self._registry)
 
     def files_unchanged(self) -> bool:
@@ -309,8 +299,7 @@ class ScanCache:
         )
 
     def known_summaries(self) -> dict[str, str]:
-        """The brief's patterns' first paragraphs as found, by their block's fingerprint:
-        a block the scan took from its row (no text read) keeps its paragraph."""
+        """The brief's patterns' first paragraphs as found, by their block's fingerprint."""
         return {row[6]: row[5] for row in self.patterns_found[0] if type(row[6]) is str}
 
 
@@ -319,8 +308,7 @@ class ScanCache:
 
 def load(vault: Any) -> ScanCache:
     """The rows as the last scan left them; none when the database is missing, foreign
-    or cannot be read (every file is then read again). A database through a symlink or a
-    FIFO is refused (store.db raises UnsafePathError): nothing is read or written."""
+    or unreadable. One through a symlink or a FIFO is refused (UnsafePathError)."""
     from vaultkeeper.store import db
 
     try:
@@ -355,9 +343,8 @@ def _pairs_of(conn: sqlite3.Connection, meta: dict[str, str]) -> dict[str, Any]:
 
 
 def save(vault: Any, cache: ScanCache) -> bool:
-    """Write the rows that changed (and delete those whose file is gone), in one short
-    transaction. Whether it wrote; a database that cannot be written is only a cache
-    lost (the next scan reads every file), never a failed scan."""
+    """Write the rows that changed (and delete those whose file is gone), in one
+    transaction. Whether it wrote; a database that cannot be written is a cache lost."""
     if not cache.changed():
         return False
     from vaultkeeper.store import db
@@ -396,8 +383,7 @@ def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict
 
 
 def _put_pairs(conn: sqlite3.Connection, found: dict[str, Any], kept: dict[str, Any]) -> None:
-    """The duplicates pass's rows: each group written only when its pairs or words
-    changed (a big group's words are the biggest row), all of them when the settings did."""
+    """The duplicates pass's rows: a group's only when its pairs or words changed."""
     conn.executemany(
         "INSERT OR REPLACE INTO scan_meta VALUES (?, ?)",
         [(name, _json(kept.get(name))) for name in _PAIR_META],
@@ -429,15 +415,11 @@ def _put_patterns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], total: 
 
 
 # -- a memory file's record as its row keeps it ------------------------------------------
+# In JSON: [facts, line, hash, details] (details None when hash is), ["problem", line,
+# reason], or [None] (not an entry). A date is its ISO text; a value JSON cannot carry
+# as YAML gave it (a time, a mapping, a huge number) leaves the file unkept.
 
 _BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
-
-
-# In JSON: [facts, line, hash, details] (details None when hash is), ["problem", line,
-# reason], or [None] for a file that is not an entry. A date is kept as its ISO text,
-# which every reader of these values takes as the same date (model.parse_date, str());
-# a value JSON cannot carry as YAML gave it (a time, a mapping, a huge number) leaves
-# the file out of the cache: it is read every scan.
 
 
 def encode_record(record: MemoryRecord) -> list[Any] | None:
@@ -464,11 +446,8 @@ def _plain(value: Any) -> bool:
 
 
 def decode_record(raw: Any) -> MemoryRecord | None:
-    """The record, or None for anything this version would not have written.
-
-    Only what a reader could trip on is checked (the texts it joins and compares);
-    the other values go through model.parse_date or str(), which take anything.
-    """
+    """The record, or None for anything this version would not have written (only what
+    a reader could trip on is checked: the others go through parse_date or str())."""
     if type(raw) is not list:
         return None
     if len(raw) == 4:

@@ -78,17 +78,19 @@ def run_scan(
     from pathlib import Path
 
     from vaultkeeper.clock import from_ns
-    from vaultkeeper.scan import statefile as state
 
     vault = Path(vault)
     if isinstance(now, int):
         now = from_ns(now)
-    with _signals_raise() as signals:
-        started: state.Run | state.Skip | None = None
+    with _Signals() as signals:
+        started: statefile.Run | statefile.Skip | None = None
         try:
-            with signals.deferred():  # a signal here is raised once ``started`` is held
-                started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
-            if isinstance(started, state.Skip):
+            signals.holding = True  # a signal here is raised once ``started`` is held
+            try:
+                started = statefile.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
+            finally:
+                signals.let_go()
+            if isinstance(started, statefile.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import reportrow
@@ -105,7 +107,7 @@ def run_scan(
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
             reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
-            state.finish(started, now_ms + duration, {**report.figures(), **journaled})
+            statefile.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
             if machine.has(vault, "folders"):  # an auto memory adopted
@@ -122,12 +124,12 @@ def run_scan(
                     index_after_scan(vault, marks, now.date(), keys)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
-            if isinstance(started, state.Run):
+            if isinstance(started, statefile.Run):
                 with contextlib.suppress(Exception):  # the original error is the one to report
-                    state.abort(started)
+                    statefile.abort(started)
             raise
         finally:
-            state.release(vault, pid)  # only if this process holds it
+            statefile.release(vault, pid)  # only if this process holds it
 
 
 def _journal_bytes(vault: Path) -> dict[str, int | str]:
@@ -182,60 +184,41 @@ def _index_wanted(vault: str | os.PathLike[str]) -> bool:
     return False
 
 
-class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
-    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs.
+class _Signals:
+    """SIGTERM/SIGINT/SIGHUP raised as Interrupted during the run, so cleanup always runs.
+    While ``holding`` (starting the run: the state file says "in-progress" before the
+    caller holds the run) a signal is held back and raised by ``let_go``."""
 
-    ``deferred()`` holds a signal back while the run is being started: one arriving after
-    the state file says "in-progress" but before the caller holds the run would otherwise
-    leave that file in-progress with the lock already released."""
-
-    def __enter__(self) -> _signals_raise:
+    def __enter__(self) -> _Signals:
         import contextlib
         import signal
 
-        self.saved: dict[int, object] = {}
-        self.defer = False
-        self.pending: int | None = None
-        for name in _SIGNALS:
-            signum = getattr(signal, name, None)
-            if signum is None:
-                continue
-            with contextlib.suppress(ValueError, OSError):  # not the main thread: none to install
-                self.saved[signum] = signal.signal(signum, self._raise)
+        self.saved: dict[int, Any] = {}
+        self.holding, self.pending = False, 0
+        for signum in (getattr(signal, name, None) for name in _SIGNALS):
+            with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+                self.saved[signum] = signal.signal(signum, self._raise)  # type: ignore[arg-type,index]
         return self
 
     def __exit__(self, *exc: object) -> None:
         import signal
 
         for signum, handler in self.saved.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            signal.signal(signum, handler)
 
-    def deferred(self) -> _Deferred:
-        return _Deferred(self)
+    def let_go(self) -> None:
+        """The end of the held part: a signal that arrived in it is raised now."""
+        self.holding = False
+        if self.pending:
+            raise Interrupted(self.pending)
 
     def _raise(self, signum: int, frame: FrameType | None) -> None:
         import signal
 
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
-        if self.defer:
-            self.pending = signum
-            return
-        raise Interrupted(signum)
-
-
-class _Deferred:
-    """The part of a run a signal may not cut: it is raised at the end instead."""
-
-    def __init__(self, signals: _signals_raise) -> None:
-        self.signals = signals
-
-    def __enter__(self) -> None:
-        self.signals.defer = True
-
-    def __exit__(self, *exc: object) -> None:
-        self.signals.defer = False
-        if self.signals.pending is not None:
-            raise Interrupted(self.signals.pending)
+        if not self.holding:
+            raise Interrupted(signum)
+        self.pending = signum
 
 
 # -- classification -------------------------------------------------------------------
