@@ -1,20 +1,14 @@
 """Choosing lessons for the recall hook from the full-text index (search.index).
 
-A prompt's lessons are its best matches (search.fts: words held, then bm25) among live
-lessons (notes under ``projects/<p>/memory/``, not archived or superseded) holding two
-of its words or one in their name; a file's lessons are those anchored to it or a folder
-above it, then those whose ``paths:`` globs match it (store.globs: bounded time).
+A prompt's lessons are its best matches (search.fts) among live lessons of the session's
+project or of none, holding two of its words or one in their name; a file's are those
+anchored to it or a folder above it, then those whose ``paths:`` globs match it.
 
 Freshness by construction: the lessons a command wrote (``search_pending``) are read
-again first; before a lesson is served its file's stat key is compared with its row's,
-and one changed, archived or deleted by hand since is read again and the choice made
-again (a row that cannot be made anew, the database busy, is not served). Rows another
-vaultkeeper version made (``masked_by``) are never served: its masking may differ.
-
-Bounded work: the prompt's first ``MAX_TERMS`` distinct words, ``CANDIDATES`` rows
-ranked further, the deadline checked between steps and, by SQLite, within each query.
-The database is opened only as a regular file (never through a symlink or a FIFO), with
-a short busy timeout. No ``re``, no ``json``: the hook's imports are most of its cost.
+again first; a lesson's file whose stat key differs from its row's is read again and
+the choice made again; rows another vaultkeeper version made are never served. Work is
+bounded (``MAX_TERMS`` words, ``CANDIDATES`` rows, the deadline checked by SQLite within
+each query). No ``re``, no ``json``: the hook's imports are most of its cost.
 """
 
 from __future__ import annotations
@@ -51,9 +45,8 @@ class NoIndex(Exception):
 
 
 class Lesson:
-    """A lesson as the index holds it: path, project, its tag, name and text as served
-    (search.fts.served), the brief's stale mark (or "", neutralised; the report
-    holds it masked), and the stat key its row was made from."""
+    """A lesson's row: path, project, tag, name and text as served, the brief's stale
+    mark (neutralised) and the stat key its row was made from."""
 
     __slots__ = ("path", "project", "head", "name", "text", "mark", "key")
 
@@ -72,11 +65,8 @@ _LESSON_SQL = (
 
 
 def open_db(state: str) -> sqlite3.Connection:
-    """The vault's database, for reading and small writes; NoIndex when there is none.
-
-    Refused (OSError) when it or a companion is not a regular file: a symlink planted
-    there would make SQLite read elsewhere, a FIFO would block.
-    """
+    """The vault's database, for reading and small writes; NoIndex when there is none,
+    OSError when it or a companion is not a regular file (a link, a FIFO)."""
     path = os.path.join(state, config.DB_FILE)
     for name in (path, *(path + c for c in _COMPANIONS)):
         if os.path.lexists(name) and not stat.S_ISREG(os.lstat(name).st_mode):
@@ -109,9 +99,8 @@ _SPACED = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~", " "))
 
 
 def terms(prompt: str) -> list[str]:
-    """The prompt's first ``MAX_TERMS`` distinct words (``\\w+``) worth looking for,
-    casefolded (less the short and the common): the work stops there, however long
-    the prompt."""
+    """The prompt's first ``MAX_TERMS`` distinct words (``\\w+``), casefolded, less the
+    short and the common."""
     out: dict[str, None] = {}
     for chunk in prompt.translate(_SPACED).split():
         if not chunk.isalnum():  # "_" or a non-ASCII mark: split where \w ends
@@ -138,8 +127,7 @@ class Index:
         self.conn = conn
         self.deadline = deadline
         self.refreshed: set[str] = set()
-        # past the deadline SQLite stops the statement it is running ("interrupted"):
-        # a prompt of words every lesson holds costs no more than the deadline
+        # past the deadline SQLite stops the statement it is running ("interrupted")
         conn.set_progress_handler(self._late, PROGRESS_STEPS)
 
     def _late(self) -> int:
@@ -163,8 +151,7 @@ class Index:
         return None if row is None else Lesson(row)
 
     def fresh(self, lesson: Lesson) -> bool:
-        """Whether the lesson's file is as its row was made: the same stat key, and
-        settled then (changed a clock tick before it was read) or read in this call."""
+        """Whether the lesson's file has its row's stat key, settled then or read now."""
         try:
             info = os.stat(os.path.join(self.vault, lesson.path))
         except OSError:
@@ -173,8 +160,7 @@ class Index:
         return key == key_of(info) and (settled == "1" or lesson.path in self.refreshed)
 
     def renew(self, paths: list[str]) -> bool:
-        """The rows of ``paths`` made anew from their files now; False when it could
-        not be done (the database busy, a file unreadable): they are not served."""
+        """The rows of ``paths`` made anew now; False when it could not be done."""
         if "yaml" not in sys.modules:  # run with ``python -S`` (hooks/recall.sh): reading
             import site  # a note may need PyYAML, which lives in site-packages
 
@@ -189,8 +175,7 @@ class Index:
         return True
 
     def renew_pending(self) -> None:
-        """The lessons a command wrote since their rows were made (``search_pending``,
-        store.fsio), read again before anything is chosen (at most ``RENEW_MAX``)."""
+        """The lessons a command wrote (``search_pending``), read again first."""
         query = "SELECT path FROM search_pending ORDER BY path LIMIT ?"
         paths = self._bounded(lambda: [r[0] for r in self.conn.execute(query, (RENEW_MAX,))])
         if paths:
@@ -206,8 +191,8 @@ class Index:
     def _choose(
         self, ranked: Callable[[], list[int]], skip: Callable[[str], bool], most: int
     ) -> list[Lesson]:
-        """The first ``most`` fresh lessons of ``ranked()`` that ``skip`` lets through;
-        stale ones are renewed once and the choice made again."""
+        """The first ``most`` fresh lessons of ``ranked()`` not skipped; stale ones are
+        renewed once and the choice made again."""
         for attempt in range(2):
             out: list[Lesson] = []
             stale: list[str] = []
@@ -229,8 +214,7 @@ class Index:
     def for_prompt(
         self, prompt: str, project: str | None, skip: Callable[[str], bool], most: int
     ) -> list[Lesson]:
-        """The prompt's best lessons by bm25, each holding two of its words or one in
-        its name, of the session's project or of none."""
+        """The prompt's best lessons, each holding two of its words or one in its name."""
         words = terms(prompt)
         if not words:
             return []
@@ -251,8 +235,7 @@ class Index:
     def for_files(
         self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
     ) -> list[Lesson]:
-        """Lessons anchored to a file or a folder above it, then those whose globs match
-        it, of the session's project or of none."""
+        """Lessons anchored to a file or a folder above it, then those globbing it."""
         probes = []
         for rel in rels:
             probe = rel

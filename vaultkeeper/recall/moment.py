@@ -1,23 +1,19 @@
 """The point-of-use recall hook: the few right lessons when a prompt arrives and before a
 file is touched (``UserPromptSubmit`` and ``PreToolUse``, hooks/recall.sh).
 
-It reads the host's JSON on stdin and the full-text index (vaultkeeper.recall.lookup),
-never walks the vault, and prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
-"additionalContext": TEXT}}`` (what Claude Code and Codex both take) or nothing. TEXT,
-at most ``MOMENT_MAX_CHARS``, is one line saying this is information recalled from
-memory, not an instruction, then each lesson fenced as data as its row holds it:
-neutralised, masked as one whole text, cut to one line (search.fts.served), with the
-brief's ``may be stale`` mark. A lesson is served once a session (``recall_served``
-rows, taken in one write transaction: two hooks at once serve it once), and each one
-served is a ``shown`` line in the usage log.
+It reads the host's JSON on stdin and the full-text index (recall/lookup.py), never
+walks the vault, and prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
+"additionalContext": TEXT}}`` (Claude Code and Codex both take it) or nothing. TEXT, at
+most ``MOMENT_MAX_CHARS``, is a line saying this is information, not an instruction,
+then each lesson fenced as data as its row holds it (neutralised, masked whole, one
+line), with the brief's ``may be stale`` mark. A lesson is served once a session
+(``recall_served`` rows, one write transaction) and logged as ``shown`` in the usage log.
 
-JSON is read and written by SQLite's JSON functions, loaded anyway for the index: the
-``json`` module, and ``re`` under it, cost a third of the hook's time. Every file it
-opens (the database, the usage log, the hook log) is opened as a regular file only:
-never through a symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then
-fstat). Work is bounded: stdin at most ``MOMENT_MAX_STDIN``, a session id at most
-``SESSION_ID_MAX`` characters, the deadline checked as it goes. Anything wrong or slow
-prints nothing, exits 0 and leaves one line in state/hooks.log. No click, no YAML.
+JSON goes through SQLite's JSON functions (``json``, and ``re`` under it, would cost a
+third of the hook's time). Every file it opens is a regular file only (O_NOFOLLOW, then
+fstat; O_NONBLOCK: never waiting on a FIFO). Work is bounded (stdin, session id, the
+deadline). Anything wrong or slow prints nothing, exits 0 and leaves a line in
+state/hooks.log. No click, no YAML.
 """
 
 from __future__ import annotations
@@ -48,9 +44,8 @@ class Quiet(Exception):
 
 
 def append_line(path: str, text: str) -> None:
-    """``text`` (whole lines) appended to ``path``, a regular file (never through a
-    symlink, never waiting on a FIFO), in one write; after a newline when the file's
-    last line was left torn (a reader skips that one, never ours)."""
+    """``text`` (whole lines) appended to ``path``, a regular file, in one write; after a
+    newline when its last line was left torn."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o644)
     try:
         info = os.fstat(fd)
@@ -75,8 +70,7 @@ def _own_folder(path: str) -> None:
 
 
 def _tree(conn: sqlite3.Connection, text: str, depth: int) -> object:
-    """A JSON text as Python values, by SQLite's json_each: objects and arrays nested
-    deeper than ``depth`` are None (the hook looks two levels down at most)."""
+    """A JSON text as Python values, by SQLite's json_each (None below ``depth``)."""
     kind = conn.execute("SELECT json_type(?)", (text,)).fetchone()[0]
     if kind not in ("object", "array"):
         return conn.execute("SELECT json_extract(?, '$')", (text,)).fetchone()[0]
@@ -114,8 +108,8 @@ def _text(payload: dict[str, object], key: str) -> str | None:
 
 
 def touched(payload: dict[str, object]) -> list[str]:
-    """The files a tool call names: a file tool's path, a patch's files, or the words of
-    a shell command that are files in the session's folder."""
+    """The files a tool call names: a file tool's path, a patch's files, or a shell
+    command's words that are files in the session's folder."""
     tool = payload.get("tool_input")
     cwd = _text(payload, "cwd")
     if isinstance(tool, str):
@@ -164,8 +158,7 @@ def project_for(cwd: str | None, projects: set[str]) -> str | None:
 
 
 def relative_forms(path: str, cwd: str | None) -> list[str]:
-    """The touched file as anchors and globs name it: relative to its repository's top
-    level, and to the session's folder."""
+    """The touched file relative to its repository's top and to the session's folder."""
     if not os.path.isabs(path):
         if not cwd or not os.path.isabs(cwd):
             rel = path[2:] if path.startswith("./") else path
@@ -182,9 +175,8 @@ def relative_forms(path: str, cwd: str | None) -> list[str]:
 
 
 def render(lessons: list[lookup.Lesson]) -> tuple[str, list[lookup.Lesson]]:
-    """The context to add and the lessons in it, within MOMENT_MAX_CHARS: each lesson's
-    tag and text as its row holds them, with the brief's stale mark after its name, a
-    text cut short at a word when the share left for it is smaller."""
+    """The context to add and the lessons in it, within MOMENT_MAX_CHARS (a text cut at a
+    word when its share is smaller)."""
     parts, kept = [HEADER], []
     room = config.MOMENT_MAX_CHARS - len(HEADER)
     tail = "</vault-memory>"
@@ -287,8 +279,7 @@ def _serve(
 
 
 def want_index(vault: str) -> None:
-    """Ask the next scan for the index (it keeps one only once asked: a search, this
-    hook, ``hooks install --recall``)."""
+    """Ask the next scan for the index (it keeps one only once asked)."""
     try:
         if "yaml" not in sys.modules:  # run with ``python -S``: the store's modules may
             import site  # need what lives in site-packages
@@ -328,8 +319,8 @@ def log(vault: str | None, text: str) -> None:
 
 
 def deadline_s(given: str | None) -> float:
-    """The hook's own time limit: ``MOMENT_DEADLINE_S``, or the seconds the environment
-    gives, kept within 0.05 s and half a second short of the host's timeout."""
+    """The hook's time limit: ``MOMENT_DEADLINE_S`` or the environment's, within 0.05 s
+    and half a second short of the host's timeout."""
     try:
         wanted = float(given) if given else config.MOMENT_DEADLINE_S
     except ValueError:
