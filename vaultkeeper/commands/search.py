@@ -7,6 +7,8 @@ server's start-up.
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
 from vaultkeeper import config
@@ -50,11 +52,14 @@ def search(
       vaultkeeper search retry flaky ci
       vaultkeeper search --project api --limit 3 --json cursor pagination
     """
+    from vaultkeeper.scan.classify import stale_marks
     from vaultkeeper.search.rank import Searcher, found
 
     vault = vault_path(ctx)
+    query = " ".join(words)
+    marks = partial(stale_marks, vault)
     hits = found(
-        Searcher(vault), " ".join(words), project=project, limit=limit, include_archived=archived
+        Searcher(vault), query, project=project, limit=limit, include_archived=archived, stale=marks
     )
     if as_json:
         print_json({"hits": hits, "count": len(hits)})
