@@ -1,9 +1,5 @@
-"""`search`: the vault's entries ranked for some words, at the terminal.
-
-The same search as the MCP ``search`` tool, the brief and the recall hooks (bm25 over
-the full-text index in state/vaultkeeper.db, vaultkeeper.search.rank), without an MCP
-server's start-up.
-"""
+"""`search`: the vault's entries ranked for some words, at the terminal, as the MCP
+``search`` tool and the recall hooks rank them (vaultkeeper.search.rank)."""
 
 from __future__ import annotations
 

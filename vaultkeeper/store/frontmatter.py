@@ -1,11 +1,10 @@
 """The YAML frontmatter of a note: where the block sits, and loading it safely.
 
-Split from vaultkeeper.store.model (which re-exports the public names) so the note model
-reads apart from the YAML guards: a safe loader, impossible dates, aliases that would
-expand without bound, numbers too long to read, and every error placed at its line.
-PyYAML is imported on first use (a stand-in kept, docs/benchmarks.md "Stand-ins"): the
-session-start brief imports this module through store.model and never parses YAML, and
-PyYAML's import is about 18 ms of CPU, a large part of the brief's 150 ms bound.
+The YAML guards apart from the note model (store.model re-exports them): a safe loader,
+impossible dates, aliases that would expand without bound, numbers too long to read,
+every error placed at its line. PyYAML is imported on first use (a stand-in,
+docs/benchmarks.md: the brief imports this module and never parses YAML; PyYAML's
+import is about 18 ms of its 150 ms bound).
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from vaultkeeper.store.text import ParseError, split_lines
 
 @functools.lru_cache(maxsize=1)
 def _loader() -> Any:
-    """The safe loader, with an impossible date (2026-02-30) reported at its line.
-
-    Built on first use (see the module docstring).
-    """
+    """The safe loader, with an impossible date (2026-02-30) reported at its line."""
     import yaml
 
     try:  # the C loader is several times faster; both are the *safe* loader
@@ -46,13 +42,9 @@ def _loader() -> Any:
 
 
 def split_frontmatter(text: str) -> tuple[str | None, int, int]:
-    """Locate the frontmatter block.
-
-    Returns (yaml_text, closing_line, body_offset): yaml_text is None when the file does
-    not open with ``---``; closing_line is the 1-based line of the closing delimiter;
-    body_offset is the character offset where the body starts. The closing delimiter is
-    the first later line that is ``---`` or ``...`` once trailing whitespace is stripped.
-    """
+    """(yaml_text, closing_line, body_offset) of the frontmatter block: yaml_text None
+    when the file does not open with ``---``; the closing line (1-based) is the first
+    later ``---`` or ``...`` line, trailing whitespace stripped."""
     if not text.startswith("---"):
         return None, 0, 0
     first_end = text.find("\n")
@@ -116,14 +108,9 @@ def _huge_number_line(yaml_text: str) -> int | None:
 
 
 def _shares_a_collection(data: Any) -> bool:
-    """True when one list or mapping is reached twice (only an alias can do that).
-
-    The loader builds an aliased node once and shares it, so loading is cheap; but
-    every reader that walks or prints the value (index, lint, status) would expand
-    it, and nested aliases ("billion laughs") expand to gigabytes. Refusing any
-    shared collection bounds the expanded size to what the file spells out.
-    Iterative, and each collection is visited once: linear in the loaded size.
-    """
+    """True when one list or mapping is reached twice (only an alias can do that): a
+    reader walking it would expand nested aliases ("billion laughs") to gigabytes.
+    Each collection visited once: linear in the loaded size."""
     seen: set[int] = set()
     stack = [data]
     while stack:
@@ -144,10 +131,8 @@ def _alias_line(yaml_text: str) -> int | None:
 
 
 def _mark_line(yaml_text: str, mark: Any) -> int:
-    # Count from the character index: YAML also breaks lines at U+2028 and NEL, editors
-    # do not. +1 for 1-based, +1 for the opening ---.
-    # An error found at the end of the stream is reported on the last YAML line, not
-    # on the closing ---.
+    # from the character index (YAML also breaks at U+2028 and NEL, editors do not); +2:
+    # 1-based, and the opening ---; an error at the stream's end is on the last line
     last = max(yaml_text.count("\n"), 1) + 1
     index = getattr(mark, "index", None)
     if isinstance(index, int) and 0 <= index <= len(yaml_text):
