@@ -62,11 +62,8 @@ def run_scan(
     fresh: bool = False,
 ) -> ScanOutcome:
     """One scheduler run: guards, scan, the report's row, state file; never touches entries.
-
-    ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
-    string: the throttled no-op then never builds a datetime or a Path. The scan cache
-    spares re-reading unchanged files; ``fresh`` reads every file and keeps it anew.
-    """
+    ``now`` may be epoch nanoseconds and ``vault`` a string (the no-op builds no datetime
+    or Path); ``fresh`` reads every file and keeps it anew."""
     require_vault(vault)
     now_ms = to_ms(now)
     own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
@@ -155,10 +152,7 @@ def stale_marks(vault: Path) -> dict[str, str]:
 def _journal_bytes(vault: Path) -> dict[str, int | str]:
     """How long the journal was when the scan began (``journalBytes`` in the state file's
     ``perTask.selfMaintain``) and a digest of its last bytes (``journalTail``): the
-    decisions appended after it are the ones since the scan (scan/last.py), whatever the
-    clock says -- a decision and a scan in one second are told apart by where the
-    decision's line is, not by its second; a journal archived and begun again since no
-    longer ends where the digest says, and the second is the rule again."""
+    decisions after it are those since the scan (scan/last.py), whatever the clock says."""
     try:
         fd = os.open(
             vault / config.STATE_DIR / config.JOURNAL_FILE,
@@ -180,16 +174,14 @@ JOURNAL_TAIL = 256  # the journal's last bytes a scan keeps a digest of (scan/la
 
 
 def tail_digest(tail: bytes) -> str:
-    """The digest of the journal's last bytes kept as ``journalTail`` (scan/last.py
-    compares the journal it reads with it)."""
+    """The digest of the journal's last bytes kept as ``journalTail``."""
     import hashlib
 
     return hashlib.blake2b(tail, digest_size=8).hexdigest()
 
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:
-    """Whether a search, the recall hook or ``--recall`` asked for the full-text index
-    (search/index.py's ``is_on``, asked without loading that module on every scan)."""
+    """Whether the full-text index was asked for (search.index.is_on, without its import)."""
     if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
         return False
     import contextlib
@@ -246,18 +238,14 @@ class _Signals:
 
 def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes.
-
-    With ``cache`` (vaultkeeper.scan.cache), files unchanged since it was kept are not
-    read again, and what was read of the others goes into it (in memory: the caller
-    keeps it, or not).
-    """
+    With ``cache`` (scan/cache.py), unchanged files are not read again, and what was read
+    of the others goes into it (in memory: the caller keeps it, or not)."""
     return _classify(vault, now, cache, keep=False)
 
 
 def classify_and_keep(vault: Path, now: dt.datetime, cache: ScanCache) -> Report:
-    """``classify`` for the scan's own run, which writes: the rows ``cache`` gained and
-    the anchors' rows go to ``state/vaultkeeper.db`` (a database that cannot be written
-    is a cache lost, never a failed scan)."""
+    """``classify`` for the scan's own run, which writes the rows ``cache`` gained and the
+    anchors' rows to ``state/vaultkeeper.db`` (one that cannot be written: a cache lost)."""
     from vaultkeeper.scan import cache as scancache
 
     report = _classify(vault, now, cache, keep=True)
@@ -266,8 +254,7 @@ def classify_and_keep(vault: Path, now: dt.datetime, cache: ScanCache) -> Report
 
 
 def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool) -> Report:
-    # A scan allocates tens of thousands of small objects and makes no reference cycles;
-    # the cyclic collector's passes over them would cost a few percent of the scan.
+    # tens of thousands of small objects, no cycles: the collector's passes only cost
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -327,8 +314,8 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
 
 
 def _brief_patterns(vault: Path, heads: Sequence[Head], cache: ScanCache) -> None:
-    """The brief's most-used patterns, kept with the scan's rows; none when a registry
-    file changed under the scan (the brief then parses the registry itself)."""
+    """The brief's most-used patterns, kept with the scan's rows (none when a registry
+    file changed under the scan: the brief then parses the registry itself)."""
     from vaultkeeper.report import brief_patterns
 
     try:
