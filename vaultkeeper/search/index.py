@@ -336,24 +336,23 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
 
 
 def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]) -> None:
-    """The rows of ``rel_paths`` made anew now (a command wrote them, a hand edit)."""
+    """The rows of ``rel_paths`` brought up to date now (a command wrote them, a hand edit)."""
     vault = Path(vault)
     root = os.path.realpath(vault)
     limit = time.time_ns() - RACY_NS
-    files: list[tuple[str, str, bool]] = []
-    gone: list[str] = []
+    keys: dict[str, tuple[str, bool] | None] = {}
     for rel_path in sorted(set(rel_paths)):
         full = str(vault / rel_path)
         # a row's path, not the walk's: its folders may have become links out of the
         # vault since, or it may say ``..``
         outside = rel_path.startswith("/") or {"", ".", ".."} & set(rel_path.split("/"))
         info = None if outside or links_out(root, full) else _stat(root, full)
-        if info is None or not rel_path.endswith(".md"):
-            gone.append(rel_path)
-        else:
-            files.append((rel_path, *key_text(info, limit)))
-    with db.writing(conn):
-        _rewrite(conn, vault, files, gone)
+        ok = info is not None and rel_path.endswith(".md")
+        keys[rel_path] = key_text(info, limit) if ok else None  # type: ignore[arg-type]
+    if not _sync(conn, vault, keys, lambda _: False) and keys:  # rows right: unmark them
+        with db.writing(conn):
+            sql = f"DELETE FROM search_pending WHERE path IN {_LISTED}"
+            conn.execute(sql, (json.dumps(list(keys)),))
 
 
 def after_scan(
