@@ -137,11 +137,15 @@ def _marks(report: Report) -> dict[str, str]:
 def stale_marks(vault: Path) -> dict[str, str]:
     """The brief's "may be stale" mark of each lesson whose code anchors moved, path ->
     mark, from the last scan's report as the files say now (scan/last.py); none when
-    there is no report or it cannot be had."""
+    there is no report, no repository is tied on this machine, or it cannot be had."""
     import contextlib
     import sqlite3
 
     from vaultkeeper.scan.last import last_report
+    from vaultkeeper.store import machine
+
+    if not machine.has(vault, "repositories"):  # no anchor is checked: none is marked
+        return {}
 
     with contextlib.suppress(sqlite3.Error, OSError, ValueError, VaultkeeperError):
         report = last_report(vault)

@@ -24,6 +24,7 @@ from vaultkeeper.search import fts, index
 from vaultkeeper.search.hits import Hit, make_hit, one_line
 from vaultkeeper.search.index import Doc
 from vaultkeeper.store import db
+from vaultkeeper.store.vault import is_memory_path
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -126,8 +127,8 @@ def found(
 ) -> list[dict[str, object]]:
     """The hits as ``vaultkeeper search --json`` and the MCP ``search`` tool give them:
     each hit's fields, and ``may_be_stale`` for a lesson whose code anchors moved under
-    it (``stale()``: path -> the brief's mark, asked only when there are hits; the scan's
-    ``classify.stale_marks``). Bad arguments raise UsageError."""
+    it (``stale()``: path -> the brief's mark, asked only when a lesson is among the hits;
+    the scan's ``classify.stale_marks``). Bad arguments raise UsageError."""
     from vaultkeeper.errors import UsageError
 
     if not query.strip():
@@ -140,7 +141,8 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
-    marks = stale() if out else {}
+    lessons = any(is_memory_path(str(h["path"])) for h in out)  # only lessons are marked
+    marks = stale() if lessons else {}
     for hit in out:
         if marks.get(str(hit["path"])):
             hit["may_be_stale"] = one_line(marks[str(hit["path"])])
