@@ -297,25 +297,21 @@ def log(vault: str | None, text: str) -> None:
     the vault's log is refused (a symlink, a FIFO: never written through)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} recall: {' '.join(text.split())[:500]}\n"
-    state = os.path.join(vault, config.STATE_DIR) if vault and os.path.isdir(vault) else None
-    if state is not None and not os.path.islink(state):
-        try:
-            _own_folder(state)
-            append_line(os.path.join(state, config.HOOK_LOG_FILE), line)
-            return
-        except OSError:
-            pass
+    folders = []
+    if vault and os.path.isdir(vault) and not os.path.islink(vault + "/" + config.STATE_DIR):
+        folders.append(os.path.join(vault, config.STATE_DIR))
     home = os.environ.get("HOME")
     base = os.environ.get(config.ENV_XDG_STATE) or (home and os.path.join(home, ".local/state"))
-    if not base:
-        return
-    try:
-        os.makedirs(base, exist_ok=True)
-        own = os.path.join(base, "vaultkeeper")
-        _own_folder(own)
-        append_line(os.path.join(own, config.HOOK_LOG_FILE), line)
-    except OSError:
-        pass
+    if base:
+        folders.append(os.path.join(base, "vaultkeeper"))
+    for folder in folders:
+        try:
+            os.makedirs(os.path.dirname(folder), exist_ok=True)
+            _own_folder(folder)
+            append_line(os.path.join(folder, config.HOOK_LOG_FILE), line)
+            return
+        except OSError:
+            continue
 
 
 def deadline_s(given: str | None) -> float:
