@@ -18,7 +18,7 @@ from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
-from vaultkeeper.recall import lookup as recall_lookup
+from vaultkeeper.recall import moment as recall_lookup
 from vaultkeeper.search import index as lookup
 from vaultkeeper.search.index import anchor_file
 from vaultkeeper.search.rank import Searcher

@@ -415,16 +415,15 @@ def _put_patterns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], total: 
 
 
 # -- a memory file's record as its row keeps it ------------------------------------------
-# In JSON: [facts, line, hash, details] (details None when hash is), ["problem", line,
-# reason], or [None] (not an entry). A date is its ISO text; a value JSON cannot carry
-# as YAML gave it (a time, a mapping, a huge number) leaves the file unkept.
+# In JSON: [facts, line, hash, details] (details None when hash is), or [None] (not an
+# entry). A date is its ISO text; a value JSON cannot carry as YAML gave it (a time, a
+# mapping, a huge number) leaves the file unkept, as does a problem reading it.
 
 _BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
 
 
 def encode_record(record: MemoryRecord) -> list[Any] | None:
-    if record.problem is not None:
-        return ["problem", record.problem[0], record.problem[1]]
+    """The row's JSON of a readable file's record (an unreadable one is never kept)."""
     if record.facts is None:
         return [None]
     if not all(map(_plain, record.facts)):
@@ -465,10 +464,4 @@ def decode_record(raw: Any) -> MemoryRecord | None:
         elif not (type(digest) is str and type(details) is list and len(details) == 3):
             return None
         return MemoryRecord(facts, line, digest, details, None)
-    if raw == [None]:
-        return MemoryRecord(None, 1, None, None, None)
-    if len(raw) == 3 and raw[0] == "problem":
-        line, reason = raw[1], raw[2]
-        if (line is None or type(line) is int) and type(reason) is str:
-            return MemoryRecord(None, 1, None, None, (line, reason))
-    return None
+    return MemoryRecord(None, 1, None, None, None) if raw == [None] else None
