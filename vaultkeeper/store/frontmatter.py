@@ -83,12 +83,12 @@ def load_yaml(yaml_text: str) -> Any:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):  # Python's int-string limit
-            raise ParseError(_HUGE_NUMBER, _huge_number_line(yaml_text)) from None
+            raise ParseError(_HUGE_NUMBER, _line_of(yaml_text, "[0-9_]{1000}")) from None
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     except (TypeError, OverflowError, RecursionError) as exc:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     if "*" in yaml_text and _shares_a_collection(data):
-        raise ParseError(ALIAS_REASON, _alias_line(yaml_text))
+        raise ParseError(ALIAS_REASON, _line_of(yaml_text, r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]"))
     return data
 
 
@@ -100,11 +100,10 @@ ALIAS_REASON = (
 _HUGE_NUMBER = "bad YAML frontmatter: a number too long to read (thousands of digits)"
 
 
-def _huge_number_line(yaml_text: str) -> int | None:
-    for number, line in enumerate(split_lines(yaml_text), start=2):
-        if re.search("[0-9_]{1000}", line):
-            return number
-    return None
+def _line_of(yaml_text: str, pattern: str) -> int | None:
+    """The file line of the first YAML line matching ``pattern`` (the ``---`` is line 1)."""
+    found = (n for n, line in enumerate(split_lines(yaml_text), 2) if re.search(pattern, line))
+    return next(found, None)
 
 
 def _shares_a_collection(data: Any) -> bool:
@@ -121,13 +120,6 @@ def _shares_a_collection(data: Any) -> bool:
             seen.add(id(item))
             stack.extend(item.values() if isinstance(item, dict) else item)
     return False
-
-
-def _alias_line(yaml_text: str) -> int | None:
-    for number, line in enumerate(split_lines(yaml_text), start=2):
-        if re.search(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]", line):
-            return number
-    return None
 
 
 def _mark_line(yaml_text: str, mark: Any) -> int:
@@ -147,8 +139,7 @@ def _one_line(message: str) -> str:
 def top_key_lines(yaml_text: str) -> dict[str, int]:
     """Top-level key -> its 1-based line in the file (the opening ``---`` is line 1)."""
     lines: dict[str, int] = {}
-    for i, line in enumerate(split_lines(yaml_text), start=2):
+    for i, line in enumerate(yaml_text.split("\n"), start=2):  # at \n only, as split_lines
         if line[:1] not in ("", " ", "\t", "#", "-") and ":" in line:
-            key = line.split(":", 1)[0].strip().strip("'\"")
-            lines.setdefault(key, i)
+            lines.setdefault(line.split(":", 1)[0].strip().strip("'\""), i)
     return lines
