@@ -118,6 +118,7 @@ class ScanCache:
         self.hits = 0
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
+        self.texts: dict[str, str] = {}  # their texts (a few, unless rebuilding)
         # each memory and registry file's stat key as found: the full-text index's
         # rows are brought up to date from these, not from a stat of their own
         self.stats: dict[str, Key] = {}

@@ -117,7 +117,7 @@ def run_scan(
 
                     marks = _marks(report)
                     keys = {**first.registry_keys, **first.stats}  # what the scan statted
-                    index_after_scan(vault, marks, now.date(), keys)
+                    index_after_scan(vault, marks, now.date(), keys, first.texts)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, statefile.Run):

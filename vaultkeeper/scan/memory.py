@@ -42,10 +42,13 @@ DETAILS = ("label", "falsification_condition")
 NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
 
 
-def read_record(path: str, where: str) -> MemoryRecord:
-    """What a scan needs of one memory file (see the module docstring)."""
+def read_record(path: str, where: str, texts: dict[str, str] | None = None) -> MemoryRecord:
+    """What a scan needs of one memory file (see the module docstring); its text goes
+    into ``texts`` (for the full-text index: not read twice)."""
     try:
         text = model.decode(model.read_regular(path))
+        if texts is not None:
+            texts[where] = text
         fm = model.parse_note(Path(path), where, text).frontmatter
         if fm is None:
             return NOT_AN_ENTRY  # no frontmatter: not an entry
@@ -90,6 +93,7 @@ def held_out_candidates(
     outside: list[str] = []  # symlinks out of the vault: one problem line each, never read
     todo = list(memory_files(vault, outside)) if paths is None else paths  # walk, then read
     note = None if cache is None else cache.note
+    texts = None if cache is None or cache.rebuilding() else cache.texts  # a few, not all
     if note is not None:  # a build of every row from many files says so
         todo = list(todo)
         note.start(len(todo))
@@ -99,7 +103,7 @@ def held_out_candidates(
         where = path[cut:]
         record, key = (None, None) if cache is None else cache.memory(where, path)
         if record is None:
-            record = read_record(path, where)
+            record = read_record(path, where, texts)
             if cache is not None:
                 cache.keep_memory(where, key, record)
         if record.problem is not None:

@@ -122,11 +122,11 @@ def _split_lines(body: str) -> tuple[str, ...]:
     return tuple(x[:-1] if x.endswith("\r") else x for x in lines)
 
 
-def read_docs(vault: Path, rel_path: str) -> list[Doc]:
-    """The entries one file holds; a file that cannot be read holds none."""
+def read_docs(vault: Path, rel_path: str, text: str | None = None) -> list[Doc]:
+    """The entries one file holds (``text``: as just read); an unreadable one holds none."""
     path = vault / rel_path
     try:
-        text = decode(read_regular(path))
+        text = decode(read_regular(path)) if text is None else text
     except ParseError:
         return []
     if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
@@ -203,12 +203,17 @@ _LISTED = "(SELECT value FROM json_each(?1))"
 
 
 def _rewrite(
-    conn: sqlite3.Connection, vault: Path, files: list[tuple[str, str, bool]], gone: list[str]
+    conn: sqlite3.Connection,
+    vault: Path,
+    files: list[tuple[str, str, bool]],
+    gone: list[str],
+    texts: Mapping[str, str],
 ) -> None:
     """Inside the caller's transaction: the rows of ``files`` ((path, stat key, settled)
-    each) made anew from their bytes now, and those of ``gone`` dropped, in bulk (one
-    statement per table, never one per file). An entry whose content is unchanged
-    (``digest``: a ``use`` changes one block of a registry file) keeps its row."""
+    each) made anew from their text now (``texts``: those just read, not read again),
+    and those of ``gone`` dropped, in bulk: one statement per table, never one per file.
+    An entry whose content is unchanged (``digest``: a ``use`` changes one block of a
+    registry file) keeps its row."""
     paths = [f[0] for f in files] + gone
     had: dict[str, list[int]] = {}  # digest -> ids, of the rows of ``paths``
     if paths:
@@ -220,11 +225,11 @@ def _rewrite(
         conn.execute(f"DELETE FROM search_pending WHERE path IN {_LISTED}", listed)
     row = conn.execute("SELECT coalesce(max(id), 0) FROM search_entries").fetchone()[0]
     entries: list[tuple[object, ...]] = []
-    texts: list[tuple[object, ...]] = []
+    bodies: list[tuple[object, ...]] = []
     places: list[tuple[str, int]] = []
     globs: list[tuple[str, int]] = []
     for rel_path, _, _ in files:
-        for doc in read_docs(vault, rel_path):
+        for doc in read_docs(vault, rel_path, texts.get(rel_path)):
             digest = blake2b(repr(doc).encode("utf-8", "surrogatepass"), digest_size=16)
             kept = had.get(digest.hexdigest())
             if kept:
@@ -241,7 +246,9 @@ def _rewrite(
                  digest.hexdigest())
             )  # fmt: skip
             tags = fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)
-            texts.append((row, doc.name, doc.description, doc.headings, "\n".join(doc.lines), tags))
+            bodies.append(
+                (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines), tags)
+            )
             places += [(p, row) for p in doc.places]
             globs += [(g, row) for g in doc.globs]
     stale = (json.dumps([i for ids in had.values() for i in ids]),)
@@ -252,7 +259,7 @@ def _rewrite(
     conn.executemany(
         "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
         "VALUES (?, ?, ?, ?, ?, ?)",
-        texts,
+        bodies,
     )
     conn.executemany("INSERT INTO search_places VALUES (?, ?)", places)
     conn.executemany("INSERT INTO search_globs VALUES (?, ?)", globs)
@@ -289,6 +296,7 @@ def _sync(
     vault: Path,
     keys: Mapping[str, tuple[str, bool] | None],
     gone: Callable[[str], bool],
+    texts: Mapping[str, str] = {},  # noqa: B006 - never written
 ) -> int:
     """The rows of the files in ``keys`` (path -> (stat key, settled), or None: not a
     regular file inside the vault) made anew where the key differs from their rows' or
@@ -307,7 +315,7 @@ def _sync(
     if not files and not dropped and "built" in meta and meta.get("masked_by") == made_by:
         return 0
     with db.writing(conn):
-        _rewrite(conn, vault, files, dropped)
+        _rewrite(conn, vault, files, dropped, texts)
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
     return len(files)
@@ -360,9 +368,10 @@ def after_scan(
     marks: Mapping[str, str],
     today: dt.date,
     keys: Mapping[str, list[int] | None],
+    texts: Mapping[str, str] = {},  # noqa: B006 - never written
 ) -> None:
     """At the end of a scan, when the index is kept: the rows of the memory and registry
-    files the scan found changed (``keys``: its stat keys, path -> key) made anew and
+    files the scan found changed (``keys``: its stat keys; ``texts``: what it read) made anew and
     those of memory files gone dropped -- other notes wait for the next search, which
     stats them all; the lessons whose code anchors moved marked as the brief marks them
     (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
@@ -376,7 +385,7 @@ def after_scan(
         if is_on(conn):
             made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
             if (made.fetchone() or ("",))[0] == _made_by():
-                _sync(conn, Path(vault), scanned, is_memory_path)
+                _sync(conn, Path(vault), scanned, is_memory_path, texts)
             else:  # asked for and not built yet (or by another version): every file
                 refresh(conn, vault)
             with db.writing(conn):
