@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault, recall_on, run_vaultkeeper
 from tests.test_recall_moment import CLAUDE, context, paths_in, recorded, run
-from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
