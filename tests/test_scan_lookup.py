@@ -325,3 +325,28 @@ def test_the_hook_keeps_in_step_with_the_index(tmp_path: Path) -> None:
     info = some.stat()
     assert lookup.key_text(info, 0)[0] == recall_lookup.key_of(info)
     assert recall_lookup.ROWS_FORMAT == lookup.ROWS_FORMAT
+
+
+def test_a_changed_block_is_the_only_row_made_anew(make_vault: MakeVault) -> None:
+    """A ``use`` changes one block of a registry file: the file is read again, and only
+    that block's row is replaced (the others keep theirs: a scan after a session stays
+    cheap however big the registry)."""
+    blocks = "".join(
+        f"### p{n}\n**success count:** 1\n**last used:** 2026-01-01\n\nPattern {n}.\n\n"
+        for n in range(5)
+    )
+    root = make_vault({"patterns/registry.md": "# Registry\n\n" + blocks}, init=False)
+
+    def ids() -> dict[str, int]:
+        with db.connect(root) as conn:
+            lookup.refresh(conn, root)
+            found = conn.execute("SELECT name, id FROM search_entries WHERE kind = 'pattern'")
+            return dict(found.fetchall())
+
+    before = ids()
+    registry = root / "patterns/registry.md"
+    registry.write_text(registry.read_text().replace("Pattern 2.", "Pattern zebra."))
+    after = ids()
+    assert sorted(after) == sorted(before) == [f"p{n}" for n in range(5)]
+    assert [n for n in after if after[n] != before[n]] == ["p2"]
+    assert [h.name for h in Searcher(root).search("zebra")] == ["p2"]
