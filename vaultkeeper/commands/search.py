@@ -48,14 +48,19 @@ def search(
       vaultkeeper search retry flaky ci
       vaultkeeper search --project api --limit 3 --json cursor pagination
     """
-    from vaultkeeper.scan.classify import stale_marks
+    from vaultkeeper.scan.last import last_report
     from vaultkeeper.search.rank import Searcher, found
 
     vault = vault_path(ctx)
     query = " ".join(words)
-    marks = partial(stale_marks, vault)
+    report = partial(last_report, vault)
     hits = found(
-        Searcher(vault), query, project=project, limit=limit, include_archived=archived, stale=marks
+        Searcher(vault),
+        query,
+        project=project,
+        limit=limit,
+        include_archived=archived,
+        report=report,
     )
     if as_json:
         print_json({"hits": hits, "count": len(hits)})

@@ -105,7 +105,7 @@ class VaultTools:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> dict[str, Any]:
-        from vaultkeeper.scan.classify import stale_marks
+        from vaultkeeper.scan.last import last_report
         from vaultkeeper.search.rank import found
 
         hits = found(
@@ -115,7 +115,7 @@ class VaultTools:
             project=project,
             limit=limit,
             include_archived=include_archived,
-            stale=lambda: stale_marks(self.vault),
+            report=lambda: last_report(self.vault),
         )
         return {"hits": hits, "count": len(hits)}
 

@@ -16,7 +16,7 @@ version changed (registry/delta.py), the brief only while the bytes match.
 The duplicates pass keeps each group's pairs under a digest of the entries compared (a
 big group's words too, upkeep/duplicates.py). Rows are written in one transaction at
 the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
-write them never fails the scan.
+write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
 """
 
 from __future__ import annotations
@@ -25,13 +25,11 @@ import json
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
+from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.db import content_digest, key_text
-
-if TYPE_CHECKING:
-    from vaultkeeper.scan.memory import RebuildNote
 
 
 class MemoryRecord(NamedTuple):
@@ -302,6 +300,55 @@ class ScanCache:
     def known_summaries(self) -> dict[str, str]:
         """The brief's patterns' first paragraphs as found, by their block's fingerprint."""
         return {row[6]: row[5] for row in self.patterns_found[0] if type(row[6]) is str}
+
+
+NOTE_FILES = 2_000  # memory files; below this the build is quick enough to go unsaid
+STEP = 500  # files between two updates of the count on a terminal
+
+
+class RebuildNote:
+    """The line a scan that builds every row (no rows found: a first scan, a deleted or
+    outdated database, ``--fresh``) writes once on ``stream`` (stderr) before reading
+    many memory files: ``vaultkeeper: building state/vaultkeeper.db from N files ...``.
+    Decided by the number of files (``NOTE_FILES``), never by a clock, so a vault always
+    gives the same stderr; on a terminal it also counts the files read, in place."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.total = 0
+        self.shown = False
+        self.head = ""
+        try:
+            self.tty = stream.isatty()
+        except (AttributeError, ValueError):  # a closed or odd stream: the plain line
+            self.tty = False
+
+    def start(self, total: int) -> None:
+        """Before reading ``total`` memory files: the note, if there are enough of them."""
+        if self.shown or total < NOTE_FILES:
+            return
+        self.total, self.shown = total, True
+        head = f"vaultkeeper: building {config.STATE_DIR}/{config.DB_FILE} from {total} files ..."
+        self._write(head if self.tty else head + "\n")
+        self.head = head
+
+    def step(self, done: int) -> None:
+        """``done`` files read so far: the count, on a terminal, every ``STEP`` files."""
+        if self.shown and self.tty and done % STEP == 0 and 0 < done < self.total:
+            self._write(f"\r{self.head} {done}/{self.total}")
+
+    def finish(self) -> None:
+        """The reading is over: a terminal's line shows the total and ends."""
+        if self.shown and self.tty:
+            self._write(f"\r{self.head} {self.total}/{self.total}\n")
+            self.tty = False  # once
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr gone (a closed pipe): the scan goes on
+            pass
 
 
 # -- the rows ------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def run_scan(
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
-                from vaultkeeper.scan.memory import RebuildNote
+                from vaultkeeper.scan.cache import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
             report = classify_and_keep(vault, now, first)
@@ -113,9 +113,10 @@ def run_scan(
                 after_scan(vault, now.date())  # the auto memory's line for the brief
             if _index_wanted(vault):  # the full-text index, kept once asked for
                 with contextlib.suppress(Exception):  # a cache, never fatal
+                    from vaultkeeper.report.anchors import may_be_stale
                     from vaultkeeper.search.index import after_scan as index_after_scan
 
-                    marks = _marks(report)
+                    marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
                     keys = {**first.registry_keys, **first.stats}  # what the scan statted
                     index_after_scan(vault, marks, now.date(), keys, first.texts)
             return ScanOutcome(report, None, "", started.notes)
@@ -126,31 +127,6 @@ def run_scan(
             raise
         finally:
             statefile.release(vault, pid)  # only if this process holds it
-
-
-def _marks(report: Report) -> dict[str, str]:
-    from vaultkeeper.report.anchors import may_be_stale
-
-    return {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-
-
-def stale_marks(vault: Path) -> dict[str, str]:
-    """The brief's "may be stale" mark of each lesson whose code anchors moved, path ->
-    mark, from the last scan's report as the files say now (scan/last.py); none when
-    there is no report, no repository is tied on this machine, or it cannot be had."""
-    import contextlib
-    import sqlite3
-
-    from vaultkeeper.scan.last import last_report
-    from vaultkeeper.store import machine
-
-    if not machine.has(vault, "repositories"):  # no anchor is checked: none is marked
-        return {}
-
-    with contextlib.suppress(sqlite3.Error, OSError, ValueError, VaultkeeperError):
-        report = last_report(vault)
-        return {} if report is None else _marks(report)
-    return {}
 
 
 def _journal_bytes(vault: Path) -> dict[str, int | str]:

@@ -7,8 +7,7 @@ A record depends on the file's bytes only, never on the date, so a scan may take
 from the scan's rows (vaultkeeper.scan.cache, which keeps the record's type) when the
 file has not changed since.
 
-The frontmatter is read by the model's YAML parser (PyYAML's C safe loader). A scan
-that reads every file says so (``RebuildNote``).
+The frontmatter is read by the model's YAML parser (PyYAML's C safe loader).
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Iterable, Mapping
-    from typing import Any, TextIO
+    from typing import Any
 
     from vaultkeeper.report.candidates import Candidate
     from vaultkeeper.store.model import Problem
@@ -208,52 +207,3 @@ def _iso(value: Any) -> Any:
 def _stem(where: str, name: object) -> str:
     """The entry's name when ``name`` is not a non-empty string: its text, or the file's."""
     return str(name) if name not in (None, "") else os.path.basename(where)[:-3]
-
-
-NOTE_FILES = 2_000  # memory files; below this the build is quick enough to go unsaid
-STEP = 500  # files between two updates of the count on a terminal
-
-
-class RebuildNote:
-    """The line a scan that builds every row (no rows found: a first scan, a deleted or
-    outdated database, ``--fresh``) writes once on ``stream`` (stderr) before reading
-    many memory files: ``vaultkeeper: building state/vaultkeeper.db from N files ...``.
-    Decided by the number of files (``NOTE_FILES``), never by a clock, so a vault always
-    gives the same stderr; on a terminal it also counts the files read, in place."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.total = 0
-        self.shown = False
-        self.head = ""
-        try:
-            self.tty = stream.isatty()
-        except (AttributeError, ValueError):  # a closed or odd stream: the plain line
-            self.tty = False
-
-    def start(self, total: int) -> None:
-        """Before reading ``total`` memory files: the note, if there are enough of them."""
-        if self.shown or total < NOTE_FILES:
-            return
-        self.total, self.shown = total, True
-        head = f"vaultkeeper: building {config.STATE_DIR}/{config.DB_FILE} from {total} files ..."
-        self._write(head if self.tty else head + "\n")
-        self.head = head
-
-    def step(self, done: int) -> None:
-        """``done`` files read so far: the count, on a terminal, every ``STEP`` files."""
-        if self.shown and self.tty and done % STEP == 0 and 0 < done < self.total:
-            self._write(f"\r{self.head} {done}/{self.total}")
-
-    def finish(self) -> None:
-        """The reading is over: a terminal's line shows the total and ends."""
-        if self.shown and self.tty:
-            self._write(f"\r{self.head} {self.total}/{self.total}\n")
-            self.tty = False  # once
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):  # stderr gone (a closed pipe): the scan goes on
-            pass

@@ -15,16 +15,20 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
 from vaultkeeper.search import fts, index
 from vaultkeeper.search.hits import Hit, make_hit, one_line
 from vaultkeeper.search.index import Doc
-from vaultkeeper.store import db
+from vaultkeeper.store import db, machine
 from vaultkeeper.store.vault import is_memory_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vaultkeeper.report.candidates import Report
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -123,12 +127,13 @@ def found(
     project: str | None = None,
     limit: int = config.SEARCH_DEFAULT_LIMIT,
     include_archived: bool = False,
-    stale: Callable[[], Mapping[str, str]] = dict,
+    report: Callable[[], Report | None] = lambda: None,
 ) -> list[dict[str, object]]:
     """The hits as ``vaultkeeper search --json`` and the MCP ``search`` tool give them:
     each hit's fields, and ``may_be_stale`` for a lesson whose code anchors moved under
-    it (``stale()``: path -> the brief's mark, asked only when a lesson is among the hits;
-    the scan's ``classify.stale_marks``). Bad arguments raise UsageError."""
+    it, as the brief marks it, from ``report()`` (scan/last.py's ``last_report``: the last
+    scan's report as the files say now), asked only when a lesson is among the hits and
+    a repository is tied (else no anchor is checked). Bad arguments raise UsageError."""
     from vaultkeeper.errors import UsageError
 
     if not query.strip():
@@ -141,8 +146,15 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
+    marks: dict[str, str] = {}
     lessons = any(is_memory_path(str(h["path"])) for h in out)  # only lessons are marked
-    marks = stale() if lessons else {}
+    if lessons and machine.has(searcher.vault, "repositories"):
+        with contextlib.suppress(sqlite3.Error, OSError, ValueError, VaultkeeperError):
+            from vaultkeeper.report.anchors import may_be_stale
+
+            last = report()
+            anchors = () if last is None else last.anchors
+            marks = {f.path: m for f in anchors if (m := may_be_stale(f))}
     for hit in out:
         if marks.get(str(hit["path"])):
             hit["may_be_stale"] = one_line(marks[str(hit["path"])])
