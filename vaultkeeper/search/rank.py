@@ -20,15 +20,12 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError, VaultkeeperError
+from vaultkeeper.report.candidates import Report
 from vaultkeeper.search import fts, index
 from vaultkeeper.search.hits import Hit, make_hit, one_line
 from vaultkeeper.search.index import Doc
 from vaultkeeper.store import db, machine
 from vaultkeeper.store.vault import is_memory_path
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from vaultkeeper.report.candidates import Report
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
