@@ -763,3 +763,26 @@ def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
                     write(rel, "\n".join(rng.choices(_BLOCK_LINES, k=rng.randint(0, 30))))
             else:
                 write(f"projects/{rng.choice('pqrs')}/memory/n{step}.md", _lesson(rng, f"n{step}"))
+
+
+def test_a_lesson_changed_since_the_scan_is_read_once_for_its_row_and_the_index(
+    make_vault: MakeVault, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the full-text index on, a scan hands the index the text it read: the file
+    is opened once, and the index finds the new words."""
+    from tests.conftest import recall_on
+    from vaultkeeper.search import index
+    from vaultkeeper.search.rank import Searcher
+
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    monkeypatch.setattr(index, "read_regular", model.read_regular)  # counted too
+    lesson = "---\nname: a\ndescription: {}\nstatus: active\n---\n\nBody.\n"
+    vault = recall_on(make_vault({"projects/api/memory/a.md": lesson.format("zebra")}))
+    run(vault)
+    (vault / "projects/api/memory/a.md").write_text(lesson.format("quokka"))
+    reads.clear()
+    run(vault)
+    assert [p for p in reads if p.endswith("a.md")] == [str(vault / "projects/api/memory/a.md")]
+    with db.connect(vault) as conn:
+        assert index.refresh(conn, vault) == 0  # the scan left the index up to date
+    assert [h.name for h in Searcher(vault).search("quokka")] == ["a"]

@@ -23,7 +23,7 @@ from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
-from vaultkeeper.scan import guards as state
+from vaultkeeper.scan import statefile as state
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
@@ -651,7 +651,7 @@ def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     )
     assert out.stdout == "[]\n"
     # and state.py stands alone, without click (for a click-free fast path)
-    code = "import sys, vaultkeeper.scan.guards; print('click' in sys.modules)"
+    code = "import sys, vaultkeeper.scan.statefile; print('click' in sys.modules)"
     assert (
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

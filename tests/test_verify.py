@@ -78,7 +78,7 @@ def test_row_9_passes_with_a_session_end_hook_for_this_vault(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path
 ) -> None:
     from vaultkeeper.hosts.hooks import default_path, install
-    from vaultkeeper.scan.guards import default_state, write_state
+    from vaultkeeper.scan.statefile import default_state, write_state
 
     vault = make_vault()
     other = make_vault()

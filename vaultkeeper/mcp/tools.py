@@ -105,10 +105,18 @@ class VaultTools:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> dict[str, Any]:
+        from vaultkeeper.scan.last import last_report
         from vaultkeeper.search.rank import found
 
-        hits = found(self.searcher, query, kind=kind, project=project, limit=limit,
-                     include_archived=include_archived)  # fmt: skip
+        hits = found(
+            self.searcher,
+            query,
+            kind=kind,
+            project=project,
+            limit=limit,
+            include_archived=include_archived,
+            report=lambda: last_report(self.vault),
+        )
         return {"hits": hits, "count": len(hits)}
 
     def entry_path(self, path: str) -> Path:
