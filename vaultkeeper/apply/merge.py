@@ -39,12 +39,10 @@ from vaultkeeper.apply.prune import Confirm, NoAnswer
 from vaultkeeper.apply.relink import rewrite_links
 from vaultkeeper.apply.trash import block_removal, with_keywords
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
-from vaultkeeper.registry import memo
 from vaultkeeper.registry.blocks import (
-    BlockHead,
     RegistryBlock,
     is_counter_line,
-    parse_heads,
+    parsed_heads,
     whole_count,
 )
 from vaultkeeper.registry.find import find_block
@@ -332,11 +330,7 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
 
 
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
-    heads: list[BlockHead] | None = memo.recall(
-        path, text
-    )  # the registry file as find_block read it, mostly
-    if heads is None:
-        heads = memo.keep(path, text, parse_heads(path, relative, text))
+    heads = parsed_heads(path, relative, text)  # the registry file as find_block read it
     found = [h.block() for h in heads if h.name == name]
     if len(found) != 1:
         raise GateRefused(f"### {name}: not one block in {relative} any more; try again")

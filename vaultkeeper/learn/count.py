@@ -37,7 +37,6 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.learn.compact import compact, needs_compacting
 from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
 from vaultkeeper.learn.usetx import Claim, TxState, close, intent_lines, new_tx, reconcile, repair
-from vaultkeeper.registry import memo
 from vaultkeeper.registry.find import named_blocks
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.patience import patient_lock
@@ -118,7 +117,6 @@ def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
     return [e if e.date <= today else e._replace(date=today) for e in events]
 
 
-@memo.reading()  # each registry file parsed once in the command
 def record(
     vault: Path,
     events: Sequence[UseEvent],
@@ -271,7 +269,6 @@ def _journal(
     )
 
 
-@memo.reading()  # each registry file parsed once in the command
 def record_cli(
     vault: Path, name: str, now: dt.datetime, waiting: Callable[[], None] | None = None
 ) -> UseResult:

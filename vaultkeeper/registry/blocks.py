@@ -13,6 +13,7 @@ is registry/lines.py's; this module builds the blocks from them and loads the fi
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -245,6 +246,18 @@ def build_heads(
     return out
 
 
+@functools.lru_cache(maxsize=32)
+def _parsed(path: Path, rel_path: str, text: str) -> tuple[BlockHead, ...]:
+    return tuple(parse_heads(path, rel_path, text))
+
+
+def parsed_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
+    """parse_heads, kept for the last few texts: a command reads a registry file several
+    times (to find a block, under the writer lock, for the index). The key is the text
+    itself, never a stat: a file edited between two reads is parsed again."""
+    return list(_parsed(path, rel_path, text))
+
+
 def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
     """Every ``### name`` block of one registry file, in file order (see parse_heads)."""
     return [head.block() for head in parse_heads(path, rel_path, text)]
@@ -256,8 +269,6 @@ def load_heads(
     """Every block in every registry file, built lazily; unreadable files (and symlinks
     out of the vault: never read) become problems. With ``mentioning`` (block names),
     only the files where one of them may head a block (lines.heads_name)."""
-    from vaultkeeper.registry import memo
-
     heads: list[BlockHead] = []
     problems: list[Problem] = []
     outside: list[str] = []
@@ -270,10 +281,7 @@ def load_heads(
             continue
         if mentioning and not any(heads_name(text, name) for name in mentioning):
             continue
-        got = memo.recall(path, text)  # None outside a command's memo.reading()
-        heads += (
-            got if got is not None else memo.keep(path, text, parse_heads(path, rel_path, text))
-        )
+        heads += parsed_heads(path, rel_path, text)
     problems.extend(outside_problems(vault, outside))
     return heads, problems
 

@@ -22,8 +22,8 @@ gets a later timestamp. This is a rule about what is stored, not about how long 
 trusted: a stored row holds until its file's key changes. (A content hash checked on
 each use was the alternative for memory files; it buys nothing the next scan does not
 get by reading those few files.) A racy registry file's row is stored with the digest of
-the bytes the scan read: the scan uses its blocks only to read the file's next version
-where it changed (registry/delta.py checks them against the text), and the brief's
+the bytes the scan read: the scan uses its blocks only for the file's next version
+(registry/keptheads.py reuses an unchanged block's sentence and hash), and the brief's
 patterns hold only while the file still has those bytes (report/brief_patterns.py): a
 session's last ``use`` is often within 2 s of the session-end scan.
 
@@ -211,7 +211,7 @@ class ScanCache:
 
     def registry_before(self, rel: str) -> tuple[Any, Any] | None:
         """What was kept of registry file ``rel`` whatever its key, (blocks, shape):
-        registry/delta.py checks it against the file as it is now."""
+        registry/keptheads.py reuses what it can of it."""
         found = self._registry.get(rel)
         return None if found is None else (_loads(found[2]), _loads(found[3]))
 
@@ -221,7 +221,7 @@ class ScanCache:
         """Keep a registry file's blocks, read from ``raw``. One changed just before the
         scan (it may change again unseen under the same key) is kept with the digest of
         ``raw``: the scan then uses its blocks only to read the file's next version where
-        it changed (registry/delta.py checks them against it), and the brief only while
+        it changed (registry/keptheads.py), and the brief only while
         the file's bytes still have that digest."""
         if key is None:
             self.complete = False

@@ -59,8 +59,8 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
     "served TEXT NOT NULL)",
     # one registry file: its stat key; the digest of its bytes when it changed too
-    # lately for its key to vouch for it (NULL: settled); its blocks (keptheads.kept_of)
-    # and its text's shape (registry/delta.shape_of)
+    # lately for its key to vouch for it (NULL: settled); its blocks (keptheads.kept_of);
+    # shape: unused (JSON null)
     "CREATE TABLE scan_registry (path TEXT PRIMARY KEY, key TEXT NOT NULL, digest TEXT, "
     "blocks TEXT NOT NULL, shape TEXT NOT NULL)",
     # one duplicates group: the digest of its entries, its pairs, a big group's words
