@@ -57,7 +57,7 @@ def test_compacting_never_holds_the_writer_lock_for_its_work(
     is being compacted goes through at once, and its line survives the swap."""
     import threading
 
-    from vaultkeeper.learn import compact as compacting
+    from vaultkeeper.store import uses as compacting
     from vaultkeeper.learn.count import record_cli
 
     vault = make_vault({"patterns/registry.md": REGISTRY})

@@ -14,8 +14,8 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError
-from vaultkeeper.learn import use as use_module
-from vaultkeeper.learn.use import record_use, record_uses
+from vaultkeeper.learn import count as use_module
+from vaultkeeper.learn.count import record_use, record_uses
 
 TODAY = dt.date(2026, 11, 29)
 
@@ -200,7 +200,7 @@ def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
     assert done.stdout == (
         "kappa: success count 4 -> 5, last used 2026-11-30 (patterns/registry.md)\n"
     )
-    # the event, then its transaction's intent and done lines (usetx.py)
+    # the event, then its transaction's intent and done lines (store/uses.py)
     line, intent, closed = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     logged = json.loads(line)
     assert json.loads(intent)["intent"] == {"kappa": ["patterns/registry.md", 4, 5, "2026-11-30"]}

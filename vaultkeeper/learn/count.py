@@ -1,24 +1,22 @@
-"""Turn use events into counted reuse: the one door for ``ingest`` and MCP's ``cite``.
+"""Counted reuse: the one door for ``ingest``, MCP's ``cite`` and ``use NAME``.
 
-A session counts at most once per pattern: the key is (session, pattern), and the
-usage log (uses.py) remembers which keys were counted, so recording the same events
-again (a transcript ingested twice, or a longer copy of it) counts nothing twice.
-Each counted use goes through the same one-line edits as ``use`` (count + n, last
-used = the use's date, never moved backwards) and is journaled with its receipt, all
-under the writer lock, as one transaction of the log (usetx.py): the events and the
-intent first, then the edit, then a done line; a kill anywhere in it is finished by
-the next counting, so a session counts exactly once.
-Names that are not registry patterns are reported, never created. A use dated after
-today (a clock gone wrong, a forged transcript) is dated today: ``last used`` never
-lies in the future.
+A session counts at most once per pattern: the key is (session, pattern), and the usage
+log (store/uses.py) remembers which keys were counted, so recording the same events
+again (a transcript ingested twice, or a longer copy of it) counts nothing twice. Each
+counted use is a one-line edit of the pattern's registry block (count + n, last used =
+the use's date, never moved backwards), journaled with its receipt, all under the
+writer lock, as one transaction of the log (store/uses.py): the events and the intent
+first, then the edit, then a done line. A kill anywhere in it is finished by the next
+counting (``reconcile``), so a session counts exactly once; a session two machines both
+counted before a sync is counted once again (``repair``). Names that are not registry
+patterns are reported, never created. A use dated after today is dated today.
 
 A host session that cites a pattern through the MCP ``cite`` tool is counted by the
 server under its own session id, at the call. When the host's transcript is ingested
 later, its call of that tool is a ``CiteCall``: the server's log line with the same
 pattern and evidence (the receipt ``mcp:EVIDENCE``), dated within a day of the call,
 stands for the host session's use, so a link in the same session is not counted
-again. With no such line (the server was not running, or the call failed) the host
-session's use counts once, as any citation.
+again. With no such line the host session's use counts once, as any citation.
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,21 +32,32 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.learn.compact import compact, needs_compacting
-from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
-from vaultkeeper.learn.usetx import Claim, TxState, close, intent_lines, new_tx, reconcile, repair
-from vaultkeeper.registry.find import named_blocks
-from vaultkeeper.store.model import Problem
+from vaultkeeper.index import stamp as index_stamp
+from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
+from vaultkeeper.registry.find import named_blocks, pick_block
+from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
+from vaultkeeper.store.fsio import atomic_write, writer_lock
+from vaultkeeper.store.model import Problem, split_lines
 from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
     USE_KINDS,
+    Claim,
     KeySet,
+    Raise,
+    TxState,
     UseEvent,
     append_events,
+    append_intent,
+    close,
+    compact,
+    intent_lines,
     mcp_receipt,
+    needs_compacting,
+    new_tx,
     read_events,
 )
+from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.upkeep.decay import Usage, validated_on
 
 JOURNAL_ACTION = "use"
@@ -183,7 +192,7 @@ def record(
                 n: (r.path, r.count_before, r.count_after, r.last_used)
                 for n, r in plan.done.items()
             }
-            # 1. the events and the intent, in one write: the commit point (usetx.py)
+            # 1. the events and the intent, in one write: the commit point (store/uses.py)
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))
             append_events(vault, recorded, tx, intent, raised)
@@ -278,7 +287,9 @@ def record_cli(
 
     Refused (an unknown name, an unreadable count, ...) before anything is written.
     """
-    record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
+    plan = plan_uses(vault, {name: (1, now.date())})  # use's own errors, before any write
+    if name in plan.refused:
+        raise plan.refused[name]
     session = f"{config.CLI_SOURCE}:{now.isoformat()}"
     event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
     result = record(vault, [event], now, waiting=waiting)
@@ -290,10 +301,9 @@ def record_cli(
     return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)
 
 
-# -- what the log holds:
-# What the usage log already holds, as counting needs it: the keys seen
-# and counted, the server's and ``use``'s lines a host session's call may stand on (less
-# those claimed already), and the transaction lines (usetx.py).
+# -- what the usage log already holds, as counting needs it: the keys seen and counted,
+# the server's and ``use``'s lines a host session's call may stand on (less those claimed
+# already), and the transaction lines.
 
 CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
 
@@ -403,3 +413,279 @@ def read_log(vault: Path) -> Log:
         with contextlib.suppress(ValueError):
             dates.remove(dt.date.fromisoformat(day))
     return log
+
+
+# -- the registry's counters: count + n and last used, one-line edits
+
+
+@dataclass(frozen=True)
+class UseResult:
+    name: str
+    path: str
+    count_before: int
+    count_after: int
+    last_used: str
+    note: str | None = None  # why the saved report could not follow, if it could not
+
+
+def record_use(
+    vault: Path,
+    name: str,
+    today: dt.date,
+    now: dt.datetime | None = None,
+    *,
+    times: int = 1,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> UseResult:
+    """Count reuse: the count line and the last-used line change, nothing else.
+
+    A block without a last-used line gets one, right after its count line. A block
+    whose count can't be read is refused with its ``path:line``; nothing is written.
+    ``times`` uses are counted at once; with ``never_back`` a later last-used date
+    already in the block stays (uses learned from old transcripts); ``dry_run``
+    computes the result and writes nothing.
+    """
+    done, refused = record_uses(
+        vault, {name: (times, today)}, now, never_back=never_back, dry_run=dry_run
+    )
+    if name in refused:
+        raise refused[name]
+    return done[name]
+
+
+@dataclass(frozen=True)
+class UsePlan:
+    """What record_uses would write: per name its result, or why it is refused, and the
+    edits per registry file."""
+
+    done: dict[str, UseResult]
+    refused: dict[str, VaultkeeperError]
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]]
+
+
+def record_uses(
+    vault: Path,
+    uses: Mapping[str, tuple[int, dt.date]],
+    now: dt.datetime | None = None,
+    *,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
+    """record_use for several patterns (name -> (times, day)): the registry is read once
+    and each registry file written once. Returns what was counted and, per name, why
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing.
+
+    A count that reaches the promote threshold (or leaves 0) changes the block's
+    standing: the saved report follows, as it does after an apply (as of ``now``, else
+    the latest day counted)."""
+    # a dry run writes nothing at all, not even the lock file
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+        plan = plan_uses(vault, uses, never_back=never_back)
+        if dry_run:
+            return plan.done, plan.refused
+        return write_uses(vault, plan, uses, now), plan.refused
+
+
+def plan_uses(
+    vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
+) -> UsePlan:
+    """record_uses without writing (the caller holds the writer lock, to write it next)."""
+    blocks, problems = named_blocks(vault, uses.keys())
+    by_name: dict[str, list[RegistryBlock]] = {}
+    for block in blocks:
+        by_name.setdefault(block.name, []).append(block)
+    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
+        blocks, problems = load_registry(vault)
+    done: dict[str, UseResult] = {}
+    refused: dict[str, VaultkeeperError] = {}
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
+    for name, (times, day) in uses.items():
+        try:
+            block = _one(name, by_name, blocks, problems)
+            new_count = _new_count(block, times)
+            resolve_inside(vault, block.path)  # a registry symlinked out is not ours
+        except VaultkeeperError as exc:
+            refused[name] = exc
+            continue
+        stamp = day.isoformat()
+        if never_back and block.last_used is not None and block.last_used > day:
+            stamp = block.last_used.isoformat()
+        edits.setdefault(block.path, []).append((block, new_count, stamp))
+        done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
+    return UsePlan(done, refused, edits)
+
+
+def write_uses(
+    vault: Path,
+    plan: UsePlan,
+    uses: Mapping[str, tuple[int, dt.date]],
+    now: dt.datetime | None = None,
+    usage: Usage | None = None,
+) -> dict[str, UseResult]:
+    """Write ``plan``'s edits (under the writer lock)."""
+    done = plan.done
+    for path, changes in plan.edits.items():
+        rel = changes[0][0].rel
+        was = index_stamp.stat_key(str(path))  # the file's key as read: the index's rows
+        text, bom = read_for_edit(path, rel)
+        if index_stamp.stat_key(str(path)) != was:
+            was = None  # changed as it was read: the rows vouch for nothing
+        lines = split_lines(text)  # once per file, however many of its counters change
+        # from the bottom up, so an inserted last-used line moves no later edit
+        for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
+            _edit(lines, block, new_count, stamp)
+        data = (bom + "".join(lines)).encode("utf-8")
+        atomic_write(resolve_inside(vault, path), data)
+        # only counter lines changed: the index's stamp follows (no regeneration next)
+        index_stamp.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
+    return done
+
+
+def _one(
+    name: str,
+    by_name: Mapping[str, list[RegistryBlock]],
+    blocks: list[RegistryBlock],
+    problems: list[Problem],
+) -> RegistryBlock:
+    """The one block called ``name`` (find_block's rules, on a registry read once)."""
+    found = by_name.get(name, [])
+    if len(found) == 1:
+        return found[0]
+    return pick_block(name, found, blocks, problems)
+
+
+def _new_count(block: RegistryBlock, times: int) -> int:
+    if block.count_raw is None or block.count_line is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.line}: ### {block.name} has no {config.COUNT_LABEL} line; "
+            "add one (e.g. **success count:** 0) first"
+        )
+    if block.count is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: "
+            f"{count_reason(block.count_raw)}; fix it first"
+        )
+    new_count = block.count + times
+    if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: success count "
+            f"{new_count} would be too large (at most {config.COUNT_MAX_DIGITS} digits)"
+        )
+    return new_count
+
+
+def _edit(lines: list[str], block: RegistryBlock, new_count: int, stamp: str) -> None:
+    """The block's count and last-used lines in ``lines`` (the file's), in place."""
+    assert block.count_line is not None  # checked by _new_count
+    count = replace_counter_value(lines[block.count_line - 1], str(new_count))
+    set_line(lines, block.count_line, count)
+    if block.last_used_line is not None:
+        old = lines[block.last_used_line - 1]
+        set_line(lines, block.last_used_line, replace_counter_value(old, stamp))
+    else:
+        add_line_after(lines, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
+
+
+# -- what a kill or a sync left: an open transaction finished, a double count taken off
+
+
+def journal_use(
+    vault: Path, name: str, reason: str, now: dt.datetime, tx: str, **extra: str
+) -> None:
+    outcome = Outcome(JOURNAL_ACTION, name, ACT, reason, extra={**extra, "tx": tx})
+    journal.append(vault, outcome, now)
+
+
+def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> int:
+    """Finish each transaction a kill left open (see the module doc), under the writer
+    lock the caller holds; how many counters were raised now."""
+    if not open_txs:
+        return 0
+    journaled = {
+        (str(r.get("tx")), str(r.get("target")))
+        for r in journal.read(vault).records
+        if r.get("action") == JOURNAL_ACTION and "tx" in r
+    }
+    raised = 0
+    for tx, raises in open_txs.items():
+        need: dict[str, tuple[int, dt.date]] = {}
+        for name, (_, before, after, stamp) in raises.items():
+            day = _day(stamp)
+            plan = plan_uses(vault, {name: (1, day or now.date())})
+            found = plan.done.get(name)
+            if found is not None and found.count_before == before and after > before:
+                need[name] = (after - before, day or now.date())
+        done: dict[str, UseResult] = {}
+        if need:
+            done, _ = record_uses(vault, need, now, never_back=True)
+        for name, (_, before, after, _stamp) in raises.items():
+            if (tx, name) in journaled and name not in done:
+                continue
+            when = "now, after" if name in done else "before"
+            reason = (
+                f"success count {before} -> {after}: counted {when} an interrupted "
+                f"count (transaction {tx})"
+            )
+            journal_use(vault, name, reason, now, tx)
+        raised += len(done)
+        close(vault, tx)
+    return raised
+
+
+def _day(stamp: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(stamp)
+    except ValueError:
+        return None
+
+
+def repair(
+    vault: Path,
+    copies: Mapping[tuple[str, str], int],
+    state: TxState,
+    now: dt.datetime,
+) -> list[str]:
+    """Take off what two machines both counted for one session (git's union merge of the
+    log keeps both counted events; the registry merge adds both raises): a (session,
+    pattern) counted k times needs k - 1 off, less what a fix took off already (on this
+    machine or another: fixes travel in the log too). One transaction, journaled; the
+    lines it journaled. Run under the writer lock, after reconcile."""
+    delta: dict[str, int] = {}
+    fixes: list[tuple[str, str, int]] = []
+    for key in {*copies, *state.fixes}:
+        need = -(max(copies.get(key, 0), 1) - 1) - state.fixes.get(key, 0)
+        if need:
+            fixes.append((key[0], key[1], need))
+            delta[key[1]] = delta.get(key[1], 0) + need
+    if not fixes:
+        return []
+    probe = plan_uses(vault, {name: (0, now.date()) for name in delta})
+    raises: dict[str, Raise] = {}
+    uses: dict[str, tuple[int, dt.date]] = {}
+    for name, change in delta.items():
+        found = probe.done.get(name)
+        if found is None or not change:
+            continue
+        change = max(change, -found.count_before)  # never below 0
+        if change:
+            after = found.count_before + change
+            raises[name] = (found.path, found.count_before, after, found.last_used)
+            uses[name] = (change, dt.date.fromisoformat(found.last_used))
+    fixes = [f for f in fixes if f[1] in raises]
+    if not fixes:
+        return []
+    tx = new_tx()
+    append_intent(vault, intent_lines(tx, raises, (), fixes))
+    record_uses(vault, uses, now, never_back=True)
+    lines = []
+    for name, (_, before, after, _stamp) in raises.items():
+        sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
+        reason = (
+            f"success count {before} -> {after}: session(s) {sessions} counted on two "
+            "machines before a sync (the usage log's union merge kept both)"
+        )
+        journal_use(vault, name, reason, now, tx)
+        lines.append(f"{name}: {reason}")
+    close(vault, tx)
+    return lines
