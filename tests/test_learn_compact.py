@@ -57,8 +57,8 @@ def test_compacting_never_holds_the_writer_lock_for_its_work(
     is being compacted goes through at once, and its line survives the swap."""
     import threading
 
-    from vaultkeeper.store import uses as compacting
     from vaultkeeper.learn.count import record_cli
+    from vaultkeeper.store import uses as compacting
 
     vault = make_vault({"patterns/registry.md": REGISTRY})
     ingest(vault, [session(tmp_path / "old", i, f"2026-0{1 + i % 9}-15") for i in range(60)], NOW)

@@ -212,7 +212,7 @@ def follow_counters(
     is vouched for); ``written``: the bytes it wrote; ``before``: the bytes it read.
 
     A counter line (``**success count:**``, ``**last used:**``) is never part of what
-    the index lists of a block (its name, its first paragraph: registry.lines ends one
+    the index lists of a block (its name, its first paragraph: registry.blocks ends one
     at a counter line), so the index a regeneration writes is the same before and after
     such an edit: when the stamp held for the file's old key, it holds for its new one.
     The new key is just written, so the stamp keeps the digest of ``written`` beside it

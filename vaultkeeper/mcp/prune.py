@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 from vaultkeeper import config
 from vaultkeeper.apply.prune import NoAnswer, PrunePlan
 from vaultkeeper.hosts.elicitation import accepted
-from vaultkeeper.registry.lines import first_paragraph
+from vaultkeeper.registry.blocks import first_paragraph
 from vaultkeeper.search.hits import inert
 from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
 from vaultkeeper.store.model import ParseError

@@ -14,8 +14,13 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultkeeper import config
-from vaultkeeper.registry.blocks import BlockHead, parse_heads
-from vaultkeeper.registry.lines import HEAD_FIELDS, registry_files, whole_count
+from vaultkeeper.registry.blocks import (
+    HEAD_FIELDS,
+    BlockHead,
+    parse_heads,
+    registry_files,
+    whole_count,
+)
 from vaultkeeper.store import model
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, parse_date
 from vaultkeeper.store.vault import rel

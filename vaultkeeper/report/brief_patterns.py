@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.registry.lines import first_paragraph, registry_files
+from vaultkeeper.registry.blocks import first_paragraph, registry_files
 
 if TYPE_CHECKING:  # only for the annotations
     from collections.abc import Sequence
