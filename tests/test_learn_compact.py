@@ -151,10 +151,3 @@ def test_use_reads_the_usage_log_once(
     done = runner.invoke(cli, ["--vault", str(vault), "use", "pin-test-clock"])
     assert done.exit_code == 0, done.output
     assert len(opened) == 1, len(opened)
-    monkeypatch.setattr(uses, "read_lines", real)
-    # what the one read gives decay is what decay's own read of the log gives
-    from vaultkeeper.learn.count import read_log
-    from vaultkeeper.upkeep.decay import load_usage
-
-    log, usage = read_log(vault), load_usage(vault)
-    assert (log.last_seen, log.since) == (usage.last_seen, usage.since)

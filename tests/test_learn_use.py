@@ -271,13 +271,13 @@ def test_many_counters_in_one_file_are_split_once_and_written_as_one_by_one(
     day = dt.date(2026, 11, 30)
     one_by_one = make_vault({"patterns/registry.md": registry(30, crlf)})
     for i in range(0, 30, 2):
-        record_use(one_by_one, f"p{i}", day, NOW_UTC, never_back=True)
+        record_use(one_by_one, f"p{i}", day, never_back=True)
     batch = make_vault({"patterns/registry.md": registry(30, crlf)})
     splits: list[int] = []
     real = use_module.split_lines
     monkeypatch.setattr(use_module, "split_lines", lambda t: splits.append(1) or real(t))
     done, refused = record_uses(
-        batch, {f"p{i}": (1, day) for i in range(0, 30, 2)}, NOW_UTC, never_back=True
+        batch, {f"p{i}": (1, day) for i in range(0, 30, 2)}, never_back=True
     )
     assert not refused and len(done) == 15
     assert len(splits) == 1  # was one split (three, with the line edits) per counter
@@ -291,6 +291,6 @@ def test_a_block_without_a_last_used_line_at_the_end_of_the_file_gets_one(
     make_vault: MakeVault,
 ) -> None:
     vault = make_vault({"patterns/registry.md": "# R\n\n### a\nA.\n\n**success count:** 1"})
-    record_uses(vault, {"a": (2, dt.date(2026, 11, 1))}, NOW_UTC)
+    record_uses(vault, {"a": (2, dt.date(2026, 11, 1))})
     text = (Path(vault) / "patterns/registry.md").read_text()
     assert text == "# R\n\n### a\nA.\n\n**success count:** 3\n**last used:** 2026-11-01"

@@ -25,7 +25,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
@@ -41,7 +41,6 @@ from vaultkeeper.store.model import Problem, split_lines
 from vaultkeeper.store.patience import patient_lock
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
-    USE_KINDS,
     Claim,
     KeySet,
     Raise,
@@ -58,7 +57,6 @@ from vaultkeeper.store.uses import (
     read_events,
 )
 from vaultkeeper.store.vault import resolve_inside
-from vaultkeeper.upkeep.decay import Usage, validated_on
 
 JOURNAL_ACTION = "use"
 
@@ -74,7 +72,6 @@ class Counted:
     count_after: int
     last_used: str
     receipt: str  # the latest new use's receipt
-    note: str | None = None  # why the saved report could not follow, if it could not
 
 
 @dataclass(frozen=True)
@@ -92,30 +89,13 @@ class RecordResult:
     unknown_more: int = 0  # unknown names past the INGEST_MAX_UNKNOWN reported
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "recorded": [e.to_dict() for e in self.recorded],
-            "counted": [
-                {
-                    "name": c.name,
-                    "path": c.path,
-                    "sessions": list(c.sessions),
-                    "count_before": c.count_before,
-                    "count_after": c.count_after,
-                    "last_used": c.last_used,
-                    "receipt": c.receipt,
-                }
-                for c in self.counted
-            ],
-            "repeated": self.repeated,
-            "unknown": [e.to_dict() for e in self.unknown],
-            "refused": list(self.refused),
-            "dry_run": self.dry_run,
-            "via_mcp": list(self.via_mcp),
-            "future": self.future,
-            "via_cli": list(self.via_cli),
-            "damaged": list(self.damaged),
-            "unknown_more": self.unknown_more,
-        }
+        """Its fields as JSON values (tuples as lists, events as their log form)."""
+        out: dict[str, object] = {}
+        for key, value in dataclasses.asdict(self).items():
+            out[key] = list(value) if isinstance(value, tuple) else value
+        out["recorded"] = [e.to_dict() for e in self.recorded]
+        out["unknown"] = [e.to_dict() for e in self.unknown]
+        return out
 
 
 def _is_note(target: str) -> bool:
@@ -196,11 +176,7 @@ def record(
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))
             append_events(vault, recorded, tx, intent, raised)
-        usage = None
-        if not dry_run and plan.edits:  # the log is read once: its dates, with these uses
-            log.saw(recorded)
-            usage = Usage(log.last_seen, log.since, validated_on(vault))
-        done = plan.done if dry_run else write_uses(vault, plan, wanted, now, usage)  # 2.
+        done = plan.done if dry_run else write_uses(vault, plan)  # 2.
         counted: list[Counted] = []
         lines: list[Outcome] = []  # journaled in one write: one fsync, not one a name
         for name in uses:
@@ -274,7 +250,6 @@ def _journal(
         result.count_after,
         result.last_used,
         latest.receipt,
-        result.note,
     )
 
 
@@ -298,7 +273,7 @@ def record_cli(
     if not result.counted:
         raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
     c = result.counted[0]
-    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)
+    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used)
 
 
 # -- what the usage log already holds, as counting needs it: the keys seen and counted,
@@ -362,18 +337,6 @@ class Log:
     state: TxState
     damaged: list[Problem]
     copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
-    # what decay reads (upkeep.decay.load_usage), taken in the same pass: a ``use`` read
-    # the whole log twice, once to count and once for its report's stale section
-    last_seen: dict[str, dt.date] = field(default_factory=dict)  # target -> last use
-    since: dt.date | None = None  # the first use's date
-
-    def saw(self, events: Sequence[UseEvent]) -> None:
-        """Take ``events`` (just appended to the log) into ``last_seen`` and ``since``."""
-        for e in events:
-            if e.kind in USE_KINDS:
-                self.since = e.date if self.since is None else self.since
-                if self.last_seen.get(e.target, e.date) <= e.date:
-                    self.last_seen[e.target] = e.date
 
 
 def _copy(log: Log) -> Callable[[UseEvent], None]:
@@ -394,13 +357,7 @@ def read_log(vault: Path) -> Log:
                 keys.digests.update(found.split())
         log.state.add(value)
 
-    last_seen = log.last_seen
     for old in read_events(vault, problems=log.damaged, on_tx=on_tx, on_counted=_copy(log)):
-        if old.kind in USE_KINDS:
-            if log.since is None:
-                log.since = old.date
-            if last_seen.get(old.target, old.date) <= old.date:
-                last_seen[old.target] = old.date
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))
@@ -425,14 +382,13 @@ class UseResult:
     count_before: int
     count_after: int
     last_used: str
-    note: str | None = None  # why the saved report could not follow, if it could not
+    note: str | None = None  # always None now (the report follows by itself); kept in --json
 
 
 def record_use(
     vault: Path,
     name: str,
     today: dt.date,
-    now: dt.datetime | None = None,
     *,
     times: int = 1,
     never_back: bool = False,
@@ -447,7 +403,7 @@ def record_use(
     computes the result and writes nothing.
     """
     done, refused = record_uses(
-        vault, {name: (times, today)}, now, never_back=never_back, dry_run=dry_run
+        vault, {name: (times, today)}, never_back=never_back, dry_run=dry_run
     )
     if name in refused:
         raise refused[name]
@@ -467,24 +423,19 @@ class UsePlan:
 def record_uses(
     vault: Path,
     uses: Mapping[str, tuple[int, dt.date]],
-    now: dt.datetime | None = None,
     *,
     never_back: bool = False,
     dry_run: bool = False,
 ) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
     """record_use for several patterns (name -> (times, day)): the registry is read once
     and each registry file written once. Returns what was counted and, per name, why
-    not (an unknown name, an unreadable count, ...); a refused name changes nothing.
-
-    A count that reaches the promote threshold (or leaves 0) changes the block's
-    standing: the saved report follows, as it does after an apply (as of ``now``, else
-    the latest day counted)."""
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
     # a dry run writes nothing at all, not even the lock file
     with contextlib.nullcontext() if dry_run else writer_lock(vault):
         plan = plan_uses(vault, uses, never_back=never_back)
         if dry_run:
             return plan.done, plan.refused
-        return write_uses(vault, plan, uses, now), plan.refused
+        return write_uses(vault, plan), plan.refused
 
 
 def plan_uses(
@@ -516,13 +467,7 @@ def plan_uses(
     return UsePlan(done, refused, edits)
 
 
-def write_uses(
-    vault: Path,
-    plan: UsePlan,
-    uses: Mapping[str, tuple[int, dt.date]],
-    now: dt.datetime | None = None,
-    usage: Usage | None = None,
-) -> dict[str, UseResult]:
+def write_uses(vault: Path, plan: UsePlan) -> dict[str, UseResult]:
     """Write ``plan``'s edits (under the writer lock)."""
     done = plan.done
     for path, changes in plan.edits.items():
@@ -618,7 +563,7 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
                 need[name] = (after - before, day or now.date())
         done: dict[str, UseResult] = {}
         if need:
-            done, _ = record_uses(vault, need, now, never_back=True)
+            done, _ = record_uses(vault, need, never_back=True)
         for name, (_, before, after, _stamp) in raises.items():
             if (tx, name) in journaled and name not in done:
                 continue
@@ -677,7 +622,7 @@ def repair(
         return []
     tx = new_tx()
     append_intent(vault, intent_lines(tx, raises, (), fixes))
-    record_uses(vault, uses, now, never_back=True)
+    record_uses(vault, uses, never_back=True)
     lines = []
     for name, (_, before, after, _stamp) in raises.items():
         sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
