@@ -355,8 +355,7 @@ def ingest(
             event = event if copied else event._replace(session=session)
             events.setdefault((event.session, event.kind, event.target), event)
         calls += [dataclasses.replace(c, session=session) for c in calls_here]
-        skipped = reader.skipped
-        files.append(FileResult(shown, fmt, session, skipped.bad + skipped.long, None))
+        files.append(FileResult(shown, fmt, session, reader.bad + reader.long, None))
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
         ensure_blocks(vault, view.native.descriptions, now.date(), waiting)
     result = record(
