@@ -18,7 +18,7 @@ from tests import reference
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.learn.count import record_use
+from vaultkeeper.learn.count import record_uses
 from vaultkeeper.registry.blocks import (
     block_hash,
     is_counter_line,
@@ -293,8 +293,8 @@ def test_use_refuses_a_count_that_would_grow_too_long(make_vault: MakeVault) -> 
         {"patterns/registry.md": f"### top\n**success count:** {top}\n**last used:** 2026-01-01\n"}
     )
     before = (vault / "patterns/registry.md").read_bytes()
-    with pytest.raises(VaultkeeperError, match="would be too large"):
-        record_use(vault, "top", dt.date(2026, 9, 1))
+    _, refused = record_uses(vault, {"top": (1, dt.date(2026, 9, 1))})
+    assert "would be too large" in str(refused["top"])
     assert (vault / "patterns/registry.md").read_bytes() == before
 
 

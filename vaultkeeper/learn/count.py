@@ -385,31 +385,6 @@ class UseResult:
     note: str | None = None  # always None now (the report follows by itself); kept in --json
 
 
-def record_use(
-    vault: Path,
-    name: str,
-    today: dt.date,
-    *,
-    times: int = 1,
-    never_back: bool = False,
-    dry_run: bool = False,
-) -> UseResult:
-    """Count reuse: the count line and the last-used line change, nothing else.
-
-    A block without a last-used line gets one, right after its count line. A block
-    whose count can't be read is refused with its ``path:line``; nothing is written.
-    ``times`` uses are counted at once; with ``never_back`` a later last-used date
-    already in the block stays (uses learned from old transcripts); ``dry_run``
-    computes the result and writes nothing.
-    """
-    done, refused = record_uses(
-        vault, {name: (times, today)}, never_back=never_back, dry_run=dry_run
-    )
-    if name in refused:
-        raise refused[name]
-    return done[name]
-
-
 @dataclass(frozen=True)
 class UsePlan:
     """What record_uses would write: per name its result, or why it is refused, and the
@@ -427,8 +402,10 @@ def record_uses(
     never_back: bool = False,
     dry_run: bool = False,
 ) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
-    """record_use for several patterns (name -> (times, day)): the registry is read once
-    and each registry file written once. Returns what was counted and, per name, why
+    """Count reuse (name -> (times, day)): per block, the count line and the last-used
+    line change, nothing else (a block without a last-used line gets one after its count
+    line); with ``never_back`` a later last-used date already there stays. The registry
+    is read once and each file written once. Returns what was counted and, per name, why
     not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
     # a dry run writes nothing at all, not even the lock file
     with contextlib.nullcontext() if dry_run else writer_lock(vault):

@@ -219,7 +219,7 @@ _LOCKS_GUARD = threading.Lock()
 
 def _file_lock(lock_path: Path) -> Any:
     # One FileLock object per lock file and process: FileLock counts re-acquisitions by
-    # the same thread, so a mutation that calls another (apply -> record_use) nests
+    # the same thread, so a mutation that calls another (apply -> record_uses) nests
     # instead of waiting for itself; other threads and processes still wait.
     # filelock is imported here: its import (44-77 ms) would cost the session-start brief,
     # which imports this module and takes no lock (docs/benchmarks.md, "Stand-ins")
