@@ -11,7 +11,7 @@ old row takes its first sentence and hash from there.
 from __future__ import annotations
 
 from hashlib import blake2b
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import (
@@ -30,26 +30,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from vaultkeeper.scan.cache import ScanCache
-
-    class Head(Protocol):
-        """A block as a scan reads it: a BlockHead, or a CachedHead of an unchanged file."""
-
-        name: str
-        path: Path
-        rel: str
-        line: int
-        count: int | None
-        count_raw: str | None
-        last_used: dt.date | None
-        last_used_raw: str | None
-        promoted: str | None
-
-        def hash(self) -> str: ...
-        def problems(self) -> list[Problem]: ...
-        def sentence(self) -> str: ...
-
-
-FIELDS = 9  # the length of a kept block: see kept_of
 
 
 class CachedHead:
@@ -106,13 +86,14 @@ class CachedHead:
         return self._sentence
 
 
-def _line_or_none(value: Any) -> bool:
-    return value is None or type(value) is int
+Head = BlockHead | CachedHead  # a block as a scan reads it: parsed now, or from its row
 
 
 def _problems(rel: str, kept: list[Any]) -> list[Problem]:
     for p in kept:
-        if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+        if not (type(p) is list and len(p) == 2 and type(p[1]) is str):
+            raise TypeError("not a kept block problem")
+        if not (p[0] is None or type(p[0]) is int):
             raise TypeError("not a kept block problem")
     return [Problem(rel, p[0], p[1]) for p in kept]
 
