@@ -78,10 +78,9 @@ HEAD_FIELDS = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _counter_lines() -> re.Pattern[str]:
-    labels = "|".join(re.escape(x) for x in _LABELS)
-    return re.compile(rf" {{0,3}}(?:[-*][ \t]*)?(?:{labels})[^\n]*\n?\Z", re.I)
+_COUNTER_LINE = re.compile(
+    rf" {{0,3}}(?:[-*][ \t]*)?(?:{'|'.join(map(re.escape, _LABELS))})[^\n]*\n?\Z", re.I
+)
 
 
 def _heading_name(rest: str) -> str | None:
@@ -141,7 +140,7 @@ def heads_name(text: str, name: str) -> bool:
 
 def is_counter_line(line: str) -> bool:
     """True when ``line`` would be read as a block's count, last-used or promoted line."""
-    return _counter_lines().match(line) is not None
+    return _COUNTER_LINE.match(line) is not None
 
 
 def name_key(name: str) -> str:
@@ -150,7 +149,7 @@ def name_key(name: str) -> str:
 
 
 def block_hash(text: str) -> str:
-
+    """sha256 of a block's text: what a candidate and ``--expect-hash`` carry."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -172,20 +171,11 @@ def index_lines(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[F
     """One pass over the "\n"-led text: the headings of level 1-3 outside fenced code
     (offset of the "\n" before each, and its name or _NO_NAME) and, per heading, the first
     counter line of each kind (group number -> (rest of the line, offset of its "\n"))."""
-    heads, counters, _ = index_range(nl_text, start, len(nl_text))
-    return heads, counters
-
-
-def index_range(
-    nl_text: str, start: int, end: int
-) -> tuple[list[tuple[int, str]], list[Found], bool]:
-    """index_lines of ``nl_text[start:end]`` (``start`` at a "\n" outside fenced code),
-    and whether a fence is still open at ``end``."""
     heads: list[tuple[int, str]] = []
     counters: list[Found] = []
     fence: str | None = None
     current: Found | None = None  # the open block's counters
-    for m in _LINES_NL.finditer(nl_text, start, end):
+    for m in _LINES_NL.finditer(nl_text, start):
         kind = m.lastindex or 0
         if kind == _FENCE_MARK:
             mark = m.group(3)
@@ -208,7 +198,7 @@ def index_range(
             current[kind] = (m.group(kind), m.start())
         elif current is not None and kind + AGAIN not in current:
             current[kind + AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
-    return heads, counters, fence is not None
+    return heads, counters
 
 
 def whole_count(raw: str | None) -> int | None:
@@ -416,19 +406,8 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     """
     nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
     heads, counters = index_lines(nl_text, body_start(text))
-    return build_heads(path, rel_path, nl_text, heads, counters, len(nl_text), {})
-
-
-def build_heads(
-    path: Path,
-    rel_path: str,
-    nl_text: str,
-    heads: list[tuple[int, str]],
-    counters: list[Found],
-    end: int,
-    dates: dict[str, dt.date | None],
-) -> list[BlockHead]:
-    """The BlockHeads of what index_lines found; the last block runs to ``end``."""
+    dates: dict[str, dt.date | None] = {}
+    end = len(nl_text)
     out: list[BlockHead] = []
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
     last = len(heads) - 1
