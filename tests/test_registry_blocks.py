@@ -21,12 +21,12 @@ from vaultkeeper.errors import NotFoundError, VaultkeeperError
 from vaultkeeper.learn.count import record_uses
 from vaultkeeper.registry.blocks import (
     block_hash,
+    find_block,
     is_counter_line,
     load_heads,
     load_registry,
     parse_blocks,
 )
-from vaultkeeper.registry.find import find_block
 
 REGISTRY = """# Pattern registry
 

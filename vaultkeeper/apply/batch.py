@@ -32,7 +32,7 @@ from vaultkeeper.apply.decision import (
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 from vaultkeeper.store.fsio import changes
 from vaultkeeper.store.vault import rel
 

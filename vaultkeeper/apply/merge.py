@@ -41,11 +41,11 @@ from vaultkeeper.apply.trash import block_removal, with_keywords
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
+    find_block,
     is_counter_line,
     parsed_heads,
     whole_count,
 )
-from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import split_lines

@@ -29,8 +29,7 @@ from vaultkeeper.apply.edits import (
 )
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parsed_heads
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import RegistryBlock, find_block, load_registry, parsed_heads
 from vaultkeeper.store.edit import insert_line_after, yaml_scalar
 from vaultkeeper.store.model import file_hash, split_lines
 from vaultkeeper.store.vault import rel, resolve_inside

@@ -33,8 +33,13 @@ from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index import stamp as index_stamp
-from vaultkeeper.registry.blocks import RegistryBlock, count_reason, load_registry
-from vaultkeeper.registry.find import named_blocks, pick_block
+from vaultkeeper.registry.blocks import (
+    RegistryBlock,
+    count_reason,
+    load_registry,
+    named_blocks,
+    pick_block,
+)
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.model import Problem, split_lines

@@ -443,7 +443,8 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
             return 0
         with patient_lock(vault, waiting):  # a moment: no append is half written
             size = os.fstat(fd).st_size
-        built = _compacted(vault, (fd, size))
+        prefix = os.pread(fd, size, 0)  # lines appended since are copied after, as they are
+        built = _compacted(vault, prefix)
         if built is None:
             return 0
         text, lines = built
@@ -458,39 +459,9 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
             data = text.encode("utf-8")
             head = json.dumps({"seen_keys": "", "compacted_bytes": len(data) + 64})
             atomic_write(path, head.encode() + b"\n" + data + tail)
-        return max(0, _count_lines(fd, size) - lines - 1)
+        return max(0, prefix.count(b"\n") - lines - 1)
     finally:
         os.close(fd)
-
-
-def _count_lines(fd: int, size: int) -> int:
-    count, at = 0, 0
-    while at < size:
-        chunk = os.pread(fd, min(1 << 20, size - at), at)
-        if not chunk:
-            break
-        count += chunk.count(b"\n")
-        at += len(chunk)
-    return count
-
-
-class _Prefix(io.RawIOBase):
-    """The first ``size`` bytes of the file open at ``fd``, read with ``pread``: what
-    the log held when the compacting took its length (lines appended since are copied
-    after the compacted ones, as they are)."""
-
-    def __init__(self, fd: int, size: int) -> None:
-        super().__init__()
-        self.fd, self.size, self.at = fd, size, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = os.pread(self.fd, min(len(buffer), self.size - self.at), self.at)
-        buffer[: len(data)] = data
-        self.at += len(data)
-        return len(data)
 
 
 def _only_compactor(fd: int) -> bool:
@@ -503,8 +474,8 @@ def _only_compactor(fd: int) -> bool:
     return True
 
 
-def _compacted(vault: Path, upto: tuple[int, int]) -> tuple[str, int] | None:
-    """The compacted text of the log's first ``upto`` bytes and its number of lines;
+def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
+    """The compacted text of the log's first bytes, ``prefix``, and its number of lines;
     None when it holds no event."""
     tx_lines: list[dict[str, Any]] = []
     state = TxState()
@@ -519,7 +490,7 @@ def _compacted(vault: Path, upto: tuple[int, int]) -> tuple[str, int] | None:
             tx_lines.append(value)
 
     counted: dict[tuple[str, str], int] = {}
-    with io.BufferedReader(_Prefix(*upto)) as log:  # the log's first bytes only
+    with io.BytesIO(prefix) as log:
         events = list(
             read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e), log=log)
         )

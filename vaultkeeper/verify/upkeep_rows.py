@@ -30,7 +30,7 @@ def merge(ctx: Context) -> tuple[str, str]:
     from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import init_vault
     from vaultkeeper.index.build import build_index
-    from vaultkeeper.registry.find import find_block
+    from vaultkeeper.registry.blocks import find_block
 
     vault = ctx.tmp / "vault"
     init_vault(vault)
