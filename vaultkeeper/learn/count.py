@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,14 +103,6 @@ class RecordResult:
         return out
 
 
-def _is_note(target: str) -> bool:
-    return target.endswith(".md")
-
-
-def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
-    return [e if e.date <= today else e._replace(date=today) for e in events]
-
-
 def record(
     vault: Path,
     events: Sequence[UseEvent],
@@ -132,7 +124,7 @@ def record(
         return RecordResult((), (), 0, (), (), dry_run)
     today = now.date()
     future = sum(1 for e in events if e.date > today)
-    events = _today(events, today)
+    events = [e if e.date <= today else e._replace(date=today) for e in events]
     calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
     if not dry_run and needs_compacting(vault):  # kept fast at a million lines; the
         compact(vault, waiting)  # writer lock is held for two moments of it only
@@ -155,7 +147,7 @@ def record(
         for event in events:
             key = (event.session, event.kind, event.target)
             pattern = event.kind in PATTERN_KINDS and event.target in names
-            if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
+            if event.kind in PATTERN_KINDS and not pattern and not event.target.endswith(".md"):
                 unknown.setdefault(event.target, event)
                 continue
             if key in seen:

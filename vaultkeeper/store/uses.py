@@ -270,12 +270,7 @@ def read_events(
 
 def last_seen(vault: Path) -> dict[str, dt.date]:
     """Each target's latest date of use in the log (``shown`` is not a use)."""
-    out: dict[str, dt.date] = {}
-    for event in read_events(vault, USE_KINDS):
-        seen = out.get(event.target)
-        if seen is None or event.date > seen:
-            out[event.target] = event.date
-    return out
+    return {target: e.date for target, e in latest_receipts(vault, USE_KINDS).items()}
 
 
 def latest_receipts(vault: Path, kinds: Iterable[str] = PATTERN_KINDS) -> dict[str, UseEvent]:
