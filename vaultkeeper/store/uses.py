@@ -1,39 +1,33 @@
-"""``state/uses.jsonl``: the usage log, one JSON object a line, appended; its transactions
-and its compaction.
+"""``state/uses.jsonl``: the usage log, one JSON object a line, appended; its
+transactions and its compaction.
 
 Every reuse the vault learns about (a pattern cited in an agent's answer, a promoted
-skill invoked, a note read) is one line here, with the receipt that proves it::
+skill invoked, a note read) is one line, with the receipt that proves it::
 
     {"session": "...", "source": "claude-code", "kind": "cite", "target": "pin-clock",
      "date": "2026-12-01", "receipt": "/home/me/.claude/projects/x/abc.jsonl:42"}
 
-``target`` is a registry pattern name for ``cite``/``skill`` when a pattern is meant,
-and a vault-relative POSIX path for reads and citations of notes. The log is the
-memory that makes ingesting replay-safe (learn/count.py) and the source of the receipts
-the brief offers for promotion. A line that cannot be read is skipped, never fatal,
-and reported to a caller that asks (``problems``): the log survives a crash
-mid-append and a person's edits. No value in a line is longer than
-``MAX_VALUE_CHARS`` (a longer one is cut and ends in a digest of the whole, the same
-each time), so a line stays far under ``MAX_LINE_BYTES``.
+``target`` is a pattern's name (``cite``/``skill`` of a pattern) or a vault-relative
+path. The log makes counting replay-safe (learn/count.py) and gives the brief its
+receipts. A line that cannot be read is skipped (and reported to a caller that asks):
+the log survives a crash mid-append and a person's edits. No value is longer than
+``MAX_VALUE_CHARS`` (a longer one ends in a digest of the whole), so a line stays far
+under ``MAX_LINE_BYTES``.
 
-Transactions: one counting ``T`` (an ingest, an MCP ``cite``, a ``use``) appends, in one
-write, its events, each tagged ``"tx": T``, and after them its intent lines (per pattern
-the registry file, the count before and after, the last-used stamp; the server's and
-``use``'s lines its host sessions' calls stand on, ``claims``, so no later ingest takes
-them again). The registry is edited and journaled next, and a ``done`` line closes
-``T``. An event shows only after its intent line: a kill before that write is complete
-leaves no event, and the next counting counts it afresh; a kill after it leaves ``T``
-open, and the next counting finishes it (learn/count.py ``reconcile``).
+A counting ``T`` appends in one write its events, each tagged ``"tx": T``, then its
+intent lines (per pattern: registry file, count before and after, last-used stamp; the
+server's and ``use``'s lines its calls stand on, ``claims``); the registry edit and the
+journal come next, then a ``done`` line. An event shows only after its intent line, so
+a torn write counts nothing and the next counting counts it afresh; an open ``T`` is
+finished by the next counting (learn/count.py ``reconcile``).
 
-Compaction: once the log outgrows ``USES_COMPACT_BYTES`` (read whole by every counting,
-a million lines took 15-20 s) it keeps every event of the last ``USES_KEEP_DAYS`` days,
-every event that counted a session more than once (still to be repaired), and per target
-its first, latest and latest pattern-kind event; of the rest a 64-bit digest of each key
-(a replayed transcript is still known), and the transaction lines that still say
-something (claims, fixes, an open intent). The writer lock is held for two moments only:
-to take the log's length, and to swap the compacted log in with every line appended
-since copied after it. One process compacts at a time (a lock on the log file itself);
-a log replaced meanwhile is left as it is. Written atomically.
+Past ``USES_COMPACT_BYTES`` the log is compacted: it keeps the last ``USES_KEEP_DAYS``
+days' events, those that counted a session twice (still to be repaired) and each
+target's first, latest and latest pattern-kind event; of the rest a 64-bit digest of
+each key; and the transaction lines that still say something. The writer lock is held
+only to take the log's length and to swap the result in (lines appended since copied
+after it); one process compacts at a time (a lock on the log file itself), a log
+replaced meanwhile is left alone, and the write is atomic.
 """
 
 from __future__ import annotations
