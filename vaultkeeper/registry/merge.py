@@ -334,8 +334,6 @@ def _before(version: Version, block: RegistryBlock) -> str | None:
 
 # -- blocks new on one side: set aside, put back whole -----------------------------------
 #
-# Blocks new on one side of a registry merge, set aside and put back whole (merge.py).
-#
 # Two machines that each append a pattern between two syncs add different lines at the
 # same spot (the end of the file), and git's line merge then holds only the two headings
 # and descriptions in its conflict hunk, the shared counter lines below it: keeping both
