@@ -149,7 +149,7 @@ class Reader:
             for block in content if isinstance(content, list) and self.pending else ():
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     read = self.pending.pop(str(block.get("tool_use_id")), None)
-                    if read is not None and not claude_failed(block):
+                    if read is not None and block.get("is_error") is not True:
                         yield read
             return
         if message.get("role", "assistant") != "assistant":
@@ -278,8 +278,7 @@ class Reader:
                 yield Signal("cli-use", used_name, None, number, self.session, day, here, vault)
 
 
-# -- host lines:
-# How the hosts mark their lines and name the vault's MCP tools (recorded behaviour).
+# -- host lines: how the hosts mark their lines and name the vault's MCP tools.
 #
 # Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
 # 0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
@@ -341,8 +340,7 @@ def utc_date(stamp: object) -> dt.date | None:
     return when.date()
 
 
-# -- MCP results:
-# Did a host's call of an MCP tool come back with the tool's answer, or fail?
+# -- MCP results: did a host's call of an MCP tool come back with the tool's answer?
 #
 # A ``read`` of the vault through its MCP server is a read only when the server answered
 # it. A host can reject the call before it reaches the server (Codex: "unsupported call:
@@ -364,11 +362,6 @@ def utc_date(stamp: object) -> dt.date | None:
 _CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
 
 
-def claude_failed(block: dict[str, Any]) -> bool:
-    """A Claude Code tool_result block of a call that failed or was rejected."""
-    return block.get("is_error") is True
-
-
 def codex_failed(output: Any) -> bool:
     """A Codex function_call_output's ``output`` that is not the vault tool's answer
     (the tools answer a JSON object): the call was rejected or failed."""
@@ -385,8 +378,7 @@ def codex_failed(output: Any) -> bool:
     return not body.lstrip().startswith("{")
 
 
-# -- Codex sub-agents:
-# Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
+# -- Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
 #
 # Codex 0.169 writes a sub-agent's rollout in the same date folder as its parent's; its
 # first line, ``session_meta``, names the parent in
@@ -459,8 +451,7 @@ def children(path: Path) -> list[Path]:
     return sorted(found)
 
 
-# -- lesson ties:
-# What a session did that ties a lesson to code: the lesson it wrote, the files it edited.
+# -- lesson ties: what ties a lesson to code: the lesson a session wrote, the files it edited.
 #
 # The lesson: ``vaultkeeper new memory|decision NAME -p P`` run from the agent's shell, or
 # the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its entry is
