@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from vaultkeeper import config
@@ -55,6 +56,7 @@ from vaultkeeper.store.uses import (
     append_intent,
     close,
     compact,
+    count_copy,
     intent_lines,
     mcp_receipt,
     needs_compacting,
@@ -336,14 +338,6 @@ class Log:
     copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
 
 
-def _copy(log: Log) -> Callable[[UseEvent], None]:
-    def add(event: UseEvent) -> None:
-        key = (event.session, event.target)
-        log.copies[key] = log.copies.get(key, 0) + 1
-
-    return add
-
-
 def read_log(vault: Path) -> Log:
     log = Log(KeySet(), KeySet(), {}, TxState(), [], {})
 
@@ -354,7 +348,9 @@ def read_log(vault: Path) -> Log:
                 keys.digests.update(found.split())
         log.state.add(value)
 
-    for old in read_events(vault, problems=log.damaged, on_tx=on_tx, on_counted=_copy(log)):
+    for old in read_events(
+        vault, problems=log.damaged, on_tx=on_tx, on_counted=partial(count_copy, log.copies)
+    ):
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))

@@ -24,6 +24,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.shellwords import shell_news, shell_reads, shell_uses
+from vaultkeeper.store.uses import capped_lines
 
 CLAUDE = "claude-code"
 CODEX = "codex"
@@ -64,21 +65,8 @@ class Signal:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) per line; ``None`` for a line over the cap (never held whole)."""
-    cap = config.TRANSCRIPT_MAX_LINE_BYTES
     with path.open("rb") as fh:
-        number = 0
-        while True:
-            raw = fh.readline(cap + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > cap and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = fh.readline(1 << 20)
-                yield number, None
-                continue
-            yield number, raw
+        yield from capped_lines(fh, config.TRANSCRIPT_MAX_LINE_BYTES)
 
 
 def detect(path: Path) -> str | None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -169,6 +170,20 @@ def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
     return tuple(f'"kind": "{k}"'.encode() for k in KINDS if k not in kinds)
 
 
+def capped_lines(fh: BinaryIO, cap: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) per line of ``fh``; None for a line over ``cap`` bytes, never
+    held whole (the usage log's lines, a transcript's)."""
+    number = 0
+    while raw := fh.readline(cap + 1):
+        number += 1
+        if len(raw) > cap and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+                raw = fh.readline(1 << 20)
+            yield number, None
+        else:
+            yield number, raw
+
+
 def read_lines(
     vault: Path,
     problems: list[Problem] | None = None,
@@ -182,15 +197,8 @@ def read_lines(
     except OSError:  # no log yet (or not a file we can read): no lines
         return
     with fh:
-        number = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
-                    raw = fh.readline(MAX_LINE_BYTES)
+        for number, raw in capped_lines(fh, MAX_LINE_BYTES):
+            if raw is None:
                 _problem(problems, number, "longer than 64 KiB")
                 continue
             if not raw.strip() or any(mark in raw for mark in skip):
@@ -481,7 +489,9 @@ def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
     counted: dict[tuple[str, str], int] = {}
     with io.BytesIO(prefix) as log:
         events = list(
-            read_events(vault, on_tx=on_tx, on_counted=lambda e: _bump(counted, e), log=log)
+            read_events(
+                vault, on_tx=on_tx, on_counted=functools.partial(count_copy, counted), log=log
+            )
         )
     if not events:
         return None
@@ -521,7 +531,8 @@ def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
     return "".join(f"{line}\n" for line in lines), len(lines)
 
 
-def _bump(counted: dict[tuple[str, str], int], event: UseEvent) -> None:
+def count_copy(counted: dict[tuple[str, str], int], event: UseEvent) -> None:
+    """One more event that counted ``event``'s (session, pattern)."""
     key = (event.session, event.target)
     counted[key] = counted.get(key, 0) + 1
 
