@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.registry import delta as cachedheads
+from vaultkeeper.registry import keptheads as cachedheads
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import memory as memscan
 from vaultkeeper.upkeep import sections as upkeep

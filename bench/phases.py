@@ -21,7 +21,7 @@ from typing import Any
 
 began = time.perf_counter()
 from vaultkeeper import entry  # noqa: E402
-from vaultkeeper.registry import delta as cachedheads  # noqa: E402
+from vaultkeeper.registry import keptheads as cachedheads  # noqa: E402
 from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cache as scancache  # noqa: E402
 from vaultkeeper.scan import memory as memscan  # noqa: E402

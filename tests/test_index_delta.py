@@ -186,11 +186,11 @@ def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     regenerated the whole index (4-5 s at 50,000 entries, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
     read: list[str] = []
     real = indexentries.read_note
@@ -211,11 +211,11 @@ def test_a_hand_edit_after_a_use_still_breaks_the_stamp(
 ) -> None:
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     path = vault / "patterns/registry.md"
     text = path.read_text().replace("Bisect first.", "Bisect firsT.")  # same size
     path.write_text(text)
@@ -235,7 +235,7 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
     whole index (1.3 s at 10,000 entries in every sequence, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
@@ -249,7 +249,7 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
     edited = path.read_text().replace("Logs.", "Read the logs.")
     apply_like(vault, lambda: atomic_write(path, edited))
     assert "patterns/registry.md" in rows.LAST[str(vault)].racy
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     assert rows.check(vault) is not None
     assert up_to_date(vault, monkeypatch)
     path.write_text(path.read_text().replace("Bisect first.", "Bisect firsT."))  # same size

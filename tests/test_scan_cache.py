@@ -20,7 +20,7 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.registry import delta as cachedheads
+from vaultkeeper.registry import keptheads as cachedheads
 from vaultkeeper.registry.keptheads import CachedHead
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import classify as scan
@@ -714,9 +714,8 @@ def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Registry and memory files edited, added and deleted across projects, with the
-    rows rewritten scan after scan, small pages (the region logic on small texts) and now and
+    rows rewritten scan after scan, and now and
     then a scan for which the files just edited are in the racy window."""
-    monkeypatch.setattr(cachedheads, "PAGE", 8)
     real_ns = time.time_ns
     limit: list[int | None] = [None]
     monkeypatch.setattr(time, "time_ns", lambda: limit[0] or real_ns())  # scancache's clock

@@ -18,8 +18,7 @@ from vaultkeeper.apply.decision import DEFER, SILENCE, Decision, Outcome, outcom
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 from vaultkeeper.store.fsio import changes
 from vaultkeeper.store.vault import rel
 
@@ -69,7 +68,6 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-@memo.reading()  # each registry file parsed once in the command
 def apply_decision(
     vault: Path,
     decision: Decision,
@@ -164,7 +162,6 @@ def _decision(vault: Path, item: Any) -> Decision:
     )
 
 
-@memo.reading()  # each registry file parsed once in the command
 def run_batch(
     vault: Path,
     text: str,

@@ -45,9 +45,12 @@ from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import BlockHead, RegistryBlock, is_counter_line, parse_heads
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import (
+    RegistryBlock,
+    find_block,
+    is_counter_line,
+    parsed_heads,
+)
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
@@ -308,11 +311,7 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
 
 
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
-    heads: list[BlockHead] | None = memo.recall(
-        path, text
-    )  # the registry file as find_block read it, mostly
-    if heads is None:
-        heads = memo.keep(path, text, parse_heads(path, relative, text))
+    heads = parsed_heads(path, relative, text)  # the registry file as find_block read it
     found = [h.block() for h in heads if h.name == name]
     if len(found) != 1:
         raise GateRefused(f"### {name}: not one block in {relative} any more; try again")

@@ -22,9 +22,7 @@ from vaultkeeper.apply.edits import Change, carry, check_index, locked, read_sou
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
 from vaultkeeper.apply.notemerge import SKILL_FILE, evidence_span
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_heads
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import RegistryBlock, find_block, load_registry, parsed_heads
 from vaultkeeper.store.edit import insert_line_after, yaml_scalar
 from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
@@ -223,11 +221,7 @@ def _write(
     line = f"{config.PROMOTED_LABEL} {today.isoformat()} -> {skill.link}"
     registry_text = insert_line_after(registry.text, anchor, line)
     registry_change = Change(registry.path, block.rel, registry.text, registry_text, registry.bom)
-    heads = memo.recall(block.path, registry_text)  # the index and the report read it again
-    if heads is None:
-        heads = memo.keep(
-            block.path, registry_text, parse_heads(block.path, block.rel, registry_text)
-        )
+    heads = parsed_heads(block.path, block.rel, registry_text)  # the index reads it again
     after = next(h for h in heads if h.line == block.line).block()
     changes = [c for c in (skill_change, registry_change) if c.after != c.before]
     # the skill first: a crash before the registry edit re-merges

@@ -29,8 +29,7 @@ from vaultkeeper.apply.edits import (
 )
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
 from vaultkeeper.errors import GateRefused, NotFoundError
-from vaultkeeper.registry.blocks import RegistryBlock
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import RegistryBlock, find_block
 from vaultkeeper.store.fsio import move, writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel

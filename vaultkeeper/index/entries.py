@@ -17,8 +17,7 @@ from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.index.files import ENTRY_LINE, is_index_file, section_lines
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import BlockHead, parse_heads
+from vaultkeeper.registry.blocks import BlockHead, parsed_heads
 from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
@@ -113,12 +112,9 @@ def note_entries(note: Note) -> list[Entry]:
 
 
 def _heads(note: Note) -> list[BlockHead]:
-    """A registry file's blocks (as parse_blocks finds them); within a command's
-    memo.reading() parsed once for it (an apply re-reads the file it wrote)."""
-    got = memo.recall(note.path, note.text)
-    if got is None:
-        got = memo.keep(note.path, note.text, parse_heads(note.path, note.rel, note.text))
-    return got
+    """A registry file's blocks (as parse_blocks finds them); parsed once for a text
+    (an apply re-reads the file it wrote)."""
+    return parsed_heads(note.path, note.rel, note.text)
 
 
 def collect_entries(

@@ -11,7 +11,7 @@ Racy files (git's "racily clean"): two writes within one clock tick can keep all
 numbers, so a file changed within ``RACY_NS`` (2 s, FAT's tick) of the scan's start is
 not kept: it is read on every scan until it settles. A racy registry file's row is kept
 with the digest of its bytes: the scan uses its blocks only to find where the next
-version changed (registry/delta.py), the brief only while the bytes match.
+version changed (registry/keptheads.py), the brief only while the bytes match.
 
 The duplicates pass keeps each group's pairs under a digest of the entries compared (a
 big group's words too, upkeep/duplicates.py). Rows are written in one transaction at
@@ -183,7 +183,7 @@ class ScanCache:
         return None, key
 
     def registry_before(self, rel: str) -> tuple[Any, Any] | None:
-        """(blocks, shape) kept of registry file ``rel`` whatever its key (registry/delta.py
+        """(blocks, shape) kept of registry file ``rel`` whatever its key (registry/keptheads.py
         checks it against the file as it is now)."""
         found = self._registry.get(rel)
         return None if found is None else (_loads(found[2]), _loads(found[3]))

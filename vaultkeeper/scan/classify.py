@@ -257,7 +257,7 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
 
         heads, problems = load_heads(vault)
     else:  # the scan's run: only the changed region of a registry file is read again
-        from vaultkeeper.registry.delta import load_heads as cached_heads
+        from vaultkeeper.registry.keptheads import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
     promote, prune = registry_candidates(heads, today, problems)

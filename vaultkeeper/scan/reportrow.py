@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.registry.lines import registry_files
+from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import Report, from_dict
 from vaultkeeper.scan.cache import RACY_NS, key_of
 from vaultkeeper.store import db

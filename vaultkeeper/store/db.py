@@ -45,7 +45,8 @@ TABLES: tuple[str, ...] = (
     # scan/cache.py: a memory file's stat key, record and what the brief shows of it
     "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
     "served TEXT NOT NULL)",
-    # a registry file's stat key, its bytes' digest when racy (NULL: settled), blocks, shape
+    # a registry file's stat key, its bytes' digest when racy (NULL: settled), blocks;
+    # shape: unused (JSON null)
     "CREATE TABLE scan_registry (path TEXT PRIMARY KEY, key TEXT NOT NULL, digest TEXT, "
     "blocks TEXT NOT NULL, shape TEXT NOT NULL)",
     # a duplicates group: its entries' digest, its pairs, a big group's words

@@ -153,7 +153,7 @@ def merge(ctx: Context) -> tuple[str, str]:
     """A duplicate pair is reported; merge waits for a person's yes (ask), then adds
     counts and moves links; restore undoes it."""
     from vaultkeeper.index.build import build_index
-    from vaultkeeper.registry.find import find_block
+    from vaultkeeper.registry.blocks import find_block
 
     vault, _ = _lessons(ctx)
     day = ctx.now.date().isoformat()
