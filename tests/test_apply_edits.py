@@ -60,3 +60,14 @@ def test_a_long_files_diff_names_the_lines_a_full_comparison_would(tmp_path: Pat
     for new in cases:
         got = unified_diff([Change(tmp_path / "r.md", "r.md", "".join(old), "".join(new))])
         assert got == "".join(difflib.unified_diff(old, new, "a/r.md", "b/r.md"))
+
+
+def test_a_long_files_diff_keeps_three_lines_of_context_on_each_side(tmp_path: Path) -> None:
+    """A line repeated next to the change cannot slide the context kept at an end: with
+    two lines before and three after, `git apply` refused the diff a dry run showed."""
+    old = [f"line {i}\n" for i in range(300)]
+    old[150] = "same\n"
+    new = [*old[:151], "same\n", *old[151:]]
+    got = unified_diff([Change(tmp_path / "r.md", "r.md", "".join(old), "".join(new))])
+    body = " line 148\n line 149\n same\n+same\n line 151\n line 152\n line 153\n"
+    assert got == f"--- a/r.md\n+++ b/r.md\n@@ -149,6 +149,7 @@\n{body}"

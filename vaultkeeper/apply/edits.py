@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
@@ -49,7 +48,32 @@ def read_source(path: Path, where: str) -> Source:
     return Source(path, text, bool(bom))
 
 
-_HUNK = re.compile(r"^@@ -(\d+)(\S*) \+(\d+)(\S*) @@")
+_Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+
+class _Pinned(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """difflib's matcher with the equal lines at both ends taken as they are: only the
+    lines between are compared, and the context kept at each end cannot shift."""
+
+    def __init__(self, old: list[str], new: list[str], head: int, tail: int) -> None:
+        super().__init__(None, old[head : len(old) - tail], new[head : len(new) - tail])
+        self.head, self.tail, self.sizes = head, tail, (len(old), len(new))
+
+    def get_opcodes(self) -> list[_Opcode]:
+        h, (m, n) = self.head, self.sizes
+        codes: list[_Opcode] = [
+            (t, i1 + h, i2 + h, j1 + h, j2 + h) for t, i1, i2, j1, j2 in super().get_opcodes()
+        ]
+        start: list[_Opcode] = [("equal", 0, h, 0, h)] if h else []
+        ends: list[_Opcode] = [("equal", m - self.tail, m, n - self.tail, n)] if self.tail else []
+        return start + codes + ends
+
+
+def _span(start: int, stop: int) -> str:
+    """A hunk's range as a unified diff writes it."""
+    if stop - start == 1:
+        return str(start + 1)
+    return f"{start + 1 if stop > start else start},{stop - start}"
 
 
 def unified_diff(changes: list[Change]) -> str:
@@ -65,14 +89,20 @@ def unified_diff(changes: list[Change]) -> str:
         limit = min(len(old), len(new)) if len(old) > 200 else 0
         head = next((i for i in range(limit) if old[i] != new[i]), limit)
         tail = next((i for i in range(limit - head) if old[-1 - i] != new[-1 - i]), limit - head)
-        cut, end = max(0, head - 3), max(0, tail - 3)
-        a, b = old[cut : len(old) - end], new[cut : len(new) - end]
-        for line in difflib.unified_diff(a, b, old_name, new_name):
-            hunk = _HUNK.match(line) if cut else None
-            if hunk:
-                start, rest = int(hunk[1]) + cut, int(hunk[3]) + cut
-                line = f"@@ -{start}{hunk[2]} +{rest}{hunk[4]} @@\n"
-            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        lines: list[str] = []
+        for group in _Pinned(old, new, head, tail).get_grouped_opcodes(3):
+            lines += [] if lines else [f"--- {old_name}\n", f"+++ {new_name}\n"]
+            (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+            lines.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    lines += [" " + line for line in old[i1:i2]]
+                    continue
+                lines += ["-" + line for line in old[i1:i2]] + ["+" + line for line in new[j1:j2]]
+        out += [
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        ]
     return "".join(out)
 
 
