@@ -176,9 +176,8 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
         found = parse_heads(path, rel_path, text)
-        before = cache.registry_before(rel_path)
-        kept = _kept_heads(found, text, None if before is None else before[0])
+        kept = _kept_heads(found, text, cache.registry_before(rel_path))
         heads.extend(found)
-        cache.keep_registry(rel_path, key, kept, None, raw)
+        cache.keep_registry(rel_path, key, kept, raw)
     problems.extend(outside_problems(vault, outside))  # symlinks out: never read
     return heads, problems
