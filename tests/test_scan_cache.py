@@ -33,7 +33,8 @@ DB = Path(config.STATE_DIR) / config.DB_FILE
 
 def rows(vault: Path) -> dict[str, Any]:
     """The scan's rows, decoded: {"memory": {path: [key, record, served]}, "registry":
-    {path: [key, blocks, digest]}, "pairs": {settings, complete, unkept, groups}}; a registry row's digest is None unless its file was racy when read."""
+    {path: [key, blocks, digest]}, "pairs": {settings, complete, unkept, groups}}; a
+    registry row's digest is None unless its file was racy when read."""
     with db.connect(vault) as conn:
         memory = {
             p: [json.loads(k), json.loads(r), json.loads(s)]

@@ -89,7 +89,8 @@ class ScanCache:
 
     ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
     used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
-    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs]); ``patterns`` the brief's most-used patterns and their total.
+    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs]); ``patterns`` the
+    brief's most-used patterns and their total.
     """
 
     def __init__(
