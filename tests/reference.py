@@ -12,13 +12,13 @@ import bisect
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import RegistryBlock, load_registry
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report
-from vaultkeeper.store.model import ParseError, Problem, is_memory_path, parse_date, read_note
-from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.model import Note, ParseError, Problem, load_notes, parse_date, read_note
+from vaultkeeper.store.vault import is_memory_path, iter_markdown, rel
 from vaultkeeper.upkeep.decay import SkillUnused, Stale
 from vaultkeeper.upkeep.duplicates import DuplicatePair
 
@@ -363,3 +363,20 @@ def note_hash(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Loaded(NamedTuple):
+    """Every markdown file of a vault as read by load_notes: notes, entries, problems."""
+
+    notes: list[Note]
+    problems: tuple[Problem, ...]
+
+    @property
+    def entries(self) -> list[Note]:
+        return [n for n in self.notes if n.is_entry]
+
+
+def load_vault(vault: Path) -> Loaded:
+    """Every markdown file of ``vault``; bad files become problems, never exceptions."""
+    notes, problems = load_notes(vault, iter_markdown(vault))
+    return Loaded(notes, tuple(problems))

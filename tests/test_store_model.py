@@ -6,7 +6,6 @@ import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -14,20 +13,18 @@ from hypothesis import strategies as st
 
 from tests import reference
 from tests.conftest import SAMPLE_VAULT, MakeVault, corpus, run_vaultkeeper
+from tests.reference import load_vault
 from vaultkeeper.registry.blocks import load_registry
 from vaultkeeper.store.model import (
-    Note,
     ParseError,
     Problem,
-    is_memory_path,
-    load_notes,
     load_yaml,
     parse_date,
     parse_note,
     split_frontmatter,
     split_lines,
 )
-from vaultkeeper.store.vault import iter_markdown
+from vaultkeeper.store.vault import is_memory_path
 
 GOOD = """---
 name: good
@@ -47,22 +44,6 @@ provenance:
 
 See [[other-note]] and [[projects/api/memory/third|the third]].
 """
-
-
-class Loaded(NamedTuple):
-    """Every markdown file of a vault as read by load_notes: notes, entries, problems."""
-
-    notes: list[Note]
-    problems: tuple[Problem, ...]
-
-    @property
-    def entries(self) -> list[Note]:
-        return [n for n in self.notes if n.is_entry]
-
-
-def load_vault(vault: Path) -> Loaded:
-    notes, problems = load_notes(vault, iter_markdown(vault))
-    return Loaded(notes, tuple(problems))
 
 
 def problems_by_path(vault: Path) -> dict[str, Problem]:

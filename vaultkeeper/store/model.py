@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vaultkeeper.store.frontmatter import ALIAS_REASON as ALIAS_REASON
 from vaultkeeper.store.frontmatter import load_yaml as load_yaml
 from vaultkeeper.store.frontmatter import split_frontmatter as split_frontmatter
 from vaultkeeper.store.frontmatter import top_key_lines
@@ -22,7 +21,6 @@ from vaultkeeper.store.text import ParseError as ParseError
 from vaultkeeper.store.text import decode as decode
 from vaultkeeper.store.text import read_regular as read_regular
 from vaultkeeper.store.text import split_lines as split_lines
-from vaultkeeper.store.vault import is_memory_path as is_memory_path  # beside walk_files
 from vaultkeeper.store.vault import rel
 from vaultkeeper.store.walk import OUT_REASON
 
