@@ -20,7 +20,7 @@ from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, R
 from vaultkeeper.store.model import Note, ParseError, Problem, load_notes, parse_date, read_note
 from vaultkeeper.store.vault import is_memory_path, iter_markdown, rel
 from vaultkeeper.upkeep.decay import SkillUnused, Stale
-from vaultkeeper.upkeep.duplicates import DuplicatePair
+from vaultkeeper.upkeep.duplicates import DuplicatePair, Vocabulary
 
 # -- the frontmatter split, one line at a time -----------------------------------------
 
@@ -272,9 +272,13 @@ def _lead(block: RegistryBlock) -> str:
     return first_paragraph(after[:400])
 
 
+def words(text: str) -> frozenset[str]:
+    """The normalised word set of one text, as the duplicates pass finds it."""
+    return frozenset(Vocabulary().sets([text])[0])
+
+
 def _duplicates(blocks: list[RegistryBlock], notes: list[Any]) -> list[DuplicatePair]:
     from vaultkeeper.registry.blocks import first_sentence
-    from vaultkeeper.upkeep.duplicates import words
 
     groups: dict[str, list[tuple[str, str, int, frozenset[str]]]] = {}
     for b in blocks:
