@@ -167,7 +167,7 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
             except (TypeError, ValueError):
                 pass  # not as this version keeps them: read the file
             else:
-                cache.keep_registry_entry(rel_path, entry)
+                cache.keep_registry_entry(rel_path)
                 continue
         try:
             raw = model.read_regular(path)  # a FIFO named *.md is refused, not waited on

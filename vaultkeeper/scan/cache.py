@@ -200,8 +200,8 @@ class ScanCache:
             digest = content_digest(raw)
         self.kept_registry[rel] = (key_text(key), digest, _json(blocks))
 
-    def keep_registry_entry(self, rel: str, entry: list[Any]) -> None:
-        """Keep the row registry() gave ``entry`` from, as it was."""
+    def keep_registry_entry(self, rel: str) -> None:
+        """Keep the row registry() read blocks from, as it was."""
         self.kept_registry[rel] = self._registry[rel]
 
     # -- the duplicates pass -----------------------------------------------------------
