@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config, verify
 from vaultkeeper.cli import cli
-from vaultkeeper.verify import FAIL, SKIP, verify_vault
-from vaultkeeper.verify.common import PASS, Context
+from vaultkeeper.verify import FAIL, PASS, SKIP, verify_vault
+from vaultkeeper.verify.common import Context
 from vaultkeeper.verify.vault_rows import trigger_registered
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)

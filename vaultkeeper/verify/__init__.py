@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.verify.common import FAIL, SKIP, Check, Context, Row, VerifyResult
+from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
 from vaultkeeper.verify.decision_rows import decision_loop, merge, round_trip, supersession
 from vaultkeeper.verify.scheduler_rows import (
     atomic_write,
