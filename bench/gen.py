@@ -178,7 +178,7 @@ def plan(n: int, rng: random.Random) -> tuple[list[Entry], list[Entry], int]:
 
 def generate(n: int, dest: Path, seed: int, anchor: dt.date) -> None:
     """Write the vault of ``n`` entries into ``dest`` (which must not exist)."""
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     rng = random.Random(seed)
     init_vault(dest)

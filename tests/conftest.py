@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from vaultkeeper.config import ENV_RECALL_DEADLINE
-from vaultkeeper.entries.create import init_vault
+from vaultkeeper.entries.init import init_vault
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = REPO / "sample_vault"

@@ -12,15 +12,15 @@ import bisect
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import RegistryBlock, load_registry
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report
-from vaultkeeper.store.model import ParseError, Problem, is_memory_path, parse_date, read_note
-from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.model import Note, ParseError, Problem, load_notes, parse_date, read_note
+from vaultkeeper.store.vault import is_memory_path, iter_markdown, rel
 from vaultkeeper.upkeep.decay import SkillUnused, Stale
-from vaultkeeper.upkeep.duplicates import DuplicatePair
+from vaultkeeper.upkeep.duplicates import DuplicatePair, Vocabulary
 
 # -- the frontmatter split, one line at a time -----------------------------------------
 
@@ -272,9 +272,13 @@ def _lead(block: RegistryBlock) -> str:
     return first_paragraph(after[:400])
 
 
+def words(text: str) -> frozenset[str]:
+    """The normalised word set of one text, as the duplicates pass finds it."""
+    return frozenset(Vocabulary().sets([text])[0])
+
+
 def _duplicates(blocks: list[RegistryBlock], notes: list[Any]) -> list[DuplicatePair]:
     from vaultkeeper.registry.blocks import first_sentence
-    from vaultkeeper.upkeep.duplicates import words
 
     groups: dict[str, list[tuple[str, str, int, frozenset[str]]]] = {}
     for b in blocks:
@@ -363,3 +367,20 @@ def note_hash(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Loaded(NamedTuple):
+    """Every markdown file of a vault as read by load_notes: notes, entries, problems."""
+
+    notes: list[Note]
+    problems: tuple[Problem, ...]
+
+    @property
+    def entries(self) -> list[Note]:
+        return [n for n in self.notes if n.is_entry]
+
+
+def load_vault(vault: Path) -> Loaded:
+    """Every markdown file of ``vault``; bad files become problems, never exceptions."""
+    notes, problems = load_notes(vault, iter_markdown(vault))
+    return Loaded(notes, tuple(problems))

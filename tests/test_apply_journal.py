@@ -111,7 +111,7 @@ def test_an_empty_log_says_so_and_n_shows_the_last_records(tmp_path: Path) -> No
     from click.testing import CliRunner
 
     from vaultkeeper.cli import cli
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     vault = tmp_path / "v"
     init_vault(vault)

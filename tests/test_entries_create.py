@@ -11,13 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import MakeVault, snapshot
+from tests.reference import load_vault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.entries.create import init_vault, new_entry
+from vaultkeeper.entries.create import new_entry
+from vaultkeeper.entries.init import init_vault
 from vaultkeeper.errors import UnsafePathError, UsageError, VaultkeeperError
 from vaultkeeper.index.build import build_index
 from vaultkeeper.registry.blocks import load_registry, parse_blocks
-from vaultkeeper.store.model import load_vault, parse_note
+from vaultkeeper.store.model import parse_note
 from vaultkeeper.store.templates import render
 
 TODAY = dt.date(2026, 11, 29)

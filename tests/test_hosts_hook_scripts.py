@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from vaultkeeper import config
-from vaultkeeper.entries.create import init_vault
+from vaultkeeper.entries.init import init_vault
 from vaultkeeper.hosts.hooks import find_program, script_path
 from vaultkeeper.status.health import where_installed
 from vaultkeeper.store.uses import read_events

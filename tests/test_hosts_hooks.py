@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.entries.create import init_vault
+from vaultkeeper.entries.init import init_vault
 from vaultkeeper.hosts.cron import cron_line
 from vaultkeeper.hosts.hooks import is_ours, script_path
 

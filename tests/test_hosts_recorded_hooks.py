@@ -23,7 +23,7 @@ from tests.test_hosts_hook_scripts import (
     workers,
 )
 from vaultkeeper import config
-from vaultkeeper.entries.create import init_vault
+from vaultkeeper.entries.init import init_vault
 from vaultkeeper.hosts.hooks import find_program
 from vaultkeeper.status.health import where_installed
 

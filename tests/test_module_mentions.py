@@ -117,7 +117,7 @@ def test_every_module_named_exists() -> None:
         ("the table (scan/records.py)", ["scan/records.py"]),
         ("vaultkeeper.recall.fastjson.loads", ["vaultkeeper.recall.fastjson.loads"]),
         ("vaultkeeper.store.fsio.no_such_name", ["vaultkeeper.store.fsio.no_such_name"]),
-        ("store/fsio.py, vaultkeeper/store/fsio.py, vaultkeeper.store.fsio.note_written", []),
+        ("store/fsio.py, vaultkeeper/store/fsio.py, vaultkeeper.store.fsio.atomic_write", []),
         ("vaultkeeper.__version__ and conftest.py and state/vaultkeeper.db", []),
         ("recall/fastjson.py (removed: it used `_json`)", []),
         ("one paragraph: recall/fastjson.py\n\nanother: removed", ["recall/fastjson.py"]),

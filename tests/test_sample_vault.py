@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SAMPLE_VAULT
+from tests.reference import load_vault
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import load_registry
-from vaultkeeper.store.model import is_memory_path, load_vault, parse_date
+from vaultkeeper.store.model import parse_date
 from vaultkeeper.store.templates import render
+from vaultkeeper.store.vault import is_memory_path
 
 NOW = dt.datetime.now(dt.timezone.utc)
 # today, and days far enough ahead that every "recent" date in the sample has aged

@@ -33,24 +33,23 @@ DB = Path(config.STATE_DIR) / config.DB_FILE
 
 def rows(vault: Path) -> dict[str, Any]:
     """The scan's rows, decoded: {"memory": {path: [key, record, served]}, "registry":
-    {path: [key, blocks, shape, digest]}, "pairs": {settings, complete, unkept, groups,
-    words}}; a registry row's digest is None unless its file was racy when read."""
+    {path: [key, blocks, digest]}, "pairs": {settings, complete, unkept, groups}}; a
+    registry row's digest is None unless its file was racy when read."""
     with db.connect(vault) as conn:
         memory = {
             p: [json.loads(k), json.loads(r), json.loads(s)]
             for p, k, r, s in conn.execute("SELECT * FROM scan_memory")
         }
         registry = {
-            p: [json.loads(k), json.loads(b), json.loads(s), d]
-            for p, k, d, b, s in conn.execute("SELECT * FROM scan_registry")
+            p: [json.loads(k), json.loads(b), d]
+            for p, k, d, b in conn.execute("SELECT * FROM scan_registry")
         }
         names = ("settings", "complete", "unkept")
         pairs: dict[str, Any] = {
             n: json.loads(v) for n, v in conn.execute("SELECT * FROM scan_meta") if n in names
         }
         groups = list(conn.execute("SELECT * FROM scan_pairs"))
-    pairs["groups"] = {g: [d, json.loads(p)] for g, d, p, _ in groups}
-    pairs["words"] = {g: json.loads(w) for g, _, _, w in groups if w is not None}
+    pairs["groups"] = {g: [d, json.loads(p)] for g, d, p in groups}
     return {"memory": memory, "registry": registry, "pairs": pairs}
 
 
@@ -67,24 +66,21 @@ def forge(vault: Path, data: dict[str, Any]) -> None:
             ],
         )
         conn.executemany(
-            "INSERT INTO scan_registry VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO scan_registry VALUES (?, ?, ?, ?)",
             [
-                (p, json.dumps(k).replace(" ", ""), d, json.dumps(b), json.dumps(s))
-                for p, (k, b, s, d) in data["registry"].items()
+                (p, json.dumps(k).replace(" ", ""), d, json.dumps(b))
+                for p, (k, b, d) in data["registry"].items()
             ],
         )
         pairs = dict(data["pairs"])
-        groups, words = pairs.pop("groups", {}), pairs.pop("words", {})
+        groups = pairs.pop("groups", {})
         conn.executemany(
             "INSERT INTO scan_meta VALUES (?, ?)",
             [(n, json.dumps(v)) for n, v in pairs.items()],
         )
         conn.executemany(
-            "INSERT INTO scan_pairs VALUES (?, ?, ?, ?)",
-            [
-                (g, d, json.dumps(p), None if g not in words else json.dumps(words[g]))
-                for g, (d, p) in groups.items()
-            ],
+            "INSERT INTO scan_pairs VALUES (?, ?, ?)",
+            [(g, d, json.dumps(p)) for g, (d, p) in groups.items()],
         )
 
 
@@ -205,10 +201,10 @@ _REG = "patterns/registry.md"
         [("scan_memory", (_DUE, "KEY", "[" * 100_000 + "]" * 100_000, "null"))],
         [("scan_memory", (_DUE, "KEY", "[1" + "9" * 5000 + "]", "null"))],
         [("scan_memory", (_DUE, "KEY", '[["x"], "line", null, null]', "null"))],
-        [("scan_registry", (_REG, "KEY", None, '[["x"]]', "[]"))],
-        [("scan_registry", (_REG, "KEY", None, "{}", "7"))],
-        [("scan_registry", (_REG, "KEY", "racy", "garbage", "garbage"))],
-        [("scan_meta", ("settings", "7")), ("scan_pairs", ("g", "d", "x", "y"))],
+        [("scan_registry", (_REG, "KEY", None, '[["x"]]'))],
+        [("scan_registry", (_REG, "KEY", None, "{}"))],
+        [("scan_registry", (_REG, "KEY", "racy", "garbage"))],
+        [("scan_meta", ("settings", "7")), ("scan_pairs", ("g", "d", "x"))],
     ],
     ids=[
         "other-key",
@@ -218,7 +214,7 @@ _REG = "patterns/registry.md"
         "huge-int",
         "wrong-shapes",
         "a-bad-block",
-        "a-bad-shape",
+        "blocks-a-mapping",
         "racy-garbage",
         "bad-pairs",
     ],
@@ -238,7 +234,7 @@ def test_a_bad_row_is_ignored_and_rewritten(
             conn.execute(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", row)
     assert run(vault) == expected
     data = rows(vault)
-    assert data["memory"][_DUE][1][0][0] == "due" and data["registry"][_REG][3] is None
+    assert data["memory"][_DUE][1][0][0] == "due" and data["registry"][_REG][2] is None
     assert capsys.readouterr().err == ""
 
 
@@ -282,7 +278,7 @@ def test_files_changed_within_the_racy_window_are_not_kept(
     run(vault)
     data = rows(vault)
     assert data["memory"] == {}
-    assert [entry[3] is None for entry in data["registry"].values()] == [False]  # digest
+    assert [entry[2] is None for entry in data["registry"].values()] == [False]  # digest
     reads.clear()
     run(vault)
     assert len([p for p in reads if "/memory/" in p]) == 7

@@ -210,7 +210,7 @@ def test_the_scan_forgets_old_sessions(make_vault: MakeVault) -> None:
 
 
 def test_hooks_install_with_recall_builds_the_index(tmp_path: Path) -> None:
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     root = tmp_path / "v"
     init_vault(root)

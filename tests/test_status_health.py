@@ -274,7 +274,7 @@ def test_a_vault_fresh_from_init_is_not_yet_not_a_failure(tmp_path: Path) -> Non
     from click.testing import CliRunner
 
     from vaultkeeper.cli import cli
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     init_vault(tmp_path / "v")
     result = CliRunner().invoke(cli, ["--vault", str(tmp_path / "v"), "status"])

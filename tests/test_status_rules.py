@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.entries.create import init_vault
+from vaultkeeper.entries.init import init_vault
 from vaultkeeper.scan.classify import run_scan
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)

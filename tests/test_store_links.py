@@ -68,7 +68,7 @@ def test_resolves_like_obsidian(resolver: Resolver, target: str, expected: str) 
 
 def test_two_candidates_are_ambiguous_never_a_guess(resolver: Resolver) -> None:
     found = resolver.resolve("dup", "root.md")
-    assert found.ambiguous and found.resolved is None
+    assert len(found.targets) == 2 and found.resolved is None
     assert set(found.targets) == {"a/dup.md", "b/dup.md"}
 
 

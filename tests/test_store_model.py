@@ -13,18 +13,18 @@ from hypothesis import strategies as st
 
 from tests import reference
 from tests.conftest import SAMPLE_VAULT, MakeVault, corpus, run_vaultkeeper
+from tests.reference import load_vault
 from vaultkeeper.registry.blocks import load_registry
 from vaultkeeper.store.model import (
     ParseError,
     Problem,
-    is_memory_path,
-    load_vault,
     load_yaml,
     parse_date,
     parse_note,
     split_frontmatter,
     split_lines,
 )
+from vaultkeeper.store.vault import is_memory_path
 
 GOOD = """---
 name: good

@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import MakeVault
+from tests.reference import words
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import first_sentence
 from vaultkeeper.scan.classify import classify
-from vaultkeeper.upkeep.duplicates import Item, find_pairs, similarity, words
+from vaultkeeper.upkeep.duplicates import Item, find_pairs, similarity
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

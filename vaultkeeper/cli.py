@@ -32,7 +32,7 @@ from vaultkeeper.commands import (
     status,
 )
 from vaultkeeper.commands.base import nonempty_path
-from vaultkeeper.errors import EXIT_USAGE, UsageError
+from vaultkeeper.errors import UsageError
 from vaultkeeper.output import fail
 
 
@@ -207,4 +207,4 @@ def main() -> None:
 if __name__ == "__main__":  # pragma: no cover
     main()
 
-__all__ = ["cli", "main", "EXIT_USAGE"]
+__all__ = ["cli", "main"]

@@ -60,12 +60,11 @@ from vaultkeeper.store.model import (
     Problem,
     decode,
     file_hash,
-    is_memory_path,
     load_notes,
     parse_note,
     read_regular,
 )
-from vaultkeeper.store.vault import own_dir, resolve_inside, walk_files
+from vaultkeeper.store.vault import is_memory_path, own_dir, resolve_inside, walk_files
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
 

@@ -44,7 +44,7 @@ def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> in
       vaultkeeper init ~/memory
       vaultkeeper init --here      # this folder, files and all
     """
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     explicit = ctx.find_root().params.get("vault")
     target = path or explicit or Path(".")

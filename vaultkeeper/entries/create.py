@@ -26,8 +26,6 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.anchors import check, repo
 from vaultkeeper.anchors.format import AnchorError, item_yaml, parse_at
-from vaultkeeper.entries.init import InitResult as InitResult
-from vaultkeeper.entries.init import init_vault as init_vault
 from vaultkeeper.errors import UsageError, VaultkeeperError
 from vaultkeeper.index import delta as quick
 from vaultkeeper.index.build import build_index

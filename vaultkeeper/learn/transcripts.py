@@ -24,6 +24,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.shellwords import shell_news, shell_reads, shell_uses
+from vaultkeeper.store.model import parse_date
 from vaultkeeper.store.uses import capped_lines
 
 CLAUDE = "claude-code"
@@ -317,15 +318,9 @@ def utc_date(stamp: object) -> dt.date | None:
     if not isinstance(stamp, str) or len(stamp) < 10:
         return None
     try:
-        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        return parse_date(dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")))
     except ValueError:
         return None
-    if when.tzinfo is not None:
-        try:
-            when = when.astimezone(dt.timezone.utc)
-        except OverflowError:  # 9999-12-31T23:59:59-23:59 is past the last UTC day
-            return None
-    return when.date()
 
 
 # -- MCP results: did a host's call of an MCP tool come back with the tool's answer?

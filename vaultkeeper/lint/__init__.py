@@ -3,16 +3,6 @@ secrets (VK5xx), supersession (VK6xx)."""
 
 from __future__ import annotations
 
-from vaultkeeper.lint.codes import CODES, Finding, Selection
-from vaultkeeper.lint.run import LintResult, find_lint_vault, lint_vault
-from vaultkeeper.store.obsidian import is_ours
+from vaultkeeper.lint.run import find_lint_vault, lint_vault
 
-__all__ = [
-    "CODES",
-    "Finding",
-    "LintResult",
-    "Selection",
-    "find_lint_vault",
-    "is_ours",
-    "lint_vault",
-]
+__all__ = ["find_lint_vault", "lint_vault"]

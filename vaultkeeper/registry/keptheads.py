@@ -167,7 +167,7 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
             except (TypeError, ValueError):
                 pass  # not as this version keeps them: read the file
             else:
-                cache.keep_registry_entry(rel_path, entry)
+                cache.keep_registry_entry(rel_path)
                 continue
         try:
             raw = model.read_regular(path)  # a FIFO named *.md is refused, not waited on
@@ -176,9 +176,8 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
         found = parse_heads(path, rel_path, text)
-        before = cache.registry_before(rel_path)
-        kept = _kept_heads(found, text, None if before is None else before[0])
+        kept = _kept_heads(found, text, cache.registry_before(rel_path))
         heads.extend(found)
-        cache.keep_registry(rel_path, key, kept, None, raw)
+        cache.keep_registry(rel_path, key, kept, raw)
     problems.extend(outside_problems(vault, outside))  # symlinks out: never read
     return heads, problems

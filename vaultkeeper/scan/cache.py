@@ -13,8 +13,8 @@ not kept: it is read on every scan until it settles. A racy registry file's row 
 with the digest of its bytes: the scan uses its blocks only to find where the next
 version changed (registry/keptheads.py), the brief only while the bytes match.
 
-The duplicates pass keeps each group's pairs under a digest of the entries compared (a
-big group's words too, upkeep/duplicates.py). Rows are written in one transaction at
+The duplicates pass keeps each group's pairs under a digest of the entries compared
+(upkeep/duplicates.py). Rows are written in one transaction at
 the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
 write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
 """
@@ -89,14 +89,14 @@ class ScanCache:
 
     ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
     used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
-    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs], ``words``: group ->
-    words); ``patterns`` the brief's most-used patterns and their total.
+    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs]); ``patterns`` the
+    brief's most-used patterns and their total.
     """
 
     def __init__(
         self,
         memory: dict[str, tuple[str, str, str]] | None = None,
-        registry: dict[str, tuple[str, str | None, str, str]] | None = None,
+        registry: dict[str, tuple[str, str | None, str]] | None = None,
         pairs: dict[str, Any] | None = None,
         patterns: tuple[list[tuple[Any, ...]], int | None] = ([], None),
         *,
@@ -105,12 +105,12 @@ class ScanCache:
         """From the rows found; ``fresh`` (``scan --fresh``): none used, all replaced."""
         self.fresh = fresh
         self._memory: dict[str, tuple[str, str, str]] = memory or {}
-        self._registry: dict[str, tuple[str, str | None, str, str]] = registry or {}
+        self._registry: dict[str, tuple[str, str | None, str]] = registry or {}
         self._pairs: dict[str, Any] = pairs or {}
         self.patterns_found = patterns
         self.patterns = patterns  # the scan puts the brief's patterns here
         self.kept_memory: dict[str, tuple[str, str, str]] = {}
-        self.kept_registry: dict[str, tuple[str, str | None, str, str]] = {}
+        self.kept_registry: dict[str, tuple[str, str | None, str]] = {}
         self._racy_registry: set[str] = set()
         self.kept_pairs: dict[str, Any] = {}
         self.hits = 0
@@ -165,7 +165,7 @@ class ScanCache:
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
-        """``[key, blocks, shape]`` kept of registry file ``rel`` if unchanged and settled
+        """``[key, blocks]`` kept of registry file ``rel`` if unchanged and settled
         when read (keptheads reads it); and its key now."""
         key, old_enough = stat_key(full, self.limit)
         self.registry_keys[rel] = key
@@ -178,19 +178,17 @@ class ScanCache:
             blocks = _loads(found[2])
             if type(blocks) is list:
                 self.hits += 1  # the caller keeps it again once it has read it back
-                return [key, blocks, _loads(found[3])], key
+                return [key, blocks], key
         self.misses += 1
         return None, key
 
-    def registry_before(self, rel: str) -> tuple[Any, Any] | None:
-        """(blocks, shape) kept of registry file ``rel`` whatever its key (registry/keptheads.py
-        checks it against the file as it is now)."""
+    def registry_before(self, rel: str) -> Any:
+        """The blocks kept of registry file ``rel`` whatever its key (registry/keptheads.py
+        checks them against the file as it is now); None without a row."""
         found = self._registry.get(rel)
-        return None if found is None else (_loads(found[2]), _loads(found[3]))
+        return None if found is None else _loads(found[2])
 
-    def keep_registry(
-        self, rel: str, key: Key | None, blocks: list[Any], shape: Any, raw: bytes
-    ) -> None:
+    def keep_registry(self, rel: str, key: Key | None, blocks: list[Any], raw: bytes) -> None:
         """Keep a registry file's blocks, read from ``raw``; a racy one with the digest of
         ``raw`` (see the module docstring)."""
         if key is None:
@@ -200,10 +198,10 @@ class ScanCache:
         if rel in self._racy_registry:
             self.complete = False
             digest = content_digest(raw)
-        self.kept_registry[rel] = (key_text(key), digest, _json(blocks), _json(shape))
+        self.kept_registry[rel] = (key_text(key), digest, _json(blocks))
 
-    def keep_registry_entry(self, rel: str, entry: list[Any]) -> None:
-        """Keep the row registry() gave ``entry`` from, as it was."""
+    def keep_registry_entry(self, rel: str) -> None:
+        """Keep the row registry() read blocks from, as it was."""
         self.kept_registry[rel] = self._registry[rel]
 
     # -- the duplicates pass -----------------------------------------------------------
@@ -251,7 +249,7 @@ class ScanCache:
         return self._unkept_projects
 
     def _kept(self, settings: str, name: str) -> dict[str, Any] | None:
-        """The pass's ``groups`` or ``words`` as kept, when kept with ``settings``."""
+        """The pass's ``groups`` as kept, when kept with ``settings``."""
         found = self._pairs.get(name)
         return found if self._pairs.get("settings") == settings and type(found) is dict else None
 
@@ -261,20 +259,12 @@ class ScanCache:
         ok = type(kept) is list and len(kept) == 2 and type(kept[1]) is list
         return kept if ok else None
 
-    def group_words(self, settings: str, group: str) -> Any:
-        """What the pass kept of a big group's words (duplicates.group_pairs checks it)."""
-        return (self._kept(settings, "words") or {}).get(group)
-
-    def keep_group(
-        self, settings: str, group: str, digest: str, pairs: list[Any], words: Any = None
-    ) -> None:
+    def keep_group(self, settings: str, group: str, digest: str, pairs: list[Any]) -> None:
         if self.kept_pairs is self._pairs or self.kept_pairs.get("settings") != settings:
-            self.kept_pairs = {"settings": settings, "groups": {}, "words": {}}
+            self.kept_pairs = {"settings": settings, "groups": {}}
         self.kept_pairs["complete"] = self.complete  # pairs found with an unkept file
         self.kept_pairs["unkept"] = self._unkept()  # and where
         self.kept_pairs["groups"][group] = [digest, pairs]
-        if words is not None:  # a big group's words, for redoing only what changes
-            self.kept_pairs["words"][group] = words
 
     def rebuilding(self) -> bool:
         """Whether this scan builds every row anew: ``--fresh``, or no row was found."""
@@ -362,9 +352,7 @@ def load(vault: Any) -> ScanCache:
     try:
         with db.connect(vault) as conn:
             memory = {p: (k, r, s) for p, k, r, s in conn.execute("SELECT * FROM scan_memory")}
-            registry = {
-                p: (k, d, b, s) for p, k, d, b, s in conn.execute("SELECT * FROM scan_registry")
-            }
+            registry = {p: (k, d, b) for p, k, d, b in conn.execute("SELECT * FROM scan_registry")}
             meta = dict(conn.execute("SELECT name, value FROM scan_meta").fetchall())
             pairs = _pairs_of(conn, meta)
             top = conn.execute("SELECT * FROM brief_patterns ORDER BY rank").fetchall()
@@ -380,13 +368,8 @@ def _pairs_of(conn: sqlite3.Connection, meta: dict[str, str]) -> dict[str, Any]:
     if not set(_PAIR_META) <= set(meta):
         return {}
     out: dict[str, Any] = {name: _loads(meta[name]) for name in _PAIR_META}
-    groups: dict[str, Any] = {}
-    words: dict[str, Any] = {}
-    for group, digest, pairs, kept_words in conn.execute("SELECT * FROM scan_pairs"):
-        groups[group] = [digest, _loads(pairs)]
-        if kept_words is not None:
-            words[group] = _loads(kept_words)
-    out["groups"], out["words"] = groups, words
+    rows = conn.execute("SELECT * FROM scan_pairs")
+    out["groups"] = {group: [digest, _loads(pairs)] for group, digest, pairs in rows}
     return out
 
 
@@ -431,28 +414,24 @@ def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict
 
 
 def _put_pairs(conn: sqlite3.Connection, found: dict[str, Any], kept: dict[str, Any]) -> None:
-    """The duplicates pass's rows: a group's only when its pairs or words changed."""
+    """The duplicates pass's rows: a group's only when its pairs changed."""
     conn.executemany(
         "INSERT OR REPLACE INTO scan_meta VALUES (?, ?)",
         [(name, _json(kept.get(name))) for name in _PAIR_META],
     )
     same_settings = found.get("settings") == kept.get("settings")
     old_groups: dict[str, Any] = (found.get("groups") or {}) if same_settings else {}
-    old_words: dict[str, Any] = (found.get("words") or {}) if same_settings else {}
     groups: dict[str, Any] = kept.get("groups") or {}
-    words: dict[str, Any] = kept.get("words") or {}
     if not same_settings:
         conn.execute("DELETE FROM scan_pairs")
     gone = [(g,) for g in old_groups.keys() - groups.keys()]
     conn.executemany("DELETE FROM scan_pairs WHERE grp = ?", gone)
-    new = []
-    for group, (digest, pairs) in groups.items():
-        was, had = old_groups.get(group), old_words.get(group)
-        now = words.get(group)
-        if was == [digest, pairs] and (had is now or had == now):
-            continue
-        new.append((group, digest, _json(pairs), None if now is None else _json(now)))
-    conn.executemany("INSERT OR REPLACE INTO scan_pairs VALUES (?, ?, ?, ?)", new)
+    new = [
+        (group, digest, _json(pairs))
+        for group, (digest, pairs) in groups.items()
+        if old_groups.get(group) != [digest, pairs]
+    ]
+    conn.executemany("INSERT OR REPLACE INTO scan_pairs VALUES (?, ?, ?)", new)
 
 
 def _put_patterns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], total: int | None) -> None:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.store.model import is_memory_path
 from vaultkeeper.store.uses import UseEvent, read_events
+from vaultkeeper.store.vault import is_memory_path
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table, by the domain that fills it. Change one: bump SCHEMA_VERSION.
@@ -45,13 +45,11 @@ TABLES: tuple[str, ...] = (
     # scan/cache.py: a memory file's stat key, record and what the brief shows of it
     "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
     "served TEXT NOT NULL)",
-    # a registry file's stat key, its bytes' digest when racy (NULL: settled), blocks;
-    # shape: unused (JSON null)
+    # a registry file's stat key, its bytes' digest when racy (NULL: settled), blocks
     "CREATE TABLE scan_registry (path TEXT PRIMARY KEY, key TEXT NOT NULL, digest TEXT, "
-    "blocks TEXT NOT NULL, shape TEXT NOT NULL)",
-    # a duplicates group: its entries' digest, its pairs, a big group's words
-    "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, "
-    "pairs TEXT NOT NULL, words TEXT)",
+    "blocks TEXT NOT NULL)",
+    # a duplicates group: its entries' digest, its pairs
+    "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, pairs TEXT NOT NULL)",
     # named facts of the last scan (the duplicates pass's settings; the patterns' total)
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # scan/reportrow.py: the last scan's report, valid while ``inputs`` match its files

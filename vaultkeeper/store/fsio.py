@@ -40,11 +40,6 @@ _written: list[str] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
 
-def note_written(path: Path | str) -> None:
-    """A file written or moved other than by atomic_write or move (os.replace)."""
-    _written.append(str(path))
-
-
 def _written_rows(vault: Path, written: list[str]) -> None:
     """The lessons a command wrote or moved, marked ``search_pending`` in the full-text
     index in the same step: the recall hook reads them again before serving anything."""

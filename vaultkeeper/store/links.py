@@ -242,10 +242,6 @@ class Resolution:
     def broken(self) -> bool:
         return not self.targets
 
-    @property
-    def ambiguous(self) -> bool:
-        return len(self.targets) > 1
-
 
 class Resolver:
     """The vault's name table, built once per run from every file's vault-relative path."""

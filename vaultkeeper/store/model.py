@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from vaultkeeper.store.frontmatter import ALIAS_REASON as ALIAS_REASON
 from vaultkeeper.store.frontmatter import load_yaml as load_yaml
 from vaultkeeper.store.frontmatter import split_frontmatter as split_frontmatter
 from vaultkeeper.store.frontmatter import top_key_lines
@@ -22,8 +21,7 @@ from vaultkeeper.store.text import ParseError as ParseError
 from vaultkeeper.store.text import decode as decode
 from vaultkeeper.store.text import read_regular as read_regular
 from vaultkeeper.store.text import split_lines as split_lines
-from vaultkeeper.store.vault import is_memory_path as is_memory_path  # beside walk_files
-from vaultkeeper.store.vault import iter_markdown, rel
+from vaultkeeper.store.vault import rel
 from vaultkeeper.store.walk import OUT_REASON
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -51,12 +49,6 @@ class _NoteFields(NamedTuple):
     frontmatter: Frontmatter | None
     body: str
     body_line: int  # 1-based line where the body starts
-
-
-class _VaultModelFields(NamedTuple):
-    vault: Path
-    notes: tuple[Note, ...]
-    problems: tuple[Problem, ...] = ()
 
 
 class Problem(_ProblemFields):
@@ -88,16 +80,6 @@ class Note(_NoteFields):
     def get_str(self, key: str) -> str | None:
         value = self.meta.get(key)
         return None if value is None else str(value)
-
-
-class VaultModel(_VaultModelFields):
-    """Every markdown file of a vault as notes, and the files that could not be read."""
-
-    __slots__ = ()
-
-    @property
-    def entries(self) -> tuple[Note, ...]:
-        return tuple(n for n in self.notes if n.is_entry)
 
 
 def parse_note(path: Path, rel_path: str, text: str) -> Note:
@@ -137,12 +119,6 @@ def outside_problems(vault: str | os.PathLike[str], paths: Iterable[str]) -> lis
     """One problem line per symlink out of the vault the walk left out (store.walk)."""
     cut = len(os.fspath(vault)) + 1
     return [Problem(p[cut:].replace(os.sep, "/"), None, OUT_REASON) for p in paths]
-
-
-def load_vault(vault: Path) -> VaultModel:
-    """Every markdown file in the vault; bad files become problems, never exceptions."""
-    notes, problems = load_notes(vault, iter_markdown(vault))
-    return VaultModel(vault, tuple(notes), tuple(problems))
 
 
 def file_hash(text: str) -> str:

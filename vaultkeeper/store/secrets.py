@@ -46,7 +46,7 @@ def _lines(text: str, pos: int) -> list[tuple[int, str]]:
     return out
 
 
-def _to_end(text: str, begin_end: int, lines: list[tuple[int, str]]) -> int | None:
+def _to_end(lines: list[tuple[int, str]]) -> int | None:
     """End of the END line closing this block, when one comes before another BEGIN."""
     for start, line in lines:
         if _OTHER_BEGIN.search(line):  # the next block begins: this one has no END
@@ -84,7 +84,7 @@ def _key_block(text: str, begin_end: int) -> int | None:
         stop = begin_end + (end.end() if end else len(rest.rstrip()))
         return stop if _KEY_BODY.search(text, begin_end, stop) else None
     lines = _lines(text, begin_end)
-    closed = _to_end(text, begin_end, lines)
+    closed = _to_end(lines)
     stop = _line_by_line(begin_end, lines) if closed is None else closed
     return stop if _KEY_BODY.search(text, begin_end, stop) else None
 

@@ -136,11 +136,6 @@ class Vocabulary:
         self.norms.update((w, "") for w in _STOP_BYTES.intersection(new))
 
 
-def words(text: str) -> frozenset[str]:
-    """The normalised word set of ``text`` (see the module docstring)."""
-    return frozenset(Vocabulary().sets([text])[0])
-
-
 # -- the pairs of one pass -----------------------------------------------------------------
 
 BLOCK = "block"

@@ -55,7 +55,7 @@ Row = Callable[[Context], tuple[str, str]]
 def fixture(ctx: Context) -> Path:
     """The spec's step-4 fixture: ### foo (count 3), ### bar (count 0, 100 days idle), and a
     memory file whose quoted holdout_until has passed."""
-    from vaultkeeper.entries.create import init_vault
+    from vaultkeeper.entries.init import init_vault
 
     vault = ctx.tmp / "fixture"
     init_vault(vault)

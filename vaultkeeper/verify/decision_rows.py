@@ -30,7 +30,8 @@ def _status(vault: Path, rel_path: str) -> str | None:
 
 def _lessons(ctx: Context, *names: str, label: str | None = None) -> tuple[Path, list[Any]]:
     """A new vault in the row's folder with a held-out lesson of project p per name."""
-    from vaultkeeper.entries.create import init_vault, new_entry
+    from vaultkeeper.entries.create import new_entry
+    from vaultkeeper.entries.init import init_vault
 
     vault = ctx.tmp / "vault"
     init_vault(vault)
