@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from vaultkeeper.commands.apply import _render_outcome
+from vaultkeeper.commands.apply import render_outcome
 from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
 from vaultkeeper.store.textsafe import inert
 
@@ -112,7 +112,7 @@ def _confirm(plan: Any) -> bool:
 @click.argument("target")
 @AS_JSON
 @click.pass_context
-def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
+def prune(ctx: click.Context, target: str, as_json: bool) -> int:
     """Move one native memory to the vault's .trash/, on a person's yes at a terminal.
 
     TARGET is <project>/<file>.md as `native review` names it. Without a terminal
@@ -129,7 +129,7 @@ def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
 
     confirm = _confirm if is_terminal(sys.stdin, sys.stdout) else None
     outcome = run(vault_path(ctx), Decision(ACTION, target), now_utc(), confirm)
-    _render_outcome(ctx, outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
 @native.command("promote")
@@ -137,7 +137,7 @@ def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
 @click.option("--project", required=True, help="The vault project the lesson goes to.")
 @AS_JSON
 @click.pass_context
-def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> NoReturn:
+def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> int:
     """Make a native memory used in 2+ sessions a vault lesson (held out, with its
     receipts as provenance). The native file stays as it is.
 
@@ -150,4 +150,4 @@ def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> NoR
     from vaultkeeper.entries.native_promote import promote as run
 
     outcome = run(vault_path(ctx), Decision(ACTION, target), now_utc(), project)
-    _render_outcome(ctx, outcome, as_json)
+    return render_outcome(outcome, as_json)

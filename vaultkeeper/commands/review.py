@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 import click
 
@@ -75,7 +74,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> int:
 @DRY_RUN
 @AS_JSON
 @click.pass_context
-def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> NoReturn:
+def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> int:
     """Put deleted block or file ID back from .trash/ (ids: `vaultkeeper log`).
 
     The file is byte-identical to before the prune if nothing changed since;
@@ -88,7 +87,7 @@ def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> 
     """
     from vaultkeeper.apply.decision import Decision
 
-    decide(ctx, Decision("restore", trash_id), dry_run, as_json)
+    return decide(ctx, Decision("restore", trash_id), dry_run, as_json)
 
 
 @click.command()
