@@ -15,7 +15,8 @@ from typing import Any
 import click
 
 from vaultkeeper.commands.apply import render_outcome
-from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.base import AS_JSON, now_utc, usage_error, vault_path
+from vaultkeeper.output import Shown, show
 from vaultkeeper.store.textsafe import inert
 
 
@@ -36,9 +37,7 @@ def native() -> None:
 @click.option("--all", "every", is_flag=True, help="Every auto-memory folder there is.")
 @click.option("--cwd", "cwds", multiple=True, help="The folder a session in this project uses.")
 @click.pass_context
-def adopt(
-    ctx: click.Context, folders: tuple[Path, ...], every: bool, cwds: tuple[str, ...]
-) -> None:
+def adopt(ctx: click.Context, folders: tuple[Path, ...], every: bool, cwds: tuple[str, ...]) -> int:
     """Record which auto-memory folders this vault curates (on this machine).
 
     Name FOLDERS, or a project's working directory with --cwd, or --all. Claude Code
@@ -57,14 +56,14 @@ def adopt(
         chosen += discover(home)
     if not chosen:
         raise usage_error("name a folder, --cwd DIR or --all")
-    for folder in record(vault_path(ctx), home, chosen):
-        click.echo(inert(f"adopted {folder.project}: {folder.path}"))
+    adopted = record(vault_path(ctx), home, chosen)
+    return show(Shown(lines=tuple(inert(f"adopted {f.project}: {f.path}") for f in adopted)))
 
 
 @native.command("review")
 @AS_JSON
 @click.pass_context
-def review_cmd(ctx: click.Context, as_json: bool) -> None:
+def review_cmd(ctx: click.Context, as_json: bool) -> int:
     """What each adopted folder holds: promote and prune candidates, what the caps
     cut, problems. Reads only; exit 0.
 
@@ -77,20 +76,17 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
 
     vault, today = vault_path(ctx), now_utc().date()
     reviews = [review(vault, f, today) for f in adopted(vault)]
-    if as_json:
-        print_json({"folders": [r.to_dict() for r in reviews]})
-        return
-    if not reviews:
-        click.echo("no auto-memory folder adopted (vaultkeeper native adopt --all)")
-    for r in reviews:
-        click.echo(
-            inert(
-                f"{r.folder.project}: {r.files} files, {r.used_recently} used in the "
-                f"last 90 days, {r.never_used} never used ({r.folder.path})"
-            )
+    lines = [
+        inert(
+            f"{r.folder.project}: {r.files} files, {r.used_recently} used in the "
+            f"last 90 days, {r.never_used} never used ({r.folder.path})"
         )
-        for finding in r.findings:
-            click.echo(inert(f"  {finding.line()}"))
+        + "".join("\n" + inert(f"  {finding.line()}") for finding in r.findings)
+        for r in reviews
+    ]
+    none = "no auto-memory folder adopted (vaultkeeper native adopt --all)"
+    data = {"folders": [r.to_dict() for r in reviews]}
+    return show(Shown(data, tuple(lines or [none])), as_json)
 
 
 def _confirm(plan: Any) -> bool:
