@@ -96,10 +96,21 @@ def show_and_ask(title: str, text: str, question: str) -> str:
     return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
 
+def yes_to(title: str, text: str, question: str) -> bool:
+    """A person's yes to a deletion shown as ``text``; Ctrl-C / Ctrl-D at the question is
+    a clear no, journaled as one."""
+    from vaultkeeper.apply.review import is_yes
+
+    try:
+        return is_yes(show_and_ask(title, text, question))
+    except click.Abort:
+        click.echo("")
+        return False
+
+
 def _confirm(plan: Any) -> bool:
     """The question for what the plan would delete: a prune's, or a merge's."""
     from vaultkeeper.apply.merge import MergePlan
-    from vaultkeeper.apply.review import is_yes
 
     if isinstance(plan, MergePlan):
         title = f"{plan.title} `vaultkeeper restore ID` undoes it. It writes exactly this:"
@@ -111,12 +122,7 @@ def _confirm(plan: Any) -> bool:
             f"{config.TRASH_DIR}/ and `vaultkeeper restore ID` brings it back."
         )
         text, question = plan.text, "Delete it? Only y or yes deletes [y/N]:"
-    try:
-        answer = show_and_ask(title, text, question)
-    except click.Abort:  # Ctrl-C / Ctrl-D at the question: a clear no, journaled as one
-        click.echo("")
-        return False
-    return is_yes(answer)
+    return yes_to(title, text, question)
 
 
 def prune_confirm(dry_run: bool) -> Any:

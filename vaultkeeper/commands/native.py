@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from vaultkeeper.commands.apply import render_outcome
+from vaultkeeper.commands.apply import render_outcome, yes_to
 from vaultkeeper.commands.base import AS_JSON, now_utc, usage_error, vault_path
 from vaultkeeper.output import Shown, show
 from vaultkeeper.store.textsafe import inert
@@ -90,18 +90,12 @@ def review_cmd(ctx: click.Context, as_json: bool) -> int:
 
 
 def _confirm(plan: Any) -> bool:
-    from vaultkeeper.apply.review import is_yes
-    from vaultkeeper.commands.apply import show_and_ask
-
+    """A person's yes to moving one native memory to the vault's trash."""
     title = (
         f"This Claude Code memory will leave {plan.path.parent}: {plan.path.name} (and "
         f"{len(plan.index_cut)} MEMORY.md line). `vaultkeeper restore ID` brings both back."
     )
-    try:
-        return is_yes(show_and_ask(title, plan.text, "Delete it? Only y or yes deletes [y/N]:"))
-    except click.Abort:
-        click.echo("")
-        return False
+    return yes_to(title, plan.text, "Delete it? Only y or yes deletes [y/N]:")
 
 
 @native.command("prune")
