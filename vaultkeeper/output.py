@@ -1,10 +1,15 @@
 """Text, JSON and errors on the standard streams, without importing click when it
 changes nothing (the throttled scan); the same bytes whichever way a command was reached.
+
+A command's result is shown in one place: the command builds a frozen `Shown` (the data
+for ``--json``, the lines for a person, the notes for stderr, the exit code) and `show`
+renders it as text or JSON.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import namedtuple  # imported by Python's start already: no typing here
 
 from vaultkeeper.errors import EXIT_BROKEN_PIPE, explain
 
@@ -86,3 +91,25 @@ def fail(exc: BaseException, as_json: bool = False) -> int:
         except BrokenPipeError:  # the error's own code still says what went wrong
             stdout_gone()
     return code
+
+
+class Note(str):
+    """A line of a person's text that goes to stderr, in its place among the others."""
+
+
+class Shown(namedtuple("Shown", "data lines notes code", defaults=(None, (), (), 0))):
+    """What a command shows: ``data`` for --json; ``lines`` for a person (a `Note` among
+    them to stderr); ``notes`` to stderr first, as text or JSON; the exit code."""
+
+    __slots__ = ()
+
+
+def show(shown: Shown, as_json: bool = False) -> int:
+    """Render ``shown`` as JSON or as text; its exit code."""
+    for note in shown.notes:
+        echo(note, err=True)
+    if as_json:
+        print_json(shown.data)
+    for line in () if as_json else shown.lines:
+        echo(line, err=isinstance(line, Note))
+    return int(shown.code)

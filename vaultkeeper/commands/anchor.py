@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 import click
 
 from vaultkeeper.commands.apply import _EXPECT, decide
@@ -31,7 +29,7 @@ def apply_anchor(
     expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
-) -> NoReturn:
+) -> int:
     """Anchor memory or decision entry NAME (or PATH) to the code it is about.
 
     Each --add records the digest of the file, definition or text and the commit
@@ -44,6 +42,6 @@ def apply_anchor(
     """
     from vaultkeeper.apply.decision import Decision
 
-    decide(
+    return decide(
         ctx, Decision("anchor", path, None, None, expect_hash, anchors=anchors), dry_run, as_json
     )

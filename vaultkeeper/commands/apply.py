@@ -15,13 +15,14 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import DEFER, Decision
-from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, vault_path
+from vaultkeeper.output import Shown, show
 from vaultkeeper.store.textsafe import inert
 
 _PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
@@ -95,10 +96,21 @@ def show_and_ask(title: str, text: str, question: str) -> str:
     return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
 
+def yes_to(title: str, text: str, question: str) -> bool:
+    """A person's yes to a deletion shown as ``text``; Ctrl-C / Ctrl-D at the question is
+    a clear no, journaled as one."""
+    from vaultkeeper.apply.review import is_yes
+
+    try:
+        return is_yes(show_and_ask(title, text, question))
+    except click.Abort:
+        click.echo("")
+        return False
+
+
 def _confirm(plan: Any) -> bool:
     """The question for what the plan would delete: a prune's, or a merge's."""
     from vaultkeeper.apply.merge import MergePlan
-    from vaultkeeper.apply.review import is_yes
 
     if isinstance(plan, MergePlan):
         title = f"{plan.title} `vaultkeeper restore ID` undoes it. It writes exactly this:"
@@ -110,12 +122,7 @@ def _confirm(plan: Any) -> bool:
             f"{config.TRASH_DIR}/ and `vaultkeeper restore ID` brings it back."
         )
         text, question = plan.text, "Delete it? Only y or yes deletes [y/N]:"
-    try:
-        answer = show_and_ask(title, text, question)
-    except click.Abort:  # Ctrl-C / Ctrl-D at the question: a clear no, journaled as one
-        click.echo("")
-        return False
-    return is_yes(answer)
+    return yes_to(title, text, question)
 
 
 def prune_confirm(dry_run: bool) -> Any:
@@ -151,24 +158,21 @@ def show_outcome(outcome: Any) -> None:
     click.echo(inert(f"{outcome.outcome}: {outcome.action} {outcome.target}: {outcome.reason}"))
 
 
-def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
-    """Print one outcome (text or JSON) and exit with its code: 0 / 1 / 3."""
+def render_outcome(outcome: Any, as_json: bool) -> int:
+    """Show one outcome (text or JSON); its exit code: 0 / 1 / 3."""
     from vaultkeeper.errors import GateRefused
 
-    if as_json:
-        print_json(outcome.to_dict())
-        ctx.exit(outcome.exit_code)
-    if outcome.dry_run and outcome.diff:
-        click.echo(inert(outcome.diff), nl=False)
     head = inert(f"{outcome.action} {outcome.target}: {outcome.reason}")
-    if outcome.outcome == DEFER:
+    if outcome.outcome == DEFER and not as_json:
         stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
         raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
-    click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
-    ctx.exit(outcome.exit_code)
+    diff = inert(outcome.diff) if outcome.dry_run and outcome.diff else ""
+    line = f"{diff}{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}"
+    return show(Shown(outcome.to_dict(), (line,), code=outcome.exit_code), as_json)
 
 
-def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
+def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> int:
+    """Carry out ``decision`` through its gate and show its outcome; the exit code."""
     from vaultkeeper.apply.batch import apply_decision
 
     # a deletion (prune, and merge: DROP leaves the vault) asks a person at a terminal
@@ -176,7 +180,7 @@ def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> N
     vault = vault_path(ctx)
     decision = typed_decision(vault, decision)  # paths as typed: from the current folder
     outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
-    _render_outcome(ctx, outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
 _EVIDENCE = click.option(
@@ -232,7 +236,7 @@ def apply_promote(
     expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
-) -> NoReturn:
+) -> int:
     """Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into it).
 
     Gate: success count >= 2 read now from the registry, a receipt naming a URL
@@ -248,7 +252,7 @@ def apply_promote(
     """
     where = skills_dir.expanduser().resolve() if skills_dir is not None else None
     decision = Decision("promote", name, evidence, expect_hash=expect_hash, skills_dir=where)
-    decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, decision, dry_run, as_json)
 
 
 @apply_group.command("prune")
@@ -259,7 +263,7 @@ def apply_promote(
 @click.pass_context
 def apply_prune(
     ctx: click.Context, target: str, expect_hash: str | None, dry_run: bool, as_json: bool
-) -> NoReturn:
+) -> int:
     """Delete registry block NAME or entry file PATH, on a person's yes only.
 
     At a terminal (stdin and stdout both TTYs) it shows exactly what will go and
@@ -274,7 +278,7 @@ def apply_prune(
       vaultkeeper apply prune yaml-anchor-templates
       vaultkeeper apply prune projects/web/memory/old-webpack-config.md --dry-run
     """
-    decide(ctx, Decision("prune", target, expect_hash=expect_hash), dry_run, as_json)
+    return decide(ctx, Decision("prune", target, expect_hash=expect_hash), dry_run, as_json)
 
 
 @apply_group.command("revalidate")
@@ -297,7 +301,7 @@ def apply_revalidate(
     expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
-) -> NoReturn:
+) -> int:
     """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
     NAME is the name the scan lists (the frontmatter name, else the file name);
@@ -339,7 +343,7 @@ def apply_revalidate(
     days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
     outcome = None if days is not None else result
     decision = Decision("revalidate", path, evidence, outcome, expect_hash, reopen_days=days)
-    decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, decision, dry_run, as_json)
 
 
 @apply_group.command("reactivate")
@@ -356,7 +360,7 @@ def apply_reactivate(
     expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
-) -> NoReturn:
+) -> int:
     """Bring archived entry NAME (or PATH) back to active on new evidence.
 
     Whatever its label (the spec: archived -> active on new evidence); the
@@ -371,7 +375,7 @@ def apply_reactivate(
           --evidence https://github.com/acme/web/pull/812
     """
     decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
-    decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, decision, dry_run, as_json)
 
 
 @apply_group.command("supersede")
@@ -392,7 +396,7 @@ def apply_supersede(
     expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
-) -> NoReturn:
+) -> int:
     """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
 
     OLD gets superseded_by: "[[NEW]]" and status archived; NEW lists OLD under
@@ -406,7 +410,7 @@ def apply_supersede(
           --evidence https://github.com/acme/web/pull/812
     """
     decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
-    decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, decision, dry_run, as_json)
 
 
 @apply_group.command("skip")
@@ -414,14 +418,14 @@ def apply_supersede(
 @click.option("--reason", required=True, help="Why the candidate is left alone.")
 @AS_JSON
 @click.pass_context
-def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> NoReturn:
+def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> int:
     """Leave candidate NAME (or PATH) alone on purpose; the choice is journaled.
 
     \b
     Example:
       vaultkeeper apply skip screenshot-diff-review --reason "used weekly; count lags"
     """
-    decide(ctx, Decision("skip", target, reason=reason), False, as_json)
+    return decide(ctx, Decision("skip", target, reason=reason), False, as_json)
 
 
 @apply_group.command("merge")
@@ -433,7 +437,7 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
 @click.pass_context
 def apply_merge(
     ctx: click.Context, keep: str, drop: str, evidence: str, dry_run: bool, as_json: bool
-) -> NoReturn:
+) -> int:
     """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
 
     Counts add up, the later last used stays, DROP's text goes under KEEP, links to
@@ -447,14 +451,14 @@ def apply_merge(
       vaultkeeper apply merge projects/api/memory/a.md projects/api/memory/b.md \\
           --evidence projects/api/research/ci-failure-survey.md:9
     """
-    decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
+    return decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
 
 
 @apply_group.command("batch")
 @click.argument("source", metavar="FILE|-", type=click.File("r", encoding="utf-8"))
 @DRY_RUN
 @click.pass_context
-def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
+def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> int:
     """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
 
     Each decision: action (promote | prune | revalidate | reactivate | supersede |
@@ -491,5 +495,4 @@ def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
         dry_run=dry_run,
         confirm=prune_confirm(dry_run),
     )
-    print_json([o.to_dict() for o in result.outcomes])
-    ctx.exit(result.exit_code)
+    return show(Shown([o.to_dict() for o in result.outcomes], code=result.exit_code), True)

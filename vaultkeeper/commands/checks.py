@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import now_utc, vault_path
+from vaultkeeper.output import Note, Shown, show
 
 
 @click.command()
@@ -57,23 +58,18 @@ def lint(
         from vaultkeeper.lint.summary import save
 
         save(vault, result, now_utc())
-    if as_json:
-        print_json([f.to_dict() for f in result.findings])
-    else:
-        if result.findings:  # a file name may hold an escape
-            click.echo("\n".join(inert_line(str(f)) for f in result.findings))
-        if fix:
-            click.echo(f"fixed {result.fixed} in {len(result.fixed_files)} file(s)")
-        if result.findings:
-            click.echo(
-                f"{len(result.findings)} finding(s): {result.errors} error(s), "
-                f"{result.warnings} warning(s) in {result.files} file(s)"
-                + (f"; {result.fixable} fixable with --fix" if result.fixable and not fix else "")
-                + ("; not fixed (needs a person)" if fix else "")
-            )
-        else:
-            click.echo(f"all checks passed ({result.files} file(s))")
-    return 1 if result.errors else 0
+    findings = [inert_line(str(f)) for f in result.findings]  # a file name may hold an escape
+    fixed = [f"fixed {result.fixed} in {len(result.fixed_files)} file(s)"] if fix else []
+    total = (
+        f"{len(findings)} finding(s): {result.errors} error(s), "
+        f"{result.warnings} warning(s) in {result.files} file(s)"
+        + (f"; {result.fixable} fixable with --fix" if result.fixable and not fix else "")
+        + ("; not fixed (needs a person)" if fix else "")
+        if findings
+        else f"all checks passed ({result.files} file(s))"
+    )
+    data = [f.to_dict() for f in result.findings]
+    return show(Shown(data, (*findings, *fixed, total), code=int(bool(result.errors))), as_json)
 
 
 @click.command()
@@ -99,48 +95,43 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> int:
     from vaultkeeper.store.textsafe import inert_line
 
     result = build_index(vault_path(ctx, require=False), check=check)
-    if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
-        print_json(
-            {
-                **result.__dict__,
-                "problems": [str(p) for p in result.problems],
-                "unreadable": [str(p) for p in result.unreadable],
-            }
-        )
-    else:
-        if result.moved:  # once: an older version's root sub-indexes, now in their folder
-            click.echo(
-                f"vaultkeeper: {'would move' if check else 'moved'} {len(result.moved)} "
-                f"sub-index file(s) from the vault's root into {config.SUBINDEX_DIR}/ "
-                "(the links to them are unchanged)",
-                err=True,
-            )
-        for why in result.left:
-            click.echo(f"vaultkeeper: warning: {why}", err=True)
-        for name in result.changed:
-            click.echo(f"{_what(name, result.missing, check)} {name}")
-        for problem in result.problems:  # its lines kept as they were until fixed
-            if problem in result.unreadable:
-                click.echo(
-                    inert_line(
-                        f"vaultkeeper: error: {problem}; its index lines are kept as they "
-                        "were until it can be read"
-                    ),
-                    err=True,
+    moved = Note(  # once: an older version's root sub-indexes, now in their folder
+        f"vaultkeeper: {'would move' if check else 'moved'} {len(result.moved)} "
+        f"sub-index file(s) from the vault's root into {config.SUBINDEX_DIR}/ "
+        "(the links to them are unchanged)"
+    )
+    state = _what(config.INDEX_FILE, result.missing, check) if result.changed else "up to date"
+    state = "regenerated" if state == "wrote" else state
+    lines = (
+        *((moved,) if result.moved else ()),
+        *(Note(f"vaultkeeper: warning: {why}") for why in result.left),
+        *(f"{_what(name, result.missing, check)} {name}" for name in result.changed),
+        *(  # its lines kept as they were until fixed
+            Note(
+                inert_line(
+                    f"vaultkeeper: error: {problem}; its index lines are kept as they "
+                    "were until it can be read"
                 )
-            else:
-                click.echo(f"warning: {problem}", err=True)
-        for name in result.over_budget:
-            click.echo(f"warning: {name} is still over the load budget", err=True)
-        for name in result.unused:
-            click.echo(f"note: {name} is not linked from {config.INDEX_FILE}; delete it by hand")
-        state = _what(config.INDEX_FILE, result.missing, check) if result.changed else "up to date"
-        state = "regenerated" if state == "wrote" else state
-        click.echo(
-            f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
-            f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else "")
-        )
-    return 1 if (check and result.changed) or result.unreadable else 0
+            )
+            if problem in result.unreadable
+            else Note(f"warning: {problem}")
+            for problem in result.problems
+        ),
+        *(Note(f"warning: {name} is still over the load budget") for name in result.over_budget),
+        *(
+            f"note: {name} is not linked from {config.INDEX_FILE}; delete it by hand"
+            for name in result.unused
+        ),
+        f"{config.INDEX_FILE} {state}: {result.entries} entries, {result.root_lines} lines, "
+        f"{result.root_bytes} bytes" + (" (split into sub-indexes)" if result.split else ""),
+    )
+    data = {  # each problem as its line: a Problem is a named tuple, JSON'd as a list
+        **result.__dict__,
+        "problems": [str(p) for p in result.problems],
+        "unreadable": [str(p) for p in result.unreadable],
+    }
+    code = 1 if (check and result.changed) or result.unreadable else 0
+    return show(Shown(data, lines, code=code), as_json)
 
 
 def _what(name: str, missing: tuple[str, ...], check: bool) -> str:
@@ -183,10 +174,9 @@ def verify(ctx: click.Context, as_json: bool) -> int:
                 bar.update(names.index(name) - bar.pos, name)
 
             result = verify_vault(vault, now=now_utc(), env=os.environ, progress=step)
-    if as_json:
-        print_json({"vault": result.vault, "checks": [c.to_dict() for c in result.checks]})
-    else:
-        width = max(len(c.name) for c in result.checks)
-        for c in result.checks:
-            click.echo(f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}")
-    return 1 if result.failed else 0
+    width = max(len(c.name) for c in result.checks)
+    data = {"vault": result.vault, "checks": [c.to_dict() for c in result.checks]}
+    lines = tuple(
+        f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}" for c in result.checks
+    )
+    return show(Shown(data, lines, code=int(bool(result.failed))), as_json)

@@ -9,13 +9,8 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import (
-    nonempty_path,
-    now_utc,
-    print_json,
-    vault_path,
-    waiting_to_count,
-)
+from vaultkeeper.commands.base import nonempty_path, now_utc, vault_path, waiting_to_count
+from vaultkeeper.output import Note, Shown, show
 
 
 @click.command()
@@ -51,23 +46,21 @@ def init(ctx: click.Context, path: Path | None, here: bool, dry_run: bool) -> in
     if dry_run or here:  # a folder of someone's files: what will be written, first
         plan = init_vault(target, here=here, dry_run=True)
         verb = "would create" if dry_run else "will create"
-        for name in plan.created:
-            click.echo(f"{verb} {name}")
+        lines = tuple(f"{verb} {name}" for name in plan.created)
         if dry_run:
-            click.echo(f"nothing written; {len(plan.created)} to create in {plan.vault}")
-            return 0
+            done = f"nothing written; {len(plan.created)} to create in {plan.vault}"
+            return show(Shown(lines=(*lines, done)))
+        show(Shown(lines=lines))
         if not _go_ahead(len(plan.created)):
-            click.echo("nothing written")
-            return 1
+            return show(Shown(lines=("nothing written",), code=1))
     result = init_vault(target, here=here)
-    for name in result.created:
-        click.echo(f"created {name}")
-    for name in result.kept:
-        click.echo(f"kept    {name} (exists)")
-    for warning in result.warnings:
-        click.echo(f"vaultkeeper: warning: {warning}", err=True)
-    click.echo(f"vault ready at {result.vault}")
-    return 0
+    lines = (
+        *(f"created {name}" for name in result.created),
+        *(f"kept    {name} (exists)" for name in result.kept),
+        *(Note(f"vaultkeeper: warning: {warning}") for warning in result.warnings),
+        f"vault ready at {result.vault}",
+    )
+    return show(Shown(lines=lines))
 
 
 def _go_ahead(count: int) -> bool:
@@ -120,7 +113,7 @@ def new(
     anchors: tuple[str, ...],
     repo_dir: str | None,
     as_json: bool,
-) -> None:
+) -> int:
     """Create an entry from its template and add it to _index.md.
 
     A memory (a new lesson) starts held_out with a quoted holdout_until a
@@ -150,21 +143,21 @@ def new(
         anchors=anchors,
         repo_dir=repo_dir,
     )
-    if as_json:  # each problem as its line: a Problem is a named tuple, JSON'd as a list
-        print_json({**result.__dict__, "problems": [str(p) for p in result.problems]})
-        return
-    click.echo(f"created {result.path}:{result.line} ({kind} {name})")
-    for problem in result.problems:  # the index lists it without a description
-        click.echo(f"warning: {problem}", err=True)
-    if result.index_line:
-        click.echo(f"indexed {result.index_file}: {result.index_line}")
+    lines = (
+        f"created {result.path}:{result.line} ({kind} {name})",
+        *(Note(f"warning: {p}") for p in result.problems),  # listed without a description
+        *([f"indexed {result.index_file}: {result.index_line}"] if result.index_line else []),
+    )
+    # each problem as its line: a Problem is a named tuple, JSON'd as a list
+    data = {**result.__dict__, "problems": [str(p) for p in result.problems]}
+    return show(Shown(data, lines), as_json)
 
 
 @click.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def use(ctx: click.Context, name: str, as_json: bool) -> None:
+def use(ctx: click.Context, name: str, as_json: bool) -> int:
     """Record one reuse of registry pattern NAME: success count + 1, last used today.
 
     Only those two lines of the registry change. The use is journaled and
@@ -177,12 +170,9 @@ def use(ctx: click.Context, name: str, as_json: bool) -> None:
     from vaultkeeper.learn.count import record_cli
 
     result = record_cli(vault_path(ctx), name, now_utc(), waiting_to_count)
-    if as_json:
-        print_json(result.__dict__)
-        return
-    click.echo(
+    line = (
         f"{result.name}: success count {result.count_before} -> {result.count_after}, "
         f"last used {result.last_used} ({result.path})"
     )
-    if result.note:
-        click.echo(f"vaultkeeper: note: {result.note}", err=True)
+    notes = [Note(f"vaultkeeper: note: {result.note}")] if result.note else []
+    return show(Shown(result.__dict__, (line, *notes)), as_json)

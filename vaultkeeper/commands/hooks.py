@@ -16,10 +16,10 @@ from vaultkeeper.commands.base import (
     MCP_PROJECT,
     SETTINGS,
     host_file,
-    print_json,
     usage_error,
     vault_path,
 )
+from vaultkeeper.output import Shown, show
 
 # After `install codex`: Codex runs hooks unless [features] hooks = false (its deprecated
 # alias: codex_hooks), and a new or changed command hook only once the person trusts it.
@@ -28,18 +28,16 @@ CODEX_NOTE = "note: ~/.codex/config.toml [features] `hooks = false` turns Codex'
 TARGETS = ("claude-code", "codex", "cron", "git")
 
 
-def _echo_change(change: Any, as_json: bool, mcp: Any = None, warn: str | None = None) -> None:
-    if warn:  # the install is done; what it wrote may not last (hosts/program.py)
-        click.echo(f"vaultkeeper: warning: {warn}", err=True)
-    if as_json:
-        print_json({"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__)
-        return
+def _change(change: Any, mcp: Any = None, warn: str | None = None, more: Any = ()) -> Shown:
+    """What an install or uninstall did (and ``more`` lines for a person), to show."""
+    lines: list[str] = []
     for done in (change, mcp) if mcp else (change,):
-        click.echo(f"{done.target}: {done.path}" + ("" if done.changed else " (unchanged)"))
-        for action in done.actions:
-            click.echo(f"  {action}")
-        if done.backup:
-            click.echo(f"  previous file kept as {done.backup}")
+        lines.append(f"{done.target}: {done.path}" + ("" if done.changed else " (unchanged)"))
+        lines += [f"  {action}" for action in done.actions]
+        lines += [f"  previous file kept as {done.backup}"] if done.backup else []
+    data = {"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__
+    # a warning: the install is done; what it wrote may not last (hosts/program.py)
+    return Shown(data, (*lines, *more), (f"vaultkeeper: warning: {warn}",) if warn else ())
 
 
 @click.group()
@@ -96,7 +94,7 @@ def hooks_install(
     recall: bool,
     dialog: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Register vaultkeeper with TARGET (claude-code, codex, cron or git) for the vault.
 
     What it writes names the program and the vault by absolute path.
@@ -138,8 +136,7 @@ def hooks_install(
 
             refuse_second_copy(target, recall, os.environ)
         if target == "git":
-            _echo_change(git_install.install(vault, program), as_json, warn=warn)
-            return
+            return show(_change(git_install.install(vault, program), warn=warn), as_json)
         if mcp_file is not None:  # its file read and its edit planned before any write
             mcp_install.install(target, mcp_file, vault, program, write=False, dialog=dialog)
         done = hostfiles.install(target, path, vault, program, recall)
@@ -150,25 +147,25 @@ def hooks_install(
             if mcp_file is None
             else mcp_install.install(target, mcp_file, vault, program, dialog=dialog)
         )
-        _echo_change(done, as_json, served, warn)
+        more: list[str] = []
         if dialog and not as_json:  # on, but refused while these hooks are configured
             from vaultkeeper.hosts.elicitation import answering
 
-            for found in answering(os.environ, Path.cwd()):
-                click.echo(f"  note: the dialog stays off while {found.line()}")
+            more += [
+                f"  note: the dialog stays off while {found.line()}"
+                for found in answering(os.environ, Path.cwd())
+            ]
         if target == "codex" and not as_json:
             trust = [h.trust or "" for h in hostfiles.installed(target, path).handlers]
-            for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]:
-                click.echo(f"  {line}")
-        return
+            more += [f"  {line}" for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]]
+        return show(_change(done, served, warn, more), as_json)
     host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
     if recall:
         raise usage_error("--recall is for claude-code and codex, not cron")
     if print_only:
         line = cron.cron_line(vault, program, cron.schedule_for(vault, schedule, os.environ))
-        print_json({"line": line}) if as_json else click.echo(line)
-        return
-    _echo_change(cron.install(vault, program, schedule, os.environ), as_json, warn=warn)
+        return show(Shown({"line": line}, (line,)), as_json)
+    return show(_change(cron.install(vault, program, schedule, os.environ), warn=warn), as_json)
 
 
 def _recall_table(vault: Path) -> None:
@@ -203,7 +200,7 @@ def hooks_uninstall(
     with_mcp: bool,
     project: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Remove vaultkeeper's hooks from TARGET (claude-code, codex, cron or git), nothing else.
 
     With nothing installed there is nothing to do (exit 0).
@@ -224,15 +221,13 @@ def hooks_uninstall(
     path = host_file(target, settings_file, hooks_file)
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     if target == "git":
-        _echo_change(git_install.uninstall(vault_path(ctx, require=False)), as_json)
-        return
+        return show(_change(git_install.uninstall(vault_path(ctx, require=False))), as_json)
     if target == "cron":
-        _echo_change(cron.uninstall(vault_path(ctx, require=False), os.environ), as_json)
-        return
+        return show(_change(cron.uninstall(vault_path(ctx, require=False), os.environ)), as_json)
     if mcp_file is not None and (unreadable := hostfiles.installed(target, path).note):
         raise VaultkeeperError(f"{unreadable}; nothing written")  # before the MCP file's edit
     # the MCP file first: install made ~/.codex/ for hooks.json, and only once both
     # files are gone can the hooks' uninstall take that folder away again
     served = None if mcp_file is None else mcp_install.uninstall(target, mcp_file)
     done = hostfiles.uninstall(target, path)
-    _echo_change(done, as_json, served)
+    return show(_change(done, served), as_json)

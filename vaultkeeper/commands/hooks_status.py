@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from vaultkeeper.commands.base import HOOKS, SETTINGS, host_file, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import HOOKS, SETTINGS, host_file, now_utc, vault_path
 from vaultkeeper.commands.hooks import TARGETS
+from vaultkeeper.output import Shown, show
 
 if TYPE_CHECKING:
     from vaultkeeper.hosts.hooks import Installed
@@ -65,7 +66,7 @@ def hooks_status(
     settings_file: Path | None,
     hooks_file: Path | None,
     as_json: bool,
-) -> None:
+) -> int:
     """Say what is installed where, and when each vault's last scan completed.
 
     Every target, or only TARGET (claude-code, codex, cron or git); no vault
@@ -108,24 +109,20 @@ def hooks_status(
     where = where_installed(files, "cron" in targets, os.environ, vault, also)
     served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
     plugged = installed_plugins(targets, os.environ)  # the hosts' own plugin installs
-    if as_json:
-        found = asdict(where)
-        print_json(
-            {
-                "hosts": found["hosts"],
-                "mcp": [asdict(r) for r in served],
-                "plugins": [asdict(p) for p in plugged],
-                "cron": found["cron"] if "cron" in targets else None,
-                "cron_note": where.cron_note,
-                "last_scans": [
-                    {"vault": v, "last_completed": w.isoformat() if w else None}
-                    for v, w in where.last_scans
-                ],
-                "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
-                "git": git if git is None or isinstance(git, str) else asdict(git),
-            }
-        )
-        return
+    found = asdict(where)
+    data = {
+        "hosts": found["hosts"],
+        "mcp": [asdict(r) for r in served],
+        "plugins": [asdict(p) for p in plugged],
+        "cron": found["cron"] if "cron" in targets else None,
+        "cron_note": where.cron_note,
+        "last_scans": [
+            {"vault": v, "last_completed": w.isoformat() if w else None}
+            for v, w in where.last_scans
+        ],
+        "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
+        "git": git if git is None or isinstance(git, str) else asdict(git),
+    }
     rows = [("git", line) for line in ([] if git is None else status_lines(git))]
     for host in where.hosts:
         if host.note:
@@ -161,5 +158,4 @@ def hooks_status(
             ("last scan", f"{v}: {when:%Y-%m-%d %H:%M} UTC{ago}" if when else f"{v}: never")
         )
     rows += [("hook log", f"{log}: {last}") for log, last in where.hook_logs]
-    for column, text in rows:
-        click.echo(f"{column:<12} {text}")
+    return show(Shown(data, tuple(f"{column:<12} {text}" for column, text in rows)), as_json)

@@ -8,13 +8,8 @@ from pathlib import Path
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import (
-    now_utc,
-    print_json,
-    usage_error,
-    vault_path,
-    waiting_to_count,
-)
+from vaultkeeper.commands.base import now_utc, usage_error, vault_path, waiting_to_count
+from vaultkeeper.output import Shown, show
 
 
 @click.command()
@@ -36,7 +31,7 @@ def ingest(
     dry_run: bool,
     missed_beside: Path | None,
     cwd: str | None,
-) -> None:
+) -> int:
     """Count the reuse in session transcripts (Claude Code or Codex JSONL).
 
     A pattern counts once per session when the agent cites it in its own
@@ -72,28 +67,23 @@ def ingest(
     if missed_beside is not None:
         transcripts = (*transcripts, *catch_up.missed(vault, missed_beside.absolute(), cwd))
         if not transcripts:
-            click.echo("nothing missed: every transcript of the project was ingested")
-            return
+            nothing = "nothing missed: every transcript of the project was ingested"
+            return show(Shown(lines=(nothing,)))
     now = now_utc()
     out = run_ingest(vault, transcripts, now, dry_run=dry_run, waiting=waiting_to_count)
     read = [Path(f.path) for f in out.files if f.error is None]
     if read and not dry_run:  # nothing read (a refusal): nothing written
         catch_up.remember(vault, read, now)
     failed = [f for f in out.files if f.error is not None]
-    for f in failed:
-        click.echo(clean(f"vaultkeeper: error: {f.path}: {f.error}"), err=True)
-    for line in out.result.refused:
-        click.echo(clean(f"vaultkeeper: error: {line}"), err=True)
-    for line in out.result.damaged:
-        click.echo(clean(f"vaultkeeper: warning: {line}"), err=True)
-    code = 1 if failed or out.result.refused else 0
+    notes = (
+        *(clean(f"vaultkeeper: error: {f.path}: {f.error}") for f in failed),
+        *(clean(f"vaultkeeper: error: {line}") for line in out.result.refused),
+        *(clean(f"vaultkeeper: warning: {line}") for line in out.result.damaged),
+    )
     if out.suggested:  # a lesson a session wrote, and the code it touched
         from vaultkeeper.report.anchors import accept_command, suggestion_dicts
-    if as_json:
-        data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
-        data["suggested_anchors"] = suggestion_dicts(out.suggested) if out.suggested else []
-        print_json(data)
-        ctx.exit(code)
+    data = {"files": [f.__dict__ for f in out.files], **out.result.to_dict()}
+    data["suggested_anchors"] = suggestion_dicts(out.suggested) if out.suggested else []
     counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
     res = out.result
     lines = [
@@ -131,9 +121,8 @@ def ingest(
         f"{record} {_n(len(res.recorded), 'new use')}{f' ({detail})' if detail else ''}; "
         f"{res.repeated} already recorded"
     )
-    for line in lines:
-        click.echo(clean(line))
-    ctx.exit(code)
+    code = 1 if failed or out.result.refused else 0
+    return show(Shown(data, tuple(map(clean, lines)), notes, code), as_json)
 
 
 def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:

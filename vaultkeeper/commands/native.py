@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from vaultkeeper.commands.apply import _render_outcome
-from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.apply import render_outcome, yes_to
+from vaultkeeper.commands.base import AS_JSON, now_utc, usage_error, vault_path
+from vaultkeeper.output import Shown, show
 from vaultkeeper.store.textsafe import inert
 
 
@@ -36,9 +37,7 @@ def native() -> None:
 @click.option("--all", "every", is_flag=True, help="Every auto-memory folder there is.")
 @click.option("--cwd", "cwds", multiple=True, help="The folder a session in this project uses.")
 @click.pass_context
-def adopt(
-    ctx: click.Context, folders: tuple[Path, ...], every: bool, cwds: tuple[str, ...]
-) -> None:
+def adopt(ctx: click.Context, folders: tuple[Path, ...], every: bool, cwds: tuple[str, ...]) -> int:
     """Record which auto-memory folders this vault curates (on this machine).
 
     Name FOLDERS, or a project's working directory with --cwd, or --all. Claude Code
@@ -57,14 +56,14 @@ def adopt(
         chosen += discover(home)
     if not chosen:
         raise usage_error("name a folder, --cwd DIR or --all")
-    for folder in record(vault_path(ctx), home, chosen):
-        click.echo(inert(f"adopted {folder.project}: {folder.path}"))
+    adopted = record(vault_path(ctx), home, chosen)
+    return show(Shown(lines=tuple(inert(f"adopted {f.project}: {f.path}") for f in adopted)))
 
 
 @native.command("review")
 @AS_JSON
 @click.pass_context
-def review_cmd(ctx: click.Context, as_json: bool) -> None:
+def review_cmd(ctx: click.Context, as_json: bool) -> int:
     """What each adopted folder holds: promote and prune candidates, what the caps
     cut, problems. Reads only; exit 0.
 
@@ -77,42 +76,33 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
 
     vault, today = vault_path(ctx), now_utc().date()
     reviews = [review(vault, f, today) for f in adopted(vault)]
-    if as_json:
-        print_json({"folders": [r.to_dict() for r in reviews]})
-        return
-    if not reviews:
-        click.echo("no auto-memory folder adopted (vaultkeeper native adopt --all)")
-    for r in reviews:
-        click.echo(
-            inert(
-                f"{r.folder.project}: {r.files} files, {r.used_recently} used in the "
-                f"last 90 days, {r.never_used} never used ({r.folder.path})"
-            )
+    lines = [
+        inert(
+            f"{r.folder.project}: {r.files} files, {r.used_recently} used in the "
+            f"last 90 days, {r.never_used} never used ({r.folder.path})"
         )
-        for finding in r.findings:
-            click.echo(inert(f"  {finding.line()}"))
+        + "".join("\n" + inert(f"  {finding.line()}") for finding in r.findings)
+        for r in reviews
+    ]
+    none = "no auto-memory folder adopted (vaultkeeper native adopt --all)"
+    data = {"folders": [r.to_dict() for r in reviews]}
+    return show(Shown(data, tuple(lines or [none])), as_json)
 
 
 def _confirm(plan: Any) -> bool:
-    from vaultkeeper.apply.review import is_yes
-    from vaultkeeper.commands.apply import show_and_ask
-
+    """A person's yes to moving one native memory to the vault's trash."""
     title = (
         f"This Claude Code memory will leave {plan.path.parent}: {plan.path.name} (and "
         f"{len(plan.index_cut)} MEMORY.md line). `vaultkeeper restore ID` brings both back."
     )
-    try:
-        return is_yes(show_and_ask(title, plan.text, "Delete it? Only y or yes deletes [y/N]:"))
-    except click.Abort:
-        click.echo("")
-        return False
+    return yes_to(title, plan.text, "Delete it? Only y or yes deletes [y/N]:")
 
 
 @native.command("prune")
 @click.argument("target")
 @AS_JSON
 @click.pass_context
-def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
+def prune(ctx: click.Context, target: str, as_json: bool) -> int:
     """Move one native memory to the vault's .trash/, on a person's yes at a terminal.
 
     TARGET is <project>/<file>.md as `native review` names it. Without a terminal
@@ -129,7 +119,7 @@ def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
 
     confirm = _confirm if is_terminal(sys.stdin, sys.stdout) else None
     outcome = run(vault_path(ctx), Decision(ACTION, target), now_utc(), confirm)
-    _render_outcome(ctx, outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
 @native.command("promote")
@@ -137,7 +127,7 @@ def prune(ctx: click.Context, target: str, as_json: bool) -> NoReturn:
 @click.option("--project", required=True, help="The vault project the lesson goes to.")
 @AS_JSON
 @click.pass_context
-def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> NoReturn:
+def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> int:
     """Make a native memory used in 2+ sessions a vault lesson (held out, with its
     receipts as provenance). The native file stays as it is.
 
@@ -150,4 +140,4 @@ def promote(ctx: click.Context, target: str, project: str, as_json: bool) -> NoR
     from vaultkeeper.entries.native_promote import promote as run
 
     outcome = run(vault_path(ctx), Decision(ACTION, target), now_utc(), project)
-    _render_outcome(ctx, outcome, as_json)
+    return render_outcome(outcome, as_json)

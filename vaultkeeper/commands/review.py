@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
 
 import click
 
 from vaultkeeper.commands.apply import ask_person, decide, show_outcome
-from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, vault_path
+from vaultkeeper.output import Note, Shown, show
 from vaultkeeper.store.textsafe import inert
 
 
@@ -23,7 +23,7 @@ from vaultkeeper.store.textsafe import inert
     help="The waiting asks as a JSON list ([] when none waits).",
 )
 @click.pass_context
-def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
+def review(ctx: click.Context, list_only: bool, as_json: bool) -> int:
     """Walk the queued asks (deletions, override demotions) one at a time: yes / no / skip.
 
     For a person at a terminal: without one (stdin and stdout both TTYs) it
@@ -43,34 +43,30 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
 
     vault = vault_path(ctx)
     damaged = journal.damaged(vault)
-    for problem in damaged:
-        click.echo(inert(f"vaultkeeper: error: {problem}"), err=True)
+    errors = tuple(inert(f"vaultkeeper: error: {problem}") for problem in damaged)
     waiting = journal.pending(vault)
     if list_only:
-        if as_json:
-            print_json([a.to_dict() for a in waiting])
-            ctx.exit(1 if damaged else 0)
-        for ask in waiting:
-            click.echo(inert(f"{ask.id}  {ask.what}: {ask.reason}"))
         more = f" (and {len(damaged)} unreadable queue line(s))" if damaged else ""
-        click.echo(f"{len(waiting)} waiting for a person{more}")
-        ctx.exit(1 if damaged else 0)
+        lines = (
+            *(inert(f"{ask.id}  {ask.what}: {ask.reason}") for ask in waiting),
+            f"{len(waiting)} waiting for a person{more}",
+        )
+        data = [a.to_dict() for a in waiting]
+        return show(Shown(data, lines, errors, code=int(bool(damaged))), as_json)
     terminal = is_terminal(sys.stdin, sys.stdout)
     if not waiting and not damaged:  # nothing waits: nothing to do, not exit 3
-        if as_json and not terminal:  # the --list --json shape: an agent asked for JSON
-            print_json([])
-        else:
-            click.echo("0 waiting for a person")
-        return
+        # with --json and no terminal, the --list --json shape: an agent asked for JSON
+        return show(Shown([], ("0 waiting for a person",)), as_json and not terminal)
+    show(Shown(notes=errors))
     if not terminal:
         raise NeedsPerson(
             f"review is for a person at a terminal (stdin and stdout must be terminals); "
             f"{len(waiting)} ask(s) waiting; `vaultkeeper review --list` shows them"
         )
     result = walk(vault, now_utc(), ask_person, show_outcome)
-    click.echo(f"{result.remaining} still waiting")
     # what the person skipped (or could not be done) still waits for a person: exit 3
-    ctx.exit(EXIT_ASK if result.remaining else 0)
+    code = EXIT_ASK if result.remaining else 0
+    return show(Shown(lines=(f"{result.remaining} still waiting",), code=code))
 
 
 @click.command()
@@ -78,7 +74,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
 @DRY_RUN
 @AS_JSON
 @click.pass_context
-def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> NoReturn:
+def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> int:
     """Put deleted block or file ID back from .trash/ (ids: `vaultkeeper log`).
 
     The file is byte-identical to before the prune if nothing changed since;
@@ -91,7 +87,7 @@ def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> 
     """
     from vaultkeeper.apply.decision import Decision
 
-    decide(ctx, Decision("restore", trash_id), dry_run, as_json)
+    return decide(ctx, Decision("restore", trash_id), dry_run, as_json)
 
 
 @click.command()
@@ -100,7 +96,7 @@ def restore(ctx: click.Context, trash_id: str, dry_run: bool, as_json: bool) -> 
     "-n", "last", type=click.IntRange(min=1), default=None, help="Only the last N records."
 )
 @click.pass_context
-def log(ctx: click.Context, as_json: bool, last: int | None) -> None:
+def log(ctx: click.Context, as_json: bool, last: int | None) -> int:
     """Print the decision journal (state/journal.jsonl), newest last.
 
     An empty journal says so (on stderr; --json prints []).
@@ -113,20 +109,15 @@ def log(ctx: click.Context, as_json: bool, last: int | None) -> None:
     from vaultkeeper.apply.journal import read
 
     result = read(vault_path(ctx))
-    for problem in result.problems:
-        click.echo(f"vaultkeeper: warning: {problem}", err=True)
     records = list(result.records)[-last:] if last else list(result.records)
-    if as_json:
-        print_json(records)
-        return
-    if not records:
-        click.echo("vaultkeeper: note: no decisions journaled yet", err=True)
-    for r in records:
-        tag = f"  [{r['id']}]" if r.get("id") else ""
-        click.echo(
-            inert(
-                f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} "
-                f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: "
-                f"{r.get('reason', '')}{tag}"
-            )
+    lines = [
+        inert(
+            f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} "
+            f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: "
+            f"{r.get('reason', '')}" + (f"  [{r['id']}]" if r.get("id") else "")
         )
+        for r in records
+    ]
+    none = Note("vaultkeeper: note: no decisions journaled yet")
+    warnings = tuple(f"vaultkeeper: warning: {problem}" for problem in result.problems)
+    return show(Shown(records, tuple(lines or [none]), warnings), as_json)

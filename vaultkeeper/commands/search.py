@@ -8,7 +8,8 @@ from functools import partial
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import print_json, vault_path
+from vaultkeeper.commands.base import vault_path
+from vaultkeeper.output import Note, Shown, show
 
 
 @click.command()
@@ -32,7 +33,7 @@ def search(
     limit: int,
     archived: bool,
     as_json: bool,
-) -> None:
+) -> int:
     """Find the entries that best match WORDS: lessons, decisions, notes, patterns.
 
     Ranked by bm25 over each entry's name, description, headings and body (a
@@ -62,13 +63,13 @@ def search(
         include_archived=archived,
         report=report,
     )
-    if as_json:
-        print_json({"hits": hits, "count": len(hits)})
-    else:
-        for hit in hits:
-            stale = f" ({hit['may_be_stale']})" if hit.get("may_be_stale") else ""
-            click.echo(f"{hit['score']:7.2f}  {hit['path']}:{hit['line']}  {hit['name']}{stale}")
-            click.echo(f"         {hit['snippet']}")
-        if not hits:
-            click.echo("no entry matches", err=True)
-    ctx.exit(0 if hits else 1)
+    lines = [
+        f"{hit['score']:7.2f}  {hit['path']}:{hit['line']}  {hit['name']}"
+        + (f" ({hit['may_be_stale']})" if hit.get("may_be_stale") else "")
+        + f"\n         {hit['snippet']}"
+        for hit in hits
+    ]
+    data = {"hits": hits, "count": len(hits)}
+    return show(
+        Shown(data, tuple(lines or [Note("no entry matches")]), code=int(not hits)), as_json
+    )
