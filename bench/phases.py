@@ -26,7 +26,7 @@ from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cache as scancache  # noqa: E402
 from vaultkeeper.scan import guards as state  # noqa: E402
 from vaultkeeper.scan import memory as memscan  # noqa: E402
-from vaultkeeper.scan import reportrow  # noqa: E402
+from vaultkeeper.scan import last as reportrow  # noqa: E402
 from vaultkeeper.store import model  # noqa: E402
 from vaultkeeper.upkeep import sections as upkeep  # noqa: E402
 

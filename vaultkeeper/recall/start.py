@@ -122,14 +122,24 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
 
 def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
-    there are in all: as the last scan saved them while no registry file has changed
-    since (report/brief_patterns.py), else parsed from the registry now."""
-    from vaultkeeper.report import brief_patterns
+    there are in all: each registry file's as the last report's row keeps them
+    (scan/last.py: while the file is as it was read), else parsed from the registry now."""
+    import datetime as dt
 
-    saved = brief_patterns.load(vault, limit)
-    if saved is not None:
-        facts, total = saved
-        return [PatternLine(*f) for f in facts], total
+    from vaultkeeper.report import brief_patterns
+    from vaultkeeper.scan.last import patterns as kept
+
+    tops = kept(vault)
+    if tops is not None:
+        rows = [PatternLine(n, c, u, rel, s) for rel, top in tops.items() for n, c, u, s in top[0]]
+        day = dt.date.fromisoformat
+        rows.sort(
+            key=lambda p: (
+                -p.count,
+                -(day(p.last_used) if p.last_used else dt.date.min).toordinal(),
+            )
+        )
+        return rows[:limit], sum(top[1] for top in tops.values())
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)

@@ -91,20 +91,21 @@ def run_scan(
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
-            from vaultkeeper.scan import reportrow
+            from vaultkeeper.scan import last
 
             clock = time.monotonic()
-            inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
+            inputs = last.inputs(vault)  # before any file is read: a write after it shows
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.rebuild import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
-            report = classify_and_keep(vault, now, first)
+            parts: dict[str, Any] = {}
+            report = classify_and_keep(vault, now, first, parts)
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
-            reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
+            last.keep(vault, now_ms, inputs, report, parts, first)  # what readers see
             state.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
@@ -242,40 +243,52 @@ class _Deferred:
 # -- classification -------------------------------------------------------------------
 
 
-def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> Report:
+def classify(
+    vault: Path,
+    now: dt.datetime,
+    cache: ScanCache | None = None,
+    parts: dict[str, Any] | None = None,
+) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes.
 
     With ``cache`` (vaultkeeper.scan.cache), files unchanged since it was kept are not
     read again, and what was read of the others goes into it (in memory: the caller
-    keeps it, or not).
+    keeps it, or not). ``parts`` receives the block heads, the memory files' facts and
+    where the registry's problems end (scan/last.py patches a report from them).
     """
-    return _classify(vault, now, cache, keep=False)
+    return _classify(vault, now, cache, keep=False, parts=parts)
 
 
-def classify_and_keep(vault: Path, now: dt.datetime, cache: ScanCache) -> Report:
+def classify_and_keep(
+    vault: Path, now: dt.datetime, cache: ScanCache, parts: dict[str, Any] | None = None
+) -> Report:
     """``classify`` for the scan's own run, which writes: the rows ``cache`` gained and
     the anchors' rows go to ``state/vaultkeeper.db`` (a database that cannot be written
     is a cache lost, never a failed scan)."""
     from vaultkeeper.scan import cache as scancache
 
-    report = _classify(vault, now, cache, keep=True)
+    report = _classify(vault, now, cache, keep=True, parts=parts)
     scancache.save(vault, cache)
     return report
 
 
-def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool) -> Report:
+def _classify(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool, parts: Any = None
+) -> Report:
     # A scan allocates tens of thousands of small objects and makes no reference cycles;
     # the cyclic collector's passes over them would cost a few percent of the scan.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classified(vault, now, cache, keep)
+        return _classified(vault, now, cache, keep, {} if parts is None else parts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool) -> Report:
+def _classified(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
+) -> Report:
     import datetime as dt
 
     from vaultkeeper.report.candidates import Report
@@ -291,11 +304,14 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
         from vaultkeeper.registry.delta import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
+    files_problems = len(problems)
     promote, prune = registry_candidates(heads, today, problems)
+    parts.update(heads=heads, problems=(files_problems, len(problems)))
     if cache is not None:  # the scan's run: the brief's patterns (not --as-of's)
         _brief_patterns(vault, heads, cache)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    parts["facts"] = facts
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)

@@ -45,7 +45,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table of the derived store, by the domain that fills it. Change a table: bump
@@ -69,10 +69,11 @@ TABLES: tuple[str, ...] = (
     # named facts of the last scan as a whole (the duplicates pass's settings, whether
     # every file it read was kept and where not; how many patterns the registry has)
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # scan/reportrow.py: the last completed scan's report (its JSON) as of its start, valid
-    # while its files have the stat keys digested in ``inputs`` (racy ones: the bytes too)
+    # scan/last.py: the last completed scan's report (its JSON) as of its start, valid
+    # while its files have the stat keys digested in ``inputs`` (racy ones: the bytes too),
+    # and what patching it needs (each file's key, block lines, facts, pairs)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
-    "racy TEXT NOT NULL, report TEXT NOT NULL)",
+    "racy TEXT NOT NULL, report TEXT NOT NULL, basis TEXT NOT NULL)",
     # report/brief_patterns.py: the registry's most-used patterns, in the brief's order,
     # valid while every scan_registry row matches its file
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
