@@ -22,16 +22,15 @@ from vaultkeeper.cli import cli
 from vaultkeeper.scan import last
 from vaultkeeper.scan.statefile import read_state
 
-WORDS = "retry clock flaky cursor cache socket deploy token batch lock pool merge".split()
+WORDS = ["retry", "clock", "flaky", "cursor", "cache", "socket", "deploy", "token", "batch"]
+WORDS += ["lock", "pool", "merge"]
 
 
 def _block(rng: random.Random, n: int) -> str:
     words = " ".join(rng.sample(WORDS, 4))
-    count, day = (
-        rng.choice([0, 1, 2, 3, 7]),
-        f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-    )
-    return f"### p{n}\nUse {words} first. Then more.\n\n**success count:** {count}\n**last used:** {day}\n"
+    count, day = rng.choice([0, 1, 2, 3, 7]), f"2025-{rng.randint(1, 12):02d}-11"
+    counters = f"**success count:** {count}\n**last used:** {day}\n"
+    return f"### p{n}\nUse {words} first. Then more.\n\n{counters}"
 
 
 def _lesson(rng: random.Random, n: int) -> str:
