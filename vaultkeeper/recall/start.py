@@ -124,22 +124,12 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
     there are in all: each registry file's as the last report's row keeps them
     (scan/last.py: while the file is as it was read), else parsed from the registry now."""
-    import datetime as dt
-
     from vaultkeeper.report import brief_patterns
     from vaultkeeper.scan.last import patterns as kept
 
-    tops = kept(vault)
-    if tops is not None:
-        rows = [PatternLine(n, c, u, rel, s) for rel, top in tops.items() for n, c, u, s in top[0]]
-        day = dt.date.fromisoformat
-        rows.sort(
-            key=lambda p: (
-                -p.count,
-                -(day(p.last_used) if p.last_used else dt.date.min).toordinal(),
-            )
-        )
-        return rows[:limit], sum(top[1] for top in tops.values())
+    got = kept(vault)
+    if got is not None and len(got[0]) >= min(limit, got[1]):
+        return [PatternLine(*row) for row in got[0][:limit]], got[1]
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)

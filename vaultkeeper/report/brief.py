@@ -160,7 +160,10 @@ def render_brief(
     """
     sections = _brief_sections(report, receipts)
     # the upkeep sections (duplicates, stale lessons, unused skills) come after the spec's
-    # lists and only whole, where they fit: they never take the lists' room
-    extra = [x for intro, items in upkeep.brief_sections(report) for x in ("", intro, *items)]
+    # lists and only whole, where they fit: they never take the lists' room. Each item is
+    # at least "- " and a character and its newline: past the limit they never fit whole
+    extra: list[str] = []
+    if 4 * (len(report.duplicates) + len(report.stale) + len(report.skills_unused)) <= limit:
+        extra = [x for intro, items in upkeep.brief_sections(report) for x in ("", intro, *items)]
     summary, problems = report.summary(), len(report.problems)
     return layout(summary, report.vault, report.generated_at, now, problems, sections, extra, limit)

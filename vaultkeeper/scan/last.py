@@ -33,6 +33,8 @@ import sqlite3
 import stat
 import time
 from hashlib import blake2b
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -142,9 +144,8 @@ _TOPS: dict[str, Any] = {}  # vault -> the registry's most-used patterns of the 
 
 
 def patterns(vault: Path) -> Any:
-    """Each registry file's most-used patterns (brief_patterns.top: its rows, and how
-    many readable patterns it has) as of the report ``last_report`` just gave; None
-    when it gave none, or they could not be had."""
+    """The registry's most-used patterns (``_merged``) as of the report ``last_report``
+    just gave; None when it gave none, or they could not be had."""
     return _TOPS.get(str(vault))
 
 
@@ -243,19 +244,26 @@ def _whole(vault: Path, now: dt.datetime) -> tuple[Report, dict[str, Any]]:
 # -- the row's text: compact, what a reader may be shown ----------------------------------
 
 
-def _serve(rows: Any, skip: int = -1) -> list[Any]:
-    """``rows`` (named tuples) with their text served (credentials masked, controls
-    stripped; field ``skip``, a candidate's hash, is ours), one check for them all: a
-    report's text almost never needs it; then row by row."""
+_TEXTS = (1, 2, 6, 10, 11, 13)  # a candidate's text from the vault's files (the rest is ours)
 
-    def texts(r: Any) -> list[str]:
-        out = [v for i, v in enumerate(r) if type(v) is str and i != skip]
-        return out + [w for v in r if type(v) is tuple for w in v]
 
-    if not needs_serving(" ".join(t for r in rows for t in texts(r))):
+def _serve(rows: Any, fields: tuple[int, ...] = ()) -> list[Any]:
+    """``rows`` (named tuples) with the text of their ``fields`` (all: none given)
+    served: credentials masked, controls stripped. One check for them all (a report's
+    text almost never needs it), then row by row."""
+
+    def text(some: Any) -> str:
+        got = chain.from_iterable(map(itemgetter(*fields), some)) if fields else chain(*some)
+        return " ".join(
+            x if type(x) is str else " ".join(x) if type(x) is tuple else "" for x in got
+        )
+
+    if not needs_serving(text(rows)):
         return list(rows)
     return [
-        [_served(v, i != skip) for i, v in enumerate(r)] if needs_serving(" ".join(texts(r))) else r
+        [_served(v, not fields or i in fields) for i, v in enumerate(r)]
+        if needs_serving(text([r]))
+        else r
         for r in rows
     ]
 
@@ -266,7 +274,21 @@ def _served(value: Any, text: bool) -> Any:
     return served(value) if text and type(value) is str else value
 
 
-def _encode(r: Report, tops: Any) -> str:
+def _merged(tops: dict[str, Any] | None) -> list[Any] | None:
+    """The registry's most-used patterns, [name, count, last used, file, summary] each
+    (the brief's order: count, then latest use; files in order on a tie), and how many
+    readable ones there are, from each file's."""
+    from vaultkeeper.report.brief_patterns import TOP
+
+    if tops is None:
+        return None
+    rows = [[n, c, u, rel, s] for rel, top in tops.items() for n, c, u, s in top[0]]
+    day = dt.date.fromisoformat
+    rows.sort(key=lambda r: (-r[1], -(day(r[2]) if r[2] else dt.date.min).toordinal()))
+    return [rows[:TOP], sum(top[1] for top in tops.values())]
+
+
+def _encode(r: Report, tops: dict[str, Any] | None) -> str:
     from vaultkeeper.report import anchors
 
     extra = anchors.to_dict(r) if r.anchors or r.suggested else None
@@ -276,10 +298,10 @@ def _encode(r: Report, tops: Any) -> str:
             r.vault,
             iso(r.generated_at),
             r.duration_ms,
-            *([c[1:] for c in _serve(items, 4)] for items in lists),  # 4: the hash
+            *([c[1:] for c in _serve(items, _TEXTS)] for items in lists),
             *(_serve(items) for items in (r.problems, r.duplicates, r.stale, r.skills_unused)),
             extra,
-            tops,
+            _merged(tops),
         ]
     )
 
