@@ -342,7 +342,7 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     assert last.kept(vault, when[0], found) is not None  # the scan's own row
     older = last.last_report(vault)
     assert older is not None
-    text = last._encode(older, None)
+    text = last._encode(older, {"tops": None, "registry": {}})
     last._store(vault, when[0] - 60_000, found, text, {}, create=False)  # the late reader
     assert last.kept(vault, when[0], found) is not None
 

@@ -136,17 +136,23 @@ def last_report(vault: Path) -> Report | None:
         return None
     found = inputs(vault)
     got = kept(vault, when[0], found) or _derive(vault, *when, found)
-    _TOPS[str(vault)] = got[1]
+    _KEPT[str(vault)] = got[1]
     return _handled(vault, got[0]._replace(vault=str(vault)), journal_mark(data))
 
 
-_TOPS: dict[str, Any] = {}  # vault -> the registry's most-used patterns of the row last read
+_KEPT: dict[str, Any] = {}  # vault -> what the row last read says of the registry
 
 
 def patterns(vault: Path) -> Any:
     """The registry's most-used patterns (``_merged``) as of the report ``last_report``
     just gave; None when it gave none, or they could not be had."""
-    return _TOPS.get(str(vault))
+    return _KEPT.get(str(vault), [None])[0]
+
+
+def bare(vault: Path) -> Any:
+    """Each registry file's blocks without counter lines, [line, name] each, as of the
+    report ``last_report`` just gave (None: it gave none)."""
+    return _KEPT.get(str(vault), [None, None])[1]
 
 
 # -- the row -------------------------------------------------------------------------------
@@ -164,7 +170,7 @@ def keep(
     """Keep ``report`` (classified as of ``started_ms`` from ``found``, with the ``parts``
     classify gave and the pairs ``cache`` holds) as the row readers use and patch."""
     basis = _basis(vault, report, parts, cache)
-    _store(vault, started_ms, found, _encode(report, basis["tops"]), basis, create)
+    _store(vault, started_ms, found, _encode(report, basis), basis, create)
 
 
 def _store(
@@ -222,7 +228,7 @@ def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Rep
                 got = _patched(vault, now, found, old, basis, racy)
     if got is None:
         got = _whole(vault, now)
-    text = _encode(got[0]._replace(duration_ms=took), got[1]["tops"])
+    text = _encode(got[0]._replace(duration_ms=took), got[1])
     _store(vault, started_ms, found, text, got[1], create=False)
     return _decode(text)  # as a kept one reads
 
@@ -288,7 +294,7 @@ def _merged(tops: dict[str, Any] | None) -> list[Any] | None:
     return [rows[:TOP], sum(top[1] for top in tops.values())]
 
 
-def _encode(r: Report, tops: dict[str, Any] | None) -> str:
+def _encode(r: Report, basis: dict[str, Any]) -> str:
     from vaultkeeper.report import anchors
 
     extra = anchors.to_dict(r) if r.anchors or r.suggested else None
@@ -301,7 +307,10 @@ def _encode(r: Report, tops: dict[str, Any] | None) -> str:
             *([c[1:] for c in _serve(items, _TEXTS)] for items in lists),
             *(_serve(items) for items in (r.problems, r.duplicates, r.stale, r.skills_unused)),
             extra,
-            _merged(tops),
+            [
+                _merged(basis["tops"]),
+                {rel: shape[3] for rel, shape in basis["registry"].items() if shape[3]},
+            ],
         ]
     )
 
@@ -312,7 +321,7 @@ def _decode(text: str) -> tuple[Report, Any]:
     from vaultkeeper.upkeep.decay import SkillUnused, Stale
 
     got = json.loads(text)
-    vault, made, took, promote, prune, held, problems, pairs, stale, skills, extra, tops = got
+    vault, made, took, promote, prune, held, problems, pairs, stale, skills, extra, kept = got
     more = {"anchors": (), "suggested": ()}
     if extra is not None:
         from vaultkeeper.report import anchors
@@ -333,7 +342,7 @@ def _decode(text: str) -> tuple[Report, Any]:
         skills_unused=tuple(SkillUnused(*s) for s in skills),
         **more,
     )
-    return report, tops
+    return report, kept
 
 
 def _pair(row: list[Any]) -> Any:
@@ -378,7 +387,10 @@ def _top(vault: Path, heads: Any, known: dict[str, str]) -> Any:
 
 
 def _registry(heads: Any) -> list[Any]:
-    return [_items_digest(heads), [h.line for h in heads], _promoted(heads)]
+    """What a patch keeps of a registry file: its blocks' words digest, their lines,
+    its promoted blocks, its blocks without counter lines (status: merge leftovers)."""
+    bare = [[h.line, h.name] for h in heads if h.count_raw is None and h.last_used_raw is None]
+    return [_items_digest(heads), [h.line for h in heads], _promoted(heads), bare]
 
 
 def _groups(facts: Any) -> list[str]:

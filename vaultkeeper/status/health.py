@@ -19,17 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.notemerge import SKILL_FILE
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
-from vaultkeeper.lint.conflicts import check_conflicts
-from vaultkeeper.registry.blocks import parse_blocks, registry_files
+from vaultkeeper.registry.lines import registry_files
 from vaultkeeper.report.candidates import iso, plural
 from vaultkeeper.store.adherence import adherence
-from vaultkeeper.store.links import code_lines, find_fences
 from vaultkeeper.store.model import ParseError, decode, parse_date, read_regular, split_lines
 
 if TYPE_CHECKING:
@@ -307,28 +304,40 @@ def _files(vault: Path) -> list[tuple[Path, str]]:
     found += registry_files(vault)
     skills = vault / config.SKILLS_DIR
     if skills.is_dir() and not skills.is_symlink():
-        found += sorted(skills.glob(f"*/{SKILL_FILE}"))
+        found += sorted(skills.glob(f"*/{config.SKILL_FILE}"))
     root = os.path.realpath(vault)
     inside = [p for p in found if os.path.realpath(p).startswith(root + os.sep)]
     return [(p, p.relative_to(vault).as_posix()) for p in inside]
 
 
 def leftovers(vault: Path) -> list[str]:
-    """``path:line: what`` for each conflict hunk and each block without counters."""
+    """``path:line: what`` for each conflict hunk and each block without counters (a
+    registry file's from the last report's row while the file is as it was read)."""
+    from vaultkeeper.scan.last import bare
+
+    kept = bare(vault)
     out: list[str] = []
     for path, rel in _files(vault):
         try:
             text = decode(read_regular(path, follow=False))
         except ParseError:
             continue  # gone, a link, unreadable: lint's VK001 says so
-        lines = split_lines(text)
         if "\n=======" in text:
+            from vaultkeeper.lint.conflicts import check_conflicts
+            from vaultkeeper.store.links import code_lines, find_fences
+
+            lines = split_lines(text)
             code = code_lines(find_fences(lines, 1), len(lines))
             out += [f"{f.path}:{f.line}: {f.message}" for f in check_conflicts(rel, lines, code)]
         if rel.startswith(config.PATTERNS_DIR + "/"):
-            for block in parse_blocks(path, rel, text):
-                if block.count_raw is None and block.last_used_raw is None:
-                    out.append(f"{rel}:{block.line}: ### {block.name}: no counter lines")
+            if kept is None:
+                from vaultkeeper.registry.blocks import parse_heads
+
+                heads = parse_heads(path, rel, text)
+                found = [(h.line, h.name) for h in heads if h.count_raw is None is h.last_used_raw]
+            else:
+                found = kept.get(rel, [])
+            out += [f"{rel}:{line}: ### {name}: no counter lines" for line, name in found]
     return out
 
 
