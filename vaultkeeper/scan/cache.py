@@ -24,7 +24,7 @@ each use was the alternative for memory files; it buys nothing the next scan doe
 get by reading those few files.) A racy registry file's row is stored with the digest of
 the bytes the scan read: the scan uses its blocks only to read the file's next version
 where it changed (registry/delta.py checks them against the text), and the brief's
-patterns hold only while the file still has those bytes (report/brief_patterns.py): a
+patterns hold only while the file still has those bytes (report/brief.py): a
 session's last ``use`` is often within 2 s of the session-end scan.
 
 The duplicates pass keeps each group's pairs (the registry's blocks; one project's
@@ -64,7 +64,7 @@ class MemoryRecord(NamedTuple):
     hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
     details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
     problem: tuple[int | None, str] | None  # (line, reason): unreadable
-    # what the brief shows of it (report/brief_lessons.fields), None: never served;
+    # what the brief shows of it (report/brief.py fields), None: never served;
     # its own column of the row (a hit does not decode it: the scan has no use for it)
     served: list[Any] | None = None
 
@@ -118,7 +118,7 @@ class ScanCache:
     JSON text undecoded until the row is used); ``pairs`` is the duplicates pass's rows as
     one dict (``settings``, ``complete``, ``unkept``, ``groups``: group -> [digest, pairs],
     ``words``: group -> words); ``patterns`` the brief's most-used patterns and their
-    total (report/brief_patterns.py), the scan's to replace.
+    total (report/brief.py), the scan's to replace.
     """
 
     def __init__(

@@ -343,10 +343,10 @@ def _classified(
 def _brief_patterns(vault: Path, heads: Sequence[Head], cache: ScanCache) -> None:
     """The brief's most-used patterns, kept with the scan's rows; none when a registry
     file changed under the scan (the brief then parses the registry itself)."""
-    from vaultkeeper.report import brief_patterns
+    from vaultkeeper.report import brief
 
     try:
-        cache.patterns = brief_patterns.top(vault, heads, cache.known_summaries())
+        cache.patterns = brief.top(vault, heads, cache.known_summaries())
     except (VaultkeeperError, OSError, ValueError):
         cache.patterns = ([], None)
 

@@ -284,7 +284,7 @@ def _merged(tops: dict[str, Any] | None) -> list[Any] | None:
     """The registry's most-used patterns, [name, count, last used, file, summary] each
     (the brief's order: count, then latest use; files in order on a tie), and how many
     readable ones there are, from each file's."""
-    from vaultkeeper.report.brief_patterns import TOP
+    from vaultkeeper.report.brief import TOP
 
     if tops is None:
         return None
@@ -377,10 +377,10 @@ def _top(vault: Path, heads: Any, known: dict[str, str]) -> Any:
     """A registry file's most-used patterns, [name, count, last used, summary] each,
     and how many readable ones it has (None: a file changed under the scan)."""
     from vaultkeeper.errors import VaultkeeperError
-    from vaultkeeper.report import brief_patterns
+    from vaultkeeper.report import brief
 
     try:
-        rows, total = brief_patterns.top(vault, heads, known)
+        rows, total = brief.top(vault, heads, known)
     except (VaultkeeperError, OSError, ValueError):
         return None
     return [[r[1], r[2], r[3], r[5]] for r in rows], total

@@ -55,7 +55,7 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # scan/cache.py: what a scan read of each file, by its path and stat key
     # one memory file: its stat key (scan.cache.key_text), its record (encode_record)
-    # and what the brief shows of it (report/brief_lessons.fields; JSON null: not served)
+    # and what the brief shows of it (report/brief.py fields; JSON null: not served)
     "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
     "served TEXT NOT NULL)",
     # one registry file: its stat key; the digest of its bytes when it changed too
@@ -74,7 +74,7 @@ TABLES: tuple[str, ...] = (
     # and what patching it needs (each file's key, block lines, facts, pairs)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
     "racy TEXT NOT NULL, report TEXT NOT NULL, basis TEXT NOT NULL)",
-    # report/brief_patterns.py: the registry's most-used patterns, in the brief's order,
+    # report/brief.py: the registry's most-used patterns, in the brief's order,
     # valid while every scan_registry row matches its file
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
