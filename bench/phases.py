@@ -25,8 +25,8 @@ from vaultkeeper.registry import delta as cachedheads  # noqa: E402
 from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cache as scancache  # noqa: E402
 from vaultkeeper.scan import guards as state  # noqa: E402
-from vaultkeeper.scan import last as reportrow  # noqa: E402
 from vaultkeeper.scan import memory as memscan  # noqa: E402
+from vaultkeeper.scan import reportrow  # noqa: E402
 from vaultkeeper.store import model  # noqa: E402
 from vaultkeeper.upkeep import sections as upkeep  # noqa: E402
 

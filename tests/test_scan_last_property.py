@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from vaultkeeper.cli import cli
-from vaultkeeper.scan import last
+from vaultkeeper.scan import last, reportrow
 from vaultkeeper.scan.statefile import read_state
 
 WORDS = ["retry", "clock", "flaky", "cursor", "cache", "socket", "deploy", "token", "batch"]
@@ -123,7 +123,7 @@ def _whole(vault: Path) -> Any:
     when = last.started(data)
     assert when is not None
     report, basis = last._whole(vault, from_ns(when[0] * 1_000_000))
-    got = last._decode(last._encode(report._replace(duration_ms=when[1]), basis))[0]
+    got = reportrow.decode(reportrow.encode(report._replace(duration_ms=when[1]), basis))[0]
     return last._handled(vault, got._replace(vault=str(vault)), last.journal_mark(data))
 
 

@@ -91,10 +91,10 @@ def run_scan(
             if isinstance(started, state.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
-            from vaultkeeper.scan import last
+            from vaultkeeper.scan import reportrow
 
             clock = time.monotonic()
-            inputs = last.inputs(vault)  # before any file is read: a write after it shows
+            inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
@@ -105,7 +105,7 @@ def run_scan(
             report = classify_and_keep(vault, now, first, parts)
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
-            last.keep(vault, now_ms, inputs, report, parts, first)  # what readers see
+            reportrow.keep(vault, now_ms, inputs, report, parts, first)  # what readers see
             state.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
