@@ -180,6 +180,8 @@ def test_blocks_the_scan_cache_kept_get_their_paragraph(
         "UPDATE scan_report SET report = '[1, 2]'",
         "UPDATE scan_report SET report = x'41'",  # a blob
         "UPDATE scan_report SET basis = '{}', inputs = 'x'",
+        'UPDATE scan_report SET basis = \'{"keys": {}, "registry": [], "pairs": 1}\'',
+        "UPDATE scan_report SET racy = '[1]'",
         "UPDATE scan_report SET racy = '[[[[' , inputs = 'x'",
         "DELETE FROM scan_registry WHERE path = 'patterns/more.md'",
     ],

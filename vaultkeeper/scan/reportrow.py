@@ -38,7 +38,16 @@ from vaultkeeper.store.walk import memory_files
 
 # state/ files the report is derived from besides the vault's entries
 _STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
-BAD_ROW = (sqlite3.Error, OSError, ValueError, KeyError, TypeError, IndexError, RecursionError)
+# what a row this version did not write raises: derived again
+BAD_ROW = (
+    sqlite3.Error,
+    OSError,
+    ValueError,
+    LookupError,
+    TypeError,
+    AttributeError,
+    RecursionError,
+)
 
 
 class Inputs(NamedTuple):
