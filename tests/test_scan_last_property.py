@@ -166,3 +166,18 @@ def test_a_counter_edit_is_patched_not_classified_whole(
     assert report is not None
     monkeypatch.undo()
     assert report == _whole(vault)
+
+
+def test_a_basis_of_another_shape_is_classified_whole_not_a_traceback(
+    make_vault: Any, runner: CliRunner
+) -> None:
+    import sqlite3
+
+    vault = _vault(make_vault, random.Random(2))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+        basis = json.loads(conn.execute("SELECT basis FROM scan_report").fetchone()[0])
+        basis["registry"] = {rel: [shape[0]] for rel, shape in basis["registry"].items()}
+        conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis),))
+    runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+    assert last.last_report(vault) == _whole(vault)

@@ -122,7 +122,7 @@ def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Rep
     from vaultkeeper.clock import from_ns
 
     now = from_ns(started_ms * 1_000_000)
-    got = None
+    text = None
     with contextlib.suppress(*BAD_ROW), db.existing(vault) as conn:
         if conn is not None:
             row = conn.execute(
@@ -131,9 +131,11 @@ def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Rep
             if row is not None:
                 racy, old, basis = json.loads(row[0]), decode(row[1])[0], json.loads(row[2])
                 got = _patched(vault, now, found, old, basis, racy)
-    if got is None:
+                text = None if got is None else encode(got[0]._replace(duration_ms=took), got[1])
+    if text is None:
         got = _whole(vault, now)
-    text = encode(got[0]._replace(duration_ms=took), got[1])
+        text = encode(got[0]._replace(duration_ms=took), got[1])
+    assert got is not None
     store(vault, started_ms, found, text, got[1], create=False)
     return decode(text)  # as a kept one reads
 
