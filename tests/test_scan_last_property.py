@@ -122,7 +122,7 @@ def _whole(vault: Path) -> Any:
     data = read_state(vault).data
     when = last.started(data)
     assert when is not None
-    report, basis = last._whole(vault, from_ns(when[0] * 1_000_000))
+    report, basis = last._whole(vault, from_ns(when[0] * 1_000_000), reportrow.inputs(vault))
     got = reportrow.decode(reportrow.encode(report._replace(duration_ms=when[1]), basis))[0]
     return last._handled(vault, got._replace(vault=str(vault)), last.journal_mark(data))
 
@@ -176,8 +176,9 @@ def test_a_basis_of_another_shape_is_classified_whole_not_a_traceback(
     vault = _vault(make_vault, random.Random(2))
     runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
     with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
-        basis = json.loads(conn.execute("SELECT basis FROM scan_report").fetchone()[0])
+        head, _, facts = conn.execute("SELECT basis FROM scan_report").fetchone()[0].partition("\n")
+        basis = json.loads(head)
         basis["registry"] = {rel: [shape[0]] for rel, shape in basis["registry"].items()}
-        conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis),))
+        conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis) + "\n" + facts,))
     runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
     assert last.last_report(vault) == _whole(vault)

@@ -36,8 +36,6 @@ from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.report.candidates import HELD_OUT, Candidate, Report, iso
 from vaultkeeper.scan.cache import ScanCache
-
-# state/ files the report is derived from besides the vault's entries
 from vaultkeeper.scan.reportrow import (
     BAD_ROW,
     Inputs,
@@ -52,6 +50,7 @@ from vaultkeeper.scan.reportrow import (
     shape,
     store,
     top_of,
+    usage_view,
 )
 from vaultkeeper.store import db
 from vaultkeeper.store.model import Problem
@@ -129,18 +128,20 @@ def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Rep
                 "SELECT racy, report, basis FROM scan_report WHERE started = ?", (started_ms,)
             ).fetchone()
             if row is not None:
-                racy, old, basis = json.loads(row[0]), decode(row[1])[0], json.loads(row[2])
+                head, _, facts = row[2].partition("\n")  # the facts decoded only if needed
+                racy, old, basis = json.loads(row[0]), decode(row[1])[0], json.loads(head)
+                basis["facts"] = facts
                 got = _patched(vault, now, found, old, basis, racy)
                 text = None if got is None else encode(got[0]._replace(duration_ms=took), got[1])
     if text is None:
-        got = _whole(vault, now)
+        got = _whole(vault, now, found)
         text = encode(got[0]._replace(duration_ms=took), got[1])
     assert got is not None
     store(vault, started_ms, found, text, got[1], create=False)
     return decode(text)  # as a kept one reads
 
 
-def _whole(vault: Path, now: dt.datetime) -> tuple[Report, dict[str, Any]]:
+def _whole(vault: Path, now: dt.datetime, found: Inputs) -> tuple[Report, dict[str, Any]]:
     """The full classification (from the scan's rows: only changed files are read)."""
     from vaultkeeper.scan import cache as scancache
     from vaultkeeper.scan.classify import classify
@@ -151,7 +152,7 @@ def _whole(vault: Path, now: dt.datetime) -> tuple[Report, dict[str, Any]]:
             rows = scancache.load(vault)
     parts: dict[str, Any] = {}
     report = classify(vault, now, rows, parts)
-    return report, basis_of(vault, report, parts, rows)
+    return report, basis_of(vault, report, parts, rows, found)
 
 
 # -- the patch -----------------------------------------------------------------------------
@@ -239,13 +240,7 @@ def _assembled(
     notes: dict[str, Any],
 ) -> tuple[Report, dict[str, Any]]:
     """The report and basis with each changed file's part in its place, in the scan's order."""
-    from vaultkeeper.upkeep.decay import (
-        MemoryFacts,
-        PromotedBlock,
-        load_usage,
-        stale_entries,
-        unused_skills,
-    )
+    from vaultkeeper.upkeep.decay import MemoryFacts, PromotedBlock, stale_entries, unused_skills
 
     def each(
         paths: list[str], new: dict[str, Any], at: int, kept: dict[str, list[Any]]
@@ -259,9 +254,13 @@ def _assembled(
     mid = len(problems)
     problems += each(memory, notes, 1, _by_path(p for p in rest if p.path in was_memory))
     problems += [p for p in rest if p.path not in was_memory]  # symlinks out of the vault
-    facts: list[Any] = [MemoryFacts(*f) for f in basis["facts"]]
-    if notes or changed & {p for p in basis["keys"] if p.startswith(_MEMORY)}:
-        facts = each(memory, notes, 2, _by_path_of(facts))
+    usage, view = usage_view(vault, memory)
+    facts: Any = basis["facts"]  # the text kept, unless a lesson or its usage changed
+    lessons = bool(notes or changed & was_memory)
+    if lessons or view != basis["usage"]:
+        facts = [MemoryFacts(*f) for f in json.loads(facts)]
+        if lessons:
+            facts = each(memory, notes, 2, _by_path_of(facts))
     shapes = {
         rel: files[rel][3] if rel in files else basis["registry"].get(rel) for rel in registry
     }
@@ -271,7 +270,6 @@ def _assembled(
         if shapes[rel] is not None
         for n, line, pr, u in shapes[rel][2]
     ]
-    usage = load_usage(vault)
     projects = {p.split("/", 2)[1] for p in changed if p.startswith(_MEMORY)}
     pairs = _pairs(basis, files, facts, projects)
     from vaultkeeper.upkeep.duplicates import capped
@@ -282,7 +280,7 @@ def _assembled(
         held_out=tuple(each(memory, notes, 0, _by_path(old.held_out))),
         problems=tuple(problems),
         duplicates=tuple(capped([p for g in pairs.values() for p in g])),
-        stale=tuple(stale_entries(facts, usage, today)),
+        stale=old.stale if isinstance(facts, str) else tuple(stale_entries(facts, usage, today)),
         skills_unused=tuple(unused_skills(promoted, usage, today)),
         anchors=(),
         suggested=(),
@@ -298,6 +296,7 @@ def _assembled(
         "pairs": pairs,
         "problems": [start, mid],
         "twice": basis["twice"],
+        "usage": view,
     }
 
 
@@ -330,6 +329,8 @@ def _pairs(
             )
             for p in kept[BLOCK]
         ]
+    if not projects:  # no lesson changed: each project's pairs as they were
+        return out | {group: found for group, found in kept.items() if group != BLOCK}
     groups = project_items(facts, projects)
     again = [i for items in groups.values() if items is not None for i in items]
     found = pairs_by_group(again) if again else {}

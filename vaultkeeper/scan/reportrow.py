@@ -37,6 +37,7 @@ from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.walk import memory_files
 
 # state/ files the report is derived from besides the vault's entries
+MEMORY_DIR = config.PROJECTS_DIR + "/"
 _STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
 # what a row this version did not write raises: derived again
 BAD_ROW = (
@@ -108,7 +109,7 @@ def keep(
 ) -> None:
     """Keep ``report`` (classified as of ``started_ms`` from ``found``, with the ``parts``
     classify gave and the pairs ``cache`` holds) as the row readers use and patch."""
-    basis = basis_of(vault, report, parts, cache)
+    basis = basis_of(vault, report, parts, cache, found)
     store(vault, started_ms, found, encode(report, basis), basis, create)
 
 
@@ -119,7 +120,10 @@ def store(
     the row of a scan that started later. A failure to write is no failure: the row is a
     shortcut."""
     basis["keys"] = found.keys
-    row = (started_ms, found.digest, json.dumps(found.racy), text, json.dumps(basis))
+    facts = basis.get("facts", [])  # as it was read when no lesson changed (a str)
+    rest = json.dumps({k: v for k, v in basis.items() if k != "facts"})
+    both = rest + "\n" + (facts if isinstance(facts, str) else json.dumps(facts))
+    row = (started_ms, found.digest, json.dumps(found.racy), text, both)
     opened = db.connect(vault) if create else db.existing(vault)
     with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError), opened as conn:
         if conn is not None:
@@ -307,8 +311,20 @@ def _groups(facts: Any) -> list[str]:
     return list(seen)
 
 
+def usage_view(vault: Path, memory: Any) -> tuple[Any, list[Any]]:
+    """The usage log and the journal (decay.load_usage) as the stale lessons read them:
+    the log's first day, and the days it and the journal name each of ``memory``."""
+    from vaultkeeper.upkeep.decay import load_usage
+
+    usage = load_usage(vault)
+    paths = set(memory)
+    seen = {k: v.isoformat() for k, v in usage.last_seen.items() if {k, k + ".md"} & paths}
+    checked = {k: v.isoformat() for k, v in usage.validated.items() if k in paths}
+    return usage, [usage.since and usage.since.isoformat(), seen, checked]
+
+
 def basis_of(
-    vault: Path, report: Report, parts: dict[str, Any], cache: ScanCache
+    vault: Path, report: Report, parts: dict[str, Any], cache: ScanCache, found: Inputs
 ) -> dict[str, Any]:
     from vaultkeeper.upkeep.duplicates import BLOCK, DuplicatePair, capped
 
@@ -320,11 +336,11 @@ def basis_of(
     pairs: dict[str, Any] | None = {}
     kept = cache.kept_pairs.get("groups") or {}
     for group in [BLOCK] * bool(heads) + _groups(facts):
-        found = kept.get(group)
-        if pairs is None or type(found) is not list:
+        got = kept.get(group)
+        if pairs is None or type(got) is not list:
             pairs = None
             continue
-        pairs[group] = [DuplicatePair.from_dict(p) for p in found[1]]
+        pairs[group] = [DuplicatePair.from_dict(p) for p in got[1]]
     if pairs is not None and capped([p for g in pairs.values() for p in g]) != list(
         report.duplicates
     ):
@@ -334,9 +350,10 @@ def basis_of(
     tops: dict[str, Any] | None = {rel: top_of(vault, hs, known) for rel, hs in by_file.items()}
     return {
         "tops": None if tops is None or None in tops.values() else tops,
-        "registry": {rel: shape(found) for rel, found in by_file.items()},
+        "registry": {rel: shape(hs) for rel, hs in by_file.items()},
         "facts": facts,
         "pairs": pairs,
         "problems": parts["problems"],
         "twice": len(set(names)) != len(names),
+        "usage": usage_view(vault, [p for p in found.keys if p.startswith(MEMORY_DIR)])[1],
     }
