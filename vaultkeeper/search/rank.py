@@ -19,7 +19,6 @@ cite (a pattern's NAME, or a note's vault path); every text a hit carries is ser
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sqlite3
@@ -150,14 +149,15 @@ def found(
     )
     out = [dict(h.__dict__) for h in hits]
     if out:  # a lesson whose code anchors moved under it says so (the last scan's findings)
-        from vaultkeeper.report.anchors import from_dicts, may_be_stale
+        from vaultkeeper.report.anchors import kept_findings, may_be_stale
 
         stale: dict[str, str] = {}
-        with contextlib.suppress(sqlite3.Error, ValueError), db.existing(searcher.vault) as conn:
+        bad = (sqlite3.Error, ValueError, LookupError, TypeError, AttributeError)
+        with contextlib.suppress(*bad), db.existing(searcher.vault) as conn:
             row = None if conn is None else conn.execute("SELECT report FROM scan_report")
             found = None if row is None else row.fetchone()
             if found is not None:
-                anchors = from_dicts(json.loads(found[0]).get("anchors") or ())
+                anchors = kept_findings(found[0])
                 stale = {f.path: m for f in anchors if (m := may_be_stale(f))}
         for hit in out:
             if stale.get(str(hit.get("path", ""))):
