@@ -182,3 +182,19 @@ def test_a_basis_of_another_shape_is_classified_whole_not_a_traceback(
         conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis) + "\n" + facts,))
     runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
     assert last.last_report(vault) == _whole(vault)
+
+
+def test_a_lesson_whose_date_json_cannot_carry_is_patched_or_classified_whole_alike(
+    make_vault: Any, runner: CliRunner
+) -> None:
+    vault = _vault(make_vault, random.Random(3))
+    lesson = vault / "projects/p0/memory/l0.md"
+    lesson.write_text(
+        lesson.read_text().replace('holdout_until: "', "holdout_until: 2025-01-01 10:00:00 #")
+    )
+    assert runner.invoke(cli, ["--vault", str(vault), "scan", "--force"]).exit_code in (0, 1)
+    for edit in range(2):
+        runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+        if edit:
+            (vault / "projects/p1/memory/l1.md").write_text(_lesson(random.Random(4), 1))
+        assert last.last_report(vault) == _whole(vault)

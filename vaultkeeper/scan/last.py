@@ -93,6 +93,7 @@ def last_report(vault: Path) -> Report | None:
     data = read_state(vault).data  # read once: when the scan began, its journal mark
     when = started(data)
     if when is None:
+        _KEPT.pop(str(vault), None)
         return None
     found = inputs(vault)
     got = kept(vault, when[0], found) or _derive(vault, *when, found)

@@ -121,8 +121,13 @@ def store(
     shortcut."""
     basis["keys"] = found.keys
     facts = basis.get("facts", [])  # as it was read when no lesson changed (a str)
+    if not isinstance(facts, str):
+        try:  # a value JSON cannot carry as YAML gave it (a time, bytes): no patch needs them
+            facts = json.dumps(facts, allow_nan=False)
+        except (TypeError, ValueError):
+            facts = "null"  # a patch that needs the facts classifies whole
     rest = json.dumps({k: v for k, v in basis.items() if k != "facts"})
-    both = rest + "\n" + (facts if isinstance(facts, str) else json.dumps(facts))
+    both = rest + "\n" + facts
     row = (started_ms, found.digest, json.dumps(found.racy), text, both)
     opened = db.connect(vault) if create else db.existing(vault)
     with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError), opened as conn:
