@@ -12,7 +12,7 @@ Reads the vault's registry blocks and memory files once (nothing is written), th
 - nothing: a file was read again but no entry's words changed.
 
 Each case's pairs are checked against ``find_pairs`` from scratch, and the bytes the pass
-keeps in the scan cache are printed (its pairs, and the registry's words: dupdelta.py).
+keeps in the scan cache are printed.
 Whole-scan figures, with the rest of the scan beside them, are bench/phases.py's.
 """
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.registry import delta as cachedheads
+from vaultkeeper.registry import keptheads as cachedheads
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import memory as memscan
 from vaultkeeper.upkeep import sections as upkeep
@@ -44,7 +44,7 @@ class _Edited:
 
 
 def _cache(kept: dict[str, Any] | None) -> scancache.ScanCache:
-    cache = scancache.ScanCache({"pairs": kept} if kept else None)
+    cache = scancache.ScanCache(pairs=kept)
     cache.misses = 1  # a file was read again, as after a session: the pass runs
     return cache
 
@@ -73,16 +73,14 @@ def main() -> None:
         times = []
         for _ in range(runs):
             cache = make()
-            start = time.perf_counter()
+            start = time.process_time()
             pairs = upkeep.cached_pairs(blocks, files, cache)
-            times.append(time.perf_counter() - start)
+            times.append(time.process_time() - start)
         assert pairs == find_pairs(upkeep.duplicate_items(blocks, files)), case
         times.sort()
         best, median = times[0] * 1000, times[len(times) // 2] * 1000
         print(f"{case:12} best {best:7.1f} ms  median {median:7.1f} ms  ({len(pairs)} pairs)")
-    words = len(json.dumps(kept.get("words", {}), separators=(",", ":")))
-    everything = len(json.dumps(kept, separators=(",", ":")))
-    print(f"kept in the scan cache: {everything} bytes, of them the big groups' words {words}")
+    print(f"kept in the scan cache: {len(json.dumps(kept, separators=(',', ':')))} bytes")
 
 
 if __name__ == "__main__":

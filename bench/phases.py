@@ -21,12 +21,12 @@ from typing import Any
 
 began = time.perf_counter()
 from vaultkeeper import entry  # noqa: E402
-from vaultkeeper.registry import delta as cachedheads  # noqa: E402
+from vaultkeeper.registry import keptheads as cachedheads  # noqa: E402
 from vaultkeeper.report import candidates as report  # noqa: E402
 from vaultkeeper.scan import cache as scancache  # noqa: E402
-from vaultkeeper.scan import guards as state  # noqa: E402
 from vaultkeeper.scan import memory as memscan  # noqa: E402
 from vaultkeeper.scan import reportrow  # noqa: E402
+from vaultkeeper.scan import statefile as state  # noqa: E402
 from vaultkeeper.store import model  # noqa: E402
 from vaultkeeper.upkeep import sections as upkeep  # noqa: E402
 

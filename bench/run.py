@@ -187,9 +187,9 @@ on top.
   2 s is never kept (two writes within one clock tick can leave its stat alike). So the
   hook's scan after a session reads the files the session wrote, the registry file
   whose count moved, and compares again the one project whose lesson changed;
-- after a session's edits: the registry file whose count moved is read again only
-  around the change (vaultkeeper/registry/delta.py: digests of its pages from both ends
-  bound the change; the blocks before it are kept, those after it moved), the one
+- after a session's edits: the registry file whose count moved is parsed again
+  (vaultkeeper/registry/keptheads.py: a block whose text is as in its row keeps its
+  first sentence and hash), the one
   project whose lesson changed is compared again (the others keep their pairs without
   their entries being built), and only the changed files' rows are written: the costs
   a scan of an unchanged vault does not have;

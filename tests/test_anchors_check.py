@@ -10,7 +10,7 @@ import pytest
 
 from tests import anchors_fixture as fx
 from tests.git_helper import git, isolate_git
-from vaultkeeper.anchors import source
+from vaultkeeper.anchors import check as source
 from vaultkeeper.anchors import vault as anchors_vault
 from vaultkeeper.anchors.check import Checker
 from vaultkeeper.anchors.format import Item, parse_at

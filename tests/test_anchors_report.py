@@ -128,3 +128,24 @@ def test_brief_and_search_mark_a_lesson_whose_anchor_is_gone(
         f"may be stale: src/cart.py::old_helper is gone since {since}"
     )
     assert "may_be_stale" not in hits["lesson-02"]
+
+
+def test_search_marks_follow_a_hand_edit_since_the_scan(
+    shop: tuple[Path, Path, list[str]],
+) -> None:
+    """The mark comes from the report as the files say now, not from the scan's row: a
+    lesson whose gone anchor was taken out by hand since the scan is not marked."""
+    top, vault, commits = shop
+    scan(vault)
+    lesson = vault / "projects/shop/memory/lesson-01.md"
+    lesson.write_text(
+        "---\nname: lesson-01\ndescription: about src/cart.py\ntype: memory\n"
+        "status: active\nlabel: fact\n---\n\nA lesson.\n"
+    )
+    found = CliRunner().invoke(
+        cli, ["--vault", str(vault), "search", "--json", "--limit", "50", "about src/cart.py"]
+    )
+    assert found.exit_code == 0, found.output
+    hits = {h["name"]: h for h in json.loads(found.stdout)["hits"]}
+    assert "may_be_stale" not in hits["lesson-01"]
+    assert "may_be_stale" not in hits["lesson-02"]

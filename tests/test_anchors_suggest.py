@@ -1,4 +1,4 @@
-"""anchors/suggest.py: the suggestions kept under state/ stay bounded, and the report
+"""anchors/vault.py's suggestions: the suggestions kept under state/ stay bounded, and the report
 lists only what is still worth accepting."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from tests import anchors_fixture as fx
 from tests.git_helper import isolate_git
-from vaultkeeper.anchors import repo, suggest
+from vaultkeeper.anchors import repo
+from vaultkeeper.anchors import vault as suggest
 
 TODAY = dt.date(2026, 12, 1)
 

@@ -43,3 +43,20 @@ def test_dry_run_takes_no_lock(tmp_path: Path) -> None:
     with locked(tmp_path, dry_run=False):
         assert os.path.exists(lock)  # the lock is taken, and the vault gets no state/ for it
     assert not (tmp_path / "state").exists()
+
+
+def test_a_long_files_diff_names_the_lines_a_full_comparison_would(tmp_path: Path) -> None:
+    """Only the part between the lines kept at both ends is compared; the hunks still
+    say where in the whole file they are, as difflib over every line says."""
+    import difflib
+
+    old = [f"line {i}\n" for i in range(1000)]
+    cases = [
+        [*old[:500], "inserted\n", *old[500:]],
+        [*old[:10], *old[11:700], "changed\n", *old[701:]],
+        [*old[:998]],
+        ["first\n", *old],
+    ]
+    for new in cases:
+        got = unified_diff([Change(tmp_path / "r.md", "r.md", "".join(old), "".join(new))])
+        assert got == "".join(difflib.unified_diff(old, new, "a/r.md", "b/r.md"))

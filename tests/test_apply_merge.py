@@ -26,7 +26,7 @@ from vaultkeeper.apply.review import NO, review
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import GateRefused
 from vaultkeeper.index.build import build_index
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 RECEIPT = "https://example.com/review/42"

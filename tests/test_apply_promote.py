@@ -13,7 +13,7 @@ from conftest import snapshot
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 RECEIPT = "projects/p/research/notes.md:2"

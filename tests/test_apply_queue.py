@@ -59,7 +59,7 @@ def test_a_deletion_done_in_the_mcp_dialog_closes_the_queued_ask(sample, runner)
         return SimpleNamespace(action="accept", data=schema(name=block))
 
     async def tool_call():
-        confirm = mcp_prune.in_dialog(person, 5.0)
+        confirm = mcp_prune.InDialog(person, 5.0)
         return await anyio.to_thread.run_sync(
             lambda: apply_decision(sample, Decision("prune", block), NOW, confirm=confirm)
         )

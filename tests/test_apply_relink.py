@@ -61,7 +61,7 @@ LINKING = {
 
 
 def _relinked_all(vault, monkeypatch, drop_rel: str, block: str | None, keep: str):
-    from vaultkeeper.apply import relink
+    from vaultkeeper.apply import merge as relink
 
     found: dict = {}
     count = relink.rewrite_links(vault, drop_rel, block, keep, found)

@@ -17,7 +17,7 @@ from vaultkeeper.apply import prune
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
 HEAD = "# Pattern registry\n\nIntro.\n\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vaultkeeper.apply.merge import take_off
+from vaultkeeper.apply.trash import take_off
 from vaultkeeper.errors import GateRefused
 
 BACK = "a\nb\n**success count:** 2\n**last used:** 2026-10-03\nc\n"

@@ -14,10 +14,7 @@ RUNTIME = {"click": "click", "pyyaml": "yaml", "filelock": "filelock", "mistune"
 # The mcp extra and its dependencies: imported by the server modules only, never by the
 # scanner, the hooks or any other command
 MCP_ONLY = {"mcp", "pydantic", "anyio", "typing_extensions"}
-MCP_MODULES = {
-    f"vaultkeeper/mcp/{name}.py"
-    for name in ("server", "shapes", "prune", "apply", "prune_tool", "relay")
-}
+MCP_MODULES = {f"vaultkeeper/mcp/{name}.py" for name in ("server", "shapes", "prune")}
 
 
 def _declared() -> set[str]:

@@ -164,13 +164,13 @@ def test_the_recall_hook_s_host_argument_is_not_read_as_its_program(
     vault = make_vault({})
     home = tmp_path / "home"
     home.mkdir()
-    handlers = hostfiles.recall_handlers(host, vault, program)
+    handlers = hostfiles.desired(host, vault, program, recall=True)[2:]
     assert all(h.problem is None for h in handlers)
     from vaultkeeper.hosts.program import problem_of
 
     assert [problem_of(h.command) for h in handlers] == [None, None]
     gone = str(tmp_path / "deleted" / "vaultkeeper")
-    broken = hostfiles.recall_handlers(host, vault, gone)
+    broken = hostfiles.desired(host, vault, gone, recall=True)[2:]
     assert all(f"the program {gone} is gone" in (problem_of(h.command) or "") for h in broken)
     installed = CliRunner().invoke(
         cli,

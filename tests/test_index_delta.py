@@ -1,4 +1,4 @@
-"""An apply's writes carried into the index line by line (index/stamp.py, delta.py): the
+"""An apply's writes carried into the index line by line (index/rows.py, delta.py): the
 index files end exactly as a whole regeneration writes them, whatever was written."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakeVault
-from tests.test_index_cache import BASE, note, put, registry
+from tests.test_index_rows import BASE, note, put, registry
 from vaultkeeper import config
-from vaultkeeper.index import cache as indexcache
-from vaultkeeper.index import delta, stamp
+from vaultkeeper.index import delta, rows
 from vaultkeeper.index import delta as quick
 from vaultkeeper.index import entries as indexentries
 from vaultkeeper.index.build import build_index
@@ -23,9 +22,7 @@ from vaultkeeper.store.model import Note
 @pytest.fixture(autouse=True)
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Files a test has just written count as settled: else no stamp is ever kept."""
-    monkeypatch.setattr(indexcache, "RACY_NS", 0)
-    monkeypatch.setattr(stamp, "RACY_NS", 0)
-    indexcache._MEMO.clear()
+    monkeypatch.setattr(rows, "RACY_NS", 0)
 
 
 @pytest.fixture
@@ -34,9 +31,10 @@ def carried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     done: list[bool] = []
     real = delta.carry
 
-    def counting(*args: object) -> bool:
-        done.append(real(*args))  # type: ignore[arg-type]
-        return done[-1]
+    def counting(*args: object) -> object:
+        got = real(*args)  # type: ignore[arg-type]
+        done.append(got is not None)
+        return got
 
     monkeypatch.setattr(quick, "carry", counting)
     return done
@@ -45,9 +43,7 @@ def carried(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def up_to_date(vault: Path, monkeypatch: pytest.MonkeyPatch) -> bool:
     """Whether a regeneration reading every note would change no index file."""
     with monkeypatch.context() as m:
-        m.setattr(indexcache, "_load", lambda vault: {})
-        m.setattr(indexcache, "_MEMO", {})
-        m.setattr(stamp, "record", lambda vault, found, write=True: None)
+        m.setattr(rows, "_load", lambda vault, query: None)
         return build_index(vault, check=True).changed == ()
 
 
@@ -190,11 +186,11 @@ def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     regenerated the whole index (4-5 s at 50,000 entries, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
     read: list[str] = []
     real = indexentries.read_note
@@ -215,15 +211,15 @@ def test_a_hand_edit_after_a_use_still_breaks_the_stamp(
 ) -> None:
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     path = vault / "patterns/registry.md"
     text = path.read_text().replace("Bisect first.", "Bisect firsT.")  # same size
     path.write_text(text)
-    assert stamp.check(vault) is None  # the digest kept for the use's bytes differs
+    assert rows.check(vault) is None  # the digest kept for the use's bytes differs
     quick.check(vault)  # regenerated, as before
     apply_like(vault, lambda: None)
     assert "Bisect firsT." in (vault / "_index.md").read_text()
@@ -239,7 +235,7 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
     whole index (1.3 s at 10,000 entries in every sequence, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.use import record_use
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
@@ -247,17 +243,17 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
 
     since = time.time_ns()  # what is written from now on is racy, as within 2 s of a read
     monkeypatch.setattr(
-        stamp, "is_racy", lambda key, now: key is not None and max(key[3], key[4]) >= since
+        rows, "is_racy", lambda key, now: key is not None and max(key[3], key[4]) >= since
     )
     path = vault / "patterns/registry.md"
     edited = path.read_text().replace("Logs.", "Read the logs.")
     apply_like(vault, lambda: atomic_write(path, edited))
-    assert "patterns/registry.md" in stamp.LAST[str(vault)].racy
-    record_use(vault, "bisect-first", dt.date(2026, 6, 1))
-    assert stamp.check(vault) is not None
+    assert "patterns/registry.md" in rows.LAST[str(vault)].racy
+    record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
+    assert rows.check(vault) is not None
     assert up_to_date(vault, monkeypatch)
     path.write_text(path.read_text().replace("Bisect first.", "Bisect firsT."))  # same size
-    assert stamp.check(vault) is None  # a hand edit after it still breaks the stamp
+    assert rows.check(vault) is None  # a hand edit after it still breaks the stamp
 
 
 @pytest.mark.parametrize("budget", [config.INDEX_MAX_LINES, 9], ids=["whole", "split"])
@@ -284,9 +280,38 @@ def test_index_on_a_stamped_vault_reads_no_note_and_says_what_a_regeneration_say
     for check in (True, False):
         got = build_index(vault, check=check)
         assert read == []
-        with monkeypatch.context() as m:  # every note read: no rows, no memory of them
-            m.setattr(indexcache, "_load", lambda vault: {})
-            m.setattr(indexcache, "_MEMO", {})
+        with monkeypatch.context() as m:  # every note read: no rows
+            m.setattr(rows, "_load", lambda vault, query: None)
             cold = build_index(vault, check=check, stamped=False)
         assert read != [] and got == cold and cold.entries == 9
         read.clear()
+
+
+@pytest.mark.parametrize("budget", [config.INDEX_MAX_LINES, 9], ids=["whole", "split"])
+def test_new_on_a_stamped_vault_carries_its_entry_and_renders_nothing_else(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """``new`` follows its own write as an apply does: the new entry's line goes where a
+    regeneration puts it, and no regeneration runs (2 s CPU at 50,000 entries before)."""
+    import datetime as dt
+
+    from vaultkeeper.entries.create import new_entry
+    from vaultkeeper.index import build
+
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", budget)
+    vault = make_vault(PLAIN)
+    build_index(vault)
+    build_index(vault)  # a split's new sub-index files are stamped by the next one
+    plans: list[Path] = []
+    real = build._plan
+
+    def counting(vault: Path, *args: object) -> object:
+        plans.append(vault)
+        return real(vault, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "_plan", counting)
+
+    made = new_entry(vault, "memory", "epsilon", "Fifth", project="api", today=dt.date(2026, 6, 1))
+    assert plans == []
+    assert made.index_line == "- [[projects/api/memory/epsilon]] - Fifth" and made.problems == ()
+    assert up_to_date(vault, monkeypatch)

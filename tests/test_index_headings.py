@@ -179,10 +179,18 @@ _LINE = st.one_of(
     _TEXT.map(lambda t: f"{t} ^blk"),
     _TEXT.map(lambda t: f"- {t} ^Blk"),
     _TEXT.map(lambda t: f"`{t} ^blk`"),
+    _TEXT.map(lambda t: f"**{t}** `x` [[y]] <b>z</b> ^blk"),
+    _TEXT.map(lambda t: f"[{t}]: /url ^blk"),
+    _TEXT.map(lambda t: f"`{t}` ^blk"),
+    _TEXT.map(lambda t: f"*{t} ^blk"),
+    _TEXT.map(lambda t: f"`{t}"),
+    _TEXT.map(lambda t: f"{t} ^blk\r"),
+    _TEXT.map(lambda t: f">^blk {t}"),
     _TEXT,
     _TEXT.map(lambda t: f"- {t}"),
     st.sampled_from(["```", "~~~", "````", "  ```", "    ```", "``` py", "```a`b", "", "===",
-                     "---", "<div>", "</div>", "> quote", "1. item", "\t# tab", "^blk"]),
+                     "---", "<div>", "</div>", "> quote", "1. item", "\t# tab", "^blk",
+                     ">^blk", "x ^blk`", "[a]: /b", "text ^blk\r\rmore"]),
 )  # fmt: skip
 _ASKED = st.one_of(
     _TEXT,
@@ -219,4 +227,6 @@ def test_the_glance_settles_plain_notes_and_leaves_the_rest() -> None:
     assert quick_missing(plain, "Run it#Setup") == "no heading 'Setup' after heading 'Run it'"
     assert quick_missing(plain, "^id") == "no block ^id"  # no "^id" in the text at all
     assert quick_missing(_glance("Text ^id\n"), "^id") is None  # ends a plain paragraph
-    assert quick_missing(_glance("Text `^id`\n"), "^id") is True  # code: mistune decides
+    assert quick_missing(_glance("Text `^id`\n"), "^id") == "no block ^id"  # not at the end
+    assert quick_missing(_glance("**Text** [[x]] ^id\n"), "^id") is None  # ends its block
+    assert quick_missing(_glance("[a]: /b ^id\n"), "^id") is True  # mistune decides

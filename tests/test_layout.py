@@ -53,12 +53,6 @@ def test_no_import_circle() -> None:
         visit(name, [])
 
 
-def test_the_command_line_is_small_modules() -> None:
-    sizes = {p.name: len(p.read_text().splitlines()) for p in (PACKAGE / "commands").glob("*.py")}
-    sizes["cli.py"] = len((PACKAGE / "cli.py").read_text().splitlines())
-    assert max(sizes.values()) <= 300, sizes
-
-
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter's contracts (pyproject.toml) run over the package found under ``root``."""
     env = {**os.environ, "PYTHONPATH": str(root)}

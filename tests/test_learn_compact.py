@@ -57,8 +57,8 @@ def test_compacting_never_holds_the_writer_lock_for_its_work(
     is being compacted goes through at once, and its line survives the swap."""
     import threading
 
-    from vaultkeeper.learn import compact as compacting
     from vaultkeeper.learn.count import record_cli
+    from vaultkeeper.store import uses as compacting
 
     vault = make_vault({"patterns/registry.md": REGISTRY})
     ingest(vault, [session(tmp_path / "old", i, f"2026-0{1 + i % 9}-15") for i in range(60)], NOW)
@@ -151,10 +151,3 @@ def test_use_reads_the_usage_log_once(
     done = runner.invoke(cli, ["--vault", str(vault), "use", "pin-test-clock"])
     assert done.exit_code == 0, done.output
     assert len(opened) == 1, len(opened)
-    monkeypatch.setattr(uses, "read_lines", real)
-    # what the one read gives decay is what decay's own read of the log gives
-    from vaultkeeper.learn.count import read_log
-    from vaultkeeper.upkeep.decay import load_usage
-
-    log, usage = read_log(vault), load_usage(vault)
-    assert (log.last_seen, log.since) == (usage.last_seen, usage.since)

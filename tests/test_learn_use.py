@@ -14,8 +14,8 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError
-from vaultkeeper.learn import use as use_module
-from vaultkeeper.learn.use import record_use, record_uses
+from vaultkeeper.learn import count as use_module
+from vaultkeeper.learn.count import record_uses
 
 TODAY = dt.date(2026, 11, 29)
 
@@ -56,8 +56,8 @@ def test_use_on_a_crlf_registry_keeps_crlf(make_vault: MakeVault) -> None:
         "\r\n### b\r\n**success count:** 0\r\n**last used:** 2026-01-01"
     )
     vault = make_vault({"patterns/registry.md": text})
-    record_use(vault, "a", TODAY)
-    record_use(vault, "b", TODAY)
+    record_uses(vault, {"a": (1, TODAY)})
+    record_uses(vault, {"b": (1, TODAY)})
     assert (vault / "patterns/registry.md").read_bytes() == (
         b"# R\r\n\r\n### a\r\n- **Success Count:**  5\r\n- **last used:** 2026-11-29  \r\n"
         b"\r\n### b\r\n**success count:** 1\r\n**last used:** 2026-11-29"
@@ -71,7 +71,7 @@ def test_use_keeps_a_byte_order_mark(make_vault: MakeVault) -> None:
             b"**last used:** 2026-01-01\n"
         }
     )
-    record_use(vault, "a", TODAY)
+    record_uses(vault, {"a": (1, TODAY)})
     assert (vault / "patterns/registry.md").read_bytes() == (
         b"\xef\xbb\xbf### a\n**success count:** 2\n**last used:** 2026-11-29\n"
     )
@@ -95,8 +95,8 @@ def test_unknown_name_exits_1_names_it_and_writes_nothing(sample: Path) -> None:
 def test_missing_last_used_line_is_inserted_after_the_count(make_vault: MakeVault) -> None:
     text = "### a\nText.\n**success count:** 1\n*Note: keep this.*\n\n### b\n**success count:** 7"
     vault = make_vault({"patterns/registry.md": text})
-    record_use(vault, "a", TODAY)
-    record_use(vault, "b", TODAY)
+    record_uses(vault, {"a": (1, TODAY)})
+    record_uses(vault, {"b": (1, TODAY)})
     assert (vault / "patterns/registry.md").read_text() == (
         "### a\nText.\n**success count:** 2\n**last used:** 2026-11-29\n*Note: keep this.*\n\n"
         "### b\n**success count:** 8\n**last used:** 2026-11-29"
@@ -163,8 +163,9 @@ def test_a_registry_symlinked_out_of_the_vault_is_not_written(
     outside.write_text("### ext\n**success count:** 1\n")
     vault = make_vault()
     (vault / "patterns" / "linked.md").symlink_to(outside)
-    with pytest.raises(NotFoundError, match="linked.md: a symlink to outside the vault; not read"):
-        record_use(vault, "ext", TODAY)  # never read, so no such block
+    _, refused = record_uses(vault, {"ext": (1, TODAY)})  # never read, so no such block
+    assert isinstance(refused["ext"], NotFoundError)
+    assert "linked.md: a symlink to outside the vault; not read" in str(refused["ext"])
     assert outside.read_text() == "### ext\n**success count:** 1\n"
 
 
@@ -173,7 +174,7 @@ def test_use_runs_under_the_writer_lock(make_vault: MakeVault) -> None:
 
     vault = make_vault({"patterns/registry.md": "### a\n**success count:** 1\n"})
     with writer_lock(vault):  # re-entrant: a caller holding the lock may record a use
-        record_use(vault, "a", TODAY)
+        record_uses(vault, {"a": (1, TODAY)})
     assert not (vault / config.STATE_DIR / config.WRITER_LOCK_FILE).exists()  # outside
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
 
@@ -200,7 +201,7 @@ def test_use_logs_a_cli_use_that_decay_sees_and_no_replay_counts_again(
     assert done.stdout == (
         "kappa: success count 4 -> 5, last used 2026-11-30 (patterns/registry.md)\n"
     )
-    # the event, then its transaction's intent and done lines (usetx.py)
+    # the event, then its transaction's intent and done lines (store/uses.py)
     line, intent, closed = (vault / "state" / config.USES_LOG_FILE).read_text().splitlines()
     logged = json.loads(line)
     assert json.loads(intent)["intent"] == {"kappa": ["patterns/registry.md", 4, 5, "2026-11-30"]}
@@ -246,7 +247,7 @@ def test_use_edits_the_real_counter_not_one_in_an_indented_example(
         "**success count:** 1\n**last used:** 2026-01-05\n"
     )
     vault = make_vault({"patterns/registry.md": registry})
-    record_use(vault, "alpha", TODAY)
+    record_uses(vault, {"alpha": (1, TODAY)})
     assert (vault / "patterns/registry.md").read_text() == registry.replace(
         "count:** 1\n**last used:** 2026-01-05", "count:** 2\n**last used:** 2026-11-29"
     )
@@ -271,13 +272,13 @@ def test_many_counters_in_one_file_are_split_once_and_written_as_one_by_one(
     day = dt.date(2026, 11, 30)
     one_by_one = make_vault({"patterns/registry.md": registry(30, crlf)})
     for i in range(0, 30, 2):
-        record_use(one_by_one, f"p{i}", day, NOW_UTC, never_back=True)
+        record_uses(one_by_one, {f"p{i}": (1, day)}, never_back=True)
     batch = make_vault({"patterns/registry.md": registry(30, crlf)})
     splits: list[int] = []
     real = use_module.split_lines
     monkeypatch.setattr(use_module, "split_lines", lambda t: splits.append(1) or real(t))
     done, refused = record_uses(
-        batch, {f"p{i}": (1, day) for i in range(0, 30, 2)}, NOW_UTC, never_back=True
+        batch, {f"p{i}": (1, day) for i in range(0, 30, 2)}, never_back=True
     )
     assert not refused and len(done) == 15
     assert len(splits) == 1  # was one split (three, with the line edits) per counter
@@ -291,6 +292,6 @@ def test_a_block_without_a_last_used_line_at_the_end_of_the_file_gets_one(
     make_vault: MakeVault,
 ) -> None:
     vault = make_vault({"patterns/registry.md": "# R\n\n### a\nA.\n\n**success count:** 1"})
-    record_uses(vault, {"a": (2, dt.date(2026, 11, 1))}, NOW_UTC)
+    record_uses(vault, {"a": (2, dt.date(2026, 11, 1))})
     text = (Path(vault) / "patterns/registry.md").read_text()
     assert text == "# R\n\n### a\nA.\n\n**success count:** 3\n**last used:** 2026-11-01"

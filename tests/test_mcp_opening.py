@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper.mcp import front, start
-from vaultkeeper.mcp.front import Drop
+from vaultkeeper.mcp import start
+from vaultkeeper.mcp.start import Drop
 
 pytest.importorskip("mcp")
 REPO = Path(__file__).resolve().parent.parent
@@ -30,20 +30,20 @@ def _maker():  # type: ignore[no-untyped-def]
 def test_the_shipped_answers_are_what_the_installed_sdk_answers() -> None:
     """After a change to a tool, an instruction or the SDK: python tools/mcp_opening.py."""
     maker = _maker()
-    assert front.FILE.read_text(encoding="utf-8") == maker.text(maker.build()), (
+    assert start.FILE.read_text(encoding="utf-8") == maker.text(maker.build()), (
         "vaultkeeper/mcp/opening.json is out of date: run python tools/mcp_opening.py"
     )
 
 
 def test_they_are_used_with_the_sdk_version_they_were_made_with_only(tmp_path: Path) -> None:
-    made_with = json.loads(front.FILE.read_text())["sdk"]
+    made_with = json.loads(start.FILE.read_text())["sdk"]
     assert made_with == "mcp-2.3."
-    found = front.load(sdk="mcp-2.3.7")
+    found = start.load(sdk="mcp-2.3.7")
     assert found is not None and "tools" in found.result("tools/list", "2025-06-18")
     assert found.result("tools/list", "2099-01-01") is None
-    assert front.load(sdk="mcp-2.4.0") is None and front.load(sdk="mcp-3.0.0") is None
-    assert front.installed_sdk() is not None
-    assert front.load() is not None  # the installed SDK is the one they were made with
+    assert start.load(sdk="mcp-2.4.0") is None and start.load(sdk="mcp-3.0.0") is None
+    assert start.installed_sdk() is not None
+    assert start.load() is not None  # the installed SDK is the one they were made with
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def test_they_are_used_with_the_sdk_version_they_were_made_with_only(tmp_path: P
 def test_a_damaged_file_gives_no_answers(tmp_path: Path, text: str) -> None:
     file = tmp_path / "opening.json"
     file.write_text(text)
-    assert front.load(file, sdk="mcp-2.3.0") is None
+    assert start.load(file, sdk="mcp-2.3.0") is None
 
 
 def _copied(lines: list[bytes], drops: list[Drop]) -> tuple[bytes, str]:

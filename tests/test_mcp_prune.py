@@ -29,7 +29,7 @@ BLOCK = "yaml-anchor-templates"
 
 def _prune_with(vault: Path, elicit: Any, timeout: float = 5.0) -> Any:
     """The server's call: the applier in a worker thread, the dialog on the event loop."""
-    confirm = mcp_prune.in_dialog(elicit, timeout)
+    confirm = mcp_prune.InDialog(elicit, timeout)
 
     async def tool_call() -> Any:
         decision = Decision("prune", BLOCK)
@@ -149,7 +149,7 @@ def test_the_journal_names_the_host_s_dialog_never_a_person(sample: Path) -> Non
 
     from vaultkeeper.hosts.elicitation import host_label
 
-    confirm = mcp_prune.in_dialog(host, 5.0, host_label("codex-mcp-client"))
+    confirm = mcp_prune.InDialog(host, 5.0, host_label("codex-mcp-client"))
 
     async def tool_call() -> Any:
         return await anyio.to_thread.run_sync(

@@ -18,14 +18,15 @@ from tests import reference
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.learn.use import record_use
+from vaultkeeper.learn.count import record_uses
 from vaultkeeper.registry.blocks import (
     block_hash,
+    find_block,
     is_counter_line,
+    load_heads,
     load_registry,
     parse_blocks,
 )
-from vaultkeeper.registry.find import find_block
 
 REGISTRY = """# Pattern registry
 
@@ -292,8 +293,8 @@ def test_use_refuses_a_count_that_would_grow_too_long(make_vault: MakeVault) -> 
         {"patterns/registry.md": f"### top\n**success count:** {top}\n**last used:** 2026-01-01\n"}
     )
     before = (vault / "patterns/registry.md").read_bytes()
-    with pytest.raises(VaultkeeperError, match="would be too large"):
-        record_use(vault, "top", dt.date(2026, 9, 1))
+    _, refused = record_uses(vault, {"top": (1, dt.date(2026, 9, 1))})
+    assert "would be too large" in str(refused["top"])
     assert (vault / "patterns/registry.md").read_bytes() == before
 
 
@@ -411,3 +412,39 @@ def test_is_counter_line_is_unchanged() -> None:
         for combo in itertools.product(pieces, repeat=k):
             line = "".join(combo)
             assert is_counter_line(line) == reference.is_counter_line(line), repr(line)
+
+
+ONE = "### alpha\nAlpha.\n\n**success count:** 1\n**last used:** 2026-01-01\n"
+
+
+def test_a_text_is_parsed_once_and_an_edited_file_again(make_vault: MakeVault) -> None:
+    vault = make_vault({"patterns/registry.md": ONE})
+    first, _ = load_heads(vault)
+    again, _ = load_heads(vault)
+    assert again[0] is first[0]  # the same text: parsed once
+    (vault / "patterns/registry.md").write_text(ONE.replace("** 1", "** 7"))
+    edited, _ = load_heads(vault)
+    assert [h.count for h in edited] == [7]
+
+
+def test_a_name_only_mentioned_elsewhere_is_no_block(make_vault: MakeVault) -> None:
+    vault = make_vault(
+        {
+            "patterns/registry.md": ONE,
+            "patterns/other.md": "# Other\n\nSee [[alpha]]; `### alpha` in prose.\n\n"
+            "```\n### alpha\n```\n",
+        }
+    )
+    assert find_block(vault, "alpha").rel == "patterns/registry.md"
+
+
+def test_use_counts_and_refuses_as_before(make_vault: MakeVault, runner: CliRunner) -> None:
+    vault = make_vault(
+        {"patterns/registry.md": ONE, "patterns/two.md": ONE.replace("alpha", "Alpha")}
+    )
+    done = runner.invoke(cli, ["--vault", str(vault), "use", "alpha"])
+    assert done.exit_code == 0, done.output
+    assert "**success count:** 2\n" in (vault / "patterns/registry.md").read_text()
+    missing = runner.invoke(cli, ["--vault", str(vault), "use", "ALPHA"])
+    assert missing.exit_code != 0
+    assert "did you mean 'alpha' at patterns/registry.md:1?" in missing.output

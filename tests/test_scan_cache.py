@@ -20,7 +20,7 @@ from tests.conftest import MakeVault
 from tests.test_scan_classify import memory, spec_files
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.registry import delta as cachedheads
+from vaultkeeper.registry import keptheads as cachedheads
 from vaultkeeper.registry.keptheads import CachedHead
 from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan import classify as scan
@@ -148,7 +148,7 @@ def test_only_the_changed_file_is_read_again(make_vault: MakeVault, reads: list[
     due.write_text(due.read_text().replace('"2099-01-01"', '"2026-01-01"'))
     reads.clear()
     after = run(vault)
-    # by the scan, and by the brief's saved lessons (report/brief_lessons.py): no other file
+    # by the scan, and by the brief's saved lessons (report/brief.py): no other file
     assert sorted(set(reads)) == [str(due)]
     assert "future" in [c["name"] for c in after["held_out"]]
     assert after == uncached(vault)
@@ -403,23 +403,12 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
             assert a.problems() == b.problems()
 
 
-def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
+def test_a_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import random
 
-    from vaultkeeper.upkeep import duplicates as dupdelta
-
-    # a registry big enough for its pairs to be redone from the words kept in the cache
-    monkeypatch.setattr(config, "DUP_DELTA_MIN", 20)
     monkeypatch.setattr(config, "DUP_COMMON_MIN", 3)
-    monkeypatch.setattr(dupdelta, "_FEW", 4)
-    monkeypatch.setattr(dupdelta, "_MOST", 2)
-    redone: list[bool] = []
-    real = dupdelta.group_pairs
-    monkeypatch.setattr(
-        dupdelta, "group_pairs", lambda *a: redone.append((f := real(*a)).redone) or f
-    )
     rng = random.Random(7)
     # three words in most blocks (common), the rest each in a few (some near the limit)
     vocab = ["retry", "flaky", "clock"] + [f"v{k}" for k in range(40)]
@@ -443,8 +432,6 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
     for turn in range(12):
         data = run(vault)
         assert data["duplicates"] == uncached(vault)["duplicates"]
-        kept = rows(vault)["pairs"]["words"]
-        assert list(kept) == ["block"]  # the registry's words; the small groups keep none
         at = rng.randrange(len(blocks))
         if turn % 3 == 0:
             blocks.insert(at, block(f"n{turn}"))
@@ -455,7 +442,6 @@ def test_a_big_registry_edited_scan_after_scan_reports_a_fresh_scans_pairs(
         (vault / registry).write_text("# Pattern registry\n\n" + "\n".join(blocks))
         words = "retry flaky network calls" if turn % 2 else f"other words {turn}"
         (vault / f"projects/{'abc'[turn % 3]}/memory/l1.md").write_text(lesson("l1", words))
-    assert redone[0] and redone.count(False) >= 6  # the first scan only had none kept
 
 
 MEM = "projects/p/memory/"
@@ -663,38 +649,20 @@ def test_a_cached_memory_entry_named_outside_any_project_is_ignored(
     assert run(vault) == uncached(vault)
 
 
-def test_a_big_project_left_alone_keeps_its_words(
-    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+def test_a_project_left_alone_keeps_its_pairs_and_its_next_edit_is_compared_fresh(
+    make_vault: MakeVault,
 ) -> None:
-    """A big project's group whose files did not change keeps its pairs without its
-    entries being built; its words (what redoing only its changed entries needs) were
-    dropped with it, so its next edit redid the whole group."""
-    from vaultkeeper import config
-    from vaultkeeper.upkeep import duplicates as dupdelta
-
-    monkeypatch.setattr(config, "DUP_DELTA_MIN", 4)
-    redone: list[bool] = []
-    real = dupdelta.group_pairs
-
-    def noting(*args: Any) -> Any:
-        found = real(*args)
-        redone.append(found.redone)
-        return found
-
-    monkeypatch.setattr(dupdelta, "group_pairs", noting)
     lesson = "---\nname: {0}\nstatus: active\ndescription: {1}\n---\n"
     big = "projects/big/memory/"
-    files = {f"{big}l{k}.md": lesson.format(f"l{k}", f"retry flaky call {k}") for k in range(6)}
+    said = "retry flaky network calls with backoff"
+    files = {f"{big}l{k}.md": lesson.format(f"l{k}", said) for k in range(4)}
     files["projects/small/memory/a.md"] = lesson.format("a", "one thing")
     vault = make_vault(files)
-    run(vault)
+    assert len(run(vault)["duplicates"]) == 6
     (vault / "projects/small/memory/a.md").write_text(lesson.format("a", "another thing"))
-    run(vault)  # the big project left alone
-    assert list(rows(vault)["pairs"]["words"]) == ["memory:big"]
-    (vault / big / "l2.md").write_text(lesson.format("l2", "retry flaky call 4"))
-    redone.clear()
-    assert run(vault) == uncached(vault)
-    assert redone == [False]  # its changed entry compared again, not the whole group
+    assert run(vault) == uncached(vault)  # the big project left alone
+    (vault / big / "l2.md").write_text(lesson.format("l2", "parse dates"))
+    assert run(vault) == uncached(vault) and len(uncached(vault)["duplicates"]) == 3
 
 
 _BLOCK_LINES = [
@@ -746,9 +714,8 @@ def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     """Registry and memory files edited, added and deleted across projects, with the
-    rows rewritten scan after scan, small pages (the region logic on small texts) and now and
+    rows rewritten scan after scan, and now and
     then a scan for which the files just edited are in the racy window."""
-    monkeypatch.setattr(cachedheads, "PAGE", 8)
     real_ns = time.time_ns
     limit: list[int | None] = [None]
     monkeypatch.setattr(time, "time_ns", lambda: limit[0] or real_ns())  # scancache's clock
@@ -795,3 +762,26 @@ def test_scan_after_scan_of_random_edits_reports_what_a_fresh_scan_does(
                     write(rel, "\n".join(rng.choices(_BLOCK_LINES, k=rng.randint(0, 30))))
             else:
                 write(f"projects/{rng.choice('pqrs')}/memory/n{step}.md", _lesson(rng, f"n{step}"))
+
+
+def test_a_lesson_changed_since_the_scan_is_read_once_for_its_row_and_the_index(
+    make_vault: MakeVault, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the full-text index on, a scan hands the index the text it read: the file
+    is opened once, and the index finds the new words."""
+    from tests.conftest import recall_on
+    from vaultkeeper.search import index
+    from vaultkeeper.search.rank import Searcher
+
+    monkeypatch.setattr(index, "RACY_NS", 0)
+    monkeypatch.setattr(index, "read_regular", model.read_regular)  # counted too
+    lesson = "---\nname: a\ndescription: {}\nstatus: active\n---\n\nBody.\n"
+    vault = recall_on(make_vault({"projects/api/memory/a.md": lesson.format("zebra")}))
+    run(vault)
+    (vault / "projects/api/memory/a.md").write_text(lesson.format("quokka"))
+    reads.clear()
+    run(vault)
+    assert [p for p in reads if p.endswith("a.md")] == [str(vault / "projects/api/memory/a.md")]
+    with db.connect(vault) as conn:
+        assert index.refresh(conn, vault) == 0  # the scan left the index up to date
+    assert [h.name for h in Searcher(vault).search("quokka")] == ["a"]

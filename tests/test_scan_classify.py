@@ -23,7 +23,7 @@ from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.report.candidates import Report
 from vaultkeeper.scan import classify as scan
-from vaultkeeper.scan import guards as state
+from vaultkeeper.scan import statefile as state
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.timezone.utc)
 SUMMARY = "SELF-MAINTAIN: prune candidates {} | promote eligible {} | held-out due {}"
@@ -357,7 +357,7 @@ def test_a_scan_does_no_work_for_what_the_vault_does_not_use(sample: Path) -> No
         "import sys; from vaultkeeper.entry import main; sys.argv[1:] = ARGS\n"
         "try: main()\nexcept SystemExit: pass\n"
         "print(*(m in sys.modules for m in ('vaultkeeper.search.index',"
-        " 'vaultkeeper.anchors.suggest', 'vaultkeeper.native.summary')), file=sys.stderr)"
+        " 'vaultkeeper.anchors.vault', 'vaultkeeper.native.summary')), file=sys.stderr)"
     )
     args = ["--vault", str(sample), "scan", "--force"]
 
@@ -651,7 +651,7 @@ def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     )
     assert out.stdout == "[]\n"
     # and state.py stands alone, without click (for a click-free fast path)
-    code = "import sys, vaultkeeper.scan.guards; print('click' in sys.modules)"
+    code = "import sys, vaultkeeper.scan.statefile; print('click' in sys.modules)"
     assert (
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -711,7 +711,7 @@ def test_classify_never_writes_and_the_scans_run_says_it_does(
     """``classify`` with the scan's rows (and a repository tied, so the anchors are
     checked) writes nothing; the scan's own run is ``classify_and_keep``, which writes
     the scan's rows and the anchors'."""
-    from vaultkeeper.anchors import suggest
+    from vaultkeeper.anchors import vault as suggest
     from vaultkeeper.scan import cache as scancache
 
     (sample / "state" / config.MACHINE_FILE).write_text(

@@ -13,12 +13,11 @@ from click.testing import CliRunner
 
 from tests.conftest import MakeVault, recall_on, run_vaultkeeper
 from tests.test_recall_moment import CLAUDE, context, paths_in, recorded, run
-from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
-from vaultkeeper.recall import lookup as recall_lookup
+from vaultkeeper.recall import moment as recall_lookup
 from vaultkeeper.search import index as lookup
 from vaultkeeper.search.index import anchor_file
 from vaultkeeper.search.rank import Searcher
@@ -199,20 +198,14 @@ def test_paths_globs_as_claude_rules_read_them(glob: str, path: str, hit: bool) 
     assert glob_matches(glob, path) is hit
 
 
-def test_the_scan_forgets_old_sessions_and_drops_the_old_files(make_vault: MakeVault) -> None:
+def test_the_scan_forgets_old_sessions(make_vault: MakeVault) -> None:
     root = recall_on(make_vault({"projects/api/memory/a.md": entry("a", "retry flaky jobs")}))
     assert run_vaultkeeper(root, "scan", "--force").returncode == 0
     assert served(root, "retry flaky jobs", "old") == ["projects/api/memory/a.md"]
     assert served(root, "retry flaky jobs", "old") == []  # once a session
     with db.connect(root) as conn, db.writing(conn):  # served long ago
         conn.execute("UPDATE recall_served SET day = '2001-01-01' WHERE session = 'old'")
-    state = root / config.STATE_DIR
-    (state / "recall-sessions").mkdir()  # the sessions' folder before the store kept them
-    (state / "recall-sessions" / "s1").write_text("x\n")
-    (state / "recall-lookup.bin").write_bytes(b"x")  # the table before the index
     assert run_vaultkeeper(root, "scan", "--force").returncode == 0
-    assert not (state / "recall-sessions").exists()
-    assert not (state / "recall-lookup.bin").exists()
     assert served(root, "retry flaky jobs", "old") == ["projects/api/memory/a.md"]  # forgotten
 
 
@@ -332,3 +325,28 @@ def test_the_hook_keeps_in_step_with_the_index(tmp_path: Path) -> None:
     info = some.stat()
     assert lookup.key_text(info, 0)[0] == recall_lookup.key_of(info)
     assert recall_lookup.ROWS_FORMAT == lookup.ROWS_FORMAT
+
+
+def test_a_changed_block_is_the_only_row_made_anew(make_vault: MakeVault) -> None:
+    """A ``use`` changes one block of a registry file: the file is read again, and only
+    that block's row is replaced (the others keep theirs: a scan after a session stays
+    cheap however big the registry)."""
+    blocks = "".join(
+        f"### p{n}\n**success count:** 1\n**last used:** 2026-01-01\n\nPattern {n}.\n\n"
+        for n in range(5)
+    )
+    root = make_vault({"patterns/registry.md": "# Registry\n\n" + blocks}, init=False)
+
+    def ids() -> dict[str, int]:
+        with db.connect(root) as conn:
+            lookup.refresh(conn, root)
+            found = conn.execute("SELECT name, id FROM search_entries WHERE kind = 'pattern'")
+            return dict(found.fetchall())
+
+    before = ids()
+    registry = root / "patterns/registry.md"
+    registry.write_text(registry.read_text().replace("Pattern 2.", "Pattern zebra."))
+    after = ids()
+    assert sorted(after) == sorted(before) == [f"p{n}" for n in range(5)]
+    assert [n for n in after if after[n] != before[n]] == ["p2"]
+    assert [h.name for h in Searcher(root).search("zebra")] == ["p2"]

@@ -1,5 +1,5 @@
 """A scan that builds state/vaultkeeper.db from many files says so once on stderr
-(scan/rebuild.py): decided by the number of memory files, not by time; never on the
+(scan/cache.py RebuildNote): decided by the number of memory files, not by time; never on the
 throttled no-op path nor when the scan finds its rows; a count in place on a terminal."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.scan import rebuild
+from vaultkeeper.scan import cache as rebuild
 from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.scan.memory import held_out_candidates
 

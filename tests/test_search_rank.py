@@ -145,7 +145,7 @@ def test_a_file_read_within_the_racy_window_is_read_again(
     searcher = Searcher(vault)
     reads: list[str] = []
     real = lookup.read_docs
-    monkeypatch.setattr(lookup, "read_docs", lambda v, rel: reads.append(rel) or real(v, rel))
+    monkeypatch.setattr(lookup, "read_docs", lambda v, rel, t: reads.append(rel) or real(v, rel, t))
     searcher.search("alpha")
     searcher.search("alpha")
     assert [r for r in reads if r.startswith("projects/")] == ["projects/a/memory/x.md"] * 2

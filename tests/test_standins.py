@@ -36,7 +36,7 @@ PROBE = (
 # neither path: listed so the lead sees them, and so a new one elsewhere still fails.
 SCAN_OWNED = {
     "vaultkeeper.scan.cache",
-    "vaultkeeper.scan.guards",
+    "vaultkeeper.scan.statefile",
     "vaultkeeper.scan.memory",
 }
 

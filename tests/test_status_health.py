@@ -25,7 +25,7 @@ from vaultkeeper.cli import cli
 from vaultkeeper.index.build import build_index
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, Candidate, Report
 from vaultkeeper.scan import last
-from vaultkeeper.scan.guards import default_state, write_state
+from vaultkeeper.scan.statefile import default_state, write_state
 from vaultkeeper.status.health import fallback_log
 
 NOW = dt.datetime.now(dt.timezone.utc)

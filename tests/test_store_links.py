@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,36 @@ def test_line_numbers_count_newlines_only() -> None:
     # str.splitlines would also break at U+2028 and form feeds and shift every number
     text = "a\u2028b\x0c [[x]]\r\nline two [[y]]\n"
     assert [(t[0], t[4]) for t in note(text)] == [("x", 1), ("y", 2)]
+
+
+# -- extract_links searches the whole body at once: it must find what a line-by-line
+# reading finds (each line outside fences, each match outside a code span)
+_PIECES = st.sampled_from(
+    ["[[a]]", "![[b#H|c]]", "[[d\\|e]]", "`[[f]]`", "``x ` [[g]]``", "```", "~~~", "````py",
+     "> ```", "  ```", "text", "!", "[[", "]]", "[[h]]![[i]]", "\r", "\u2028", "é", " "]
+)  # fmt: skip
+_LINES = st.lists(st.lists(_PIECES, max_size=5).map("".join), max_size=12)
+
+
+def _line_by_line(text: str) -> list[tuple[str, str, str, bool, int, int, str]]:
+    lines = text.split("\n")
+    fenced: set[int] = set()
+    for fence in find_fences(lines):
+        fenced.update(range(fence.start, (fence.end or len(lines)) + 1))
+    found = []
+    for number, line in enumerate(lines, start=1):
+        spans = code_spans(line)
+        for m in re.finditer(r"(!?)\[\[([^\[\]\r\n]+?)\]\]", line):
+            if number in fenced or any(a <= m.start() < b for a, b in spans):
+                continue
+            target, sub, alias = parse_link(m.group(2))
+            found.append((target, sub, alias, bool(m.group(1)), number, m.start() + 1, m.group()))
+    return found
+
+
+@given(_LINES)
+def test_links_found_in_one_pass_are_those_of_each_line(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    links = extract_links(parse_note(Path("n.md"), "n.md", text))
+    got = [(k.target, k.subpath, k.alias, k.embed, k.line, k.col, k.raw) for k in links]
+    assert got == _line_by_line(text)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultkeeper.scan import guards as state
+from vaultkeeper.scan import statefile as state
 from vaultkeeper.store.plainjson import NOT_PLAIN, loads
 
 SCALARS = (

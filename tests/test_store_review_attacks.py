@@ -19,7 +19,7 @@ from tests.test_recall_hook_attacks import PROMPT, ROUNDING, prompt
 from tests.test_recall_moment import LESSONS, TOKEN, build, lesson, run
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.recall import lookup as recall_lookup
+from vaultkeeper.recall import moment as recall_lookup
 from vaultkeeper.search import index as lookup
 from vaultkeeper.store import db
 

@@ -1,152 +1,127 @@
-"""The duplicates pass redone for changed entries only gives what a fresh pass gives."""
+"""The duplicates pass as a scan runs it, from the pairs it kept, gives what a fresh pass gives."""
 
 from __future__ import annotations
 
 import json
-import random
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultkeeper import config
-from vaultkeeper.upkeep import duplicates as dupdelta
-from vaultkeeper.upkeep.duplicates import Item, find_pairs
+from vaultkeeper.scan.cache import ScanCache
+from vaultkeeper.upkeep import duplicates as dup
+from vaultkeeper.upkeep.decay import MemoryFacts
 
 _VOCAB = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
 
 
+class _Head(NamedTuple):
+    name: str
+    rel: str
+    line: int
+    text: str
+
+    def sentence(self) -> str:
+        return self.text
+
+
 @pytest.fixture(autouse=True)
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
-    # tiny groups that still have common words, a limit that moves with the group's
-    # size, and a region of a few entries already too many to update: every path is taken
+    # tiny groups that still have common words, and a limit that moves with their size
     monkeypatch.setattr(config, "DUP_COMMON_MIN", 2)
     monkeypatch.setattr(config, "DUP_COMMON_SHARE", 0.25)
-    monkeypatch.setattr(dupdelta, "_FEW", 4)
 
 
-def _items(entries: list[tuple[int, str]]) -> list[Item]:
-    return [
-        Item("block", f"n{key}", "r.md", line, text) for line, (key, text) in enumerate(entries)
-    ]
+def _pass(heads: list[_Head], facts: list[MemoryFacts], kept: Any, touched: list[str]) -> Any:
+    """One scan's pass from ``kept`` (as the store gives it back), the files in
+    ``touched`` read again; its pairs checked against a fresh pass, and what it kept."""
+    cache = ScanCache(pairs=json.loads(json.dumps(kept)))
+    cache.misses, cache.missed = 1, touched
+    got = dup.cached_pairs(heads, facts, cache)  # type: ignore[arg-type]
+    assert got == dup.find_pairs(dup.duplicate_items(heads, facts))  # type: ignore[arg-type]
+    return cache.kept_pairs
 
 
-def _step(entries: list[tuple[int, str]], kept: object) -> dupdelta.Found:
-    items = _items(entries)
-    texts = [item.text for item in items]
-    found = dupdelta.group_pairs(texts, items.__getitem__, json.loads(json.dumps(kept)))
-    assert found.pairs == find_pairs(items)
-    return found
+def _fact(project: str, n: int, text: str, status: str = "active") -> MemoryFacts:
+    rel = f"projects/{project}/memory/m{n}.md"
+    return MemoryFacts(rel, f"m{n}", text, status, None, None, None)
 
 
 _TEXT = st.lists(
     st.sampled_from([*_VOCAB, "the", "Tests", "test", "K\u212a", "k", "caf\u00e9"]), max_size=6
 ).map(" ".join)
-_EDIT = st.tuples(st.sampled_from(["set", "add", "drop"]), st.integers(0, 40), _TEXT)
+_EDIT = st.tuples(
+    st.sampled_from(["set", "add", "drop", "move", "lesson", "archive"]), st.integers(0, 40), _TEXT
+)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(_TEXT, max_size=24), st.lists(st.lists(_EDIT, min_size=1, max_size=3), max_size=6))
 def test_after_any_edits_the_pairs_are_those_of_a_fresh_pass(
     texts: list[str], turns: list[list[tuple[str, int, str]]]
 ) -> None:
-    entries = list(enumerate(texts))
-    found = _step(entries, None)
-    fresh = len(entries)
+    blocks = [(f"n{k}", text) for k, text in enumerate(texts)]
+    lessons = {(p, n): (text, "active") for n, text in enumerate(texts) for p in "ab"[n % 2 :][:1]}
+
+    def state() -> tuple[list[_Head], list[MemoryFacts]]:
+        heads = [_Head(name, "r.md", 3 * k + 1, text) for k, (name, text) in enumerate(blocks)]
+        facts = [_fact(p, n, text, status) for (p, n), (text, status) in sorted(lessons.items())]
+        return heads, facts
+
+    kept = _pass(*state(), None, [])
     for edits in turns:
+        touched: list[str] = []
         for kind, at, text in edits:
-            at = at % (len(entries) + 1)
-            if kind == "add" or not entries:
-                entries.insert(at, (fresh, text))
-                fresh += 1
+            at %= len(blocks) + 1
+            if kind == "add" or not blocks:
+                blocks.insert(at, (f"x{len(blocks)}{text}", text))
             elif kind == "set":
-                entries[at % len(entries)] = (entries[at % len(entries)][0], text)
+                blocks[at % len(blocks)] = (blocks[at % len(blocks)][0], text)
+            elif kind == "drop":
+                del blocks[at % len(blocks)]
+            elif kind == "move":  # lines move, no word changes: the kept pairs, moved
+                blocks.insert(0, blocks.pop(at % len(blocks)))
             else:
-                del entries[at % len(entries)]
-        found = _step(entries, found.state)
+                key = ("ab"[at % 2], at % 5)
+                lessons[key] = (text, "archived" if kind == "archive" else "active")
+                touched.append(_fact(*key, text).rel)
+        kept = _pass(*state(), kept, touched)
 
 
-def test_random_edits_mostly_take_the_short_path() -> None:
-    rng = random.Random(13)
-    vocab = [f"w{k}" for k in range(60)]
-    weights = [1 / (k + 1) for k in range(60)]  # a few words common, most not, some near
-
-    def text() -> str:
-        return " ".join(rng.choices(vocab, weights, k=rng.choice((0, 3, 4, 5))))
-
-    entries = [(n, text()) for n in range(120)]
-    found = _step(entries, None)
-    short = 0
-    for turn in range(300):
-        at = rng.randrange(len(entries))
-        if turn % 3 == 0:
-            entries.insert(at, (1000 + turn, text()))
-        elif turn % 3 == 1 and len(entries) > 60:
-            del entries[at]
-        else:
-            entries[at] = (entries[at][0], text())
-        found = _step(entries, found.state)
-        short += not found.redone
-    assert short > 150  # the check above is of the update, not of redoing it all
-
-
-def test_a_state_not_as_written_is_redone_not_trusted() -> None:
-    entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
-    found = _step(entries, None)
-    assert len(found.pairs) == 1
-    for broken in (
-        {**found.state, "pairs": [[0, 9]]},
-        {**found.state, "lines": "alpha"},
-        {**found.state, "format": 0},
-        {**found.state, "common": {"alpha": "many"}},
-        {**found.state, "digests": "not base64!"},
-        {**found.state, "digests": found.state["digests"][:12]},
-        {**found.state, "n": "3"},
-        [],
-    ):
-        again = _step(entries, broken)
-        assert again.redone
-
-
-def test_a_common_words_count_worn_down_by_edits_is_counted_again_not_redone() -> None:
-    # "alpha" is in 4 of 7 entries (the limit is 2); each edit of another entry lowers
-    # what is known of its count by one, until it is counted again
-    entries = [(k, f"alpha w{k}") for k in range(4)] + [(k, f"w{k}") for k in range(4, 7)]
-    found = _step(entries, None)
-    assert found.state["common"] == {"alpha": 4}
-    for turn in range(2):  # 3 known, then 2: no more than the limit, so counted
-        entries[5] = (5, f"w5 e{turn}")
-        found = _step(entries, found.state)
-        assert not found.redone
-    assert found.state["common"] == {"alpha": 4}  # counted again, exactly, on the way
-
-
-def test_the_same_texts_give_the_kept_pairs_of_the_items_as_they_are_now() -> None:
-    entries = [(0, "alpha beta gamma"), (1, "delta eps"), (2, "alpha beta gamma")]
-    found = _step(entries, None)
-    moved = [Item("block", f"m{k}", "s.md", 100 + k, text) for k, text in entries]
-    again = dupdelta.group_pairs([i.text for i in moved], moved.__getitem__, found.state)
-    assert again.pairs == find_pairs(moved) and len(again.pairs) == 1
-    assert (again.pairs[0].a_name, again.pairs[0].b_line) == ("m0", 102)
-    assert not again.redone and again.state is found.state  # nothing to write again
-
-
-def test_the_same_texts_are_known_by_one_digest_not_one_per_entry(
+def test_a_count_or_a_moved_line_keeps_the_pairs_without_comparing_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from vaultkeeper.upkeep import duplicates as dupregion
+    texts = ["alpha beta gamma delta"] * 2 + ["eta"]
+    heads = [_Head(f"n{k}", "r.md", k + 1, t) for k, t in enumerate(texts)]
+    kept = _pass(heads, [], None, [])
+    compared: list[int] = []
+    real = dup.pairs_by_group
 
-    entries = [(0, "alpha beta gamma"), (1, "alpha beta gamma"), (2, "delta eps")]
-    found = _step(entries, None)
-    calls: list[int] = []
-    real = dupregion.entry_digests
-    monkeypatch.setattr(dupregion, "entry_digests", lambda texts: calls.append(1) or real(texts))
-    moved = [(k + 5, text) for k, text in entries]  # the same texts at other lines
-    again = _step(moved, found.state)
-    assert calls == [] and not again.redone and [p.a_name for p in again.pairs] == ["n5"]
-    entries[2] = (2, "delta eps zeta")
-    assert _step(entries, again.state).pairs == found.pairs and calls == [1]
-    sep = [(0, "alpha\x1fbeta"), (1, "alpha beta")]  # a separator inside: no whole digest
-    assert (
-        dupdelta.group_pairs(["a\x1fb", "c"], _items(sep).__getitem__, None).state["whole"] is None
-    )
+    def noting(items: Any, *threshold: float) -> Any:
+        compared.extend([] if threshold else [1])  # find_pairs (the check) passes one
+        return real(items, *threshold)
+
+    monkeypatch.setattr(dup, "pairs_by_group", noting)
+    moved = [h._replace(line=h.line + 10) for h in heads]
+    kept = _pass(moved, [], kept, [])
+    assert compared == [] and kept["groups"]["block"][1][0]["a"]["line"] == 11
+    _pass([*moved[:2], moved[2]._replace(text="alpha beta gamma delta")], [], kept, [])
+    assert compared == [1]  # a text changed: the group is compared again
+
+
+def test_rows_not_as_this_version_writes_them_are_compared_again() -> None:
+    heads = [_Head(f"n{k}", "r.md", k + 1, "alpha beta gamma delta") for k in range(2)]
+    kept = _pass(heads, [], None, [])
+    digest, pairs = kept["groups"]["block"]
+    assert len(pairs) == 1
+    cases: list[Any] = [
+        [{"kind": "block"}],
+        [{**pairs[0], "at": [0, 9]}],
+        [{**pairs[0], "at": 1}],
+        {},
+    ]
+    for broken in cases:
+        forged = {**kept, "groups": {"block": [digest, broken]}}
+        _pass(heads, [], forged, [])

@@ -78,7 +78,7 @@ def test_row_9_passes_with_a_session_end_hook_for_this_vault(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path
 ) -> None:
     from vaultkeeper.hosts.hooks import default_path, install
-    from vaultkeeper.scan.guards import default_state, write_state
+    from vaultkeeper.scan.statefile import default_state, write_state
 
     vault = make_vault()
     other = make_vault()
@@ -181,7 +181,7 @@ def test_supersession_row_fails_when_the_undo_is_not_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vaultkeeper.apply import supersede
-    from vaultkeeper.verify.truth_rows import supersession
+    from vaultkeeper.verify.decision_rows import supersession
 
     ctx = Context(tmp_path, NOW, {}, tmp_path / "row")
     ctx.tmp.mkdir()

@@ -5,7 +5,7 @@
     python tools/mcp_opening.py --check  # exit 1 when it differs from what the SDK answers
 
 ``vaultkeeper mcp`` answers a host's opening requests (the handshake and the lists) from
-this file while the SDK loads (vaultkeeper/mcp/front.py), so it must hold exactly what the
+this file while the SDK loads (vaultkeeper/mcp/start.py), so it must hold exactly what the
 SDK answers. This script asks the SDK: it starts ``vaultkeeper mcp`` with
 VAULTKEEPER_MCP_PLAIN=1 (the SDK alone, no front) on a copy of sample_vault/ and sends it,
 at every protocol version the SDK serves, the opening a host sends: ``initialize`` and
@@ -127,7 +127,7 @@ def _canonical(value: Any) -> str:
 
 
 def ask(vault: Path, home: Path) -> dict[str, Any]:
-    """What the SDK answers, keyed as vaultkeeper/mcp/front.py looks it up."""
+    """What the SDK answers, keyed as vaultkeeper/mcp/start.py looks it up."""
     answers: dict[str, Any] = {}
     for version in (*HANDSHAKE, *MODERN):
         seen = []

@@ -1,9 +1,7 @@
 """The root command group: global options, every command registered, errors made one line.
 
-The commands live one group to a module in ``vaultkeeper.commands``; this module only
-assembles them. Whatever a command raises, and click's own usage errors, goes to
-errors.fail once: one line on stderr (and one JSON object under ``--json``) and the exit
-code; a command's int return value is its exit code.
+Whatever a command raises, and click's own usage errors, goes to output.fail once; a
+command's int return value is its exit code.
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from vaultkeeper import __version__, config
 from vaultkeeper.commands import (
     anchor,
     apply,
-    batch,
     checks,
     entries,
     gitsync,
@@ -28,7 +25,6 @@ from vaultkeeper.commands import (
     hooks_status,
     ingest,
     mcp,
-    merge,
     native,
     review,
     scan,
@@ -105,8 +101,7 @@ _QUOTED_NAME = re.compile(r"'(--?[A-Za-z][\w-]*|[A-Z][A-Z_]*)'")
 
 def _command_words(group: click.Group, argv: list[str]) -> list[str]:
     """The command a command line names (``["apply", "promote"]``), read from the
-    arguments themselves: click's parser raises some errors (``-d`` without its value)
-    with no context to say which command it was reading."""
+    arguments: some of click's errors come with no context to say it."""
     words: list[str] = []
     command: click.Command = group
     tokens = iter(argv)
@@ -127,8 +122,7 @@ def _command_words(group: click.Group, argv: list[str]) -> list[str]:
 def _one_line(exc: click.ClickException, argv_words: list[str] | None = None) -> str:
     """``apply promote: missing option --evidence (see --help)`` from click's three lines."""
     message = " ".join(exc.format_message().split()).rstrip(".")
-    # click quotes option names and metavars (`Missing option '--evidence'`); a name the
-    # person typed (`No such command 'nope'`) keeps its quotes
+    # click's quotes off option names and metavars; a name the person typed keeps them
     message = _QUOTED_NAME.sub(r"\1", message)
     # a choice argument's metavar is its whole list (`'{memory|decision|...}'`): its name
     param = getattr(exc, "param", None)
@@ -199,9 +193,7 @@ for _command in (
     native.native,
 ):
     cli.add_command(_command)
-apply.apply_group.add_command(merge.apply_merge)  # a sub-command in its own module
 apply.apply_group.add_command(anchor.apply_anchor)
-apply.apply_group.add_command(batch.apply_batch)
 hooks.hooks.add_command(hooks_status.hooks_status)
 
 

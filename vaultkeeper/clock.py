@@ -1,14 +1,8 @@
 """What time it is for a command: now, or the day ``$VAULTKEEPER_TODAY`` names.
 
-Every command takes its "now" from here, once, at the edge; core functions take it as a
-parameter. ``VAULTKEEPER_TODAY=YYYY-MM-DD`` makes a command behave as on that date (the
-time of day stays the real one, so records made in one run still sort in order): for
-previews ("what would be due on the first of March?") and for tests. The throttle's
-own bookkeeping (cooldown, lock age) keeps real time: see ``real_now``.
-
-``datetime`` is imported by the functions that return one, not here: the throttled
-scan (the session-end hook's usual run) needs only epoch milliseconds (``now_ns``),
-and importing ``datetime`` would be a tenth of its run.
+Every command takes its "now" from here, once, at the edge. ``VAULTKEEPER_TODAY`` moves
+the date, not the time of day (previews, tests); the throttle keeps real time. datetime
+is imported by the functions that return one: the throttled scan needs only ``now_ns``.
 """
 
 from __future__ import annotations
@@ -42,8 +36,7 @@ def parse_day(text: str, what: str) -> dt.date:
         day = dt.date.fromisoformat(value)
     except ValueError:
         raise UsageError(f"{what}={text!r}: not a date; use YYYY-MM-DD") from None
-    # hold-out windows, decay and idle spans are added to and taken from "today", and
-    # must stay inside datetime's years 1..9999
+    # spans are added to and taken from "today": stay inside datetime's years
     first, last = dt.date(1900, 1, 1), dt.date(9000, 12, 31)
     if not first <= day <= last:
         raise UsageError(

@@ -59,10 +59,6 @@ HOOK_LOG_FILE = "hooks.log"
 MACHINE_FILE = "machine.json"  # this machine's records, not derived (vaultkeeper/store/machine.py)
 USES_LOG_FILE = "uses.jsonl"  # the usage log (vaultkeeper/store/uses.py): one JSON line per use
 DB_FILE = "vaultkeeper.db"  # the derived store (vaultkeeper/store/db.py), rebuildable
-# the scan's old JSON cache, now rows of the derived store (scan/cache.py); the names stay
-# only for search/index.py's freshness check, until the FTS5 recall replaces it
-SCAN_CACHE_FILE = "scan-cache.json"
-SCAN_CACHE_DELTA_FILE = "scan-cache.delta.json"
 
 # -- index --------------------------------------------------------------------------
 INDEX_START = "<!-- vaultkeeper:index start -->"
@@ -149,15 +145,12 @@ SECRET_SCAN_MAX_BYTES = 1_000_000
 MERMAID_DIAGRAMS = ("flowchart TD", "flowchart LR", "stateDiagram-v2")
 MERMAID_LABEL_TOKENS = (">", "<", "==", "(")
 # Above the load budget the root index links one sub-index per top-level folder,
-# _index/_index-<folder>.md: in one folder of their own, so a person's vault root holds
-# the spec's layout and no more; [[_index-<folder>]] resolves by basename (Obsidian's way).
-# Older versions wrote them at the root; `vaultkeeper index` moves those into the folder.
+# _index/_index-<folder>.md ([[_index-<folder>]] resolves by basename, Obsidian's way).
 SUBINDEX_DIR = "_index"
 SUBINDEX_PREFIX = "_index-"
 INDEX_KEYWORDS_MARK = " -- keywords: "
 
 # -- Obsidian vaults vaultkeeper did not create ---------------------------
-OBSIDIAN_DIR = ".obsidian"
 # Where Obsidian keeps the templates folder: the core Templates plugin, then Templater.
 OBSIDIAN_TEMPLATE_SETTINGS = (
     ("templates.json", "folder"),
@@ -242,9 +235,6 @@ DUP_PAIRS_PER_ENTRY = 3  # the report lists an entry's most similar pairs, this 
 DUP_MAX_PAIRS = 1000  # and at most this many pairs in all
 DUP_COMMON_MIN = 10
 DUP_COMMON_SHARE = 0.01
-# A group of at least this many entries keeps, in the scan cache, what redoing the pass
-# for its changed entries only takes (upkeep/duplicates.py); a smaller one is simply run again.
-DUP_DELTA_MIN = 2000
 # Decay: an active memory entry no session has cited or read for this many days is
 # "stale: re-validate"; a promoted skill no session has invoked for as long, "skill unused".
 STALE_DAYS = 180
@@ -269,7 +259,6 @@ NATIVE_PROMOTE_SESSIONS = 2  # used in this many sessions: a candidate for the v
 NATIVE_RECENT_DAYS = 90  # status: "used in the last 90 days"
 
 # -- code anchors (vaultkeeper/anchors/) -----------------------------------
-ANCHOR_STATES = ("ok", "changed", "moved", "gone")
 ANCHOR_MAX_FILE_BYTES = 2_000_000  # a larger file is not read: its anchors are "unchecked"
 ANCHOR_MAX_PATH_CHARS = 500
 ANCHOR_GIT_TIMEOUT_S = 5.0  # each read-only git call (rev-parse, diff -M, rev-list)

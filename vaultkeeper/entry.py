@@ -1,22 +1,12 @@
 """The console script: the hooks' forms and ``vaultkeeper scan`` without click, every
 other command through it.
 
-A session-end hook runs ``vaultkeeper scan`` after every session, almost always inside
-the cooldown, where the whole run is starting Python and reading one small JSON file;
-importing click and building the command tree would cost about as much again. So for
-exactly the scan's own forms (``[--vault PATH | --vault=PATH] scan`` with any of
-``--force``, ``--strict``, ``--json``, ``--fresh`` once each), the brief's (``[--vault
-PATH] report --brief [--cwd DIR]``), the session-start hook's (``[--vault PATH]
-start-hook``, the host's JSON on stdin) and the recall hook's, this module reads argv
-itself and calls what the click command calls (scan/run.py, recall/startrun.py), so the
-bytes are the same: both ways say a failure through errors.fail, and tests/test_entry.py
-compares them. Anything else (help, another command, an unusual argument, a folder that
-is not a vault, a shell-completion request) goes to click untouched, which reports it;
-nothing is decided before that hand-over, so it never follows a write.
-
-The no-op's imports are its cost (Python itself starts in about 10 ms): this path finds
-the vault with strings (vault.locate), not pathlib, and imports neither typing, datetime
-nor json; tests/test_entry.py checks what it imports.
+The throttled scan (a session-end hook's usual run) is Python's start and one small file;
+click would cost as much again. So for exactly the scan's forms (``[--vault PATH] scan``
+with ``--force``, ``--strict``, ``--json``, ``--fresh`` once each), the brief's, the
+session-start hook's and the recall hook's, argv is read here and what the click command
+calls is called, with the same bytes (tests/test_entry.py compares them and checks the
+imports: no pathlib, typing, datetime or json). Anything else goes to click untouched.
 """
 
 from __future__ import annotations
@@ -56,8 +46,7 @@ def parse(args: list[str]) -> ScanArgs | None:
 
 
 def recall_args(args: list[str]) -> tuple[str | None, str] | None:
-    """(vault, host) for ``[--vault PATH] recall-hook HOST``, the recall hook's one form
-    (hooks/recall.sh): never handed to click, whatever is wrong (recall/moment.py)."""
+    """(vault, host) for ``[--vault PATH] recall-hook HOST`` (never handed to click)."""
     vault, rest = _vault_first(args, equals=False)
     if len(rest) != 2 or rest[0] != "recall-hook":
         return None
@@ -67,8 +56,7 @@ def recall_args(args: list[str]) -> tuple[str | None, str] | None:
 
 
 def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
-    """(vault, cwd) for ``[--vault PATH] report --brief [--cwd DIR]``, the session-start
-    hook's form (hooks/session-start.sh); None when click should read the arguments."""
+    """(vault, cwd) for ``[--vault PATH] report --brief [--cwd DIR]``, else None."""
     vault, rest = _vault_first(args)
     if rest[:2] != ["report", "--brief"]:
         return None
@@ -80,8 +68,8 @@ def brief_args(args: list[str]) -> tuple[str | None, str | None] | None:
 
 
 def _vault(given: str | None, checked: bool = True) -> str | None:
-    """The vault as commands.base.vault_path finds it, and (``checked``) one indeed; None
-    when click should say why not, as for every command."""
+    """The vault as commands.base.vault_path finds it (``checked``: one indeed); None when
+    click should say why not."""
     from vaultkeeper.errors import VaultkeeperError
     from vaultkeeper.store.vault import locate, require_vault
 
@@ -99,9 +87,7 @@ def _vault(given: str | None, checked: bool = True) -> str | None:
 
 
 def _no_raw_bytes() -> None:
-    """A name read from disk may hold undecodable bytes (``\\udc9b`` after decoding): in a
-    C/POSIX locale Python writes them back raw, and 0x9b is an 8-bit CSI to a terminal.
-    Shown as a backslash escape instead, on both streams."""
+    """Undecodable bytes of a name (``\\udc9b``) shown escaped, not raw (0x9b is a CSI)."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None and getattr(stream, "errors", "") == "surrogateescape":
@@ -109,9 +95,7 @@ def _no_raw_bytes() -> None:
 
 
 def _short_run(run: Callable[..., int], *args: object) -> NoReturn:
-    """One short burst of allocation that makes no reference cycles worth collecting: the
-    cyclic collector would only walk every imported module's objects again, and once more
-    at exit. Off for the run, and what is left is not walked at exit."""
+    """Run with the cyclic collector off (a short run makes no cycles worth collecting)."""
     gc.disable()
     code = run(*args)
     gc.freeze()

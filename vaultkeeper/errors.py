@@ -2,7 +2,7 @@
 
 ``explain`` is the one mapping from an exception to its line and exit code; output.fail
 says it at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py), an
-MCP tool's error (mcp/apply.py) and a batch's outcome (apply/batch.py) carry its line.
+MCP tool's error (mcp/server.py) and a batch's outcome (apply/batch.py) carry its line.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ EXIT_OK = 0
 EXIT_REFUSED = 1  # refused by a gate, bad input, lint errors, a failed check
 EXIT_USAGE = 2  # usage error or no vault
 EXIT_ASK = 3  # waiting for a person
-# stdout's reader went away (`vaultkeeper lint | head -1`): what a shell reports for a
-# program SIGPIPE killed (128 + 13), as `git log | head` and coreutils give; no message
-EXIT_BROKEN_PIPE = 141
+EXIT_BROKEN_PIPE = 141  # stdout's reader went away (`| head`): 128 + SIGPIPE, no message
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as a shell reports it
 INTERRUPTED = "interrupted"  # the one line for it: `vaultkeeper: interrupted`
 
@@ -56,8 +54,7 @@ class NeedsPerson(VaultkeeperError):
 
 
 def explain(exc: BaseException) -> tuple[str, int]:
-    """The one line saying what ``exc`` means, and the exit code: at the command line
-    (output.fail), in an MCP tool's error and in an ``apply batch`` outcome alike."""
+    """The one line saying what ``exc`` means, and the exit code."""
     if isinstance(exc, VaultkeeperError):
         return str(exc), exc.exit_code
     if isinstance(exc, KeyboardInterrupt):

@@ -1,10 +1,5 @@
 """Text, JSON and errors on the standard streams, without importing click when it
-changes nothing.
-
-The throttled scan's whole run is starting Python and reading one small file, so its
-output must not cost a click import; every command prints through these functions and
-says its failure through ``fail``, so the bytes are the same whichever way a command
-was reached.
+changes nothing (the throttled scan); the same bytes whichever way a command was reached.
 """
 
 from __future__ import annotations
@@ -19,13 +14,8 @@ if TYPE_CHECKING:
 
 
 def echo(message: str, err: bool = False) -> None:
-    """click.echo(message, err=err), without importing click when it would change nothing.
-
-    click writes to the standard stream as it is unless the stream's encoding is ASCII
-    or missing, and strips ANSI codes when the stream is not a terminal; in those cases
-    (and where the text does not encode: click raises, from its own line) click itself
-    does the writing. On Windows click has console streams of its own.
-    """
+    """click.echo(message, err=err); click itself only where it would change something
+    (ASCII or no encoding, ANSI codes, text that does not encode, Windows)."""
     import codecs  # imported by Python's start already
 
     stream = sys.stderr if err else sys.stdout
@@ -55,12 +45,8 @@ def echo(message: str, err: bool = False) -> None:
 
 
 def stdout_gone() -> int:
-    """A closed stdout pipe, at the CLI's edge: quiet, and the exit code to leave with.
-
-    The reader (``head``, ``true``) has what it wanted; a message would only be noise on
-    the terminal. stdout now points at the null device so Python's flush at exit (of
-    whatever the failed write left in the buffer) does not raise the same error again.
-    """
+    """A closed stdout pipe: quiet, stdout pointed at the null device (so the flush at
+    exit does not raise again), and the exit code to leave with."""
     import os
 
     try:
@@ -80,10 +66,8 @@ def print_json(data: Any) -> None:
 
 
 def fail(exc: BaseException, as_json: bool = False) -> int:
-    """What every edge that runs a command does with what it caught: the line
-    errors.explain gives on stderr, with ``as_json`` (``--json`` was asked for) also one
-    JSON object on stdout, ``{"error": ..., "exit": N}``, so an agent that asked for JSON
-    always gets JSON; the exit code to leave with."""
+    """What every edge does with what it caught: errors.explain's line on stderr (and with
+    ``as_json``, ``{"error": ..., "exit": N}`` on stdout); the exit code to leave with."""
     import contextlib  # here: the throttled scan imports this module
 
     message, code = explain(exc)

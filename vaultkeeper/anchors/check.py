@@ -5,6 +5,14 @@
 git lists as added, renamed or modified since the anchor's commit); ``gone``. A file
 that can't be read within the bounds is ``unchecked``, never ``gone``.
 
+A definition: Python files are parsed with ``ast`` (a definition's digest is that of
+``ast.dump`` of its node, so a reformat is not a change and a comment is never a
+definition); other files by a line heuristic (docs/anchors.md says which and why): a
+definition keyword line (``def``, ``function``, ``func``, ``fn``, ``class``, ``struct``,
+``const``, ...) or a config key line (``NAME =``/``NAME:``) outside a comment line, with
+the lines indented deeper after it. Reading is bounded (config.ANCHOR_MAX_FILE_BYTES),
+never follows a symlink out of the repository, and opens a regular file only.
+
 What a file holds is cached by (size, mtime_ns) in a plain dict the caller keeps (the
 scan keeps it as rows of the derived store, anchors/vault.py), so an unchanged
 repository costs one stat per anchored file.
@@ -12,12 +20,155 @@ repository costs one stat per anchored file.
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
+import re
+import warnings
 from typing import Any
 
-from vaultkeeper.anchors import repo, source
-from vaultkeeper.anchors.format import DEFINITION, FILE, Anchor, Item, text_of
-from vaultkeeper.anchors.records import CHANGED, GONE, MOVED, OK, UNCHECKED, Result
+from vaultkeeper import config
+from vaultkeeper.anchors import repo
+from vaultkeeper.anchors.format import (
+    CHANGED,
+    DEFINITION,
+    FILE,
+    GONE,
+    MOVED,
+    OK,
+    UNCHECKED,
+    Anchor,
+    Item,
+    Result,
+    text_of,
+)
+from vaultkeeper.store.text import ParseError, read_regular
+
+_KEYWORD = re.compile(
+    r"\s*(?:(?:export|public|private|protected|internal|static|async|pub(?:\([^)]*\))?"
+    r"|default|final|abstract|override|inline|extern|unsafe|open|sealed|data)\s+)*"
+    r"(?:def|function\*?|func|fn|class|struct|interface|trait|enum|type|const|let|var|val"
+    r"|module|object|impl|sub|macro|proc)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+)
+_KEY = re.compile(r"\s*[\"']?([A-Za-z_][\w.-]*)[\"']?\s*[:=](?!=)")
+_COMMENT = ("#", "//", "/*", "*", "--", ";", "<!--", "%", "'")
+_MAX_BLOCK_LINES = 400
+
+
+def digest(text: str | bytes) -> str:
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return "sha256:" + hashlib.sha256(raw).hexdigest()[: config.ANCHOR_DIGEST_HEX]
+
+
+def read_inside(top: str, rel: str) -> bytes | None:
+    """The bytes of ``top/rel`` when it is a regular file inside ``top`` (symlinks
+    resolved, none leading out) and no larger than the bound; else None."""
+    real_top = os.path.realpath(top)
+    path = os.path.realpath(os.path.join(real_top, rel))
+    if os.path.commonpath([real_top, path]) != real_top or path == real_top:
+        return None
+    try:
+        if os.stat(path).st_size > config.ANCHOR_MAX_FILE_BYTES:
+            return None
+        return read_regular(path)
+    except (OSError, ParseError):
+        return None
+
+
+def summarise(rel: str, data: bytes) -> tuple[str, dict[str, str]]:
+    """(the file's digest, {definition name: digest}) of a file's bytes."""
+    text = data.decode("utf-8", "replace")
+    if rel.endswith((".py", ".pyi")):
+        tree = _parse(text)
+        if tree is not None:
+            defs: dict[str, str] = {}
+            _walk(tree.body, "", defs)
+            return digest(ast.dump(tree)), defs
+    lines = text.splitlines()
+    return digest("\n".join(_norm(lines))), _heuristic(lines)
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes in the repo's code: not ours
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _walk(body: list[ast.stmt], prefix: str, out: dict[str, str]) -> None:
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = prefix + node.name
+            out.setdefault(name, digest(ast.dump(node)))
+            if isinstance(node, ast.ClassDef):
+                _walk(node.body, name + ".", out)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(prefix + target.id, digest(ast.dump(node)))
+
+
+def _norm(lines: list[str]) -> list[str]:
+    return [" ".join(line.split()) for line in lines if line.strip()]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _heuristic(lines: list[str], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENT):
+            i += 1
+            continue
+        m = _KEYWORD.match(line) or _KEY.match(line)
+        if m is None:
+            i += 1
+            continue
+        block = _block(lines, i)
+        name = prefix + m.group(1)
+        out.setdefault(name, digest("\n".join(_norm(block))))
+        if len(block) > 1 and not prefix.count("."):  # members, one level deep
+            for k, v in _heuristic(block[1:], name + ".").items():
+                out.setdefault(k, v)
+        i += len(block) if len(block) > 1 and prefix else 1
+    return out
+
+
+def _block(lines: list[str], start: int) -> list[str]:
+    """The definition's line, the lines indented deeper after it, and a closing line
+    (``}``, ``end``, ``)``) at its own indentation."""
+    base = _indent(lines[start])
+    end = start + 1
+    while end < len(lines) and end - start < _MAX_BLOCK_LINES:
+        line = lines[end]
+        if line.strip() and _indent(line) <= base:
+            if line.strip().startswith(("}", "end", ")", "]")):
+                end += 1
+            break
+        end += 1
+    return lines[start:end]
+
+
+def text_present(data: bytes, text: str) -> bool:
+    """Whether a text anchor's text (whitespace collapsed) is on one line of the file."""
+    want = " ".join(text.split())
+    return any(
+        want in " ".join(line.split()) for line in data.decode("utf-8", "replace").splitlines()
+    )
+
+
+def text_key(text: str) -> str | None:
+    """The name a text anchor sets (``ROUNDING_MODE`` of ``ROUNDING_MODE = "half-even"``)."""
+    m = _KEY.match(text) or _KEYWORD.match(text)
+    return m.group(1) if m else None
 
 
 class Checker:
@@ -41,10 +192,10 @@ class Checker:
         kept = self.files.get(rel)
         if kept is not None and kept[0] == st.st_size and kept[1] == st.st_mtime_ns:
             return kept[2], kept[3]
-        data = source.read_inside(self.top, rel)
+        data = read_inside(self.top, rel)
         if data is None:
             return None
-        file_digest, defs = source.summarise(rel, data)
+        file_digest, defs = summarise(rel, data)
         self.files[rel] = [st.st_size, st.st_mtime_ns, file_digest, defs, {}]
         self.changed = True
         return file_digest, defs
@@ -53,8 +204,8 @@ class Checker:
         kept = self.files.get(rel)
         texts = kept[4] if kept is not None else {}
         if text not in texts:
-            data = source.read_inside(self.top, rel)
-            texts[text] = data is not None and source.text_present(data, text)
+            data = read_inside(self.top, rel)
+            texts[text] = data is not None and text_present(data, text)
             self.changed = True
         return bool(texts[text])
 
@@ -118,7 +269,7 @@ class Checker:
             return OK if want is None or want == defs[a.name] else CHANGED
         if self._text(rel, a.text):
             return OK
-        key = source.text_key(a.text)
+        key = text_key(a.text)
         return CHANGED if key is not None and key in defs else None
 
 
@@ -142,13 +293,11 @@ def record(top: str, anchor: Anchor) -> tuple[str | None, str | None]:
         raise ValueError(f"anchor {text_of(anchor)!r}: no readable file {anchor.path} in {top}")
     file_digest, defs = found
     if anchor.kind == FILE:
-        digest = file_digest
-    elif anchor.kind == DEFINITION:
+        return file_digest, repo.head(top)
+    if anchor.kind == DEFINITION:
         if anchor.name not in defs:
             raise ValueError(f"anchor {text_of(anchor)!r}: {anchor.name} is not defined there")
-        digest = defs[anchor.name]
-    else:
-        if not checker._text(anchor.path, anchor.text):
-            raise ValueError(f"anchor {text_of(anchor)!r}: the text is not in {anchor.path}")
-        digest = source.digest(anchor.text)
-    return digest, repo.head(top)
+        return defs[anchor.name], repo.head(top)
+    if not checker._text(anchor.path, anchor.text):
+        raise ValueError(f"anchor {text_of(anchor)!r}: the text is not in {anchor.path}")
+    return digest(anchor.text), repo.head(top)

@@ -4,7 +4,8 @@ An item is a mapping ``{at: AT, digest: "sha256:...", commit: SHA}``; ``at`` is 
 a file (``src/billing/cart.py``), a definition (``src/billing/cart.py::round_cart``,
 ``Class.method`` for a method) or a text (``src/billing/config.py: ROUNDING_MODE = 1``).
 A falsification condition written as an anchor check reads ``"gone: AT"`` (or
-``changed:``/``moved:``), so the check itself can decide it.
+``changed:``/``moved:``), so the check itself can decide it. The check's plain records
+live here too: the report reads them back without loading git or the parsers.
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{8,64}\Z")
 _COMMIT = re.compile(r"[0-9a-f]{7,40}\Z")
 _CONDITION = re.compile(r"\s*(gone|changed|moved):\s*(\S.*?)\s*\Z")
 
+OK, CHANGED, MOVED, GONE, UNCHECKED = "ok", "changed", "moved", "gone", "unchecked"
+REOPEN, DECIDED, HOLDS, REVIEW = "reopen", "condition-met", "condition-not-met", "review"
+
 Anchor = namedtuple("Anchor", ("kind", "path", "name", "text"))
 Item = namedtuple("Item", ("at", "anchor", "digest", "commit"))
+Result = namedtuple("Result", ("at", "state", "moved_to", "commit"))
+Finding = namedtuple("Finding", ("path", "name", "status", "condition", "results", "follows"))
+Suggestion = namedtuple("Suggestion", ("path", "name", "anchors"))
 
 
 class AnchorError(ValueError):

@@ -48,25 +48,26 @@ def git(top: str, *args: str) -> str | None:
     return done.stdout.decode("utf-8", "replace")
 
 
-def toplevel(directory: str) -> str | None:
-    out = git(directory, "rev-parse", "--show-toplevel")
+def _first(top: str, *args: str) -> str | None:
+    out = git(top, *args)
     return out.strip() or None if out else None
+
+
+def toplevel(directory: str) -> str | None:
+    return _first(directory, "rev-parse", "--show-toplevel")
 
 
 def head(top: str) -> str | None:
-    out = git(top, "rev-parse", "HEAD")
-    return out.strip() or None if out else None
+    return _first(top, "rev-parse", "HEAD")
 
 
 def root_commit(top: str) -> str | None:
     out = git(top, "rev-list", "--max-parents=0", "HEAD")
-    roots = sorted(out.split()) if out else []
-    return roots[0] if roots else None
+    return min(out.split(), default=None) if out else None
 
 
 def remote(top: str) -> str | None:
-    out = git(top, "config", "--get", "remote.origin.url")
-    return out.strip() or None if out else None
+    return _first(top, "config", "--get", "remote.origin.url")
 
 
 def since(top: str, commit: str) -> tuple[dict[str, str], list[str]] | None:

@@ -4,8 +4,7 @@ Every decision -- applied, refused, deferred, left alone or handed to a person -
 appended to ``state/journal.jsonl``. Nothing is deleted without a person's explicit
 yes at a terminal, and what is deleted goes to the vault's ``.trash/``, restorable.
 
-Modules: decision (the types), gate (receipts, hashes, lifecycle moves, targets),
-edits (diffs and writes), journal, queue (asks for a person), promote, prune, trash
-(move out), restore (and back), lifecycle (revalidate / reactivate), review, batch
-(dispatch).
+Modules: decision (the types), gate (the checks), edits (diffs, writes, the frame every
+edit shares), journal (the journal and the queue of asks), batch (dispatch), lifecycle,
+supersede, promote, prune, merge, trash (into ``.trash/`` and back), native, review.
 """

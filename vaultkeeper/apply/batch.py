@@ -13,27 +13,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vaultkeeper.apply import (
-    journal,
-    lifecycle,
-    merge,
-    prune,
-    restore,
-    supersede,
-)
-from vaultkeeper.apply.decision import (
-    DEFER,
-    SILENCE,
-    Decision,
-    Outcome,
-    outcome_for,
-    worst_exit,
-)
+from vaultkeeper.apply import journal, lifecycle, merge, prune, supersede, trash
+from vaultkeeper.apply.decision import DEFER, SILENCE, Decision, Outcome, outcome_for, worst_exit
 from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_like_path
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import find_block
 from vaultkeeper.store.fsio import changes
 from vaultkeeper.store.vault import rel
 
@@ -68,14 +53,6 @@ def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> 
     return lifecycle.revalidate(vault, decision, now, **kw)
 
 
-def _add_anchor(*args: Any, **kwargs: Any) -> Outcome:
-    """apply/anchor.py, imported when an anchor is added: the anchors' checks cost the
-    other actions' start 15 ms."""
-    from vaultkeeper.apply import anchor
-
-    return anchor.add_anchor(*args, **kwargs)
-
-
 HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
@@ -84,14 +61,13 @@ HANDLERS: dict[str, Handler] = {
     "supersede": supersede.supersede,
     "skip": skip,
     "merge": merge.merge,
-    "anchor": _add_anchor,
-    "restore": lambda vault, decision, now, dry_run=False, **_: restore.restore(
+    "anchor": lifecycle.add_anchor,
+    "restore": lambda vault, decision, now, dry_run=False, **_: trash.restore(
         vault, decision, dry_run=dry_run
     ),
 }
 
 
-@memo.reading()  # each registry file parsed once in the command
 def apply_decision(
     vault: Path,
     decision: Decision,
@@ -186,7 +162,6 @@ def _decision(vault: Path, item: Any) -> Decision:
     )
 
 
-@memo.reading()  # each registry file parsed once in the command
 def run_batch(
     vault: Path,
     text: str,

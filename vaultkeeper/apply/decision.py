@@ -9,18 +9,12 @@ from typing import Any
 
 from vaultkeeper.errors import EXIT_ASK, EXIT_OK, EXIT_REFUSED
 
-ACTIONS = (
-    "promote", "prune", "revalidate", "reactivate", "supersede", "skip", "restore", "merge",
-    "anchor",
-)  # fmt: skip
-
 # The four gate outcomes, as the KIP policies name them.
 ACT = "act"  # applied
 ASK = "ask"  # waiting for a person
 DEFER = "defer"  # a gate did not pass; nothing changed
 SILENCE = "silence"  # deliberately left alone (or already done)
 KEPT = "kept"  # an outcome's extra key: a person answered no, the entry stays as it is
-OUTCOMES = (ACT, ASK, DEFER, SILENCE)
 
 _EXIT = {ACT: EXIT_OK, SILENCE: EXIT_OK, DEFER: EXIT_REFUSED, ASK: EXIT_ASK}
 

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.decision import Outcome
+from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.errors import GateRefused, VaultkeeperError
 from vaultkeeper.index import delta as quick
-from vaultkeeper.index.build import Keywords
+from vaultkeeper.index.files import Keywords
 from vaultkeeper.store.edit import BOM, read_for_edit
 from vaultkeeper.store.fsio import atomic_write, writer_lock
-from vaultkeeper.store.model import split_lines
+from vaultkeeper.store.model import file_hash, split_lines
 
 
 @dataclass(frozen=True)
@@ -47,14 +49,29 @@ def read_source(path: Path, where: str) -> Source:
     return Source(path, text, bool(bom))
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(\S*) \+(\d+)(\S*) @@")
+
+
 def unified_diff(changes: list[Change]) -> str:
+    """The changes as one unified diff (3 lines of context). In a long file the lines it
+    keeps at both ends are not compared: one block changed in a registry of 10,000
+    lines is diffed at once, not in a second."""
     out: list[str] = []
     for change in changes:
         old = split_lines(change.before or "")
         new = split_lines(change.after or "")
         old_name = "/dev/null" if change.before is None else f"a/{change.label}"
         new_name = "/dev/null" if change.after is None else f"b/{change.label}"
-        for line in difflib.unified_diff(old, new, old_name, new_name):
+        limit = min(len(old), len(new)) if len(old) > 200 else 0
+        head = next((i for i in range(limit) if old[i] != new[i]), limit)
+        tail = next((i for i in range(limit - head) if old[-1 - i] != new[-1 - i]), limit - head)
+        cut, end = max(0, head - 3), max(0, tail - 3)
+        a, b = old[cut : len(old) - end], new[cut : len(new) - end]
+        for line in difflib.unified_diff(a, b, old_name, new_name):
+            hunk = _HUNK.match(line) if cut else None
+            if hunk:
+                start, rest = int(hunk[1]) + cut, int(hunk[3]) + cut
+                line = f"@@ -{start}{hunk[2]} +{rest}{hunk[4]} @@\n"
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
@@ -101,3 +118,35 @@ def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outc
             "run `vaultkeeper index`"
         )
     return outcome
+
+
+def carry(
+    vault: Path,
+    decision: Decision,
+    changes: list[Change],
+    what: str,
+    *,
+    dry_run: bool,
+    extra: Mapping[str, Any],
+    evidence: str | None = None,
+    index: bool = False,
+    hashes: tuple[str | None, str] | None = None,
+) -> Outcome:
+    """The frame every edit shares once its gates passed: the index checked (``index``:
+    the edit changes what the index lists), each change written in order, the outcome
+    (the first file's hashes unless given; the diff on a dry run), the index regenerated."""
+    first = changes[0]
+    if hashes is None:
+        before = None if first.before is None else file_hash(first.before)
+        hashes = (before, file_hash(first.after or ""))
+    if not dry_run:
+        if index:
+            check_index(vault)
+        for change in changes:
+            write(change)
+    outcome = outcome_for(
+        decision, ACT, what, hash_before=hashes[0], hash_after=hashes[1], extra=extra,
+        diff=unified_diff(changes) if dry_run else "", dry_run=dry_run,
+        **({} if evidence is None else {"evidence": evidence}),
+    )  # fmt: skip
+    return reindex(vault, outcome) if index and not dry_run else outcome

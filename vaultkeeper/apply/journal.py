@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
+from vaultkeeper.errors import UsageError
 from vaultkeeper.store.fsio import append_line
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.vault import own_dir
@@ -43,51 +45,58 @@ def new_id(now: dt.datetime) -> str:
 ID_PATTERN = r"\d{8}-\d{6}-[0-9a-f]{6}"
 
 
+def trash_folder(vault: Path, trash_id: str) -> Path:
+    if not re.fullmatch(ID_PATTERN, trash_id):
+        raise UsageError(f"{trash_id!r}: not a trash id (like 20261201-101500-a1b2c3)")
+    return Path(own_dir(vault, config.TRASH_DIR)) / trash_id
+
+
+def _record(outcome: Outcome, now: dt.datetime) -> dict[str, Any]:
+    return {"ts": timestamp(now), **outcome.record()}
+
+
 def append(vault: Path, outcome: Outcome, now: dt.datetime) -> dict[str, Any]:
     """Journal one decision; a dry run is not a decision and is never journaled."""
-    record = {"ts": timestamp(now), **outcome.record()}
-    if not outcome.dry_run:
-        append_line(
-            journal_path(vault),
-            json.dumps(record, ensure_ascii=True, sort_keys=False),
-            inside=vault,
-        )
-    return record
+    append_all(vault, [outcome], now)
+    return _record(outcome, now)
 
 
 def append_all(vault: Path, outcomes: list[Outcome], now: dt.datetime) -> None:
     """Journal many decisions in one write and one fsync (a session counted for 2,000
     memories is 2,000 lines: one fsync each held the writer lock for seconds)."""
-    lines = [
-        json.dumps({"ts": timestamp(now), **o.record()}, ensure_ascii=True, sort_keys=False)
-        for o in outcomes
-        if not o.dry_run
-    ]
+    lines = [json.dumps(_record(o, now), ensure_ascii=True) for o in outcomes if not o.dry_run]
     if lines:
         append_line(journal_path(vault), "\n".join(lines), inside=vault)
 
 
+_TORN = object()  # a line that is not JSON
+
+
+def _jsonl(path: Path) -> list[tuple[int, Any]]:
+    """(line number, value, or _TORN) of each line of ``path`` that is not blank."""
+    if not path.is_file():
+        return []
+    out: list[tuple[int, Any]] = []
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if raw.strip():
+            try:
+                out.append((number, json.loads(raw)))
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                out.append((number, _TORN))
+    return out
+
+
 def read(vault: Path) -> Journal:
     """Every record, oldest first; a line that is not a JSON object becomes a problem."""
-    path = journal_path(vault)
-    if not path.is_file():
-        return Journal((), ())
     records: list[Mapping[str, Any]] = []
     problems: list[Problem] = []
-    rel_path = f"{config.STATE_DIR}/{config.JOURNAL_FILE}"
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                value: Any = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                problems.append(Problem(rel_path, number, "not a JSON line; skipped"))
-                continue
-            if not isinstance(value, dict):
-                problems.append(Problem(rel_path, number, "not a JSON object; skipped"))
-                continue
-            records.append(dict(value))
+    for number, value in _jsonl(journal_path(vault)):
+        if isinstance(value, dict):
+            records.append(value)
+        else:
+            why = "not a JSON line" if value is _TORN else "not a JSON object"
+            where = f"{config.STATE_DIR}/{config.JOURNAL_FILE}"
+            problems.append(Problem(where, number, f"{why}; skipped"))
     return Journal(tuple(records), tuple(problems))
 
 
@@ -152,23 +161,13 @@ def queue_path(vault: Path) -> Path:
 
 
 def _lines(vault: Path, problems: list[Problem] | None = None) -> list[Mapping[str, Any]]:
-    path = queue_path(vault)
-    if not path.is_file():
-        return []
     out: list[Mapping[str, Any]] = []
-    where = f"{config.STATE_DIR}/{config.QUEUE_FILE}"
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            value = None
+    for number, value in _jsonl(queue_path(vault)):
         if isinstance(value, dict) and isinstance(value.get("id"), str):
             out.append(value)
         elif problems is not None:  # a torn line may have held an ask: never "0 waiting"
             why = "not a queue line (an ask may be hidden there); skipped"
-            problems.append(Problem(where, number, why))
+            problems.append(Problem(f"{config.STATE_DIR}/{config.QUEUE_FILE}", number, why))
     return out
 
 

@@ -7,6 +7,10 @@
 Every other move is refused. A status change edits the status line only (and the
 provenance line it must); the result is re-parsed and compared before anything is written.
 ``--reopen`` takes a stale active lesson back to a hold-out (active -> held_out).
+
+``apply anchor ENTRY --add PATH[::NAME]`` (``add_anchor``) is the same kind of minimal
+edit: the new ``  - {at, digest, commit}`` lines go after the entry's last ``anchors:``
+item (or, without the key, ``anchors:`` and them just before the closing ``---``).
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from vaultkeeper import config
 from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, Source, locked, read_source, unified_diff, write
+from vaultkeeper.apply.decision import ASK, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, Source, carry, locked, read_source
 from vaultkeeper.apply.gate import (
     Receipt,
     check_hash,
@@ -62,6 +67,10 @@ class Entry:
     def provenance(self) -> list[str]:
         value = self.note.meta.get("provenance")
         return [str(v) for v in value] if isinstance(value, list) else []
+
+    def change(self, text: str) -> Change:
+        """This entry's file rewritten to ``text``."""
+        return Change(self.source.path, self.rel, self.source.text, text, self.source.bom)
 
 
 def load_entry(vault: Path, target: str) -> Entry:
@@ -116,32 +125,31 @@ def _apply(
     vault: Path, decision: Decision, entry: Entry, status: str, receipt: str | None, dry_run: bool
 ) -> Outcome:
     text = new_text(entry, status, receipt)
-    change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
-    if not dry_run:
-        write(change)
     what = f"status {entry.status} -> {status}"
     if receipt is not None and receipt not in entry.provenance:
         what += ", receipt added to provenance"
-    return outcome_for(
-        decision,
-        ACT,
-        what,
-        hash_before=file_hash(entry.source.text),
-        hash_after=file_hash(text),
+    return carry(
+        vault, decision, [entry.change(text)], what, dry_run=dry_run,
         extra={"path": entry.rel, "from": entry.status, "to": status},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
+    )  # fmt: skip
 
 
-def _already(decision: Decision, entry: Entry) -> Outcome:
+def _opened(vault: Path, decision: Decision) -> tuple[Entry, Decision]:
+    """The entry the decision names, and the decision naming it by its path."""
+    entry = load_entry(vault, decision.target)
+    return entry, replace(decision, target=entry.rel)
+
+
+def _done_before(vault: Path, action: str, rel: str, **fields: object) -> bool:
+    """Whether the journal holds this very decision, applied (``fields`` as recorded)."""
+    match = lambda r: all(r.get(k) == v for k, v in fields.items())  # noqa: E731
+    return journal.last_act(vault, action, rel, match) is not None
+
+
+def _already(decision: Decision, entry: Entry, what: str | None = None) -> Outcome:
     """Replaying a decision that is already in the file changes nothing, and says so."""
-    return outcome_for(
-        decision,
-        SILENCE,
-        f"already applied: status is {entry.status}",
-        extra={"path": entry.rel},
-    )
+    what = what or f"status is {entry.status}"
+    return outcome_for(decision, SILENCE, f"already applied: {what}", extra={"path": entry.rel})
 
 
 def revalidate(
@@ -154,8 +162,7 @@ def revalidate(
     anchored = receipt.startswith("anchor:")  # the anchor check itself
     checked = Receipt(receipt, None) if anchored else receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if receipt and entry.status == to and _replayed(vault, entry, to, receipt):
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
@@ -199,15 +206,7 @@ def _replayed(vault: Path, entry: Entry, to: str, receipt: str) -> bool:
     """Did this very re-check already land? A pass leaves its receipt; a fail, a journal line."""
     if to == "active":
         return receipt in entry.provenance
-    return (
-        journal.last_act(
-            vault,
-            "revalidate",
-            entry.rel,
-            lambda r: r.get("evidence") == receipt and r.get("result") == "fail",
-        )
-        is not None
-    )
+    return _done_before(vault, "revalidate", entry.rel, evidence=receipt, result="fail")
 
 
 def _ask_override(
@@ -230,8 +229,7 @@ def _ask_override(
 def archive_after_yes(vault: Path, decision: Decision, expected: str | None) -> Outcome:
     """A person said yes at review: archive the override entry they were shown."""
     with writer_lock(vault):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if expected is not None and file_hash(entry.source.text) != expected:
             raise GateRefused(f"{entry.rel} changed after it was shown; nothing done, decide again")
         check_move("revalidate", entry.status)
@@ -254,8 +252,7 @@ def reactivate(
     if checked is None:
         checked = receipt_first(vault, decision.evidence)
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
+        entry, decision = _opened(vault, decision)
         if receipt and entry.status == "active" and receipt in entry.provenance:
             return _already(decision, entry)
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
@@ -280,13 +277,10 @@ def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool =
     until = now.astimezone(dt.timezone.utc).date() + dt.timedelta(days=days)
     receipt = (decision.evidence or "").strip()
     with locked(vault, dry_run):
-        entry = load_entry(vault, decision.target)
-        decision = replace(decision, target=entry.rel)
-        if receipt and entry.status == "held_out" and _reopen_replayed(vault, entry.rel, receipt):
-            return outcome_for(
-                decision, SILENCE, "already applied: re-opened for a hold-out",
-                extra={"path": entry.rel},
-            )  # fmt: skip
+        entry, decision = _opened(vault, decision)
+        replayed = receipt and entry.status == "held_out"
+        if replayed and _done_before(vault, "revalidate", entry.rel, reopen=True, evidence=receipt):
+            return _already(decision, entry, "re-opened for a hold-out")
         check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
         check_move("reopen", entry.status)
         if entry.note.get_str("label") == OVERRIDE:
@@ -295,28 +289,63 @@ def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool =
                 "before it is re-opened"
             )
         receipt = check_receipt(vault, decision.evidence)
-        text = reopened_text(entry, until)
-        change = Change(entry.source.path, entry.rel, entry.source.text, text, entry.source.bom)
-        if not dry_run:
-            write(change)
-        return outcome_for(
-            decision, ACT,
+        return carry(
+            vault, decision, [entry.change(reopened_text(entry, until))],
             f"status active -> held_out, holdout_until {until.isoformat()}: "
             "the next re-check decides whether it is still true",
-            evidence=receipt,
-            hash_before=file_hash(entry.source.text), hash_after=file_hash(text),
+            evidence=receipt, dry_run=dry_run,
             extra={"path": entry.rel, "from": "active", "to": "held_out", "reopen": True},
-            diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
         )  # fmt: skip
 
 
-def _reopen_replayed(vault: Path, target: str, receipt: str) -> bool:
-    return (
-        journal.last_act(
-            vault,
-            "revalidate",
-            target,
-            lambda r: r.get("reopen") is True and r.get("evidence") == receipt,
-        )
-        is not None
-    )
+def add_anchor(
+    vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
+) -> Outcome:
+    # imported here: the anchors' checks cost every other action's start 15 ms
+    from vaultkeeper.anchors import check, repo
+    from vaultkeeper.anchors.format import AnchorError, item_yaml, parse_at, parse_items
+
+    with locked(vault, dry_run):
+        entry, decision = _opened(vault, decision)
+        check_hash(decision.expect_hash, file_hash(entry.source.text), entry.rel)
+        kind = entry.note.get_str("type")
+        if kind not in ("memory", "decision"):
+            raise GateRefused(f"{entry.rel}: anchors go on a memory or decision entry")
+        project = repo.project_of(entry.rel)
+        top = repo.located(vault, project) if project else None
+        if top is None:
+            raise GateRefused(
+                f"{entry.rel}: project {project} is tied to no repository on this machine "
+                "(vaultkeeper new ... --repo DIR, or a session ingest from it)"
+            )
+        have = {i.at for i in parse_items(entry.note.meta.get(config.ANCHORS_KEY))[0]}
+        lines = []
+        for spec in decision.anchors:
+            try:
+                digest, commit = check.record(top, parse_at(spec))
+            except (AnchorError, ValueError) as exc:
+                raise GateRefused(str(exc)) from None
+            if spec.strip() not in have:
+                lines.append(item_yaml(spec.strip(), digest, commit))
+        if not lines:
+            return outcome_for(decision, SILENCE, "already anchored", extra={"path": entry.rel})
+        text = _with_lines(entry.source.text, entry.note.frontmatter, lines)
+        return carry(
+            vault, decision, [entry.change(text)], f"anchored to {', '.join(decision.anchors)}",
+            dry_run=dry_run, extra={"path": entry.rel, "anchors": list(decision.anchors)},
+        )  # fmt: skip
+
+
+def _with_lines(text: str, fm: object, lines: list[str]) -> str:
+    """``lines`` after the last line of the anchors: block, or a new block at the end."""
+    rows = text.split("\n")
+    end = getattr(fm, "end_line", 0) - 1  # index of the closing ---
+    start = getattr(fm, "key_lines", {}).get(config.ANCHORS_KEY)
+    if start is None:
+        return "\n".join([*rows[:end], f"{config.ANCHORS_KEY}:", *lines, *rows[end:]])
+    if rows[start - 1].strip() not in (f"{config.ANCHORS_KEY}:",):
+        raise GateRefused(f"anchors: is not a block list (line {start}); add the items by hand")
+    after = start
+    while after < end and rows[after].startswith((" ", "-")):
+        after += 1
+    return "\n".join([*rows[:after], *lines, *rows[after:]])

@@ -15,44 +15,57 @@ merged bytes of every file edited, so ``vaultkeeper restore <id>`` takes the mer
 off (``unmerge``), even after a later ``use`` of KEEP: a file changed since gets exactly
 the merge's lines taken off by a line-wise three-way merge (``take_off``). Journaled,
 and it takes an evidence receipt.
+
+Links to DROP are rewritten to KEEP, one edited line each (``rewrite_links``):
+``[[DROP]]``, ``[[path/DROP#Heading|alias]]``, ``![[registry#DROP]]`` (frontmatter values
+too) keep their heading, alias, table escape and embed mark. Index files are left to the
+index's regeneration; a note whose frontmatter can't be parsed is read as plain text. Only
+the notes that can hold such a link are parsed: a note of plain ASCII bytes without ``[[``
+and DROP's name (ASCII-case-insensitively) holds none; any other (a non-ASCII byte: another
+case folding or normal form might match) is parsed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
-import re
-import shutil
+import os
+import posixpath
+import unicodedata
 from dataclasses import dataclass, replace
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.apply import journal
-from vaultkeeper.apply.decision import ACT, ASK, KEPT, SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply import journal, trash
+from vaultkeeper.apply.decision import ACT, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import Change, Source, check_index, read_source, reindex, unified_diff
 from vaultkeeper.apply.gate import check_receipt, looks_like_path, slug
 from vaultkeeper.apply.lifecycle import load_entry
-from vaultkeeper.apply.prune import Confirm, NoAnswer
-from vaultkeeper.apply.relink import rewrite_links
-from vaultkeeper.apply.trash import block_removal, with_keywords
-from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError
-from vaultkeeper.registry import memo
+from vaultkeeper.apply.prune import Confirm, ask_first, planned
+from vaultkeeper.apply.trash import block_removal
+from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.registry.blocks import (
-    BlockHead,
     RegistryBlock,
+    find_block,
     is_counter_line,
-    parse_heads,
-    whole_count,
+    parsed_heads,
 )
-from vaultkeeper.registry.find import find_block
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
-from vaultkeeper.store.links import split_lines
-from vaultkeeper.store.model import file_hash, is_memory_path, parse_note
-from vaultkeeper.store.vault import file_in, own_dir, rel, resolve_inside
+from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
+from vaultkeeper.store.model import (
+    Note,
+    ParseError,
+    Problem,
+    decode,
+    file_hash,
+    is_memory_path,
+    load_notes,
+    parse_note,
+    read_regular,
+)
+from vaultkeeper.store.vault import own_dir, resolve_inside, walk_files
 
 NEEDS_PERSON = "merging takes {drop} out of the vault: it needs a person's yes at a terminal"
 
@@ -68,55 +81,23 @@ def merge(
 ) -> Outcome:
     """Gate, plan, ask, and carry out one merge (see the module docstring)."""
     receipt = check_receipt(vault, decision.evidence)
-    try:
-        found = plan(vault, decision)  # read only; carry_out plans again under the lock
-    except NotFoundError:
-        done = journal.last_act(
-            vault, "merge", decision.target, lambda r: r.get("drop") == decision.drop
-        )
-        if done is None:
-            raise
-        return outcome_for(
-            decision, SILENCE, f"already applied: merged on {done.get('ts')}", id=done.get("id")
-        )
+    match = lambda r: r.get("drop") == decision.drop  # noqa: E731
+    found = planned(vault, decision, plan, "merged", match)  # carry_out plans again, locked
+    if isinstance(found, Outcome):
+        return found
     decision = replace(decision, target=found.keep.target, drop=found.drop.target)
+    extra = {"drop": found.drop.target}
     if dry_run:
         what = f"merge {found.drop.target} into {found.keep.target}; {found.links} link(s)"
         return outcome_for(
-            decision, ACT, f"{what} rewritten", diff=found.diff_text, dry_run=True,
-            extra={"drop": found.drop.target},
-        )  # fmt: skip
+            decision, ACT, f"{what} rewritten", diff=found.diff_text, dry_run=True, extra=extra
+        )
     own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
     seen = found.digest
-    if confirm is None:
-        why = NEEDS_PERSON.format(drop=found.drop.target)
-        return queued(vault, decision, found.drop.target, seen, why, now)
-    answer = confirm(found)
-    if isinstance(answer, NoAnswer):
-        return queued(vault, decision, found.drop.target, seen, answer.why, now)
-    if answer is not True:
-        why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
-        return outcome_for(
-            decision, SILENCE, f"kept both: {why}", hash_before=seen,
-            extra={"drop": found.drop.target, KEPT: True},
-        )  # fmt: skip
-    via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
-    return carry_out(vault, decision, now, seen, "a person answered yes", via, receipt)
-
-
-def queued(
-    vault: Path, decision: Decision, drop: str, seen: str, reason: str, now: dt.datetime
-) -> Outcome:
-    """Nothing is merged: the request waits for ``vaultkeeper review`` (ask)."""
-    with writer_lock(vault):
-        known = journal.find_pending(vault, decision, decision.target)
-        ask = known or journal.enqueue(vault, decision, decision.target, reason, seen, now)
-    state = "already queued" if known else "queued"
-    return outcome_for(
-        decision, ASK,
-        f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
-        id=ask.id, hash_before=seen, extra={"drop": drop},
-    )  # fmt: skip
+    why = "a person answered yes"
+    yes = lambda via: carry_out(vault, decision, now, seen, why, via, receipt)  # noqa: E731
+    asked = NEEDS_PERSON.format(drop=found.drop.target)
+    return ask_first(vault, decision, now, found, seen, confirm, yes, asked, "kept both", extra)
 
 
 def carry_out(
@@ -164,20 +145,20 @@ def _answer_asks(vault: Path, found: MergePlan, now: dt.datetime) -> None:
 
 def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
     """Everything to .trash/ first (so a crash loses nothing), then the edits, then DROP."""
-    folder = vault / config.TRASH_DIR / trash_id
     content = f"{slug(Path(found.drop.target).stem)}.md"
+    files: dict[str, Any] = {}
     edits: list[dict[str, Any]] = []
     for n, (relative, (source, text)) in enumerate(sorted(found.texts.items())):
-        original, merged = f"orig-{n}.bin", f"after-{n}.bin"
-        atomic_write(folder / original, as_bytes(source, source.text))
         after = as_bytes(source, text)
-        # what the merge wrote, so undo can take exactly that off a file changed since
-        atomic_write(folder / merged, after)
+        # what the merge wrote too, so undo can take exactly that off a file changed since
+        files.update({f"orig-{n}.bin": as_bytes(source, source.text), f"after-{n}.bin": after})
         edits.append(
-            {"path": relative, "original": original, "merged": merged, "after": digest(after)}
-        )
+            {"path": relative, "original": f"orig-{n}.bin", "merged": f"after-{n}.bin",
+             "after": trash.digest(after)}
+        )  # fmt: skip
+    if found.drop.block is not None:
+        files[content] = found.drop_text
     meta = {
-        "id": trash_id,
         "kind": "merge",
         "drop_kind": "block" if found.drop.block is not None else "file",
         "source": found.drop.rel,
@@ -187,16 +168,13 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         "start": found.removal_start,
         "edits": edits,
     }
-    meta = with_keywords(vault, meta)  # DROP's keywords on its index line, for restore
-    if found.drop.block is not None:
-        atomic_write(folder / content, found.drop_text)
-    atomic_write(folder / config.TRASH_META_FILE, json.dumps(meta, indent=2) + "\n")
+    where = trash.put_away(vault, trash_id, meta, files)  # DROP's index keywords kept too
     for relative, (source, text) in found.texts.items():
         atomic_write(resolve_inside(vault, relative), as_bytes(source, text))
     if found.drop.block is None:
         dropped = resolve_inside(vault, found.drop.rel)
-        move(dropped, folder / content)  # counted; its row in the recall table goes (fsio)
-    return rel(vault, folder)
+        move(dropped, vault / where / content)  # counted; its row in the recall table goes (fsio)
+    return where
 
 
 @dataclass(frozen=True)
@@ -217,16 +195,17 @@ class MergePlan:
     drop_text: str  # what .trash/ keeps: the block's lines, or the whole file
     removal_start: int
     links: int  # links rewritten
-    listed: str  # what the saved scan says of the pair, shown to the person
     diff_text: str  # every file's change, DROP's file going when DROP is a file
+    vault: Path
 
     @property
     def title(self) -> str:
-        """One line for the person: what goes, where it goes, and what the scan said."""
+        """One line for the person: what goes, where it goes, and what the scan said
+        (read only here: a merge queued without a person shows nobody the title)."""
         return (
             f"merge {self.drop.target} into {self.keep.target}: {self.drop.target} leaves the "
             f"vault (to {config.TRASH_DIR}/), {self.links} link(s) to it are rewritten to "
-            f"{self.keep.target}. {self.listed}"
+            f"{self.keep.target}. {scan_listing(self.vault, self.keep, self.drop)}"
         )
 
     @property
@@ -332,11 +311,7 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
 
 
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
-    heads: list[BlockHead] | None = memo.recall(
-        path, text
-    )  # the registry file as find_block read it, mostly
-    if heads is None:
-        heads = memo.keep(path, text, parse_heads(path, relative, text))
+    heads = parsed_heads(path, relative, text)  # the registry file as find_block read it
     found = [h.block() for h in heads if h.name == name]
     if len(found) != 1:
         raise GateRefused(f"### {name}: not one block in {relative} any more; try again")
@@ -382,8 +357,7 @@ def plan(vault: Path, decision: Decision) -> MergePlan:
     if drop.block is None:
         path = resolve_inside(vault, drop.rel)
         changes.append(Change(path, drop.rel, drop_text, None))
-    listed = scan_listing(vault, keep, drop)
-    return MergePlan(keep, drop, texts, drop_text, start, links, listed, unified_diff(changes))
+    return MergePlan(keep, drop, texts, drop_text, start, links, unified_diff(changes), vault)
 
 
 def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
@@ -409,204 +383,171 @@ def scan_listing(vault: Path, keep: Side, drop: Side) -> str:
     return "The scan did NOT list these two as possible duplicates: read both before answering yes."
 
 
-def digest(data: bytes) -> str:
-    """sha256 of the bytes a merge wrote (BOM and line endings included)."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def unmerge(
-    vault: Path, decision: Decision, meta: dict[str, Any], folder: Path, dry_run: bool
-) -> Outcome:
-    """``restore <id>`` of a merge: every edited file's original bytes, and DROP's file."""
-    edits = meta.get("edits")
-    if not isinstance(edits, list):
-        raise GateRefused(f"{rel(vault, folder)}: not a merge record")
-    plan_back: list[tuple[Path, bytes]] = []
-    since = 0
-    for item in edits:
-        path = resolve_inside(vault, str(item["path"]))
-        original = file_in(folder, str(item["original"]))
-        now = path.read_bytes() if path.is_file() else b""
-        if digest(now) == item.get("after"):
-            plan_back.append((path, original.read_bytes()))
+def rewrite_links(
+    vault: Path, drop_rel: str, drop_block: str | None, keep_link: str,
+    texts: dict[str, tuple[Source, str]],
+) -> int:  # fmt: skip
+    """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
+    files, rels = _markdown(vault)
+    wanted = _may_link(files, rels, drop_rel, drop_block)
+    notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
+    notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
+    # DROP's own file goes to .trash/: its links go with it
+    found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
+    # a note that is not UTF-8 has no line vaultkeeper may edit: one linking to DROP
+    # would keep a link to nothing, so the merge is refused (lint names such links too)
+    loose = [n for n in (_as_bytes(vault, p) for p in problems) if n is not None]
+    resolver = Resolver(_named_as(rels, found + [(n, extract_links(n)) for n, _ in loose]))
+    for note, problem in loose:
+        if note.rel == drop_rel and drop_block is None:
             continue
-        merged = item.get("merged")
-        if not isinstance(merged, str) or not path.is_file():  # a record from before
+        for link in extract_links(note):
+            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
+                continue
+            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
+                continue
             raise GateRefused(
-                f"{item['path']} changed since the merge; nothing restored (its original "
-                f"is {rel(vault, original)})"
+                f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
+                f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
+                "save the file as UTF-8, then merge"
             )
-        plan_back.append((path, _taken_off(folder, item, original, now)))
-        since += 1
-    drop_file = meta.get("drop_kind") == "file"
-    target = resolve_inside(vault, meta["source"])
-    if drop_file and target.exists():
-        raise GateRefused(f"{meta['source']}: exists again; restoring would overwrite it")
-    how = f"un-merged {meta.get('name')} from {meta.get('keep')}: {len(plan_back)} file(s) back"
-    if since:
-        how += f" ({since} changed since the merge: only the merge's lines taken off)"
-    if not dry_run:
-        if drop_file:  # its folder first: a person may have removed it, emptied by the merge
-            target.parent.mkdir(parents=True, exist_ok=True)
-        for path, data in plan_back:
-            atomic_write(path, data)
-        if drop_file:
-            move(file_in(folder, str(meta["content"])), target)  # counted, and its recall row
-        shutil.rmtree(folder)
-    return Outcome(
-        "restore", meta["source"], ACT, how, evidence=decision.evidence, id=meta["id"],
-        extra={"kind": "merge", "name": meta.get("name"), "keep": meta.get("keep"),
-               "files": [str(item["path"]) for item in edits]},
-        dry_run=dry_run,
-    )  # fmt: skip
-
-
-BOM_BYTES = BOM.encode("utf-8")
-
-
-def _decoded(data: bytes, where: str) -> tuple[str, bool]:
-    bom = data.startswith(BOM_BYTES)
-    try:
-        return data[len(BOM_BYTES) if bom else 0 :].decode("utf-8"), bom
-    except UnicodeDecodeError:
-        raise GateRefused(f"{where}: not UTF-8 text any more; nothing restored") from None
-
-
-def _taken_off(folder: Path, item: dict[str, Any], original: Path, now: bytes) -> bytes:
-    """The file as it is now, less exactly what the merge wrote into it."""
-    where = str(item["path"])
-    base, _ = _decoded(file_in(folder, str(item["merged"])).read_bytes(), where)
-    back, _ = _decoded(original.read_bytes(), where)
-    text, bom = _decoded(now, where)
-    undone = take_off(base, back, text, where)
-    return (BOM_BYTES if bom else b"") + undone.encode("utf-8")
-
-
-_VALUE = re.compile(r"^.*?\*\*[^*]+:\*\*[ \t]*(.*?)[ \t]*$")
-_LABEL = re.compile(r"^(.*?\*\*[^*]+:\*\*)")
-
-
-@dataclass(frozen=True)
-class _Side:
-    lines: dict[int, str]  # base line index -> its replacement (same-length replaces)
-    spans: list[tuple[int, int, list[str]]]  # base [i1, i2) -> lines (inserts, deletes)
-
-
-def _key(line: str) -> str:
-    """How lines are aligned: a counter line by its label alone, so a count the edit (or a
-    use since) changed lines up with itself instead of blurring the hunks around it."""
-    if not is_counter_line(line):
-        return line
-    m = _LABEL.match(line)
-    return "\x00counter " + (m.group(1).casefold() if m else line)
-
-
-def _patch_side(base: list[str], other: list[str]) -> _Side:
-    lines: dict[int, str] = {}
-    spans: list[tuple[int, int, list[str]]] = []
-    # what both share at the ends is left out of the diff: most of a file, most times
-    head = 0
-    while head < min(len(base), len(other)) and base[head] == other[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]:
-        tail += 1
-    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
-    # junk on: blank and counter lines are too common to anchor on, and would make a long
-    # registry's diff quadratic; runs still extend across them
-    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b])
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-        if tag == "equal":  # equal keys: a counter's value may still differ
-            lines.update(
-                (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]
-            )
-        elif tag == "replace" and i2 - i1 == j2 - j1:
-            lines.update((i1 + k, other[j1 + k]) for k in range(i2 - i1))
-        else:
-            spans.append((i1, i2, other[j1:j2]))
-    return _Side(lines, spans)
-
-
-def _clash(a: _Side, b: _Side) -> int | None:
-    """The first base line where a span of one side meets any change of the other."""
-    for one, two in ((a, b), (b, a)):
-        for i1, i2, _ in one.spans:
-            if any(i1 <= k < i2 for k in two.lines):
-                return i1
-            for o1, o2, _ in two.spans:
-                overlap = i1 < o2 and o1 < i2
-                inside = i1 == i2 and o1 < i1 < o2  # an insertion inside the other's span
-                both_insert = i1 == i2 == o1 == o2  # two insertions at one place: which first?
-                if overlap or inside or both_insert:
-                    return i1
-    return None
-
-
-def _value(line: str) -> str:
-    m = _VALUE.match(line.rstrip("\r\n"))
-    return m.group(1) if m else ""
-
-
-def _counter(base: str, back: str, now: str) -> str | None:
-    """A counter line both sides changed, reconciled; None when it cannot be."""
-    if not (is_counter_line(base) and is_counter_line(back) and is_counter_line(now)):
-        return None
-    label = now.casefold()
-    if config.LAST_USED_LABEL.casefold() in label:
-        return now  # the later date: a use since the edit set it to its own day
-    if config.COUNT_LABEL.casefold() not in label:
-        return None
-    added_by_edit = [whole_count(_value(x)) for x in (base, back)]
-    current = whole_count(_value(now))
-    if added_by_edit[0] is None or added_by_edit[1] is None or current is None:
-        return None
-    value = current - (added_by_edit[0] - added_by_edit[1])
-    if value < 0:
-        return None
-    end = now[len(now.rstrip("\r\n")) :]
-    return replace_counter_value(now, str(value)) + end
-
-
-def take_off(base: str, back: str, now: str, where: str) -> str:
-    """``now`` with the change ``back`` -> ``base`` undone (see the module docstring)."""
-    b, u, n = split_lines(base), split_lines(back), split_lines(now)
-    undo, since = _patch_side(b, u), _patch_side(b, n)
-    at = _clash(undo, since)
-    if at is not None:
-        raise GateRefused(
-            f"{where}: line {at + 1} was edited since, where the merge wrote; nothing restored"
-        )
-    inserts: dict[int, list[str]] = {}
-    replaced: dict[int, tuple[int, list[str]]] = {}
-    for side in (undo, since):
-        for i1, i2, lines in side.spans:
-            if i1 == i2:
-                inserts.setdefault(i1, []).extend(lines)
-            else:
-                replaced[i1] = (i2, lines)
-    out: list[str] = []
-    k = 0
-    while k <= len(b):
-        out.extend(inserts.get(k, ()))
-        if k == len(b):
-            break
-        if k in replaced:
-            k, lines = replaced[k]
-            out.extend(lines)
+    count = 0
+    for note, links in found:
+        edits: list[tuple[int, int, str]] = []
+        for link in links:
+            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
+                continue
+            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
+                continue
+            edits.append((link.line, link.col, link.raw))
+        if not edits:
             continue
-        mine, theirs = undo.lines.get(k), since.lines.get(k)
-        if theirs is None:
-            out.append(b[k] if mine is None else mine)
-        elif mine is None or mine == theirs:
-            out.append(theirs)
-        else:
-            merged = _counter(b[k], mine, theirs)
-            if merged is None:
-                raise GateRefused(
-                    f"{where}: line {k + 1} was edited since, where the merge wrote; "
-                    "nothing restored"
-                )
-            out.append(merged)
-        k += 1
-    return "".join(out)
+        source = read_source(note.path, note.rel)
+        if source.text != note.text:
+            raise GateRefused(f"{note.rel} changed while the merge was planned; try again")
+        text = source.text
+        for number, col, raw in sorted(edits, reverse=True):  # right to left within a line
+            line = split_lines(text)[number - 1].rstrip("\r\n")
+            line = (
+                line[: col - 1]
+                + _relinked(raw, keep_link, drop_block is not None)
+                + line[col - 1 + len(raw) :]
+            )
+            text = replace_line(text, number, line)
+        texts[note.rel] = (source, text)
+        count += len(edits)
+    return count
+
+
+def _markdown(vault: Path) -> tuple[list[str], list[str]]:
+    """Every ``.md`` file of the vault (as iter_markdown lists them, as strings) and its
+    vault-relative path: a Path each costs more than the walk, at 25,000 files."""
+    top = os.fspath(vault)
+    cut = len(top) + len(os.sep)
+    files: list[str] = []
+    rels: list[str] = []
+    for full in walk_files(top):
+        relative = full[cut:].replace(os.sep, "/")
+        if relative.endswith(".md") and len(relative.rpartition("/")[2]) > 3:  # Path.suffix
+            files.append(full)
+            rels.append(relative)
+    return files, rels
+
+
+def _may_link(
+    files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
+) -> list[int]:
+    """The positions (in walk order) of the notes that may link to DROP: see the module
+    docstring. Index files are never among them."""
+    name = drop_block if drop_block is not None else drop_rel.rpartition("/")[2]
+    if drop_block is None and name.casefold().endswith(".md"):
+        name = name[:-3]
+    keep = [i for i, r in enumerate(rels) if not is_index_file(r)]
+    if not name or not name.isascii():
+        return keep  # another case folding or normal form may match: read them all
+    word = name.lower().encode("ascii")  # ASCII: casefolded as lower() does
+    folded = name.casefold()
+    return [i for i in keep if folded in _folded(rels[i]) or _holds(files[i], word)]
+
+
+def _folded(path: str) -> str:
+    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
+    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
+
+
+_CHUNK = 1 << 18
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO is not waited on
+
+
+def _holds(path: str, word: bytes) -> bool:
+    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure).
+
+    One open and (mostly) one read: a note that is no regular file reads as nothing or
+    fails (True: parsed as before, which refuses it, as it did)."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return True
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        while len(chunks[-1]) == _CHUNK and len(chunks) < 256:  # a file of 64 MB: unsure
+            chunks.append(os.read(fd, _CHUNK))
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    if len(chunks) == 256:
+        return True
+    raw = b"".join(chunks) if len(chunks) > 1 else chunks[0]
+    return not raw.isascii() or (b"[[" in raw and word in raw.lower())
+
+
+def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
+    """The paths a link of ``found`` may be resolved to: those whose last part (as link
+    resolution compares it) is one a link asks for, with or without ``.md`` (in walk
+    order: a Resolver of these resolves those links as one of every path does)."""
+    names: set[str] = set()
+    for note, links in found:
+        for link in links:
+            text = link.target.replace("\\", "/").strip()
+            if text.startswith(("./", "../")):
+                joined = posixpath.join(posixpath.dirname(note.rel), text)
+                text = posixpath.normpath(joined)
+            names.add(_folded(text.lstrip("/")).rsplit("/", 1)[-1])
+    names |= {n + ".md" for n in names}
+    return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
+
+
+def _relinked(raw: str, keep_link: str, block: bool) -> str:
+    """``[[drop#sub\\|alias]]`` -> ``[[keep#sub\\|alias]]``, embed mark and alias kept."""
+    bang = "!" if raw.startswith("!") else ""
+    inner = raw[len(bang) + 2 : -2]
+    bar = inner.find("|")
+    head, tail = (inner, "") if bar == -1 else (inner[:bar], inner[bar:])
+    escape = "\\" if head.endswith("\\") else ""  # a link inside a table writes \|
+    mark, sub = head.removesuffix("\\").partition("#")[1:]
+    target = keep_link if block else keep_link + mark + sub
+    return f"{bang}[[{target}{escape}{tail}]]"
+
+
+def _as_bytes(vault: Path, problem: Problem) -> tuple[Note, Problem] | None:
+    """A note that is not UTF-8, its undecodable bytes read as U+FFFD, to find its
+    links; None for any other problem (or no such file)."""
+    if not problem.reason.startswith("not UTF-8"):
+        return None
+    try:
+        path = resolve_inside(vault, problem.path)
+        text = read_regular(path).decode("utf-8", "replace")
+    except (OSError, ParseError, VaultkeeperError):
+        return None
+    return Note(path, problem.path, text, None, text, 1), problem
+
+
+def _as_text(vault: Path, relative: str) -> Note | None:
+    """A note whose frontmatter does not parse, as plain text; None if it can't be read."""
+    try:
+        path = resolve_inside(vault, relative)
+        text = decode(read_regular(path))
+    except (OSError, ParseError, VaultkeeperError):
+        return None  # not readable as text: there is no line to edit
+    return Note(path, relative, text, None, text, 1)

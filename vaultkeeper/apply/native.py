@@ -23,7 +23,6 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.trash import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
 from vaultkeeper.native.files import moved_out
 from vaultkeeper.native.folders import Folder, adopted, pruned_here, set_pruned
@@ -106,11 +105,13 @@ def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | 
         if confirm is None:  # queued, as a vault prune is: `vaultkeeper review` asks
             ask = journal.enqueue(vault, decision, p.target, "delete", file_hash(p.text), now)
             reason = f"queued for a person (id {ask.id}): run `vaultkeeper review`"
-            return _journal(vault, outcome_for(decision, ASK, reason, id=ask.id), now)
-        if not confirm(p):
-            return _journal(vault, outcome_for(decision, SILENCE, "kept: the person said no"), now)
-        done = carry_out(vault, decision, now, file_hash(p.text))
-        return _journal(vault, done, now)
+            done = outcome_for(decision, ASK, reason, id=ask.id)
+        elif not confirm(p):
+            done = outcome_for(decision, SILENCE, "kept: the person said no")
+        else:
+            done = carry_out(vault, decision, now, file_hash(p.text))
+        journal.append(vault, done, now)
+        return done
 
 
 def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: str) -> Outcome:
@@ -121,7 +122,7 @@ def carry_out(vault: Path, decision: Decision, now: dt.datetime, expect_hash: st
         if file_hash(p.text) != expect_hash:
             raise GateRefused(f"{p.target}: changed since it was shown; not deleted")
         trash_id = journal.new_id(now)
-        folder = trash_folder(vault, trash_id)
+        folder = journal.trash_folder(vault, trash_id)
         meta = {
             "id": trash_id,
             "kind": KIND,
@@ -162,11 +163,6 @@ def _mtime(path: Path) -> int | None:
 
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
-
-
-def _journal(vault: Path, outcome: Outcome, now: dt.datetime) -> Outcome:
-    journal.append(vault, outcome, now)
-    return outcome
 
 
 def _digest(record: bytes, data: bytes) -> str:

@@ -114,6 +114,15 @@ _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
 _HEADING = re.compile(r"^#{1,6}[ \t]")
 
 
+def evidence_span(lines: list[str]) -> tuple[int, int] | None:
+    """(heading index, end index) of a skill's ``## Evidence`` section, or None."""
+    head = next((i for i, x in enumerate(lines) if _EVIDENCE.match(_body(x))), None)
+    if head is None:
+        return None
+    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
+    return head, stop
+
+
 def is_skill_path(path: str | None) -> bool:
     """Whether git's %P names a skill promote writes: ``skills/NAME/SKILL.md``."""
     if not path:
@@ -164,10 +173,10 @@ def _merge_promoted(versions: list[list[str]]) -> None:
 def _section(lines: list[str]) -> tuple[int, int, dict[str, str]] | None:
     """(heading index, end index, receipt -> item line) of the Evidence section, or None
     when there is none or it holds anything but receipt lines and blank lines."""
-    head = next((i for i, x in enumerate(lines) if _EVIDENCE.match(_body(x))), None)
-    if head is None:
+    span = evidence_span(lines)
+    if span is None:
         return None
-    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
+    head, stop = span
     items: dict[str, str] = {}
     for line in lines[head + 1 : stop]:
         found = _ITEM.match(_body(line))

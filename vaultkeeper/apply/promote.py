@@ -17,27 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import (
-    Change,
-    check_index,
-    locked,
-    read_source,
-    reindex,
-    unified_diff,
-    write,
-)
+from vaultkeeper.apply.decision import SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, carry, check_index, locked, read_source
 from vaultkeeper.apply.gate import check_hash, receipt_first, slug
+from vaultkeeper.apply.notemerge import SKILL_FILE, evidence_span
 from vaultkeeper.errors import GateRefused
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import RegistryBlock, load_registry, parse_heads
-from vaultkeeper.registry.find import find_block
+from vaultkeeper.registry.blocks import RegistryBlock, find_block, load_registry, parsed_heads
 from vaultkeeper.store.edit import insert_line_after, yaml_scalar
-from vaultkeeper.store.model import file_hash, split_lines
+from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import rel, resolve_inside
 
-_EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)
-_HEADING = re.compile(r"^#{1,6}[ \t]")
 DESCRIPTION_MAX = 1024  # Claude Code's limit for a skill's description
 
 
@@ -53,9 +42,9 @@ def skill_target(vault: Path, block: RegistryBlock, skills_dir: Path | None) -> 
     root = vault.resolve()
     if skills_dir is None:
         # Inside the vault a symlinked skills/ leading out is refused like any target.
-        path = resolve_inside(vault, f"{config.SKILLS_DIR}/{name}/SKILL.md")
+        path = resolve_inside(vault, f"{config.SKILLS_DIR}/{name}/{SKILL_FILE}")
     else:
-        path = (skills_dir.expanduser().resolve()) / name / "SKILL.md"
+        path = (skills_dir.expanduser().resolve()) / name / SKILL_FILE
     if root in path.parents:
         relative = rel(root, path)
         return SkillTarget(path, relative, f"[[{relative[: -len('.md')]}]]")
@@ -124,12 +113,12 @@ def new_skill(vault: Path, block: RegistryBlock, receipt: str, today: dt.date, i
 def merged_skill(text: str, receipt: str, today: dt.date) -> str:
     """Add the receipt to the Evidence section (made if missing); never change the rest."""
     lines = split_lines(text)
-    head = next((i for i, line in enumerate(lines) if _EVIDENCE.match(line.rstrip("\r\n"))), None)
-    if head is None:
+    span = evidence_span(lines)
+    if span is None:
         nl = "\r\n" if "\r\n" in text else "\n"
         sep = "" if text.endswith(nl * 2) or not text else (nl if text.endswith("\n") else nl * 2)
         return f"{text}{sep}## Evidence{nl}{nl}{_evidence_line(receipt, today)}{nl}"
-    stop = next((i for i in range(head + 1, len(lines)) if _HEADING.match(lines[i])), len(lines))
+    head, stop = span
     if any(receipt in line for line in lines[head + 1 : stop]):
         return text
     last = max((i for i in range(head, stop) if lines[i].strip()), default=head)
@@ -232,35 +221,19 @@ def _write(
     line = f"{config.PROMOTED_LABEL} {today.isoformat()} -> {skill.link}"
     registry_text = insert_line_after(registry.text, anchor, line)
     registry_change = Change(registry.path, block.rel, registry.text, registry_text, registry.bom)
-    heads = memo.recall(block.path, registry_text)  # the index and the report read it again
-    if heads is None:
-        heads = memo.keep(
-            block.path, registry_text, parse_heads(block.path, block.rel, registry_text)
-        )
+    heads = parsed_heads(block.path, block.rel, registry_text)  # the index reads it again
     after = next(h for h in heads if h.line == block.line).block()
-    changes = [skill_change, registry_change]
-    if not dry_run:
-        if in_vault:
-            check_index(vault)
-        if skill_change.after != skill_change.before:
-            write(skill_change)  # the skill first: a crash before the registry edit re-merges
-        write(registry_change)
-    outcome = outcome_for(
-        decision,
-        ACT,
-        f"{did}; marked {block.rel}:{anchor + 1} promoted",
-        hash_before=block.hash,
-        hash_after=after.hash,
+    changes = [c for c in (skill_change, registry_change) if c.after != c.before]
+    # the skill first: a crash before the registry edit re-merges
+    return carry(
+        vault, decision, changes, f"{did}; marked {block.rel}:{anchor + 1} promoted",
+        hashes=(block.hash, after.hash), dry_run=dry_run, index=in_vault,
         extra={"skill": skill.label, "count": block.count, "path": block.rel},
-        diff=unified_diff([c for c in changes if c.after != c.before]) if dry_run else "",
-        dry_run=dry_run,
-    )
-    return reindex(vault, outcome) if in_vault and not dry_run else outcome
+    )  # fmt: skip
 
 
 _LINK = re.compile(r"->\s*\[\[(?P<link>[^\]|#]+)(?:[|#][^\]]*)?\]\]")
 _PATH = re.compile(r"->\s*`(?P<path>[^`]+)`")
-SKILL_FILE = "SKILL.md"  # the one name promote writes (promote.skill_target)
 
 
 def promoted_skill(vault: Path, block: RegistryBlock) -> tuple[Path, str] | None:
@@ -299,23 +272,12 @@ def add_receipt(
         )
     old = read_source(path, label)
     merged = merge(old.text)
-    change = Change(path, label, old.text, merged, old.bom)
-    if not dry_run:
-        if vault.resolve() in path.parents:
-            check_index(vault)
-        write(change)
-    return outcome_for(
-        decision,
-        ACT,
-        f"added the receipt to the Evidence of {label} (promoted {_day(block)}; "
+    day = (block.promoted or "").split(" ", 1)[0]
+    if not dry_run and vault.resolve() in path.parents:
+        check_index(vault)
+    return carry(
+        vault, decision, [Change(path, label, old.text, merged, old.bom)],
+        f"added the receipt to the Evidence of {label} (promoted {day or 'before'}; "
         "nothing else changed)",
-        hash_before=file_hash(old.text),
-        hash_after=file_hash(merged),
-        extra={"skill": label, "count": block.count, "path": block.rel},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
-
-
-def _day(block: RegistryBlock) -> str:
-    return (block.promoted or "").split(" ", 1)[0] or "before"
+        dry_run=dry_run, extra={"skill": label, "count": block.count, "path": block.rel},
+    )  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,12 @@ from vaultkeeper.apply.edits import (
     read_source,
     reindex,
     unified_diff,
+    write,
 )
 from vaultkeeper.apply.gate import check_hash, entry_path, looks_like_path
 from vaultkeeper.errors import GateRefused, NotFoundError
-from vaultkeeper.registry.blocks import RegistryBlock
-from vaultkeeper.registry.find import find_block
-from vaultkeeper.store.fsio import writer_lock
+from vaultkeeper.registry.blocks import RegistryBlock, find_block
+from vaultkeeper.store.fsio import move, writer_lock
 from vaultkeeper.store.model import file_hash
 from vaultkeeper.store.vault import own_dir, rel
 
@@ -51,6 +51,10 @@ class PrunePlan:
     @property
     def path(self) -> Path:
         return self.source.path
+
+    @property
+    def rel(self) -> str:
+        return self.where.rpartition(":")[0]
 
 
 @dataclass(frozen=True)
@@ -101,51 +105,73 @@ def prune(
     dry_run: bool = False,
     confirm: Confirm | None = None,
 ) -> Outcome:
-    try:
-        found = plan(vault, decision)
-    except NotFoundError:
-        done = journal.last_act(vault, "prune", decision.target, lambda r: True)
-        if done is None:
-            raise
-        return outcome_for(
-            decision, SILENCE, f"already applied: pruned on {done.get('ts')}", id=done.get("id")
-        )
+    found = planned(vault, decision, plan, "pruned")
+    if isinstance(found, Outcome):
+        return found
     check_hash(decision.expect_hash, found.hash, f"{found.target} ({found.where})")
     own_dir(vault, config.TRASH_DIR)  # refused before anyone is asked, not after a yes
-    target = found.target
     if dry_run:
         return outcome_for(
             decision, ACT, f"move {found.where} to {config.TRASH_DIR}/",
             hash_before=found.hash, diff=found.diff, dry_run=True,
         )  # fmt: skip
-    if confirm is None:
-        return queued(vault, decision, found, "deleting needs a person's yes at a terminal", now)
-    answer = confirm(found)
+    decision = replace(decision, target=found.target)
+    why = str(getattr(confirm, "yes_reason", "a person answered yes"))  # mcp: the host's dialog
+    yes = lambda via: carry_out(vault, decision, now, found.hash, why, via)  # noqa: E731
+    asked = "deleting needs a person's yes at a terminal"
+    return ask_first(vault, decision, now, found, found.hash, confirm, yes, asked, "kept")
+
+
+def planned(
+    vault: Path, decision: Decision, plan: Callable[[Path, Decision], Any], word: str,
+    match: Callable[[Any], bool] = lambda r: True,
+) -> Any:  # fmt: skip
+    """``plan``'s plan of a deletion, or once its target is gone, the journal's word that
+    it was carried out already (silence)."""
+    try:
+        return plan(vault, decision)
+    except NotFoundError:
+        done = journal.last_act(vault, decision.action, decision.target, match)
+        if done is None:
+            raise
+        why = f"already applied: {word} on {done.get('ts')}"
+        return outcome_for(decision, SILENCE, why, id=done.get("id"))
+
+
+def ask_first(
+    vault: Path, decision: Decision, now: dt.datetime, shown: Any, digest: str,
+    confirm: Confirm | None, yes: Callable[[str], Outcome], asked: str, kept: str,
+    extra: dict[str, Any] | None = None,
+) -> Outcome:  # fmt: skip
+    """The frame of a deletion: without a person (no ``confirm``, or no answer known) it
+    is queued for review; anything but a yes keeps; a yes runs ``yes(confirmed_via)``."""
+    answer = NoAnswer(asked) if confirm is None else confirm(shown)
     if isinstance(answer, NoAnswer):
-        return queued(vault, decision, found, answer.why, now)
+        return queued(vault, decision, digest, answer.why, now, extra)
     if answer is not True:
         why = answer if isinstance(answer, str) and answer else "the person did not answer yes"
-        return Outcome(
-            "prune", target, SILENCE, f"kept: {why}",
-            evidence=decision.evidence, hash_before=found.hash, extra={KEPT: True},
-        )  # fmt: skip
-    via = str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL))
-    why = str(getattr(confirm, "yes_reason", "a person answered yes"))  # mcp: the host's dialog
-    return carry_out(vault, decision, now, found.hash, why, via)
+        return outcome_for(
+            decision,
+            SILENCE,
+            f"{kept}: {why}",
+            hash_before=digest,
+            extra={**(extra or {}), KEPT: True},
+        )
+    return yes(str(getattr(confirm, "confirmed_via", config.CONFIRMED_VIA_TERMINAL)))
 
 
 def queued(
-    vault: Path, decision: Decision, found: PrunePlan, reason: str, now: dt.datetime
-) -> Outcome:
+    vault: Path, decision: Decision, digest: str, reason: str, now: dt.datetime,
+    extra: dict[str, Any] | None = None,
+) -> Outcome:  # fmt: skip
     """Nothing goes: the request waits in the queue for ``vaultkeeper review`` (ask)."""
     with writer_lock(vault):
-        known = journal.find_pending(vault, decision, found.target)
-        ask = known or journal.enqueue(vault, decision, found.target, reason, found.hash, now)
+        known = journal.find_pending(vault, decision, decision.target)
+        ask = known or journal.enqueue(vault, decision, decision.target, reason, digest, now)
     state = "already queued" if known else "queued"
-    return Outcome(
-        "prune", found.target, ASK,
-        f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
-        evidence=decision.evidence, id=ask.id, hash_before=found.hash,
+    return outcome_for(
+        decision, ASK, f"{reason}; a person must run `vaultkeeper review` ({state} as {ask.id})",
+        id=ask.id, hash_before=digest, extra=extra,
     )  # fmt: skip
 
 
@@ -167,18 +193,26 @@ def carry_out(
             )
         check_index(vault)
         trash_id = journal.new_id(now)
+        before = file_hash(found.source.text)
+        meta: dict[str, Any] = {"kind": found.kind, "source": found.rel}
         if found.block is not None and found.removal is not None:
-            done = trash.trash_block(vault, found.block, found.source, found.removal, trash_id)
+            removal, content = found.removal, trash.content_name(found.block.name)
+            after: str | None = file_hash(removal.new_text)
+            meta.update(name=found.block.name, content=content, start=removal.start)
+            meta.update(before_line=removal.before_line, after_line=removal.after_line)
+            meta.update(hash_before=before, hash_after=after, block_hash=found.block.hash)
+            where = trash.put_away(vault, trash_id, meta, {content: removal.span})
+            source = found.source
+            write(Change(found.path, found.rel, source.text, removal.new_text, source.bom))
         else:
-            done = trash.trash_file(vault, found.path, found.source, trash_id)
-        journal.close_for(
-            vault, found.target, "yes", now
-        )  # asked twice, or elsewhere: all answered
+            after = None
+            meta.update(content=found.path.name, hash_before=before)
+            where = trash.put_away(vault, trash_id, meta, {})
+            move(found.path, vault / where / found.path.name)  # the bytes stay as they were
+        journal.close_for(vault, found.target, "yes", now)  # asked twice, or elsewhere
         return reindex(vault, Outcome(
             "prune", found.target, ACT,
-            f"{why}: moved {found.where} to {done.trash}/ (undo: `vaultkeeper restore {trash_id}`)",
-            evidence=decision.evidence, id=trash_id,
-            hash_before=done.hash_before, hash_after=done.hash_after,
-            extra={"kind": done.kind, "source": done.source, "trash": done.trash,
-                   "confirmed_via": via},
+            f"{why}: moved {found.where} to {where}/ (undo: `vaultkeeper restore {trash_id}`)",
+            evidence=decision.evidence, id=trash_id, hash_before=before, hash_after=after,
+            extra={"kind": found.kind, "source": found.rel, "trash": where, "confirmed_via": via},
         ))  # fmt: skip

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, lifecycle, merge, native, prune
@@ -100,7 +100,12 @@ def review(
     """
     outcomes: list[Outcome] = []
 
-    def done(outcome: Outcome) -> None:
+    def done(ask: journal.Ask, kind: str, why: str, **kw: Any) -> None:
+        """Journal one answer's outcome (with the ask it answers) and show it."""
+        outcome = kw.pop("outcome", None) or Outcome(ask.action, ask.target, kind, why, **kw)
+        extra = {**outcome.extra, "ask": ask.id, "result": ask.result, "drop": ask.drop}
+        outcome = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
+        journal.append(vault, outcome, now)
         outcomes.append(outcome)
         if shown is not None:
             shown(outcome)
@@ -110,22 +115,19 @@ def review(
         try:
             item = _item(vault, ask)
         except NotFoundError as exc:
-            outcome = Outcome(ask.action, ask.target, SILENCE, f"already gone ({exc}); closed")
             journal.close(vault, ask.id, "gone", now)
-            done(_log(vault, outcome, ask, now))
+            done(ask, SILENCE, f"already gone ({exc}); closed")
             continue
         except VaultkeeperError as exc:
-            outcome = Outcome(
-                ask.action, ask.target, DEFER, f"cannot show it ({exc}); still queued"
-            )
-            done(_log(vault, outcome, ask, now))
+            done(ask, DEFER, f"cannot show it ({exc}); still queued")
             continue
         answer = decide(item)
         if answer == QUIT:
             break
         if answer == STOP:
-            why = "review stopped by the person (end of input or interrupt); still queued"
-            done(_log(vault, Outcome(ask.action, ask.target, DEFER, why), ask, now))
+            done(
+                ask, DEFER, "review stopped by the person (end of input or interrupt); still queued"
+            )
             break
         if answer == YES:  # only an explicit yes carries anything out
             try:
@@ -142,20 +144,10 @@ def review(
                     journal.close(vault, ask.id, YES, now)
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
+            done(ask, "", "", outcome=outcome)
         elif answer == NO:
-            outcome = Outcome(
-                ask.action, ask.target, SILENCE, "a person answered no at review",
-                extra={KEPT: True},
-            )  # fmt: skip
             journal.close(vault, ask.id, NO, now)
+            done(ask, SILENCE, "a person answered no at review", extra={KEPT: True})
         else:
-            outcome = Outcome(ask.action, ask.target, DEFER, "skipped at review; still queued")
-        done(_log(vault, outcome, ask, now))
+            done(ask, DEFER, "skipped at review; still queued")
     return ReviewResult(tuple(outcomes), len(journal.pending(vault)))
-
-
-def _log(vault: Path, outcome: Outcome, ask: journal.Ask, now: dt.datetime) -> Outcome:
-    extra = {**outcome.extra, "ask": ask.id, "result": ask.result, "drop": ask.drop}
-    done = replace(outcome, evidence=outcome.evidence or ask.evidence, extra=extra)
-    journal.append(vault, done, now)
-    return done

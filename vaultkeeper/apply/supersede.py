@@ -21,8 +21,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal, lifecycle
-from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
-from vaultkeeper.apply.edits import Change, check_index, locked, reindex, unified_diff, write
+from vaultkeeper.apply.decision import SILENCE, Decision, Outcome, outcome_for
+from vaultkeeper.apply.edits import Change, carry, locked
 from vaultkeeper.apply.gate import Receipt, check_hash, receipt_first
 from vaultkeeper.apply.lifecycle import Entry, checked, load_entry, status_edit
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
@@ -54,6 +54,15 @@ class Plan:
     new: Change | None  # None: NEW is gone or has nothing to undo
     before: dict[str, Blocks]  # "old" / "new" -> key -> lines
     after: dict[str, Blocks]
+
+    def carry(
+        self, vault: Path, decision: Decision, what: str, receipt: str, extra: dict[str, Any],
+        dry_run: bool,
+    ) -> Outcome:  # fmt: skip
+        """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
+        changes = [self.old] if self.new is None else [self.old, self.new]
+        return carry(vault, decision, changes, what, evidence=receipt, extra=extra,
+                     dry_run=dry_run, index=True)  # fmt: skip
 
 
 def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
@@ -110,36 +119,7 @@ def supersede(
             what += f"; status {old.status} -> archived"
         extra: dict[str, Any] = {"path": old.rel, "by": new.rel, "from": old.status}
         extra.update(before=plan.before, after=plan.after)  # what reactivate puts back
-        return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
-
-
-def _carry_out(
-    vault: Path,
-    decision: Decision,
-    plan: Plan,
-    what: str,
-    receipt: str,
-    extra: dict[str, Any],
-    dry_run: bool,
-) -> Outcome:
-    """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
-    changes = [plan.old] if plan.new is None else [plan.old, plan.new]
-    if not dry_run:
-        check_index(vault)
-        for change in changes:
-            write(change)
-    outcome = outcome_for(
-        decision,
-        ACT,
-        what,
-        evidence=receipt,
-        hash_before=file_hash(plan.old.before or ""),
-        hash_after=file_hash(plan.old.after or ""),
-        extra=extra,
-        diff=unified_diff(changes) if dry_run else "",
-        dry_run=dry_run,
-    )
-    return outcome if dry_run else reindex(vault, outcome)
+        return plan.carry(vault, decision, what, receipt, extra, dry_run)
 
 
 def _listed(resolver: Resolver, new: Entry) -> set[str]:
@@ -165,8 +145,8 @@ def _forward(old: Entry, new: Entry) -> Plan:
     expect_new[LIST] = [*(listed if isinstance(listed, list) else []), wikilink(old.rel)]
     checked(new, new_text, expect_new)
     return Plan(
-        Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom),
-        Change(new.source.path, new.rel, new.source.text, new_text, new.source.bom),
+        old.change(old_text),
+        new.change(new_text),
         {"old": before_old, "new": before_new},
         {"old": _blocks(old_text, keys), "new": _blocks(new_text, (LIST,))},
     )
@@ -206,7 +186,7 @@ def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool, checked: R
     if plan.new is not None:
         what += f"; {old.rel} left {plan.new.label}'s {LIST}"
     extra: dict[str, Any] = {"path": old.rel, "by": by, "from": old.status, "to": status}
-    return _carry_out(vault, decision, plan, what, receipt, extra, dry_run)
+    return plan.carry(vault, decision, what, receipt, extra, dry_run)
 
 
 def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | None:
@@ -255,8 +235,7 @@ def _backward(
             old_text = status_edit(old_text, "active")
             expect[STATUS] = "active"
     checked(old, old_text, expect)
-    change_old = Change(old.source.path, old.rel, old.source.text, old_text, old.source.bom)
-    return Plan(change_old, _unlist(vault, resolver, old, by, record), {}, {})
+    return Plan(old.change(old_text), _unlist(vault, resolver, old, by, record), {}, {})
 
 
 def _unlist(
@@ -290,4 +269,4 @@ def _unlist(
         text = put_key_block(new.source.text, LIST, None)
         expect.pop(LIST)
     checked(new, text, expect)
-    return Change(new.source.path, new.rel, new.source.text, text, new.source.bom)
+    return new.change(text)

@@ -6,9 +6,8 @@ from typing import NoReturn
 
 import click
 
-from vaultkeeper.commands.apply import _EXPECT
+from vaultkeeper.commands.apply import _EXPECT, decide
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN
-from vaultkeeper.commands.decide import decide
 
 
 @click.command("anchor")

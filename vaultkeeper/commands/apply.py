@@ -1,15 +1,183 @@
-"""`apply ...`: carry out one decision (or a batch) through its gate."""
+"""`apply ...`: carry out one decision (or a batch) through its gate, and ask a person.
+
+Paths are read as a person types them, as `lint` takes them: a path naming a file from
+the current folder is that file (the applier gets its vault-relative path, so messages
+and the journal name it as ever); one starting with ``./`` or ``../`` is always taken
+from here; any other naming no file here is taken from the vault's root, so
+``projects/api/memory/x.md`` works from anywhere. A name (no ``/``, no ``.md``) is an
+entry or block name. Confinement to the vault is still the applier's.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
-from vaultkeeper.commands.base import AS_JSON, DRY_RUN
-from vaultkeeper.commands.decide import decide
+from vaultkeeper import config
+from vaultkeeper.apply.decision import DEFER, Decision
+from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
+from vaultkeeper.store.textsafe import inert
+
+_PATH_LINE = re.compile(r"^(?P<path>.+):(?P<line>\d+)$")
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+
+
+def _is_path(text: str) -> bool:
+    # as the applier tells a path from a name (apply/gate.py looks_like_path)
+    return any(s in text for s in ("/", "\\")) or text.endswith(".md") or text.startswith(".")
+
+
+def _from_here(text: str) -> bool:
+    return text in (".", "..") or text.startswith(("./", "../"))
+
+
+def _spelled(vault: Path, full: str) -> str:
+    """``full`` (absolute, normalised) as the vault-relative path, else as it is."""
+    root = str(vault)
+    if full.startswith(root.rstrip(os.sep) + os.sep):
+        return Path(full[len(root.rstrip(os.sep)) + 1 :]).as_posix()
+    return full
+
+
+def entry_path(vault: Path, text: str, cwd: Path | None = None) -> str:
+    """What the applier should get for the entry path ``text`` typed in ``cwd``."""
+    if not text or not _is_path(text) or text.startswith("~") or os.path.isabs(text):
+        return text
+    here = cwd if cwd is not None else Path.cwd()
+    full = os.path.normpath(os.path.join(here, text))
+    found = os.path.isfile(full) or (not text.endswith(".md") and os.path.isfile(full + ".md"))
+    if not found and not _from_here(text):
+        return text  # vault-relative, as the report and the journal spell it
+    return _spelled(vault.resolve(), full)
+
+
+def receipt(vault: Path, text: str | None, cwd: Path | None = None) -> str | None:
+    """``--evidence``: its ``path:line`` read from the current folder by the same rule
+    (a URL, a recorded receipt or an absolute path is left as it is)."""
+    if text is None or _URL.match(text.strip()):
+        return text
+    m = _PATH_LINE.match(text.strip())
+    if not m or os.path.isabs(m.group("path")) or m.group("path").startswith("~"):
+        return text
+    here = cwd if cwd is not None else Path.cwd()
+    full = os.path.normpath(os.path.join(here, m.group("path")))
+    if not os.path.isfile(full) and not _from_here(m.group("path")):
+        return text
+    return f"{_spelled(vault.resolve(), full)}:{m.group('line')}"
+
+
+def typed_decision(vault: Path, typed: Any, cwd: Path | None = None) -> Any:
+    """The Decision with its paths (target, --by, DROP, --evidence) as the applier takes
+    them; a restore's target is a trash id, no path."""
+    if typed.action == "restore":
+        return typed
+    return replace(
+        typed,
+        target=entry_path(vault, typed.target, cwd),
+        by=None if typed.by is None else entry_path(vault, typed.by, cwd),
+        drop=None if typed.drop is None else entry_path(vault, typed.drop, cwd),
+        evidence=receipt(vault, typed.evidence, cwd),
+    )
+
+
+def show_and_ask(title: str, text: str, question: str) -> str:
+    """Show vault text made inert (see textsafe), then ask: the screen shows the file."""
+    click.echo(inert(title))
+    click.echo("-" * 60)
+    click.echo(inert(text), nl=not text.endswith("\n"))
+    click.echo("-" * 60)
+    return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
+
+
+def _confirm(plan: Any) -> bool:
+    """The question for what the plan would delete: a prune's, or a merge's."""
+    from vaultkeeper.apply.merge import MergePlan
+    from vaultkeeper.apply.review import is_yes
+
+    if isinstance(plan, MergePlan):
+        title = f"{plan.title} `vaultkeeper restore ID` undoes it. It writes exactly this:"
+        text, question = plan.diff_text, "Merge them? Only y or yes merges [y/N]:"
+    else:
+        count = "" if plan.count is None else f" (success count {plan.count})"
+        title = (
+            f"This {plan.kind} will be deleted{count}: {plan.where}. It moves to "
+            f"{config.TRASH_DIR}/ and `vaultkeeper restore ID` brings it back."
+        )
+        text, question = plan.text, "Delete it? Only y or yes deletes [y/N]:"
+    try:
+        answer = show_and_ask(title, text, question)
+    except click.Abort:  # Ctrl-C / Ctrl-D at the question: a clear no, journaled as one
+        click.echo("")
+        return False
+    return is_yes(answer)
+
+
+def prune_confirm(dry_run: bool) -> Any:
+    """A prompt only when a person is there: stdin and stdout both terminals. It asks
+    before a prune and before a merge (both take an entry out of the vault)."""
+    from vaultkeeper.apply.review import is_terminal
+
+    return _confirm if not dry_run and is_terminal(sys.stdin, sys.stdout) else None
+
+
+def ask_person(item: Any) -> str:
+    """The person's answer to one queued ask; Ctrl-C or Ctrl-D is STOP, a clean end."""
+    from vaultkeeper.apply.review import STOP, parse_answer
+
+    changed = " (changed since it was queued: this is how it is now)" if item.changed else ""
+    click.echo("")
+    title = f"[{item.ask.id}] {item.title}{changed}\nasked {item.ask.ts}: {item.ask.reason}"
+    question = "[y]es / [n]o / [s]kip / [q]uit:"
+    try:
+        answer = parse_answer(show_and_ask(title, item.text, question))
+        while answer is None:
+            click.echo("answer y, n, s (or nothing) to skip, or q")
+            reply = click.prompt(question, default="", show_default=False, prompt_suffix=" ")
+            answer = parse_answer(str(reply))
+    except click.Abort:  # click.prompt's Ctrl-C / Ctrl-D
+        click.echo("")
+        return STOP
+    return answer
+
+
+def show_outcome(outcome: Any) -> None:
+    """One result line right after the answer (a deletion's says the id that undoes it)."""
+    click.echo(inert(f"{outcome.outcome}: {outcome.action} {outcome.target}: {outcome.reason}"))
+
+
+def _render_outcome(ctx: click.Context, outcome: Any, as_json: bool) -> NoReturn:
+    """Print one outcome (text or JSON) and exit with its code: 0 / 1 / 3."""
+    from vaultkeeper.errors import GateRefused
+
+    if as_json:
+        print_json(outcome.to_dict())
+        ctx.exit(outcome.exit_code)
+    if outcome.dry_run and outcome.diff:
+        click.echo(inert(outcome.diff), nl=False)
+    head = inert(f"{outcome.action} {outcome.target}: {outcome.reason}")
+    if outcome.outcome == DEFER:
+        stopped = outcome.extra.get("stopped")  # an OS error part-way: something may be written
+        raise GateRefused(f"{head} ({'stopped' if stopped else 'deferred; nothing changed'})")
+    click.echo(f"{'dry run: would ' if outcome.dry_run else ''}{outcome.outcome}: {head}")
+    ctx.exit(outcome.exit_code)
+
+
+def decide(ctx: click.Context, decision: Any, dry_run: bool, as_json: bool) -> NoReturn:
+    from vaultkeeper.apply.batch import apply_decision
+
+    # a deletion (prune, and merge: DROP leaves the vault) asks a person at a terminal
+    confirm = prune_confirm(dry_run) if decision.action in ("prune", "merge") else None
+    vault = vault_path(ctx)
+    decision = typed_decision(vault, decision)  # paths as typed: from the current folder
+    outcome = apply_decision(vault, decision, now_utc(), dry_run=dry_run, confirm=confirm)
+    _render_outcome(ctx, outcome, as_json)
+
 
 _EVIDENCE = click.option(
     "--evidence",
@@ -78,8 +246,6 @@ def apply_promote(
       vaultkeeper apply promote pin-test-clock --evidence https://ci.example/run/41 \\
           --skills-dir ~/.claude/skills --dry-run
     """
-    from vaultkeeper.apply.decision import Decision
-
     where = skills_dir.expanduser().resolve() if skills_dir is not None else None
     decision = Decision("promote", name, evidence, expect_hash=expect_hash, skills_dir=where)
     decide(ctx, decision, dry_run, as_json)
@@ -108,8 +274,6 @@ def apply_prune(
       vaultkeeper apply prune yaml-anchor-templates
       vaultkeeper apply prune projects/web/memory/old-webpack-config.md --dry-run
     """
-    from vaultkeeper.apply.decision import Decision
-
     decide(ctx, Decision("prune", target, expect_hash=expect_hash), dry_run, as_json)
 
 
@@ -158,7 +322,6 @@ def apply_revalidate(
           --pass --evidence ../research/ci-failure-survey.md:9
     """
 
-    from vaultkeeper.apply.decision import Decision
     from vaultkeeper.entries.create import holdout_days_from_env
 
     # three flags, not one shared destination: with that, `--pass --fail` was the last one
@@ -207,8 +370,6 @@ def apply_reactivate(
       vaultkeeper apply reactivate old-webpack-config \\
           --evidence https://github.com/acme/web/pull/812
     """
-    from vaultkeeper.apply.decision import Decision
-
     decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
     decide(ctx, decision, dry_run, as_json)
 
@@ -244,8 +405,6 @@ def apply_supersede(
           --by projects/web/memory/vite-build.md \\
           --evidence https://github.com/acme/web/pull/812
     """
-    from vaultkeeper.apply.decision import Decision
-
     decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
     decide(ctx, decision, dry_run, as_json)
 
@@ -262,6 +421,75 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> N
     Example:
       vaultkeeper apply skip screenshot-diff-review --reason "used weekly; count lags"
     """
-    from vaultkeeper.apply.decision import Decision
-
     decide(ctx, Decision("skip", target, reason=reason), False, as_json)
+
+
+@apply_group.command("merge")
+@click.argument("keep", metavar="KEEP")
+@click.argument("drop", metavar="DROP")
+@_EVIDENCE
+@DRY_RUN
+@AS_JSON
+@click.pass_context
+def apply_merge(
+    ctx: click.Context, keep: str, drop: str, evidence: str, dry_run: bool, as_json: bool
+) -> NoReturn:
+    """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
+
+    Counts add up, the later last used stays, DROP's text goes under KEEP, links to
+    DROP are rewritten to KEEP, and DROP moves to .trash/: `vaultkeeper restore ID`
+    undoes all of it. The report lists possible duplicates.
+
+    \b
+    Example:
+      vaultkeeper apply merge pin-test-clock pin-the-clock-in-tests \\
+          --evidence https://github.com/acme/api/pull/90 --dry-run
+      vaultkeeper apply merge projects/api/memory/a.md projects/api/memory/b.md \\
+          --evidence projects/api/research/ci-failure-survey.md:9
+    """
+    decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
+
+
+@apply_group.command("batch")
+@click.argument("source", metavar="FILE|-", type=click.File("r", encoding="utf-8"))
+@DRY_RUN
+@click.pass_context
+def apply_batch(ctx: click.Context, source: Any, dry_run: bool) -> NoReturn:
+    """Apply a JSON list of decisions, each gated on its own; print a JSON list of outcomes.
+
+    Each decision: action (promote | prune | revalidate | reactivate | supersede |
+    skip | merge), target, and as needed evidence, result (pass | fail),
+    expect_hash, reason, skills_dir (relative to the vault), by (supersede's NEW),
+    drop (merge's DROP). Paths in the list are relative to the vault's root
+    (the file means the same wherever it is run). Re-applying a batch changes
+    nothing and says so
+    (silence: already applied). Exit 3 if any decision waits for a person, else
+    1 if refused, else 0.
+
+    \b
+    Example:
+      echo '[{"action": "skip", "target": "pin-test-clock", "reason": "next week"}]' \\
+          | vaultkeeper apply batch -
+    """
+    from vaultkeeper.apply.batch import run_batch
+    from vaultkeeper.errors import VaultkeeperError
+
+    # batch always prints JSON: its errors too, as --json makes every command's
+    ctx.find_root().command.json_errors = True  # type: ignore[attr-defined]
+    name = "<stdin>" if source.name == "<stdin>" else source.name
+    try:
+        text = source.read()
+    except UnicodeDecodeError as exc:
+        raise VaultkeeperError(
+            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); nothing applied"
+        ) from None
+    result = run_batch(
+        vault_path(ctx),
+        text,
+        name,
+        now_utc(),
+        dry_run=dry_run,
+        confirm=prune_confirm(dry_run),
+    )
+    print_json([o.to_dict() for o in result.outcomes])
+    ctx.exit(result.exit_code)

@@ -16,11 +16,8 @@ now_utc = clock.now  # now, or the day $VAULTKEEPER_TODAY names
 def vault_path(ctx: click.Context, require: bool = True) -> Path:
     """The vault for this invocation (``--vault``, ``$VAULTKEEPER_VAULT``, or discovery).
 
-    ``require``: refuse a folder that is not a vault (exit 2) before the command reads
-    or writes anything, rather than lay a state/ down in whatever folder was named.
-    Only the commands that work on any Obsidian vault by design (found as lint finds
-    one: an ancestor holding ``.obsidian/`` counts too) pass False: index,
-    status, verify, hooks status and uninstall (init and lint find their own folder).
+    ``require``: refuse a folder that is not a vault (exit 2) before anything is read or
+    written; False for the commands that take any Obsidian vault (index, status, ...).
     """
     from vaultkeeper.store.vault import find_vault, require_vault
 
@@ -68,8 +65,7 @@ HOOKS = click.option(
 
 
 def usage_error(message: str) -> click.UsageError:
-    """A command line that is wrong in any vault (options that do not go together): as
-    click's own usage errors, it names the command and its --help (cli.py), exit 2."""
+    """A command line wrong in any vault: named with its command and --help, exit 2."""
     return click.UsageError(message, click.get_current_context(silent=True))
 
 

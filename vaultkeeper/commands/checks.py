@@ -60,8 +60,8 @@ def lint(
     if as_json:
         print_json([f.to_dict() for f in result.findings])
     else:
-        for finding in result.findings:
-            click.echo(inert_line(str(finding)))  # a file name may hold an escape
+        if result.findings:  # a file name may hold an escape
+            click.echo("\n".join(inert_line(str(f)) for f in result.findings))
         if fix:
             click.echo(f"fixed {result.fixed} in {len(result.fixed_files)} file(s)")
         if result.findings:

@@ -1,16 +1,16 @@
-"""`hooks status`: what is installed where (hooks, MCP entries, cron, git), and each
-vault's last scan.
+"""`hooks status`: what is installed where (hooks, MCP entries, plugins, cron, git), and
+each vault's last scan; cli.py adds it to the hooks group.
 
-Its own module so commands/hooks.py stays small; cli.py adds it to the hooks group.
-Claude Code reads a project's own settings too (``.claude/settings.json`` and
-``.claude/settings.local.json`` in the project folder): without ``--settings`` those of
-the folder status runs in are read beside the user's file, as its ``.mcp.json`` is.
+For Claude Code the project's own ``.claude/settings.json`` and
+``.claude/settings.local.json`` in the folder it runs in are read beside the user's file
+(without ``--settings``), as its ``.mcp.json`` is.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,11 @@ from vaultkeeper.commands.hooks import TARGETS
 if TYPE_CHECKING:
     from vaultkeeper.hosts.hooks import Installed
     from vaultkeeper.hosts.plugins import Plugin
+
+CRON_OLD = (
+    "an older version's line (its output goes to state/cron.log): "
+    "`vaultkeeper hooks install cron` rewrites it"
+)
 
 PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 
@@ -80,9 +85,7 @@ def hooks_status(
 
     targets = [target] if target else list(TARGETS)
     files = {
-        t: host_file(
-            t, settings_file if t == "claude-code" else None, hooks_file if t == "codex" else None
-        )
+        t: host_file(t, *(settings_file, None) if t == "claude-code" else (None, hooks_file))
         for t in targets
         if t not in ("cron", "git")
     }
@@ -105,63 +108,58 @@ def hooks_status(
     where = where_installed(files, "cron" in targets, os.environ, vault, also)
     served = registrations(targets, os.environ, Path.cwd())  # `vaultkeeper mcp`'s entries
     plugged = installed_plugins(targets, os.environ)  # the hosts' own plugin installs
-    now = now_utc()
     if as_json:
+        found = asdict(where)
         print_json(
             {
-                "hosts": [
-                    {**h.__dict__, "handlers": [x.__dict__ for x in h.handlers]}
-                    for h in where.hosts
-                ],
-                "mcp": [r.__dict__ for r in served],
-                "plugins": [p.__dict__ for p in plugged],
-                "cron": [e.__dict__ for e in where.cron] if "cron" in targets else None,
+                "hosts": found["hosts"],
+                "mcp": [asdict(r) for r in served],
+                "plugins": [asdict(p) for p in plugged],
+                "cron": found["cron"] if "cron" in targets else None,
                 "cron_note": where.cron_note,
                 "last_scans": [
                     {"vault": v, "last_completed": w.isoformat() if w else None}
                     for v, w in where.last_scans
                 ],
                 "hook_logs": [{"path": p, "last": last} for p, last in where.hook_logs],
-                "git": git if git is None or isinstance(git, str) else git.__dict__,
+                "git": git if git is None or isinstance(git, str) else asdict(git),
             }
         )
         return
-    for line in [] if git is None else status_lines(git):
-        click.echo(f"{'git':<12} {line}")
+    rows = [("git", line) for line in ([] if git is None else status_lines(git))]
     for host in where.hosts:
         if host.note:
-            click.echo(f"{host.target:<12} {host.note}")
+            rows.append((host.target, host.note))
         elif not host.handlers and not any(p.target == host.target for p in plugged):
-            click.echo(f"{host.target:<12} not installed in {host.path}")
+            rows.append((host.target, f"not installed in {host.path}"))
         for h in host.handlers:
             trust = f" [{h.trust}]" if h.trust else ""
-            line = f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}"
-            click.echo(f"{host.target:<12} {line}")
-            if h.problem:  # the hook cannot work: the host runs it and nothing happens
-                click.echo(f"{host.target:<12} {h.event} will do nothing: {h.problem}")
-        if host is next(h for h in reversed(where.hosts) if h.target == host.target):
-            for reg in (r for r in served if r.target == host.target):  # once per host
-                click.echo(f"{host.target:<12} {reg.line()}")
-            for line in plugin_lines(host.target, plugged, where.hosts):
-                click.echo(f"{host.target:<12} {line}")
-    if "cron" in targets:
-        if where.cron_note:
-            click.echo(f"{'cron':<12} {where.cron_note}")
-        elif not where.cron:
-            click.echo(f"{'cron':<12} no vaultkeeper line in the crontab")
-        for entry in where.cron:
-            click.echo(f"{'cron':<12} {entry.line}")
-            if entry.outdated:
-                click.echo(
-                    f"{'cron':<12} an older version's line (its output goes to "
-                    "state/cron.log): `vaultkeeper hooks install cron` rewrites it"
+            rows.append(
+                (
+                    host.target,
+                    f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}",
                 )
+            )
+            if h.problem:  # the hook cannot work: the host runs it and nothing happens
+                rows.append((host.target, f"{h.event} will do nothing: {h.problem}"))
+        if host is next(h for h in reversed(where.hosts) if h.target == host.target):
+            rows += [(host.target, reg.line()) for reg in served if reg.target == host.target]
+            rows += [
+                (host.target, line) for line in plugin_lines(host.target, plugged, where.hosts)
+            ]
+    if "cron" in targets:
+        if where.cron_note or not where.cron:
+            rows.append(("cron", where.cron_note or "no vaultkeeper line in the crontab"))
+        for entry in where.cron:
+            rows.append(("cron", entry.line))
+            if entry.outdated:
+                rows.append(("cron", CRON_OLD))
+    now = now_utc()
     for v, when in where.last_scans:
-        done = (
-            f"{when:%Y-%m-%d %H:%M} UTC ({age_text((now - when).total_seconds())} ago)"
-            if when
-            else "never"
+        ago = f" ({age_text((now - when).total_seconds())} ago)" if when else ""
+        rows.append(
+            ("last scan", f"{v}: {when:%Y-%m-%d %H:%M} UTC{ago}" if when else f"{v}: never")
         )
-        click.echo(f"{'last scan':<12} {v}: {done}")
-    for log, last in where.hook_logs:
-        click.echo(f"{'hook log':<12} {log}: {last}")
+    rows += [("hook log", f"{log}: {last}") for log, last in where.hook_logs]
+    for column, text in rows:
+        click.echo(f"{column:<12} {text}")

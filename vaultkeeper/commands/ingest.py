@@ -95,52 +95,44 @@ def ingest(
         print_json(data)
         ctx.exit(code)
     counted, record = ("would count", "would record") if dry_run else ("counted", "recorded")
-    for f in out.files:
-        if f.error is None:
-            skipped = (
-                f" ({_n(f.lines_skipped, 'unreadable line')} skipped)" if f.lines_skipped else ""
-            )
-            click.echo(clean(f"read {f.path}: {f.format} session {f.session}{skipped}"))
-    for c in out.result.counted:
-        click.echo(
-            clean(
-                f"{counted} {c.name}: success count {c.count_before} -> {c.count_after}, "
-                f"last used {c.last_used} ({c.path}); receipt {c.receipt}"
-            )
-        )
-    for name in out.result.via_mcp:
-        click.echo(clean(f"cited {name} through MCP: counted by the server then, not again"))
-    for name in out.result.via_cli:
-        click.echo(clean(f"used {name} with `vaultkeeper use`: counted then, not again"))
-    for e in out.result.unknown:
-        click.echo(
-            clean(
-                f"unknown {e.target}: cited at {e.receipt} but not in the registry "
-                "(a typo or a pruned pattern?); not counted"
-            )
-        )
-    if out.result.unknown_more:
-        click.echo(f"and {_n(out.result.unknown_more, 'more unknown name')}; not counted")
-    if out.result.future:
-        was = "was" if out.result.future == 1 else "were"
-        click.echo(
-            f"{_n(out.result.future, 'use')} dated after today {was} dated today "
-            f"({now.date().isoformat()})"
-        )
-    for sug in out.suggested:
-        click.echo(
-            clean(
-                f"suggested anchors for {sug.name} ({sug.path}): {', '.join(sug.anchors)}; "
-                f"accept: {accept_command(sug)}"
-            )
-        )
-    recorded = out.result.recorded
-    kinds = {k: sum(1 for e in recorded if e.kind == k) for k in ("cite", "skill", "read")}
+    res = out.result
+    lines = [
+        f"read {f.path}: {f.format} session {f.session}"
+        + (f" ({_n(f.lines_skipped, 'unreadable line')} skipped)" if f.lines_skipped else "")
+        for f in out.files
+        if f.error is None
+    ]
+    lines += [
+        f"{counted} {c.name}: success count {c.count_before} -> {c.count_after}, "
+        f"last used {c.last_used} ({c.path}); receipt {c.receipt}"
+        for c in res.counted
+    ]
+    lines += [f"cited {n} through MCP: counted by the server then, not again" for n in res.via_mcp]
+    lines += [f"used {n} with `vaultkeeper use`: counted then, not again" for n in res.via_cli]
+    lines += [
+        f"unknown {e.target}: cited at {e.receipt} but not in the registry "
+        "(a typo or a pruned pattern?); not counted"
+        for e in res.unknown
+    ]
+    if res.unknown_more:
+        lines.append(f"and {_n(res.unknown_more, 'more unknown name')}; not counted")
+    if res.future:
+        was = "was" if res.future == 1 else "were"
+        today = now.date().isoformat()
+        lines.append(f"{_n(res.future, 'use')} dated after today {was} dated today ({today})")
+    lines += [
+        f"suggested anchors for {sug.name} ({sug.path}): {', '.join(sug.anchors)}; "
+        f"accept: {accept_command(sug)}"
+        for sug in out.suggested
+    ]
+    kinds = {k: sum(1 for e in res.recorded if e.kind == k) for k in ("cite", "skill", "read")}
     detail = ", ".join(_n(n, k) for k, n in kinds.items() if n)
-    click.echo(
-        f"{record} {_n(len(recorded), 'new use')}{f' ({detail})' if detail else ''}; "
-        f"{out.result.repeated} already recorded"
+    lines.append(
+        f"{record} {_n(len(res.recorded), 'new use')}{f' ({detail})' if detail else ''}; "
+        f"{res.repeated} already recorded"
     )
+    for line in lines:
+        click.echo(clean(line))
     ctx.exit(code)
 
 

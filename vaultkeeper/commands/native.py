@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 
 import click
 
+from vaultkeeper.commands.apply import _render_outcome
 from vaultkeeper.commands.base import AS_JSON, now_utc, print_json, usage_error, vault_path
-from vaultkeeper.commands.decide import _render_outcome
 from vaultkeeper.store.textsafe import inert
 
 
@@ -61,15 +61,6 @@ def adopt(
         click.echo(inert(f"adopted {folder.project}: {folder.path}"))
 
 
-def _reviews(ctx: click.Context) -> list[Any]:
-    from vaultkeeper.native.folders import adopted
-    from vaultkeeper.native.review import review
-
-    vault = vault_path(ctx)
-    today = now_utc().date()
-    return [review(vault, f, today) for f in adopted(vault)]
-
-
 @native.command("review")
 @AS_JSON
 @click.pass_context
@@ -81,7 +72,11 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       vaultkeeper native review --json
     """
-    reviews = _reviews(ctx)
+    from vaultkeeper.native.folders import adopted
+    from vaultkeeper.native.review import review
+
+    vault, today = vault_path(ctx), now_utc().date()
+    reviews = [review(vault, f, today) for f in adopted(vault)]
     if as_json:
         print_json({"folders": [r.to_dict() for r in reviews]})
         return
@@ -100,7 +95,7 @@ def review_cmd(ctx: click.Context, as_json: bool) -> None:
 
 def _confirm(plan: Any) -> bool:
     from vaultkeeper.apply.review import is_yes
-    from vaultkeeper.commands.ask import show_and_ask
+    from vaultkeeper.commands.apply import show_and_ask
 
     title = (
         f"This Claude Code memory will leave {plan.path.parent}: {plan.path.name} (and "

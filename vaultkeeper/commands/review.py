@@ -7,9 +7,8 @@ from typing import NoReturn
 
 import click
 
-from vaultkeeper.commands.ask import ask_person, show_outcome
+from vaultkeeper.commands.apply import ask_person, decide, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, print_json, vault_path
-from vaultkeeper.commands.decide import decide
 from vaultkeeper.store.textsafe import inert
 
 
@@ -46,8 +45,8 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
     damaged = journal.damaged(vault)
     for problem in damaged:
         click.echo(inert(f"vaultkeeper: error: {problem}"), err=True)
+    waiting = journal.pending(vault)
     if list_only:
-        waiting = journal.pending(vault)
         if as_json:
             print_json([a.to_dict() for a in waiting])
             ctx.exit(1 if damaged else 0)
@@ -56,21 +55,18 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> None:
         more = f" (and {len(damaged)} unreadable queue line(s))" if damaged else ""
         click.echo(f"{len(waiting)} waiting for a person{more}")
         ctx.exit(1 if damaged else 0)
-    if not is_terminal(sys.stdin, sys.stdout):
-        count = len(journal.pending(vault))
-        if not count and not damaged:  # nothing waits: nothing to do, not exit 3
-            if as_json:  # the --list --json shape: an agent that asked for JSON gets JSON
-                print_json([])
-            else:
-                click.echo("0 waiting for a person")
-            return
+    terminal = is_terminal(sys.stdin, sys.stdout)
+    if not waiting and not damaged:  # nothing waits: nothing to do, not exit 3
+        if as_json and not terminal:  # the --list --json shape: an agent asked for JSON
+            print_json([])
+        else:
+            click.echo("0 waiting for a person")
+        return
+    if not terminal:
         raise NeedsPerson(
             f"review is for a person at a terminal (stdin and stdout must be terminals); "
-            f"{count} ask(s) waiting; `vaultkeeper review --list` shows them"
+            f"{len(waiting)} ask(s) waiting; `vaultkeeper review --list` shows them"
         )
-    if not journal.pending(vault) and not damaged:  # nothing ever waited: not "0 still waiting"
-        click.echo("0 waiting for a person")
-        return
     result = walk(vault, now_utc(), ask_person, show_outcome)
     click.echo(f"{result.remaining} still waiting")
     # what the person skipped (or could not be done) still waits for a person: exit 3

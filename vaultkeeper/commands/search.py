@@ -1,11 +1,9 @@
-"""`search`: the vault's entries ranked for some words, at the terminal.
-
-The same search as the MCP ``search`` tool, the brief and the recall hooks (bm25 over
-the full-text index in state/vaultkeeper.db, vaultkeeper.search.rank), without an MCP
-server's start-up.
-"""
+"""`search`: the vault's entries ranked for some words, at the terminal, as the MCP
+``search`` tool and the recall hooks rank them (vaultkeeper.search.rank)."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import click
 
@@ -50,11 +48,19 @@ def search(
       vaultkeeper search retry flaky ci
       vaultkeeper search --project api --limit 3 --json cursor pagination
     """
+    from vaultkeeper.scan.last import last_report
     from vaultkeeper.search.rank import Searcher, found
 
     vault = vault_path(ctx)
+    query = " ".join(words)
+    report = partial(last_report, vault)
     hits = found(
-        Searcher(vault), " ".join(words), project=project, limit=limit, include_archived=archived
+        Searcher(vault),
+        query,
+        project=project,
+        limit=limit,
+        include_archived=archived,
+        report=report,
     )
     if as_json:
         print_json({"hits": hits, "count": len(hits)})

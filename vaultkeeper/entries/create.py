@@ -3,8 +3,8 @@
 Every check on what ``new`` is given -- names, descriptions, conditions, days, anchors --
 turns bad input into a one-line UsageError before anything is written, and reads the
 same whether the text came from the command line or an agent. The index is left
-exactly as ``vaultkeeper index`` would generate it: the index has one writer
-(vaultkeeper.index.build), so ``index --check`` passes after it.
+exactly as ``vaultkeeper index`` would generate it, the new entry's lines carried in as
+an apply's are (vaultkeeper.index.delta), so ``index --check`` passes after it.
 
 ``new memory ... --anchor PATH[::NAME]``: each anchor is resolved in the repository
 (``--repo DIR``, else the folder ``new`` runs in) before anything is written: its digest
@@ -29,7 +29,9 @@ from vaultkeeper.anchors.format import AnchorError, item_yaml, parse_at
 from vaultkeeper.entries.init import InitResult as InitResult
 from vaultkeeper.entries.init import init_vault as init_vault
 from vaultkeeper.errors import UsageError, VaultkeeperError
+from vaultkeeper.index import delta as quick
 from vaultkeeper.index.build import build_index
+from vaultkeeper.index.rows import Stamp
 from vaultkeeper.registry.blocks import is_counter_line, load_registry
 from vaultkeeper.store import secrets
 from vaultkeeper.store.edit import quoted, read_for_edit, yaml_scalar
@@ -127,21 +129,21 @@ def new_entry(
             content = with_anchors(content, anchor_lines)
             line = 1
             link = rel(vault, target)[: -len(".md")]
-        # read-only dry run: an index that cannot be regenerated refuses before any write
-        build_index(vault, check=True)
+        quick.check(vault)  # an index that cannot be regenerated refuses before any write
         atomic_write(target, content)
         tie_project(vault, target, top)
         try:
-            index = build_index(vault)  # the writer lock is re-entrant
+            index = quick.reindex(vault)  # the new entry's lines, or the whole index
+            if isinstance(index, Stamp) and index.outside:  # a symlink out: say so, in order
+                index = build_index(vault, check=True)
         except OSError as exc:  # the entry exists now: say so, and how to finish
             raise VaultkeeperError(
                 f"created {rel(vault, target)}, but {exc.filename or config.INDEX_FILE}: "
                 f"{exc.strerror or exc}; run `vaultkeeper index` once that is fixed"
             ) from None
-        index_file, index_line = _line_of(vault, index.files, link)
-        return NewResult(
-            kind, name, rel(vault, target), line, index_line, index_file, index.problems
-        )
+        problems = () if isinstance(index, Stamp) else index.problems
+        index_file, index_line = _line_of(vault, tuple(index.files), link)
+        return NewResult(kind, name, rel(vault, target), line, index_line, index_file, problems)
 
 
 def _entry_file(

@@ -1,35 +1,31 @@
 """Can a Claude Code hook answer an MCP server's dialog in the person's place?
 
-Claude Code runs ``Elicitation`` hooks when an MCP server asks a question (elicitation)
-and ``ElicitationResult`` hooks on the answer; either may return the answer itself
-(``{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", ...}}``),
-and the person never sees the question (observed with Claude Code 2.1.332: issue 34).
-Hooks come from the user's settings, from a project's checked-in ``.claude/settings.json``
-(a repository the agent opens can carry one), from managed settings and from plugins.
-So the host's dialog for a deletion (``hooks install claude-code --mcp --dialog``) is
-refused while any of these files configures one: ``answering`` lists them. A file that
-exists but cannot be read is listed too: a hook in it cannot be ruled out; so is one whose
-``env`` (passed to the MCP server) sets the opt-in or moves the folders read here. Reads only.
-The opt-in itself (its env name, what install says, ``check_dialog``) is here too.
+Claude Code runs ``Elicitation`` hooks when an MCP server asks a question and
+``ElicitationResult`` hooks on the answer; either may return the answer itself, and the
+person never sees the question (Claude Code 2.1.332: issue 34). Hooks come from the
+user's settings, a project's checked-in ``.claude/settings.json`` (a repository the agent
+opens can carry one), managed settings and plugins. So the host's dialog for a deletion
+(``hooks install claude-code --mcp --dialog``, its opt-in and ``check_dialog`` here too)
+is refused while any of these files configures one (``answering``), cannot be read, or
+sets the opt-in or moves the folders read here in its ``env``. Reads only.
 
-What the MCP server makes of it (``apply_prune``): a deletion through MCP is queued for
-``vaultkeeper review`` unless the person turned the dialog on, and even then it is
-refused, and queued, while the host is Codex (it answers cancel unseen) or a hook found
-here could answer it, now or when the server started (Claude Code keeps the hooks it
-started with: ``remember``). ``refusal`` says why in one line; a yes given in the dialog
-is journaled as "accepted in <host>'s dialog".
+For the MCP server (``apply_prune``): a deletion is queued for ``vaultkeeper review``
+unless the person turned the dialog on, and even then while the host is Codex (it answers
+cancel unseen) or a hook found here could answer it, now or when the server started
+(Claude Code keeps the hooks it started with: ``remember``); ``refusal`` says why.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
+from vaultkeeper.hosts import home_path
 from vaultkeeper.search.hits import inert
 
 # `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
@@ -68,9 +64,7 @@ class Answerer:
 def user_dir(env: Mapping[str, str]) -> Path:
     """Claude Code's user folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
     configured = env.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        return Path(configured)
-    return Path(env.get("HOME") or str(Path.home())) / ".claude"
+    return Path(configured) if configured else home_path("~/.claude", env)
 
 
 def settings_files(env: Mapping[str, str], cwd: Path) -> list[Path]:
@@ -79,35 +73,22 @@ def settings_files(env: Mapping[str, str], cwd: Path) -> list[Path]:
     root (Claude Code reads the project's; its parents are checked too: a refusal too
     many is safe), and the managed ones. The user folder's own ``~/.claude`` and a
     parent's ``.claude`` are the same kind of file; each is listed once."""
-    found: list[Path] = []
-    user = user_dir(env)
-    home = Path(env.get("HOME") or str(Path.home()))
-    folders = [user]
+    folders = [user_dir(env)]
     starts = [cwd] + ([Path(env["CLAUDE_PROJECT_DIR"])] if env.get("CLAUDE_PROJECT_DIR") else [])
     for start in starts:
         start = start.absolute()
         folders += [folder / ".claude" for folder in (start, *start.parents)]
-    folders.append(home / ".claude")
-    for folder in folders:
-        for name in SETTINGS:
-            path = folder / name
-            if path not in found:
-                found.append(path)
-    return found + [Path(p) for p in MANAGED]
+    folders.append(home_path("~/.claude", env))
+    found = dict.fromkeys(folder / name for folder in folders for name in SETTINGS)
+    return [*found, *(Path(p) for p in MANAGED)]
 
 
 def answering(env: Mapping[str, str], cwd: Path) -> tuple[Answerer, ...]:
     """The files that configure (or may configure) a hook able to answer a dialog."""
-    out: list[Answerer] = []
-    for path in settings_files(env, cwd):
-        why = _settings(path)
-        if why is not None:
-            out.append(Answerer(str(path), why))
-    for path in dict.fromkeys(_plugin_files(user_dir(env) / "plugins")):  # each once
-        why = _plugin(path)
-        if why is not None:
-            out.append(Answerer(str(path), why))
-    return tuple(out)
+    plugins = dict.fromkeys(_plugin_files(user_dir(env) / "plugins"))  # each once
+    found = [(p, _settings(p)) for p in settings_files(env, cwd)]
+    found += [(p, _plugin(p)) for p in plugins]
+    return tuple(Answerer(str(p), why) for p, why in found if why is not None)
 
 
 def _read(path: Path) -> bytes | None:
@@ -124,6 +105,10 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes()
 
 
+def _unreadable(exc: Exception) -> str:
+    return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+
+
 def _settings(path: Path) -> str | None:
     try:
         raw = _read(path)
@@ -131,7 +116,7 @@ def _settings(path: Path) -> str | None:
             return None
         data = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
-        return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+        return _unreadable(exc)
     env = data.get("env") if isinstance(data, dict) else None
     moved = [k for k in _ENV_NAMES if isinstance(env, dict) and k in env]
     if moved:  # Claude Code passes a settings file's env to the servers it starts
@@ -196,7 +181,7 @@ def _plugin(path: Path) -> str | None:
     try:
         raw = _read(path)
     except (OSError, ValueError) as exc:
-        return f"cannot be read ({type(exc).__name__}), so a hook in it cannot be ruled out"
+        return _unreadable(exc)
     if raw is None:
         return None
     if any(event.encode() in raw for event in EVENTS):
@@ -271,15 +256,20 @@ def refusal(host: str, env: Mapping[str, str], cwd: Path) -> str | None:
     if host == CODEX:
         return CODEX_NEVER
     now = answering(env, cwd)
-    found = (*now, *(a for a in _AT_START if a not in now))
+    found = first_of((*now, *(a for a in _AT_START if a not in now)), inert)
+    if found is None:
+        return None
+    return (
+        "the host's dialog is refused while a Claude Code hook could answer it in the "
+        f"person's place: {found}"
+    )
+
+
+def first_of(found: tuple[Answerer, ...], shown: Callable[[str], str] = str) -> str | None:
+    """The first file found (its line through ``shown``) and how many more; None: none."""
     if not found:
         return None
-    first = found[0]
-    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    return (
-        f"the host's dialog is refused while a Claude Code hook could answer it in the "
-        f"person's place: {inert(first.line())}{more}"
-    )
+    return shown(found[0].line()) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
 
 
 def accepted(host: str) -> str:

@@ -1,32 +1,21 @@
 """``hooks install|uninstall|status git``: make git merges of a vault exact.
 
-Three things, each added only when missing and removed exactly as added:
+Each added only when missing and removed exactly as added: a block of lines in the
+vault's ``.gitattributes`` (registry and index files, skills and notes merge with our
+driver, the append-only logs under ``state/`` with git's ``union``) and in its
+``.gitignore`` (``state/`` stays out of git except those logs), each between a begin and
+an end comment line so every other line stays byte for byte; and, since config and hooks
+never travel with a clone, in each clone the driver in the repository's git config
+(``merge.vaultkeeper.*``) and a ``post-merge`` hook (where ``git rev-parse --git-path
+hooks`` says; a hook someone else wrote is never changed: install says which line to add).
 
-- a block of lines in the vault's ``.gitattributes``: registry files (``patterns/``) and
-  the index files (``_index.md``, ``_index/_index-*.md``) merge with our driver, the append-only
-  logs under ``state/`` with git's ``union`` driver;
-- a block of lines in the vault's ``.gitignore``: ``state/`` stays out of git except the
-  append-only logs, which travel;
-- the driver in the repository's own git config (``merge.vaultkeeper.*``) and a
-  ``post-merge`` hook (below) that adds up counters git merged as identical: config
-  and hooks do not travel with a clone, so every clone runs the install once.
-
-Both blocks sit between a begin and an end comment line, so uninstall removes them and
-nothing else; every other line of either file stays byte for byte.
-
-The post-merge hook: like the driver's config, a hook never travels with a clone, so
-each clone installs it; the hook file is ours only when we made it (a hook someone else
-wrote is never changed, and install says which line to add to it), and where hooks live
-is git's answer (``git rev-parse --git-path hooks``), so ``core.hooksPath`` is followed.
-
-What the hook runs (``repair_after_merge``): git runs a merge driver only when both
-sides changed a file *differently*; two machines that each count one use of a pattern on
-the same day make the very same bytes, and git takes them as they are: one use lost,
-silently. Right after a merge commit, each registry file whose two parents hold the same
-bytes, changed since their merge base, is merged again by the driver's rules (base +
-both sides' uses) and, when that differs, written and committed on its own
-("vaultkeeper: ..."), so the next ``git push`` carries it. A file with local changes not
-committed is left alone (said on stderr); so is a history with several merge bases.
+The hook runs ``repair_after_merge``: git runs a merge driver only when both sides changed
+a file *differently*; two machines that each count one use of a pattern on the same day
+make the very same bytes, and one use would be lost. Right after a merge commit, each
+registry file whose two parents hold the same bytes, changed since their merge base, is
+merged again by the driver's rules and, when that differs, committed on its own, so the
+next ``git push`` carries it. A file with uncommitted changes is left alone (said on
+stderr); so is a history with several merge bases.
 """
 
 from __future__ import annotations
@@ -95,18 +84,32 @@ class GitStatus:
     hook: str = "absent"  # the post-merge hook that adds up counters
 
 
-def _git(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _gitb(
+    top: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     git = shutil.which("git")
     if git is None:
         raise VaultkeeperError("git: not found on PATH")
-    return subprocess.run(
-        [git, "-C", str(vault), *args], capture_output=True, text=True, check=False
-    )
+    return subprocess.run([git, "-C", str(top), *args], capture_output=True, check=False, env=env)
+
+
+def _out(top: Path, *args: str) -> str | None:
+    """git's output, stripped; None when it failed."""
+    done = _gitb(top, *args)
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+
+
+def _run(top: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """git's output, stripped; its failure is a one-line refusal."""
+    done = _gitb(top, *args, env=env)
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        raise VaultkeeperError(f"git {args[0]}: {why}")
+    return done.stdout.decode("utf-8", "replace").strip()
 
 
 def is_work_tree(vault: Path) -> bool:
-    done = _git(vault, "rev-parse", "--is-inside-work-tree")
-    return done.returncode == 0 and done.stdout.strip() == "true"
+    return _out(vault, "rev-parse", "--is-inside-work-tree") == "true"
 
 
 def check_work_tree(vault: Path) -> None:
@@ -139,16 +142,17 @@ def _find(text: str) -> tuple[int, int, str] | None:
     return None
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
+    """The file's text (None: no file) and where our block is in it (``_find``)."""
     try:
-        return path.read_bytes().decode("utf-8") if path.exists() else None
+        text = path.read_bytes().decode("utf-8") if path.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise VaultkeeperError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    return text, None if text is None else _find(text)
 
 
 def _install_file(path: Path, lines: tuple[str, ...]) -> str:
-    text = _read(path)
-    found = None if text is None else _find(text)
+    text, found = _read(path)
     if text is not None and found is not None:
         start, end, how = found
         if text[start:end] == _block(lines, how):
@@ -164,8 +168,7 @@ def _install_file(path: Path, lines: tuple[str, ...]) -> str:
 
 
 def _uninstall_file(path: Path) -> str | None:
-    text = _read(path)
-    found = None if text is None else _find(text)
+    text, found = _read(path)
     if text is None or found is None:
         return None
     start, end, how = found
@@ -180,8 +183,7 @@ def _uninstall_file(path: Path) -> str | None:
 
 
 def _config_get(vault: Path, key: str) -> str | None:
-    done = _git(vault, "config", "--local", "--get", key)
-    return done.stdout.rstrip("\n") if done.returncode == 0 else None
+    return _out(vault, "config", "--local", "--get", key)
 
 
 def install(vault: Path, program: str | None) -> Change:
@@ -196,9 +198,7 @@ def install(vault: Path, program: str | None) -> Change:
     command = driver_command(str(Path(program).absolute()))
     for key, value in (("name", DRIVER_NAME), ("driver", command)):
         if _config_get(vault, f"merge.{DRIVER}.{key}") != value:
-            done = _git(vault, "config", "--local", f"merge.{DRIVER}.{key}", value)
-            if done.returncode != 0:
-                raise VaultkeeperError(f"git config: {done.stderr.strip() or 'failed'}")
+            _run(vault, "config", "--local", f"merge.{DRIVER}.{key}", value)
             actions.append(f"set merge.{DRIVER}.{key} in the repository's git config")
     if len(actions) == len(FILES) + 1:
         actions.append(f"kept merge.{DRIVER}.driver = {command}")
@@ -216,7 +216,7 @@ def uninstall(vault: Path) -> Change:
     if _config_get(vault, f"merge.{DRIVER}.driver") is not None or _config_get(
         vault, f"merge.{DRIVER}.name"
     ):
-        _git(vault, "config", "--local", "--remove-section", f"merge.{DRIVER}")
+        _gitb(vault, "config", "--local", "--remove-section", f"merge.{DRIVER}")
         actions.append(f"removed merge.{DRIVER} from the repository's git config")
     return Change("git", str(vault), bool(actions), None, tuple(actions) or ("nothing installed",))
 
@@ -225,17 +225,16 @@ def status(vault: Path) -> GitStatus:
     check_work_tree(vault)
     files: list[tuple[str, str]] = []
     for name, lines in FILES.items():
-        text = _read(vault / name)
-        found = None if text is None else _find(text)
+        text, found = _read(vault / name)
         if text is None or found is None:
             files.append((name, "absent"))
         else:
             start, end, how = found
             current = text[start:end] == _block(lines, how)
             files.append((name, "installed" if current else "outdated"))
-    listed = _git(vault, "ls-files", "--", f"{_STATE}/")
+    listed = (_out(vault, "ls-files", "--", f"{_STATE}/") or "").splitlines()
     travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
-    tracked = tuple(p for p in listed.stdout.splitlines() if p not in travelling)
+    tracked = tuple(p for p in listed if p not in travelling)
     driver = _config_get(vault, f"merge.{DRIVER}.driver")
     return GitStatus(str(vault), tuple(files), driver, tracked, hook_state(vault))
 
@@ -248,9 +247,13 @@ def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
     return status(vault)
 
 
+def _fix(found: GitStatus) -> str:
+    return f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+
+
 def _driver_state(found: GitStatus) -> str:
     """The driver's line: its command, or what is wrong with it and the command to fix it."""
-    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
+    fix = _fix(found)
     if found.driver is None:
         if dict(found.files).get(".gitattributes") == "absent":
             return f"not set ({fix})"
@@ -273,8 +276,7 @@ def status_lines(found: GitStatus | str) -> list[str]:
         return [found]
     lines = [f"{Path(found.vault) / name}: {state}" for name, state in found.files]
     lines.append(f"merge.{DRIVER}.driver: {_driver_state(found)}")
-    fix = f"run `vaultkeeper --vault {shlex.quote(found.vault)} hooks install git` in this clone"
-    hook = f"{found.hook} ({fix})" if found.hook == "absent" else found.hook
+    hook = f"{found.hook} ({_fix(found)})" if found.hook == "absent" else found.hook
     lines.append(f"post-merge hook: {hook}")
     lines += [f"{p}: per machine but tracked; `git rm --cached {p}`" for p in found.tracked]
     return lines
@@ -289,15 +291,10 @@ def hook_text(program: str) -> str:
 
 
 def hook_path(vault: Path) -> Path | None:
-    done = subprocess.run(
-        ["git", "-C", str(vault), "rev-parse", "--git-path", "hooks/post-merge"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0 or not done.stdout.strip():
+    found = _out(vault, "rev-parse", "--git-path", "hooks/post-merge")
+    if not found:
         return None
-    path = Path(done.stdout.strip())
+    path = Path(found)
     return path if path.is_absolute() else vault / path
 
 
@@ -350,19 +347,6 @@ COMMIT_MESSAGE = "vaultkeeper: counters both machines changed the same way, adde
 class Repair:
     fixed: tuple[str, ...]  # repository paths written and committed
     notes: tuple[str, ...]  # what was left alone, and why
-
-
-def _gitb(top: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-C", str(top), *args], capture_output=True, check=False)
-
-
-def _out(top: Path, *args: str) -> str | None:
-    done = _gitb(top, *args)
-    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
-
-
-def _blob(top: Path, commit: str, path: str) -> str | None:
-    return _out(top, "rev-parse", "--verify", "-q", f"{commit}:{path}")
 
 
 def _changed(top: Path, base: str, side: str) -> set[str]:
@@ -431,14 +415,6 @@ def _merged_here(top: Path, ours: str) -> bool:
     return before == ours and "fast-forward" not in moved.casefold()
 
 
-def _run(top: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(["git", "-C", str(top), *args], capture_output=True, check=False, env=env)
-    if done.returncode != 0:
-        why = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
-        raise VaultkeeperError(f"git {args[0]}: {why}")
-    return done.stdout.decode("utf-8", "replace").strip()
-
-
 def _commit(top: Path, paths: list[str]) -> None:
     """One commit on HEAD holding ``paths`` as the work tree has them. git may still be in
     its merge state while the hook runs (``git commit`` then refuses a partial commit, or
@@ -464,5 +440,5 @@ def _commit(top: Path, paths: list[str]) -> None:
 
 
 def _same(top: Path, ours: str, theirs: str, path: str) -> bool:
-    blob = _blob(top, ours, path)
-    return blob is not None and blob == _blob(top, theirs, path)
+    blobs = {_out(top, "rev-parse", "--verify", "-q", f"{side}:{path}") for side in (ours, theirs)}
+    return len(blobs) == 1 and None not in blobs

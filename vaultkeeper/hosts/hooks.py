@@ -1,15 +1,20 @@
 """Register the session hooks in Claude Code's and Codex CLI's settings files.
 
-Both hosts read ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [HANDLER, ...]}]}}``.
-We add one handler per event (SessionEnd: the throttled scan; SessionStart: the brief)
-and touch nothing else: every other key, event and handler, another tool's SessionEnd
-hook included, is written back as it was read. A handler is ours when its command
-starts with one of our hook scripts (see ``is_ours``). Reading and writing the file's
-JSON is hosts/settings.py's.
+Both hosts read ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [HANDLER, ...]}]}}``; what
+differs between them is data (``HOSTS``). We add one handler per event (SessionEnd: the
+throttled scan; SessionStart: the brief; with --recall the recall hook's) and touch
+nothing else: every other key, event and handler is written back as it was read. A
+handler is ours when its command starts with one of our hook scripts (``is_ours``).
+
+The settings file's JSON is read and written here for the MCP registration too
+(hosts/mcp.py), and a file install created (a fresh home has none) is remembered beside
+it, so uninstall can leave the home as it was: the file, our backup, the record and the
+folders made for it go, but only while nothing but our entries was ever put in it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -22,27 +27,40 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts import codex_trust
+from vaultkeeper.hosts import codex_trust, home_path
 from vaultkeeper.hosts.program import problem_of
-from vaultkeeper.hosts.settings import (
-    event_groups,
-    forget_created,
-    indent_of,
-    missing_folders,
-    remember_created,
-    set_groups,
-    undo_created,
-    without_spots,
-)
-from vaultkeeper.hosts.settings import read_settings as read_settings
-from vaultkeeper.hosts.settings import replace_keeping_backup as replace_keeping_backup
+from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.templates import data_dir
 
-HOSTS = ("claude-code", "codex")
-_SESSION_END_TIMEOUT = {
-    "claude-code": config.CLAUDE_SESSION_END_TIMEOUT,
-    "codex": config.CODEX_SESSION_END_TIMEOUT,
-}
+
+@dataclass(frozen=True)
+class Host:
+    """What differs between the hosts we install into."""
+
+    hooks_file: str  # the settings file holding its hooks
+    mcp_file: str  # the user-scope file registering MCP servers
+    session_end_timeout: int  # seconds the host gives a SessionEnd hook
+    remove_plugin: str  # the host's command that uninstalls a plugin
+
+
+HOSTS = {
+    "claude-code": Host(
+        config.CLAUDE_SETTINGS, config.CLAUDE_USER_CONFIG, config.CLAUDE_SESSION_END_TIMEOUT,
+        "claude plugin uninstall",
+    ),
+    "codex": Host(
+        config.CODEX_HOOKS, config.CODEX_CONFIG, config.CODEX_SESSION_END_TIMEOUT,
+        "codex plugin remove",
+    ),
+}  # fmt: skip
+EVENTS = (*config.HOOK_SCRIPTS, *config.RECALL_HOOK_EVENTS)  # every event we may add to
+
+
+def host(target: str) -> Host:
+    """The host ``target`` names; any other name is a usage error."""
+    if target not in HOSTS:
+        raise UsageError(f"unknown host {target!r}; one of {', '.join(HOSTS)}")
+    return HOSTS[target]
 
 
 @dataclass(frozen=True)
@@ -87,17 +105,14 @@ class Installed:
 
 
 def default_path(target: str, env: Mapping[str, str]) -> Path:
-    raw = config.CLAUDE_SETTINGS if target == "claude-code" else config.CODEX_HOOKS
-    home = env.get("HOME") or str(Path.home())
-    return Path(home) / raw.removeprefix("~/")
+    """The host's hooks file (cron and git have none: Codex's, unused, as ever)."""
+    return home_path(HOSTS.get(target, HOSTS["codex"]).hooks_file, env)
 
 
 def find_program(env: Mapping[str, str]) -> str | None:
-    """The vaultkeeper executable of *this* installation, else the one on PATH.
-
-    The console script beside the running interpreter comes first: a PATH lookup may
-    find a version-manager shim or another installation.
-    """
+    """The vaultkeeper executable of *this* installation (the console script beside the
+    running interpreter: a PATH lookup may find a shim or another installation), else
+    the one on PATH."""
     beside = Path(sys.executable).parent / "vaultkeeper"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
@@ -114,38 +129,41 @@ def script_path(event: str) -> Path:
     return data_dir(config.HOOKS_DIR) / script_name(event)
 
 
-EVENTS = (*config.HOOK_SCRIPTS, *config.RECALL_HOOK_EVENTS)  # every event we may add to
-
-
-def recall_handlers(target: str, vault: Path, program: str | None) -> list[Handler]:
-    """The point-of-use recall's handlers (``install --recall``): prompt and file tools."""
-    script = script_path(config.RECALL_HOOK_EVENTS[0])
-    if not os.access(script, os.X_OK):
-        raise VaultkeeperError(f"{script}: hook script is not executable; reinstall vaultkeeper")
-    argv = shlex.join([str(script), str(vault), target] + ([program] if program else []))
-    return [
-        Handler(event, argv, config.RECALL_HOOK_TIMEOUT, str(vault), matcher=matcher)
-        for event, matcher in zip(
-            config.RECALL_HOOK_EVENTS, (None, config.RECALL_MATCHERS[target]), strict=True
+def desired(target: str, vault: Path, program: str | None, recall: bool = False) -> list[Handler]:
+    """Our handlers for ``target`` (absolute script, vault and program paths); with
+    ``recall`` the point-of-use recall's too (prompt and file tools)."""
+    prog = [program] if program else []
+    end = host(target).session_end_timeout
+    wanted: list[tuple[str, list[str], str | None, int]] = [
+        (
+            event,
+            [str(vault), *prog],
+            None,
+            end if event == "SessionEnd" else config.SESSION_START_TIMEOUT,
         )
+        for event in config.HOOK_SCRIPTS
     ]
-
-
-def desired(target: str, vault: Path, program: str | None) -> list[Handler]:
-    """Our handlers for ``target``: absolute script, vault and program paths."""
+    if recall:
+        matchers = (None, config.RECALL_MATCHERS[target])
+        for event, matcher in zip(config.RECALL_HOOK_EVENTS, matchers, strict=True):
+            wanted.append((event, [str(vault), target, *prog], matcher, config.RECALL_HOOK_TIMEOUT))
     out: list[Handler] = []
-    for event in config.HOOK_SCRIPTS:
+    for event, args, matcher, timeout in wanted:
         script = script_path(event)
         if not os.access(script, os.X_OK):
             raise VaultkeeperError(
                 f"{script}: hook script is not executable; reinstall vaultkeeper"
             )
-        argv = [str(script), str(vault)] + ([program] if program else [])
-        timeout = (
-            _SESSION_END_TIMEOUT[target] if event == "SessionEnd" else config.SESSION_START_TIMEOUT
-        )
-        out.append(Handler(event, shlex.join(argv), timeout, str(vault)))
+        command = shlex.join([str(script), *args])
+        out.append(Handler(event, command, timeout, str(vault), matcher=matcher))
     return out
+
+
+def _argv(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
 
 
 def is_ours(handler: object, event: str) -> bool:
@@ -157,15 +175,10 @@ def is_ours(handler: object, event: str) -> bool:
     """
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
-    try:
-        argv = shlex.split(handler["command"])
-    except ValueError:
-        return False
-    if not argv:
+    argv = _argv(handler["command"])
+    if not argv or Path(argv[0]).name != script_name(event):
         return False
     first = Path(argv[0])
-    if first.name != script_name(event):
-        return False
     wheel_layout = tuple(p.name for p in first.parents[:3]) == ("hooks", "_data", "vaultkeeper")
     if first == script_path(event) or wheel_layout:
         return True
@@ -173,14 +186,6 @@ def is_ours(handler: object, event: str) -> bool:
         return config.HOOK_MARKER in first.read_text(encoding="utf-8", errors="replace")[:2000]
     except OSError:
         return False
-
-
-def _vault_of(command: str) -> str | None:
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    return argv[1] if len(argv) > 1 else None
 
 
 def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
@@ -197,12 +202,11 @@ def install(
 ) -> Change:
     """Merge our SessionEnd and SessionStart handlers (and with ``recall`` the recall
     hook's UserPromptSubmit and PreToolUse ones) into the settings file at ``path``."""
-    _check_target(target)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
+    wanted = desired(target, vault, program, recall)
     data, raw = read_settings(real)
     actions: list[str] = []
-    wanted = desired(target, vault, program)
-    for want in wanted + (recall_handlers(target, vault, program) if recall else []):
+    for want in wanted:
         groups = event_groups(data, want.event, real)
         spots = _ours_in(groups, want.event)
         if len(spots) == 1:
@@ -228,44 +232,32 @@ def install(
 
 
 def uninstall(target: str, path: Path) -> Change:
-    """Remove our handlers, and only ours, from the settings file at ``path``.
-
-    A file install created is deleted (with our backup and the folders made for it) when
-    nothing but our handlers is left in it; otherwise it is written back without them.
-    """
-    _check_target(target)
+    """Remove our handlers, and only ours, from the settings file at ``path``; a file
+    install created goes when nothing but our handlers is left in it."""
+    host(target)
     real = Path(os.path.realpath(path))
     data, raw = read_settings(real)
     actions: list[str] = []
     for event in EVENTS:
         groups = event_groups(data, event, real)
         spots = _ours_in(groups, event)
-        if not spots and event not in config.HOOK_SCRIPTS:
-            continue  # the recall hook was never installed: nothing to say
-        if not spots:
+        if not spots and event in config.HOOK_SCRIPTS:
             actions.append(f"absent  {event}: not installed")
-            continue
         for gi, hi in spots:
             actions.append(f"removed {event}: {groups[gi]['hooks'][hi].get('command')}")
-        set_groups(data, event, without_spots(groups, spots))
-    if not data:
-        undone = undo_created(real)
-        if undone is not None:
-            return Change(target, str(real), True, None, (*actions, *undone))
-    change = _write(target, real, data, raw, actions)
-    if change.changed:  # someone else's settings live in it now: the file is theirs
-        forget_created(real)
-    return change
+        if spots:
+            set_groups(data, event, without_spots(groups, spots))
+    return settle_uninstall(real, not data, _write(target, real, data, raw, actions))
 
 
 def installed(target: str, path: Path) -> Installed:
     """Our handlers in the settings file at ``path``; an unreadable file is a note."""
-    _check_target(target)
+    host(target)
     if not path.exists():
         return Installed(target, str(path), False, ())
+    found: list[Handler] = []
     try:
         data, _ = read_settings(path)
-        found: list[Handler] = []
         for event in EVENTS:
             groups = event_groups(data, event, path)
             for gi, hi in _ours_in(groups, event):
@@ -275,7 +267,8 @@ def installed(target: str, path: Path) -> Installed:
                 trust = None
                 if target == "codex":
                     trust = codex_trust.state(path, event, (gi, hi), groups[gi], h)
-                found.append(Handler(event, cmd, timeout, _vault_of(cmd), problem_of(cmd), trust))
+                vault = argv[1] if len(argv := _argv(cmd)) > 1 else None
+                found.append(Handler(event, cmd, timeout, vault, problem_of(cmd), trust))
     except VaultkeeperError as exc:
         return Installed(target, str(path), True, (), str(exc).removesuffix("; nothing written"))
     return Installed(target, str(path), True, tuple(found))
@@ -300,6 +293,137 @@ def _write(
     return Change(target, str(path), True, backup, tuple(actions))
 
 
-def _check_target(target: str) -> None:
-    if target not in HOSTS:
-        raise UsageError(f"unknown host {target!r}; one of {', '.join(HOSTS)}")
+# -- a host's settings file as JSON ------------------------------------------------------
+def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The file's JSON object (``{}`` when absent or blank) and its raw text."""
+    if not path.exists():
+        return {}, None
+    if not path.is_file():  # a FIFO would block the read for ever
+        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
+    if not raw.strip():
+        return {}, raw
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise VaultkeeperError(
+            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); nothing written"
+        ) from None
+    except RecursionError:  # json's nesting depth passed: not a host's settings either
+        raise VaultkeeperError(
+            f"{path}: not valid JSON (nested too deep); nothing written"
+        ) from None
+    if not isinstance(data, dict):
+        raise VaultkeeperError(
+            f"{path}: holds a JSON {type(data).__name__}, not an object; nothing written"
+        )
+    return data, raw
+
+
+def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise VaultkeeperError(f'{path}: "hooks" is not an object; nothing written')
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise VaultkeeperError(f'{path}: "hooks.{event}" is not a list; nothing written')
+    return groups
+
+
+def without_spots(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
+    """``groups`` without the handlers at ``spots``; a group left empty by that goes too."""
+    out: list[Any] = []
+    for gi, group in enumerate(groups):
+        drop = {hi for g, hi in spots if g == gi}
+        kept = [h for hi, h in enumerate(group["hooks"]) if hi not in drop] if drop else None
+        if not drop or kept:
+            out.append(group if not drop else {**group, "hooks": kept})
+    return out
+
+
+def set_groups(data: dict[str, Any], event: str, groups: list[Any]) -> None:
+    hooks = data.setdefault("hooks", {})
+    if groups:
+        hooks[event] = groups
+    else:
+        hooks.pop(event, None)
+        if not hooks:
+            del data["hooks"]
+
+
+def replace_keeping_backup(path: Path, existed: bool, text: str) -> str | None:
+    """Write ``text`` over a host's file atomically; the file as it was (if it was) is
+    kept beside it first. Returns the backup's path."""
+    backup: str | None = None
+    if existed:
+        bak = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
+        atomic_write(bak, path.read_bytes())
+        backup = str(bak)
+    atomic_write(path, text)
+    return backup
+
+
+def indent_of(raw: str | None) -> int | str:
+    """The file's own indentation (first indented line), so a rewrite stays familiar."""
+    for line in (raw or "").splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def _record(path: Path) -> Path:
+    return path.with_name(path.name + config.HOOK_CREATED_SUFFIX)
+
+
+def missing_folders(folder: Path) -> list[Path]:
+    """The folders a write into ``folder`` would create, outermost first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
+
+
+def remember_created(path: Path, folders: list[Path]) -> None:
+    record = {"file": str(path), "folders": [str(f) for f in folders]}
+    atomic_write(_record(path), json.dumps(record, indent=2) + "\n")
+
+
+def settle_uninstall(path: Path, empty: bool, change: Change) -> Change:
+    """After an uninstall's edit: a file install created, now ``empty``, goes with our
+    backup, the record and the folders made for it (each only once empty); a file that
+    holds someone else's settings is theirs from now on (the record goes)."""
+    undone = _undo_created(path) if empty else None
+    if undone is not None:
+        return Change(change.target, change.path, True, None, (*change.actions, *undone))
+    if change.changed:
+        with contextlib.suppress(FileNotFoundError):
+            _record(path).unlink()
+    return change
+
+
+def _undo_created(path: Path) -> list[str] | None:
+    try:
+        made = json.loads(_record(path).read_text(encoding="utf-8"))
+        if made.get("file") != str(path):
+            return None  # copied from elsewhere: not a record of this file
+        folders = [Path(str(f)) for f in made["folders"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    backup = path.with_name(path.name + config.HOOK_BACKUP_SUFFIX)
+    for gone in (path, backup, _record(path)):
+        with contextlib.suppress(FileNotFoundError):
+            gone.unlink()
+    actions = [f"deleted {path}: install created it and it held nothing else"]
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()  # only when empty: anything someone else put there stays
+        except OSError:
+            break
+        actions.append(f"deleted {folder}/: install created it")
+    return actions

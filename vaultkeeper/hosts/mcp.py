@@ -2,18 +2,15 @@
 
 Claude Code reads ``mcpServers`` from ``~/.claude.json`` (user scope) or a project's
 ``.mcp.json``; Codex reads ``[mcp_servers.NAME]`` tables from ``~/.codex/config.toml``.
-Each install sets exactly one entry, ``vaultkeeper``, by editing the file's text in
-place: every other server, key, comment and byte stays as it was; the write is atomic,
-the file as it was is kept beside it (``.vaultkeeper.bak``), a second install changes
-nothing, and uninstall removes exactly that entry (and a file install created, while it
-held nothing else: vaultkeeper.hosts.settings). No TOML writer is a dependency: the
-table is written as text, and on Python 3.11+ ``tomllib`` checks the result.
+Install sets exactly one entry, ``vaultkeeper``, by editing the file's text in place
+(every other byte stays; the write is atomic; the file as it was is kept as
+``.vaultkeeper.bak``; a second install changes nothing); uninstall removes exactly that
+entry (and a file install created, while it held nothing else: hosts/hooks.py). No TOML
+writer is a dependency: the table is written as text, checked with ``tomllib`` on 3.11+.
 
-For ``hooks status``, ``registrations`` reads (never writes) the same files: whether the
-entry is there, for which vault, and whether a deletion is asked in the host's dialog
-(``--dialog``) or refused while an Elicitation hook could answer it
-(hosts/elicitation.py). A file that cannot be read is a note: status reports, it does
-not refuse.
+``registrations`` reads the same files for ``hooks status``: whether the entry is there,
+for which vault, and whether a deletion is asked in the host's dialog (``--dialog``) or
+refused while an Elicitation hook could answer it (hosts/elicitation.py).
 """
 
 from __future__ import annotations
@@ -28,17 +25,27 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError, VaultkeeperError
-from vaultkeeper.hosts.elicitation import DIALOG_ENV, DIALOG_OFF, DIALOG_ON, answering, check_dialog
-from vaultkeeper.hosts.hooks import Change, read_settings, replace_keeping_backup
-from vaultkeeper.hosts.settings import (
-    forget_created,
+from vaultkeeper.hosts import home_path
+from vaultkeeper.hosts.elicitation import (
+    DIALOG_ENV,
+    DIALOG_OFF,
+    DIALOG_ON,
+    answering,
+    check_dialog,
+    first_of,
+)
+from vaultkeeper.hosts.hooks import (
+    HOSTS,
+    Change,
+    host,
     missing_folders,
+    read_settings,
     remember_created,
-    undo_created,
+    replace_keeping_backup,
+    settle_uninstall,
 )
 from vaultkeeper.store import jsonedit, tomledit
 
-HOSTS = ("claude-code", "codex")
 NAME = config.MCP_SERVER_NAME
 _SERVERS_JSON = "mcpServers"
 _TABLE = "mcp_servers"
@@ -52,13 +59,9 @@ def argv(vault: Path, program: str | None) -> list[str]:
 
 
 def default_path(target: str, env: Mapping[str, str], project: Path | None = None) -> Path:
-    if target not in HOSTS:
-        raise UsageError(f"unknown host {target!r}; one of {', '.join(HOSTS)}")
     if target == "claude-code" and project is not None:
         return project / config.CLAUDE_PROJECT_MCP
-    home = env.get("HOME") or str(Path.home())
-    raw = config.CLAUDE_USER_CONFIG if target == "claude-code" else config.CODEX_CONFIG
-    return Path(home) / raw.removeprefix("~/")
+    return home_path(host(target).mcp_file, env)
 
 
 def registration_file(
@@ -128,16 +131,7 @@ def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
     ``write=False``: only read and plan (see install)."""
     real = Path(os.path.realpath(path))
     change = _codex(real, None, write) if target == "codex" else _claude(real, None, write)
-    if not write:
-        return change
-    if _empty(target, real):
-        undone = undo_created(real)
-        if undone is not None:
-            actions = (*change.actions, *undone)
-            return replace(change, changed=True, backup=None, actions=actions)
-    if change.changed:  # someone else's settings live in it now: the file is theirs
-        forget_created(real)
-    return change
+    return settle_uninstall(real, _empty(target, real), change) if write else change
 
 
 def _empty(target: str, path: Path) -> bool:
@@ -207,10 +201,6 @@ def _table(command: list[str], nl: str) -> str:
     return nl.join([*lines, ""])
 
 
-def _approvals() -> dict[str, Any]:
-    return {t: {"approval_mode": config.CODEX_TOOL_APPROVAL} for t in config.MCP_AGENT_TOOLS}
-
-
 def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
     raw = _read_text(path) if path.exists() else None
     text = raw or ""
@@ -278,7 +268,9 @@ def _toml_check(
     servers = dict(expected.get(_TABLE, {}))
     servers.pop(NAME, None)
     if command is not None:
-        servers[NAME] = {"command": command[0], "args": command[1:], "tools": _approvals()}
+        approvals = {"approval_mode": config.CODEX_TOOL_APPROVAL}
+        tools = dict.fromkeys(config.MCP_AGENT_TOOLS, approvals)
+        servers[NAME] = {"command": command[0], "args": command[1:], "tools": tools}
     expected[_TABLE] = servers
     after = json.loads(json.dumps(tomledit.load(new, path), default=str))
     for data in (expected, after):
@@ -343,12 +335,7 @@ def registrations(
         if project is not None and project.exists():
             out.append(_read(target, "project", project.absolute()))
     if any(r.dialog for r in out):  # why the dialog is off now, said once per entry
-        found = answering(env, cwd)
-        why = (
-            None
-            if not found
-            else found[0].line() + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
-        )
+        why = first_of(answering(env, cwd))
         out = [replace(r, refused=why) if r.dialog else r for r in out]
     return tuple(out)
 
@@ -375,19 +362,13 @@ def _read(target: str, scope: str, path: Path) -> Registration:
 def _entry(target: str, path: Path) -> dict[str, Any] | None:
     """Our server's table or object in the file; None when it holds none."""
     if target == "claude-code":
-        data, _ = read_settings(path)
-        servers = data.get("mcpServers")
+        servers = read_settings(path)[0].get(_SERVERS_JSON)
     else:
-        if not path.is_file():
-            raise VaultkeeperError(f"{path}: not a regular file")
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise VaultkeeperError(f"{path}: cannot be read ({exc})") from None
+        text = _read_text(path)
         data_or_none = tomledit.load(text, path)
         if data_or_none is None:  # Python 3.10: no TOML reader; the table's header will do
-            found = tomledit.table_spans(text.splitlines(keepends=True), ["mcp_servers", NAME])
+            found = tomledit.table_spans(text.splitlines(keepends=True), [_TABLE, NAME])
             return {} if found else None
-        servers = data_or_none.get("mcp_servers")
+        servers = data_or_none.get(_TABLE)
     entry = servers.get(NAME) if isinstance(servers, dict) else None
     return entry if isinstance(entry, dict) else None

@@ -1,25 +1,18 @@
 """Is vaultkeeper's plugin installed in Claude Code or Codex? Read from the hosts' records.
 
-The repository ships two plugins for each host (``plugins/vaultkeeper``: the session
-hooks, the MCP server and a skill; ``plugins/vaultkeeper-recall``: the recall hooks),
-installed by the host itself (``claude plugin install``, ``codex plugin add``). Their hooks
-are the ones ``hooks install`` writes, run through the same scripts, so ``hooks status``
-names a plugin install and ``hooks install`` refuses to add a second copy beside it.
-
-Where each host records an install (read, never written; recorded in
-tests/fixtures/hosts/plugins/):
-
-* Claude Code: ``~/.claude/plugins/installed_plugins.json`` (``{"version": 2, "plugins":
-  {"NAME@MARKETPLACE": [{"scope", "installPath", "version", "projectPath"?}]}}``), enabled
-  in a settings file's ``enabledPlugins``; the plugin's options (our ``vault``) in its
-  ``pluginConfigs``.
-* Codex: ``~/.codex/config.toml`` ``[plugins."NAME@MARKETPLACE"] enabled = true``; the
-  installed copy under ``~/.codex/plugins/cache/MARKETPLACE/NAME/VERSION/``. Codex runs a
-  plugin's command hook only once the person trusted it, as it does a hooks.json hook;
-  the key is ``NAME@MARKETPLACE:<hooks file>:<event>:<group>:<handler>``.
-
-A plugin is ours when its installed copy carries our launcher (``scripts/vaultkeeper-hook``
-with the marker line ``vaultkeeper-hook: plugin``), whatever the marketplace was called.
+The repository ships two plugins per host (``plugins/vaultkeeper``: session hooks, MCP
+server, skill; ``plugins/vaultkeeper-recall``: the recall hooks), installed by the host
+itself. Their hooks are the ones ``hooks install`` writes, so ``hooks status`` names a
+plugin install and ``hooks install`` refuses a second copy beside it. Where the hosts
+record an install (read, never written; recorded in tests/fixtures/hosts/plugins/):
+Claude Code's ``~/.claude/plugins/installed_plugins.json`` (``{"version": 2, "plugins":
+{"NAME@MARKETPLACE": [{"scope", "installPath", "version", "projectPath"?}]}}``), enabled in
+a settings file's ``enabledPlugins``, options (our ``vault``) in ``pluginConfigs``;
+Codex's ``config.toml`` ``[plugins."NAME@MARKETPLACE"] enabled = true``, the copy under
+``~/.codex/plugins/cache/MARKETPLACE/NAME/VERSION/``, its hooks trusted under the key
+``NAME@MARKETPLACE:<hooks file>:<event>:<group>:<handler>``. A plugin is ours when its
+installed copy carries our launcher (``scripts/vaultkeeper-hook`` with the marker line
+``vaultkeeper-hook: plugin``), whatever the marketplace was called.
 """
 
 from __future__ import annotations
@@ -32,8 +25,8 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.hosts import codex_trust
-from vaultkeeper.store import tomledit
+from vaultkeeper.hosts import codex_trust, home_path
+from vaultkeeper.hosts.hooks import HOSTS
 
 NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
 LAUNCHER = "scripts/vaultkeeper-hook"
@@ -74,35 +67,14 @@ class Plugin:
             " (no vault option set)" if self.target == "claude-code" else ""
         )
         text = f"{head} in {self.path or self.record}: {what}; vault {vault}"
-        text += f" [{_trust_summary(self.trust)}]" if self.trust else ""
+        text += f" [{codex_trust.summary(self.trust)}]" if self.trust else ""
         return text + (f"; {self.note}" if self.note else "")
-
-
-def _trust_summary(states: tuple[str, ...]) -> str:
-    if all(s == codex_trust.TRUSTED for s in states):
-        return codex_trust.TRUSTED
-    if codex_trust.CHANGED in states:
-        return codex_trust.CHANGED
-    return "hooks not yet trusted in Codex (it skips them until you do: /hooks, then t)"
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or str(Path.home()))
-
-
-def _path(raw: str, env: Mapping[str, str]) -> Path:
-    return _home(env) / raw.removeprefix("~/")
 
 
 def installed(targets: Iterable[str], env: Mapping[str, str]) -> tuple[Plugin, ...]:
     """Our plugins each host in ``targets`` records as installed (cron, git: none)."""
-    found: list[Plugin] = []
-    for target in targets:
-        if target == "claude-code":
-            found += _claude(env)
-        elif target == "codex":
-            found += _codex(env)
-    return tuple(found)
+    readers = {"claude-code": _claude, "codex": _codex}
+    return tuple(p for t in targets if t in readers for p in readers[t](env))
 
 
 def refuse_second_copy(target: str, recall: bool, env: Mapping[str, str]) -> None:
@@ -112,11 +84,7 @@ def refuse_second_copy(target: str, recall: bool, env: Mapping[str, str]) -> Non
         if not plugin.enabled:
             continue
         if plugin.name == NAMES[0] or (recall and plugin.name == NAMES[1]):
-            how = (
-                f"claude plugin uninstall {plugin.plugin_id}"
-                if target == "claude-code"
-                else f"codex plugin remove {plugin.plugin_id}"
-            )
+            how = f"{HOSTS[target].remove_plugin} {plugin.plugin_id}"
             raise VaultkeeperError(
                 f"{target}: the plugin {plugin.plugin_id} ({plugin.path or plugin.record}) "
                 f"already runs vaultkeeper's {', '.join(plugin.events) or 'hooks'}: a second "
@@ -126,12 +94,12 @@ def refuse_second_copy(target: str, recall: bool, env: Mapping[str, str]) -> Non
 
 
 def _claude(env: Mapping[str, str]) -> list[Plugin]:
-    record = _path(CLAUDE_RECORD, env)
+    record = home_path(CLAUDE_RECORD, env)
     data = _json(record)
     plugins = data.get("plugins") if isinstance(data, dict) else None
     if not isinstance(plugins, dict):
         return []
-    user = _json(_path(config.CLAUDE_SETTINGS, env))
+    user = _json(home_path(config.CLAUDE_SETTINGS, env))
     out: list[Plugin] = []
     for plugin_id, entries in sorted(plugins.items()):
         name = plugin_id.split("@", 1)[0]
@@ -169,14 +137,14 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
 
 
 def _codex(env: Mapping[str, str]) -> list[Plugin]:
-    conf = _path(config.CODEX_CONFIG, env)
-    tables = _codex_plugin_tables(conf)
+    conf = home_path(config.CODEX_CONFIG, env)
+    tables = codex_trust.tables(conf, "plugins")
     out: list[Plugin] = []
     for plugin_id, table in sorted(tables.items()):
         name, _, market = plugin_id.partition("@")
         if name not in NAMES:
             continue
-        path = _codex_copy(_path(CODEX_CACHE, env) / market / name)
+        path = _codex_copy(home_path(CODEX_CACHE, env) / market / name)
         if path is not None and not _ours(path):
             continue
         events, note = _events("codex", path)
@@ -189,35 +157,6 @@ def _codex(env: Mapping[str, str]) -> list[Plugin]:
             )
         )  # fmt: skip
     return out
-
-
-def _codex_plugin_tables(conf: Path) -> dict[str, dict[str, Any]]:
-    """``[plugins."ID"]`` tables of Codex's config.toml ({} when none or unreadable)."""
-    try:
-        text = conf.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    try:
-        data = tomledit.load(text, conf)
-    except VaultkeeperError:
-        return {}  # not TOML: Codex cannot read it either
-    if data is not None:
-        plugins = data.get("plugins")
-        if not isinstance(plugins, dict):
-            return {}
-        return {k: v for k, v in plugins.items() if isinstance(v, dict)}
-    found: dict[str, dict[str, Any]] = {}  # Python 3.10: the headers, and `enabled`
-    lines = text.splitlines(keepends=True)
-    for name in NAMES:
-        for line in lines:
-            head = line.strip()
-            prefix = f'[plugins."{name}@'
-            if head.startswith(prefix) and head.endswith('"]'):
-                plugin_id = head[len('[plugins."') : -2]
-                spans = tomledit.table_spans(lines, ["plugins", plugin_id])
-                body = "".join("".join(lines[a:b]) for a, b in spans[:1]).replace(" ", "")
-                found[plugin_id] = {"enabled": "enabled=false" not in body}
-    return found
 
 
 def _codex_copy(base: Path) -> Path | None:
@@ -240,14 +179,9 @@ def _codex_trust(conf: Path, plugin_id: str, root: Path) -> tuple[str, ...]:
             for hi, handler in enumerate(handlers if isinstance(handlers, list) else []):
                 if not isinstance(handler, dict):
                     continue
-                label = codex_trust.EVENT_LABELS.get(event, event)
-                have = known.get(f"{plugin_id}:{rel}:{label}:{gi}:{hi}")
-                if have is None:
-                    states.append(codex_trust.NEW)
-                elif have == codex_trust.hook_hash(event, group, handler):
-                    states.append(codex_trust.TRUSTED)
-                else:
-                    states.append(codex_trust.CHANGED)
+                key = f"{plugin_id}:{codex_trust.key(rel, event, gi, hi)}"
+                have = [known[key]] if key in known else []
+                states.append(codex_trust.verdict(have, event, group, handler))
     return tuple(states)
 
 

@@ -1,11 +1,10 @@
 """Is the program a hook names still a vaultkeeper, and will it stay one?
 
-A hook runs an absolute path: our script, then the vault, then the vaultkeeper program.
-The scripts exit 0 whatever happens (a host must never fail), so a deleted clone or
-virtual environment would make every hook do nothing, silently. ``hooks status`` says so
-(``problem_of``); ``hooks install`` warns when the paths it writes live in a temporary
-folder or in a project's own virtual environment (``placement_warning``), which go away
-with the project. The way to avoid both: an install for daily use, ``pipx install``.
+A hook runs absolute paths (our script, the vault, the program) and exits 0 whatever
+happens, so a deleted clone or virtual environment would make every hook do nothing,
+silently: ``hooks status`` says so (``problem_of``), and ``hooks install`` warns when what
+it writes lives in a temporary folder or a project's own environment
+(``placement_warning``). The way to avoid both: an install for daily use (pipx).
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def _last_line(path: Path) -> str | None:
 
 def last_completed(vault: Path) -> dt.datetime | None:
     """``lastCompleted`` of the vault's state file, in UTC; None when never or unreadable."""
-    from vaultkeeper.scan.guards import read_state
+    from vaultkeeper.scan.statefile import read_state
 
     millis = read_state(vault).data["lastCompleted"]
     if not millis or millis <= 0:

@@ -10,16 +10,15 @@ served as to an agent (credentials masked, control characters stripped: agents l
 the index first); a superseded entry's line starts ``(superseded by [[newer]])``.
 keywords are a person's: whatever follows `` -- keywords: `` on an entry's line survives
 regeneration. Notes in Obsidian's templates folder are not entries. Text outside the
-markers is kept byte for byte. When the root index would
-pass the load budget, it links one sub-index per top-level folder instead
+markers is kept byte for byte. When the root index would pass the load budget, it links
+one sub-index per top-level folder instead
 (``_index/_index-<folder>.md``: one folder of their own, so the vault's root holds the
 spec's layout and no more), each regenerated the same way. Sub-indexes an older version
 left at the root are moved into ``_index/`` by the next write (one atomic rename each;
 the links, ``[[_index-<folder>]]``, resolve by basename and stay as they are).
 
 This module plans and writes; what is listed is vaultkeeper.index.entries' and the
-index files' own text (markers, keywords, budget) vaultkeeper.index.files'. Their
-public names are importable from here as before.
+index files' own text (markers, keywords, budget) vaultkeeper.index.files'.
 """
 
 from __future__ import annotations
@@ -31,29 +30,35 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.index.cache import IndexCache
-from vaultkeeper.index.entries import ROOT_GROUP as ROOT_GROUP
-from vaultkeeper.index.entries import Entry as Entry
-from vaultkeeper.index.entries import collect_entries as collect_entries
-from vaultkeeper.index.entries import held_lines, render_entries
-from vaultkeeper.index.files import Keywords as Keywords
+from vaultkeeper.index.entries import Entry, collect_entries, held_lines, render_entries
 from vaultkeeper.index.files import (
+    Keywords,
     bom_of,
     check_markers,
+    is_index_file,
     is_over_budget,
-    is_root_subindex,
+    is_subindex_name,
     keywords_of,
     measure,
     read_index,
     subindex_line,
+    subindex_name,
     subindex_preamble,
+    with_section,
 )
-from vaultkeeper.index.files import index_keywords as index_keywords
-from vaultkeeper.index.files import is_index_file as is_index_file
-from vaultkeeper.index.files import subindex_name as subindex_name
-from vaultkeeper.index.files import with_section as with_section
-from vaultkeeper.index.stamp import Stamp, is_racy, read_by_index, record, sha, stat_key
-from vaultkeeper.index.stamp import check as check_stamp
+from vaultkeeper.index.rows import (
+    Row,
+    Rows,
+    Stamp,
+    is_md,
+    is_racy,
+    read_by_index,
+    record,
+    row_of,
+    sha,
+    stat_key,
+)
+from vaultkeeper.index.rows import check as check_stamp
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
@@ -89,7 +94,7 @@ def build_index(
 
     ``keep``: keywords for entries the index does not list now (a restored entry's,
     kept in .trash/ when it was pruned); what the index holds wins. When the index stamp
-    (vaultkeeper.index.stamp) shows the index up to date, no note is read; ``stamped``
+    (vaultkeeper.index.rows) shows the index up to date, no note is read; ``stamped``
     False: the caller found it does not.
     """
     if check:
@@ -149,7 +154,7 @@ def move_root_subindexes(
     what it would move.
     """
     try:
-        names = sorted(e.name for e in os.scandir(vault) if is_root_subindex(e.name))
+        names = sorted(e.name for e in os.scandir(vault) if is_subindex_name(e.name))
     except OSError:
         return (), ()
     moved: list[str] = []
@@ -188,11 +193,6 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault).wanted
 
 
-def _is_md(rel_path: str) -> bool:
-    """``Path(rel_path).suffix == ".md"``: a name ``.md`` alone has no suffix."""
-    return rel_path.endswith(".md") and len(rel_path.rpartition("/")[2]) > 3
-
-
 def _rels(vault: Path, files: list[str]) -> list[str]:
     """Each walked file's vault-relative path, as store.vault.rel gives it: the walk
     joins names to the vault's own text, so cutting it off is the same (and far
@@ -211,24 +211,26 @@ class _Plan(NamedTuple):
     split: bool
     problems: list[Problem]  # files that could not be read (listed without a description)
     unreadable: list[Problem]  # of those, the ones read and refused (not symlinks out)
+    rows: dict[str, Row]  # every walked file's row (vaultkeeper.index.rows)
+    found: dict[str, Row] | None  # the rows held before
     stamp: Stamp | None  # what the index depends on, when all of it can be vouched for
 
 
-def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Plan:
-    """(current text, wanted text) of each index file, the entry count, the split, and
-    the files that could not be read (listed without a description)."""
+def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
+    """(current text, wanted text) of each index file, the entry count, the split, the
+    files that could not be read (listed without a description), and the rows."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
     files = list(walk_files(vault, outside=outside))  # strings: a Path each costs more
     rels = _rels(vault, files)
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
-    md = (f for f, r in zip(files, rels, strict=True) if _is_md(r) and not in_folder(r, templates))
-    cache = IndexCache(vault)
+    md = (f for f, r in zip(files, rels, strict=True) if is_md(r) and not in_folder(r, templates))
+    rows = Rows(vault)
     seen = {r: stat_key(f) for f, r in zip(files, rels, strict=True) if is_index_file(r)}
     current: dict[str, str | None] = {r: read_index(vault / r) for r in rels if is_index_file(r)}
     current.setdefault(config.INDEX_FILE, None)
     entries, problems, unreadable = collect_entries(
-        vault, md, cache, lambda: held_lines(current, resolver)
+        vault, md, rows, lambda: held_lines(current, resolver)
     )
     vouchable = not problems  # a file that could not be parsed: no stamp vouches for it
     problems = [*problems, *outside_problems(vault, outside)]
@@ -258,42 +260,49 @@ def _plan(vault: Path, keep: Keywords | None = None, write: bool = False) -> _Pl
             check_markers(name, base)
             wanted[name] = with_section(base, render_entries(by_top[top], keywords))
         wanted[config.INDEX_FILE] = with_section(root_text, lines)
-    cache.save(write)  # after the rendering: it knows then which links are served as written
+    state = {
+        r: (seen[r] if r in seen else rows.seen.get(f)) if read_by_index(r, templates) else None
+        for f, r in zip(files, rels, strict=True)
+    }
     found = None
-    if vouchable and not cache.racy and set(current) == set(wanted):
-        state = {
-            r: (seen[r] if r in seen else cache.seen.get(f))
-            if read_by_index(r, templates)
-            else None
-            for f, r in zip(files, rels, strict=True)
-        }
-        if all(state[r] is not None for r in rels if read_by_index(r, templates)):
-            outs = sorted(r for r in _rels(vault, outside))
-            found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
-    return _Plan(current, wanted, len(entries), split, problems, unreadable, found)
+    if (
+        vouchable
+        and not rows.racy
+        and set(current) == set(wanted)
+        and all(state[r] is not None for r in rels if read_by_index(r, templates))
+    ):
+        outs = sorted(r for r in _rels(vault, outside))
+        found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
+    kept = {r: rows.rows.get(r) or row_of(r, k, rows.kept.get(r)) for r, k in state.items()}
+    count = len(entries)
+    return _Plan(current, wanted, count, split, problems, unreadable, kept, rows.found, found)
 
 
 def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
-    current, wanted, entries, split, problems, unreadable, found = _plan(vault, keep, write)
+    plan = _plan(vault, keep)
+    current, wanted, found = plan.current, plan.wanted, plan.stamp
     changed = tuple(sorted(n for n, t in wanted.items() if current.get(n) != t))
     # a symlinked index file: its target is written and the link stays a link; a link
     # leading out of the vault is refused, by --check too (new checks before it writes)
     targets = {name: resolve_inside(vault, name) for name in wanted}
     if write and any(n != config.INDEX_FILE and n not in current for n in changed):
         check_folder(vault)
+    rows = plan.rows
     if write:
         for name in changed:
-            bom = bom_of(vault / name)  # outside the markers: kept too
-            atomic_write(targets[name], bom + wanted[name].encode("utf-8"))
+            data = bom_of(vault / name) + wanted[name].encode("utf-8")  # outside the markers
+            atomic_write(targets[name], data)
+            key = stat_key(os.path.join(vault, name))
+            rows[name] = row_of(name, key, None)
             if found is not None:
-                found.state[name] = stat_key(os.path.join(vault, name))
-                found.racy[name] = sha(bom + wanted[name].encode("utf-8"))
-    if found is not None and (write or not changed):  # a check keeps it in this process
-        record(vault, _vouched(vault, found, current), write=write)
+                found.state[name], found.racy[name] = key, sha(data)
+    if write or not changed:  # a check keeps its stamp in this process only
+        stamp = None if found is None else _vouched(vault, found, current)
+        record(vault, stamp, rows, write=write, found=plan.found)
     root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
     return IndexResult(
-        entries=entries,
-        split=split,
+        entries=plan.entries,
+        split=plan.split,
         files=tuple(sorted(wanted)),
         changed=changed,
         missing=tuple(n for n in changed if current.get(n) is None),
@@ -302,8 +311,8 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         root_bytes=root_bytes,
         over_budget=tuple(sorted(n for n, t in wanted.items() if is_over_budget(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
-        problems=tuple(p for p in problems if not is_index_file(p.path)),
-        unreadable=tuple(p for p in unreadable if not is_index_file(p.path)),
+        problems=tuple(p for p in plan.problems if not is_index_file(p.path)),
+        unreadable=tuple(p for p in plan.unreadable if not is_index_file(p.path)),
     )
 
 

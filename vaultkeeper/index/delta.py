@@ -1,21 +1,21 @@
-"""The index check and regeneration of an ``apply``: its own writes carried into the
-index files entry by entry, without rendering it all when it can.
+"""An apply's index check and update: its own writes carried into the index files entry
+by entry, without rendering the whole index when it can.
 
 ``check`` runs before the first write, ``reindex`` after the writes, in one hold of the
-writer lock. When the index stamp (vaultkeeper.index.stamp) showed the index up to date
-before the first write, and every file written since is one this process wrote, the
-index a regeneration would now write differs from the one on disk only in the lines of
-those files: each written note's lines are taken out of its index file and its entries'
-new lines put where the sort puts them (``Listing``: one index file's marked section
-read back into its groups), the root's line of that sub-index follows, and the stamp is
-recorded again. A written note keeps the ``-- keywords:`` of its lines.
+writer lock. When the stamp (vaultkeeper.index.rows) showed the index up to date before
+the first write and every file written since is one this process wrote, the index a
+regeneration would write differs from the one on disk only in those files' lines: each
+written note's lines are taken out of its index file and its entries' new lines put
+where the sort puts them (``Listing``: one index file's marked section as its groups),
+keeping their ``-- keywords:``; the root's line of that sub-index follows, and the stamp
+is recorded again.
 
 Whatever this can't settle surely gives up before anything is written, and the index is
-regenerated as before: a note that no longer parses, a written index file, a note at the
-root of a split index, a written path another file's link could also name (``a.md``
-beside ``A.md``, or a registry whose links ``patterns/r#x`` a note ``patterns/r#x.md``
-shares), a sub-index emptied, the split coming or going. Either way the index files end
-byte for byte as a regeneration writes them.
+regenerated: a note that no longer parses, a written index file, a note at the root of a
+split index, a written path another file's link could also name (``a.md`` beside
+``A.md``, or a registry whose links ``patterns/r#x`` a note ``patterns/r#x.md`` shares),
+a sub-index emptied, the split coming or going. Either way the index files end byte for
+byte as a regeneration writes them.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import unicodedata
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.index import stamp
-from vaultkeeper.index.build import Keywords, build_index
+from vaultkeeper.index import rows
+from vaultkeeper.index.build import IndexResult, build_index
 from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
+    Keywords,
     bom_of,
     is_index_file,
     read_index,
@@ -39,8 +40,8 @@ from vaultkeeper.index.files import (
     subindex_preamble,
     with_section,
 )
-from vaultkeeper.index.stamp import Stamp, State, read_by_index, record, sha, stat_key
-from vaultkeeper.store import writes
+from vaultkeeper.index.rows import Stamp, State, read_by_index, record, row_of, sha, stat_key
+from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
 from vaultkeeper.store.model import ParseError, decode, parse_note
@@ -49,16 +50,17 @@ from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.store.walk import APART_NAMES, apart
 
 
-def carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+def carry(vault: Path, known: Stamp, written: list[str]) -> Stamp | None:
     """Carry ``written`` (paths this process wrote or moved since the stamp was checked)
-    into the index files; False when it can't be done surely (nothing written then)."""
+    into the index files: the stamp now; None when it can't be done surely (nothing
+    written then)."""
     try:
         return _carry(vault, known, written)
     except (Unsure, ParseError):
-        return False
+        return None
 
 
-def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
+def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
     top = os.fspath(vault)
     state, racy = dict(known.state), dict(known.racy)
     moved: list[str] = []  # vault-relative paths added or gone
@@ -81,7 +83,7 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         if read_by_index(relative, known.templates):
             notes.append(relative)
     if not notes and not moved:
-        return True
+        return known
     _check_names(state, moved, notes)
     listings: dict[str, Listing] = {}
 
@@ -152,8 +154,8 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> bool:
         racy,
         count,
     )
-    record(vault, stamp, paths=paths)
-    return True
+    record(vault, stamp, {p: row_of(p, state[p], None) for p in paths if p in state}, paths=paths)
+    return stamp
 
 
 def _relative(top: str, written: list[str]) -> list[str]:
@@ -400,28 +402,30 @@ def _is_of(line: str, base: str) -> bool:
 
 
 # vault -> the stamp a check found true, and where the writes stood then
-_HELD: dict[str, tuple[stamp.Stamp, writes.Mark]] = {}
+_HELD: dict[str, tuple[Stamp, fsio.Mark]] = {}
 
 
 def check(vault: Path) -> None:
     """Raise as ``build_index(check=True)`` would; reads only the walk when it can."""
     key = os.path.abspath(vault)
     _HELD.pop(key, None)
-    stamp.LAST.pop(key, None)
-    found = stamp.check(vault)
+    rows.LAST.pop(key, None)
+    found = rows.check(vault)
     if found is None:
         build_index(vault, check=True, stamped=False)
-        found = stamp.LAST.pop(key, None)
-    at = writes.mark()
+        found = rows.LAST.pop(key, None)
+    at = fsio.hold_mark()
     if found is not None and at is not None:
         _HELD[key] = (found, at)
 
 
-def reindex(vault: Path, keep: Keywords | None = None) -> None:
-    """Bring the index up to date after the writes since ``check`` (see the module doc)."""
+def reindex(vault: Path, keep: Keywords | None = None) -> IndexResult | Stamp:
+    """Bring the index up to date after the writes since ``check`` (see the module doc):
+    the regeneration's result, or the stamp the writes were carried into."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
-        written = writes.since(held[1])
-        if written is not None and carry(vault, held[0], written):
-            return
-    build_index(vault, keep=keep, stamped=False)  # written since: the stamp can't hold
+        written = fsio.written_since(held[1])
+        carried = None if written is None else carry(vault, held[0], written)
+        if carried is not None:
+            return carried
+    return build_index(vault, keep=keep, stamped=False)  # written since: no stamp holds

@@ -1,6 +1,6 @@
 """What the index lists: one entry a note, or a registry block, and its line.
 
-Split from vaultkeeper.index.build (which re-exports the public names). Each description
+Each description
 is served as to an agent (credentials masked, control characters stripped: agents
 load the index first); a superseded entry's line starts ``(superseded by [[newer]])``;
 a file that cannot be read is still listed, without a description.
@@ -17,8 +17,7 @@ from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.index.files import ENTRY_LINE, is_index_file, section_lines
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.blocks import BlockHead, parse_heads
+from vaultkeeper.registry.blocks import BlockHead, parsed_heads
 from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
@@ -42,7 +41,7 @@ Key = tuple[int, int, int, int, int]  # a file's stat: device, inode, size, mtim
 
 
 class Cache(Protocol):
-    """What collect_entries asks of vaultkeeper.index.cache.IndexCache."""
+    """What collect_entries asks of vaultkeeper.index.rows.Rows."""
 
     def key(self, path: str) -> Key | None: ...
     def get(self, rel: str, key: Key | None) -> list[Entry] | None: ...
@@ -63,20 +62,6 @@ def _link_line(link: str) -> str:
             _LINKS.clear()
         line = _LINKS[link] = _one_line(link)
     return line
-
-
-def served_as_written(links: Iterable[str]) -> None:
-    """Remember ``links`` as served unchanged: the index cache knew them to be (whether
-    a link holds a credential depends on its text alone, and a cache of another
-    version is never read)."""
-    if len(_LINKS) > 500_000:
-        _LINKS.clear()
-    _LINKS.update((link, link) for link in links)
-
-
-def all_served_as_written(entries: Iterable[Entry]) -> bool:
-    """Whether every entry's link is known (rendered in this process) to be served as is."""
-    return all(_LINKS.get(e.link) == e.link for e in entries)
 
 
 def _one_line(text: object) -> str:
@@ -127,12 +112,9 @@ def note_entries(note: Note) -> list[Entry]:
 
 
 def _heads(note: Note) -> list[BlockHead]:
-    """A registry file's blocks (as parse_blocks finds them); within a command's
-    memo.reading() parsed once for it (an apply re-reads the file it wrote)."""
-    got = memo.recall(note.path, note.text)
-    if got is None:
-        got = memo.keep(note.path, note.text, parse_heads(note.path, note.rel, note.text))
-    return got
+    """A registry file's blocks (as parse_blocks finds them); parsed once for a text
+    (an apply re-reads the file it wrote)."""
+    return parsed_heads(note.path, note.rel, note.text)
 
 
 def collect_entries(
@@ -148,7 +130,7 @@ def collect_entries(
     are not the index's to drop. Any other problem file (broken frontmatter) is listed
     without a description.
 
-    ``cache`` (vaultkeeper.index.cache): a file whose stat is unchanged is not read.
+    ``cache`` (vaultkeeper.index.rows): a file whose stat is unchanged is not read.
     """
     entries: list[Entry] = []
     problems: list[Problem] = []

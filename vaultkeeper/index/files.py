@@ -1,9 +1,8 @@
 """The index files' own text: the marked section, a person's keywords, the budget.
 
-Split from vaultkeeper.index.build (which re-exports the public names): what is read from
-and written into ``_index.md`` and its sub-indexes, apart from what is listed in them
-(vaultkeeper.index.entries). Everything outside the markers is kept byte for byte,
-and the ``-- keywords:`` a person added on a line survive regeneration.
+What is read from and written into ``_index.md`` and its sub-indexes, apart from what is
+listed in them (vaultkeeper.index.entries). Everything outside the markers is kept byte
+for byte, and the ``-- keywords:`` a person added on a line survive regeneration.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.vault import iter_files, rel
 
-ENTRY_LINE = _ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
+ENTRY_LINE = re.compile(r"^[ \t]*[-*+][ \t]+!?\[\[([^\[\]\r\n]+)\]\]")
 
 
 def is_index_name(name: str) -> bool:
@@ -36,11 +35,6 @@ def is_index_file(rel_path: str) -> bool:
     if not folder:
         return is_index_name(name)
     return folder == config.SUBINDEX_DIR and is_subindex_name(name)
-
-
-def is_root_subindex(rel_path: str) -> bool:
-    """A sub-index an older version wrote at the vault's root."""
-    return is_subindex_name(rel_path)
 
 
 def subindex_name(folder: str) -> str:
@@ -69,7 +63,7 @@ def section_lines(text: str | None) -> list[str]:
 def _keywords(source: str, text: str, resolver: Resolver) -> dict[tuple[str, str], str]:
     found: dict[tuple[str, str], str] = {}
     for line in (_section(text) or "").splitlines():
-        m = _ENTRY_LINE.match(line)
+        m = ENTRY_LINE.match(line)
         mark = line.rfind(config.INDEX_KEYWORDS_MARK)
         if not m or mark == -1:
             continue

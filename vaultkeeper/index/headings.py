@@ -1,15 +1,10 @@
 """Where ``[[note#Heading]]`` and ``[[note#^block]]`` lead: a note's headings and block ids.
 
-A note is parsed with mistune (a real CommonMark parser, AST mode), so a ``#`` or ``^id``
-inside fenced, indented or inline code is never taken for a heading or a block id, and
-setext headings count. Only notes that some link points into are parsed, each once.
-
-Matching follows Obsidian, leaning towards "found": headings compare case-insensitively
-with punctuation and symbols ignored and runs of spaces collapsed (Obsidian ignores the
-characters that cannot appear in a link, ``# | ^ : [[ ]]`` and more), so a link Obsidian
-follows is never reported; ``#A#B`` finds heading B after heading A. Block ids are the
-``^id`` (letters, digits, ``-``) ending a paragraph or list item, or standing on their own
-line after a block such as a table; they compare case-insensitively.
+A glance at the text settles most links exactly; mistune (CommonMark) parses the rest, so
+code is never taken for a heading or an id. Matching follows Obsidian, leaning towards
+"found": headings compare case-insensitively with punctuation, symbols and runs of spaces
+ignored; ``#A#B`` finds B after A; block ids (``^id``: letters, digits, ``-``) end a
+paragraph or list item and compare case-insensitively.
 """
 
 from __future__ import annotations
@@ -41,18 +36,24 @@ class Anchors:
         object.__setattr__(self, "at", {k: tuple(v) for k, v in positions.items()})
 
 
-# every ASCII character of a category P, S, Z or C, as a space: heading_key's rule at once
-_ASCII_BLANKS = {c: " " for c in range(128) if unicodedata.category(chr(c))[0] in "PSZC"}
+class _Blanks(dict[int, str]):
+    """Each character of a category P, S, Z or C as a space, filled in as characters come:
+    ``str.translate`` then applies heading_key's rule in C."""
+
+    def __missing__(self, code: int) -> str:
+        self[code] = " " if unicodedata.category(chr(code))[0] in "PSZC" else chr(code)
+        return self[code]
 
 
-@functools.lru_cache(maxsize=4096)  # a link's heading is asked for again and again
+_BLANKS = _Blanks()
+
+
+@functools.lru_cache(maxsize=65536)  # a link's heading is asked for again and again
 def heading_key(text: str) -> str:
     """What two headings must share to be the same link target."""
-    if text.isascii():
-        return " ".join(text.translate(_ASCII_BLANKS).split()).casefold()
-    text = unicodedata.normalize("NFC", text)
-    spaced = "".join(" " if unicodedata.category(c)[0] in "PSZC" else c for c in text)
-    return " ".join(spaced.split()).casefold()
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.translate(_BLANKS).split()).casefold()
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,8 +71,7 @@ def _walk(md: Any, tokens: list[Mapping[str, Any]], env: Any, out: _Found) -> No
         elif kind in _BLOCK_NODES:
             text = str(token.get("text", ""))
             m = _BLOCK_ID.search(text)
-            # inline parsing only here, where an id may end the block: a closing code
-            # span (`... ^id`) means it is code, not an id
+            # an id only where the block's last inline node is text (not a code span)
             if m and _ends_in_text(md.inline(text.strip(), env)):
                 out.blocks.add(m.group(1).casefold())
         elif kind != "block_code" and token.get("children"):
@@ -89,12 +89,8 @@ class _Found:
 
 
 def read_anchors(body: str) -> Anchors:
-    """The anchors of a note's body (its text after the frontmatter).
-
-    mistune's block pass finds headings, paragraphs and code; headings are matched on
-    their source text (as Obsidian does), and inline parsing runs only on blocks that
-    may end in an id -- on a registry of thousands of blocks that is most of the cost.
-    """
+    """The anchors of a note's body (its text after the frontmatter): mistune's block
+    pass, headings by their source text, inline parsing only where an id may end a block."""
     md = _markdown()
     state = md.block.state_cls()
     text = body.replace("\r\n", "\n").replace("\r", "\n")
@@ -122,36 +118,38 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
     return None
 
 
-# An ATX heading line (up to 3 spaces of indent, then 1-6 #, then a blank or the end)
-# outside code fences, in a note with no HTML block, is a heading wherever it stands
-# (ATX headings interrupt paragraphs and end indented code), so a link to it is found
-# without parsing the note. Anything less plain goes to mistune.
-_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-_ATX_LINES = re.compile(_ATX.pattern, re.M)
-_HTML = re.compile(r"^ {0,3}<", re.M)
-_FENCE_ANYWHERE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.M)
+# An ATX heading line outside code fences, in a note with no HTML block, is a heading
+# wherever it stands; anything less plain goes to mistune. Patterns start with a newline
+# where they can: the regex engine then skips to candidates.
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
+_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
+_HTML = re.compile(r"\n {0,3}<")  # searched in "\n" + body: the first line too
+_FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
+# A setext underline below a line of text, and a ``#`` run after nothing but blanks, quote
+# marks or list markers: either may make a heading the line scan does not take (quoted,
+# indented, in a list item).
+_UNDERLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
+_HASHES = re.compile(r"[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$")
 
 
 def _outside_fences(body: str) -> list[str] | None:
     """The lines outside top-level code fences; None when the note has an HTML block, or
     a fence this line scan can't place (indented into a list, say)."""
-    if "<" in body and _HTML.search(body):
+    if "<" in body and _HTML.search("\n" + body):
         return None
-    if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search(body):
+    if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search("\n" + body):
         return body.split("\n")
-    lines: list[str] = []
+    lines = body.split("\n")
+    kept: list[str] = []
+    start = 0  # the first line of the run outside fences
     fence: tuple[str, int] | None = None  # the open fence's character and length
-    for line in body.split("\n"):
-        if "```" not in line and "~~~" not in line:  # no fence opens or closes here
-            if fence is None:
-                lines.append(line)
-            continue
+    for n in [n for n, line in enumerate(lines) if "```" in line or "~~~" in line]:
+        line = lines[n]
         m = _FENCE.match(line)
         if fence is not None:
             closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
             if closes and m and not m.group(3).strip():
-                fence = None
+                fence, start = None, n + 1
             continue
         if m:
             if m.group(2)[0] == "`" and "`" in m.group(3):
@@ -160,33 +158,25 @@ def _outside_fences(body: str) -> list[str] | None:
                 # indented 1-3 spaces it may open inside a list item above, which
                 # ends at the next unindented line: its closing line opens a new fence
                 return None
+            kept.extend(lines[start:n])
             fence = (m.group(2)[0], len(m.group(2)))
-            continue
-        if line.lstrip().startswith(("```", "~~~")):
+        elif line.lstrip().startswith(("```", "~~~")):
             return None  # a fence indented past 3 spaces: inside a list item
-        lines.append(line)
-    return lines
+    return kept if fence is not None else kept + lines[start:]
 
 
-# A setext underline below a line of text, and a ``#`` run after nothing but blanks, quote
-# marks or list markers: either may make a heading the line scan does not take (quoted,
-# indented, in a list item).
-_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$", re.M)
-_HASHES = re.compile(r"^[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$", re.M)
-
-
-def _all_plain(text: str) -> bool:
-    """Whether every heading in ``text`` (the lines outside fences) is a plain ATX line."""
+def _underlined(text: str) -> bool:
+    """Whether a setext underline in ``text`` stands below a line of text."""
     for m in _UNDERLINE.finditer(text) if "=" in text or "-" in text else ():
-        end = m.start() - 1  # the newline before it (-1: the first line)
-        if end > 0 and text[text.rfind("\n", 0, end) + 1 : end].strip():  # text above it
-            return False
-    return all(_ATX.match(m.group()) for m in _HASHES.finditer(text))
+        if text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip():
+            return True
+    return False
 
 
-# What may keep a line's closing ``^id`` from ending its block's text (a code span, a
-# link, emphasis, inline HTML, an escape): a line with none of these the glance reads.
-_INLINE_MARKS = re.compile(r"[`<>\[\]*_\\&~$|!{}=]")
+# A line opening with ``[`` may be a link reference definition, not a paragraph. Any
+# other inline mark before a line's closing `` ^id`` leaves the id the block's last text
+# (a code span, link, emphasis or tag would have to end after it).
+_REFERENCE = re.compile(r"\s*\[")
 
 
 def _plain_blocks(lines: list[str]) -> frozenset[str]:
@@ -198,7 +188,7 @@ def _plain_blocks(lines: list[str]) -> frozenset[str]:
             continue
         if line.startswith(("    ", "\t")) or line.lstrip().startswith((">", "#")):
             continue
-        m = None if _INLINE_MARKS.search(line) else _BLOCK_ID.search(line.strip())
+        m = None if _REFERENCE.match(line) else _BLOCK_ID.search(line.strip())
         if m:
             found.add(m.group(1).casefold())
     return frozenset(found)
@@ -209,17 +199,25 @@ class _Quick:
 
     def __init__(self, body: str) -> None:
         self.body = body
-        lines = _outside_fences(body)
-        text = "" if lines is None else "\n".join(lines)
-        found = _ATX_LINES.finditer(text) if "#" in text else ()
-        keys = tuple(heading_key(m.group(1) or "") for m in found)
+        self.lines = _outside_fences(body)
+        self.hashed = [line for line in self.lines if "#" in line] if self.lines else []
+        self.atx = [_ATX.match(line) for line in self.hashed]
         # keys of ATX headings, where no fence or HTML block can hide one
-        self.sure = frozenset(keys)
-        # every heading in order, when the glance sees them all
-        plain = lines is not None and _all_plain(text)
-        self.every = Anchors(keys, frozenset()) if plain else None
+        self.keys = tuple(heading_key(m.group(1) or "") for m in self.atx if m)
+        self.sure = frozenset(self.keys)
         # block ids surely there
-        self.blocks = _plain_blocks(lines) if lines is not None and "^" in body else frozenset()
+        plain = self.lines is not None and "^" in body
+        self.blocks = _plain_blocks(self.lines or []) if plain else frozenset()
+
+    @functools.cached_property
+    def every(self) -> Anchors | None:
+        """Every heading in order, when the glance sees them all."""
+        if self.lines is None or _underlined("\n".join(self.lines)):
+            return None
+        pairs = zip(self.hashed, self.atx, strict=True)
+        if any(_HASHES.match(line) for line, m in pairs if m is None):
+            return None
+        return Anchors(self.keys, frozenset())
 
     @functools.cached_property
     def lowered(self) -> str:
@@ -228,9 +226,7 @@ class _Quick:
 
     @functools.cached_property
     def folded(self) -> str | None:
-        """The body casefolded when it is NFC (else None: no shortcut). A heading's words
-        are each a part of the text it stands in; casefolding keeps that, NFC may not
-        where the text was not NFC already."""
+        """The body casefolded when it is NFC (else None): a heading's words are in it."""
         return self.lowered if unicodedata.is_normalized("NFC", self.body) else None
 
 
@@ -243,33 +239,31 @@ def quick_missing(quick: _Quick, subpath: str) -> str | None | bool:
         block = subpath[1:].strip()
         if block.casefold() in quick.blocks:
             return None
-        return True if "^" + block.casefold() in quick.lowered else f"no block ^{block}"
-    if quick.every is not None:  # every heading seen: as the parse would answer
-        return missing(quick.every, subpath)
+        # an id ends its block: after a blank, a quote mark or the start of a line
+        ends = re.compile(r"(?:^|[\s>])\^" + re.escape(block.casefold()) + r"\s*$", re.M)
+        return True if ends.search(quick.lowered.replace("\r", "\n")) else f"no block ^{block}"
     parts = [p.strip() for p in subpath.split("#") if p.strip()]
-    if len(parts) != 1:
-        return True
-    key = heading_key(parts[0])
+    key = heading_key(parts[0]) if len(parts) == 1 else ""
     if key and key in quick.sure:
         return None
+    if quick.every is not None:  # every heading seen: as the parse would answer
+        return missing(quick.every, subpath)
+    if len(parts) != 1:
+        return True
     if key and quick.folded is not None and any(w not in quick.folded for w in key.split()):
         return f"no heading {parts[0]!r}"  # a word no heading can hold: the note lacks it
     return True
 
 
 class AnchorTable:
-    """Anchors of the notes links point into, parsed on first use and kept for the run.
-
-    Most links into a note name an ATX heading that is plainly there, or words the note
-    does not hold at all; a glance at the text answers those exactly, and mistune runs
-    only on the notes where it does not (tests/test_index_headings.py checks the glance
-    against the parse).
-    """
+    """Anchors of the notes links point into, glanced at or parsed on first use, kept for
+    the run (tests/test_index_headings.py holds the glance to the parse)."""
 
     def __init__(self, body_of: Callable[[str], str | None]) -> None:
         self._body_of = body_of  # vault-relative path -> the note's body, or None
         self._cache: dict[str, Anchors | None] = {}
         self._quick: dict[str, _Quick | None] = {}
+        self._said: dict[tuple[str, str], str | None] = {}
 
     def anchors(self, rel_path: str) -> Anchors | None:
         if rel_path not in self._cache:
@@ -281,6 +275,12 @@ class AnchorTable:
         """As ``missing``, for the note at ``rel_path``; None when that note can't be read."""
         if not subpath or not rel_path.casefold().endswith(".md"):
             return None  # ``#page=3`` of a PDF, a view of a .base: not ours to check
+        key = (rel_path, subpath)  # one heading is linked from many notes
+        if key not in self._said:
+            self._said[key] = self._missing(rel_path, subpath)
+        return self._said[key]
+
+    def _missing(self, rel_path: str, subpath: str) -> str | None:
         if rel_path not in self._cache:
             if rel_path not in self._quick:
                 body = self._body_of(rel_path)

@@ -6,7 +6,7 @@ repository (or as the folder: repo.project_named) is tied to it, when it is tied
 other (repo.tie ``if_free``: never the vault's own repository). A session that wrote a
 lesson (``vaultkeeper new memory|decision``, MCP ``new_lesson``/``new_decision``:
 transcripts.py) gets the files it edited and read, inside that repository, as suggested
-anchors of the lesson (anchors/suggest.py keeps them; the report lists them). A path
+anchors of the lesson (anchors/vault.py keeps them; the report lists them). A path
 outside the repository, a symlink leading out of it, a file of the vault, a path under
 ``.git`` is never suggested. Git is run only through anchors/repo.py's read-only calls.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # ingest imports Touched always, the rest only for a session with a cwd
-    from vaultkeeper.anchors.records import Suggestion
+    from vaultkeeper.anchors.format import Suggestion
     from vaultkeeper.learn.transcripts import Signal
 
 MAX_TOUCHED = 2000  # distinct files remembered per session (a runaway session's reads)
@@ -57,7 +57,7 @@ class Touched:
 
 def _inside(top: str, path: str, vault_real: str) -> str | None:
     """``path`` relative to the repository's top level when it may be suggested."""
-    from vaultkeeper.anchors import suggest as kept
+    from vaultkeeper.anchors import vault as kept
 
     for base in (top, os.path.realpath(top)):
         if path.startswith(base.rstrip("/") + "/"):
@@ -118,7 +118,7 @@ def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list
                 found[entry] = (session, paths)
     if not found:
         return []
-    from vaultkeeper.anchors import suggest as kept
+    from vaultkeeper.anchors import vault as kept
 
     entries = kept.load(vault)
     for entry, (session, paths) in found.items():
@@ -127,7 +127,5 @@ def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list
         paths = list(dict.fromkeys(paths[: kept.MAX_PER_ENTRY] + more))[: kept.MAX_PER_ENTRY]
         entries[entry] = {"paths": paths, "session": session, "date": now.date().isoformat()}
     kept.save(vault, entries, now.date())
-    from vaultkeeper.anchors.vault import load_cache
-
-    shown = kept.for_report(vault, load_cache(vault))
+    shown = kept.for_report(vault, kept.load_cache(vault))
     return [s for s in shown if s.path in found]

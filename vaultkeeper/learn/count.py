@@ -1,24 +1,22 @@
-"""Turn use events into counted reuse: the one door for ``ingest`` and MCP's ``cite``.
+"""Counted reuse: the one door for ``ingest``, MCP's ``cite`` and ``use NAME``.
 
-A session counts at most once per pattern: the key is (session, pattern), and the
-usage log (uses.py) remembers which keys were counted, so recording the same events
-again (a transcript ingested twice, or a longer copy of it) counts nothing twice.
-Each counted use goes through the same one-line edits as ``use`` (count + n, last
-used = the use's date, never moved backwards) and is journaled with its receipt, all
-under the writer lock, as one transaction of the log (usetx.py): the events and the
-intent first, then the edit, then a done line; a kill anywhere in it is finished by
-the next counting, so a session counts exactly once.
-Names that are not registry patterns are reported, never created. A use dated after
-today (a clock gone wrong, a forged transcript) is dated today: ``last used`` never
-lies in the future.
+A session counts at most once per pattern: the key is (session, pattern), and the usage
+log (store/uses.py) remembers which keys were counted, so recording the same events
+again (a transcript ingested twice, or a longer copy of it) counts nothing twice. Each
+counted use is a one-line edit of the pattern's registry block (count + n, last used =
+the use's date, never moved backwards), journaled with its receipt, all under the
+writer lock, as one transaction of the log (store/uses.py): the events and the intent
+first, then the edit, then a done line. A kill anywhere in it is finished by the next
+counting (``reconcile``), so a session counts exactly once; a session two machines both
+counted before a sync is counted once again (``repair``). Names that are not registry
+patterns are reported, never created. A use dated after today is dated today.
 
 A host session that cites a pattern through the MCP ``cite`` tool is counted by the
 server under its own session id, at the call. When the host's transcript is ingested
 later, its call of that tool is a ``CiteCall``: the server's log line with the same
 pattern and evidence (the receipt ``mcp:EVIDENCE``), dated within a day of the call,
 stands for the host session's use, so a link in the same session is not counted
-again. With no such line (the server was not running, or the call failed) the host
-session's use counts once, as any citation.
+again. With no such line the host session's use counts once, as any citation.
 """
 
 from __future__ import annotations
@@ -26,31 +24,45 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.learn.compact import compact, needs_compacting
-from vaultkeeper.learn.use import UseResult, plan_uses, record_use, write_uses
-from vaultkeeper.learn.usetx import Claim, TxState, close, intent_lines, new_tx, reconcile, repair
-from vaultkeeper.registry import memo
-from vaultkeeper.registry.find import named_blocks
-from vaultkeeper.store.model import Problem
-from vaultkeeper.store.patience import patient_lock
+from vaultkeeper.index import rows as index_rows
+from vaultkeeper.registry.blocks import (
+    RegistryBlock,
+    count_reason,
+    load_registry,
+    named_blocks,
+    pick_block,
+)
+from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
+from vaultkeeper.store.fsio import atomic_write, patient_lock, writer_lock
+from vaultkeeper.store.model import Problem, split_lines
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
-    USE_KINDS,
+    Claim,
     KeySet,
+    Raise,
+    TxState,
     UseEvent,
     append_events,
+    append_intent,
+    close,
+    compact,
+    count_copy,
+    intent_lines,
     mcp_receipt,
+    needs_compacting,
+    new_tx,
     read_events,
 )
-from vaultkeeper.upkeep.decay import Usage, validated_on
+from vaultkeeper.store.vault import resolve_inside
 
 JOURNAL_ACTION = "use"
 
@@ -66,7 +78,6 @@ class Counted:
     count_after: int
     last_used: str
     receipt: str  # the latest new use's receipt
-    note: str | None = None  # why the saved report could not follow, if it could not
 
 
 @dataclass(frozen=True)
@@ -84,41 +95,15 @@ class RecordResult:
     unknown_more: int = 0  # unknown names past the INGEST_MAX_UNKNOWN reported
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "recorded": [e.to_dict() for e in self.recorded],
-            "counted": [
-                {
-                    "name": c.name,
-                    "path": c.path,
-                    "sessions": list(c.sessions),
-                    "count_before": c.count_before,
-                    "count_after": c.count_after,
-                    "last_used": c.last_used,
-                    "receipt": c.receipt,
-                }
-                for c in self.counted
-            ],
-            "repeated": self.repeated,
-            "unknown": [e.to_dict() for e in self.unknown],
-            "refused": list(self.refused),
-            "dry_run": self.dry_run,
-            "via_mcp": list(self.via_mcp),
-            "future": self.future,
-            "via_cli": list(self.via_cli),
-            "damaged": list(self.damaged),
-            "unknown_more": self.unknown_more,
-        }
+        """Its fields as JSON values (tuples as lists, events as their log form)."""
+        out: dict[str, object] = {}
+        for key, value in dataclasses.asdict(self).items():
+            out[key] = list(value) if isinstance(value, tuple) else value
+        out["recorded"] = [e.to_dict() for e in self.recorded]
+        out["unknown"] = [e.to_dict() for e in self.unknown]
+        return out
 
 
-def _is_note(target: str) -> bool:
-    return target.endswith(".md")
-
-
-def _today(events: Iterable[UseEvent], today: dt.date) -> list[UseEvent]:
-    return [e if e.date <= today else e._replace(date=today) for e in events]
-
-
-@memo.reading()  # each registry file parsed once in the command
 def record(
     vault: Path,
     events: Sequence[UseEvent],
@@ -134,13 +119,13 @@ def record(
     is unknown: reported, neither logged nor created. ``calls`` are the MCP cite calls
     the events' sessions made (see the module doc). With no events nothing is touched.
     ``waiting``: called once when the writer lock is busy; the count then waits for it
-    (store.patience) rather than fail and be lost.
+    (store.fsio.patient_lock) rather than fail and be lost.
     """
     if not events:  # not even the lock file: a refused ingest writes nothing
         return RecordResult((), (), 0, (), (), dry_run)
     today = now.date()
     future = sum(1 for e in events if e.date > today)
-    events = _today(events, today)
+    events = [e if e.date <= today else e._replace(date=today) for e in events]
     calls = [c if c.date <= today else dataclasses.replace(c, date=today) for c in calls]
     if not dry_run and needs_compacting(vault):  # kept fast at a million lines; the
         compact(vault, waiting)  # writer lock is held for two moments of it only
@@ -163,7 +148,7 @@ def record(
         for event in events:
             key = (event.session, event.kind, event.target)
             pattern = event.kind in PATTERN_KINDS and event.target in names
-            if event.kind in PATTERN_KINDS and not pattern and not _is_note(event.target):
+            if event.kind in PATTERN_KINDS and not pattern and not event.target.endswith(".md"):
                 unknown.setdefault(event.target, event)
                 continue
             if key in seen:
@@ -185,15 +170,11 @@ def record(
                 n: (r.path, r.count_before, r.count_after, r.last_used)
                 for n, r in plan.done.items()
             }
-            # 1. the events and the intent, in one write: the commit point (usetx.py)
+            # 1. the events and the intent, in one write: the commit point (store/uses.py)
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))
             append_events(vault, recorded, tx, intent, raised)
-        usage = None
-        if not dry_run and plan.edits:  # the log is read once: its dates, with these uses
-            log.saw(recorded)
-            usage = Usage(log.last_seen, log.since, validated_on(vault))
-        done = plan.done if dry_run else write_uses(vault, plan, wanted, now, usage)  # 2.
+        done = plan.done if dry_run else write_uses(vault, plan)  # 2.
         counted: list[Counted] = []
         lines: list[Outcome] = []  # journaled in one write: one fsync, not one a name
         for name in uses:
@@ -267,11 +248,9 @@ def _journal(
         result.count_after,
         result.last_used,
         latest.receipt,
-        result.note,
     )
 
 
-@memo.reading()  # each registry file parsed once in the command
 def record_cli(
     vault: Path, name: str, now: dt.datetime, waiting: Callable[[], None] | None = None
 ) -> UseResult:
@@ -281,7 +260,9 @@ def record_cli(
 
     Refused (an unknown name, an unreadable count, ...) before anything is written.
     """
-    record_use(vault, name, now.date(), now, dry_run=True)  # raises use's own errors
+    plan = plan_uses(vault, {name: (1, now.date())})  # use's own errors, before any write
+    if name in plan.refused:
+        raise plan.refused[name]
     session = f"{config.CLI_SOURCE}:{now.isoformat()}"
     event = UseEvent(session, config.CLI_SOURCE, "cite", name, now.date(), session)
     result = record(vault, [event], now, waiting=waiting)
@@ -290,13 +271,12 @@ def record_cli(
     if not result.counted:
         raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
     c = result.counted[0]
-    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used, c.note)
+    return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used)
 
 
-# -- what the log holds:
-# What the usage log already holds, as counting needs it: the keys seen
-# and counted, the server's and ``use``'s lines a host session's call may stand on (less
-# those claimed already), and the transaction lines (usetx.py).
+# -- what the usage log already holds, as counting needs it: the keys seen and counted,
+# the server's and ``use``'s lines a host session's call may stand on (less those claimed
+# already), and the transaction lines.
 
 CITE_CALL_DAYS = 1  # a cite call and the server's line of it: dates apart at most
 
@@ -355,26 +335,6 @@ class Log:
     state: TxState
     damaged: list[Problem]
     copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
-    # what decay reads (upkeep.decay.load_usage), taken in the same pass: a ``use`` read
-    # the whole log twice, once to count and once for its report's stale section
-    last_seen: dict[str, dt.date] = field(default_factory=dict)  # target -> last use
-    since: dt.date | None = None  # the first use's date
-
-    def saw(self, events: Sequence[UseEvent]) -> None:
-        """Take ``events`` (just appended to the log) into ``last_seen`` and ``since``."""
-        for e in events:
-            if e.kind in USE_KINDS:
-                self.since = e.date if self.since is None else self.since
-                if self.last_seen.get(e.target, e.date) <= e.date:
-                    self.last_seen[e.target] = e.date
-
-
-def _copy(log: Log) -> Callable[[UseEvent], None]:
-    def add(event: UseEvent) -> None:
-        key = (event.session, event.target)
-        log.copies[key] = log.copies.get(key, 0) + 1
-
-    return add
 
 
 def read_log(vault: Path) -> Log:
@@ -387,13 +347,9 @@ def read_log(vault: Path) -> Log:
                 keys.digests.update(found.split())
         log.state.add(value)
 
-    last_seen = log.last_seen
-    for old in read_events(vault, problems=log.damaged, on_tx=on_tx, on_counted=_copy(log)):
-        if old.kind in USE_KINDS:
-            if log.since is None:
-                log.since = old.date
-            if last_seen.get(old.target, old.date) <= old.date:
-                last_seen[old.target] = old.date
+    for old in read_events(
+        vault, problems=log.damaged, on_tx=on_tx, on_counted=partial(count_copy, log.copies)
+    ):
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))
@@ -406,3 +362,244 @@ def read_log(vault: Path) -> Log:
         with contextlib.suppress(ValueError):
             dates.remove(dt.date.fromisoformat(day))
     return log
+
+
+# -- the registry's counters: count + n and last used, one-line edits
+
+
+@dataclass(frozen=True)
+class UseResult:
+    name: str
+    path: str
+    count_before: int
+    count_after: int
+    last_used: str
+    note: str | None = None  # always None now (the report follows by itself); kept in --json
+
+
+@dataclass(frozen=True)
+class UsePlan:
+    """What record_uses would write: per name its result, or why it is refused, and the
+    edits per registry file."""
+
+    done: dict[str, UseResult]
+    refused: dict[str, VaultkeeperError]
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]]
+
+
+def record_uses(
+    vault: Path,
+    uses: Mapping[str, tuple[int, dt.date]],
+    *,
+    never_back: bool = False,
+    dry_run: bool = False,
+) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
+    """Count reuse (name -> (times, day)): per block, the count line and the last-used
+    line change, nothing else (a block without a last-used line gets one after its count
+    line); with ``never_back`` a later last-used date already there stays. The registry
+    is read once and each file written once. Returns what was counted and, per name, why
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
+    # a dry run writes nothing at all, not even the lock file
+    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+        plan = plan_uses(vault, uses, never_back=never_back)
+        if dry_run:
+            return plan.done, plan.refused
+        return write_uses(vault, plan), plan.refused
+
+
+def plan_uses(
+    vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
+) -> UsePlan:
+    """record_uses without writing (the caller holds the writer lock, to write it next)."""
+    blocks, problems = named_blocks(vault, uses.keys())
+    by_name: dict[str, list[RegistryBlock]] = {}
+    for block in blocks:
+        by_name.setdefault(block.name, []).append(block)
+    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
+        blocks, problems = load_registry(vault)
+    done: dict[str, UseResult] = {}
+    refused: dict[str, VaultkeeperError] = {}
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
+    for name, (times, day) in uses.items():
+        try:
+            block = _one(name, by_name, blocks, problems)
+            new_count = _new_count(block, times)
+            resolve_inside(vault, block.path)  # a registry symlinked out is not ours
+        except VaultkeeperError as exc:
+            refused[name] = exc
+            continue
+        stamp = day.isoformat()
+        if never_back and block.last_used is not None and block.last_used > day:
+            stamp = block.last_used.isoformat()
+        edits.setdefault(block.path, []).append((block, new_count, stamp))
+        done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
+    return UsePlan(done, refused, edits)
+
+
+def write_uses(vault: Path, plan: UsePlan) -> dict[str, UseResult]:
+    """Write ``plan``'s edits (under the writer lock)."""
+    done = plan.done
+    for path, changes in plan.edits.items():
+        rel = changes[0][0].rel
+        was = index_rows.stat_key(str(path))  # the file's key as read: the index's rows
+        text, bom = read_for_edit(path, rel)
+        if index_rows.stat_key(str(path)) != was:
+            was = None  # changed as it was read: the rows vouch for nothing
+        lines = split_lines(text)  # once per file, however many of its counters change
+        # from the bottom up, so an inserted last-used line moves no later edit
+        for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
+            _edit(lines, block, new_count, stamp)
+        data = (bom + "".join(lines)).encode("utf-8")
+        atomic_write(resolve_inside(vault, path), data)
+        # only counter lines changed: the index's stamp follows (no regeneration next)
+        index_rows.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
+    return done
+
+
+def _one(
+    name: str,
+    by_name: Mapping[str, list[RegistryBlock]],
+    blocks: list[RegistryBlock],
+    problems: list[Problem],
+) -> RegistryBlock:
+    """The one block called ``name`` (find_block's rules, on a registry read once)."""
+    found = by_name.get(name, [])
+    if len(found) == 1:
+        return found[0]
+    return pick_block(name, found, blocks, problems)
+
+
+def _new_count(block: RegistryBlock, times: int) -> int:
+    if block.count_raw is None or block.count_line is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.line}: ### {block.name} has no {config.COUNT_LABEL} line; "
+            "add one (e.g. **success count:** 0) first"
+        )
+    if block.count is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: "
+            f"{count_reason(block.count_raw)}; fix it first"
+        )
+    new_count = block.count + times
+    if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: success count "
+            f"{new_count} would be too large (at most {config.COUNT_MAX_DIGITS} digits)"
+        )
+    return new_count
+
+
+def _edit(lines: list[str], block: RegistryBlock, new_count: int, stamp: str) -> None:
+    """The block's count and last-used lines in ``lines`` (the file's), in place."""
+    assert block.count_line is not None  # checked by _new_count
+    count = replace_counter_value(lines[block.count_line - 1], str(new_count))
+    set_line(lines, block.count_line, count)
+    if block.last_used_line is not None:
+        old = lines[block.last_used_line - 1]
+        set_line(lines, block.last_used_line, replace_counter_value(old, stamp))
+    else:
+        add_line_after(lines, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
+
+
+# -- what a kill or a sync left: an open transaction finished, a double count taken off
+
+
+def journal_use(
+    vault: Path, name: str, reason: str, now: dt.datetime, tx: str, **extra: str
+) -> None:
+    outcome = Outcome(JOURNAL_ACTION, name, ACT, reason, extra={**extra, "tx": tx})
+    journal.append(vault, outcome, now)
+
+
+def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> int:
+    """Finish each transaction a kill left open (see the module doc), under the writer
+    lock the caller holds; how many counters were raised now."""
+    if not open_txs:
+        return 0
+    journaled = {
+        (str(r.get("tx")), str(r.get("target")))
+        for r in journal.read(vault).records
+        if r.get("action") == JOURNAL_ACTION and "tx" in r
+    }
+    raised = 0
+    for tx, raises in open_txs.items():
+        need: dict[str, tuple[int, dt.date]] = {}
+        for name, (_, before, after, stamp) in raises.items():
+            day = _day(stamp)
+            plan = plan_uses(vault, {name: (1, day or now.date())})
+            found = plan.done.get(name)
+            if found is not None and found.count_before == before and after > before:
+                need[name] = (after - before, day or now.date())
+        done: dict[str, UseResult] = {}
+        if need:
+            done, _ = record_uses(vault, need, never_back=True)
+        for name, (_, before, after, _stamp) in raises.items():
+            if (tx, name) in journaled and name not in done:
+                continue
+            when = "now, after" if name in done else "before"
+            reason = (
+                f"success count {before} -> {after}: counted {when} an interrupted "
+                f"count (transaction {tx})"
+            )
+            journal_use(vault, name, reason, now, tx)
+        raised += len(done)
+        close(vault, tx)
+    return raised
+
+
+def _day(stamp: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(stamp)
+    except ValueError:
+        return None
+
+
+def repair(
+    vault: Path,
+    copies: Mapping[tuple[str, str], int],
+    state: TxState,
+    now: dt.datetime,
+) -> list[str]:
+    """Take off what two machines both counted for one session (git's union merge of the
+    log keeps both counted events; the registry merge adds both raises): a (session,
+    pattern) counted k times needs k - 1 off, less what a fix took off already (on this
+    machine or another: fixes travel in the log too). One transaction, journaled; the
+    lines it journaled. Run under the writer lock, after reconcile."""
+    delta: dict[str, int] = {}
+    fixes: list[tuple[str, str, int]] = []
+    for key in {*copies, *state.fixes}:
+        need = -(max(copies.get(key, 0), 1) - 1) - state.fixes.get(key, 0)
+        if need:
+            fixes.append((key[0], key[1], need))
+            delta[key[1]] = delta.get(key[1], 0) + need
+    if not fixes:
+        return []
+    probe = plan_uses(vault, {name: (0, now.date()) for name in delta})
+    raises: dict[str, Raise] = {}
+    uses: dict[str, tuple[int, dt.date]] = {}
+    for name, change in delta.items():
+        found = probe.done.get(name)
+        if found is None or not change:
+            continue
+        change = max(change, -found.count_before)  # never below 0
+        if change:
+            after = found.count_before + change
+            raises[name] = (found.path, found.count_before, after, found.last_used)
+            uses[name] = (change, dt.date.fromisoformat(found.last_used))
+    fixes = [f for f in fixes if f[1] in raises]
+    if not fixes:
+        return []
+    tx = new_tx()
+    append_intent(vault, intent_lines(tx, raises, (), fixes))
+    record_uses(vault, uses, never_back=True)
+    lines = []
+    for name, (_, before, after, _stamp) in raises.items():
+        sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
+        reason = (
+            f"success count {before} -> {after}: session(s) {sessions} counted on two "
+            "machines before a sync (the usage log's union merge kept both)"
+        )
+        journal_use(vault, name, reason, now, tx)
+        lines.append(f"{name}: {reason}")
+    close(vault, tx)
+    return lines

@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 import stat
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
 from vaultkeeper.native.counts import ensure_blocks
-from vaultkeeper.native.lookup import NativeLookup
+from vaultkeeper.native.files import NativeLookup
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
@@ -66,14 +65,12 @@ class VaultView:
     def __init__(self, vault: Path) -> None:
         self.root = vault.resolve()
         self.native = NativeLookup(vault)  # adopted Claude Code auto-memory folders
-        self.blocks: dict[
-            str, dict[str, str]
-        ] = {}  # registry file (lowercase, no .md) -> key -> name
+        self.blocks: dict[str, dict[str, str]] = {}  # registry file (no .md) -> key -> name
         self.skills: dict[str, str] = {}  # skill folder name -> pattern
         self.skill_files: dict[Path, str] = {}  # the real SKILL.md a line names -> pattern
-        # bounded: a long session reads many files, and reads the same ones again and again
-        self._files: OrderedDict[tuple[str, str | None], tuple[str | None, str | None]]
-        self._files = OrderedDict()
+        # (vault-relative path read, pattern whose promoted skill it is) of a path read,
+        # bounded: a long session reads many files, and the same ones again and again
+        self.file = functools.lru_cache(maxsize=config.INGEST_PATH_CACHE)(self._file)
         # a link's heading as written (blanks folded, case aside) -> name, then its
         # heading_key -> name, or "" when two names share it (`a:b`, `a b`): neither
         self.exact: dict[str, dict[str, str]] = {}
@@ -148,18 +145,6 @@ class VaultView:
     def skill(self, name: str) -> str | None:
         return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
 
-    def file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        """(vault-relative path read, pattern whose promoted skill it is), either None."""
-        key = (given, cwd)
-        found = self._files.get(key)
-        if found is not None:
-            self._files.move_to_end(key)
-            return found
-        found = self._files[key] = self._file(given, cwd)
-        if len(self._files) > config.INGEST_PATH_CACHE:
-            self._files.popitem(last=False)
-        return found
-
     def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
         try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
             path = Path(os.path.expanduser(given))
@@ -198,7 +183,7 @@ class FileResult:
 class IngestResult:
     files: tuple[FileResult, ...]
     result: RecordResult
-    suggested: tuple[Any, ...] = ()  # anchors/suggest.py Suggestion: per lesson written
+    suggested: tuple[Any, ...] = ()  # anchors/format.py Suggestion: per lesson written
 
     @property
     def ok(self) -> bool:
@@ -355,8 +340,7 @@ def ingest(
             event = event if copied else event._replace(session=session)
             events.setdefault((event.session, event.kind, event.target), event)
         calls += [dataclasses.replace(c, session=session) for c in calls_here]
-        skipped = reader.skipped
-        files.append(FileResult(shown, fmt, session, skipped.bad + skipped.long, None))
+        files.append(FileResult(shown, fmt, session, reader.bad + reader.long, None))
     if view.native.descriptions and not dry_run:  # a first use writes the memory's block
         ensure_blocks(vault, view.native.descriptions, now.date(), waiting)
     result = record(

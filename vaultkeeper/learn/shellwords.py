@@ -146,58 +146,50 @@ def shell_reads(command: object) -> list[str]:
     ]  # only paths: ingest keeps files in the vault
 
 
-def shell_uses(command: object) -> list[tuple[str, str | None]]:
-    """(NAME, the vault it names or None) per ``vaultkeeper [--vault V] use NAME`` a shell
-    command runs; ``VAULTKEEPER_VAULT=V`` set before it names V too. A ``use`` asked for
-    its help (``-h``, ``--help``) counts nothing and is left out."""
-    out: list[tuple[str, str | None]] = []
+# options that take a value (``new``'s and the global ``--vault``)
+_VALUE_OPTS = frozenset({"-d", "--description", "-p", "--project", "--label", "--falsify",
+                         "--anchor", "--repo", "--vault"})  # fmt: skip
+
+
+def _runs(command: object) -> list[tuple[list[str], dict[str, str]]]:
+    """(words, options with their values) of each ``vaultkeeper ...`` a shell command
+    runs; ``VAULTKEEPER_VAULT=V`` set before it is its ``--vault V``. One asked for its
+    help (``-h``, ``--help``) runs nothing and is left out."""
+    out: list[tuple[list[str], dict[str, str]]] = []
     for c in commands(command):
-        if c.program != "vaultkeeper":
+        words = c.words[1:]
+        if c.program != "vaultkeeper" or "-h" in words or "--help" in words:
             continue
-        words, vault = c.words[1:], c.env.get(config.ENV_VAULT)
+        env = c.env.get(config.ENV_VAULT)
         args: list[str] = []
-        for i, word in enumerate(words):
-            if word in ("-h", "--help"):
-                args = []
-                break
-            if word.startswith("--vault="):
-                vault = word.split("=", 1)[1]
-            elif word == "--vault" and i + 1 < len(words):
-                vault = words[i + 1]
-            elif word[:1] != "-" and (i == 0 or words[i - 1] != "--vault"):
-                args.append(word)
-        if args[:1] == ["use"] and len(args) > 1:
-            out.append((args[1], vault))
-    return out
-
-
-_NEW_OPTS = frozenset({"-d", "--description", "-p", "--project", "--label", "--falsify",
-                       "--anchor", "--repo", "--vault"})  # fmt: skip
-
-
-def shell_news(command: object) -> list[tuple[str, str, str | None, str | None]]:
-    """(KIND, NAME, the --project, the vault it names or None) per ``vaultkeeper new KIND
-    NAME`` a shell command runs: the lesson a session wrote (its suggested anchors)."""
-    out: list[tuple[str, str, str | None, str | None]] = []
-    for c in commands(command):
-        if c.program != "vaultkeeper":
-            continue
-        words, vault = c.words[1:], c.env.get(config.ENV_VAULT)
-        args: list[str] = []
-        opts: dict[str, str] = {}
+        opts = {} if env is None else {"--vault": env}
         i = 0
         while i < len(words):
             word = words[i]
             name, eq, value = word.partition("=")
-            if word.startswith("--") and eq and name in _NEW_OPTS:
+            if word.startswith("--") and eq and name in _VALUE_OPTS:
                 opts[name] = value
-            elif word in _NEW_OPTS and i + 1 < len(words):
+            elif word in _VALUE_OPTS and i + 1 < len(words):
                 opts[word] = words[i + 1]
                 i += 1
             elif word[:1] != "-":
                 args.append(word)
             i += 1
-        if args[:1] == ["new"] and len(args) > 2:
-            project = opts.get("--project", opts.get("-p"))
-            out.append((args[1], args[2], project, opts.get("--vault", vault)))
+        out.append((args, opts))
     return out
+
+
+def shell_uses(command: object) -> list[tuple[str, str | None]]:
+    """(NAME, the vault it names or None) per ``vaultkeeper [--vault V] use NAME`` a shell
+    command runs."""
+    return [(a[1], o.get("--vault")) for a, o in _runs(command) if a[:1] == ["use"] and a[1:]]
+
+
+def shell_news(command: object) -> list[tuple[str, str, str | None, str | None]]:
+    """(KIND, NAME, the --project, the vault it names or None) per ``vaultkeeper new KIND
+    NAME`` a shell command runs: the lesson a session wrote (its suggested anchors)."""
+    return [
+        (a[1], a[2], o.get("--project", o.get("-p")), o.get("--vault"))
+        for a, o in _runs(command)
+        if a[:1] == ["new"] and len(a) > 2
+    ]

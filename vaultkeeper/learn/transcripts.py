@@ -4,7 +4,7 @@ A transcript is read line by line with a cap on each line, so memory stays bound
 whatever the file's size, and a single huge line is skipped without being held whole.
 A line that is not JSON, half written, or of a type not known here is skipped. Only
 the agent's own words and tool calls are looked at: the person's text and tool output
-never yield a signal, but for whether a vault MCP ``read`` call came back (``Pending``).
+never yield a signal, but for whether a vault MCP ``read`` call came back.
 How each host marks its lines, reports a tool call's result and files a sub-agent's
 rollout (recorded behaviour) is at the end. This module knows nothing of the vault;
 ingest.py maps the signals onto it.
@@ -12,18 +12,19 @@ ingest.py maps the signals onto it.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import itertools
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.learn.shellwords import shell_news, shell_reads, shell_uses
+from vaultkeeper.store.uses import capped_lines
 
 CLAUDE = "claude-code"
 CODEX = "codex"
@@ -34,9 +35,11 @@ LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # Claude Code asks its model to wrap a sentence that uses an auto memory in this tag,
 # in its reply only (never in tool inputs): the host's own reuse signal.
 CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
-# Bytes a line must hold to be worth parsing: "assistant", or in Codex's rollouts one
-# of these (its tool calls and its session header).
-_CODEX_MORE = (b"function_call", b"session_meta", b"custom_tool_call")
+# Per host, the bytes a line must hold to be worth parsing (the agent's lines: Codex's
+# tool calls and session header too), and those of a line that may hold the result of
+# a call waiting for it.
+_CODEX_WORTH = (b"assistant", b"function_call", b"session_meta", b"custom_tool_call")
+_WORTH = {CLAUDE: ((b"assistant",), b"tool_result"), CODEX: (_CODEX_WORTH, b"function_call")}
 
 
 @dataclass(frozen=True)
@@ -61,30 +64,9 @@ class Signal:
     call: str | None = None  # the host's id of an MCP call (Claude Code's the server logs)
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """Lines that yielded nothing because they could not be read (not JSON, too long)."""
-
-    bad: int
-    long: int
-
-
 def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) per line; ``None`` for a line over the cap (never held whole)."""
-    cap = config.TRANSCRIPT_MAX_LINE_BYTES
     with path.open("rb") as fh:
-        number = 0
-        while True:
-            raw = fh.readline(cap + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > cap and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = fh.readline(1 << 20)
-                yield number, None
-                continue
-            yield number, raw
+        yield from capped_lines(fh, config.TRANSCRIPT_MAX_LINE_BYTES)
 
 
 def detect(path: Path) -> str | None:
@@ -114,7 +96,10 @@ def _load(raw: bytes | None) -> dict[str, Any] | None:
 
 
 class Reader:
-    """Iterate one transcript's signals; ``skipped`` counts the unreadable lines after."""
+    """Iterate one transcript's signals; ``bad`` and ``long`` count the lines skipped
+    (not JSON, over the length cap). What differs between the hosts is how a line says
+    what the agent did; each host's lines become the same items here: the agent's text,
+    its tool calls (name, arguments, call id) and the results of its MCP reads."""
 
     def __init__(self, path: Path, fmt: str, made: dict[str, str] | None = None) -> None:
         self.path, self.format = path, fmt
@@ -126,20 +111,16 @@ class Reader:
         self.first_date: dt.date | None = None
         self.cwd: str | None = None  # Codex's session_meta cwd; Claude Code's first line's
         self.bad = self.long = 0
-        self.pending: Pending[Signal] = Pending()  # MCP reads waiting for their result
-
-    @property
-    def skipped(self) -> Skipped:
-        return Skipped(self.bad, self.long)
+        self.pending: dict[str, Signal] = {}  # MCP reads waiting for their result, by call id
 
     def __iter__(self) -> Iterator[Signal]:
         claude = self.format == CLAUDE
+        agents, result = _WORTH[self.format]
         for number, raw in _lines(self.path):
             if raw is None:
                 self.long += 1
                 continue
-            agents = b"assistant" in raw or (not claude and any(w in raw for w in _CODEX_MORE))
-            if not agents and not (claude and self.pending and b"tool_result" in raw):
+            if not any(w in raw for w in agents) and not (self.pending and result in raw):
                 continue  # not the agent's line: parsing every tool result would be slow
             obj = _load(raw)
             if obj is None:
@@ -148,11 +129,18 @@ class Reader:
             yield from (self._claude(obj, number) if claude else self._codex(obj, number))
 
     def _claude(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
-        if obj.get("type") != "assistant":  # a user line's tool result: a pending read's?
-            yield from self.pending.claude(obj)
-            return
         message = obj.get("message")
-        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        if obj.get("type") != "assistant":  # a user line: a pending read's tool result?
+            for block in content if isinstance(content, list) and self.pending else ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    read = self.pending.pop(str(block.get("tool_use_id")), None)
+                    if read is not None and block.get("is_error") is not True:
+                        yield read
+            return
+        if message.get("role", "assistant") != "assistant":
             return
         if obj.get("madeBy") not in (None, "model"):  # "input": history a caller passed in
             return
@@ -162,38 +150,27 @@ class Reader:
         owner = made_in(obj, self.session, self.made)
         if owner is None:  # a line this batch read already, in another session
             return
-        if owner != self.session:  # a fork's copy: its source's use, counted there once
-            for signal in self._claude_line(obj, message, number):
-                yield dataclasses.replace(signal, session=owner)
-            return
-        yield from self._claude_line(obj, message, number)
-
-    def _claude_line(
-        self, obj: dict[str, Any], message: dict[str, Any], number: int
-    ) -> Iterator[Signal]:
-        day = utc_date(obj.get("timestamp")) or self.first_date
-        self.first_date = self.first_date or day
+        day = self._day(obj)
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-        self.cwd = self.cwd or cwd  # the session's folder: its repository (suggest.py)
-        content = message.get("content")
+        self.cwd = self.cwd or cwd  # the session's folder: its repository (anchors/vault.py)
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if not isinstance(blocks, list):
-            return
-        for block in blocks:
+        for block in blocks if isinstance(blocks, list) else ():
             if not isinstance(block, dict):
                 continue
+            found: Iterator[Signal] = iter(())
             if block.get("type") == "text" and isinstance(block.get("text"), str):
-                yield from self._links(block["text"], number, day, cwd)
+                found = self._links(block["text"], number, day, cwd)
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-                name, call = str(block.get("name")), block.get("id")
-                yield from self._tool(name, block["input"], number, day, cwd, call)
+                name = str(block.get("name"))
+                found = self._call(name, block["input"], number, day, cwd, block.get("id"))
+            for signal in found:  # a fork's copy: its source's use, counted there once
+                yield signal if owner == self.session else replace(signal, session=owner)
 
     def _codex(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             return
-        day = utc_date(obj.get("timestamp")) or self.first_date
-        self.first_date = self.first_date or day
+        day = self._day(obj)
         if obj.get("type") == "session_meta":  # a sub-agent's uses are its parent's
             self.session = session_of(payload) or self.session
             self.claimed = self.claimed or self.session
@@ -202,18 +179,18 @@ class Reader:
             return
         if obj.get("type") != "response_item":
             return
-        cwd = self.cwd
-        kind = payload.get("type")
+        cwd, kind = self.cwd, payload.get("type")
         if kind == "message" and payload.get("role") == "assistant":
             for block in payload.get("content") or ():
                 text = block.get("text") if isinstance(block, dict) else None
                 if isinstance(text, str) and block.get("type") == "output_text":
                     yield from self._links(text, number, day, cwd)
         elif kind == "function_call_output":  # a pending read's result, if any
-            yield from self.pending.codex(payload)
+            read = self.pending.pop(str(payload.get("call_id")), None)
+            if read is not None and not codex_failed(payload.get("output")):
+                yield read
         elif kind == "custom_tool_call":  # apply_patch: its input is the patch
-            found = ties_codex(payload.get("name"), payload.get("input"))
-            yield from self._found(found, number, day, cwd)
+            yield from self._ties(payload.get("name"), payload.get("input"), number, day, cwd)
         elif kind == "function_call":
             given = payload.get("arguments") or "{}"
             try:  # a JSON string as Codex writes it; an object taken as it is
@@ -221,13 +198,18 @@ class Reader:
             except (ValueError, TypeError, RecursionError):
                 return
             name = full_name(payload.get("name"), payload.get("namespace"))
-            workdir = args.get("workdir") if isinstance(args, dict) else None
-            here = workdir if isinstance(workdir, str) else cwd
-            yield from self._found(ties_codex(name, args), number, day, here)
-            if isinstance(args, dict) and vault_tool(name) is not None:
-                yield from self._mcp(str(name), args, number, day, cwd, payload.get("call_id"))
-            elif isinstance(args, dict):
-                yield from self._shell(args.get("command", args.get("cmd")), number, day, here)
+            yield from self._call(name, args, number, day, cwd, payload.get("call_id"))
+
+    def _day(self, obj: dict[str, Any]) -> dt.date | None:
+        day = utc_date(obj.get("timestamp")) or self.first_date
+        self.first_date = self.first_date or day
+        return day
+
+    def _ties(
+        self, name: object, args: object, number: int, day: dt.date | None, cwd: str | None
+    ) -> Iterator[Signal]:
+        for kind, value, vault in ties(self.format, name, args):
+            yield Signal(kind, value, None, number, self.session, day, cwd, vault)
 
     def _links(
         self, text: str, number: int, day: dt.date | None, cwd: str | None
@@ -240,63 +222,51 @@ class Reader:
                 for name in filter(None, (n.strip() for n in m.group(1).split(","))):
                     yield Signal("native", name, None, number, self.session, day, cwd)
 
-    def _tool(
+    def _call(
         self,
-        name: str,
-        args: dict[str, Any],
+        name: object,
+        args: object,
         number: int,
         day: dt.date | None,
         cwd: str | None,
         call: object = None,
     ) -> Iterator[Signal]:
-        yield from self._found(ties_claude(name, args), number, day, cwd)
-        if name == "Skill" and isinstance(args.get("skill"), str):
-            yield Signal("skill", args["skill"], None, number, self.session, day, cwd)
-        elif name == "Read" and isinstance(args.get("file_path"), str):
-            yield Signal("file", args["file_path"], None, number, self.session, day, cwd)
-        elif name == "Bash":
-            yield from self._shell(args.get("command"), number, day, cwd)
-        else:
-            yield from self._mcp(name, args, number, day, cwd, call)
-
-    def _found(
-        self, found: list[Found], number: int, day: dt.date | None, cwd: str | None
-    ) -> Iterator[Signal]:
-        for kind, value, vault in found:
-            yield Signal(kind, value, None, number, self.session, day, cwd, vault)
-
-    def _mcp(
-        self,
-        name: str,
-        args: dict[str, Any],
-        number: int,
-        day: dt.date | None,
-        cwd: str | None,
-        call: object = None,
-    ) -> Iterator[Signal]:
-        """A call of the vault's own MCP ``cite`` or ``read`` tool (others say nothing)."""
+        """One tool call: the files it edits and lessons it writes (``ties``), then a
+        Claude Code Skill or Read, a call of the vault's own MCP ``cite`` or ``read``,
+        or a shell's command (Claude Code's Bash; any Codex call but the vault's)."""
+        workdir = args.get("workdir") if isinstance(args, dict) else None
+        here = workdir if isinstance(workdir, str) and self.format == CODEX else cwd
+        yield from self._ties(name, args, number, day, here)
+        if not isinstance(args, dict):
+            return
         tool = vault_tool(name)
+        new = partial(Signal, line=number, session=self.session, date=day, cwd=cwd)
         if tool == "cite" and isinstance(args.get("name"), str):
             if isinstance(args.get("evidence"), str):
-                value, evidence = args["name"], args["evidence"]
                 used = call if isinstance(call, str) and call else None
-                session = self.session
-                yield Signal("mcp-cite", value, None, number, session, day, cwd, evidence, used)
+                yield new("mcp-cite", args["name"], None, evidence=args["evidence"], call=used)
         elif tool == "read" and isinstance(args.get("path"), str):
-            read = Signal("mcp-read", args["path"], None, number, self.session, day, cwd)
-            yield from self.pending.wait(call, read)  # a read once its result came back
+            read = new("mcp-read", args["path"], None)
+            if isinstance(call, str) and call:  # held until its result comes back
+                self.pending[call] = read
+            else:  # an older host's line, without an id to find its result by
+                yield read
+        elif tool is not None:
+            return  # the vault's other tools say nothing
+        elif name == "Skill" and isinstance(args.get("skill"), str):
+            yield new("skill", args["skill"], None)
+        elif name == "Read" and isinstance(args.get("file_path"), str):
+            yield new("file", args["file_path"], None)
+        elif name == "Bash" or self.format == CODEX:
+            command = args.get("command", args.get("cmd")) if self.format == CODEX else None
+            command = args.get("command") if name == "Bash" else command
+            for path in shell_reads(command):
+                yield Signal("file", path, None, number, self.session, day, here)
+            for used_name, vault in shell_uses(command):  # the vault it names, as evidence
+                yield Signal("cli-use", used_name, None, number, self.session, day, here, vault)
 
-    def _shell(
-        self, command: object, number: int, day: dt.date | None, cwd: str | None
-    ) -> Iterator[Signal]:
-        for path in shell_reads(command):
-            yield Signal("file", path, None, number, self.session, day, cwd)
-        for name, vault in shell_uses(command):  # the vault it names, if any, as evidence
-            yield Signal("cli-use", name, None, number, self.session, day, cwd, vault)
 
-
-# -- host lines:
-# How the hosts mark their lines and name the vault's MCP tools (recorded behaviour).
+# -- host lines: how the hosts mark their lines and name the vault's MCP tools.
 #
 # Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
 # 0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
@@ -358,8 +328,7 @@ def utc_date(stamp: object) -> dt.date | None:
     return when.date()
 
 
-# -- MCP results:
-# Did a host's call of an MCP tool come back with the tool's answer, or fail?
+# -- MCP results: did a host's call of an MCP tool come back with the tool's answer?
 #
 # A ``read`` of the vault through its MCP server is a read only when the server answered
 # it. A host can reject the call before it reaches the server (Codex: "unsupported call:
@@ -377,14 +346,8 @@ def utc_date(stamp: object) -> dt.date | None:
 #   host's or the server's error text otherwise. Some versions wrap it as ``{"content":
 #   ..., "success": false}``.
 
-T = TypeVar("T")
 
 _CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
-
-
-def claude_failed(block: dict[str, Any]) -> bool:
-    """A Claude Code tool_result block of a call that failed or was rejected."""
-    return block.get("is_error") is True
 
 
 def codex_failed(output: Any) -> bool:
@@ -403,44 +366,7 @@ def codex_failed(output: Any) -> bool:
     return not body.lstrip().startswith("{")
 
 
-class Pending(Generic[T]):
-    """One transcript's MCP read calls waiting for their result (call id -> the read):
-    each is handed out when its result came back as the tool's answer, dropped when it
-    failed; one whose result never comes (a cut transcript) is no read known."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, T] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.calls)
-
-    def wait(self, call: object, read: T) -> Iterator[T]:
-        """Hold ``read`` until the result of ``call``; without an id to find its result
-        by (an older host's line) it is taken as it was called."""
-        if isinstance(call, str) and call:
-            self.calls[call] = read
-        else:
-            yield read
-
-    def claude(self, line: dict[str, Any]) -> Iterator[T]:
-        """The reads whose tool_result is in this Claude Code ``user`` line and succeeded."""
-        message = line.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) and self.calls else ():
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                read = self.calls.pop(str(block.get("tool_use_id")), None)
-                if read is not None and not claude_failed(block):
-                    yield read
-
-    def codex(self, payload: dict[str, Any]) -> Iterator[T]:
-        """The read whose Codex function_call_output this is, if it came back."""
-        read = self.calls.pop(str(payload.get("call_id")), None)
-        if read is not None and not codex_failed(payload.get("output")):
-            yield read
-
-
-# -- Codex sub-agents:
-# Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
+# -- Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
 #
 # Codex 0.169 writes a sub-agent's rollout in the same date folder as its parent's; its
 # first line, ``session_meta``, names the parent in
@@ -513,8 +439,7 @@ def children(path: Path) -> list[Path]:
     return sorted(found)
 
 
-# -- lesson ties:
-# What a session did that ties a lesson to code: the lesson it wrote, the files it edited.
+# -- lesson ties: what ties a lesson to code: the lesson a session wrote, the files it edited.
 #
 # The lesson: ``vaultkeeper new memory|decision NAME -p P`` run from the agent's shell, or
 # the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its entry is
@@ -560,40 +485,29 @@ def _ties_news(command: object) -> list[Found]:
     return out
 
 
-def ties_claude(name: str, args: dict[str, Any]) -> list[Found]:
-    """A Claude Code tool call's edits and new lessons."""
-    key = EDIT_TOOLS.get(name)
-    if key is not None:
-        path = args.get(key)
-        return [("edit", path, None)] if isinstance(path, str) and path else []
-    if name == "Bash":
-        return _ties_news(args.get("command"))
-    return _ties_tool(name, args)
-
-
-def _ties_tool(name: str, args: dict[str, Any]) -> list[Found]:
-    if "new_" not in name:  # most calls: no regex for them
+def ties(host: str, name: object, args: object) -> list[Found]:
+    """A tool call's edits and new lessons: the vault's MCP ``new_lesson`` and
+    ``new_decision``; Claude Code's edit tools and Bash; Codex's apply_patch (a custom
+    tool's input, or a call's argument or shell command carrying it) and any other
+    call's shell command."""
+    if isinstance(args, str):
+        return [("edit", p, None) for p in patched(args)] if name == "apply_patch" else []
+    if not isinstance(args, dict):
         return []
     tool = vault_tool(name)
     if tool in ("new_lesson", "new_decision"):
         kind = "memory" if tool == "new_lesson" else "decision"
         rel = entry_of(kind, args.get("name"), args.get("project"))
         return [("new", rel, None)] if rel else []
-    return []
-
-
-def ties_codex(name: object, args: object) -> list[Found]:
-    """A Codex call's edits and new lessons: ``args`` its arguments (a dict), or the
-    input of a custom tool call (apply_patch's patch text)."""
-    if isinstance(args, str):
-        return [("edit", p, None) for p in patched(args)] if name == "apply_patch" else []
-    if not isinstance(args, dict):
+    if tool is not None:
         return []
-    if isinstance(name, str) and vault_tool(name) is not None:
-        return _ties_tool(name, args)
-    out: list[Found] = []
-    for value in args.values():
-        out += [("edit", p, None) for p in patched(value)]
+    if host == CLAUDE:
+        key = EDIT_TOOLS.get(str(name))
+        path = args.get(key) if key is not None else None
+        if key is not None:
+            return [("edit", path, None)] if isinstance(path, str) and path else []
+        return _ties_news(args.get("command")) if name == "Bash" else []
+    out: list[Found] = [("edit", p, None) for value in args.values() for p in patched(value)]
     command = args.get("command", args.get("cmd"))
     if isinstance(command, list):
         out += [("edit", p, None) for w in command for p in patched(w)]

@@ -68,12 +68,8 @@ def _block_name(line: str) -> str | None:
 
 
 def fix_ascii(text: str, taken: set[str] | None = None) -> tuple[str, int]:
-    """Replace the spec's glyphs outside code; returns the new text and how many changed.
-
-    ``taken`` (for a registry file: the name_key of every block name in the registry):
-    a ``### heading`` whose fixed name would be another block's is left as it is (VK402
-    would follow); a renamed heading's new name is added to it.
-    """
+    """Replace the spec's glyphs outside code; the new text and how many changed.
+    ``taken`` (a registry's block name keys): a heading whose fixed name is taken stays."""
     if text.isascii():
         return text, 0
     yaml_text, end_line, _ = split_frontmatter(text)

@@ -1,12 +1,12 @@
 """VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid,
-and no control characters a terminal would act on."""
+no control characters a terminal would act on, no conflict markers a merge left."""
 
 from __future__ import annotations
 
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from vaultkeeper import config
 from vaultkeeper.lint.codes import Finding
@@ -45,12 +45,8 @@ def describe(char: str) -> str:
 def check_ascii(
     rel: str, lines: list[str], code_lines: set[int], frontmatter_end: int
 ) -> Iterator[Finding]:
-    """VK101: one finding per line, at its first non-ASCII character, with the count.
-
-    One pass over each line: a line of 400,000 em dashes is one finding, found in
-    linear time (one finding per glyph, each checking the text before it, was
-    quadratic). The finding is fixable when any glyph on the line is.
-    """
+    """VK101: one finding per line (in linear time), at its first non-ASCII character,
+    with the count; fixable when any glyph on the line is."""
     for index, line in enumerate(lines):
         if line.isascii():
             continue
@@ -93,11 +89,8 @@ def _clip(run: str) -> str:
 
 
 def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
-    """VK105: one finding per line holding a control character (CRLF endings aside).
-
-    An escape sequence or a bidirectional override in a note acts on the terminal of
-    whoever prints it (``cat``, the prune prompt), so it is an error wherever it is.
-    """
+    """VK105: one finding per line holding a control character (CRLF endings aside): it
+    acts on the terminal of whoever prints the note."""
     for index, line in enumerate(lines):
         body = line[:-1] if line.endswith("\n") else line
         found = dangerous(body[:-1] if body.endswith("\r") else body)
@@ -224,3 +217,37 @@ def _labels(text: str, kind: str) -> Iterator[tuple[int, str]]:
     for m in _EDGE_TEXT.finditer(masked):
         if _needs_quotes(m.group(1)):
             yield m.start(1), text[m.start(1) : m.end(1)]
+
+
+# VK106: a commit of an unresolved merge leaves both sides' lines, and everything that
+# reads the file reads both; markers inside fenced code are not markers.
+_OPEN, _MID, _CLOSE = "<<<<<<<", "=======", ">>>>>>>"
+
+
+def _marker(line: str, mark: str) -> bool:
+    body = line.rstrip("\r\n")
+    return body.startswith(mark) and (len(body) == len(mark) or body[len(mark)] == " ")
+
+
+def check_conflicts(rel: str, lines: list[str], code: Collection[int]) -> Iterator[Finding]:
+    """One finding per conflict hunk, at its ``<<<<<<<`` line."""
+    start: int | None = None
+    middle = False
+    for number, line in enumerate(lines, start=1):
+        if number in code or not line.startswith(("<", "=", ">")):
+            continue
+        if _marker(line, _OPEN):
+            start, middle = number, False
+        elif start is not None and line.rstrip("\r\n") == _MID:
+            middle = True
+        elif start is not None and middle and _marker(line, _CLOSE):
+            yield Finding(
+                rel,
+                start,
+                1,
+                "VK106",
+                f"conflict markers left by a merge (lines {start}-{number}): keep what each "
+                "side meant and delete the marker lines (an index file: `vaultkeeper index` "
+                "writes its list again)",
+            )
+            start = None

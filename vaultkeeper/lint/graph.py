@@ -1,4 +1,6 @@
-"""VK3xx: the link graph -- broken and ambiguous links, orphans, the index's load budget."""
+"""The link graph: VK3xx (broken and ambiguous links, orphans, the index's load budget)
+and VK6xx (supersession chains that loop, lead nowhere, or live links to a superseded
+entry, which an agent would take for current truth)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from vaultkeeper import config
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.store.links import Link, Resolver
+from vaultkeeper.store.links import Link, Resolver, extract_links
+from vaultkeeper.store.model import Note
+from vaultkeeper.upkeep.supersession import newest, superseded_by, supersedes
 
 
 def check_links(
@@ -19,24 +24,22 @@ def check_links(
     edges: set[str],
     anchors: AnchorTable | None = None,
 ) -> Iterator[Finding]:
-    """VK301 / VK302 / VK305 for ``rel``'s links; resolved targets are added to ``edges``.
-
-    ``anchors`` (when VK305 runs) checks ``#Heading`` and ``#^block`` in the target note.
-    """
+    """VK301 / VK302 / VK305 (with ``anchors``) for ``rel``'s links; resolved targets are
+    added to ``edges``."""
     for link in links:
-        found = resolver.resolve(link.target, rel)
-        if found.resolved is not None:
-            edges.add(found.resolved)
-            why = anchors.missing(found.resolved, link.subpath) if anchors is not None else None
+        targets = resolver.resolve(link.target, rel).targets
+        if len(targets) == 1:
+            edges.add(targets[0])
+            why = anchors.missing(targets[0], link.subpath) if anchors is not None else None
             if why is not None:
                 yield Finding(
                     rel,
                     link.line,
                     link.col,
                     "VK305",
-                    f"broken link {link.raw}: {found.resolved} has {why}",
+                    f"broken link {link.raw}: {targets[0]} has {why}",
                 )
-        elif found.broken:
+        elif not targets:
             if enabled("VK301"):
                 yield Finding(
                     rel,
@@ -46,13 +49,13 @@ def check_links(
                     f"broken link {link.raw}: no file named {link.target!r} in the vault",
                 )
         elif enabled("VK302"):
-            shown = ", ".join(found.targets[:3]) + (", ..." if len(found.targets) > 3 else "")
+            shown = ", ".join(targets[:3]) + (", ..." if len(targets) > 3 else "")
             yield Finding(
                 rel,
                 link.line,
                 link.col,
                 "VK302",
-                f"ambiguous link {link.raw}: {len(found.targets)} files match ({shown});"
+                f"ambiguous link {link.raw}: {len(targets)} files match ({shown});"
                 " write more of the path",
             )
 
@@ -105,3 +108,76 @@ def check_budget(text: str) -> Iterator[Finding]:
             f"{size} bytes, over the load budget of {config.INDEX_MAX_BYTES}"
             " (`vaultkeeper index` splits it into sub-indexes)",
         )
+
+
+def _line(note: Note) -> int:
+    fm = note.frontmatter
+    return 1 if fm is None else fm.key_lines.get(config.SUPERSEDED_BY_KEY, 1)
+
+
+def check_supersession(
+    notes: Iterable[Note], resolver: Resolver, enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    notes = list(notes)
+    by: dict[str, str | None] = {}  # superseded entry -> the newer one (None: unresolved)
+    for note in notes:
+        target = superseded_by(note)
+        if target is None:
+            continue
+        found = resolver.resolve(target, note.rel)
+        by[note.rel] = found.resolved
+        if found.resolved is None and enabled("VK602"):
+            what = "nothing" if found.broken else f"{len(found.targets)} files (ambiguous)"
+            yield Finding(
+                note.rel,
+                _line(note),
+                1,
+                "VK602",
+                f"{config.SUPERSEDED_BY_KEY} [[{target}]] points at {what}: name the newer "
+                "entry by its path, or `apply reactivate` this one",
+            )
+    if not by:
+        return
+    if enabled("VK601"):
+        for note in notes:
+            if note.rel in by:
+                _, chain = newest(note.rel, by.get)
+                if chain[-1] == note.rel and len(chain) > 1:
+                    yield Finding(
+                        note.rel,
+                        _line(note),
+                        1,
+                        "VK601",
+                        f"supersession chain loops: {' -> '.join(chain)}",
+                    )
+    if enabled("VK603"):
+        yield from _live_links(notes, resolver, by)
+
+
+def _live_links(
+    notes: list[Note], resolver: Resolver, by: dict[str, str | None]
+) -> Iterator[Finding]:
+    for note in notes:
+        if (
+            not note.is_entry
+            or note.rel in by
+            or is_index_file(note.rel)
+            or note.get_str("status") == "archived"
+        ):
+            continue
+        listed = set(supersedes(note))  # the newer entry names what it replaces: fine
+        for link in extract_links(note):
+            if link.in_frontmatter and link.target in listed:
+                continue
+            target = resolver.resolve(link.target, note.rel).resolved
+            if target is None or target not in by:
+                continue
+            last, chain = newest(target, by.get)
+            if chain[-1] in chain[:-1]:
+                continue  # a loop: VK601 says so at the entries themselves
+            newer = (
+                f"superseded by {last.removesuffix('.md')}: link the newer entry"
+                if last != target
+                else "superseded (its newer entry cannot be found)"
+            )
+            yield Finding(note.rel, link.line, link.col, "VK603", f"links to {target}, {newer}")

@@ -1,26 +1,31 @@
-"""``lint``: load the vault once, run the selected rules, optionally fix, return findings."""
+"""``lint``: load the vault once, run the selected rules, optionally fix, return findings.
+
+A file whose frontmatter can't be parsed still has a body to check; in Obsidian's
+templates folder, placeholders such as ``created: {{date}}`` (not YAML until the template
+is used) are read as strings, so a template's property links still count.
+"""
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
-from vaultkeeper.index.build import is_index_file
+from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
-from vaultkeeper.lint.conflicts import check_conflicts
 from vaultkeeper.lint.fix import apply_fixes
-from vaultkeeper.lint.format import check_ascii, check_controls, check_fences
-from vaultkeeper.lint.graph import check_budget, check_links, check_orphans
-from vaultkeeper.lint.load import load
+from vaultkeeper.lint.format import check_ascii, check_conflicts, check_controls, check_fences
+from vaultkeeper.lint.graph import check_budget, check_links, check_orphans, check_supersession
 from vaultkeeper.lint.registry import check_registry
 from vaultkeeper.lint.schema import check_schema, schema_applies
 from vaultkeeper.lint.secrets import check_other_files, check_secrets
-from vaultkeeper.lint.supersession import check_supersession
 from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
 from vaultkeeper.store.links import (
     Resolution,
@@ -30,12 +35,112 @@ from vaultkeeper.store.links import (
     find_fences,
     split_lines,
 )
-from vaultkeeper.store.model import outside_problems
+from vaultkeeper.store.model import (
+    Note,
+    ParseError,
+    Problem,
+    decode,
+    load_notes,
+    outside_problems,
+    parse_note,
+    read_regular,
+    split_frontmatter,
+)
 from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
-from vaultkeeper.store.vault import find_vault, iter_files, rel
+from vaultkeeper.store.vault import find_vault, rel, walk_files
 
 _MARK = "\n======="  # every conflict hunk has one: most notes are passed over at once
+
+
+_PLACEHOLDER = re.compile(r"\{\{[^{}\r\n]*\}\}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    notes: tuple[Note, ...]
+    problems: tuple[Problem, ...]  # VK001: files or frontmatter that could not be read
+    body_only: frozenset[str]  # notes whose frontmatter failed: only their body is checked
+    # notes that are not UTF-8, their bad bytes read as U+FFFD: only their links are
+    # checked (a merge or a rename must not leave a broken link there unsaid)
+    links_only: frozenset[str] = frozenset()
+
+
+def _as_template(path: Path, rel: str, text: str) -> Note | None:
+    yaml_text, _, body_offset = split_frontmatter(text)
+    if yaml_text is None or "{{" not in yaml_text:
+        return None
+    head = _PLACEHOLDER.sub(lambda m: json.dumps(m.group()), text[:body_offset])
+    try:
+        note = parse_note(path, rel, head + text[body_offset:])
+    except ParseError:
+        return None
+    return note._replace(text=text)
+
+
+def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
+    """The notes at ``paths``; ``meta=False`` (only the link rules run, no orphans to
+    find): a frontmatter with no ``[[`` in it is not parsed, as none of its values can be
+    a link and nothing asks what it holds -- the note keeps its body from the same line."""
+    notes, problems = load_notes(vault, paths) if meta else _bodies(vault, paths)
+    if not problems:
+        return Loaded(tuple(notes), (), frozenset())
+    templates = templates_folder(vault)
+    kept: list[Problem] = []
+    body_only: set[str] = set()
+    links_only: set[str] = set()
+    for problem in problems:
+        path = vault / problem.path
+        try:
+            text = decode(read_regular(path))
+            _, end_line, body_offset = split_frontmatter(text)
+        except ParseError:
+            kept.append(problem)
+            loose = _undecodable(path, problem)
+            if loose is not None:
+                notes.append(loose)
+                links_only.add(problem.path)
+            continue
+        if in_folder(problem.path, templates):
+            note = _as_template(path, problem.path, text)
+            if note is not None:
+                notes.append(note)
+                continue
+        kept.append(problem)
+        notes.append(Note(path, problem.path, text, None, text[body_offset:], end_line + 1))
+        body_only.add(problem.path)
+    notes.sort(key=lambda n: n.rel)
+    return Loaded(tuple(notes), tuple(kept), frozenset(body_only), frozenset(links_only))
+
+
+def _bodies(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:
+    notes: list[Note] = []
+    problems: list[Problem] = []
+    prefix = len(str(vault)) + 1
+    for path in paths:
+        rel = str(path)[prefix:].replace(os.sep, "/")
+        try:
+            text = decode(read_regular(path))
+            yaml_text, end_line, body_offset = split_frontmatter(text)
+            if yaml_text is None or "[[" in yaml_text:
+                notes.append(parse_note(path, rel, text))
+            else:
+                notes.append(Note(path, rel, text, None, text[body_offset:], end_line + 1))
+        except ParseError as exc:
+            problems.append(Problem(rel, exc.line, exc.reason))
+    return notes, problems
+
+
+def _undecodable(path: Path, problem: Problem) -> Note | None:
+    """A note that is not UTF-8, each bad byte read as U+FFFD (its lines stay its
+    lines), for its links; None for any other problem."""
+    if not problem.reason.startswith("not UTF-8"):
+        return None
+    try:
+        text = read_regular(path).decode("utf-8", "replace")
+    except ParseError:
+        return None
+    return Note(path, problem.path, text, None, text, 1)
 
 
 @dataclass(frozen=True)
@@ -64,12 +169,8 @@ class LintResult:
 def find_lint_vault(
     explicit: Path | None, env: Mapping[str, str], cwd: Path, paths: Sequence[Path]
 ) -> Path:
-    """As every command finds its vault, but an Obsidian vault (``.obsidian/``) counts too.
-
-    A relative ``--vault`` (or ``$VAULTKEEPER_VAULT``) is taken from ``cwd``, as for every
-    other command; without one, the search upwards starts at the first PATH given, so
-    ``lint ~/notes`` works from anywhere.
-    """
+    """As every command finds its vault, but an Obsidian vault counts too; without
+    ``--vault`` the search starts at the first PATH given (``lint ~/notes``)."""
     if explicit is not None or env.get(config.ENV_VAULT):
         return find_vault(explicit, env, cwd)
     start = (paths[0] if paths[0].is_absolute() else cwd / paths[0]) if paths else cwd
@@ -141,8 +242,10 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     schema = any(c.startswith("VK2") for c in selection.codes())
     registry = any(c.startswith("VK4") for c in selection.codes())
     outside: list[str] = []  # symlinks out of the vault: said once, never read
-    files = list(iter_files(vault, outside=outside))
-    rels = [rel(vault, p) for p in files]
+    found = list(walk_files(vault, outside=outside))
+    cut = len(os.fspath(vault)) + 1
+    rels = [f[cut:].replace(os.sep, "/") for f in found]
+    files = [Path(f) for f in found]
     resolver = _Memo(rels)
     markdown = [p for p in files if p.suffix == ".md"]
     # the link rules alone (no orphans to find): a note is read only for its links
@@ -163,9 +266,15 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     for note in loaded.notes:
         if bare and "[[" not in note.text:
             continue  # no link in it: nothing of it to check
+        wanted = _wanted(note.rel, scopes)
+        if bare:  # the link rules alone: no other rule needs the note's lines
+            keep = note.rel in loaded.links_only or not in_folder(note.rel, templates)
+            if wanted and keep:
+                links = extract_links(note)
+                findings.extend(check_links(note.rel, links, resolver, enabled, set(), anchors))
+            continue
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
-        wanted = _wanted(note.rel, scopes)
         if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
             links = extract_links(note, lines, fences)
             targets = edges.setdefault(note.rel, set())

@@ -1,12 +1,8 @@
 """The last whole-vault lint's figures, kept for ``status`` (a row of ``state/vaultkeeper.db``).
 
-``status`` is a glance, and running every rule over a 10,000-entry vault takes more
-than a second; so ``lint`` over the whole vault with its default rules (no PATHS, no
---select or --ignore) saves the counts status shows, with when it ran, and status
-shows them with their age. Only a vault that already has a state/ folder keeps them:
-a lint of someone's Obsidian vault leaves nothing behind (status lints such a vault
-itself). No row (never linted, the database deleted or unreadable) is never an error:
-status lints the vault then, as the figures are derived.
+A whole-vault lint with the default rules takes seconds at 10k; so such a ``lint`` keeps
+its counts and time (only where state/ exists) and status shows them with their age. No
+row is never an error: status lints the vault then, as the figures are derived.
 """
 
 from __future__ import annotations
@@ -71,11 +67,8 @@ def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
 
 
 def current(vault: Path, now: dt.datetime) -> LintSummary:
-    """The kept figures while younger than REFRESH_HOURS; else the whole vault linted
-    now with the default rules, its figures kept as `vaultkeeper lint` keeps them (where
-    state/ takes them). So a vault kept by its hooks and cron alone, where nobody runs
-    `lint`, shows figures at most a day old, and a glance lints at most once a day.
-    Derived: with no row (no lint yet, the database deleted) the vault is linted now."""
+    """The kept figures while younger than REFRESH_HOURS; else the vault linted now with
+    the default rules and its figures kept: at most a day old, one lint a day at most."""
     found = load(vault)
     fresh = dt.timedelta(hours=REFRESH_HOURS)
     if found is not None and dt.timedelta(0) <= now - found.made < fresh:

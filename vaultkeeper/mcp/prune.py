@@ -1,45 +1,42 @@
-"""``apply_prune`` over MCP: a deletion asked in the host's own dialog, when allowed.
+"""``apply_prune`` over MCP: a deletion queued for ``vaultkeeper review``, or asked in the
+host's own dialog where the person turned it on and no hook could answer it.
 
-By default a deletion through MCP is queued for ``vaultkeeper review`` and the tool says
-so: the hosts do not reliably show the dialog to a person (Codex answers cancel unseen,
-``claude -p`` answers cancel itself, a Claude Code ``Elicitation`` hook can answer accept).
-The dialog is an opt-in, refused while a hook could answer it (hosts/elicitation.py). When it is
-used, MCP elicitation (form mode) puts the question in the host's UI: its first four
-lines say what goes (kind and name, a one-line summary, the count, how to answer), as
-Claude Code shows four lines before "(+N more lines)"; then exactly the text that goes
-(control characters escaped so nothing in a note can redraw the dialog). The one
-required field: the entry's name, typed. Only "accept" with that exact name deletes,
-through the same prune function as the terminal, journaled as "accepted in <host>'s
-dialog" (what is known: that the host's dialog accepted, not who); a wrong name keeps
-it (silence: something typed it).
+The hosts do not reliably show a dialog to a person (Codex answers cancel unseen,
+``claude -p`` cancels itself, a Claude Code ``Elicitation`` hook can answer accept), so the
+dialog is an opt-in, refused while a hook could answer it (hosts/elicitation.py). When
+used, form elicitation's first four lines say what goes (Claude Code shows four before
+"(+N more lines)"), then exactly the text that goes, made inert. The one field is the
+entry's name, typed: only "accept" with that exact name deletes, through the terminal's
+prune, journaled "accepted in <host>'s dialog"; a wrong name keeps it (silence).
 
-How the question travels depends on the protocol the client speaks:
-- 2026-07-28 (Claude Code 2.1.3xx): no back-channel. The tool's ``answer`` parameter is
-  filled by the SDK resolver ``asker`` returning ``Elicit(message, TypeTheName)``: the
-  first round returns an ``InputRequiredResult`` and the client retries the call with
-  the answer (``Answered`` judges it against the plan read again).
-- older (Codex 0.169 sends 2025-06-18): ``elicitation/create`` mid-call (``InDialog``,
-  with a time limit).
-Whatever no person is known to have answered (a decline or cancel, which ``codex exec``
-and ``claude -p`` send by themselves; an error; no answer in time; a client that
-declared no elicitation; the dialog off or refused) deletes nothing and queues the
-request for ``vaultkeeper review`` (outcome ask).
+At 2026-07-28 (Claude Code 2.1.3xx) the ``answer`` parameter is filled by the SDK resolver
+``asker`` (an ``InputRequiredResult`` round, judged by ``Answered`` against the plan read
+again); older clients (Codex sends 2025-06-18) get ``elicitation/create`` mid-call
+(``InDialog``, with a time limit). Whatever no person is known to have answered deletes
+nothing and queues the request (outcome ask).
 
-Imports pydantic (an MCP SDK dependency); only mcp/apply.py imports this module.
+No ``from __future__ import annotations``: the SDK reads the tool's and the resolvers'
+annotations at registration, and ``Resolve(asker)`` names closures that exist only as values.
 """
 
-from __future__ import annotations
-
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
+import anyio
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from vaultkeeper import config
+from vaultkeeper.apply.decision import Decision
 from vaultkeeper.apply.prune import NoAnswer, PrunePlan
-from vaultkeeper.hosts.elicitation import accepted
-from vaultkeeper.registry.lines import first_paragraph
+from vaultkeeper.hosts import elicitation
+from vaultkeeper.mcp.shapes import DryRun, ExpectHash, OutcomeOut, Target
+from vaultkeeper.mcp.tools import VaultTools, outcome_dict
+from vaultkeeper.registry.blocks import first_paragraph
 from vaultkeeper.search.hits import inert
 from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
 from vaultkeeper.store.model import ParseError
@@ -95,8 +92,7 @@ def _count(plan: PrunePlan) -> str:
 
 
 def message(plan: PrunePlan) -> str:
-    """The question, what goes in its first four lines (Claude Code shows four before
-    "(+N more lines)"): kind and name, the summary, the count, how to answer; then the
+    """The question: kind and name, the summary, the count, how to answer; then the
     details. Every value from the vault made inert."""
     what = "registry block" if plan.kind == "block" else "entry file"
     name = inert(expected_name(plan))
@@ -134,13 +130,11 @@ def judge(action: str, typed: str | None, plan: PrunePlan) -> Verdict:
     return True
 
 
-Elicit = Callable[[str, type[TypeTheName]], Awaitable[Any]]
+Elicit_ = Callable[[str, type[TypeTheName]], Awaitable[Any]]
 
 
-async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> Verdict:
+async def ask(elicit: Elicit_, plan: PrunePlan, timeout: float) -> Verdict:
     """Put the question through ``elicit`` (Context.elicit) and judge the answer."""
-    import anyio
-
     try:
         with anyio.fail_after(timeout):
             result = await elicit(message(plan), TypeTheName)
@@ -153,58 +147,51 @@ async def ask(elicit: Elicit, plan: PrunePlan, timeout: float) -> Verdict:
     return judge(str(getattr(result, "action", "")), getattr(data, "name", None), plan)
 
 
-@dataclass(frozen=True)
-class InDialog:
-    """The applier's confirm callback: it runs in the worker thread the server started
-    for the tool call, and puts the question on the event loop, where the session is.
-    ``confirmed_via`` and ``yes_reason`` go into the journal line of a deletion it said
-    yes to: the host's dialog accepted, which is all that is known."""
+class _InHostDialog:
+    """A confirm callback whose yes came from the host's dialog: ``confirmed_via`` and
+    ``yes_reason`` go into the journal line (the host's dialog accepted: all that is known)."""
 
-    elicit: Elicit
-    timeout: float
-    host: str = "the host"
-    confirmed_via: str = config.CONFIRMED_VIA_MCP
+    host: str
+    confirmed_via = config.CONFIRMED_VIA_MCP
 
     @property
     def yes_reason(self) -> str:
-        return accepted(self.host)
-
-    def __call__(self, plan: PrunePlan) -> Verdict:
-        import anyio
-
-        return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
-
-
-def in_dialog(elicit: Elicit, timeout: float, host: str = "the host") -> InDialog:
-    return InDialog(elicit, timeout, host)
+        return elicitation.accepted(self.host)
 
 
 @dataclass(frozen=True)
-class Answered:
-    """The applier's confirm callback for an answer the client sent back (2026-07-28):
-    it holds only for the question asked, so an entry that changed since is re-decided."""
+class InDialog(_InHostDialog):
+    """Asks mid-call: runs in the tool call's worker thread and puts the question on the
+    event loop, where the session is."""
+
+    elicit: Elicit_
+    timeout: float
+    host: str = "the host"
+
+    def __call__(self, plan: PrunePlan) -> Verdict:
+        return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
+
+
+@dataclass(frozen=True)
+class Answered(_InHostDialog):
+    """An answer the client sent back (2026-07-28): it holds only for the question asked,
+    so an entry that changed since is re-decided."""
 
     action: str
     typed: str | None
     asked: str
     host: str = "the host"
-    confirmed_via: str = config.CONFIRMED_VIA_MCP
 
-    @property
-    def yes_reason(self) -> str:
-        return accepted(self.host)
+    @classmethod
+    def of(cls, result: Any, asked: str, host: str) -> "Answered":
+        """An ElicitationResult (accepted, declined or cancelled) as a confirm callback."""
+        data = getattr(result, "data", None)
+        return cls(str(getattr(result, "action", "")), getattr(data, "name", None), asked, host)
 
     def __call__(self, plan: PrunePlan) -> Verdict:
         if message(plan) != self.asked:
             return NoAnswer("the entry changed after the question was shown")
         return judge(self.action, self.typed, plan)
-
-
-def answered(result: Any, asked: str, host: str = "the host") -> Answered:
-    """An ElicitationResult (accepted, declined or cancelled) as a confirm callback."""
-    data = getattr(result, "data", None)
-    action = str(getattr(result, "action", ""))
-    return Answered(action, getattr(data, "name", None), asked, host)
 
 
 def can_elicit(capabilities: Any) -> bool:
@@ -218,17 +205,101 @@ def can_elicit(capabilities: Any) -> bool:
 NO_DIALOG = "this host shows no dialog (it declared no form elicitation)"
 
 
-def no_dialog(plan: PrunePlan) -> NoAnswer:
-    """The confirm callback where the client declared no dialog (form elicitation)."""
-    return NoAnswer(NO_DIALOG)
-
-
 @dataclass(frozen=True)
 class Queued:
-    """The confirm callback where the dialog may not be used (elicitation.refusal): nobody is
-    asked, the request is queued for review with the reason."""
+    """The confirm callback where nobody is asked: queued for review with the reason."""
 
     why: str
 
     def __call__(self, plan: PrunePlan) -> NoAnswer:
         return NoAnswer(self.why)
+
+
+def register(app: MCPServer, tools: VaultTools, run: Callable[..., Awaitable[OutcomeOut]]) -> None:
+    """The ``apply_prune`` tool; ``run`` is how every tool calls the core (server.run)."""
+    seen, asker = _prune_question(tools)
+    elicitation.remember(os.environ, Path.cwd())  # the hooks the session started with
+
+    @app.tool(
+        name="apply_prune",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+        description="Delete a registry pattern NAME or an entry file PATH, which needs the "
+        "person's yes: by default the request is queued for `vaultkeeper review` (outcome "
+        "ask: tell the user, do not retry). Where the person turned the host's dialog on, "
+        "the host shows them exactly what will go and they must type its name; only then "
+        "does it move to .trash/ (restorable). A wrong name keeps it (silence); a decline, "
+        "a cancel or no answer queues it.",
+    )
+    async def apply_prune(
+        target: Target,
+        ctx: Context,
+        answer: Annotated[ElicitationResult[TypeTheName], Resolve(asker)],
+        shown: Annotated[str | None, Resolve(seen)],
+        expect_hash: ExpectHash = None,
+        dry_run: DryRun = False,
+    ) -> OutcomeOut:
+        decision = Decision("prune", target, expect_hash=expect_hash)
+        host, rounds = _host(ctx), _rounds(ctx)
+        capable = can_elicit(ctx.client_capabilities)
+
+        def call() -> dict[str, Any]:
+            confirm: Any
+            why = None if dry_run else _refusal(capable, host)
+            if why is not None:  # nobody is asked: queued for review, saying why
+                confirm = Queued(why)
+            elif rounds:  # 2026-07-28: the answer came back with the retried call
+                confirm = Queued(NO_DIALOG) if shown is None else Answered.of(answer, shown, host)
+            else:  # older: elicitation/create over the back-channel, mid-call
+                confirm = InDialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS, host)
+            return outcome_dict(tools.apply(decision, dry_run, confirm))
+
+        return await run(OutcomeOut, call)
+
+
+def _host(ctx: Context) -> str:
+    """The host as the journal names it, from the clientInfo it sent (None: "the host")."""
+    info = getattr(ctx.session.client_params, "client_info", None)
+    return elicitation.host_label(getattr(info, "name", None), getattr(info, "title", None))
+
+
+def _refusal(capable: bool, host: str) -> str | None:
+    """Why nobody is asked in the host's dialog now (read at each call: a hook added
+    mid-session counts), or None."""
+    if capable or not elicitation.opted_in(os.environ):  # off by default: it says so first
+        return elicitation.refusal(host, os.environ, Path.cwd())
+    return NO_DIALOG
+
+
+def _rounds(ctx: Context) -> bool:
+    """Does this client take questions as InputRequiredResult rounds (>= 2026-07-28)?"""
+    version = ctx.protocol_version  # revisions are dates (YYYY-MM-DD): a later one sorts after
+    return version is not None and version >= config.MCP_ROUNDS_VERSION
+
+
+def _prune_question(tools: VaultTools) -> tuple[Any, Any]:
+    """The SDK resolvers of apply_prune's question at 2026-07-28: ``seen`` reads what
+    would go (the question's text, or None: no question), ``asker`` asks it. Both re-run
+    on every round; the SDK consumes an answer only for the question it was asked."""
+
+    async def seen(
+        target: str, ctx: Context, expect_hash: str | None = None, dry_run: bool = False
+    ) -> str | None:
+        if dry_run or not _rounds(ctx) or not can_elicit(ctx.client_capabilities):
+            return None
+        host = _host(ctx)
+        try:
+            if await anyio.to_thread.run_sync(lambda: _refusal(True, host)) is not None:
+                return None  # the dialog is off or refused: the tool queues it, saying why
+            found = await anyio.to_thread.run_sync(lambda: tools.prune_plan(target))
+        except Exception:  # refused or not found: the applier says so, nobody is asked
+            return None
+        if expect_hash is not None and expect_hash != found.hash:
+            return None
+        return message(found)
+
+    async def asker(
+        shown: Annotated[str | None, Resolve(seen)],
+    ) -> Elicit[TypeTheName] | None:
+        return None if shown is None else Elicit(shown, TypeTheName)
+
+    return seen, asker

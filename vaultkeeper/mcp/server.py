@@ -1,20 +1,18 @@
 """``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
 
-Each tool is a thin async wrapper: it runs one VaultTools method (mcp/tools.py, the
-same core functions as the CLI) in a worker thread through ``mcp_apply.run`` and returns
-its dict as structured output; a refusal becomes a tool error carrying the CLI's
-one-line message. The reading and writing tools and the resources are here; the gated
-apply tools in apply.py and prune_tool.py, where a deletion needs a person's answer in
-the host's dialog (prune.py).
-Nothing but ``vaultkeeper mcp`` imports this module, so the scanner never loads the SDK.
+Each tool is a thin async wrapper: it runs one VaultTools method (mcp/tools.py, the same
+core functions as the CLI) in a worker thread through ``run`` and returns its dict as
+structured output; a refusal becomes a tool error carrying the CLI's one-line message.
+Each apply tool hands one Decision to the applier's single entry point: the same gates,
+outcomes and journal line as ``vaultkeeper apply ...``; ``apply_prune``, which needs a
+person's answer, is mcp/prune.py's. Only ``vaultkeeper mcp`` imports this module.
 
 Which host session a ``tools/call`` belongs to comes from the ids the hosts send in
 ``_meta`` (recorded in tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl): Codex sends
 ``sessionId`` and ``threadId``; Claude Code 2.1.332 sends ``claudecode/toolUseId``, the
-``tool_use`` id of the call in its transcript, and no session id, so the session is the
-transcript holding that id (the newest few under ``~/.claude/projects/<the server's cwd,
-sanitized>/``, their tails only). None when no id says: the server's own session counts
-then.
+``tool_use`` id of the call in its transcript, so the session is the transcript holding
+that id (the newest few under ``~/.claude/projects/<the server's cwd, sanitized>/``,
+their tails only). None when no id says: the server's own session counts then.
 """
 
 from __future__ import annotations
@@ -22,18 +20,18 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from vaultkeeper import __version__, config
-from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.mcp import apply as mcp_apply
-from vaultkeeper.mcp import prune_tool
-from vaultkeeper.mcp.apply import run
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.errors import VaultkeeperError, explain
+from vaultkeeper.mcp import prune
 from vaultkeeper.mcp.shapes import (
     READ_ONLY,
     WRITES,
@@ -41,20 +39,28 @@ from vaultkeeper.mcp.shapes import (
     Body,
     CiteOut,
     Description,
+    DryRun,
+    Entry,
+    Evidence,
+    ExpectHash,
     Falsify,
     Kind,
     Name,
     NewOut,
+    OutcomeOut,
     Path_,
     Project,
     ReadOut,
     RecallOut,
     ReportOut,
+    Result,
     SearchOut,
     StatusOut,
+    Target,
     arg,
 )
-from vaultkeeper.mcp.tools import Now, VaultTools, serve_text
+from vaultkeeper.mcp.stop import guarded
+from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict, serve_text
 from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.vault import resolve_inside
 
@@ -72,6 +78,22 @@ INSTRUCTIONS = (
 )
 
 
+async def run(shape: type[T], call: Callable[[], Any]) -> T:
+    """Run a blocking core call off the event loop; refusals become tool errors.
+
+    ``shape`` is the tool's output type: the dict the core call builds has its keys.
+    """
+    try:
+        return cast(T, await anyio.to_thread.run_sync(guarded(call)))  # Ctrl-C waits
+    except Exception as exc:  # a refusal, an OS error, a bug: one line, as at the CLI
+        raise ToolError(explain(exc)[0]) from None
+
+
+async def apply(tools: VaultTools, decision: Decision, dry_run: bool = False) -> OutcomeOut:
+    """One decision through the applier, as the tool's structured outcome."""
+    return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
+
+
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
     tools = VaultTools(vault, now, session)
@@ -80,8 +102,8 @@ def build(vault: Path, now: Now, session: str) -> MCPServer:
     )
     _reading_tools(app, tools)
     _writing_tools(app, tools)
-    mcp_apply.register(app, tools)
-    prune_tool.register(app, tools)
+    _apply_tools(app, tools)
+    prune.register(app, tools, run)
     _resources(app, tools)
     return app
 
@@ -216,6 +238,70 @@ def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str)
             tuple(anchors or ()),
         )  # fmt: skip
         return await run(NewOut, call)
+
+
+def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
+
+    @app.tool(
+        name="apply_promote",
+        annotations=WRITES,
+        description="Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into "
+        "an existing skill). Gate: success count >= 2 read now, a real receipt as evidence, "
+        "not promoted yet. Outcome act = promoted, silence = already done, defer = refused "
+        "(the reason says which gate), as `vaultkeeper apply promote`; always journaled.",
+    )
+    async def apply_promote(
+        name: Annotated[str, arg("The registry pattern's NAME (its ### heading).")],
+        evidence: Evidence,
+        expect_hash: ExpectHash = None,
+        dry_run: DryRun = False,
+    ) -> OutcomeOut:
+        decision = Decision("promote", name, evidence, expect_hash=expect_hash)
+        return await apply(tools, decision, dry_run)
+
+    @app.tool(
+        name="apply_revalidate",
+        annotations=WRITES,
+        description="Record the re-check of a held_out entry against its "
+        "falsification_condition once its holdout_until has passed: result pass -> active "
+        "(the receipt joins provenance), fail -> archived. Failing a validated-override "
+        "entry becomes ask (a person decides). Outcomes as `vaultkeeper apply revalidate`.",
+    )
+    async def apply_revalidate(
+        path: Entry,
+        result: Annotated[Result, arg("pass (the condition held off) or fail (falsified).")],
+        evidence: Evidence,
+        expect_hash: ExpectHash = None,
+        dry_run: DryRun = False,
+    ) -> OutcomeOut:
+        decision = Decision("revalidate", path, evidence, result, expect_hash=expect_hash)
+        return await apply(tools, decision, dry_run)
+
+    @app.tool(
+        name="apply_reactivate",
+        annotations=WRITES,
+        description="Bring an archived entry back to active on new evidence, whatever its "
+        "label; the receipt joins its provenance. An entry in any other status is refused "
+        "(defer, with the reason). Outcomes as `vaultkeeper apply reactivate`.",
+    )
+    async def apply_reactivate(
+        path: Entry, evidence: Evidence, expect_hash: ExpectHash = None, dry_run: DryRun = False
+    ) -> OutcomeOut:
+        decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
+        return await apply(tools, decision, dry_run)
+
+    @app.tool(
+        name="apply_skip",
+        annotations=WRITES,
+        description="Leave a candidate (pattern NAME or entry path) alone on purpose, saying "
+        "why; the choice is journaled (outcome silence) so the next session sees it was "
+        "considered, not forgotten.",
+    )
+    async def apply_skip(
+        target: Target, reason: Annotated[str, arg("Why it is left alone, in a sentence.")]
+    ) -> OutcomeOut:
+        decision = Decision("skip", target, reason=reason)
+        return await apply(tools, decision)
 
 
 def _resources(app: MCPServer, tools: VaultTools) -> None:

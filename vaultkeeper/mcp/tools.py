@@ -105,6 +105,7 @@ class VaultTools:
         limit: int = config.SEARCH_DEFAULT_LIMIT,
         include_archived: bool = False,
     ) -> dict[str, Any]:
+        from vaultkeeper.scan.last import last_report
         from vaultkeeper.search.rank import found
 
         hits = found(
@@ -114,6 +115,7 @@ class VaultTools:
             project=project,
             limit=limit,
             include_archived=include_archived,
+            report=lambda: last_report(self.vault),
         )
         return {"hits": hits, "count": len(hits)}
 
@@ -233,15 +235,14 @@ class VaultTools:
                 "use `search` to find the name"
             )
         counted = next((c for c in result.counted if c.name == target), None)
+        figures = ("count_before", "count_after", "last_used")
         return {
             "target": target,
             "kind": "note" if note else "pattern",
             "session": session,
             "recorded": bool(result.recorded),
             "counted": counted is not None,
-            "count_before": None if counted is None else counted.count_before,
-            "count_after": None if counted is None else counted.count_after,
-            "last_used": None if counted is None else counted.last_used,
+            **{key: getattr(counted, key, None) for key in figures},
             "note": None if result.recorded else "already cited in this session: counted once",
         }
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import load_heads
-from vaultkeeper.store.fsio import atomic_write
-from vaultkeeper.store.patience import patient_lock
+from vaultkeeper.store.fsio import atomic_write, patient_lock
 from vaultkeeper.store.secrets import served
 
 HEADER = (
@@ -56,7 +55,7 @@ def ensure_blocks(
     waiting: Callable[[], None] | None = None,
 ) -> list[str]:
     """Append a block for each name in ``wanted`` (name -> description) that has none;
-    the names added. Every byte already in the file stays. (``waiting``: store.patience.)"""
+    the names added. Every byte already in the file stays. (``waiting``: fsio.patient_lock.)"""
     with patient_lock(vault, waiting):
         have = counters(vault)
         # a name is one line, always: a line break in it would write a block of its own

@@ -74,63 +74,42 @@ class FolderReview:
 
 
 def _caps(read: NativeFolder) -> list[Finding]:
-    out = [
-        Finding(
-            "cap",
-            m.file,
-            f"past the newest {config.NATIVE_RECALL_MAX_FILES} files: "
-            "the recall never reads it; promote, merge or prune older memories",
-        )
-        for m in read.memories[config.NATIVE_RECALL_MAX_FILES :]
-    ]
-    out += [
-        Finding(
-            "cap",
-            m.file,
-            f"{m.size} bytes: the recall shows only the first "
-            f"{config.NATIVE_FILE_SHOWN_BYTES}; split it or put the point first",
-        )
-        for m in read.memories
-        if m.size > config.NATIVE_FILE_SHOWN_BYTES
-    ]
-    index = read.index
-    if index is not None and len(index.lines) > config.NATIVE_INDEX_MAX_LINES:
-        out.append(
-            Finding(
-                "cap",
-                f"{config.NATIVE_INDEX_FILE}:{config.NATIVE_INDEX_MAX_LINES + 1}",
-                f"{len(index.lines)} lines: lines past {config.NATIVE_INDEX_MAX_LINES}"
-                " are never loaded; one short line per memory",
+    shown, files = config.NATIVE_FILE_SHOWN_BYTES, config.NATIVE_RECALL_MAX_FILES
+    past = f"past the newest {files} files: the recall never reads it; " + (
+        "promote, merge or prune older memories"
+    )
+    out = [Finding("cap", m.file, past) for m in read.memories[files:]]
+    for m in read.memories:
+        if m.size > shown:
+            why = f"{m.size} bytes: the recall shows only the first {shown}; " + (
+                "split it or put the point first"
             )
+            out.append(Finding("cap", m.file, why))
+    index, most = read.index, config.NATIVE_INDEX_MAX_LINES
+    if index is not None and len(index.lines) > most:
+        why = f"{len(index.lines)} lines: lines past {most} are never loaded; " + (
+            "one short line per memory"
         )
+        out.append(Finding("cap", f"{config.NATIVE_INDEX_FILE}:{most + 1}", why))
     if index is not None and index.size > config.NATIVE_INDEX_MAX_BYTES:
-        out.append(
-            Finding(
-                "cap",
-                config.NATIVE_INDEX_FILE,
-                f"{index.size} bytes: past {config.NATIVE_INDEX_MAX_BYTES} the rest is "
-                "never loaded; shorten the lines",
-            )
+        why = f"{index.size} bytes: past {config.NATIVE_INDEX_MAX_BYTES} the rest is " + (
+            "never loaded; shorten the lines"
         )
+        out.append(Finding("cap", config.NATIVE_INDEX_FILE, why))
     return out
 
 
 def _problems(read: NativeFolder) -> list[Finding]:
     out: list[Finding] = []
+    most = config.NATIVE_DESCRIPTION_MAX
     for m in read.memories:
         if m.problem:
             out.append(Finding("problem", m.file, m.problem))
         elif m.description is None:
             out.append(Finding("problem", m.file, "no `description`: recall cannot select it"))
-        elif len(m.description) > config.NATIVE_DESCRIPTION_MAX:
-            out.append(
-                Finding(
-                    "problem",
-                    m.file,
-                    f"`description` is {len(m.description)} "
-                    f"characters (over {config.NATIVE_DESCRIPTION_MAX}): one line",
-                )
-            )
+        elif len(m.description) > most:
+            why = f"`description` is {len(m.description)} characters (over {most}): one line"
+            out.append(Finding("problem", m.file, why))
         for hit in secrets.find(m.text):
             out.append(Finding("secret", f"{m.file}:{hit.line}", f"a {hit.kind}: remove it"))
     if read.index is not None:
@@ -138,12 +117,9 @@ def _problems(read: NativeFolder) -> list[Finding]:
         files = {m.file for m in read.memories}
         for number, name in read.index.targets:
             if name not in files:
+                where = f"{config.NATIVE_INDEX_FILE}:{number}"
                 out.append(
-                    Finding(
-                        "problem",
-                        f"{config.NATIVE_INDEX_FILE}:{number}",
-                        f"points at {name}, which is not in the folder",
-                    )
+                    Finding("problem", where, f"points at {name}, which is not in the folder")
                 )
         for m in read.memories:
             if m.file not in named:
@@ -152,8 +128,9 @@ def _problems(read: NativeFolder) -> list[Finding]:
 
 
 def _duplicates(read: NativeFolder, project: str) -> list[Finding]:
+    group = f"memory:{project}"
     items = [
-        Item(f"memory:{project}", m.file, m.file, 1, f"{m.name or m.file} {m.description or ''}")
+        Item(group, m.file, m.file, 1, f"{m.name or m.file} {m.description or ''}")
         for m in read.memories
     ]
     return [
@@ -182,26 +159,17 @@ def review(vault: Path, folder: Folder, today: dt.date) -> FolderReview:
         if count:
             recent += int(last is not None and last >= recent_since)
             if count >= config.NATIVE_PROMOTE_SESSIONS and promoted is None:
-                findings.append(
-                    Finding(
-                        "promote",
-                        m.file,
-                        f"used in {count} sessions: "
-                        "make it a vault lesson (vaultkeeper native promote)",
-                    )
+                why = (
+                    f"used in {count} sessions: make it a vault lesson (vaultkeeper native promote)"
                 )
+                findings.append(Finding("promote", m.file, why))
             continue
         never += 1
         changed = m.modified or dt.datetime.fromtimestamp(m.mtime, dt.timezone.utc).date()
         if changed < idle_since:
-            idle = (today - changed).days
+            why = f"never used, unchanged for {(today - changed).days} days"
             findings.append(
-                Finding(
-                    "prune",
-                    m.file,
-                    f"never used, unchanged for {idle} days "
-                    "(vaultkeeper native prune asks a person)",
-                )
+                Finding("prune", m.file, f"{why} (vaultkeeper native prune asks a person)")
             )
     findings += _caps(read) + _problems(read) + _duplicates(read, folder.project)
     index = read.index

@@ -16,7 +16,14 @@ import json
 import sqlite3
 from pathlib import Path
 
-_KINDS = ("promote", "prune", "cap", "problem", "secret", "duplicate")
+_KINDS = {  # each kind of finding, as the line says it
+    "promote": "to promote",
+    "prune": "to prune",
+    "cap": "past the recall's caps",
+    "problem": "problems",
+    "secret": "credentials",
+    "duplicate": "possible duplicates",
+}
 ROW = "native_review"  # its name in scan_meta
 
 
@@ -56,15 +63,7 @@ def line(vault: Path) -> str | None:
         counts = {k: int(v) for k, v in data["counts"].items()}
     except (ValueError, KeyError, TypeError, AttributeError, IndexError):
         return None
-    words = {
-        "promote": "to promote",
-        "prune": "to prune",
-        "cap": "past the recall's caps",
-        "problem": "problems",
-        "secret": "credentials",
-        "duplicate": "possible duplicates",
-    }
-    said = [f"{counts[k]} {words[k]}" for k in _KINDS if counts.get(k)]
+    said = [f"{counts[k]} {words}" for k, words in _KINDS.items() if counts.get(k)]
     if not said:
         return None
     return f"- Claude Code auto memory: {', '.join(said)} (vaultkeeper native review)"

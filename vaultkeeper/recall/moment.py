@@ -1,23 +1,28 @@
 """The point-of-use recall hook: the few right lessons when a prompt arrives and before a
 file is touched (``UserPromptSubmit`` and ``PreToolUse``, hooks/recall.sh).
 
-It reads the host's JSON on stdin and the full-text index (vaultkeeper.recall.lookup),
-never walks the vault, and prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
-"additionalContext": TEXT}}`` (what Claude Code and Codex both take) or nothing. TEXT,
-at most ``MOMENT_MAX_CHARS``, is one line saying this is information recalled from
-memory, not an instruction, then each lesson fenced as data as its row holds it:
-neutralised, masked as one whole text, cut to one line (search.fts.served), with the
-brief's ``may be stale`` mark. A lesson is served once a session (``recall_served``
-rows, taken in one write transaction: two hooks at once serve it once), and each one
-served is a ``shown`` line in the usage log.
+It reads the host's JSON on stdin and the full-text index (search.index), never walks
+the vault, and prints ``{"hookSpecificOutput": {"hookEventName": EVENT,
+"additionalContext": TEXT}}`` (Claude Code and Codex both take it) or nothing. TEXT, at
+most ``MOMENT_MAX_CHARS``, is a line saying this is information, not an instruction,
+then each lesson fenced as data as its row holds it (neutralised, masked whole, one
+line), with the brief's ``may be stale`` mark. A lesson is served once a session
+(``recall_served`` rows, one write transaction) and logged as ``shown`` in the usage log.
 
-JSON is read and written by SQLite's JSON functions, loaded anyway for the index: the
-``json`` module, and ``re`` under it, cost a third of the hook's time. Every file it
-opens (the database, the usage log, the hook log) is opened as a regular file only:
-never through a symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then
-fstat). Work is bounded: stdin at most ``MOMENT_MAX_STDIN``, a session id at most
-``SESSION_ID_MAX`` characters, the deadline checked as it goes. Anything wrong or slow
-prints nothing, exits 0 and leaves one line in state/hooks.log. No click, no YAML.
+The choice (``Index``): a prompt's lessons are its best matches (search.fts) among live
+lessons of the session's project or of none, holding two of its words or one in their
+name; a file's are those anchored to it or a folder above it, then those whose
+``paths:`` globs match it. Freshness by construction: the lessons a command wrote
+(``search_pending``) are read again first, a lesson whose file's stat key differs from
+its row's is read again and the choice made again, and rows another vaultkeeper version
+made are never served.
+
+No click, no YAML, no ``json`` or ``re`` (JSON goes through SQLite's JSON functions):
+the hook's imports are most of its cost. Every file it opens is a regular file only
+(O_NOFOLLOW, then fstat; O_NONBLOCK: never waiting on a FIFO). Work is bounded (stdin,
+session id, ``MAX_TERMS`` words, ``CANDIDATES`` rows, the deadline checked by SQLite
+within each query). Anything wrong or slow prints nothing, exits 0 and leaves a line in
+state/hooks.log.
 """
 
 from __future__ import annotations
@@ -27,10 +32,259 @@ import sqlite3
 import stat
 import sys
 import time
+from collections.abc import Callable
 
-from vaultkeeper import config
-from vaultkeeper.recall import lookup
+from vaultkeeper import __version__, config
 from vaultkeeper.recall.hostjson import read_object
+from vaultkeeper.search import fts
+from vaultkeeper.store.globs import matches
+from vaultkeeper.store.stopwords import STOPWORDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook 15 ms
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
+MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
+CANDIDATES = 24  # best rows checked against the floor and their files
+BUSY_S = 0.2  # how long the hook waits for a writer of the database
+PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
+RENEW_MAX = 32  # lessons a command wrote, read again in one call at most
+ROWS_FORMAT = 4  # search.index.ROWS_FORMAT (a test keeps them in step)
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+class NoIndex(Exception):
+    """The store holds no index yet (or none of this version)."""
+
+
+class Lesson:
+    """A lesson's row: path, project, tag, name and text as served, the brief's stale
+    mark (neutralised) and the stat key its row was made from."""
+
+    __slots__ = ("path", "project", "head", "name", "text", "mark", "key")
+
+    def __init__(self, row: tuple[str, str | None, str, str, str, str | None, str]) -> None:
+        self.path, project, self.head, self.name, self.text, mark, self.key = row
+        self.project = project or ""
+        self.mark = fts.neutral(" ".join((mark or "").split()))
+
+
+_LESSON_SQL = (
+    "SELECT e.path, e.project, e.recall_head, e.recall_name, e.recall_text, m.mark, "
+    "f.key || ':' || f.settled FROM search_entries e JOIN search_files f ON f.path = e.path "
+    "LEFT JOIN search_marks m ON m.path = e.path "
+    "WHERE e.id = ? AND e.lesson = 1 AND e.live = 1"
+)
+
+
+def open_db(state: str) -> sqlite3.Connection:
+    """The vault's database, for reading and small writes; NoIndex when there is none,
+    OSError when it or a companion is not a regular file (a link, a FIFO)."""
+    path = os.path.join(state, config.DB_FILE)
+    for name in (path, *(path + c for c in _COMPANIONS)):
+        if os.path.lexists(name) and not stat.S_ISREG(os.lstat(name).st_mode):
+            raise OSError(f"state/{os.path.basename(name)} is not a regular file; refused")
+    if not os.path.lexists(path):
+        raise NoIndex("no database yet")
+    uri = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file:{uri}?mode=rw", uri=True, timeout=BUSY_S, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+        conn.execute("PRAGMA synchronous = OFF")
+        made = dict(
+            conn.execute("SELECT key, value FROM search_meta WHERE key IN ('built', 'masked_by')")
+        )
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if "no such table" in str(exc):
+            raise NoIndex("the database holds no index") from None
+        raise
+    if "built" not in made:
+        conn.close()
+        raise NoIndex("the index was never built")
+    if made.get("masked_by") != f"{__version__}/{ROWS_FORMAT}":
+        conn.close()  # another version's rows: its masking may have missed what ours masks
+        raise NoIndex(f"the index was made by vaultkeeper {made.get('masked_by')}")
+    return conn
+
+
+_SPACED = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~", " "))
+
+
+def terms(prompt: str) -> list[str]:
+    """The prompt's first ``MAX_TERMS`` distinct words (``\\w+``), casefolded, less the
+    short and the common."""
+    out: dict[str, None] = {}
+    for chunk in prompt.translate(_SPACED).split():
+        if not chunk.isalnum():  # "_" or a non-ASCII mark: split where \w ends
+            chunk = "".join(c if c.isalnum() or c == "_" else " " for c in chunk)
+        for word in chunk.split():
+            w = word.casefold()
+            if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and w not in out:
+                out[w] = None
+                if len(out) >= MAX_TERMS:
+                    return list(out)
+    return list(out)
+
+
+def key_of(info: os.stat_result) -> str:
+    """A file's stat key as search.index.key_text writes it (a test keeps them in step)."""
+    return f"[{info.st_dev},{info.st_ino},{info.st_size},{info.st_mtime_ns},{info.st_ctime_ns}]"
+
+
+class Index:
+    """One vault's index, for one hook call."""
+
+    def __init__(self, vault: str, conn: sqlite3.Connection, deadline: float) -> None:
+        self.vault = vault
+        self.conn = conn
+        self.deadline = deadline
+        self.refreshed: set[str] = set()
+        # past the deadline SQLite stops the statement it is running ("interrupted")
+        conn.set_progress_handler(self._late, PROGRESS_STEPS)
+
+    def _late(self) -> int:
+        return int(time.monotonic() > self.deadline)
+
+    def check(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
+
+    def _bounded(self, choose: Callable[[], T]) -> T:
+        """``choose()``; TimeoutError when SQLite stopped it at the deadline."""
+        try:
+            return choose()
+        except sqlite3.OperationalError as exc:
+            if "interrupt" in str(exc):
+                raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s") from None
+            raise
+
+    def lesson(self, row_id: int) -> Lesson | None:
+        row = self.conn.execute(_LESSON_SQL, (row_id,)).fetchone()
+        return None if row is None else Lesson(row)
+
+    def fresh(self, lesson: Lesson) -> bool:
+        """Whether the lesson's file has its row's stat key, settled then or read now."""
+        try:
+            info = os.stat(os.path.join(self.vault, lesson.path))
+        except OSError:
+            return False
+        key, _, settled = lesson.key.rpartition(":")
+        return key == key_of(info) and (settled == "1" or lesson.path in self.refreshed)
+
+    def renew(self, paths: list[str]) -> bool:
+        """The rows of ``paths`` made anew now; False when it could not be done."""
+        if "yaml" not in sys.modules:  # run with ``python -S`` (hooks/recall.sh): reading
+            import site  # a note may need PyYAML, which lives in site-packages
+
+            site.main()
+        try:
+            from vaultkeeper.search.index import update
+
+            update(self.conn, self.vault, paths)
+        except (sqlite3.Error, OSError, ImportError):
+            return False
+        self.refreshed.update(paths)
+        return True
+
+    def renew_pending(self) -> None:
+        """The lessons a command wrote (``search_pending``), read again first."""
+        query = "SELECT path FROM search_pending ORDER BY path LIMIT ?"
+        paths = self._bounded(lambda: [r[0] for r in self.conn.execute(query, (RENEW_MAX,))])
+        if paths:
+            self.renew(paths)
+
+    def projects(self) -> set[str]:
+        """The vault's project folders (the session's project is one of them)."""
+        try:
+            return set(os.listdir(os.path.join(self.vault, config.PROJECTS_DIR)))
+        except OSError:
+            return set()
+
+    def _choose(
+        self, ranked: Callable[[], list[int]], skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """The first ``most`` fresh lessons of ``ranked()`` not skipped; stale ones are
+        renewed once and the choice made again."""
+        for attempt in range(2):
+            out: list[Lesson] = []
+            stale: list[str] = []
+            for row_id in ranked():
+                lesson = self.lesson(row_id)
+                if lesson is None or skip(lesson.path) or any(x.path == lesson.path for x in out):
+                    continue
+                if not self.fresh(lesson):
+                    stale.append(lesson.path)
+                    continue
+                out.append(lesson)
+                if len(out) >= most:
+                    break
+            self.check()
+            if not stale or attempt or not self.renew(stale):
+                return out
+        return out
+
+    def for_prompt(
+        self, prompt: str, project: str | None, skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """The prompt's best lessons, each holding two of its words or one in its name."""
+        words = terms(prompt)
+        if not words:
+            return []
+
+        def ranked() -> list[int]:
+            where = "AND e.lesson = 1 AND e.live = 1"
+            if project is not None:
+                where += " AND (e.project IS NULL OR e.project = ?)"
+            narrow = fts.narrowed(lesson=True, project=project, or_none=True)
+            args = [project] if project else []
+            rows = fts.ranked(self.conn, words, where, args, CANDIDATES, narrow)
+            self.check()
+            named = fts.named(self.conn, words, [r[0] for r in rows], narrow)
+            return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
+
+        return self._bounded(lambda: self._choose(ranked, skip, most))
+
+    def for_files(
+        self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
+    ) -> list[Lesson]:
+        """Lessons anchored to a file or a folder above it, then those globbing it."""
+        probes = []
+        for rel in rels:
+            probe = rel
+            while probe:
+                probes.append(probe)
+                probe = probe.rpartition("/")[0]
+
+        def ranked() -> list[int]:
+            marks = ",".join("?" * len(probes))
+            anchored = self.conn.execute(
+                "SELECT p.id FROM search_places p JOIN search_entries e ON e.id = p.id "
+                f"WHERE p.place IN ({marks}) ORDER BY e.path", probes
+            ).fetchall()  # fmt: skip
+            hit: list[str] = []
+            for n, (glob,) in enumerate(
+                self.conn.execute("SELECT DISTINCT glob FROM search_globs")
+            ):
+                if n % 64 == 0:
+                    self.check()
+                if matches(glob, rels):
+                    hit.append(glob)
+            globbed = self.conn.execute(
+                "SELECT g.id FROM search_globs g JOIN search_entries e ON e.id = g.id "
+                f"WHERE g.glob IN ({','.join('?' * len(hit))}) ORDER BY e.path", hit
+            ).fetchall() if hit else []  # fmt: skip
+            return [r[0] for r in anchored] + [r[0] for r in globbed]
+
+        def outside(path: str) -> bool:
+            parts = path.split("/")
+            theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
+            return skip(path) or not (project is None or theirs in ("", project))
+
+        return self._bounded(lambda: self._choose(ranked, outside, most))
+
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 _PATCH_MARKS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ")
@@ -48,9 +302,8 @@ class Quiet(Exception):
 
 
 def append_line(path: str, text: str) -> None:
-    """``text`` (whole lines) appended to ``path``, a regular file (never through a
-    symlink, never waiting on a FIFO), in one write; after a newline when the file's
-    last line was left torn (a reader skips that one, never ours)."""
+    """``text`` (whole lines) appended to ``path``, a regular file, in one write; after a
+    newline when its last line was left torn."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _FLAGS, 0o644)
     try:
         info = os.fstat(fd)
@@ -75,8 +328,7 @@ def _own_folder(path: str) -> None:
 
 
 def _tree(conn: sqlite3.Connection, text: str, depth: int) -> object:
-    """A JSON text as Python values, by SQLite's json_each: objects and arrays nested
-    deeper than ``depth`` are None (the hook looks two levels down at most)."""
+    """A JSON text as Python values, by SQLite's json_each (None below ``depth``)."""
     kind = conn.execute("SELECT json_type(?)", (text,)).fetchone()[0]
     if kind not in ("object", "array"):
         return conn.execute("SELECT json_extract(?, '$')", (text,)).fetchone()[0]
@@ -114,8 +366,8 @@ def _text(payload: dict[str, object], key: str) -> str | None:
 
 
 def touched(payload: dict[str, object]) -> list[str]:
-    """The files a tool call names: a file tool's path, a patch's files, or the words of
-    a shell command that are files in the session's folder."""
+    """The files a tool call names: a file tool's path, a patch's files, or a shell
+    command's words that are files in the session's folder."""
     tool = payload.get("tool_input")
     cwd = _text(payload, "cwd")
     if isinstance(tool, str):
@@ -164,8 +416,7 @@ def project_for(cwd: str | None, projects: set[str]) -> str | None:
 
 
 def relative_forms(path: str, cwd: str | None) -> list[str]:
-    """The touched file as anchors and globs name it: relative to its repository's top
-    level, and to the session's folder."""
+    """The touched file relative to its repository's top and to the session's folder."""
     if not os.path.isabs(path):
         if not cwd or not os.path.isabs(cwd):
             rel = path[2:] if path.startswith("./") else path
@@ -181,10 +432,9 @@ def relative_forms(path: str, cwd: str | None) -> list[str]:
     return out
 
 
-def render(lessons: list[lookup.Lesson]) -> tuple[str, list[lookup.Lesson]]:
-    """The context to add and the lessons in it, within MOMENT_MAX_CHARS: each lesson's
-    tag and text as its row holds them, with the brief's stale mark after its name, a
-    text cut short at a word when the share left for it is smaller."""
+def render(lessons: list[Lesson]) -> tuple[str, list[Lesson]]:
+    """The context to add and the lessons in it, within MOMENT_MAX_CHARS (a text cut at a
+    word when its share is smaller)."""
     parts, kept = [HEADER], []
     room = config.MOMENT_MAX_CHARS - len(HEADER)
     tail = "</vault-memory>"
@@ -221,14 +471,14 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
     if os.path.islink(state):
         raise Quiet("state/ is a symlink: nothing read or written through it")
     try:
-        conn = lookup.open_db(state)
-    except lookup.NoIndex as why:
+        conn = open_db(state)
+    except NoIndex as why:
         want_index(vault)
         raise Quiet(f"no search index yet ({why}): the next scan builds it") from None
     except Exception as exc:  # sqlite3.Error, OSError: the store is not usable
         raise Quiet(f"state/{config.DB_FILE} unusable ({exc}); run `vaultkeeper scan`") from exc
     try:
-        index = lookup.Index(vault, conn, deadline)
+        index = Index(vault, conn, deadline)
         index.renew_pending()
         return _serve(vault, host, payload, event, session, index)
     except TimeoutError as exc:
@@ -240,7 +490,7 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
 
 
 def _serve(
-    vault: str, host: str, payload: dict[str, object], event: str, session: str, index: lookup.Index
+    vault: str, host: str, payload: dict[str, object], event: str, session: str, index: Index
 ) -> str:
     conn = index.conn
     cwd = _text(payload, "cwd")
@@ -287,8 +537,7 @@ def _serve(
 
 
 def want_index(vault: str) -> None:
-    """Ask the next scan for the index (it keeps one only once asked: a search, this
-    hook, ``hooks install --recall``)."""
+    """Ask the next scan for the index (it keeps one only once asked)."""
     try:
         if "yaml" not in sys.modules:  # run with ``python -S``: the store's modules may
             import site  # need what lives in site-packages
@@ -306,30 +555,26 @@ def log(vault: str | None, text: str) -> None:
     the vault's log is refused (a symlink, a FIFO: never written through)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} recall: {' '.join(text.split())[:500]}\n"
-    state = os.path.join(vault, config.STATE_DIR) if vault and os.path.isdir(vault) else None
-    if state is not None and not os.path.islink(state):
-        try:
-            _own_folder(state)
-            append_line(os.path.join(state, config.HOOK_LOG_FILE), line)
-            return
-        except OSError:
-            pass
+    folders = []
+    if vault and os.path.isdir(vault) and not os.path.islink(vault + "/" + config.STATE_DIR):
+        folders.append(os.path.join(vault, config.STATE_DIR))
     home = os.environ.get("HOME")
     base = os.environ.get(config.ENV_XDG_STATE) or (home and os.path.join(home, ".local/state"))
-    if not base:
-        return
-    try:
-        os.makedirs(base, exist_ok=True)
-        own = os.path.join(base, "vaultkeeper")
-        _own_folder(own)
-        append_line(os.path.join(own, config.HOOK_LOG_FILE), line)
-    except OSError:
-        pass
+    if base:
+        folders.append(os.path.join(base, "vaultkeeper"))
+    for folder in folders:
+        try:
+            os.makedirs(os.path.dirname(folder), exist_ok=True)
+            _own_folder(folder)
+            append_line(os.path.join(folder, config.HOOK_LOG_FILE), line)
+            return
+        except OSError:
+            continue
 
 
 def deadline_s(given: str | None) -> float:
-    """The hook's own time limit: ``MOMENT_DEADLINE_S``, or the seconds the environment
-    gives, kept within 0.05 s and half a second short of the host's timeout."""
+    """The hook's time limit: ``MOMENT_DEADLINE_S`` or the environment's, within 0.05 s
+    and half a second short of the host's timeout."""
     try:
         wanted = float(given) if given else config.MOMENT_DEADLINE_S
     except ValueError:

@@ -1,5 +1,5 @@
 """The pattern registry: ``### name`` blocks, their bold counters, finding one block,
-reading a changed file again only where it changed, and git's three-way merge of it.
+the blocks as a scan keeps them in its rows, and git's three-way merge of it.
 
 Imports store (and config, errors) only.
 """

@@ -6,41 +6,229 @@
     **promoted:** 2026-09-01 -> [[skills/my-pattern/SKILL]]
 
 A block runs from its heading to the next heading of level 1-3 (or the end of the file);
-headings inside fenced code are not blocks. Which lines are headings, fences and counters
-is registry/lines.py's; this module builds the blocks from them and loads the files.
+headings inside fenced code are not blocks. One regex pass over a file finds which lines
+are headings, fences and counters; the blocks are built from them, lazily.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+import functools
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.registry.lines import (
-    AGAIN,
-    COUNT_AT,
-    HEAD_FIELDS,
-    LABEL_OF,
-    LAST_AT,
-    PROMOTED_AT,
-    Found,
-    body_start,
-    heads_name,
-    index_lines,
+from vaultkeeper.errors import NotFoundError, VaultkeeperError
+from vaultkeeper.store.model import (
+    ParseError,
+    Problem,
+    decode,
+    outside_problems,
+    parse_date,
+    read_regular,
+    split_frontmatter,
 )
-from vaultkeeper.registry.lines import block_hash as block_hash
-from vaultkeeper.registry.lines import count_reason as count_reason
-from vaultkeeper.registry.lines import first_paragraph as first_paragraph
-from vaultkeeper.registry.lines import first_sentence as first_sentence
-from vaultkeeper.registry.lines import is_counter_line as is_counter_line
-from vaultkeeper.registry.lines import name_key as name_key
-from vaultkeeper.registry.lines import registry_files as registry_files
-from vaultkeeper.registry.lines import whole_count as whole_count
-from vaultkeeper.store.model import ParseError, Problem, decode, parse_date, read_regular
-from vaultkeeper.store.model import outside_problems as outside_problems
-from vaultkeeper.store.vault import rel
+from vaultkeeper.store.vault import iter_markdown, links_out, rel
+
+# The rules, line by line (a line's trailing CR is not part of it):
+# - a heading (CommonMark ATX): up to 3 spaces, 1-6 #, then a blank and text, or nothing;
+#   a closing run of # counts only after a blank (so `### C#` is named "C#"). Levels
+#   1-3 end a block; a level-3 heading with a name opens one;
+# - a fence: up to 3 blanks and ``` or ~~~ (3 or more); it closes at the same character,
+#   at least as many, with nothing after it; lines inside are never headings or counters;
+# - a counter: up to 3 spaces, an optional list marker, the bold label, then the value
+#   (4 spaces or a tab before it make it indented code: an example, not the counter).
+_LABELS = (config.COUNT_LABEL, config.LAST_USED_LABEL, config.PROMOTED_LABEL)
+
+# One pass over a whole file finds the lines that may matter (a registry may hold
+# thousands of blocks). The pattern matches a "\n" and the line after it, in the text
+# with one "\n" put in front (so the first line too follows a "\n"). The last group that
+# took part says which kind: 2 a heading (1 its #s, 2 the rest), 3 a fence, 4-6 the rest
+# of a count, last-used or promoted line. The leading "\n" lets the regex engine skip to
+# candidates fast; the rest of each rule is applied to the few lines found.
+_LINES_NL = re.compile(
+    r"\n(?: {0,3}(#{1,3})([^\n]*)|[ \t]{0,3}(`{3,}|~{3,})[^\n]*| {0,3}(?:[-*][ \t]*)?(?:"
+    + "|".join(f"{re.escape(x)}([^\n]*)" for x in _LABELS)
+    + "))",
+    re.I,
+)
+_HEAD, _FENCE_MARK, COUNT_AT, LAST_AT, PROMOTED_AT = 2, 3, 4, 5, 6
+_NO_NAME = ""  # a heading without a name: it ends a block but opens none
+AGAIN = 10  # kind + AGAIN: the second line of that counter kind in one block
+LABEL_OF = {COUNT_AT: config.COUNT_LABEL, LAST_AT: config.LAST_USED_LABEL}
+LABEL_OF[PROMOTED_AT] = config.PROMOTED_LABEL
+
+
+# What a scan reads of a block, whether parsed now (BlockHead) or kept by the scan
+# cache (keptheads.CachedHead): the attributes both have.
+HEAD_FIELDS = (
+    "name",
+    "path",
+    "rel",
+    "line",
+    "count",
+    "count_raw",
+    "last_used",
+    "last_used_raw",
+    "promoted",
+)
+
+
+_COUNTER_LINE = re.compile(
+    rf" {{0,3}}(?:[-*][ \t]*)?(?:{'|'.join(map(re.escape, _LABELS))})[^\n]*\n?\Z", re.I
+)
+
+
+def _heading_name(rest: str) -> str | None:
+    """The heading rule for the text after a line's run of #: None (not a heading),
+    _NO_NAME, or the name (the closing run of # and the blanks around it removed)."""
+    rest = rest.rstrip("\r")
+    if not rest or not rest.strip(" \t"):
+        return _NO_NAME
+    if rest[0] not in " \t":
+        return None  # `###x`, or a fourth # (levels 4-6 neither open nor end a block)
+    body = rest.rstrip(" \t")
+    bare = body.rstrip("#")
+    if bare != body and (not bare or bare[-1] in " \t"):
+        body = bare.rstrip(" \t")  # a closing run of #, after a blank
+    return body.lstrip(" \t")
+
+
+def first_paragraph(text: str) -> str:
+    """The first run of prose lines in ``text`` (a block's lines after its heading), on
+    one line: leading blank lines skipped, ended by a blank or a counter line."""
+    words: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip() or is_counter_line(line):
+            if words:
+                break
+            continue
+        words.append(line.strip())
+    return " ".join(words)
+
+
+def first_sentence(text: str) -> str:
+    """A registry block's description: its first paragraph's first sentence (up to the
+    first ``.``, ``!`` or ``?`` followed by a blank; str.find, not a regex: it runs once
+    per block in every scan)."""
+    cut = len(text)
+    for mark in (". ", "! ", "? "):
+        at = text.find(mark, 0, cut)
+        if at != -1:
+            cut = at + 1
+    return text[:cut]
+
+
+def heads_name(text: str, name: str) -> bool:
+    """Whether some line of ``text`` may be a heading named ``name``: the name after a
+    blank, and nothing but blanks and #s after it on its line. False means no block of
+    the file is called ``name`` (a file is read whole to tell which lines are headings,
+    the fences around them decide; this only rules files out)."""
+    at = text.find(name)
+    while at != -1:
+        end = text.find("\n", at)
+        rest = text[at + len(name) : len(text) if end == -1 else end]
+        if text[at - 1 : at] in (" ", "\t") and not rest.rstrip("\r").strip(" \t#"):
+            return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def is_counter_line(line: str) -> bool:
+    """True when ``line`` would be read as a block's count, last-used or promoted line."""
+    return _COUNTER_LINE.match(line) is not None
+
+
+def name_key(name: str) -> str:
+    """What makes two block names one for a reader: case and Unicode form (NFKC) aside."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def block_hash(text: str) -> str:
+    """sha256 of a block's text: what a candidate and ``--expect-hash`` carry."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def body_start(text: str) -> int:
+    """Offset where a leading frontmatter block ends (0 when there is none)."""
+    if not text.startswith("---"):  # most registry files: no frontmatter to look into
+        return 0
+    try:
+        yaml_text, _, body_offset = split_frontmatter(text)
+    except ParseError:
+        return 0
+    return 0 if yaml_text is None else body_offset
+
+
+Found = dict[int, tuple[str, int]]  # counter kind -> (rest of its line, offset of its "\n")
+
+
+def index_lines(nl_text: str, start: int) -> tuple[list[tuple[int, str]], list[Found]]:
+    """One pass over the "\n"-led text: the headings of level 1-3 outside fenced code
+    (offset of the "\n" before each, and its name or _NO_NAME) and, per heading, the first
+    counter line of each kind (group number -> (rest of the line, offset of its "\n"))."""
+    heads: list[tuple[int, str]] = []
+    counters: list[Found] = []
+    fence: str | None = None
+    current: Found | None = None  # the open block's counters
+    for m in _LINES_NL.finditer(nl_text, start):
+        kind = m.lastindex or 0
+        if kind == _FENCE_MARK:
+            mark = m.group(3)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                line = nl_text[m.start() + 1 : m.end()].rstrip("\r")
+                if not line.strip().strip(mark[0]):
+                    fence = None
+        elif fence is not None:
+            continue
+        elif kind == _HEAD:
+            name = _heading_name(m.group(2))
+            if name is None:
+                continue
+            current = {} if name and len(m.group(1)) == 3 else None
+            heads.append((m.start(), name if current is not None else _NO_NAME))
+            counters.append(current if current is not None else {})
+        elif current is not None and kind not in current:
+            current[kind] = (m.group(kind), m.start())
+        elif current is not None and kind + AGAIN not in current:
+            current[kind + AGAIN] = (m.group(kind), m.start())  # a second one: lint says so
+    return heads, counters
+
+
+def whole_count(raw: str | None) -> int | None:
+    """ASCII digits only (no sign, no Unicode digits, no underscores), and not too many:
+    int() raises ValueError past 4300 digits."""
+    if raw is None or len(raw) > config.COUNT_MAX_DIGITS or not (raw.isascii() and raw.isdigit()):
+        return None
+    return int(raw)
+
+
+def count_reason(raw: str) -> str:
+    """Why a count line's value ``raw`` is not a count; a long run of digits is named by
+    its length, not printed."""
+    if raw.isascii() and raw.isdigit():
+        return f"success count of {len(raw)} digits is too long (at most {config.COUNT_MAX_DIGITS})"
+    return f"success count {raw!r} is not a whole number"
+
+
+def registry_files(vault: Path, outside: list[str] | None = None) -> list[Path]:
+    """The registry's files: patterns/**.md; ``outside`` collects the symlinks out of
+    the vault left out (patterns/ itself, when it is one)."""
+    patterns = vault / config.PATTERNS_DIR
+    if patterns.is_symlink():  # the vault walk never follows a linked folder
+        if outside is not None and links_out(os.path.realpath(vault), str(patterns)):
+            outside.append(str(patterns))
+        return []
+    if not patterns.is_dir():
+        return []
+    return sorted(iter_markdown(vault, under=patterns, outside=outside))
 
 
 class _BlockFields(NamedTuple):
@@ -219,19 +407,8 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     """
     nl_text = "\n" + text  # offset i of nl_text is offset i - 1 of text
     heads, counters = index_lines(nl_text, body_start(text))
-    return build_heads(path, rel_path, nl_text, heads, counters, len(nl_text), {})
-
-
-def build_heads(
-    path: Path,
-    rel_path: str,
-    nl_text: str,
-    heads: list[tuple[int, str]],
-    counters: list[Found],
-    end: int,
-    dates: dict[str, dt.date | None],
-) -> list[BlockHead]:
-    """The BlockHeads of what index_lines found; the last block runs to ``end``."""
+    dates: dict[str, dt.date | None] = {}
+    end = len(nl_text)
     out: list[BlockHead] = []
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
     last = len(heads) - 1
@@ -245,6 +422,18 @@ def build_heads(
     return out
 
 
+@functools.lru_cache(maxsize=32)
+def _parsed(path: Path, rel_path: str, text: str) -> tuple[BlockHead, ...]:
+    return tuple(parse_heads(path, rel_path, text))
+
+
+def parsed_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
+    """parse_heads, kept for the last few texts: a command reads a registry file several
+    times (to find a block, under the writer lock, for the index). The key is the text
+    itself, never a stat: a file edited between two reads is parsed again."""
+    return list(_parsed(path, rel_path, text))
+
+
 def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
     """Every ``### name`` block of one registry file, in file order (see parse_heads)."""
     return [head.block() for head in parse_heads(path, rel_path, text)]
@@ -255,9 +444,7 @@ def load_heads(
 ) -> tuple[list[BlockHead], list[Problem]]:
     """Every block in every registry file, built lazily; unreadable files (and symlinks
     out of the vault: never read) become problems. With ``mentioning`` (block names),
-    only the files where one of them may head a block (lines.heads_name)."""
-    from vaultkeeper.registry import memo
-
+    only the files where one of them may head a block (heads_name)."""
     heads: list[BlockHead] = []
     problems: list[Problem] = []
     outside: list[str] = []
@@ -270,10 +457,7 @@ def load_heads(
             continue
         if mentioning and not any(heads_name(text, name) for name in mentioning):
             continue
-        got = memo.recall(path, text)  # None outside a command's memo.reading()
-        heads += (
-            got if got is not None else memo.keep(path, text, parse_heads(path, rel_path, text))
-        )
+        heads += parsed_heads(path, rel_path, text)
     problems.extend(outside_problems(vault, outside))
     return heads, problems
 
@@ -284,3 +468,48 @@ def load_registry(
     """Every block in every registry file (see load_heads); unreadable files become problems."""
     heads, problems = load_heads(vault, paths, mentioning)
     return [head.block() for head in heads], problems
+
+
+# -- finding one block by name, as the applier and ``use`` do: the one block, or a
+# one-line reason (unknown, a near miss in case, duplicated, an unreadable file)
+
+# Up to this many names, only the registry files whose text holds one are parsed; past
+# it, looking for each in every file costs about what parsing them all does.
+FEW_NAMES = 16
+
+
+def find_block(vault: Path, name: str) -> RegistryBlock:
+    """The one block called ``name``; unknown or duplicated names are errors."""
+    blocks, problems = named_blocks(vault, [name])
+    if not blocks:  # the hint ("did you mean") looks at every block
+        blocks, problems = load_registry(vault)
+    return pick_block(name, [b for b in blocks if b.name == name], blocks, problems)
+
+
+def named_blocks(vault: Path, names: Collection[str]) -> tuple[list[RegistryBlock], list[Problem]]:
+    """The blocks called one of ``names``, and the registry files that could not be read.
+    A file whose text holds none of the names has no such block (its heading would hold
+    it), so it is not parsed."""
+    if not names:
+        return [], []
+    mentioning = tuple(names) if len(names) <= FEW_NAMES else ()
+    heads, problems = load_heads(vault, mentioning=mentioning)
+    return [h.block() for h in heads if h.name in names], problems
+
+
+def pick_block(
+    name: str, matches: list[RegistryBlock], blocks: list[RegistryBlock], problems: list[Problem]
+) -> RegistryBlock:
+    """find_block's verdict on the blocks called ``name``: the one, or why not."""
+    if not matches:
+        hint = ""
+        similar = [b for b in blocks if b.name.lower() == name.lower()]
+        if similar:
+            hint = f" (did you mean {similar[0].name!r} at {similar[0].rel}:{similar[0].line}?)"
+        elif problems:
+            hint = f" ({len(problems)} registry file(s) could not be read; first: {problems[0]})"
+        raise NotFoundError(f"{name}: no ### {name} block in {config.PATTERNS_DIR}/{hint}")
+    if len(matches) > 1:
+        where = ", ".join(f"{b.rel}:{b.line}" for b in matches)
+        raise VaultkeeperError(f"{name}: {len(matches)} registry blocks share this name ({where})")
+    return matches[0]

@@ -1,44 +1,35 @@
-"""A registry block as the scan cache keeps it, and read back (``CachedHead``).
+"""The registry's block heads as a scan keeps them in its rows, and read back.
 
 What a scan needs of each ``### name`` block: its name, line, counters, first sentence,
 hash (for a block that can be a candidate), what is wrong with it (for a block whose
-counters do not read), a fingerprint of its text and where it is in the file (for
-reading a changed file again only where it changed: registry/delta.py).
+counters do not read) and a fingerprint of its text. ``load_heads`` gives a scan every
+registry file's heads: from its row while the file's stat key is the row's
+(``CachedHead``), else parsed again whole and kept; a block whose fingerprint is in the
+old row takes its first sentence and hash from there.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.registry.lines import HEAD_FIELDS, whole_count
-from vaultkeeper.store.model import Problem, parse_date
+from vaultkeeper.registry.blocks import (
+    HEAD_FIELDS,
+    BlockHead,
+    parse_heads,
+    registry_files,
+    whole_count,
+)
+from vaultkeeper.store import model
+from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, parse_date
+from vaultkeeper.store.vault import rel
 
 if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
-    from vaultkeeper.registry.blocks import BlockHead
-
-    class Head(Protocol):
-        """A block as a scan reads it: a BlockHead, or a CachedHead of an unchanged file."""
-
-        name: str
-        path: Path
-        rel: str
-        line: int
-        count: int | None
-        count_raw: str | None
-        last_used: dt.date | None
-        last_used_raw: str | None
-        promoted: str | None
-
-        def hash(self) -> str: ...
-        def problems(self) -> list[Problem]: ...
-        def sentence(self) -> str: ...
-
-
-FIELDS = 11  # the length of a kept block: see kept_of
+    from vaultkeeper.scan.cache import ScanCache
 
 
 class CachedHead:
@@ -49,13 +40,13 @@ class CachedHead:
         "_sentence",
         "_hash",
         "_problems",
-        "fingerprint",  # of the block's text (registry/delta.py): the brief's patterns key on it
+        "fingerprint",  # of the block's text: the brief's patterns key on it
     )
 
     def __init__(self, path: Path, rel: str, kept: list[Any], dates: dict[str, Any]) -> None:
         """From what _kept wrote; TypeError or ValueError for anything else. (Checks
         written out, not called: this runs for every block of every unchanged file.)"""
-        name, line, count_raw, last_raw, promoted, sentence, digest, problems, mark, _, _ = kept
+        name, line, count_raw, last_raw, promoted, sentence, digest, problems, mark = kept
         if not (type(name) is str and type(line) is int and type(sentence) is str):
             raise TypeError("not a kept block head")
         if not (
@@ -95,13 +86,14 @@ class CachedHead:
         return self._sentence
 
 
-def _line_or_none(value: Any) -> bool:
-    return value is None or type(value) is int
+Head = BlockHead | CachedHead  # a block as a scan reads it: parsed now, or from its row
 
 
 def _problems(rel: str, kept: list[Any]) -> list[Problem]:
     for p in kept:
-        if not (type(p) is list and len(p) == 2 and _line_or_none(p[0]) and type(p[1]) is str):
+        if not (type(p) is list and len(p) == 2 and type(p[1]) is str):
+            raise TypeError("not a kept block problem")
+        if not (p[0] is None or type(p[0]) is int):
             raise TypeError("not a kept block problem")
     return [Problem(rel, p[0], p[1]) for p in kept]
 
@@ -113,17 +105,12 @@ def _candidate(count: int | None, promoted: str | None) -> bool:
     )
 
 
-def text_or_none(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
 def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
     """What the cache keeps of a block just parsed (CachedHead reads it back).
 
     Its hash only where a candidate can come from (a count of 0: prune on some day;
     promote eligible, by the count alone): most blocks are neither, and 64 characters
-    each would make the cache a good third bigger. ``fingerprint`` and where the block
-    is in the file: see registry/delta.py.
+    each would make the cache a good third bigger.
     """
     problems = []
     if head.count is None or head.last_used is None:  # as registry_candidates asks
@@ -139,5 +126,59 @@ def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
         head.hash() if candidate else None,
         problems,
         fingerprint,
-        *head.bounds(),
     ]
+
+
+def _kept_heads(heads: list[BlockHead], text: str, old: Any) -> list[Any]:
+    """What the rows keep of each block just parsed; one whose text is as in ``old`` (the
+    file's last row, any shape) takes its first sentence and hash from there."""
+    by_print = {}
+    for was in old if type(old) is list else ():
+        if type(was) is list and len(was) > 8 and type(was[8]) is str:
+            by_print[was[8]] = was
+    if text.isascii():  # the common case: one encoding, its offsets the text's
+        data = ("\n" + text).encode("ascii")
+        raws = [data[slice(*head.bounds())] for head in heads]
+    else:
+        raws = [head.span().encode("utf-8", "surrogatepass") for head in heads]
+    out = []
+    for head, raw in zip(heads, raws, strict=True):
+        fingerprint = blake2b(raw, digest_size=8).hexdigest()
+        was = by_print.get(fingerprint)
+        if was is not None and type(was[5]) is str and (was[6] is None or type(was[6]) is str):
+            head._sentence, head._hash = was[5], was[6]
+        out.append(kept_of(head, fingerprint))
+    return out
+
+
+def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
+    """blocks.load_heads for a scan: an unchanged file's heads from its row, a changed
+    one parsed whole and its row replaced."""
+    heads: list[Head] = []
+    problems: list[Problem] = []
+    dates: dict[str, dt.date | None] = {}
+    outside: list[str] = []
+    for path in registry_files(vault, outside):
+        rel_path = rel(vault, path)
+        entry, key = cache.registry(rel_path, str(path))
+        if entry is not None:
+            try:
+                heads.extend([CachedHead(path, rel_path, head, dates) for head in entry[1]])
+            except (TypeError, ValueError):
+                pass  # not as this version keeps them: read the file
+            else:
+                cache.keep_registry_entry(rel_path, entry)
+                continue
+        try:
+            raw = model.read_regular(path)  # a FIFO named *.md is refused, not waited on
+            text = decode(raw)
+        except ParseError as exc:
+            problems.append(Problem(rel_path, exc.line, exc.reason))
+            continue
+        found = parse_heads(path, rel_path, text)
+        before = cache.registry_before(rel_path)
+        kept = _kept_heads(found, text, None if before is None else before[0])
+        heads.extend(found)
+        cache.keep_registry(rel_path, key, kept, None, raw)
+    problems.extend(outside_problems(vault, outside))  # symlinks out: never read
+    return heads, problems

@@ -48,13 +48,8 @@ class MergeResult:
 
 def merge_files(base: Path, ours: Path, theirs: Path, path_label: str | None = None) -> MergeResult:
     """Merge the three files and write the result to ``ours`` atomically (git's %A)."""
-    try:
-        raw = [p.read_bytes() for p in (base, ours, theirs)]
-    except OSError as exc:
-        raise VaultkeeperError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
-    result = merge_bytes(raw[0], raw[1], raw[2], path_label or str(ours))
-    atomic_write(ours, result.text)
-    return result
+    label = path_label or str(ours)
+    return merge_three(base, ours, theirs, lambda b, o, t: merge_bytes(b, o, t, label))
 
 
 def merge_bytes(base: bytes, ours: bytes, theirs: bytes, path_label: str) -> MergeResult:
@@ -338,8 +333,6 @@ def _before(version: Version, block: RegistryBlock) -> str | None:
 
 
 # -- blocks new on one side: set aside, put back whole -----------------------------------
-#
-# Blocks new on one side of a registry merge, set aside and put back whole (merge.py).
 #
 # Two machines that each append a pattern between two syncs add different lines at the
 # same spot (the end of the file), and git's line merge then holds only the two headings

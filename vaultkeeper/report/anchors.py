@@ -4,7 +4,7 @@ One item per entry with a changed, moved or gone anchor, or a held-out entry who
 falsification condition (an anchor check) the check now meets; each says what follows.
 The spec's summary line is unchanged. The findings come from vaultkeeper.anchors.vault.
 Then "suggested anchors": per lesson, the files the session that wrote it read and
-edited (vaultkeeper.anchors.suggest), with the ``apply anchor`` command that accepts them.
+edited (vaultkeeper.anchors.vault), with the ``apply anchor`` command that accepts them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from vaultkeeper.anchors.records import DECIDED, HOLDS, REOPEN, Finding, Result, Suggestion
+from vaultkeeper.anchors.format import DECIDED, HOLDS, REOPEN, Finding, Result, Suggestion
 from vaultkeeper.store.secrets import needs_serving, served
 
 

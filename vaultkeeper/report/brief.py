@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.registry.lines import first_paragraph
+from vaultkeeper.registry.blocks import first_paragraph
 from vaultkeeper.report.candidates import (
     HELD_OUT,
     PROMOTE,
@@ -294,7 +294,7 @@ def ranked(heads: Sequence[Any]) -> list[Any]:
 
 
 def _fingerprint(head: Any) -> str | None:
-    """The fingerprint of the block's text the scan's rows keep (registry/delta.py's)."""
+    """The fingerprint of the block's text the scan's rows keep (registry/keptheads.py's)."""
     span = getattr(head, "span", None)
     if span is None:  # a block the cache kept: its fingerprint came with it
         return getattr(head, "fingerprint", None)

@@ -113,7 +113,7 @@ class _ReportFields(NamedTuple):
     stale: tuple[Stale, ...] = ()
     skills_unused: tuple[SkillUnused, ...] = ()
     anchors: tuple[Any, ...] = ()  # vaultkeeper/anchors/vault.py Finding
-    suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/suggest.py Suggestion
+    suggested: tuple[Any, ...] = ()  # vaultkeeper/anchors/format.py Suggestion
 
 
 class Candidate(_CandidateFields):

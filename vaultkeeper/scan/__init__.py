@@ -1,5 +1,4 @@
-"""The scheduler and the scanner: the state file, the mkdir lock and run guards, the
-throttle, the scan cache (a base and a delta), memory records, and classify.
-
-Imports report and everything below it. Never changes an entry.
+"""The scheduler and the scanner: the state file, its mkdir lock and run guards, the scan's
+rows in the derived store, memory records, and classify. Imports search and everything
+below it; never changes an entry.
 """

@@ -1,42 +1,22 @@
-"""The scan's rows in the derived store: what a scan read of each file, kept so that the
-next scan does not read an unchanged file again.
+"""The scan's rows in the derived store: what a scan read of each file, so that the next
+scan does not read an unchanged file again.
 
-A full scan parses every memory file's frontmatter, every registry block and every
-entry's words, though between two session ends only a few files change. The scanner's
-results about one file depend on its bytes alone (never on the date), so they are kept
-as rows of ``state/vaultkeeper.db`` (vaultkeeper.store.db), one per file, keyed by its
-vault-relative path and carrying its stat key ``(device, inode, size, mtime_ns,
-ctime_ns)``: a row is used only when the file's stat key is still that key, else the
-file is read again and its row replaced. ctime moves on every write and cannot be set
-back, so an edit that restores size and mtime is still seen. Files are the truth: a row
-is never trusted beyond what a fresh read of an unchanged file would give, and a missing
-or foreign database only means every file is read again.
+A scan's results about one file depend on its bytes alone, never on the date, so they
+are rows of ``state/vaultkeeper.db`` (store.db), one per file, by vault-relative path,
+with its stat key ``(device, inode, size, mtime_ns, ctime_ns)``: a row is used only
+while the file's key is still that key (ctime moves on every write and cannot be set
+back). A missing or foreign database only means every file is read again.
 
-The racy case (git's "racily clean"): two writes within one tick of the file system's
-clock can leave all five numbers the same, so a row read from a file changed shortly
-before the read could describe bytes the file no longer holds. Such a file's row is not
-stored: a file whose mtime or ctime is within ``RACY_NS`` of the scan's start is read on
-every scan until it settles. ``RACY_NS`` is 2 s, the coarsest timestamp in use (FAT);
-a file older than that cannot change again under the same key, because a later write
-gets a later timestamp. This is a rule about what is stored, not about how long a row is
-trusted: a stored row holds until its file's key changes. (A content hash checked on
-each use was the alternative for memory files; it buys nothing the next scan does not
-get by reading those few files.) A racy registry file's row is stored with the digest of
-the bytes the scan read: the scan uses its blocks only to read the file's next version
-where it changed (registry/delta.py checks them against the text), and the brief's
-patterns hold only while the file still has those bytes (report/brief.py): a
-session's last ``use`` is often within 2 s of the session-end scan.
+Racy files (git's "racily clean"): two writes within one clock tick can keep all five
+numbers, so a file changed within ``RACY_NS`` (2 s, FAT's tick) of the scan's start is
+not kept: it is read on every scan until it settles. A racy registry file's row is kept
+with the digest of its bytes: the scan uses its blocks only to find where the next
+version changed (registry/keptheads.py), the brief only while the bytes match.
 
-The duplicates pass keeps each group's pairs (the registry's blocks; one project's
-lessons) as a row under a digest of the entries it compared: an unchanged vault skips
-the pass, and a changed name or description runs it again for that group only. A big
-group's row also keeps its words (upkeep/duplicates.py group_pairs): then only its
-changed entries are compared again.
-
-Rows are written in one short transaction at the end of a scan, only those that changed,
-and never by ``scan --as-of``. A failure to write them never fails the scan: they are a
-cache. ``key_of`` and ``RACY_NS`` are shared with the other readers of stat keys (the
-search's and the recall's).
+The duplicates pass keeps each group's pairs under a digest of the entries compared (a
+big group's words too, upkeep/duplicates.py). Rows are written in one transaction at
+the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
+write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
 """
 
 from __future__ import annotations
@@ -45,28 +25,23 @@ import json
 import os
 import sqlite3
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
+from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store.db import content_digest, key_text
-
-if TYPE_CHECKING:
-    from vaultkeeper.scan.rebuild import RebuildNote
 
 
 class MemoryRecord(NamedTuple):
     """What a scan keeps of one memory file (vaultkeeper.scan.memory reads it)."""
 
-    # name, description, status, holdout_until, last_validated, provenance_date: the
-    # fields of decay.MemoryFacts after its path; None: the file is not an entry
+    # decay.MemoryFacts' fields after its path; None: the file is not an entry
     facts: tuple[Any, ...] | list[Any] | None
     line: int  # the holdout_until line (1 when it has none)
     hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
     details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
     problem: tuple[int | None, str] | None  # (line, reason): unreadable
-    # what the brief shows of it (report/brief.py fields), None: never served;
-    # its own column of the row (a hit does not decode it: the scan has no use for it)
-    served: list[Any] | None = None
+    served: list[Any] | None = None  # what the brief shows (report/brief.py fields)
 
 
 RACY_NS = 2_000_000_000
@@ -89,15 +64,13 @@ def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
 
 
 def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
-    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): a
-    file changed since may change again within one clock tick and keep the same key.
-    The MCP server's search keeps what it read of each file under the same rule."""
+    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
+    changed since may change again within one clock tick and keep the same key."""
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
     return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
 
 
-# json.dumps with these options builds an encoder on every call; a row is encoded
-# thousands of times in a first scan, so the encoder is built once (the same text)
+# built once: json.dumps with options builds an encoder per call (thousands a scan)
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -112,13 +85,12 @@ def _loads(text: Any) -> Any:
 
 
 class ScanCache:
-    """One scan's view of its rows: what it found, and what this scan will keep.
+    """One scan's view of its rows: what it found, and what it will keep.
 
-    ``memory`` and ``registry`` map a path to its row as stored (a tuple of its columns,
-    JSON text undecoded until the row is used); ``pairs`` is the duplicates pass's rows as
-    one dict (``settings``, ``complete``, ``unkept``, ``groups``: group -> [digest, pairs],
-    ``words``: group -> words); ``patterns`` the brief's most-used patterns and their
-    total (report/brief.py), the scan's to replace.
+    ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
+    used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
+    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs], ``words``: group ->
+    words); ``patterns`` the brief's most-used patterns and their total.
     """
 
     def __init__(
@@ -144,21 +116,22 @@ class ScanCache:
         self.hits = 0
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
-        # every memory file's stat key as this scan found it: the brief's saved lessons and
-        # the recall table are brought up to date from these, not from a stat of their own
+        self.texts: dict[str, str] = {}  # their texts (a few, unless rebuilding)
+        # each memory and registry file's stat key as found: the full-text index's
+        # rows are brought up to date from these, not from a stat of their own
         self.stats: dict[str, Key] = {}
-        self.registry_keys: dict[str, Key | None] = {}  # the same of registry files: the brief's
+        self.registry_keys: dict[str, Key | None] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
-        self.note: RebuildNote | None = None  # scan/rebuild.py: set by a scan that says so
+        self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
 
     # -- memory files ------------------------------------------------------------------
 
     def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
-        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new one
-        under (None: not to be kept). stat_key inlined: this runs once per memory file."""
+        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
+        one under (None: not to be kept). stat_key inlined: once per memory file."""
         try:
             st = os.stat(full)
         except OSError:
@@ -192,8 +165,8 @@ class ScanCache:
     # -- registry files ----------------------------------------------------------------
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
-        """What was kept of registry file ``rel``, ``[key, blocks, shape]`` (keptheads
-        reads it), if the file is unchanged and was settled when read; and its key now."""
+        """``[key, blocks, shape]`` kept of registry file ``rel`` if unchanged and settled
+        when read (keptheads reads it); and its key now."""
         key, old_enough = stat_key(full, self.limit)
         self.registry_keys[rel] = key
         if key is None:
@@ -210,19 +183,16 @@ class ScanCache:
         return None, key
 
     def registry_before(self, rel: str) -> tuple[Any, Any] | None:
-        """What was kept of registry file ``rel`` whatever its key, (blocks, shape):
-        registry/delta.py checks it against the file as it is now."""
+        """(blocks, shape) kept of registry file ``rel`` whatever its key (registry/keptheads.py
+        checks it against the file as it is now)."""
         found = self._registry.get(rel)
         return None if found is None else (_loads(found[2]), _loads(found[3]))
 
     def keep_registry(
         self, rel: str, key: Key | None, blocks: list[Any], shape: Any, raw: bytes
     ) -> None:
-        """Keep a registry file's blocks, read from ``raw``. One changed just before the
-        scan (it may change again unseen under the same key) is kept with the digest of
-        ``raw``: the scan then uses its blocks only to read the file's next version where
-        it changed (registry/delta.py checks them against it), and the brief only while
-        the file's bytes still have that digest."""
+        """Keep a registry file's blocks, read from ``raw``; a racy one with the digest of
+        ``raw`` (see the module docstring)."""
         if key is None:
             self.complete = False
             return
@@ -240,11 +210,11 @@ class ScanCache:
 
     def unchanged_pairs(self, settings: str) -> list[Any] | None:
         """Every group's kept pairs, in order, if no file the scan read has changed, been
-        added or gone since they were kept (the entries compared are then the same)."""
-        groups = self._pairs.get("groups")
-        if self._pairs.get("settings") != settings or type(groups) is not dict:
+        added or gone since they were kept."""
+        groups = self._kept(settings, "groups")
+        if groups is None or self._pairs.get("complete") is not True:
             return None
-        if self._pairs.get("complete") is not True or not self.files_unchanged():
+        if not self.files_unchanged():
             return None
         out: list[Any] = []
         for kept in groups.values():
@@ -261,9 +231,8 @@ class ScanCache:
 
     def touched_projects(self) -> set[str] | None:
         """The projects where a memory file was read again, is gone since its row, or was
-        not kept by the scan that kept the pairs (it may be gone unseen since): the
-        others' duplicates groups are as they were kept (duplicates.cached_pairs). None:
-        all of them."""
+        not kept by the scan that kept the pairs: the others' duplicates groups are as
+        kept (duplicates.cached_pairs). None: all of them."""
         unkept = self._pairs.get("unkept")
         if type(unkept) is not list:
             return None
@@ -281,22 +250,20 @@ class ScanCache:
             self._unkept_projects = sorted(found)
         return self._unkept_projects
 
+    def _kept(self, settings: str, name: str) -> dict[str, Any] | None:
+        """The pass's ``groups`` or ``words`` as kept, when kept with ``settings``."""
+        found = self._pairs.get(name)
+        return found if self._pairs.get("settings") == settings and type(found) is dict else None
+
     def group_entry(self, settings: str, group: str) -> list[Any] | None:
         """What was kept for ``group`` ([digest, pairs]), whatever its entries' digest."""
-        groups = self._pairs.get("groups")
-        if self._pairs.get("settings") != settings or type(groups) is not dict:
-            return None
-        kept = groups.get(group)
-        if type(kept) is list and len(kept) == 2 and type(kept[1]) is list:
-            return kept
-        return None
+        kept = (self._kept(settings, "groups") or {}).get(group)
+        ok = type(kept) is list and len(kept) == 2 and type(kept[1]) is list
+        return kept if ok else None
 
     def group_words(self, settings: str, group: str) -> Any:
-        """What the pass kept of a big group's words (duplicates.group_pairs checks it), or None."""
-        words = self._pairs.get("words")
-        if self._pairs.get("settings") != settings or type(words) is not dict:
-            return None
-        return words.get(group)
+        """What the pass kept of a big group's words (duplicates.group_pairs checks it)."""
+        return (self._kept(settings, "words") or {}).get(group)
 
     def keep_group(
         self, settings: str, group: str, digest: str, pairs: list[Any], words: Any = None
@@ -310,8 +277,7 @@ class ScanCache:
             self.kept_pairs["words"][group] = words
 
     def rebuilding(self) -> bool:
-        """Whether this scan builds every row anew: ``--fresh``, or no row was found (no
-        database, or one just made from another version's): the bulk build's settings."""
+        """Whether this scan builds every row anew: ``--fresh``, or no row was found."""
         return self.fresh or not (self._memory or self._registry)
 
     def files_unchanged(self) -> bool:
@@ -332,9 +298,57 @@ class ScanCache:
         )
 
     def known_summaries(self) -> dict[str, str]:
-        """The brief's patterns' first paragraphs as found, by their block's fingerprint:
-        a block the scan took from its row (no text read) keeps its paragraph."""
+        """The brief's patterns' first paragraphs as found, by their block's fingerprint."""
         return {row[6]: row[5] for row in self.patterns_found[0] if type(row[6]) is str}
+
+
+NOTE_FILES = 2_000  # memory files; below this the build is quick enough to go unsaid
+STEP = 500  # files between two updates of the count on a terminal
+
+
+class RebuildNote:
+    """The line a scan that builds every row (no rows found: a first scan, a deleted or
+    outdated database, ``--fresh``) writes once on ``stream`` (stderr) before reading
+    many memory files: ``vaultkeeper: building state/vaultkeeper.db from N files ...``.
+    Decided by the number of files (``NOTE_FILES``), never by a clock, so a vault always
+    gives the same stderr; on a terminal it also counts the files read, in place."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.total = 0
+        self.shown = False
+        self.head = ""
+        try:
+            self.tty = stream.isatty()
+        except (AttributeError, ValueError):  # a closed or odd stream: the plain line
+            self.tty = False
+
+    def start(self, total: int) -> None:
+        """Before reading ``total`` memory files: the note, if there are enough of them."""
+        if self.shown or total < NOTE_FILES:
+            return
+        self.total, self.shown = total, True
+        head = f"vaultkeeper: building {config.STATE_DIR}/{config.DB_FILE} from {total} files ..."
+        self._write(head if self.tty else head + "\n")
+        self.head = head
+
+    def step(self, done: int) -> None:
+        """``done`` files read so far: the count, on a terminal, every ``STEP`` files."""
+        if self.shown and self.tty and done % STEP == 0 and 0 < done < self.total:
+            self._write(f"\r{self.head} {done}/{self.total}")
+
+    def finish(self) -> None:
+        """The reading is over: a terminal's line shows the total and ends."""
+        if self.shown and self.tty:
+            self._write(f"\r{self.head} {self.total}/{self.total}\n")
+            self.tty = False  # once
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr gone (a closed pipe): the scan goes on
+            pass
 
 
 # -- the rows ------------------------------------------------------------------------------
@@ -342,8 +356,7 @@ class ScanCache:
 
 def load(vault: Any) -> ScanCache:
     """The rows as the last scan left them; none when the database is missing, foreign
-    or cannot be read (every file is then read again). A database through a symlink or a
-    FIFO is refused (store.db raises UnsafePathError): nothing is read or written."""
+    or unreadable. One through a symlink or a FIFO is refused (UnsafePathError)."""
     from vaultkeeper.store import db
 
     try:
@@ -378,9 +391,8 @@ def _pairs_of(conn: sqlite3.Connection, meta: dict[str, str]) -> dict[str, Any]:
 
 
 def save(vault: Any, cache: ScanCache) -> bool:
-    """Write the rows that changed (and delete those whose file is gone), in one short
-    transaction. Whether it wrote; a database that cannot be written is only a cache
-    lost (the next scan reads every file), never a failed scan."""
+    """Write the rows that changed (and delete those whose file is gone), in one
+    transaction. Whether it wrote; a database that cannot be written is a cache lost."""
     if not cache.changed():
         return False
     from vaultkeeper.store import db
@@ -419,8 +431,7 @@ def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict
 
 
 def _put_pairs(conn: sqlite3.Connection, found: dict[str, Any], kept: dict[str, Any]) -> None:
-    """The duplicates pass's rows: each group written only when its pairs or words
-    changed (a big group's words are the biggest row), all of them when the settings did."""
+    """The duplicates pass's rows: a group's only when its pairs or words changed."""
     conn.executemany(
         "INSERT OR REPLACE INTO scan_meta VALUES (?, ?)",
         [(name, _json(kept.get(name))) for name in _PAIR_META],
@@ -452,20 +463,15 @@ def _put_patterns(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], total: 
 
 
 # -- a memory file's record as its row keeps it ------------------------------------------
+# In JSON: [facts, line, hash, details] (details None when hash is), or [None] (not an
+# entry). A date is its ISO text; a value JSON cannot carry as YAML gave it (a time, a
+# mapping, a huge number) leaves the file unkept, as does a problem reading it.
 
 _BIG = 10**15  # ints JSON and int() round-trip without the 4,300-digit limit
 
 
-# In JSON: [facts, line, hash, details] (details None when hash is), ["problem", line,
-# reason], or [None] for a file that is not an entry. A date is kept as its ISO text,
-# which every reader of these values takes as the same date (model.parse_date, str());
-# a value JSON cannot carry as YAML gave it (a time, a mapping, a huge number) leaves
-# the file out of the cache: it is read every scan.
-
-
 def encode_record(record: MemoryRecord) -> list[Any] | None:
-    if record.problem is not None:
-        return ["problem", record.problem[0], record.problem[1]]
+    """The row's JSON of a readable file's record (an unreadable one is never kept)."""
     if record.facts is None:
         return [None]
     if not all(map(_plain, record.facts)):
@@ -487,11 +493,8 @@ def _plain(value: Any) -> bool:
 
 
 def decode_record(raw: Any) -> MemoryRecord | None:
-    """The record, or None for anything this version would not have written.
-
-    Only what a reader could trip on is checked (the texts it joins and compares);
-    the other values go through model.parse_date or str(), which take anything.
-    """
+    """The record, or None for anything this version would not have written (only what
+    a reader could trip on is checked: the others go through parse_date or str())."""
     if type(raw) is not list:
         return None
     if len(raw) == 4:
@@ -509,10 +512,4 @@ def decode_record(raw: Any) -> MemoryRecord | None:
         elif not (type(digest) is str and type(details) is list and len(details) == 3):
             return None
         return MemoryRecord(facts, line, digest, details, None)
-    if raw == [None]:
-        return MemoryRecord(None, 1, None, None, None)
-    if len(raw) == 3 and raw[0] == "problem":
-        line, reason = raw[1], raw[2]
-        if (line is None or type(line) is int) and type(reason) is str:
-            return MemoryRecord(None, 1, None, None, (line, reason))
-    return None
+    return MemoryRecord(None, 1, None, None, None) if raw == [None] else None

@@ -62,11 +62,8 @@ def run_scan(
     fresh: bool = False,
 ) -> ScanOutcome:
     """One scheduler run: guards, scan, the report's row, state file; never touches entries.
-
-    ``now`` may be real time as epoch nanoseconds (clock.now_ns) and ``vault`` a path
-    string: the throttled no-op then never builds a datetime or a Path. The scan cache
-    spares re-reading unchanged files; ``fresh`` reads every file and keeps it anew.
-    """
+    ``now`` may be epoch nanoseconds and ``vault`` a string (the no-op builds no datetime
+    or Path); ``fresh`` reads every file and keeps it anew."""
     require_vault(vault)
     now_ms = to_ms(now)
     own_dir(vault, config.STATE_DIR)  # a state/ symlink out of the vault: refused
@@ -78,17 +75,19 @@ def run_scan(
     from pathlib import Path
 
     from vaultkeeper.clock import from_ns
-    from vaultkeeper.scan import guards as state
 
     vault = Path(vault)
     if isinstance(now, int):
         now = from_ns(now)
-    with _signals_raise() as signals:
-        started: state.Run | state.Skip | None = None
+    with _Signals() as signals:
+        started: statefile.Run | statefile.Skip | None = None
         try:
-            with signals.deferred():  # a signal here is raised once ``started`` is held
-                started = state.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
-            if isinstance(started, state.Skip):
+            signals.holding = True  # a signal here is raised once ``started`` is held
+            try:
+                started = statefile.start(vault, env=env, now_ms=now_ms, force=force, pid=pid)
+            finally:
+                signals.let_go()
+            if isinstance(started, statefile.Skip):
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import reportrow
@@ -98,7 +97,7 @@ def run_scan(
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
             if first.rebuilding():  # every row built anew: said on stderr when it is long
-                from vaultkeeper.scan.rebuild import RebuildNote
+                from vaultkeeper.scan.cache import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
             parts: dict[str, Any] = {}
@@ -106,7 +105,7 @@ def run_scan(
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
             reportrow.keep(vault, now_ms, inputs, report, parts, first)  # what readers see
-            state.finish(started, now_ms + duration, {**report.figures(), **journaled})
+            statefile.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
             if machine.has(vault, "folders"):  # an auto memory adopted
@@ -119,26 +118,22 @@ def run_scan(
                     from vaultkeeper.search.index import after_scan as index_after_scan
 
                     marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    index_after_scan(
-                        vault, marks, now.date()
-                    )  # rows of changed files, the stale marks
+                    keys = {**first.registry_keys, **first.stats}  # what the scan statted
+                    index_after_scan(vault, marks, now.date(), keys, first.texts)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
-            if isinstance(started, state.Run):
+            if isinstance(started, statefile.Run):
                 with contextlib.suppress(Exception):  # the original error is the one to report
-                    state.abort(started)
+                    statefile.abort(started)
             raise
         finally:
-            state.release(vault, pid)  # only if this process holds it
+            statefile.release(vault, pid)  # only if this process holds it
 
 
 def _journal_bytes(vault: Path) -> dict[str, int | str]:
     """How long the journal was when the scan began (``journalBytes`` in the state file's
     ``perTask.selfMaintain``) and a digest of its last bytes (``journalTail``): the
-    decisions appended after it are the ones since the scan (scan/last.py), whatever the
-    clock says -- a decision and a scan in one second are told apart by where the
-    decision's line is, not by its second; a journal archived and begun again since no
-    longer ends where the digest says, and the second is the rule again."""
+    decisions after it are those since the scan (scan/last.py), whatever the clock says."""
     try:
         fd = os.open(
             vault / config.STATE_DIR / config.JOURNAL_FILE,
@@ -160,16 +155,14 @@ JOURNAL_TAIL = 256  # the journal's last bytes a scan keeps a digest of (scan/la
 
 
 def tail_digest(tail: bytes) -> str:
-    """The digest of the journal's last bytes kept as ``journalTail`` (scan/last.py
-    compares the journal it reads with it)."""
+    """The digest of the journal's last bytes kept as ``journalTail``."""
     import hashlib
 
     return hashlib.blake2b(tail, digest_size=8).hexdigest()
 
 
 def _index_wanted(vault: str | os.PathLike[str]) -> bool:
-    """Whether a search, the recall hook or ``--recall`` asked for the full-text index
-    (search/index.py's ``is_on``, asked without loading that module on every scan)."""
+    """Whether the full-text index was asked for (search.index.is_on, without its import)."""
     if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
         return False
     import contextlib
@@ -184,60 +177,41 @@ def _index_wanted(vault: str | os.PathLike[str]) -> bool:
     return False
 
 
-class _signals_raise:  # noqa: N801 - used as a with-statement, like a function
-    """Turn SIGTERM/SIGINT/SIGHUP into Interrupted for the run, so cleanup always runs.
+class _Signals:
+    """SIGTERM/SIGINT/SIGHUP raised as Interrupted during the run, so cleanup always runs.
+    While ``holding`` (starting the run: the state file says "in-progress" before the
+    caller holds the run) a signal is held back and raised by ``let_go``."""
 
-    ``deferred()`` holds a signal back while the run is being started: one arriving after
-    the state file says "in-progress" but before the caller holds the run would otherwise
-    leave that file in-progress with the lock already released."""
-
-    def __enter__(self) -> _signals_raise:
+    def __enter__(self) -> _Signals:
         import contextlib
         import signal
 
-        self.saved: dict[int, object] = {}
-        self.defer = False
-        self.pending: int | None = None
-        for name in _SIGNALS:
-            signum = getattr(signal, name, None)
-            if signum is None:
-                continue
-            with contextlib.suppress(ValueError, OSError):  # not the main thread: none to install
-                self.saved[signum] = signal.signal(signum, self._raise)
+        self.saved: dict[int, Any] = {}
+        self.holding, self.pending = False, 0
+        for signum in (getattr(signal, name, None) for name in _SIGNALS):
+            with contextlib.suppress(ValueError, OSError, TypeError):  # not the main thread
+                self.saved[signum] = signal.signal(signum, self._raise)  # type: ignore[arg-type,index]
         return self
 
     def __exit__(self, *exc: object) -> None:
         import signal
 
         for signum, handler in self.saved.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
+            signal.signal(signum, handler)
 
-    def deferred(self) -> _Deferred:
-        return _Deferred(self)
+    def let_go(self) -> None:
+        """The end of the held part: a signal that arrived in it is raised now."""
+        self.holding = False
+        if self.pending:
+            raise Interrupted(self.pending)
 
     def _raise(self, signum: int, frame: FrameType | None) -> None:
         import signal
 
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut the cleanup
-        if self.defer:
-            self.pending = signum
-            return
-        raise Interrupted(signum)
-
-
-class _Deferred:
-    """The part of a run a signal may not cut: it is raised at the end instead."""
-
-    def __init__(self, signals: _signals_raise) -> None:
-        self.signals = signals
-
-    def __enter__(self) -> None:
-        self.signals.defer = True
-
-    def __exit__(self, *exc: object) -> None:
-        self.signals.defer = False
-        if self.signals.pending is not None:
-            raise Interrupted(self.signals.pending)
+        if not self.holding:
+            raise Interrupted(signum)
+        self.pending = signum
 
 
 # -- classification -------------------------------------------------------------------
@@ -250,21 +224,18 @@ def classify(
     parts: dict[str, Any] | None = None,
 ) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes.
-
-    With ``cache`` (vaultkeeper.scan.cache), files unchanged since it was kept are not
-    read again, and what was read of the others goes into it (in memory: the caller
-    keeps it, or not). ``parts`` receives the block heads, the memory files' facts and
-    where the registry's problems end (scan/last.py patches a report from them).
-    """
+    With ``cache`` (scan/cache.py), unchanged files are not read again, and what was read
+    of the others goes into it (in memory: the caller keeps it, or not). ``parts`` receives
+    the block heads, the memory files' facts and where the registry's problems end
+    (scan/last.py patches a report from them)."""
     return _classify(vault, now, cache, keep=False, parts=parts)
 
 
 def classify_and_keep(
     vault: Path, now: dt.datetime, cache: ScanCache, parts: dict[str, Any] | None = None
 ) -> Report:
-    """``classify`` for the scan's own run, which writes: the rows ``cache`` gained and
-    the anchors' rows go to ``state/vaultkeeper.db`` (a database that cannot be written
-    is a cache lost, never a failed scan)."""
+    """``classify`` for the scan's own run, which writes the rows ``cache`` gained and the
+    anchors' rows to ``state/vaultkeeper.db`` (one that cannot be written: a cache lost)."""
     from vaultkeeper.scan import cache as scancache
 
     report = _classify(vault, now, cache, keep=True, parts=parts)
@@ -275,8 +246,7 @@ def classify_and_keep(
 def _classify(
     vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool, parts: Any = None
 ) -> Report:
-    # A scan allocates tens of thousands of small objects and makes no reference cycles;
-    # the cyclic collector's passes over them would cost a few percent of the scan.
+    # tens of thousands of small objects, no cycles: the collector's passes only cost
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -301,7 +271,7 @@ def _classified(
 
         heads, problems = load_heads(vault)
     else:  # the scan's run: only the changed region of a registry file is read again
-        from vaultkeeper.registry.delta import load_heads as cached_heads
+        from vaultkeeper.registry.keptheads import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
     files_problems = len(problems)
@@ -320,11 +290,11 @@ def _classified(
     from vaultkeeper.store import machine
 
     if machine.has(vault, "repositories"):
-        from vaultkeeper.anchors import suggest
+        from vaultkeeper.anchors.vault import for_scan
 
         # the scan's run keeps the anchors' rows, and gives the files it walked: not again
         walked = None if cache is None else list(cache.stats)
-        anchored, suggested = suggest.for_scan(vault, keep, walked)
+        anchored, suggested = for_scan(vault, keep, walked)
     return Report(
         vault=str(vault),
         generated_at=now.astimezone(dt.timezone.utc),

@@ -33,20 +33,21 @@ if TYPE_CHECKING:
     from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import MemoryFacts
 
-# The keys a held-out decision reads and those the duplicates and decay passes read
-# (the upkeep sections), for every file; those only a held-out candidate's line shows, and its
-# hash, for a file that can be one (on some day). Nothing else is ever looked at.
+# The keys a held-out decision and the upkeep sections read, for every file; those only
+# a held-out candidate's line shows (and its hash), for a file that can be one some day.
 DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
 FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")
 DETAILS = ("label", "falsification_condition")
 NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
 
 
-def read_record(path: str, where: str) -> MemoryRecord:
-    """What a scan needs of one memory file (see the module docstring). The modules it
-    uses are imported with this one: it runs once per memory file a scan reads."""
+def read_record(path: str, where: str, texts: dict[str, str] | None = None) -> MemoryRecord:
+    """What a scan needs of one memory file (see the module docstring); its text goes
+    into ``texts`` (for the full-text index: not read twice)."""
     try:
         text = model.decode(model.read_regular(path))
+        if texts is not None:
+            texts[where] = text
         fm = model.parse_note(Path(path), where, text).frontmatter
         if fm is None:
             return NOT_AN_ENTRY  # no frontmatter: not an entry
@@ -62,8 +63,8 @@ def read_record(path: str, where: str) -> MemoryRecord:
 
 
 def may_hold_out(meta: Mapping[str, Any]) -> bool:
-    """Whether the file is a held-out candidate on some day: the date aside, the test
-    held_out_candidates makes (an entry that is not is never one, so it needs no hash)."""
+    """Whether the file is a held-out candidate on some day (held_out_candidates' test,
+    the date aside): one that is not needs no hash."""
     raw, status = meta.get("holdout_until"), meta.get("status")
     if raw is None or raw == "" or (status is not None and status != "held_out"):
         return False
@@ -79,12 +80,9 @@ def held_out_candidates(
     cache: ScanCache | None = None,
 ) -> list[Candidate]:
     """Memory files whose hold-out has passed; unreadable ones go to ``problems``, and
-    with ``facts`` every readable entry's keys for the duplicates and decay passes.
-
-    ``paths`` (``str(vault) + "/" + rel`` each) narrows it to those files: the applier
-    re-checks the one it changed. With ``cache``, an unchanged file's record comes from
-    it and a changed one's goes into it.
-    """
+    with ``facts`` every readable entry's keys for the upkeep sections. ``paths``
+    (``str(vault) + "/" + rel`` each) narrows it to those files (the applier's). With
+    ``cache``, an unchanged file's record comes from it and a changed one's goes in."""
     from vaultkeeper.store.model import date_text, parse_date
     from vaultkeeper.upkeep.decay import MemoryFacts
 
@@ -94,7 +92,8 @@ def held_out_candidates(
     outside: list[str] = []  # symlinks out of the vault: one problem line each, never read
     todo = list(memory_files(vault, outside)) if paths is None else paths  # walk, then read
     note = None if cache is None else cache.note
-    if note is not None:  # a build of every row from many files says so (scan/rebuild.py)
+    texts = None if cache is None or cache.rebuilding() else cache.texts  # a few, not all
+    if note is not None:  # a build of every row from many files says so
         todo = list(todo)
         note.start(len(todo))
     for done, path in enumerate(todo):
@@ -103,7 +102,7 @@ def held_out_candidates(
         where = path[cut:]
         record, key = (None, None) if cache is None else cache.memory(where, path)
         if record is None:
-            record = read_record(path, where)
+            record = read_record(path, where, texts)
             if cache is not None:
                 cache.keep_memory(where, key, record)
         if record.problem is not None:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
-from vaultkeeper.registry.lines import registry_files
+from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report, iso
 from vaultkeeper.scan.cache import RACY_NS, ScanCache, key_of
 from vaultkeeper.store import db

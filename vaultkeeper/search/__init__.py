@@ -1,4 +1,3 @@
 """``search``: ranked hits over the vault's entries, with the line to open and what to cite.
-
-Imports scan (its cache), upkeep, registry and store.
+Imports report, upkeep, registry and store.
 """

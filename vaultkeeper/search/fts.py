@@ -1,22 +1,13 @@
 """One ranking over the full-text index, for ``search``, the MCP tool and the recall hooks.
 
 An entry ranks by how many of the query's distinct words it holds (any field, stemmed),
-then by bm25 over its name, description, headings and body with the fields weighted
-(``WEIGHTS``): bm25 alone lets one rare word outweigh a whole sentence matched, and a
-word count alone cannot tell a passing mention from the subject. The count is taken
-over the best ``pool`` rows by bm25 only (one query per word; the recall's narrowed to
-live lessons of the session's project inside FTS5), so the work follows the words'
-matches, never a pass over every row. Measured on a held-out known-item
-test (bench/search_known.py, docs/benchmarks.md): bm25 alone 85.4% top-1, with the count
-first 89.5%.
-
-What the recall hook serves of a lesson is prepared when its row is made (``served``:
-neutralised, then masked as one whole text, then cut to one line), so the hook imports
-no masking patterns; ``neutral`` is the fence's escaping, shared by both.
-
-Every query word is quoted for FTS5 (``quoted``): whatever a person or an agent types is
-matched as words, never read as FTS5 syntax (column filters, NEAR, AND/OR/NOT, ``*``).
-Imports only sqlite3's connection type: the recall hook runs it under ``python -S``.
+then by bm25 over name, description, headings and body, fields weighted (``WEIGHTS``):
+bm25 alone lets one rare word outweigh a whole sentence matched (known-item test,
+bench/search_known.py: 85.4% top-1 alone, 89.5% with the count first). The count is
+taken over the best ``POOL`` rows by bm25 only, so the work follows the words' matches.
+Every query word is quoted (``quoted``): never read as FTS5 syntax. What the recall hook
+serves of a lesson is prepared when its row is made (``served``). Imports nothing
+heavy: the recall hook runs it under ``python -S``.
 """
 
 from __future__ import annotations
@@ -28,8 +19,7 @@ if TYPE_CHECKING:
 
 LESSON_CHARS = 360  # config.MOMENT_LESSON_CHARS: one lesson's text at most, as served
 
-# bm25 weights of name, description, headings, body and tags (search_text's column
-# order); ``tags`` only narrows a query (``tags_for``), it never scores
+# bm25 weights of name, description, headings, body and tags (``tags`` only narrows)
 WEIGHTS = (3.0, 2.0, 1.5, 1.0, 0.0)
 POOL = 40  # the best rows by bm25 whose words are counted
 # one word's matches: a scan of its doclist costs less than a seek per pooled row
@@ -52,10 +42,8 @@ def _token(prefix: str, value: str) -> str:
 
 
 def tags_for(live: bool, lesson: bool, kind: str, project: str | None) -> str:
-    """An entry's ``tags`` column: what a query narrows by inside FTS5 (live; a lesson;
-    its kind; its project, or none), so a filter costs no lookup of each matching row.
-    Always four tokens (kind and project hex-encoded, one token each): FTS5's bm25
-    normalises by a row's whole length, so every row's tags weigh the same."""
+    """An entry's ``tags`` column, what a query narrows by inside FTS5: live, lesson, kind,
+    project. Always four tokens (hex-encoded: one each), so every row's weigh the same."""
     return " ".join(
         (
             "vklive" if live else "vkdead",
@@ -91,11 +79,9 @@ def ranked(
     pool: int = POOL,
     narrow: str = "",
 ) -> list[tuple[int, str, int, int, float]]:
-    """(entry id, path, line, words held, bm25 score, higher better), best first: the
-    best ``pool`` matches of ``words`` by bm25, ordered by words held, then bm25, then
-    path and line. ``narrow`` (``narrowed``) is ANDed to the FTS5 query, which ranks
-    alone, without a lookup per matching row; ``where`` is then ANDed on ``e``
-    (search_entries) for the best rows only, with ``args`` for its ``?`` parameters."""
+    """(entry id, path, line, words held, bm25 score, higher better), best first: the best
+    ``pool`` matches by bm25, ordered by words held, bm25, path and line. ``narrow`` is
+    ANDed to the FTS5 query; ``where`` (with ``args``) on ``e`` for the best rows only."""
     if not words:
         return []
     weights = ", ".join(str(w) for w in WEIGHTS)
@@ -144,10 +130,8 @@ def neutral(text: str, quote: bool = False) -> str:
 
 
 def served(path: str, status: str | None, name: str, text: str) -> tuple[str, str, str]:
-    """A lesson's opening tag, name and text as the recall hook serves them: each
-    neutralised, then masked as one whole text (store.secrets.served: a token split by
-    a CR, VT, FF or U+2028 is masked whole), then cut to one line (the text to
-    ``LESSON_CHARS``)."""
+    """A lesson's opening tag, name and text as the recall hook serves them: neutralised,
+    masked as one whole text (store.secrets.served), then cut to one line."""
     from vaultkeeper.store.secrets import served as masked
 
     head = (

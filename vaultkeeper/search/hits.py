@@ -1,10 +1,9 @@
 """What a ``search`` hit shows an agent: the line to open, a snippet, what to cite.
 
 Every text a hit carries is served (credentials masked, control characters stripped,
-bidi characters escaped), as everything vaultkeeper shows an agent; a snippet is taken
-from the whole body masked as one text, then cut, so a credential cut in half (or split
-by a control character) is still masked. A query word is found in a line by its stem's
-start (``stem``): the index matched ``retries`` for ``retry``.
+bidi characters escaped); a snippet is cut from the whole body masked as one text, so
+a credential cut in half is still masked. A query word is found in a line by its
+stem's start (``stem``), as the index matched ``retries`` for ``retry``.
 """
 
 from __future__ import annotations
@@ -46,16 +45,14 @@ def safe(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``safe(text)`` on one line: a line break a name, path or mark holds (a quoted YAML
-    name, a file name) is shown as an escape, so no field of a hit reads as another hit
-    at the terminal. Masked first: a token cut by the break is masked whole."""
+    """``safe(text)`` with a line break shown as an escape, so no field of a hit reads as
+    another hit at the terminal (masked first: a token cut by the break is masked)."""
     out = safe(text)
     return out.replace("\n", "\\u000a") if "\n" in out else out
 
 
 def _body_line(doc: Doc, i: int) -> str:
-    """Body line ``i`` with the credentials of the whole body masked: a line inside a
-    private-key block holds no marker of its own. Masking keeps line breaks."""
+    """Body line ``i``, the whole body masked (a private key's line has no marker)."""
     body = "\n".join(doc.lines)
     if not needs_serving(body):
         return doc.lines[i]

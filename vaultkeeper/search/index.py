@@ -4,34 +4,30 @@ An entry is a note with frontmatter or one registry ``### block`` (``read_docs``
 ``vaultkeeper search``, the MCP ``search`` tool and the recall hooks all look things up
 here, so they rank alike (search.fts), words stemmed by ``porter unicode61``.
 
-Freshness by construction, from each file's stat key (``key_text``): ``refresh`` stats
-every markdown file, reads only those whose key differs from their rows' (a file changed
-within the last clock tick is read again next time) and drops the rows of files gone.
-The recall hook, which cannot walk the vault on every prompt, checks the key of each
-lesson it is about to serve and first reads again the lessons a command wrote
-(``search_pending``, marked by store.fsio as the writer lets go of the writer lock).
-Deleting the database loses nothing. Scans keep the index only once something asked
-for it (a search, the recall hook, ``hooks install --recall``): ``search_meta``.
-
-A lesson's rows also hold what the recall hook serves: its tag, name and text,
-neutralised, masked as one whole text and cut to a line (search.fts.served; made anew
-when another vaultkeeper version or ``ROWS_FORMAT`` finds them: ``masked_by``), its
-anchors' files (``search_places``), its ``paths:`` globs (``search_globs``) and the
-brief's "may be stale" mark (``search_marks``, from the scan's anchor findings).
+Freshness by construction, from each file's stat key: ``refresh`` (a search) stats every
+markdown file and reads only those whose key differs from their rows'; a scan hands over
+the keys it took (``after_scan``); the recall hook checks the key of each lesson it
+serves and first reads again the lessons a command wrote (``search_pending``, marked by
+store.fsio). A file changed within the last clock tick is read again next time. Scans
+keep the index only once something asked for it (a search, the recall hook, ``hooks
+install --recall``). A lesson's rows also hold what the recall hook serves (tag, name,
+text: neutralised, masked whole, cut to a line; made anew by another version or
+``ROWS_FORMAT``: ``masked_by``), its anchors' files, its ``paths:`` globs and the
+brief's "may be stale" mark.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
+import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from hashlib import blake2b
 from pathlib import Path
 
 import vaultkeeper
@@ -41,17 +37,16 @@ from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
 from vaultkeeper.search import fts
 from vaultkeeper.store import db
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
-from vaultkeeper.store.vault import is_memory_path, links_out, walk_files
+from vaultkeeper.store.vault import is_memory_path, links_out
+from vaultkeeper.store.walk import walk
 from vaultkeeper.upkeep.supersession import superseded_by
 
 RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
-# what the rows hold, beside the tables' shape (store.db.SCHEMA_VERSION): bumped when a
-# row's content changes (its tags, its served text), so every file is read again
-ROWS_FORMAT = 3
+ROWS_FORMAT = 4  # bumped when a row's content changes (tags, served text): all read anew
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PLACE_KEYS = ("at", "path", "place", "file")
-_TABLES = ("search_files", "search_entries", "search_text", "search_places", "search_globs")
+_TABLES = ("search_entries", "search_files", "search_text", "search_places", "search_globs")
 
 
 @dataclass(frozen=True)
@@ -89,9 +84,8 @@ class Doc:
     @property
     def recall_text(self) -> str:
         """What the recall hook serves of a lesson, raw: its description, then the body's
-        lines that are not headings or rules, split at ``\\n`` only (never at a VT, FF or
-        U+2028 inside a token: the text is masked whole before it is cut), cut at a
-        line's end."""
+        lines that are not headings or rules (split at ``\\n`` only: masked whole before
+        it is cut), cut at a line's end."""
         prose = [x for x in self.lines if x.strip() and not x.strip().startswith(("#", "---"))]
         text = "\n".join([self.description, *prose] if self.description else prose)
         if len(text) > RECALL_TEXT_MAX:
@@ -128,12 +122,11 @@ def _split_lines(body: str) -> tuple[str, ...]:
     return tuple(x[:-1] if x.endswith("\r") else x for x in lines)
 
 
-def read_docs(vault: Path, rel_path: str) -> list[Doc]:
-    """The entries one file holds; a file that cannot be read holds none. Frontmatter is
-    read by the model's YAML parser."""
+def read_docs(vault: Path, rel_path: str, text: str | None = None) -> list[Doc]:
+    """The entries one file holds (``text``: as just read); an unreadable one holds none."""
     path = vault / rel_path
     try:
-        text = decode(read_regular(path))
+        text = decode(read_regular(path)) if text is None else text
     except ParseError:
         return []
     if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
@@ -146,9 +139,7 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
     if note.frontmatter is None:
         return []  # not an entry
     meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
-    body, body_line = note.body, note.body_line
-    status = meta.get("status")
-    parts = rel_path.split("/")
+    body, parts = note.body, rel_path.split("/")
     places: tuple[str, ...] = ()
     globs: tuple[str, ...] = ()
     if lesson:
@@ -156,27 +147,18 @@ def read_docs(vault: Path, rel_path: str) -> list[Doc]:
         places = tuple(sorted({f for f in map(anchor_file, anchors) if f}))
         found = (g.strip() for g in _as_list(meta.get(config.PATHS_KEY)) if isinstance(g, str))
         globs = tuple(g for g in found if g and not g.startswith("/"))
+    name = str(meta.get("name") or parts[-1].removesuffix(".md"))
+    description = " ".join(str(meta.get("description") or "").split())
+    project = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None
+    status = meta.get("status")
     return [
         Doc(
-            kind=str(meta.get("type") or "note"),
-            name=str(meta.get("name") or parts[-1].removesuffix(".md")),
-            description=" ".join(str(meta.get("description") or "").split()),
-            project=parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None,
-            status=None if status is None else str(status),
-            superseded_by=superseded_by(meta),
-            path=rel_path,
-            line=1,
-            name_line=key_lines.get("name", 1),
-            description_line=key_lines.get("description", 1),
-            lines=_split_lines(body),
-            body_line=body_line,
-            cite=rel_path,
-            link=f"[[{rel_path.removesuffix('.md')}]]",
-            lesson=lesson,
-            places=places,
-            globs=globs,
+            str(meta.get("type") or "note"), name, description, project,
+            None if status is None else str(status), superseded_by(meta), rel_path, 1,
+            key_lines.get("name", 1), key_lines.get("description", 1), _split_lines(body),
+            note.body_line, rel_path, f"[[{rel_path.removesuffix('.md')}]]", lesson, places, globs,
         )
-    ]
+    ]  # fmt: skip
 
 
 def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
@@ -184,35 +166,24 @@ def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
     for block in parse_blocks(path, rel_path, text):
         lines = _split_lines(block.text)[1:]
         prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
+        at, link = block.line, f"[[{rel_path.removesuffix('.md')}#{block.name}]]"
+        description = prose[0] if prose else ""
         out.append(
             Doc(
-                kind="pattern",
-                name=block.name,
-                description=prose[0] if prose else "",
-                project=None,
-                status=None,
-                superseded_by=None,
-                path=rel_path,
-                line=block.line,
-                name_line=block.line,
-                description_line=block.line + 1,
-                lines=lines,
-                body_line=block.line + 1,
-                cite=block.name,
-                link=f"[[{rel_path.removesuffix('.md')}#{block.name}]]",
+                "pattern", block.name, description, None, None, None, rel_path, at, at, at + 1,
+                lines, at + 1, block.name, link,
             )
-        )
+        )  # fmt: skip
     return out
 
 
 def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
-    """A file's stat key as the rows keep it (device, inode, size, mtime, ctime: ctime
-    moves on every write, so an edit that puts size and mtime back is still seen), and
+    """A file's stat key as the rows keep it (store.db.key_text, as the scan's rows), and
     whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
     again next time (two writes within one clock tick share an mtime)."""
     mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
-    key = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{mtime}:{ctime}"
-    return key, mtime < limit and ctime < limit
+    key = (info.st_dev, info.st_ino, info.st_size, mtime, ctime)
+    return db.key_text(key), mtime < limit and ctime < limit
 
 
 def _stat(root: str, full: str) -> os.stat_result | None:
@@ -228,42 +199,79 @@ def _stat(root: str, full: str) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-def _drop(conn: sqlite3.Connection, rel_path: str) -> None:
-    ids = [
-        (r[0],) for r in conn.execute("SELECT id FROM search_entries WHERE path = ?", (rel_path,))
-    ]
-    for table in ("search_text WHERE rowid", "search_entries WHERE id", "search_places WHERE id"):
-        conn.executemany(f"DELETE FROM {table} = ?", ids)
-    conn.executemany("DELETE FROM search_globs WHERE id = ?", ids)
-    conn.execute("DELETE FROM search_files WHERE path = ?", (rel_path,))
-    conn.execute("DELETE FROM search_pending WHERE path = ?", (rel_path,))
+_LISTED = "(SELECT value FROM json_each(?1))"
 
 
-def _read(conn: sqlite3.Connection, vault: Path, rel_path: str, key: str, settled: bool) -> None:
-    """One file's rows made anew from its bytes now (under ``key``)."""
-    _drop(conn, rel_path)
-    for doc in read_docs(vault, rel_path):
-        served = ("", "", "")
-        if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
-            served = fts.served(doc.path, doc.status, doc.name, doc.recall_text)
-        row = conn.execute(
-            "INSERT INTO search_entries (path, kind, name, description, project, status, "
-            "superseded_by, line, name_line, description_line, body_line, cite, link, live, "
-            "lesson, recall_head, recall_name, recall_text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
-             doc.superseded_by, doc.line, doc.name_line, doc.description_line, doc.body_line,
-             doc.cite, doc.link, int(doc.live), int(doc.lesson), *served),
-        ).lastrowid  # fmt: skip
-        conn.execute(
-            "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines),
-             fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)),
-        )  # fmt: skip
-        conn.executemany("INSERT INTO search_places VALUES (?, ?)", [(p, row) for p in doc.places])
-        conn.executemany("INSERT INTO search_globs VALUES (?, ?)", [(g, row) for g in doc.globs])
-    conn.execute("INSERT INTO search_files VALUES (?, ?, ?)", (rel_path, key, int(settled)))
+def _rewrite(
+    conn: sqlite3.Connection,
+    vault: Path,
+    files: list[tuple[str, str, bool]],
+    gone: list[str],
+    texts: Mapping[str, str],
+) -> None:
+    """Inside the caller's transaction: the rows of ``files`` ((path, stat key, settled)
+    each) made anew from their text now (``texts``: those just read, not read again),
+    and those of ``gone`` dropped, in bulk: one statement per table, never one per file.
+    An entry whose content is unchanged (``digest``: a ``use`` changes one block of a
+    registry file) keeps its row."""
+    paths = [f[0] for f in files] + gone
+    had: dict[str, list[int]] = {}  # digest -> ids, of the rows of ``paths``
+    if paths:
+        listed = (json.dumps(paths),)
+        sql = f"SELECT digest, id FROM search_entries WHERE path IN {_LISTED}"
+        for digest, row_id in conn.execute(sql, listed):
+            had.setdefault(digest, []).append(row_id)
+        conn.execute(f"DELETE FROM search_files WHERE path IN {_LISTED}", listed)
+        conn.execute(f"DELETE FROM search_pending WHERE path IN {_LISTED}", listed)
+    row = conn.execute("SELECT coalesce(max(id), 0) FROM search_entries").fetchone()[0]
+    entries: list[tuple[object, ...]] = []
+    bodies: list[tuple[object, ...]] = []
+    places: list[tuple[str, int]] = []
+    globs: list[tuple[str, int]] = []
+    for rel_path, _, _ in files:
+        for doc in read_docs(vault, rel_path, texts.get(rel_path)):
+            digest = blake2b(repr(doc).encode("utf-8", "surrogatepass"), digest_size=16)
+            kept = had.get(digest.hexdigest())
+            if kept:
+                kept.pop()  # the same entry: its row stays
+                continue
+            row += 1
+            served = ("", "", "")
+            if doc.lesson:  # what the hook serves: neutralised, masked whole, cut to a line
+                served = fts.served(doc.path, doc.status, doc.name, doc.recall_text)
+            entries.append(
+                (row, doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
+                 doc.superseded_by, doc.line, doc.name_line, doc.description_line,
+                 doc.body_line, doc.cite, doc.link, int(doc.live), int(doc.lesson), *served,
+                 digest.hexdigest())
+            )  # fmt: skip
+            tags = fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)
+            bodies.append(
+                (row, doc.name, doc.description, doc.headings, "\n".join(doc.lines), tags)
+            )
+            places += [(p, row) for p in doc.places]
+            globs += [(g, row) for g in doc.globs]
+    stale = (json.dumps([i for ids in had.values() for i in ids]),)
+    if stale[0] != "[]":
+        for table, column in _BY_ID:
+            conn.execute(f"DELETE FROM {table} WHERE {column} IN {_LISTED}", stale)  # noqa: S608
+    conn.executemany(f"INSERT INTO search_entries VALUES ({','.join('?' * 20)})", entries)
+    conn.executemany(
+        "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        bodies,
+    )
+    conn.executemany("INSERT INTO search_places VALUES (?, ?)", places)
+    conn.executemany("INSERT INTO search_globs VALUES (?, ?)", globs)
+    conn.executemany("INSERT INTO search_files VALUES (?, ?, ?)", files)
+
+
+_BY_ID = (
+    ("search_text", "rowid"),
+    ("search_places", "id"),
+    ("search_globs", "id"),
+    ("search_entries", "id"),
+)
 
 
 def is_on(conn: sqlite3.Connection) -> bool:
@@ -278,103 +286,110 @@ def want(vault: Path | str) -> None:
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('wanted', '1')")
 
 
-def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
-    """Bring every file's rows up to date; the number of files read.
+def _made_by() -> str:
+    """Which vaultkeeper and rows format made the rows (``masked_by``)."""
+    return f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
 
-    One stat per markdown file (the walk's rules: hidden and state folders skipped, the
-    generated indexes left out); only files whose stat key changed (or that were
-    unsettled) are read; rows of files gone are dropped. One write transaction, and
-    none when nothing changed.
-    """
-    vault = Path(vault)
-    top = str(vault)
-    root = os.path.realpath(vault)
-    limit = time.time_ns() - RACY_NS
-    made_by = f"{vaultkeeper.__version__}/{ROWS_FORMAT}"
+
+def _sync(
+    conn: sqlite3.Connection,
+    vault: Path,
+    keys: Mapping[str, tuple[str, bool] | None],
+    gone: Callable[[str], bool],
+    texts: Mapping[str, str] = {},  # noqa: B006 - never written
+) -> int:
+    """The rows of the files in ``keys`` (path -> (stat key, settled), or None: not a
+    regular file inside the vault) made anew where the key differs from their rows' or
+    was not settled, and dropped for the None ones and for those rows' paths not in
+    ``keys`` that ``gone`` says are. Rows another vaultkeeper version made are all made
+    anew first. One write transaction, none when nothing changed; the files read."""
+    made_by = _made_by()
     meta = dict(conn.execute("SELECT key, value FROM search_meta"))
     if meta.get("masked_by", made_by) != made_by:
         with db.writing(conn):  # rows another version made (its masking, its tags): anew
             for table in _TABLES:
-                conn.execute(f"DELETE FROM {table}")
-    known = {p: (k, s) for p, k, s in conn.execute("SELECT path, key, settled FROM search_files")}
-    changed: list[tuple[str, str, bool]] = []
-    seen: set[str] = set()
-    for full in walk_files(top):
-        rel_path = full[len(top) + 1 :].replace(os.sep, "/")
-        if not full.endswith(".md") or is_index_file(rel_path):
-            continue
-        info = _stat(root, full)
-        if info is None:
-            continue
-        seen.add(rel_path)
-        key, settled = key_text(info, limit)
-        was = known.get(rel_path)
-        if was is None or was[0] != key or not was[1]:
-            changed.append((rel_path, key, settled))
-    gone = [p for p in known if p not in seen]
-    if not changed and not gone and "built" in meta and meta.get("masked_by") == made_by:
+                conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+    known = dict(conn.execute("SELECT path, key || ' ' || settled FROM search_files"))
+    files = [(p, *k) for p, k in keys.items() if k is not None and known.get(p) != k[0] + " 1"]
+    dropped = [p for p in known if p not in keys and gone(p) or p in keys and keys[p] is None]
+    if not files and not dropped and "built" in meta and meta.get("masked_by") == made_by:
         return 0
     with db.writing(conn):
-        for rel_path in gone:
-            _drop(conn, rel_path)
-        for rel_path, key, settled in changed:
-            _read(conn, vault, rel_path, key, settled)
+        _rewrite(conn, vault, files, dropped, texts)
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
         conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('masked_by', ?)", (made_by,))
-    return len(changed)
+    return len(files)
+
+
+def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
+    """Bring every file's rows up to date; the number of files read. One stat per
+    markdown file (the walk's rules; the generated indexes left out), only changed or
+    unsettled files read, rows of files gone dropped."""
+    vault = Path(vault)
+    top = str(vault)
+    limit = time.time_ns() - RACY_NS
+    keys: dict[str, tuple[str, bool] | None] = {}
+    for full in walk(top, suffix=".md"):  # the walk never yields a link out of the vault
+        rel_path = full[len(top) + 1 :].replace(os.sep, "/")
+        if not is_index_file(rel_path):
+            try:
+                info = os.stat(full)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                keys[rel_path] = key_text(info, limit)
+    if not conn.execute("SELECT 1 FROM search_files LIMIT 1").fetchone():
+        db.bulk(conn)  # a first build: every row new
+    return _sync(conn, vault, keys, lambda _: True)
 
 
 def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]) -> None:
-    """The rows of ``rel_paths`` made anew now (a command wrote them, a hand edit)."""
+    """The rows of ``rel_paths`` brought up to date now (a command wrote them, a hand edit)."""
     vault = Path(vault)
     root = os.path.realpath(vault)
     limit = time.time_ns() - RACY_NS
-    with db.writing(conn):
-        for rel_path in sorted(set(rel_paths)):
-            full = str(vault / rel_path)
-            # a path the walk did not just give (a row's): its folders may have become
-            # links out of the vault since, or it may say ``..``
-            parts = rel_path.split("/")
-            outside = rel_path.startswith("/") or {"", ".", ".."} & set(parts)
-            info = None if outside or links_out(root, full) else _stat(root, full)
-            if info is None or not rel_path.endswith(".md"):
-                _drop(conn, rel_path)
-                continue
-            _read(conn, vault, rel_path, *key_text(info, limit))
+    keys: dict[str, tuple[str, bool] | None] = {}
+    for rel_path in sorted(set(rel_paths)):
+        full = str(vault / rel_path)
+        # a row's path, not the walk's: its folders may have become links out of the
+        # vault since, or it may say ``..``
+        outside = rel_path.startswith("/") or {"", ".", ".."} & set(rel_path.split("/"))
+        info = None if outside or links_out(root, full) else _stat(root, full)
+        ok = info is not None and rel_path.endswith(".md")
+        keys[rel_path] = key_text(info, limit) if ok else None  # type: ignore[arg-type]
+    if not _sync(conn, vault, keys, lambda _: False) and keys:  # rows right: unmark them
+        with db.writing(conn):
+            sql = f"DELETE FROM search_pending WHERE path IN {_LISTED}"
+            conn.execute(sql, (json.dumps(list(keys)),))
 
 
-def after_scan(vault: Path | str, marks: Mapping[str, str], today: dt.date) -> None:
-    """At the end of a scan, when the index is kept: its rows brought up to date, the
-    lessons whose code anchors moved marked as the brief marks them (``may be stale:
-    src/x.py::helper is gone since abc``), the recall's sessions older than
-    ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
+def after_scan(
+    vault: Path | str,
+    marks: Mapping[str, str],
+    today: dt.date,
+    keys: Mapping[str, list[int] | None],
+    texts: Mapping[str, str] = {},  # noqa: B006 - never written
+) -> None:
+    """At the end of a scan, when the index is kept: the rows of the memory and registry
+    files the scan found changed (``keys``: its stat keys; ``texts``: what it read) made anew and
+    those of memory files gone dropped -- other notes wait for the next search, which
+    stats them all; the lessons whose code anchors moved marked as the brief marks them
+    (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
+    than ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
+    limit = time.time_ns() - RACY_NS
+    scanned = {
+        p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
+        for p, k in keys.items()
+    }
     with db.connect(vault) as conn:
         if is_on(conn):
-            refresh(conn, vault)
+            made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
+            if (made.fetchone() or ("",))[0] == _made_by():
+                _sync(conn, Path(vault), scanned, is_memory_path, texts)
+            else:  # asked for and not built yet (or by another version): every file
+                refresh(conn, vault)
             with db.writing(conn):
                 conn.execute("DELETE FROM search_marks")
                 conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
                 cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
                 conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
-    tidy(vault)
-
-
-# the recall's files before it kept its rows in the store (removed once seen)
-_LEGACY = ("recall-lookup.bin", "recall-lookup.keys.json", "recall-lookup.recs.json",
-           "recall-lookup.over.json", "recall-lookup.sig", "recall-lookup.want",
-           "recall-lookup.json", "recall-lookup.text")  # fmt: skip
-
-
-def tidy(vault: Path | str) -> None:
-    """Drop the recall's old files and its old session folder (never through a
-    symlink: unlink removes a link, rmtree refuses one)."""
-    state = os.path.join(vault, config.STATE_DIR)
-    for name in _LEGACY:
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(state, name))
-    folder = os.path.join(state, "recall-sessions")
-    with contextlib.suppress(OSError):
-        if os.path.islink(folder):
-            os.unlink(folder)
-        else:
-            shutil.rmtree(folder)

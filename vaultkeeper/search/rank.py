@@ -1,19 +1,11 @@
 """``search``: ranked hits over the vault's entries, from the full-text index in the store.
 
-The index (vaultkeeper.search.index, FTS5 in state/vaultkeeper.db) holds one row per
-entry -- a note with frontmatter, or one registry ``### block`` -- over name,
-description, headings and body, stemmed (``porter unicode61``). A search first brings
-the rows of changed files up to date (a stat per file; only changed files are read),
-then ranks (search.fts: the query's words an entry holds, then bm25 with the
-fields weighted): the terminal's ``vaultkeeper search``, the MCP ``search`` tool and
-the recall hooks rank alike.
-
-The query's words are each quoted for FTS5 (search.fts.quoted): whatever an agent
-or a person types is matched as words, never read as FTS5 syntax. Archived and
-superseded entries are left out unless asked for, and so are files symlinked out of
-the vault. Each hit names the path and line to open, a one-line snippet and what to
-cite (a pattern's NAME, or a note's vault path); every text a hit carries is served
-(vaultkeeper.search.hits): neutralised, then masked as one whole text.
+A search first brings the rows of changed files up to date (search.index: a stat per
+file), then ranks (search.fts), as the MCP ``search`` tool and the recall hooks do. The
+query's words are quoted for FTS5, never read as its syntax. Archived and superseded
+entries are left out unless asked for, and so are files symlinked out of the vault.
+Each hit names the path and line to open, a snippet and what to cite; every text it
+carries is served (search.hits).
 """
 
 from __future__ import annotations
@@ -27,11 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
+from vaultkeeper.report.candidates import Report
 from vaultkeeper.search import fts, index
 from vaultkeeper.search.hits import Hit, make_hit, one_line
 from vaultkeeper.search.index import Doc
-from vaultkeeper.store import db
+from vaultkeeper.store import db, machine
+from vaultkeeper.store.vault import is_memory_path
 
 WORD = re.compile(r"\w+")
 MAX_TERMS = 64  # a longer query is cut to its first distinct words: bounded work
@@ -70,11 +64,9 @@ class Searcher:
         self._memory: sqlite3.Connection | None = None
 
     def _asked(self, ask: Callable[[sqlite3.Connection], list[Hit]]) -> list[Hit]:
-        """``ask`` on the index brought up to date: the vault's database; a private one in
-        memory, kept for this searcher's life (the MCP server's: later searches are warm),
-        for a vault with no ``state/`` folder (someone's Obsidian vault, where nothing may
-        be written) or whose database cannot be used (a read-only vault, a full disk, a
-        folder or link there): the store is a shortcut, the files still answer."""
+        """``ask`` on the index brought up to date: the vault's database, or a private one
+        in memory kept for this searcher's life where there is no ``state/`` (nothing may
+        be written) or its database cannot be used: the files still answer."""
         with self._lock:
             if self._memory is None and os.path.lexists(os.path.join(self.vault, config.STATE_DIR)):
                 with (
@@ -132,10 +124,13 @@ def found(
     project: str | None = None,
     limit: int = config.SEARCH_DEFAULT_LIMIT,
     include_archived: bool = False,
+    report: Callable[[], Report | None] = lambda: None,
 ) -> list[dict[str, object]]:
     """The hits as ``vaultkeeper search --json`` and the MCP ``search`` tool give them:
     each hit's fields, and ``may_be_stale`` for a lesson whose code anchors moved under
-    it (the brief's mark, from the saved report). Bad arguments raise UsageError."""
+    it, as the brief marks it, from ``report()`` (scan/last.py's ``last_report``: the last
+    scan's report as the files say now), asked only when a lesson is among the hits and
+    a repository is tied (else no anchor is checked). Bad arguments raise UsageError."""
     from vaultkeeper.errors import UsageError
 
     if not query.strip():
@@ -148,18 +143,16 @@ def found(
         query, kind=kind, project=project, limit=limit, include_archived=include_archived
     )
     out = [dict(h.__dict__) for h in hits]
-    if out:  # a lesson whose code anchors moved under it says so (the last scan's findings)
-        from vaultkeeper.report.anchors import kept_findings, may_be_stale
+    marks: dict[str, str] = {}
+    lessons = any(is_memory_path(str(h["path"])) for h in out)  # only lessons are marked
+    if lessons and machine.has(searcher.vault, "repositories"):
+        with contextlib.suppress(sqlite3.Error, OSError, ValueError, VaultkeeperError):
+            from vaultkeeper.report.anchors import may_be_stale
 
-        stale: dict[str, str] = {}
-        bad = (sqlite3.Error, ValueError, LookupError, TypeError, AttributeError)
-        with contextlib.suppress(*bad), db.existing(searcher.vault) as conn:
-            row = None if conn is None else conn.execute("SELECT report FROM scan_report")
-            found = None if row is None else row.fetchone()
-            if found is not None:
-                anchors = kept_findings(found[0])
-                stale = {f.path: m for f in anchors if (m := may_be_stale(f))}
-        for hit in out:
-            if stale.get(str(hit.get("path", ""))):
-                hit["may_be_stale"] = one_line(stale[str(hit["path"])])
+            last = report()
+            anchors = () if last is None else last.anchors
+            marks = {f.path: m for f in anchors if (m := may_be_stale(f))}
+    for hit in out:
+        if marks.get(str(hit["path"])):
+            hit["may_be_stale"] = one_line(marks[str(hit["path"])])
     return out

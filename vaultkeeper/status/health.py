@@ -24,7 +24,7 @@ from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
-from vaultkeeper.registry.lines import registry_files
+from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import iso, plural
 from vaultkeeper.store.adherence import adherence
 from vaultkeeper.store.model import ParseError, decode, parse_date, read_regular, split_lines
@@ -282,7 +282,7 @@ def leftovers(vault: Path) -> list[str]:
         except ParseError:
             continue  # gone, a link, unreadable: lint's VK001 says so
         if "\n=======" in text:
-            from vaultkeeper.lint.conflicts import check_conflicts
+            from vaultkeeper.lint.format import check_conflicts
             from vaultkeeper.store.links import code_lines, find_fences
 
             lines = split_lines(text)

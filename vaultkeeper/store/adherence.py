@@ -1,15 +1,10 @@
 """Whether the lessons the point-of-use recall served were then used.
 
-Read from the usage log alone: every lesson the recall hook serves is a ``shown`` line
-(session, lesson path, receipt ``recall:<moment>:<id>``), and ``ingest`` adds the
-session's citations and reads of notes with the same session id and path. A showing is
-*followed* by a citation (or a read) when a ``cite`` (or ``read``) line of that lesson in
-that session comes after it in the log: ingest runs at the session's end, so a session's
-uses are logged after what it was shown. Per lesson: times shown, of them followed by a
-citation, by a read. *Noise*: shown at least ``MOMENT_NOISE_MIN_SHOWN`` times and never
-cited nor read afterwards (narrow its ``paths:`` or reword it). *Missed*: a lesson (a
-``projects/<p>/memory/`` note) cited in a session where the recall served something,
-but not this lesson (recall missed it).
+Read from the usage log alone: a showing (a ``shown`` line) is *followed* by a citation
+or a read when such a line of that lesson in that session comes after it. Per lesson:
+times shown, followed by a citation, by a read. *Noise*: shown at least
+``MOMENT_NOISE_MIN_SHOWN`` times, never cited nor read after. *Missed*: a lesson cited in
+a session where the recall served something, but not it.
 """
 
 from __future__ import annotations

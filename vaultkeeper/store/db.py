@@ -1,26 +1,16 @@
 """The derived store: one rebuildable SQLite database, ``state/vaultkeeper.db``.
 
-Files are the truth. Everything vaultkeeper computes from them -- each file's stat key
-and parsed frontmatter, registry blocks, index entries, the report's candidates,
-duplicate pairs, anchor verdicts, the search and recall index -- lives here and nowhere
-else, each row checked against its file's stat key before it is used. Deleting the
-database at any moment loses nothing: the next command rebuilds what it needs.
+Files are the truth. Everything vaultkeeper computes from them (each file's stat key and
+parsed frontmatter, registry blocks, index entries, the report, duplicate pairs, anchor
+verdicts, the full-text index) lives here, each row checked against its file's stat key
+before use; deleting the database loses nothing. SQLite (standard library) gives
+transactions, readers beside one writer (WAL), indexes and FTS5 with bm25.
 
-Why SQLite: it is in the standard library and gives transactions, concurrent readers
-beside one writer (WAL), indexes and FTS5 full-text ranking (bm25) -- what hand-made
-JSON caches re-implement badly. It is read by no person and no other tool, lives in
-the spec's runtime folder ``state/`` and is git-ignored.
-
-The schema is versioned as a whole by ``SCHEMA_VERSION`` (SQLite's ``user_version``),
-and the rows by the vaultkeeper version that derived them (``store_meta``: another
-version may derive other rows from the same file): a database of another schema or
-version, or one SQLite cannot read, is dropped and made anew.
-Each domain declares its tables in ``TABLES`` below, so the whole schema reads in one
-place.
-
-The file is opened only as a regular file inside the vault: a symlink, a FIFO or a
-device at ``state/vaultkeeper.db`` (or its ``-wal``/``-shm`` companions) is refused
-with a one-line error, so a crafted link never makes SQLite read or write elsewhere.
+The schema is versioned by ``SCHEMA_VERSION`` (``user_version``) and the rows by the
+vaultkeeper version that made them (``store_meta``): another one, or a file SQLite
+cannot read, is dropped and made anew. ``TABLES`` is the whole schema. The file is
+opened only as a regular file: a symlink, FIFO or device there (or at its ``-wal`` /
+``-shm``) is refused with a one-line error.
 
 Example::
 
@@ -45,57 +35,46 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
-# Every table of the derived store, by the domain that fills it. Change a table: bump
-# SCHEMA_VERSION (an old database is then dropped and rebuilt from the files).
+# Every table, by the domain that fills it. Change one: bump SCHEMA_VERSION.
 TABLES: tuple[str, ...] = (
     # this file: the vaultkeeper version whose rows the database holds
     "CREATE TABLE store_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # scan/cache.py: what a scan read of each file, by its path and stat key
-    # one memory file: its stat key (scan.cache.key_text), its record (encode_record)
-    # and what the brief shows of it (report/brief.py fields; JSON null: not served)
+    # scan/cache.py: a memory file's stat key, record and what the brief shows of it
     "CREATE TABLE scan_memory (path TEXT PRIMARY KEY, key TEXT NOT NULL, record TEXT NOT NULL, "
     "served TEXT NOT NULL)",
-    # one registry file: its stat key; the digest of its bytes when it changed too
-    # lately for its key to vouch for it (NULL: settled); its blocks (keptheads.kept_of)
-    # and its text's shape (registry/delta.shape_of)
+    # a registry file's stat key, its bytes' digest when racy (NULL: settled), blocks;
+    # shape: unused (JSON null)
     "CREATE TABLE scan_registry (path TEXT PRIMARY KEY, key TEXT NOT NULL, digest TEXT, "
     "blocks TEXT NOT NULL, shape TEXT NOT NULL)",
-    # one duplicates group: the digest of its entries, its pairs, a big group's words
+    # a duplicates group: its entries' digest, its pairs, a big group's words
     "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, "
     "pairs TEXT NOT NULL, words TEXT)",
-    # named facts of the last scan as a whole (the duplicates pass's settings, whether
-    # every file it read was kept and where not; how many patterns the registry has)
+    # named facts of the last scan (the duplicates pass's settings; the patterns' total)
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # scan/last.py: the last completed scan's report (its JSON) as of its start, valid
-    # while its files have the stat keys digested in ``inputs`` (racy ones: the bytes too),
-    # and what patching it needs (each file's key, block lines, facts, pairs)
+    # scan/reportrow.py: the last scan's report, valid while ``inputs`` match its files,
+    # and what patching it needs (scan/last.py: each file's key, block lines, facts, pairs)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
     "racy TEXT NOT NULL, report TEXT NOT NULL, basis TEXT NOT NULL)",
-    # report/brief.py: the registry's most-used patterns, in the brief's order,
-    # valid while every scan_registry row matches its file
+    # report/brief.py: the registry's most-used patterns, in the brief's order
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
     "fingerprint TEXT)",
-    # index/cache.py: what the index lists of each note (a note's description, or a
-    # registry file's blocks as JSON), under its stat key; plain: its links need no masking
-    "CREATE TABLE index_notes (path TEXT PRIMARY KEY, key TEXT NOT NULL, description TEXT, "
-    "blocks TEXT, plain INTEGER NOT NULL)",
-    # index/stamp.py: each walked file's stat key (NULL: not read by the index) when the
-    # index was last known up to date, and the rest of that stamp as one JSON value
-    "CREATE TABLE index_state (path TEXT PRIMARY KEY, key TEXT)",
+    # index/rows.py: each walked file's stat key (NULL: not read by the index) and what the
+    # index lists of it (a note's description, or a registry file's blocks as JSON); the
+    # stamp (the index known up to date with those keys) as one JSON value
+    "CREATE TABLE index_files (path TEXT PRIMARY KEY, key TEXT, description TEXT, blocks TEXT)",
     "CREATE TABLE index_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # anchors/vault.py: an entry file's anchors and what decides on them (JSON), by its
-    # stat key; per repository, what the anchor checker read of its files (JSON)
+    # anchors/vault.py: an entry file's anchors by stat key; what was read of each repository
     "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
     "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # lint/summary.py: the last whole-vault lint's figures, for status (one row)
     "CREATE TABLE lint_summary (made TEXT NOT NULL, files INTEGER NOT NULL, "
     "errors INTEGER NOT NULL, links INTEGER NOT NULL, link_errors INTEGER NOT NULL, "
     "orphans INTEGER)",
-    # the full-text index (search.index): search, the MCP search tool, the recall hooks
+    # search/index.py: the full-text index (search, the MCP search tool, the recall hooks)
     "CREATE VIRTUAL TABLE search_text USING fts5("
     "name, description, headings, body, tags, tokenize = 'porter unicode61')",
     "CREATE TABLE search_entries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
@@ -103,7 +82,8 @@ TABLES: tuple[str, ...] = (
     "status TEXT, superseded_by TEXT, line INTEGER NOT NULL, name_line INTEGER NOT NULL, "
     "description_line INTEGER NOT NULL, body_line INTEGER NOT NULL, cite TEXT NOT NULL, "
     "link TEXT NOT NULL, live INTEGER NOT NULL, lesson INTEGER NOT NULL, "
-    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL)",
+    "recall_head TEXT NOT NULL, recall_name TEXT NOT NULL, recall_text TEXT NOT NULL, "
+    "digest TEXT NOT NULL)",
     "CREATE INDEX search_entries_path ON search_entries (path)",
     "CREATE TABLE search_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, "
     "settled INTEGER NOT NULL) WITHOUT ROWID",
@@ -124,16 +104,13 @@ TABLES: tuple[str, ...] = (
 
 
 def key_text(key: Sequence[int]) -> str:
-    """How a file's stat key ``(device, inode, size, mtime_ns, ctime_ns)`` is stored in a
-    row: its five numbers as a JSON array (text, so no device number overflows SQLite's
-    signed 64-bit integers)."""
+    """A file's stat key ``(device, inode, size, mtime_ns, ctime_ns)`` as rows keep it: a
+    JSON array (text: no device number overflows SQLite's 64-bit integers)."""
     return f"[{key[0]},{key[1]},{key[2]},{key[3]},{key[4]}]"
 
 
 def content_digest(raw: bytes) -> str:
-    """A file's bytes' digest, kept in a row whose stat key cannot vouch for the file (it
-    changed within a clock tick of being read): the row holds while the bytes do."""
-
+    """A file's bytes' digest, for a row whose stat key cannot vouch for the file."""
     return blake2b(raw, digest_size=16).hexdigest()
 
 
@@ -205,11 +182,8 @@ def _open(path: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def connect(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
-    """The vault's database, made (with ``state/``) when missing, closed on exit.
-
-    A database SQLite cannot read (truncated, another program's file) is derived state:
-    it is deleted and made anew, never repaired.
-    """
+    """The vault's database, made (with ``state/``) when missing, closed on exit; one
+    SQLite cannot read (truncated, another program's) is deleted and made anew."""
     path = path_of(vault)
     path.parent.mkdir(exist_ok=True)
     _refuse_odd(path)
@@ -238,10 +212,8 @@ def in_memory() -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def existing(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection | None]:
-    """The vault's database if there is one, else None: for a reader that must not create
-    ``state/`` or the file (a brief on a vault no scan has seen reads the files instead).
-    Any failure to open it (a link, a FIFO, a locked or foreign file) is None too: a
-    reader loses only its shortcut."""
+    """The vault's database if there is one, else None (also when it cannot be opened: a
+    link, a FIFO, a locked or foreign file), for a reader that must not create it."""
     conn = None
     with contextlib.suppress(sqlite3.Error, OSError, UnsafePathError):
         path = path_of(vault)
@@ -256,10 +228,9 @@ def existing(vault: str | os.PathLike[str]) -> Iterator[sqlite3.Connection | Non
 
 
 def bulk(conn: sqlite3.Connection) -> None:
-    """Settings for a connection that writes a whole table set anew (a first scan): no
-    fsync (``synchronous = OFF``; a crash may lose or corrupt only this rebuildable
-    cache, and a database SQLite cannot read is made anew by ``connect``) and room for
-    the new pages in memory. For this connection only; the next one has the defaults."""
+    """For a connection that writes whole tables anew (a first scan, a first search): no
+    fsync (a crash may lose only this rebuildable cache; ``connect`` makes an unreadable
+    one anew) and room for the new pages in memory. This connection only."""
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA cache_size = -65536")  # KiB: 64 MiB, the 50k vault's rows and more
 

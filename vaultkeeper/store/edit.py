@@ -78,30 +78,28 @@ def _split_comment(rest: str) -> tuple[str, str]:
     return rest, ""
 
 
-def _frontmatter_span(text: str) -> tuple[list[str], int]:
-    """The file's lines and the 0-based index of the closing ``---``."""
+def _find(text: str, key: str) -> tuple[list[str], int, int | None]:
+    """The file's lines, the 0-based index of the closing ``---`` and of top-level
+    ``key``'s line (None: absent)."""
     try:
         yaml_text, end_line, _ = split_frontmatter(text)
     except ParseError as exc:
         raise VaultkeeperError(f"cannot edit: {exc.reason}") from None
     if yaml_text is None:
         raise VaultkeeperError("file has no frontmatter to edit")
-    return split_lines(text), end_line - 1
-
-
-def _key_pattern(key: str) -> re.Pattern[str]:
-    k = re.escape(key)
-    return re.compile(r"^(?:" + k + '|"' + k + "\"|'" + k + r"')[ \t]*:(?=[ \t]|$|\r?\n)")
-
-
-def _key_index(lines: list[str], close: int, key: str) -> int | None:
+    lines, close = split_lines(text), end_line - 1
     pattern = _key_pattern(key)
     found = [i for i in range(1, close) if pattern.match(lines[i])]
     if len(found) > 1:
         # YAML keeps the last one; editing the first would change nothing a reader sees
         where = " and ".join(str(i + 1) for i in found)
         raise VaultkeeperError(f"frontmatter key {key!r} appears on lines {where}; keep one")
-    return found[0] if found else None
+    return lines, close, found[0] if found else None
+
+
+def _key_pattern(key: str) -> re.Pattern[str]:
+    k = re.escape(key)
+    return re.compile(r"^(?:" + k + '|"' + k + "\"|'" + k + r"')[ \t]*:(?=[ \t]|$|\r?\n)")
 
 
 def _value_extent(lines: list[str], close: int, index: int) -> int:
@@ -130,8 +128,7 @@ def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
     has its continuation lines replaced too; a missing key is added as one new line
     just before the closing ``---``.
     """
-    lines, close = _frontmatter_span(text)
-    index = _key_index(lines, close, key)
+    lines, close, index = _find(text, key)
     if index is None:
         ending = _ending(lines[close - 1]) if close > 0 else "\n"
         lines.insert(close, f"{key}: {scalar}{ending or _dominant_ending(lines)}")
@@ -150,8 +147,7 @@ def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
 
 def get_frontmatter_raw(text: str, key: str) -> str | None:
     """The raw text after ``key:`` on its line (without the comment), or None."""
-    lines, close = _frontmatter_span(text)
-    index = _key_index(lines, close, key)
+    lines, close, index = _find(text, key)
     if index is None:
         return None
     _, rest = _head_and_rest(lines[index].rstrip("\r\n"), key)
@@ -161,8 +157,7 @@ def get_frontmatter_raw(text: str, key: str) -> str | None:
 
 def key_block(text: str, key: str) -> str | None:
     """The exact lines (endings kept) of top-level ``key`` and its nested value, or None."""
-    lines, close = _frontmatter_span(text)
-    index = _key_index(lines, close, key)
+    lines, close, index = _find(text, key)
     if index is None:
         return None
     return "".join(lines[index : _value_extent(lines, close, index)])
@@ -175,8 +170,7 @@ def put_key_block(text: str, key: str, block: str | None) -> str:
     The inverse of ``set_frontmatter_value`` / ``append_to_list`` on the same key, so an
     undo restores every byte.
     """
-    lines, close = _frontmatter_span(text)
-    index = _key_index(lines, close, key)
+    lines, close, index = _find(text, key)
     new = split_lines(block) if block else []
     if index is None:
         lines[close:close] = new
@@ -191,8 +185,7 @@ def append_to_list(text: str, key: str, item: str) -> str:
     ``key: []`` becomes ``key: ["item"]`` on the same line; a flow list gets the item
     before its ``]``; a block list gets one new ``- "item"`` line after its last item.
     """
-    lines, close = _frontmatter_span(text)
-    index = _key_index(lines, close, key)
+    lines, close, index = _find(text, key)
     rendered = quoted(item)
     if index is None:
         return set_frontmatter_value(text, key, f"[{rendered}]")

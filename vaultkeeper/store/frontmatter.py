@@ -1,11 +1,10 @@
 """The YAML frontmatter of a note: where the block sits, and loading it safely.
 
-Split from vaultkeeper.store.model (which re-exports the public names) so the note model
-reads apart from the YAML guards: a safe loader, impossible dates, aliases that would
-expand without bound, numbers too long to read, and every error placed at its line.
-PyYAML is imported on first use (a stand-in kept, docs/benchmarks.md "Stand-ins"): the
-session-start brief imports this module through store.model and never parses YAML, and
-PyYAML's import is about 18 ms of CPU, a large part of the brief's 150 ms bound.
+The YAML guards apart from the note model (store.model re-exports them): a safe loader,
+impossible dates, aliases that would expand without bound, numbers too long to read,
+every error placed at its line. PyYAML is imported on first use (a stand-in,
+docs/benchmarks.md: the brief imports this module and never parses YAML; PyYAML's
+import is about 18 ms of its 150 ms bound).
 """
 
 from __future__ import annotations
@@ -19,10 +18,7 @@ from vaultkeeper.store.text import ParseError, split_lines
 
 @functools.lru_cache(maxsize=1)
 def _loader() -> Any:
-    """The safe loader, with an impossible date (2026-02-30) reported at its line.
-
-    Built on first use (see the module docstring).
-    """
+    """The safe loader, with an impossible date (2026-02-30) reported at its line."""
     import yaml
 
     try:  # the C loader is several times faster; both are the *safe* loader
@@ -46,13 +42,9 @@ def _loader() -> Any:
 
 
 def split_frontmatter(text: str) -> tuple[str | None, int, int]:
-    """Locate the frontmatter block.
-
-    Returns (yaml_text, closing_line, body_offset): yaml_text is None when the file does
-    not open with ``---``; closing_line is the 1-based line of the closing delimiter;
-    body_offset is the character offset where the body starts. The closing delimiter is
-    the first later line that is ``---`` or ``...`` once trailing whitespace is stripped.
-    """
+    """(yaml_text, closing_line, body_offset) of the frontmatter block: yaml_text None
+    when the file does not open with ``---``; the closing line (1-based) is the first
+    later ``---`` or ``...`` line, trailing whitespace stripped."""
     if not text.startswith("---"):
         return None, 0, 0
     first_end = text.find("\n")
@@ -91,12 +83,12 @@ def load_yaml(yaml_text: str) -> Any:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     except ValueError as exc:
         if "integer string conversion" in str(exc):  # Python's int-string limit
-            raise ParseError(_HUGE_NUMBER, _huge_number_line(yaml_text)) from None
+            raise ParseError(_HUGE_NUMBER, _line_of(yaml_text, "[0-9_]{1000}")) from None
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     except (TypeError, OverflowError, RecursionError) as exc:
         raise ParseError(f"bad YAML frontmatter: {_one_line(str(exc))}", None) from None
     if "*" in yaml_text and _shares_a_collection(data):
-        raise ParseError(ALIAS_REASON, _alias_line(yaml_text))
+        raise ParseError(ALIAS_REASON, _line_of(yaml_text, r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]"))
     return data
 
 
@@ -108,22 +100,16 @@ ALIAS_REASON = (
 _HUGE_NUMBER = "bad YAML frontmatter: a number too long to read (thousands of digits)"
 
 
-def _huge_number_line(yaml_text: str) -> int | None:
-    for number, line in enumerate(split_lines(yaml_text), start=2):
-        if re.search("[0-9_]{1000}", line):
-            return number
-    return None
+def _line_of(yaml_text: str, pattern: str) -> int | None:
+    """The file line of the first YAML line matching ``pattern`` (the ``---`` is line 1)."""
+    found = (n for n, line in enumerate(split_lines(yaml_text), 2) if re.search(pattern, line))
+    return next(found, None)
 
 
 def _shares_a_collection(data: Any) -> bool:
-    """True when one list or mapping is reached twice (only an alias can do that).
-
-    The loader builds an aliased node once and shares it, so loading is cheap; but
-    every reader that walks or prints the value (index, lint, status) would expand
-    it, and nested aliases ("billion laughs") expand to gigabytes. Refusing any
-    shared collection bounds the expanded size to what the file spells out.
-    Iterative, and each collection is visited once: linear in the loaded size.
-    """
+    """True when one list or mapping is reached twice (only an alias can do that): a
+    reader walking it would expand nested aliases ("billion laughs") to gigabytes.
+    Each collection visited once: linear in the loaded size."""
     seen: set[int] = set()
     stack = [data]
     while stack:
@@ -136,18 +122,9 @@ def _shares_a_collection(data: Any) -> bool:
     return False
 
 
-def _alias_line(yaml_text: str) -> int | None:
-    for number, line in enumerate(split_lines(yaml_text), start=2):
-        if re.search(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]", line):
-            return number
-    return None
-
-
 def _mark_line(yaml_text: str, mark: Any) -> int:
-    # Count from the character index: YAML also breaks lines at U+2028 and NEL, editors
-    # do not. +1 for 1-based, +1 for the opening ---.
-    # An error found at the end of the stream is reported on the last YAML line, not
-    # on the closing ---.
+    # from the character index (YAML also breaks at U+2028 and NEL, editors do not); +2:
+    # 1-based, and the opening ---; an error at the stream's end is on the last line
     last = max(yaml_text.count("\n"), 1) + 1
     index = getattr(mark, "index", None)
     if isinstance(index, int) and 0 <= index <= len(yaml_text):
@@ -162,8 +139,7 @@ def _one_line(message: str) -> str:
 def top_key_lines(yaml_text: str) -> dict[str, int]:
     """Top-level key -> its 1-based line in the file (the opening ``---`` is line 1)."""
     lines: dict[str, int] = {}
-    for i, line in enumerate(split_lines(yaml_text), start=2):
+    for i, line in enumerate(yaml_text.split("\n"), start=2):  # at \n only, as split_lines
         if line[:1] not in ("", " ", "\t", "#", "-") and ":" in line:
-            key = line.split(":", 1)[0].strip().strip("'\"")
-            lines.setdefault(key, i)
+            lines.setdefault(line.split(":", 1)[0].strip().strip("'\""), i)
     return lines

@@ -1,4 +1,5 @@
-"""The one place that writes files: atomic replace, and the store-wide writer lock."""
+"""The one place that writes files: atomic replace, and the store-wide writer lock (with
+what this process wrote within a hold of it, and the patient hold a count takes)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import signal
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,7 @@ from vaultkeeper.store.lockdir import lock_file, sweep_locks
 from vaultkeeper.store.vault import own_dir
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
-# For the kill tests only: "N" or "N:TERM" kills this process (SIGKILL, or SIGTERM) at
-# its Nth write step (before and after each append, temp write and rename), to prove
-# that a kill at any of them loses no count and counts nothing twice.
+# For the kill tests only: "N" or "N:TERM" kills this process at its Nth write step.
 _KILL_AT = os.environ.get("VAULTKEEPER_TEST_KILL_AT")
 _steps = [0]
 
@@ -36,8 +35,7 @@ def _step() -> None:
         os.kill(os.getpid(), signal.SIGTERM if how == "TERM" else signal.SIGKILL)
 
 
-# Every path this process wrote or moved, in order: when the outermost hold of the writer
-# lock ends after some, the lessons among them are marked for the recall (``_written_rows``).
+# Every path this process wrote or moved, in order (``_written_rows``, ``written_since``).
 _written: list[str] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
 
@@ -48,10 +46,8 @@ def note_written(path: Path | str) -> None:
 
 
 def _written_rows(vault: Path, written: list[str]) -> None:
-    """The lessons a command wrote or moved, marked in the derived store's full-text
-    index (``search_pending``, when it is kept), in the step that wrote them: the recall
-    hook reads them again before it serves anything, so a lesson just archived is never
-    served and one just made is. The hook's rows of other files are checked by stat key."""
+    """The lessons a command wrote or moved, marked ``search_pending`` in the full-text
+    index in the same step: the recall hook reads them again before serving anything."""
     from vaultkeeper.store import db  # sqlite3: only once a command wrote
     from vaultkeeper.store.vault import is_memory_path
 
@@ -75,6 +71,22 @@ def _written_rows(vault: Path, written: list[str]) -> None:
                     )
 
 
+Mark = tuple[int, int]  # (which outermost hold, how many paths were written by then)
+
+
+def hold_mark() -> Mark | None:
+    """Where the current hold of the writer lock is in its writes; None when not held. A
+    mark is worth nothing in the next hold: another process may have written between."""
+    return (_hold[0], len(_written)) if _hold[1] else None
+
+
+def written_since(at: Mark) -> list[str] | None:
+    """Every path written or moved since ``at``, within the same hold; else None."""
+    if not _hold[1] or _hold[0] != at[0] or len(_written) < at[1]:
+        return None
+    return list(_written[at[1] :])
+
+
 def changes() -> int:
     """How many writes and moves this process has made so far (compare two readings)."""
     return _changes[0]
@@ -87,8 +99,7 @@ def move(source: Path, target: Path) -> None:
     _written.extend((str(source), str(target)))
 
 
-# Not tempfile and threading: a scan writes two files here, and those imports (shutil,
-# random, bz2, lzma, weakref, typing with them) would cost it more than the writes.
+# Not tempfile: its imports (shutil, random, bz2, lzma) would cost a scan more than its writes.
 _TEMP_FLAGS = (
     os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
@@ -96,19 +107,11 @@ _TEMP_TRIES = 100
 
 
 def atomic_write(path: Path, data: str | bytes | Iterable[str], *, fsync_dir: bool = True) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, os.replace.
-
-    ``data`` may be pieces of text, written one after another: a big file (the scan
-    cache) is then never held whole in memory, as text and again as bytes.
-
-    A reader sees the old file or the new one, never a partial write; a crash leaves
-    at most a stray hidden ``.<name>.*.vk-tmp`` file beside it (hidden files are never
-    notes). An existing file keeps its permission bits; a new one gets 0644.
-
-    ``fsync_dir=False`` leaves the rename unflushed (an fsync of a folder costs about
-    10 ms on ext4, more than the rest of a small write): for the scanner's own state/
-    files, when losing the rename in a crash is harmless or the caller's next write
-    there flushes the folder anyway. The file's own bytes are always flushed.
+    """Write ``data`` (text, bytes or pieces of text) to ``path`` via a temp file in the
+    same folder, fsync, os.replace: a reader sees the old file or the new one, a crash
+    leaves at most a hidden ``.<name>.*.vk-tmp``. An existing file keeps its mode, a new
+    one gets 0644. ``fsync_dir=False`` leaves the rename unflushed (about 10 ms on ext4)
+    where losing it in a crash is harmless.
     """
     pieces = [data] if isinstance(data, (str, bytes)) else data
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -165,12 +168,8 @@ def _fsync_dir(directory: Path) -> None:
 def append_line(path: Path, line: str, *, inside: Path | None = None) -> None:
     """Append one line (a journal record) with a single write and fsync.
 
-    Never through a symlink: the file itself is opened with O_NOFOLLOW, and with
-    ``inside`` (the vault) its folder must resolve inside it. The logs travel through
-    git, so a symlink committed on one machine would otherwise make the next append on
-    another write wherever it points. The line always starts a line of its own: after a
-    torn last line (a write cut short, no newline) a newline goes first, so the new
-    record is never glued to it.
+    Never through a symlink (O_NOFOLLOW; with ``inside``, the folder must resolve inside
+    the vault: the logs travel through git). After a torn last line a newline goes first.
     """
     if inside is not None:
         _refuse_folder_out(path, inside)
@@ -218,11 +217,8 @@ _LOCKS_GUARD = threading.Lock()
 
 
 def _file_lock(lock_path: Path) -> Any:
-    # One FileLock object per lock file and process: FileLock counts re-acquisitions by
-    # the same thread, so a mutation that calls another (apply -> record_use) nests
-    # instead of waiting for itself; other threads and processes still wait.
-    # filelock is imported here: its import (44-77 ms) would cost the session-start brief,
-    # which imports this module and takes no lock (docs/benchmarks.md, "Stand-ins")
+    # One FileLock per lock file and process, so a mutation that calls another nests.
+    # Imported here: 44-77 ms the brief, which takes no lock, would pay (docs/benchmarks.md)
     from filelock import FileLock
 
     key = str(lock_path.resolve())
@@ -237,12 +233,8 @@ def _file_lock(lock_path: Path) -> Any:
 def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
-    Re-entrant within one thread; serialises threads and processes. The lock is one
-    file in the user's private lock folder (store.lockdir.lock_file), which every process
-    of the user agrees on: a foreign vault gets no state/ folder or lock file of ours;
-    where the vault has ``state/``, that folder is flocked too (_hold_state_folder: a
-    process that sees another lock folder still waits). Only where no private folder can
-    be had is the file ``state/writer.lock`` (made then).
+    Re-entrant within one thread; serialises threads and processes: a file in the user's
+    lock folder (store.lockdir), and the vault's ``state/`` folder flocked when it has one.
     """
     from filelock import Timeout  # filelock: see _file_lock
 
@@ -297,15 +289,8 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
 
 
 def _hold_state_folder(state: Path, timeout: float) -> int | None:
-    """flock the vault's ``state/`` folder itself (no file of its own), once the user's
-    lock file is held; the open folder, or None where there is no state/ folder.
-
-    The user's lock folder is the same for every process of the user that sees the same
-    /tmp: a process with a private /tmp (a service's), another user's or an older
-    vaultkeeper's takes another file or none, and would write at the same time. They all
-    share the vault, so its state/ folder excludes them too. Taken second, by the
-    outermost hold only, and always in that order: no two writers wait on each other.
-    """
+    """flock the vault's ``state/`` folder, once the lock file is held (the open folder,
+    or None): a process with another /tmp (a service's, another user's) still waits."""
     import fcntl
 
     try:
@@ -330,12 +315,8 @@ def _hold_state_folder(state: Path, timeout: float) -> int | None:
 
 
 def sweep_temps(vault: Path) -> list[str]:
-    """Remove atomic_write's temp files a killed writer left in the vault root,
-    patterns/ and state/ (where most writes land); the names removed.
-
-    Called under the writer lock, and only files older than STALE_RUN_MS go, so a
-    write in progress (there is none: every store write holds the lock) is safe twice.
-    """
+    """Remove atomic_write's temp files older than STALE_RUN_MS that a killed writer left
+    in the vault root, patterns/ and state/; the names removed (under the writer lock)."""
     removed: list[str] = []
     now = time.time()
     for folder in (vault, vault / config.PATTERNS_DIR, vault / config.STATE_DIR):
@@ -353,3 +334,24 @@ def sweep_temps(vault: Path) -> list[str]:
                     path.unlink()
                     removed.append(name)
     return removed
+
+
+NOTICE_S = 2.0  # a count that finds the lock busy this long says that it waits
+PATIENT_S = 600.0  # then it waits this long at most, and fails saying so
+
+
+@contextlib.contextmanager
+def patient_lock(vault: Path, waiting: Callable[[], None] | None) -> Iterator[None]:
+    """``writer_lock(vault)`` for work that must not be lost (a count): with ``waiting``, a
+    busy lock is said once and waited for up to PATIENT_S (a dead holder's lock goes)."""
+    if waiting is None:
+        with writer_lock(vault):
+            yield
+        return
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(writer_lock(vault, timeout=NOTICE_S))
+        except LockBusy:
+            waiting()
+            held.enter_context(writer_lock(vault, timeout=PATIENT_S))
+        yield

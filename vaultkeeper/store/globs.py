@@ -1,22 +1,11 @@
 """``paths:`` globs (Claude Code's ``.claude/rules`` convention), matched in bounded time.
 
-A lesson's ``paths:`` globs are matched against the file a tool is about to touch on
-every file tool call (the recall hook, vaultkeeper.recall.moment), so a crafted glob
-must never cost more than a fixed budget: a regular expression built from
-``**/**/**/.../q/**/z.py`` backtracks exponentially (84 s on a 30-folder path).
-
-Here a glob is split at ``/`` into parts; ``**`` is any number of whole folders, ``*``
-and ``?`` stay within one name, ``[...]`` is a class (``[!...]`` negated). Matching is
-dynamic programming over (glob part, path part), and within one name over (pattern
-character, name character): the work is at most the product of the lengths, never
-exponential. ``problem`` names what makes a glob unfit (lint's VK207 refuses it, and
-the matcher never matches it): longer than ``MAX_CHARS`` or more than ``MAX_STARS``
-``**`` parts. A glob with no ``/`` matches the file's name in any folder.
-
-Example::
-
-    >>> matches("src/**/*.py", ["src/a/b/c.py"])
-    True
+The recall hook matches them on every file tool call, and a regex built from a crafted
+glob backtracks exponentially. Here ``**`` is any number of whole folders, ``*`` and
+``?`` stay within one name, ``[...]`` is a class; matching is dynamic programming over
+(part, part) and (character, character), never exponential. ``problem`` names a glob
+too long or with too many ``**`` (lint VK207; never matched). A glob with no ``/``
+matches the file's name in any folder: ``matches("src/**/*.py", ["src/a/c.py"])``.
 """
 
 from __future__ import annotations

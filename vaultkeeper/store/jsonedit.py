@@ -1,11 +1,8 @@
 """Minimal edits to a JSON object's text: set or remove one member, keep every other byte.
 
-A host's settings file (``~/.claude.json`` holds far more than servers) must come back
-exactly as it was apart from our one member, whatever formatting its writer used.
-Members are located with the standard library's own decoder (``scanstring`` for keys,
-``raw_decode`` for values), so strings, escapes and nesting are read as ``json`` reads
-them; each edit is checked by parsing the result and comparing it with the intended
-value, and refused rather than written when they differ.
+A host's settings file comes back as it was apart from our one member. Members are
+located with json's own decoder (``scanstring``, ``raw_decode``); each edit is checked by
+parsing the result, and refused rather than written when it differs from the intent.
 """
 
 from __future__ import annotations

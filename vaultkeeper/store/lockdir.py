@@ -1,18 +1,10 @@
 """The writer lock's file, outside the vault: in one private folder per user.
 
-A command run on someone else's vault (``lint --fix`` on an Obsidian vault) must leave
-no file there it did not need to write, so the writer lock (store.fsio.writer_lock) is
-a file keyed by the vault's real path in the user's own folder
-``<temp root>/vaultkeeper-<uid>/``. The temp root is ``/tmp`` (or
-``$VAULTKEEPER_LOCK_ROOT``), never a per-session variable such as ``$XDG_RUNTIME_DIR`` or
-``$TMPDIR``: a cron job has neither, a session has both, and two writers that picked
-different folders would not exclude each other. Every process of the user agrees on the
-folder, so its lock alone excludes. Only where no private folder can be had (another
-user owns it, others may write it, it is a symlink, there is no temp root) is
-``state/writer.lock`` the lock, for every process alike.
-
-The folder keeps only the locks in use: ``sweep_locks`` removes the rest once a writer
-lets go (without it the folder gained one empty file per vault ever touched).
+A command on someone else's vault must leave no file there it did not need, so the lock
+is a file keyed by the vault's real path in ``<temp root>/vaultkeeper-<uid>/`` (``/tmp``
+or ``$VAULTKEEPER_LOCK_ROOT``; never a per-session variable such as ``$TMPDIR``, which a
+cron job lacks). Where no private folder can be had, ``state/writer.lock`` is the lock.
+The folder keeps only the locks in use (``sweep_locks``).
 """
 
 from __future__ import annotations
@@ -29,8 +21,7 @@ _LOCK_NAME_LEN = 32 + len(_LOCK_SUFFIX)  # blake2b(digest_size=16) in hex
 
 
 def lock_folder() -> str:
-    """The user's lock folder, the same for every process of the user whatever its
-    environment (made 0700 by ``outside_lock`` when missing)."""
+    """The user's lock folder, the same for every process of the user."""
     root = os.environ.get(config.ENV_LOCK_ROOT) or config.LOCK_ROOT
     return os.path.join(root, f"vaultkeeper-{os.getuid()}")
 
@@ -46,11 +37,7 @@ def _private(folder: str) -> bool:
 
 def outside_lock(vault: str | os.PathLike[str]) -> str | None:
     """The vault's lock file in the user's private folder (made 0700 when missing), or
-    None when no private folder can be had (``state/writer.lock`` is the lock then).
-
-    A folder someone else owns, that others may write, or that is a symlink is not
-    private: another user could hold the lock or swap the file.
-    """
+    None when the folder is not private (another user's, writable by others, a symlink)."""
     folder = lock_folder()
     try:
         os.mkdir(folder, 0o700)
@@ -75,11 +62,8 @@ def lock_file(vault: str | os.PathLike[str]) -> tuple[str, bool]:
 def sweep_locks() -> int:
     """Remove every lock file in the user's lock folder that nobody holds (how many went).
 
-    Safe against a writer mid-acquire: a file is removed only while this function holds
-    its flock, and only if the name still leads to that file; a writer that opened the
-    name before the removal finds its file unlinked once its own flock succeeds and opens
-    the name again (filelock does so). A file held by anyone,
-    this process included (flock is per open file), is left alone.
+    A file goes only while this holds its flock and the name still leads to it: a writer
+    that opened it before finds it unlinked and opens the name again (filelock does so).
     """
     folder = lock_folder()
     if not _private(folder):

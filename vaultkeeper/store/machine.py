@@ -1,16 +1,10 @@
-"""This machine's records: ``state/machine.json``, one plain JSON file.
+"""This machine's records: ``state/machine.json``, one plain JSON file, not derived.
 
-What a person chose here or a session left here that no file of the vault can give back,
-each under a top-level key: the adopted auto-memory folders and what this machine's
-``native prune`` put in ``.trash/`` (``folders``, ``pruned``), each project repository's
-path on this machine (``repositories``), the transcripts an ingest read (``ingested``),
-the anchors suggested from them (``anchor_suggestions``). Not derived, so not in the
-database: deleting ``vaultkeeper.db`` leaves these alone.
-
-One reader (``read``) and one writer (``update``: under the writer lock, atomic). An
-older vaultkeeper kept each record in a file of its own (``OLD_FILES``): a key
-machine.json lacks is read from there, and the next write moves it in and deletes the
-old file. An unreadable machine.json is refused with a one-line error and kept as it is.
+What no file of the vault can give back, each under a top-level key (adopted folders,
+``native prune``'s trash, repositories, ingested transcripts, anchor suggestions). One
+reader (``read``), one writer (``update``: locked, atomic). A key missing here is read
+from an older version's own file (``OLD_FILES``) and moved in by the next write; an
+unreadable machine.json is refused in one line and kept.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The vault model: notes with frontmatter, and problems for files that can't be read.
 
-Every consumer (scanner, applier, linter) loads files through here, so a file that is
-unreadable is reported the same way everywhere and never stops the others. Reading
-bytes as text lives in vaultkeeper.store.text and the YAML frontmatter in
-vaultkeeper.store.frontmatter; their public names are importable from here as before.
+Every consumer loads files through here, so an unreadable file is reported the same way
+everywhere and never stops the others (store.text and store.frontmatter's names too).
 """
 
 from __future__ import annotations
@@ -31,8 +29,7 @@ from vaultkeeper.store.walk import OUT_REASON
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
-# frozen dataclass). A subclass carries the methods.
+# NamedTuples (a scan builds one per entry); a subclass carries the methods.
 class _ProblemFields(NamedTuple):
     path: str
     line: int | None
@@ -149,13 +146,8 @@ def load_vault(vault: Path) -> VaultModel:
 
 
 def file_hash(text: str) -> str:
-    """sha256 (hex) of a file's decoded text (``Note.text``) encoded as UTF-8.
-
-    The scanner reports it for a memory file and the applier's ``--expect-hash``
-    compares against it, so both must call this one function. (A registry block's
-    hash is ``RegistryBlock.hash``: the same digest over the block's own text.)
-    """
-
+    """sha256 (hex) of a file's decoded text: what the scan reports and ``--expect-hash``
+    compares, so both call this one function."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -1,8 +1,6 @@
 """What a vault's own settings say: whether vaultkeeper laid it out, and its templates folder.
 
-A vault vaultkeeper did not create (a person's Obsidian vault) never promised the spec's
-format, and Obsidian shows a link to a note not written yet as an ordinary link; lint and
-index read these facts here so both treat such a vault the same way.
+lint and index read these here so both treat a person's Obsidian vault the same way.
 """
 
 from __future__ import annotations
@@ -34,12 +32,8 @@ def _setting(path: Path, key: str) -> str | None:
 
 
 def templates_folder(vault: Path, ours: bool | None = None) -> str | None:
-    """The vault-relative folder holding Obsidian templates, or None.
-
-    The core Templates plugin's ``folder`` (``.obsidian/templates.json``), else
-    Templater's ``templates_folder``; on a vault vaultkeeper did not create, else a
-    top-level folder named ``Templates`` (any case). ``ours`` saves a second look.
-    """
+    """The vault-relative folder of Obsidian templates (the Templates plugin's, else
+    Templater's; on a vault not ours, else a top-level ``Templates``), or None."""
     settings = vault / config.OBSIDIAN_DIR
     for name, key in config.OBSIDIAN_TEMPLATE_SETTINGS:
         folder = _setting(settings / name, key)
@@ -56,8 +50,7 @@ def templates_folder(vault: Path, ours: bool | None = None) -> str | None:
 
 
 def in_folder(rel_path: str, folder: str | None) -> bool:
-    """``rel_path`` (vault-relative POSIX) lies under ``folder``; compared as Obsidian does,
-    case-insensitively."""
+    """``rel_path`` lies under ``folder``, case-insensitively as Obsidian compares."""
     if not folder:
         return False
     return rel_path.casefold().startswith(folder.casefold().rstrip("/") + "/")

@@ -102,11 +102,9 @@ API_KEY = "api key"
 # kinds with a known shape; the rest are assignments (``name = value``)
 SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
 
-# One alternation, one pass over the text. A shaped token must stand alone: not glued
-# to letters or digits on either side (a hash that merely contains ``AKIA`` is not one).
-# (or right after a colour code written out as text, ``\\u001b[31m``: the ``m`` ends it;
-# or after an escape written out as a YAML or JSON string writes one, ``\\u200b``,
-# ``\\x7f``, ``\\e``: the file's own text of a value the other readings see glued)
+# One alternation, one pass. A shaped token stands alone: not glued to letters or digits
+# (a hash holding ``AKIA`` is not one), except after a colour code or an escape written
+# out as text (``\\u001b[31m``, ``\\u200b``, ``\\e``), which the other readings see glued.
 _EDGE_L = (
     r"(?:(?<![A-Za-z0-9_-])|(?<=\[m)|(?<=\[\dm)|(?<=\[\d\dm)|(?<=\[\d;\d\dm)"
     r"|(?<=\\u[0-9A-Fa-f]{4})|(?<=\\U[0-9A-Fa-f]{8})|(?<=\\x[0-9A-Fa-f]{2})"
@@ -137,9 +135,8 @@ _ASSIGN = re.compile(
     r"[\"']?[ \t]*(?:\*\*)?[ \t]*[:=][ \t]*(?:\*\*[ \t]*)?"
     r"(?P<q>[\"'`]?)(?P<value>[^\s\"'`,;<>(){}\[\]]{6,})(?P=q)"
 )
-# The words an assignment's name ends in (lower case), and the literal every shaped
-# token starts with: the regexes run only on lines holding one. Both regexes cost a
-# pass over every character; most notes hold none of these.
+# The words an assignment's name ends in, and how every shaped token starts: the regexes
+# run only where one stands (most notes hold none).
 _ASSIGN_WORDS = ("passw", "pwd", "secret", "token", "key")
 _SHAPE_STARTS = re.compile(
     r"-----BEGIN|A(?:KIA|SIA|BIA|CCA|IDA|ROA)|gh[pousr]_|github_pat_|sk-|xox"
@@ -247,12 +244,8 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
-# What must follow a word a name ends in for _ASSIGN to match there: ``passw`` goes on
-# to ``passwd`` or ``password``; then all of them, up to the ``:`` or ``=``. Every
-# _ASSIGN match holds one of the words followed by this, so text without one holds no
-# assignment (a name such as ``cache-key-b12`` no longer sends a whole report down the
-# slow path, as the bare word did). str.find runs the words; a regex scanning every
-# character of a big report costs many times more.
+# What must follow a word for _ASSIGN to match there (``passw`` then ``ord``/``d``): text
+# with no word so followed holds no assignment; str.find runs the words, fast.
 _TAIL = r"s?[\"']?[ \t]*(?:\*\*)?[ \t]*[:=]"
 _AFTER_WORD = {word: re.compile(_TAIL) for word in _ASSIGN_WORDS}
 _AFTER_WORD["passw"] = re.compile(r"(?:or)?d" + _TAIL)
@@ -306,11 +299,8 @@ def find(text: str) -> list[Hit]:
 
 
 def mask(text: str) -> str:
-    """``text`` with every credential's value replaced by ``[redacted: <kind>]``.
-
-    A masked private-key block keeps its line breaks: the text's line numbers (which
-    search hits and the read tool give) still hold after it.
-    """
+    """``text`` with every credential's value replaced by ``[redacted: <kind>]``; a masked
+    key block keeps its line breaks, so line numbers hold."""
     # isprintable first: has_invisible's own first test, without the call for the
     # printable text most masked values are
     if not _maybe(text) and (text.isprintable() or not has_invisible(text)):
@@ -339,12 +329,6 @@ def needs_serving(text: str) -> bool:
 
 
 def served(text: str) -> str:
-    """What may be shown to an agent: control characters stripped, then credentials masked.
-
-    In that order: a token cut by a DEL or wrapped in a colour code is whole once they
-    are gone, so the masking sees it (``mask`` looks at the text both with and
-    without them first: a stripped sequence may take a character of the token). The
-    brief, recall, search, report, the MCP tools and resources and ``_index.md`` lines
-    call this on every value read from the vault.
-    """
+    """What may be shown to an agent: masked, control characters stripped, masked again
+    (a token cut by a DEL is whole once they are gone). Every value served goes through it."""
     return mask(neutral(mask(text)))

@@ -24,12 +24,8 @@ _TOKEN = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 
 
 def render(name: str, values: Mapping[str, str | None]) -> str:
-    """Fill ``{{key}}`` placeholders; a line holding a placeholder whose value is None is
-    dropped. Unknown placeholders stay as written.
-
-    One pass over the template: a value that itself contains ``{{...}}`` (a user's
-    description) is inserted as text, never expanded or used to drop its line.
-    """
+    """Fill ``{{key}}`` placeholders in one pass (a value holding ``{{...}}`` is text);
+    a line whose placeholder's value is None is dropped, unknown ones stay."""
     text = (data_dir("templates") / name).read_text(encoding="utf-8")
     merged = {**config_values(), **values}
     out: list[str] = []

@@ -1,9 +1,5 @@
-"""Reading a vault file's bytes as text, and the one error every reader raises.
-
-The lowest layer of the model: the YAML frontmatter (vaultkeeper.store.frontmatter) and the
-notes (vaultkeeper.store.model) build on it. Everything here is importable from
-vaultkeeper.store.model too, where most readers take it from.
-"""
+"""Reading a vault file's bytes as text, and the one error every reader raises: the
+lowest layer of the model (vaultkeeper.store.model re-exports it)."""
 
 from __future__ import annotations
 
@@ -12,11 +8,8 @@ import stat
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split on ``\n`` only.
-
-    ``str.splitlines`` also splits on form feed, U+2028, NEL and more; line numbers
-    must match what editors, grep and ``path:line`` messages count.
-    """
+    """Lines with their endings, split on ``\n`` only (not at form feeds or U+2028, as
+    ``str.splitlines`` does): line numbers as editors and grep count them."""
     lines = text.split("\n")
     out = [line + "\n" for line in lines[:-1]]
     if lines[-1]:
@@ -55,11 +48,8 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX only; elsewhere there are no F
 def read_regular(path: str | os.PathLike[str], follow: bool = True) -> bytes:
     """A regular file's bytes; raises ParseError (with no path) when it can't be read.
 
-    Every reader of vault files goes through here: a FIFO or device named *.md would
-    block the read for ever or never end. One open and one fstat per file; the
-    non-blocking open lets a FIFO be refused instead of waited on. ``follow=False``:
-    vaultkeeper's own files under state/, which are never links (one planted there
-    would read a file outside the vault), are opened with O_NOFOLLOW.
+    Every reader of vault files goes through here: a FIFO or device is refused, never
+    waited on (a non-blocking open, one fstat). ``follow=False``: O_NOFOLLOW, for state/.
     """
     flags = os.O_RDONLY | _NONBLOCK | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:

@@ -1,11 +1,8 @@
 """Make vault text inert before it reaches a person's terminal.
 
-Text an agent wrote (a block's body, a queued ask's reason) is shown at the prune
-prompt and in ``review``, right above ``[y/N]``. An escape sequence in it could
-clear the screen and draw a fake "what will be deleted"; a carriage return or a
-bidirectional override could make one thing look like another. ``inert`` shows
-every such character as a visible escape (``\\x1b``, ``\\u202e``) so what is on the
-screen is what is in the file. Newline and tab stay: they only lay text out.
+Text an agent wrote is shown at the prune prompt and in ``review``: an escape sequence
+could draw a fake "what will be deleted", a CR or a bidi override make one thing look
+like another. ``inert`` shows each as a visible escape (``\\x1b``); newline and tab stay.
 """
 
 from __future__ import annotations
@@ -86,12 +83,8 @@ _ALONE = re.compile(f"\x1b[\\[\\]PX^_]?|{_INVISIBLE}")
 
 
 def neutral(text: str) -> str:
-    """``text`` with what ``_NEUTRAL`` matches removed; tabs and newlines kept.
-
-    Run before masking (``secrets.served``): a token wrapped in a colour code or cut by a
-    DEL, a backspace, a CR or a bidi override is whole again once they are gone, so the
-    masking sees it; the other order would hand the clean token back.
-    """
+    """``text`` with what ``_NEUTRAL`` matches removed; tabs and newlines kept. Run before
+    masking (``secrets.served``): a token cut by a DEL or a colour code is whole again."""
     if text.isprintable() or _ONE.search(text) is None:
         return text
     return _NEUTRAL.sub("", text)
@@ -103,22 +96,18 @@ def has_invisible(text: str) -> bool:
 
 
 def readings(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-    """The three ways to read ``text`` without what ``neutral`` removes, each with its
-    offsets (``offsets``): whole sequences gone (what ``neutral`` gives), each character
-    gone alone (``ESC [ B`` keeps the ``B``), and each sequence replaced by a space. A
-    credential is looked for in all three: stripping a sequence may take a character of
-    the token with it, and a token glued to a word by a colour code or a DEL
-    (``see ESC[0m ghp_...``) stands alone only where the code still separates them."""
+    """Three readings of ``text`` without what ``neutral`` removes, each with its offsets:
+    whole sequences gone, each character gone alone (``ESC [ B`` keeps the ``B``), each
+    sequence a space. Credentials are looked for in all three: stripping may take a
+    character of a token, and a token glued to a word stands alone only in the third."""
     return [_without(_NEUTRAL, text), _without(_ALONE, text), _without(_NEUTRAL, text, " ")]
 
 
 def _without(
     pattern: re.Pattern[str], text: str, sep: str = ""
 ) -> tuple[str, list[tuple[int, int]]]:
-    """``text`` with each of ``pattern``'s matches replaced by ``sep`` (nothing, or one
-    character) and, for each replacement, (position in the result just after it,
-    characters taken out so far): a position in the result plus the last count at or
-    before it is where that character stands in ``text``."""
+    """``text`` with ``pattern``'s matches replaced by ``sep``, and per replacement (its end
+    in the result, characters taken out so far): what ``placed`` maps back with."""
     out: list[str] = []
     offsets: list[tuple[int, int]] = []
     pos = removed = 0

@@ -1,39 +1,51 @@
-"""``state/uses.jsonl``: the usage log, one JSON object a line, appended, never rewritten.
+"""``state/uses.jsonl``: the usage log, one JSON object a line, appended; its
+transactions and its compaction.
 
 Every reuse the vault learns about (a pattern cited in an agent's answer, a promoted
-skill invoked, a note read) is one line here, with the receipt that proves it::
+skill invoked, a note read) is one line, with the receipt that proves it::
 
     {"session": "...", "source": "claude-code", "kind": "cite", "target": "pin-clock",
      "date": "2026-12-01", "receipt": "/home/me/.claude/projects/x/abc.jsonl:42"}
 
-``target`` is a registry pattern name for ``cite``/``skill`` when a pattern is meant,
-and a vault-relative POSIX path for reads and citations of notes. The log is the
-memory that makes ingesting replay-safe (learn.py) and the source of the receipts
-the brief offers for promotion. A line that cannot be read is skipped, never fatal,
-and reported to a caller that asks (``problems``): the log survives a crash
-mid-append and a person's edits. No value in a line is longer than
-``MAX_VALUE_CHARS`` (a longer one is cut and ends in a digest of the whole, the same
-each time), so a line stays far under ``MAX_LINE_BYTES``.
+``target`` is a pattern's name (``cite``/``skill`` of a pattern) or a vault-relative
+path. The log makes counting replay-safe (learn/count.py) and gives the brief its
+receipts. A line that cannot be read is skipped (and reported to a caller that asks):
+the log survives a crash mid-append and a person's edits. No value is longer than
+``MAX_VALUE_CHARS`` (a longer one ends in a digest of the whole), so a line stays far
+under ``MAX_LINE_BYTES``.
 
-Counting is replay-safe through transactions (usetx.py): the events of one counting
-carry its ``tx`` id and are followed, in the same write, by its intent line (the
-counters it raises); the registry is edited next, and a ``done`` line closes it. An
-event whose ``tx`` has no intent line after it (a write torn by a crash) is no event.
+A counting ``T`` appends in one write its events, each tagged ``"tx": T``, then its
+intent lines (per pattern: registry file, count before and after, last-used stamp; the
+server's and ``use``'s lines its calls stand on, ``claims``); the registry edit and the
+journal come next, then a ``done`` line. An event shows only after its intent line, so
+a torn write counts nothing and the next counting counts it afresh; an open ``T`` is
+finished by the next counting (learn/count.py ``reconcile``).
+
+Past ``USES_COMPACT_BYTES`` the log is compacted: it keeps the last ``USES_KEEP_DAYS``
+days' events, those that counted a session twice (still to be repaired) and each
+target's first, latest and latest pattern-kind event; of the rest a 64-bit digest of
+each key; and the transaction lines that still say something. The writer lock is held
+only to take the log's length and to swap the result in (lines appended since copied
+after it); one process compacts at a time (a lock on the log file itself), a log
+replaced meanwhile is left alone, and the write is atomic.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import functools
 import hashlib
+import io
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO, NamedTuple, TypeVar
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from vaultkeeper import config
-from vaultkeeper.store.fsio import append_line, writer_lock
+from vaultkeeper.store.fsio import append_line, atomic_write, patient_lock, writer_lock
 from vaultkeeper.store.model import Problem
 
 SOURCES = ("claude-code", "codex", "mcp", "cli")
@@ -157,6 +169,20 @@ def _unwanted(kinds: frozenset[str] | None) -> tuple[bytes, ...]:
     return tuple(f'"kind": "{k}"'.encode() for k in KINDS if k not in kinds)
 
 
+def capped_lines(fh: BinaryIO, cap: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) per line of ``fh``; None for a line over ``cap`` bytes, never
+    held whole (the usage log's lines, a transcript's)."""
+    number = 0
+    while raw := fh.readline(cap + 1):
+        number += 1
+        if len(raw) > cap and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
+                raw = fh.readline(1 << 20)
+            yield number, None
+        else:
+            yield number, raw
+
+
 def read_lines(
     vault: Path,
     problems: list[Problem] | None = None,
@@ -170,15 +196,8 @@ def read_lines(
     except OSError:  # no log yet (or not a file we can read): no lines
         return
     with fh:
-        number = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
-                    raw = fh.readline(MAX_LINE_BYTES)
+        for number, raw in capped_lines(fh, MAX_LINE_BYTES):
+            if raw is None:
                 _problem(problems, number, "longer than 64 KiB")
                 continue
             if not raw.strip() or any(mark in raw for mark in skip):
@@ -252,12 +271,7 @@ def read_events(
 
 def last_seen(vault: Path) -> dict[str, dt.date]:
     """Each target's latest date of use in the log (``shown`` is not a use)."""
-    out: dict[str, dt.date] = {}
-    for event in read_events(vault, USE_KINDS):
-        seen = out.get(event.target)
-        if seen is None or event.date > seen:
-            out[event.target] = event.date
-    return out
+    return {target: e.date for target, e in latest_receipts(vault, USE_KINDS).items()}
 
 
 def latest_receipts(vault: Path, kinds: Iterable[str] = PATTERN_KINDS) -> dict[str, UseEvent]:
@@ -293,3 +307,255 @@ def append_events(
         return
     with writer_lock(vault):
         append_line(uses_path(vault), "\n".join(lines), inside=vault)
+
+
+# -- transactions
+
+_PART_BYTES = 16 * 1024  # an intent line's size: far under the log's 64 KiB read cap
+
+Raise = tuple[str, int, int, str]  # registry file, count before, count after, stamp
+Claim = tuple[str, str, str]  # pattern, the log line's receipt (or source), its date
+
+
+def new_tx() -> str:
+    return os.urandom(8).hex()
+
+
+def intent_lines(
+    tx: str,
+    raises: Mapping[str, Raise],
+    claims: Sequence[Claim],
+    fixes: Sequence[tuple[str, str, int]] = (),
+) -> list[str]:
+    """The intent of ``tx``, in lines of at most about _PART_BYTES each (at least one)."""
+    items: list[tuple[str, Any]] = [("intent", (k, list(v))) for k, v in raises.items()]
+    items += [("claims", list(c)) for c in claims]
+    items += [("fix", list(f)) for f in fixes]
+    lines: list[str] = []
+    part: dict[str, Any] = {"tx": tx, "intent": {}, "claims": []}
+    size = 0
+    for kind, value in items:
+        cost = len(json.dumps(value, ensure_ascii=True))
+        if size and size + cost > _PART_BYTES:
+            lines.append(json.dumps(part, ensure_ascii=True))
+            part, size = {"tx": tx, "intent": {}, "claims": []}, 0
+        if kind == "intent":
+            part["intent"][value[0]] = value[1]
+        else:
+            part.setdefault(kind, []).append(value)
+        size += cost
+    lines.append(json.dumps(part, ensure_ascii=True))
+    return lines
+
+
+class TxState:
+    """What the log's transaction lines say: the open intents and every claim."""
+
+    def __init__(self) -> None:
+        self.intents: dict[str, dict[str, Raise]] = {}
+        self.closed: set[str] = set()
+        self.claims: list[Claim] = []
+        self.fixes: dict[tuple[str, str], int] = {}  # (session, pattern) -> count taken off
+
+    def add(self, value: Mapping[str, Any]) -> None:
+        tx = value.get("tx")
+        if not isinstance(tx, str):
+            return
+        if value.get("done") is True:
+            self.closed.add(tx)
+            return
+        raises = self.intents.setdefault(tx, {})
+        intent = value.get("intent")
+        for name, raw in (intent if isinstance(intent, dict) else {}).items():
+            if _is_raise(raw):
+                raises[name] = (raw[0], raw[1], raw[2], raw[3])
+        claims = value.get("claims")
+        for raw in claims if isinstance(claims, list) else ():
+            if isinstance(raw, list) and len(raw) == 3 and all(isinstance(x, str) for x in raw):
+                self.claims.append((raw[0], raw[1], raw[2]))
+        fixes = value.get("fix")
+        for raw in fixes if isinstance(fixes, list) else ():
+            if isinstance(raw, list) and len(raw) == 3 and isinstance(raw[2], int):
+                key = (str(raw[0]), str(raw[1]))
+                self.fixes[key] = self.fixes.get(key, 0) + raw[2]
+
+    @property
+    def open(self) -> dict[str, dict[str, Raise]]:
+        return {tx: r for tx, r in self.intents.items() if tx not in self.closed}
+
+
+def _is_raise(raw: object) -> bool:
+    return (
+        isinstance(raw, list)
+        and len(raw) == 4
+        and isinstance(raw[0], str)
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in raw[1:3])
+        and isinstance(raw[3], str)
+    )
+
+
+def close(vault: Path, tx: str) -> None:
+    append_line(uses_path(vault), json.dumps({"tx": tx, "done": True}), inside=vault)
+
+
+def append_intent(vault: Path, lines: Sequence[str]) -> None:
+    """Append a transaction's intent lines (the caller holds the writer lock)."""
+    append_line(uses_path(vault), "\n".join(lines), inside=vault)
+
+
+# -- compaction
+
+_CHUNK = 2000  # digests a line: 17 bytes each, far under the 64 KiB cap
+
+
+def needs_compacting(vault: Path) -> bool:
+    """Over USES_COMPACT_BYTES, and twice what the last compacting left (its first line
+    says): a log that stays big once compacted is not compacted on every counting."""
+    path = uses_path(vault)
+    try:
+        size = os.stat(path).st_size
+        if size <= config.USES_COMPACT_BYTES:
+            return False
+        with path.open("rb") as fh:
+            head = json.loads(fh.readline(1024) or b"{}")
+    except (OSError, ValueError):
+        return True
+    left = head.get("compacted_bytes") if isinstance(head, dict) else None
+    return not isinstance(left, int) or size > 2 * left
+
+
+def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
+    """Rewrite the log as the module doc says; the number of lines it had less the
+    number it has (0: another process is compacting it, or it changed under us).
+    ``waiting``: as for ``store.fsio.patient_lock``."""
+    path = uses_path(vault)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or not _only_compactor(fd):
+            return 0
+        with patient_lock(vault, waiting):  # a moment: no append is half written
+            size = os.fstat(fd).st_size
+        prefix = os.pread(fd, size, 0)  # lines appended since are copied after, as they are
+        built = _compacted(vault, prefix)
+        if built is None:
+            return 0
+        text, lines = built
+        with patient_lock(vault, waiting):
+            try:
+                now = os.lstat(path)
+            except OSError:
+                return 0
+            if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino) or now.st_size < size:
+                return 0  # replaced meanwhile: not ours to overwrite
+            tail = os.pread(fd, now.st_size - size, size) if now.st_size > size else b""
+            data = text.encode("utf-8")
+            head = json.dumps({"seen_keys": "", "compacted_bytes": len(data) + 64})
+            atomic_write(path, head.encode() + b"\n" + data + tail)
+        return max(0, prefix.count(b"\n") - lines - 1)
+    finally:
+        os.close(fd)
+
+
+def _only_compactor(fd: int) -> bool:
+    """An exclusive lock on the log file itself, without waiting: False when another
+    process holds it (it is compacting; this one goes on). Released with ``fd``."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
+    """The compacted text of the log's first bytes, ``prefix``, and its number of lines;
+    None when it holds no event."""
+    tx_lines: list[dict[str, Any]] = []
+    state = TxState()
+    old_digests: dict[str, list[str]] = {"seen_keys": [], "counted_keys": []}
+
+    def on_tx(value: dict[str, Any]) -> None:
+        for field, found in old_digests.items():
+            if isinstance(value.get(field), str):
+                found.extend(str(value[field]).split())
+        if "tx" in value:
+            state.add(value)
+            tx_lines.append(value)
+
+    counted: dict[tuple[str, str], int] = {}
+    with io.BytesIO(prefix) as log:
+        events = list(
+            read_events(
+                vault, on_tx=on_tx, on_counted=functools.partial(count_copy, counted), log=log
+            )
+        )
+    if not events:
+        return None
+    newest = max(e.date for e in events)
+    recent = newest - dt.timedelta(days=config.USES_KEEP_DAYS)
+    keep: set[int] = set()
+    first: dict[str, int] = {}
+    latest: dict[tuple[str, bool], int] = {}
+    for k, e in enumerate(events):
+        first.setdefault(e.target, k)
+        for pattern in {False, e.kind in PATTERN_KINDS}:
+            seen = latest.get((e.target, pattern))
+            if seen is None or e.date >= events[seen].date:
+                latest[(e.target, pattern)] = k
+        if e.date >= recent or counted.get((e.session, e.target), 0) > 1:
+            keep.add(k)
+    keep |= set(first.values()) | set(latest.values())
+    seen_keys = old_digests["seen_keys"]
+    counted_keys = old_digests["counted_keys"]
+    for k, e in enumerate(events):
+        if k not in keep:
+            seen_keys.append(key_digest((e.session, e.kind, e.target)))
+            if e.kind in PATTERN_KINDS:
+                counted_keys.append(key_digest((e.session, e.target)))
+    lines = _digest_lines("seen_keys", sorted(set(seen_keys)))
+    lines += _digest_lines("counted_keys", sorted(set(counted_keys)))
+    open_txs = state.open
+    for value in tx_lines:  # claims and fixes stay; an open intent stays whole
+        if "intent" not in value:
+            continue
+        tx = str(value.get("tx"))
+        if tx in open_txs or value.get("claims") or value.get("fix"):
+            lines.append(json.dumps(_without_raises(value, tx in open_txs), ensure_ascii=True))
+            if tx not in open_txs:
+                lines.append(json.dumps({"tx": tx, "done": True}))
+    lines += [_event_line(events[k], counted) for k in sorted(keep)]
+    return "".join(f"{line}\n" for line in lines), len(lines)
+
+
+def count_copy(counted: dict[tuple[str, str], int], event: UseEvent) -> None:
+    """One more event that counted ``event``'s (session, pattern)."""
+    key = (event.session, event.target)
+    counted[key] = counted.get(key, 0) + 1
+
+
+def _without_raises(value: dict[str, Any], still_open: bool) -> dict[str, Any]:
+    """A closed transaction's line without its raises (done): claims and fixes only."""
+    if still_open:
+        return value
+    return {
+        "tx": value["tx"],
+        "intent": {},
+        **{k: value[k] for k in ("claims", "fix") if k in value},
+    }
+
+
+def _event_line(event: UseEvent, counted: dict[tuple[str, str], int]) -> str:
+    """A kept event, as its own line (no transaction: it is settled); one that counted a
+    session twice keeps its mark, for the repair."""
+    twice = counted.get((event.session, event.target), 0) > 1
+    return event.to_json(None, counted=twice)
+
+
+def _digest_lines(field: str, digests: list[str]) -> list[str]:
+    return [
+        json.dumps({field: " ".join(digests[i : i + _CHUNK])})
+        for i in range(0, len(digests), _CHUNK)
+    ]

@@ -28,12 +28,8 @@ _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 def find_vault(
     explicit: str | Path | None, env: Mapping[str, str], cwd: Path, *, obsidian: bool = False
 ) -> Path:
-    """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md.
-
-    ``obsidian``: for the commands that take any Obsidian vault (lint, index, status,
-    verify, hooks status): where no ancestor holds _index.md, the nearest one holding
-    ``.obsidian/`` is the vault.
-    """
+    """``--vault``, else ``$VAULTKEEPER_VAULT``, else the nearest ancestor holding _index.md
+    (with ``obsidian``, else the nearest holding ``.obsidian/``)."""
     from pathlib import Path
 
     given = explicit if explicit is not None else env.get(config.ENV_VAULT) or None
@@ -62,10 +58,7 @@ def find_vault(
 
 
 def require_vault(path: str | Path) -> None:
-    """Refuse a folder holding none of config.VAULT_MARKS (``--vault ~`` by mistake).
-
-    Strings only (no pathlib): the throttled scan calls it too.
-    """
+    """Refuse a folder holding none of config.VAULT_MARKS (``--vault ~`` by mistake)."""
     if not any(os.path.exists(os.path.join(path, name)) for name in config.VAULT_MARKS):
         if os.path.isdir(os.path.join(path, config.OBSIDIAN_DIR)):  # someone's own notes
             raise NoVaultError(_not_memory_vault(str(path)))
@@ -111,13 +104,8 @@ def locate(explicit: str | None, env: Mapping[str, str], cwd: str) -> str | None
 def iter_markdown(
     vault: Path, under: Path | None = None, outside: list[str] | None = None
 ) -> Iterator[Path]:
-    """Every ``.md`` file in the vault: one sorted walk, deterministic (store.walk).
-
-    Skips state/ at the root and every hidden folder (.trash/, .obsidian/, .git/), as
-    Obsidian itself does; symlinked folders are not followed, and a symlink out of the
-    vault is never listed (``outside`` collects them). ``under`` (a folder inside the
-    vault) walks only that part, with the same rules.
-    """
+    """Every ``.md`` file in the vault (or ``under`` a folder of it): one sorted walk,
+    Obsidian's exclusions (store.walk); a symlink out of the vault goes to ``outside``."""
     return (p for p in iter_files(vault, under, outside) if p.suffix == ".md")
 
 
@@ -133,11 +121,8 @@ def iter_files(
 def walk_files(
     vault: str | Path, under: str | Path | None = None, outside: list[str] | None = None
 ) -> Iterator[str]:
-    """iter_files as plain strings (``os.path.join(dirpath, name)``), in the same order.
-
-    The scanner walks tens of thousands of files after every session; a Path per file
-    costs more than the walk itself.
-    """
+    """iter_files as plain strings, in the same order (a Path per file costs more than
+    the walk)."""
     return walk(str(vault), None if under is None else str(under), outside)
 
 
@@ -150,13 +135,8 @@ def rel(vault: Path, path: Path) -> str:
 
 
 def own_dir(vault: str | os.PathLike[str], name: str) -> str:
-    """``vault/name`` (state/, .trash/), refused when a symlink there leads out of the vault.
-
-    vaultkeeper writes its state and the deleted entries there; through a symlink to
-    elsewhere it would write (and move the person's entries) outside the vault. A link
-    that stays inside is followed. One lstat when it is no link: the scanner's no-op
-    path calls this too.
-    """
+    """``vault/name`` (state/, .trash/), refused when a symlink there leads out of the vault
+    (writes and trashed entries would go there); one lstat when it is no link."""
     path = os.path.join(os.fspath(vault), name)
     if not os.path.islink(path):
         return path
@@ -171,11 +151,8 @@ def own_dir(vault: str | os.PathLike[str], name: str) -> str:
 
 
 def resolve_inside(vault: Path, target: str | Path) -> Path:
-    """Resolve ``target`` (relative to the vault, or absolute) and refuse anything outside.
-
-    ``..`` segments, absolute paths elsewhere and symlinks that lead out are all refused
-    before anything is read or written.
-    """
+    """Resolve ``target`` (vault-relative or absolute); anything outside (``..``, elsewhere,
+    a symlink out) is refused before anything is read or written."""
     from pathlib import Path
 
     root = vault.resolve()
@@ -188,10 +165,8 @@ def resolve_inside(vault: Path, target: str | Path) -> Path:
 
 
 def file_in(folder: Path, name: str) -> Path:
-    """``folder/name`` for a name read from a record (a trash record's ``content`` or a
-    merge's ``edits[].original``), refused when it is absolute, climbs out with ``..``,
-    is a symlink, or resolves outside ``folder``: ``.trash/`` is committed and shared,
-    so its records are input, not vaultkeeper's own word."""
+    """``folder/name`` for a name read from a (shared, committed) record, refused when it
+    is absolute, climbs out with ``..``, is a symlink, or resolves outside ``folder``."""
     from pathlib import PurePosixPath
 
     parts = PurePosixPath(name).parts
@@ -212,10 +187,6 @@ def file_in(folder: Path, name: str) -> Path:
 
 
 def is_memory_path(rel_path: str) -> bool:
-    """True for files under ``projects/<p>/memory/`` (the held-out sub-tree).
-
-    Here beside walk_files: a walk that keeps memory files asks it of every file it
-    yields (store.model re-exports it).
-    """
+    """True for files under ``projects/<p>/memory/`` (the held-out sub-tree)."""
     parts = rel_path.split("/")
     return len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR

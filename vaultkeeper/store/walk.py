@@ -1,21 +1,12 @@
 """Walk the vault's files: one sorted walk, deterministic, never out of the vault.
 
-Every command that lists the vault (the scan, index, lint, search, the recall, the
-applier's link rewriting) walks it here, so one rule holds for all of them:
-
-- hidden names (``.trash/``, ``.obsidian/``, ``.git/``) and the root's ``state/`` are
-  skipped, as Obsidian itself does;
-- a symlink that resolves outside the vault (a file, a folder, a chain of links, a
-  dangling link pointing out) is never read nor entered; the caller may collect them
-  (``outside``) to say so once. A file symlink that stays inside is walked as a file;
-  a symlinked folder is never entered;
-- a folder that is a world of its own is not entered: another vault nested inside
-  (a folder holding ``.obsidian/``, or ``_index.md`` beside ``patterns/`` or
-  ``projects/``), a Python virtual environment (``pyvenv.cfg``), ``node_modules`` and
-  ``__pycache__``.
-
-One ``scandir`` per folder: the entry's type comes with the listing, so only a symlink
-costs a ``realpath`` (a scan walks tens of thousands of files after every session).
+Every command that lists the vault walks it here, so one rule holds for all: hidden
+names and the root's ``state/`` are skipped (as Obsidian does); a symlink resolving
+outside the vault is never read nor entered (the caller may collect them,
+``outside``), a file symlink inside is a file, a symlinked folder is never entered; a
+world of its own is not entered (a nested vault: ``.obsidian/``, or ``_index.md``
+beside ``patterns/`` or ``projects/``; a virtual environment; ``node_modules``,
+``__pycache__``). One ``scandir`` per folder: only a symlink costs a ``realpath``.
 """
 
 from __future__ import annotations
@@ -64,12 +55,9 @@ def _name(entry: os.DirEntry[str]) -> str:
 def walk(
     top: str, start: str | None = None, outside: list[str] | None = None, suffix: str = ""
 ) -> Iterator[str]:
-    """The files (as ``os.path.join(folder, name)`` strings) under ``start`` (default:
-    ``top``, the vault) whose names end with ``suffix``: each folder's files in name
-    order, then its folders in name order, as os.walk top-down gives them.
-
-    ``outside`` receives every symlink out of the vault met on the way (not hidden
-    ones), and ``start`` itself when it resolves outside ``top``.
+    """The files (``os.path.join(folder, name)``) under ``start`` (default: ``top``, the
+    vault) whose names end with ``suffix``, in os.walk's top-down order, names sorted.
+    ``outside`` receives each symlink out of the vault met (and ``start`` if it is one).
     """
     if start is None or start == top:
         return _walk(top, None, top, outside, suffix)
@@ -84,8 +72,7 @@ def walk(
 def _walk(
     top: str, root: str | None, start: str, outside: list[str] | None, suffix: str
 ) -> Iterator[str]:
-    """walk from ``start``, known to be inside the vault; ``root`` (the vault's realpath)
-    is found at the first symlink when None."""
+    """walk from ``start``, inside the vault; ``root`` (its realpath) found when needed."""
     stack = [start]
     while stack:
         folder = stack.pop()
@@ -134,8 +121,7 @@ def _walk(
 
 
 def memory_files(vault: str | os.PathLike[str], outside: list[str] | None = None) -> Iterator[str]:
-    """The ``.md`` files under ``projects/*/memory/`` (path strings), in the walk's order
-    and by its rules; only the project folders' own listings are read on the way."""
+    """The ``.md`` files under ``projects/*/memory/``, in the walk's order and rules."""
     top = os.fspath(vault)
     projects = os.path.join(top, config.PROJECTS_DIR)
     if os.path.islink(projects):

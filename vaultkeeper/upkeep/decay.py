@@ -32,32 +32,12 @@ from vaultkeeper.store.text import ParseError, read_regular
 _NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
 
-# The records are typing.NamedTuple classes (a scan builds one per entry: cheaper than a
-# frozen dataclass). A subclass carries the methods.
 class Usage(NamedTuple):
     """What the usage log says: target -> last date, and the log's first date."""
 
     last_seen: Mapping[str, dt.date]
     since: dt.date | None  # the earliest event's date; None without a log
     validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
-
-
-class _StaleFields(NamedTuple):
-    name: str
-    path: str
-    last_seen: str | None  # ISO date, or None: never (the log covers the window)
-    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
-    idle_days: int | None
-
-
-class _SkillUnusedFields(NamedTuple):
-    name: str
-    path: str
-    line: int
-    promoted: str  # the block's **promoted:** value
-    last_seen: str  # ISO date
-    source: str  # "uses log", "last used" or "promoted"
-    idle_days: int
 
 
 class PromotedBlock(NamedTuple):
@@ -114,8 +94,7 @@ def validated_on(vault: Path) -> dict[str, dt.date]:
 
 
 class MemoryFacts(NamedTuple):
-    """The keys of one memory file that duplicates and decay read (one per file, so a
-    named tuple: cheaper to build than a frozen dataclass)."""
+    """The keys of one memory file that duplicates and decay read."""
 
     rel: str
     name: str
@@ -126,10 +105,14 @@ class MemoryFacts(NamedTuple):
     provenance_date: str | None  # the latest ISO date its receipts name
 
 
-class Stale(_StaleFields):
+class Stale(NamedTuple):
     """An active memory entry not seen for longer than the window."""
 
-    __slots__ = ()
+    name: str
+    path: str
+    last_seen: str | None  # ISO date, or None: never (the log covers the window)
+    source: str  # what dated it: "uses log", "last_validated", "provenance", "holdout_until"
+    idle_days: int | None
 
     def line_text(self) -> str:
         when = (
@@ -148,20 +131,26 @@ class Stale(_StaleFields):
 
     @classmethod
     def from_dict(cls, data: Any) -> Stale:
-        idle = data.get("idle_days")
+        seen, idle = data.get("last_seen"), data.get("idle_days")
         return cls(
-            name=str(data["name"]),
-            path=str(data["path"]),
-            last_seen=None if data.get("last_seen") is None else str(data["last_seen"]),
-            source=str(data["source"]),
-            idle_days=None if idle is None else int(idle),
+            str(data["name"]),
+            str(data["path"]),
+            None if seen is None else str(seen),
+            str(data["source"]),
+            None if idle is None else int(idle),
         )
 
 
-class SkillUnused(_SkillUnusedFields):
+class SkillUnused(NamedTuple):
     """A promoted registry block whose skill no session has invoked within the window."""
 
-    __slots__ = ()
+    name: str
+    path: str
+    line: int
+    promoted: str  # the block's **promoted:** value
+    last_seen: str  # ISO date
+    source: str  # "uses log", "last used" or "promoted"
+    idle_days: int
 
     def line_text(self) -> str:
         return (
@@ -187,15 +176,6 @@ class SkillUnused(_SkillUnusedFields):
             source=str(data["source"]),
             idle_days=int(data["idle_days"]),
         )
-
-
-def _latest(dates: Iterable[tuple[dt.date | None, str]]) -> tuple[dt.date, str] | None:
-    """The latest dated pair; of equal dates, the first (a loop: this runs per entry)."""
-    best: tuple[dt.date, str] | None = None
-    for when, source in dates:
-        if when is not None and (best is None or when > best[0]):
-            best = (when, source)
-    return best
 
 
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:
@@ -250,15 +230,15 @@ def unused_skills(
     out: list[SkillUnused] = []
     for b in blocks:
         head = b.promoted.split(None, 1)[0] if b.promoted.strip() else ""
-        dated = _latest(
-            [
-                (usage.last_seen.get(b.name), "uses log"),
-                (b.last_used, "last used"),
-                (parse_date(head), "promoted"),
-            ]
-        )
-        if dated is not None and dated[0] < cut:
-            day, source = dated
+        day, source = None, ""  # the latest date; of equal ones, the first named
+        for when, named in (
+            (usage.last_seen.get(b.name), "uses log"),
+            (b.last_used, "last used"),
+            (parse_date(head), "promoted"),
+        ):
+            if when is not None and (day is None or when > day):
+                day, source = when, named
+        if day is not None and day < cut:
             idle = (today - day).days
             out.append(
                 SkillUnused(b.name, b.path, b.line, b.promoted, day.isoformat(), source, idle)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from vaultkeeper import config
 from vaultkeeper.upkeep.decay import (
@@ -48,9 +48,6 @@ if TYPE_CHECKING:  # only for the annotations
         def stale(self) -> tuple[Stale, ...]: ...
         @property
         def skills_unused(self) -> tuple[SkillUnused, ...]: ...
-
-
-from typing import NamedTuple
 
 
 class Upkeep(NamedTuple):
@@ -132,11 +129,8 @@ def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def text_lines(report: Sections) -> list[str]:
     """One line per finding, after the spec's lists (duplicates, stale, skills unused)."""
-    return [
-        *(p.line_text() for p in report.duplicates),
-        *(s.line_text() for s in report.stale),
-        *(s.line_text() for s in report.skills_unused),
-    ]
+    found: list[DuplicatePair | Stale | SkillUnused] = [*report.duplicates, *report.stale]
+    return [f.line_text() for f in (*found, *report.skills_unused)]
 
 
 def _flat(lines: Iterable[str]) -> list[str]:
@@ -149,39 +143,29 @@ def _flat(lines: Iterable[str]) -> list[str]:
 def brief_sections(report: Sections) -> list[tuple[str, list[str]]]:
     """(intro, item lines) for the brief, in the shape brief._brief_sections uses."""
     vk = f"vaultkeeper --vault {shlex.quote(report.vault)}"
-    out: list[tuple[str, list[str]]] = []
-    if report.duplicates:
-        out.append(
-            (
-                "Possible duplicates (same kind, word-set similarity >= "
-                f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
-                "counts add up, links follow, the dropped one goes to .trash/ only on a "
-                "person's explicit yes at a terminal; from an agent's shell the request "
-                "waits in a queue for `vaultkeeper review`:\n"
-                f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
-                _flat(
-                    f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})"
-                    for p in report.duplicates
-                ),
-            )
-        )
-    if report.stale:
-        out.append(
-            (
-                f"Stale: re-validate (active, not cited or read for {config.STALE_DAYS} days). "
-                "Re-open the hold-out so the next re-check decides whether it is still true:\n"
-                f"  {vk} apply revalidate PATH --reopen --evidence RECEIPT",
-                _flat(f"- {s.path}: {s.line_text().split(' -- ')[1]}" for s in report.stale),
-            )
-        )
-    if report.skills_unused:
-        out.append(
-            (
-                f"Skills unused (promoted, not invoked for {config.SKILL_UNUSED_DAYS} days). "
-                "A person decides whether to keep them; vaultkeeper never edits a skill:",
-                _flat(
-                    f"- {s.name}: {s.line_text().split(' -- ')[1]}" for s in report.skills_unused
-                ),
-            )
-        )
-    return out
+    sections: list[tuple[Sequence[Any], str, Callable[[Any], str]]] = [
+        (
+            report.duplicates,
+            "Possible duplicates (same kind, word-set similarity >= "
+            f"{config.DUP_MIN_JACCARD}). If two say the same thing, merge them: "
+            "counts add up, links follow, the dropped one goes to .trash/ only on a "
+            "person's explicit yes at a terminal; from an agent's shell the request "
+            "waits in a queue for `vaultkeeper review`:\n"
+            f"  {vk} apply merge KEEP DROP --evidence RECEIPT",
+            lambda p: f"- {p.target('a')} ~ {p.target('b')} ({p.similarity:.2f})",
+        ),
+        (
+            report.stale,
+            f"Stale: re-validate (active, not cited or read for {config.STALE_DAYS} days). "
+            "Re-open the hold-out so the next re-check decides whether it is still true:\n"
+            f"  {vk} apply revalidate PATH --reopen --evidence RECEIPT",
+            lambda s: f"- {s.path}: {s.line_text().split(' -- ')[1]}",
+        ),
+        (
+            report.skills_unused,
+            f"Skills unused (promoted, not invoked for {config.SKILL_UNUSED_DAYS} days). "
+            "A person decides whether to keep them; vaultkeeper never edits a skill:",
+            lambda s: f"- {s.name}: {s.line_text().split(' -- ')[1]}",
+        ),
+    ]
+    return [(intro, _flat(map(line, found))) for found, intro, line in sections if found]

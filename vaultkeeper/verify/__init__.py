@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.verify.applier_rows import decision_loop, round_trip
 from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
+from vaultkeeper.verify.decision_rows import decision_loop, merge, round_trip, supersession
 from vaultkeeper.verify.scheduler_rows import (
     atomic_write,
     classify_correct,
@@ -27,8 +27,6 @@ from vaultkeeper.verify.scheduler_rows import (
     start_scheduler_runs,
     throttle,
 )
-from vaultkeeper.verify.truth_rows import supersession
-from vaultkeeper.verify.upkeep_rows import merge
 from vaultkeeper.verify.vault_rows import (
     format_sfs,
     frontmatter_valid,
@@ -72,12 +70,6 @@ _NOT_MEMORY = (
 )
 
 
-def _obsidian_only(vault: Path) -> bool:
-    return (vault / config.OBSIDIAN_DIR).is_dir() and not any(
-        (vault / name).exists() for name in config.VAULT_MARKS
-    )
-
-
 def verify_vault(
     vault: Path,
     *,
@@ -88,7 +80,9 @@ def verify_vault(
     """Run every row in order; a row that crashes is a FAIL naming the error.
     ``progress`` hears each row's name before it runs (a terminal shows a bar)."""
     checks: list[Check] = []
-    obsidian = _obsidian_only(vault)
+    obsidian = (vault / config.OBSIDIAN_DIR).is_dir() and not any(
+        (vault / name).exists() for name in config.VAULT_MARKS
+    )
     with tempfile.TemporaryDirectory(prefix="vaultkeeper-verify-", dir=scratch(env)) as tmp:
         contexts = [
             Context(vault, now, env, Path(tmp) / f"row{n}") for n in range(1, 1 + len(ROWS))

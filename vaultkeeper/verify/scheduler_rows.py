@@ -98,7 +98,7 @@ def _idle_child() -> subprocess.Popen[bytes]:
 
 
 def _in_progress(vault: Path, pid: int, triggered_ms: int) -> None:
-    from vaultkeeper.scan.guards import IN_PROGRESS, default_state, write_state
+    from vaultkeeper.scan.statefile import IN_PROGRESS, default_state, write_state
 
     write_state(
         vault, {**default_state(), "state": IN_PROGRESS, "lastTriggered": triggered_ms, "pid": pid}
@@ -118,7 +118,7 @@ def reentry_guard(ctx: Context) -> tuple[str, str]:
 
 
 def stale_recovery(ctx: Context) -> tuple[str, str]:
-    from vaultkeeper.scan.guards import IDLE, read_state
+    from vaultkeeper.scan.statefile import IDLE, read_state
 
     vault, child = fixture(ctx), _idle_child()
     try:
@@ -142,7 +142,7 @@ def stale_recovery(ctx: Context) -> tuple[str, str]:
 
 _WRITER = """
 import sys
-from vaultkeeper.scan import guards as state
+from vaultkeeper.scan import statefile as state
 print("ready", flush=True)
 if not sys.stdin.readline():  # "go": started early, so Python's start overlaps other rows
     sys.exit(0)  # verify went away before its turn: write nothing
@@ -189,7 +189,7 @@ def atomic_write(ctx: Context) -> tuple[str, str]:
 def start_atomic_write(ctx: Context) -> Callable[[], tuple[str, str]]:
     """Row 8 started: its writer processes start (Python's start is most of the row's
     time) and wait; the function returned sets them writing, kills them, and checks."""
-    from vaultkeeper.scan.guards import read_state, state_path, write_state
+    from vaultkeeper.scan.statefile import read_state, state_path, write_state
 
     vault = fixture(ctx)
     path = Path(state_path(vault))
@@ -223,7 +223,7 @@ def start_atomic_write(ctx: Context) -> Callable[[], tuple[str, str]]:
 def _kill_and_check(
     procs: list[subprocess.Popen[bytes]], vaults: list[Path], where: str, bound: float
 ) -> tuple[str, str]:
-    from vaultkeeper.scan.guards import read_state, state_path
+    from vaultkeeper.scan.statefile import read_state, state_path
 
     try:
         for proc in procs:  # all write at once, each on its own copy
@@ -248,11 +248,6 @@ def _kill_and_check(
                 return FAIL, f"after a kill {delay} s past a write: {why}"
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait(timeout=bound)
-            for stream in (proc.stdin, proc.stdout):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+            proc.kill()  # nothing for one already reaped
+            proc.communicate(timeout=bound)  # reaps it and closes its pipes
     return PASS, f"killed 3 times while rewriting {where}: valid JSON every time"

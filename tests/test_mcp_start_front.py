@@ -1,4 +1,4 @@
-"""The front (vaultkeeper/mcp/front.py): which opening requests it answers from the SDK's
+"""The front (vaultkeeper/mcp/start.py): which opening requests it answers from the SDK's
 shipped answers, and what it keeps, in order, for the SDK."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from vaultkeeper.mcp.front import (
+from vaultkeeper.mcp.start import (
     STAND_IN_PREFIX,
     Drop,
     Front,

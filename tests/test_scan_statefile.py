@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.scan import guards as state
+from vaultkeeper.scan import statefile as state
 
 NOW_MS = 1_788_264_000_000  # 2026-09-01T12:00:00Z
 MINUTE = 60_000

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper.registry.blocks import BlockHead, parse_heads
-from vaultkeeper.registry.lines import heads_name
+from vaultkeeper.registry.blocks import BlockHead, heads_name, parse_heads
 
 
 @pytest.mark.parametrize(
