@@ -121,15 +121,6 @@ def to_dict(report: Any) -> dict[str, Any]:
     }
 
 
-def kept_findings(row: str) -> tuple[Finding, ...]:
-    """The findings of a report's row text in the derived store (scan/reportrow.py encode:
-    its eleventh field is the to_dict of its anchors, or null); raises ValueError, LookupError,
-    TypeError or AttributeError on a row of another shape."""
-    import json
-
-    return from_dicts((json.loads(row)[10] or {}).get("anchors") or ())
-
-
 def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "anchors": from_dicts(data.get("anchors") or ()),
