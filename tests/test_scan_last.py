@@ -374,19 +374,3 @@ def test_a_journal_archived_and_begun_again_since_the_scan_loses_no_decision(
     lines = vk(runner, vault, "report").stdout.splitlines()
     assert any(x.startswith("prune     gamma ") and "left alone: used weekly" in x for x in lines)
     assert any(x.startswith("prune     beta ") and "waiting for a person" in x for x in lines)
-
-
-def test_a_readers_patch_is_not_written_back(vault: Path, runner: CliRunner) -> None:
-    # the row is megabytes in a big vault: a reader that patches it after a `use` keeps
-    # the result in its process, and the next writer pays no checkpoint of it
-    import sqlite3
-
-    def row() -> tuple[Any, ...]:
-        with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
-            return tuple(conn.execute("SELECT * FROM scan_report").fetchone())
-
-    assert vk(runner, vault, "use", "gamma").exit_code == 0
-    before = row()
-    assert [c["name"] for c in saved(vault)["prune"]] == ["beta"]  # patched: gamma went
-    assert vk(runner, vault, "status", "--json").exit_code in (0, 1)
-    assert row() == before
