@@ -13,10 +13,8 @@ candidates, problems and skills, and its blocks' lines in the pairs; the stale l
 and unused skills from the usage log. The rest of the row is kept. What that cannot do
 exactly (a block's name or first sentence changed, a registry file added, gone or
 unreadable, a name used twice, anchors tied to a repository) is classified again whole,
-from the scan's rows, and kept for the next reader; a patch is not kept (each reader
-patches the scan's row again: the cost of one session's edits, never a row of megabytes
-written by a reader). Either way the result is what a full classification gives;
-deleting the database gives the same report.
+from the scan's rows. Either way the result is what a full classification gives, and it
+is kept for the next reader; deleting the database gives the same report.
 
 A decision since the scan that changed no file (a skip, a question queued for a person,
 a person's no) is read from the journal: it marks its candidate ``handled``. "Since" is
@@ -119,8 +117,8 @@ def bare(vault: Path) -> Any:
 
 
 def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Report, Any]:
-    """The report as of ``started_ms``: the kept row patched where it can be (in this
-    process only), else classified whole and kept for the next reader."""
+    """The report as of ``started_ms``: the kept row patched where it can be, else
+    classified whole; kept for the next reader."""
     from vaultkeeper.clock import from_ns
 
     now = from_ns(started_ms * 1_000_000)
@@ -136,10 +134,11 @@ def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Rep
                 basis["facts"] = facts
                 got = _patched(vault, now, found, old, basis, racy)
                 text = None if got is None else encode(got[0]._replace(duration_ms=took), got[1])
-    if text is None:  # only a whole classification is kept for the next reader: a patch
-        got = _whole(vault, now, found)  # costs what one session changed, a row megabytes
+    if text is None:
+        got = _whole(vault, now, found)
         text = encode(got[0]._replace(duration_ms=took), got[1])
-        store(vault, started_ms, found, text, got[1], create=False)
+    assert got is not None
+    store(vault, started_ms, found, text, got[1], create=False)
     return decode(text)  # as a kept one reads
 
 
