@@ -51,6 +51,7 @@ def normal(text: str, root: Path) -> str:
     text = text.replace(str(root), "ROOT")
     text = re.sub(r'"(generated_at|lastCompleted|lastTriggered)": ("[^"]*"|\d+)', r'"\1": T', text)
     text = re.sub(r'"(duration_ms|durationMs|pid)": \d+', r'"\1": N', text)
+    text = re.sub(r'\[("[^"]*"), "[0-9T:-]+Z", \d+, ', r"[\1, T, N, ", text)  # a report row's
     text = re.sub(r"\d+ s ago", "N s ago", text)
     text = re.sub(r"\d+ s of cooldown", "N s of cooldown", text)  # a second may pass between
     text = re.sub(r'"(id|base)":"[0-9a-f]+-[0-9a-f]+"', r'"\1":I', text)  # the scan cache's
@@ -85,7 +86,7 @@ def _rows(path: Path) -> str:
         out = []
         for table in sorted(tables):
             cursor = conn.execute(f'SELECT * FROM "{table}"')
-            run = ("key", "started", "inputs", "racy")  # inodes, this run's time, its paths
+            run = ("key", "started", "inputs", "racy", "basis")  # inodes, this run's time, paths
             keep = [i for i, d in enumerate(cursor.description) if d[0] not in run]
             rows = sorted(repr([row[i] for i in keep]) for row in cursor)
             out.append(f"{table}: {rows}")

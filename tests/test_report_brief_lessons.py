@@ -1,4 +1,4 @@
-"""What the brief shows of each lesson, from the scan's rows (report/brief_lessons.py).
+"""What the brief shows of each lesson, from the scan's rows (report/brief.py).
 The brief serves the same lines with them as without them and reads no file the scan
 kept; a lesson changed since the scan (superseded, archived) is read again; a missing,
 corrupt or foreign database means the brief reads the files, never a traceback."""

@@ -1,6 +1,7 @@
-"""The brief's patterns as rows the scan keeps (report/brief_patterns.py), used only while
-every registry file is as the scan read it; missing, stale, racy, forged or foreign, the
-brief parses the registry itself and says the same (never a traceback)."""
+"""The brief's patterns as the report's row keeps them (report/brief.py top, scan/last.py),
+each registry file's as the scan or a patch read it; a file changed since is read again,
+and a missing, racy, forged or foreign row gives the brief the registry parses to (never a
+traceback)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper import config
 from vaultkeeper.cli import cli
-from vaultkeeper.report import brief_patterns
+from vaultkeeper.report import brief as brief_patterns
 from vaultkeeper.scan import cache as scan_cache
+from vaultkeeper.scan import last
 
 TODAY = dt.datetime.now(dt.timezone.utc).date()
 
@@ -93,8 +95,9 @@ def test_a_scan_keeps_what_the_brief_shows(vault: Path) -> None:
     rows = sql(vault, "SELECT name, summary FROM brief_patterns ORDER BY rank")
     assert [r[0] for r in rows] == ["beta", "delta", "alpha", "gamma"]
     assert rows[0][1] == "Beta pins the clock. more of it."
-    assert sql(vault, "SELECT value FROM scan_meta WHERE name = 'patterns_total'") == [("4",)]
-    assert brief_patterns.load(vault, 250) is not None
+    assert last.last_report(vault) is not None
+    rows, total = last.patterns(vault)
+    assert [r[0] for r in rows] == ["beta", "delta", "alpha", "gamma"] and total == 4
     assert brief(vault) == live(vault)
     assert patterns_part(brief(vault))[0].startswith("- beta (success count 9")
 
@@ -116,8 +119,8 @@ def test_a_registry_changed_since_the_scan_is_read_again(vault: Path) -> None:
     scan(vault)
     path = vault / config.REGISTRY_FILE
     path.write_text(path.read_text().replace("**success count:** 4", "**success count:** 20"))
-    assert brief_patterns.load(vault, 250) is None
     assert patterns_part(brief(vault))[0].startswith("- alpha (success count 20")
+    assert brief(vault) == live(vault)
 
 
 def test_a_registry_file_added_or_gone_since_the_scan(vault: Path) -> None:
@@ -133,16 +136,18 @@ def test_a_file_written_as_the_scan_read_it_holds_only_while_its_bytes_do(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A registry file changed within a clock tick of the scan's read could change again
-    under the same stat key: its row keeps the digest of the bytes read, and the brief
-    uses the rows only while the file's bytes still have it."""
+    under the same stat key: the report's row keeps the digest of the bytes read, and
+    is used as it is only while the file's bytes still have it."""
     monkeypatch.setattr(scan_cache, "RACY_NS", 3600 * 10**9)  # all "just written"
     scan(vault)
-    digests = sql(vault, "SELECT digest FROM scan_registry")
-    assert len(digests) == 2 and None not in [d[0] for d in digests]
-    assert brief_patterns.load(vault, 250) is not None  # the same bytes: served
-    sql(vault, "UPDATE scan_registry SET digest = 'other' WHERE path = ?", config.REGISTRY_FILE)
-    assert brief_patterns.load(vault, 250) is None  # other bytes under the same key
-    assert brief(vault) == live(vault)
+    (racy,) = sql(vault, "SELECT racy FROM scan_report")[0]
+    assert config.REGISTRY_FILE in str(racy)
+    assert brief(vault) == live(vault)  # the same bytes: served
+    forged = str(racy).replace(f'"{config.REGISTRY_FILE}": "', f'"{config.REGISTRY_FILE}": "0')
+    sql(vault, "UPDATE scan_report SET racy = ?", forged)  # other bytes under the same key
+    path = vault / config.REGISTRY_FILE
+    path.write_bytes(path.read_bytes().replace(b"count:** 4", b"count:** 8"))
+    assert patterns_part(brief(vault))[1].startswith("- alpha (success count 8")
 
 
 def test_blocks_the_scan_cache_kept_get_their_paragraph(
@@ -160,31 +165,30 @@ def test_blocks_the_scan_cache_kept_get_their_paragraph(
     path = vault / "patterns" / "more.md"  # one file changes: the other comes from its row
     path.write_text(path.read_text() + block("zeta", 7, 1, "Zeta is another."))
     scan(vault)
-    assert brief_patterns.load(vault, 250) is not None
     assert brief(vault) == live(vault) and parsed == []  # by the fingerprints kept
     sql(vault, "DELETE FROM brief_patterns")  # and without the last rows to take them from
     scan(vault)
     assert sorted(parsed) == ["alpha", "beta", "delta", "gamma", "zeta"]  # all from rows
-    assert brief_patterns.load(vault, 250) is not None
     assert brief(vault) == live(vault)
 
 
 @pytest.mark.parametrize(
     "forge",
     [
-        "DELETE FROM scan_meta WHERE name = 'patterns_total'",
-        "UPDATE scan_meta SET value = 'many' WHERE name = 'patterns_total'",
-        "UPDATE scan_meta SET value = '9' WHERE name = 'patterns_total'",  # rows missing
-        "UPDATE brief_patterns SET count = 'x' WHERE rank = 0",
-        "UPDATE brief_patterns SET summary = x'41' WHERE rank = 1",  # a blob
-        "UPDATE scan_registry SET key = '[0,0,0,0,0]'",
+        "DELETE FROM scan_report",
+        "UPDATE scan_report SET report = 'many'",
+        "UPDATE scan_report SET report = '[1, 2]'",
+        "UPDATE scan_report SET report = x'41'",  # a blob
+        "UPDATE scan_report SET basis = '{}', inputs = 'x'",
+        'UPDATE scan_report SET basis = \'{"keys": {}, "registry": [], "pairs": 1}\'',
+        "UPDATE scan_report SET racy = '[1]'",
+        "UPDATE scan_report SET racy = '[[[[' , inputs = 'x'",
         "DELETE FROM scan_registry WHERE path = 'patterns/more.md'",
     ],
 )
 def test_forged_or_missing_rows_are_not_served(vault: Path, forge: str) -> None:
     scan(vault)
     sql(vault, forge)
-    assert brief_patterns.load(vault, 250) is None
     assert brief(vault) == live(vault)
 
 
@@ -195,11 +199,10 @@ def test_scan_as_of_keeps_nothing(vault: Path) -> None:
 
 def test_a_database_symlinked_out_of_the_vault_is_not_served(vault: Path, tmp_path: Path) -> None:
     scan(vault)
-    sql(vault, "UPDATE brief_patterns SET summary = 'PLANTED outside the vault.'")
+    sql(vault, "UPDATE scan_report SET report = replace(report, 'Beta pins', 'PLANTED')")
     outside = tmp_path / "planted.db"
     for path in db_file(vault).parent.glob(config.DB_FILE + "-*"):
         path.unlink()
     db_file(vault).rename(outside)
     db_file(vault).symlink_to(outside)
-    assert brief_patterns.load(vault, 250) is None
     assert "PLANTED" not in brief(vault)

@@ -144,7 +144,7 @@ def test_only_the_changed_file_is_read_again(make_vault: MakeVault, reads: list[
     due.write_text(due.read_text().replace('"2099-01-01"', '"2026-01-01"'))
     reads.clear()
     after = run(vault)
-    # by the scan, and by the brief's saved lessons (report/brief_lessons.py): no other file
+    # by the scan, and by the brief's saved lessons (report/brief.py): no other file
     assert sorted(set(reads)) == [str(due)]
     assert "future" in [c["name"] for c in after["held_out"]]
     assert after == uncached(vault)

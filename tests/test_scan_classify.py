@@ -425,7 +425,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
     before = signal.getsignal(signum)
     seen: dict[str, object] = {}
 
-    def interrupted(vault: Path, now: dt.datetime, cache: object = None) -> Report:
+    def interrupted(vault: Path, now: dt.datetime, cache: object, parts: object) -> Report:
         seen["state"] = json.loads((vault / "state" / config.STATE_FILE).read_text())["state"]
         seen["lock"] = (vault / "state" / config.LOCK_DIR / config.LOCK_PID_FILE).read_text()
         os.kill(os.getpid(), signum)
@@ -448,7 +448,7 @@ def test_a_signal_mid_scan_releases_the_lock_and_resets_the_state(
 def test_an_error_mid_scan_releases_the_lock(
     runner: CliRunner, live_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(vault: Path, now: dt.datetime, cache: object = None) -> Report:
+    def boom(vault: Path, now: dt.datetime, cache: object, parts: object) -> Report:
         raise OSError(5, "Input/output error", str(vault / "x.md"))
 
     monkeypatch.setattr(scan, "classify_and_keep", boom)

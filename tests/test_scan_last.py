@@ -333,17 +333,17 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     # the report as of the previous scan, for seconds on a big vault; its row then
     # replaced the row the scan had just kept, and the next brief derived everything
     # again (the session-end scan's row is what serves the next session's brief).
-    from vaultkeeper.scan import reportrow
-    from vaultkeeper.scan.last import started
+    from vaultkeeper.scan import last, reportrow
     from vaultkeeper.scan.statefile import read_state
 
-    when = started(read_state(vault).data)
+    when = last.started(read_state(vault).data)
     assert when is not None
     found = reportrow.inputs(vault)
     assert reportrow.kept(vault, when[0], found) is not None  # the scan's own row
-    older = last_report(vault)
+    older = last.last_report(vault)
     assert older is not None
-    reportrow.keep(vault, when[0] - 60_000, found, older, create=False)  # the late reader
+    text = reportrow.encode(older, {"tops": None, "registry": {}})
+    reportrow.store(vault, when[0] - 60_000, found, text, {}, create=False)  # the late reader
     assert reportrow.kept(vault, when[0], found) is not None
 
 

@@ -34,6 +34,7 @@ SPEC_FILE = "references/vault-spec.md"
 STATE_DIR = "state"
 TRASH_DIR = ".trash"
 SKILLS_DIR = "skills"
+SKILL_FILE = "SKILL.md"  # skills/NAME/SKILL.md
 MEMORY_SUBDIR = "memory"
 RESEARCH_SUBDIR = "research"
 # A folder holding none of these is not a vault: the commands that need one refuse it

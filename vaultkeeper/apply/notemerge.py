@@ -107,7 +107,7 @@ def _lists(lines: list[str]) -> dict[str, tuple[int, list[str]]]:
     return out
 
 
-SKILL_FILE = "SKILL.md"
+SKILL_FILE = config.SKILL_FILE
 _PROMOTED = re.compile(r"^Promoted from .* on (\d{4}-\d{2}-\d{2}) \(success count (\d+)\)\.$")
 _ITEM = re.compile(r"^- (.+) \(added (\d{4}-\d{2}-\d{2})\)$")
 _EVIDENCE = re.compile(r"^##[ \t]+Evidence[ \t]*$", re.I)

@@ -18,15 +18,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.report.brief import render_brief
+from vaultkeeper.report import brief
 from vaultkeeper.report.candidates import Report, one_line, one_lines
 from vaultkeeper.store.secrets import served
-
-if TYPE_CHECKING:
-    from vaultkeeper.report import brief_lessons
 
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
 MORE = "... and {} more (see _index.md)"
@@ -80,10 +77,9 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
     return next((folders[n.casefold()] for n in names if n and n.casefold() in folders), None)
 
 
-def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | None:
-    """The lesson's fields (brief_lessons.fields), None for one never served: from the
+def _front(path: str, where: str, saved: brief.Saved) -> list[Any] | None:
+    """The lesson's fields (brief.fields), None for one never served: from the
     scan's row while the file is as the scan read it, else read now (YAML)."""
-    from vaultkeeper.report import brief_lessons
     from vaultkeeper.store import model
 
     known, got = saved.get(path, where)
@@ -91,19 +87,18 @@ def _front(path: str, where: str, saved: brief_lessons.Saved) -> list[Any] | Non
         return got
     try:
         text = model.decode(model.read_regular(path))
-        return brief_lessons.fields(brief_lessons.with_yaml(path, where, text))
+        return brief.fields(brief.with_yaml(path, where, text))
     except model.ParseError:
         return None  # the scan and lint report it; the recall just leaves it out
 
 
 def lessons(vault: Path, project: str) -> list[Lesson]:
     """The project's memory entries that are served: active first, then by name."""
-    from vaultkeeper.report import brief_lessons
 
     out: list[Lesson] = []
     cut = len(str(vault)) + 1
-    saved = brief_lessons.Saved(vault, project)
-    for path in brief_lessons.memory_files(vault, project):
+    saved = brief.Saved(vault, project)
+    for path in brief.memory_files(vault, project):
         got = _front(path, path[cut:], saved)
         if got is None:
             continue
@@ -122,26 +117,25 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
 
 def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
-    there are in all: as the last scan saved them while no registry file has changed
-    since (report/brief_patterns.py), else parsed from the registry now."""
-    from vaultkeeper.report import brief_patterns
+    there are in all: each registry file's as the last report's row keeps them
+    (scan/last.py: while the file is as it was read), else parsed from the registry now."""
+    from vaultkeeper.scan.last import patterns as kept
 
-    saved = brief_patterns.load(vault, limit)
-    if saved is not None:
-        facts, total = saved
-        return [PatternLine(*f) for f in facts], total
+    got = kept(vault)
+    if got is not None and len(got[0]) >= min(limit, got[1]):
+        return [PatternLine(*row) for row in got[0][:limit]], got[1]
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)
     # a native memory's counter: MEMORY.md already loads the memory, served once there
-    readable = brief_patterns.ranked(heads)
+    readable = brief.ranked(heads)
     out = [
         PatternLine(
             h.name,
             h.count or 0,
             None if h.last_used is None else h.last_used.isoformat(),
             h.rel,
-            brief_patterns.summary(h.text()),
+            brief.summary(h.text()),
         )
         for h in readable[:limit]
     ]
@@ -279,5 +273,5 @@ def _maintenance(
     if report is None:
         head = f"No scan has completed yet: `{vk} scan` lists what needs maintenance.\n"
     else:
-        head = render_brief(report, now, max(left, 0), receipts)
+        head = brief.render_brief(report, now, max(left, 0), receipts)
     return head + ("\n" + "\n".join(queue) + "\n" if queue else "")

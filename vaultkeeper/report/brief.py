@@ -1,17 +1,27 @@
 """The brief: the last report as the next session's start hook serves it to the agent.
 
 Each candidate's line from the Report, the wording, and the layout that fits everything
-into the character limit. Apart from report/candidates.py so that a scan, which never
-renders a brief, does not import it.
+into the character limit (``render_brief``); what the brief shows of each lesson of the
+session's project (``fields``), kept by the scan in each memory file's row
+(``scan_memory.served``) and used by the brief (``Saved``) while the file's stat key is
+the row's; the registry's most-used patterns (``top``), kept with the report's row
+(scan/last.py) for each registry file as the scan or a patch read it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
+import os
 import shlex
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
+from vaultkeeper.registry.blocks import first_paragraph
 from vaultkeeper.report.candidates import (
     HELD_OUT,
     PROMOTE,
@@ -22,7 +32,12 @@ from vaultkeeper.report.candidates import (
     one_lines,
 )
 from vaultkeeper.store.secrets import strip_controls
-from vaultkeeper.upkeep import sections as upkeep
+
+if TYPE_CHECKING:
+    from vaultkeeper.registry.keptheads import Head
+
+KEYS = ("name", "description", "status", "superseded_by")
+Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
 ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
 
@@ -158,9 +173,167 @@ def render_brief(
     Every kind of candidate keeps its heading and command; when the lists are too long,
     each is cut fairly and ends with an ``... and N more`` line.
     """
+    from vaultkeeper.upkeep import sections as upkeep
+
     sections = _brief_sections(report, receipts)
     # the upkeep sections (duplicates, stale lessons, unused skills) come after the spec's
-    # lists and only whole, where they fit: they never take the lists' room
-    extra = [x for intro, items in upkeep.brief_sections(report) for x in ("", intro, *items)]
+    # lists and only whole, where they fit: they never take the lists' room. Each item is
+    # at least "- " and a character and its newline: past the limit they never fit whole
+    extra: list[str] = []
+    if 4 * (len(report.duplicates) + len(report.stale) + len(report.skills_unused)) <= limit:
+        extra = [x for intro, items in upkeep.brief_sections(report) for x in ("", intro, *items)]
     summary, problems = report.summary(), len(report.problems)
     return layout(summary, report.vault, report.generated_at, now, problems, sections, extra, limit)
+
+
+# -- the lessons of the session's project --------------------------------------------------
+
+
+def with_yaml(path: str, where: str, text: str) -> dict[str, Any] | None:
+    """The frontmatter as YAML reads it; raises model.ParseError."""
+    from vaultkeeper.store import model
+
+    fm = model.parse_note(Path(path), where, text).frontmatter
+    return None if fm is None else dict(fm.data)
+
+
+def fields(meta: dict[str, Any] | None) -> Fields | None:
+    """What the brief shows of a lesson; None for one it never serves (unreadable,
+    archived, superseded)."""
+    if meta is None:
+        return None
+    status = meta.get("status")
+    if status == "archived" or meta.get("superseded_by") not in (None, "", []):
+        return None
+    name = meta.get("name")
+    return [
+        str(name) if name not in (None, "") else None,
+        "" if meta.get("description") is None else str(meta.get("description")),
+        None if status is None else str(status),
+    ]
+
+
+def memory_files(vault: Path, project: str) -> list[str]:
+    """The project's memory files the brief may serve (none symlinked out of the vault)."""
+    from vaultkeeper.store.vault import links_out, walk_files
+
+    folder = vault / config.PROJECTS_DIR / project / config.MEMORY_SUBDIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    root = os.path.realpath(vault)
+    return [
+        path
+        for path in walk_files(vault, folder)
+        if path.endswith(".md") and not (os.path.islink(path) and links_out(root, path))
+    ]
+
+
+class Saved:
+    """The scan's rows of one project's lessons, read once (one query, no file read)."""
+
+    def __init__(self, vault: Path, project: str) -> None:
+
+        from vaultkeeper.store import db
+
+        self.rows: dict[str, tuple[str, str]] = {}
+        prefix = f"{config.PROJECTS_DIR}/{project}/{config.MEMORY_SUBDIR}/"
+        with db.existing(vault) as conn:  # none yet (no scan): every lesson is read
+            if conn is None:
+                return
+            try:
+                found = conn.execute(
+                    "SELECT path, key, served FROM scan_memory WHERE path >= ? AND path < ?",
+                    (prefix, prefix[:-1] + chr(ord("/") + 1)),  # the paths under prefix
+                ).fetchall()
+            except sqlite3.Error:  # a shortcut only: the files are read
+                return
+        self.rows = {path: (key, served) for path, key, served in found}
+
+    def get(self, path: str, rel: str) -> tuple[bool, Fields | None]:
+        """(True, the fields) while ``path``'s stat key is its row's, else (False, None)."""
+        row = self.rows.get(rel)
+        if row is None:
+            return False, None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False, None
+        from vaultkeeper.store.db import key_text
+
+        if row[0] != key_text((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)):
+            return False, None
+        try:
+            got = json.loads(row[1])
+        except (ValueError, RecursionError, TypeError):
+            return False, None
+        if got is None:
+            return True, None
+        if type(got) is list and len(got) == 3:
+            name, description, status = got
+            ok = (name is None or type(name) is str) and type(description) is str
+            if ok and (status is None or type(status) is str):
+                return True, [name, description, status]
+        return False, None
+
+
+# -- the registry's most-used patterns -----------------------------------------------------
+
+TOP = config.BRIEF_MAX_CHARS // 40  # as many as the brief can show (recall/start.py)
+
+
+def summary(text: str) -> str:
+    """The block's first paragraph of prose (after its heading line), on one line."""
+    return first_paragraph(text.partition("\n")[2])
+
+
+def ranked(heads: Sequence[Any]) -> list[Any]:
+    """The readable patterns, most used first (count, then latest use)."""
+    readable = [h for h in heads if h.count is not None and h.rel != config.NATIVE_REGISTRY_FILE]
+    readable.sort(key=lambda h: (-(h.count or 0), -(h.last_used or dt.date.min).toordinal()))
+    return readable
+
+
+def _fingerprint(head: Any) -> str | None:
+    """The fingerprint of the block's text the scan's rows keep (registry/keptheads.py's)."""
+    span = getattr(head, "span", None)
+    if span is None:  # a block the cache kept: its fingerprint came with it
+        return getattr(head, "fingerprint", None)
+
+    raw = span().encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list[Any], int]:
+    """The scan's rows for the brief: ``(rank, name, count, last_used, path, summary,
+    fingerprint)`` of the ``TOP`` most-used patterns, and how many there are; ``known``:
+    the last scan's summaries by fingerprint. Raises OSError, ParseError or ValueError
+    (a registry file changed under the scan): the caller then keeps none."""
+    best = ranked(heads)
+    parsed: dict[str, dict[int, Any]] = {}  # registry files parsed for a missing paragraph
+    rows: list[Any] = []
+    for rank, head in enumerate(best[:TOP]):
+        mark = _fingerprint(head)
+        text = getattr(head, "text", None)
+        if text is not None:
+            said = summary(text())
+        elif mark is not None and mark in known:
+            said = known[mark]
+        else:
+            said = _parsed(vault, head, parsed)
+        used = head.last_used
+        iso = None if used is None else used.isoformat()
+        rows.append((rank, head.name, head.count, iso, head.rel, said, mark))
+    return rows, len(best)
+
+
+def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
+    from vaultkeeper.registry.blocks import parse_heads
+    from vaultkeeper.store.model import decode, read_regular
+
+    if head.rel not in parsed:
+        text = decode(read_regular(head.path))
+        parsed[head.rel] = {h.line: h for h in parse_heads(head.path, head.rel, text)}
+    found = parsed[head.rel].get(head.line)
+    if found is None or found.name != head.name:
+        raise ValueError(f"{head.rel}:{head.line}: not the block the scan read")
+    return summary(found.text())

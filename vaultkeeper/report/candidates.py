@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
@@ -156,7 +155,6 @@ class Candidate(_CandidateFields):
         return [t for t in (getattr(self, name) for name in _TEXT_FIELDS) if t is not None]
 
 
-_CANDIDATE_FIELDS = Candidate._fields[1:]  # all but kind
 # the fields whose text comes from the vault's files (hash, dates and counts are ours)
 _TEXT_FIELDS = ("name", "path", "status", "label", "falsification_condition", "last_used")
 
@@ -249,35 +247,6 @@ def _raw_line(c: Candidate) -> str:
 def render_problems(report: Report) -> list[str]:
     """stderr: one ``path[:line]: reason`` line per problem."""
     return [one_line(str(p)) for p in report.problems]
-
-
-def from_dict(data: Mapping[str, Any]) -> Report:
-    """The inverse of Report.to_dict (a kept report's row, scan/last.py)."""
-    from vaultkeeper.store.model import Problem  # not on the scanner's no-op path
-
-    names = set(_CANDIDATE_FIELDS)
-
-    def candidates(kind: str) -> tuple[Candidate, ...]:
-        items = data[kind]
-        if not isinstance(items, list):
-            raise TypeError(f"{kind} is not a list")
-        return tuple(
-            Candidate(kind=kind, **{k: v for k, v in i.items() if k in names}) for i in items
-        )
-
-    problems = tuple(Problem(p["path"], p.get("line"), p["reason"]) for p in data["problems"])
-    made = dt.datetime.strptime(data["generated_at"], "%Y-%m-%dT%H:%M:%SZ")
-    return Report(
-        vault=str(data["vault"]),
-        generated_at=made.replace(tzinfo=dt.timezone.utc),
-        promote=candidates(PROMOTE),
-        prune=candidates(PRUNE),
-        held_out=candidates(HELD_OUT),
-        problems=problems,
-        duration_ms=int(data.get("duration_ms", 0)),
-        **_upkeep().from_dict(data),
-        **_anchor_section().from_dict(data),
-    )
 
 
 def print_report(report: Report, as_json: bool, made: str | None = None) -> None:

@@ -41,7 +41,7 @@ class MemoryRecord(NamedTuple):
     hash: str | None  # file_hash of its text; None: not a held-out candidate on any day
     details: tuple[Any, Any, Any] | list[Any] | None  # label, status, condition
     problem: tuple[int | None, str] | None  # (line, reason): unreadable
-    served: list[Any] | None = None  # what the brief shows (report/brief_lessons.fields)
+    served: list[Any] | None = None  # what the brief shows (report/brief.py fields)
 
 
 RACY_NS = 2_000_000_000

@@ -100,10 +100,11 @@ def run_scan(
                 from vaultkeeper.scan.cache import RebuildNote
 
                 first.note = RebuildNote(sys.stderr)
-            report = classify_and_keep(vault, now, first)
+            parts: dict[str, Any] = {}
+            report = classify_and_keep(vault, now, first, parts)
             duration = int((time.monotonic() - clock) * 1000)
             report = report._replace(duration_ms=duration)
-            reportrow.keep(vault, now_ms, inputs, report)  # what readers see (scan/last.py)
+            reportrow.keep(vault, now_ms, inputs, report, parts, first)  # what readers see
             statefile.finish(started, now_ms + duration, {**report.figures(), **journaled})
             from vaultkeeper.store import machine
 
@@ -216,35 +217,48 @@ class _Signals:
 # -- classification -------------------------------------------------------------------
 
 
-def classify(vault: Path, now: dt.datetime, cache: ScanCache | None = None) -> Report:
+def classify(
+    vault: Path,
+    now: dt.datetime,
+    cache: ScanCache | None = None,
+    parts: dict[str, Any] | None = None,
+) -> Report:
     """Promote and prune from the registry, held-out from memory files; never writes.
     With ``cache`` (scan/cache.py), unchanged files are not read again, and what was read
-    of the others goes into it (in memory: the caller keeps it, or not)."""
-    return _classify(vault, now, cache, keep=False)
+    of the others goes into it (in memory: the caller keeps it, or not). ``parts`` receives
+    the block heads, the memory files' facts and where the registry's problems end
+    (scan/last.py patches a report from them)."""
+    return _classify(vault, now, cache, keep=False, parts=parts)
 
 
-def classify_and_keep(vault: Path, now: dt.datetime, cache: ScanCache) -> Report:
+def classify_and_keep(
+    vault: Path, now: dt.datetime, cache: ScanCache, parts: dict[str, Any] | None = None
+) -> Report:
     """``classify`` for the scan's own run, which writes the rows ``cache`` gained and the
     anchors' rows to ``state/vaultkeeper.db`` (one that cannot be written: a cache lost)."""
     from vaultkeeper.scan import cache as scancache
 
-    report = _classify(vault, now, cache, keep=True)
+    report = _classify(vault, now, cache, keep=True, parts=parts)
     scancache.save(vault, cache)
     return report
 
 
-def _classify(vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool) -> Report:
+def _classify(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool, parts: Any = None
+) -> Report:
     # tens of thousands of small objects, no cycles: the collector's passes only cost
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classified(vault, now, cache, keep)
+        return _classified(vault, now, cache, keep, {} if parts is None else parts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool) -> Report:
+def _classified(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
+) -> Report:
     import datetime as dt
 
     from vaultkeeper.report.candidates import Report
@@ -260,11 +274,14 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
         from vaultkeeper.registry.keptheads import load_heads as cached_heads
 
         heads, problems = cached_heads(vault, cache)
+    files_problems = len(problems)
     promote, prune = registry_candidates(heads, today, problems)
+    parts.update(heads=heads, problems=(files_problems, len(problems)))
     if cache is not None:  # the scan's run: the brief's patterns (not --as-of's)
         _brief_patterns(vault, heads, cache)
     facts: list[MemoryFacts] = []
     held_out = held_out_candidates(vault, today, problems, facts=facts, cache=cache)
+    parts["facts"] = facts
     from vaultkeeper.upkeep.sections import upkeep
 
     extra = upkeep(vault, today, heads, facts, cache=cache)
@@ -294,12 +311,12 @@ def _classified(vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bo
 
 
 def _brief_patterns(vault: Path, heads: Sequence[Head], cache: ScanCache) -> None:
-    """The brief's most-used patterns, kept with the scan's rows (none when a registry
-    file changed under the scan: the brief then parses the registry itself)."""
-    from vaultkeeper.report import brief_patterns
+    """The brief's most-used patterns, kept with the scan's rows; none when a registry
+    file changed under the scan (the brief then parses the registry itself)."""
+    from vaultkeeper.report import brief
 
     try:
-        cache.patterns = brief_patterns.top(vault, heads, cache.known_summaries())
+        cache.patterns = brief.top(vault, heads, cache.known_summaries())
     except (VaultkeeperError, OSError, ValueError):
         cache.patterns = ([], None)
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.report.brief_lessons import fields
+from vaultkeeper.report.brief import fields
 from vaultkeeper.scan.cache import MemoryRecord, ScanCache
 from vaultkeeper.store import model
 from vaultkeeper.store.model import ParseError, outside_problems

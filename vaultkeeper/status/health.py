@@ -19,17 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.apply.notemerge import SKILL_FILE
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts.where import Where as Where
 from vaultkeeper.hosts.where import fallback_log as fallback_log
 from vaultkeeper.hosts.where import last_completed as last_completed
 from vaultkeeper.hosts.where import where_installed as where_installed
-from vaultkeeper.lint.format import check_conflicts
-from vaultkeeper.registry.blocks import parse_blocks, registry_files
+from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import iso, plural
 from vaultkeeper.store.adherence import adherence
-from vaultkeeper.store.links import code_lines, find_fences
 from vaultkeeper.store.model import ParseError, decode, parse_date, read_regular, split_lines
 
 if TYPE_CHECKING:
@@ -38,6 +35,7 @@ if TYPE_CHECKING:
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 NOT_YET = "not yet"  # day one: nothing has happened yet, which is no failure
+_NO_REPORT = "no report yet: run vaultkeeper scan"
 
 
 @dataclass(frozen=True)
@@ -73,9 +71,8 @@ _KINDS = (
 def candidates_signals(report: Report | None, now: dt.datetime) -> list[Signal]:
     bound = f"< {config.STATUS_MAX_WAITING}"
     if report is None:
-        why = "no report yet: run vaultkeeper scan"
         return [
-            Signal(f"{k}_waiting", label, None, "-", bound, NOT_YET, why) for k, label, _ in _KINDS
+            Signal(f"{k}_waiting", x, None, "-", bound, NOT_YET, _NO_REPORT) for k, x, _ in _KINDS
         ]
     age = f"report {age_text((now - report.generated_at).total_seconds())} old"
     out: list[Signal] = []
@@ -95,20 +92,9 @@ def overdue_signal(report: Report | None, now: dt.datetime) -> Signal:
     days = config.STATUS_OVERDUE_DAYS
     label = f"held-out entries overdue by more than {days} days"
     if report is None:
-        return Signal(
-            "held_out_overdue",
-            label,
-            None,
-            "-",
-            "0",
-            NOT_YET,
-            "no report yet: run vaultkeeper scan",
-        )
-    late: list[str] = []
-    for c in report.held_out:
-        until = parse_date(c.holdout_until)
-        if until is not None and (now.date() - until).days > days:
-            late.append(c.path)
+        return Signal("held_out_overdue", label, None, "-", "0", NOT_YET, _NO_REPORT)
+    dates = [(c.path, parse_date(c.holdout_until)) for c in report.held_out]
+    late = [path for path, until in dates if until is not None and (now.date() - until).days > days]
     detail = ", ".join(late[:5]) + (", ..." if len(late) > 5 else "")
     return _count("held_out_overdue", label, len(late), FAIL, detail)
 
@@ -119,9 +105,7 @@ def queue_signal(vault: Path) -> Signal:
     asks = pending(vault)
     deletions = sum(1 for a in asks if a.action == "prune")
     other = len(asks) - deletions
-    detail = plural(deletions, "deletion") + (
-        f", {plural(other, 'other decision')}" if other else ""
-    )
+    detail = plural(deletions, "deletion") + (f", {plural(other, 'other decision')}" * bool(other))
     detail = f"{detail}; a person answers them with: vaultkeeper review" if asks else ""
     return _count("waiting_for_person", "decisions waiting for a person", len(asks), WARN, detail)
 
@@ -180,19 +164,13 @@ def _lint_rows(vault: Path, found: LintSummary, age: str) -> list[Signal]:
     (_, errors_label), (_, links_label), (_, orphan_label) = _LINT_ROWS
     has_index = (vault / config.INDEX_FILE).is_file()
     if found.orphans is not None and has_index:
-        orphan = count(
-            "orphans", orphan_label, found.orphans, WARN, "see: vaultkeeper lint --select VK303"
-        )
-    elif not has_index:
-        # nothing to be reachable from: not measured, not zero
-        shown = f"skipped: no {config.INDEX_FILE}"
-        orphan = Signal(
-            "orphans", orphan_label, None, shown, "0", WARN, "create it: vaultkeeper index"
-        )
+        orphan = count("orphans", orphan_label, found.orphans, WARN, f"see: {_VK3}03")
+    elif not has_index:  # nothing to be reachable from: not measured, not zero
+        shown, why = f"skipped: no {config.INDEX_FILE}", "create it: vaultkeeper index"
+        orphan = Signal("orphans", orphan_label, None, shown, "0", WARN, why)
     else:  # an _index.md made since that lint: not measured yet
-        orphan = Signal(
-            "orphans", orphan_label, None, "-", "0", NOT_YET, said("run `vaultkeeper lint`")
-        )
+        why = said("run `vaultkeeper lint`")
+        orphan = Signal("orphans", orphan_label, None, "-", "0", NOT_YET, why)
     # the errors `vaultkeeper lint` counts: link errors included (they have a row of their own)
     errors = found.errors + found.link_errors
     return [
@@ -209,22 +187,14 @@ def scan_age_signal(vault: Path, now: dt.datetime) -> Signal:
     hint = "the session-end hook probably never fires: check `vaultkeeper hooks status`"
     when = last_completed(vault)
     if when is None:
-        first = "no scan yet: run `vaultkeeper scan`, and `vaultkeeper hooks install` to scan "
-        return Signal(
-            "last_scan_age", label, None, "never", bound, NOT_YET, first + "after every session"
-        )
+        why = "no scan yet: run `vaultkeeper scan`, and `vaultkeeper hooks install` to scan "
+        why += "after every session"
+        return Signal("last_scan_age", label, None, "never", bound, NOT_YET, why)
     seconds = max(0.0, (now - when).total_seconds())
     old = seconds > limit * 86400
     detail = f"completed {iso(when)}" + (f"; {hint}" if old else "")
-    return Signal(
-        "last_scan_age",
-        label,
-        round(seconds / 3600, 1),
-        age_text(seconds),
-        bound,
-        FAIL if old else OK,
-        detail,
-    )
+    hours, shown = round(seconds / 3600, 1), age_text(seconds)
+    return Signal("last_scan_age", label, hours, shown, bound, FAIL if old else OK, detail)
 
 
 def _log_signal(vault: Path, name: str, label: str, file: str, limit: int, act: str) -> Signal:
@@ -265,30 +235,16 @@ def index_signal(vault: Path) -> Signal:
     try:
         raw = read_regular(path)  # refuses a FIFO instead of blocking on it
     except ParseError as exc:
-        missing = not path.exists()
         # one rule for a missing index, whatever else the folder holds (.obsidian/ or not):
         # a warning, as for the orphans it leaves unmeasured; one that cannot be read fails
-        return Signal(
-            "index_budget",
-            label,
-            None,
-            "missing" if missing else exc.reason,
-            budget,
-            WARN if missing else FAIL,
-            "create it: vaultkeeper index",
-        )
+        shown, verdict = ("missing", WARN) if not path.exists() else (exc.reason, FAIL)
+        why = "create it: vaultkeeper index"
+        return Signal("index_budget", label, None, shown, budget, verdict, why)
     lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
     over = lines > config.INDEX_MAX_LINES or len(raw) > config.INDEX_MAX_BYTES
     detail = "agents stop reading past the budget; split it: vaultkeeper index" if over else ""
-    return Signal(
-        "index_budget",
-        label,
-        lines,
-        f"{lines} lines, {len(raw)} bytes",
-        budget,
-        FAIL if over else OK,
-        detail,
-    )
+    shown = f"{lines} lines, {len(raw)} bytes"
+    return Signal("index_budget", label, lines, shown, budget, FAIL if over else OK, detail)
 
 
 # -- what a git merge left in the files vaultkeeper writes (VK106, VK401) -------------
@@ -307,40 +263,48 @@ def _files(vault: Path) -> list[tuple[Path, str]]:
     found += registry_files(vault)
     skills = vault / config.SKILLS_DIR
     if skills.is_dir() and not skills.is_symlink():
-        found += sorted(skills.glob(f"*/{SKILL_FILE}"))
+        found += sorted(skills.glob(f"*/{config.SKILL_FILE}"))
     root = os.path.realpath(vault)
     inside = [p for p in found if os.path.realpath(p).startswith(root + os.sep)]
     return [(p, p.relative_to(vault).as_posix()) for p in inside]
 
 
 def leftovers(vault: Path) -> list[str]:
-    """``path:line: what`` for each conflict hunk and each block without counters."""
+    """``path:line: what`` for each conflict hunk and each block without counters (a
+    registry file's from the last report's row while the file is as it was read)."""
+    from vaultkeeper.scan.last import bare
+
+    kept = bare(vault)
     out: list[str] = []
     for path, rel in _files(vault):
         try:
             text = decode(read_regular(path, follow=False))
         except ParseError:
             continue  # gone, a link, unreadable: lint's VK001 says so
-        lines = split_lines(text)
         if "\n=======" in text:
+            from vaultkeeper.lint.format import check_conflicts
+            from vaultkeeper.store.links import code_lines, find_fences
+
+            lines = split_lines(text)
             code = code_lines(find_fences(lines, 1), len(lines))
             out += [f"{f.path}:{f.line}: {f.message}" for f in check_conflicts(rel, lines, code)]
         if rel.startswith(config.PATTERNS_DIR + "/"):
-            for block in parse_blocks(path, rel, text):
-                if block.count_raw is None and block.last_used_raw is None:
-                    out.append(f"{rel}:{block.line}: ### {block.name}: no counter lines")
+            if kept is None:
+                from vaultkeeper.registry.blocks import parse_heads
+
+                heads = parse_heads(path, rel, text)
+                found = [(h.line, h.name) for h in heads if h.count_raw is None is h.last_used_raw]
+            else:
+                found = kept.get(rel, [])
+            out += [f"{rel}:{line}: ### {name}: no counter lines" for line, name in found]
     return out
 
 
 def merge_signal(vault: Path) -> Signal:
     found = leftovers(vault)
-    if not found:
-        return Signal("merge_leftovers", "merge leftovers", 0, "0", "0", OK)
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    detail = f"{found[0]}{more}; {_SEE}"
-    return Signal(
-        "merge_leftovers", "merge leftovers", len(found), str(len(found)), "0", FAIL, detail
-    )
+    detail = f"{found[0]}{more}; {_SEE}" if found else ""
+    return _count("merge_leftovers", "merge leftovers", len(found), FAIL, detail)
 
 
 # -- the adopted auto-memory folders: one row a folder ---------------------------------
@@ -369,17 +333,9 @@ def native_signals(vault: Path, now: dt.datetime) -> list[Signal]:
             f"<= {config.NATIVE_FILE_SHOWN_BYTES} bytes a file"
         )
         detail = f"{len(caps)} past a cap; see: vaultkeeper native review" if caps else ""
-        out.append(
-            Signal(
-                f"native:{folder.project}",
-                f"auto memory {folder.project}",
-                r.files,
-                shown,
-                bound,
-                WARN if caps else OK,
-                detail,
-            )
-        )
+        name, label = f"native:{folder.project}", f"auto memory {folder.project}"
+        verdict = WARN if caps else OK
+        out.append(Signal(name, label, r.files, shown, bound, verdict, detail))
     return out
 
 
@@ -391,30 +347,15 @@ def recall_signals(vault: Path) -> list[Signal]:
     out: list[Signal] = []
     bound = f"cited or read after some showing, once shown {config.MOMENT_NOISE_MIN_SHOWN}+ times"
     for s in found.lessons:
-        out.append(
-            Signal(
-                f"recall:{s.target}",
-                f"recall {s.target}",
-                s.shown,
-                f"shown {s.shown}, then cited {s.cited}, read {s.read}",
-                bound,
-                WARN if s.noise else OK,
-                "noise: narrow its paths: or reword it" if s.noise else "",
-            )
-        )
+        shown = f"shown {s.shown}, then cited {s.cited}, read {s.read}"
+        verdict, why = (WARN, "noise: narrow its paths: or reword it") if s.noise else (OK, "")
+        name, label = f"recall:{s.target}", f"recall {s.target}"
+        out.append(Signal(name, label, s.shown, shown, bound, verdict, why))
     if found.lessons:
         names = ", ".join(f"{t} ({n})" for t, n in found.missed)
-        out.append(
-            Signal(
-                "recall:missed",
-                "recall missed",
-                len(found.missed),
-                f"{len(found.missed)} lessons cited where not shown",
-                "0",
-                WARN if found.missed else OK,
-                names,
-            )
-        )
+        n, verdict = len(found.missed), WARN if found.missed else OK
+        shown = f"{n} lessons cited where not shown"
+        out.append(Signal("recall:missed", "recall missed", n, shown, "0", verdict, names))
     return out
 
 
@@ -457,22 +398,17 @@ def vault_status(
     step(STEPS[0])
     report = last_report(vault)
     signals = candidates_signals(report, now)
-    step(STEPS[1])
-    signals.append(overdue_signal(report, now))
-    step(STEPS[2])
-    signals.append(queue_signal(vault))
-    step(STEPS[3])
-    signals.extend(lint_signals(vault, now))
-    step(STEPS[4])
-    signals.append(scan_age_signal(vault, now))
-    step(STEPS[5])
-    signals.append(journal_signal(vault))
-    signals.append(uses_signal(vault))
-    step(STEPS[6])
-    signals.append(index_signal(vault))
-    signals.append(merge_signal(vault))  # what a git merge left in vaultkeeper's files
-    step(STEPS[7])
-    signals.extend(native_signals(vault, now))
-    step(STEPS[8])
-    signals.extend(recall_signals(vault))  # the point-of-use recall's adherence
+    parts: tuple[Callable[[], list[Signal]], ...] = (
+        lambda: [overdue_signal(report, now)],
+        lambda: [queue_signal(vault)],
+        lambda: lint_signals(vault, now),
+        lambda: [scan_age_signal(vault, now)],
+        lambda: [journal_signal(vault), uses_signal(vault)],
+        lambda: [index_signal(vault), merge_signal(vault)],  # and what a git merge left
+        lambda: native_signals(vault, now),
+        lambda: recall_signals(vault),  # the point-of-use recall's adherence
+    )
+    for name, part in zip(STEPS[1:], parts, strict=True):
+        step(name)
+        signals.extend(part())
     return Status(str(vault), iso(now), tuple(signals))

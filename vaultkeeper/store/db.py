@@ -52,10 +52,11 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, pairs TEXT NOT NULL)",
     # named facts of the last scan (the duplicates pass's settings; the patterns' total)
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # scan/reportrow.py: the last scan's report, valid while ``inputs`` match its files
+    # scan/reportrow.py: the last scan's report, valid while ``inputs`` match its files,
+    # and what patching it needs (scan/last.py: each file's key, block lines, facts, pairs)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
-    "racy TEXT NOT NULL, report TEXT NOT NULL)",
-    # report/brief_patterns.py: the registry's most-used patterns, in the brief's order
+    "racy TEXT NOT NULL, report TEXT NOT NULL, basis TEXT NOT NULL)",
+    # report/brief.py: the registry's most-used patterns, in the brief's order
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
     "fingerprint TEXT)",

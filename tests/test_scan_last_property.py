@@ -1,0 +1,200 @@
+"""The report patched where files changed (scan/last.py) is the full classification's.
+
+Seeded random sequences of hand edits (counters, dates, promoted lines, a block's words,
+a lesson's status, date and description, lessons added, broken and gone, the usage log
+and the journal) and commands (`use`, `apply promote`, `apply supersede`): after each,
+the report `last_report` gives equals the one classified whole from the files and the one
+given with the database deleted; and a counter edit is patched, not classified whole.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from vaultkeeper.cli import cli
+from vaultkeeper.scan import last, reportrow
+from vaultkeeper.scan.statefile import read_state
+
+WORDS = ["retry", "clock", "flaky", "cursor", "cache", "socket", "deploy", "token", "batch"]
+WORDS += ["lock", "pool", "merge"]
+
+
+def _block(rng: random.Random, n: int) -> str:
+    words = " ".join(rng.sample(WORDS, 4))
+    count, day = rng.choice([0, 1, 2, 3, 7]), f"2025-{rng.randint(1, 12):02d}-11"
+    counters = f"**success count:** {count}\n**last used:** {day}\n"
+    return f"### p{n}\nUse {words} first. Then more.\n\n{counters}"
+
+
+def _lesson(rng: random.Random, n: int) -> str:
+    status = rng.choice(["active", "held_out", "archived"])
+    until = f"202{rng.randint(4, 7)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"
+    words = " ".join(rng.sample(WORDS, 4))
+    return (
+        f"---\nname: l{n}\ndescription: {words}\ntype: memory\nstatus: {status}\nlabel: fact\n"
+        f'falsification_condition: "x"\nholdout_until: "{until}"\nprovenance: []\n---\nBody.\n'
+    )
+
+
+def _vault(make_vault: Any, rng: random.Random) -> Path:
+    files = {
+        f"patterns/registry{k}.md": "# R\n\n" + "\n".join(_block(rng, 10 * k + i) for i in range(6))
+        for k in range(2)
+    }
+    for n in range(12):
+        files[f"projects/p{n % 3}/memory/l{n}.md"] = _lesson(rng, n)
+    vault: Path = make_vault(files)
+    return vault
+
+
+def _edit(vault: Path, rng: random.Random, runner: CliRunner, step: int) -> None:
+    registry = [p for p in sorted((vault / "patterns").glob("*.md")) if "\n**" in p.read_text()]
+    lessons = sorted((vault / "projects").glob("*/memory/*.md"))
+    what = rng.randrange(11)
+    if what <= 3 and registry:  # a counter, a date, a promoted line: the registry's words unchanged
+        path = rng.choice(registry)
+        lines = path.read_text().split("\n")
+        at = rng.choice([i for i, x in enumerate(lines) if x.startswith("**")])
+        if what == 0:
+            lines[at] = f"**success count:** {rng.choice([0, 1, 2, 5, 'many'])}"
+        elif what == 1:
+            lines[at] = f"**last used:** 202{rng.randint(3, 6)}-0{rng.randint(1, 9)}-11"
+        else:
+            lines.insert(at + 1, "**promoted:** 2025-01-01 -> [[skills/x/SKILL]]")
+        path.write_text("\n".join(lines))
+    elif what == 4 and registry:  # a block's first sentence: its words change
+        path = rng.choice(registry)
+        path.write_text(path.read_text().replace("Use ", f"Use {rng.choice(WORDS)} ", 1))
+    elif what in (5, 6) and lessons:  # a lesson's status, hold-out date or description
+        path = rng.choice(lessons)
+        text = path.read_text().split("---\n")[1].split("\n")
+        key = rng.choice(["status", "holdout_until", "description"])
+        value = {
+            "status": rng.choice(["active", "held_out", "archived"]),
+            "holdout_until": f'"202{rng.randint(4, 7)}-05-05"',
+            "description": " ".join(rng.sample(WORDS[:6], 5)),
+        }[key]
+        text = [f"{key}: {value}" if x.startswith(f"{key}:") else x for x in text]
+        path.write_text("---\n" + "\n".join(text) + "---\nBody.\n")
+    elif what == 7:  # a lesson added, broken or gone
+        pick = rng.randrange(3)
+        if pick == 0 or not lessons:
+            new = vault / f"projects/p{rng.randrange(4)}/memory/n{step}.md"
+            new.parent.mkdir(parents=True, exist_ok=True)
+            new.write_text(_lesson(rng, 100 + step))
+        elif pick == 1:
+            rng.choice(lessons).write_text("---\nname: [broken\n---\n")
+        else:
+            rng.choice(lessons).unlink()
+    elif what == 8:  # the usage log and the journal, as ingest and a re-check write them
+        state = vault / "state"
+        target = rng.choice([*(str(p.relative_to(vault)) for p in lessons), "p1", "p12"])
+        event = {"kind": "cite", "target": target, "date": "2026-11-01", "session": f"s{step}"}
+        with (state / "uses.jsonl").open("a") as fh:
+            fh.write(json.dumps(event) + "\n")
+        record = {"ts": "2026-11-02T00:00:00Z", "path": target, "to": "active", "outcome": "act"}
+        with (state / "journal.jsonl").open("a") as fh:
+            fh.write(json.dumps(record) + "\n")
+    else:  # a command
+        report = json.loads(runner.invoke(cli, ["--vault", str(vault), "report", "--json"]).stdout)
+        active = [str(p.relative_to(vault)) for p in lessons if "status: active" in p.read_text()]
+        if what == 9:
+            argv = ["use", f"p{rng.choice([0, 1, 2, 10, 11])}"]
+        elif report["promote"] and rng.random() < 0.5:
+            argv = ["apply", "promote", report["promote"][0]["name"], "--evidence", "_index.md:1"]
+        elif len(active) >= 2:
+            argv = ["apply", "supersede", active[0], "--by", active[1], "--evidence", "_index.md:1"]
+        else:
+            return
+        runner.invoke(cli, ["--vault", str(vault), *argv])
+
+
+def _whole(vault: Path) -> Any:
+    from vaultkeeper.clock import from_ns
+
+    data = read_state(vault).data
+    when = last.started(data)
+    assert when is not None
+    report, basis = last._whole(vault, from_ns(when[0] * 1_000_000), reportrow.inputs(vault))
+    got = reportrow.decode(reportrow.encode(report._replace(duration_ms=when[1]), basis))[0]
+    return last._handled(vault, got._replace(vault=str(vault)), last.journal_mark(data))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_patched_report_is_the_full_classifications(
+    seed: int, make_vault: Any, runner: CliRunner, tmp_path: Path
+) -> None:
+    rng = random.Random(seed)
+    vault = _vault(make_vault, rng)
+    done = runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert done.exit_code == 0, done.output
+    for step in range(14):
+        _edit(vault, rng, runner, step)
+        patched = last.last_report(vault)
+        assert patched == _whole(vault), f"step {step}"
+        copy = tmp_path / f"copy{step}"
+        shutil.copytree(vault, copy, symlinks=True)
+        for db in (copy / "state").glob("vaultkeeper.db*"):
+            db.unlink()
+        alone = last.last_report(copy)
+        assert alone is not None and alone._replace(vault=str(vault)) == patched, f"step {step}"
+        assert last._KEPT[str(copy)] == last._KEPT[str(vault)], f"step {step}"
+        if rng.random() < 0.2:
+            runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+
+
+def test_a_counter_edit_is_patched_not_classified_whole(
+    make_vault: Any, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = _vault(make_vault, random.Random(1))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    assert last.last_report(vault) is not None
+    runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+
+    def whole(*args: Any) -> Any:
+        raise AssertionError("classified whole")
+
+    monkeypatch.setattr(last, "_whole", whole)
+    report = last.last_report(vault)
+    assert report is not None
+    monkeypatch.undo()
+    assert report == _whole(vault)
+
+
+def test_a_basis_of_another_shape_is_classified_whole_not_a_traceback(
+    make_vault: Any, runner: CliRunner
+) -> None:
+    import sqlite3
+
+    vault = _vault(make_vault, random.Random(2))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+        head, _, facts = conn.execute("SELECT basis FROM scan_report").fetchone()[0].partition("\n")
+        basis = json.loads(head)
+        basis["registry"] = {rel: [shape[0]] for rel, shape in basis["registry"].items()}
+        conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis) + "\n" + facts,))
+    runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+    assert last.last_report(vault) == _whole(vault)
+
+
+def test_a_lesson_whose_date_json_cannot_carry_is_patched_or_classified_whole_alike(
+    make_vault: Any, runner: CliRunner
+) -> None:
+    vault = _vault(make_vault, random.Random(3))
+    lesson = vault / "projects/p0/memory/l0.md"
+    lesson.write_text(
+        lesson.read_text().replace('holdout_until: "', "holdout_until: 2025-01-01 10:00:00 #")
+    )
+    assert runner.invoke(cli, ["--vault", str(vault), "scan", "--force"]).exit_code in (0, 1)
+    for edit in range(2):
+        runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+        if edit:
+            (vault / "projects/p1/memory/l1.md").write_text(_lesson(random.Random(4), 1))
+        assert last.last_report(vault) == _whole(vault)
