@@ -636,6 +636,26 @@ def test_a_signal_as_the_run_starts_still_leaves_the_state_idle(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_while_the_brief_patterns_are_read_stops_the_scan(
+    sample: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM landing while the scan reads the registry's most-used patterns: the scan
+    stops (not taken for a file that changed under it, with the run completed, exit 0)."""
+    from vaultkeeper.report import brief
+
+    def top_then_signal(*args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("the handler raises before this line")
+
+    monkeypatch.setattr(brief, "top", top_then_signal)
+    with pytest.raises(scan.Interrupted):
+        scan.run_scan(sample, now=NOW, env={}, force=True, pid=4242)
+    data = json.loads((sample / "state" / config.STATE_FILE).read_text())
+    assert data["state"] == "idle" and not data.get("lastCompleted")  # never completed
+    assert not (sample / "state" / config.LOCK_DIR).exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_no_op_path_imports_nothing_heavy(live_vault: Path) -> None:
     assert subprocess.run([VK, "--vault", str(live_vault), "scan"], env=_env()).returncode == 0
     code = (

@@ -317,6 +317,8 @@ def _brief_patterns(vault: Path, heads: Sequence[Head], cache: ScanCache) -> Non
 
     try:
         cache.patterns = brief.top(vault, heads, cache.known_summaries())
+    except Interrupted:
+        raise  # a signal is the scan's to answer, not a file that changed under it
     except (VaultkeeperError, OSError, ValueError):
         cache.patterns = ([], None)
 

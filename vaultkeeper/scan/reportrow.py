@@ -290,9 +290,12 @@ def top_of(vault: Path, heads: Any, known: dict[str, str]) -> Any:
     and how many readable ones it has (None: a file changed under the scan)."""
     from vaultkeeper.errors import VaultkeeperError
     from vaultkeeper.report import brief
+    from vaultkeeper.scan.classify import Interrupted
 
     try:
         rows, total = brief.top(vault, heads, known)
+    except Interrupted:
+        raise  # a signal during a scan stops it (scan/classify.py), never swallowed here
     except (VaultkeeperError, OSError, ValueError):
         return None
     return [[r[1], r[2], r[3], r[5]] for r in rows], total
