@@ -75,3 +75,14 @@ def internal_error(exc: BaseException) -> str:
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
     why = f"{type(exc).__name__}{where}: {' '.join(str(exc).split()) or 'no message'}"
     return f"internal error ({why}); a bug in vaultkeeper, please report it"
+
+
+class Interrupted(VaultkeeperError):
+    """A signal ended a scan (scan/classify.py); its lock released, the state file idle."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        name = signal.Signals(signum).name
+        super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
+        self.exit_code = 128 + signum

@@ -16,7 +16,7 @@ import time
 
 from vaultkeeper import config
 from vaultkeeper.clock import to_ms
-from vaultkeeper.errors import VaultkeeperError
+from vaultkeeper.errors import Interrupted, VaultkeeperError
 from vaultkeeper.scan import statefile
 from vaultkeeper.scan.statefile import ScanOutcome
 from vaultkeeper.store.vault import own_dir, require_vault
@@ -39,17 +39,6 @@ if TYPE_CHECKING:
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
 _DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE: its import (sqlite3) only when it is there
-
-
-class Interrupted(VaultkeeperError):
-    """A signal ended the run; the lock is released and the state file is idle again."""
-
-    def __init__(self, signum: int) -> None:
-        import signal
-
-        name = signal.Signals(signum).name
-        super().__init__(f"scan interrupted by {name}; lock released, nothing saved")
-        self.exit_code = 128 + signum
 
 
 def run_scan(

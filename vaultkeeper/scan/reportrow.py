@@ -288,9 +288,8 @@ def _promoted(heads: Any) -> list[list[Any]]:
 def top_of(vault: Path, heads: Any, known: dict[str, str]) -> Any:
     """A registry file's most-used patterns, [name, count, last used, summary] each,
     and how many readable ones it has (None: a file changed under the scan)."""
-    from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.errors import Interrupted, VaultkeeperError
     from vaultkeeper.report import brief
-    from vaultkeeper.scan.classify import Interrupted
 
     try:
         rows, total = brief.top(vault, heads, known)
