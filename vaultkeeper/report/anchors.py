@@ -10,7 +10,7 @@ edited (vaultkeeper.anchors.vault), with the ``apply anchor`` command that accep
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from vaultkeeper.anchors.format import DECIDED, HOLDS, REOPEN, Finding, Result, Suggestion
@@ -131,10 +131,6 @@ def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
 def line_text(f: Finding) -> str:
     what = "; ".join(stale_text(r) for r in f.results) or f"condition {f.condition}"
     return f"anchors   {f.name} -- {what} -- {follows_text(f)} -- {f.path}"
-
-
-def by_path(findings: Sequence[Finding]) -> dict[str, Finding]:
-    return {f.path: f for f in findings}
 
 
 def stale_marks(report: Any) -> dict[str, str]:

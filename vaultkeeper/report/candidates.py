@@ -226,10 +226,6 @@ def _anchors_dict(report: Report) -> dict[str, Any]:
     return {"anchors": [], "suggested_anchors": []}  # its to_dict of none, without it
 
 
-def candidate_line(c: Candidate) -> str:
-    return one_line(_raw_line(c))
-
-
 def render_text(report: Report) -> list[str]:
     """stdout: the summary line, then one line per candidate (prune, promote, held-out)."""
     raw = [_raw_line(c) for items in report.lists().values() for c in items]

@@ -129,17 +129,6 @@ class Stale(NamedTuple):
         """Every text field (those read from the vault among them), for serving."""
         return [v for v in self if isinstance(v, str)]
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Stale:
-        seen, idle = data.get("last_seen"), data.get("idle_days")
-        return cls(
-            str(data["name"]),
-            str(data["path"]),
-            None if seen is None else str(seen),
-            str(data["source"]),
-            None if idle is None else int(idle),
-        )
-
 
 class SkillUnused(NamedTuple):
     """A promoted registry block whose skill no session has invoked within the window."""
@@ -164,18 +153,6 @@ class SkillUnused(NamedTuple):
     def texts(self) -> list[str]:
         """Every text field (those read from the vault among them), for serving."""
         return [v for v in self if isinstance(v, str)]
-
-    @classmethod
-    def from_dict(cls, data: Any) -> SkillUnused:
-        return cls(
-            name=str(data["name"]),
-            path=str(data["path"]),
-            line=int(data["line"]),
-            promoted=str(data["promoted"]),
-            last_seen=str(data["last_seen"]),
-            source=str(data["source"]),
-            idle_days=int(data["idle_days"]),
-        )
 
 
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -116,15 +116,6 @@ def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnus
     if needs_serving("".join(t for f in found for t in f.texts())):
         return [_served(d) for d in dicts]
     return dicts
-
-
-def from_dict(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Report keyword arguments; a report saved before these sections existed has none."""
-    return {
-        "duplicates": tuple(DuplicatePair.from_dict(d) for d in data.get("duplicates") or ()),
-        "stale": tuple(Stale.from_dict(d) for d in data.get("stale") or ()),
-        "skills_unused": tuple(SkillUnused.from_dict(d) for d in data.get("skills_unused") or ()),
-    }
 
 
 def text_lines(report: Sections) -> list[str]:
