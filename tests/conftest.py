@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "XDG_DATA_HOME": home / ".local" / "share",
         "XDG_CACHE_HOME": home / ".cache",
         "XDG_RUNTIME_DIR": home / "run",
-        "VAULTKEEPER_LOCK_ROOT": home / "run",  # the writer lock's folder (store/lockdir.py)
+        "VAULTKEEPER_LOCK_ROOT": home / "run",  # the writer lock's folder (store/fsio.py)
     }
     for name, folder in folders.items():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

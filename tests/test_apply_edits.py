@@ -36,7 +36,7 @@ def test_dry_run_takes_no_lock(tmp_path: Path) -> None:
     with locked(tmp_path, dry_run=True):
         pass
     assert not (tmp_path / "state").exists()
-    from vaultkeeper.store.lockdir import outside_lock
+    from vaultkeeper.store.fsio import outside_lock
 
     lock = outside_lock(tmp_path)
     assert lock is not None

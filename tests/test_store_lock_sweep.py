@@ -1,7 +1,7 @@
 """The user's lock folder keeps only the locks in use (issue 36, item 12).
 
 Every writer locks a file keyed by the vault's real path in ``/tmp/vaultkeeper-<uid>``
-(store/lockdir.py); that folder used to gain one empty file per vault
+(store/fsio.py); that folder used to gain one empty file per vault
 ever touched (466 seen). Now a writer, once done, removes every lock file nobody holds,
 and never one that is held: mutual exclusion still holds while files come and go.
 """
@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import REPO
 from vaultkeeper import config
 from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.lockdir import outside_lock, sweep_locks
+from vaultkeeper.store.fsio import outside_lock, sweep_locks
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from tests.native_tree import build
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.hosts.hooks import find_program, script_path
+from vaultkeeper.store.fsio import OLD_DERIVED
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 RECALL = Path(__file__).resolve().parent.parent / "hooks" / config.RECALL_HOOK_SCRIPT
@@ -107,3 +108,43 @@ def test_the_table_lists_at_most_eight_names_besides_the_lock_fallback() -> None
     text = DOC.read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| `writer.lock`"))
     assert "only where the user has no private lock folder" in row
+
+
+def test_an_upgraded_vault_loses_the_old_derived_names_and_keeps_the_rest(
+    sample: Path, tmp_path: Path
+) -> None:
+    """An older vaultkeeper's caches under state/ go at the first write (the writer lock's
+    sweep); a ledger, an old log, a person's own file, a name in another folder, and a
+    link, FIFO or folder of a swept name stay as they were (a link's target too)."""
+    state = sample / config.STATE_DIR
+    state.mkdir(exist_ok=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the vault's\n")
+    odd = {"recall-lookup.want": "fifo", "recall-lookup.sig": "dir", "brief-lessons.json": "link"}
+    for name in OLD_DERIVED:
+        kind = odd.get(name)
+        if kind == "fifo":
+            os.mkfifo(state / name)
+        elif kind == "dir":
+            (state / name).mkdir()
+        elif kind == "link":
+            (state / name).symlink_to(outside)
+        else:
+            (state / name).write_text('{"version": 3}\n')
+    kept = {"hook.log": "old log line\n", "my-notes.txt": "mine\n", config.JOURNAL_FILE: ""}
+    for name, text in kept.items():
+        (state / name).write_text(text)
+    (sample / "scan-cache.json").write_text("a note's attachment\n")  # not state/: kept
+    runner = CliRunner()
+    for args in (("scan", "--force"), ("use", "pin-test-clock")):
+        done = runner.invoke(cli, ["--vault", str(sample), *args])
+        assert done.exit_code in (0, 1), done.output
+    found = {p.name for p in state.iterdir()}
+    assert found & OLD_DERIVED == set(odd)  # the regular files went, the odd ones stayed
+    companions = {config.DB_FILE + "-wal", config.DB_FILE + "-shm"}
+    assert found - companions - set(odd) - {"hook.log", "my-notes.txt"} <= documented()
+    assert (state / "hook.log").read_text() == "old log line\n"
+    assert (state / "my-notes.txt").read_text() == "mine\n"
+    assert outside.read_text() == "not the vault's\n"
+    assert (state / "recall-lookup.sig").is_dir()
+    assert (sample / "scan-cache.json").read_text() == "a note's attachment\n"

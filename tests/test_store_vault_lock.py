@@ -23,7 +23,7 @@ from vaultkeeper.cli import cli
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp.tools import VaultTools
 from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.lockdir import outside_lock
+from vaultkeeper.store.fsio import outside_lock
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:

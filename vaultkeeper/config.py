@@ -49,7 +49,7 @@ STATE_FILE = "self-maintain.json"
 LOCK_DIR, LOCK_PID_FILE = "self-maintain.lock", "pid"
 JOURNAL_FILE = "journal.jsonl"
 QUEUE_FILE = "queue.jsonl"
-WRITER_LOCK_FILE = "writer.lock"  # the writer lock's fallback only (store/lockdir.py)
+WRITER_LOCK_FILE = "writer.lock"  # the writer lock's fallback only (store/fsio.py)
 # The writer lock's folder is LOCK_ROOT/vaultkeeper-<uid>/, the same for every process of the
 # user; ENV_LOCK_ROOT moves it (set it for every process of the user or for none: the tests do)
 LOCK_ROOT, ENV_LOCK_ROOT = "/tmp", "VAULTKEEPER_LOCK_ROOT"

@@ -1,10 +1,19 @@
-"""The one place that writes files: atomic replace, and the store-wide writer lock (with
-what this process wrote within a hold of it, and the patient hold a count takes)."""
+"""The one place that writes files: atomic replace, and the store-wide writer lock.
+
+The lock is a file keyed by the vault's real path in the user's private folder
+``<temp root>/vaultkeeper-<uid>/`` (``/tmp`` or ``$VAULTKEEPER_LOCK_ROOT``; never a
+per-session variable such as ``$TMPDIR``, which a cron job lacks), so a command on someone
+else's vault leaves no file there; ``state/writer.lock`` only where no private folder can
+be had. The folder keeps only the locks in use (``sweep_locks``). A hold also knows what
+this process wrote within it, and a count takes it patiently (``patient_lock``).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import hashlib
 import os
 import signal
 import stat
@@ -16,7 +25,6 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
-from vaultkeeper.store.lockdir import lock_file, sweep_locks
 from vaultkeeper.store.vault import own_dir
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
@@ -229,13 +237,12 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
     Re-entrant within one thread; serialises threads and processes: a file in the user's
-    lock folder (store.lockdir), and the vault's ``state/`` folder flocked when it has one.
+    lock folder, and the vault's ``state/`` folder flocked when it has one.
     """
     from filelock import Timeout  # filelock: see _file_lock
 
     state = Path(own_dir(vault, config.STATE_DIR))
     where, fallback = lock_file(vault)
-    paths = [Path(where)]
     if os.path.lexists(state) and not state.is_dir():  # mkdir's own words: "File exists"
         raise VaultkeeperError(
             f"{state}: exists and is not a folder; vaultkeeper keeps its state "
@@ -243,30 +250,23 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         ) from None
     if fallback:
         state.mkdir(parents=True, exist_ok=True)
-    held: list[Any] = []
-    outermost = False
-    folder: int | None = None
     mark = len(_written)
+    lock = _file_lock(Path(where))
     try:
-        for path in paths:
-            lock = _file_lock(path)
-            try:
-                lock.acquire(timeout=timeout)
-            except Timeout as exc:
-                raise LockBusy(
-                    f"{path}: another vaultkeeper command is writing; try again"
-                ) from exc
-            held.append(lock)
-        outermost = getattr(held[0], "lock_counter", 1) == 1
-        _hold[0] += outermost
-        _hold[1] += 1
-        if outermost:  # the fallback's file is in state/ too: the folder excludes all
+        lock.acquire(timeout=timeout)
+    except Timeout as exc:
+        raise LockBusy(f"{where}: another vaultkeeper command is writing; try again") from exc
+    outermost = getattr(lock, "lock_counter", 1) == 1
+    _hold[0] += outermost
+    _hold[1] += 1
+    folder: int | None = None
+    try:
+        if outermost:  # no writer is mid-write; the fallback's file is in state/ too
             folder = _hold_state_folder(state, timeout)  # closed below
-        if outermost:  # the outermost hold: no writer is mid-write
             sweep_temps(vault)
         yield
     finally:
-        _hold[1] -= len(held) == len(paths)
+        _hold[1] -= 1
         try:
             if outermost and len(_written) > mark:
                 done = _written[mark:]
@@ -276,8 +276,7 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
         finally:
             if folder is not None:
                 os.close(folder)  # lets go of its flock
-            for lock in reversed(held):
-                lock.release()
+            lock.release()
             if outermost and not fallback:  # the lock folder keeps only held locks
                 with contextlib.suppress(OSError):
                     sweep_locks()
@@ -286,8 +285,6 @@ def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
 def _hold_state_folder(state: Path, timeout: float) -> int | None:
     """flock the vault's ``state/`` folder, once the lock file is held (the open folder,
     or None): a process with another /tmp (a service's, another user's) still waits."""
-    import fcntl
-
     try:
         fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -311,24 +308,42 @@ def _hold_state_folder(state: Path, timeout: float) -> int | None:
 
 def sweep_temps(vault: Path) -> list[str]:
     """Remove atomic_write's temp files older than STALE_RUN_MS that a killed writer left
-    in the vault root, patterns/ and state/; the names removed (under the writer lock)."""
+    in the vault root, patterns/ and state/, and in state/ what an older vaultkeeper
+    derived (OLD_DERIVED); the names removed (under the writer lock). Regular files only:
+    a link, FIFO or folder of such a name stays."""
     removed: list[str] = []
     now = time.time()
-    for folder in (vault, vault / config.PATTERNS_DIR, vault / config.STATE_DIR):
+    state = vault / config.STATE_DIR
+    for folder in (vault, vault / config.PATTERNS_DIR, state):
         try:
             names = os.listdir(folder)
         except OSError:
             continue
         for name in names:
-            if not (name.startswith(".") and name.endswith(".vk-tmp")):
+            old = folder == state and name in OLD_DERIVED
+            if not old and not (name.startswith(".") and name.endswith(".vk-tmp")):
                 continue
             path = folder / name
             with contextlib.suppress(OSError):
                 info = path.lstat()
-                if stat.S_ISREG(info.st_mode) and now - info.st_mtime > config.STALE_RUN_MS / 1000:
+                if stat.S_ISREG(info.st_mode) and (
+                    old or now - info.st_mtime > config.STALE_RUN_MS / 1000
+                ):
                     path.unlink()
                     removed.append(name)
     return removed
+
+
+# What versions before the one derived store (issue 35) kept under state/, all derived
+# and rebuilt now as rows of vaultkeeper.db: no ledger, log, lock or machine record (an
+# older machine's files are machine.json's to move in, store/machine.py).
+OLD_DERIVED = frozenset((
+    "scan-cache.json", "scan-cache.delta.json", "index-cache.json", "index-stamp.json",
+    "brief-patterns.json", "brief-lessons.json", "lint-summary.json", "native-review.json",
+    "anchors-cache.json", "last-report.json", "recall-lookup.json", "recall-lookup.bin",
+    "recall-lookup.keys.json", "recall-lookup.recs.json", "recall-lookup.over.json",
+    "recall-lookup.sig", "recall-lookup.want",
+))  # fmt: skip
 
 
 NOTICE_S = 2.0  # a count that finds the lock busy this long says that it waits
@@ -350,3 +365,82 @@ def patient_lock(vault: Path, waiting: Callable[[], None] | None) -> Iterator[No
             waiting()
             held.enter_context(writer_lock(vault, timeout=PATIENT_S))
         yield
+
+
+_LOCK_SUFFIX = ".lock"
+_LOCK_NAME_LEN = 32 + len(_LOCK_SUFFIX)  # blake2b(digest_size=16) in hex
+
+
+def lock_folder() -> str:
+    """The user's lock folder, the same for every process of the user."""
+    root = os.environ.get(config.ENV_LOCK_ROOT) or config.LOCK_ROOT
+    return os.path.join(root, f"vaultkeeper-{os.getuid()}")
+
+
+def _private(folder: str) -> bool:
+    """A folder of this user's that nobody else may write, and no symlink."""
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
+
+
+def outside_lock(vault: str | os.PathLike[str]) -> str | None:
+    """The vault's lock file in the user's private folder (made 0700 when missing), or
+    None when the folder is not private (another user's, writable by others, a symlink)."""
+    folder = lock_folder()
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    if not _private(folder):
+        return None
+    real = os.path.realpath(vault).encode("utf-8", "surrogateescape")
+    return os.path.join(folder, hashlib.blake2b(real, digest_size=16).hexdigest() + _LOCK_SUFFIX)
+
+
+def lock_file(vault: str | os.PathLike[str]) -> tuple[str, bool]:
+    """(the writer lock's file, whether it is the fallback in the vault's ``state/``)."""
+    outside = outside_lock(vault)
+    if outside is not None:
+        return outside, False
+    return os.path.join(vault, config.STATE_DIR, config.WRITER_LOCK_FILE), True
+
+
+def sweep_locks() -> int:
+    """Remove every lock file in the user's lock folder that nobody holds (how many went).
+
+    A file goes only while this holds its flock and the name still leads to it: a writer
+    that opened it before finds it unlinked and opens the name again (filelock does so).
+    """
+    folder = lock_folder()
+    if not _private(folder):
+        return 0  # not our private folder: touch nothing in it
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    removed = 0
+    for name in names:
+        if len(name) != _LOCK_NAME_LEN or not name.endswith(_LOCK_SUFFIX):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by someone: OSError, kept
+            mine = os.fstat(fd)
+            if stat.S_ISREG(mine.st_mode) and os.path.samestat(mine, os.lstat(path)):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)  # releases the flock
+    return removed

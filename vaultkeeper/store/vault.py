@@ -2,7 +2,7 @@
 
 pathlib is imported by the functions that make Paths: the throttled scan finds its vault
 with ``locate`` (strings only) and never needs it. The writer lock's file, the one place
-of the vault's own outside it, is store/lockdir.py's.
+of the vault's own outside it, is store/fsio.py's.
 """
 
 from __future__ import annotations
