@@ -10,6 +10,8 @@ matches the file's name in any folder: ``matches("src/**/*.py", ["src/a/c.py"])`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence  # sqlite3 has them loaded: no typing
+
 MAX_CHARS = 256  # a longer glob is refused (lint) and never matched (the hook)
 MAX_STARS = 8  # ``**`` parts at most
 MAX_PATH = 4096  # a longer path is never matched
@@ -51,6 +53,7 @@ def _class(pattern: str, i: int) -> tuple[int, set[str], bool] | None:
 
 
 Token = tuple[str, str, frozenset[str], bool]  # kind (= ? * [), the character, a class
+_STAR: Token = ("*", "", frozenset(), False)
 
 
 def _tokens(pattern: str) -> list[Token]:
@@ -59,8 +62,8 @@ def _tokens(pattern: str) -> list[Token]:
     while i < len(pattern):
         c = pattern[i]
         if c == "*":
-            if not out or out[-1][0] != "*":  # ``**`` inside a name is one ``*``
-                out.append(("*", "", frozenset(), False))
+            if not out or out[-1] != _STAR:  # ``**`` inside a name is one ``*``
+                out.append(_STAR)
             i += 1
         elif c == "?":
             out.append(("?", "", frozenset(), False))
@@ -83,22 +86,28 @@ def _one(token: Token, c: str) -> bool:
     return char == c
 
 
-def name_matches(pattern: str, name: str) -> bool:
-    """One name against one glob part (no ``/``): O(len(pattern) * len(name))."""
-    tokens = _tokens(pattern)
-    # reach[j]: the tokens so far can match name[:j]
-    reach = [True] + [False] * len(name)
-    for token in tokens:
-        if token[0] == "*":
+def _reach(
+    items: Sequence[object], seq: Sequence[str], star: object, one: Callable[..., bool]
+) -> bool:
+    """Whether ``items`` (glob parts, or one part's tokens) match ``seq`` (names, or one
+    name's characters), ``star`` standing for any run: O(len(items) * len(seq))."""
+    reach = [True] + [False] * len(seq)  # reach[j]: the items so far can match seq[:j]
+    for item in items:
+        if item == star:
             seen = False
             for j in range(len(reach)):
                 seen = seen or reach[j]
                 reach[j] = seen
         else:
-            reach = [False] + [reach[j] and _one(token, name[j]) for j in range(len(name))]
+            reach = [False] + [reach[j] and one(item, seq[j]) for j in range(len(seq))]
         if not any(reach):
             return False
     return reach[-1]
+
+
+def name_matches(pattern: str, name: str) -> bool:
+    """One name against one glob part (no ``/``)."""
+    return _reach(_tokens(pattern), name, _STAR, _one)
 
 
 def glob_matches(glob: str, path: str) -> bool:
@@ -109,20 +118,7 @@ def glob_matches(glob: str, path: str) -> bool:
     parts = glob.split("/")
     if len(parts) == 1:
         parts = ["**", *parts]  # a bare name: in any folder
-    names = path.split("/")
-    # reach[j]: the glob parts so far can match names[:j]
-    reach = [True] + [False] * len(names)
-    for part in parts:
-        if part == "**":
-            seen = False
-            for j in range(len(reach)):
-                seen = seen or reach[j]
-                reach[j] = seen
-        else:
-            reach = [False] + [reach[j] and name_matches(part, names[j]) for j in range(len(names))]
-        if not any(reach):
-            return False
-    return reach[-1]
+    return _reach(parts, path.split("/"), "**", name_matches)
 
 
 def matches(glob: str, paths: list[str]) -> bool:

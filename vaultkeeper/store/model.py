@@ -27,11 +27,19 @@ from vaultkeeper.store.walk import OUT_REASON
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-# NamedTuples (a scan builds one per entry); a subclass carries the methods.
-class _ProblemFields(NamedTuple):
+class Problem(NamedTuple):
+    """A file (or a line in it) that could not be used, and why, in one line."""
+
     path: str
     line: int | None
     reason: str
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
 
 
 class Frontmatter(NamedTuple):
@@ -42,32 +50,16 @@ class Frontmatter(NamedTuple):
     key_lines: Mapping[str, int]  # top-level key -> 1-based line number
 
 
-class _NoteFields(NamedTuple):
+class Note(NamedTuple):
+    """One markdown file (a scan builds one per entry). ``frontmatter`` is None when the
+    file has none (not an entry)."""
+
     path: Path
     rel: str
     text: str
     frontmatter: Frontmatter | None
     body: str
     body_line: int  # 1-based line where the body starts
-
-
-class Problem(_ProblemFields):
-    """A file (or a line in it) that could not be used, and why, in one line."""
-
-    __slots__ = ()
-
-    def __str__(self) -> str:
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return f"{where}: {self.reason}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason}
-
-
-class Note(_NoteFields):
-    """One markdown file. ``frontmatter`` is None when the file has none (not an entry)."""
-
-    __slots__ = ()
 
     @property
     def is_entry(self) -> bool:

@@ -89,18 +89,15 @@ def _key_block(text: str, begin_end: int) -> int | None:
     return stop if _KEY_BODY.search(text, begin_end, stop) else None
 
 
-PRIVATE_KEY = "private key"
-AWS = "aws access key"
-GITHUB = "github token"
-OPENAI = "openai key"
-ANTHROPIC = "anthropic key"
-SLACK = "slack token"
-PASSWORD = "password"
-SECRET = "secret"
-TOKEN = "token"
-API_KEY = "api key"
-# kinds with a known shape; the rest are assignments (``name = value``)
-SHAPED = (PRIVATE_KEY, AWS, GITHUB, OPENAI, ANTHROPIC, SLACK)
+# What a hit is named, by its regex group: a known shape (SHAPED), else an assignment
+# (``name = value``).
+KINDS = {
+    "pk": "private key", "aws": "aws access key", "gh": "github token", "oai": "openai key",
+    "ant": "anthropic key", "slack": "slack token",
+    "pw": "password", "sec": "secret", "tok": "token", "api": "api key",
+}  # fmt: skip
+PRIVATE_KEY = KINDS["pk"]
+SHAPED = tuple(KINDS.values())[:6]
 
 # One alternation, one pass. A shaped token stands alone: not glued to letters or digits
 # (a hash holding ``AKIA`` is not one), except after a colour code or an escape written
@@ -124,8 +121,6 @@ _SHAPES = re.compile(
         ]
     )
 )
-_GROUP_KIND = {"pk": PRIVATE_KEY, "aws": AWS, "gh": GITHUB, "ant": ANTHROPIC}
-_GROUP_KIND.update({"oai": OPENAI, "slack": SLACK})
 
 # ``db_password = "..."``, ``GITHUB_TOKEN: ...``, ``"apiKey": "..."``: the name ends in
 # one of the words (a ``tokenizer:`` or ``password_min_length:`` is something else).
@@ -176,14 +171,6 @@ def _shaped_real(value: str) -> bool:
     return not _PLACEHOLDER.search(value) and len(set(value)) >= 8
 
 
-def _assign_kind(m: re.Match[str]) -> str:
-    if m.group("pw"):
-        return PASSWORD
-    if m.group("sec"):
-        return SECRET
-    return TOKEN if m.group("tok") else API_KEY
-
-
 def _shape_lines(text: str) -> list[tuple[int, int]]:
     """(start, end) of each line holding the start of a shaped token; each line once."""
     out: list[tuple[int, int]] = []
@@ -226,14 +213,15 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
                 if stop is not None:
                     found.append((PRIVATE_KEY, m.start(), stop))
             elif _shaped_real(m.group()):
-                found.append((_GROUP_KIND[group], m.start(), m.end()))
+                found.append((KINDS[group], m.start(), m.end()))
     taken = [(s, e) for _, s, e in found]
     for m in _assignments(text):
         v_start, v_end = m.start("value"), m.end("value")
         if any(s < v_end and v_start < e for s, e in taken):
             continue  # a shaped token already covers it, under its more precise kind
         if _credential_like(m.group("value")):
-            found.append((_assign_kind(m), v_start, v_end))
+            group = next((g for g in ("pw", "sec", "tok") if m.group(g)), "api")
+            found.append((KINDS[group], v_start, v_end))
     found.sort(key=lambda f: f[1])
     # a key block already masked swallows anything the other detectors saw inside it
     out: list[tuple[str, int, int]] = []
@@ -315,11 +303,9 @@ def mask(text: str) -> str:
     return "".join(out)
 
 
-def strip_controls(text: str) -> str:
-    """Terminal escape sequences, control, bidi and invisible characters removed; tabs
-    and newlines kept (textsafe.neutral). A carriage return goes too: it would let a
-    value overwrite the line shown before it."""
-    return neutral(text)
+# Escape sequences, control, bidi and invisible characters removed, tabs and newlines
+# kept; a CR goes too: it would let a value overwrite the line shown before it.
+strip_controls = neutral
 
 
 def needs_serving(text: str) -> bool:
