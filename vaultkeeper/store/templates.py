@@ -48,29 +48,24 @@ def config_values() -> dict[str, str | None]:
         f"| `{label}` | {config.LABEL_WEIGHTS[label]} | {_LABEL_RULES[label]} |"
         for label in config.LABELS
     )
-    return {
-        "VERSION": __version__,
-        "COOLDOWN_MS": str(config.COOLDOWN_MS),
-        "STALE_RUN_MINUTES": str(config.STALE_RUN_MS // 60_000),
-        "PRUNE_IDLE_DAYS": str(config.PRUNE_IDLE_DAYS),
-        "PROMOTE_MIN_COUNT": str(config.PROMOTE_MIN_COUNT),
-        "HOLDOUT_DAYS": str(config.HOLDOUT_DAYS),
-        "ENV_COOLDOWN": config.ENV_COOLDOWN,
-        "ENV_FORCE": config.ENV_FORCE,
-        "LOCK_DIR": config.LOCK_DIR,
-        "STATE_FILE": config.STATE_FILE,
-        "JOURNAL_FILE": config.JOURNAL_FILE,
-        "SUMMARY_PREFIX": config.SUMMARY_PREFIX,
-        "INDEX_START": config.INDEX_START,
-        "INDEX_END": config.INDEX_END,
-        "INDEX_MAX_LINES": str(config.INDEX_MAX_LINES),
-        "INDEX_MAX_BYTES": str(config.INDEX_MAX_BYTES),
-        "STATUSES": " | ".join(config.STATUSES),
-        "LABELS": " | ".join(config.LABELS),
-        "REQUIRED_KEYS": ", ".join(f"`{k}`" for k in config.REQUIRED_KEYS),
-        "LABEL_ROWS": rows,
-    }
+    values: dict[str, str | None] = {name: str(getattr(config, name)) for name in _AS_IS}
+    values.update(
+        VERSION=__version__,
+        STALE_RUN_MINUTES=str(config.STALE_RUN_MS // 60_000),
+        STATUSES=" | ".join(config.STATUSES),
+        LABELS=" | ".join(config.LABELS),
+        REQUIRED_KEYS=", ".join(f"`{k}`" for k in config.REQUIRED_KEYS),
+        LABEL_ROWS=rows,
+    )
+    return values
 
+
+# config's names a template shows as they are
+_AS_IS = (
+    "COOLDOWN_MS", "PRUNE_IDLE_DAYS", "PROMOTE_MIN_COUNT", "HOLDOUT_DAYS", "ENV_COOLDOWN",
+    "ENV_FORCE", "LOCK_DIR", "STATE_FILE", "JOURNAL_FILE", "SUMMARY_PREFIX", "INDEX_START",
+    "INDEX_END", "INDEX_MAX_LINES", "INDEX_MAX_BYTES",
+)  # fmt: skip
 
 _LABEL_RULES = {
     "fact": "observed directly; may become active without a hold-out",
