@@ -287,3 +287,13 @@ MOMENT_DEADLINE_S = 1.0  # past this the hook prints nothing (and logs one line)
 ENV_RECALL_DEADLINE = "VAULTKEEPER_RECALL_DEADLINE_S"
 MOMENT_MAX_STDIN = 1 << 20
 MOMENT_NOISE_MIN_SHOWN = 3  # shown at least this often and never cited: noise
+# Words too common to say what a lesson is about: left out of a lesson's kept words and
+# of the prompt's words alike.
+_STOPWORDS = (
+    "the and for with that this from are was were have has had not but you your its "
+    "can will would should could into when then than them they what which who how why "
+    "all any each use used using also just only more most some such our out over very "
+    "there their here about after before been being does did doing let make made please "
+    "now get got want need see look show tell give try"
+)
+STOPWORDS = frozenset(_STOPWORDS.split())

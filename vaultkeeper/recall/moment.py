@@ -38,7 +38,6 @@ from vaultkeeper import __version__, config
 from vaultkeeper.recall.hostjson import read_object
 from vaultkeeper.search import fts
 from vaultkeeper.store.globs import matches
-from vaultkeeper.store.stopwords import STOPWORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook 15 ms
@@ -122,7 +121,7 @@ def terms(prompt: str) -> list[str]:
             chunk = "".join(c if c.isalnum() or c == "_" else " " for c in chunk)
         for word in chunk.split():
             w = word.casefold()
-            if len(w) >= config.MOMENT_MIN_TERM and w not in STOPWORDS and w not in out:
+            if len(w) >= config.MOMENT_MIN_TERM and w not in config.STOPWORDS and w not in out:
                 out[w] = None
                 if len(out) >= MAX_TERMS:
                     return list(out)
