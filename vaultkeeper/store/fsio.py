@@ -26,6 +26,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
 from vaultkeeper.store.vault import own_dir
+from vaultkeeper.store.walk import inside
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
 # For the kill tests only: "N" or "N:TERM" kills this process at its Nth write step.
@@ -207,14 +208,16 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 def _refuse_folder_out(path: Path, vault: Path) -> None:
     """UnsafePathError when ``path``'s folder (an existing part of it) leads out of ``vault``."""
-    root = os.path.realpath(vault)
-    real = os.path.realpath(path.parent)
-    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+    root, real = os.path.realpath(vault), os.path.realpath(path.parent)
+    if not inside(root, real):
         raise UnsafePathError(
             f"{path}: its folder resolves to {real}, outside the vault {root}; refused"
         )
 
 
+LOCK_WAIT_S = 30.0  # a writer waits this long for the lock, then fails saying so
+NOTICE_S = 2.0  # a count that finds the lock busy this long says that it waits
+PATIENT_S = 600.0  # then it waits this long at most, and fails saying so
 _LOCKS: dict[str, Any] = {}
 _LOCKS_GUARD = threading.Lock()
 
@@ -233,7 +236,7 @@ def _file_lock(lock_path: Path) -> Any:
 
 
 @contextlib.contextmanager
-def writer_lock(vault: Path, timeout: float = 30.0) -> Iterator[None]:
+def writer_lock(vault: Path, timeout: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the store-wide writer lock for the duration of one mutation.
 
     Re-entrant within one thread; serialises threads and processes: a file in the user's
@@ -346,22 +349,16 @@ OLD_DERIVED = frozenset((
 ))  # fmt: skip
 
 
-NOTICE_S = 2.0  # a count that finds the lock busy this long says that it waits
-PATIENT_S = 600.0  # then it waits this long at most, and fails saying so
-
-
 @contextlib.contextmanager
 def patient_lock(vault: Path, waiting: Callable[[], None] | None) -> Iterator[None]:
     """``writer_lock(vault)`` for work that must not be lost (a count): with ``waiting``, a
     busy lock is said once and waited for up to PATIENT_S (a dead holder's lock goes)."""
-    if waiting is None:
-        with writer_lock(vault):
-            yield
-        return
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(writer_lock(vault, timeout=NOTICE_S))
+            held.enter_context(writer_lock(vault, LOCK_WAIT_S if waiting is None else NOTICE_S))
         except LockBusy:
+            if waiting is None:
+                raise
             waiting()
             held.enter_context(writer_lock(vault, timeout=PATIENT_S))
         yield

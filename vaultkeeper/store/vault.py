@@ -13,8 +13,8 @@ import stat
 
 from vaultkeeper import config
 from vaultkeeper.errors import NoVaultError, UnsafePathError
+from vaultkeeper.store.walk import inside, walk
 from vaultkeeper.store.walk import links_out as links_out
-from vaultkeeper.store.walk import walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,9 +140,8 @@ def own_dir(vault: str | os.PathLike[str], name: str) -> str:
     path = os.path.join(os.fspath(vault), name)
     if not os.path.islink(path):
         return path
-    root = os.path.realpath(vault)
-    real = os.path.realpath(path)
-    if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+    root, real = os.path.realpath(vault), os.path.realpath(path)
+    if not inside(root, real):
         raise UnsafePathError(
             f"{name}/: a symlink to {real}, outside the vault {root}; refused "
             f"(make {name}/ a real folder inside the vault)"
@@ -178,7 +177,8 @@ def file_in(folder: Path, name: str) -> Path:
         or ".." in parts
         or os.path.islink(path)
         or os.path.islink(folder)
-        or not real.startswith(root.rstrip(os.sep) + os.sep)
+        or real == root
+        or not inside(root, real)
     ):
         raise UnsafePathError(
             f"{path}: not a file of {folder.name}/ (absolute, .., or a symlink); refused"
