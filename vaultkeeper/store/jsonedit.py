@@ -99,16 +99,12 @@ def set_member(text: str, obj: Obj, key: str, value: Any, unit: str) -> str:
         indent = _line_indent(text, have.key_start)
         shown = _dump(value, indent, None if one_line else unit, nl)
         return text[: have.value_start] + shown + text[have.value_end :]
+    if obj.members:  # after the last member, as it sits
+        end = obj.members[-1].value_end
+        indent = "" if one_line else _line_indent(text, obj.members[-1].key_start)
+        member = f"{name}: {_dump(value, indent, None if one_line else unit, nl)}"
+        return text[:end] + ("," + (" " if one_line else nl + indent)) + member + text[end:]
     outer = _line_indent(text, obj.open)
-    if obj.members and one_line:
-        last = obj.members[-1]
-        member = f"{name}: {_dump(value, '', None, nl)}"
-        return text[: last.value_end] + ", " + member + text[last.value_end :]
-    if obj.members:
-        last = obj.members[-1]
-        indent = _line_indent(text, last.key_start)
-        member = f"{name}: {_dump(value, indent, unit, nl)}"
-        return text[: last.value_end] + "," + nl + indent + member + text[last.value_end :]
     indent = outer + unit
     member = f"{name}: {_dump(value, indent, unit, nl)}"
     return f"{text[: obj.open + 1]}{nl}{indent}{member}{nl}{outer}{text[obj.close :]}"

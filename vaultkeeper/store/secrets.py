@@ -82,10 +82,9 @@ def _key_block(text: str, begin_end: int) -> int | None:
     if rest.strip(" \t\r|*#>"):  # the key on the BEGIN line (PEM as one line, or with \n)
         end = _END.search(rest)
         stop = begin_end + (end.end() if end else len(rest.rstrip()))
-        return stop if _KEY_BODY.search(text, begin_end, stop) else None
-    lines = _lines(text, begin_end)
-    closed = _to_end(lines)
-    stop = _line_by_line(begin_end, lines) if closed is None else closed
+    else:
+        lines = _lines(text, begin_end)
+        stop = _to_end(lines) or _line_by_line(begin_end, lines)
     return stop if _KEY_BODY.search(text, begin_end, stop) else None
 
 

@@ -7,7 +7,6 @@ like another. ``inert`` shows each as a visible escape (``\\x1b``); newline and 
 
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_right
 
@@ -21,21 +20,16 @@ _DANGEROUS = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=256)
-def _escape(char: str) -> str:
-    code = ord(char)
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def _replace(m: re.Match[str]) -> str:
-    return _escape(m.group())
 
 
 def inert(text: str) -> str:
     """``text`` with each dangerous character shown as its escape; anything else as is."""
     if text.isascii() and text.isprintable():
         return text  # the common case: nothing to look for
-    return _DANGEROUS.sub(_replace, text)
+    return _DANGEROUS.sub(_escape, text)
 
 
 def inert_line(text: str) -> str:
