@@ -37,7 +37,7 @@ from vaultkeeper.output import fail
 
 
 class _Group(click.Group):
-    """Every failure one line and its exit code (errors.fail); click's usage errors too."""
+    """Every failure one line and its exit code (output.fail); click's usage errors too."""
 
     json_errors = False  # set per run by main(): the command line asked for --json
 
