@@ -18,8 +18,7 @@ import pytest
 
 from tests.conftest import REPO
 from vaultkeeper import config
-from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.fsio import outside_lock, sweep_locks
+from vaultkeeper.store.fsio import outside_lock, sweep_locks, writer_lock
 
 
 @pytest.fixture

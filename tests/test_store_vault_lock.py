@@ -22,8 +22,7 @@ from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.mcp.tools import VaultTools
-from vaultkeeper.store.fsio import writer_lock
-from vaultkeeper.store.fsio import outside_lock
+from vaultkeeper.store.fsio import outside_lock, writer_lock
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:

@@ -62,9 +62,8 @@ from vaultkeeper.index.rows import check as check_stamp
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
-from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.templates import render
-from vaultkeeper.store.vault import rel, resolve_inside, walk_files
+from vaultkeeper.store.vault import in_folder, rel, resolve_inside, templates_folder, walk_files
 
 
 @dataclass(frozen=True)

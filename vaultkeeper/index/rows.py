@@ -37,9 +37,8 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.entries import Entry, Key
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.store import db
-from vaultkeeper.store.obsidian import in_folder, templates_folder
 from vaultkeeper.store.text import read_regular
-from vaultkeeper.store.vault import walk_files
+from vaultkeeper.store.vault import in_folder, templates_folder, walk_files
 
 FORMAT = 5  # 5: one row a walked file; 4: the entry count kept
 RACY_NS = 2_000_000_000

@@ -46,9 +46,15 @@ from vaultkeeper.store.model import (
     read_regular,
     split_frontmatter,
 )
-from vaultkeeper.store.obsidian import in_folder, is_ours, templates_folder
 from vaultkeeper.store.textsafe import has_controls
-from vaultkeeper.store.vault import find_vault, rel, walk_files
+from vaultkeeper.store.vault import (
+    find_vault,
+    in_folder,
+    is_ours,
+    rel,
+    templates_folder,
+    walk_files,
+)
 
 _MARK = "\n======="  # every conflict hunk has one: most notes are passed over at once
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import MakeVault
 from vaultkeeper.index.build import build_index
 from vaultkeeper.lint import lint_vault
-from vaultkeeper.store.obsidian import is_ours, templates_folder
+from vaultkeeper.store.vault import is_ours, templates_folder
 
 TEMPLATE = '---\ncreated: {{date}}\ncategories:\n  - "[[People]]"\n---\nMet [[{{title}} notes]]\n'
 NOTE = '---\ngenre: "[[Nonfiction]]"\n---\nSee [[Later]] and [[Other]].\n'
