@@ -125,10 +125,6 @@ class Stale(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
 
-    def texts(self) -> list[str]:
-        """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self if isinstance(v, str)]
-
 
 class SkillUnused(NamedTuple):
     """A promoted registry block whose skill no session has invoked within the window."""
@@ -149,10 +145,6 @@ class SkillUnused(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
-
-    def texts(self) -> list[str]:
-        """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self if isinstance(v, str)]
 
 
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:

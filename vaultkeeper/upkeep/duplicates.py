@@ -26,7 +26,8 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from hashlib import blake2b
 from itertools import accumulate, chain, combinations, compress, groupby
 from operator import attrgetter, not_
@@ -189,10 +190,6 @@ class DuplicatePair(NamedTuple):
             f"similarity {self.similarity:.2f} (shared: {' '.join(self.shared)}) -- "
             f"{self.a_path}:{self.a_line}, {self.b_path}:{self.b_line}"
         )
-
-    def texts(self) -> list[str]:
-        """Every text field (names, paths, shared words), for serving."""
-        return [self.kind, self.a_name, self.a_path, self.b_name, self.b_path, *self.shared]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -468,12 +465,13 @@ def _blocks_changed(
     delta.subtract(chain.from_iterable(was))
     shifted = {w for w, d in delta.items() if d}
     grown = sum(map(bool, now.values())) - sum(map(bool, was))
-    seek = _Holders(texts, words, len(fresh) + len(gone))
-    if kept is None or seek.common(grown) is None:
+    found = _holders(texts, words, len(fresh) + len(gone), grown)
+    if kept is None or found is None:
         return None
+    seek, limit = found
 
     def rare(word: str) -> bool:  # brings in pairs now
-        return 1 < len(seek(word)) <= seek.limit
+        return 1 < len(seek(word)) <= limit
 
     pairs = {
         (moved[i], moved[j])
@@ -486,7 +484,7 @@ def _blocks_changed(
         near = {y for w in mine if rare(w) for y in seek(w)} - {c}
         maybe.update((y, c) if y < c else (c, y) for y in near)
     for w in shifted:  # common before, rare now: the pairs it alone brings in
-        if len(seek(w)) - delta[w] > seek.limit and rare(w):
+        if len(seek(w)) - delta[w] > limit and rare(w):
             maybe.update(combinations(sorted(seek(w)), 2))
     involved = sorted({k for pair in pairs | maybe for k in pair})
     sets = dict(zip(involved, words.sets(texts[k] for k in involved), strict=True))
@@ -538,52 +536,42 @@ def _before(
     return old, moved, fresh, gone
 
 
-class _Holders:
-    """The registry blocks that hold a word, found in their lowercased texts (no other
-    block is split into words); at most ``limit + changed + 1`` of them, enough to tell
-    whether the word brings in pairs, before the change and after."""
+def _holders(
+    texts: list[str], words: Vocabulary, changed: int, grown: int
+) -> tuple[Callable[[str], list[int]], int] | None:
+    """Which registry blocks hold a word, found in the group's lowercased text (no other
+    block is split into words), at most ``limit + changed + 1`` of them: enough to tell
+    whether the word brings in pairs, before the change and after; and the group's
+    ``_common`` limit. None when a text holds the separator or the change moved the limit
+    (``grown``: how many more blocks have a word)."""
+    joined = _SEP.join(texts)
+    lows = None if joined.isascii() else [t.lower() for t in texts]
+    low = joined.lower() if lows is None else _SEP.join(lows)
+    starts = [0, *accumulate(len(t) + 1 for t in lows or texts)]
+    members = len(texts)
+    if low.count(_SEP) != members - 1:
+        return None
+    if _common(members) > config.DUP_COMMON_MIN:  # the blocks with a word, then
+        members -= len(_WORDLESS.findall(f"{_SEP}{low}{_SEP}"))
+    limit = _common(members)
+    if limit != _common(members - grown):
+        return None
 
-    def __init__(self, texts: list[str], words: Vocabulary, changed: int) -> None:
-        joined = _SEP.join(texts)
-        lows = None if joined.isascii() else [t.lower() for t in texts]
-        self.low = joined.lower() if lows is None else _SEP.join(lows)
-        self.starts = [0, *accumulate(len(t) + 1 for t in lows or texts)]
-        self.words, self.changed, self.limit = words, changed, 0
-        self.found: dict[str, list[int]] = {}
-
-    def common(self, grown: int) -> int | None:
-        """The group's ``_common`` limit, or None when a text holds the separator or the
-        change moved the limit (``grown``: how many more blocks have a word)."""
-        members = len(self.starts) - 1
-        if self.low.count(_SEP) != members - 1:
-            return None
-        if _common(members) > config.DUP_COMMON_MIN:  # the blocks with a word, then
-            members -= len(_WORDLESS.findall(f"{_SEP}{self.low}{_SEP}"))
-        if _common(members) != _common(members - grown):
-            return None
-        self.limit = _common(members)
-        return self.limit
-
-    def __call__(self, word: str) -> list[int]:
-        found = self.found.get(word)
-        if found is None:
-            found = self.found[word] = self._seek(word)
-        return found
-
-    def _seek(self, word: str) -> list[int]:
-        low, starts, norm = self.low, self.starts, self.words.norm
-        cap = self.limit + self.changed + 1
+    @cache
+    def seek(word: str) -> list[int]:
         found: dict[int, None] = {}
         # the raw words whose normal form can be ``word`` (the stemmer's suffixes)
         forms = rf"{word}(?:s|ing|ed|ings|eds)?" + (rf"|{word[:-1]}ies" if word[-1] == "y" else "")
         for m in re.finditer(rf"(?:{forms})(?![a-z0-9])", low):
             at = m.start()
-            if (at and low[at - 1] in _ALNUM) or norm(m.group()) != word:
+            if (at and low[at - 1] in _ALNUM) or words.norm(m.group()) != word:
                 continue
             found[bisect_right(starts, at) - 1] = None
-            if len(found) >= cap:
+            if len(found) > limit + changed:
                 break
         return list(found)
+
+    return seek, limit
 
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
