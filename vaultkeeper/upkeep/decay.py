@@ -50,9 +50,6 @@ class PromotedBlock(NamedTuple):
     last_used: dt.date | None
 
 
-NO_USAGE = Usage({}, None)
-
-
 def load_usage(vault: Path) -> Usage:
     """What ``state/uses.jsonl`` says (vaultkeeper.store.uses: unreadable lines are skipped).
 

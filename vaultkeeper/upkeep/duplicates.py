@@ -239,11 +239,6 @@ def capped(pairs: Sequence[DuplicatePair]) -> list[DuplicatePair]:
     return [pairs[k] for k in sorted(keep)]
 
 
-def similarity(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
-
-
 def find_pairs(
     items: Sequence[Item], threshold: float = config.DUP_MIN_JACCARD
 ) -> list[DuplicatePair]:
