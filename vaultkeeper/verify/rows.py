@@ -262,27 +262,25 @@ def throttle(ctx: Context) -> tuple[str, str]:
     return PASS, f"2nd run within the cooldown skipped ({second.detail}); forced run scanned"
 
 
-def _idle_child() -> subprocess.Popen[bytes]:
-    """A live process that is not this one, to stand for a scan still running."""
-    code = "import sys; sys.stdin.read()"
-    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
-
-
-def _in_progress(vault: Path, pid: int, triggered_ms: int) -> None:
+def _behind_a_run(ctx: Context, age_ms: int, force: bool) -> tuple[Path, Any]:
+    """The fixture's scan, forced or not, while the state file says a run started
+    ``age_ms`` ago is in progress in a live process that is not this one."""
     from vaultkeeper.scan.statefile import IN_PROGRESS, default_state, write_state
 
-    write_state(
-        vault, {**default_state(), "state": IN_PROGRESS, "lastTriggered": triggered_ms, "pid": pid}
+    vault = fixture(ctx)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
     )
+    try:
+        state = {"state": IN_PROGRESS, "lastTriggered": ctx.now_ms - age_ms, "pid": child.pid}
+        write_state(vault, {**default_state(), **state})
+        return vault, scan(vault, ctx.now, unforced(ctx.env), force=force)
+    finally:
+        child.communicate(b"", timeout=30)
 
 
 def reentry_guard(ctx: Context) -> tuple[str, str]:
-    vault, child = fixture(ctx), _idle_child()
-    try:
-        _in_progress(vault, child.pid, ctx.now_ms - 60_000)
-        outcome = scan(vault, ctx.now, unforced(ctx.env), force=True)
-    finally:
-        child.communicate(b"", timeout=30)
+    _, outcome = _behind_a_run(ctx, 60_000, force=True)
     if outcome.report is not None:
         return FAIL, "a run started although another (live pid, 1 min old) is in progress"
     return PASS, f"skipped even when forced: {outcome.detail}"
@@ -291,12 +289,7 @@ def reentry_guard(ctx: Context) -> tuple[str, str]:
 def stale_recovery(ctx: Context) -> tuple[str, str]:
     from vaultkeeper.scan.statefile import IDLE, read_state
 
-    vault, child = fixture(ctx), _idle_child()
-    try:
-        _in_progress(vault, child.pid, ctx.now_ms - config.STALE_RUN_MS)
-        outcome = scan(vault, ctx.now, unforced(ctx.env))
-    finally:
-        child.communicate(b"", timeout=30)
+    vault, outcome = _behind_a_run(ctx, config.STALE_RUN_MS, force=False)
     after = read_state(vault).data
     if outcome.report is None:
         return (
