@@ -11,7 +11,9 @@ from vaultkeeper.report.candidates import render_text
 from vaultkeeper.scan.classify import classify
 from vaultkeeper.scan.reportrow import decode, encode
 from vaultkeeper.store.uses import UseEvent, append_events
-from vaultkeeper.upkeep.decay import NO_USAGE, MemoryFacts, Usage, load_usage, stale_entries
+from vaultkeeper.upkeep.decay import MemoryFacts, Usage, load_usage, stale_entries
+
+NO_USAGE = Usage({}, None)
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 TODAY = NOW.date()

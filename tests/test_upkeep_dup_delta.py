@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -125,3 +126,100 @@ def test_rows_not_as_this_version_writes_them_are_compared_again() -> None:
     for broken in cases:
         forged = {**kept, "groups": {"block": [digest, broken]}}
         _pass(heads, [], forged, [])
+
+
+# -- the registry blocks from real files: the scan's rows, a file read again ----------------
+
+_BLOCK_TEXT = st.lists(
+    st.sampled_from(
+        [*_VOCAB[:6], "the", "a", "Tests", "test", "policies", "policy", "K\u212a", "caf\u00e9"]
+    ),
+    max_size=5,
+).map(" ".join)
+_BLOCK_EDIT = st.tuples(
+    st.sampled_from(["set", "set", "add", "drop", "move"]), st.integers(0, 60), _BLOCK_TEXT
+)
+
+
+def _heads_pass(vault: Path, rows: dict[str, Any], kept: Any) -> tuple[list[Any], ScanCache]:
+    """A scan's registry heads and duplicates pass from the rows a scan before kept; its
+    pairs checked against a fresh pass."""
+    from vaultkeeper.registry.keptheads import load_heads
+
+    cache = ScanCache(registry=dict(rows), pairs=json.loads(json.dumps(kept)))
+    cache.limit = 1 << 62  # every file settled: an unchanged one comes from its row
+    heads, _ = load_heads(vault, cache)
+    got = dup.cached_pairs(heads, [], cache)
+    assert got == dup.find_pairs(dup.duplicate_items(heads, []))
+    return heads, cache
+
+
+def _write_registry(vault: Path, files: list[list[tuple[str, str]]]) -> None:
+    for n, blocks in enumerate(files):
+        path = vault / config.PATTERNS_DIR / f"r{n}.md"
+        text = "".join(f"### {name}\n{words}.\n\n" for name, words in blocks)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.lists(_BLOCK_TEXT, max_size=14), min_size=1, max_size=3),
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 2), _BLOCK_EDIT), min_size=1, max_size=3), max_size=5
+    ),
+)
+def test_after_edits_of_registry_files_the_blocks_pairs_are_those_of_a_fresh_pass(
+    tmp_path_factory: pytest.TempPathFactory,
+    texts: list[list[str]],
+    turns: list[list[tuple[int, tuple[str, int, str]]]],
+) -> None:
+    vault = tmp_path_factory.mktemp("vault")
+    (vault / config.PATTERNS_DIR).mkdir()
+    names = iter(f"{w}{k}" if k % 7 else "the" for k, w in enumerate(_VOCAB * 100))
+    files = [[(next(names), t) for t in file] for file in texts]
+    _write_registry(vault, files)
+    _, cache = _heads_pass(vault, {}, None)
+    for edits in turns:
+        for at_file, (kind, at, text) in edits:
+            blocks = files[at_file % len(files)]
+            at %= len(blocks) + 1
+            if kind == "add" or not blocks:
+                blocks.insert(at, (next(names), text))
+            elif kind == "set":
+                blocks[at % len(blocks)] = (blocks[at % len(blocks)][0], text)
+            elif kind == "drop":
+                del blocks[at % len(blocks)]
+            else:
+                blocks.insert(0, blocks.pop(at % len(blocks)))
+        _write_registry(vault, files)
+        _, cache = _heads_pass(vault, cache.kept_registry, cache.kept_pairs)
+
+
+def test_a_blocks_new_sentence_compares_that_block_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(config, "DUP_COMMON_MIN", 20)
+    (tmp_path / config.PATTERNS_DIR).mkdir()
+    words = ["alpha beta gamma delta", "alpha beta gamma eps", "zeta eta theta iota"]
+    files = [[(f"b{k}", words[k % 3]) for k in range(30)], [("c0", "kappa zeta eta")]]
+    _write_registry(tmp_path, files)
+    _, cache = _heads_pass(tmp_path, {}, None)
+    compared: list[int] = []
+    real = dup.pairs_by_group
+
+    def noting(items: Any, *threshold: float) -> Any:
+        compared.extend([] if threshold else [len(items)])  # find_pairs (the check) passes one
+        return real(items, *threshold)
+
+    monkeypatch.setattr(dup, "pairs_by_group", noting)
+    files[1][0] = ("c0", "zeta eta theta iota")  # now a duplicate of every third block
+    _write_registry(tmp_path, files)
+    _, cache = _heads_pass(tmp_path, cache.kept_registry, cache.kept_pairs)
+    pairs = cache.kept_pairs["groups"]["block"][1]
+    assert compared == [] and sum(p["b"]["name"] == "c0" for p in pairs) == 10
+    files[0][4] = ("b4", "omega")  # a block of the other file: no pair is left to it
+    _write_registry(tmp_path, files)
+    _, cache = _heads_pass(tmp_path, cache.kept_registry, cache.kept_pairs)
+    pairs = cache.kept_pairs["groups"]["block"][1]
+    assert compared == [] and all("b4" not in (p["a"]["name"], p["b"]["name"]) for p in pairs)

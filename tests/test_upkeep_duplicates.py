@@ -15,9 +15,15 @@ from tests.reference import words
 from vaultkeeper import config
 from vaultkeeper.registry.blocks import first_sentence
 from vaultkeeper.scan.classify import classify
-from vaultkeeper.upkeep.duplicates import Item, find_pairs, similarity
+from vaultkeeper.upkeep.duplicates import Item, find_pairs
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard, written out: the brute force the pass is held to."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
 
 
 def test_words_lowercase_split_stop_list_and_light_stemming() -> None:

@@ -94,16 +94,11 @@ def open_folder(folder: Path) -> int:
     return os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
 
 
-def one_line(name: str) -> bool:
-    """A file name that is one line of printable text: a newline (or any line-breaking
-    or control character) in a memory's file name would forge the next line of every
-    place the name is written, the counters' ``### <project>/<file>`` heading first."""
-    return name.isprintable()
-
-
 def memory_names(folder: Path) -> frozenset[str]:
     """The names of ``folder``'s regular ``.md`` files (not symlinks, not dot-files,
-    one line each); none when the folder is ``moved_out``."""
+    one line of printable text each: a line break in a name would forge the next line of
+    every place it is written, the counters' ``### <project>/<file>`` heading first);
+    none when the folder is ``moved_out``."""
     try:
         fd = open_folder(folder)
     except OSError:
@@ -115,7 +110,7 @@ def memory_names(folder: Path) -> frozenset[str]:
                 for e in entries
                 if e.name.endswith(".md")
                 and not e.name.startswith(".")
-                and one_line(e.name)
+                and e.name.isprintable()
                 and e.is_file(follow_symlinks=False)
             )
     except OSError:

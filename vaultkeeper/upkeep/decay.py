@@ -50,9 +50,6 @@ class PromotedBlock(NamedTuple):
     last_used: dt.date | None
 
 
-NO_USAGE = Usage({}, None)
-
-
 def load_usage(vault: Path) -> Usage:
     """What ``state/uses.jsonl`` says (vaultkeeper.store.uses: unreadable lines are skipped).
 
@@ -125,10 +122,6 @@ class Stale(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
 
-    def texts(self) -> list[str]:
-        """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self if isinstance(v, str)]
-
 
 class SkillUnused(NamedTuple):
     """A promoted registry block whose skill no session has invoked within the window."""
@@ -149,10 +142,6 @@ class SkillUnused(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         return self._asdict()
-
-    def texts(self) -> list[str]:
-        """Every text field (those read from the vault among them), for serving."""
-        return [v for v in self if isinstance(v, str)]
 
 
 def stale_entries(facts: Iterable[MemoryFacts], usage: Usage, today: dt.date) -> list[Stale]:

@@ -15,7 +15,8 @@ entries of a group says nothing distinctive and brings in no pairs by itself (it
 counts in the similarity).
 
 The scan keeps each group's pairs in the derived store and compares a group again only
-when its texts changed (``cached_pairs``); the pairs are always those ``find_pairs`` gives.
+when its texts changed, the registry's only where its blocks changed (``cached_pairs``);
+the pairs are always those ``find_pairs`` gives.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from hashlib import blake2b
-from itertools import chain, compress
-from operator import not_
+from itertools import accumulate, chain, combinations, compress, groupby
+from operator import attrgetter, not_
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
@@ -124,6 +127,13 @@ class Vocabulary:
         chunks = " ".join(map(norms.__getitem__, tokens)).split(_SEP)
         return [tuple(set(chunk.split())) for chunk in chunks]
 
+    def norm(self, word: str) -> str:
+        """One raw word's normalised form (a lowercase ASCII token)."""
+        raw = word.encode("ascii")
+        if raw not in self.norms:
+            self._learn({raw})
+        return self.norms[raw]
+
     def _learn(self, new: set[bytes]) -> None:
         raw = list(new)
         forms = b" ".join(raw).decode("ascii").split(" ")  # C calls, none per word
@@ -181,10 +191,6 @@ class DuplicatePair(NamedTuple):
             f"{self.a_path}:{self.a_line}, {self.b_path}:{self.b_line}"
         )
 
-    def texts(self) -> list[str]:
-        """Every text field (names, paths, shared words), for serving."""
-        return [self.kind, self.a_name, self.a_path, self.b_name, self.b_path, *self.shared]
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
@@ -231,11 +237,6 @@ def capped(pairs: Sequence[DuplicatePair]) -> list[DuplicatePair]:
             if len(keep) == config.DUP_MAX_PAIRS:
                 break
     return [pairs[k] for k in sorted(keep)]
-
-
-def similarity(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
 
 
 def find_pairs(
@@ -290,7 +291,7 @@ def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
     Every pair at or above ``t`` meets at its rarest shared word; a word carried by more
     than the common limit is neither indexed nor probed. Returns (i, j) with i < j."""
     df = Counter(chain.from_iterable(sets))
-    common = max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * len(sets)))
+    common = _common(len(sets))
     # Each uncommon word's place, rarest first. Common words never bring in a pair and
     # come after every uncommon one; a word of one entry only could pair nothing.
     uncommon = sorted([(n, w) for w, n in df.items() if 1 < n <= common])
@@ -315,13 +316,22 @@ def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
                 seen.update(j for j in found if sizes[j] >= least)
         if seen:
             mine = set(sets[i])
-            for j in seen:
-                shared = len(mine.intersection(sets[j]))
-                if shared >= threshold * (size + sizes[j] - shared) - 1e-9:
-                    pairs.append((j, i) if j < i else (i, j))
+            pairs += [(j, i) if j < i else (i, j) for j in seen if _meets(mine, sets[j], threshold)]
         for r in places[: size - math.ceil(mid * size - 1e-9) + 1]:
             index.setdefault(r, []).append(i)
     return sorted(pairs)
+
+
+def _common(members: int) -> int:
+    """How many entries of a group of ``members`` (with a word) a word may be in and
+    still bring in pairs."""
+    return max(config.DUP_COMMON_MIN, int(config.DUP_COMMON_SHARE * members))
+
+
+def _meets(a: set[str], b: Words, threshold: float) -> bool:
+    """Whether the Jaccard similarity of ``a`` and ``b`` reaches ``threshold``."""
+    shared = len(a.intersection(b))
+    return shared >= threshold * (len(a) + len(b) - shared) - 1e-9
 
 
 # -- the pass as a scan runs it ------------------------------------------------------------
@@ -331,8 +341,12 @@ def _group_pairs(sets: list[Words], threshold: float) -> list[tuple[int, int]]:
 # the same, so are the pairs, rebuilt with the entries' names, paths and lines as they
 # are now (a count or a promotion moves lines, never words). A project none of whose
 # memory files changed keeps its pairs without its entries being built; every other
-# group whose texts changed is compared again, whole. The pairs are always exactly
-# those ``find_pairs`` gives (tests compare).
+# group whose texts changed is compared again, whole -- but the registry's blocks: there
+# the blocks of the files read again are set against their old rows, and only the
+# changed blocks are compared, with the blocks that hold one of their words (found in the
+# group's lowercased text, not by splitting every block into words), and the kept pairs
+# whose shared words' counts moved across the common limit are decided again. The pairs
+# are always exactly those ``find_pairs`` gives (tests compare).
 
 
 def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list[Item]:
@@ -402,6 +416,11 @@ def cached_pairs(
     for group, group_texts in texts.items():
         key = keys[group] = _digest(group_texts)
         reused = _parsed(cache.group_pairs(settings, group, key), len(group_texts))
+        if reused is None and group == BLOCK:
+            delta = _blocks_changed(heads, group_texts, cache.group_entry(settings, group), cache)
+            if delta is not None:
+                found[group] = delta
+                continue
         if reused is None:
             again[group] = duplicate_items(heads, ()) if group == BLOCK else projects[group] or []
             continue
@@ -420,6 +439,142 @@ def cached_pairs(
         cache.keep_group(settings, group, keys[group], rows)
         out += [pair for pair, _ in found[group]]
     return out
+
+
+def _blocks_changed(
+    heads: Sequence[Head], texts: list[str], row: list[Any] | None, cache: ScanCache
+) -> list[tuple[DuplicatePair, list[int]]] | None:
+    """The registry blocks' pairs after some registry files changed, from the pairs kept
+    before: only the changed blocks are compared, with the blocks that share a word with
+    them, and the kept pairs a changed word's count can make or unmake. None when the
+    blocks the kept pairs were found among cannot be told (the group is compared again)."""
+    before = None if row is None else _before(heads, texts, cache)
+    if row is None or before is None or _digest(before[0]) != row[0]:
+        return None
+    old, moved, fresh, gone = before
+    kept = _parsed(row[1], len(old))
+    words = Vocabulary()
+    now = dict(zip(fresh, words.sets(texts[k] for k in fresh), strict=True))
+    was = words.sets(old[k] for k in gone)
+    delta = Counter(chain.from_iterable(now.values()))
+    delta.subtract(chain.from_iterable(was))
+    shifted = {w for w, d in delta.items() if d}
+    grown = sum(map(bool, now.values())) - sum(map(bool, was))
+    found = _holders(texts, words, len(fresh) + len(gone), grown)
+    if kept is None or found is None:
+        return None
+    seek, limit = found
+
+    def rare(word: str) -> bool:  # brings in pairs now
+        return 1 < len(seek(word)) <= limit
+
+    pairs = {
+        (moved[i], moved[j])
+        for pair, (i, j) in kept
+        if min(moved[i], moved[j]) >= 0
+        and (shifted.isdisjoint(pair.shared) or any(map(rare, pair.shared)))
+    }
+    maybe: set[tuple[int, int]] = set()  # a changed block and one that shares a rare word
+    for c, mine in now.items():
+        near = {y for w in mine if rare(w) for y in seek(w)} - {c}
+        maybe.update((y, c) if y < c else (c, y) for y in near)
+    for w in shifted:  # common before, rare now: the pairs it alone brings in
+        if len(seek(w)) - delta[w] > limit and rare(w):
+            maybe.update(combinations(sorted(seek(w)), 2))
+    involved = sorted({k for pair in pairs | maybe for k in pair})
+    sets = dict(zip(involved, words.sets(texts[k] for k in involved), strict=True))
+    pairs.update(p for p in maybe if _meets(set(sets[p[0]]), sets[p[1]], config.DUP_MIN_JACCARD))
+
+    def item(k: int) -> Item:
+        return Item(BLOCK, heads[k].name, heads[k].rel, heads[k].line, texts[k])
+
+    return [(pair_of(item(i), item(j), sets[i], sets[j]), [i, j]) for i, j in sorted(pairs)]
+
+
+def _before(
+    heads: Sequence[Head], texts: list[str], cache: ScanCache
+) -> tuple[list[str], list[int], list[int], list[int]] | None:
+    """The blocks' texts as the rows found say they were (a file read again: its old row),
+    each old block's place now (-1: changed or gone), the changed blocks' places now and
+    their places before; None for a row not as keptheads writes it."""
+    from vaultkeeper.registry.keptheads import CachedHead
+
+    old: list[str] = []
+    moved: list[int] = []
+    fresh: list[int] = []
+    gone: list[int] = []
+    at = 0
+    for rel, same in groupby(heads, attrgetter("rel")):
+        file = list(same)
+        size = len(file)
+        now = texts[at : at + size]
+        if isinstance(file[0], CachedHead):  # unchanged since its row
+            was = now
+        else:
+            kept = cache.registry_before(rel)
+            if type(kept) is not list:
+                return None
+            if not all(
+                type(b) is list and len(b) > 5 and type(b[0]) is type(b[5]) is str for b in kept
+            ):
+                return None
+            was = [f"{b[0]} {b[5]}" for b in kept]
+        both = min(len(was), size)
+        head = next((k for k in range(both) if was[k] != now[k]), both)
+        tail = next((k for k in range(both - head) if was[-1 - k] != now[-1 - k]), both - head)
+        gone += range(len(old) + head, len(old) + len(was) - tail)
+        fresh += range(at + head, at + size - tail)
+        old += was
+        moved += [*range(at, at + head), *[-1] * (len(was) - head - tail)]
+        moved += range(at + size - tail, at + size)
+        at += size
+    return old, moved, fresh, gone
+
+
+def _holders(
+    texts: list[str], words: Vocabulary, changed: int, grown: int
+) -> tuple[Callable[[str], list[int]], int] | None:
+    """Which registry blocks hold a word, found in the group's lowercased text (no other
+    block is split into words), at most ``limit + changed + 1`` of them: enough to tell
+    whether the word brings in pairs, before the change and after; and the group's
+    ``_common`` limit. None when a text holds the separator or the change moved the limit
+    (``grown``: how many more blocks have a word)."""
+    joined = _SEP.join(texts)
+    lows = None if joined.isascii() else [t.lower() for t in texts]
+    low = joined.lower() if lows is None else _SEP.join(lows)
+    starts = [0, *accumulate(len(t) + 1 for t in lows or texts)]
+    members = len(texts)
+    if low.count(_SEP) != members - 1:
+        return None
+    if _common(members) > config.DUP_COMMON_MIN:  # the blocks with a word, then
+        members -= len(_WORDLESS.findall(f"{_SEP}{low}{_SEP}"))
+    limit = _common(members)
+    if limit != _common(members - grown):
+        return None
+
+    @cache
+    def seek(word: str) -> list[int]:
+        found: dict[int, None] = {}
+        # the raw words whose normal form can be ``word`` (the stemmer's suffixes)
+        forms = rf"{word}(?:s|ing|ed|ings|eds)?" + (rf"|{word[:-1]}ies" if word[-1] == "y" else "")
+        for m in re.finditer(rf"(?:{forms})(?![a-z0-9])", low):
+            at = m.start()
+            if (at and low[at - 1] in _ALNUM) or words.norm(m.group()) != word:
+                continue
+            found[bisect_right(starts, at) - 1] = None
+            if len(found) > limit + changed:
+                break
+        return list(found)
+
+    return seek, limit
+
+
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+# a text between two separators with stop words alone: a block with no word
+_WORDLESS = re.compile(
+    rf"{_SEP}[^a-z0-9{_SEP}]*(?:(?:{'|'.join(sorted(STOP_WORDS, key=len, reverse=True))})"
+    rf"(?![a-z0-9])[^a-z0-9{_SEP}]*)*(?={_SEP})"
+)
 
 
 def _digest(texts: list[str]) -> str:

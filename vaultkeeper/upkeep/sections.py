@@ -113,7 +113,10 @@ def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnus
     from vaultkeeper.store.secrets import needs_serving
 
     dicts = [f.to_dict() for f in found]
-    if needs_serving("".join(t for f in found for t in f.texts())):
+    # every text field, those read from the vault among them (and a pair's shared words)
+    texts = [v for f in found for v in f if isinstance(v, str)]
+    texts += [w for f in found for v in f if isinstance(v, tuple) for w in v]
+    if needs_serving("".join(texts)):
         return [_served(d) for d in dicts]
     return dicts
 

@@ -1,10 +1,6 @@
 """``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
-for what the spec leaves out (13: supersession; 14: merge and its undo).
-
-Rows 1, 2, 9 and 12 only read the vault. Every row that runs something works in a
-temporary folder -- row 3 on a copy of the vault's markdown, rows 4-8, 10 and 11 on a
-fixture vault seeded as the spec says, 13 and 14 on their own fixtures -- so verify
-never changes the user's vault.
+for what the spec leaves out (13: supersession; 14: merge and its undo), run in order
+(the rows themselves: verify/rows.py, none of which changes the user's vault).
 """
 
 from __future__ import annotations
@@ -15,54 +11,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
-from vaultkeeper.verify.decision_rows import decision_loop, merge, round_trip, supersession
-from vaultkeeper.verify.scheduler_rows import (
-    atomic_write,
-    classify_correct,
-    reentry_guard,
-    scheduler_runs,
-    stale_recovery,
-    start_atomic_write,
-    start_scheduler_runs,
-    throttle,
+from vaultkeeper.verify.rows import (
+    FAIL,
+    MEMORY_ROWS,
+    PASS,
+    ROWS,
+    SKIP,
+    STARTED_EARLY,
+    Check,
+    Context,
+    Row,
+    VerifyResult,
 )
-from vaultkeeper.verify.vault_rows import (
-    format_sfs,
-    frontmatter_valid,
-    store_present,
-    trigger_registered,
-)
-
-ROWS: tuple[tuple[str, Row], ...] = (
-    ("store present", store_present),
-    ("frontmatter valid", frontmatter_valid),
-    ("scheduler runs", scheduler_runs),
-    ("classify correct", classify_correct),
-    ("throttle", throttle),
-    ("re-entry guard", reentry_guard),
-    ("stale recovery", stale_recovery),
-    ("atomic write", atomic_write),
-    ("trigger registered", trigger_registered),
-    ("decision loop", decision_loop),
-    ("round-trip", round_trip),
-    ("format (SFS)", format_sfs),
-    ("supersession", supersession),
-    ("merge", merge),  # a duplicate merged, then restored
-)
-
-
-# rows whose time is mostly a child Python's start: started before row 1, so that start
-# overlaps the rows before them (each still in its own folder); at its turn each finishes
-STARTED_EARLY: dict[Row, Callable[[Context], Callable[[], tuple[str, str]]]] = {
-    scheduler_runs: start_scheduler_runs,
-    atomic_write: start_atomic_write,
-}
-
-# the rows that check a memory vault's own setup: on someone's Obsidian vault (no memory
-# layout), SKIP -- nobody is to run `init` in their personal notes to make verify pass
-MEMORY_ROWS = frozenset({store_present, frontmatter_valid, scheduler_runs, trigger_registered})
-
 
 _NOT_MEMORY = (
     f"an Obsidian vault without a memory vault's layout (no {config.INDEX_FILE}, "
