@@ -3,13 +3,10 @@
 Both hosts read ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [HANDLER, ...]}]}}``; what
 differs between them is data (``HOSTS``). We add one handler per event (SessionEnd: the
 throttled scan; SessionStart: the brief; with --recall the recall hook's) and touch
-nothing else: every other key, event and handler is written back as it was read. A
-handler is ours when its command starts with one of our hook scripts (``is_ours``).
-
+nothing else. A handler is ours when its command starts with one of our hook scripts.
 The settings file's JSON is read and written here for the MCP registration too
-(hosts/mcp.py), and a file install created (a fresh home has none) is remembered beside
-it, so uninstall can leave the home as it was: the file, our backup, the record and the
-folders made for it go, but only while nothing but our entries was ever put in it.
+(hosts/mcp.py); a file install created is remembered beside it, so uninstall can leave
+the home as it was while nothing but our entries was ever put in it.
 """
 
 from __future__ import annotations
@@ -133,14 +130,9 @@ def desired(target: str, vault: Path, program: str | None, recall: bool = False)
     """Our handlers for ``target`` (absolute script, vault and program paths); with
     ``recall`` the point-of-use recall's too (prompt and file tools)."""
     prog = [program] if program else []
-    end = host(target).session_end_timeout
+    timeouts = {"SessionEnd": host(target).session_end_timeout}
     wanted: list[tuple[str, list[str], str | None, int]] = [
-        (
-            event,
-            [str(vault), *prog],
-            None,
-            end if event == "SessionEnd" else config.SESSION_START_TIMEOUT,
-        )
+        (event, [str(vault), *prog], None, timeouts.get(event, config.SESSION_START_TIMEOUT))
         for event in config.HOOK_SCRIPTS
     ]
     if recall:
