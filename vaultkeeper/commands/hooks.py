@@ -119,7 +119,8 @@ def hooks_install(
     from vaultkeeper.hosts import git as git_install
     from vaultkeeper.hosts import hooks as hostfiles
     from vaultkeeper.hosts import mcp as mcp_install
-    from vaultkeeper.hosts.elicitation import check_dialog
+    from vaultkeeper.hosts.elicitation import answering, check_dialog
+    from vaultkeeper.hosts.plugins import refuse_second_copy
     from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
@@ -127,45 +128,36 @@ def hooks_install(
     warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     check_dialog(target, with_mcp, dialog)
-    if target != "cron":
-        if print_only or schedule is not None or (recall and target == "git"):
-            raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")
-        path = host_file(target, settings_file, hooks_file)
-        if target != "git":  # the host's plugin of ours runs these hooks already
-            from vaultkeeper.hosts.plugins import refuse_second_copy
-
-            refuse_second_copy(target, recall, os.environ)
-        if target == "git":
-            return show(_change(git_install.install(vault, program), warn=warn), as_json)
-        if mcp_file is not None:  # its file read and its edit planned before any write
-            mcp_install.install(target, mcp_file, vault, program, write=False, dialog=dialog)
-        done = hostfiles.install(target, path, vault, program, recall)
-        if recall:  # the table the recall hooks read: every scan keeps it true from now on
-            _recall_table(vault)
-        served = (
-            None
-            if mcp_file is None
-            else mcp_install.install(target, mcp_file, vault, program, dialog=dialog)
-        )
-        more: list[str] = []
-        if dialog and not as_json:  # on, but refused while these hooks are configured
-            from vaultkeeper.hosts.elicitation import answering
-
-            more += [
-                f"  note: the dialog stays off while {found.line()}"
-                for found in answering(os.environ, Path.cwd())
-            ]
-        if target == "codex" and not as_json:
-            trust = [h.trust or "" for h in hostfiles.installed(target, path).handlers]
-            more += [f"  {line}" for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]]
-        return show(_change(done, served, warn, more), as_json)
-    host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
-    if recall:
-        raise usage_error("--recall is for claude-code and codex, not cron")
-    if print_only:
-        line = cron.cron_line(vault, program, cron.schedule_for(vault, schedule, os.environ))
-        return show(Shown({"line": line}, (line,)), as_json)
-    return show(_change(cron.install(vault, program, schedule, os.environ), warn=warn), as_json)
+    if target == "cron":
+        host_file(target, settings_file, hooks_file)  # refuses --settings / --hooks
+        if recall:
+            raise usage_error("--recall is for claude-code and codex, not cron")
+        if print_only:
+            line = cron.cron_line(vault, program, cron.schedule_for(vault, schedule, os.environ))
+            return show(Shown({"line": line}, (line,)), as_json)
+        return show(_change(cron.install(vault, program, schedule, os.environ), warn=warn), as_json)
+    if print_only or schedule is not None or (recall and target == "git"):
+        raise usage_error(f"--schedule and --print are for cron, --recall for hosts: {target}")
+    path = host_file(target, settings_file, hooks_file)
+    if target == "git":
+        return show(_change(git_install.install(vault, program), warn=warn), as_json)
+    refuse_second_copy(target, recall, os.environ)  # a plugin of ours runs these hooks already
+    if mcp_file is not None:  # its file read and its edit planned before any write
+        mcp_install.install(target, mcp_file, vault, program, write=False, dialog=dialog)
+    done = hostfiles.install(target, path, vault, program, recall)
+    if recall:  # the table the recall hooks read: every scan keeps it true from now on
+        _recall_table(vault)
+    served = None
+    if mcp_file is not None:
+        served = mcp_install.install(target, mcp_file, vault, program, dialog=dialog)
+    more: list[str] = []
+    if dialog and not as_json:  # on, but refused while these hooks are configured
+        found = answering(os.environ, Path.cwd())
+        more += [f"  note: the dialog stays off while {a.line()}" for a in found]
+    if target == "codex" and not as_json:
+        trust = [h.trust or "" for h in hostfiles.installed(target, path).handlers]
+        more += [f"  {line}" for line in [CODEX_NOTE, *codex_trust.install_lines(trust)]]
+    return show(_change(done, served, warn, more), as_json)
 
 
 def _recall_table(vault: Path) -> None:

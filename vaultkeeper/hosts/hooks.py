@@ -290,12 +290,7 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     """The file's JSON object (``{}`` when absent or blank) and its raw text."""
     if not path.exists():
         return {}, None
-    if not path.is_file():  # a FIFO would block the read for ever
-        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
+    raw = read_text(path)
     if not raw.strip():
         return {}, raw
     try:
@@ -313,6 +308,17 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
             f"{path}: holds a JSON {type(data).__name__}, not an object; nothing written"
         )
     return data, raw
+
+
+def read_text(path: Path) -> str:
+    """A host's file as on disk (CRLF kept); not a regular file (a FIFO would block the
+    read for ever) or not UTF-8: a one-line refusal."""
+    if not path.is_file():
+        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
 
 
 def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
