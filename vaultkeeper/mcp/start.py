@@ -223,7 +223,6 @@ class Front:
         self.version: str | None = None  # the protocol version the front answered at
         self.modern = False
         self.ready = False  # 2025: notifications/initialized came after initialize
-        self.answered = 0
 
     def take(self, line: str) -> None:
         message = parse(line)
@@ -314,7 +313,6 @@ class Front:
             ident = STAND_IN_PREFIX + os.urandom(8).hex()
             self.kept.append(json.dumps({**message, "id": ident}, ensure_ascii=False) + "\n")
             self.drops.append(Drop("response", ident, result))
-        self.answered += 1
         return True
 
     def _write(self, reply: dict[str, Any]) -> bool:

@@ -38,17 +38,9 @@ MEANING = {
 
 def outcome_dict(outcome: Outcome) -> dict[str, Any]:
     """An applier outcome as the tools return it: the journal's fields plus the meaning."""
-    record = outcome.to_dict()
-    return {
-        "outcome": outcome.outcome,
-        "meaning": MEANING[outcome.outcome],
-        "action": outcome.action,
-        "target": outcome.target,
-        "reason": outcome.reason,
-        "id": outcome.id,
-        "exit_code": outcome.exit_code,
-        "record": record,
-    }
+    fields = ("outcome", "action", "target", "reason", "id", "exit_code")
+    found = {key: getattr(outcome, key) for key in fields}
+    return found | {"meaning": MEANING[outcome.outcome], "record": outcome.to_dict()}
 
 
 def serve_text(text: str) -> str:
