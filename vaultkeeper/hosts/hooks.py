@@ -50,6 +50,7 @@ HOSTS = {
         "codex plugin remove",
     ),
 }  # fmt: skip
+Spot = tuple[int, int]  # a handler's place: (group index, handler index)
 EVENTS = (*config.HOOK_SCRIPTS, *config.RECALL_HOOK_EVENTS)  # every event we may add to
 
 
@@ -180,13 +181,14 @@ def is_ours(handler: object, event: str) -> bool:
         return False
 
 
-def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
-    """(group index, handler index) of every handler of ours, in file order."""
-    found: list[tuple[int, int]] = []
+def _ours_in(data: dict[str, Any], event: str, path: Path) -> tuple[list[Any], list[Spot]]:
+    """The event's groups and (group index, handler index) of every handler of ours."""
+    groups = event_groups(data, event, path)
+    found: list[Spot] = []
     for gi, group in enumerate(groups):
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             found.extend((gi, hi) for hi, h in enumerate(group["hooks"]) if is_ours(h, event))
-    return found
+    return groups, found
 
 
 def install(
@@ -199,8 +201,7 @@ def install(
     data, raw = read_settings(real)
     actions: list[str] = []
     for want in wanted:
-        groups = event_groups(data, want.event, real)
-        spots = _ours_in(groups, want.event)
+        groups, spots = _ours_in(data, want.event, real)
         if len(spots) == 1:
             gi, hi = spots[0]
             have = groups[gi]["hooks"][hi]
@@ -231,8 +232,7 @@ def uninstall(target: str, path: Path) -> Change:
     data, raw = read_settings(real)
     actions: list[str] = []
     for event in EVENTS:
-        groups = event_groups(data, event, real)
-        spots = _ours_in(groups, event)
+        groups, spots = _ours_in(data, event, real)
         if not spots and event in config.HOOK_SCRIPTS:
             actions.append(f"absent  {event}: not installed")
         for gi, hi in spots:
@@ -251,8 +251,8 @@ def installed(target: str, path: Path) -> Installed:
     try:
         data, _ = read_settings(path)
         for event in EVENTS:
-            groups = event_groups(data, event, path)
-            for gi, hi in _ours_in(groups, event):
+            groups, spots = _ours_in(data, event, path)
+            for gi, hi in spots:
                 h = groups[gi]["hooks"][hi]
                 timeout = h.get("timeout") if isinstance(h.get("timeout"), int) else None
                 cmd = h["command"]
@@ -331,7 +331,7 @@ def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
     return groups
 
 
-def without_spots(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
+def without_spots(groups: list[Any], spots: list[Spot]) -> list[Any]:
     """``groups`` without the handlers at ``spots``; a group left empty by that goes too."""
     out: list[Any] = []
     for gi, group in enumerate(groups):

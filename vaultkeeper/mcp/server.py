@@ -58,6 +58,7 @@ from vaultkeeper.mcp.shapes import (
 )
 from vaultkeeper.mcp.stop import guarded
 from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict
+from vaultkeeper.native.folders import projects_dir, sanitize
 from vaultkeeper.store.vault import resolve_inside
 
 T = TypeVar("T")
@@ -334,24 +335,22 @@ _TAIL_BYTES = 4 << 20  # the call was just made: it is near the end of its trans
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
 
 
-def tool_use(meta: Mapping[str, Any] | None) -> str | None:
-    found = (meta or {}).get(CLAUDE_TOOL_USE)
+def tool_use(meta: Mapping[str, Any] | None, key: str = CLAUDE_TOOL_USE) -> str | None:
+    """The id the host sent under ``key`` in ``_meta`` (Claude Code's tool_use id)."""
+    found = (meta or {}).get(key)
     return found if isinstance(found, str) and _ID.match(found) else None
 
 
 def host_session(meta: Mapping[str, Any] | None, home: Path, cwd: Path) -> str | None:
     """The host's session id of this call, or None when the host said nothing of it."""
-    for key in CODEX_KEYS:
-        found = (meta or {}).get(key)
-        if isinstance(found, str) and _ID.match(found):
-            return found
+    found = next(filter(None, (tool_use(meta, key) for key in CODEX_KEYS)), None)
     call = tool_use(meta)
-    return None if call is None else claude_session(call, home, cwd)
+    return found or (None if call is None else claude_session(call, home, cwd))
 
 
 def claude_session(call: str, home: Path, cwd: Path) -> str | None:
     """The Claude Code transcript (its file's stem) whose tail holds tool_use ``call``."""
-    folder = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+    folder = projects_dir(home) / sanitize(str(cwd))
     try:
         files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:

@@ -281,13 +281,13 @@ class Front:
             return False
         method, rest = message["method"], {k: v for k, v in params.items() if k != "_meta"}
         if method == LISTEN:
-            return set(rest) == {"notifications"} and self._listen(message, version, rest, line)
-        if rest or method not in LISTS | {"server/discover"}:
-            return False
-        if not self._reply(message, self.opening.result(method, version), first):
-            return False
-        self.version, self.modern = version, True
-        return True
+            answered = set(rest) == {"notifications"} and self._listen(message, version, rest, line)
+        else:
+            result = None if rest else self.opening.result(method, version)
+            answered = method in LISTS | {"server/discover"} and self._reply(message, result, first)
+        if answered:
+            self.version, self.modern = version, True
+        return answered
 
     def _listen(
         self, message: dict[str, Any], version: str, rest: dict[str, Any], line: str
@@ -301,7 +301,6 @@ class Front:
             return False
         self.kept.append(line)  # the subscription is the SDK's: it gets the request itself
         self.drops.append(Drop("ack", ident, params))
-        self.version, self.modern = version, True
         return True
 
     def _reply(self, message: dict[str, Any], result: Any, first: bool) -> bool:
@@ -316,11 +315,9 @@ class Front:
         return True
 
     def _write(self, reply: dict[str, Any]) -> bool:
+        line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            _write(
-                self.out,
-                (json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode(),
-            )
+            _write(self.out, line.encode())
         except (OSError, UnicodeError, ValueError):
             return False  # the SDK answers it, or meets the same broken pipe
         return True
