@@ -12,4 +12,3 @@ def test_the_tool_schemas_offer_exactly_what_the_cli_accepts() -> None:
 
     assert get_args(Kind) == config.ENTRY_KINDS
     assert set(get_args(Result)) == set(RESULTS)
-
