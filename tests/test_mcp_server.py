@@ -278,3 +278,41 @@ def test_two_clients_citing_and_writing_at_once_lose_nothing(sample: Path, tmp_p
     assert len(uses) == 4 and len({(u.session, u.target) for u in uses}) == 4
     checked = CliRunner().invoke(cli, ["--vault", str(sample), "index", "--check"])
     assert checked.exit_code == 0, checked.output
+
+
+def test_a_server_answering_after_many_registry_edits_holds_one_parse(sample: Path) -> None:
+    """A long-running server parses the registry again after each edit and keeps only
+    the current text's blocks: never one parse per text (or per path) it ever read."""
+    import datetime as dt
+    import gc
+
+    from mcp import Client
+
+    from vaultkeeper.mcp.server import build
+    from vaultkeeper.registry.blocks import BlockHead
+
+    _scan(sample)
+    registry = sample / "patterns" / "registry.md"
+    blocks = registry.read_text().count("\n### ")
+    now = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
+    promote = {"name": "pin-test-clock", "evidence": RECEIPT, "dry_run": True}
+
+    def held() -> int:  # this vault's parsed blocks alive (other tests' are not ours)
+        gc.collect()
+        live = (o for o in gc.get_objects() if isinstance(o, BlockHead))
+        return sum(head.path.is_relative_to(sample) for head in live)
+
+    async def main() -> None:
+        async with Client(build(sample, lambda: now, "mcp-test")) as client:
+            for edit in range(40):
+                with registry.open("a") as fh:
+                    fh.write(f"\nEdited by hand, time {edit}.\n")
+                for tool, args in (("recall", {}), ("apply_promote", promote)):
+                    result = await client.call_tool(tool, args)
+                    assert not result.is_error, result.content
+            assert 0 < held() <= blocks
+            registry.rename(registry.with_name("renamed.md"))  # the old path's parse goes
+            assert not (await client.call_tool("apply_promote", promote)).is_error
+            assert 0 < held() <= blocks
+
+    anyio.run(main)

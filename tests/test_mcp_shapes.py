@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 
 def test_the_tool_schemas_offer_exactly_what_the_cli_accepts() -> None:
     from typing import get_args
@@ -14,10 +17,22 @@ def test_the_tool_schemas_offer_exactly_what_the_cli_accepts() -> None:
     assert set(get_args(Result)) == set(RESULTS)
 
 
-def test_the_search_tool_returns_every_field_of_a_hit() -> None:
+def test_the_search_tools_schema_offers_every_field_of_a_cli_hit(tmp_path: Path) -> None:
+    import datetime as dt
     from dataclasses import fields
 
-    from vaultkeeper.mcp.shapes import Hit
-    from vaultkeeper.search import rank as search
+    import anyio
+    from mcp import Client
 
-    assert list(Hit.__annotations__) == [f.name for f in fields(search.Hit)]
+    from vaultkeeper.mcp.server import build
+    from vaultkeeper.search.hits import Hit
+
+    now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+
+    async def main() -> Any:
+        async with Client(build(tmp_path, lambda: now, "s")) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            return listed["search"].output_schema
+
+    schema = anyio.run(main)
+    assert list(schema["$defs"]["Hit"]["properties"]) == [f.name for f in fields(Hit)]

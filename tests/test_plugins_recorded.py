@@ -135,7 +135,7 @@ def test_codex_trust_hashes_of_the_plugin_hooks_are_the_ones_status_computes() -
         for event, groups in hooks["hooks"].items():
             for gi, group in enumerate(groups):
                 for hi, handler in enumerate(group["hooks"]):
-                    label = codex_trust.EVENT_LABELS[event]
+                    label = codex_trust.label(event)
                     key = f"{name}@vaultkeeper:hooks/codex.json:{label}:{gi}:{hi}"
                     computed[key] = codex_trust.hook_hash(event, group, handler)
     assert len(computed) == 4 and written == computed

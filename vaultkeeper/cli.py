@@ -22,7 +22,6 @@ from vaultkeeper.commands import (
     entries,
     gitsync,
     hooks,
-    hooks_status,
     ingest,
     mcp,
     native,
@@ -194,7 +193,6 @@ for _command in (
 ):
     cli.add_command(_command)
 apply.apply_group.add_command(anchor.apply_anchor)
-hooks.hooks.add_command(hooks_status.hooks_status)
 
 
 def main() -> None:

@@ -21,19 +21,7 @@ from typing import Any
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.store import tomledit
 
-EVENT_LABELS = {
-    "PreToolUse": "pre_tool_use",
-    "PermissionRequest": "permission_request",
-    "PostToolUse": "post_tool_use",
-    "PreCompact": "pre_compact",
-    "PostCompact": "post_compact",
-    "SessionStart": "session_start",
-    "UserPromptSubmit": "user_prompt_submit",
-    "SubagentStart": "subagent_start",
-    "SubagentStop": "subagent_stop",
-    "Stop": "stop",
-    "SessionEnd": "session_end",
-}
+_WORD = re.compile(r"(?<=[a-z])(?=[A-Z])")
 NO_MATCHER = frozenset({"UserPromptSubmit", "Stop", "SessionEnd"})  # Codex ignores theirs
 TRUSTED = "trusted in Codex"
 NEW = "installed, not yet trusted in Codex (it skips the hook until you do)"
@@ -41,6 +29,11 @@ CHANGED = "changed since you trusted it: Codex will ask again"
 STEP = "next, in Codex: open /hooks and press t to trust them (Codex never runs an untrusted hook)"
 _HEAD = re.compile(r'^\s*\[\s*([A-Za-z0-9_.-]+)\."((?:[^"\\]|\\.)*)"\s*\]\s*$')
 _PAIR = re.compile(r'^\s*([A-Za-z0-9_-]+)\s*=\s*(?:"([^"]*)"|(true|false))\s*(?:#.*)?$')
+
+
+def label(event: str) -> str:
+    """Codex's name of a hook event in its keys and hashes: ``PreToolUse`` is ``pre_tool_use``."""
+    return _WORD.sub("_", event).lower()
 
 
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
@@ -56,7 +49,7 @@ def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str
     for key in ("statusMessage", "additionalContextLimit"):
         if handler.get(key) is not None:
             norm[key] = handler[key]
-    identity: dict[str, Any] = {"event_name": EVENT_LABELS.get(event, event), "hooks": [norm]}
+    identity: dict[str, Any] = {"event_name": label(event), "hooks": [norm]}
     if group.get("matcher") is not None and event not in NO_MATCHER:
         identity["matcher"] = group["matcher"]
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -64,7 +57,7 @@ def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str
 
 
 def key(hooks_file: Path | str, event: str, group: int, handler: int) -> str:
-    return f"{hooks_file}:{EVENT_LABELS.get(event, event)}:{group}:{handler}"
+    return f"{hooks_file}:{label(event)}:{group}:{handler}"
 
 
 def trusted_hashes(config_toml: Path) -> dict[str, str]:

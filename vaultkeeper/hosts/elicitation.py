@@ -3,16 +3,12 @@
 Claude Code runs ``Elicitation`` hooks when an MCP server asks a question and
 ``ElicitationResult`` hooks on the answer; either may return the answer itself, and the
 person never sees the question (Claude Code 2.1.332: issue 34). Hooks come from the
-user's settings, a project's checked-in ``.claude/settings.json`` (a repository the agent
-opens can carry one), managed settings and plugins. So the host's dialog for a deletion
-(``hooks install claude-code --mcp --dialog``, its opt-in and ``check_dialog`` here too)
-is refused while any of these files configures one (``answering``), cannot be read, or
-sets the opt-in or moves the folders read here in its ``env``. Reads only.
-
-For the MCP server (``apply_prune``): a deletion is queued for ``vaultkeeper review``
-unless the person turned the dialog on, and even then while the host is Codex (it answers
-cancel unseen) or a hook found here could answer it, now or when the server started
-(Claude Code keeps the hooks it started with: ``remember``); ``refusal`` says why.
+user's settings, a project's checked-in ``.claude/settings.json``, managed settings and
+plugins. So the host's dialog for a deletion (``hooks install claude-code --mcp
+--dialog``, checked by ``check_dialog``) is refused while any of these files configures
+one (``answering``), cannot be read, or sets the opt-in or moves the folders read here in
+its ``env``; and always while the host is Codex (it answers cancel unseen). Claude Code
+keeps the hooks it started with: ``remember``. ``refusal`` says why. Reads only.
 """
 
 from __future__ import annotations
@@ -165,15 +161,6 @@ def _named_hooks(manifest: Path) -> Iterator[Path]:
             yield base / rel
 
 
-def _mentions(data: object) -> bool:
-    """Does any key or string of parsed JSON name an answering event?"""
-    if isinstance(data, dict):
-        return any(_mentions(k) or _mentions(v) for k, v in data.items())
-    if isinstance(data, list):
-        return any(_mentions(v) for v in data)
-    return isinstance(data, str) and any(event in data for event in EVENTS)
-
-
 def _plugin(path: Path) -> str | None:
     """A plugin file naming an answering event anywhere in its text or its JSON (hooks
     inline or in a hooks file, the name escaped or not): conservative, a plugin that
@@ -186,11 +173,11 @@ def _plugin(path: Path) -> str | None:
         return None
     if any(event.encode() in raw for event in EVENTS):
         return "a plugin's Elicitation hook"
-    try:
-        data = json.loads(raw.decode("utf-8"))
+    try:  # the JSON written again unescaped: an event named through escapes shows
+        text = json.dumps(json.loads(raw.decode("utf-8")), ensure_ascii=False)
     except (ValueError, RecursionError):
         return None  # not JSON and no event named: Claude Code loads no hook from it
-    return "a plugin's Elicitation hook" if _mentions(data) else None
+    return "a plugin's Elicitation hook" if any(event in text for event in EVENTS) else None
 
 
 def check_dialog(target: str, with_mcp: bool, dialog: bool) -> None:
@@ -270,8 +257,3 @@ def first_of(found: tuple[Answerer, ...], shown: Callable[[str], str] = str) -> 
     if not found:
         return None
     return shown(found[0].line()) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
-
-
-def accepted(host: str) -> str:
-    """The journal's words for a yes given in the host's dialog."""
-    return f"accepted in {host}'s dialog"

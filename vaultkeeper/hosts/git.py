@@ -1,21 +1,20 @@
 """``hooks install|uninstall|status git``: make git merges of a vault exact.
 
-Each added only when missing and removed exactly as added: a block of lines in the
-vault's ``.gitattributes`` (registry and index files, skills and notes merge with our
-driver, the append-only logs under ``state/`` with git's ``union``) and in its
-``.gitignore`` (``state/`` stays out of git except those logs), each between a begin and
-an end comment line so every other line stays byte for byte; and, since config and hooks
-never travel with a clone, in each clone the driver in the repository's git config
-(``merge.vaultkeeper.*``) and a ``post-merge`` hook (where ``git rev-parse --git-path
-hooks`` says; a hook someone else wrote is never changed: install says which line to add).
+Each added only when missing and removed exactly as added: a block of lines, between a
+begin and an end comment line, in the vault's ``.gitattributes`` (registry and index
+files, skills and notes merge with our driver, the append-only logs under ``state/`` with
+git's ``union``) and in its ``.gitignore`` (``state/`` stays out of git but those logs);
+and, since config and hooks never travel with a clone, in each clone the driver in the
+repository's git config (``merge.vaultkeeper.*``) and a ``post-merge`` hook (a hook
+someone else wrote is never changed: install says which line to add).
 
 The hook runs ``repair_after_merge``: git runs a merge driver only when both sides changed
 a file *differently*; two machines that each count one use of a pattern on the same day
 make the very same bytes, and one use would be lost. Right after a merge commit, each
 registry file whose two parents hold the same bytes, changed since their merge base, is
-merged again by the driver's rules and, when that differs, committed on its own, so the
-next ``git push`` carries it. A file with uncommitted changes is left alone (said on
-stderr); so is a history with several merge bases.
+merged again by the driver's rules and, when that differs, committed on its own. A file
+with uncommitted changes is left alone (said on stderr); so is a history with several
+merge bases.
 """
 
 from __future__ import annotations
@@ -59,9 +58,7 @@ ATTRIBUTES = (
     f"/{config.PROJECTS_DIR}/**/*.md merge={DRIVER}",
     *(f"{_STATE}/{name} merge=union" for name in TRAVELLING_LOGS),
 )
-# Everything else under state/ is per machine: the scheduler's state and lock, the writer
-# lock, this machine's hook and cron logs, its last report (rewritten by every scan, so it
-# would conflict on every pull). `vaultkeeper init` ignores all of state/ with `/state/`;
+# Everything else under state/ is per machine. `vaultkeeper init` ignores all of state/;
 # git cannot re-include a file whose folder is ignored, so the block re-includes the folder
 # and ignores its contents instead, then re-includes the logs that travel.
 IGNORED = (
@@ -151,12 +148,21 @@ def _read(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
     return text, None if text is None else _find(text)
 
 
+def _state(path: Path, lines: tuple[str, ...]) -> str:
+    """``installed``, ``outdated`` (our block, other lines) or ``absent``."""
+    text, found = _read(path)
+    if text is None or found is None:
+        return "absent"
+    start, end, how = found
+    return "installed" if text[start:end] == _block(lines, how) else "outdated"
+
+
 def _install_file(path: Path, lines: tuple[str, ...]) -> str:
     text, found = _read(path)
+    if _state(path, lines) == "installed":
+        return f"kept {path.name}"
     if text is not None and found is not None:
         start, end, how = found
-        if text[start:end] == _block(lines, how):
-            return f"kept {path.name}"
         atomic_write(path, text[:start] + _block(lines, how) + text[end:])
         return f"updated {path.name}"
     if text is None:
@@ -223,20 +229,12 @@ def uninstall(vault: Path) -> Change:
 
 def status(vault: Path) -> GitStatus:
     check_work_tree(vault)
-    files: list[tuple[str, str]] = []
-    for name, lines in FILES.items():
-        text, found = _read(vault / name)
-        if text is None or found is None:
-            files.append((name, "absent"))
-        else:
-            start, end, how = found
-            current = text[start:end] == _block(lines, how)
-            files.append((name, "installed" if current else "outdated"))
+    files = tuple((name, _state(vault / name, lines)) for name, lines in FILES.items())
     listed = (_out(vault, "ls-files", "--", f"{_STATE}/") or "").splitlines()
     travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
     tracked = tuple(p for p in listed if p not in travelling)
     driver = _config_get(vault, f"merge.{DRIVER}.driver")
-    return GitStatus(str(vault), tuple(files), driver, tracked, hook_state(vault))
+    return GitStatus(str(vault), files, driver, tracked, hook_state(vault))
 
 
 def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
@@ -290,27 +288,23 @@ def hook_text(program: str) -> str:
     return f"#!/bin/sh\n{MARK}\n{line}\n"
 
 
-def hook_path(vault: Path) -> Path | None:
+def _hook(vault: Path) -> tuple[Path | None, str | None]:
+    """The post-merge hook's path (None: no hooks folder) and text (None: no hook)."""
     found = _out(vault, "rev-parse", "--git-path", "hooks/post-merge")
     if not found:
-        return None
-    path = Path(found)
-    return path if path.is_absolute() else vault / path
-
-
-def _read_hook(path: Path) -> str | None:
+        return None, None
+    path = Path(found) if Path(found).is_absolute() else vault / found
     try:
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return path, path.read_text(encoding="utf-8") if path.is_file() else None
     except (OSError, UnicodeDecodeError):
-        return ""  # someone's binary hook: not ours
+        return path, ""  # someone's binary hook: not ours
 
 
 def install_hook(vault: Path, program: str) -> str:
-    path = hook_path(vault)
+    path, text = _hook(vault)
     if path is None:
         return "no hooks folder found: post-merge hook not installed"
     want = hook_text(program)
-    text = _read_hook(path)
     if text == want:
         return "kept hooks/post-merge"
     if text is not None and MARK not in text:
@@ -323,9 +317,8 @@ def install_hook(vault: Path, program: str) -> str:
 
 
 def uninstall_hook(vault: Path) -> str | None:
-    path = hook_path(vault)
-    text = None if path is None else _read_hook(path)
-    if path is None or not text or MARK not in text or not text.startswith("#!/bin/sh\n" + MARK):
+    path, text = _hook(vault)
+    if path is None or not text or not text.startswith("#!/bin/sh\n" + MARK):
         return None
     path.unlink()
     return f"removed {path}"
@@ -333,8 +326,7 @@ def uninstall_hook(vault: Path) -> str | None:
 
 def hook_state(vault: Path) -> str:
     """``installed``, ``absent``, or a hook someone else wrote (left alone)."""
-    path = hook_path(vault)
-    text = None if path is None else _read_hook(path)
+    text = _hook(vault)[1]
     if text is None:
         return "absent"
     return "installed" if MARK in text else "yours, without vaultkeeper's line"

@@ -3,13 +3,10 @@
 Both hosts read ``{"hooks": {EVENT: [{"matcher": ..., "hooks": [HANDLER, ...]}]}}``; what
 differs between them is data (``HOSTS``). We add one handler per event (SessionEnd: the
 throttled scan; SessionStart: the brief; with --recall the recall hook's) and touch
-nothing else: every other key, event and handler is written back as it was read. A
-handler is ours when its command starts with one of our hook scripts (``is_ours``).
-
+nothing else. A handler is ours when its command starts with one of our hook scripts.
 The settings file's JSON is read and written here for the MCP registration too
-(hosts/mcp.py), and a file install created (a fresh home has none) is remembered beside
-it, so uninstall can leave the home as it was: the file, our backup, the record and the
-folders made for it go, but only while nothing but our entries was ever put in it.
+(hosts/mcp.py); a file install created is remembered beside it, so uninstall can leave
+the home as it was while nothing but our entries was ever put in it.
 """
 
 from __future__ import annotations
@@ -53,6 +50,7 @@ HOSTS = {
         "codex plugin remove",
     ),
 }  # fmt: skip
+Spot = tuple[int, int]  # a handler's place: (group index, handler index)
 EVENTS = (*config.HOOK_SCRIPTS, *config.RECALL_HOOK_EVENTS)  # every event we may add to
 
 
@@ -133,14 +131,9 @@ def desired(target: str, vault: Path, program: str | None, recall: bool = False)
     """Our handlers for ``target`` (absolute script, vault and program paths); with
     ``recall`` the point-of-use recall's too (prompt and file tools)."""
     prog = [program] if program else []
-    end = host(target).session_end_timeout
+    timeouts = {"SessionEnd": host(target).session_end_timeout}
     wanted: list[tuple[str, list[str], str | None, int]] = [
-        (
-            event,
-            [str(vault), *prog],
-            None,
-            end if event == "SessionEnd" else config.SESSION_START_TIMEOUT,
-        )
+        (event, [str(vault), *prog], None, timeouts.get(event, config.SESSION_START_TIMEOUT))
         for event in config.HOOK_SCRIPTS
     ]
     if recall:
@@ -188,13 +181,14 @@ def is_ours(handler: object, event: str) -> bool:
         return False
 
 
-def _ours_in(groups: list[Any], event: str) -> list[tuple[int, int]]:
-    """(group index, handler index) of every handler of ours, in file order."""
-    found: list[tuple[int, int]] = []
+def _ours_in(data: dict[str, Any], event: str, path: Path) -> tuple[list[Any], list[Spot]]:
+    """The event's groups and (group index, handler index) of every handler of ours."""
+    groups = event_groups(data, event, path)
+    found: list[Spot] = []
     for gi, group in enumerate(groups):
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             found.extend((gi, hi) for hi, h in enumerate(group["hooks"]) if is_ours(h, event))
-    return found
+    return groups, found
 
 
 def install(
@@ -207,8 +201,7 @@ def install(
     data, raw = read_settings(real)
     actions: list[str] = []
     for want in wanted:
-        groups = event_groups(data, want.event, real)
-        spots = _ours_in(groups, want.event)
+        groups, spots = _ours_in(data, want.event, real)
         if len(spots) == 1:
             gi, hi = spots[0]
             have = groups[gi]["hooks"][hi]
@@ -239,8 +232,7 @@ def uninstall(target: str, path: Path) -> Change:
     data, raw = read_settings(real)
     actions: list[str] = []
     for event in EVENTS:
-        groups = event_groups(data, event, real)
-        spots = _ours_in(groups, event)
+        groups, spots = _ours_in(data, event, real)
         if not spots and event in config.HOOK_SCRIPTS:
             actions.append(f"absent  {event}: not installed")
         for gi, hi in spots:
@@ -259,8 +251,8 @@ def installed(target: str, path: Path) -> Installed:
     try:
         data, _ = read_settings(path)
         for event in EVENTS:
-            groups = event_groups(data, event, path)
-            for gi, hi in _ours_in(groups, event):
+            groups, spots = _ours_in(data, event, path)
+            for gi, hi in spots:
                 h = groups[gi]["hooks"][hi]
                 timeout = h.get("timeout") if isinstance(h.get("timeout"), int) else None
                 cmd = h["command"]
@@ -298,12 +290,7 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     """The file's JSON object (``{}`` when absent or blank) and its raw text."""
     if not path.exists():
         return {}, None
-    if not path.is_file():  # a FIFO would block the read for ever
-        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
+    raw = read_text(path)
     if not raw.strip():
         return {}, raw
     try:
@@ -323,6 +310,17 @@ def read_settings(path: Path) -> tuple[dict[str, Any], str | None]:
     return data, raw
 
 
+def read_text(path: Path) -> str:
+    """A host's file as on disk (CRLF kept); not a regular file (a FIFO would block the
+    read for ever) or not UTF-8: a one-line refusal."""
+    if not path.is_file():
+        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
+
+
 def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
@@ -333,7 +331,7 @@ def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
     return groups
 
 
-def without_spots(groups: list[Any], spots: list[tuple[int, int]]) -> list[Any]:
+def without_spots(groups: list[Any], spots: list[Spot]) -> list[Any]:
     """``groups`` without the handlers at ``spots``; a group left empty by that goes too."""
     out: list[Any] = []
     for gi, group in enumerate(groups):

@@ -2,15 +2,12 @@
 
 Claude Code reads ``mcpServers`` from ``~/.claude.json`` (user scope) or a project's
 ``.mcp.json``; Codex reads ``[mcp_servers.NAME]`` tables from ``~/.codex/config.toml``.
-Install sets exactly one entry, ``vaultkeeper``, by editing the file's text in place
-(every other byte stays; the write is atomic; the file as it was is kept as
-``.vaultkeeper.bak``; a second install changes nothing); uninstall removes exactly that
-entry (and a file install created, while it held nothing else: hosts/hooks.py). No TOML
-writer is a dependency: the table is written as text, checked with ``tomllib`` on 3.11+.
-
-``registrations`` reads the same files for ``hooks status``: whether the entry is there,
-for which vault, and whether a deletion is asked in the host's dialog (``--dialog``) or
-refused while an Elicitation hook could answer it (hosts/elicitation.py).
+Install sets exactly one entry, ``vaultkeeper``, editing the file's text in place (every
+other byte stays; atomic; the file as it was kept as ``.vaultkeeper.bak``; a second
+install changes nothing); uninstall removes exactly that entry (and a file install
+created, while it held nothing else). No TOML writer is a dependency: the table is
+written as text, checked with ``tomllib`` on 3.11+. ``registrations`` reads the same
+files for ``hooks status``, with who says yes to a deletion (hosts/elicitation.py).
 """
 
 from __future__ import annotations
@@ -40,6 +37,7 @@ from vaultkeeper.hosts.hooks import (
     host,
     missing_folders,
     read_settings,
+    read_text,
     remember_created,
     replace_keeping_backup,
     settle_uninstall,
@@ -146,8 +144,6 @@ def _empty(target: str, path: Path) -> bool:
 # -- Claude Code: JSON ----------------------------------------------------------------
 def _claude(path: Path, want: dict[str, Any] | None, write: bool) -> Change:
     data, raw = read_settings(path)
-    if raw is not None:  # as on disk: read_text would turn CRLF line ends into LF
-        raw = _read_text(path)
     text = raw if raw is not None and raw.strip() else "{}\n"
     servers = data.get(_SERVERS_JSON)
     if servers is not None and not isinstance(servers, dict):
@@ -202,7 +198,7 @@ def _table(command: list[str], nl: str) -> str:
 
 
 def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
-    raw = _read_text(path) if path.exists() else None
+    raw = read_text(path) if path.exists() else None
     text = raw or ""
     before = tomledit.load(text, path)
     nl = "\r\n" if "\r\n" in text else "\n"
@@ -214,31 +210,24 @@ def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
             f"{path}: {_TABLE}.{NAME} is set in a form vaultkeeper does not edit "
             "(an inline table or dotted keys); change it by hand. Nothing written"
         )
-    if command is None:
-        if not spans:
-            return Change("codex", str(path), False, None, (f"absent  mcp server {NAME}",))
-        drop = {i for a, b in spans for i in range(a, b)}
-        first = spans[0][0]
-        if first > 0 and not lines[first - 1].strip():
-            drop.add(first - 1)  # the blank line install put before the table
-        new = "".join(x for i, x in enumerate(lines) if i not in drop)
-        action = f"removed mcp server {NAME}"
-    else:
-        table = _table(command, nl)
-        if len(spans) == 1 and tomledit.join_spans(text, spans) == table:
-            return Change("codex", str(path), False, None, (f"kept    mcp server {NAME}",))
-        if spans:  # the first copy is replaced where it stands, any other goes
-            a, b = spans[0]
-            drop = {i for x, y in spans[1:] for i in range(x, y)}
-            rest = "".join(x for i, x in enumerate(lines) if i >= b and i not in drop)
-            new = "".join(lines[:a]) + table + rest
-            action = f"updated mcp server {NAME}: {' '.join(command)}"
-        else:
-            # one blank line between the file's last table and ours
-            gap = 0 if not text or text.endswith(nl + nl) else 1 if text.endswith(nl) else 2
-            sep = nl * gap
-            new = text + sep + table
-            action = f"added   mcp server {NAME}: {' '.join(command)}"
+    table = "" if command is None else _table(command, nl)
+    if command is not None and len(spans) == 1 and tomledit.join_spans(text, spans) == table:
+        return Change("codex", str(path), False, None, (f"kept    mcp server {NAME}",))
+    if spans:  # every copy goes; ours takes the first one's place
+        at = spans[0][0]
+        drop = {i for x, y in spans for i in range(x, y)}
+        if command is None and at > 0 and not lines[at - 1].strip():
+            at -= 1  # the blank line install put before the table goes too
+            drop.add(at)
+        rest = "".join(x for i, x in enumerate(lines) if i >= at and i not in drop)
+        new = "".join(lines[:at]) + table + rest
+    elif command is None:
+        return Change("codex", str(path), False, None, (f"absent  mcp server {NAME}",))
+    else:  # one blank line between the file's last table and ours
+        gap = 0 if not text or text.endswith(nl + nl) else 1 if text.endswith(nl) else 2
+        new = text + nl * gap + table
+    said = "removed" if command is None else "updated" if spans else "added  "
+    action = f"{said} mcp server {NAME}" + (f": {' '.join(command)}" if command else "")
     _toml_check(before, new, command, path)
     change = _write("codex", path, raw, new, action, write)
     if command is None:
@@ -248,15 +237,6 @@ def _codex(path: Path, command: list[str] | None, write: bool) -> Change:
         f"{', '.join(config.MCP_PERSON_TOOLS)} keeps Codex's approval and asks the person"
     )
     return replace(change, actions=(*change.actions, approved))
-
-
-def _read_text(path: Path) -> str:
-    if not path.is_file():
-        raise VaultkeeperError(f"{path}: not a regular file; nothing written")
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
 
 
 def _toml_check(
@@ -364,7 +344,7 @@ def _entry(target: str, path: Path) -> dict[str, Any] | None:
     if target == "claude-code":
         servers = read_settings(path)[0].get(_SERVERS_JSON)
     else:
-        text = _read_text(path)
+        text = read_text(path)
         data_or_none = tomledit.load(text, path)
         if data_or_none is None:  # Python 3.10: no TOML reader; the table's header will do
             found = tomledit.table_spans(text.splitlines(keepends=True), [_TABLE, NAME])

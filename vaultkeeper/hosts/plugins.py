@@ -26,6 +26,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts import codex_trust, home_path
+from vaultkeeper.hosts.elicitation import SETTINGS
 from vaultkeeper.hosts.hooks import HOSTS
 
 NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
@@ -33,7 +34,6 @@ LAUNCHER = "scripts/vaultkeeper-hook"
 MARKER = f"{config.HOOK_MARKER} plugin"
 CLAUDE_RECORD = "~/.claude/plugins/installed_plugins.json"
 CODEX_CACHE = "~/.codex/plugins/cache"
-_PROJECT_FILES = ("settings.json", "settings.local.json")  # a project-scope install's
 _MANIFEST = {"claude-code": ".claude-plugin/plugin.json", "codex": ".codex-plugin/plugin.json"}
 
 
@@ -108,29 +108,24 @@ def _claude(env: Mapping[str, str]) -> list[Plugin]:
         for entry in entries if isinstance(entries, list) else [entries]:
             if not isinstance(entry, dict):
                 continue
-            where = entry.get("installPath")
-            path = Path(where) if isinstance(where, str) and where else None
+            path = Path(where) if (where := _str(entry, "installPath")) else None
             if path is not None and path.is_dir() and not _ours(path):
                 continue  # another tool's plugin of the same name
-            scope = entry.get("scope") if isinstance(entry.get("scope"), str) else None
-            project = entry.get("projectPath")
-            if scope in ("project", "local") and isinstance(project, str):
-                settings = [_json(Path(project) / ".claude" / n) for n in _PROJECT_FILES]
+            scope, project = _str(entry, "scope"), _str(entry, "projectPath")
+            if scope in ("project", "local") and project is not None:
+                settings = [_json(Path(project) / ".claude" / n) for n in SETTINGS]
             else:  # Claude Code layers the folder's project settings over the user's
                 here = Path.cwd() / ".claude"
-                settings = [user, *(_json(here / n) for n in _PROJECT_FILES)]
+                settings = [user, *(_json(here / n) for n in SETTINGS)]
             said = [_dig(s, "enabledPlugins", plugin_id) for s in settings]
             enabled = [v for v in said if isinstance(v, bool)][-1:] == [True]  # the last says
-            options = _dig(user, "pluginConfigs", plugin_id, "options")
-            vault = options.get("vault") if isinstance(options, dict) else None
+            vault = _str(_dig(user, "pluginConfigs", plugin_id, "options"), "vault")
             events, note = _events("claude-code", path)
-            version = entry.get("version")
             out.append(
                 Plugin(
                     "claude-code", plugin_id, name, enabled, str(record),
-                    str(path) if path else None,
-                    version if isinstance(version, str) else None, scope,
-                    vault if isinstance(vault, str) and vault else None, events, note=note,
+                    str(path) if path else None, _str(entry, "version"), scope, vault, events,
+                    note=note,
                 )
             )  # fmt: skip
     return out
@@ -228,6 +223,12 @@ def _json(path: Path, strict: bool = False) -> Any:
             reason = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
             raise VaultkeeperError(f"{path}: cannot be read ({reason})") from None
         return {}
+
+
+def _str(data: Any, key: str) -> str | None:
+    """``data[key]`` when ``data`` is an object and that is a text not empty, else None."""
+    found = data.get(key) if isinstance(data, dict) else None
+    return found if isinstance(found, str) and found else None
 
 
 def _dig(data: Any, *keys: str) -> Any:

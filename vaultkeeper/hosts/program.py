@@ -129,10 +129,7 @@ def _inside(path: str, folder: str) -> bool:
 
 def _venv_root(path: str) -> str | None:
     """The nearest folder above ``path`` holding a pyvenv.cfg (a virtual environment)."""
-    for parent in Path(path).parents:
-        if (parent / "pyvenv.cfg").is_file():
-            return str(parent)
-    return None
+    return next((str(p) for p in Path(path).parents if (p / "pyvenv.cfg").is_file()), None)
 
 
 def _working_tree(path: str, home: str) -> str | None:

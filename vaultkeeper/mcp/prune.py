@@ -3,17 +3,15 @@ host's own dialog where the person turned it on and no hook could answer it.
 
 The hosts do not reliably show a dialog to a person (Codex answers cancel unseen,
 ``claude -p`` cancels itself, a Claude Code ``Elicitation`` hook can answer accept), so the
-dialog is an opt-in, refused while a hook could answer it (hosts/elicitation.py). When
-used, form elicitation's first four lines say what goes (Claude Code shows four before
-"(+N more lines)"), then exactly the text that goes, made inert. The one field is the
-entry's name, typed: only "accept" with that exact name deletes, through the terminal's
-prune, journaled "accepted in <host>'s dialog"; a wrong name keeps it (silence).
+dialog is an opt-in, refused while a hook could answer it (hosts/elicitation.py). Form
+elicitation's first four lines say what goes (Claude Code shows four before "(+N more
+lines)"), then exactly the text that goes, made inert; the one field is the entry's name:
+only "accept" with that exact name deletes (journaled "accepted in <host>'s dialog"); a
+wrong name keeps it (silence); whatever no person is known to have answered queues it.
 
 At 2026-07-28 (Claude Code 2.1.3xx) the ``answer`` parameter is filled by the SDK resolver
-``asker`` (an ``InputRequiredResult`` round, judged by ``Answered`` against the plan read
-again); older clients (Codex sends 2025-06-18) get ``elicitation/create`` mid-call
-(``InDialog``, with a time limit). Whatever no person is known to have answered deletes
-nothing and queues the request (outcome ask).
+``asker`` (an ``InputRequiredResult`` round, judged against the plan read again); older
+clients (Codex sends 2025-06-18) get ``elicitation/create`` mid-call, with a time limit.
 
 No ``from __future__ import annotations``: the SDK reads the tool's and the resolvers'
 annotations at registration, and ``Resolve(asker)`` names closures that exist only as values.
@@ -133,65 +131,48 @@ def judge(action: str, typed: str | None, plan: PrunePlan) -> Verdict:
 Elicit_ = Callable[[str, type[TypeTheName]], Awaitable[Any]]
 
 
+def judged(result: Any, plan: PrunePlan) -> Verdict:
+    """``judge`` of an ElicitationResult (accepted, declined or cancelled)."""
+    typed = getattr(getattr(result, "data", None), "name", None)
+    return judge(str(getattr(result, "action", "")), typed, plan)
+
+
 async def ask(elicit: Elicit_, plan: PrunePlan, timeout: float) -> Verdict:
     """Put the question through ``elicit`` (Context.elicit) and judge the answer."""
     try:
         with anyio.fail_after(timeout):
-            result = await elicit(message(plan), TypeTheName)
+            return judged(await elicit(message(plan), TypeTheName), plan)
     except TimeoutError:
         return NoAnswer(f"no answer in the host's dialog within {timeout:g} s")
     except Exception as exc:  # an error reply or a malformed answer: never a yes
         why = f"{type(exc).__name__}: {inert(str(exc))[:200]}"
         return NoAnswer(f"the host's dialog failed ({why})")
-    data = getattr(result, "data", None)
-    return judge(str(getattr(result, "action", "")), getattr(data, "name", None), plan)
 
 
-class _InHostDialog:
-    """A confirm callback whose yes came from the host's dialog: ``confirmed_via`` and
-    ``yes_reason`` go into the journal line (the host's dialog accepted: all that is known)."""
+@dataclass(frozen=True)
+class InDialog:
+    """A confirm callback asking in the host's dialog: mid-call (``elicit``: from the tool
+    call's worker thread onto the event loop, where the session is) or, at 2026-07-28, the
+    ``answer`` the client sent back for the question ``asked`` (an entry changed since is
+    re-decided). ``confirmed_via`` and ``yes_reason`` go into the journal line."""
 
-    host: str
+    elicit: Elicit_ | None
+    timeout: float = 0
+    host: str = "the host"
+    answer: Any = None
+    asked: str | None = None
     confirmed_via = config.CONFIRMED_VIA_MCP
 
     @property
     def yes_reason(self) -> str:
-        return elicitation.accepted(self.host)
-
-
-@dataclass(frozen=True)
-class InDialog(_InHostDialog):
-    """Asks mid-call: runs in the tool call's worker thread and puts the question on the
-    event loop, where the session is."""
-
-    elicit: Elicit_
-    timeout: float
-    host: str = "the host"
+        return f"accepted in {self.host}'s dialog"  # all that is known of the yes
 
     def __call__(self, plan: PrunePlan) -> Verdict:
-        return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
-
-
-@dataclass(frozen=True)
-class Answered(_InHostDialog):
-    """An answer the client sent back (2026-07-28): it holds only for the question asked,
-    so an entry that changed since is re-decided."""
-
-    action: str
-    typed: str | None
-    asked: str
-    host: str = "the host"
-
-    @classmethod
-    def of(cls, result: Any, asked: str, host: str) -> "Answered":
-        """An ElicitationResult (accepted, declined or cancelled) as a confirm callback."""
-        data = getattr(result, "data", None)
-        return cls(str(getattr(result, "action", "")), getattr(data, "name", None), asked, host)
-
-    def __call__(self, plan: PrunePlan) -> Verdict:
+        if self.elicit is not None:
+            return anyio.from_thread.run(ask, self.elicit, plan, self.timeout)
         if message(plan) != self.asked:
             return NoAnswer("the entry changed after the question was shown")
-        return judge(self.action, self.typed, plan)
+        return judged(self.answer, plan)
 
 
 def can_elicit(capabilities: Any) -> bool:
@@ -248,7 +229,9 @@ def register(app: MCPServer, tools: VaultTools, run: Callable[..., Awaitable[Out
             if why is not None:  # nobody is asked: queued for review, saying why
                 confirm = Queued(why)
             elif rounds:  # 2026-07-28: the answer came back with the retried call
-                confirm = Queued(NO_DIALOG) if shown is None else Answered.of(answer, shown, host)
+                confirm = (
+                    Queued(NO_DIALOG) if shown is None else InDialog(None, 0, host, answer, shown)
+                )
             else:  # older: elicitation/create over the back-channel, mid-call
                 confirm = InDialog(ctx.elicit, config.MCP_ELICIT_TIMEOUT_SECONDS, host)
             return outcome_dict(tools.apply(decision, dry_run, confirm))

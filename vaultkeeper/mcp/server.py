@@ -1,18 +1,15 @@
 """``vaultkeeper mcp``: the vault as a stdio MCP server (the optional ``mcp`` extra).
 
-Each tool is a thin async wrapper: it runs one VaultTools method (mcp/tools.py, the same
-core functions as the CLI) in a worker thread through ``run`` and returns its dict as
-structured output; a refusal becomes a tool error carrying the CLI's one-line message.
-Each apply tool hands one Decision to the applier's single entry point: the same gates,
-outcomes and journal line as ``vaultkeeper apply ...``; ``apply_prune``, which needs a
-person's answer, is mcp/prune.py's. Only ``vaultkeeper mcp`` imports this module.
+Each tool runs one VaultTools method (mcp/tools.py: the CLI's core functions) in a worker
+thread through ``run`` and returns its dict as structured output; a refusal is a tool
+error carrying the CLI's one line. An apply tool hands one Decision to the applier (the
+gates, outcomes and journal of ``vaultkeeper apply``); ``apply_prune`` is mcp/prune.py's.
 
-Which host session a ``tools/call`` belongs to comes from the ids the hosts send in
-``_meta`` (recorded in tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl): Codex sends
-``sessionId`` and ``threadId``; Claude Code 2.1.332 sends ``claudecode/toolUseId``, the
-``tool_use`` id of the call in its transcript, so the session is the transcript holding
-that id (the newest few under ``~/.claude/projects/<the server's cwd, sanitized>/``,
-their tails only). None when no id says: the server's own session counts then.
+A ``tools/call``'s host session comes from the ids in ``_meta`` (recorded in
+tests/fixtures/hosts/*/mcp/mcp-traffic.jsonl): Codex's ``sessionId`` and ``threadId``;
+Claude Code's ``claudecode/toolUseId``, the call's ``tool_use`` id, found in the tail of
+one of its newest transcripts under ``~/.claude/projects/<the server's cwd, sanitized>/``.
+None when no id says: the server's own session counts then.
 """
 
 from __future__ import annotations
@@ -60,8 +57,8 @@ from vaultkeeper.mcp.shapes import (
     arg,
 )
 from vaultkeeper.mcp.stop import guarded
-from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict, serve_text
-from vaultkeeper.store.model import ParseError, decode, read_regular
+from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict
+from vaultkeeper.native.folders import projects_dir, sanitize
 from vaultkeeper.store.vault import resolve_inside
 
 T = TypeVar("T")
@@ -142,8 +139,8 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
         ] = config.SEARCH_DEFAULT_LIMIT,
         include_archived: Annotated[bool, arg("Also archived / superseded entries.")] = False,
     ) -> SearchOut:
-        call = functools.partial(tools.search, query, kind, project, limit, include_archived)
-        return await run(SearchOut, call)
+        options = dict(kind=kind, project=project, limit=limit, include_archived=include_archived)
+        return await run(SearchOut, lambda: tools.search(query, **options))
 
     @app.tool(
         name="read",
@@ -311,12 +308,8 @@ def _resources(app: MCPServer, tools: VaultTools) -> None:
         mime_type="text/markdown",
         description="The vault's _index.md: one line per entry, the map to start from.",
     )
-    def index() -> str:
-        try:  # confined as every read: an _index.md symlinked out of the vault is refused
-            full = resolve_inside(tools.vault, config.INDEX_FILE)
-        except VaultkeeperError as exc:
-            raise ResourceError(str(exc)) from None
-        return _text(full, config.INDEX_FILE)
+    def index() -> str:  # confined as every read: an _index.md linked out is refused
+        return _text(lambda: tools.text(resolve_inside(tools.vault, config.INDEX_FILE)))
 
     @app.resource(
         "vault://entry/{+path}",
@@ -325,18 +318,14 @@ def _resources(app: MCPServer, tools: VaultTools) -> None:
         description="One entry by its vault-relative path; paths outside the vault are refused.",
     )
     def entry(path: str) -> str:
-        try:
-            full = tools.entry_path(path)
-        except VaultkeeperError as exc:
-            raise ResourceError(str(exc)) from None
-        return _text(full, path)
+        return _text(lambda: tools.read(path)["text"])
 
 
-def _text(path: Path, shown: str) -> str:
+def _text(read: Callable[[], str]) -> str:
     try:
-        return serve_text(decode(read_regular(path)))
-    except ParseError as exc:
-        raise ResourceError(f"{shown}: {exc.reason}") from None
+        return read()
+    except VaultkeeperError as exc:
+        raise ResourceError(str(exc)) from None
 
 
 CODEX_KEYS = ("sessionId", "threadId")
@@ -346,24 +335,22 @@ _TAIL_BYTES = 4 << 20  # the call was just made: it is near the end of its trans
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
 
 
-def tool_use(meta: Mapping[str, Any] | None) -> str | None:
-    found = (meta or {}).get(CLAUDE_TOOL_USE)
+def tool_use(meta: Mapping[str, Any] | None, key: str = CLAUDE_TOOL_USE) -> str | None:
+    """The id the host sent under ``key`` in ``_meta`` (Claude Code's tool_use id)."""
+    found = (meta or {}).get(key)
     return found if isinstance(found, str) and _ID.match(found) else None
 
 
 def host_session(meta: Mapping[str, Any] | None, home: Path, cwd: Path) -> str | None:
     """The host's session id of this call, or None when the host said nothing of it."""
-    for key in CODEX_KEYS:
-        found = (meta or {}).get(key)
-        if isinstance(found, str) and _ID.match(found):
-            return found
+    found = next(filter(None, (tool_use(meta, key) for key in CODEX_KEYS)), None)
     call = tool_use(meta)
-    return None if call is None else claude_session(call, home, cwd)
+    return found or (None if call is None else claude_session(call, home, cwd))
 
 
 def claude_session(call: str, home: Path, cwd: Path) -> str | None:
     """The Claude Code transcript (its file's stem) whose tail holds tool_use ``call``."""
-    folder = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+    folder = projects_dir(home) / sanitize(str(cwd))
     try:
         files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:

@@ -1,8 +1,7 @@
 """The MCP tools' input and output shapes: JSON schemas come from these annotations.
 
 Inputs are ``Annotated`` types whose descriptions become each argument's schema text;
-outputs are TypedDicts (the structured output's schema). Kept apart from mcp/server.py
-so the server module holds behaviour only.
+outputs are TypedDicts (the structured output's schema); a search hit is the CLI's own.
 """
 
 from __future__ import annotations
@@ -13,19 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
-
-class Hit(TypedDict):
-    kind: str
-    name: str
-    description: str
-    path: str
-    line: int
-    snippet: str
-    cite: str
-    link: str
-    status: str | None
-    superseded_by: str | None
-    score: float  # bm25 (search.rank), higher is better
+from vaultkeeper.search.hits import Hit  # the CLI's hit: its schema is the tool's
 
 
 class SearchOut(TypedDict):

@@ -1,31 +1,27 @@
 """``vaultkeeper mcp``'s start: a front answers the host's opening while the SDK loads.
 
-Importing the SDK takes most of a second (``import mcp`` loads its client, the generated
-models of every protocol version, pydantic and asyncio; docs/benchmarks.md), and a host
-waits for the first answer: Codex starts a turn without the tools of a server that answers
-late. The answers to the opening requests depend on nothing but the method and the
-protocol version, so the SDK itself makes them once and they ship as ``opening.json``
-(tools/mcp_opening.py writes it; tests/test_mcp_opening.py fails when it differs from
-what the installed SDK answers; with an SDK of another minor version there are none and
-the SDK answers everything). Stdlib only, and cheap: it runs before the SDK is imported.
+Importing the SDK takes most of a second (docs/benchmarks.md), and a host waits for the
+first answer: Codex starts a turn without the tools of a server that answers late. The
+answers to the opening requests depend only on the method and the protocol version, so
+the SDK itself makes them once and they ship as ``opening.json`` (tools/mcp_opening.py
+writes it; tests/test_mcp_opening.py fails when it differs from what the installed SDK
+answers; with an SDK of another minor version the SDK answers everything). Stdlib only.
 
-While the server (server.py) is built in a thread, the front (``Front``) reads stdin and
-answers from them: ``initialize`` (2024-11-05 .. 2025-11-25) as the first request, then,
-after ``notifications/initialized``, the lists; at 2026-07-28, where every request
-carries its version and the client's capabilities in ``_meta``, ``server/discover``, the
-lists, and ``subscriptions/listen`` (it sends the acknowledgement and keeps the request:
-the SDK owns the subscription). Everything else is kept, in order, for the SDK, and from
-the first request it cannot answer (another method or version, anything malformed or
-unusual) it answers no more. The SDK's connection state is made by the first request, so
-when the front answered that one the SDK is given it too under an id of the front's own
-(a "stand-in"). Lines are split and decoded as the SDK's reader does.
+While the server (server.py) is built in a thread, the ``Front`` reads stdin and answers
+``initialize`` (2024-11-05 .. 2025-11-25) as the first request, then, after
+``notifications/initialized``, the lists; at 2026-07-28 (version and capabilities in each
+request's ``_meta``) ``server/discover``, the lists, and ``subscriptions/listen`` (it
+sends the acknowledgement and keeps the request: the subscription is the SDK's).
+Everything else is kept, in order, for the SDK, and from the first request it cannot
+answer (another method or version, anything malformed or unusual) it answers no more.
+The SDK's connection state is made by the first request, so when the front answered it
+the SDK is given it too under an id of the front's own (a "stand-in").
 
 The hand-over: the SDK serves the rest through its public ``MCPServer.run("stdio")`` on
-the process's stdin and stdout, by then two pipes of ours: in, the lines the front kept,
-then the host's stdin as it comes; out, every line to the host except its answer to a
-stand-in and its acknowledgement of a listen the front acknowledged (``Drop``), each
-compared with what the front sent (a difference is one line on stderr). With no answers
-for this SDK, no stdin and stdout to take over, or VAULTKEEPER_MCP_PLAIN=1, it serves as
+stdin and stdout, by then two pipes of ours: in, the kept lines, then the host's stdin;
+out, every line to the host except its answers the front gave already (``Drop``), each
+compared with the front's (a difference is one line on stderr). With no answers for this
+SDK, no stdin and stdout to take over, or VAULTKEEPER_MCP_PLAIN=1, it serves as
 ``MCPServer.run("stdio")`` alone does (the tests compare the two ways).
 """
 
@@ -227,7 +223,6 @@ class Front:
         self.version: str | None = None  # the protocol version the front answered at
         self.modern = False
         self.ready = False  # 2025: notifications/initialized came after initialize
-        self.answered = 0
 
     def take(self, line: str) -> None:
         message = parse(line)
@@ -286,13 +281,13 @@ class Front:
             return False
         method, rest = message["method"], {k: v for k, v in params.items() if k != "_meta"}
         if method == LISTEN:
-            return set(rest) == {"notifications"} and self._listen(message, version, rest, line)
-        if rest or method not in LISTS | {"server/discover"}:
-            return False
-        if not self._reply(message, self.opening.result(method, version), first):
-            return False
-        self.version, self.modern = version, True
-        return True
+            answered = set(rest) == {"notifications"} and self._listen(message, version, rest, line)
+        else:
+            result = None if rest else self.opening.result(method, version)
+            answered = method in LISTS | {"server/discover"} and self._reply(message, result, first)
+        if answered:
+            self.version, self.modern = version, True
+        return answered
 
     def _listen(
         self, message: dict[str, Any], version: str, rest: dict[str, Any], line: str
@@ -306,7 +301,6 @@ class Front:
             return False
         self.kept.append(line)  # the subscription is the SDK's: it gets the request itself
         self.drops.append(Drop("ack", ident, params))
-        self.version, self.modern = version, True
         return True
 
     def _reply(self, message: dict[str, Any], result: Any, first: bool) -> bool:
@@ -318,15 +312,12 @@ class Front:
             ident = STAND_IN_PREFIX + os.urandom(8).hex()
             self.kept.append(json.dumps({**message, "id": ident}, ensure_ascii=False) + "\n")
             self.drops.append(Drop("response", ident, result))
-        self.answered += 1
         return True
 
     def _write(self, reply: dict[str, Any]) -> bool:
+        line = json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            _write(
-                self.out,
-                (json.dumps(reply, ensure_ascii=False, separators=(",", ":")) + "\n").encode(),
-            )
+            _write(self.out, line.encode())
         except (OSError, UnicodeError, ValueError):
             return False  # the SDK answers it, or meets the same broken pipe
         return True
@@ -420,35 +411,25 @@ def _write(fd: int, data: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _dropped(line: bytes, drops: list[Drop]) -> Drop | None:
-    """The drop this line of the SDK is, if any (parsed only when it may be one)."""
+def _dropped(line: bytes, drops: list[Drop]) -> tuple[Drop, Any] | None:
+    """The drop this line of the SDK is, if any, and what the SDK sent in it (the line
+    parsed only when it may be one)."""
     if not any(str(d.ident).encode() in line for d in drops):
         return None
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(message, dict):
-        return None
-    params = message.get("params")
+    params = message.get("params") if isinstance(message, dict) else None
     meta = params.get("_meta") if isinstance(params, dict) else None
-    for drop in drops:
-        if drop.kind == "response" and message.get("id") == drop.ident and "method" not in message:
-            return drop
-        if (
-            drop.kind == "ack"
-            and message.get("method") == ACKNOWLEDGED
-            and isinstance(meta, dict)
-            and meta.get(SUBSCRIPTION) == drop.ident
-        ):
-            return drop
-    return None
-
-
-def _sent_again(line: bytes, drop: Drop) -> bool:
-    message = json.loads(line)
-    got = message.get("result") if drop.kind == "response" else message.get("params")
-    return bool(got == drop.sent)
+    if isinstance(meta, dict) and message.get("method") == ACKNOWLEDGED:
+        key, got = ("ack", meta.get(SUBSCRIPTION)), params
+    elif isinstance(message, dict) and "method" not in message:
+        key, got = ("response", message.get("id")), message.get("result")
+    else:
+        return None
+    drop = next((d for d in drops if (d.kind, d.ident) == key), None)
+    return None if drop is None else (drop, got)
 
 
 def _copy(fd: int, wire: int, drops: list[Drop], end: bytes) -> None:
@@ -459,10 +440,10 @@ def _copy(fd: int, wire: int, drops: list[Drop], end: bytes) -> None:
         for line in lines:
             if line == end:
                 return
-            drop = _dropped(line, pending) if pending else None
-            if drop is not None:
-                pending.remove(drop)
-                if not _sent_again(line, drop) and not told:
+            found = _dropped(line, pending) if pending else None
+            if found is not None:
+                pending.remove(found[0])
+                if found[1] != found[0].sent and not told:
                     told = True
                     sys.stderr.write(
                         "vaultkeeper: the SDK answered the opening otherwise than the answers "

@@ -38,17 +38,9 @@ MEANING = {
 
 def outcome_dict(outcome: Outcome) -> dict[str, Any]:
     """An applier outcome as the tools return it: the journal's fields plus the meaning."""
-    record = outcome.to_dict()
-    return {
-        "outcome": outcome.outcome,
-        "meaning": MEANING[outcome.outcome],
-        "action": outcome.action,
-        "target": outcome.target,
-        "reason": outcome.reason,
-        "id": outcome.id,
-        "exit_code": outcome.exit_code,
-        "record": record,
-    }
+    fields = ("outcome", "action", "target", "reason", "id", "exit_code")
+    found = {key: getattr(outcome, key) for key in fields}
+    return found | {"meaning": MEANING[outcome.outcome], "record": outcome.to_dict()}
 
 
 def serve_text(text: str) -> str:
@@ -97,26 +89,12 @@ class VaultTools:
         brief = render(self.vault, report, self.now(), where)
         return {"brief": brief, "available": report is not None, "note": None}
 
-    def search(
-        self,
-        query: str,
-        kind: str | None = None,
-        project: str | None = None,
-        limit: int = config.SEARCH_DEFAULT_LIMIT,
-        include_archived: bool = False,
-    ) -> dict[str, Any]:
+    def search(self, query: str, **options: Any) -> dict[str, Any]:
+        """``vaultkeeper search --json``'s hits (search.rank.found takes the options)."""
         from vaultkeeper.scan.last import last_report
         from vaultkeeper.search.rank import found
 
-        hits = found(
-            self.searcher,
-            query,
-            kind=kind,
-            project=project,
-            limit=limit,
-            include_archived=include_archived,
-            report=lambda: last_report(self.vault),
-        )
+        hits = found(self.searcher, query, report=lambda: last_report(self.vault), **options)
         return {"hits": hits, "count": len(hits)}
 
     def entry_path(self, path: str) -> Path:
@@ -134,14 +112,17 @@ class VaultTools:
             raise NotFoundError(f"{relative}: no such file in the vault")
         return full
 
+    def text(self, full: Path) -> str:
+        """A file of the vault as an agent may see it (serve_text); unreadable: refused."""
+        try:
+            return serve_text(decode(read_regular(full)))
+        except ParseError as exc:
+            raise UsageError(f"{rel(self.vault.resolve(), full)}: {exc.reason}") from None
+
     def read(self, path: str) -> dict[str, Any]:
         full = self.entry_path(path)
         relative = rel(self.vault.resolve(), full)
-        try:
-            text = decode(read_regular(full))
-        except ParseError as exc:
-            raise UsageError(f"{relative}: {exc.reason}") from None
-        text = serve_text(text)
+        text = self.text(full)
         unterminated = bool(text) and not text.endswith("\n")
         return {"path": relative, "text": text, "lines": text.count("\n") + unterminated}
 

@@ -13,7 +13,6 @@ are headings, fences and counters; the blocks are built from them, lazily.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import os
 import re
@@ -422,16 +421,18 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     return out
 
 
-@functools.lru_cache(maxsize=32)
-def _parsed(path: Path, rel_path: str, text: str) -> tuple[BlockHead, ...]:
-    return tuple(parse_heads(path, rel_path, text))
+_CURRENT: dict[Path, tuple[str, str, tuple[BlockHead, ...]]] = {}  # path: (rel, text, heads)
 
 
 def parsed_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
-    """parse_heads, kept for the last few texts: a command reads a registry file several
-    times (to find a block, under the writer lock, for the index). The key is the text
-    itself, never a stat: a file edited between two reads is parsed again."""
-    return list(_parsed(path, rel_path, text))
+    """parse_heads, kept for each registry file's current text only: a command reads a
+    file several times (to find a block, under the writer lock, for the index). The key
+    is the text itself, never a stat: an edited file is parsed again and its older parse
+    dropped, so a long-running MCP server holds one parse per registry file."""
+    kept = _CURRENT.get(path)
+    if kept is None or kept[0] != rel_path or kept[1] != text:
+        kept = _CURRENT[path] = (rel_path, text, tuple(parse_heads(path, rel_path, text)))
+    return list(kept[2])
 
 
 def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
@@ -448,7 +449,8 @@ def load_heads(
     heads: list[BlockHead] = []
     problems: list[Problem] = []
     outside: list[str] = []
-    for path in registry_files(vault, outside) if paths is None else paths:
+    files = registry_files(vault, outside) if paths is None else list(paths)
+    for path in files:
         rel_path = rel(vault, path)
         try:
             text = decode(read_regular(path))  # a FIFO named *.md is refused, not waited on
@@ -459,6 +461,10 @@ def load_heads(
             continue
         heads += parsed_heads(path, rel_path, text)
     problems.extend(outside_problems(vault, outside))
+    if paths is None:  # every registry file listed: a deleted or renamed one's parse goes
+        for gone in set(list(_CURRENT)) - set(files):
+            if gone.is_relative_to(vault):
+                _CURRENT.pop(gone, None)
     return heads, problems
 
 
