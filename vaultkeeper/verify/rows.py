@@ -134,7 +134,7 @@ def _lint(ctx: Context, wanted: list[str]) -> tuple[str, str]:
     leaves off here by default (VK101 on someone's Obsidian vault) is not run either."""
     from vaultkeeper.lint import lint_vault
     from vaultkeeper.lint.codes import Selection
-    from vaultkeeper.store.obsidian import is_ours
+    from vaultkeeper.store.vault import is_ours
 
     default = Selection.parse(None, (), ours=is_ours(ctx.vault))
     codes = [c for c in wanted if default.enabled(c)]
