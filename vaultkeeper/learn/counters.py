@@ -26,7 +26,7 @@ from vaultkeeper.registry.blocks import (
 )
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
-from vaultkeeper.store.model import Problem, split_lines
+from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import resolve_inside
 
 
@@ -85,7 +85,7 @@ def plan_uses(
     edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
     for name, (times, day) in uses.items():
         try:
-            block = _one(name, by_name, blocks, problems)
+            block = pick_block(name, by_name.get(name, []), blocks, problems)
             new_count = _new_count(block, times)
             resolve_inside(vault, block.path)  # a registry symlinked out is not ours
         except VaultkeeperError as exc:
@@ -117,19 +117,6 @@ def write_uses(vault: Path, plan: UsePlan) -> dict[str, UseResult]:
         # only counter lines changed: the index's stamp follows (no regeneration next)
         index_rows.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
     return done
-
-
-def _one(
-    name: str,
-    by_name: Mapping[str, list[RegistryBlock]],
-    blocks: list[RegistryBlock],
-    problems: list[Problem],
-) -> RegistryBlock:
-    """The one block called ``name`` (find_block's rules, on a registry read once)."""
-    found = by_name.get(name, [])
-    if len(found) == 1:
-        return found[0]
-    return pick_block(name, found, blocks, problems)
 
 
 def _new_count(block: RegistryBlock, times: int) -> int:

@@ -35,7 +35,7 @@ from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
 from vaultkeeper.native.counts import ensure_blocks
 from vaultkeeper.native.files import NativeLookup
-from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.registry.blocks import load_registry
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
 from vaultkeeper.store.vault import iter_markdown, rel
@@ -74,7 +74,7 @@ class VaultView:
         # a link's heading as written (blanks folded, case aside) -> name, then its
         # heading_key -> name, or "" when two names share it (`a:b`, `a b`): neither
         self.exact: dict[str, dict[str, str]] = {}
-        heads, _ = load_heads(vault)
+        heads, _ = load_registry(vault)
         for head in heads:
             file_key = head.rel[: -len(".md")].casefold()
             self.exact.setdefault(file_key, {}).setdefault(_folded(head.name), head.name)
