@@ -30,6 +30,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
@@ -192,10 +193,14 @@ class IngestResult:
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
     """The given transcripts, each followed by its sub-agents' transcripts (Claude Code's
-    ``<session>/subagents/``, Codex's child rollouts: transcripts.children); no repeats."""
+    ``<session>/subagents/``, Codex's child rollouts: transcripts.children); no repeats.
+    A folder stands for the ``*.jsonl`` files under it, at most 4 deep (a host's layout:
+    projects/NAME/SESSION/subagents/x.jsonl, sessions/YYYY/MM/DD/x.jsonl), hidden and
+    symlinked folders aside; one holding none, the root or the home folder is refused
+    before anything is read."""
     out: list[Path] = []
     seen: set[Path] = set()
-    for path in paths:
+    for path in [p for given in paths for p in _under(given)]:
         extra: list[Path] = []
         if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
             subagents = path.with_suffix("") / config.SUBAGENTS_DIR
@@ -207,6 +212,32 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
                 seen.add(key)
                 out.append(key)
     return out
+
+
+def _under(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    real = path.resolve()
+    if real in (Path(real.anchor), Path.home().resolve()):
+        raise VaultkeeperError(
+            f"{path}: too broad to look for transcripts in; name a project's folder "
+            "(~/.claude/projects/NAME) or ~/.codex/sessions"
+        )
+    found: list[Path] = []
+    for top, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if len(Path(top).relative_to(path).parts) >= 4:
+            dirs[:] = []
+        for name in names:
+            file, session = Path(top, name), Path(top).parent
+            comes_along = (  # a sub-agent's transcript whose parent's is here: read with it
+                file.parent.name == config.SUBAGENTS_DIR
+                and session.with_name(session.name + ".jsonl").is_file()
+            )
+            found += [file] if name.endswith(".jsonl") and not comes_along else []
+    if not found:
+        raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
+    return sorted(found, key=str)
 
 
 def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> list[UseEvent]:
@@ -285,6 +316,7 @@ def ingest(
 ) -> IngestResult:
     """Read each transcript (and its sub-agents'), then record what was found at once.
     ``waiting``: see count.record (a busy writer lock is waited for, and said)."""
+    given = transcript_files(paths)  # a folder refused before anything is read
     view = VaultView(vault)
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
@@ -292,7 +324,7 @@ def ingest(
     sessions: dict[Path, str] = {}  # a transcript (without .jsonl) -> its one session
     made: dict[str, str] = {}  # Claude Code line uuid -> its session (forks copy lines)
     touched: dict[str, Touched] = {}  # session -> its folder, lessons written, files
-    for path in transcript_files(paths):
+    for path in given:
         shown = str(path)
         why = _unreadable(path)
         if why is not None:
