@@ -133,30 +133,14 @@ class VaultView:
 
     def is_root(self, given: str, cwd: str | None) -> bool:
         """Whether ``--vault GIVEN`` (run in ``cwd``) names this vault."""
-        try:
-            path = Path(os.path.expanduser(given))
-            if not path.is_absolute():
-                if cwd is None:
-                    return False
-                path = Path(cwd) / path
-            return path.resolve() == self.root
-        except (OSError, RuntimeError, ValueError):
-            return False
+        return _resolved(given, cwd) == self.root
 
     def skill(self, name: str) -> str | None:
         return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
 
     def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
-            path = Path(os.path.expanduser(given))
-            if not path.is_absolute():
-                if cwd is None:
-                    return None, None
-                path = Path(cwd) / path
-            real = path.resolve()
-            if not real.is_file():
-                return None, None
-        except (OSError, RuntimeError, ValueError):
+        real = _resolved(given, cwd)
+        if real is None or not os.path.isfile(real):  # never raises
             return None, None
         pattern = self.skill_files.get(real)
         if self.root not in real.parents:
@@ -166,6 +150,20 @@ class VaultView:
         if top in config.EXCLUDED_DIRS or any(p.startswith(".") for p in relative.split("/")):
             return None, pattern
         return relative, pattern
+
+
+def _resolved(given: str, cwd: str | None) -> Path | None:
+    """The real path ``given`` names, run in ``cwd``; None for a relative one without a
+    ``cwd``, or one that can't be resolved (a NUL byte, a loop)."""
+    try:
+        path = Path(os.path.expanduser(given))
+        if not path.is_absolute():
+            if cwd is None:
+                return None
+            path = Path(cwd) / path
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 NO_ID_SESSION = "file-sha256:"  # a transcript whose lines give no session id
