@@ -440,13 +440,16 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
     ``waiting``: as for ``store.fsio.patient_lock``."""
     path = uses_path(vault)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fh = _open_log(path)
     except OSError:
         return 0
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not _only_compactor(fd):
+    with fh:
+        fd = fh.fileno()
+        try:  # a lock on the log itself, not waited for: one compactor at a time
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             return 0
+        info = os.fstat(fd)
         with patient_lock(vault, waiting):  # a moment: no append is half written
             size = os.fstat(fd).st_size
         prefix = os.pread(fd, size, 0)  # lines appended since are copied after, as they are
@@ -466,18 +469,6 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
             head = json.dumps({"seen_keys": "", "compacted_bytes": len(data) + 64})
             atomic_write(path, head.encode() + b"\n" + data + tail)
         return max(0, prefix.count(b"\n") - lines - 1)
-    finally:
-        os.close(fd)
-
-
-def _only_compactor(fd: int) -> bool:
-    """An exclusive lock on the log file itself, without waiting: False when another
-    process holds it (it is compacting; this one goes on). Released with ``fd``."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
 
 
 def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
