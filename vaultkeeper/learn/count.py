@@ -37,7 +37,7 @@ from vaultkeeper.registry.blocks import (
     named_blocks,
 )
 from vaultkeeper.store.fsio import patient_lock
-from vaultkeeper.store.model import Problem
+from vaultkeeper.store.model import Problem, parse_date
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
     Claim,
@@ -371,7 +371,7 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
     for tx, raises in open_txs.items():
         need: dict[str, tuple[int, dt.date]] = {}
         for name, (_, before, after, stamp) in raises.items():
-            day = _day(stamp)
+            day = parse_date(stamp)
             plan = plan_uses(vault, {name: (1, day or now.date())})
             found = plan.done.get(name)
             if found is not None and found.count_before == before and after > before:
@@ -391,13 +391,6 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
         raised += len(done)
         close(vault, tx)
     return raised
-
-
-def _day(stamp: str) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(stamp)
-    except ValueError:
-        return None
 
 
 def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:

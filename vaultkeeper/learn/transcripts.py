@@ -32,12 +32,10 @@ _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "even
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment"})
 # [[target#heading|alias]] (and ![[...]] embeds): the target, then the heading part.
 LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-# Claude Code asks its model to wrap a sentence that uses an auto memory in this tag,
-# in its reply only (never in tool inputs): the host's own reuse signal.
+# Claude Code's model wraps a sentence of its reply that uses an auto memory in this tag.
 CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
-# Per host, the bytes a line must hold to be worth parsing (the agent's lines: Codex's
-# tool calls and session header too), and those of a line that may hold the result of
-# a call waiting for it.
+# Per host, the bytes of a line worth parsing (the agent's), and of one that may hold a
+# pending call's result.
 _CODEX_WORTH = (b"assistant", b"function_call", b"session_meta", b"custom_tool_call")
 _WORTH = {CLAUDE: ((b"assistant",), b"tool_result"), CODEX: (_CODEX_WORTH, b"function_call")}
 
@@ -267,15 +265,9 @@ class Reader:
             yield self._signal("cli-use", used_name, here, evidence=vault)
 
 
-# -- host lines: how the hosts mark their lines and name the vault's MCP tools.
-#
-# Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
-# 0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
-# stamp lines with ISO times (``utc_date``).
-
-# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
-# has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
-# with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
+# -- host lines: how the hosts mark their lines and name the vault's MCP tools: Claude
+# Code's ``mcp__SERVER__TOOL``; Codex's ``SERVER__TOOL``, ``SERVER.TOOL``, and since 0.169
+# the bare ``TOOL`` with ``"namespace": "mcp__SERVER"`` beside it (``full_name``).
 _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 # Claude Code names a plugin's server ``plugin_<plugin>_<server>``: our plugin's
 # (plugins/vaultkeeper in the repository) is ``mcp__plugin_vaultkeeper_vaultkeeper__cite``.
@@ -323,24 +315,14 @@ def utc_date(stamp: object) -> dt.date | None:
         return None
 
 
-# -- MCP results: did a host's call of an MCP tool come back with the tool's answer?
-#
-# A ``read`` of the vault through its MCP server is a read only when the server answered
-# it. A host can reject the call before it reaches the server (Codex: "unsupported call:
-# mcp__vaultkeeper__read" when the tools had not arrived yet, "MCP tool call requires
-# approval, but approval policy is never" in ``codex exec``; Claude Code: a tool_result
-# with ``is_error``), and the server itself can refuse it (a path outside the vault).
-# How each host records the result (tests/fixtures/hosts/, tools/hosts/NOTES.md):
-#
-# - Claude Code: a ``user`` line holding ``{"type": "tool_result", "tool_use_id": ID,
-#   "is_error": true, ...}`` for a failed call; a successful one has no ``is_error`` or
-#   ``false``.
-# - Codex: a ``function_call_output`` response item with the call's ``call_id``; its
-#   ``output`` is text (or a list of ``input_text`` items), "Wall time: N seconds\\nOutput:"
-#   and then the tool's answer: the server's JSON object for a call that reached it, the
-#   host's or the server's error text otherwise. Some versions wrap it as ``{"content":
-#   ..., "success": false}``.
-
+# -- MCP results: a vault ``read`` through MCP is a read only when the server answered it;
+# a host can reject the call first (Codex: "unsupported call", "approval policy is
+# never"; Claude Code: a tool_result with ``is_error``) and the server can refuse it. As
+# recorded (tests/fixtures/hosts/, tools/hosts/NOTES.md): Claude Code's ``user`` line
+# holds ``{"type": "tool_result", "tool_use_id": ID, "is_error": true}`` for a failed
+# call; Codex's ``function_call_output`` (by ``call_id``) has an ``output`` text (or
+# ``input_text`` items, or ``{"content": ..., "success": false}``), "Wall time: N
+# seconds\\nOutput:", then the server's JSON object, or else an error text.
 
 _CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
 
@@ -361,14 +343,11 @@ def codex_failed(output: Any) -> bool:
     return not body.lstrip().startswith("{")
 
 
-# -- Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
-#
-# Codex 0.169 writes a sub-agent's rollout in the same date folder as its parent's; its
-# first line, ``session_meta``, names the parent in
+# -- Codex sub-agents: a child thread writes its own rollout in its parent's date folder,
+# and no hook runs for it; its ``session_meta`` names the parent in
 # ``payload.source.subagent.thread_spawn.parent_thread_id`` (recorded in
-# tests/fixtures/hosts/codex-0.169.0/subagent/). Ingesting a parent therefore also reads
-# its children (and theirs), and a child counts into its parent's session
-# (``session_of``), whether it came along with the parent or was ingested by hand.
+# tests/fixtures/hosts/codex-0.169.0/subagent/). A parent's ingest reads its children too,
+# and a child counts into its parent's session (``session_of``).
 
 ROLLOUT_GLOB = "rollout-*.jsonl"
 MAX_DEPTH = 4  # a child's child's ...: Codex's own spawn depth is small
@@ -434,16 +413,11 @@ def children(path: Path) -> list[Path]:
     return sorted(found)
 
 
-# -- lesson ties: what ties a lesson to code: the lesson a session wrote, the files it edited.
-#
-# The lesson: ``vaultkeeper new memory|decision NAME -p P`` run from the agent's shell, or
-# the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its entry is
-# ``projects/P/memory/NAME.md``. The files edited: Claude Code's ``Edit``, ``Write``,
-# ``MultiEdit`` (``file_path``) and ``NotebookEdit`` (``notebook_path``); Codex's
-# ``apply_patch`` (a ``custom_tool_call`` whose input is the patch, or a call or shell
-# command carrying it), whose ``*** Update File:``/``*** Add File:`` lines name them.
-# Files read come as the ``file`` signals transcripts.py yields already. ingest's
-# suggestions (learn/anchoring.py) turn these into anchors an agent may accept.
+# -- lesson ties (learn/anchoring.py makes them suggested anchors): the lesson a session
+# wrote (``vaultkeeper new memory|decision NAME -p P`` in its shell, MCP ``new_lesson`` /
+# ``new_decision``: ``projects/P/memory/NAME.md``) and the files it edited (Claude Code's
+# edit tools; Codex's ``apply_patch``, whose ``*** Update File:`` / ``*** Add File:``
+# lines name them).
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}  # fmt: skip
