@@ -85,18 +85,11 @@ class VaultView:
             match = _PROMOTED_TO.search(head.promoted or "")
             if match:
                 self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
-                skill = self._skill_file(match.group(1), match.group(0).startswith("[["))
+                # as promote wrote it: a link vault-relative, a quoted path absolute (or
+                # vault-relative, if a person wrote it)
+                skill = _resolved(f"{match.group(1)}/SKILL.md", str(self.root))
                 if skill is not None:
                     self.skill_files.setdefault(skill, head.name)
-
-    def _skill_file(self, folder: str, wikilink: bool) -> Path | None:
-        """The SKILL.md a **promoted:** line names, as promote wrote it: a link is
-        vault-relative, a quoted path absolute (or vault-relative, if a person wrote it)."""
-        path = Path(folder if wikilink else os.path.expanduser(folder)) / "SKILL.md"
-        try:
-            return (path if path.is_absolute() else self.root / path).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
 
     @functools.cached_property
     def notes(self) -> dict[str, list[str]]:
@@ -130,10 +123,6 @@ class VaultView:
             return "cite", exact or self.blocks[file_key].get(heading_key(last)) or last
         found = self.notes.get(target.casefold(), []) if target else []
         return ("cite", sorted(found, key=len)[0]) if found else None
-
-    def is_root(self, given: str, cwd: str | None) -> bool:
-        """Whether ``--vault GIVEN`` (run in ``cwd``) names this vault."""
-        return _resolved(given, cwd) == self.root
 
     def skill(self, name: str) -> str | None:
         return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
@@ -259,7 +248,8 @@ def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> 
         found += [("read", read)] if read else []
         found += [("skill", pattern)] if pattern else []
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
-        here = signal.evidence is None or view.is_root(signal.evidence, signal.cwd)
+        named = signal.evidence  # the --vault it names: this one?
+        here = named is None or _resolved(named, signal.cwd) == view.root
         found += [("cite", signal.value)] if signal.value and here else []
     elif signal.kind == "native":  # <cc-memory filenames=...>: its counter block
         block = view.native.cited(signal.value, signal.cwd)
