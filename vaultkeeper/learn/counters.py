@@ -20,7 +20,6 @@ from vaultkeeper.index import rows as index_rows
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
     count_reason,
-    load_registry,
     named_blocks,
     pick_block,
 )
@@ -75,17 +74,12 @@ def plan_uses(
 ) -> UsePlan:
     """record_uses without writing (the caller holds the writer lock, to write it next)."""
     blocks, problems = named_blocks(vault, uses.keys())
-    by_name: dict[str, list[RegistryBlock]] = {}
-    for block in blocks:
-        by_name.setdefault(block.name, []).append(block)
-    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
-        blocks, problems = load_registry(vault)
     done: dict[str, UseResult] = {}
     refused: dict[str, VaultkeeperError] = {}
     edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
     for name, (times, day) in uses.items():
         try:
-            block = pick_block(name, by_name.get(name, []), blocks, problems)
+            block = pick_block(name, blocks, problems)
             new_count = _new_count(block, times)
             resolve_inside(vault, block.path)  # a registry symlinked out is not ours
         except VaultkeeperError as exc:

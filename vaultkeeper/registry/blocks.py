@@ -436,27 +436,27 @@ FEW_NAMES = 16
 
 def find_block(vault: Path, name: str) -> RegistryBlock:
     """The one block called ``name``; unknown or duplicated names are errors."""
-    blocks, problems = named_blocks(vault, [name])
-    if not blocks:  # the hint ("did you mean") looks at every block
-        blocks, problems = load_registry(vault)
-    return pick_block(name, [b for b in blocks if b.name == name], blocks, problems)
+    return pick_block(name, *named_blocks(vault, [name]))
 
 
 def named_blocks(vault: Path, names: Collection[str]) -> tuple[list[RegistryBlock], list[Problem]]:
-    """The blocks called one of ``names``, and the registry files that could not be read.
+    """The blocks called one of ``names`` (every block, when one of them heads none: a
+    "did you mean" looks at them all), and the registry files that could not be read.
     A file whose text holds none of the names has no such block (its heading would hold
     it), so it is not parsed."""
     if not names:
         return [], []
     mentioning = tuple(names) if len(names) <= FEW_NAMES else ()
     blocks, problems = load_registry(vault, mentioning=mentioning)
-    return [b for b in blocks if b.name in names], problems
+    found = [b for b in blocks if b.name in names]
+    if len({b.name for b in found}) == len(set(names)):
+        return found, problems
+    return load_registry(vault) if mentioning else (blocks, problems)
 
 
-def pick_block(
-    name: str, matches: list[RegistryBlock], blocks: list[RegistryBlock], problems: list[Problem]
-) -> RegistryBlock:
-    """find_block's verdict on the blocks called ``name``: the one, or why not."""
+def pick_block(name: str, blocks: list[RegistryBlock], problems: list[Problem]) -> RegistryBlock:
+    """find_block's verdict on ``name`` among ``blocks`` (named_blocks'): the one, or why not."""
+    matches = [b for b in blocks if b.name == name]
     if not matches:
         hint = ""
         similar = [b for b in blocks if b.name.lower() == name.lower()]
