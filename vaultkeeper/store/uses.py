@@ -503,34 +503,18 @@ def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
     lines = _digest_lines("seen_keys", sorted(seen_keys))
     lines += _digest_lines("counted_keys", sorted(counted_keys))
     open_txs = state.open
-    for value in state.lines:  # claims and fixes stay; an open intent stays whole
-        if "intent" not in value:
-            continue
+    for value in state.lines:  # an open intent stays whole; a closed one's claims and fixes
         tx = str(value.get("tx"))
-        if tx in open_txs or value.get("claims") or value.get("fix"):
-            lines.append(json.dumps(_without_raises(value, tx in open_txs), ensure_ascii=True))
-            if tx not in open_txs:
-                lines.append(json.dumps({"tx": tx, "done": True}))
-    lines += [_event_line(events[k], counted) for k in sorted(keep)]
+        still = tx in open_txs
+        if "intent" not in value or not (still or value.get("claims") or value.get("fix")):
+            continue
+        said = {k: value[k] for k in ("claims", "fix") if k in value}
+        lines.append(json.dumps(value if still else {"tx": tx, "intent": {}} | said))
+        lines += [] if still else [json.dumps({"tx": tx, "done": True})]
+    for k in sorted(keep):  # settled: no transaction; one that counted a session twice
+        event = events[k]  # keeps its mark, for the repair
+        lines.append(event.to_json(None, counted.get((event.session, event.target), 0) > 1))
     return "".join(f"{line}\n" for line in lines), len(lines)
-
-
-def _without_raises(value: dict[str, Any], still_open: bool) -> dict[str, Any]:
-    """A closed transaction's line without its raises (done): claims and fixes only."""
-    if still_open:
-        return value
-    return {
-        "tx": value["tx"],
-        "intent": {},
-        **{k: value[k] for k in ("claims", "fix") if k in value},
-    }
-
-
-def _event_line(event: UseEvent, counted: dict[tuple[str, str], int]) -> str:
-    """A kept event, as its own line (no transaction: it is settled); one that counted a
-    session twice keeps its mark, for the repair."""
-    twice = counted.get((event.session, event.target), 0) > 1
-    return event.to_json(None, counted=twice)
 
 
 def _digest_lines(field: str, digests: list[str]) -> list[str]:
