@@ -357,11 +357,10 @@ def meta(path: Path) -> dict[str, Any] | None:
     """The rollout's ``session_meta`` payload (its first line), or None."""
     try:
         with path.open("rb") as fh:
-            raw = fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1)
-        obj = json.loads(raw)
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            obj = _load(fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1))
+    except OSError:
         return None
-    if not isinstance(obj, dict) or obj.get("type") != "session_meta":
+    if obj is None or obj.get("type") != "session_meta":
         return None
     payload = obj.get("payload")
     return payload if isinstance(payload, dict) else None
