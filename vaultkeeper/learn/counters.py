@@ -8,7 +8,6 @@ the writer lock, with the index's rows following the counter edit (index/rows.py
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,18 +53,14 @@ def record_uses(
     uses: Mapping[str, tuple[int, dt.date]],
     *,
     never_back: bool = False,
-    dry_run: bool = False,
 ) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
     """Count reuse (name -> (times, day)): per block, the count line and the last-used
     line change, nothing else (a block without a last-used line gets one after its count
     line); with ``never_back`` a later last-used date already there stays. The registry
     is read once and each file written once. Returns what was counted and, per name, why
     not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
-    # a dry run writes nothing at all, not even the lock file
-    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+    with writer_lock(vault):
         plan = plan_uses(vault, uses, never_back=never_back)
-        if dry_run:
-            return plan.done, plan.refused
         return write_uses(vault, plan), plan.refused
 
 
