@@ -77,7 +77,31 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
+class Block(NamedTuple):
+    """A registry block's facts, as RegistryBlock gives them (``fields`` reads one)."""
+
+    name: str
+    path: Path
+    rel: str
+    line: int
+    end_line: int
+    text: str
+    count: int | None  # type: ignore[assignment]
+    count_raw: str | None
+    count_line: int | None
+    last_used: dt.date | None
+    last_used_raw: str | None
+    last_used_line: int | None
+    promoted: str | None
+    promoted_line: int | None
+    repeated: tuple[tuple[int, str], ...]
+
+
+def fields(block: RegistryBlock) -> Block:
+    return Block(*(getattr(block, name) for name in Block._fields))
+
+
+def parse_blocks(path: Path, rel_path: str, text: str) -> list[Block]:
     lines = _lines(text)
     try:
         yaml_text, end_line, _ = split_frontmatter(text)
@@ -134,7 +158,7 @@ def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
             rf"[0-9]{{1,{config.COUNT_MAX_DIGITS}}}", count_raw
         )
         blocks.append(
-            RegistryBlock(
+            Block(
                 name=name,
                 path=path,
                 rel=rel_path,

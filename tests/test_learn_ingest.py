@@ -16,7 +16,7 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper.cli import cli
 from vaultkeeper.learn.count import record
 from vaultkeeper.learn.ingest import heading_key, ingest
-from vaultkeeper.learn.transcripts import shell_reads
+from vaultkeeper.learn.shellwords import said
 from vaultkeeper.mcp.tools import VaultTools
 from vaultkeeper.store.uses import UseEvent, read_events
 
@@ -290,12 +290,12 @@ def test_missing_and_foreign_files_are_reported_and_the_rest_read(
 
 
 def test_shell_reads() -> None:
-    assert shell_reads("cat a.md | head -5 && sed -n 1,9p /v/b.md; ls /v/c.md") == [
+    assert said("cat a.md | head -5 && sed -n 1,9p /v/b.md; ls /v/c.md").reads == [
         "a.md",
         "/v/b.md",
     ]
-    assert shell_reads(["bash", "-lc", "head -n 3 'x y/z.md'"]) == ["x y/z.md"]
-    assert shell_reads("cat 'unclosed") == []
+    assert said(["bash", "-lc", "head -n 3 'x y/z.md'"]).reads == ["x y/z.md"]
+    assert said("cat 'unclosed").reads == []
 
 
 def test_heading_key_follows_obsidian() -> None:

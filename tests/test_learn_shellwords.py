@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 
 from tests import transcript_fixtures as tf
 from vaultkeeper.cli import cli
-from vaultkeeper.learn.shellwords import shell_reads, shell_uses
+from vaultkeeper.learn.shellwords import said
 
 TODAY = {"VAULTKEEPER_TODAY": "2026-11-30"}
 FORMS = [
@@ -80,9 +80,9 @@ def test_a_use_that_counted_nothing_here_does_not_cover_the_citation(
 
 
 def test_shell_uses_reads_the_vault_a_command_names() -> None:
-    assert shell_uses("VAULTKEEPER_VAULT=/o vaultkeeper use a") == [("a", "/o")]
-    assert shell_uses("vaultkeeper --vault=/x use a; vaultkeeper use b -h") == [("a", "/x")]
-    assert shell_uses(["bash", "-lc", "python3 -m vaultkeeper use 'a b'"]) == [("a b", None)]
-    assert shell_uses("bash script.sh use a") == []
-    assert shell_uses("vaultkeeper use 'unclosed") == []
-    assert shell_reads("cat a.md 2> /e/x.md; (head -3 /v/b.md)") == ["a.md", "/v/b.md"]
+    assert said("VAULTKEEPER_VAULT=/o vaultkeeper use a").uses == [("a", "/o")]
+    assert said("vaultkeeper --vault=/x use a; vaultkeeper use b -h").uses == [("a", "/x")]
+    assert said(["bash", "-lc", "python3 -m vaultkeeper use 'a b'"]).uses == [("a b", None)]
+    assert said("bash script.sh use a").uses == []
+    assert said("vaultkeeper use 'unclosed").uses == []
+    assert said("cat a.md 2> /e/x.md; (head -3 /v/b.md)").reads == ["a.md", "/v/b.md"]

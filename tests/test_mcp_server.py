@@ -289,7 +289,7 @@ def test_a_server_answering_after_many_registry_edits_holds_one_parse(sample: Pa
     from mcp import Client
 
     from vaultkeeper.mcp.server import build
-    from vaultkeeper.registry.blocks import BlockHead
+    from vaultkeeper.registry.blocks import RegistryBlock
 
     _scan(sample)
     registry = sample / "patterns" / "registry.md"
@@ -299,7 +299,7 @@ def test_a_server_answering_after_many_registry_edits_holds_one_parse(sample: Pa
 
     def held() -> int:  # this vault's parsed blocks alive (other tests' are not ours)
         gc.collect()
-        live = (o for o in gc.get_objects() if isinstance(o, BlockHead))
+        live = (o for o in gc.get_objects() if isinstance(o, RegistryBlock))
         return sum(head.path.is_relative_to(sample) for head in live)
 
     async def main() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultkeeper.registry.blocks import BlockHead, heads_name, parse_heads
+from vaultkeeper.registry.blocks import RegistryBlock, heads_name, parse_blocks
 
 
 @pytest.mark.parametrize(
@@ -33,5 +33,5 @@ def test_a_file_without_one_is_ruled_out(text: str) -> None:
     assert not heads_name(text, "alpha")
 
 
-def parse_heads_of(text: str) -> list[BlockHead]:
-    return parse_heads(Path("r.md"), "r.md", text)
+def parse_heads_of(text: str) -> list[RegistryBlock]:
+    return parse_blocks(Path("r.md"), "r.md", text)

@@ -56,7 +56,7 @@ def shown(head: Any) -> tuple[Any, ...]:
         head.last_used_raw,
         head.promoted,
         head.sentence(),
-        head.hash() if _candidate(head.count, head.promoted) else None,  # as a scan asks
+        head.hash if _candidate(head.count, head.promoted) else None,  # as a scan asks
         # asked, and kept, only of a block whose counters do not read (a second counter
         # line of a readable block is lint's to report, not a scan's)
         [(p.line, p.reason) for p in head.problems()]

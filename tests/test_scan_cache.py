@@ -394,7 +394,7 @@ def test_cached_heads_answer_like_parsed_ones(make_vault: MakeVault) -> None:
         assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
         assert a.sentence() == b.sentence()
         if a.count == 0 or (a.count or 0) >= config.PROMOTE_MIN_COUNT and a.promoted is None:
-            assert a.hash() == b.hash()  # kept only where a candidate can come from
+            assert a.hash == b.hash  # kept only where a candidate can come from
         if a.count is None:
             assert a.problems() == b.problems()
 

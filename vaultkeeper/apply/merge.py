@@ -311,7 +311,7 @@ def _file_part(text: str, drop_rel: str, drop_text: str) -> str:
 
 def _named(path: Path, relative: str, text: str, name: str) -> RegistryBlock:
     heads = parsed_heads(path, relative, text)  # the registry file as find_block read it
-    found = [h.block() for h in heads if h.name == name]
+    found = [h for h in heads if h.name == name]
     if len(found) != 1:
         raise GateRefused(f"### {name}: not one block in {relative} any more; try again")
     return found[0]

@@ -222,7 +222,7 @@ def _write(
     registry_text = insert_line_after(registry.text, anchor, line)
     registry_change = Change(registry.path, block.rel, registry.text, registry_text, registry.bom)
     heads = parsed_heads(block.path, block.rel, registry_text)  # the index reads it again
-    after = next(h for h in heads if h.line == block.line).block()
+    after = next(h for h in heads if h.line == block.line)
     changes = [c for c in (skill_change, registry_change) if c.after != c.before]
     # the skill first: a crash before the registry edit re-merges
     return carry(

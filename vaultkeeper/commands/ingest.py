@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from vaultkeeper import config
 from vaultkeeper.commands.base import now_utc, usage_error, vault_path, waiting_to_count
 from vaultkeeper.output import Shown, show
 
@@ -61,7 +59,6 @@ def ingest(
         return inert(one_line(text))
 
     vault = vault_path(ctx)
-    transcripts = _expand(transcripts)  # a folder: the transcripts under it
     if not transcripts and missed_beside is None:
         raise usage_error("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
     if missed_beside is not None:
@@ -123,48 +120,6 @@ def ingest(
     )
     code = 1 if failed or out.result.refused else 0
     return show(Shown(data, tuple(map(clean, lines)), notes, code), as_json)
-
-
-def _expand(paths: tuple[Path, ...]) -> tuple[Path, ...]:
-    """Each folder as the ``*.jsonl`` files under it (sorted; symlinked folders are not
-    followed, so a loop cannot run forever); files as given. A folder holding none is
-    refused before anything is read."""
-
-    from vaultkeeper.errors import VaultkeeperError
-
-    out: list[Path] = []
-    for path in paths:
-        if not path.is_dir():
-            out.append(path)
-            continue
-        real = path.resolve()
-        if real in (Path(real.anchor), Path.home().resolve()):
-            raise VaultkeeperError(
-                f"{path}: too broad to look for transcripts in; name a project's folder "
-                "(~/.claude/projects/NAME) or ~/.codex/sessions"
-            )
-        found: list[Path] = []
-        for top, dirs, names in os.walk(path):
-            # a host's layout is at most 4 deep (projects/NAME/SESSION/subagents/x.jsonl;
-            # sessions/YYYY/MM/DD/x.jsonl); hidden folders (.git, a venv's) are not its
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            if len(Path(top).relative_to(path).parts) >= 4:
-                dirs[:] = []
-            found += [Path(top, n) for n in names if n.endswith(".jsonl")]
-        found = sorted((p for p in found if not _comes_along(p)), key=str)
-        if not found:
-            raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
-        out.extend(found)
-    return tuple(out)
-
-
-def _comes_along(path: Path) -> bool:
-    """A sub-agent's transcript whose parent's is there: read with it, after it."""
-    session = path.parent.parent
-    return (
-        path.parent.name == config.SUBAGENTS_DIR
-        and session.with_name(session.name + ".jsonl").is_file()
-    )
 
 
 def _n(count: int, noun: str) -> str:

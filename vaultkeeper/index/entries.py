@@ -17,7 +17,7 @@ from typing import Protocol
 
 from vaultkeeper import config
 from vaultkeeper.index.files import ENTRY_LINE, is_index_file, section_lines
-from vaultkeeper.registry.blocks import BlockHead, parsed_heads
+from vaultkeeper.registry.blocks import RegistryBlock, parsed_heads
 from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import Note, ParseError, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
@@ -99,7 +99,7 @@ def note_entries(note: Note) -> list[Entry]:
             Entry(
                 f"{base}#{b.name}",
                 folder,
-                _block_description(b.text()),
+                _block_description(b.text),
                 (note.rel, b.name.casefold()),
             )
             for b in blocks
@@ -111,7 +111,7 @@ def note_entries(note: Note) -> list[Entry]:
     return [Entry(base, folder, desc, (note.rel, ""))]
 
 
-def _heads(note: Note) -> list[BlockHead]:
+def _heads(note: Note) -> list[RegistryBlock]:
     """A registry file's blocks (as parse_blocks finds them); parsed once for a text
     (an apply re-reads the file it wrote)."""
     return parsed_heads(note.path, note.rel, note.text)

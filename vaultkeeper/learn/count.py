@@ -26,7 +26,6 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from vaultkeeper import config
@@ -38,19 +37,18 @@ from vaultkeeper.registry.blocks import (
     named_blocks,
 )
 from vaultkeeper.store.fsio import patient_lock
-from vaultkeeper.store.model import Problem
+from vaultkeeper.store.model import Problem, parse_date
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
     Claim,
     KeySet,
+    LogState,
     Raise,
-    TxState,
     UseEvent,
     append_events,
     append_intent,
     close,
     compact,
-    count_copy,
     intent_lines,
     mcp_receipt,
     needs_compacting,
@@ -130,7 +128,7 @@ def record(
         if log.state.open and not dry_run:  # a kill left a counting half done: finish it
             reconcile(vault, log.state.open, now)
             log = read_log(vault)
-        if not dry_run and repair(vault, log.copies, log.state, now):  # two machines, one
+        if not dry_run and repair(vault, log.state, now):  # two machines, one
             log = read_log(vault)  # session: one count taken off
         seen, counted_keys = log.seen, log.counted_keys
         covered, claims = matched(calls, log.server, counted_keys)
@@ -326,24 +324,13 @@ class Log:
     seen: KeySet[tuple[str, str, str]]  # (session, kind, target)
     counted_keys: KeySet[tuple[str, str]]  # (session, pattern)
     server: dict[tuple[str, str], list[dt.date]]  # (pattern, receipt|cli) -> dates
-    state: TxState
+    state: LogState
     damaged: list[Problem]
-    copies: dict[tuple[str, str], int]  # (session, pattern) -> events that counted it
 
 
 def read_log(vault: Path) -> Log:
-    log = Log(KeySet(), KeySet(), {}, TxState(), [], {})
-
-    def on_tx(value: dict[str, object]) -> None:
-        for name, keys in (("seen_keys", log.seen), ("counted_keys", log.counted_keys)):
-            found = value.get(name)
-            if isinstance(found, str):
-                keys.digests.update(found.split())
-        log.state.add(value)
-
-    for old in read_events(
-        vault, problems=log.damaged, on_tx=on_tx, on_counted=partial(count_copy, log.copies)
-    ):
+    log = Log(KeySet(), KeySet(), {}, LogState(), [])
+    for old in read_events(vault, problems=log.damaged, state=log.state):
         log.seen.add((old.session, old.kind, old.target))
         if old.kind in PATTERN_KINDS:
             log.counted_keys.add((old.session, old.target))
@@ -351,6 +338,8 @@ def read_log(vault: Path) -> Log:
             log.server.setdefault((old.target, old.receipt), []).append(old.date)
         elif old.source == config.CLI_SOURCE and old.kind == "cite":
             log.server.setdefault((old.target, old.source), []).append(old.date)
+    log.seen.digests = log.state.digests["seen_keys"]
+    log.counted_keys.digests = log.state.digests["counted_keys"]
     for target, line, day in log.state.claims:  # lines an earlier ingest's calls took
         dates = log.server.get((target, line), [])
         with contextlib.suppress(ValueError):
@@ -382,7 +371,7 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
     for tx, raises in open_txs.items():
         need: dict[str, tuple[int, dt.date]] = {}
         for name, (_, before, after, stamp) in raises.items():
-            day = _day(stamp)
+            day = parse_date(stamp)
             plan = plan_uses(vault, {name: (1, day or now.date())})
             found = plan.done.get(name)
             if found is not None and found.count_before == before and after > before:
@@ -404,19 +393,7 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
     return raised
 
 
-def _day(stamp: str) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(stamp)
-    except ValueError:
-        return None
-
-
-def repair(
-    vault: Path,
-    copies: Mapping[tuple[str, str], int],
-    state: TxState,
-    now: dt.datetime,
-) -> list[str]:
+def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
     """Take off what two machines both counted for one session (git's union merge of the
     log keeps both counted events; the registry merge adds both raises): a (session,
     pattern) counted k times needs k - 1 off, less what a fix took off already (on this
@@ -424,8 +401,8 @@ def repair(
     lines it journaled. Run under the writer lock, after reconcile."""
     delta: dict[str, int] = {}
     fixes: list[tuple[str, str, int]] = []
-    for key in {*copies, *state.fixes}:
-        need = -(max(copies.get(key, 0), 1) - 1) - state.fixes.get(key, 0)
+    for key in {*state.copies, *state.fixes}:
+        need = -(max(state.copies.get(key, 0), 1) - 1) - state.fixes.get(key, 0)
         if need:
             fixes.append((key[0], key[1], need))
             delta[key[1]] = delta.get(key[1], 0) + need

@@ -8,7 +8,6 @@ the writer lock, with the index's rows following the counter edit (index/rows.py
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,13 +19,12 @@ from vaultkeeper.index import rows as index_rows
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
     count_reason,
-    load_registry,
     named_blocks,
     pick_block,
 )
 from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
 from vaultkeeper.store.fsio import atomic_write, writer_lock
-from vaultkeeper.store.model import Problem, split_lines
+from vaultkeeper.store.model import split_lines
 from vaultkeeper.store.vault import resolve_inside
 
 
@@ -55,18 +53,14 @@ def record_uses(
     uses: Mapping[str, tuple[int, dt.date]],
     *,
     never_back: bool = False,
-    dry_run: bool = False,
 ) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
     """Count reuse (name -> (times, day)): per block, the count line and the last-used
     line change, nothing else (a block without a last-used line gets one after its count
     line); with ``never_back`` a later last-used date already there stays. The registry
     is read once and each file written once. Returns what was counted and, per name, why
     not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
-    # a dry run writes nothing at all, not even the lock file
-    with contextlib.nullcontext() if dry_run else writer_lock(vault):
+    with writer_lock(vault):
         plan = plan_uses(vault, uses, never_back=never_back)
-        if dry_run:
-            return plan.done, plan.refused
         return write_uses(vault, plan), plan.refused
 
 
@@ -75,17 +69,12 @@ def plan_uses(
 ) -> UsePlan:
     """record_uses without writing (the caller holds the writer lock, to write it next)."""
     blocks, problems = named_blocks(vault, uses.keys())
-    by_name: dict[str, list[RegistryBlock]] = {}
-    for block in blocks:
-        by_name.setdefault(block.name, []).append(block)
-    if any(name not in by_name for name in uses):  # the hint ("did you mean") looks at all
-        blocks, problems = load_registry(vault)
     done: dict[str, UseResult] = {}
     refused: dict[str, VaultkeeperError] = {}
     edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
     for name, (times, day) in uses.items():
         try:
-            block = _one(name, by_name, blocks, problems)
+            block = pick_block(name, blocks, problems)
             new_count = _new_count(block, times)
             resolve_inside(vault, block.path)  # a registry symlinked out is not ours
         except VaultkeeperError as exc:
@@ -117,19 +106,6 @@ def write_uses(vault: Path, plan: UsePlan) -> dict[str, UseResult]:
         # only counter lines changed: the index's stamp follows (no regeneration next)
         index_rows.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
     return done
-
-
-def _one(
-    name: str,
-    by_name: Mapping[str, list[RegistryBlock]],
-    blocks: list[RegistryBlock],
-    problems: list[Problem],
-) -> RegistryBlock:
-    """The one block called ``name`` (find_block's rules, on a registry read once)."""
-    found = by_name.get(name, [])
-    if len(found) == 1:
-        return found[0]
-    return pick_block(name, found, blocks, problems)
 
 
 def _new_count(block: RegistryBlock, times: int) -> int:

@@ -30,12 +30,13 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
+from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
 from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
 from vaultkeeper.native.counts import ensure_blocks
 from vaultkeeper.native.files import NativeLookup
-from vaultkeeper.registry.blocks import load_heads
+from vaultkeeper.registry.blocks import load_registry
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
 from vaultkeeper.store.vault import iter_markdown, rel
@@ -74,7 +75,7 @@ class VaultView:
         # a link's heading as written (blanks folded, case aside) -> name, then its
         # heading_key -> name, or "" when two names share it (`a:b`, `a b`): neither
         self.exact: dict[str, dict[str, str]] = {}
-        heads, _ = load_heads(vault)
+        heads, _ = load_registry(vault)
         for head in heads:
             file_key = head.rel[: -len(".md")].casefold()
             self.exact.setdefault(file_key, {}).setdefault(_folded(head.name), head.name)
@@ -84,18 +85,11 @@ class VaultView:
             match = _PROMOTED_TO.search(head.promoted or "")
             if match:
                 self.skills.setdefault(match.group(1).rsplit("/", 1)[-1].casefold(), head.name)
-                skill = self._skill_file(match.group(1), match.group(0).startswith("[["))
+                # as promote wrote it: a link vault-relative, a quoted path absolute (or
+                # vault-relative, if a person wrote it)
+                skill = _resolved(f"{match.group(1)}/SKILL.md", str(self.root))
                 if skill is not None:
                     self.skill_files.setdefault(skill, head.name)
-
-    def _skill_file(self, folder: str, wikilink: bool) -> Path | None:
-        """The SKILL.md a **promoted:** line names, as promote wrote it: a link is
-        vault-relative, a quoted path absolute (or vault-relative, if a person wrote it)."""
-        path = Path(folder if wikilink else os.path.expanduser(folder)) / "SKILL.md"
-        try:
-            return (path if path.is_absolute() else self.root / path).resolve()
-        except (OSError, RuntimeError, ValueError):
-            return None
 
     @functools.cached_property
     def notes(self) -> dict[str, list[str]]:
@@ -130,32 +124,12 @@ class VaultView:
         found = self.notes.get(target.casefold(), []) if target else []
         return ("cite", sorted(found, key=len)[0]) if found else None
 
-    def is_root(self, given: str, cwd: str | None) -> bool:
-        """Whether ``--vault GIVEN`` (run in ``cwd``) names this vault."""
-        try:
-            path = Path(os.path.expanduser(given))
-            if not path.is_absolute():
-                if cwd is None:
-                    return False
-                path = Path(cwd) / path
-            return path.resolve() == self.root
-        except (OSError, RuntimeError, ValueError):
-            return False
-
     def skill(self, name: str) -> str | None:
         return self.skills.get(name.rsplit(":", 1)[-1].strip().casefold())
 
     def _file(self, given: str, cwd: str | None) -> tuple[str | None, str | None]:
-        try:  # a NUL byte in the path (or cwd) is no file: that read alone is skipped
-            path = Path(os.path.expanduser(given))
-            if not path.is_absolute():
-                if cwd is None:
-                    return None, None
-                path = Path(cwd) / path
-            real = path.resolve()
-            if not real.is_file():
-                return None, None
-        except (OSError, RuntimeError, ValueError):
+        real = _resolved(given, cwd)
+        if real is None or not os.path.isfile(real):  # never raises
             return None, None
         pattern = self.skill_files.get(real)
         if self.root not in real.parents:
@@ -165,6 +139,20 @@ class VaultView:
         if top in config.EXCLUDED_DIRS or any(p.startswith(".") for p in relative.split("/")):
             return None, pattern
         return relative, pattern
+
+
+def _resolved(given: str, cwd: str | None) -> Path | None:
+    """The real path ``given`` names, run in ``cwd``; None for a relative one without a
+    ``cwd``, or one that can't be resolved (a NUL byte, a loop)."""
+    try:
+        path = Path(os.path.expanduser(given))
+        if not path.is_absolute():
+            if cwd is None:
+                return None
+            path = Path(cwd) / path
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 NO_ID_SESSION = "file-sha256:"  # a transcript whose lines give no session id
@@ -192,10 +180,14 @@ class IngestResult:
 
 def transcript_files(paths: Iterable[Path]) -> list[Path]:
     """The given transcripts, each followed by its sub-agents' transcripts (Claude Code's
-    ``<session>/subagents/``, Codex's child rollouts: transcripts.children); no repeats."""
+    ``<session>/subagents/``, Codex's child rollouts: transcripts.children); no repeats.
+    A folder stands for the ``*.jsonl`` files under it, at most 4 deep (a host's layout:
+    projects/NAME/SESSION/subagents/x.jsonl, sessions/YYYY/MM/DD/x.jsonl), hidden and
+    symlinked folders aside; one holding none, the root or the home folder is refused
+    before anything is read."""
     out: list[Path] = []
     seen: set[Path] = set()
-    for path in paths:
+    for path in [p for given in paths for p in _under(given)]:
         extra: list[Path] = []
         if path.name:  # "." and "/" have none (and no sub-agents): refused as folders
             subagents = path.with_suffix("") / config.SUBAGENTS_DIR
@@ -207,6 +199,32 @@ def transcript_files(paths: Iterable[Path]) -> list[Path]:
                 seen.add(key)
                 out.append(key)
     return out
+
+
+def _under(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    real = path.resolve()
+    if real in (Path(real.anchor), Path.home().resolve()):
+        raise VaultkeeperError(
+            f"{path}: too broad to look for transcripts in; name a project's folder "
+            "(~/.claude/projects/NAME) or ~/.codex/sessions"
+        )
+    found: list[Path] = []
+    for top, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if len(Path(top).relative_to(path).parts) >= 4:
+            dirs[:] = []
+        for name in names:
+            file, session = Path(top, name), Path(top).parent
+            comes_along = (  # a sub-agent's transcript whose parent's is here: read with it
+                file.parent.name == config.SUBAGENTS_DIR
+                and session.with_name(session.name + ".jsonl").is_file()
+            )
+            found += [file] if name.endswith(".jsonl") and not comes_along else []
+    if not found:
+        raise VaultkeeperError(f"{path}: a folder with no transcript (*.jsonl) in it")
+    return sorted(found, key=str)
 
 
 def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> list[UseEvent]:
@@ -230,7 +248,8 @@ def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> 
         found += [("read", read)] if read else []
         found += [("skill", pattern)] if pattern else []
     elif signal.kind == "cli-use":  # a shell's `vaultkeeper use NAME`: a use of NAME
-        here = signal.evidence is None or view.is_root(signal.evidence, signal.cwd)
+        named = signal.evidence  # the --vault it names: this one?
+        here = named is None or _resolved(named, signal.cwd) == view.root
         found += [("cite", signal.value)] if signal.value and here else []
     elif signal.kind == "native":  # <cc-memory filenames=...>: its counter block
         block = view.native.cited(signal.value, signal.cwd)
@@ -285,6 +304,7 @@ def ingest(
 ) -> IngestResult:
     """Read each transcript (and its sub-agents'), then record what was found at once.
     ``waiting``: see count.record (a busy writer lock is waited for, and said)."""
+    given = transcript_files(paths)  # a folder refused before anything is read
     view = VaultView(vault)
     files: list[FileResult] = []
     events: dict[tuple[str, str, str], UseEvent] = {}  # first of each (session, kind, target)
@@ -292,7 +312,7 @@ def ingest(
     sessions: dict[Path, str] = {}  # a transcript (without .jsonl) -> its one session
     made: dict[str, str] = {}  # Claude Code line uuid -> its session (forks copy lines)
     touched: dict[str, Touched] = {}  # session -> its folder, lessons written, files
-    for path in transcript_files(paths):
+    for path in given:
         shown = str(path)
         why = _unreadable(path)
         if why is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import NamedTuple
 
 from vaultkeeper import config
 
@@ -135,29 +136,31 @@ def commands(command: object) -> list[Command]:
     return _commands(command, {}, 0)
 
 
-def shell_reads(command: object) -> list[str]:
-    """The files a shell command reads with cat/head/sed/..."""
-    return [
-        token
-        for c in commands(command)
-        if c.program in _READERS
-        for token in c.words[1:]
-        if not token.startswith("-") and ("/" in token or token.endswith(".md"))
-    ]  # only paths: ingest keeps files in the vault
-
-
 # options that take a value (``new``'s and the global ``--vault``)
 _VALUE_OPTS = frozenset({"-d", "--description", "-p", "--project", "--label", "--falsify",
                          "--anchor", "--repo", "--vault"})  # fmt: skip
 
 
-def _runs(command: object) -> list[tuple[list[str], dict[str, str]]]:
-    """(words, options with their values) of each ``vaultkeeper ...`` a shell command
-    runs; ``VAULTKEEPER_VAULT=V`` set before it is its ``--vault V``. One asked for its
-    help (``-h``, ``--help``) runs nothing and is left out."""
-    out: list[tuple[list[str], dict[str, str]]] = []
+class Said(NamedTuple):
+    """What a shell command line does that ingest reads (see ``said``)."""
+
+    reads: list[str]  # files read with cat/head/sed/... (paths only: ingest keeps the vault's)
+    uses: list[tuple[str, str | None]]  # NAME, the vault it names or None
+    news: list[tuple[str, str, str | None, str | None]]  # KIND, NAME, --project, the vault
+
+
+def said(command: object) -> Said:
+    """The files a shell command reads, and per ``vaultkeeper [--vault V] use NAME`` and
+    ``vaultkeeper new KIND NAME`` it runs what it names; ``VAULTKEEPER_VAULT=V`` set
+    before one is its ``--vault V``, and one asked for its help (``-h``, ``--help``)
+    runs nothing."""
+    out = Said([], [], [])
     for c in commands(command):
         words = c.words[1:]
+        if c.program in _READERS:
+            out.reads.extend(
+                w for w in words if not w.startswith("-") and ("/" in w or w.endswith(".md"))
+            )
         if c.program != "vaultkeeper" or "-h" in words or "--help" in words:
             continue
         env = c.env.get(config.ENV_VAULT)
@@ -175,21 +178,9 @@ def _runs(command: object) -> list[tuple[list[str], dict[str, str]]]:
             elif word[:1] != "-":
                 args.append(word)
             i += 1
-        out.append((args, opts))
+        vault = opts.get("--vault")
+        if args[:1] == ["use"] and args[1:]:
+            out.uses.append((args[1], vault))
+        elif args[:1] == ["new"] and len(args) > 2:
+            out.news.append((args[1], args[2], opts.get("--project", opts.get("-p")), vault))
     return out
-
-
-def shell_uses(command: object) -> list[tuple[str, str | None]]:
-    """(NAME, the vault it names or None) per ``vaultkeeper [--vault V] use NAME`` a shell
-    command runs."""
-    return [(a[1], o.get("--vault")) for a, o in _runs(command) if a[:1] == ["use"] and a[1:]]
-
-
-def shell_news(command: object) -> list[tuple[str, str, str | None, str | None]]:
-    """(KIND, NAME, the --project, the vault it names or None) per ``vaultkeeper new KIND
-    NAME`` a shell command runs: the lesson a session wrote (its suggested anchors)."""
-    return [
-        (a[1], a[2], o.get("--project", o.get("-p")), o.get("--vault"))
-        for a, o in _runs(command)
-        if a[:1] == ["new"] and len(a) > 2
-    ]

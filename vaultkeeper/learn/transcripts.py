@@ -18,12 +18,11 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.learn.shellwords import shell_news, shell_reads, shell_uses
+from vaultkeeper.learn.shellwords import said
 from vaultkeeper.store.model import parse_date
 from vaultkeeper.store.uses import capped_lines
 
@@ -33,12 +32,10 @@ _CODEX_TYPES = frozenset({"session_meta", "response_item", "turn_context", "even
 _CLAUDE_TYPES = frozenset({"user", "assistant", "system", "summary", "attachment"})
 # [[target#heading|alias]] (and ![[...]] embeds): the target, then the heading part.
 LINK = re.compile(r"\[\[([^\[\]|#\n]*)(#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-# Claude Code asks its model to wrap a sentence that uses an auto memory in this tag,
-# in its reply only (never in tool inputs): the host's own reuse signal.
+# Claude Code's model wraps a sentence of its reply that uses an auto memory in this tag.
 CC_MEMORY = re.compile(r'<cc-memory\s+filenames="([^"<>]*)"')
-# Per host, the bytes a line must hold to be worth parsing (the agent's lines: Codex's
-# tool calls and session header too), and those of a line that may hold the result of
-# a call waiting for it.
+# Per host, the bytes of a line worth parsing (the agent's), and of one that may hold a
+# pending call's result.
 _CODEX_WORTH = (b"assistant", b"function_call", b"session_meta", b"custom_tool_call")
 _WORTH = {CLAUDE: ((b"assistant",), b"tool_result"), CODEX: (_CODEX_WORTH, b"function_call")}
 
@@ -113,6 +110,7 @@ class Reader:
         self.cwd: str | None = None  # Codex's session_meta cwd; Claude Code's first line's
         self.bad = self.long = 0
         self.pending: dict[str, Signal] = {}  # MCP reads waiting for their result, by call id
+        self._at: tuple[int, dt.date | None] = (0, None)  # the line read: number, day
 
     def __iter__(self) -> Iterator[Signal]:
         claude = self.format == CLAUDE
@@ -127,9 +125,17 @@ class Reader:
             if obj is None:
                 self.bad += int(bool(raw.strip()))
                 continue
-            yield from (self._claude(obj, number) if claude else self._codex(obj, number))
+            day = utc_date(obj.get("timestamp")) or self.first_date
+            self.first_date, self._at = self.first_date or day, (number, day)
+            yield from (self._claude(obj) if claude else self._codex(obj))
 
-    def _claude(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
+    def _signal(self, kind: str, value: str, cwd: str | None, **more: Any) -> Signal:
+        number, day = self._at
+        return Signal(
+            kind, value, more.pop("heading", None), number, self.session, day, cwd, **more
+        )
+
+    def _claude(self, obj: dict[str, Any]) -> Iterator[Signal]:
         message = obj.get("message")
         if not isinstance(message, dict):
             return
@@ -151,7 +157,6 @@ class Reader:
         owner = made_in(obj, self.session, self.made)
         if owner is None:  # a line this batch read already, in another session
             return
-        day = self._day(obj)
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
         self.cwd = self.cwd or cwd  # the session's folder: its repository (anchors/vault.py)
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -160,18 +165,16 @@ class Reader:
                 continue
             found: Iterator[Signal] = iter(())
             if block.get("type") == "text" and isinstance(block.get("text"), str):
-                found = self._links(block["text"], number, day, cwd)
+                found = self._links(block["text"], cwd)
             elif block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
-                name = str(block.get("name"))
-                found = self._call(name, block["input"], number, day, cwd, block.get("id"))
+                found = self._call(str(block.get("name")), block["input"], cwd, block.get("id"))
             for signal in found:  # a fork's copy: its source's use, counted there once
                 yield signal if owner == self.session else replace(signal, session=owner)
 
-    def _codex(self, obj: dict[str, Any], number: int) -> Iterator[Signal]:
+    def _codex(self, obj: dict[str, Any]) -> Iterator[Signal]:
         payload = obj.get("payload")
         if not isinstance(payload, dict):
             return
-        day = self._day(obj)
         if obj.get("type") == "session_meta":  # a sub-agent's uses are its parent's
             self.session = session_of(payload) or self.session
             self.claimed = self.claimed or self.session
@@ -185,13 +188,14 @@ class Reader:
             for block in payload.get("content") or ():
                 text = block.get("text") if isinstance(block, dict) else None
                 if isinstance(text, str) and block.get("type") == "output_text":
-                    yield from self._links(text, number, day, cwd)
+                    yield from self._links(text, cwd)
         elif kind == "function_call_output":  # a pending read's result, if any
             read = self.pending.pop(str(payload.get("call_id")), None)
             if read is not None and not codex_failed(payload.get("output")):
                 yield read
         elif kind == "custom_tool_call":  # apply_patch: its input is the patch
-            yield from self._ties(payload.get("name"), payload.get("input"), number, day, cwd)
+            if payload.get("name") == "apply_patch":
+                yield from (self._signal("edit", p, cwd) for p in patched(payload.get("input")))
         elif kind == "function_call":
             given = payload.get("arguments") or "{}"
             try:  # a JSON string as Codex writes it; an object taken as it is
@@ -199,83 +203,71 @@ class Reader:
             except (ValueError, TypeError, RecursionError):
                 return
             name = full_name(payload.get("name"), payload.get("namespace"))
-            yield from self._call(name, args, number, day, cwd, payload.get("call_id"))
+            yield from self._call(name, args, cwd, payload.get("call_id"))
 
-    def _day(self, obj: dict[str, Any]) -> dt.date | None:
-        day = utc_date(obj.get("timestamp")) or self.first_date
-        self.first_date = self.first_date or day
-        return day
-
-    def _ties(
-        self, name: object, args: object, number: int, day: dt.date | None, cwd: str | None
-    ) -> Iterator[Signal]:
-        for kind, value, vault in ties(self.format, name, args):
-            yield Signal(kind, value, None, number, self.session, day, cwd, vault)
-
-    def _links(
-        self, text: str, number: int, day: dt.date | None, cwd: str | None
-    ) -> Iterator[Signal]:
+    def _links(self, text: str, cwd: str | None) -> Iterator[Signal]:
         for m in itertools.islice(LINK.finditer(text), config.TRANSCRIPT_MAX_LINKS):
             heading = m.group(2)[1:] if m.group(2) else None
-            yield Signal("link", m.group(1).strip(), heading, number, self.session, day, cwd)
+            yield self._signal("link", m.group(1).strip(), cwd, heading=heading)
         if "<cc-memory" in text:
             for m in CC_MEMORY.finditer(text):
                 for name in filter(None, (n.strip() for n in m.group(1).split(","))):
-                    yield Signal("native", name, None, number, self.session, day, cwd)
+                    yield self._signal("native", name, cwd)
 
-    def _call(
-        self,
-        name: object,
-        args: object,
-        number: int,
-        day: dt.date | None,
-        cwd: str | None,
-        call: object = None,
-    ) -> Iterator[Signal]:
-        """One tool call: the files it edits and lessons it writes (``ties``), then a
-        Claude Code Skill or Read, a call of the vault's own MCP ``cite`` or ``read``,
-        or a shell's command (Claude Code's Bash; any Codex call but the vault's)."""
-        workdir = args.get("workdir") if isinstance(args, dict) else None
-        here = workdir if isinstance(workdir, str) and self.format == CODEX else cwd
-        yield from self._ties(name, args, number, day, here)
+    def _call(self, name: object, args: object, cwd: str | None, call: object) -> Iterator[Signal]:
+        """One tool call: a call of the vault's own MCP tools (``cite``, ``read``, a new
+        lesson or decision); else the files it edits (the host's edit tools, Codex's
+        apply_patch), a Claude Code Skill or Read, and a shell command's file reads,
+        ``vaultkeeper use`` and ``vaultkeeper new`` (Claude Code's Bash; any Codex call)."""
         if not isinstance(args, dict):
             return
-        tool = vault_tool(name)
-        new = partial(Signal, line=number, session=self.session, date=day, cwd=cwd)
-        if tool == "cite" and isinstance(args.get("name"), str):
+        tool, codex = vault_tool(name), self.format == CODEX
+        workdir = args.get("workdir") if codex else None
+        here = workdir if isinstance(workdir, str) else cwd
+        if tool in ("new_lesson", "new_decision"):
+            kind = "memory" if tool == "new_lesson" else "decision"
+            rel = entry_of(kind, args.get("name"), args.get("project"))
+            yield from [self._signal("new", rel, here)] if rel else []
+        elif tool == "cite" and isinstance(args.get("name"), str):
             if isinstance(args.get("evidence"), str):
                 used = call if isinstance(call, str) and call else None
-                yield new("mcp-cite", args["name"], None, evidence=args["evidence"], call=used)
+                evidence = args["evidence"]
+                yield self._signal("mcp-cite", args["name"], cwd, evidence=evidence, call=used)
         elif tool == "read" and isinstance(args.get("path"), str):
-            read = new("mcp-read", args["path"], None)
+            read = self._signal("mcp-read", args["path"], cwd)
             if isinstance(call, str) and call:  # held until its result comes back
                 self.pending[call] = read
             else:  # an older host's line, without an id to find its result by
                 yield read
-        elif tool is not None:
+        if tool is not None:
             return  # the vault's other tools say nothing
+        command = args.get("command", args.get("cmd")) if codex else None
+        if codex:  # apply_patch: an argument or the shell command carries the patch
+            words = command if isinstance(command, list) else []
+            for value in [*args.values(), *words]:
+                yield from (self._signal("edit", p, here) for p in patched(value))
+        elif name in EDIT_TOOLS:
+            path = args.get(EDIT_TOOLS[str(name)])
+            yield from [self._signal("edit", path, here)] if isinstance(path, str) and path else []
         elif name == "Skill" and isinstance(args.get("skill"), str):
-            yield new("skill", args["skill"], None)
+            yield self._signal("skill", args["skill"], cwd)
         elif name == "Read" and isinstance(args.get("file_path"), str):
-            yield new("file", args["file_path"], None)
-        elif name == "Bash" or self.format == CODEX:
-            command = args.get("command", args.get("cmd")) if self.format == CODEX else None
-            command = args.get("command") if name == "Bash" else command
-            for path in shell_reads(command):
-                yield Signal("file", path, None, number, self.session, day, here)
-            for used_name, vault in shell_uses(command):  # the vault it names, as evidence
-                yield Signal("cli-use", used_name, None, number, self.session, day, here, vault)
+            yield self._signal("file", args["file_path"], cwd)
+        command = args.get("command") if name == "Bash" else command
+        if name != "Bash" and not codex:
+            return
+        shell = said(command)
+        for kind, entry, project, vault in shell.news:
+            rel = entry_of(kind, entry, project)
+            yield from [self._signal("new", rel, here, evidence=vault)] if rel else []
+        yield from (self._signal("file", path, here) for path in shell.reads)
+        for used_name, vault in shell.uses:  # the vault it names, as evidence
+            yield self._signal("cli-use", used_name, here, evidence=vault)
 
 
-# -- host lines: how the hosts mark their lines and name the vault's MCP tools.
-#
-# Claude Code ``--fork-session`` copies lines with their ``uuid`` (``made_in``); Codex
-# 0.169 writes a namespaced MCP call as ``name`` + ``namespace`` (``full_name``); both
-# stamp lines with ISO times (``utc_date``).
-
-# A host's name for an MCP server's tool: Claude Code's ``mcp__SERVER__TOOL``; Codex
-# has written ``SERVER__TOOL`` and ``SERVER.TOOL``, and 0.169 writes the bare ``TOOL``
-# with ``"namespace": "mcp__SERVER"`` beside it. Only the server's own name is taken.
+# -- host lines: how the hosts mark their lines and name the vault's MCP tools: Claude
+# Code's ``mcp__SERVER__TOOL``; Codex's ``SERVER__TOOL``, ``SERVER.TOOL``, and since 0.169
+# the bare ``TOOL`` with ``"namespace": "mcp__SERVER"`` beside it (``full_name``).
 _MCP_TOOL = re.compile(r"^(?:mcp__)?(?P<server>[\w-]+?)(?:__|\.)(?P<tool>[\w-]+)$")
 # Claude Code names a plugin's server ``plugin_<plugin>_<server>``: our plugin's
 # (plugins/vaultkeeper in the repository) is ``mcp__plugin_vaultkeeper_vaultkeeper__cite``.
@@ -323,24 +315,14 @@ def utc_date(stamp: object) -> dt.date | None:
         return None
 
 
-# -- MCP results: did a host's call of an MCP tool come back with the tool's answer?
-#
-# A ``read`` of the vault through its MCP server is a read only when the server answered
-# it. A host can reject the call before it reaches the server (Codex: "unsupported call:
-# mcp__vaultkeeper__read" when the tools had not arrived yet, "MCP tool call requires
-# approval, but approval policy is never" in ``codex exec``; Claude Code: a tool_result
-# with ``is_error``), and the server itself can refuse it (a path outside the vault).
-# How each host records the result (tests/fixtures/hosts/, tools/hosts/NOTES.md):
-#
-# - Claude Code: a ``user`` line holding ``{"type": "tool_result", "tool_use_id": ID,
-#   "is_error": true, ...}`` for a failed call; a successful one has no ``is_error`` or
-#   ``false``.
-# - Codex: a ``function_call_output`` response item with the call's ``call_id``; its
-#   ``output`` is text (or a list of ``input_text`` items), "Wall time: N seconds\\nOutput:"
-#   and then the tool's answer: the server's JSON object for a call that reached it, the
-#   host's or the server's error text otherwise. Some versions wrap it as ``{"content":
-#   ..., "success": false}``.
-
+# -- MCP results: a vault ``read`` through MCP is a read only when the server answered it;
+# a host can reject the call first (Codex: "unsupported call", "approval policy is
+# never"; Claude Code: a tool_result with ``is_error``) and the server can refuse it. As
+# recorded (tests/fixtures/hosts/, tools/hosts/NOTES.md): Claude Code's ``user`` line
+# holds ``{"type": "tool_result", "tool_use_id": ID, "is_error": true}`` for a failed
+# call; Codex's ``function_call_output`` (by ``call_id``) has an ``output`` text (or
+# ``input_text`` items, or ``{"content": ..., "success": false}``), "Wall time: N
+# seconds\\nOutput:", then the server's JSON object, or else an error text.
 
 _CODEX_HEADER = re.compile(r"\AWall time: [^\n]*\n(?:Output:[ \t]*\n?)?")
 
@@ -361,14 +343,11 @@ def codex_failed(output: Any) -> bool:
     return not body.lstrip().startswith("{")
 
 
-# -- Codex sub-agents: a child thread writes its own rollout, and no hook runs for it.
-#
-# Codex 0.169 writes a sub-agent's rollout in the same date folder as its parent's; its
-# first line, ``session_meta``, names the parent in
+# -- Codex sub-agents: a child thread writes its own rollout in its parent's date folder,
+# and no hook runs for it; its ``session_meta`` names the parent in
 # ``payload.source.subagent.thread_spawn.parent_thread_id`` (recorded in
-# tests/fixtures/hosts/codex-0.169.0/subagent/). Ingesting a parent therefore also reads
-# its children (and theirs), and a child counts into its parent's session
-# (``session_of``), whether it came along with the parent or was ingested by hand.
+# tests/fixtures/hosts/codex-0.169.0/subagent/). A parent's ingest reads its children too,
+# and a child counts into its parent's session (``session_of``).
 
 ROLLOUT_GLOB = "rollout-*.jsonl"
 MAX_DEPTH = 4  # a child's child's ...: Codex's own spawn depth is small
@@ -378,11 +357,10 @@ def meta(path: Path) -> dict[str, Any] | None:
     """The rollout's ``session_meta`` payload (its first line), or None."""
     try:
         with path.open("rb") as fh:
-            raw = fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1)
-        obj = json.loads(raw)
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            obj = _load(fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1))
+    except OSError:
         return None
-    if not isinstance(obj, dict) or obj.get("type") != "session_meta":
+    if obj is None or obj.get("type") != "session_meta":
         return None
     payload = obj.get("payload")
     return payload if isinstance(payload, dict) else None
@@ -434,24 +412,17 @@ def children(path: Path) -> list[Path]:
     return sorted(found)
 
 
-# -- lesson ties: what ties a lesson to code: the lesson a session wrote, the files it edited.
-#
-# The lesson: ``vaultkeeper new memory|decision NAME -p P`` run from the agent's shell, or
-# the vault's MCP ``new_lesson``/``new_decision`` (``name``, ``project``); its entry is
-# ``projects/P/memory/NAME.md``. The files edited: Claude Code's ``Edit``, ``Write``,
-# ``MultiEdit`` (``file_path``) and ``NotebookEdit`` (``notebook_path``); Codex's
-# ``apply_patch`` (a ``custom_tool_call`` whose input is the patch, or a call or shell
-# command carrying it), whose ``*** Update File:``/``*** Add File:`` lines name them.
-# Files read come as the ``file`` signals transcripts.py yields already. ingest's
-# suggestions (learn/anchoring.py) turn these into anchors an agent may accept.
+# -- lesson ties (learn/anchoring.py makes them suggested anchors): the lesson a session
+# wrote (``vaultkeeper new memory|decision NAME -p P`` in its shell, MCP ``new_lesson`` /
+# ``new_decision``: ``projects/P/memory/NAME.md``) and the files it edited (Claude Code's
+# edit tools; Codex's ``apply_patch``, whose ``*** Update File:`` / ``*** Add File:``
+# lines name them).
 
 EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}  # fmt: skip
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+?)\s*$", re.M)
 _NAME = re.compile(r"[\w.-]+\Z")
 MAX_PATCH_CHARS = 2_000_000  # a larger patch is not looked into
-
-Found = tuple[str, str, "str | None"]  # kind ("edit" | "new"), value, the vault it names
 
 
 def entry_of(kind: object, name: object, project: object) -> str | None:
@@ -470,40 +441,3 @@ def patched(text: object) -> list[str]:
     if not isinstance(text, str) or "*** " not in text or len(text) > MAX_PATCH_CHARS:
         return []
     return _PATCH_FILE.findall(text)
-
-
-def _ties_news(command: object) -> list[Found]:
-    out: list[Found] = []
-    for kind, name, project, vault in shell_news(command):
-        rel = entry_of(kind, name, project)
-        out += [("new", rel, vault)] if rel else []
-    return out
-
-
-def ties(host: str, name: object, args: object) -> list[Found]:
-    """A tool call's edits and new lessons: the vault's MCP ``new_lesson`` and
-    ``new_decision``; Claude Code's edit tools and Bash; Codex's apply_patch (a custom
-    tool's input, or a call's argument or shell command carrying it) and any other
-    call's shell command."""
-    if isinstance(args, str):
-        return [("edit", p, None) for p in patched(args)] if name == "apply_patch" else []
-    if not isinstance(args, dict):
-        return []
-    tool = vault_tool(name)
-    if tool in ("new_lesson", "new_decision"):
-        kind = "memory" if tool == "new_lesson" else "decision"
-        rel = entry_of(kind, args.get("name"), args.get("project"))
-        return [("new", rel, None)] if rel else []
-    if tool is not None:
-        return []
-    if host == CLAUDE:
-        key = EDIT_TOOLS.get(str(name))
-        path = args.get(key) if key is not None else None
-        if key is not None:
-            return [("edit", path, None)] if isinstance(path, str) and path else []
-        return _ties_news(args.get("command")) if name == "Bash" else []
-    out: list[Found] = [("edit", p, None) for value in args.values() for p in patched(value)]
-    command = args.get("command", args.get("cmd"))
-    if isinstance(command, list):
-        out += [("edit", p, None) for w in command for p in patched(w)]
-    return out + _ties_news(command)

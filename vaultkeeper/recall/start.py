@@ -135,7 +135,7 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
             h.count or 0,
             None if h.last_used is None else h.last_used.isoformat(),
             h.rel,
-            brief.summary(h.text()),
+            brief.summary(h.text),
         )
         for h in readable[:limit]
     ]

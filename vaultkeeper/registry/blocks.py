@@ -19,7 +19,6 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
@@ -61,21 +60,6 @@ _NO_NAME = ""  # a heading without a name: it ends a block but opens none
 AGAIN = 10  # kind + AGAIN: the second line of that counter kind in one block
 LABEL_OF = {COUNT_AT: config.COUNT_LABEL, LAST_AT: config.LAST_USED_LABEL}
 LABEL_OF[PROMOTED_AT] = config.PROMOTED_LABEL
-
-
-# What a scan reads of a block, whether parsed now (BlockHead) or kept by the scan
-# cache (keptheads.CachedHead): the attributes both have.
-HEAD_FIELDS = (
-    "name",
-    "path",
-    "rel",
-    "line",
-    "count",
-    "count_raw",
-    "last_used",
-    "last_used_raw",
-    "promoted",
-)
 
 
 _COUNTER_LINE = re.compile(
@@ -230,63 +214,21 @@ def registry_files(vault: Path, outside: list[str] | None = None) -> list[Path]:
     return sorted(iter_markdown(vault, under=patterns, outside=outside))
 
 
-class _BlockFields(NamedTuple):
-    name: str
-    path: Path
-    rel: str
-    line: int  # 1-based line of the ``### name`` heading
-    end_line: int  # 1-based last line of the block (inclusive)
-    text: str  # the block's lines exactly as in the file
-    count: int | None  # type: ignore[assignment]  # over tuple.count, which nothing calls
-    count_raw: str | None
-    count_line: int | None
-    last_used: dt.date | None
-    last_used_raw: str | None
-    last_used_line: int | None
-    promoted: str | None
-    promoted_line: int | None
-    # (line, label) of a second counter line of a kind: which one counts is unclear
-    repeated: tuple[tuple[int, str], ...] = ()
-
-
-class RegistryBlock(_BlockFields):
-    """One ``### name`` block: its lines as in the file, and its counters as read."""
-
-    __slots__ = ()
-
-    @property
-    def hash(self) -> str:
-        return block_hash(self.text)
-
-    def problems(self) -> list[Problem]:
-        """Why this block's counters can't be trusted, if they can't (one per counter)."""
-        where, head = self.rel, f"### {self.name}"
-        out: list[Problem] = []
-        if self.count_raw is None:
-            out.append(Problem(where, self.line, f"{head}: no {config.COUNT_LABEL} line"))
-        elif self.count is None:
-            out.append(Problem(where, self.count_line, f"{head}: {count_reason(self.count_raw)}"))
-        if self.last_used_raw is None:
-            out.append(Problem(where, self.line, f"{head}: no {config.LAST_USED_LABEL} line"))
-        elif self.last_used is None:
-            raw = self.last_used_raw
-            reason = f"{head}: last used {raw!r} is not an ISO date (YYYY-MM-DD)"
-            out.append(Problem(where, self.last_used_line, reason))
-        for line, label in self.repeated:
-            reason = f"{head}: a second {label} line (the first one counts); keep one"
-            out.append(Problem(where, line, reason))
-        return out
-
-
-class BlockHead:
-    """A block as the scanner reads it: name, heading line and parsed counters.
-
-    The full RegistryBlock (its text, end line and counter lines) is built by
-    ``block()`` on demand: a scan needs it only for candidates and problems.
-    """
+class RegistryBlock:
+    """One ``### name`` block: its name, heading line and counters read at once; its
+    text, hash, last line and counter lines' numbers only when asked (a scan needs them
+    for candidates and problems only)."""
 
     __slots__ = (
-        *HEAD_FIELDS,
+        "name",
+        "path",
+        "rel",
+        "line",  # 1-based line of the ``### name`` heading
+        "count",
+        "count_raw",
+        "last_used",
+        "last_used_raw",
+        "promoted",
         "_nl_text",
         "_at",
         "_stop",
@@ -327,11 +269,46 @@ class BlockHead:
             return None
         return self.line + self._nl_text.count("\n", self._at + 1, got[1] + 1)
 
+    @property
+    def count_line(self) -> int | None:
+        return self._line(COUNT_AT)
+
+    @property
+    def last_used_line(self) -> int | None:
+        return self._line(LAST_AT)
+
+    @property
+    def promoted_line(self) -> int | None:
+        return self._line(PROMOTED_AT)
+
+    @property
+    def repeated(self) -> tuple[tuple[int, str], ...]:
+        """(line, label) of a second counter line of a kind: which one counts is unclear."""
+        return tuple(
+            (line, LABEL_OF[kind])
+            for kind in (COUNT_AT, LAST_AT, PROMOTED_AT)
+            if (line := self._line(kind + AGAIN)) is not None
+        )
+
+    @property
     def text(self) -> str:
-        """The block's lines exactly as in the file (RegistryBlock.text)."""
+        """The block's lines exactly as in the file (trailing blank lines are the gap)."""
         segment = self._nl_text[self._at + 1 : self._stop]
-        cut = segment.find("\n", len(segment.rstrip()))  # trailing blank lines: the gap
+        cut = segment.find("\n", len(segment.rstrip()))
         return segment if cut == -1 else segment[: cut + 1]
+
+    @property
+    def end_line(self) -> int:
+        """1-based last line of the block (inclusive)."""
+        text = self.text
+        return self.line + text.count("\n") - text.endswith("\n")
+
+    @property
+    def hash(self) -> str:
+        """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
+        if self._hash is None:  # keptheads may know it
+            self._hash = block_hash(self.text)
+        return self._hash
 
     def lead(self, limit: int = 400) -> str:
         """The block's first paragraph, on one line and at most ``limit`` characters read:
@@ -347,58 +324,43 @@ class BlockHead:
             return chunk.replace("\n", " ").strip()  # the common case: no line to skip
         return first_paragraph(text[start:stop])
 
-    def hash(self) -> str:
-        """block_hash of the block's text: what a candidate and ``--expect-hash`` carry."""
-        if self._hash is None:  # the scan cache may know it (keptheads)
-            self._hash = block_hash(self.text())
-        return self._hash
-
     def span(self) -> str:
-        """Every character from the heading to the next heading: all a head depends on,
-        its line aside (the scan cache's fingerprint of the block)."""
+        """Every character from the heading to the next heading: all the block's facts
+        depend on, its line aside (keptheads' fingerprint of the block)."""
         return self._nl_text[self._at + 1 : self._stop]
 
     def bounds(self) -> tuple[int, int]:
         """Where span() is in the file's text with one "\n" put in front."""
         return self._at + 1, self._stop
 
-    def problems(self) -> list[Problem]:
-        return self.block().problems()
-
     def sentence(self) -> str:
         """The first sentence of the first paragraph: what the duplicates pass compares."""
-        if self._sentence is None:  # the cache and the duplicates pass both ask
+        if self._sentence is None:
             self._sentence = first_sentence(self.lead())
         return self._sentence
 
-    def block(self) -> RegistryBlock:
-        text = self.text()
-        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        return RegistryBlock(
-            name=self.name,
-            path=self.path,
-            rel=self.rel,
-            line=self.line,
-            end_line=self.line + lines - 1,
-            text=text,
-            count=self.count,
-            count_raw=self.count_raw,
-            count_line=self._line(COUNT_AT),
-            last_used=self.last_used,
-            last_used_raw=self.last_used_raw,
-            last_used_line=self._line(LAST_AT),
-            promoted=self.promoted,
-            promoted_line=self._line(PROMOTED_AT),
-            repeated=tuple(
-                (line, LABEL_OF[kind])
-                for kind in (COUNT_AT, LAST_AT, PROMOTED_AT)
-                if (line := self._line(kind + AGAIN)) is not None
-            ),
-        )
+    def problems(self) -> list[Problem]:
+        """Why this block's counters can't be trusted, if they can't (one per counter)."""
+        where, head = self.rel, f"### {self.name}"
+        out: list[Problem] = []
+        if self.count_raw is None:
+            out.append(Problem(where, self.line, f"{head}: no {config.COUNT_LABEL} line"))
+        elif self.count is None:
+            out.append(Problem(where, self.count_line, f"{head}: {count_reason(self.count_raw)}"))
+        if self.last_used_raw is None:
+            out.append(Problem(where, self.line, f"{head}: no {config.LAST_USED_LABEL} line"))
+        elif self.last_used is None:
+            raw = self.last_used_raw
+            reason = f"{head}: last used {raw!r} is not an ISO date (YYYY-MM-DD)"
+            out.append(Problem(where, self.last_used_line, reason))
+        for line, label in self.repeated:
+            reason = f"{head}: a second {label} line (the first one counts); keep one"
+            out.append(Problem(where, line, reason))
+        return out
 
 
-def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
-    """Every ``### name`` block of one registry file, in file order, built lazily.
+def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
+    """Every ``### name`` block of one registry file, in file order.
 
     A block runs from its heading to the next heading of level 1-3 outside fenced code;
     trailing blank lines belong to the gap. The first count / last-used / promoted line
@@ -408,7 +370,7 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
     heads, counters = index_lines(nl_text, body_start(text))
     dates: dict[str, dt.date | None] = {}
     end = len(nl_text)
-    out: list[BlockHead] = []
+    out: list[RegistryBlock] = []
     line, counted = 0, 0  # the line starting at offset ``counted`` of nl_text (its "\n"s before)
     last = len(heads) - 1
     for i, (at, name) in enumerate(heads):
@@ -417,36 +379,35 @@ def parse_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
         line += nl_text.count("\n", counted, at + 1)
         counted = at + 1
         stop = heads[i + 1][0] + 1 if i < last else end
-        out.append(BlockHead(name, path, rel_path, line, counters[i], nl_text, (at, stop), dates))
+        found, span = counters[i], (at, stop)
+        out.append(RegistryBlock(name, path, rel_path, line, found, nl_text, span, dates))
     return out
 
 
-_CURRENT: dict[Path, tuple[str, str, tuple[BlockHead, ...]]] = {}  # path: (rel, text, heads)
+parse_heads = parse_blocks  # the scan's name for it
 
 
-def parsed_heads(path: Path, rel_path: str, text: str) -> list[BlockHead]:
-    """parse_heads, kept for each registry file's current text only: a command reads a
+_CURRENT: dict[Path, tuple[str, str, tuple[RegistryBlock, ...]]] = {}  # path: (rel, text, blocks)
+
+
+def parsed_heads(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
+    """parse_blocks, kept for each registry file's current text only: a command reads a
     file several times (to find a block, under the writer lock, for the index). The key
     is the text itself, never a stat: an edited file is parsed again and its older parse
     dropped, so a long-running MCP server holds one parse per registry file."""
     kept = _CURRENT.get(path)
     if kept is None or kept[0] != rel_path or kept[1] != text:
-        kept = _CURRENT[path] = (rel_path, text, tuple(parse_heads(path, rel_path, text)))
+        kept = _CURRENT[path] = (rel_path, text, tuple(parse_blocks(path, rel_path, text)))
     return list(kept[2])
 
 
-def parse_blocks(path: Path, rel_path: str, text: str) -> list[RegistryBlock]:
-    """Every ``### name`` block of one registry file, in file order (see parse_heads)."""
-    return [head.block() for head in parse_heads(path, rel_path, text)]
-
-
-def load_heads(
+def load_registry(
     vault: Path, paths: Iterable[Path] | None = None, mentioning: tuple[str, ...] = ()
-) -> tuple[list[BlockHead], list[Problem]]:
-    """Every block in every registry file, built lazily; unreadable files (and symlinks
-    out of the vault: never read) become problems. With ``mentioning`` (block names),
-    only the files where one of them may head a block (heads_name)."""
-    heads: list[BlockHead] = []
+) -> tuple[list[RegistryBlock], list[Problem]]:
+    """Every block in every registry file; unreadable files (and symlinks out of the
+    vault: never read) become problems. With ``mentioning`` (block names), only the
+    files where one of them may head a block (heads_name)."""
+    blocks: list[RegistryBlock] = []
     problems: list[Problem] = []
     outside: list[str] = []
     files = registry_files(vault, outside) if paths is None else list(paths)
@@ -459,21 +420,16 @@ def load_heads(
             continue
         if mentioning and not any(heads_name(text, name) for name in mentioning):
             continue
-        heads += parsed_heads(path, rel_path, text)
+        blocks += parsed_heads(path, rel_path, text)
     problems.extend(outside_problems(vault, outside))
     if paths is None:  # every registry file listed: a deleted or renamed one's parse goes
         for gone in set(list(_CURRENT)) - set(files):
             if gone.is_relative_to(vault):
                 _CURRENT.pop(gone, None)
-    return heads, problems
+    return blocks, problems
 
 
-def load_registry(
-    vault: Path, paths: Iterable[Path] | None = None, mentioning: tuple[str, ...] = ()
-) -> tuple[list[RegistryBlock], list[Problem]]:
-    """Every block in every registry file (see load_heads); unreadable files become problems."""
-    heads, problems = load_heads(vault, paths, mentioning)
-    return [head.block() for head in heads], problems
+load_heads = load_registry  # the scan's name for it
 
 
 # -- finding one block by name, as the applier and ``use`` do: the one block, or a
@@ -486,27 +442,27 @@ FEW_NAMES = 16
 
 def find_block(vault: Path, name: str) -> RegistryBlock:
     """The one block called ``name``; unknown or duplicated names are errors."""
-    blocks, problems = named_blocks(vault, [name])
-    if not blocks:  # the hint ("did you mean") looks at every block
-        blocks, problems = load_registry(vault)
-    return pick_block(name, [b for b in blocks if b.name == name], blocks, problems)
+    return pick_block(name, *named_blocks(vault, [name]))
 
 
 def named_blocks(vault: Path, names: Collection[str]) -> tuple[list[RegistryBlock], list[Problem]]:
-    """The blocks called one of ``names``, and the registry files that could not be read.
+    """The blocks called one of ``names`` (every block, when one of them heads none: a
+    "did you mean" looks at them all), and the registry files that could not be read.
     A file whose text holds none of the names has no such block (its heading would hold
     it), so it is not parsed."""
     if not names:
         return [], []
     mentioning = tuple(names) if len(names) <= FEW_NAMES else ()
-    heads, problems = load_heads(vault, mentioning=mentioning)
-    return [h.block() for h in heads if h.name in names], problems
+    blocks, problems = load_registry(vault, mentioning=mentioning)
+    found = [b for b in blocks if b.name in names]
+    if len({b.name for b in found}) == len(set(names)):
+        return found, problems
+    return load_registry(vault) if mentioning else (blocks, problems)
 
 
-def pick_block(
-    name: str, matches: list[RegistryBlock], blocks: list[RegistryBlock], problems: list[Problem]
-) -> RegistryBlock:
-    """find_block's verdict on the blocks called ``name``: the one, or why not."""
+def pick_block(name: str, blocks: list[RegistryBlock], problems: list[Problem]) -> RegistryBlock:
+    """find_block's verdict on ``name`` among ``blocks`` (named_blocks'): the one, or why not."""
+    matches = [b for b in blocks if b.name == name]
     if not matches:
         hint = ""
         similar = [b for b in blocks if b.name.lower() == name.lower()]

@@ -14,13 +14,7 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.registry.blocks import (
-    HEAD_FIELDS,
-    BlockHead,
-    parse_heads,
-    registry_files,
-    whole_count,
-)
+from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks, registry_files, whole_count
 from vaultkeeper.store import model
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, parse_date
 from vaultkeeper.store.vault import rel
@@ -33,10 +27,18 @@ if TYPE_CHECKING:
 
 
 class CachedHead:
-    """What a scan reads of one block (BlockHead's attributes and scan-side methods)."""
+    """What a scan reads of one block (RegistryBlock's counters, hash, sentence, problems)."""
 
     __slots__ = (
-        *HEAD_FIELDS,
+        "name",
+        "path",
+        "rel",
+        "line",
+        "count",
+        "count_raw",
+        "last_used",
+        "last_used_raw",
+        "promoted",
         "_sentence",
         "_hash",
         "_problems",
@@ -73,6 +75,7 @@ class CachedHead:
         self.fingerprint = mark if type(mark) is str else None
         self._problems = _problems(rel, problems) if problems else []
 
+    @property
     def hash(self) -> str:
         """The block's hash; asked only of candidates, and __init__ refuses a candidate
         kept without one (the file is then read again)."""
@@ -86,7 +89,7 @@ class CachedHead:
         return self._sentence
 
 
-Head = BlockHead | CachedHead  # a block as a scan reads it: parsed now, or from its row
+Head = RegistryBlock | CachedHead  # a block as a scan reads it: parsed now, or from its row
 
 
 def _problems(rel: str, kept: list[Any]) -> list[Problem]:
@@ -105,7 +108,7 @@ def _candidate(count: int | None, promoted: str | None) -> bool:
     )
 
 
-def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
+def kept_of(head: RegistryBlock, fingerprint: str) -> list[Any]:
     """What the cache keeps of a block just parsed (CachedHead reads it back).
 
     Its hash only where a candidate can come from (a count of 0: prune on some day;
@@ -123,13 +126,13 @@ def kept_of(head: BlockHead, fingerprint: str) -> list[Any]:
         head.last_used_raw,
         head.promoted,
         head.sentence(),
-        head.hash() if candidate else None,
+        head.hash if candidate else None,
         problems,
         fingerprint,
     ]
 
 
-def _kept_heads(heads: list[BlockHead], text: str, old: Any) -> list[Any]:
+def _kept_heads(heads: list[RegistryBlock], text: str, old: Any) -> list[Any]:
     """What the rows keep of each block just parsed; one whose text is as in ``old`` (the
     file's last row, any shape) takes its first sentence and hash from there."""
     by_print = {}
@@ -152,7 +155,7 @@ def _kept_heads(heads: list[BlockHead], text: str, old: Any) -> list[Any]:
 
 
 def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]]:
-    """blocks.load_heads for a scan: an unchanged file's heads from its row, a changed
+    """blocks.load_registry for a scan: an unchanged file's heads from its row, a changed
     one parsed whole and its row replaced."""
     heads: list[Head] = []
     problems: list[Problem] = []
@@ -175,7 +178,7 @@ def load_heads(vault: Path, cache: ScanCache) -> tuple[list[Head], list[Problem]
         except ParseError as exc:
             problems.append(Problem(rel_path, exc.line, exc.reason))
             continue
-        found = parse_heads(path, rel_path, text)
+        found = parse_blocks(path, rel_path, text)
         kept = _kept_heads(found, text, cache.registry_before(rel_path))
         heads.extend(found)
         cache.keep_registry(rel_path, key, kept, raw)

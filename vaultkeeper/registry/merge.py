@@ -16,13 +16,12 @@ text line by line (conflict markers included) as it would have without counters.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,11 +122,6 @@ def _one_sided(
     return key not in base.blocks and key not in other.blocks and id(block) not in moves
 
 
-def _line_of(block: RegistryBlock, kind: str) -> int | None:
-    line: int | None = getattr(block, f"{kind}_line")
-    return line
-
-
 def _set(version: Version, line_no: int | None, value: str) -> None:
     """Set the counter value on 1-based ``line_no``, keeping its label and line ending."""
     if line_no is None:
@@ -177,7 +171,7 @@ def _merge_counters(
     for kind, value in values.items():
         for version, block in zip(versions, blocks, strict=True):
             if block is not None:
-                _set(version, _line_of(block, kind), value)
+                _set(version, getattr(block, f"{kind}_line"), value)
     base = blocks[0]
     if "promoted" in values and base is not None and base.promoted is not None:
         # git would take a side's removal of the line; the rule keeps it
@@ -203,8 +197,8 @@ def _deleted_on_one_side(
     before = list(version.lines)
     for kind in _KINDS:
         raw = _raw(base_block, kind)
-        if raw is not None and _line_of(block, kind) is not None:
-            _set(version, _line_of(block, kind), raw)
+        if raw is not None and getattr(block, f"{kind}_line") is not None:
+            _set(version, getattr(block, f"{kind}_line"), raw)
     start, end = block.line - 1, block.end_line
     if "".join(version.lines[start:end]) != base_block.text or _has_extra_counter(
         block, base_block
@@ -224,13 +218,13 @@ def _deleted_on_one_side(
 
 def _has_extra_counter(block: RegistryBlock, base_block: RegistryBlock) -> bool:
     return any(
-        _line_of(block, kind) is not None and _raw(base_block, kind) is None for kind in _KINDS
+        getattr(block, f"{kind}_line") is not None and _raw(base_block, kind) is None
+        for kind in _KINDS
     )
 
 
 def _raw(block: RegistryBlock, kind: str) -> str | None:
-    raw: str | None = getattr(block, "promoted" if kind == "promoted" else f"{kind}_raw")
-    return raw
+    return block.promoted if kind == "promoted" else getattr(block, f"{kind}_raw")
 
 
 def _put_back_promoted(where: Path, label: str, text: str, keep: dict[Key, str]) -> str:
@@ -424,27 +418,18 @@ def git_merge_file(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int]
     git = shutil.which("git")
     if git is None:
         raise VaultkeeperError("git: not found on PATH; the merge driver runs git merge-file")
-    with _temp_files(ours, base, theirs) as names:
+    with tempfile.TemporaryDirectory(prefix="vaultkeeper-merge-") as tmp:
         argv = [git, "merge-file", "-p"]
-        for label in LABELS:
+        for label, data in zip(LABELS, (ours, base, theirs), strict=True):
+            Path(tmp, label).write_bytes(data)
             argv += ["-L", label]
-        done = subprocess.run([*argv, *names], capture_output=True, check=False)
+        done = subprocess.run(
+            [*argv, *(os.path.join(tmp, x) for x in LABELS)], capture_output=True, check=False
+        )
     if done.returncode < 0 or done.returncode > 127:
         why = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit {done.returncode}"
         raise VaultkeeperError(f"git merge-file failed: {why}")
     return done.stdout, done.returncode
-
-
-@contextlib.contextmanager
-def _temp_files(*contents: bytes) -> Iterator[list[str]]:
-    with tempfile.TemporaryDirectory(prefix="vaultkeeper-merge-") as tmp:
-        names = []
-        for name, data in zip(LABELS, contents, strict=True):
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as fh:
-                fh.write(data)
-            names.append(path)
-        yield names
 
 
 def merge_three(

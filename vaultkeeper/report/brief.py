@@ -315,7 +315,7 @@ def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list
         mark = _fingerprint(head)
         text = getattr(head, "text", None)
         if text is not None:
-            said = summary(text())
+            said = summary(text)
         elif mark is not None and mark in known:
             said = known[mark]
         else:
@@ -336,4 +336,4 @@ def _parsed(vault: Path, head: Any, parsed: dict[str, dict[int, Any]]) -> str:
     found = parsed[head.rel].get(head.line)
     if found is None or found.name != head.name:
         raise ValueError(f"{head.rel}:{head.line}: not the block the scan read")
-    return summary(found.text())
+    return summary(found.text)

@@ -350,7 +350,7 @@ def registry_candidates(
             name=head.name,
             path=head.rel,
             line=head.line,
-            hash=head.hash(),
+            hash=head.hash,
             count=count,
             last_used=None if used is None else used.isoformat(),
             idle_days=idle,

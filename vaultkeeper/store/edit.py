@@ -113,12 +113,16 @@ def _value_extent(lines: list[str], close: int, index: int) -> int:
     return j
 
 
-def _head_and_rest(line_body: str, key: str) -> tuple[str, str]:
-    """``status:   held_out # c`` -> (``status:``, ``   held_out # c``), key as spelled."""
-    m = _key_pattern(key).match(line_body)
+def _parts(line: str, key: str) -> tuple[str, str, str, str, str]:
+    """``status:   held_out # c\n`` -> (``status:``, ``   held_out``, ``held_out``, `` # c``,
+    ``\n``): the key as spelled, its value with and without blanks, comment, ending."""
+    ending = _ending(line)
+    body = line[: len(line) - len(ending)]
+    m = _key_pattern(key).match(body)
     if m is None:  # pragma: no cover - callers found the line with the same pattern
         raise VaultkeeperError(f"frontmatter key {key!r} not found")
-    return line_body[: m.end()], line_body[m.end() :]
+    value, comment = _split_comment(body[m.end() :])
+    return body[: m.end()], value, value.strip(), comment, ending
 
 
 def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
@@ -133,13 +137,9 @@ def set_frontmatter_value(text: str, key: str, scalar: str) -> str:
         ending = _ending(lines[close - 1]) if close > 0 else "\n"
         lines.insert(close, f"{key}: {scalar}{ending or _dominant_ending(lines)}")
         return "".join(lines)
-    line = lines[index]
-    ending = _ending(line)
-    body = line[: len(line) - len(ending)]
-    head, rest = _head_and_rest(body, key)
-    value, comment = _split_comment(rest)
+    head, value, bare, comment, ending = _parts(lines[index], key)
     # keep the key's own spelling and the spacing after its colon (aligned values)
-    gap = rest[: len(rest) - len(rest.lstrip(" \t"))] if value.strip() else " "
+    gap = value[: len(value) - len(value.lstrip(" \t"))] if bare else " "
     extent = _value_extent(lines, close, index)
     lines[index:extent] = [f"{head}{gap or ' '}{scalar}{comment}{ending}"]
     return "".join(lines)
@@ -150,9 +150,7 @@ def get_frontmatter_raw(text: str, key: str) -> str | None:
     lines, close, index = _find(text, key)
     if index is None:
         return None
-    _, rest = _head_and_rest(lines[index].rstrip("\r\n"), key)
-    value, _ = _split_comment(rest)
-    return value.strip()
+    return _parts(lines[index], key)[2]
 
 
 def key_block(text: str, key: str) -> str | None:
@@ -189,13 +187,8 @@ def append_to_list(text: str, key: str, item: str) -> str:
     rendered = quoted(item)
     if index is None:
         return set_frontmatter_value(text, key, f"[{rendered}]")
-    line = lines[index]
-    ending = _ending(line)
-    body = line[: len(line) - len(ending)]
-    head, rest = _head_and_rest(body, key)
+    head, value, stripped, comment, ending = _parts(lines[index], key)
     head = head[:-1]  # without the colon
-    value, comment = _split_comment(rest)
-    stripped = value.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
         inner = stripped[1:-1]
         if inner.strip():

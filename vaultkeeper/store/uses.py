@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
-import functools
 import hashlib
 import io
 import json
@@ -232,40 +231,37 @@ def read_events(
     vault: Path,
     kinds: Iterable[str] | None = None,
     problems: list[Problem] | None = None,
-    on_tx: Callable[[dict[str, object]], None] | None = None,
-    on_counted: Callable[[UseEvent], None] | None = None,
+    state: LogState | None = None,
     log: BinaryIO | None = None,
 ) -> Iterator[UseEvent]:
     """Every readable event (of ``kinds``, when given), oldest first; bad, foreign or
     overlong lines are skipped (and listed in ``problems``). A line of another kind is
     skipped before it is parsed: reads outnumber uses, and the brief reads the whole
-    log. An event of a transaction shows once the transaction's intent line does; each
-    transaction line (intent, done) goes to ``on_tx``, and each event that raised a
-    count (marked ``counted``) to ``on_counted`` as it shows."""
+    log. An event of a transaction shows once the transaction's intent line does. With
+    ``state``, the log's other lines (transactions, digests) and the events that raised
+    a count (marked ``counted``) are taken into it as they show."""
     wanted = None if kinds is None else frozenset(kinds)
     pending: dict[str, list[tuple[UseEvent, bool]]] = {}  # tx -> events, until its intent
     for value in read_lines(vault, problems, _unwanted(wanted), log):
         tx = value.get("tx")
-        if "seen_keys" in value or "counted_keys" in value:  # a compacted log's digests
-            if on_tx is not None:
-                on_tx(value)
-            continue
-        if isinstance(tx, str) and ("intent" in value or "done" in value):
-            if on_tx is not None:  # the transaction lines, to count replay-safely
-                on_tx(value)
-            for shown, counted in pending.pop(tx, ()) if "intent" in value else ():
-                if counted and on_counted is not None:
-                    on_counted(shown)
+        tx = tx if isinstance(tx, str) else None
+        digests = "seen_keys" in value or "counted_keys" in value  # a compacted log's
+        if digests or (tx is not None and ("intent" in value or "done" in value)):
+            if state is not None:
+                state.add(value)
+            for shown, counted in pending.pop(tx or "", ()) if "intent" in value else ():
+                if counted and state is not None:
+                    state.counted(shown)
                 yield shown
             continue
         event = _event(value)
         if event is None or (wanted is not None and event.kind not in wanted):
             continue
-        if isinstance(tx, str):
+        if tx is not None:
             pending.setdefault(tx, []).append((event, value.get("counted") is True))
             continue
-        if value.get("counted") is True and on_counted is not None:  # a compacted log's
-            on_counted(event)
+        if value.get("counted") is True and state is not None:  # a compacted log's
+            state.counted(event)
         yield event
 
 
@@ -348,19 +344,33 @@ def intent_lines(
     return lines
 
 
-class TxState:
-    """What the log's transaction lines say: the open intents and every claim."""
+class LogState:
+    """What the log's lines other than plain events say: the transactions (open intents,
+    claims, fixes, and the lines themselves), the digests a compacted log keeps, and how
+    many events counted each (session, pattern)."""
 
     def __init__(self) -> None:
         self.intents: dict[str, dict[str, Raise]] = {}
         self.closed: set[str] = set()
         self.claims: list[Claim] = []
         self.fixes: dict[tuple[str, str], int] = {}  # (session, pattern) -> count taken off
+        self.lines: list[dict[str, Any]] = []  # the transaction lines, in order
+        self.digests: dict[str, set[str]] = {"seen_keys": set(), "counted_keys": set()}
+        self.copies: dict[tuple[str, str], int] = {}  # (session, pattern) -> events that counted it
+
+    def counted(self, event: UseEvent) -> None:
+        """One more event that counted ``event``'s (session, pattern)."""
+        key = (event.session, event.target)
+        self.copies[key] = self.copies.get(key, 0) + 1
 
     def add(self, value: Mapping[str, Any]) -> None:
+        for field, found in self.digests.items():
+            if isinstance(value.get(field), str):
+                found.update(value[field].split())
         tx = value.get("tx")
         if not isinstance(tx, str):
             return
+        self.lines.append(dict(value))
         if value.get("done") is True:
             self.closed.add(tx)
             return
@@ -430,13 +440,16 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
     ``waiting``: as for ``store.fsio.patient_lock``."""
     path = uses_path(vault)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        fh = _open_log(path)
     except OSError:
         return 0
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or not _only_compactor(fd):
+    with fh:
+        fd = fh.fileno()
+        try:  # a lock on the log itself, not waited for: one compactor at a time
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             return 0
+        info = os.fstat(fd)
         with patient_lock(vault, waiting):  # a moment: no append is half written
             size = os.fstat(fd).st_size
         prefix = os.pread(fd, size, 0)  # lines appended since are copied after, as they are
@@ -456,44 +469,17 @@ def compact(vault: Path, waiting: Callable[[], None] | None = None) -> int:
             head = json.dumps({"seen_keys": "", "compacted_bytes": len(data) + 64})
             atomic_write(path, head.encode() + b"\n" + data + tail)
         return max(0, prefix.count(b"\n") - lines - 1)
-    finally:
-        os.close(fd)
-
-
-def _only_compactor(fd: int) -> bool:
-    """An exclusive lock on the log file itself, without waiting: False when another
-    process holds it (it is compacting; this one goes on). Released with ``fd``."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
 
 
 def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
     """The compacted text of the log's first bytes, ``prefix``, and its number of lines;
     None when it holds no event."""
-    tx_lines: list[dict[str, Any]] = []
-    state = TxState()
-    old_digests: dict[str, list[str]] = {"seen_keys": [], "counted_keys": []}
-
-    def on_tx(value: dict[str, Any]) -> None:
-        for field, found in old_digests.items():
-            if isinstance(value.get(field), str):
-                found.extend(str(value[field]).split())
-        if "tx" in value:
-            state.add(value)
-            tx_lines.append(value)
-
-    counted: dict[tuple[str, str], int] = {}
+    state = LogState()
     with io.BytesIO(prefix) as log:
-        events = list(
-            read_events(
-                vault, on_tx=on_tx, on_counted=functools.partial(count_copy, counted), log=log
-            )
-        )
+        events = list(read_events(vault, state=state, log=log))
     if not events:
         return None
+    counted = state.copies
     newest = max(e.date for e in events)
     recent = newest - dt.timedelta(days=config.USES_KEEP_DAYS)
     keep: set[int] = set()
@@ -508,50 +494,27 @@ def _compacted(vault: Path, prefix: bytes) -> tuple[str, int] | None:
         if e.date >= recent or counted.get((e.session, e.target), 0) > 1:
             keep.add(k)
     keep |= set(first.values()) | set(latest.values())
-    seen_keys = old_digests["seen_keys"]
-    counted_keys = old_digests["counted_keys"]
+    seen_keys, counted_keys = state.digests["seen_keys"], state.digests["counted_keys"]
     for k, e in enumerate(events):
         if k not in keep:
-            seen_keys.append(key_digest((e.session, e.kind, e.target)))
+            seen_keys.add(key_digest((e.session, e.kind, e.target)))
             if e.kind in PATTERN_KINDS:
-                counted_keys.append(key_digest((e.session, e.target)))
-    lines = _digest_lines("seen_keys", sorted(set(seen_keys)))
-    lines += _digest_lines("counted_keys", sorted(set(counted_keys)))
+                counted_keys.add(key_digest((e.session, e.target)))
+    lines = _digest_lines("seen_keys", sorted(seen_keys))
+    lines += _digest_lines("counted_keys", sorted(counted_keys))
     open_txs = state.open
-    for value in tx_lines:  # claims and fixes stay; an open intent stays whole
-        if "intent" not in value:
-            continue
+    for value in state.lines:  # an open intent stays whole; a closed one's claims and fixes
         tx = str(value.get("tx"))
-        if tx in open_txs or value.get("claims") or value.get("fix"):
-            lines.append(json.dumps(_without_raises(value, tx in open_txs), ensure_ascii=True))
-            if tx not in open_txs:
-                lines.append(json.dumps({"tx": tx, "done": True}))
-    lines += [_event_line(events[k], counted) for k in sorted(keep)]
+        still = tx in open_txs
+        if "intent" not in value or not (still or value.get("claims") or value.get("fix")):
+            continue
+        said = {k: value[k] for k in ("claims", "fix") if k in value}
+        lines.append(json.dumps(value if still else {"tx": tx, "intent": {}} | said))
+        lines += [] if still else [json.dumps({"tx": tx, "done": True})]
+    for k in sorted(keep):  # settled: no transaction; one that counted a session twice
+        event = events[k]  # keeps its mark, for the repair
+        lines.append(event.to_json(None, counted.get((event.session, event.target), 0) > 1))
     return "".join(f"{line}\n" for line in lines), len(lines)
-
-
-def count_copy(counted: dict[tuple[str, str], int], event: UseEvent) -> None:
-    """One more event that counted ``event``'s (session, pattern)."""
-    key = (event.session, event.target)
-    counted[key] = counted.get(key, 0) + 1
-
-
-def _without_raises(value: dict[str, Any], still_open: bool) -> dict[str, Any]:
-    """A closed transaction's line without its raises (done): claims and fixes only."""
-    if still_open:
-        return value
-    return {
-        "tx": value["tx"],
-        "intent": {},
-        **{k: value[k] for k in ("claims", "fix") if k in value},
-    }
-
-
-def _event_line(event: UseEvent, counted: dict[tuple[str, str], int]) -> str:
-    """A kept event, as its own line (no transaction: it is settled); one that counted a
-    session twice keeps its mark, for the repair."""
-    twice = counted.get((event.session, event.target), 0) > 1
-    return event.to_json(None, counted=twice)
 
 
 def _digest_lines(field: str, digests: list[str]) -> list[str]:
