@@ -121,7 +121,7 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
 # An ATX heading line outside code fences, in a note with no HTML block, is a heading
 # wherever it stands; anything less plain goes to mistune. Patterns start with a newline
 # where they can: the regex engine then skips to candidates.
-_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
+_ATX = re.compile(r"\n {0,3}#{1,6}(?:[ \t]+([^\n]*?))?[ \t]*(?=\n|\Z)")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
 _HTML = re.compile(r"\n {0,3}<")  # searched in "\n" + body: the first line too
 _FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
@@ -129,16 +129,16 @@ _FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
 # marks or list markers: either may make a heading the line scan does not take (quoted,
 # indented, in a list item).
 _UNDERLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
-_HASHES = re.compile(r"[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$")
+_HASHES = re.compile(r"\n[ \t>*+.)0-9-]*#{1,6}(?:[ \t][^\n]*|)(?=\n|\Z)")  # _ATX's lines too
 
 
-def _outside_fences(body: str) -> list[str] | None:
+def _outside_fences(body: str) -> str | None:
     """The lines outside top-level code fences; None when the note has an HTML block, or
     a fence this line scan can't place (indented into a list, say)."""
     if "<" in body and _HTML.search("\n" + body):
         return None
     if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search("\n" + body):
-        return body.split("\n")
+        return body
     lines = body.split("\n")
     kept: list[str] = []
     start = 0  # the first line of the run outside fences
@@ -162,7 +162,7 @@ def _outside_fences(body: str) -> list[str] | None:
             fence = (m.group(2)[0], len(m.group(2)))
         elif line.lstrip().startswith(("```", "~~~")):
             return None  # a fence indented past 3 spaces: inside a list item
-    return kept if fence is not None else kept + lines[start:]
+    return "\n".join(kept if fence is not None else kept + lines[start:])
 
 
 def _underlined(text: str) -> bool:
@@ -199,23 +199,22 @@ class _Quick:
 
     def __init__(self, body: str) -> None:
         self.body = body
-        self.lines = _outside_fences(body)
-        self.hashed = [line for line in self.lines if "#" in line] if self.lines else []
-        self.atx = [_ATX.match(line) for line in self.hashed]
+        self.text = _outside_fences(body)
+        text = self.text or ""
         # keys of ATX headings, where no fence or HTML block can hide one
-        self.keys = tuple(heading_key(m.group(1) or "") for m in self.atx if m)
+        found = _ATX.findall("\n" + text) if "#" in text else []
+        self.keys = tuple(heading_key(h) for h in found)
         self.sure = frozenset(self.keys)
         # block ids surely there
-        plain = self.lines is not None and "^" in body
-        self.blocks = _plain_blocks(self.lines or []) if plain else frozenset()
+        plain = self.text is not None and "^" in body
+        self.blocks = _plain_blocks(text.split("\n")) if plain else frozenset()
 
     @functools.cached_property
     def every(self) -> Anchors | None:
         """Every heading in order, when the glance sees them all."""
-        if self.lines is None or _underlined("\n".join(self.lines)):
-            return None
-        pairs = zip(self.hashed, self.atx, strict=True)
-        if any(_HASHES.match(line) for line, m in pairs if m is None):
+        text = self.text
+        # a ``#`` line ATX does not take, or an underline: a heading the glance may miss
+        if text is None or _underlined(text) or len(_HASHES.findall("\n" + text)) > len(self.keys):
             return None
         return Anchors(self.keys, frozenset())
 

@@ -13,7 +13,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,7 +23,7 @@ from vaultkeeper.store.text import split_lines as split_lines
 from vaultkeeper.store.vault import rel, walk_files
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
-_INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # _WIKILINK from its literal: searched fast
+INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # _WIKILINK from its literal: searched fast
 _FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"`+")
 
@@ -140,12 +140,16 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def extract_links(
-    note: Note, lines: list[str] | None = None, fences: list[Fence] | None = None
+    note: Note,
+    lines: list[str] | None = None,
+    fences: list[Fence] | None = None,
+    only: Collection[str] | None = None,
 ) -> list[Link]:
     """Every link in ``note``: frontmatter values first, then the body outside code.
 
-    ``lines`` (split_lines of the text) and the body's ``fences`` may be passed in. The
-    body is searched as one text: most lines of a note hold no link.
+    ``lines`` (split_lines of the text) and the body's ``fences`` may be passed in;
+    ``only``: just the links whose text between the brackets is one of these. The body
+    is searched as one text: most lines of a note hold no link.
     """
     text = note.text
     if "[[" not in text:
@@ -168,6 +172,7 @@ def extract_links(
                     link
                     for link in _links_in_line(line, number, True)
                     if link.raw.lstrip("!")[2:-2] in wanted
+                    and (only is None or link.raw.lstrip("!")[2:-2] in only)
                 )
     text, at, number = note.text, len(note.text) - len(note.body), note.body_line
     if fences is None and ("```" in note.body or "~~~" in note.body):
@@ -185,7 +190,9 @@ def extract_links(
     fences = fences or []
     starts = [f.start for f in fences]  # in order, none inside another: bisect them
     ends = [len(text) if f.end is None else f.end for f in fences]
-    for m in _INNER.finditer(text, at):
+    for m in INNER.finditer(text, at):
+        if only is not None and m.group(1) not in only:
+            continue
         start = m.start() - (text[m.start() - 1] == "!" if m.start() else 0)
         number += text.count("\n", at, start)
         at = start
@@ -268,21 +275,17 @@ class Resolver:
             for f in walk_files(vault)
         )
 
-    def resolve(self, target: str, source: str) -> Resolution:
-        """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
-        if not target:
-            return Resolution((source,))  # [[#Heading]] points into the note itself
+    def candidates(self, target: str) -> tuple[str, ...] | None:
+        """The files ``target`` may mean from any note, before the near rule; None for a
+        path from the note's folder (``./``, ``../``)."""
         text = target.replace("\\", "/").strip()
         if text.startswith(("./", "../")):
-            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
-            hit = self._by_path.get(_key(joined))
-            return Resolution((hit,) if hit is not None else ())
+            return None
         key = _key(text.lstrip("/"))
         exact = self._by_path.get(key)
         if exact is not None:
-            return Resolution((exact,))  # a full path from the vault root is definite
-        name = key.rsplit("/", 1)[-1]
-        unique = self._by_name.get(name, ())
+            return (exact,)  # a full path from the vault root is definite
+        unique = self._by_name.get(key.rsplit("/", 1)[-1], ())
         if "/" in key:
             suffix = "/" + key
             unique = tuple(
@@ -290,11 +293,24 @@ class Resolver:
                 for c in unique
                 if _key(c).endswith(suffix) or _key(c).removesuffix(".md").endswith(suffix)
             )
-        if len(unique) > 1:
+        return unique
+
+    def resolve(self, target: str, source: str) -> Resolution:
+        """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
+        if not target:
+            return Resolution((source,))  # [[#Heading]] points into the note itself
+        found = self.candidates(target)
+        if found is None:
+            text = target.replace("\\", "/").strip()
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
+            hit = self._by_path.get(_key(joined))
+            return Resolution((hit,) if hit is not None else ())
+        here = posixpath.dirname(source)
+        if len(found) > 1 and here:
             # Obsidian's rule for a name several files share: the one in the linking
             # note's own folder; only when none is there is the link ambiguous (VK302)
-            here = posixpath.dirname(source)
-            near = self._by_path.get(_key(posixpath.join(here, key))) if here else None
-            if near is not None and near in unique:
+            key = _key(target.replace("\\", "/").strip().lstrip("/"))
+            near = self._by_path.get(_key(posixpath.join(here, key)))
+            if near is not None and near in found:
                 return Resolution((near,))
-        return Resolution(unique)
+        return Resolution(found)
