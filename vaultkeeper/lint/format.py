@@ -98,14 +98,11 @@ def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
             continue
         col, char = found[0]
         more = f"; {len(found)} control characters on this line" if len(found) > 1 else ""
-        yield Finding(
-            rel,
-            index + 1,
-            col + 1,
-            "VK105",
-            f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
-            f" remove it{more}",
-        )
+        why = f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
+        yield Finding(rel, index + 1, col + 1, "VK105", f"{why} remove it{more}")
+
+
+_UNTAGGED = "fenced code block without a language tag (mermaid, json, yaml, markdown, text)"
 
 
 def check_fences(
@@ -113,22 +110,12 @@ def check_fences(
 ) -> Iterator[Finding]:
     """VK102 untagged fence, VK103 unclosed fence, VK104 mermaid rules."""
     for fence in fences:
-        if enabled("VK102") and not fence.language:
-            yield Finding(
-                rel,
-                fence.start,
-                fence.col,
-                "VK102",
-                "fenced code block without a language tag (mermaid, json, yaml, markdown, text)",
-            )
-        if enabled("VK103") and fence.end is None:
-            yield Finding(
-                rel,
-                fence.start,
-                fence.col,
-                "VK103",
-                "fenced code block opened here is never closed",
-            )
+        for code, bad, why in (
+            ("VK102", not fence.language, _UNTAGGED),
+            ("VK103", fence.end is None, "fenced code block opened here is never closed"),
+        ):
+            if bad and enabled(code):
+                yield Finding(rel, fence.start, fence.col, code, why)
         if enabled("VK104") and fence.language.lower() == "mermaid":
             stop = fence.end - 1 if fence.end is not None else len(lines)
             yield from _mermaid(rel, lines, fence.start + 1, stop)
@@ -142,13 +129,8 @@ def _mermaid(rel: str, lines: list[str], first: int, last: int) -> Iterator[Find
         text = lines[number - 1].rstrip("\r\n")
         stripped = text.strip()
         for m in _BR.finditer(text):
-            yield Finding(
-                rel,
-                number,
-                m.start() + 1,
-                "VK104",
-                f"mermaid line-break tag {m.group()!r}: not allowed",
-            )
+            why = f"mermaid line-break tag {m.group()!r}: not allowed"
+            yield Finding(rel, number, m.start() + 1, "VK104", why)
         if kind is None:
             if stripped == "---":
                 in_config = not in_config
@@ -157,25 +139,15 @@ def _mermaid(rel: str, lines: list[str], first: int, last: int) -> Iterator[Find
                 continue
             kind = " ".join(stripped.rstrip(";").split())
             if kind not in config.MERMAID_DIAGRAMS:
-                allowed = ", ".join(config.MERMAID_DIAGRAMS)
-                yield Finding(
-                    rel,
-                    number,
-                    len(text) - len(text.lstrip()) + 1,
-                    "VK104",
-                    f"mermaid diagram type {kind!r} is not one of {allowed}",
-                )
+                kinds = ", ".join(config.MERMAID_DIAGRAMS)
+                why = f"mermaid diagram type {kind!r} is not one of {kinds}"
+                yield Finding(rel, number, len(text) - len(text.lstrip()) + 1, "VK104", why)
             continue
         if stripped.startswith("%%"):
             continue
         for col, label in _labels(text, kind):
-            yield Finding(
-                rel,
-                number,
-                col + 1,
-                "VK104",
-                f'mermaid label {label.strip()!r} holds {_token(label)!r}; quote it: "..."',
-            )
+            why = f'mermaid label {label.strip()!r} holds {_token(label)!r}; quote it: "..."'
+            yield Finding(rel, number, col + 1, "VK104", why)
 
 
 def _token(label: str) -> str:
@@ -222,6 +194,10 @@ def _labels(text: str, kind: str) -> Iterator[tuple[int, str]]:
 # VK106: a commit of an unresolved merge leaves both sides' lines, and everything that
 # reads the file reads both; markers inside fenced code are not markers.
 _OPEN, _MID, _CLOSE = "<<<<<<<", "=======", ">>>>>>>"
+_RESOLVE = (
+    "keep what each side meant and delete the marker lines (an index file: "
+    "`vaultkeeper index` writes its list again)"
+)
 
 
 def _marker(line: str, mark: str) -> bool:
@@ -241,13 +217,6 @@ def check_conflicts(rel: str, lines: list[str], code: Collection[int]) -> Iterat
         elif start is not None and line.rstrip("\r\n") == _MID:
             middle = True
         elif start is not None and middle and _marker(line, _CLOSE):
-            yield Finding(
-                rel,
-                start,
-                1,
-                "VK106",
-                f"conflict markers left by a merge (lines {start}-{number}): keep what each "
-                "side meant and delete the marker lines (an index file: `vaultkeeper index` "
-                "writes its list again)",
-            )
+            why = f"conflict markers left by a merge (lines {start}-{number}): {_RESOLVE}"
+            yield Finding(rel, start, 1, "VK106", why)
             start = None

@@ -104,40 +104,21 @@ def reachable(start: str, edges: Mapping[str, set[str]]) -> set[str]:
 def check_orphans(entries: Iterable[str], edges: Mapping[str, set[str]]) -> Iterator[Finding]:
     """VK303: entries the index does not reach, directly or through other notes."""
     seen = reachable(config.INDEX_FILE, edges)
-    for rel in entries:
-        if rel not in seen:
-            yield Finding(
-                rel,
-                1,
-                1,
-                "VK303",
-                f"orphan: not reachable from {config.INDEX_FILE} by links"
-                " (run `vaultkeeper index`)",
-            )
+    why = f"orphan: not reachable from {config.INDEX_FILE} by links (run `vaultkeeper index`)"
+    yield from (Finding(rel, 1, 1, "VK303", why) for rel in entries if rel not in seen)
 
 
 def check_budget(text: str) -> Iterator[Finding]:
     """VK304: the file an agent loads first must fit the agent's load budget."""
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     size = len(text.encode("utf-8"))
-    if lines > config.INDEX_MAX_LINES:
-        yield Finding(
-            config.INDEX_FILE,
-            config.INDEX_MAX_LINES + 1,
-            1,
-            "VK304",
-            f"{lines} lines, over the load budget of {config.INDEX_MAX_LINES}: agents stop reading"
-            " here (`vaultkeeper index` splits it into sub-indexes)",
-        )
+    split = "(`vaultkeeper index` splits it into sub-indexes)"
+    if lines > (most := config.INDEX_MAX_LINES):
+        why = f"{lines} lines, over the load budget of {most}: agents stop reading here {split}"
+        yield Finding(config.INDEX_FILE, most + 1, 1, "VK304", why)
     if size > config.INDEX_MAX_BYTES:
-        yield Finding(
-            config.INDEX_FILE,
-            1,
-            1,
-            "VK304",
-            f"{size} bytes, over the load budget of {config.INDEX_MAX_BYTES}"
-            " (`vaultkeeper index` splits it into sub-indexes)",
-        )
+        why = f"{size} bytes, over the load budget of {config.INDEX_MAX_BYTES} {split}"
+        yield Finding(config.INDEX_FILE, 1, 1, "VK304", why)
 
 
 def _line(note: Note) -> int:
@@ -158,14 +139,9 @@ def check_supersession(
         by[note.rel] = found.resolved
         if found.resolved is None and enabled("VK602"):
             what = "nothing" if found.broken else f"{len(found.targets)} files (ambiguous)"
-            yield Finding(
-                note.rel,
-                _line(note),
-                1,
-                "VK602",
-                f"{config.SUPERSEDED_BY_KEY} [[{target}]] points at {what}: name the newer "
-                "entry by its path, or `apply reactivate` this one",
-            )
+            why = f"{config.SUPERSEDED_BY_KEY} [[{target}]] points at {what}: name the newer "
+            why += "entry by its path, or `apply reactivate` this one"
+            yield Finding(note.rel, _line(note), 1, "VK602", why)
     if not by:
         return
     if enabled("VK601"):
@@ -173,13 +149,8 @@ def check_supersession(
             if note.rel in by:
                 _, chain = newest(note.rel, by.get)
                 if chain[-1] == note.rel and len(chain) > 1:
-                    yield Finding(
-                        note.rel,
-                        _line(note),
-                        1,
-                        "VK601",
-                        f"supersession chain loops: {' -> '.join(chain)}",
-                    )
+                    why = f"supersession chain loops: {' -> '.join(chain)}"
+                    yield Finding(note.rel, _line(note), 1, "VK601", why)
     if enabled("VK603"):
         yield from _live_links(notes, resolver, by)
 

@@ -21,24 +21,12 @@ def check_registry(
         key = name_key(block.name)
         target = targets.setdefault((block.rel, heading_key(block.name)), block)
         if target is not block and name_key(target.name) != key and enabled("VK402"):
-            yield Finding(
-                block.rel,
-                block.line,
-                1,
-                "VK402",
-                f"### {block.name}: links to it and to ### {target.name} (line "
-                f"{target.line}) are one link target ({block.rel[:-3]}#{heading_key(block.name)}); "
-                "rename one",
-            )
+            why = f"### {block.name}: links to it and to ### {target.name} (line {target.line}) "
+            why += f"are one link target ({block.rel[:-3]}#{heading_key(block.name)}); rename one"
+            yield Finding(block.rel, block.line, 1, "VK402", why)
         if key not in first:
             first[key] = block
         elif enabled("VK402"):
-            other = first[key]
-            yield Finding(
-                block.rel,
-                block.line,
-                1,
-                "VK402",
-                f"### {block.name}: a second block with this name"
-                f" (first at {other.rel}:{other.line}); merge them",
-            )
+            at = f"{first[key].rel}:{first[key].line}"
+            why = f"### {block.name}: a second block with this name (first at {at}); merge them"
+            yield Finding(block.rel, block.line, 1, "VK402", why)

@@ -267,8 +267,8 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
         if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
-            found = extract_links(note, lines, fences)
-            checked = list(links.check(note.rel, found, edges.setdefault(note.rel, set())))
+            said = extract_links(note, lines, fences)
+            checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
             findings.extend(checked if wanted else ())
             continue
         if wanted and enabled("VK101") and not note.text.isascii():
@@ -287,8 +287,8 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             continue  # a template's links are placeholders until it is used; not an entry
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
-        found = extract_links(note, lines, fences)
-        checked = list(links.check(note.rel, found, edges.setdefault(note.rel, set())))
+        said = extract_links(note, lines, fences)
+        checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
         if wanted:
             findings.extend(checked)
         if registry and note.rel.startswith(config.PATTERNS_DIR + "/"):

@@ -28,25 +28,13 @@ def check_secrets(rel_path: str, text: str, enabled: Callable[[str], bool]) -> I
     if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
         return
     for hit in secrets.find(rel_path):  # a token as a file or folder name: in every link
-        code = code_for(hit.kind)
-        if enabled(code):
-            yield Finding(
-                secrets.served(rel_path),  # the path is the value here: masked
-                1,
-                1,
-                code,
-                f"{hit.kind} in the file's path (value not shown): rename it and rotate it",
-            )
+        why = f"{hit.kind} in the file's path (value not shown): rename it and rotate it"
+        if enabled(code := code_for(hit.kind)):  # the path is the value here: masked
+            yield Finding(secrets.served(rel_path), 1, 1, code, why)
     for hit in secrets.find(text):
-        code = code_for(hit.kind)
-        if enabled(code):
-            yield Finding(
-                rel_path,
-                hit.line,
-                hit.col,
-                code,
-                f"{hit.kind} in the file (value not shown): remove it from the vault and rotate it",
-            )
+        why = f"{hit.kind} in the file (value not shown): remove it from the vault and rotate it"
+        if enabled(code := code_for(hit.kind)):
+            yield Finding(rel_path, hit.line, hit.col, code, why)
 
 
 def check_other_files(
