@@ -267,7 +267,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
         if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
-            said = extract_links(note, lines, fences)
+            said = extract_links(note, fences)
             checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
             findings.extend(checked if wanted else ())
             continue
@@ -287,7 +287,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             continue  # a template's links are placeholders until it is used; not an entry
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
-        said = extract_links(note, lines, fences)
+        said = extract_links(note, fences)
         checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
         if wanted:
             findings.extend(checked)

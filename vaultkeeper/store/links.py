@@ -22,8 +22,7 @@ from vaultkeeper.store.model import Note
 from vaultkeeper.store.text import split_lines as split_lines
 from vaultkeeper.store.vault import rel, walk_files
 
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
-INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # _WIKILINK from its literal: searched fast
+INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # a link's text; a ``!`` before it embeds
 _FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"`+")
 
@@ -59,23 +58,36 @@ class Link(NamedTuple):
 def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
     """Fenced blocks in ``lines`` (numbered from ``first_line``), indented or quoted too; a
     block closes at a line of the same fence character, at least as long, nothing after."""
-    marked = [(first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)]
-    return _fences(marked)
+    return _fences(
+        (first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)
+    )
 
 
 _MAY_FENCE = re.compile(r"```|~~~")
 
 
+def fences_in(text: str, at: int = 0, number: int = 1) -> list[Fence]:
+    """find_fences in ``text`` from offset ``at`` (line ``number``), only the lines that
+    hold ``` or ~~~ looked at (most lines of a note do not)."""
+    marked: list[tuple[int, str]] = []  # (number, text) of each line holding a mark
+    seen = at
+    for m in _MAY_FENCE.finditer(text, at):
+        if m.start() < seen:
+            continue  # a second mark on a line already taken
+        begin = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        number += text.count("\n", seen, begin)
+        seen = len(text) if end < 0 else end
+        marked.append((number, text[begin:seen]))
+    return _fences(marked)
+
+
 def _fences(marked: Iterable[tuple[int, str]]) -> list[Fence]:
-    """find_fences over the lines that hold ``` or ~~~, each with its number."""
     fences: list[Fence] = []
     open_at: tuple[int, str, str, int] | None = None  # (line, mark, info, col)
     for number, line in marked:
-        stripped = line.lstrip(" \t>")
-        if not stripped.startswith(("```", "~~~")):
-            continue
         m = _FENCE_OPEN.match(line.rstrip("\r\n"))
-        if not m:
+        if not m or not line.lstrip(" \t>").startswith(("```", "~~~")):
             continue
         mark, rest = m.group(2), m.group(3)
         if open_at is None:
@@ -117,17 +129,6 @@ def parse_link(raw_inner: str) -> tuple[str, str, str]:
     return target.strip(), sub.strip(), alias.strip()
 
 
-def _links_in_line(line: str, number: int, in_frontmatter: bool) -> Iterator[Link]:
-    spans = code_spans(line) if "`" in line else []
-    for m in _WIKILINK.finditer(line):
-        if any(a <= m.start() < b for a, b in spans):
-            continue
-        target, sub, alias = parse_link(m.group(2))
-        yield Link(
-            target, sub, alias, bool(m.group(1)), number, m.start() + 1, m.group(), in_frontmatter
-        )
-
-
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -140,62 +141,35 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def extract_links(
-    note: Note,
-    lines: list[str] | None = None,
-    fences: list[Fence] | None = None,
-    only: Collection[str] | None = None,
+    note: Note, fences: list[Fence] | None = None, only: Collection[str] | None = None
 ) -> list[Link]:
-    """Every link in ``note``: frontmatter values first, then the body outside code.
+    """Every link in ``note``: in its frontmatter's values, then in its body outside code.
 
-    ``lines`` (split_lines of the text) and the body's ``fences`` may be passed in;
-    ``only``: just the links whose text between the brackets is one of these. The body
-    is searched as one text: most lines of a note hold no link.
+    The body's ``fences`` may be passed in; ``only``: just the links whose text between the
+    brackets is one of these. The note is searched as one text: most lines hold no link.
     """
     text = note.text
     if "[[" not in text:
         return []
-    out: list[Link] = []
+    body = len(text) - len(note.body)
     fm = note.frontmatter
-    if fm is not None:
-        wanted = {
-            m.group(2)
-            for value in _strings(fm.data)
-            if "[[" in value
-            for m in _WIKILINK.finditer(value)
-        }
-        if wanted and lines is None:
-            lines = split_lines(note.text)
-        for number in range(2, fm.end_line) if wanted else ():
-            line = (lines or [])[number - 1]
-            if "[[" in line:
-                out.extend(
-                    link
-                    for link in _links_in_line(line, number, True)
-                    if link.raw.lstrip("!")[2:-2] in wanted
-                    and (only is None or link.raw.lstrip("!")[2:-2] in only)
-                )
-    text, at, number = note.text, len(note.text) - len(note.body), note.body_line
-    if fences is None and ("```" in note.body or "~~~" in note.body):
-        marked: list[tuple[int, str]] = []  # (number, text) of each line holding a mark
-        seen, count = at, number
-        for m in _MAY_FENCE.finditer(text, at):
-            if m.start() < seen:
-                continue  # a second mark on a line already taken
-            begin = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.start())
-            count += text.count("\n", seen, begin)
-            seen = len(text) if end < 0 else end
-            marked.append((count, text[begin:seen]))
-        fences = _fences(marked)
-    fences = fences or []
+    values = _strings(fm.data) if fm is not None else ()
+    wanted = {m.group(1) for value in values if "[[" in value for m in INNER.finditer(value)}
+    at, number = (text.find("\n") + 1, 2) if wanted else (body, note.body_line)
+    if fences is None:
+        fenced = "```" in note.body or "~~~" in note.body
+        fences = fences_in(text, body, note.body_line) if fenced else []
     starts = [f.start for f in fences]  # in order, none inside another: bisect them
     ends = [len(text) if f.end is None else f.end for f in fences]
+    out: list[Link] = []
     for m in INNER.finditer(text, at):
         if only is not None and m.group(1) not in only:
             continue
         start = m.start() - (text[m.start() - 1] == "!" if m.start() else 0)
         number += text.count("\n", at, start)
         at = start
+        if start < body and m.group(1) not in wanted:
+            continue  # in the frontmatter, a link only where a value holds it
         fence = bisect.bisect_right(starts, number) - 1
         if fence >= 0 and number <= ends[fence]:
             continue
@@ -204,21 +178,10 @@ def extract_links(
         line = text[begin : end if end >= 0 else len(text)]
         if "`" in line and any(a <= at - begin < b for a, b in code_spans(line)):
             continue
-        inner, _, alias = m.group(1).partition("|")  # parse_link, inline: 60,000 times
-        target, _, sub = inner.removesuffix("\\").partition("#")
+        target, sub, alias = parse_link(m.group(1))
         raw = text[start : m.end()]
-        embed = start < m.start()
         out.append(
-            Link(
-                target.strip(),
-                sub.strip(),
-                alias.strip(),
-                embed,
-                number,
-                at - begin + 1,
-                raw,
-                False,
-            )
+            Link(target, sub, alias, start < m.start(), number, at - begin + 1, raw, start < body)
         )
     return out
 
