@@ -35,7 +35,6 @@ from vaultkeeper.store.model import (
     ParseError,
     Problem,
     decode,
-    load_notes,
     outside_problems,
     parse_note,
     read_regular,
@@ -77,65 +76,42 @@ def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
     """The notes at ``paths``; ``meta=False`` (only the link rules run, no orphans to
     find): a frontmatter with no ``[[`` in it is not parsed, as none of its values can be
     a link and nothing asks what it holds -- the note keeps its body from the same line."""
-    notes, problems = load_notes(vault, paths) if meta else _bodies(vault, paths)
-    if not problems:
-        return Loaded(tuple(notes), (), frozenset())
     templates = templates_folder(vault)
-    kept: list[Problem] = []
-    body_only: set[str] = set()
-    links_only: set[str] = set()
-    for problem in problems:
-        path = vault / problem.path
-        try:
-            text = decode(read_regular(path))
-            _, end_line, body_offset = split_frontmatter(text)
-        except ParseError:
-            kept.append(problem)
-            loose = _undecodable(path, problem)
-            if loose is not None:
-                notes.append(loose)
-                links_only.add(problem.path)
-            continue
-        if in_folder(problem.path, templates):
-            note = _as_template(path, problem.path, text)
-            if note is not None:
-                notes.append(note)
-                continue
-        kept.append(problem)
-        notes.append(Note(path, problem.path, text, None, text[body_offset:], end_line + 1))
-        body_only.add(problem.path)
-    notes.sort(key=lambda n: n.rel)
-    return Loaded(tuple(notes), tuple(kept), frozenset(body_only), frozenset(links_only))
-
-
-def _bodies(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:
     notes: list[Note] = []
     problems: list[Problem] = []
-    prefix = len(str(vault)) + 1
+    body_only: set[str] = set()
+    links_only: set[str] = set()
+    cut = len(str(vault)) + 1
     for path in paths:
-        rel = str(path)[prefix:].replace(os.sep, "/")
+        rel = str(path)[cut:].replace(os.sep, "/")
         try:
-            text = decode(read_regular(path))
+            raw = read_regular(path)
+            text = decode(raw)
             yaml_text, end_line, body_offset = split_frontmatter(text)
-            if yaml_text is None or "[[" in yaml_text:
+        except ParseError as exc:
+            problems.append(Problem(rel, exc.line, exc.reason))
+            if exc.reason.startswith("not UTF-8"):  # its links, each bad byte as U+FFFD
+                loose = raw.decode("utf-8", "replace")
+                notes.append(Note(path, rel, loose, None, loose, 1))
+                links_only.add(rel)
+            continue
+        try:
+            if meta or yaml_text is None or "[[" in yaml_text:
                 notes.append(parse_note(path, rel, text))
             else:
                 notes.append(Note(path, rel, text, None, text[body_offset:], end_line + 1))
+            continue
         except ParseError as exc:
-            problems.append(Problem(rel, exc.line, exc.reason))
-    return notes, problems
-
-
-def _undecodable(path: Path, problem: Problem) -> Note | None:
-    """A note that is not UTF-8, each bad byte read as U+FFFD (its lines stay its
-    lines), for its links; None for any other problem."""
-    if not problem.reason.startswith("not UTF-8"):
-        return None
-    try:
-        text = read_regular(path).decode("utf-8", "replace")
-    except ParseError:
-        return None
-    return Note(path, problem.path, text, None, text, 1)
+            problem = Problem(rel, exc.line, exc.reason)
+        note = _as_template(path, rel, text) if in_folder(rel, templates) else None
+        if note is None:  # only its body is checked
+            problems.append(problem)
+            note = Note(path, rel, text, None, text[body_offset:], end_line + 1)
+            body_only.add(rel)
+        notes.append(note)
+    if problems:
+        notes.sort(key=lambda n: n.rel)
+    return Loaded(tuple(notes), tuple(problems), frozenset(body_only), frozenset(links_only))
 
 
 @dataclass(frozen=True)
