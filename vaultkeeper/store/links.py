@@ -24,7 +24,7 @@ from vaultkeeper.store.vault import rel, walk_files
 
 INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # a link's text; a ``!`` before it embeds
 _FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
-_BACKTICKS = re.compile(r"`+")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 @dataclass(frozen=True)
@@ -103,22 +103,9 @@ def _fences(marked: Iterable[tuple[int, str]]) -> list[Fence]:
 
 
 def code_spans(line: str) -> list[tuple[int, int]]:
-    """0-based [start, end) ranges of inline code spans in one line."""
-    spans: list[tuple[int, int]] = []
-    runs = list(_BACKTICKS.finditer(line))
-    i = 0
-    while i < len(runs):
-        opener = runs[i]
-        closer = next(
-            (j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opener.group())),
-            None,
-        )
-        if closer is None:
-            i += 1  # an unmatched run is literal backticks
-            continue
-        spans.append((opener.start(), runs[closer].end()))
-        i = closer + 1
-    return spans
+    """0-based [start, end) ranges of inline code spans in one line: a run of backticks
+    to the next run of as many (an unmatched run is literal backticks)."""
+    return [m.span() for m in _CODE_SPAN.finditer(line)]
 
 
 def parse_link(raw_inner: str) -> tuple[str, str, str]:
