@@ -18,22 +18,10 @@ _GLYPHS = "".join(config.ASCII_REPLACEMENTS)
 _NON_ASCII = re.compile(f"[{_GLYPHS}]|[^\\x00-\\x7f{_GLYPHS}]+")
 _QUOTED = re.compile(r'"[^"\n]*"')
 _BR = re.compile(r"<br\s*/?>", re.I)
-# A node id directly followed by a shape's opening delimiter (longest delimiters first).
-_NODE = re.compile(r"(?<![\w-])[A-Za-z0-9_]+(\(\(\(|\(\(|\(\[|\[\[|\[\(|\[/|\[\\|\{\{|\[|\(|\{|>)")
-_CLOSERS = {
-    "(((": ")))",
-    "((": "))",
-    "([": "])",
-    "[[": "]]",
-    "[(": ")]",
-    "[/": "]",
-    "[\\": "]",
-    "{{": "}}",
-    "[": "]",
-    "(": ")",
-    "{": "}",
-    ">": "]",
-}
+# A node id directly followed by a shape's opening delimiter (longest first), and its closer.
+_SHAPES = "((( ))) (( )) ([ ]) [[ ]] [( )] [/ ] [\\ ] {{ }} [ ] ( ) { } > ]".split()  # noqa: SIM905
+_CLOSERS = dict(zip(_SHAPES[::2], _SHAPES[1::2], strict=True))
+_NODE = re.compile(r"(?<![\w-])[A-Za-z0-9_]+(" + "|".join(map(re.escape, _CLOSERS)) + ")")
 _EDGE_LABEL = re.compile(r"\|([^|]*)\|")
 _EDGE_TEXT = re.compile(r"(?:^|\s)(?:--|==|-\.)\s+([^|\s][^|]*?)\s+(?:-->|==>|\.->|---|-\.-)")
 
