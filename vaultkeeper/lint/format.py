@@ -1,17 +1,25 @@
-"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid,
-no control characters a terminal would act on, no conflict markers a merge left."""
+"""What a file's text must not hold. VK1xx, the spec's format rules (SFS): pure ASCII,
+tagged and balanced fences, mermaid, no control characters a terminal would act on, no
+conflict markers a merge left. VK5xx: credentials in any vault file, named by file, line
+and kind, never printed; on for every vault, ours or not (a key pasted into a note reaches
+every session the note is served to). The detectors are vaultkeeper.store.secrets.
+"""
 
 from __future__ import annotations
 
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.store import secrets
 from vaultkeeper.store.links import Fence, code_spans
+from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.textsafe import dangerous, inert
+from vaultkeeper.store.vault import rel as rel_of
 
 # A spec glyph on its own, or a run of other non-ASCII characters.
 _GLYPHS = "".join(config.ASCII_REPLACEMENTS)
@@ -208,3 +216,41 @@ def check_conflicts(rel: str, lines: list[str], code: Collection[int]) -> Iterat
             why = f"conflict markers left by a merge (lines {start}-{number}): {_RESOLVE}"
             yield Finding(rel, start, 1, "VK106", why)
             start = None
+
+
+_CODE = {secrets.PRIVATE_KEY: "VK501"}
+_CODE.update({kind: "VK502" for kind in secrets.SHAPED if kind != secrets.PRIVATE_KEY})
+
+
+def code_for(kind: str) -> str:
+    return _CODE.get(kind, "VK503")
+
+
+def check_secrets(rel_path: str, text: str, enabled: Callable[[str], bool]) -> Iterator[Finding]:
+    """One finding per credential in ``text``; the message names its kind, not its value."""
+    if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
+        return
+    for hit in secrets.find(rel_path):  # a token as a file or folder name: in every link
+        why = f"{hit.kind} in the file's path (value not shown): rename it and rotate it"
+        if enabled(code := code_for(hit.kind)):  # the path is the value here: masked
+            yield Finding(secrets.served(rel_path), 1, 1, code, why)
+    for hit in secrets.find(text):
+        why = f"{hit.kind} in the file (value not shown): remove it from the vault and rotate it"
+        if enabled(code := code_for(hit.kind)):
+            yield Finding(rel_path, hit.line, hit.col, code, why)
+
+
+def check_other_files(
+    vault: Path, paths: Iterable[Path], enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    """Credentials in the vault's text files that are not notes (.txt, .json ...)."""
+    if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
+        return
+    for path in paths:
+        try:
+            if path.stat().st_size > config.SECRET_SCAN_MAX_BYTES:
+                continue  # an attachment, not something typed into the vault
+            text = decode(read_regular(path))
+        except (OSError, ParseError):
+            continue  # binary or unreadable: nothing a person pasted a key into
+        yield from check_secrets(rel_of(vault, path), text, enabled)

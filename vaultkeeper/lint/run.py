@@ -23,11 +23,16 @@ from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
-from vaultkeeper.lint.format import check_ascii, check_conflicts, check_controls, check_fences
+from vaultkeeper.lint.format import (
+    check_ascii,
+    check_conflicts,
+    check_controls,
+    check_fences,
+    check_other_files,
+    check_secrets,
+)
 from vaultkeeper.lint.graph import LinkCheck, check_budget, check_orphans, check_supersession
-from vaultkeeper.lint.registry import check_registry
-from vaultkeeper.lint.schema import check_schema, schema_applies
-from vaultkeeper.lint.secrets import check_other_files, check_secrets
+from vaultkeeper.lint.schema import check_registry, check_schema, schema_applies
 from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
 from vaultkeeper.store.links import code_lines, extract_links, find_fences, split_lines
 from vaultkeeper.store.model import (

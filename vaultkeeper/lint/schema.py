@@ -1,19 +1,28 @@
-"""VK2xx: every entry carries the spec's one frontmatter schema, and nothing else."""
+"""What a file must hold. VK2xx: every entry carries the spec's one frontmatter schema,
+and nothing else. VK4xx: registry blocks whose counters the scanner can trust, one block
+per name."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
+from vaultkeeper.index.headings import heading_key
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.registry.blocks import RegistryBlock, name_key
 from vaultkeeper.store.edit import get_frontmatter_raw
 from vaultkeeper.store.globs import problem as glob_problem
 from vaultkeeper.store.model import Frontmatter, Note, parse_date
 
 _QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def bare_date(raw: str) -> bool:
+    """An unquoted real ISO date: what ``lint --fix`` quotes."""
+    return _BARE_DATE.match(raw) is not None and parse_date(raw) is not None
 
 
 def schema_applies(rel: str) -> bool:
@@ -71,7 +80,7 @@ def _holdout(note: Note, fm: Frontmatter) -> Said:
     m = _QUOTED_DATE.match(raw)
     if m and parse_date(m.group(2)) is not None:
         return
-    valid = _BARE_DATE.match(raw) is not None and parse_date(raw) is not None
+    valid = bare_date(raw)
     reason = "is not quoted" if valid else "is not a quoted ISO date (YYYY-MM-DD)"
     why = f'holdout_until {raw} {reason}; write it as "YYYY-MM-DD" (the scanner needs the quotes)'
     yield fm.key_lines.get(key, 1), len(key) + 3, why, valid
@@ -138,3 +147,26 @@ _RULES: tuple[tuple[str, Callable[[Note, Frontmatter], Said]], ...] = (
     ("VK207", _paths),
     ("VK204", _unknown),
 )
+
+
+def check_registry(
+    blocks: Iterable[RegistryBlock], enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    first: dict[str, RegistryBlock] = {}
+    targets: dict[tuple[str, str], RegistryBlock] = {}  # (file, link target) -> first block
+    for block in blocks:
+        if enabled("VK401"):
+            for problem in block.problems():
+                yield Finding(block.rel, problem.line or block.line, 1, "VK401", problem.reason)
+        key = name_key(block.name)
+        target = targets.setdefault((block.rel, heading_key(block.name)), block)
+        if target is not block and name_key(target.name) != key and enabled("VK402"):
+            why = f"### {block.name}: links to it and to ### {target.name} (line {target.line}) "
+            why += f"are one link target ({block.rel[:-3]}#{heading_key(block.name)}); rename one"
+            yield Finding(block.rel, block.line, 1, "VK402", why)
+        if key not in first:
+            first[key] = block
+        elif enabled("VK402"):
+            at = f"{first[key].rel}:{first[key].line}"
+            why = f"### {block.name}: a second block with this name (first at {at}); merge them"
+            yield Finding(block.rel, block.line, 1, "VK402", why)
