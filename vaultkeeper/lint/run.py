@@ -247,24 +247,21 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             continue
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
-        if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
-            said = extract_links(note, fences)
-            checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
-            findings.extend(checked if wanted else ())
-            continue
-        if wanted and enabled("VK101") and not note.text.isascii():
+        whole = note.rel not in loaded.links_only  # not UTF-8 (VK001): its links alone
+        rules = whole and wanted
+        if rules and enabled("VK101") and not note.text.isascii():
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
-        if wanted and enabled("VK105") and has_controls(note.text):
+        if rules and enabled("VK105") and has_controls(note.text):
             findings.extend(check_controls(note.rel, lines))
-        if wanted and enabled("VK106") and _MARK in note.text:
+        if rules and enabled("VK106") and _MARK in note.text:
             findings.extend(check_conflicts(note.rel, lines, code_lines(fences, len(lines))))
-        if wanted:
+        if rules:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
             findings.extend(check_secrets(note.rel, note.text, enabled))
-        if wanted and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
+        if rules and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
             findings.extend(check_schema(note, enabled))
-        if in_folder(note.rel, templates):
+        if whole and in_folder(note.rel, templates):
             continue  # a template's links are placeholders until it is used; not an entry
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
@@ -272,7 +269,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
         if wanted:
             findings.extend(checked)
-        if registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
+        if whole and registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
             blocks.extend(parse_blocks(note.path, note.rel, note.text))
     index = next((n for n in loaded.notes if n.rel == config.INDEX_FILE), None)
     if index is not None and enabled("VK303"):
@@ -281,14 +278,12 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
     findings.extend(check_supersession(loaded.notes, links, enabled))
-    pairs = zip(files, rels, strict=True)
-    others = [p for p, r in pairs if p.suffix != ".md" and _wanted(r, scopes)]
-    findings.extend(check_other_files(vault, others, enabled))
+    shown = [(p, p.suffix == ".md") for p, r in zip(files, rels, strict=True) if _wanted(r, scopes)]
+    findings.extend(check_other_files(vault, [p for p, md in shown if not md], enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]
     if not ours:
         findings = [replace(f, soft=True) if f.code in SOFT_ELSEWHERE else f for f in findings]
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     # the files reported on (PATHS), not all those read to resolve the links
-    pairs = zip(files, rels, strict=True)
-    reported = sum(1 for p, r in pairs if p.suffix == ".md" and _wanted(r, scopes))
+    reported = sum(md for _, md in shown)
     return LintResult(vault, ours, selection.codes(), reported, tuple(findings))
