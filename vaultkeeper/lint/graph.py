@@ -38,6 +38,7 @@ class LinkCheck(Resolver):
         self.anchors = anchors  # None: VK305 does not run
         self._plain: dict[str, Said] = {}  # link text -> what it says from any note
         self._near: dict[tuple[str, str], Said] = {}  # (link text, folder or note) -> same
+        self._candidates: dict[str, tuple[str, ...] | None] = {}  # a target's, any folder
 
     def said(self, inner: str, source: str) -> Said:
         """Where ``[[inner]]`` in note ``source`` leads, and the finding it gets (or None)."""
@@ -47,8 +48,10 @@ class LinkCheck(Resolver):
         key = (inner, source.rpartition("/")[0] if target else source)
         if key in self._near:
             return self._near[key]
-        some = self.candidates(target) if target else None
-        targets = self.resolve(target, source).targets
+        if target and target not in self._candidates:
+            self._candidates[target] = self.candidates(target)
+        some = self._candidates[target] if target else None
+        targets = self.near(some, target, source) if target else (source,)
         said = targets, self._judge(target, subpath, targets)
         if some is not None and len(some) <= 1:
             self._plain[inner] = said  # no folder changes what it means

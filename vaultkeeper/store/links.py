@@ -249,18 +249,20 @@ class Resolver:
         """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
         if not target:
             return Resolution((source,))  # [[#Heading]] points into the note itself
-        found = self.candidates(target)
+        return Resolution(self.near(self.candidates(target), target, source))
+
+    def near(self, found: tuple[str, ...] | None, target: str, source: str) -> tuple[str, ...]:
+        """``found`` (the target's candidates) as seen from note ``source``."""
+        text = target.replace("\\", "/").strip()
         if found is None:
-            text = target.replace("\\", "/").strip()
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
             hit = self._by_path.get(_key(joined))
-            return Resolution((hit,) if hit is not None else ())
+            return (hit,) if hit is not None else ()
         here = posixpath.dirname(source)
         if len(found) > 1 and here:
             # Obsidian's rule for a name several files share: the one in the linking
             # note's own folder; only when none is there is the link ambiguous (VK302)
-            key = _key(target.replace("\\", "/").strip().lstrip("/"))
-            near = self._by_path.get(_key(posixpath.join(here, key)))
+            near = self._by_path.get(_key(posixpath.join(here, _key(text.lstrip("/")))))
             if near is not None and near in found:
-                return Resolution((near,))
-        return Resolution(found)
+                return (near,)
+        return found
