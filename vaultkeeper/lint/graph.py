@@ -93,20 +93,14 @@ class LinkCheck(Resolver):
                 yield Finding(rel, link.line, link.col, code, f"{what} link {link.raw}: {why}")
 
 
-def reachable(start: str, edges: Mapping[str, set[str]]) -> set[str]:
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for target in edges.get(queue.popleft(), ()):
-            if target not in seen:
-                seen.add(target)
-                queue.append(target)
-    return seen
-
-
 def check_orphans(entries: Iterable[str], edges: Mapping[str, set[str]]) -> Iterator[Finding]:
     """VK303: entries the index does not reach, directly or through other notes."""
-    seen = reachable(config.INDEX_FILE, edges)
+    seen = {config.INDEX_FILE}
+    queue = deque(seen)
+    while queue:
+        for target in edges.get(queue.popleft(), set()) - seen:
+            seen.add(target)
+            queue.append(target)
     why = f"orphan: not reachable from {config.INDEX_FILE} by links (run `vaultkeeper index`)"
     yield from (Finding(rel, 1, 1, "VK303", why) for rel in entries if rel not in seen)
 
