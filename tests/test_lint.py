@@ -448,3 +448,31 @@ def test_the_count_is_of_the_files_paths_name_not_the_whole_vault(
     assert one.stdout == "all checks passed (1 file(s))\n"
     whole = runner.invoke(cli, ["lint"])
     assert whole.stdout == f"all checks passed ({len(list(sample.rglob('*.md')))} file(s))\n"
+
+
+# -- the link rules alone look closely only at a note holding a link that may be wrong
+# somewhere (lint/graph.LinkCheck.suspects): they must say what the whole lint says
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_NAMES = ["a.md", "b.md", "x/a.md", "x/c.md", "y/c.md", "y/d.md", "z/e.png"]
+_LINKS = st.sampled_from(
+    ["[[a]]", "[[c]]", "![[c#H]]", "[[d#Missing]]", "[[d#^blk]]", "[[./c]]", "[[../a]]",
+     "[[gone]]", "[[#H]]", "[[#Nope]]", "[[e.png]]", "[[x/c|alias]]", "`[[gone]]`", "```",
+     "# H", "text ^blk", "[[a\\|t]]", "> [[c]]", ""]
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_LINKS, max_size=6).map("\n".join), min_size=6, max_size=6))
+def test_the_link_rules_alone_find_what_the_whole_lint_finds(
+    tmp_path_factory: pytest.TempPathFactory, bodies: list[str]
+) -> None:
+    vault = tmp_path_factory.mktemp("v")
+    (vault / ".obsidian").mkdir()
+    for name, body in zip(_NAMES, [*bodies, ""], strict=True):
+        (vault / name).parent.mkdir(exist_ok=True)
+        (vault / name).write_text(body + "\n", encoding="utf-8")
+    alone = lint_vault(vault, select=["VK3"]).findings
+    whole = lint_vault(vault, select=["VK3", "VK105"]).findings  # every note read whole
+    assert alone == tuple(f for f in whole if f.code.startswith("VK3"))

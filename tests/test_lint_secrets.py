@@ -12,7 +12,7 @@ from tests.conftest import MakeVault, corpus
 from tests.test_store_secrets import PLANTED
 from vaultkeeper.cli import cli
 from vaultkeeper.lint import lint_vault
-from vaultkeeper.lint.secrets import code_for
+from vaultkeeper.lint.format import code_for
 
 
 def planted_vault(

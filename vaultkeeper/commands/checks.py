@@ -68,7 +68,7 @@ def lint(
         if findings
         else f"all checks passed ({result.files} file(s))"
     )
-    data = [f.to_dict() for f in result.findings]
+    data = [f.to_dict() for f in result.findings] if as_json else None
     return show(Shown(data, (*findings, *fixed, total), code=int(bool(result.errors))), as_json)
 
 

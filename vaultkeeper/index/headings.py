@@ -13,7 +13,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
@@ -26,14 +26,14 @@ class Anchors:
 
     headings: tuple[str, ...]
     blocks: frozenset[str]
-    at: Mapping[str, tuple[int, ...]] = field(default_factory=dict, compare=False)
 
-    def __post_init__(self) -> None:
-        # heading key -> its positions: a registry has thousands of headings and links
+    @functools.cached_property
+    def at(self) -> dict[str, list[int]]:
+        """Heading key -> its positions: a registry has thousands of headings and links."""
         positions: dict[str, list[int]] = {}
         for i, key in enumerate(self.headings):
             positions.setdefault(key, []).append(i)
-        object.__setattr__(self, "at", {k: tuple(v) for k, v in positions.items()})
+        return positions
 
 
 class _Blanks(dict[int, str]):
@@ -63,29 +63,22 @@ def _markdown() -> Any:
     return mistune.create_markdown(renderer=None)
 
 
-def _walk(md: Any, tokens: list[Mapping[str, Any]], env: Any, out: _Found) -> None:
+def _walk(
+    md: Any, tokens: list[Mapping[str, Any]], env: Any, out: tuple[list[str], set[str]]
+) -> None:
     for token in tokens:
         kind = token.get("type")
         if kind == "heading":
-            out.headings.append(heading_key(str(token.get("text", ""))))
+            out[0].append(heading_key(str(token.get("text", ""))))
         elif kind in _BLOCK_NODES:
             text = str(token.get("text", ""))
             m = _BLOCK_ID.search(text)
             # an id only where the block's last inline node is text (not a code span)
-            if m and _ends_in_text(md.inline(text.strip(), env)):
-                out.blocks.add(m.group(1).casefold())
+            nodes = md.inline(text.strip(), env) if m else None
+            if m and nodes and nodes[-1].get("type") == "text":
+                out[1].add(m.group(1).casefold())
         elif kind != "block_code" and token.get("children"):
             _walk(md, token["children"], env, out)
-
-
-def _ends_in_text(nodes: list[Mapping[str, Any]]) -> bool:
-    return bool(nodes) and nodes[-1].get("type") == "text"
-
-
-@dataclass
-class _Found:
-    headings: list[str]
-    blocks: set[str]
 
 
 def read_anchors(body: str) -> Anchors:
@@ -96,9 +89,9 @@ def read_anchors(body: str) -> Anchors:
     text = body.replace("\r\n", "\n").replace("\r", "\n")
     state.process(text if text.endswith("\n") else text + "\n")
     md.block.parse(state)
-    found = _Found([], set())
+    found: tuple[list[str], set[str]] = ([], set())
     _walk(md, state.tokens, state.env, found)
-    return Anchors(tuple(found.headings), frozenset(found.blocks))
+    return Anchors(tuple(found[0]), frozenset(found[1]))
 
 
 def missing(anchors: Anchors, subpath: str) -> str | None:
@@ -121,7 +114,7 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
 # An ATX heading line outside code fences, in a note with no HTML block, is a heading
 # wherever it stands; anything less plain goes to mistune. Patterns start with a newline
 # where they can: the regex engine then skips to candidates.
-_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
+_ATX = re.compile(r"\n {0,3}#{1,6}(?:[ \t]+([^\n]*?))?[ \t]*(?=\n|\Z)")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
 _HTML = re.compile(r"\n {0,3}<")  # searched in "\n" + body: the first line too
 _FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
@@ -129,16 +122,16 @@ _FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
 # marks or list markers: either may make a heading the line scan does not take (quoted,
 # indented, in a list item).
 _UNDERLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
-_HASHES = re.compile(r"[ \t>*+.)0-9-]*#{1,6}(?:[ \t].*|)$")
+_HASHES = re.compile(r"\n[ \t>*+.)0-9-]*#{1,6}(?:[ \t][^\n]*|)(?=\n|\Z)")  # _ATX's lines too
 
 
-def _outside_fences(body: str) -> list[str] | None:
+def _outside_fences(body: str) -> str | None:
     """The lines outside top-level code fences; None when the note has an HTML block, or
     a fence this line scan can't place (indented into a list, say)."""
     if "<" in body and _HTML.search("\n" + body):
         return None
     if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search("\n" + body):
-        return body.split("\n")
+        return body
     lines = body.split("\n")
     kept: list[str] = []
     start = 0  # the first line of the run outside fences
@@ -162,7 +155,7 @@ def _outside_fences(body: str) -> list[str] | None:
             fence = (m.group(2)[0], len(m.group(2)))
         elif line.lstrip().startswith(("```", "~~~")):
             return None  # a fence indented past 3 spaces: inside a list item
-    return kept if fence is not None else kept + lines[start:]
+    return "\n".join(kept if fence is not None else kept + lines[start:])
 
 
 def _underlined(text: str) -> bool:
@@ -199,25 +192,29 @@ class _Quick:
 
     def __init__(self, body: str) -> None:
         self.body = body
-        self.lines = _outside_fences(body)
-        self.hashed = [line for line in self.lines if "#" in line] if self.lines else []
-        self.atx = [_ATX.match(line) for line in self.hashed]
+        self.text = _outside_fences(body)
+        text = self.text or ""
         # keys of ATX headings, where no fence or HTML block can hide one
-        self.keys = tuple(heading_key(m.group(1) or "") for m in self.atx if m)
+        found = _ATX.findall("\n" + text) if "#" in text else []
+        self.keys = tuple(heading_key(h) for h in found)
         self.sure = frozenset(self.keys)
         # block ids surely there
-        plain = self.lines is not None and "^" in body
-        self.blocks = _plain_blocks(self.lines or []) if plain else frozenset()
+        plain = self.text is not None and "^" in body
+        self.blocks = _plain_blocks(text.split("\n")) if plain else frozenset()
 
     @functools.cached_property
     def every(self) -> Anchors | None:
         """Every heading in order, when the glance sees them all."""
-        if self.lines is None or _underlined("\n".join(self.lines)):
-            return None
-        pairs = zip(self.hashed, self.atx, strict=True)
-        if any(_HASHES.match(line) for line, m in pairs if m is None):
+        text = self.text
+        # a ``#`` line ATX does not take, or an underline: a heading the glance may miss
+        if text is None or _underlined(text) or len(_HASHES.findall("\n" + text)) > len(self.keys):
             return None
         return Anchors(self.keys, frozenset())
+
+    @functools.cached_property
+    def parsed(self) -> Anchors:
+        """What mistune makes of the note, when the glance can't tell."""
+        return read_anchors(self.body)
 
     @functools.cached_property
     def lowered(self) -> str:
@@ -261,35 +258,21 @@ class AnchorTable:
 
     def __init__(self, body_of: Callable[[str], str | None]) -> None:
         self._body_of = body_of  # vault-relative path -> the note's body, or None
-        self._cache: dict[str, Anchors | None] = {}
-        self._quick: dict[str, _Quick | None] = {}
-        self._said: dict[tuple[str, str], str | None] = {}
-
-    def anchors(self, rel_path: str) -> Anchors | None:
-        if rel_path not in self._cache:
-            body = self._body_of(rel_path)
-            self._cache[rel_path] = read_anchors(body) if body is not None else None
-        return self._cache[rel_path]
+        self._notes: dict[str, _Quick | None] = {}
+        self._said: dict[tuple[str, str], str | None] = {}  # one heading, many links to it
 
     def missing(self, rel_path: str, subpath: str) -> str | None:
         """As ``missing``, for the note at ``rel_path``; None when that note can't be read."""
         if not subpath or not rel_path.casefold().endswith(".md"):
             return None  # ``#page=3`` of a PDF, a view of a .base: not ours to check
-        key = (rel_path, subpath)  # one heading is linked from many notes
+        key = (rel_path, subpath)
         if key not in self._said:
-            self._said[key] = self._missing(rel_path, subpath)
-        return self._said[key]
-
-    def _missing(self, rel_path: str, subpath: str) -> str | None:
-        if rel_path not in self._cache:
-            if rel_path not in self._quick:
+            if rel_path not in self._notes:
                 body = self._body_of(rel_path)
-                self._quick[rel_path] = None if body is None else _glance(body)
-            quick = self._quick[rel_path]
-            if quick is None:
-                return None
-            settled = quick_missing(quick, subpath)
-            if settled is None or isinstance(settled, str):
-                return settled
-        found = self.anchors(rel_path)
-        return None if found is None else missing(found, subpath)
+                self._notes[rel_path] = None if body is None else _Quick(body)
+            quick = self._notes[rel_path]
+            said = None if quick is None else quick_missing(quick, subpath)
+            if quick is not None and said is True:
+                said = missing(quick.parsed, subpath)
+            self._said[key] = said if isinstance(said, str) else None
+        return self._said[key]

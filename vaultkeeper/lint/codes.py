@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from vaultkeeper.errors import UsageError
@@ -78,10 +78,8 @@ class Finding:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("fixable")
-        data.pop("soft")
-        return {**data, "severity": self.severity, "fixable": self.fixable}
+        keys = ("path", "line", "col", "code", "message", "severity", "fixable")
+        return {key: getattr(self, key) for key in keys}
 
 
 def _normalise(prefixes: Iterable[str]) -> tuple[str, ...]:

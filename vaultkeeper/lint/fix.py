@@ -7,7 +7,6 @@ touched, and a frontmatter edit is kept only if the YAML still reads back the sa
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,15 +14,15 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.lint.schema import bare_date
 from vaultkeeper.registry.blocks import load_registry, name_key, parse_blocks
 from vaultkeeper.store.edit import get_frontmatter_raw, quoted, set_frontmatter_value
 from vaultkeeper.store.fsio import atomic_write, writer_lock
 from vaultkeeper.store.links import code_lines, code_spans, find_fences, split_lines
-from vaultkeeper.store.model import ParseError, decode, load_yaml, parse_date, split_frontmatter
+from vaultkeeper.store.model import ParseError, decode, load_yaml, split_frontmatter
 from vaultkeeper.store.vault import resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
-_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ def fix_holdout(text: str) -> tuple[str, int]:
     if split_frontmatter(text)[0] is None:
         return text, 0
     raw = get_frontmatter_raw(text, "holdout_until")
-    if raw is None or not _BARE_DATE.match(raw) or parse_date(raw) is None:
+    if raw is None or not bare_date(raw):
         return text, 0
     return set_frontmatter_value(text, "holdout_until", quoted(raw)), 1
 

@@ -1,39 +1,35 @@
-"""VK1xx: the spec's format rules (SFS) -- pure ASCII, tagged and balanced fences, mermaid,
-no control characters a terminal would act on, no conflict markers a merge left."""
+"""What a file's text must not hold. VK1xx, the spec's format rules (SFS): pure ASCII,
+tagged and balanced fences, mermaid, no control characters a terminal would act on, no
+conflict markers a merge left. VK5xx: credentials in any vault file, named by file, line
+and kind, never printed; on for every vault, ours or not (a key pasted into a note reaches
+every session the note is served to). The detectors are vaultkeeper.store.secrets.
+"""
 
 from __future__ import annotations
 
 import bisect
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.store import secrets
 from vaultkeeper.store.links import Fence, code_spans
+from vaultkeeper.store.model import ParseError, decode, read_regular
 from vaultkeeper.store.textsafe import dangerous, inert
+from vaultkeeper.store.vault import rel as rel_of
 
 # A spec glyph on its own, or a run of other non-ASCII characters.
 _GLYPHS = "".join(config.ASCII_REPLACEMENTS)
 _NON_ASCII = re.compile(f"[{_GLYPHS}]|[^\\x00-\\x7f{_GLYPHS}]+")
 _QUOTED = re.compile(r'"[^"\n]*"')
 _BR = re.compile(r"<br\s*/?>", re.I)
-# A node id directly followed by a shape's opening delimiter (longest delimiters first).
-_NODE = re.compile(r"(?<![\w-])[A-Za-z0-9_]+(\(\(\(|\(\(|\(\[|\[\[|\[\(|\[/|\[\\|\{\{|\[|\(|\{|>)")
-_CLOSERS = {
-    "(((": ")))",
-    "((": "))",
-    "([": "])",
-    "[[": "]]",
-    "[(": ")]",
-    "[/": "]",
-    "[\\": "]",
-    "{{": "}}",
-    "[": "]",
-    "(": ")",
-    "{": "}",
-    ">": "]",
-}
+# A node id directly followed by a shape's opening delimiter (longest first), and its closer.
+_SHAPES = "((( ))) (( )) ([ ]) [[ ]] [( )] [/ ] [\\ ] {{ }} [ ] ( ) { } > ]".split()  # noqa: SIM905
+_CLOSERS = dict(zip(_SHAPES[::2], _SHAPES[1::2], strict=True))
+_NODE = re.compile(r"(?<![\w-])[A-Za-z0-9_]+(" + "|".join(map(re.escape, _CLOSERS)) + ")")
 _EDGE_LABEL = re.compile(r"\|([^|]*)\|")
 _EDGE_TEXT = re.compile(r"(?:^|\s)(?:--|==|-\.)\s+([^|\s][^|]*?)\s+(?:-->|==>|\.->|---|-\.-)")
 
@@ -98,14 +94,11 @@ def check_controls(rel: str, lines: list[str]) -> Iterator[Finding]:
             continue
         col, char = found[0]
         more = f"; {len(found)} control characters on this line" if len(found) > 1 else ""
-        yield Finding(
-            rel,
-            index + 1,
-            col + 1,
-            "VK105",
-            f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
-            f" remove it{more}",
-        )
+        why = f"control character {inert(char)} (U+{ord(char):04X}): a terminal acts on it;"
+        yield Finding(rel, index + 1, col + 1, "VK105", f"{why} remove it{more}")
+
+
+_UNTAGGED = "fenced code block without a language tag (mermaid, json, yaml, markdown, text)"
 
 
 def check_fences(
@@ -113,22 +106,12 @@ def check_fences(
 ) -> Iterator[Finding]:
     """VK102 untagged fence, VK103 unclosed fence, VK104 mermaid rules."""
     for fence in fences:
-        if enabled("VK102") and not fence.language:
-            yield Finding(
-                rel,
-                fence.start,
-                fence.col,
-                "VK102",
-                "fenced code block without a language tag (mermaid, json, yaml, markdown, text)",
-            )
-        if enabled("VK103") and fence.end is None:
-            yield Finding(
-                rel,
-                fence.start,
-                fence.col,
-                "VK103",
-                "fenced code block opened here is never closed",
-            )
+        for code, bad, why in (
+            ("VK102", not fence.language, _UNTAGGED),
+            ("VK103", fence.end is None, "fenced code block opened here is never closed"),
+        ):
+            if bad and enabled(code):
+                yield Finding(rel, fence.start, fence.col, code, why)
         if enabled("VK104") and fence.language.lower() == "mermaid":
             stop = fence.end - 1 if fence.end is not None else len(lines)
             yield from _mermaid(rel, lines, fence.start + 1, stop)
@@ -142,13 +125,8 @@ def _mermaid(rel: str, lines: list[str], first: int, last: int) -> Iterator[Find
         text = lines[number - 1].rstrip("\r\n")
         stripped = text.strip()
         for m in _BR.finditer(text):
-            yield Finding(
-                rel,
-                number,
-                m.start() + 1,
-                "VK104",
-                f"mermaid line-break tag {m.group()!r}: not allowed",
-            )
+            why = f"mermaid line-break tag {m.group()!r}: not allowed"
+            yield Finding(rel, number, m.start() + 1, "VK104", why)
         if kind is None:
             if stripped == "---":
                 in_config = not in_config
@@ -157,25 +135,15 @@ def _mermaid(rel: str, lines: list[str], first: int, last: int) -> Iterator[Find
                 continue
             kind = " ".join(stripped.rstrip(";").split())
             if kind not in config.MERMAID_DIAGRAMS:
-                allowed = ", ".join(config.MERMAID_DIAGRAMS)
-                yield Finding(
-                    rel,
-                    number,
-                    len(text) - len(text.lstrip()) + 1,
-                    "VK104",
-                    f"mermaid diagram type {kind!r} is not one of {allowed}",
-                )
+                kinds = ", ".join(config.MERMAID_DIAGRAMS)
+                why = f"mermaid diagram type {kind!r} is not one of {kinds}"
+                yield Finding(rel, number, len(text) - len(text.lstrip()) + 1, "VK104", why)
             continue
         if stripped.startswith("%%"):
             continue
         for col, label in _labels(text, kind):
-            yield Finding(
-                rel,
-                number,
-                col + 1,
-                "VK104",
-                f'mermaid label {label.strip()!r} holds {_token(label)!r}; quote it: "..."',
-            )
+            why = f'mermaid label {label.strip()!r} holds {_token(label)!r}; quote it: "..."'
+            yield Finding(rel, number, col + 1, "VK104", why)
 
 
 def _token(label: str) -> str:
@@ -222,6 +190,10 @@ def _labels(text: str, kind: str) -> Iterator[tuple[int, str]]:
 # VK106: a commit of an unresolved merge leaves both sides' lines, and everything that
 # reads the file reads both; markers inside fenced code are not markers.
 _OPEN, _MID, _CLOSE = "<<<<<<<", "=======", ">>>>>>>"
+_RESOLVE = (
+    "keep what each side meant and delete the marker lines (an index file: "
+    "`vaultkeeper index` writes its list again)"
+)
 
 
 def _marker(line: str, mark: str) -> bool:
@@ -241,13 +213,44 @@ def check_conflicts(rel: str, lines: list[str], code: Collection[int]) -> Iterat
         elif start is not None and line.rstrip("\r\n") == _MID:
             middle = True
         elif start is not None and middle and _marker(line, _CLOSE):
-            yield Finding(
-                rel,
-                start,
-                1,
-                "VK106",
-                f"conflict markers left by a merge (lines {start}-{number}): keep what each "
-                "side meant and delete the marker lines (an index file: `vaultkeeper index` "
-                "writes its list again)",
-            )
+            why = f"conflict markers left by a merge (lines {start}-{number}): {_RESOLVE}"
+            yield Finding(rel, start, 1, "VK106", why)
             start = None
+
+
+_CODE = {secrets.PRIVATE_KEY: "VK501"}
+_CODE.update({kind: "VK502" for kind in secrets.SHAPED if kind != secrets.PRIVATE_KEY})
+
+
+def code_for(kind: str) -> str:
+    return _CODE.get(kind, "VK503")
+
+
+def check_secrets(rel_path: str, text: str, enabled: Callable[[str], bool]) -> Iterator[Finding]:
+    """One finding per credential in ``text``; the message names its kind, not its value."""
+    if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
+        return
+    for hit in secrets.find(rel_path):  # a token as a file or folder name: in every link
+        why = f"{hit.kind} in the file's path (value not shown): rename it and rotate it"
+        if enabled(code := code_for(hit.kind)):  # the path is the value here: masked
+            yield Finding(secrets.served(rel_path), 1, 1, code, why)
+    for hit in secrets.find(text):
+        why = f"{hit.kind} in the file (value not shown): remove it from the vault and rotate it"
+        if enabled(code := code_for(hit.kind)):
+            yield Finding(rel_path, hit.line, hit.col, code, why)
+
+
+def check_other_files(
+    vault: Path, paths: Iterable[Path], enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    """Credentials in the vault's text files that are not notes (.txt, .json ...)."""
+    if not any(enabled(code) for code in ("VK501", "VK502", "VK503")):
+        return
+    for path in paths:
+        try:
+            if path.stat().st_size > config.SECRET_SCAN_MAX_BYTES:
+                continue  # an attachment, not something typed into the vault
+            text = decode(read_regular(path))
+        except (OSError, ParseError):
+            continue  # binary or unreadable: nothing a person pasted a key into
+        yield from check_secrets(rel_of(vault, path), text, enabled)

@@ -11,103 +11,111 @@ from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import Finding
-from vaultkeeper.store.links import Link, Resolver, extract_links
+from vaultkeeper.store.links import (
+    INNER,
+    Link,
+    Resolver,
+    extract_links,
+    parse_link,
+)
 from vaultkeeper.store.model import Note
 from vaultkeeper.upkeep.supersession import newest, superseded_by, supersedes
 
+Said = tuple[tuple[str, ...], tuple[str, str, str] | None]  # targets, (code, what, why)
 
-def check_links(
-    rel: str,
-    links: Iterable[Link],
-    resolver: Resolver,
-    enabled: Callable[[str], bool],
-    edges: set[str],
-    anchors: AnchorTable | None = None,
-) -> Iterator[Finding]:
-    """VK301 / VK302 / VK305 (with ``anchors``) for ``rel``'s links; resolved targets are
-    added to ``edges``."""
-    for link in links:
-        targets = resolver.resolve(link.target, rel).targets
+
+class LinkCheck(Resolver):
+    """The vault's name table and VK301 / VK302 / VK305 on a note's links. A link means
+    the same from every note unless a path from the note's folder or a name several
+    files share is in it: each such link is judged once for the whole vault (tens of
+    thousands of links, a few thousand distinct), the rest once per folder."""
+
+    def __init__(
+        self, rel_paths: Iterable[str], enabled: Callable[[str], bool], anchors: AnchorTable | None
+    ) -> None:
+        super().__init__(rel_paths)
+        self.enabled = enabled
+        self.anchors = anchors  # None: VK305 does not run
+        self._plain: dict[str, Said] = {}  # link text -> what it says from any note
+        self._near: dict[tuple[str, str], Said] = {}  # (link text, folder or note) -> same
+        self._candidates: dict[str, tuple[str, ...] | None] = {}  # a target's, any folder
+
+    def said(self, inner: str, source: str) -> Said:
+        """Where ``[[inner]]`` in note ``source`` leads, and the finding it gets (or None)."""
+        if inner in self._plain:
+            return self._plain[inner]
+        target, subpath, _ = parse_link(inner)
+        key = (inner, source.rpartition("/")[0] if target else source)
+        if key in self._near:
+            return self._near[key]
+        if target and target not in self._candidates:
+            self._candidates[target] = self.candidates(target)
+        some = self._candidates[target] if target else None
+        targets = self.near(some, target, source) if target else (source,)
+        said = targets, self._judge(target, subpath, targets)
+        if some is not None and len(some) <= 1:
+            self._plain[inner] = said  # no folder changes what it means
+        else:
+            self._near[key] = said
+        return said
+
+    def _judge(
+        self, target: str, subpath: str, targets: tuple[str, ...]
+    ) -> tuple[str, str, str] | None:
         if len(targets) == 1:
-            edges.add(targets[0])
-            why = anchors.missing(targets[0], link.subpath) if anchors is not None else None
-            if why is not None:
-                yield Finding(
-                    rel,
-                    link.line,
-                    link.col,
-                    "VK305",
-                    f"broken link {link.raw}: {targets[0]} has {why}",
-                )
-        elif not targets:
-            if enabled("VK301"):
-                yield Finding(
-                    rel,
-                    link.line,
-                    link.col,
-                    "VK301",
-                    f"broken link {link.raw}: no file named {link.target!r} in the vault",
-                )
-        elif enabled("VK302"):
-            shown = ", ".join(targets[:3]) + (", ..." if len(targets) > 3 else "")
-            yield Finding(
-                rel,
-                link.line,
-                link.col,
-                "VK302",
-                f"ambiguous link {link.raw}: {len(targets)} files match ({shown});"
-                " write more of the path",
-            )
+            why = self.anchors.missing(targets[0], subpath) if self.anchors else None
+            return None if why is None else ("VK305", "broken", f"{targets[0]} has {why}")
+        if not targets:
+            why = f"no file named {target!r} in the vault"
+            return ("VK301", "broken", why) if self.enabled("VK301") else None
+        shown = ", ".join(targets[:3]) + (", ..." if len(targets) > 3 else "")
+        why = f"{len(targets)} files match ({shown}); write more of the path"
+        return ("VK302", "ambiguous", why) if self.enabled("VK302") else None
 
+    def suspects(self, rel: str, text: str) -> set[str]:
+        """The distinct ``[[...]]`` texts in note ``rel`` that may give a finding, wherever
+        they stand (code or not): a note with none needs no closer look."""
+        plain = self._plain
+        return {
+            inner
+            for inner in set(INNER.findall(text))
+            if (plain[inner] if inner in plain else self.said(inner, rel))[1] is not None
+        }
 
-def reachable(start: str, edges: Mapping[str, set[str]]) -> set[str]:
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        for target in edges.get(queue.popleft(), ()):
-            if target not in seen:
-                seen.add(target)
-                queue.append(target)
-    return seen
+    def check(self, rel: str, links: Iterable[Link], edges: set[str]) -> Iterator[Finding]:
+        """The findings of ``rel``'s links; resolved targets are added to ``edges``."""
+        for link in links:
+            targets, said = self.said(link.raw[2 + link.embed : -2], rel)
+            if len(targets) == 1:
+                edges.add(targets[0])
+            if said is not None:
+                code, what, why = said
+                yield Finding(rel, link.line, link.col, code, f"{what} link {link.raw}: {why}")
 
 
 def check_orphans(entries: Iterable[str], edges: Mapping[str, set[str]]) -> Iterator[Finding]:
     """VK303: entries the index does not reach, directly or through other notes."""
-    seen = reachable(config.INDEX_FILE, edges)
-    for rel in entries:
-        if rel not in seen:
-            yield Finding(
-                rel,
-                1,
-                1,
-                "VK303",
-                f"orphan: not reachable from {config.INDEX_FILE} by links"
-                " (run `vaultkeeper index`)",
-            )
+    seen = {config.INDEX_FILE}
+    queue = deque(seen)
+    while queue:
+        for target in edges.get(queue.popleft(), set()) - seen:
+            seen.add(target)
+            queue.append(target)
+    why = f"orphan: not reachable from {config.INDEX_FILE} by links (run `vaultkeeper index`)"
+    yield from (Finding(rel, 1, 1, "VK303", why) for rel in entries if rel not in seen)
 
 
 def check_budget(text: str) -> Iterator[Finding]:
     """VK304: the file an agent loads first must fit the agent's load budget."""
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     size = len(text.encode("utf-8"))
-    if lines > config.INDEX_MAX_LINES:
-        yield Finding(
-            config.INDEX_FILE,
-            config.INDEX_MAX_LINES + 1,
-            1,
-            "VK304",
-            f"{lines} lines, over the load budget of {config.INDEX_MAX_LINES}: agents stop reading"
-            " here (`vaultkeeper index` splits it into sub-indexes)",
-        )
+    split = "(`vaultkeeper index` splits it into sub-indexes)"
+    if lines > (most := config.INDEX_MAX_LINES):
+        why = f"{lines} lines, over the load budget of {most}: agents stop reading here {split}"
+        yield Finding(config.INDEX_FILE, most + 1, 1, "VK304", why)
     if size > config.INDEX_MAX_BYTES:
-        yield Finding(
-            config.INDEX_FILE,
-            1,
-            1,
-            "VK304",
-            f"{size} bytes, over the load budget of {config.INDEX_MAX_BYTES}"
-            " (`vaultkeeper index` splits it into sub-indexes)",
-        )
+        why = f"{size} bytes, over the load budget of {config.INDEX_MAX_BYTES} {split}"
+        yield Finding(config.INDEX_FILE, 1, 1, "VK304", why)
 
 
 def _line(note: Note) -> int:
@@ -128,14 +136,9 @@ def check_supersession(
         by[note.rel] = found.resolved
         if found.resolved is None and enabled("VK602"):
             what = "nothing" if found.broken else f"{len(found.targets)} files (ambiguous)"
-            yield Finding(
-                note.rel,
-                _line(note),
-                1,
-                "VK602",
-                f"{config.SUPERSEDED_BY_KEY} [[{target}]] points at {what}: name the newer "
-                "entry by its path, or `apply reactivate` this one",
-            )
+            why = f"{config.SUPERSEDED_BY_KEY} [[{target}]] points at {what}: name the newer "
+            why += "entry by its path, or `apply reactivate` this one"
+            yield Finding(note.rel, _line(note), 1, "VK602", why)
     if not by:
         return
     if enabled("VK601"):
@@ -143,13 +146,8 @@ def check_supersession(
             if note.rel in by:
                 _, chain = newest(note.rel, by.get)
                 if chain[-1] == note.rel and len(chain) > 1:
-                    yield Finding(
-                        note.rel,
-                        _line(note),
-                        1,
-                        "VK601",
-                        f"supersession chain loops: {' -> '.join(chain)}",
-                    )
+                    why = f"supersession chain loops: {' -> '.join(chain)}"
+                    yield Finding(note.rel, _line(note), 1, "VK601", why)
     if enabled("VK603"):
         yield from _live_links(notes, resolver, by)
 

@@ -7,7 +7,9 @@ is used) are read as strings, so a template's property links still count.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import json
 import os
 import re
@@ -21,26 +23,23 @@ from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.headings import AnchorTable
 from vaultkeeper.lint.codes import ERROR, SOFT_ELSEWHERE, Finding, Selection
 from vaultkeeper.lint.fix import apply_fixes
-from vaultkeeper.lint.format import check_ascii, check_conflicts, check_controls, check_fences
-from vaultkeeper.lint.graph import check_budget, check_links, check_orphans, check_supersession
-from vaultkeeper.lint.registry import check_registry
-from vaultkeeper.lint.schema import check_schema, schema_applies
-from vaultkeeper.lint.secrets import check_other_files, check_secrets
-from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
-from vaultkeeper.store.links import (
-    Resolution,
-    Resolver,
-    code_lines,
-    extract_links,
-    find_fences,
-    split_lines,
+from vaultkeeper.lint.format import (
+    check_ascii,
+    check_conflicts,
+    check_controls,
+    check_fences,
+    check_other_files,
+    check_secrets,
 )
+from vaultkeeper.lint.graph import LinkCheck, check_budget, check_orphans, check_supersession
+from vaultkeeper.lint.schema import check_registry, check_schema, schema_applies
+from vaultkeeper.registry.blocks import RegistryBlock, parse_blocks
+from vaultkeeper.store.links import code_lines, extract_links, find_fences, split_lines
 from vaultkeeper.store.model import (
     Note,
     ParseError,
     Problem,
     decode,
-    load_notes,
     outside_problems,
     parse_note,
     read_regular,
@@ -88,65 +87,42 @@ def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
     """The notes at ``paths``; ``meta=False`` (only the link rules run, no orphans to
     find): a frontmatter with no ``[[`` in it is not parsed, as none of its values can be
     a link and nothing asks what it holds -- the note keeps its body from the same line."""
-    notes, problems = load_notes(vault, paths) if meta else _bodies(vault, paths)
-    if not problems:
-        return Loaded(tuple(notes), (), frozenset())
     templates = templates_folder(vault)
-    kept: list[Problem] = []
-    body_only: set[str] = set()
-    links_only: set[str] = set()
-    for problem in problems:
-        path = vault / problem.path
-        try:
-            text = decode(read_regular(path))
-            _, end_line, body_offset = split_frontmatter(text)
-        except ParseError:
-            kept.append(problem)
-            loose = _undecodable(path, problem)
-            if loose is not None:
-                notes.append(loose)
-                links_only.add(problem.path)
-            continue
-        if in_folder(problem.path, templates):
-            note = _as_template(path, problem.path, text)
-            if note is not None:
-                notes.append(note)
-                continue
-        kept.append(problem)
-        notes.append(Note(path, problem.path, text, None, text[body_offset:], end_line + 1))
-        body_only.add(problem.path)
-    notes.sort(key=lambda n: n.rel)
-    return Loaded(tuple(notes), tuple(kept), frozenset(body_only), frozenset(links_only))
-
-
-def _bodies(vault: Path, paths: Iterable[Path]) -> tuple[list[Note], list[Problem]]:
     notes: list[Note] = []
     problems: list[Problem] = []
-    prefix = len(str(vault)) + 1
+    body_only: set[str] = set()
+    links_only: set[str] = set()
+    cut = len(str(vault)) + 1
     for path in paths:
-        rel = str(path)[prefix:].replace(os.sep, "/")
+        rel = str(path)[cut:].replace(os.sep, "/")
         try:
-            text = decode(read_regular(path))
+            raw = read_regular(path)
+            text = decode(raw)
             yaml_text, end_line, body_offset = split_frontmatter(text)
-            if yaml_text is None or "[[" in yaml_text:
+        except ParseError as exc:
+            problems.append(Problem(rel, exc.line, exc.reason))
+            if exc.reason.startswith("not UTF-8"):  # its links, each bad byte as U+FFFD
+                loose = raw.decode("utf-8", "replace")
+                notes.append(Note(path, rel, loose, None, loose, 1))
+                links_only.add(rel)
+            continue
+        try:
+            if meta or yaml_text is None or "[[" in yaml_text:
                 notes.append(parse_note(path, rel, text))
             else:
                 notes.append(Note(path, rel, text, None, text[body_offset:], end_line + 1))
+            continue
         except ParseError as exc:
-            problems.append(Problem(rel, exc.line, exc.reason))
-    return notes, problems
-
-
-def _undecodable(path: Path, problem: Problem) -> Note | None:
-    """A note that is not UTF-8, each bad byte read as U+FFFD (its lines stay its
-    lines), for its links; None for any other problem."""
-    if not problem.reason.startswith("not UTF-8"):
-        return None
-    try:
-        text = read_regular(path).decode("utf-8", "replace")
-    except ParseError:
-        return None
-    return Note(path, problem.path, text, None, text, 1)
+            problem = Problem(rel, exc.line, exc.reason)
+        note = _as_template(path, rel, text) if in_folder(rel, templates) else None
+        if note is None:  # only its body is checked
+            problems.append(problem)
+            note = Note(path, rel, text, None, text[body_offset:], end_line + 1)
+            body_only.add(rel)
+        notes.append(note)
+    if problems:
+        notes.sort(key=lambda n: n.rel)
+    return Loaded(tuple(notes), tuple(problems), frozenset(body_only), frozenset(links_only))
 
 
 @dataclass(frozen=True)
@@ -194,6 +170,19 @@ def _in_scope(vault: Path, paths: Sequence[Path], cwd: Path) -> Iterator[str]:
         yield "" if inside == "." else inside
 
 
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """No cyclic garbage collection while a lint runs: it makes some 200,000 small
+    objects and no cycles, and collections took a tenth of a 6,000-note lint's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def lint_vault(
     vault: Path,
     *,
@@ -207,7 +196,8 @@ def lint_vault(
     ours = is_ours(vault)
     selection = Selection.parse(select, ignore, ours=ours)
     scopes = tuple(_in_scope(vault, paths, cwd or Path.cwd())) if paths else ("",)
-    result = _run(vault, selection, ours, scopes)
+    with _no_collection():
+        result = _run(vault, selection, ours, scopes)
     if not fix:
         return result
     enabled = selection.enabled
@@ -215,28 +205,11 @@ def lint_vault(
     if not targets:
         return result
     outcome = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
-    after = _run(vault, selection, ours, scopes)
+    with _no_collection():
+        after = _run(vault, selection, ours, scopes)
     return LintResult(
         after.vault, ours, after.codes, after.files, after.findings, outcome.fixed, outcome.files
     )
-
-
-class _Memo(Resolver):
-    """The vault's name table, each answer kept: a link means the same from every note of
-    one folder (tens of thousands of links, a few thousand distinct)."""
-
-    def __init__(self, rel_paths: Iterable[str]) -> None:
-        super().__init__(rel_paths)
-        self._seen: dict[tuple[str, str], Resolution] = {}
-
-    def resolve(self, target: str, source: str) -> Resolution:
-        if not target:
-            return super().resolve(target, source)
-        key = (target, source.rpartition("/")[0])
-        found = self._seen.get(key)
-        if found is None:
-            found = self._seen[key] = super().resolve(target, source)
-        return found
 
 
 def _wanted(path: str, scopes: tuple[str, ...]) -> bool:
@@ -252,7 +225,6 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     cut = len(os.fspath(vault)) + 1
     rels = [f[cut:].replace(os.sep, "/") for f in found]
     files = [Path(f) for f in found]
-    resolver = _Memo(rels)
     markdown = [p for p in files if p.suffix == ".md"]
     # the link rules alone (no orphans to find): a note is read only for its links
     bare = set(selection.codes()) <= {"VK301", "VK302", "VK303", "VK304", "VK305"}
@@ -267,7 +239,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     entries: list[str] = []
     blocks: list[RegistryBlock] = []
     bodies = {n.rel: n.body for n in loaded.notes}
-    anchors = AnchorTable(bodies.get) if enabled("VK305") else None
+    links = LinkCheck(rels, enabled, AnchorTable(bodies.get) if enabled("VK305") else None)
     templates = templates_folder(vault, ours)
     for note in loaded.notes:
         if bare and "[[" not in note.text:
@@ -275,40 +247,35 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         wanted = _wanted(note.rel, scopes)
         if bare:  # the link rules alone: no other rule needs the note's lines
             keep = note.rel in loaded.links_only or not in_folder(note.rel, templates)
-            if wanted and keep:
-                links = extract_links(note)
-                findings.extend(check_links(note.rel, links, resolver, enabled, set(), anchors))
+            suspects = links.suspects(note.rel, note.text) if wanted and keep else None
+            if suspects:  # only a link that may be wrong somewhere in it is looked at
+                findings.extend(links.check(note.rel, extract_links(note, only=suspects), set()))
             continue
         lines = split_lines(note.text)
         fences = find_fences(lines[note.body_line - 1 :], note.body_line)
-        if note.rel in loaded.links_only:  # not UTF-8 (VK001): its links, nothing else
-            links = extract_links(note, lines, fences)
-            targets = edges.setdefault(note.rel, set())
-            checked = list(check_links(note.rel, links, resolver, enabled, targets, anchors))
-            findings.extend(checked if wanted else ())
-            continue
-        if wanted and enabled("VK101") and not note.text.isascii():
+        whole = note.rel not in loaded.links_only  # not UTF-8 (VK001): its links alone
+        rules = whole and wanted
+        if rules and enabled("VK101") and not note.text.isascii():
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
             findings.extend(check_ascii(note.rel, lines, code_lines(fences, len(lines)), fm_end))
-        if wanted and enabled("VK105") and has_controls(note.text):
+        if rules and enabled("VK105") and has_controls(note.text):
             findings.extend(check_controls(note.rel, lines))
-        if wanted and enabled("VK106") and _MARK in note.text:
+        if rules and enabled("VK106") and _MARK in note.text:
             findings.extend(check_conflicts(note.rel, lines, code_lines(fences, len(lines))))
-        if wanted:
+        if rules:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
             findings.extend(check_secrets(note.rel, note.text, enabled))
-        if wanted and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
+        if rules and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
             findings.extend(check_schema(note, enabled))
-        if in_folder(note.rel, templates):
+        if whole and in_folder(note.rel, templates):
             continue  # a template's links are placeholders until it is used; not an entry
         if note.is_entry and not is_index_file(note.rel):
             entries.append(note.rel)
-        targets = edges.setdefault(note.rel, set())
-        links = extract_links(note, lines, fences)
-        checked = list(check_links(note.rel, links, resolver, enabled, targets, anchors))
+        said = extract_links(note, fences)
+        checked = list(links.check(note.rel, said, edges.setdefault(note.rel, set())))
         if wanted:
             findings.extend(checked)
-        if registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
+        if whole and registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
             blocks.extend(parse_blocks(note.path, note.rel, note.text))
     index = next((n for n in loaded.notes if n.rel == config.INDEX_FILE), None)
     if index is not None and enabled("VK303"):
@@ -316,15 +283,13 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     if index is not None and enabled("VK304"):
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
-    findings.extend(check_supersession(loaded.notes, resolver, enabled))
-    pairs = zip(files, rels, strict=True)
-    others = [p for p, r in pairs if p.suffix != ".md" and _wanted(r, scopes)]
-    findings.extend(check_other_files(vault, others, enabled))
+    findings.extend(check_supersession(loaded.notes, links, enabled))
+    shown = [(p, p.suffix == ".md") for p, r in zip(files, rels, strict=True) if _wanted(r, scopes)]
+    findings.extend(check_other_files(vault, [p for p, md in shown if not md], enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]
     if not ours:
         findings = [replace(f, soft=True) if f.code in SOFT_ELSEWHERE else f for f in findings]
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     # the files reported on (PATHS), not all those read to resolve the links
-    pairs = zip(files, rels, strict=True)
-    reported = sum(1 for p, r in pairs if p.suffix == ".md" and _wanted(r, scopes))
+    reported = sum(md for _, md in shown)
     return LintResult(vault, ours, selection.codes(), reported, tuple(findings))

@@ -1,20 +1,28 @@
-"""VK2xx: every entry carries the spec's one frontmatter schema, and nothing else."""
+"""What a file must hold. VK2xx: every entry carries the spec's one frontmatter schema,
+and nothing else. VK4xx: registry blocks whose counters the scanner can trust, one block
+per name."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
+from vaultkeeper.index.headings import heading_key
 from vaultkeeper.lint.codes import Finding
+from vaultkeeper.registry.blocks import RegistryBlock, name_key
 from vaultkeeper.store.edit import get_frontmatter_raw
 from vaultkeeper.store.globs import problem as glob_problem
-from vaultkeeper.store.model import Note, parse_date
+from vaultkeeper.store.model import Frontmatter, Note, parse_date
 
 _QUOTED_DATE = re.compile(r"""^(["'])(\d{4}-\d{2}-\d{2})\1$""")
 _BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_SETS = {"status": config.STATUSES, "label": config.LABELS}
+
+
+def bare_date(raw: str) -> bool:
+    """An unquoted real ISO date: what ``lint --fix`` quotes."""
+    return _BARE_DATE.match(raw) is not None and parse_date(raw) is not None
 
 
 def schema_applies(rel: str) -> bool:
@@ -25,78 +33,61 @@ def schema_applies(rel: str) -> bool:
     return top not in (config.PATTERNS_DIR, config.SKILLS_DIR)
 
 
+Said = Iterator[tuple[int, int, str, bool]]  # line, column, message, fixable
+
+
 def check_schema(note: Note, enabled: Callable[[str], bool]) -> Iterator[Finding]:
+    """Each enabled VK2xx rule on ``note``'s frontmatter."""
     fm = note.frontmatter
-    required = ", ".join(config.REQUIRED_KEYS)
     if fm is None:
+        why = f"no frontmatter: an entry needs {', '.join(config.REQUIRED_KEYS)}"
         if enabled("VK201"):
-            yield Finding(note.rel, 1, 1, "VK201", f"no frontmatter: an entry needs {required}")
+            yield Finding(note.rel, 1, 1, "VK201", why)
         return
-    data = fm.data
-    if enabled("VK201"):
-        for key in config.REQUIRED_KEYS:
-            if key not in data:
-                yield Finding(note.rel, fm.end_line, 1, "VK201", f"required key {key!r} missing")
-            elif data[key] is None or str(data[key]).strip() == "":
-                line = fm.key_lines.get(key, fm.end_line)
-                yield Finding(note.rel, line, 1, "VK201", f"required key {key!r} is empty")
-    if enabled("VK202"):
-        for key, allowed in _SETS.items():
-            value = data.get(key)
-            if value is not None and str(value).strip() and str(value) not in allowed:
-                yield Finding(
-                    note.rel,
-                    fm.key_lines.get(key, 1),
-                    len(key) + 3,
-                    "VK202",
-                    f"{key} {str(value)!r} is not one of {' | '.join(allowed)}",
-                )
-    if enabled("VK203"):
-        yield from _holdout(note)
-    if enabled("VK205"):
-        yield from _no_condition(note)
-    if enabled("VK206") and config.ANCHORS_KEY in data:
-        yield from _anchors(note)
-    if enabled("VK207") and config.PATHS_KEY in data:
-        yield from _paths(note)
-    if enabled("VK204"):
-        for key in data:
-            if str(key) not in config.SCHEMA_KEYS and str(key) not in config.OPTIONAL_KEYS:
-                yield Finding(
-                    note.rel,
-                    fm.key_lines.get(str(key), 1),
-                    1,
-                    "VK204",
-                    f"frontmatter key {str(key)!r} is not in the spec's schema (no ad-hoc fields)",
-                )
+    for code, rule in _RULES:
+        for line, col, why, fixable in rule(note, fm) if enabled(code) else ():
+            yield Finding(note.rel, line, col, code, why, fixable=fixable)
 
 
-def _holdout(note: Note) -> Iterator[Finding]:
-    fm = note.frontmatter
+def _required(note: Note, fm: Frontmatter) -> Said:
+    for key in config.REQUIRED_KEYS:
+        if key not in fm.data:
+            yield fm.end_line, 1, f"required key {key!r} missing", False
+        elif fm.data[key] is None or str(fm.data[key]).strip() == "":
+            yield fm.key_lines.get(key, fm.end_line), 1, f"required key {key!r} is empty", False
+
+
+def _in_set(note: Note, fm: Frontmatter) -> Said:
+    for key, allowed in (("status", config.STATUSES), ("label", config.LABELS)):
+        value = fm.data.get(key)
+        if value is not None and str(value).strip() and str(value) not in allowed:
+            why = f"{key} {str(value)!r} is not one of {' | '.join(allowed)}"
+            yield fm.key_lines.get(key, 1), len(key) + 3, why, False
+
+
+def _unknown(note: Note, fm: Frontmatter) -> Said:
+    for key in map(str, fm.data):
+        if key not in config.SCHEMA_KEYS and key not in config.OPTIONAL_KEYS:
+            why = f"frontmatter key {key!r} is not in the spec's schema (no ad-hoc fields)"
+            yield fm.key_lines.get(key, 1), 1, why, False
+
+
+def _holdout(note: Note, fm: Frontmatter) -> Said:
     key = "holdout_until"
-    if fm is None or fm.data.get(key) in (None, ""):
+    if fm.data.get(key) in (None, ""):
         return
     raw = get_frontmatter_raw(note.text, key) or ""
     m = _QUOTED_DATE.match(raw)
     if m and parse_date(m.group(2)) is not None:
         return
-    valid = _BARE_DATE.match(raw) is not None and parse_date(raw) is not None
+    valid = bare_date(raw)
     reason = "is not quoted" if valid else "is not a quoted ISO date (YYYY-MM-DD)"
-    yield Finding(
-        note.rel,
-        fm.key_lines.get(key, 1),
-        len(key) + 3,
-        "VK203",
-        f'holdout_until {raw} {reason}; write it as "YYYY-MM-DD" (the scanner needs the quotes)',
-        fixable=valid,
-    )
+    why = f'holdout_until {raw} {reason}; write it as "YYYY-MM-DD" (the scanner needs the quotes)'
+    yield fm.key_lines.get(key, 1), len(key) + 3, why, valid
 
 
-def _no_condition(note: Note) -> Iterator[Finding]:
+def _no_condition(note: Note, fm: Frontmatter) -> Said:
     """A held-out lesson is re-validated against its condition: an empty one checks nothing."""
-    fm = note.frontmatter
-    if fm is None:
-        return
     status, until = fm.data.get("status"), fm.data.get("holdout_until")
     held_out = status == "held_out" or (status is None and until not in (None, ""))
     condition = fm.data.get("falsification_condition")
@@ -104,33 +95,25 @@ def _no_condition(note: Note) -> Iterator[Finding]:
         return
     key = "falsification_condition"
     line = next((fm.key_lines[k] for k in (key, "status", "holdout_until") if k in fm.key_lines), 1)
-    yield Finding(
-        note.rel,
-        line,
-        1,
-        "VK205",
-        f"held-out entry with an empty {key}: re-validation has nothing to check it against; "
-        "say what would prove it wrong",
-    )
+    why = f"held-out entry with an empty {key}: re-validation has nothing to check it against; "
+    yield line, 1, why + "say what would prove it wrong", False
 
 
-def _anchors(note: Note) -> Iterator[Finding]:
+def _anchors(note: Note, fm: Frontmatter) -> Said:
     """VK206: each anchors: item a usable {at, digest, commit} (vaultkeeper/anchors/format.py)."""
     from vaultkeeper.anchors.format import parse_items
 
-    fm = note.frontmatter
-    assert fm is not None
     line = fm.key_lines.get(config.ANCHORS_KEY, 1)
-    for problem in parse_items(fm.data.get(config.ANCHORS_KEY))[1]:
-        yield Finding(note.rel, line, 1, "VK206", problem)
+    if config.ANCHORS_KEY in fm.data:
+        for problem in parse_items(fm.data.get(config.ANCHORS_KEY))[1]:
+            yield line, 1, problem, False
 
 
-def _paths(note: Note) -> Iterator[Finding]:
+def _paths(note: Note, fm: Frontmatter) -> Said:
     """``paths:`` (Claude Code's ``.claude/rules`` convention): one glob or a list of them,
     each relative to the repository's top level; the recall hook serves the lesson
     before a matching file is touched."""
-    fm = note.frontmatter
-    if fm is None:
+    if config.PATHS_KEY not in fm.data:
         return
     value = fm.data.get(config.PATHS_KEY)
     globs = [value] if isinstance(value, str) else value
@@ -152,4 +135,38 @@ def _paths(note: Note) -> Iterator[Finding]:
         else:
             shown = slow[0][0] if len(slow[0][0]) <= 60 else slow[0][0][:57] + "..."
             why = f"holds {shown!r}, which {slow[0][1]}: it cannot be matched quickly"
-    yield Finding(note.rel, line, 1, "VK207", f'paths {why} (e.g. paths: ["src/**/*.py"])')
+    yield line, 1, f'paths {why} (e.g. paths: ["src/**/*.py"])', False
+
+
+_RULES: tuple[tuple[str, Callable[[Note, Frontmatter], Said]], ...] = (
+    ("VK201", _required),
+    ("VK202", _in_set),
+    ("VK203", _holdout),
+    ("VK205", _no_condition),
+    ("VK206", _anchors),
+    ("VK207", _paths),
+    ("VK204", _unknown),
+)
+
+
+def check_registry(
+    blocks: Iterable[RegistryBlock], enabled: Callable[[str], bool]
+) -> Iterator[Finding]:
+    first: dict[str, RegistryBlock] = {}
+    targets: dict[tuple[str, str], RegistryBlock] = {}  # (file, link target) -> first block
+    for block in blocks:
+        if enabled("VK401"):
+            for problem in block.problems():
+                yield Finding(block.rel, problem.line or block.line, 1, "VK401", problem.reason)
+        key = name_key(block.name)
+        target = targets.setdefault((block.rel, heading_key(block.name)), block)
+        if target is not block and name_key(target.name) != key and enabled("VK402"):
+            why = f"### {block.name}: links to it and to ### {target.name} (line {target.line}) "
+            why += f"are one link target ({block.rel[:-3]}#{heading_key(block.name)}); rename one"
+            yield Finding(block.rel, block.line, 1, "VK402", why)
+        if key not in first:
+            first[key] = block
+        elif enabled("VK402"):
+            at = f"{first[key].rel}:{first[key].line}"
+            why = f"### {block.name}: a second block with this name (first at {at}); merge them"
+            yield Finding(block.rel, block.line, 1, "VK402", why)

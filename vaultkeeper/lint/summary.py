@@ -69,10 +69,13 @@ def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
 def current(vault: Path, now: dt.datetime) -> LintSummary:
     """The kept figures while younger than REFRESH_HOURS; else the vault linted now with
     the default rules and its figures kept: at most a day old, one lint a day at most."""
-    found = load(vault)
-    fresh = dt.timedelta(hours=REFRESH_HOURS)
-    if found is not None and dt.timedelta(0) <= now - found.made < fresh:
-        return found
+    row = None
+    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
+        row = conn.execute("SELECT * FROM lint_summary").fetchone() if conn else None
+    if row is not None:  # none kept, or the database not readable: lint now
+        made = dt.datetime.strptime(row[0], _MADE).replace(tzinfo=dt.timezone.utc)
+        if dt.timedelta(0) <= now - made < dt.timedelta(hours=REFRESH_HOURS):
+            return LintSummary(made, *row[1:])
     from vaultkeeper.lint.run import lint_vault
 
     result = lint_vault(vault)
@@ -84,15 +87,3 @@ def has_state(vault: Path) -> bool:
     """Whether the vault has a state/ folder of its own (where a lint saves its figures)."""
     path = os.path.join(vault, config.STATE_DIR)
     return os.path.isdir(path) and not os.path.islink(path)
-
-
-def load(vault: Path) -> LintSummary | None:
-    """The kept figures, or None (none kept, or the database not readable)."""
-    row = None
-    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
-        if conn is not None:
-            row = conn.execute("SELECT * FROM lint_summary").fetchone()
-    if row is None:
-        return None
-    made = dt.datetime.strptime(row[0], _MADE).replace(tzinfo=dt.timezone.utc)
-    return LintSummary(made, *row[1:])

@@ -13,7 +13,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,10 +22,9 @@ from vaultkeeper.store.model import Note
 from vaultkeeper.store.text import split_lines as split_lines
 from vaultkeeper.store.vault import rel, walk_files
 
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
-_INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # _WIKILINK from its literal: searched fast
+INNER = re.compile(r"\[\[([^\[\]\r\n]+?)\]\]")  # a link's text; a ``!`` before it embeds
 _FENCE_OPEN = re.compile(r"^([ \t]*(?:>[ \t]*)*)(`{3,}|~{3,})(.*)$")
-_BACKTICKS = re.compile(r"`+")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 @dataclass(frozen=True)
@@ -59,23 +58,36 @@ class Link(NamedTuple):
 def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
     """Fenced blocks in ``lines`` (numbered from ``first_line``), indented or quoted too; a
     block closes at a line of the same fence character, at least as long, nothing after."""
-    marked = [(first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)]
-    return _fences(marked)
+    return _fences(
+        (first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)
+    )
 
 
 _MAY_FENCE = re.compile(r"```|~~~")
 
 
+def fences_in(text: str, at: int = 0, number: int = 1) -> list[Fence]:
+    """find_fences in ``text`` from offset ``at`` (line ``number``), only the lines that
+    hold ``` or ~~~ looked at (most lines of a note do not)."""
+    marked: list[tuple[int, str]] = []  # (number, text) of each line holding a mark
+    seen = at
+    for m in _MAY_FENCE.finditer(text, at):
+        if m.start() < seen:
+            continue  # a second mark on a line already taken
+        begin = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        number += text.count("\n", seen, begin)
+        seen = len(text) if end < 0 else end
+        marked.append((number, text[begin:seen]))
+    return _fences(marked)
+
+
 def _fences(marked: Iterable[tuple[int, str]]) -> list[Fence]:
-    """find_fences over the lines that hold ``` or ~~~, each with its number."""
     fences: list[Fence] = []
     open_at: tuple[int, str, str, int] | None = None  # (line, mark, info, col)
     for number, line in marked:
-        stripped = line.lstrip(" \t>")
-        if not stripped.startswith(("```", "~~~")):
-            continue
         m = _FENCE_OPEN.match(line.rstrip("\r\n"))
-        if not m:
+        if not m or not line.lstrip(" \t>").startswith(("```", "~~~")):
             continue
         mark, rest = m.group(2), m.group(3)
         if open_at is None:
@@ -91,22 +103,9 @@ def _fences(marked: Iterable[tuple[int, str]]) -> list[Fence]:
 
 
 def code_spans(line: str) -> list[tuple[int, int]]:
-    """0-based [start, end) ranges of inline code spans in one line."""
-    spans: list[tuple[int, int]] = []
-    runs = list(_BACKTICKS.finditer(line))
-    i = 0
-    while i < len(runs):
-        opener = runs[i]
-        closer = next(
-            (j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opener.group())),
-            None,
-        )
-        if closer is None:
-            i += 1  # an unmatched run is literal backticks
-            continue
-        spans.append((opener.start(), runs[closer].end()))
-        i = closer + 1
-    return spans
+    """0-based [start, end) ranges of inline code spans in one line: a run of backticks
+    to the next run of as many (an unmatched run is literal backticks)."""
+    return [m.span() for m in _CODE_SPAN.finditer(line)]
 
 
 def parse_link(raw_inner: str) -> tuple[str, str, str]:
@@ -115,17 +114,6 @@ def parse_link(raw_inner: str) -> tuple[str, str, str]:
     inner = inner.removesuffix("\\")
     target, _, sub = inner.partition("#")
     return target.strip(), sub.strip(), alias.strip()
-
-
-def _links_in_line(line: str, number: int, in_frontmatter: bool) -> Iterator[Link]:
-    spans = code_spans(line) if "`" in line else []
-    for m in _WIKILINK.finditer(line):
-        if any(a <= m.start() < b for a, b in spans):
-            continue
-        target, sub, alias = parse_link(m.group(2))
-        yield Link(
-            target, sub, alias, bool(m.group(1)), number, m.start() + 1, m.group(), in_frontmatter
-        )
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -140,55 +128,35 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def extract_links(
-    note: Note, lines: list[str] | None = None, fences: list[Fence] | None = None
+    note: Note, fences: list[Fence] | None = None, only: Collection[str] | None = None
 ) -> list[Link]:
-    """Every link in ``note``: frontmatter values first, then the body outside code.
+    """Every link in ``note``: in its frontmatter's values, then in its body outside code.
 
-    ``lines`` (split_lines of the text) and the body's ``fences`` may be passed in. The
-    body is searched as one text: most lines of a note hold no link.
+    The body's ``fences`` may be passed in; ``only``: just the links whose text between the
+    brackets is one of these. The note is searched as one text: most lines hold no link.
     """
     text = note.text
     if "[[" not in text:
         return []
-    out: list[Link] = []
+    body = len(text) - len(note.body)
     fm = note.frontmatter
-    if fm is not None:
-        wanted = {
-            m.group(2)
-            for value in _strings(fm.data)
-            if "[[" in value
-            for m in _WIKILINK.finditer(value)
-        }
-        if wanted and lines is None:
-            lines = split_lines(note.text)
-        for number in range(2, fm.end_line) if wanted else ():
-            line = (lines or [])[number - 1]
-            if "[[" in line:
-                out.extend(
-                    link
-                    for link in _links_in_line(line, number, True)
-                    if link.raw.lstrip("!")[2:-2] in wanted
-                )
-    text, at, number = note.text, len(note.text) - len(note.body), note.body_line
-    if fences is None and ("```" in note.body or "~~~" in note.body):
-        marked: list[tuple[int, str]] = []  # (number, text) of each line holding a mark
-        seen, count = at, number
-        for m in _MAY_FENCE.finditer(text, at):
-            if m.start() < seen:
-                continue  # a second mark on a line already taken
-            begin = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.start())
-            count += text.count("\n", seen, begin)
-            seen = len(text) if end < 0 else end
-            marked.append((count, text[begin:seen]))
-        fences = _fences(marked)
-    fences = fences or []
+    values = _strings(fm.data) if fm is not None else ()
+    wanted = {m.group(1) for value in values if "[[" in value for m in INNER.finditer(value)}
+    at, number = (text.find("\n") + 1, 2) if wanted else (body, note.body_line)
+    if fences is None:
+        fenced = "```" in note.body or "~~~" in note.body
+        fences = fences_in(text, body, note.body_line) if fenced else []
     starts = [f.start for f in fences]  # in order, none inside another: bisect them
     ends = [len(text) if f.end is None else f.end for f in fences]
-    for m in _INNER.finditer(text, at):
+    out: list[Link] = []
+    for m in INNER.finditer(text, at):
+        if only is not None and m.group(1) not in only:
+            continue
         start = m.start() - (text[m.start() - 1] == "!" if m.start() else 0)
         number += text.count("\n", at, start)
         at = start
+        if start < body and m.group(1) not in wanted:
+            continue  # in the frontmatter, a link only where a value holds it
         fence = bisect.bisect_right(starts, number) - 1
         if fence >= 0 and number <= ends[fence]:
             continue
@@ -197,21 +165,10 @@ def extract_links(
         line = text[begin : end if end >= 0 else len(text)]
         if "`" in line and any(a <= at - begin < b for a, b in code_spans(line)):
             continue
-        inner, _, alias = m.group(1).partition("|")  # parse_link, inline: 60,000 times
-        target, _, sub = inner.removesuffix("\\").partition("#")
+        target, sub, alias = parse_link(m.group(1))
         raw = text[start : m.end()]
-        embed = start < m.start()
         out.append(
-            Link(
-                target.strip(),
-                sub.strip(),
-                alias.strip(),
-                embed,
-                number,
-                at - begin + 1,
-                raw,
-                False,
-            )
+            Link(target, sub, alias, start < m.start(), number, at - begin + 1, raw, start < body)
         )
     return out
 
@@ -268,21 +225,17 @@ class Resolver:
             for f in walk_files(vault)
         )
 
-    def resolve(self, target: str, source: str) -> Resolution:
-        """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
-        if not target:
-            return Resolution((source,))  # [[#Heading]] points into the note itself
+    def candidates(self, target: str) -> tuple[str, ...] | None:
+        """The files ``target`` may mean from any note, before the near rule; None for a
+        path from the note's folder (``./``, ``../``)."""
         text = target.replace("\\", "/").strip()
         if text.startswith(("./", "../")):
-            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
-            hit = self._by_path.get(_key(joined))
-            return Resolution((hit,) if hit is not None else ())
+            return None
         key = _key(text.lstrip("/"))
         exact = self._by_path.get(key)
         if exact is not None:
-            return Resolution((exact,))  # a full path from the vault root is definite
-        name = key.rsplit("/", 1)[-1]
-        unique = self._by_name.get(name, ())
+            return (exact,)  # a full path from the vault root is definite
+        unique = self._by_name.get(key.rsplit("/", 1)[-1], ())
         if "/" in key:
             suffix = "/" + key
             unique = tuple(
@@ -290,11 +243,26 @@ class Resolver:
                 for c in unique
                 if _key(c).endswith(suffix) or _key(c).removesuffix(".md").endswith(suffix)
             )
-        if len(unique) > 1:
+        return unique
+
+    def resolve(self, target: str, source: str) -> Resolution:
+        """The file(s) ``target`` (a link's path part) may mean, seen from note ``source``."""
+        if not target:
+            return Resolution((source,))  # [[#Heading]] points into the note itself
+        return Resolution(self.near(self.candidates(target), target, source))
+
+    def near(self, found: tuple[str, ...] | None, target: str, source: str) -> tuple[str, ...]:
+        """``found`` (the target's candidates) as seen from note ``source``."""
+        text = target.replace("\\", "/").strip()
+        if found is None:
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), text))
+            hit = self._by_path.get(_key(joined))
+            return (hit,) if hit is not None else ()
+        here = posixpath.dirname(source)
+        if len(found) > 1 and here:
             # Obsidian's rule for a name several files share: the one in the linking
             # note's own folder; only when none is there is the link ambiguous (VK302)
-            here = posixpath.dirname(source)
-            near = self._by_path.get(_key(posixpath.join(here, key))) if here else None
-            if near is not None and near in unique:
-                return Resolution((near,))
-        return Resolution(unique)
+            near = self._by_path.get(_key(posixpath.join(here, _key(text.lstrip("/")))))
+            if near is not None and near in found:
+                return (near,)
+        return found
