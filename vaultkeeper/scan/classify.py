@@ -68,7 +68,7 @@ def run_scan(
     vault = Path(vault)
     if isinstance(now, int):
         now = from_ns(now)
-    with _Signals() as signals:
+    with _Signals() as signals, contextlib.ExitStack() as held:
         started: statefile.Run | statefile.Skip | None = None
         try:
             signals.holding = True  # a signal here is raised once ``started`` is held
@@ -80,7 +80,11 @@ def run_scan(
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import reportrow
+            from vaultkeeper.store import db
 
+            # one connection held open for the run: the others' closes then leave the
+            # WAL to a single checkpoint at the end, not one (and its fsync) each
+            held.enter_context(db.existing(vault))
             clock = time.monotonic()
             inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
