@@ -1,22 +1,15 @@
 """The scan's rows in the derived store: what a scan read of each file, so that the next
 scan does not read an unchanged file again.
 
-A scan's results about one file depend on its bytes alone, never on the date, so they
-are rows of ``state/vaultkeeper.db`` (store.db), one per file, by vault-relative path,
-with its stat key ``(device, inode, size, mtime_ns, ctime_ns)``: a row is used only
-while the file's key is still that key (ctime moves on every write and cannot be set
-back). A missing or foreign database only means every file is read again.
-
-Racy files (git's "racily clean"): two writes within one clock tick can keep all five
-numbers, so a file changed within ``RACY_NS`` (2 s, FAT's tick) of the scan's start is
-not kept: it is read on every scan until it settles. A racy registry file's row is kept
-with the digest of its bytes: the scan uses its blocks only to find where the next
-version changed (registry/keptheads.py), the brief only while the bytes match.
-
-The duplicates pass keeps each group's pairs under a digest of the entries compared
-(upkeep/duplicates.py). Rows are written in one transaction at
-the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
-write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
+What a scan finds in a file depends on its bytes alone, so it is a row of
+``state/vaultkeeper.db`` by vault-relative path and stat key ``(device, inode, size,
+mtime_ns, ctime_ns)``, used only while the file still has that key. A file changed
+within ``RACY_NS`` of the scan's start (two writes in one clock tick can keep the key)
+is not kept; a racy registry file is, with its bytes' digest (registry/keptheads.py
+only finds where the next version changed from it). The duplicates pass keeps each
+group's pairs under a digest of its entries (upkeep/duplicates.py). Changed rows are
+written in one transaction at the end of a scan (never by ``scan --as-of``); a failure
+to write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
 """
 
 from __future__ import annotations
@@ -52,17 +45,6 @@ PATTERNS_TOTAL = "patterns_total"  # scan_meta: how many readable patterns the r
 _TABLES = ("scan_memory", "scan_registry", "scan_pairs", "scan_meta", "brief_patterns")
 
 
-def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
-    """(the key of a regular file, or None; whether it changed before ``limit``, epoch ns)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None, False
-    if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
-        return None, False
-    return key_of(st, limit)
-
-
 def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
     """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
     changed since may change again within one clock tick and keep the same key."""
@@ -85,13 +67,10 @@ def _loads(text: Any) -> Any:
 
 
 class ScanCache:
-    """One scan's view of its rows: what it found, and what it will keep.
-
-    ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
-    used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
-    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs]); ``patterns`` the
-    brief's most-used patterns and their total.
-    """
+    """One scan's view of its rows: what it found, and what it will keep. ``pairs`` is
+    the duplicates pass's rows as one dict (``settings``, ``complete``, ``unkept``,
+    ``groups``: group -> [digest, pairs]); ``patterns`` the brief's most-used patterns
+    and their total."""
 
     def __init__(
         self,
@@ -117,17 +96,13 @@ class ScanCache:
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
         self.texts: dict[str, str] = {}  # their texts (a few, unless rebuilding)
-        # each memory and registry file's stat key as found: the full-text index's
-        # rows are brought up to date from these, not from a stat of their own
-        self.stats: dict[str, Key] = {}
+        self.stats: dict[str, Key] = {}  # memory files' keys as found (the full-text index's)
         self.registry_keys: dict[str, Key | None] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
-
-    # -- memory files ------------------------------------------------------------------
 
     def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
         """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
@@ -162,15 +137,18 @@ class ScanCache:
             row = (key_text(key), _json(encoded), _json(record.served))  # type: ignore[arg-type]
             self.kept_memory[rel] = row
 
-    # -- registry files ----------------------------------------------------------------
-
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
         """``[key, blocks]`` kept of registry file ``rel`` if unchanged and settled
-        when read (keptheads reads it); and its key now."""
-        key, old_enough = stat_key(full, self.limit)
-        self.registry_keys[rel] = key
-        if key is None:
+        when read (keptheads reads it); and its key now (None: not a regular file)."""
+        try:
+            st = os.stat(full)
+        except OSError:
+            st = None
+        if st is None or (st.st_mode & 0o170000) != 0o100000:  # read_regular refuses it
+            self.registry_keys[rel] = None
             return None, None
+        key, old_enough = key_of(st, self.limit)
+        self.registry_keys[rel] = key
         if not old_enough:
             self._racy_registry.add(rel)
         found = self._registry.get(rel)
@@ -204,23 +182,17 @@ class ScanCache:
         """Keep the row registry() read blocks from, as it was."""
         self.kept_registry[rel] = self._registry[rel]
 
-    # -- the duplicates pass -----------------------------------------------------------
-
     def unchanged_pairs(self, settings: str) -> list[Any] | None:
         """Every group's kept pairs, in order, if no file the scan read has changed, been
         added or gone since they were kept."""
-        groups = self._kept(settings, "groups")
-        if groups is None or self._pairs.get("complete") is not True:
+        groups = self._groups(settings)
+        if groups is None or self._pairs.get("complete") is not True or not self.files_unchanged():
             return None
-        if not self.files_unchanged():
+        kept = [self.group_entry(settings, group) for group in groups]
+        if None in kept:
             return None
-        out: list[Any] = []
-        for kept in groups.values():
-            if not (type(kept) is list and len(kept) == 2 and type(kept[1]) is list):
-                return None
-            out += kept[1]
         self.kept_pairs = self._pairs
-        return out
+        return [pair for entry in kept for pair in entry[1]]  # type: ignore[index]
 
     def group_pairs(self, settings: str, group: str, digest: str) -> list[Any] | None:
         """The pairs kept for ``group`` when its entries' digest is ``digest``."""
@@ -248,14 +220,14 @@ class ScanCache:
             self._unkept_projects = sorted(found)
         return self._unkept_projects
 
-    def _kept(self, settings: str, name: str) -> dict[str, Any] | None:
-        """The pass's ``groups`` as kept, when kept with ``settings``."""
-        found = self._pairs.get(name)
+    def _groups(self, settings: str) -> dict[str, Any] | None:
+        """The pass's groups as kept, when kept with ``settings``."""
+        found = self._pairs.get("groups")
         return found if self._pairs.get("settings") == settings and type(found) is dict else None
 
     def group_entry(self, settings: str, group: str) -> list[Any] | None:
         """What was kept for ``group`` ([digest, pairs]), whatever its entries' digest."""
-        kept = (self._kept(settings, "groups") or {}).get(group)
+        kept = (self._groups(settings) or {}).get(group)
         ok = type(kept) is list and len(kept) == 2 and type(kept[1]) is list
         return kept if ok else None
 
@@ -341,9 +313,6 @@ class RebuildNote:
             pass
 
 
-# -- the rows ------------------------------------------------------------------------------
-
-
 def load(vault: Any) -> ScanCache:
     """The rows as the last scan left them; none when the database is missing, foreign
     or unreadable. One through a symlink or a FIFO is refused (UnsafePathError)."""
@@ -385,23 +354,18 @@ def save(vault: Any, cache: ScanCache) -> bool:
             if cache.rebuilding():
                 db.bulk(conn)
             with db.writing(conn):
-                _save(conn, cache)
+                if cache.fresh:  # none was read: whatever the rows held goes
+                    for table in _TABLES:
+                        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+                _put(conn, "scan_memory", cache._memory, cache.kept_memory)
+                _put(conn, "scan_registry", cache._registry, cache.kept_registry)
+                if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
+                    _put_pairs(conn, cache._pairs, cache.kept_pairs)
+                if cache.patterns != cache.patterns_found:
+                    _put_patterns(conn, *cache.patterns)
     except (sqlite3.Error, OSError, VaultkeeperError):
         return False
     return True
-
-
-def _save(conn: sqlite3.Connection, cache: ScanCache) -> None:
-    """The rows that changed, inside the caller's transaction."""
-    if cache.fresh:  # none was read: whatever the rows held goes
-        for table in _TABLES:
-            conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
-    _put(conn, "scan_memory", cache._memory, cache.kept_memory)
-    _put(conn, "scan_registry", cache._registry, cache.kept_registry)
-    if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
-        _put_pairs(conn, cache._pairs, cache.kept_pairs)
-    if cache.patterns != cache.patterns_found:
-        _put_patterns(conn, *cache.patterns)
 
 
 def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict[str, Any]) -> None:
