@@ -8,8 +8,7 @@ import pytest
 
 from tests.conftest import MakeVault
 from vaultkeeper.index.build import build_index
-from vaultkeeper.search.hits import inert
-from vaultkeeper.search.rank import Searcher, terms
+from vaultkeeper.search.rank import Searcher, inert, terms
 
 NOTE = """---
 name: {name}
