@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-_DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE: its import (sqlite3) only when it is there
 
 
 def run_scan(
@@ -105,14 +104,13 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            if _index_wanted(vault):  # the full-text index, kept once asked for
-                with contextlib.suppress(Exception):  # a cache, never fatal
-                    from vaultkeeper.report.anchors import may_be_stale
-                    from vaultkeeper.search.index import after_scan as index_after_scan
+            with contextlib.suppress(Exception):  # the full-text index: a cache, never fatal
+                from vaultkeeper.report.anchors import may_be_stale
+                from vaultkeeper.search.index import after_scan as index_after_scan
 
-                    marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                    keys = {**first.registry_keys, **first.stats}  # what the scan statted
-                    index_after_scan(vault, marks, now.date(), keys, first.texts)
+                marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
+                keys = {**first.registry_keys, **first.stats}  # what the scan statted
+                index_after_scan(vault, marks, now.date(), keys, first.texts)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, statefile.Run):
@@ -152,22 +150,6 @@ def tail_digest(tail: bytes) -> str:
     import hashlib
 
     return hashlib.blake2b(tail, digest_size=8).hexdigest()
-
-
-def _index_wanted(vault: str | os.PathLike[str]) -> bool:
-    """Whether the full-text index was asked for (search.index.is_on, without its import)."""
-    if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
-        return False
-    import contextlib
-    import sqlite3
-
-    from vaultkeeper.store import db
-
-    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
-        if conn is not None:
-            query = "SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')"
-            return conn.execute(query).fetchone() is not None
-    return False
 
 
 class _Signals:
@@ -221,7 +203,7 @@ def classify(
     of the others goes into it (in memory: the caller keeps it, or not). ``parts`` receives
     the block heads, the memory files' facts and where the registry's problems end
     (scan/last.py patches a report from them)."""
-    return _classify(vault, now, cache, keep=False, parts=parts)
+    return _classified(vault, now, cache, False, {} if parts is None else parts)
 
 
 def classify_and_keep(
@@ -231,25 +213,25 @@ def classify_and_keep(
     anchors' rows to ``state/vaultkeeper.db`` (one that cannot be written: a cache lost)."""
     from vaultkeeper.scan import cache as scancache
 
-    report = _classify(vault, now, cache, keep=True, parts=parts)
+    report = _classified(vault, now, cache, True, {} if parts is None else parts)
     scancache.save(vault, cache)
     return report
 
 
-def _classify(
-    vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool, parts: Any = None
+def _classified(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
 ) -> Report:
     # tens of thousands of small objects, no cycles: the collector's passes only cost
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classified(vault, now, cache, keep, {} if parts is None else parts)
+        return _classified_now(vault, now, cache, keep, parts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classified(
+def _classified_now(
     vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
 ) -> Report:
     import datetime as dt

@@ -405,20 +405,21 @@ def after_scan(
     stats them all; the lessons whose code anchors moved marked as the brief marks them
     (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
     than ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
-    limit = time.time_ns() - RACY_NS
-    scanned = {
-        p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
-        for p, k in keys.items()
-    }
     with db.connect(vault) as conn:
-        if is_on(conn):
-            made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
-            if (made.fetchone() or ("",))[0] == _made_by():
-                _sync(conn, Path(vault), scanned, is_memory_path, texts)
-            else:  # asked for and not built yet (or by another version): every file
-                refresh(conn, vault)
-            with db.writing(conn):
-                conn.execute("DELETE FROM search_marks")
-                conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
-                cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
-                conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
+        if not is_on(conn):
+            return
+        limit = time.time_ns() - RACY_NS
+        scanned = {
+            p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
+            for p, k in keys.items()
+        }
+        made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
+        if (made.fetchone() or ("",))[0] == _made_by():
+            _sync(conn, Path(vault), scanned, is_memory_path, texts)
+        else:  # asked for and not built yet (or by another version): every file
+            refresh(conn, vault)
+        with db.writing(conn):
+            conn.execute("DELETE FROM search_marks")
+            conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
+            cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
+            conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
