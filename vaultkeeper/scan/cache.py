@@ -22,7 +22,8 @@ from typing import Any, NamedTuple, TextIO
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.store.db import content_digest, key_text
+from vaultkeeper.store import db
+from vaultkeeper.store.db import content_digest, stat_key
 
 
 class MemoryRecord(NamedTuple):
@@ -37,15 +38,15 @@ class MemoryRecord(NamedTuple):
     served: list[Any] | None = None  # what the brief shows (report/brief.py fields)
 
 
-RACY_NS = 2_000_000_000
-Key = list[int]  # device, inode, size, mtime_ns, ctime_ns
+RACY_NS = db.RACY_NS
+Key = str  # store.db.stat_key's text of (device, inode, size, mtime_ns, ctime_ns)
 
 _PAIR_META = ("settings", "complete", "unkept")
 PATTERNS_TOTAL = "patterns_total"  # scan_meta: how many readable patterns the registry has
 _TABLES = ("scan_memory", "scan_registry", "scan_pairs", "scan_meta", "brief_patterns")
 
 
-def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
+def key_of(st: os.stat_result, limit: int) -> tuple[list[int], bool]:
     """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
     changed since may change again within one clock tick and keep the same key."""
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
@@ -96,28 +97,35 @@ class ScanCache:
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
         self.texts: dict[str, str] = {}  # their texts (a few, unless rebuilding)
-        self.stats: dict[str, Key] = {}  # memory files' keys as found (the full-text index's)
-        self.registry_keys: dict[str, Key | None] = {}
+        # memory and registry files' keys and settledness as found (the full-text index's)
+        self.stats: dict[str, tuple[Key, bool]] = {}
+        self.registry_keys: dict[str, tuple[Key, bool] | None] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
 
-    def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
-        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
-        one under (None: not to be kept). stat_key inlined: once per memory file."""
+    def _key(self, full: str) -> tuple[Key, bool] | None:
+        """A regular file's key and whether it is settled; None for anything else (a FIFO
+        or a device: read_regular refuses it)."""
         try:
             st = os.stat(full)
         except OSError:
-            st = None
-        if st is None or (st.st_mode & 0o170000) != 0o100000:  # read_regular refuses it
+            return None
+        return stat_key(st, self.limit) if (st.st_mode & 0o170000) == 0o100000 else None
+
+    def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
+        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
+        one under (None: not to be kept)."""
+        got = self._key(full)
+        if got is None:
             self.missed.append(rel)
             return None, None
-        key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        self.stats[rel] = key
+        self.stats[rel] = got
+        key, settled = got
         found = self._memory.get(rel)
-        if found is not None and found[0] == key_text(key):
+        if found is not None and found[0] == key:
             record = decode_record(_loads(found[1]))
             if record is not None:
                 self.kept_memory[rel] = found
@@ -125,34 +133,26 @@ class ScanCache:
                 return record, key
         self.misses += 1
         self.missed.append(rel)
-        limit = self.limit
-        return None, key if st.st_mtime_ns < limit and st.st_ctime_ns < limit else None
+        return None, key if settled else None
 
     def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
         # a problem (a read error among them) may not be the bytes' doing: read it again
-        encoded = None if key is None or record.problem else encode_record(record)
-        if encoded is None:
+        if key is None or record.problem or (encoded := encode_record(record)) is None:
             self.complete = False
         else:
-            row = (key_text(key), _json(encoded), _json(record.served))  # type: ignore[arg-type]
-            self.kept_memory[rel] = row
+            self.kept_memory[rel] = (key, _json(encoded), _json(record.served))
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
         """``[key, blocks]`` kept of registry file ``rel`` if unchanged and settled
         when read (keptheads reads it); and its key now (None: not a regular file)."""
-        try:
-            st = os.stat(full)
-        except OSError:
-            st = None
-        if st is None or (st.st_mode & 0o170000) != 0o100000:  # read_regular refuses it
-            self.registry_keys[rel] = None
+        got = self.registry_keys[rel] = self._key(full)
+        if got is None:
             return None, None
-        key, old_enough = key_of(st, self.limit)
-        self.registry_keys[rel] = key
-        if not old_enough:
+        key, settled = got
+        if not settled:
             self._racy_registry.add(rel)
         found = self._registry.get(rel)
-        if found is not None and found[0] == key_text(key) and found[1] is None:
+        if found is not None and found[0] == key and found[1] is None:
             blocks = _loads(found[2])
             if type(blocks) is list:
                 self.hits += 1  # the caller keeps it again once it has read it back
@@ -176,7 +176,7 @@ class ScanCache:
         if rel in self._racy_registry:
             self.complete = False
             digest = content_digest(raw)
-        self.kept_registry[rel] = (key_text(key), digest, _json(blocks))
+        self.kept_registry[rel] = (key, digest, _json(blocks))
 
     def keep_registry_entry(self, rel: str) -> None:
         """Keep the row registry() read blocks from, as it was."""

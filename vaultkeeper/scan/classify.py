@@ -26,6 +26,7 @@ from vaultkeeper.store.vault import own_dir, require_vault
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
+    import sqlite3
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
@@ -83,7 +84,7 @@ def run_scan(
 
             # one connection held open for the run: the others' closes then leave the
             # WAL to a single checkpoint at the end, not one (and its fsync) each
-            held.enter_context(db.existing(vault))
+            conn = held.enter_context(db.existing(vault))
             clock = time.monotonic()
             inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
@@ -104,13 +105,14 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            with contextlib.suppress(Exception):  # the full-text index: a cache, never fatal
-                from vaultkeeper.report.anchors import may_be_stale
-                from vaultkeeper.search.index import after_scan as index_after_scan
+            if conn is not None and _index_wanted(conn):  # the full-text index, once asked for
+                with contextlib.suppress(Exception):  # a cache, never fatal
+                    from vaultkeeper.report.anchors import may_be_stale
+                    from vaultkeeper.search.index import after_scan as index_after_scan
 
-                marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
-                keys = {**first.registry_keys, **first.stats}  # what the scan statted
-                index_after_scan(vault, marks, now.date(), keys, first.texts)
+                    marks = {f.path: m for f in report.anchors if (m := may_be_stale(f))}
+                    keys = {**first.registry_keys, **first.stats}  # what the scan statted
+                    index_after_scan(vault, marks, now.date(), keys, first.texts)
             return ScanOutcome(report, None, "", started.notes)
         except BaseException:
             if isinstance(started, statefile.Run):
@@ -150,6 +152,17 @@ def tail_digest(tail: bytes) -> str:
     import hashlib
 
     return hashlib.blake2b(tail, digest_size=8).hexdigest()
+
+
+def _index_wanted(conn: sqlite3.Connection) -> bool:
+    """search.index.is_on, without importing the index when it is off."""
+    import contextlib
+    import sqlite3
+
+    query = "SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')"
+    with contextlib.suppress(sqlite3.Error):
+        return conn.execute(query).fetchone() is not None
+    return False
 
 
 class _Signals:

@@ -41,7 +41,7 @@ from vaultkeeper.store.vault import is_memory_path, links_out
 from vaultkeeper.store.walk import walk
 from vaultkeeper.upkeep.supersession import superseded_by
 
-RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
+RACY_NS = db.RACY_NS  # a file changed this recently is read again next time
 ROWS_FORMAT = 4  # bumped when a row's content changes (tags, served text): all read anew
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
@@ -190,15 +190,6 @@ def _block(rel_path: str, block: RegistryBlock) -> Doc:
         "pattern", block.name, prose[0] if prose else "", None, None, None, rel_path, at, at,
         at + 1, lines, at + 1, block.name, link,
     )  # fmt: skip
-
-
-def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
-    """A file's stat key as the rows keep it (store.db.key_text, as the scan's rows), and
-    whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
-    again next time (two writes within one clock tick share an mtime)."""
-    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
-    key = (info.st_dev, info.st_ino, info.st_size, mtime, ctime)
-    return db.key_text(key), mtime < limit and ctime < limit
 
 
 def _stat(root: str, full: str) -> os.stat_result | None:
@@ -366,7 +357,7 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode):
-                keys[rel_path] = key_text(info, limit)
+                keys[rel_path] = db.stat_key(info, limit)
     if not conn.execute("SELECT 1 FROM search_files LIMIT 1").fetchone():
         db.bulk(conn)  # a first build: every row new
     return _sync(conn, vault, keys, lambda _: True)
@@ -385,7 +376,7 @@ def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]
         outside = rel_path.startswith("/") or {"", ".", ".."} & set(rel_path.split("/"))
         info = None if outside or links_out(root, full) else _stat(root, full)
         ok = info is not None and rel_path.endswith(".md")
-        keys[rel_path] = key_text(info, limit) if ok else None  # type: ignore[arg-type]
+        keys[rel_path] = db.stat_key(info, limit) if ok else None  # type: ignore[arg-type]
     if not _sync(conn, vault, keys, lambda _: False) and keys:  # rows right: unmark them
         with db.writing(conn):
             sql = f"DELETE FROM search_pending WHERE path IN {_LISTED}"
@@ -396,11 +387,12 @@ def after_scan(
     vault: Path | str,
     marks: Mapping[str, str],
     today: dt.date,
-    keys: Mapping[str, list[int] | None],
+    keys: Mapping[str, tuple[str, bool] | None],
     texts: Mapping[str, str] = {},  # noqa: B006 - never written
 ) -> None:
     """At the end of a scan, when the index is kept: the rows of the memory and registry
-    files the scan found changed (``keys``: its stat keys; ``texts``: what it read) made anew and
+    files the scan found changed (``keys``: its stat keys and settledness; ``texts``: what it
+    read) made anew and
     those of memory files gone dropped -- other notes wait for the next search, which
     stats them all; the lessons whose code anchors moved marked as the brief marks them
     (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
@@ -408,14 +400,9 @@ def after_scan(
     with db.connect(vault) as conn:
         if not is_on(conn):
             return
-        limit = time.time_ns() - RACY_NS
-        scanned = {
-            p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
-            for p, k in keys.items()
-        }
         made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
         if (made.fetchone() or ("",))[0] == _made_by():
-            _sync(conn, Path(vault), scanned, is_memory_path, texts)
+            _sync(conn, Path(vault), keys, is_memory_path, texts)
         else:  # asked for and not built yet (or by another version): every file
             refresh(conn, vault)
         with db.writing(conn):
