@@ -438,21 +438,16 @@ def _plain(value: Any) -> bool:
 def decode_record(raw: Any) -> MemoryRecord | None:
     """The record, or None for anything this version would not have written (only what
     a reader could trip on is checked: the others go through parse_date or str())."""
-    if type(raw) is not list:
+    if raw == [None]:
+        return MemoryRecord(None, 1, None, None, None)
+    if not (type(raw) is list and len(raw) == 4 and type(raw[0]) is list and len(raw[0]) == 6):
         return None
-    if len(raw) == 4:
-        facts, line, digest, details = raw
-        if type(facts) is not list or len(facts) != 6 or type(line) is not int:
-            return None
-        name, description, status, _, _, since = facts
-        if not (type(name) is str and type(description) is str):
-            return None
-        if not ((status is None or type(status) is str) and (since is None or type(since) is str)):
-            return None
-        if digest is None:
-            if details is not None:
-                return None
-        elif not (type(digest) is str and type(details) is list and len(details) == 3):
-            return None
-        return MemoryRecord(facts, line, digest, details, None)
-    return MemoryRecord(None, 1, None, None, None) if raw == [None] else None
+    facts, line, digest, details = raw
+    name, description, status, _, _, since = facts
+    ok = type(line) is int and type(name) is str and type(description) is str
+    ok = ok and (status is None or type(status) is str) and (since is None or type(since) is str)
+    if digest is None:
+        ok = ok and details is None
+    else:
+        ok = ok and type(digest) is str and type(details) is list and len(details) == 3
+    return MemoryRecord(facts, line, digest, details, None) if ok else None
