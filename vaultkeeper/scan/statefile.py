@@ -209,19 +209,25 @@ def scan_running(state: dict[str, Any], now_ms: int) -> bool:
 
 
 def precheck(
-    vault: str | os.PathLike[str], env: Mapping[str, str], now_ms: int, force: bool
+    vault: str | os.PathLike[str],
+    env: Mapping[str, str],
+    now_ms: int,
+    force: bool,
+    state: dict[str, Any] | None = None,
 ) -> Skip | None:
-    """The no-op path: read the state file only, write nothing, say why to skip (or None)."""
+    """The no-op path: read the state file only (or judge ``state``, read again under the
+    lock), write nothing, say why to skip (or None)."""
     cooldown, _ = cooldown_ms(env)
-    state, _ = read_state(vault)
+    again = state is not None
+    if state is None:
+        state, _ = read_state(vault)
     if not forced(env, force):
         since = cooling(state, now_ms, cooldown)
         if since is not None:
             left = (cooldown - since + 999) // 1000
+            detail = f"last scan completed {since // 1000} s ago; {left} s of cooldown left"
             return Skip(
-                SKIP_COOLDOWN,
-                f"last scan completed {since // 1000} s ago; {left} s of cooldown left",
-                (),
+                SKIP_COOLDOWN, "another run completed a scan just now" if again else detail, ()
             )
     if scan_running(state, now_ms):
         return Skip(SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", ())
@@ -397,14 +403,10 @@ def start(
         state, note = read_state(vault)
         if note:
             notes.append(note)
-        if not forced(env, force) and cooling(state, now_ms, cooldown) is not None:
+        skip = precheck(vault, env, now_ms, force, state)
+        if skip is not None:
             release(vault, pid)
-            return Skip(SKIP_COOLDOWN, "another run completed a scan just now", tuple(notes))
-        if scan_running(state, now_ms):
-            release(vault, pid)
-            return Skip(
-                SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", tuple(notes)
-            )
+            return skip._replace(notes=tuple(notes))
         if state["state"] == IN_PROGRESS:
             age = max(0, now_ms - int(state["lastTriggered"])) // 1000
             notes.append(
