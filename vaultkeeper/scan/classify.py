@@ -1,10 +1,15 @@
-"""The scanner: classify the vault into promote / prune / held-out candidates.
+"""The scan command and the scanner: classify the vault into promote / prune / held-out
+candidates.
 
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
 never writes; ``classify_and_keep``, the scan's own run, also writes the rows it read.
 ``run_scan`` is the scheduler around it: the checks of statefile.py first, so a
 throttled run imports nothing heavy and writes nothing; then the scan, the report's
 row and the state file's completion, with the lock released however the run ends.
+``run`` is what ``vaultkeeper scan`` does, for commands/scan.py (click) and entry.py
+(the session-end hook's no-op without click; tests/test_entry.py compares the bytes):
+the no-op imports nothing it does not need (no typing, pathlib, datetime or json), and
+"now" is epoch nanoseconds unless $VAULTKEEPER_TODAY moves it.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import gc
 import os
 import sys
 import time
+from collections import namedtuple
 
 from vaultkeeper import config
 from vaultkeeper.clock import to_ms
 from vaultkeeper.errors import Interrupted, VaultkeeperError
+from vaultkeeper.output import echo, fail, print_json
 from vaultkeeper.scan import statefile
 from vaultkeeper.scan.statefile import ScanOutcome
 from vaultkeeper.store.vault import own_dir, require_vault
@@ -39,6 +46,37 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+# --vault as given (or None) and the flags; a namedtuple: the no-op imports no typing
+ScanArgs = namedtuple(
+    "ScanArgs", ("vault", "force", "strict", "as_json", "fresh"), defaults=(False,)
+)
+
+
+def run(vault: Path | str, args: ScanArgs) -> int:
+    """What ``vaultkeeper scan`` does; the exit code."""
+    from vaultkeeper import clock
+
+    try:
+        ns = clock.now_ns()  # real time, or None: $VAULTKEEPER_TODAY moves the date
+        now = clock.now() if ns is None else ns
+        outcome = run_scan(
+            vault, now=now, env=os.environ, force=args.force, pid=os.getpid(), fresh=args.fresh
+        )
+        for message in outcome.notes:
+            echo(f"vaultkeeper: note: {message}", err=True)
+        if outcome.report is None:
+            if args.as_json:  # an agent parsing stdout gets JSON either way
+                print_json({"skipped": outcome.skipped, "detail": outcome.detail})
+            elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
+                echo(f"vaultkeeper: note: scan skipped ({outcome.skipped}): {outcome.detail}", True)
+            return 0
+        from vaultkeeper.report.candidates import print_report  # not on the throttled path
+
+        print_report(outcome.report, args.as_json)
+        return 1 if args.strict and outcome.report.problems else 0
+    except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C after the scan's own handling too
+        return fail(exc, args.as_json)
 
 
 def run_scan(
