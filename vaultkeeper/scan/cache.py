@@ -316,8 +316,6 @@ class RebuildNote:
 def load(vault: Any) -> ScanCache:
     """The rows as the last scan left them; none when the database is missing, foreign
     or unreadable. One through a symlink or a FIFO is refused (UnsafePathError)."""
-    from vaultkeeper.store import db
-
     try:
         with db.connect(vault) as conn:
             memory = {p: (k, r, s) for p, k, r, s in conn.execute("SELECT * FROM scan_memory")}
@@ -347,8 +345,6 @@ def save(vault: Any, cache: ScanCache) -> bool:
     transaction. Whether it wrote; a database that cannot be written is a cache lost."""
     if not cache.changed():
         return False
-    from vaultkeeper.store import db
-
     try:
         with db.connect(vault) as conn:
             if cache.rebuilding():
