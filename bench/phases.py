@@ -65,7 +65,7 @@ def main() -> None:
     timed(reportrow, "inputs", "report's inputs (a stat of each file)")
     timed(reportrow, "keep", "report's row written")
     timed(state, "write_state", "state file writes (fsync)")
-    timed(report, "print_report", "report printed")  # scan/run.py imports it when it prints
+    timed(report, "print_report", "report printed")  # scan/classify.py imports it when it prints
     session = None
     if "--edit" in flags:
         sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -124,7 +124,7 @@ def test_the_commands_for_any_obsidian_vault_still_take_one(
         ["report", "--brief"],
         ["index", "--json"],
         ["verify"],
-        ["scan", "--force"],  # the click-free entry (entry.py, scan/run.py)
+        ["scan", "--force"],  # the click-free entry (entry.py, scan/classify.py)
         ["scan", "--force", "--json"],
         ["--help"],
         ["log", "--help"],

@@ -229,7 +229,7 @@ def test_a_bad_row_is_ignored_and_rewritten(
         for table, row in forged:
             path = vault / row[0]
             if row[1] == "KEY":  # the file's own stat key: the row is used
-                row = (row[0], scancache.key_text(scancache.stat_key(str(path), 0)[0]), *row[2:])
+                row = (row[0], scancache.stat_key(path.stat(), 0)[0], *row[2:])
             marks = ", ".join("?" * len(row))
             conn.execute(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", row)
     assert run(vault) == expected

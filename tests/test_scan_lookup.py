@@ -323,7 +323,7 @@ def test_the_hook_keeps_in_step_with_the_index(tmp_path: Path) -> None:
     some = tmp_path / "x.md"
     some.write_text("x")
     info = some.stat()
-    assert lookup.key_text(info, 0)[0] == recall_lookup.key_of(info)
+    assert db.stat_key(info, 0)[0] == recall_lookup.key_of(info)
     assert recall_lookup.ROWS_FORMAT == lookup.ROWS_FORMAT
 
 

@@ -8,8 +8,7 @@ import pytest
 
 from tests.conftest import MakeVault
 from vaultkeeper.index.build import build_index
-from vaultkeeper.search.hits import inert
-from vaultkeeper.search.rank import Searcher, terms
+from vaultkeeper.search.rank import Searcher, inert, terms
 
 NOTE = """---
 name: {name}
@@ -73,6 +72,32 @@ def test_hit_points_at_the_line_and_says_what_to_cite(make_vault: MakeVault) -> 
     assert pattern.link == "[[patterns/registry#pin-test-clock]]"
     reg = (vault / "patterns/registry.md").read_text().splitlines()
     assert "sleeping" in reg[pattern.line - 1]
+
+
+def test_a_line_added_above_a_block_moves_its_hit_and_keeps_its_row(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A promote adds one line to a block: the blocks below keep their full-text rows
+    (not made anew) and their hits point at their lines as the file is now."""
+    from vaultkeeper.search import index as lookup
+    from vaultkeeper.store import db
+
+    monkeypatch.setattr(lookup, "RACY_NS", 0)
+    second = "\n### retry-backoff\nBack off exponentially when retrying flaky calls.\n"
+    vault = make_vault({"patterns/registry.md": REGISTRY + second})
+    searcher = Searcher(vault)
+    assert searcher.search("exponentially")[0].name == "retry-backoff"
+    with db.connect(vault) as conn:
+        ids = dict(conn.execute("SELECT name, id FROM search_entries"))
+    path = vault / "patterns/registry.md"
+    path.write_text(path.read_text().replace("2026-10-03\n", "2026-10-03\n**promoted:** x\n"))
+    hit = searcher.search("exponentially")[0]
+    lines = path.read_text().splitlines()
+    assert lines[hit.line - 1] == "Back off exponentially when retrying flaky calls."
+    with db.connect(vault) as conn:
+        now = dict(conn.execute("SELECT name, id FROM search_entries"))
+    assert now["retry-backoff"] == ids["retry-backoff"]  # the row kept, its line moved
+    assert now["pin-test-clock"] != ids["pin-test-clock"]  # the changed block made anew
 
 
 def test_archived_and_superseded_only_when_asked(make_vault: MakeVault) -> None:
@@ -144,8 +169,8 @@ def test_a_file_read_within_the_racy_window_is_read_again(
     vault = make_vault({"projects/a/memory/x.md": note("x", "alpha", "b")})
     searcher = Searcher(vault)
     reads: list[str] = []
-    real = lookup.read_docs
-    monkeypatch.setattr(lookup, "read_docs", lambda v, rel, t: reads.append(rel) or real(v, rel, t))
+    real = lookup._entries
+    monkeypatch.setattr(lookup, "_entries", lambda v, rel, t: reads.append(rel) or real(v, rel, t))
     searcher.search("alpha")
     searcher.search("alpha")
     assert [r for r in reads if r.startswith("projects/")] == ["projects/a/memory/x.md"] * 2

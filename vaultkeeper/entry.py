@@ -15,7 +15,7 @@ import gc
 import os
 import sys
 
-from vaultkeeper.scan.run import ScanArgs, run
+from vaultkeeper.scan.classify import ScanArgs, run
 
 TYPE_CHECKING = False  # typing is not imported on the no-op
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """One exception family, the exit codes, and what each exception means to a person.
 
 ``explain`` is the one mapping from an exception to its line and exit code; output.fail
-says it at every edge that runs a command (cli.py, scan/run.py, recall/startrun.py), an
+says it at every edge that runs a command (cli.py, scan/classify.py, recall/startrun.py), an
 MCP tool's error (mcp/server.py) and a batch's outcome (apply/batch.py) carry its line.
 """
 

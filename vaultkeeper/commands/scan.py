@@ -63,7 +63,7 @@ def scan(
     """
     # One implementation for both paths: entry.py runs this same function without click
     # for the hook's no-op, and test_entry.py proves the two give the same bytes.
-    from vaultkeeper.scan.run import ScanArgs, run
+    from vaultkeeper.scan.classify import ScanArgs, run
 
     vault = vault_path(ctx)
     if as_of is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.errors import UsageError
 from vaultkeeper.hosts import home_path
-from vaultkeeper.search.hits import inert
+from vaultkeeper.search.rank import inert
 
 # `hooks install claude-code --mcp --dialog` puts this in the server's registration env:
 # the host's dialog for a deletion is on (``refusal`` below); without it apply_prune queues.

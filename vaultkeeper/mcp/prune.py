@@ -35,7 +35,7 @@ from vaultkeeper.hosts import elicitation
 from vaultkeeper.mcp.shapes import DryRun, ExpectHash, OutcomeOut, Target
 from vaultkeeper.mcp.tools import VaultTools, outcome_dict
 from vaultkeeper.registry.blocks import first_paragraph
-from vaultkeeper.search.hits import inert
+from vaultkeeper.search.rank import inert
 from vaultkeeper.store.frontmatter import load_yaml, split_frontmatter
 from vaultkeeper.store.model import ParseError
 

@@ -39,12 +39,6 @@ from vaultkeeper.recall.hostjson import read_object
 from vaultkeeper.search import fts
 from vaultkeeper.store.globs import matches
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing costs the hook 15 ms
-    from typing import TypeVar
-
-    T = TypeVar("T")
-
 MAX_TERMS = 32  # a prompt's first distinct words looked for: a 1 MB prompt costs as 32
 CANDIDATES = 24  # best rows checked against the floor and their files
 BUSY_S = 0.2  # how long the hook waits for a writer of the database
@@ -52,6 +46,7 @@ PROGRESS_STEPS = 1000  # SQLite instructions between two looks at the deadline
 RENEW_MAX = 32  # lessons a command wrote, read again in one call at most
 ROWS_FORMAT = 4  # search.index.ROWS_FORMAT (a test keeps them in step)
 _COMPANIONS = ("-wal", "-shm", "-journal")
+LATE = f"took over {config.MOMENT_DEADLINE_S} s"
 
 
 class NoIndex(Exception):
@@ -148,17 +143,10 @@ class Index:
         return int(time.monotonic() > self.deadline)
 
     def check(self) -> None:
+        """TimeoutError past the deadline (SQLite's statements stop there by themselves:
+        ``interrupted``, turned into the same by serve)."""
         if time.monotonic() > self.deadline:
-            raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s")
-
-    def _bounded(self, choose: Callable[[], T]) -> T:
-        """``choose()``; TimeoutError when SQLite stopped it at the deadline."""
-        try:
-            return choose()
-        except sqlite3.OperationalError as exc:
-            if "interrupt" in str(exc):
-                raise TimeoutError(f"took over {config.MOMENT_DEADLINE_S} s") from None
-            raise
+            raise TimeoutError(LATE)
 
     def lesson(self, row_id: int) -> Lesson | None:
         row = self.conn.execute(_LESSON_SQL, (row_id,)).fetchone()
@@ -175,11 +163,8 @@ class Index:
 
     def renew(self, paths: list[str]) -> bool:
         """The rows of ``paths`` made anew now; False when it could not be done."""
-        if "yaml" not in sys.modules:  # run with ``python -S`` (hooks/recall.sh): reading
-            import site  # a note may need PyYAML, which lives in site-packages
-
-            site.main()
         try:
+            _with_site()  # reading a note may need PyYAML
             from vaultkeeper.search.index import update
 
             update(self.conn, self.vault, paths)
@@ -191,7 +176,7 @@ class Index:
     def renew_pending(self) -> None:
         """The lessons a command wrote (``search_pending``), read again first."""
         query = "SELECT path FROM search_pending ORDER BY path LIMIT ?"
-        paths = self._bounded(lambda: [r[0] for r in self.conn.execute(query, (RENEW_MAX,))])
+        paths = [r[0] for r in self.conn.execute(query, (RENEW_MAX,))]
         if paths:
             self.renew(paths)
 
@@ -244,7 +229,7 @@ class Index:
             named = fts.named(self.conn, words, [r[0] for r in rows], narrow)
             return [r[0] for r in rows if r[3] >= 2 or r[0] in named]
 
-        return self._bounded(lambda: self._choose(ranked, skip, most))
+        return self._choose(ranked, skip, most)
 
     def for_files(
         self, rels: list[str], project: str | None, skip: Callable[[str], bool], most: int
@@ -282,7 +267,7 @@ class Index:
             theirs = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else ""
             return skip(path) or not (project is None or theirs in ("", project))
 
-        return self._bounded(lambda: self._choose(ranked, outside, most))
+        return self._choose(ranked, outside, most)
 
 
 _FILE_KEYS = ("file_path", "notebook_path", "path")
@@ -480,9 +465,11 @@ def serve(vault: str, host: str, payload: dict[str, object], deadline: float) ->
         index = Index(vault, conn, deadline)
         index.renew_pending()
         return _serve(vault, host, payload, event, session, index)
-    except TimeoutError as exc:
-        raise Quiet(f"{exc}: nothing added") from None
-    except sqlite3.OperationalError as exc:  # busy past BUSY_S: a writer holds it
+    except TimeoutError:
+        raise Quiet(f"{LATE}: nothing added") from None
+    except sqlite3.OperationalError as exc:  # past the deadline, or busy past BUSY_S
+        if "interrupt" in str(exc):
+            raise Quiet(f"{LATE}: nothing added") from None
         raise Quiet(f"state/{config.DB_FILE}: {exc}; nothing added") from None
     finally:
         conn.close()
@@ -535,13 +522,19 @@ def _serve(
     return str(conn.execute(out, (event, text)).fetchone()[0])
 
 
+def _with_site() -> None:
+    """site-packages on the path: the hook runs under ``python -S`` (hooks/recall.sh) and
+    the store's modules may need what lives there (PyYAML)."""
+    if "yaml" not in sys.modules:
+        import site
+
+        site.main()
+
+
 def want_index(vault: str) -> None:
     """Ask the next scan for the index (it keeps one only once asked)."""
     try:
-        if "yaml" not in sys.modules:  # run with ``python -S``: the store's modules may
-            import site  # need what lives in site-packages
-
-            site.main()
+        _with_site()
         from vaultkeeper.search.index import want
 
         want(vault)

@@ -1,22 +1,15 @@
 """The scan's rows in the derived store: what a scan read of each file, so that the next
 scan does not read an unchanged file again.
 
-A scan's results about one file depend on its bytes alone, never on the date, so they
-are rows of ``state/vaultkeeper.db`` (store.db), one per file, by vault-relative path,
-with its stat key ``(device, inode, size, mtime_ns, ctime_ns)``: a row is used only
-while the file's key is still that key (ctime moves on every write and cannot be set
-back). A missing or foreign database only means every file is read again.
-
-Racy files (git's "racily clean"): two writes within one clock tick can keep all five
-numbers, so a file changed within ``RACY_NS`` (2 s, FAT's tick) of the scan's start is
-not kept: it is read on every scan until it settles. A racy registry file's row is kept
-with the digest of its bytes: the scan uses its blocks only to find where the next
-version changed (registry/keptheads.py), the brief only while the bytes match.
-
-The duplicates pass keeps each group's pairs under a digest of the entries compared
-(upkeep/duplicates.py). Rows are written in one transaction at
-the end of a scan, only those that changed, never by ``scan --as-of``; a failure to
-write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
+What a scan finds in a file depends on its bytes alone, so it is a row of
+``state/vaultkeeper.db`` by vault-relative path and stat key ``(device, inode, size,
+mtime_ns, ctime_ns)``, used only while the file still has that key. A file changed
+within ``RACY_NS`` of the scan's start (two writes in one clock tick can keep the key)
+is not kept; a racy registry file is, with its bytes' digest (registry/keptheads.py
+only finds where the next version changed from it). The duplicates pass keeps each
+group's pairs under a digest of its entries (upkeep/duplicates.py). Changed rows are
+written in one transaction at the end of a scan (never by ``scan --as-of``); a failure
+to write them never fails the scan. A scan that builds every row says so (``RebuildNote``).
 """
 
 from __future__ import annotations
@@ -29,7 +22,8 @@ from typing import Any, NamedTuple, TextIO
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.store.db import content_digest, key_text
+from vaultkeeper.store import db
+from vaultkeeper.store.db import content_digest, stat_key
 
 
 class MemoryRecord(NamedTuple):
@@ -44,26 +38,15 @@ class MemoryRecord(NamedTuple):
     served: list[Any] | None = None  # what the brief shows (report/brief.py fields)
 
 
-RACY_NS = 2_000_000_000
-Key = list[int]  # device, inode, size, mtime_ns, ctime_ns
+RACY_NS = db.RACY_NS
+Key = str  # store.db.stat_key's text of (device, inode, size, mtime_ns, ctime_ns)
 
 _PAIR_META = ("settings", "complete", "unkept")
 PATTERNS_TOTAL = "patterns_total"  # scan_meta: how many readable patterns the registry has
 _TABLES = ("scan_memory", "scan_registry", "scan_pairs", "scan_meta", "brief_patterns")
 
 
-def stat_key(path: str, limit: int) -> tuple[Key | None, bool]:
-    """(the key of a regular file, or None; whether it changed before ``limit``, epoch ns)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None, False
-    if (st.st_mode & 0o170000) != 0o100000:  # a FIFO or device: read_regular refuses it
-        return None, False
-    return key_of(st, limit)
-
-
-def key_of(st: os.stat_result, limit: int) -> tuple[Key, bool]:
+def key_of(st: os.stat_result, limit: int) -> tuple[list[int], bool]:
     """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
     changed since may change again within one clock tick and keep the same key."""
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
@@ -85,13 +68,10 @@ def _loads(text: Any) -> Any:
 
 
 class ScanCache:
-    """One scan's view of its rows: what it found, and what it will keep.
-
-    ``memory`` and ``registry`` map a path to its row's columns (JSON undecoded until
-    used); ``pairs`` is the duplicates pass's rows as one dict (``settings``,
-    ``complete``, ``unkept``, ``groups``: group -> [digest, pairs]); ``patterns`` the
-    brief's most-used patterns and their total.
-    """
+    """One scan's view of its rows: what it found, and what it will keep. ``pairs`` is
+    the duplicates pass's rows as one dict (``settings``, ``complete``, ``unkept``,
+    ``groups``: group -> [digest, pairs]); ``patterns`` the brief's most-used patterns
+    and their total."""
 
     def __init__(
         self,
@@ -117,32 +97,35 @@ class ScanCache:
         self.misses = 0
         self.missed: list[str] = []  # memory files read again (or unreadable)
         self.texts: dict[str, str] = {}  # their texts (a few, unless rebuilding)
-        # each memory and registry file's stat key as found: the full-text index's
-        # rows are brought up to date from these, not from a stat of their own
-        self.stats: dict[str, Key] = {}
-        self.registry_keys: dict[str, Key | None] = {}
+        # memory and registry files' keys and settledness as found (the full-text index's)
+        self.stats: dict[str, tuple[Key, bool]] = {}
+        self.registry_keys: dict[str, tuple[Key, bool] | None] = {}
         self._unkept_projects: list[str] | None = None
         self.complete = True  # every file read is kept (else the pairs cover one that is not)
         self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
 
-    # -- memory files ------------------------------------------------------------------
-
-    def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
-        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
-        one under (None: not to be kept). stat_key inlined: once per memory file."""
+    def _key(self, full: str) -> tuple[Key, bool] | None:
+        """A regular file's key and whether it is settled; None for anything else (a FIFO
+        or a device: read_regular refuses it)."""
         try:
             st = os.stat(full)
         except OSError:
-            st = None
-        if st is None or (st.st_mode & 0o170000) != 0o100000:  # read_regular refuses it
+            return None
+        return stat_key(st, self.limit) if (st.st_mode & 0o170000) == 0o100000 else None
+
+    def memory(self, rel: str, full: str) -> tuple[MemoryRecord | None, Key | None]:
+        """The kept record of ``rel`` if the file is unchanged, and the key to keep a new
+        one under (None: not to be kept)."""
+        got = self._key(full)
+        if got is None:
             self.missed.append(rel)
             return None, None
-        key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        self.stats[rel] = key
+        self.stats[rel] = got
+        key, settled = got
         found = self._memory.get(rel)
-        if found is not None and found[0] == key_text(key):
+        if found is not None and found[0] == key:
             record = decode_record(_loads(found[1]))
             if record is not None:
                 self.kept_memory[rel] = found
@@ -150,31 +133,26 @@ class ScanCache:
                 return record, key
         self.misses += 1
         self.missed.append(rel)
-        limit = self.limit
-        return None, key if st.st_mtime_ns < limit and st.st_ctime_ns < limit else None
+        return None, key if settled else None
 
     def keep_memory(self, rel: str, key: Key | None, record: MemoryRecord) -> None:
         # a problem (a read error among them) may not be the bytes' doing: read it again
-        encoded = None if key is None or record.problem else encode_record(record)
-        if encoded is None:
+        if key is None or record.problem or (encoded := encode_record(record)) is None:
             self.complete = False
         else:
-            row = (key_text(key), _json(encoded), _json(record.served))  # type: ignore[arg-type]
-            self.kept_memory[rel] = row
-
-    # -- registry files ----------------------------------------------------------------
+            self.kept_memory[rel] = (key, _json(encoded), _json(record.served))
 
     def registry(self, rel: str, full: str) -> tuple[list[Any] | None, Key | None]:
         """``[key, blocks]`` kept of registry file ``rel`` if unchanged and settled
-        when read (keptheads reads it); and its key now."""
-        key, old_enough = stat_key(full, self.limit)
-        self.registry_keys[rel] = key
-        if key is None:
+        when read (keptheads reads it); and its key now (None: not a regular file)."""
+        got = self.registry_keys[rel] = self._key(full)
+        if got is None:
             return None, None
-        if not old_enough:
+        key, settled = got
+        if not settled:
             self._racy_registry.add(rel)
         found = self._registry.get(rel)
-        if found is not None and found[0] == key_text(key) and found[1] is None:
+        if found is not None and found[0] == key and found[1] is None:
             blocks = _loads(found[2])
             if type(blocks) is list:
                 self.hits += 1  # the caller keeps it again once it has read it back
@@ -198,29 +176,23 @@ class ScanCache:
         if rel in self._racy_registry:
             self.complete = False
             digest = content_digest(raw)
-        self.kept_registry[rel] = (key_text(key), digest, _json(blocks))
+        self.kept_registry[rel] = (key, digest, _json(blocks))
 
     def keep_registry_entry(self, rel: str) -> None:
         """Keep the row registry() read blocks from, as it was."""
         self.kept_registry[rel] = self._registry[rel]
 
-    # -- the duplicates pass -----------------------------------------------------------
-
     def unchanged_pairs(self, settings: str) -> list[Any] | None:
         """Every group's kept pairs, in order, if no file the scan read has changed, been
         added or gone since they were kept."""
-        groups = self._kept(settings, "groups")
-        if groups is None or self._pairs.get("complete") is not True:
+        groups = self._groups(settings)
+        if groups is None or self._pairs.get("complete") is not True or not self.files_unchanged():
             return None
-        if not self.files_unchanged():
+        kept = [self.group_entry(settings, group) for group in groups]
+        if None in kept:
             return None
-        out: list[Any] = []
-        for kept in groups.values():
-            if not (type(kept) is list and len(kept) == 2 and type(kept[1]) is list):
-                return None
-            out += kept[1]
         self.kept_pairs = self._pairs
-        return out
+        return [pair for entry in kept for pair in entry[1]]  # type: ignore[index]
 
     def group_pairs(self, settings: str, group: str, digest: str) -> list[Any] | None:
         """The pairs kept for ``group`` when its entries' digest is ``digest``."""
@@ -248,14 +220,14 @@ class ScanCache:
             self._unkept_projects = sorted(found)
         return self._unkept_projects
 
-    def _kept(self, settings: str, name: str) -> dict[str, Any] | None:
-        """The pass's ``groups`` as kept, when kept with ``settings``."""
-        found = self._pairs.get(name)
+    def _groups(self, settings: str) -> dict[str, Any] | None:
+        """The pass's groups as kept, when kept with ``settings``."""
+        found = self._pairs.get("groups")
         return found if self._pairs.get("settings") == settings and type(found) is dict else None
 
     def group_entry(self, settings: str, group: str) -> list[Any] | None:
         """What was kept for ``group`` ([digest, pairs]), whatever its entries' digest."""
-        kept = (self._kept(settings, "groups") or {}).get(group)
+        kept = (self._groups(settings) or {}).get(group)
         ok = type(kept) is list and len(kept) == 2 and type(kept[1]) is list
         return kept if ok else None
 
@@ -341,14 +313,9 @@ class RebuildNote:
             pass
 
 
-# -- the rows ------------------------------------------------------------------------------
-
-
 def load(vault: Any) -> ScanCache:
     """The rows as the last scan left them; none when the database is missing, foreign
     or unreadable. One through a symlink or a FIFO is refused (UnsafePathError)."""
-    from vaultkeeper.store import db
-
     try:
         with db.connect(vault) as conn:
             memory = {p: (k, r, s) for p, k, r, s in conn.execute("SELECT * FROM scan_memory")}
@@ -378,30 +345,23 @@ def save(vault: Any, cache: ScanCache) -> bool:
     transaction. Whether it wrote; a database that cannot be written is a cache lost."""
     if not cache.changed():
         return False
-    from vaultkeeper.store import db
-
     try:
         with db.connect(vault) as conn:
             if cache.rebuilding():
                 db.bulk(conn)
             with db.writing(conn):
-                _save(conn, cache)
+                if cache.fresh:  # none was read: whatever the rows held goes
+                    for table in _TABLES:
+                        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
+                _put(conn, "scan_memory", cache._memory, cache.kept_memory)
+                _put(conn, "scan_registry", cache._registry, cache.kept_registry)
+                if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
+                    _put_pairs(conn, cache._pairs, cache.kept_pairs)
+                if cache.patterns != cache.patterns_found:
+                    _put_patterns(conn, *cache.patterns)
     except (sqlite3.Error, OSError, VaultkeeperError):
         return False
     return True
-
-
-def _save(conn: sqlite3.Connection, cache: ScanCache) -> None:
-    """The rows that changed, inside the caller's transaction."""
-    if cache.fresh:  # none was read: whatever the rows held goes
-        for table in _TABLES:
-            conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our names
-    _put(conn, "scan_memory", cache._memory, cache.kept_memory)
-    _put(conn, "scan_registry", cache._registry, cache.kept_registry)
-    if cache.kept_pairs is not cache._pairs and cache.kept_pairs != cache._pairs:
-        _put_pairs(conn, cache._pairs, cache.kept_pairs)
-    if cache.patterns != cache.patterns_found:
-        _put_patterns(conn, *cache.patterns)
 
 
 def _put(conn: sqlite3.Connection, table: str, found: dict[str, Any], kept: dict[str, Any]) -> None:
@@ -474,21 +434,16 @@ def _plain(value: Any) -> bool:
 def decode_record(raw: Any) -> MemoryRecord | None:
     """The record, or None for anything this version would not have written (only what
     a reader could trip on is checked: the others go through parse_date or str())."""
-    if type(raw) is not list:
+    if raw == [None]:
+        return MemoryRecord(None, 1, None, None, None)
+    if not (type(raw) is list and len(raw) == 4 and type(raw[0]) is list and len(raw[0]) == 6):
         return None
-    if len(raw) == 4:
-        facts, line, digest, details = raw
-        if type(facts) is not list or len(facts) != 6 or type(line) is not int:
-            return None
-        name, description, status, _, _, since = facts
-        if not (type(name) is str and type(description) is str):
-            return None
-        if not ((status is None or type(status) is str) and (since is None or type(since) is str)):
-            return None
-        if digest is None:
-            if details is not None:
-                return None
-        elif not (type(digest) is str and type(details) is list and len(details) == 3):
-            return None
-        return MemoryRecord(facts, line, digest, details, None)
-    return MemoryRecord(None, 1, None, None, None) if raw == [None] else None
+    facts, line, digest, details = raw
+    name, description, status, _, _, since = facts
+    ok = type(line) is int and type(name) is str and type(description) is str
+    ok = ok and (status is None or type(status) is str) and (since is None or type(since) is str)
+    if digest is None:
+        ok = ok and details is None
+    else:
+        ok = ok and type(digest) is str and type(details) is list and len(details) == 3
+    return MemoryRecord(facts, line, digest, details, None) if ok else None

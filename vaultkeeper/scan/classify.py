@@ -1,10 +1,15 @@
-"""The scanner: classify the vault into promote / prune / held-out candidates.
+"""The scan command and the scanner: classify the vault into promote / prune / held-out
+candidates.
 
 ``classify`` reads the registry (promote, prune) and the memory sub-trees (held-out) and
 never writes; ``classify_and_keep``, the scan's own run, also writes the rows it read.
 ``run_scan`` is the scheduler around it: the checks of statefile.py first, so a
 throttled run imports nothing heavy and writes nothing; then the scan, the report's
 row and the state file's completion, with the lock released however the run ends.
+``run`` is what ``vaultkeeper scan`` does, for commands/scan.py (click) and entry.py
+(the session-end hook's no-op without click; tests/test_entry.py compares the bytes):
+the no-op imports nothing it does not need (no typing, pathlib, datetime or json), and
+"now" is epoch nanoseconds unless $VAULTKEEPER_TODAY moves it.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import gc
 import os
 import sys
 import time
+from collections import namedtuple
 
 from vaultkeeper import config
 from vaultkeeper.clock import to_ms
 from vaultkeeper.errors import Interrupted, VaultkeeperError
+from vaultkeeper.output import echo, fail, print_json
 from vaultkeeper.scan import statefile
 from vaultkeeper.scan.statefile import ScanOutcome
 from vaultkeeper.store.vault import own_dir, require_vault
@@ -26,6 +33,7 @@ from vaultkeeper.store.vault import own_dir, require_vault
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
+    import sqlite3
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
     from types import FrameType
@@ -38,7 +46,37 @@ if TYPE_CHECKING:
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
-_DB_FILE = "vaultkeeper.db"  # store.db.DB_FILE: its import (sqlite3) only when it is there
+
+# --vault as given (or None) and the flags; a namedtuple: the no-op imports no typing
+ScanArgs = namedtuple(
+    "ScanArgs", ("vault", "force", "strict", "as_json", "fresh"), defaults=(False,)
+)
+
+
+def run(vault: Path | str, args: ScanArgs) -> int:
+    """What ``vaultkeeper scan`` does; the exit code."""
+    from vaultkeeper import clock
+
+    try:
+        ns = clock.now_ns()  # real time, or None: $VAULTKEEPER_TODAY moves the date
+        now = clock.now() if ns is None else ns
+        outcome = run_scan(
+            vault, now=now, env=os.environ, force=args.force, pid=os.getpid(), fresh=args.fresh
+        )
+        for message in outcome.notes:
+            echo(f"vaultkeeper: note: {message}", err=True)
+        if outcome.report is None:
+            if args.as_json:  # an agent parsing stdout gets JSON either way
+                print_json({"skipped": outcome.skipped, "detail": outcome.detail})
+            elif sys.stderr.isatty():  # a person wondering why nothing printed; hooks see nothing
+                echo(f"vaultkeeper: note: scan skipped ({outcome.skipped}): {outcome.detail}", True)
+            return 0
+        from vaultkeeper.report.candidates import print_report  # not on the throttled path
+
+        print_report(outcome.report, args.as_json)
+        return 1 if args.strict and outcome.report.problems else 0
+    except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C after the scan's own handling too
+        return fail(exc, args.as_json)
 
 
 def run_scan(
@@ -68,7 +106,7 @@ def run_scan(
     vault = Path(vault)
     if isinstance(now, int):
         now = from_ns(now)
-    with _Signals() as signals:
+    with _Signals() as signals, contextlib.ExitStack() as held:
         started: statefile.Run | statefile.Skip | None = None
         try:
             signals.holding = True  # a signal here is raised once ``started`` is held
@@ -80,7 +118,11 @@ def run_scan(
                 return ScanOutcome(None, started.reason, started.detail, started.notes)
             from vaultkeeper.scan import cache as scancache
             from vaultkeeper.scan import reportrow
+            from vaultkeeper.store import db
 
+            # one connection held open for the run: the others' closes then leave the
+            # WAL to a single checkpoint at the end, not one (and its fsync) each
+            conn = held.enter_context(db.existing(vault))
             clock = time.monotonic()
             inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
@@ -101,7 +143,7 @@ def run_scan(
                 from vaultkeeper.native.summary import after_scan
 
                 after_scan(vault, now.date())  # the auto memory's line for the brief
-            if _index_wanted(vault):  # the full-text index, kept once asked for
+            if conn is not None and _index_wanted(conn):  # the full-text index, once asked for
                 with contextlib.suppress(Exception):  # a cache, never fatal
                     from vaultkeeper.report.anchors import may_be_stale
                     from vaultkeeper.search.index import after_scan as index_after_scan
@@ -150,19 +192,14 @@ def tail_digest(tail: bytes) -> str:
     return hashlib.blake2b(tail, digest_size=8).hexdigest()
 
 
-def _index_wanted(vault: str | os.PathLike[str]) -> bool:
-    """Whether the full-text index was asked for (search.index.is_on, without its import)."""
-    if not os.path.lexists(os.path.join(vault, config.STATE_DIR, _DB_FILE)):
-        return False
+def _index_wanted(conn: sqlite3.Connection) -> bool:
+    """search.index.is_on, without importing the index when it is off."""
     import contextlib
     import sqlite3
 
-    from vaultkeeper.store import db
-
-    with contextlib.suppress(sqlite3.Error), db.existing(vault) as conn:
-        if conn is not None:
-            query = "SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')"
-            return conn.execute(query).fetchone() is not None
+    query = "SELECT 1 FROM search_meta WHERE key IN ('built', 'wanted')"
+    with contextlib.suppress(sqlite3.Error):
+        return conn.execute(query).fetchone() is not None
     return False
 
 
@@ -217,7 +254,7 @@ def classify(
     of the others goes into it (in memory: the caller keeps it, or not). ``parts`` receives
     the block heads, the memory files' facts and where the registry's problems end
     (scan/last.py patches a report from them)."""
-    return _classify(vault, now, cache, keep=False, parts=parts)
+    return _classified(vault, now, cache, False, {} if parts is None else parts)
 
 
 def classify_and_keep(
@@ -227,25 +264,25 @@ def classify_and_keep(
     anchors' rows to ``state/vaultkeeper.db`` (one that cannot be written: a cache lost)."""
     from vaultkeeper.scan import cache as scancache
 
-    report = _classify(vault, now, cache, keep=True, parts=parts)
+    report = _classified(vault, now, cache, True, {} if parts is None else parts)
     scancache.save(vault, cache)
     return report
 
 
-def _classify(
-    vault: Path, now: dt.datetime, cache: ScanCache | None, *, keep: bool, parts: Any = None
+def _classified(
+    vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
 ) -> Report:
     # tens of thousands of small objects, no cycles: the collector's passes only cost
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _classified(vault, now, cache, keep, {} if parts is None else parts)
+        return _classified_now(vault, now, cache, keep, parts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _classified(
+def _classified_now(
     vault: Path, now: dt.datetime, cache: ScanCache | None, keep: bool, parts: dict[str, Any]
 ) -> Report:
     import datetime as dt

@@ -2,12 +2,9 @@
 
 ``held_out_candidates`` walks ``projects/*/memory/`` and turns each file into a
 ``MemoryRecord`` (the few frontmatter keys any decision reads, the hold-out line and the
-file's hash, or why it could not be read), then judges the records against ``today``.
-A record depends on the file's bytes only, never on the date, so a scan may take it
-from the scan's rows (vaultkeeper.scan.cache, which keeps the record's type) when the
-file has not changed since.
-
-The frontmatter is read by the model's YAML parser (PyYAML's C safe loader).
+file's hash, or why it could not be read; PyYAML's C safe loader reads the frontmatter),
+then judges the records against ``today``. A record depends on the file's bytes only,
+so a scan takes it from its rows (scan/cache.py) while the file is unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.report.brief import fields
 from vaultkeeper.scan.cache import MemoryRecord, ScanCache
 from vaultkeeper.store import model
-from vaultkeeper.store.model import ParseError, outside_problems
+from vaultkeeper.store.model import ParseError, Problem, outside_problems
 from vaultkeeper.store.walk import memory_files as memory_files
 
 TYPE_CHECKING = False
@@ -30,7 +27,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from vaultkeeper.report.candidates import Candidate
-    from vaultkeeper.store.model import Problem
     from vaultkeeper.upkeep.decay import MemoryFacts
 
 # The keys a held-out decision and the upkeep sections read, for every file; those only
@@ -106,7 +102,7 @@ def held_out_candidates(
             if cache is not None:
                 cache.keep_memory(where, key, record)
         if record.problem is not None:
-            problems.append(_problem(where, *record.problem))
+            problems.append(Problem(where, *record.problem))
             continue
         kept = record.facts
         if kept is None:
@@ -124,7 +120,7 @@ def held_out_candidates(
             until = parse_date(raw)
         if until is None:
             reason = f"holdout_until {date_text(raw)} is not a date (YYYY-MM-DD); skipped"
-            problems.append(_problem(where, record.line, reason))
+            problems.append(Problem(where, record.line, reason))
             continue
         if until > today:
             continue
@@ -153,12 +149,6 @@ def _candidate(where: str, record: MemoryRecord, until: dt.date, today: dt.date)
         weight=config.LABEL_WEIGHTS.get(label) if isinstance(label, str) else None,
         falsification_condition=None if condition in (None, "") else str(condition),
     )
-
-
-def _problem(path: str, line: int | None, reason: str) -> Problem:
-    from vaultkeeper.store.model import Problem
-
-    return Problem(path, line, reason)
 
 
 def facts_of(where: str, meta: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -4,9 +4,8 @@ lock, the cooldown and re-entry checks, stale-run recovery, and start/finish/abo
 The throttled no-op (a scan inside the cooldown, the commonest run by far) runs only
 ``precheck``: it reads the state file and writes nothing, so this module imports only
 the standard library's cheapest modules, config and plainjson (no typing, json or
-contextlib: each is about a tenth of that run): the tuples below are
-collections.namedtuple at run time, and the state file, in the form write_state gives
-it, is read without json. Times are epoch milliseconds, as in the spec.
+contextlib: each is about a tenth of that run), and reads the state file as
+write_state writes it without json. Times are epoch milliseconds, as in the spec.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, NamedTuple
-
-    from vaultkeeper.report.candidates import Report
+    from typing import Any
 
 IDLE = "idle"
 IN_PROGRESS = "in-progress"
@@ -37,45 +34,15 @@ SKIP_IN_PROGRESS = "in-progress"
 _TRUE = ("1", "true", "yes", "on")
 
 
-if TYPE_CHECKING:  # the types; at run time the same tuples, without importing typing
-
-    class StateRead(NamedTuple):
-        """The state file as read: always a full, valid state; ``note`` says what was wrong."""
-
-        data: dict[str, Any]
-        note: str | None
-
-    class Skip(NamedTuple):
-        """Why a run did not scan (``reason`` is one of the SKIP_* names) and what to tell."""
-
-        reason: str
-        detail: str
-        notes: tuple[str, ...]
-
-    class Run(NamedTuple):
-        """A run that holds the lock and may scan; pass it to finish()/abort() and release()."""
-
-        vault: str
-        pid: int
-        started_ms: int
-        cooldown_ms: int
-        previous: dict[str, Any]
-        notes: tuple[str, ...]
-
-    class ScanOutcome(NamedTuple):
-        """A completed scan's report, or why the run skipped; ``notes`` go to stderr.
-        (The throttled no-op returns one of these: see the module's docstring.)"""
-
-        report: Report | None
-        skipped: str | None
-        detail: str
-        notes: tuple[str, ...]
-
-else:
-    StateRead = namedtuple("StateRead", ("data", "note"))
-    Skip = namedtuple("Skip", ("reason", "detail", "notes"))
-    Run = namedtuple("Run", ("vault", "pid", "started_ms", "cooldown_ms", "previous", "notes"))
-    ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
+# collections.namedtuple, not typing.NamedTuple: the no-op imports no typing
+# the state file as read (always full and valid; ``note`` says what was wrong)
+StateRead = namedtuple("StateRead", ("data", "note"))
+# why a run did not scan (``reason`` is a SKIP_* name) and what to tell
+Skip = namedtuple("Skip", ("reason", "detail", "notes"))
+# a run that holds the lock and may scan: for finish()/abort() and release()
+Run = namedtuple("Run", ("vault", "pid", "started_ms", "cooldown_ms", "previous", "notes"))
+# a completed scan's report, or why the run skipped; notes go to stderr
+ScanOutcome = namedtuple("ScanOutcome", ("report", "skipped", "detail", "notes"))
 
 
 def state_dir(vault: str | os.PathLike[str]) -> str:
@@ -242,19 +209,25 @@ def scan_running(state: dict[str, Any], now_ms: int) -> bool:
 
 
 def precheck(
-    vault: str | os.PathLike[str], env: Mapping[str, str], now_ms: int, force: bool
+    vault: str | os.PathLike[str],
+    env: Mapping[str, str],
+    now_ms: int,
+    force: bool,
+    state: dict[str, Any] | None = None,
 ) -> Skip | None:
-    """The no-op path: read the state file only, write nothing, say why to skip (or None)."""
+    """The no-op path: read the state file only (or judge ``state``, read again under the
+    lock), write nothing, say why to skip (or None)."""
     cooldown, _ = cooldown_ms(env)
-    state, _ = read_state(vault)
+    again = state is not None
+    if state is None:
+        state, _ = read_state(vault)
     if not forced(env, force):
         since = cooling(state, now_ms, cooldown)
         if since is not None:
             left = (cooldown - since + 999) // 1000
+            detail = f"last scan completed {since // 1000} s ago; {left} s of cooldown left"
             return Skip(
-                SKIP_COOLDOWN,
-                f"last scan completed {since // 1000} s ago; {left} s of cooldown left",
-                (),
+                SKIP_COOLDOWN, "another run completed a scan just now" if again else detail, ()
             )
     if scan_running(state, now_ms):
         return Skip(SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", ())
@@ -430,14 +403,10 @@ def start(
         state, note = read_state(vault)
         if note:
             notes.append(note)
-        if not forced(env, force) and cooling(state, now_ms, cooldown) is not None:
+        skip = precheck(vault, env, now_ms, force, state)
+        if skip is not None:
             release(vault, pid)
-            return Skip(SKIP_COOLDOWN, "another run completed a scan just now", tuple(notes))
-        if scan_running(state, now_ms):
-            release(vault, pid)
-            return Skip(
-                SKIP_IN_PROGRESS, f"a scan is in progress (pid {state['pid']})", tuple(notes)
-            )
+            return skip._replace(notes=tuple(notes))
         if state["state"] == IN_PROGRESS:
             age = max(0, now_ms - int(state["lastTriggered"])) // 1000
             notes.append(

@@ -33,7 +33,7 @@ from pathlib import Path
 import vaultkeeper
 from vaultkeeper import config
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.registry.blocks import is_counter_line, parse_blocks
+from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_heads
 from vaultkeeper.search import fts
 from vaultkeeper.store import db
 from vaultkeeper.store.model import ParseError, decode, parse_note, read_regular
@@ -41,7 +41,7 @@ from vaultkeeper.store.vault import is_memory_path, links_out
 from vaultkeeper.store.walk import walk
 from vaultkeeper.upkeep.supersession import superseded_by
 
-RACY_NS = 2_000_000_000  # a file changed this recently is read again (as the scan's rule)
+RACY_NS = db.RACY_NS  # a file changed this recently is read again next time
 ROWS_FORMAT = 4  # bumped when a row's content changes (tags, served text): all read anew
 RECALL_TEXT_MAX = 16_384  # what a lesson's row keeps to serve: cut at a line's end
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
@@ -122,26 +122,49 @@ def _split_lines(body: str) -> tuple[str, ...]:
     return tuple(x[:-1] if x.endswith("\r") else x for x in lines)
 
 
+Entry = tuple[str, "tuple[int, int, int, int] | None", "Callable[[], Doc | None]"]
+
+
+def _digest(*parts: str) -> str:
+    raw = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return blake2b(raw, digest_size=16).hexdigest()
+
+
 def read_docs(vault: Path, rel_path: str, text: str | None = None) -> list[Doc]:
     """The entries one file holds (``text``: as just read); an unreadable one holds none."""
+    return [doc for _, _, make in _entries(vault, rel_path, text) if (doc := make())]
+
+
+def _entries(vault: Path, rel_path: str, text: str | None) -> list[Entry]:
+    """Each entry of one file as (digest of all its Doc depends on, its line numbers,
+    the Doc made on demand): a row whose digest is unchanged needs no Doc. A note's
+    digest is its whole text (lines None: unchanged with it), a block's its own text."""
     path = vault / rel_path
     try:
         text = decode(read_regular(path)) if text is None else text
     except ParseError:
         return []
-    if rel_path.split("/", 1)[0] == config.PATTERNS_DIR:
-        return _blocks(path, rel_path, text)
-    lesson = is_memory_path(rel_path)
+    if rel_path.split("/", 1)[0] != config.PATTERNS_DIR:
+        return [(_digest(rel_path, text), None, lambda: _note(path, rel_path, text))]
+    return [
+        (_digest(rel_path, h.name, h.text()), (h.line, h.line, h.line + 1, h.line + 1),
+         lambda h=h: _block(rel_path, h.block()))  # type: ignore[misc]
+        for h in parse_heads(path, rel_path, text)
+    ]  # fmt: skip
+
+
+def _note(path: Path, rel_path: str, text: str) -> Doc | None:
     try:
         note = parse_note(path, rel_path, text)
     except ParseError:
-        return []
+        return None
     if note.frontmatter is None:
-        return []  # not an entry
+        return None  # not an entry
     meta, key_lines = dict(note.frontmatter.data), dict(note.frontmatter.key_lines)
     body, parts = note.body, rel_path.split("/")
     places: tuple[str, ...] = ()
     globs: tuple[str, ...] = ()
+    lesson = is_memory_path(rel_path)
     if lesson:
         anchors = _as_list(meta.get(config.ANCHORS_KEY))
         places = tuple(sorted({f for f in map(anchor_file, anchors) if f}))
@@ -151,39 +174,22 @@ def read_docs(vault: Path, rel_path: str, text: str | None = None) -> list[Doc]:
     description = " ".join(str(meta.get("description") or "").split())
     project = parts[1] if len(parts) > 2 and parts[0] == config.PROJECTS_DIR else None
     status = meta.get("status")
-    return [
-        Doc(
-            str(meta.get("type") or "note"), name, description, project,
-            None if status is None else str(status), superseded_by(meta), rel_path, 1,
-            key_lines.get("name", 1), key_lines.get("description", 1), _split_lines(body),
-            note.body_line, rel_path, f"[[{rel_path.removesuffix('.md')}]]", lesson, places, globs,
-        )
-    ]  # fmt: skip
+    return Doc(
+        str(meta.get("type") or "note"), name, description, project,
+        None if status is None else str(status), superseded_by(meta), rel_path, 1,
+        key_lines.get("name", 1), key_lines.get("description", 1), _split_lines(body),
+        note.body_line, rel_path, f"[[{rel_path.removesuffix('.md')}]]", lesson, places, globs,
+    )  # fmt: skip
 
 
-def _blocks(path: Path, rel_path: str, text: str) -> list[Doc]:
-    out: list[Doc] = []
-    for block in parse_blocks(path, rel_path, text):
-        lines = _split_lines(block.text)[1:]
-        prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
-        at, link = block.line, f"[[{rel_path.removesuffix('.md')}#{block.name}]]"
-        description = prose[0] if prose else ""
-        out.append(
-            Doc(
-                "pattern", block.name, description, None, None, None, rel_path, at, at, at + 1,
-                lines, at + 1, block.name, link,
-            )
-        )  # fmt: skip
-    return out
-
-
-def key_text(info: os.stat_result, limit: int) -> tuple[str, bool]:
-    """A file's stat key as the rows keep it (store.db.key_text, as the scan's rows), and
-    whether it is settled: unchanged since before ``limit`` (epoch ns), else it is read
-    again next time (two writes within one clock tick share an mtime)."""
-    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
-    key = (info.st_dev, info.st_ino, info.st_size, mtime, ctime)
-    return db.key_text(key), mtime < limit and ctime < limit
+def _block(rel_path: str, block: RegistryBlock) -> Doc:
+    lines = _split_lines(block.text)[1:]
+    prose = [x.strip() for x in lines if x.strip() and not is_counter_line(x)]
+    at, link = block.line, f"[[{rel_path.removesuffix('.md')}#{block.name}]]"
+    return Doc(
+        "pattern", block.name, prose[0] if prose else "", None, None, None, rel_path, at, at,
+        at + 1, lines, at + 1, block.name, link,
+    )  # fmt: skip
 
 
 def _stat(root: str, full: str) -> os.stat_result | None:
@@ -213,14 +219,18 @@ def _rewrite(
     each) made anew from their text now (``texts``: those just read, not read again),
     and those of ``gone`` dropped, in bulk: one statement per table, never one per file.
     An entry whose content is unchanged (``digest``: a ``use`` changes one block of a
-    registry file) keeps its row."""
+    registry file) keeps its row, its line numbers updated when only they moved (a line
+    added above it: the full-text rows untouched)."""
     paths = [f[0] for f in files] + gone
-    had: dict[str, list[int]] = {}  # digest -> ids, of the rows of ``paths``
+    had: dict[str, list[tuple[int, ...]]] = {}  # digest -> (id, lines), of ``paths``' rows
     if paths:
         listed = (json.dumps(paths),)
-        sql = f"SELECT digest, id FROM search_entries WHERE path IN {_LISTED}"
-        for digest, row_id in conn.execute(sql, listed):
-            had.setdefault(digest, []).append(row_id)
+        sql = (
+            "SELECT digest, id, line, name_line, description_line, body_line "
+            f"FROM search_entries WHERE path IN {_LISTED}"
+        )
+        for digest, *row in conn.execute(sql, listed):
+            had.setdefault(digest, []).append(tuple(row))
         conn.execute(f"DELETE FROM search_files WHERE path IN {_LISTED}", listed)
         conn.execute(f"DELETE FROM search_pending WHERE path IN {_LISTED}", listed)
     row = conn.execute("SELECT coalesce(max(id), 0) FROM search_entries").fetchone()[0]
@@ -228,12 +238,17 @@ def _rewrite(
     bodies: list[tuple[object, ...]] = []
     places: list[tuple[str, int]] = []
     globs: list[tuple[str, int]] = []
+    moved: list[tuple[int, ...]] = []
     for rel_path, _, _ in files:
-        for doc in read_docs(vault, rel_path, texts.get(rel_path)):
-            digest = blake2b(repr(doc).encode("utf-8", "surrogatepass"), digest_size=16)
-            kept = had.get(digest.hexdigest())
-            if kept:
-                kept.pop()  # the same entry: its row stays
+        for digest, lines, make in _entries(vault, rel_path, texts.get(rel_path)):
+            kept = had.get(digest)
+            if kept:  # the same entry: its row stays
+                row_id, *was = kept.pop()
+                if lines is not None and tuple(was) != lines:
+                    moved.append((*lines, row_id))
+                continue
+            doc = make()
+            if doc is None:
                 continue
             row += 1
             served = ("", "", "")
@@ -243,7 +258,7 @@ def _rewrite(
                 (row, doc.path, doc.kind, doc.name, doc.description, doc.project, doc.status,
                  doc.superseded_by, doc.line, doc.name_line, doc.description_line,
                  doc.body_line, doc.cite, doc.link, int(doc.live), int(doc.lesson), *served,
-                 digest.hexdigest())
+                 digest)
             )  # fmt: skip
             tags = fts.tags_for(doc.live, doc.lesson, doc.kind, doc.project)
             bodies.append(
@@ -251,10 +266,15 @@ def _rewrite(
             )
             places += [(p, row) for p in doc.places]
             globs += [(g, row) for g in doc.globs]
-    stale = (json.dumps([i for ids in had.values() for i in ids]),)
+    stale = (json.dumps([r[0] for rows in had.values() for r in rows]),)
     if stale[0] != "[]":
         for table, column in _BY_ID:
             conn.execute(f"DELETE FROM {table} WHERE {column} IN {_LISTED}", stale)  # noqa: S608
+    conn.executemany(
+        "UPDATE search_entries SET line = ?, name_line = ?, description_line = ?, "
+        "body_line = ? WHERE id = ?",
+        moved,
+    )
     conn.executemany(f"INSERT INTO search_entries VALUES ({','.join('?' * 20)})", entries)
     conn.executemany(
         "INSERT INTO search_text (rowid, name, description, headings, body, tags) "
@@ -337,7 +357,7 @@ def refresh(conn: sqlite3.Connection, vault: Path | str) -> int:
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode):
-                keys[rel_path] = key_text(info, limit)
+                keys[rel_path] = db.stat_key(info, limit)
     if not conn.execute("SELECT 1 FROM search_files LIMIT 1").fetchone():
         db.bulk(conn)  # a first build: every row new
     return _sync(conn, vault, keys, lambda _: True)
@@ -356,7 +376,7 @@ def update(conn: sqlite3.Connection, vault: Path | str, rel_paths: Iterable[str]
         outside = rel_path.startswith("/") or {"", ".", ".."} & set(rel_path.split("/"))
         info = None if outside or links_out(root, full) else _stat(root, full)
         ok = info is not None and rel_path.endswith(".md")
-        keys[rel_path] = key_text(info, limit) if ok else None  # type: ignore[arg-type]
+        keys[rel_path] = db.stat_key(info, limit) if ok else None  # type: ignore[arg-type]
     if not _sync(conn, vault, keys, lambda _: False) and keys:  # rows right: unmark them
         with db.writing(conn):
             sql = f"DELETE FROM search_pending WHERE path IN {_LISTED}"
@@ -367,29 +387,26 @@ def after_scan(
     vault: Path | str,
     marks: Mapping[str, str],
     today: dt.date,
-    keys: Mapping[str, list[int] | None],
+    keys: Mapping[str, tuple[str, bool] | None],
     texts: Mapping[str, str] = {},  # noqa: B006 - never written
 ) -> None:
     """At the end of a scan, when the index is kept: the rows of the memory and registry
-    files the scan found changed (``keys``: its stat keys; ``texts``: what it read) made anew and
+    files the scan found changed (``keys``: its stat keys and settledness; ``texts``: what it
+    read) made anew and
     those of memory files gone dropped -- other notes wait for the next search, which
     stats them all; the lessons whose code anchors moved marked as the brief marks them
     (``may be stale: src/x.py::helper is gone since abc``); the recall's sessions older
     than ``RECALL_SESSION_MAX_DAYS`` before ``today`` forgotten."""
-    limit = time.time_ns() - RACY_NS
-    scanned = {
-        p: None if k is None else (db.key_text(k), k[3] < limit and k[4] < limit)
-        for p, k in keys.items()
-    }
     with db.connect(vault) as conn:
-        if is_on(conn):
-            made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
-            if (made.fetchone() or ("",))[0] == _made_by():
-                _sync(conn, Path(vault), scanned, is_memory_path, texts)
-            else:  # asked for and not built yet (or by another version): every file
-                refresh(conn, vault)
-            with db.writing(conn):
-                conn.execute("DELETE FROM search_marks")
-                conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
-                cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
-                conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))
+        if not is_on(conn):
+            return
+        made = conn.execute("SELECT value FROM search_meta WHERE key = 'masked_by'")
+        if (made.fetchone() or ("",))[0] == _made_by():
+            _sync(conn, Path(vault), keys, is_memory_path, texts)
+        else:  # asked for and not built yet (or by another version): every file
+            refresh(conn, vault)
+        with db.writing(conn):
+            conn.execute("DELETE FROM search_marks")
+            conn.executemany("INSERT INTO search_marks VALUES (?, ?)", sorted(marks.items()))
+            cutoff = today - dt.timedelta(days=config.RECALL_SESSION_MAX_DAYS)
+            conn.execute("DELETE FROM recall_served WHERE day < ?", (cutoff.isoformat(),))

@@ -101,10 +101,24 @@ TABLES: tuple[str, ...] = (
 )
 
 
+# a file changed this recently may change again within one clock tick (FAT's is 2 s)
+# and keep its stat key: its row is not trusted until it settles
+RACY_NS = 2_000_000_000
+
+
 def key_text(key: Sequence[int]) -> str:
     """A file's stat key ``(device, inode, size, mtime_ns, ctime_ns)`` as rows keep it: a
     JSON array (text: no device number overflows SQLite's 64-bit integers)."""
     return f"[{key[0]},{key[1]},{key[2]},{key[3]},{key[4]}]"
+
+
+def stat_key(info: os.stat_result, limit: int) -> tuple[str, bool]:
+    """A stat result's key as rows keep it, and whether the file is settled: unchanged
+    since before ``limit`` (epoch ns; ``time_ns() - RACY_NS``)."""
+    mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
+    return f"[{info.st_dev},{info.st_ino},{info.st_size},{mtime},{ctime}]", (
+        mtime < limit and ctime < limit
+    )
 
 
 def content_digest(raw: bytes) -> str:
