@@ -25,7 +25,7 @@ def test_the_search_tools_schema_offers_every_field_of_a_cli_hit(tmp_path: Path)
     from mcp import Client
 
     from vaultkeeper.mcp.server import build
-    from vaultkeeper.search.hits import Hit
+    from vaultkeeper.search.rank import Hit
 
     now = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 

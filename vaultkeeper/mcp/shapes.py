@@ -12,7 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
-from vaultkeeper.search.hits import Hit  # the CLI's hit: its schema is the tool's
+from vaultkeeper.search.rank import Hit  # the CLI's hit: its schema is the tool's
 
 
 class SearchOut(TypedDict):

@@ -147,8 +147,8 @@ def _entries(vault: Path, rel_path: str, text: str | None) -> list[Entry]:
     if rel_path.split("/", 1)[0] != config.PATTERNS_DIR:
         return [(_digest(rel_path, text), None, lambda: _note(path, rel_path, text))]
     return [
-        (_digest(rel_path, h.name, h.text()), (h.line, h.line, h.line + 1, h.line + 1),
-         lambda h=h: _block(rel_path, h.block()))  # type: ignore[misc]
+        (_digest(rel_path, h.name, h.text), (h.line, h.line, h.line + 1, h.line + 1),
+         lambda h=h: _block(rel_path, h))  # type: ignore[misc]
         for h in parse_heads(path, rel_path, text)
     ]  # fmt: skip
 
