@@ -21,9 +21,11 @@ byte as a regeneration writes them.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import re
 import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 
 from vaultkeeper import config
@@ -50,19 +52,24 @@ from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.store.walk import APART_NAMES, apart
 
 
-def carry(vault: Path, known: Stamp, written: list[str]) -> Stamp | None:
+def carry(
+    vault: Path, known: Stamp, written: list[str], unlisted: Collection[str] = ()
+) -> Stamp | None:
     """Carry ``written`` (paths this process wrote or moved since the stamp was checked)
     into the index files: the stamp now; None when it can't be done surely (nothing
-    written then)."""
+    written then). ``unlisted``: written files whose edit changes nothing the index
+    lists (a registry block's counter line added after its heading or another counter
+    line, the file as the stamp vouched for it before): only their keys follow."""
     try:
-        return _carry(vault, known, written)
+        return _carry(vault, known, written, unlisted)
     except (Unsure, ParseError):
         return None
 
 
-def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
+def _carry(vault: Path, known: Stamp, written: list[str], unlisted: Collection[str]) -> Stamp:
     top = os.fspath(vault)
     state, racy = dict(known.state), dict(known.racy)
+    same = set(_relative(top, list(unlisted)))
     paths: list[str] = []  # the walked paths written, added or gone: their rows change
     notes: list[str] = []  # the possible entries among them
     for relative in dict.fromkeys(_relative(top, written)):
@@ -72,6 +79,10 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
         if not _walked(top, relative):
             continue
         paths.append(relative)
+        if relative in same and relative in state and os.path.isfile(full):
+            state[relative] = stat_key(full)  # before the read, as _entries takes it
+            racy[relative] = sha(read_regular(full))
+            continue
         if os.path.lexists(full):
             state[relative] = None  # keyed below when it is a possible entry
         else:
@@ -80,6 +91,10 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
             notes.append(relative)
     if not paths:
         return known
+    if not notes and same.issuperset(paths):  # no line changes: only their keys follow
+        stamp = dataclasses.replace(known, state=state, racy=racy)
+        record(vault, stamp, {p: row_of(p, state[p], None) for p in paths}, paths=paths)
+        return stamp
     _check_names(top, paths, notes)
     listings: dict[str, Listing] = {}
 
@@ -125,8 +140,8 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
         raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
     files = set(known.files)
     for name, one in sorted(listings.items()):
-        unlisted = name != config.INDEX_FILE or not known.split  # the root lists sub-indexes
-        if name in files and not one.added and not one.removed and unlisted:
+        tail = name == config.INDEX_FILE and known.split  # the root lists sub-indexes
+        if name in files and not one.added and not one.removed and not tail:
             continue  # no line of it changed
         text = one.new_text()
         if name in files and text == one.text:
@@ -433,13 +448,15 @@ def check(vault: Path) -> None:
         _HELD[key] = (found, at)
 
 
-def reindex(vault: Path, keep: Keywords | None = None) -> IndexResult | Stamp:
+def reindex(
+    vault: Path, keep: Keywords | None = None, unlisted: Collection[str] = ()
+) -> IndexResult | Stamp:
     """Bring the index up to date after the writes since ``check`` (see the module doc):
     the regeneration's result, or the stamp the writes were carried into."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
         written = fsio.written_since(held[1])
-        carried = None if written is None else carry(vault, held[0], written)
+        carried = None if written is None else carry(vault, held[0], written, unlisted)
         if carried is not None:
             return carried
     return build_index(vault, keep=keep, stamped=False)  # written since: no stamp holds
