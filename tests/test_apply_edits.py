@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vaultkeeper.apply.edits import Change, locked, read_source, unified_diff, write
+import pytest
+
+from tests.conftest import MakeVault
+from vaultkeeper import config
+from vaultkeeper.apply.decision import Decision
+from vaultkeeper.apply.edits import Change, carry, locked, read_source, unified_diff, write
+from vaultkeeper.index import rows
+from vaultkeeper.index.build import build_index
 
 
 def test_diff_of_an_edit_a_creation_and_a_removal(tmp_path: Path) -> None:
@@ -71,3 +78,24 @@ def test_a_long_files_diff_keeps_three_lines_of_context_on_each_side(tmp_path: P
     got = unified_diff([Change(tmp_path / "r.md", "r.md", "".join(old), "".join(new))])
     body = " line 148\n line 149\n same\n+same\n line 151\n line 152\n line 153\n"
     assert got == f"--- a/r.md\n+++ b/r.md\n@@ -149,6 +149,7 @@\n{body}"
+
+
+def test_an_unlisted_edit_of_a_file_changed_since_it_was_planned_is_listed_again(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change says its edit changes no index line, but the file is no longer the text
+    it was planned on: what the index lists of it is read again, not taken as it was."""
+    monkeypatch.setattr(rows, "RACY_NS", 0)  # files just written count as settled
+    planned = "# Pattern registry\n\n### alpha\nPlanned words.\n**success count:** 3\n"
+    now = planned.replace("Planned words.", "Words since.")
+    vault = make_vault({"patterns/registry.md": now})
+    build_index(vault)
+    path = vault / "patterns/registry.md"
+    after = planned + "**promoted:** 2026-12-01 -> [[skills/alpha/SKILL]]\n"
+    change = Change(path, "patterns/registry.md", planned, after, unlisted=True)
+    with locked(vault, False):
+        carry(vault, Decision("promote", "alpha"), [change], "w", dry_run=False, extra={},
+              index=True)  # fmt: skip
+    assert "Planned words." in (vault / config.INDEX_FILE).read_text()
+    monkeypatch.setattr(rows, "_load", lambda vault, query: None)  # every note read again
+    assert build_index(vault, check=True).changed == ()

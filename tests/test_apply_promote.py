@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import snapshot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.cli import cli
+from vaultkeeper.index import delta, rows
+from vaultkeeper.index.build import build_index
 from vaultkeeper.registry.blocks import find_block
 
 NOW = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone.utc)
@@ -384,3 +389,56 @@ def test_dry_run_is_no_file_oracle_outside_the_vault(
         said_mcp.add((got.outcome, got.reason, (got.evidence or "").replace(receipt, "R")))
     assert len(said_cli) == 1 and len(said_mcp) == 1, (said_cli, said_mcp)
     assert snapshot(vault) == before
+
+
+_BODY = st.lists(
+    st.sampled_from(
+        [
+            "Para words.",
+            "More words.",
+            "",
+            "**last used:** 2026-10-01",
+            "**note:** x",
+            "- **tag:** y",
+        ]
+    ),
+    max_size=7,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(before=_BODY, after=_BODY, split=st.booleans())
+def test_a_promote_changes_no_index_line_of_its_registry_and_renders_none(
+    tmp_path_factory: pytest.TempPathFactory, before: list[str], after: list[str], split: bool
+) -> None:
+    """The **promoted:** line joins after the heading or a counter line, so the block's
+    first paragraph, all the index lists of it, stays: the registry's key follows, its
+    lines are neither read nor rendered, and the index is what a regeneration writes."""
+    body = "\n".join([*before, "**success count:** 3", *after])
+    text = f"# Pattern registry\n\n### alpha\n{body}\n\n### beta\nBeta body.\n"
+    vault = tmp_path_factory.mktemp("v")
+    for name, content in {
+        "patterns/registry.md": text,
+        "projects/p/research/notes.md": "a\nb\n",
+    }.items():
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        (vault / name).write_text(content)
+    (vault / "state").mkdir()
+    read: list[str] = []
+    real = delta.Listing.__init__
+
+    def counting(self: delta.Listing, name: str, text: str, *, new: bool = False) -> None:
+        read.append(name)
+        real(self, name, text, new=new)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(rows, "RACY_NS", 0)  # files just written count as settled
+        m.setattr(config, "INDEX_MAX_LINES", 3 if split else config.INDEX_MAX_LINES)
+        build_index(vault)
+        m.setattr(delta.Listing, "__init__", counting)
+        assert promote(vault).outcome == "act"
+        m.undo()
+        m.setattr(config, "INDEX_MAX_LINES", 3 if split else config.INDEX_MAX_LINES)
+        m.setattr(rows, "_load", lambda vault, query: None)  # every note read again
+        assert build_index(vault, check=True).changed == ()
+    assert read and not any("patterns" in name for name in read)

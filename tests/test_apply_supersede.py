@@ -13,6 +13,7 @@ from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision, run_batch
 from vaultkeeper.apply.decision import Decision, Outcome
 from vaultkeeper.index.build import build_index
+from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import read_note
 from vaultkeeper.upkeep.supersession import is_superseded, supersedes
 
@@ -112,6 +113,24 @@ def test_journaled_and_replay_is_silence(make_vault: MakeVault) -> None:
         ("supersede", "silence"),
     ]
     assert records[0]["by"] == NEW and records[0]["evidence"] == RECEIPT
+
+
+def test_a_first_supersession_walks_no_name_table(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = vault_of(make_vault, note("webpack-build"), note("vite-build"))
+    walked: list[Path] = []
+    real = Resolver.for_vault
+
+    def counting(vault: Path) -> Resolver:
+        walked.append(vault)
+        return real(vault)
+
+    monkeypatch.setattr(Resolver, "for_vault", counting)
+    assert act(vault, "supersede", OLD, by=NEW, evidence=RECEIPT).outcome == "act"
+    assert walked == []  # nothing to resolve: OLD named no newer entry
+    assert act(vault, "supersede", OLD, by=NEW, evidence=RECEIPT).outcome == "silence"
+    assert walked == [vault]
 
 
 GATES = {

@@ -177,6 +177,43 @@ def test_a_name_two_files_share_is_regenerated_not_carried(
     assert up_to_date(vault, monkeypatch)
 
 
+@pytest.mark.parametrize(
+    "other",
+    ["PROJECTS/api/memory/alpha.md", "projects/API/memory/alpha", "projects/api/memory/alpha#x.md"],
+)
+def test_a_name_a_file_in_another_folder_shares_is_regenerated_not_carried(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, carried: list[bool], other: str
+) -> None:
+    vault = make_vault({**PLAIN, other: note("A", "Upper")})
+    build_index(vault)
+    edit = lambda: atomic_write(vault / "projects/api/memory/alpha.md", note("a", "Changed"))  # noqa: E731
+    apply_like(vault, edit)
+    assert carried == [False]
+    assert up_to_date(vault, monkeypatch)
+
+
+def test_a_registry_edit_that_changes_no_line_renders_no_index_file(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, carried: list[bool]
+) -> None:
+    monkeypatch.setattr(config, "INDEX_MAX_LINES", 9)  # split: patterns/ has its own file
+    blocks = [(f"b{i}", f"Block {i}.") for i in range(4)]
+    vault = make_vault({**PLAIN, "patterns/registry.md": registry(*blocks)})
+    build_index(vault)
+    rendered: list[str] = []
+    real = delta.Listing.new_text
+
+    def counting(self: delta.Listing) -> str:
+        rendered.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(delta.Listing, "new_text", counting)
+    path = vault / "patterns/registry.md"
+    marked = path.read_text().replace("**success count:** 1", "**success count:** 2", 1)
+    apply_like(vault, lambda: atomic_write(path, marked))
+    assert carried == [True] and rendered == [config.INDEX_FILE]
+    assert up_to_date(vault, monkeypatch)
+
+
 def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, carried: list[bool]
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,9 @@ class Change:
     before: str | None  # None: the file is created
     after: str | None  # None: the file goes (to .trash/)
     bom: bool = False
+    # nothing the index lists changes: a counter line joins a registry block after its
+    # heading or another counter line (its name and first paragraph stay as they are)
+    unlisted: bool = False
 
 
 def read_source(path: Path, where: str) -> Source:
@@ -137,11 +141,13 @@ def check_index(vault: Path) -> None:
         raise GateRefused(f"{_why(exc)}; the index could not be regenerated") from None
 
 
-def reindex(vault: Path, outcome: Outcome, keep: Keywords | None = None) -> Outcome:
+def reindex(
+    vault: Path, outcome: Outcome, keep: Keywords | None = None, unlisted: tuple[Path, ...] = ()
+) -> Outcome:
     """After the write: regenerate the index; if that fails, the outcome still says it
-    was applied, and how to finish. ``keep``: see build_index."""
+    was applied, and how to finish. ``keep``: see build_index; ``unlisted``: delta.carry."""
     try:
-        quick.reindex(vault, keep)  # the writer lock is re-entrant; only the changed lines
+        quick.reindex(vault, keep, [os.fspath(p) for p in unlisted])  # only the changed lines
     except (OSError, VaultkeeperError) as exc:
         return outcome.with_reason(
             f"{outcome.reason}; {config.INDEX_FILE} not updated: {_why(exc)}; "
@@ -169,9 +175,11 @@ def carry(
     if hashes is None:
         before = None if first.before is None else file_hash(first.before)
         hashes = (before, file_hash(first.after or ""))
+    unlisted: tuple[Path, ...] = ()
     if not dry_run:
         if index:
             check_index(vault)
+            unlisted = tuple(c.path for c in changes if c.unlisted and _as_checked(c))
         for change in changes:
             write(change)
     outcome = outcome_for(
@@ -179,4 +187,14 @@ def carry(
         diff=unified_diff(changes) if dry_run else "", dry_run=dry_run,
         **({} if evidence is None else {"evidence": evidence}),
     )  # fmt: skip
-    return reindex(vault, outcome) if index and not dry_run else outcome
+    return reindex(vault, outcome, None, unlisted) if index and not dry_run else outcome
+
+
+def _as_checked(change: Change) -> bool:
+    """Whether the file is still the text the change was planned on, now that the index
+    check vouched for what the index lists of it."""
+    try:
+        text, bom = read_for_edit(change.path, change.label)
+    except VaultkeeperError:
+        return False
+    return (text, bool(bom)) == (change.before, change.bom)

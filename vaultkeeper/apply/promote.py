@@ -220,7 +220,10 @@ def _write(
     anchor = max(n for n in (block.line, block.count_line, block.last_used_line) if n)
     line = f"{config.PROMOTED_LABEL} {today.isoformat()} -> {skill.link}"
     registry_text = insert_line_after(registry.text, anchor, line)
-    registry_change = Change(registry.path, block.rel, registry.text, registry_text, registry.bom)
+    # a counter line after the heading or a counter line: no line of the index changes
+    registry_change = Change(
+        registry.path, block.rel, registry.text, registry_text, registry.bom, unlisted=True
+    )
     heads = parsed_heads(block.path, block.rel, registry_text)  # the index reads it again
     after = next(h for h in heads if h.line == block.line)
     changes = [c for c in (skill_change, registry_change) if c.after != c.before]

@@ -102,15 +102,12 @@ def supersede(
     with locked(vault, dry_run):
         old, new = _gate(vault, decision)
         decision = replace(decision, target=old.rel, by=new.rel)
-        resolver = Resolver.for_vault(vault)  # one walk of the vault per decision
-        current = _resolve(resolver, superseded_by(old.note), old.rel)
-        if current == new.rel and old.rel in _listed(resolver, new):
-            return outcome_for(decision, SILENCE, f"already applied: superseded by {new.rel}")
-        if current is not None or superseded_by(old.note) is not None:
-            raise GateRefused(
-                f"{old.rel} is already superseded by [[{superseded_by(old.note)}]]; "
-                "reactivate it first"
-            )
+        link = superseded_by(old.note)
+        if link is not None:  # the vault walked for its names only then
+            resolver = Resolver.for_vault(vault)
+            if _resolve(resolver, link, old.rel) == new.rel and old.rel in _listed(resolver, new):
+                return outcome_for(decision, SILENCE, f"already applied: superseded by {new.rel}")
+            raise GateRefused(f"{old.rel} is already superseded by [[{link}]]; reactivate it first")
         check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
         receipt = checked.get()
         plan = _forward(old, new)

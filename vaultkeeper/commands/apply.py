@@ -230,12 +230,12 @@ def apply_group() -> None:
 @click.pass_context
 def apply_promote(
     ctx: click.Context,
+    /,
     name: str,
-    evidence: str,
     skills_dir: Path | None,
-    expect_hash: str | None,
     dry_run: bool,
     as_json: bool,
+    **kw: Any,
 ) -> int:
     """Promote registry pattern NAME into skills/NAME/SKILL.md (or merge into it).
 
@@ -251,8 +251,7 @@ def apply_promote(
           --skills-dir ~/.claude/skills --dry-run
     """
     where = skills_dir.expanduser().resolve() if skills_dir is not None else None
-    decision = Decision("promote", name, evidence, expect_hash=expect_hash, skills_dir=where)
-    return decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, Decision("promote", name, skills_dir=where, **kw), dry_run, as_json)
 
 
 @apply_group.command("prune")
@@ -261,9 +260,7 @@ def apply_promote(
 @DRY_RUN
 @AS_JSON
 @click.pass_context
-def apply_prune(
-    ctx: click.Context, target: str, expect_hash: str | None, dry_run: bool, as_json: bool
-) -> int:
+def apply_prune(ctx: click.Context, /, target: str, dry_run: bool, as_json: bool, **kw: Any) -> int:
     """Delete registry block NAME or entry file PATH, on a person's yes only.
 
     At a terminal (stdin and stdout both TTYs) it shows exactly what will go and
@@ -278,7 +275,7 @@ def apply_prune(
       vaultkeeper apply prune yaml-anchor-templates
       vaultkeeper apply prune projects/web/memory/old-webpack-config.md --dry-run
     """
-    return decide(ctx, Decision("prune", target, expect_hash=expect_hash), dry_run, as_json)
+    return decide(ctx, Decision("prune", target, **kw), dry_run, as_json)
 
 
 @apply_group.command("revalidate")
@@ -292,15 +289,7 @@ def apply_prune(
 @AS_JSON
 @click.pass_context
 def apply_revalidate(
-    ctx: click.Context,
-    path: str,
-    passed: bool,
-    failed: bool,
-    reopen: bool,
-    evidence: str,
-    expect_hash: str | None,
-    dry_run: bool,
-    as_json: bool,
+    ctx: click.Context, /, path: str, passed: bool, failed: bool, reopen: bool, **kw: Any
 ) -> int:
     """Record the re-check of held-out entry NAME (or PATH) against its falsification_condition.
 
@@ -342,7 +331,8 @@ def apply_revalidate(
     result = given[0][2:]
     days = holdout_days_from_env(os.environ) if result == "reopen" else None  # active -> held_out
     outcome = None if days is not None else result
-    decision = Decision("revalidate", path, evidence, outcome, expect_hash, reopen_days=days)
+    dry_run, as_json = kw.pop("dry_run"), kw.pop("as_json")
+    decision = Decision("revalidate", path, result=outcome, reopen_days=days, **kw)
     return decide(ctx, decision, dry_run, as_json)
 
 
@@ -354,12 +344,7 @@ def apply_revalidate(
 @AS_JSON
 @click.pass_context
 def apply_reactivate(
-    ctx: click.Context,
-    path: str,
-    evidence: str,
-    expect_hash: str | None,
-    dry_run: bool,
-    as_json: bool,
+    ctx: click.Context, /, path: str, dry_run: bool, as_json: bool, **kw: Any
 ) -> int:
     """Bring archived entry NAME (or PATH) back to active on new evidence.
 
@@ -374,28 +359,19 @@ def apply_reactivate(
       vaultkeeper apply reactivate old-webpack-config \\
           --evidence https://github.com/acme/web/pull/812
     """
-    decision = Decision("reactivate", path, evidence, expect_hash=expect_hash)
-    return decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, Decision("reactivate", path, **kw), dry_run, as_json)
 
 
 @apply_group.command("supersede")
 @click.argument("old", metavar="OLD")
-@click.option(
-    "--by", "new", required=True, metavar="NEW", help="The newer entry that replaces OLD."
-)
+@click.option("--by", required=True, metavar="NEW", help="The newer entry that replaces OLD.")
 @_EVIDENCE
 @_EXPECT
 @DRY_RUN
 @AS_JSON
 @click.pass_context
 def apply_supersede(
-    ctx: click.Context,
-    old: str,
-    new: str,
-    evidence: str,
-    expect_hash: str | None,
-    dry_run: bool,
-    as_json: bool,
+    ctx: click.Context, /, old: str, dry_run: bool, as_json: bool, **kw: Any
 ) -> int:
     """Mark entry OLD as replaced by entry NEW; OLD stays in the vault, archived.
 
@@ -409,8 +385,7 @@ def apply_supersede(
           --by projects/web/memory/vite-build.md \\
           --evidence https://github.com/acme/web/pull/812
     """
-    decision = Decision("supersede", old, evidence, expect_hash=expect_hash, by=new)
-    return decide(ctx, decision, dry_run, as_json)
+    return decide(ctx, Decision("supersede", old, **kw), dry_run, as_json)
 
 
 @apply_group.command("skip")
@@ -435,9 +410,7 @@ def apply_skip(ctx: click.Context, target: str, reason: str, as_json: bool) -> i
 @DRY_RUN
 @AS_JSON
 @click.pass_context
-def apply_merge(
-    ctx: click.Context, keep: str, drop: str, evidence: str, dry_run: bool, as_json: bool
-) -> int:
+def apply_merge(ctx: click.Context, /, keep: str, dry_run: bool, as_json: bool, **kw: Any) -> int:
     """Fold duplicate DROP into KEEP: two registry blocks, or two memory files of a project.
 
     Counts add up, the later last used stays, DROP's text goes under KEEP, links to
@@ -451,7 +424,7 @@ def apply_merge(
       vaultkeeper apply merge projects/api/memory/a.md projects/api/memory/b.md \\
           --evidence projects/api/research/ci-failure-survey.md:9
     """
-    return decide(ctx, Decision("merge", keep, evidence, drop=drop), dry_run, as_json)
+    return decide(ctx, Decision("merge", keep, **kw), dry_run, as_json)
 
 
 @apply_group.command("batch")

@@ -21,9 +21,11 @@ byte as a regeneration writes them.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import re
 import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 
 from vaultkeeper import config
@@ -50,41 +52,50 @@ from vaultkeeper.store.vault import resolve_inside
 from vaultkeeper.store.walk import APART_NAMES, apart
 
 
-def carry(vault: Path, known: Stamp, written: list[str]) -> Stamp | None:
+def carry(
+    vault: Path, known: Stamp, written: list[str], unlisted: Collection[str] = ()
+) -> Stamp | None:
     """Carry ``written`` (paths this process wrote or moved since the stamp was checked)
     into the index files: the stamp now; None when it can't be done surely (nothing
-    written then)."""
+    written then). ``unlisted``: written files whose edit changes nothing the index
+    lists (a registry block's counter line added after its heading or another counter
+    line, the file as the stamp vouched for it before): only their keys follow."""
     try:
-        return _carry(vault, known, written)
+        return _carry(vault, known, written, unlisted)
     except (Unsure, ParseError):
         return None
 
 
-def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
+def _carry(vault: Path, known: Stamp, written: list[str], unlisted: Collection[str]) -> Stamp:
     top = os.fspath(vault)
     state, racy = dict(known.state), dict(known.racy)
-    moved: list[str] = []  # vault-relative paths added or gone
-    notes: list[str] = []  # the possible entries among the written files
+    same = set(_relative(top, list(unlisted)))
+    paths: list[str] = []  # the walked paths written, added or gone: their rows change
+    notes: list[str] = []  # the possible entries among them
     for relative in dict.fromkeys(_relative(top, written)):
         full = os.path.join(top, relative.replace("/", os.sep))
-        there = os.path.lexists(full)
-        if os.path.islink(full):
+        if os.path.islink(full) or is_index_file(relative):
             raise Unsure(relative)
-        if relative in state and not there:
-            del state[relative]
-            moved.append(relative)
-        elif relative not in state:
-            if not there or not _walked(top, relative):
-                continue
-            state[relative] = None
-            moved.append(relative)
-        if is_index_file(relative):
-            raise Unsure(relative)
+        if not _walked(top, relative):
+            continue
+        paths.append(relative)
+        if relative in same and relative in state and os.path.isfile(full):
+            state[relative] = stat_key(full)  # before the read, as _entries takes it
+            racy[relative] = sha(read_regular(full))
+            continue
+        if os.path.lexists(full):
+            state[relative] = None  # keyed below when it is a possible entry
+        else:
+            state.pop(relative, None)
         if read_by_index(relative, known.templates):
             notes.append(relative)
-    if not notes and not moved:
+    if not paths:
         return known
-    _check_names(state, moved, notes)
+    if not notes and same.issuperset(paths):  # no line changes: only their keys follow
+        stamp = dataclasses.replace(known, state=state, racy=racy)
+        record(vault, stamp, {p: row_of(p, state[p], None) for p in paths}, paths=paths)
+        return stamp
+    _check_names(top, paths, notes)
     listings: dict[str, Listing] = {}
 
     def listing(name: str, folder_top: str) -> Listing:
@@ -128,12 +139,14 @@ def _carry(vault: Path, known: Stamp, written: list[str]) -> Stamp:
     if (lines > config.INDEX_MAX_LINES or size > config.INDEX_MAX_BYTES) != known.split:
         raise Unsure(config.INDEX_FILE)  # the split comes or goes: regenerate
     files = set(known.files)
-    paths = {*moved, *notes}  # the rows that change
     for name, one in sorted(listings.items()):
+        tail = name == config.INDEX_FILE and known.split  # the root lists sub-indexes
+        if name in files and not one.added and not one.removed and not tail:
+            continue  # no line of it changed
         text = one.new_text()
         if name in files and text == one.text:
             continue
-        paths.add(name)
+        paths.append(name)
         target = resolve_inside(vault, name)
         data = bom_of(vault / name) + text.encode("utf-8")
         atomic_write(target, data)
@@ -198,23 +211,37 @@ def _names(path: str) -> set[str]:
     return {key, key[:-3]} if key.endswith(".md") else {key}
 
 
-def _check_names(state: State, moved: list[str], notes: list[str]) -> None:
-    """Each written file's link names are its own: no other file shares them, and no
-    other note's path begins with a written note's path and ``#`` (a block's link)."""
-    mine: set[str] = set()
-    for relative in (*moved, *notes):
-        mine |= _names(relative)
-    sizes = {len(k) for k in mine} | {len(k) + 3 for k in mine}  # an ASCII fold keeps it
-    holders: dict[str, str] = {}
-    bases = tuple(r[:-3] + "#" for r in notes)
-    for relative in (*state, *moved):
-        if relative.startswith(bases):
+def _check_names(top: str, paths: list[str], notes: list[str]) -> None:
+    """Each written file's link names are its own: no other file in a folder of the same
+    folded path shares them (``a.md`` beside ``A.md``, ``a`` or ``a.md.md``), and no other
+    file or folder beside a written note is named as its block links are (``r#x.md``)."""
+    for relative in paths:
+        folder, _, name = relative.rpartition("/")
+        mine, exact = _names(name), os.path.join(top, folder) if folder else top
+        for where in _folders(top, folder):
+            for other in os.listdir(where):
+                clash = _names(other) & mine and (other != name or where != exact)
+                if clash and not os.path.isdir(os.path.join(where, other)):
+                    raise Unsure(relative)
+    for relative in notes:
+        folder, _, name = relative.rpartition("/")
+        there = os.path.join(top, folder)
+        if os.path.isdir(there) and any(n.startswith(name[:-3] + "#") for n in os.listdir(there)):
             raise Unsure(relative)
-        if len(relative) not in sizes and relative.isascii():
-            continue
-        for key in _names(relative) & mine:
-            if holders.setdefault(key, relative) != relative:
-                raise Unsure(relative)
+
+
+def _folders(top: str, folder: str) -> list[str]:
+    """The folders below ``top`` whose path folds as ``folder`` does."""
+    found = [top]
+    for part in folder.split("/") if folder else []:
+        want = _fold(part)
+        found = [
+            os.path.join(f, n)
+            for f in found
+            for n in os.listdir(f)
+            if _fold(n) == want and os.path.isdir(os.path.join(f, n))
+        ]
+    return found
 
 
 def _entries(top: str, relative: str, state: State, racy: dict[str, str]) -> list[Entry]:
@@ -342,6 +369,8 @@ class Listing:
         lines = self.groups.get(folder, [])
         at = [i for i, line in enumerate(lines) if _is_of(line, base)]
         old = [lines[i] for i in at]
+        if old == new:
+            return  # its lines as they were (a registry's status or counter line edited)
         if [link_of(x) for x in old] == [link_of(x) for x in new]:
             for i, line in zip(at, new, strict=True):  # the same links: each in its place
                 lines[i] = line
@@ -419,13 +448,15 @@ def check(vault: Path) -> None:
         _HELD[key] = (found, at)
 
 
-def reindex(vault: Path, keep: Keywords | None = None) -> IndexResult | Stamp:
+def reindex(
+    vault: Path, keep: Keywords | None = None, unlisted: Collection[str] = ()
+) -> IndexResult | Stamp:
     """Bring the index up to date after the writes since ``check`` (see the module doc):
     the regeneration's result, or the stamp the writes were carried into."""
     held = _HELD.pop(os.path.abspath(vault), None)
     if held is not None and not keep:
         written = fsio.written_since(held[1])
-        carried = None if written is None else carry(vault, held[0], written)
+        carried = None if written is None else carry(vault, held[0], written, unlisted)
         if carried is not None:
             return carried
     return build_index(vault, keep=keep, stamped=False)  # written since: no stamp holds

@@ -28,6 +28,7 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,7 @@ def record(
     rows: dict[str, Row],
     *,
     write: bool = True,
-    paths: set[str] | None = None,
+    paths: Collection[str] | None = None,
     found: dict[str, Row] | None = None,
 ) -> None:
     """Keep ``rows`` (every walked file's; with ``paths``, only those may differ from the
