@@ -13,7 +13,7 @@ from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_pa
 from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
-    from vaultkeeper.report.candidates import Report
+    from vaultkeeper.scan.last import Last
     from vaultkeeper.store.adherence import Adherence
 
 
@@ -108,14 +108,15 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
     from vaultkeeper.report.candidates import age_text, iso
-    from vaultkeeper.scan.last import last_report
+    from vaultkeeper.scan.last import derived
 
     if as_json and brief:
         raise usage_error("--json and --brief are two different outputs; choose one")
     if cwd is not None and not brief:
         raise usage_error("--cwd goes with --brief (it names the session's project)")
     vault = vault_path(ctx)
-    report = last_report(vault)
+    last = derived(vault)
+    report = None if last is None else last.report
     now = now_utc()
     if report is None:
         why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
@@ -128,7 +129,7 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
         return
     made = report.generated_at
     if brief:
-        _brief(vault, report, now, cwd)
+        _brief(vault, last, now, cwd)
         return
     from vaultkeeper.store.adherence import adherence
 
@@ -158,10 +159,10 @@ def _empty(vault: Path, now: dt.datetime, why: str) -> dict[str, object]:
     return data
 
 
-def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:
+def _brief(vault: Path, last: Last | None, now: dt.datetime, cwd: Path | None) -> None:
     from vaultkeeper.recall.start import render
 
-    click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)
+    click.echo(render(vault, last, now, Path.cwd() if cwd is None else cwd), nl=False)
 
 
 def _recall_dict(found: Adherence) -> dict[str, Any]:

@@ -18,12 +18,15 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.report import brief
 from vaultkeeper.report.candidates import Report, one_line, one_lines
 from vaultkeeper.store.secrets import served
+
+if TYPE_CHECKING:
+    from vaultkeeper.scan.last import Last
 
 _ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
 MORE = "... and {} more (see _index.md)"
@@ -115,15 +118,12 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
     return out
 
 
-def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
+def patterns(vault: Path, limit: int, kept: Any = None) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
-    there are in all: each registry file's as the last report's row keeps them
-    (scan/last.py: while the file is as it was read), else parsed from the registry now."""
-    from vaultkeeper.scan.last import patterns as kept
-
-    got = kept(vault)
-    if got is not None and len(got[0]) >= min(limit, got[1]):
-        return [PatternLine(*row) for row in got[0][:limit]], got[1]
+    there are in all: ``kept`` (scan/last.py's ``Last.patterns``, the rows' own) when it
+    holds that many, else parsed from the registry now."""
+    if kept is not None and len(kept[0]) >= min(limit, kept[1]):
+        return [PatternLine(*row) for row in kept[0][:limit]], kept[1]
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)
@@ -172,16 +172,18 @@ def _fit(title: str, items: Sequence[str], total: int, budget: int) -> list[str]
 
 def render(
     vault: Path,
-    report: Report | None,
+    last: Last | None,
     now: dt.datetime,
     cwd: Path | None,
     limit: int = config.BRIEF_MAX_CHARS,
 ) -> str:
-    """The whole brief, never more than ``limit`` characters."""
+    """The whole brief from the last report (scan/last.py's ``derived``), never more than
+    ``limit`` characters."""
     from vaultkeeper.native.summary import line as summary_line
     from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
 
+    report = None if last is None else last.report
     vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
     how = [
         f"Memory vault: {one_line(str(vault))}. Start at its _index.md and follow the "
@@ -209,7 +211,7 @@ def render(
             for x in found
         ]
     )
-    shown_patterns, pattern_total = patterns(vault, limit // 40)
+    shown_patterns, pattern_total = patterns(vault, limit // 40, last and last.patterns)
     pattern_lines = _cut(
         [
             f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "

@@ -33,11 +33,10 @@ def _brief(vault: str, cwd: str | None) -> int:
     from vaultkeeper.clock import now
     from vaultkeeper.output import echo as say
     from vaultkeeper.recall.start import render
-    from vaultkeeper.scan.last import last_report
+    from vaultkeeper.scan.last import derived
 
     root = Path(vault)
-    report = last_report(root)
-    text = render(root, report, now(), Path.cwd() if cwd is None else Path(cwd))
+    text = render(root, derived(root), now(), Path.cwd() if cwd is None else Path(cwd))
     if text.endswith("\n"):
         say(text[:-1])
     else:  # never so (render ends every brief with a newline); click's own way then
