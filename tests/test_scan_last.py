@@ -333,10 +333,10 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     # the report as of the previous scan, for seconds on a big vault; its row then
     # replaced the row the scan had just kept, and the next brief derived everything
     # again (the session-end scan's row is what serves the next session's brief).
+    import sqlite3
+
     from vaultkeeper.scan import last, reportrow
     from vaultkeeper.scan.statefile import read_state
-
-    import sqlite3
 
     when = last.started(read_state(vault).data)
     assert when is not None

@@ -16,9 +16,8 @@ import datetime as dt
 import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.report import brief
@@ -35,16 +34,14 @@ MORE = "... and {} more (see _index.md)"
 MAINTENANCE_SHARE = 0.35
 
 
-@dataclass(frozen=True)
-class Lesson:
+class Lesson(NamedTuple):
     name: str
     description: str
     path: str  # vault-relative
     status: str | None
 
 
-@dataclass(frozen=True)
-class PatternLine:
+class PatternLine(NamedTuple):
     name: str
     count: int
     last_used: str | None
@@ -52,8 +49,7 @@ class PatternLine:
     summary: str  # the block's first line of prose
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):
     id: str
     action: str
     target: str
@@ -180,7 +176,6 @@ def render(
     """The whole brief from the last report (scan/last.py's ``derived``), never more than
     ``limit`` characters."""
     from vaultkeeper.native.summary import line as summary_line
-    from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
 
     report = None if last is None else last.report
@@ -203,7 +198,11 @@ def render(
 
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
-    stale = stale_marks(report)  # "may be stale: src/x.py::helper is gone since ..."
+    stale: dict[str, str] = {}  # "may be stale: src/x.py::helper is gone since ..."
+    if report is not None and report.anchors:
+        from vaultkeeper.report.anchors import stale_marks
+
+        stale = stale_marks(report)
     lesson_lines = _cut(
         [
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"

@@ -188,9 +188,7 @@ def assemble(head: list[Any], order: Any, items: dict[str, str]) -> Report:
     problems = (*before, *in_registry, *in_memory, *after)
     return Report(
         vault=str(vault),
-        generated_at=dt.datetime.strptime(made, "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=dt.timezone.utc
-        ),
+        generated_at=dt.datetime.fromisoformat(made.replace("Z", "+00:00")),
         promote=tuple(Candidate(PROMOTE, *c) for c in promote),
         prune=tuple(Candidate(PRUNE, *c) for c in prune),
         held_out=tuple(Candidate(HELD_OUT, *c) for c in held),
@@ -458,7 +456,8 @@ def write(
             }
         else:
             conn.executemany(
-                "DELETE FROM report_files WHERE path = ?", [(p,) for p in changed - found.keys.keys()]
+                "DELETE FROM report_files WHERE path = ?",
+                [(p,) for p in changed - found.keys.keys()],
             )
         conn.executemany(
             "INSERT OR REPLACE INTO report_files VALUES (?, ?, ?, ?)",

@@ -57,8 +57,7 @@ TABLES: tuple[str, ...] = (
     # part of the report, what a patch needs of it (scan/last.py)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
     "racy TEXT NOT NULL, report TEXT NOT NULL)",
-    "CREATE TABLE report_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, items TEXT, "
-    "basis TEXT)",
+    "CREATE TABLE report_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, items TEXT, basis TEXT)",
     # report/brief.py: the registry's most-used patterns, in the brief's order
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
