@@ -13,8 +13,8 @@ from vaultkeeper import config
 from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.recall.start import project_for, render
-from vaultkeeper.scan.last import Last
 from vaultkeeper.scan.classify import classify
+from vaultkeeper.scan.last import Last
 from vaultkeeper.store.uses import UseEvent, append_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
