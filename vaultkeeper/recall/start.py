@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.report import brief
-from vaultkeeper.report.candidates import Report, one_line, one_lines
+from vaultkeeper.report.candidates import Report, one_line
 from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
     from vaultkeeper.scan.last import Last
 
-_ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
 MORE = "... and {} more (see _index.md)"
 # Shares of what is left after part 1: the maintenance part first takes at most this
 # much, then the project's lessons and the patterns split the rest (unused room moves on).
@@ -76,21 +74,6 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
     return next((folders[n.casefold()] for n in names if n and n.casefold() in folders), None)
 
 
-def _front(path: str, where: str, saved: brief.Saved) -> list[Any] | None:
-    """The lesson's fields (brief.fields), None for one never served: from the
-    scan's row while the file is as the scan read it, else read now (YAML)."""
-    from vaultkeeper.store import model
-
-    known, got = saved.get(path, where)
-    if known:
-        return got
-    try:
-        text = model.decode(model.read_regular(path))
-        return brief.fields(brief.with_yaml(path, where, text))
-    except model.ParseError:
-        return None  # the scan and lint report it; the recall just leaves it out
-
-
 def lessons(vault: Path, project: str) -> list[Lesson]:
     """The project's memory entries that are served: active first, then by name."""
 
@@ -98,7 +81,7 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
     cut = len(str(vault)) + 1
     saved = brief.Saved(vault, project)
     for path in brief.memory_files(vault, project):
-        got = _front(path, path[cut:], saved)
+        got = saved.fields(path, path[cut:])
         if got is None:
             continue
         name, description, status = got
@@ -138,11 +121,6 @@ def patterns(vault: Path, limit: int, kept: Any = None) -> tuple[list[PatternLin
     return out, len(readable)
 
 
-def _cut(lines: list[str]) -> list[str]:
-    """Each line one_line (one check for them all), a long one cut."""
-    return [x if len(x) <= _ITEM_MAX else x[: _ITEM_MAX - 3] + "..." for x in one_lines(lines)]
-
-
 def _link(path: str, heading: str | None = None) -> str:
     stem = path[: -len(".md")] if path.endswith(".md") else path
     return f"[[{stem}#{heading}]]" if heading else f"[[{stem}]]"
@@ -179,7 +157,7 @@ def render(
     from vaultkeeper.store.uses import latest_receipts
 
     report = None if last is None else last.report
-    vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
+    vk = brief.command(str(vault))
     how = [
         f"Memory vault: {one_line(str(vault))}. Start at its _index.md and follow the "
         "[[links]] to what the task needs.",
@@ -190,7 +168,9 @@ def render(
     part1 = "\n".join(how) + "\n"
     room = limit - len(part1) - 8  # the blank lines between parts
 
-    waiting = _cut([f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)])
+    waiting = brief.cut_lines(
+        [f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)]
+    )
     waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
@@ -203,7 +183,7 @@ def render(
         from vaultkeeper.report.anchors import stale_marks
 
         stale = stale_marks(report)
-    lesson_lines = _cut(
+    lesson_lines = brief.cut_lines(
         [
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
             f"{stale.get(x.path, '')}: {x.description} {_link(x.path)}"
@@ -211,7 +191,7 @@ def render(
         ]
     )
     shown_patterns, pattern_total = patterns(vault, limit // 40, last and last.patterns)
-    pattern_lines = _cut(
+    pattern_lines = brief.cut_lines(
         [
             f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "
             f"{p.summary} {_link(p.path, p.name)}"
