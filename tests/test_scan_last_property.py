@@ -3,8 +3,10 @@
 Seeded random sequences of hand edits (counters, dates, promoted lines, a block's words,
 a lesson's status, date and description, lessons added, broken and gone, the usage log
 and the journal) and commands (`use`, `apply promote`, `apply supersede`): after each,
-the report `last_report` gives equals the one classified whole from the files and the one
-given with the database deleted; and a counter edit is patched, not classified whole.
+the report `derived` gives (with the brief's patterns and status's blocks) equals the one
+classified whole from the files, the one read back from the rows the patch wrote, and
+the one given with the database deleted; and a counter edit is patched, not classified
+whole.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ def test_the_patched_report_is_the_full_classifications(
         assert got is not None
         patched = got.report
         assert got == _derived_whole(vault), f"step {step}"
+        assert last.derived(vault) == got, f"step {step}"  # the rows the patch wrote, read back
         copy = tmp_path / f"copy{step}"
         shutil.copytree(vault, copy, symlinks=True)
         for db in (copy / "state").glob("vaultkeeper.db*"):
@@ -207,3 +210,25 @@ def test_a_lesson_whose_date_json_cannot_carry_is_patched_or_classified_whole_al
         if edit:
             (vault / "projects/p1/memory/l1.md").write_text(_lesson(random.Random(4), 1))
         assert last.last_report(vault) == _whole(vault)
+
+
+def test_a_patch_writes_only_the_changed_files_rows(make_vault: Any, runner: CliRunner) -> None:
+    import sqlite3
+
+    vault = _vault(make_vault, random.Random(5))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+
+    def rows() -> dict[str, tuple[Any, ...]]:
+        with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+            found = conn.execute("SELECT path, key, items, basis FROM report_files")
+            return {r[0]: r[1:] for r in found}
+
+    before = rows()
+    assert any(p.startswith("projects/") for p in before)
+    done = runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+    assert done.exit_code == 0, done.output
+    got = last.derived(vault)
+    assert got is not None and got.report == _whole(vault)
+    after = rows()
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert changed == {"patterns/registry0.md", "state/uses.jsonl", "state/journal.jsonl"}

@@ -36,7 +36,6 @@ from vaultkeeper.store.secrets import strip_controls
 if TYPE_CHECKING:
     from vaultkeeper.registry.keptheads import Head
 
-KEYS = ("name", "description", "status", "superseded_by")
 Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
 ITEM_MAX = 300  # one item's line in the brief, so one long value cannot crowd out the rest
