@@ -136,17 +136,20 @@ def _served(value: Any, text: bool) -> Any:
     return served(value) if text and type(value) is str else value
 
 
-def items_text(first: Any, second: Any, third: Any, registry: bool) -> str | None:
+def items_text(first: Any, second: Any, third: Any, registry: bool, fresh: bool = True) -> Any:
     """A file's items as its row keeps them: a registry file's promote, prune candidates
-    and problems; a lesson's held-out candidates, problems and stale lines (None: none)."""
+    and problems; a lesson's held-out candidates, problems and stale lines (None: none).
+    ``fresh``: as classified (else served already)."""
     if not (first or second or third):
         return None
-    if registry:
-        parts = [[c[1:] for c in served_rows(x, _TEXTS)] for x in (first, second)]
-        return json.dumps([*parts, served_rows(third)])
-    return json.dumps(
-        [[c[1:] for c in served_rows(first, _TEXTS)], served_rows(second), served_rows(third)]
-    )
+    serve = served_rows if fresh else _as_given
+    one = [c[1:] for c in serve(first, _TEXTS)]
+    two = [c[1:] for c in serve(second, _TEXTS)] if registry else serve(second)
+    return json.dumps([one, two, serve(third)])
+
+
+def _as_given(rows: Any, fields: tuple[int, ...] = ()) -> Any:
+    return rows
 
 
 def facts_text(facts: list[Any]) -> str:
@@ -271,15 +274,16 @@ def usage_view(vault: Path, memory: Any) -> tuple[Any, list[Any]]:
 
 
 def _by_file(items: Any, order: dict[str, int], wanted: str, at: int = 1) -> dict[str, list[Any]]:
-    """``items`` by their file, which must be under ``wanted`` and in ``order`` (the scan's);
-    raises ValueError when they are not: such a report is not kept."""
+    """``items`` served (one check for them all) by their file, which must be under
+    ``wanted`` and in ``order`` (the scan's); raises ValueError when they are not: such a
+    report is not kept."""
     out: dict[str, list[Any]] = {}
     last = -1
-    for item in items:
+    for item, shown in zip(items, served_rows(items, _TEXTS if at == 2 else ()), strict=True):
         where = order.get(item[at], -1)
         if where < last or not item[at].startswith(wanted):
             raise ValueError(item[at])
-        out.setdefault(item[at], []).append(item)
+        out.setdefault(item[at], []).append(shown)
         last = where
     return out
 
@@ -314,11 +318,11 @@ def split(
     known.update((r[6], r[5]) for r in cache.patterns[0] if type(r[6]) is str)
     for path in found.keys:
         if path.startswith(REGISTRY):
-            items[path] = items_text(*(x.get(path, ()) for x in reg), True)
+            items[path] = items_text(*(x.get(path, ()) for x in reg), True, False)
             hs = by_file.get(path)
             basis[path] = None if hs is None else [shape(hs), top_of(vault, hs, known)]
         elif path in memory:
-            items[path] = items_text(*(x.get(path, ()) for x in mem), False)
+            items[path] = items_text(*(x.get(path, ()) for x in mem), False, False)
     for f in facts:
         basis.setdefault(f.rel, []).append(f)
     pairs: dict[str, Any] | None = {}
