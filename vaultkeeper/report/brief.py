@@ -297,11 +297,14 @@ def _fingerprint(head: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list[Any], int]:
+def top(
+    vault: Path, heads: Sequence[Head], known: dict[str, str], parse: bool = True
+) -> tuple[list[Any], int]:
     """The scan's rows for the brief: ``(rank, name, count, last_used, path, summary,
     fingerprint)`` of the ``TOP`` most-used patterns, and how many there are; ``known``:
-    the last scan's summaries by fingerprint. Raises OSError, ParseError or ValueError
-    (a registry file changed under the scan): the caller then keeps none."""
+    the last scan's summaries by fingerprint (``parse`` False: one not known is None, not
+    parsed). Raises OSError, ParseError or ValueError (a registry file changed under the
+    scan): the caller then keeps none."""
     best = ranked(heads)
     parsed: dict[str, dict[int, Any]] = {}  # registry files parsed for a missing paragraph
     rows: list[Any] = []
@@ -313,7 +316,7 @@ def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list
         elif mark is not None and mark in known:
             said = known[mark]
         else:
-            said = _parsed(vault, head, parsed)
+            said = _parsed(vault, head, parsed) if parse else None
         used = head.last_used
         iso = None if used is None else used.isoformat()
         rows.append((rank, head.name, head.count, iso, head.rel, said, mark))

@@ -222,6 +222,8 @@ def merged(registry: dict[str, Any]) -> list[Any] | None:
     rows = [[n, c, u, rel, s] for rel, top in tops for n, c, u, s in top[0]]
     day = dt.date.fromisoformat
     rows.sort(key=lambda r: (-r[1], -(day(r[2]) if r[2] else dt.date.min).toordinal()))
+    if any(r[4] is None for r in rows[:TOP]):
+        return None  # a block whose summary was not read: the brief parses the registry
     return [rows[:TOP], sum(top[1] for _, top in tops)]
 
 
@@ -236,12 +238,14 @@ def items_digest(heads: Any) -> str:
 
 def top_of(vault: Path, heads: Any, known: dict[str, str]) -> Any:
     """A registry file's most-used patterns, [name, count, last used, summary] each,
-    and how many readable ones it has (None: a file changed under the scan)."""
+    and how many readable ones it has (None: a file changed under the scan). A summary
+    not in ``known`` (nor in the block's text) is None: a block past the brief's patterns
+    when it was read, which ``merged`` gives only if it is one of them now."""
     from vaultkeeper.errors import Interrupted, VaultkeeperError
     from vaultkeeper.report import brief
 
     try:
-        rows, total = brief.top(vault, heads, known)
+        rows, total = brief.top(vault, heads, known, parse=False)
     except Interrupted:
         raise  # a signal during a scan stops it (scan/classify.py), never swallowed here
     except (VaultkeeperError, OSError, ValueError):
@@ -321,8 +325,8 @@ def split(
             items[path] = items_text(*(x.get(path, ()) for x in reg), True, False)
             hs = by_file.get(path)
             basis[path] = None if hs is None else [shape(hs), top_of(vault, hs, known)]
-        elif path in memory:
-            items[path] = items_text(*(x.get(path, ()) for x in mem), False, False)
+    for path in mem[0].keys() | mem[1].keys() | mem[2].keys():  # a lesson with none: no items
+        items[path] = items_text(*(x.get(path, ()) for x in mem), False, False)
     for f in facts:
         basis.setdefault(f.rel, []).append(f)
     pairs: dict[str, Any] | None = {}
@@ -455,8 +459,10 @@ def write(
                 for p, k in found.keys.items()
                 if p not in old or old[p][0] != k or p in racy or p.startswith(REGISTRY)
             }
-            items = {p: i for p, i in items.items() if p not in changed and old[p][1] != i} | {
-                p: items.get(p) for p in changed
+            given = items
+            items = {p: given.get(p) for p in changed}
+            items |= {
+                p: i for p in found.keys if p not in changed and old[p][1] != (i := given.get(p))
             }
         else:
             conn.executemany(
