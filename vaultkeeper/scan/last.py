@@ -209,7 +209,7 @@ def _patched(
     memory = [p for p in found.keys if p.startswith(MEMORY)]
     notes = {rel: _memory_file(vault, rel, today) for rel in memory if rel in changed}
     usage, view = usage_view(vault, memory)
-    again = notes.keys() if view == view_was else memory  # whose stale line is derived again
+    again = set(notes if view == view_was else memory)  # whose stale line is derived again
     facts = {p: notes[p][2] for p in notes}
     if view != view_was:
         kept = facts_of(conn, MEMORY)
@@ -221,13 +221,12 @@ def _patched(
     for s in stale_entries(lessons, usage, today):
         stale.setdefault(s.path, []).append(s)
     items: dict[str, Any] = {}
-    for rel in again:
-        if rel in notes:
-            items[rel] = items_text(notes[rel][0], notes[rel][1], stale.get(rel, ()), False)
-        else:
-            text = _restaled(rows.items.get(rel), stale.get(rel, []))
-            if text != rows.items.get(rel):
-                items[rel] = text
+    for rel in notes:
+        items[rel] = items_text(notes[rel][0], notes[rel][1], stale.get(rel, ()), False)
+    for rel in (rows.items.keys() | stale.keys()) & again - notes.keys():  # any stale line
+        text = _restaled(rows.items.get(rel), stale.get(rel, []))
+        if text != rows.items.get(rel):
+            items[rel] = text
     for rel, got in files.items():
         items[rel] = items_text(got[0], got[1], got[2], True)
     basis: dict[str, Any] = {rel: notes[rel][2] for rel in notes}
