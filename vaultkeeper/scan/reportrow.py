@@ -174,14 +174,12 @@ def assemble(head: list[Any], order: Any, items: dict[str, str]) -> Report:
 
     vault, made, took, before, after, groups, skills, extra = head[:8]
     lists: tuple[list[Any], ...] = ([], [], [], [], [], [])  # promote prune held reg mem stale
-    for path in order:
-        text = items.get(path)
-        if text is not None:
-            a, b, c = json.loads(text)
-            at = (0, 1, 3) if path.startswith(REGISTRY) else (2, 4, 5)
-            lists[at[0]].extend(a)
-            lists[at[1]].extend(b)
-            lists[at[2]].extend(c)
+    paths = [path for path in order if path in items]
+    for path, (a, b, c) in zip(paths, _decoded(items[p] for p in paths), strict=True):
+        at = (0, 1, 3) if path.startswith(REGISTRY) else (2, 4, 5)
+        lists[at[0]].extend(a)
+        lists[at[1]].extend(b)
+        lists[at[2]].extend(c)
     promote, prune, held, in_registry, in_memory, stale = lists
     more = {"anchors": (), "suggested": ()}
     if extra is not None:
@@ -400,7 +398,13 @@ def facts_of(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
         "SELECT path, basis FROM report_files WHERE path >= ? AND path < ?",
         (prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
     )
-    return {path: json.loads(text) for path, text in rows if text is not None}
+    found = [(path, text) for path, text in rows if text is not None]
+    return dict(zip((p for p, _ in found), _decoded(t for _, t in found), strict=True))
+
+
+def _decoded(texts: Any) -> list[Any]:
+    """Each of ``texts`` (JSON values, one a row) decoded, by one parse of them all."""
+    return list(json.loads("[" + ",".join(texts) + "]"))
 
 
 def keep(
