@@ -41,7 +41,7 @@ class Lesson(NamedTuple):
 
 class PatternLine(NamedTuple):
     name: str
-    count: int
+    count: int  # type: ignore[assignment]  # over tuple.count, which nothing calls
     last_used: str | None
     path: str
     summary: str  # the block's first line of prose

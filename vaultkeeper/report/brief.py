@@ -311,6 +311,7 @@ def top(
     for rank, head in enumerate(best[:TOP]):
         mark = _fingerprint(head)
         text = getattr(head, "text", None)
+        said: str | None
         if text is not None:
             said = summary(text())
         elif mark is not None and mark in known:

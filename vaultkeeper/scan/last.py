@@ -201,7 +201,7 @@ def _patched(
     if touched and (set(registry) != {p for p in was if p.startswith(REGISTRY)} or twice or before):
         return None
     today = from_ns(started_ms * 1_000_000).astimezone(dt.timezone.utc).date()
-    files = {rel: _registry_file(vault, rel, today) for rel in touched}
+    files: dict[str, Any] = {rel: _registry_file(vault, rel, today) for rel in touched}
     old = rows.registry
     words = {rel: items_digest(()) if got is None else got[0][0] for rel, got in old.items()}
     if any(got is None or got[3][0] != words.get(rel) for rel, got in files.items()):

@@ -42,8 +42,15 @@ from vaultkeeper.store.walk import memory_files
 REGISTRY, MEMORY = config.PATTERNS_DIR + "/", config.PROJECTS_DIR + "/"
 _STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
 # what a row this version did not write raises: derived again
-BAD_ROW = (sqlite3.Error, OSError, ValueError, LookupError, TypeError, AttributeError)
-BAD_ROW += (RecursionError,)
+BAD_ROW = (
+    sqlite3.Error,
+    OSError,
+    ValueError,
+    LookupError,
+    TypeError,
+    AttributeError,
+    RecursionError,
+)
 _TEXTS = (1, 2, 6, 10, 11, 13)  # a candidate's text from the vault's files (the rest is ours)
 
 
@@ -320,11 +327,13 @@ def split(
     known.update((r[6], r[5]) for r in cache.patterns[0] if type(r[6]) is str)
     for path in found.keys:
         if path.startswith(REGISTRY):
-            items[path] = items_text(*(x.get(path, ()) for x in reg), True, False)
+            a, b, c = (x.get(path, ()) for x in reg)
+            items[path] = items_text(a, b, c, True, False)
             hs = by_file.get(path)
             basis[path] = None if hs is None else [shape(hs), top_of(vault, hs, known)]
     for path in mem[0].keys() | mem[1].keys() | mem[2].keys():  # a lesson with none: no items
-        items[path] = items_text(*(x.get(path, ()) for x in mem), False, False)
+        a, b, c = (x.get(path, ()) for x in mem)
+        items[path] = items_text(a, b, c, False, False)
     for f in facts:
         basis.setdefault(f.rel, []).append(f)
     pairs: dict[str, Any] | None = {}
