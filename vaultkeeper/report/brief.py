@@ -4,8 +4,8 @@ Each candidate's line from the Report, the wording, and the layout that fits eve
 into the character limit (``render_brief``); what the brief shows of each lesson of the
 session's project (``fields``), kept by the scan in each memory file's row
 (``scan_memory.served``) and used by the brief (``Saved``) while the file's stat key is
-the row's; the registry's most-used patterns (``top``), kept with the report's row
-(scan/last.py) for each registry file as the scan or a patch read it.
+the row's; the registry's most-used patterns (``top``), kept in each registry file's
+report row (scan/reportrow.py) as the scan or a patch read it.
 """
 
 from __future__ import annotations
