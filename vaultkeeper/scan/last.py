@@ -134,7 +134,7 @@ def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None
             return None
         conn.execute("BEGIN")  # one snapshot of every row
         try:
-            rows = load(conn, when[0])
+            rows = load(conn, when[0], found)
             if rows is None:
                 return None
             if rows.keys == found.keys and not changed_bytes(vault, rows.racy, set()):

@@ -375,19 +375,14 @@ def _projects(facts: Any) -> list[str]:
 # -- reading and writing the rows ---------------------------------------------------------
 
 
-def load(conn: sqlite3.Connection, started_ms: int) -> Rows | None:
-    """The rows kept as of ``started_ms`` (in the caller's read transaction); None: none."""
+def load(conn: sqlite3.Connection, started_ms: int, found: Inputs) -> Rows | None:
+    """The rows kept as of ``started_ms`` (in the caller's read transaction); None: none.
+    Kept under ``found``'s digest, a row for each of its files: their keys are not read."""
     got = conn.execute(
         "SELECT inputs, racy, report FROM scan_report WHERE started = ?", (started_ms,)
     ).fetchone()
     if got is None:
         return None
-    keys: dict[str, str] = {}
-    items: dict[str, str] = {}
-    for path, key, text in conn.execute("SELECT path, key, items FROM report_files"):
-        keys[path] = key
-        if text is not None:
-            items[path] = text
     registry = {
         path: None if text is None else json.loads(text)
         for path, text in conn.execute(
@@ -395,6 +390,19 @@ def load(conn: sqlite3.Connection, started_ms: int) -> Rows | None:
             (REGISTRY, REGISTRY[:-1] + "0"),
         )
     }
+    (count,) = conn.execute("SELECT count(*) FROM report_files").fetchone()
+    keys: dict[str, str] = {}
+    items: dict[str, str] = {}
+    if (got[0], count) == (found.digest, len(found.keys)) and registry.keys() == {
+        p for p in found.keys if p.startswith(REGISTRY)
+    }:
+        keys = found.keys
+        items = dict(conn.execute("SELECT path, items FROM report_files WHERE items NOT NULL"))
+    else:
+        for path, key, text in conn.execute("SELECT path, key, items FROM report_files"):
+            keys[path] = key
+            if text is not None:
+                items[path] = text
     head = json.loads(got[2])
     if type(head) is not list or len(head) != 11 or type(head[5]) is not dict:
         raise ValueError("not this version's row")
