@@ -26,7 +26,7 @@ CASES = {
     "index --check": ("vaultkeeper.index.build", "build_index", ["index", "--check"]),
     "status": ("vaultkeeper.status.health", "vault_status", ["status"]),
     "scan (late: printing)": ("vaultkeeper.report.candidates", "print_report", ["scan", "--force"]),
-    "report": ("vaultkeeper.report.candidates", "print_report", ["report"]),
+    "report": ("vaultkeeper.report.candidates", "shown_report", ["report"]),
 }
 
 _PROGRAM = """

@@ -43,7 +43,7 @@ def test_a_result_is_frozen_and_defaults_to_nothing_shown_and_exit_0(
 
 
 MOVED = ("checks", "search", "review", "entries", "ingest", "native", "hooks")
-MOVED += ("apply", "anchor")
+MOVED += ("apply", "anchor", "scan", "status")
 
 
 @pytest.mark.parametrize("name", MOVED)

@@ -14,6 +14,7 @@ from vaultkeeper.apply.batch import apply_decision
 from vaultkeeper.apply.decision import Decision
 from vaultkeeper.recall.start import project_for, render
 from vaultkeeper.scan.classify import classify
+from vaultkeeper.scan.last import Last
 from vaultkeeper.store.uses import UseEvent, append_events
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
@@ -62,7 +63,7 @@ def test_project_is_matched_from_the_git_repository_or_the_folder(
 def test_brief_serves_the_projects_lessons_first_and_never_archived_or_superseded(
     tmp_path: Path, vault: Path
 ) -> None:
-    text = render(vault, classify(vault, NOW), NOW, tmp_path / "api")
+    text = render(vault, Last(classify(vault, NOW), None, None), NOW, tmp_path / "api")
     lines = text.split("\n")
     assert lines[0] == (
         f"Memory vault: {vault}. Start at its _index.md and follow the [[links]] to what "
@@ -110,7 +111,7 @@ def test_promote_candidates_show_their_latest_receipt_and_the_queue_is_listed(
     (vault / "projects/web/memory/css.md").write_text(memory("css", "active"))
     asked = apply_decision(vault, Decision("prune", "projects/web/memory/css.md"), NOW)
     assert asked.outcome == "ask"
-    text = render(vault, classify(vault, NOW), NOW, None)
+    text = render(vault, Last(classify(vault, NOW), None, None), NOW, None)
     assert (
         "- common: success count 7, last used 2026-10-01 (idle 61 days) "
         "(patterns/registry.md:9); latest receipt: mcp:s2:1"
@@ -132,7 +133,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_brief_on_50000_entries_fits_and_puts_the_project_first(big: Path) -> None:
-    text = render(big, classify(big, NOW), NOW, Path("/home/me/src/P042"))
+    text = render(big, Last(classify(big, NOW), None, None), NOW, Path("/home/me/src/P042"))
     assert len(text) <= config.BRIEF_MAX_CHARS
     lines = text.split("\n")
     assert lines[4] == "Lessons of project p042 (projects/p042/memory/), active first:"

@@ -95,8 +95,9 @@ def test_a_scan_keeps_what_the_brief_shows(vault: Path) -> None:
     rows = sql(vault, "SELECT name, summary FROM brief_patterns ORDER BY rank")
     assert [r[0] for r in rows] == ["beta", "delta", "alpha", "gamma"]
     assert rows[0][1] == "Beta pins the clock. more of it."
-    assert last.last_report(vault) is not None
-    rows, total = last.patterns(vault)
+    got = last.derived(vault)
+    assert got is not None
+    rows, total = got.patterns
     assert [r[0] for r in rows] == ["beta", "delta", "alpha", "gamma"] and total == 4
     assert brief(vault) == live(vault)
     assert patterns_part(brief(vault))[0].startswith("- beta (success count 9")
@@ -179,8 +180,11 @@ def test_blocks_the_scan_cache_kept_get_their_paragraph(
         "UPDATE scan_report SET report = 'many'",
         "UPDATE scan_report SET report = '[1, 2]'",
         "UPDATE scan_report SET report = x'41'",  # a blob
-        "UPDATE scan_report SET basis = '{}', inputs = 'x'",
-        'UPDATE scan_report SET basis = \'{"keys": {}, "registry": [], "pairs": 1}\'',
+        "UPDATE report_files SET basis = '{}'",
+        "UPDATE report_files SET basis = '[1]', key = 'x'",
+        "UPDATE report_files SET items = '[[], [1], []]'",
+        "UPDATE report_files SET items = '{nope'",
+        "DELETE FROM report_files WHERE path LIKE 'patterns/%'",
         "UPDATE scan_report SET racy = '[1]'",
         "UPDATE scan_report SET racy = '[[[[' , inputs = 'x'",
         "DELETE FROM scan_registry WHERE path = 'patterns/more.md'",

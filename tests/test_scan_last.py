@@ -333,18 +333,19 @@ def test_a_reader_that_derived_an_older_scans_report_keeps_the_newer_row(vault: 
     # the report as of the previous scan, for seconds on a big vault; its row then
     # replaced the row the scan had just kept, and the next brief derived everything
     # again (the session-end scan's row is what serves the next session's brief).
+    import sqlite3
+
     from vaultkeeper.scan import last, reportrow
     from vaultkeeper.scan.statefile import read_state
 
     when = last.started(read_state(vault).data)
     assert when is not None
     found = reportrow.inputs(vault)
-    assert reportrow.kept(vault, when[0], found) is not None  # the scan's own row
-    older = last.last_report(vault)
-    assert older is not None
-    text = reportrow.encode(older, {"tops": None, "registry": {}})
-    reportrow.store(vault, when[0] - 60_000, found, text, {}, create=False)  # the late reader
-    assert reportrow.kept(vault, when[0], found) is not None
+    assert last._from_rows(vault, when, found) is not None  # the scan's own rows
+    last._whole(vault, (when[0] - 60_000, 5), found)  # the late reader, kept where it may
+    with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+        assert conn.execute("SELECT started FROM scan_report").fetchall() == [(when[0],)]
+    assert last._from_rows(vault, when, found) is not None
 
 
 def test_a_journal_that_is_a_symlink_is_never_read_through(vault: Path, tmp_path: Path) -> None:

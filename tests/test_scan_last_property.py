@@ -3,8 +3,10 @@
 Seeded random sequences of hand edits (counters, dates, promoted lines, a block's words,
 a lesson's status, date and description, lessons added, broken and gone, the usage log
 and the journal) and commands (`use`, `apply promote`, `apply supersede`): after each,
-the report `last_report` gives equals the one classified whole from the files and the one
-given with the database deleted; and a counter edit is patched, not classified whole.
+the report `derived` gives (with the brief's patterns and status's blocks) equals the one
+classified whole from the files, the one read back from the rows the patch wrote, and
+the one given with the database deleted; and a counter edit is patched, not classified
+whole.
 """
 
 from __future__ import annotations
@@ -116,15 +118,18 @@ def _edit(vault: Path, rng: random.Random, runner: CliRunner, step: int) -> None
         runner.invoke(cli, ["--vault", str(vault), *argv])
 
 
-def _whole(vault: Path) -> Any:
-    from vaultkeeper.clock import from_ns
-
+def _derived_whole(vault: Path) -> Any:
+    """What `derived` gives when it classifies the vault whole (the rows left as they were)."""
     data = read_state(vault).data
     when = last.started(data)
     assert when is not None
-    report, basis = last._whole(vault, from_ns(when[0] * 1_000_000), reportrow.inputs(vault))
-    got = reportrow.decode(reportrow.encode(report._replace(duration_ms=when[1]), basis))[0]
-    return last._handled(vault, got._replace(vault=str(vault)), last.journal_mark(data))
+    got = last._whole(vault, when, reportrow.inputs(vault), keep=False)
+    report = last._handled(vault, got.report._replace(vault=str(vault)), last.journal_mark(data))
+    return got._replace(report=report)
+
+
+def _whole(vault: Path) -> Any:
+    return _derived_whole(vault).report
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -137,15 +142,18 @@ def test_the_patched_report_is_the_full_classifications(
     assert done.exit_code == 0, done.output
     for step in range(14):
         _edit(vault, rng, runner, step)
-        patched = last.last_report(vault)
-        assert patched == _whole(vault), f"step {step}"
+        got = last.derived(vault)
+        assert got is not None
+        patched = got.report
+        assert got == _derived_whole(vault), f"step {step}"
+        assert last.derived(vault) == got, f"step {step}"  # the rows the patch wrote, read back
         copy = tmp_path / f"copy{step}"
         shutil.copytree(vault, copy, symlinks=True)
         for db in (copy / "state").glob("vaultkeeper.db*"):
             db.unlink()
-        alone = last.last_report(copy)
-        assert alone is not None and alone._replace(vault=str(vault)) == patched, f"step {step}"
-        assert last._KEPT[str(copy)] == last._KEPT[str(vault)], f"step {step}"
+        alone = last.derived(copy)
+        assert alone is not None and alone.report._replace(vault=str(vault)) == patched
+        assert alone[1:] == got[1:], f"step {step}"  # the brief's patterns, status's blocks
         if rng.random() < 0.2:
             runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
 
@@ -176,10 +184,14 @@ def test_a_basis_of_another_shape_is_classified_whole_not_a_traceback(
     vault = _vault(make_vault, random.Random(2))
     runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
     with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
-        head, _, facts = conn.execute("SELECT basis FROM scan_report").fetchone()[0].partition("\n")
-        basis = json.loads(head)
-        basis["registry"] = {rel: [shape[0]] for rel, shape in basis["registry"].items()}
-        conn.execute("UPDATE scan_report SET basis = ?", (json.dumps(basis) + "\n" + facts,))
+        rows = conn.execute(
+            "SELECT path, basis FROM report_files WHERE path LIKE 'patterns/%' AND basis NOT NULL"
+        )
+        for path, text in rows.fetchall():
+            shape = json.loads(text)[0]
+            conn.execute(
+                "UPDATE report_files SET basis = ? WHERE path = ?", (json.dumps([[shape[0]]]), path)
+            )
     runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
     assert last.last_report(vault) == _whole(vault)
 
@@ -198,3 +210,25 @@ def test_a_lesson_whose_date_json_cannot_carry_is_patched_or_classified_whole_al
         if edit:
             (vault / "projects/p1/memory/l1.md").write_text(_lesson(random.Random(4), 1))
         assert last.last_report(vault) == _whole(vault)
+
+
+def test_a_patch_writes_only_the_changed_files_rows(make_vault: Any, runner: CliRunner) -> None:
+    import sqlite3
+
+    vault = _vault(make_vault, random.Random(5))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+
+    def rows() -> dict[str, tuple[Any, ...]]:
+        with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+            found = conn.execute("SELECT path, key, items, basis FROM report_files")
+            return {r[0]: r[1:] for r in found}
+
+    before = rows()
+    assert any(p.startswith("projects/") for p in before)
+    done = runner.invoke(cli, ["--vault", str(vault), "use", "p1"])
+    assert done.exit_code == 0, done.output
+    got = last.derived(vault)
+    assert got is not None and got.report == _whole(vault)
+    after = rows()
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert changed == {"patterns/registry0.md", "state/uses.jsonl", "state/journal.jsonl"}

@@ -82,8 +82,9 @@ def _clock_at_now(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands run in this process see NOW, the instant the fixtures are dated from:
     on a busy machine minutes may pass between import and the test."""
     monkeypatch.setattr(clock, "real_now", lambda: NOW)
-    derive = last.last_report
-    monkeypatch.setattr(last, "last_report", lambda v: REPORTS[v] if v in REPORTS else derive(v))
+    derive = last.derived
+    fixed = lambda v: last.Last(REPORTS[v], None, None) if v in REPORTS else derive(v)  # noqa: E731
+    monkeypatch.setattr(last, "derived", fixed)
 
 
 def status(runner: CliRunner, vault: Path) -> tuple[int, dict[str, Any]]:

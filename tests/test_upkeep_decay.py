@@ -9,7 +9,6 @@ from tests.conftest import SAMPLE_VAULT
 from vaultkeeper import config
 from vaultkeeper.report.candidates import render_text
 from vaultkeeper.scan.classify import classify
-from vaultkeeper.scan.reportrow import decode, encode
 from vaultkeeper.store.uses import UseEvent, append_events
 from vaultkeeper.upkeep.decay import MemoryFacts, Usage, load_usage, stale_entries
 
@@ -140,8 +139,10 @@ def test_the_sample_vault_shows_its_stale_lesson_whatever_the_day() -> None:
 
 
 def test_extra_sections_survive_the_saved_report_and_keep_the_summary_line() -> None:
+    from tests.test_report_candidates import as_kept
+
     report = classify(SAMPLE_VAULT, NOW)
-    again = decode(encode(report, {"tops": None, "registry": {}}))[0]
+    again = as_kept(report)
     assert again.duplicates == report.duplicates and again.stale == report.stale
     assert again.skills_unused == report.skills_unused
     assert render_text(again) == render_text(report)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from vaultkeeper import config
-from vaultkeeper.commands.base import now_utc, print_json, usage_error, vault_path
+from vaultkeeper.commands.base import now_utc, usage_error, vault_path
+from vaultkeeper.output import Shown, show
 from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
-    from vaultkeeper.report.candidates import Report
     from vaultkeeper.store.adherence import Adherence
 
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 @click.pass_context
 def scan(
     ctx: click.Context, force: bool, strict: bool, as_json: bool, fresh: bool, as_of: str | None
-) -> None:
+) -> int:
     """Classify the vault into prune / promote / held-out candidates; change nothing.
 
     Prints `SELF-MAINTAIN: prune candidates N | promote eligible N | held-out
@@ -66,17 +66,17 @@ def scan(
     from vaultkeeper.scan.classify import ScanArgs, run
 
     vault = vault_path(ctx)
-    if as_of is not None:
-        from vaultkeeper.clock import parse_day
-        from vaultkeeper.report.candidates import print_report
-        from vaultkeeper.scan.classify import classify
+    if as_of is None:
+        return run(vault, ScanArgs(None, force, strict, as_json, fresh))
+    from vaultkeeper.clock import parse_day
+    from vaultkeeper.report.candidates import shown_report
+    from vaultkeeper.scan.classify import classify
 
-        day = parse_day(as_of, "--as-of")
-        now = now_utc()
-        report = classify(vault, now.replace(year=day.year, month=day.month, day=day.day))
-        print_report(report, as_json)
-        ctx.exit(1 if strict and report.problems else 0)
-    ctx.exit(run(vault, ScanArgs(None, force, strict, as_json, fresh)))
+    day = parse_day(as_of, "--as-of")
+    now = now_utc()
+    report = classify(vault, now.replace(year=day.year, month=day.month, day=day.day))
+    shown = shown_report(report, as_json)
+    return show(shown._replace(code=int(strict and bool(report.problems))), as_json)
 
 
 @click.command()
@@ -88,7 +88,7 @@ def scan(
     help="With --brief: the session's folder, naming its project (default: here).",
 )
 @click.pass_context
-def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> None:
+def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> int:
     """Print the last completed scan's report, with when it was made.
 
     A session-end hook's output is lost; the next session reads the report
@@ -107,46 +107,33 @@ def report(ctx: click.Context, as_json: bool, brief: bool, cwd: Path | None) -> 
       vaultkeeper report --json
       vaultkeeper --vault ~/memory report --brief --cwd ~/src/api
     """
-    from vaultkeeper.report.candidates import age_text, iso
-    from vaultkeeper.scan.last import last_report
+    from vaultkeeper.report.candidates import age_text, iso, one_lines, shown_report
+    from vaultkeeper.scan.last import derived
+    from vaultkeeper.store.adherence import adherence
 
     if as_json and brief:
         raise usage_error("--json and --brief are two different outputs; choose one")
     if cwd is not None and not brief:
         raise usage_error("--cwd goes with --brief (it names the session's project)")
     vault = vault_path(ctx)
-    report = last_report(vault)
+    last = derived(vault)
     now = now_utc()
-    if report is None:
-        why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
-        if as_json:  # an empty report, its keys all there: an agent's code needs no case
-            print_json(_empty(vault, now, why))
-        elif brief:
-            _brief(vault, None, now, cwd)
-        else:
-            click.echo(why)
-        return
-    made = report.generated_at
     if brief:
-        _brief(vault, report, now, cwd)
-        return
-    from vaultkeeper.store.adherence import adherence
+        from vaultkeeper.recall.start import render
 
+        text = render(vault, last, now, Path.cwd() if cwd is None else cwd)
+        return show(Shown(None, (text.removesuffix("\n"),)))  # every brief ends with one
+    if last is None:
+        why = f"no report yet: no scan has completed in {vault}; run `vaultkeeper scan`"
+        return show(Shown(_empty(vault, now, why), (why,)), as_json)
+    made = last.report.generated_at
     followed = adherence(vault)  # read now from the usage log, as status reads it
-    if as_json:
-        data = report.to_dict()
-        data["age_seconds"] = int((now - made).total_seconds())
-        data["recall"] = _recall_dict(followed)
-        print_json(data)
-        return
-    from vaultkeeper.report.candidates import print_report
-
-    print_report(report, False, f"report made {iso(made)} ({age_text(made, now)})")
-    lines = _recall_lines(followed)
-    if lines:
-        from vaultkeeper.report.candidates import one_lines
-
-        click.echo("\n".join(one_lines(lines)))
+    shown = shown_report(last.report, as_json, f"report made {iso(made)} ({age_text(made, now)})")
+    recall = {"age_seconds": int((now - made).total_seconds()), "recall": _recall_dict(followed)}
+    data = shown.data and {**shown.data, **recall}
+    notes = () if as_json else shown.notes  # under --json the problems are in the JSON only
+    lines = (*shown.lines, *one_lines(_recall_lines(followed)))
+    return show(Shown(data, lines, notes), as_json)
 
 
 def _empty(vault: Path, now: dt.datetime, why: str) -> dict[str, object]:
@@ -156,12 +143,6 @@ def _empty(vault: Path, now: dt.datetime, why: str) -> dict[str, object]:
     data: dict[str, object] = Report(str(vault), now, (), (), (), ()).to_dict()
     data.update(generated_at=None, duration_ms=None, age_seconds=None, note=why)
     return data
-
-
-def _brief(vault: Path, report: Report | None, now: dt.datetime, cwd: Path | None) -> None:
-    from vaultkeeper.recall.start import render
-
-    click.echo(render(vault, report, now, Path.cwd() if cwd is None else cwd), nl=False)
 
 
 def _recall_dict(found: Adherence) -> dict[str, Any]:

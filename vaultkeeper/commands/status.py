@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from vaultkeeper.commands.base import now_utc, print_json, vault_path
+from vaultkeeper.commands.base import now_utc, vault_path
+from vaultkeeper.output import Shown, show
 
 
 @click.command()
@@ -43,16 +44,14 @@ def status(ctx: click.Context, as_json: bool) -> int:
                 bar.update(STEPS.index(name) - bar.pos, name)
 
             result = vault_status(vault, now_utc(), step)
-    if as_json:
-        print_json(result.to_dict())
-    else:
-        click.echo(f"vault {result.vault} at {result.generated_at}")
-        rows = [("", "signal", "figure", "healthy", "")]
-        rows += [(s.verdict, s.label, s.shown, s.bound, s.detail) for s in result.signals]
-        for line in table(rows, _width()):
-            click.echo(line)
-        click.echo(f"overall: {result.verdict}")
-    return 1 if result.verdict == FAIL else 0
+    rows = [("", "signal", "figure", "healthy", "")]
+    rows += [(s.verdict, s.label, s.shown, s.bound, s.detail) for s in result.signals]
+    lines = (
+        f"vault {result.vault} at {result.generated_at}",
+        *table(rows, _width()),
+        f"overall: {result.verdict}",
+    )
+    return show(Shown(result.to_dict(), lines, code=int(result.verdict == FAIL)), as_json)
 
 
 def _width() -> int | None:

@@ -76,7 +76,7 @@ class VaultTools:
         """What ``report --brief --cwd`` prints: ``project`` names the folder under
         projects/ directly; else ``cwd`` (else the server's own folder) is matched."""
         from vaultkeeper.recall.start import render
-        from vaultkeeper.scan.last import last_report
+        from vaultkeeper.scan.last import derived
 
         if project is not None:
             folder = resolve_inside(self.vault, f"{config.PROJECTS_DIR}/{project}")
@@ -85,9 +85,9 @@ class VaultTools:
             where = folder
         else:
             where = Path(cwd).expanduser() if cwd else Path.cwd()
-        report = last_report(self.vault)
-        brief = render(self.vault, report, self.now(), where)
-        return {"brief": brief, "available": report is not None, "note": None}
+        last = derived(self.vault)
+        brief = render(self.vault, last, self.now(), where)
+        return {"brief": brief, "available": last is not None, "note": None}
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:
         """``vaultkeeper search --json``'s hits (search.rank.found takes the options)."""

@@ -14,43 +14,40 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.report import brief
-from vaultkeeper.report.candidates import Report, one_line, one_lines
+from vaultkeeper.report.candidates import Report, one_line
 from vaultkeeper.store.secrets import served
 
-_ITEM_MAX = 300  # one item's line, so a long description can't crowd out the rest
+if TYPE_CHECKING:
+    from vaultkeeper.scan.last import Last
+
 MORE = "... and {} more (see _index.md)"
 # Shares of what is left after part 1: the maintenance part first takes at most this
 # much, then the project's lessons and the patterns split the rest (unused room moves on).
 MAINTENANCE_SHARE = 0.35
 
 
-@dataclass(frozen=True)
-class Lesson:
+class Lesson(NamedTuple):
     name: str
     description: str
     path: str  # vault-relative
     status: str | None
 
 
-@dataclass(frozen=True)
-class PatternLine:
+class PatternLine(NamedTuple):
     name: str
-    count: int
+    count: int  # type: ignore[assignment]  # over tuple.count, which nothing calls
     last_used: str | None
     path: str
     summary: str  # the block's first line of prose
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):
     id: str
     action: str
     target: str
@@ -77,21 +74,6 @@ def project_for(vault: Path, cwd: Path | None) -> str | None:
     return next((folders[n.casefold()] for n in names if n and n.casefold() in folders), None)
 
 
-def _front(path: str, where: str, saved: brief.Saved) -> list[Any] | None:
-    """The lesson's fields (brief.fields), None for one never served: from the
-    scan's row while the file is as the scan read it, else read now (YAML)."""
-    from vaultkeeper.store import model
-
-    known, got = saved.get(path, where)
-    if known:
-        return got
-    try:
-        text = model.decode(model.read_regular(path))
-        return brief.fields(brief.with_yaml(path, where, text))
-    except model.ParseError:
-        return None  # the scan and lint report it; the recall just leaves it out
-
-
 def lessons(vault: Path, project: str) -> list[Lesson]:
     """The project's memory entries that are served: active first, then by name."""
 
@@ -99,7 +81,7 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
     cut = len(str(vault)) + 1
     saved = brief.Saved(vault, project)
     for path in brief.memory_files(vault, project):
-        got = _front(path, path[cut:], saved)
+        got = saved.fields(path, path[cut:])
         if got is None:
             continue
         name, description, status = got
@@ -115,15 +97,12 @@ def lessons(vault: Path, project: str) -> list[Lesson]:
     return out
 
 
-def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
+def patterns(vault: Path, limit: int, kept: Any = None) -> tuple[list[PatternLine], int]:
     """The ``limit`` most-used registry patterns (count, then latest use), and how many
-    there are in all: each registry file's as the last report's row keeps them
-    (scan/last.py: while the file is as it was read), else parsed from the registry now."""
-    from vaultkeeper.scan.last import patterns as kept
-
-    got = kept(vault)
-    if got is not None and len(got[0]) >= min(limit, got[1]):
-        return [PatternLine(*row) for row in got[0][:limit]], got[1]
+    there are in all: ``kept`` (scan/last.py's ``Last.patterns``, the rows' own) when it
+    holds that many, else parsed from the registry now."""
+    if kept is not None and len(kept[0]) >= min(limit, kept[1]):
+        return [PatternLine(*row) for row in kept[0][:limit]], kept[1]
     from vaultkeeper.registry.blocks import load_heads
 
     heads, _ = load_heads(vault)
@@ -140,11 +119,6 @@ def patterns(vault: Path, limit: int) -> tuple[list[PatternLine], int]:
         for h in readable[:limit]
     ]
     return out, len(readable)
-
-
-def _cut(lines: list[str]) -> list[str]:
-    """Each line one_line (one check for them all), a long one cut."""
-    return [x if len(x) <= _ITEM_MAX else x[: _ITEM_MAX - 3] + "..." for x in one_lines(lines)]
 
 
 def _link(path: str, heading: str | None = None) -> str:
@@ -172,17 +146,18 @@ def _fit(title: str, items: Sequence[str], total: int, budget: int) -> list[str]
 
 def render(
     vault: Path,
-    report: Report | None,
+    last: Last | None,
     now: dt.datetime,
     cwd: Path | None,
     limit: int = config.BRIEF_MAX_CHARS,
 ) -> str:
-    """The whole brief, never more than ``limit`` characters."""
+    """The whole brief from the last report (scan/last.py's ``derived``), never more than
+    ``limit`` characters."""
     from vaultkeeper.native.summary import line as summary_line
-    from vaultkeeper.report.anchors import stale_marks
     from vaultkeeper.store.uses import latest_receipts
 
-    vk = f"vaultkeeper --vault {shlex.quote(str(vault))}"
+    report = None if last is None else last.report
+    vk = brief.command(str(vault))
     how = [
         f"Memory vault: {one_line(str(vault))}. Start at its _index.md and follow the "
         "[[links]] to what the task needs.",
@@ -193,7 +168,9 @@ def render(
     part1 = "\n".join(how) + "\n"
     room = limit - len(part1) - 8  # the blank lines between parts
 
-    waiting = _cut([f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)])
+    waiting = brief.cut_lines(
+        [f"- {a.action} {a.target}: {a.reason} (id {a.id})" for a in _waiting(vault)]
+    )
     waiting += [line for line in [summary_line(vault)] if line]  # the auto memory's
     receipts = {k: v.receipt for k, v in latest_receipts(vault).items()}
     part4 = _maintenance(vk, report, now, receipts, waiting, int(room * MAINTENANCE_SHARE))
@@ -201,16 +178,20 @@ def render(
 
     project = project_for(vault, cwd)
     found = lessons(vault, project) if project else []
-    stale = stale_marks(report)  # "may be stale: src/x.py::helper is gone since ..."
-    lesson_lines = _cut(
+    stale: dict[str, str] = {}  # "may be stale: src/x.py::helper is gone since ..."
+    if report is not None and report.anchors:
+        from vaultkeeper.report.anchors import stale_marks
+
+        stale = stale_marks(report)
+    lesson_lines = brief.cut_lines(
         [
             f"- {x.name}{'' if x.status in ('active', None) else f' ({x.status})'}"
             f"{stale.get(x.path, '')}: {x.description} {_link(x.path)}"
             for x in found
         ]
     )
-    shown_patterns, pattern_total = patterns(vault, limit // 40)
-    pattern_lines = _cut(
+    shown_patterns, pattern_total = patterns(vault, limit // 40, last and last.patterns)
+    pattern_lines = brief.cut_lines(
         [
             f"- {p.name} (success count {p.count}, last used {p.last_used or '?'}): "
             f"{p.summary} {_link(p.path, p.name)}"

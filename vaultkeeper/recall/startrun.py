@@ -19,31 +19,18 @@ import sys
 
 def run(vault: str, cwd: str | None) -> int:
     """The brief of ``vault`` (found and checked by entry.py) for a session in ``cwd``."""
-    from vaultkeeper.output import fail
-
-    try:
-        return _brief(vault, cwd)
-    except Exception as exc:  # one line and the exit code, as the click group says them
-        return fail(exc)
-
-
-def _brief(vault: str, cwd: str | None) -> int:
     from pathlib import Path
 
     from vaultkeeper.clock import now
-    from vaultkeeper.output import echo as say
+    from vaultkeeper.output import echo, fail
     from vaultkeeper.recall.start import render
-    from vaultkeeper.scan.last import last_report
+    from vaultkeeper.scan.last import derived
 
     root = Path(vault)
-    report = last_report(root)
-    text = render(root, report, now(), Path.cwd() if cwd is None else Path(cwd))
-    if text.endswith("\n"):
-        say(text[:-1])
-    else:  # never so (render ends every brief with a newline); click's own way then
-        import click
-
-        click.echo(text, nl=False)
+    try:  # every brief ends with a newline
+        echo(render(root, derived(root), now(), Path(cwd or os.getcwd())).removesuffix("\n"))
+    except Exception as exc:  # one line and the exit code, as the click group says them
+        return fail(exc)
     return 0
 
 

@@ -4,8 +4,8 @@ Each candidate's line from the Report, the wording, and the layout that fits eve
 into the character limit (``render_brief``); what the brief shows of each lesson of the
 session's project (``fields``), kept by the scan in each memory file's row
 (``scan_memory.served``) and used by the brief (``Saved``) while the file's stat key is
-the row's; the registry's most-used patterns (``top``), kept with the report's row
-(scan/last.py) for each registry file as the scan or a patch read it.
+the row's; the registry's most-used patterns (``top``), kept in each registry file's
+report row (scan/reportrow.py) as the scan or a patch read it.
 """
 
 from __future__ import annotations
@@ -36,10 +36,15 @@ from vaultkeeper.store.secrets import strip_controls
 if TYPE_CHECKING:
     from vaultkeeper.registry.keptheads import Head
 
-KEYS = ("name", "description", "status", "superseded_by")
 Fields = list[Any]  # [name or None (the file's stem), description, status or None]
 
-ITEM_MAX = 300  # one candidate's line in the brief, so one long value cannot crowd out the rest
+ITEM_MAX = 300  # one item's line in the brief, so one long value cannot crowd out the rest
+
+
+def cut_lines(lines: list[str]) -> list[str]:
+    """Each line one_line (one check for them all: a multi-line YAML value must not forge
+    brief lines), a long one cut."""
+    return [x if len(x) <= ITEM_MAX else x[: ITEM_MAX - 3] + "..." for x in one_lines(lines)]
 
 
 def command(vault: str) -> str:
@@ -155,10 +160,7 @@ def _brief_sections(
             if kind == PROMOTE and receipts and c.name in receipts:
                 line += f"; latest receipt: {receipts[c.name]}"
             lines.append(line)
-        # one_line each (one check for them all): a multi-line YAML value must not forge
-        # brief lines
-        cut = [x if len(x) <= ITEM_MAX else x[: ITEM_MAX - 3] + "..." for x in one_lines(lines)]
-        out.append((heading[kind], cut))
+        out.append((heading[kind], cut_lines(lines)))
     return out
 
 
@@ -187,14 +189,6 @@ def render_brief(
 
 
 # -- the lessons of the session's project --------------------------------------------------
-
-
-def with_yaml(path: str, where: str, text: str) -> dict[str, Any] | None:
-    """The frontmatter as YAML reads it; raises model.ParseError."""
-    from vaultkeeper.store import model
-
-    fm = model.parse_note(Path(path), where, text).frontmatter
-    return None if fm is None else dict(fm.data)
 
 
 def fields(meta: dict[str, Any] | None) -> Fields | None:
@@ -249,31 +243,31 @@ class Saved:
                 return
         self.rows = {path: (key, served) for path, key, served in found}
 
-    def get(self, path: str, rel: str) -> tuple[bool, Fields | None]:
-        """(True, the fields) while ``path``'s stat key is its row's, else (False, None)."""
-        row = self.rows.get(rel)
-        if row is None:
-            return False, None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False, None
+    def fields(self, path: str, rel: str) -> Fields | None:
+        """The lesson's fields (``fields``): its row's while ``path``'s stat key is the
+        row's, else read now (YAML); None for one never served or unreadable."""
+        from vaultkeeper.store import model
         from vaultkeeper.store.db import key_text
 
-        if row[0] != key_text((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)):
-            return False, None
+        row = self.rows.get(rel)
         try:
-            got = json.loads(row[1])
-        except (ValueError, RecursionError, TypeError):
-            return False, None
+            st = os.stat(path)
+            key = key_text((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+            got = json.loads(row[1]) if row is not None and row[0] == key else ()
+        except (OSError, ValueError, RecursionError, TypeError):
+            got = ()
         if got is None:
-            return True, None
+            return None
         if type(got) is list and len(got) == 3:
             name, description, status = got
             ok = (name is None or type(name) is str) and type(description) is str
             if ok and (status is None or type(status) is str):
-                return True, [name, description, status]
-        return False, None
+                return [name, description, status]
+        try:
+            fm = model.parse_note(Path(path), rel, model.decode(model.read_regular(path)))
+        except model.ParseError:
+            return None  # the scan and lint report it; the recall just leaves it out
+        return fields(None if fm.frontmatter is None else dict(fm.frontmatter.data))
 
 
 # -- the registry's most-used patterns -----------------------------------------------------
@@ -303,23 +297,27 @@ def _fingerprint(head: Any) -> str | None:
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
 
 
-def top(vault: Path, heads: Sequence[Head], known: dict[str, str]) -> tuple[list[Any], int]:
+def top(
+    vault: Path, heads: Sequence[Head], known: dict[str, str], parse: bool = True
+) -> tuple[list[Any], int]:
     """The scan's rows for the brief: ``(rank, name, count, last_used, path, summary,
     fingerprint)`` of the ``TOP`` most-used patterns, and how many there are; ``known``:
-    the last scan's summaries by fingerprint. Raises OSError, ParseError or ValueError
-    (a registry file changed under the scan): the caller then keeps none."""
+    the last scan's summaries by fingerprint (``parse`` False: one not known is None, not
+    parsed). Raises OSError, ParseError or ValueError (a registry file changed under the
+    scan): the caller then keeps none."""
     best = ranked(heads)
     parsed: dict[str, dict[int, Any]] = {}  # registry files parsed for a missing paragraph
     rows: list[Any] = []
     for rank, head in enumerate(best[:TOP]):
         mark = _fingerprint(head)
         text = getattr(head, "text", None)
+        said: str | None
         if text is not None:
             said = summary(text)
         elif mark is not None and mark in known:
             said = known[mark]
         else:
-            said = _parsed(vault, head, parsed)
+            said = _parsed(vault, head, parsed) if parse else None
         used = head.last_used
         iso = None if used is None else used.isoformat()
         rows.append((rank, head.name, head.count, iso, head.rel, said, mark))

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.output import echo, print_json
+from vaultkeeper.output import Shown, show
 from vaultkeeper.store.secrets import needs_serving, served
 
 if TYPE_CHECKING:  # only for the annotations
@@ -245,14 +245,18 @@ def render_problems(report: Report) -> list[str]:
     return [one_line(str(p)) for p in report.problems]
 
 
-def print_report(report: Report, as_json: bool, made: str | None = None) -> None:
-    """Problems to stderr; the report (with ``made``, when given, as its second line)."""
-    if report.problems:
-        echo("\n".join(render_problems(report)), err=True)
+def shown_report(report: Report, as_json: bool, made: str | None = None) -> Shown:
+    """The report as a command shows it: its problems to stderr, then its JSON or its
+    text (with ``made``, when given, as its second line)."""
+    problems = ("\n".join(render_problems(report)),) if report.problems else ()
     if as_json:
-        print_json(report.to_dict())
-        return
+        return Shown(report.to_dict(), (), problems)
     lines = render_text(report)
     if made is not None:
         lines.insert(1, made)
-    echo("\n".join(lines))
+    return Shown(None, tuple(lines), problems)
+
+
+def print_report(report: Report, as_json: bool) -> None:
+    """``shown_report`` on the standard streams."""
+    show(shown_report(report, as_json), as_json)

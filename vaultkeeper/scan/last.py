@@ -2,19 +2,19 @@
 
 The report is a function of the vault's files and of the moment the last completed scan
 started (``state/self-maintain.json``: ``lastCompleted`` less ``durationMs``): the
-scan's classification (scan/classify.py) as of that moment. ``last_report`` gives it
-from the ``scan_report`` row of ``state/vaultkeeper.db`` while every file it is derived
+scan's classification (scan/classify.py) as of that moment. ``derived`` gives it from
+the rows of ``state/vaultkeeper.db`` (scan/reportrow.py) while every file it is derived
 from (the registry and memory files, the usage log, the journal, ``machine.json``) has
-the stat key it had when the row was kept -- taken before the files were read, and for
+the stat key it had when its row was kept -- taken before the files were read, and for
 a file changed within RACY_NS of that, its bytes' digest too. When some changed, only
 what they can change is classified again (``_patched``): a memory file's held-out
-candidate, problem and facts, and its project's duplicate pairs; a registry file's
-candidates, problems and skills, and its blocks' lines in the pairs; the stale lessons
-and unused skills from the usage log. The rest of the row is kept. What that cannot do
-exactly (a block's name or first sentence changed, a registry file added, gone or
-unreadable, a name used twice, anchors tied to a repository) is classified again whole,
-from the scan's rows. Either way the result is what a full classification gives, and it
-is kept for the next reader; deleting the database gives the same report.
+candidate, problems, facts and stale line, and its project's duplicate pairs; a registry
+file's candidates, problems and skills, and its blocks' lines in the pairs; the stale
+lessons and unused skills from the usage log; and only those rows are written. What
+that cannot do exactly (a block's name or first sentence changed, a registry file added,
+gone or unreadable, a name used twice, anchors tied to a repository) is classified again
+whole, from the scan's rows. Either way the result is what a full classification gives;
+deleting the database gives the same report.
 
 A decision since the scan that changed no file (a skip, a question queued for a person,
 a person's no) is read from the journal: it marks its candidate ``handled``. "Since" is
@@ -29,8 +29,9 @@ import contextlib
 import datetime as dt
 import json
 import os
+import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
@@ -38,25 +39,37 @@ from vaultkeeper.report.candidates import HELD_OUT, Candidate, Report, iso
 from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.scan.reportrow import (
     BAD_ROW,
+    MEMORY,
+    REGISTRY,
     Inputs,
-    basis_of,
+    Rows,
+    assemble,
     changed_bytes,
-    decode,
-    encode,
+    facts_of,
     inputs,
     items_digest,
-    kept,
+    items_text,
+    load,
+    merged,
     pair,
+    served_rows,
     shape,
-    store,
+    split,
     top_of,
     usage_view,
+    write,
 )
 from vaultkeeper.store import db
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.text import ParseError, read_regular
 
-_REGISTRY, _MEMORY = config.PATTERNS_DIR + "/", config.PROJECTS_DIR + "/"
+
+class Last(NamedTuple):
+    """The last report as the files say now, and what its rows keep beside it."""
+
+    report: Report
+    patterns: Any  # the registry's most-used patterns, [rows, total]; None: not had
+    bare: dict[str, list[Any]] | None  # a registry file -> its blocks without counters
 
 
 def _figures(data: dict[str, Any]) -> dict[str, Any]:
@@ -88,62 +101,61 @@ def started(data: dict[str, Any]) -> tuple[int, int] | None:
 
 def last_report(vault: Path) -> Report | None:
     """The last completed scan's report, as the vault's files say now (see the module doc)."""
+    got = derived(vault)
+    return None if got is None else got.report
+
+
+def derived(vault: Path) -> Last | None:
+    """``last_report`` with the registry's most-used patterns and blocks without counter
+    lines as of it (the brief's and status's), from the same rows; None: no scan completed."""
     from vaultkeeper.scan.statefile import read_state
 
     data = read_state(vault).data  # read once: when the scan began, its journal mark
     when = started(data)
     if when is None:
-        _KEPT.pop(str(vault), None)
         return None
     found = inputs(vault)
-    got = kept(vault, when[0], found) or _derive(vault, *when, found)
-    _KEPT[str(vault)] = got[1]
-    return _handled(vault, got[0]._replace(vault=str(vault)), journal_mark(data))
+    got = _from_rows(vault, when, found) or _whole(vault, when, found)
+    report = _handled(vault, got.report._replace(vault=str(vault)), journal_mark(data))
+    return got._replace(report=report)
 
 
-_KEPT: dict[str, Any] = {}  # vault -> what the row last read says of the registry
+def _last(head: list[Any], found: Inputs, items: dict[str, Any], registry: dict[str, Any]) -> Last:
+    ordered = {p: registry[p] for p in found.keys if p in registry}
+    bare = {rel: got[0][3] for rel, got in ordered.items() if got is not None and got[0][3]}
+    return Last(assemble(head, found.keys, items), merged(ordered), bare)
 
 
-def patterns(vault: Path) -> Any:
-    """The registry's most-used patterns (``_merged``) as of the report ``last_report``
-    just gave; None when it gave none, or they could not be had."""
-    return _KEPT.get(str(vault), [None])[0]
-
-
-def bare(vault: Path) -> Any:
-    """Each registry file's blocks without counter lines, [line, name] each, as of the
-    report ``last_report`` just gave (None: it gave none)."""
-    return _KEPT.get(str(vault), [None, None])[1]
-
-
-def _derive(vault: Path, started_ms: int, took: int, found: Inputs) -> tuple[Report, Any]:
-    """The report as of ``started_ms``: the kept row patched where it can be, else
-    classified whole; kept for the next reader."""
-    from vaultkeeper.clock import from_ns
-
-    now = from_ns(started_ms * 1_000_000)
-    text = None
+def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None:
+    """The report from the rows kept as of the scan's start, patched where files changed
+    (and those rows written); None: none kept, or it must be classified whole."""
     with contextlib.suppress(*BAD_ROW), db.existing(vault) as conn:
-        if conn is not None:
-            row = conn.execute(
-                "SELECT racy, report, basis FROM scan_report WHERE started = ?", (started_ms,)
-            ).fetchone()
-            if row is not None:
-                head, _, facts = row[2].partition("\n")  # the facts decoded only if needed
-                racy, old, basis = json.loads(row[0]), decode(row[1])[0], json.loads(head)
-                basis["facts"] = facts
-                got = _patched(vault, now, found, old, basis, racy)
-                text = None if got is None else encode(got[0]._replace(duration_ms=took), got[1])
-    if text is None:
-        got = _whole(vault, now, found)
-        text = encode(got[0]._replace(duration_ms=took), got[1])
-    assert got is not None
-    store(vault, started_ms, found, text, got[1], create=False)
-    return decode(text)  # as a kept one reads
+        if conn is None:
+            return None
+        conn.execute("BEGIN")  # one snapshot of every row
+        try:
+            rows = load(conn, when[0], found)
+            if rows is None:
+                return None
+            if rows.keys == found.keys and not changed_bytes(vault, rows.racy, set()):
+                return _last(rows.head, found, rows.items, rows.registry)
+            got = _patched(vault, conn, when[0], found, rows)
+        finally:
+            conn.execute("COMMIT")
+        if got is None:
+            return None
+        head, items, registry, basis, changed = got
+        with contextlib.suppress(sqlite3.Error):  # the rows are a shortcut
+            write(conn, when[0], found, head, items, basis, rows.digest, changed)
+        texts = {p: t for p, t in {**rows.items, **items}.items() if t is not None}
+        return _last(head, found, texts, registry)
+    return None
 
 
-def _whole(vault: Path, now: dt.datetime, found: Inputs) -> tuple[Report, dict[str, Any]]:
-    """The full classification (from the scan's rows: only changed files are read)."""
+def _whole(vault: Path, when: tuple[int, int], found: Inputs, keep: bool = True) -> Last:
+    """The full classification (from the scan's rows: only changed files are read), kept
+    (``keep``) for the next reader where there is a database."""
+    from vaultkeeper.clock import from_ns
     from vaultkeeper.scan import cache as scancache
     from vaultkeeper.scan.classify import classify
 
@@ -152,52 +164,99 @@ def _whole(vault: Path, now: dt.datetime, found: Inputs) -> tuple[Report, dict[s
         with contextlib.suppress(UnsafePathError):  # a linked database: not used
             rows = scancache.load(vault)
     parts: dict[str, Any] = {}
-    report = classify(vault, now, rows, parts)
-    return report, basis_of(vault, report, parts, rows, found)
+    now = from_ns(when[0] * 1_000_000)
+    report = classify(vault, now, rows, parts)._replace(duration_ms=when[1])
+    try:
+        head, items, basis = split(vault, report, parts, rows, found)
+    except ValueError:  # lists out of their files' order: nothing kept
+        return Last(report, None, None)
+    with contextlib.suppress(sqlite3.Error, OSError), db.existing(vault) as conn:
+        if conn is not None and keep:
+            write(conn, when[0], found, head, items, basis)
+    texts = {p: t for p, t in items.items() if t is not None}
+    return _last(head, found, texts, {p: b for p, b in basis.items() if p.startswith(REGISTRY)})
 
 
 # -- the patch -----------------------------------------------------------------------------
 
 
 def _patched(
-    vault: Path,
-    now: dt.datetime,
-    found: Inputs,
-    old: Report,
-    basis: dict[str, Any],
-    racy: dict[str, str],
-) -> tuple[Report, dict[str, Any]] | None:
-    """``old`` (kept from ``basis``) with what the changed files can change classified
-    again; None when that cannot be done exactly (see the module doc)."""
+    vault: Path, conn: sqlite3.Connection, started_ms: int, found: Inputs, rows: Rows
+) -> tuple[list[Any], dict[str, Any], dict[str, Any], dict[str, Any], set[str]] | None:
+    """The rows with what the changed files can change derived again: the report's own
+    row, the items re-stated, the registry's bases, the changed files' bases, the
+    changed files; None when that cannot be done exactly (see the module doc)."""
+    from vaultkeeper.clock import from_ns
     from vaultkeeper.store import machine
+    from vaultkeeper.upkeep.decay import MemoryFacts, PromotedBlock, stale_entries, unused_skills
 
-    was: dict[str, str] = basis["keys"]
+    vault_, made, took, before, after, groups, _, extra, twice, view_was, whole = rows.head
+    was = rows.keys
     changed = {p for p, k in found.keys.items() if was.get(p) != k} | (was.keys() - found.keys)
-    changed |= changed_bytes(vault, racy, changed)
-    if basis["pairs"] is None or machine.has(vault, "repositories"):
+    changed |= changed_bytes(vault, rows.racy, changed)
+    if whole or machine.has(vault, "repositories"):
         return None
-    registry = [p for p in found.keys if p.startswith(_REGISTRY)]
+    registry = [p for p in found.keys if p.startswith(REGISTRY)]
     touched = [p for p in registry if p in changed]
-    if touched and (
-        registry != [p for p in was if p.startswith(_REGISTRY)]
-        or basis["twice"]
-        or basis["problems"][0]
-    ):
+    if touched and (set(registry) != {p for p in was if p.startswith(REGISTRY)} or twice or before):
         return None
-    today = now.astimezone(dt.timezone.utc).date()
-    files = {rel: _registry_file(vault, rel, today) for rel in touched}
-    if any(
-        got is None or got[3][0] != basis["registry"].get(rel, [items_digest(())])[0]
-        for rel, got in files.items()
-    ):
+    today = from_ns(started_ms * 1_000_000).astimezone(dt.timezone.utc).date()
+    files: dict[str, Any] = {rel: _registry_file(vault, rel, today) for rel in touched}
+    old = rows.registry
+    words = {rel: items_digest(()) if got is None else got[0][0] for rel, got in old.items()}
+    if any(got is None or got[3][0] != words.get(rel) for rel, got in files.items()):
         return None  # a block's words changed (or it is unreadable): derived whole
-    memory = [p for p in found.keys if p.startswith(_MEMORY)]
+    memory = [p for p in found.keys if p.startswith(MEMORY)]
     notes = {rel: _memory_file(vault, rel, today) for rel in memory if rel in changed}
-    return _assembled(vault, today, old, basis, changed, registry, files, memory, notes)
+    usage, view = usage_view(vault, memory)
+    again = set(notes if view == view_was else memory)  # whose stale line is derived again
+    facts = {p: notes[p][2] for p in notes}
+    if view != view_was:
+        kept = facts_of(conn, MEMORY)
+        facts |= {p: kept.get(p, []) for p in memory if p not in notes}
+    if any(facts.get(p) is None for p in again):
+        return None  # facts JSON could not carry
+    lessons = [MemoryFacts(*f) for p in memory if p in again for f in facts[p]]
+    stale: dict[str, list[Any]] = {}
+    for s in stale_entries(lessons, usage, today):
+        stale.setdefault(s.path, []).append(s)
+    items: dict[str, Any] = {}
+    for rel in notes:
+        items[rel] = items_text(notes[rel][0], notes[rel][1], stale.get(rel, ()), False)
+    for rel in (rows.items.keys() | stale.keys()) & again - notes.keys():  # any stale line
+        text = _restaled(rows.items.get(rel), stale.get(rel, []))
+        if text != rows.items.get(rel):
+            items[rel] = text
+    for rel, got in files.items():
+        items[rel] = items_text(got[0], got[1], got[2], True)
+    basis: dict[str, Any] = {rel: notes[rel][2] for rel in notes}
+    basis |= {rel: got[3:5] if got[5] else None for rel, got in files.items()}
+    kept_registry = {rel: basis[rel] if rel in files else old.get(rel) for rel in registry}
+    promoted = [
+        PromotedBlock(n, rel, line, pr, None if u is None else dt.date.fromisoformat(u))
+        for rel, got in kept_registry.items()
+        if got is not None
+        for n, line, pr, u in got[0][2]
+    ]
+    skills = served_rows(unused_skills(promoted, usage, today))
+    projects = {p.split("/", 2)[1] for p in changed if p.startswith(MEMORY)}
+    pairs = _pairs(conn, groups, old, files, memory, projects, notes)
+    if pairs is None:
+        return None
+    head = [vault_, made, took, before, after, pairs, skills, extra, twice, view, False]
+    return head, items, kept_registry, basis, changed
+
+
+def _restaled(text: str | None, stale: list[Any]) -> str | None:
+    """A lesson's items' text with its stale lines derived again."""
+    held, problems = json.loads(text)[:2] if text is not None else ([], [])
+    if not (held or problems or stale):
+        return None
+    return json.dumps([held, problems, served_rows(stale)])
 
 
 def _registry_file(vault: Path, rel: str, today: dt.date) -> tuple[Any, ...] | None:
-    """(promote, prune, problems, [digest, lines, promoted]) of one registry file."""
+    """(promote, prune, problems, shape, top, any blocks) of one registry file."""
     from vaultkeeper.registry.blocks import parse_heads
     from vaultkeeper.scan.classify import registry_candidates
     from vaultkeeper.store.model import decode
@@ -209,7 +268,7 @@ def _registry_file(vault: Path, rel: str, today: dt.date) -> tuple[Any, ...] | N
         return None
     problems: list[Problem] = []
     promote, prune = registry_candidates(heads, today, problems)
-    return promote, prune, problems, shape(heads), top_of(vault, heads, {})
+    return promote, prune, problems, shape(heads), top_of(vault, heads, {}), bool(heads)
 
 
 def _memory_file(vault: Path, rel: str, today: dt.date) -> tuple[list[Any], ...]:
@@ -222,121 +281,55 @@ def _memory_file(vault: Path, rel: str, today: dt.date) -> tuple[list[Any], ...]
     return held, problems, facts
 
 
-def _by_path(items: Any) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for item in items:
-        out.setdefault(item.path, []).append(item)
-    return out
-
-
-def _assembled(
-    vault: Path,
-    today: dt.date,
-    old: Report,
-    basis: dict[str, Any],
-    changed: set[str],
-    registry: list[str],
+def _pairs(
+    conn: sqlite3.Connection,
+    groups: dict[str, list[Any]],
+    old: dict[str, Any],
     files: dict[str, Any],
     memory: list[str],
+    projects: set[str],
     notes: dict[str, Any],
-) -> tuple[Report, dict[str, Any]]:
-    """The report and basis with each changed file's part in its place, in the scan's order."""
-    from vaultkeeper.upkeep.decay import MemoryFacts, PromotedBlock, stale_entries, unused_skills
-
-    def each(
-        paths: list[str], new: dict[str, Any], at: int, kept: dict[str, list[Any]]
-    ) -> list[Any]:
-        return [x for p in paths for x in (new[p][at] if p in new else kept.get(p, ()))]
-
-    start, end = basis["problems"]
-    was_memory = {p for p in basis["keys"] if p.startswith(_MEMORY)}
-    rest = old.problems[end:]
-    problems = [*old.problems[:start], *each(registry, files, 2, _by_path(old.problems[start:end]))]
-    mid = len(problems)
-    problems += each(memory, notes, 1, _by_path(p for p in rest if p.path in was_memory))
-    problems += [p for p in rest if p.path not in was_memory]  # symlinks out of the vault
-    usage, view = usage_view(vault, memory)
-    facts: Any = basis["facts"]  # the text kept, unless a lesson or its usage changed
-    lessons = bool(notes or changed & was_memory)
-    if lessons or view != basis["usage"]:
-        facts = [MemoryFacts(*f) for f in json.loads(facts)]
-        if lessons:
-            facts = each(memory, notes, 2, _by_path_of(facts))
-    shapes = {
-        rel: files[rel][3] if rel in files else basis["registry"].get(rel) for rel in registry
-    }
-    promoted = [
-        PromotedBlock(n, rel, line, pr, None if u is None else dt.date.fromisoformat(u))
-        for rel in registry
-        if shapes[rel] is not None
-        for n, line, pr, u in shapes[rel][2]
-    ]
-    projects = {p.split("/", 2)[1] for p in changed if p.startswith(_MEMORY)}
-    pairs = _pairs(basis, files, facts, projects)
-    from vaultkeeper.upkeep.duplicates import capped
-
-    report = old._replace(
-        promote=tuple(each(registry, files, 0, _by_path(old.promote))),
-        prune=tuple(each(registry, files, 1, _by_path(old.prune))),
-        held_out=tuple(each(memory, notes, 0, _by_path(old.held_out))),
-        problems=tuple(problems),
-        duplicates=tuple(capped([p for g in pairs.values() for p in g])),
-        stale=old.stale if isinstance(facts, str) else tuple(stale_entries(facts, usage, today)),
-        skills_unused=tuple(unused_skills(promoted, usage, today)),
-        anchors=(),
-        suggested=(),
-    )
-    tops = basis["tops"]
-    if tops is not None:
-        tops = {rel: files[rel][4] if rel in files else tops.get(rel) for rel in shapes}
-        tops = None if any(files[rel][4] is None for rel in files) else tops
-    return report, {
-        "tops": {rel: top for rel, top in tops.items() if top is not None} if tops else tops,
-        "registry": {rel: shape for rel, shape in shapes.items() if shape is not None},
-        "facts": facts,
-        "pairs": pairs,
-        "problems": [start, mid],
-        "twice": basis["twice"],
-        "usage": view,
-    }
-
-
-def _by_path_of(facts: list[Any]) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for f in facts:
-        out.setdefault(f.rel, []).append(f)
-    return out
-
-
-def _pairs(
-    basis: dict[str, Any], files: dict[str, Any], facts: list[Any], projects: set[str]
-) -> dict[str, list[Any]]:
+) -> dict[str, list[Any]] | None:
     """Each duplicates group's pairs: the blocks' with their lines moved as the changed
-    registry files moved them; a changed project's compared again."""
+    registry files moved them; a changed project's compared again (None: its facts are
+    not had)."""
+    from vaultkeeper.upkeep.decay import MemoryFacts
     from vaultkeeper.upkeep.duplicates import BLOCK, pairs_by_group, project_items
 
-    kept = {g: [pair(p) for p in found] for g, found in basis["pairs"].items()}
     out: dict[str, list[Any]] = {}
-    if BLOCK in kept:
+    if BLOCK in groups:
         moved = {
-            rel: dict(zip(basis["registry"][rel][1], got[3][1], strict=True))
+            rel: dict(zip(old[rel][0][1], got[3][1], strict=True))
             for rel, got in files.items()
-            if rel in basis["registry"]
+            if old.get(rel) is not None
         }
         out[BLOCK] = [
             p._replace(
                 a_line=moved.get(p.a_path, {}).get(p.a_line, p.a_line),
                 b_line=moved.get(p.b_path, {}).get(p.b_line, p.b_line),
             )
-            for p in kept[BLOCK]
+            for p in map(pair, groups[BLOCK])
         ]
+    order = list(dict.fromkeys(p.split("/", 2)[1] for p in memory))
     if not projects:  # no lesson changed: each project's pairs as they were
-        return out | {group: found for group, found in kept.items() if group != BLOCK}
-    groups = project_items(facts, projects)
-    again = [i for items in groups.values() if items is not None for i in items]
+        return out | {g: found for g, found in groups.items() if g != BLOCK}
+    facts: list[Any] = []
+    for project in (p for p in order if p in projects):
+        kept = facts_of(conn, f"{MEMORY}{project}/")
+        for path in (p for p in memory if p.split("/", 2)[1] == project):
+            got = notes[path][2] if path in notes else kept.get(path) or []
+            if got is None:
+                return None
+            facts += [MemoryFacts(*f) for f in got]
+    fresh = project_items(facts, projects)
+    again = [i for items in fresh.values() if items for i in items]
     found = pairs_by_group(again) if again else {}
-    for group, items in groups.items():
-        out[group] = found.get(group, []) if items is not None else kept[group]
+    for project in order:
+        group = f"memory:{project}"
+        if project in projects and group in fresh:
+            out[group] = found.get(group, [])
+        elif project not in projects and group in groups:
+            out[group] = groups[group]
     return out
 
 

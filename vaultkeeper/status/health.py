@@ -269,12 +269,9 @@ def _files(vault: Path) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(vault).as_posix()) for p in inside]
 
 
-def leftovers(vault: Path) -> list[str]:
-    """``path:line: what`` for each conflict hunk and each block without counters (a
-    registry file's from the last report's row while the file is as it was read)."""
-    from vaultkeeper.scan.last import bare
-
-    kept = bare(vault)
+def leftovers(vault: Path, kept: dict[str, list[Any]] | None = None) -> list[str]:
+    """``path:line: what`` for each conflict hunk and each block without counters
+    (``kept``: each registry file's, scan/last.py's ``Last.bare``; else parsed now)."""
     out: list[str] = []
     for path, rel in _files(vault):
         try:
@@ -300,8 +297,8 @@ def leftovers(vault: Path) -> list[str]:
     return out
 
 
-def merge_signal(vault: Path) -> Signal:
-    found = leftovers(vault)
+def merge_signal(vault: Path, kept: dict[str, list[Any]] | None = None) -> Signal:
+    found = leftovers(vault, kept)
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     detail = f"{found[0]}{more}; {_SEE}" if found else ""
     return _count("merge_leftovers", "merge leftovers", len(found), FAIL, detail)
@@ -392,11 +389,12 @@ def vault_status(
     vault: Path, now: dt.datetime, progress: Callable[[str], None] | None = None
 ) -> Status:
     """Measure every signal; ``progress`` hears each step's name before it runs."""
-    from vaultkeeper.scan.last import last_report
+    from vaultkeeper.scan.last import derived
 
     step = progress or (lambda _name: None)
     step(STEPS[0])
-    report = last_report(vault)
+    last = derived(vault)
+    report = None if last is None else last.report
     signals = candidates_signals(report, now)
     parts: tuple[Callable[[], list[Signal]], ...] = (
         lambda: [overdue_signal(report, now)],
@@ -404,7 +402,10 @@ def vault_status(
         lambda: lint_signals(vault, now),
         lambda: [scan_age_signal(vault, now)],
         lambda: [journal_signal(vault), uses_signal(vault)],
-        lambda: [index_signal(vault), merge_signal(vault)],  # and what a git merge left
+        lambda: [
+            index_signal(vault),
+            merge_signal(vault, last and last.bare),
+        ],  # and what a git merge left
         lambda: native_signals(vault, now),
         lambda: recall_signals(vault),  # the point-of-use recall's adherence
     )

@@ -35,7 +35,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table, by the domain that fills it. Change one: bump SCHEMA_VERSION.
@@ -52,10 +52,12 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE scan_pairs (grp TEXT PRIMARY KEY, digest TEXT NOT NULL, pairs TEXT NOT NULL)",
     # named facts of the last scan (the duplicates pass's settings; the patterns' total)
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # scan/reportrow.py: the last scan's report, valid while ``inputs`` match its files,
-    # and what patching it needs (scan/last.py: each file's key, block lines, facts, pairs)
+    # scan/reportrow.py: the last scan's report as of its start (one row: kept while the
+    # ``inputs`` digest matches its files), and each input file's row: its stat key, its
+    # part of the report, what a patch needs of it (scan/last.py)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
-    "racy TEXT NOT NULL, report TEXT NOT NULL, basis TEXT NOT NULL)",
+    "racy TEXT NOT NULL, report TEXT NOT NULL)",
+    "CREATE TABLE report_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, items TEXT, basis TEXT)",
     # report/brief.py: the registry's most-used patterns, in the brief's order
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "
