@@ -50,12 +50,12 @@ from vaultkeeper.scan.reportrow import (
     items_digest,
     items_text,
     load,
-    merged,
     pair,
     served_rows,
     shape,
     split,
     top_of,
+    tops,
     usage_view,
     write,
 )
@@ -120,10 +120,8 @@ def derived(vault: Path) -> Last | None:
     return got._replace(report=report)
 
 
-def _last(head: list[Any], found: Inputs, items: dict[str, Any], registry: dict[str, Any]) -> Last:
-    ordered = {p: registry[p] for p in found.keys if p in registry}
-    bare = {rel: got[0][3] for rel, got in ordered.items() if got is not None and got[0][3]}
-    return Last(assemble(head, found.keys, items), merged(ordered), bare)
+def _last(head: list[Any], found: Inputs, items: dict[str, Any]) -> Last:
+    return Last(assemble(head, found.keys, items), *head[11])
 
 
 def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None:
@@ -138,17 +136,17 @@ def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None
             if rows is None:
                 return None
             if rows.keys == found.keys and not changed_bytes(vault, rows.racy, set()):
-                return _last(rows.head, found, rows.items, rows.registry)
+                return _last(rows.head, found, rows.items)
             got = _patched(vault, conn, when[0], found, rows)
         finally:
             conn.execute("COMMIT")
         if got is None:
             return None
-        head, items, registry, basis, changed = got
+        head, items, basis, changed = got
         with contextlib.suppress(sqlite3.Error):  # the rows are a shortcut
             write(conn, when[0], found, head, items, basis, rows.digest, changed)
         texts = {p: t for p, t in {**rows.items, **items}.items() if t is not None}
-        return _last(head, found, texts, registry)
+        return _last(head, found, texts)
     return None
 
 
@@ -174,7 +172,7 @@ def _whole(vault: Path, when: tuple[int, int], found: Inputs, keep: bool = True)
         if conn is not None and keep:
             write(conn, when[0], found, head, items, basis)
     texts = {p: t for p, t in items.items() if t is not None}
-    return _last(head, found, texts, {p: b for p, b in basis.items() if p.startswith(REGISTRY)})
+    return _last(head, found, texts)
 
 
 # -- the patch -----------------------------------------------------------------------------
@@ -182,15 +180,15 @@ def _whole(vault: Path, when: tuple[int, int], found: Inputs, keep: bool = True)
 
 def _patched(
     vault: Path, conn: sqlite3.Connection, started_ms: int, found: Inputs, rows: Rows
-) -> tuple[list[Any], dict[str, Any], dict[str, Any], dict[str, Any], set[str]] | None:
+) -> tuple[list[Any], dict[str, Any], dict[str, Any], set[str]] | None:
     """The rows with what the changed files can change derived again: the report's own
-    row, the items re-stated, the registry's bases, the changed files' bases, the
-    changed files; None when that cannot be done exactly (see the module doc)."""
+    row, the items re-stated, the changed files' bases, the changed files; None when
+    that cannot be done exactly (see the module doc)."""
     from vaultkeeper.clock import from_ns
     from vaultkeeper.store import machine
     from vaultkeeper.upkeep.decay import MemoryFacts, PromotedBlock, stale_entries, unused_skills
 
-    vault_, made, took, before, after, groups, _, extra, twice, view_was, whole = rows.head
+    vault_, made, took, before, after, groups, _, extra, twice, view_was, whole = rows.head[:11]
     was = rows.keys
     changed = {p for p, k in found.keys.items() if was.get(p) != k} | (was.keys() - found.keys)
     changed |= changed_bytes(vault, rows.racy, changed)
@@ -202,7 +200,8 @@ def _patched(
         return None
     today = from_ns(started_ms * 1_000_000).astimezone(dt.timezone.utc).date()
     files: dict[str, Any] = {rel: _registry_file(vault, rel, today) for rel in touched}
-    old = rows.registry
+    bases = facts_of(conn, REGISTRY)
+    old = {p: bases.get(p) for p in was if p.startswith(REGISTRY)}
     words = {rel: items_digest(()) if got is None else got[0][0] for rel, got in old.items()}
     if any(got is None or got[3][0] != words.get(rel) for rel, got in files.items()):
         return None  # a block's words changed (or it is unreadable): derived whole
@@ -244,7 +243,7 @@ def _patched(
     if pairs is None:
         return None
     head = [vault_, made, took, before, after, pairs, skills, extra, twice, view, False]
-    return head, items, kept_registry, basis, changed
+    return [*head, tops(kept_registry)], items, basis, changed
 
 
 def _restaled(text: str | None, stale: list[Any]) -> str | None:

@@ -33,7 +33,7 @@ from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report, iso
-from vaultkeeper.scan.cache import RACY_NS, ScanCache, key_of
+from vaultkeeper.scan.cache import RACY_NS, ScanCache
 from vaultkeeper.store import db
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.secrets import needs_serving, served
@@ -70,7 +70,6 @@ class Rows(NamedTuple):
     head: list[Any]  # vault, made, took, problems before, after, pairs, skills, anchors, ...
     keys: dict[str, str]  # path -> stat key text
     items: dict[str, str]  # path -> its items' text (only files with some)
-    registry: dict[str, Any]  # a registry file -> [shape, top] (None: no blocks)
 
 
 def inputs(vault: Path) -> Inputs:
@@ -83,13 +82,13 @@ def inputs(vault: Path) -> Inputs:
     paths += [os.path.join(root, config.STATE_DIR, name) for name in _STATE_INPUTS]
     keys: dict[str, str] = {}
     racy: dict[str, str] = {}
+    stat_key, stat = db.stat_key, os.stat
     for path in paths:
         try:
-            key, settled = key_of(os.stat(path), limit)
+            key, settled = stat_key(stat(path), limit)
         except OSError:
-            keys[path[cut:]] = "-"
-            continue
-        keys[path[cut:]] = db.key_text(key)
+            key, settled = "-", True
+        keys[path[cut:]] = key
         if not settled:
             racy[path[cut:]] = bytes_digest(path)
     text = "".join(f"{path}\0{key}\n" for path, key in keys.items())
@@ -213,6 +212,14 @@ def _capped(groups: Any) -> list[Any]:
     from vaultkeeper.upkeep.duplicates import capped
 
     return capped([pair(p) for pairs in groups.values() for p in pairs])
+
+
+def tops(registry: dict[str, Any]) -> list[Any]:
+    """[merged top patterns, blocks without counters by file] of each registry file's
+    basis ([shape, top]; None: no blocks), in the scan's order: the report row keeps
+    them, so a reader with nothing changed reads no registry file's row."""
+    bare = {rel: got[0][3] for rel, got in registry.items() if got is not None and got[0][3]}
+    return [merged(registry), bare]
 
 
 def merged(registry: dict[str, Any]) -> list[Any] | None:
@@ -360,6 +367,7 @@ def split(
     head = [str(vault), iso(report.generated_at), report.duration_ms]
     head += [served_rows(report.problems[:start]), served_rows(after), groups_kept]
     head += [served_rows(report.skills_unused), extra, twice, view, pairs is None]
+    head.append(tops({p: b for p, b in basis.items() if p.startswith(REGISTRY)}))
     return head, items, basis
 
 
@@ -383,17 +391,17 @@ def load(conn: sqlite3.Connection, started_ms: int, found: Inputs) -> Rows | Non
     ).fetchone()
     if got is None:
         return None
-    registry = {
-        path: None if text is None else json.loads(text)
-        for path, text in conn.execute(
-            "SELECT path, basis FROM report_files WHERE path >= ? AND path < ?",
+    registry = [
+        path
+        for (path,) in conn.execute(
+            "SELECT path FROM report_files WHERE path >= ? AND path < ?",
             (REGISTRY, REGISTRY[:-1] + "0"),
         )
-    }
+    ]
     (count,) = conn.execute("SELECT count(*) FROM report_files").fetchone()
     keys: dict[str, str] = {}
     items: dict[str, str] = {}
-    if (got[0], count) == (found.digest, len(found.keys)) and registry.keys() == {
+    if (got[0], count) == (found.digest, len(found.keys)) and set(registry) == {
         p for p in found.keys if p.startswith(REGISTRY)
     }:
         keys = found.keys
@@ -404,9 +412,9 @@ def load(conn: sqlite3.Connection, started_ms: int, found: Inputs) -> Rows | Non
             if text is not None:
                 items[path] = text
     head = json.loads(got[2])
-    if type(head) is not list or len(head) != 11 or type(head[5]) is not dict:
+    if type(head) is not list or len(head) != 12 or type(head[5]) is not dict:
         raise ValueError("not this version's row")
-    return Rows(got[0], json.loads(got[1]), head, keys, items, registry)
+    return Rows(got[0], json.loads(got[1]), head, keys, items)
 
 
 def facts_of(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
