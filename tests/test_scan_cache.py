@@ -781,3 +781,23 @@ def test_a_lesson_changed_since_the_scan_is_read_once_for_its_row_and_the_index(
     with db.connect(vault) as conn:
         assert index.refresh(conn, vault) == 0  # the scan left the index up to date
     assert [h.name for h in Searcher(vault).search("quokka")] == ["a"]
+
+
+def test_a_scan_stats_each_file_it_reads_once(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's inputs and the scan's reads share one stat of each file."""
+    vault = make_vault(spec_files(NOW.date()))
+    first = run(vault)
+    stats: list[str] = []
+    real = os.stat
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stats.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counting)
+    second = run(vault)
+    read = [p for p in stats if "/projects/" in p or "/patterns/" in p]
+    assert read and len(read) == len(set(read))
+    assert second == first == uncached(vault)

@@ -232,3 +232,24 @@ def test_a_patch_writes_only_the_changed_files_rows(make_vault: Any, runner: Cli
     after = rows()
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     assert changed == {"patterns/registry0.md", "state/uses.jsonl", "state/journal.jsonl"}
+
+
+def test_a_reader_with_nothing_changed_reads_no_registry_row(
+    make_vault: Any, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The top patterns and blocks without counters come with the report's own row: a
+    registry row's basis past reading leaves a reader with nothing changed unmoved."""
+    import sqlite3
+
+    vault = _vault(make_vault, random.Random(3))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    kept = last.derived(vault)
+    assert kept is not None and kept.patterns is not None
+    with sqlite3.connect(vault / "state" / "vaultkeeper.db") as conn:
+        conn.execute("UPDATE report_files SET basis = '{' WHERE path LIKE 'patterns/%'")
+
+    def whole(*args: Any) -> Any:
+        raise AssertionError("classified whole")
+
+    monkeypatch.setattr(last, "_whole", whole)
+    assert last.derived(vault) == kept

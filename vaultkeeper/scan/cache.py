@@ -105,10 +105,14 @@ class ScanCache:
         self.note: RebuildNote | None = None  # set by a scan that says so
         self.began = time.time_ns()  # before any file's stat
         self.limit = self.began - RACY_NS  # a file changed since is not kept
+        # keys the scan took just before (scan/reportrow.py ``inputs``), used once each
+        self.taken: dict[str, tuple[Key, bool] | None] = {}
 
     def _key(self, full: str) -> tuple[Key, bool] | None:
         """A regular file's key and whether it is settled; None for anything else (a FIFO
         or a device: read_regular refuses it)."""
+        if full in self.taken:
+            return self.taken.pop(full)
         try:
             st = os.stat(full)
         except OSError:

@@ -124,9 +124,13 @@ def run_scan(
             # WAL to a single checkpoint at the end, not one (and its fsync) each
             conn = held.enter_context(db.existing(vault))
             clock = time.monotonic()
-            inputs = reportrow.inputs(vault)  # before any file is read: a write after it shows
+            # before any file is read (a write after it shows); the files' keys kept for
+            # the scan's reads: each file is stat'ed once
+            taken: dict[str, Any] = {}
+            inputs = reportrow.inputs(vault, taken)
             journaled = _journal_bytes(vault)  # decisions after it are "since the scan"
             first = scancache.ScanCache(fresh=True) if fresh else scancache.load(vault)
+            first.taken = taken
             if first.rebuilding():  # every row built anew: said on stderr when it is long
                 from vaultkeeper.scan.cache import RebuildNote
 

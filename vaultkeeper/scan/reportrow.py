@@ -33,7 +33,8 @@ from vaultkeeper import config
 from vaultkeeper.errors import UnsafePathError
 from vaultkeeper.registry.blocks import registry_files
 from vaultkeeper.report.candidates import HELD_OUT, PROMOTE, PRUNE, Candidate, Report, iso
-from vaultkeeper.scan.cache import RACY_NS, ScanCache
+from vaultkeeper.scan import cache as scancache
+from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.store import db
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.secrets import needs_serving, served
@@ -72,9 +73,11 @@ class Rows(NamedTuple):
     items: dict[str, str]  # path -> its items' text (only files with some)
 
 
-def inputs(vault: Path) -> Inputs:
-    """Every file the report is derived from, in the scan's order, with its stat key."""
-    limit = time.time_ns() - RACY_NS
+def inputs(vault: Path, taken: dict[str, tuple[str, bool] | None] | None = None) -> Inputs:
+    """Every file the report is derived from, in the scan's order, with its stat key;
+    ``taken`` receives each registry and memory file's (key, settled) by its path (None:
+    not a regular file), for a scan that reads them next (ScanCache.taken)."""
+    limit = time.time_ns() - scancache.RACY_NS  # the scan's window (a test may close it)
     root = str(vault)
     cut = len(root) + 1
     paths = [str(p) for p in registry_files(vault)]
@@ -82,12 +85,16 @@ def inputs(vault: Path) -> Inputs:
     paths += [os.path.join(root, config.STATE_DIR, name) for name in _STATE_INPUTS]
     keys: dict[str, str] = {}
     racy: dict[str, str] = {}
-    stat_key, stat = db.stat_key, os.stat
+    stat_key, stat_of = db.stat_key, os.stat
     for path in paths:
         try:
-            key, settled = stat_key(stat(path), limit)
+            info = stat_of(path)
         except OSError:
-            key, settled = "-", True
+            keys[path[cut:]] = "-"
+            continue
+        key, settled = stat_key(info, limit)
+        if taken is not None:
+            taken[path] = (key, settled) if stat.S_ISREG(info.st_mode) else None
         keys[path[cut:]] = key
         if not settled:
             racy[path[cut:]] = bytes_digest(path)
