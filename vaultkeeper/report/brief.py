@@ -283,7 +283,8 @@ def summary(text: str) -> str:
 def ranked(heads: Sequence[Any]) -> list[Any]:
     """The readable patterns, most used first (count, then latest use)."""
     readable = [h for h in heads if h.count is not None and h.rel != config.NATIVE_REGISTRY_FILE]
-    readable.sort(key=lambda h: (-(h.count or 0), -(h.last_used or dt.date.min).toordinal()))
+    # descending, stable: equal keys keep the registry's order
+    readable.sort(key=lambda h: (h.count or 0, h.last_used or dt.date.min), reverse=True)
     return readable
 
 

@@ -239,8 +239,7 @@ def merged(registry: dict[str, Any]) -> list[Any] | None:
     if any(top is None for _, top in tops):
         return None
     rows = [[n, c, u, rel, s] for rel, top in tops for n, c, u, s in top[0]]
-    day = dt.date.fromisoformat
-    rows.sort(key=lambda r: (-r[1], -(day(r[2]) if r[2] else dt.date.min).toordinal()))
+    rows.sort(key=lambda r: (r[1], r[2] or ""), reverse=True)  # ISO days sort as days; stable
     if any(r[4] is None for r in rows[:TOP]):
         return None  # a block whose summary was not read: the brief parses the registry
     return [rows[:TOP], sum(top[1] for _, top in tops)]
