@@ -95,6 +95,25 @@ def test_log_prints_newest_last(make_vault, runner: CliRunner) -> None:
     assert [r["target"] for r in json.loads(as_json.stdout)] == ["first", "second"]
 
 
+def test_a_journal_or_queue_linked_out_of_the_vault_is_never_read(
+    make_vault, runner: CliRunner, tmp_path: Path
+) -> None:
+    """state/journal.jsonl travels through git (merge=union): a link there to a file out
+    of the vault is not read through (``log`` printed that file's records), nor is a
+    linked queue.jsonl (``review`` would ask what it says)."""
+    vault = make_vault({})
+    elsewhere = make_vault({})
+    journal.append(elsewhere, Outcome("skip", "outside-secret", "silence", "one"), NOW)
+    for name in ("journal.jsonl", "queue.jsonl"):
+        (vault / "state" / name).unlink(missing_ok=True)
+        (vault / "state" / name).symlink_to(elsewhere / "state" / "journal.jsonl")
+    result = runner.invoke(cli, ["--vault", str(vault), "log", "--json"])
+    assert "outside-secret" not in result.output
+    found = journal.read(vault)
+    assert found.records == () and [p.line for p in found.problems] == [1]
+    assert journal.pending(vault) == [] and len(journal.damaged(vault)) == 1  # never "0 waiting"
+
+
 def test_log_of_an_empty_vault(make_vault, runner: CliRunner) -> None:
     vault = make_vault({})
     result = runner.invoke(cli, ["--vault", str(vault), "log", "--json"])

@@ -138,3 +138,30 @@ def test_init_here_says_exactly_what_it_will_write_before_it_writes(
     gained = {p.name for p in root.iterdir()} - {".obsidian", *(f"topic{t}" for t in range(12))}
     assert gained == spec | {config.SUBINDEX_DIR}
     assert {p.partition("/")[0] for p in planned} == gained
+
+
+def test_init_over_a_gitignore_that_is_a_link_to_a_device_never_reads_it(tmp_path: Path) -> None:
+    """A cloned repository's .gitignore may be a link to /dev/zero: init keeps it and says
+    it does not ignore state/, without reading it for ever (memory filled to an internal
+    error)."""
+    import resource
+    import subprocess
+    import sys
+
+    folder = tmp_path / "clone"
+    folder.mkdir()
+    (folder / ".gitignore").symlink_to("/dev/zero")
+
+    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "vaultkeeper", "init", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a safety net only
+        preexec_fn=small,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "does not ignore state/" in done.stderr
+    assert (folder / ".gitignore").is_symlink()

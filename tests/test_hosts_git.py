@@ -65,6 +65,40 @@ def test_uninstall_outside_a_work_tree_is_nothing_to_do_as_for_the_hosts(
     assert snapshot(vault, skip_state=False) == before
 
 
+@pytest.mark.parametrize("name", [".gitattributes", ".gitignore"])
+def test_a_file_linked_out_of_the_vault_is_never_read_or_copied_in(
+    repo: Path, tmp_path: Path, name: str
+) -> None:
+    """A vault's repository may carry its .gitattributes or .gitignore as a link (to a key
+    out of the vault, to /dev/zero): install, status and uninstall refuse it in one line,
+    read nothing through it and write nothing (install copied what it leads to into the
+    vault's file, for the person to commit)."""
+    secret = tmp_path / "id_key"
+    secret.write_text("PRIVATE KEY\n")
+    (repo / name).unlink(missing_ok=True)
+    (repo / name).symlink_to(secret)
+
+    def files() -> dict[str, object]:
+        return {
+            n: os.readlink(p) if p.is_symlink() else p.read_bytes() if p.exists() else None
+            for n, p in ((n, repo / n) for n in (".gitattributes", ".gitignore"))
+        }
+
+    before = files()
+    steps = (
+        lambda: git_install.install(repo, PROGRAM),
+        lambda: git_install.status(repo),
+        lambda: git_install.uninstall(repo),
+    )
+    for step in steps:
+        with pytest.raises(VaultkeeperError, match=f"{name}: ") as err:
+            step()
+        assert "\n" not in str(err.value) and "PRIVATE" not in str(err.value)
+    assert files() == before
+    assert secret.read_text() == "PRIVATE KEY\n"
+    assert config_get(repo, f"merge.{git_install.DRIVER}.driver") is None
+
+
 def test_install_adds_the_lines_and_the_driver(repo: Path) -> None:
     change = git_install.install(repo, PROGRAM)
     assert change.changed

@@ -232,6 +232,45 @@ def test_whose_hook_is_whose(tmp_path: Path) -> None:
     assert not is_ours({"type": "prompt", "prompt": "x"}, "SessionEnd")
 
 
+def test_a_hook_script_that_is_a_fifo_or_a_device_is_never_read(tmp_path: Path) -> None:
+    """A cloned repository's .claude/settings.json may name a "script" that is a FIFO or a
+    link to /dev/zero: whose hook it is gets decided without waiting on it or reading it
+    whole (``hooks status`` in that folder hung, or filled the memory)."""
+    import resource
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / ".claude").mkdir(parents=True)
+    (repo / "fifo").mkdir()
+    os.mkfifo(repo / "fifo" / "session-end.sh")
+    (repo / "zero").mkdir()
+    (repo / "zero" / "session-end.sh").symlink_to("/dev/zero")
+    groups = [
+        {"hooks": [{"type": "command", "command": f"./{where}/session-end.sh /v"}]}
+        for where in ("fifo", "zero")
+    ]
+    settings = {"hooks": {"SessionEnd": groups}}
+    (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "hooks", "status", "claude-code"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=120,  # a safety net only: the fixed command answers at once
+            preexec_fn=small,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("hooks status waited on a FIFO named as a hook script")
+    assert done.returncode == 0, done.stderr
+    assert f"not installed in {repo / '.claude' / 'settings.json'}" in done.stdout
+    assert "session-end.sh" not in done.stdout  # neither handler is ours
+
+
 def test_options_must_fit_the_target(
     runner: CliRunner, make_vault: MakeVault, tmp_path: Path
 ) -> None:

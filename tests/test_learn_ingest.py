@@ -20,6 +20,7 @@ from vaultkeeper.learn.shellwords import said
 from vaultkeeper.mcp.tools import VaultTools
 from vaultkeeper.store.uses import UseEvent, read_events
 
+REPO = Path(__file__).resolve().parent.parent
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 REGISTRY = """# Pattern registry
 
@@ -287,6 +288,35 @@ def test_missing_and_foreign_files_are_reported_and_the_rest_read(
     ]
     assert not out.ok
     assert counters(vault, "pin-test-clock") == ("3", "2026-11-30")
+
+
+def test_a_fifo_named_as_a_codex_rollout_is_never_waited_on(tmp_path: Path, vault: Path) -> None:
+    """A FIFO named ``rollout-*.jsonl``, given or beside a rollout that is (where its
+    sub-agents' rollouts are looked for), is not a regular file: reported, never opened
+    for reading (ingest hung on it)."""
+    import subprocess
+    import sys
+
+    rollout = next((REPO / "tests/fixtures/hosts/codex-0.169.0/plain").rglob("rollout-*.jsonl"))
+    here = tmp_path / "sessions"
+    here.mkdir()
+    given = here / rollout.name
+    given.write_bytes(rollout.read_bytes())
+    fifo = here / "rollout-2026-12-31T00-00-00-ffffffff-ffff-7fff-bfff-ffffffffffff.jsonl"
+    os.mkfifo(fifo)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "--vault", str(vault), "ingest", "--json"]
+            + [str(given), str(fifo)],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a safety net only: the fixed command answers at once
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("ingest waited on a FIFO named as a Codex rollout")
+    files = {Path(f["path"]).name: f["error"] for f in json.loads(done.stdout)["files"]}
+    assert files == {given.name: None, fifo.name: "not a regular file"}
+    assert done.returncode == 1  # a file could not be read
 
 
 def test_shell_reads() -> None:

@@ -148,3 +148,23 @@ def test_an_upgraded_vault_loses_the_old_derived_names_and_keeps_the_rest(
     assert outside.read_text() == "not the vault's\n"
     assert (state / "recall-lookup.sig").is_dir()
     assert (sample / "scan-cache.json").read_text() == "a note's attachment\n"
+
+
+def test_a_persons_obsidian_vault_keeps_its_own_state_folder(tmp_path: Path) -> None:
+    """A person's Obsidian vault (not laid out by vaultkeeper) may have a ``state/`` folder
+    of its own: a command that writes there (index, lint --fix) takes the writer lock, and
+    its sweep leaves every file of the person's folder, whatever its name."""
+    vault = tmp_path / "notes"
+    (vault / config.OBSIDIAN_DIR).mkdir(parents=True)
+    (vault / "a.md").write_text("# a\n\nSee [[b]].\n")
+    (vault / "b.md").write_text("# b\n")
+    state = vault / config.STATE_DIR
+    state.mkdir()
+    mine = {"last-report.json": '{"quarter": 3}\n', "index-cache.json": '{"pages": 2}\n'}
+    for name, text in mine.items():
+        (state / name).write_text(text)
+    done = CliRunner().invoke(cli, ["--vault", str(vault), "index"])
+    assert done.exit_code == 0, done.output
+    assert (vault / config.INDEX_FILE).is_file()  # the command did write
+    for name, text in mine.items():
+        assert (state / name).read_text() == text

@@ -208,3 +208,36 @@ def test_a_templates_setting_nested_past_jsons_depth_is_as_if_unset(tmp_path: Pa
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(deep)
     assert templates_folder(tmp_path, ours=True) is None
+
+
+def test_a_templates_setting_that_is_a_fifo_or_a_device_is_as_if_unset(tmp_path: Path) -> None:
+    """.obsidian/ syncs with the vault (a link goes with it): a templates setting that is
+    a link to /dev/zero or a FIFO is no setting; lint read the one for ever (memory
+    filling to an internal error) and waited on the other."""
+    import resource
+
+    from vaultkeeper import config
+
+    vault = tmp_path / "notes"
+    (vault / config.OBSIDIAN_DIR).mkdir(parents=True)
+    (vault / "a.md").write_text("# a\n\nSee [[b]].\n")
+    (first, _), (second, _) = config.OBSIDIAN_TEMPLATE_SETTINGS
+    (vault / config.OBSIDIAN_DIR / first).symlink_to("/dev/zero")
+    (vault / config.OBSIDIAN_DIR / second).parent.mkdir(parents=True)
+    os.mkfifo(vault / config.OBSIDIAN_DIR / second)
+
+    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", "lint", str(vault)],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a safety net only: the fixed command answers at once
+            preexec_fn=small,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("lint waited on a FIFO in .obsidian/")
+    assert "internal error" not in done.stderr
+    assert "a.md:3:5: VK301 broken link [[b]]" in done.stdout

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.errors import UsageError
 from vaultkeeper.store.fsio import append_line
 from vaultkeeper.store.model import Problem
+from vaultkeeper.store.text import ParseError, read_regular
 from vaultkeeper.store.vault import own_dir
 
 
@@ -70,14 +72,20 @@ def append_all(vault: Path, outcomes: list[Outcome], now: dt.datetime) -> None:
 
 
 _TORN = object()  # a line that is not JSON
+_NOT_READ = object()  # the file itself: a link (state/ travels with git) or not a file
 
 
 def _jsonl(path: Path) -> list[tuple[int, Any]]:
-    """(line number, value, or _TORN) of each line of ``path`` that is not blank."""
-    if not path.is_file():
+    """(line number, value, or _TORN) of each line of ``path`` that is not blank; one
+    _NOT_READ for a link or anything but a regular file, never read through."""
+    if not os.path.lexists(path):
         return []
+    try:
+        data = read_regular(path, follow=False)
+    except ParseError:
+        return [(1, _NOT_READ)]
     out: list[tuple[int, Any]] = []
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         if raw.strip():
             try:
                 out.append((number, json.loads(raw)))
@@ -95,6 +103,7 @@ def read(vault: Path) -> Journal:
             records.append(value)
         else:
             why = "not a JSON line" if value is _TORN else "not a JSON object"
+            why = "not a regular file (never read through a link)" if value is _NOT_READ else why
             where = f"{config.STATE_DIR}/{config.JOURNAL_FILE}"
             problems.append(Problem(where, number, f"{why}; skipped"))
     return Journal(tuple(records), tuple(problems))

@@ -16,6 +16,7 @@ from vaultkeeper.index.build import check_folder, generate
 from vaultkeeper.store.edit import read_for_edit
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.templates import render
+from vaultkeeper.store.text import ParseError, read_regular
 from vaultkeeper.store.vault import resolve_inside
 
 _INIT_FOLDERS = (config.PROJECTS_DIR, config.PATTERNS_DIR, config.REFERENCES_DIR, config.STATE_DIR)
@@ -201,8 +202,8 @@ def _holds_files(folder: Path) -> bool:
 
 
 def _ignores_state(gitignore: Path) -> bool:
-    try:
-        text = gitignore.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    try:  # a regular file only: a cloned one may be a link to /dev/zero
+        text = read_regular(gitignore).decode("utf-8", errors="replace")
+    except ParseError:
         return False
     return any(line.strip() in _IGNORES_STATE for line in text.splitlines())

@@ -32,6 +32,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts.hooks import Change
 from vaultkeeper.registry.merge import merge_bytes
 from vaultkeeper.store.fsio import atomic_write
+from vaultkeeper.store.text import ParseError, read_regular
 
 DRIVER = "vaultkeeper"  # the name .gitattributes uses: merge=vaultkeeper
 DRIVER_NAME = "vaultkeeper registry merge (success counts add up)"
@@ -140,12 +141,18 @@ def _find(text: str) -> tuple[int, int, str] | None:
 
 
 def _read(path: Path) -> tuple[str | None, tuple[int, int, str] | None]:
-    """The file's text (None: no file) and where our block is in it (``_find``)."""
+    """The file's text (None: no file) and where our block is in it (``_find``). A link
+    is refused (git reads neither file through one; what it leads to, out of the vault
+    maybe, would be copied into the file), and so is anything but a regular file."""
+    if not os.path.lexists(path):
+        return None, None
+    if path.is_symlink():
+        raise VaultkeeperError(f"{path}: a symbolic link; make it a plain file (git reads it so)")
     try:
-        text = path.read_bytes().decode("utf-8") if path.exists() else None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path).decode("utf-8")
+    except (ParseError, UnicodeDecodeError) as exc:
         raise VaultkeeperError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
-    return text, None if text is None else _find(text)
+    return text, _find(text)
 
 
 def _state(path: Path, lines: tuple[str, ...]) -> str:
@@ -199,6 +206,8 @@ def install(vault: Path, program: str | None) -> Change:
         raise VaultkeeperError(
             "vaultkeeper: executable not found; git runs the merge driver by its absolute path"
         )
+    for name in FILES:  # one that can't be read is refused before anything is written
+        _read(vault / name)
     actions = [_install_file(vault / name, lines) for name, lines in FILES.items()]
     actions.append(install_hook(vault, str(Path(program).absolute())))
     command = driver_command(str(Path(program).absolute()))
@@ -217,6 +226,8 @@ def uninstall(vault: Path) -> Change:
     work tree nothing can be installed: nothing to do, as for every other target."""
     if not is_work_tree(vault):
         return Change("git", str(vault), False, None, ("nothing installed (not a git work tree)",))
+    for name in FILES:  # one that can't be read is refused before anything is written
+        _read(vault / name)
     actions = [a for a in (_uninstall_file(vault / name) for name in FILES) if a]
     actions += [a for a in (uninstall_hook(vault),) if a]
     if _config_get(vault, f"merge.{DRIVER}.driver") is not None or _config_get(

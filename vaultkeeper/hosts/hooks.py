@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -175,10 +176,24 @@ def is_ours(handler: object, event: str) -> bool:
     wheel_layout = tuple(p.name for p in first.parents[:3]) == ("hooks", "_data", "vaultkeeper")
     if first == script_path(event) or wheel_layout:
         return True
+    return config.HOOK_MARKER in _head(first)
+
+
+def _head(path: Path, size: int = 2000) -> str:
+    """A regular file's first ``size`` bytes as text; "" for anything else: a settings
+    file (a cloned repository's) may name a FIFO, which would wait for ever, or a link to
+    /dev/zero, which never ends."""
     try:
-        return config.HOOK_MARKER in first.read_text(encoding="utf-8", errors="replace")[:2000]
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return False
+        return ""
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        return os.read(fd, size).decode("utf-8", "replace") if regular else ""
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def _ours_in(data: dict[str, Any], event: str, path: Path) -> tuple[list[Any], list[Spot]]:

@@ -28,6 +28,7 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts import codex_trust, home_path
 from vaultkeeper.hosts.elicitation import SETTINGS
 from vaultkeeper.hosts.hooks import HOSTS
+from vaultkeeper.store.text import ParseError, read_regular
 
 NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
 LAUNCHER = "scripts/vaultkeeper-hook"
@@ -215,12 +216,14 @@ def _hooks_of(target: str, root: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _json(path: Path, strict: bool = False) -> Any:
-    """The file's JSON; {} when it is missing or unreadable (``strict``: a one-line error)."""
+    """The file's JSON; {} when it is missing or unreadable, or not a regular file (a
+    project's settings may be a FIFO or a link to /dev/zero) (``strict``: a one-line error)."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(read_regular(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         if strict:
-            reason = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
+            why = exc.reason.removeprefix("cannot read: ") if isinstance(exc, ParseError) else ""
+            reason = why or "not valid JSON"
             raise VaultkeeperError(f"{path}: cannot be read ({reason})") from None
         return {}
 

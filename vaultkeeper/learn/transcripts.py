@@ -15,7 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -354,10 +356,12 @@ MAX_DEPTH = 4  # a child's child's ...: Codex's own spawn depth is small
 
 
 def meta(path: Path) -> dict[str, Any] | None:
-    """The rollout's ``session_meta`` payload (its first line), or None."""
+    """The rollout's ``session_meta`` payload (its first line), or None; None for what is
+    not a regular file (a FIFO named as a rollout would be waited on for ever)."""
     try:
-        with path.open("rb") as fh:
-            obj = _load(fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1))
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as fh:
+            regular = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+            obj = _load(fh.readline(config.TRANSCRIPT_MAX_LINE_BYTES + 1)) if regular else None
     except OSError:
         return None
     if obj is None or obj.get("type") != "session_meta":

@@ -25,7 +25,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.errors import LockBusy, UnsafePathError, VaultkeeperError
-from vaultkeeper.store.vault import own_dir
+from vaultkeeper.store.vault import is_ours, own_dir
 from vaultkeeper.store.walk import inside
 
 _changes = [0]  # files this process wrote or moved: whether a failed step changed anything
@@ -312,11 +312,13 @@ def _hold_state_folder(state: Path, timeout: float) -> int | None:
 def sweep_temps(vault: Path) -> list[str]:
     """Remove atomic_write's temp files older than STALE_RUN_MS that a killed writer left
     in the vault root, patterns/ and state/, and in state/ what an older vaultkeeper
-    derived (OLD_DERIVED); the names removed (under the writer lock). Regular files only:
-    a link, FIFO or folder of such a name stays."""
+    derived (OLD_DERIVED) in a vault laid out by vaultkeeper (a person's Obsidian vault
+    may have a ``state/`` of its own); the names removed (under the writer lock). Regular
+    files only: a link, FIFO or folder of such a name stays."""
     removed: list[str] = []
     now = time.time()
     state = vault / config.STATE_DIR
+    ours: list[bool] = []  # asked once, when a name of OLD_DERIVED is there
     for folder in (vault, vault / config.PATTERNS_DIR, state):
         try:
             names = os.listdir(folder)
@@ -324,6 +326,9 @@ def sweep_temps(vault: Path) -> list[str]:
             continue
         for name in names:
             old = folder == state and name in OLD_DERIVED
+            if old and not ours:
+                ours.append(is_ours(vault))
+            old = old and ours[0]
             if not old and not (name.startswith(".") and name.endswith(".vk-tmp")):
                 continue
             path = folder / name

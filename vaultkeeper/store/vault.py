@@ -205,9 +205,11 @@ def is_ours(vault: Path) -> bool:
 def _setting(path: Path, key: str) -> str | None:
     import json
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # absent, unreadable, not JSON: as if unset
+    from vaultkeeper.store.text import read_regular
+
+    try:  # a regular file only: .obsidian/ syncs, a link to /dev/zero or a FIFO with it
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except (ValueError, RecursionError):  # absent, unreadable, not JSON: as if unset
         return None
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, str):
