@@ -30,6 +30,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import posixpath
+import sqlite3
+import time
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,15 +47,17 @@ from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.files import is_index_file
+from vaultkeeper.index.rows import state_folder
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
     find_block,
     is_counter_line,
     parsed_heads,
 )
+from vaultkeeper.store import db
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
-from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
+from vaultkeeper.store.links import INNER, Link, Resolver, extract_links, parse_link, split_lines
 from vaultkeeper.store.model import (
     Note,
     ParseError,
@@ -388,7 +392,7 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    wanted = _may_link(files, rels, drop_rel, drop_block)
+    wanted = _may_link(vault, files, rels, drop_rel, drop_block)
     notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
     notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
     # DROP's own file goes to .trash/: its links go with it
@@ -454,19 +458,87 @@ def _markdown(vault: Path) -> tuple[list[str], list[str]]:
 
 
 def _may_link(
-    files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
+    vault: Path, files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
 ) -> list[int]:
     """The positions (in walk order) of the notes that may link to DROP: see the module
     docstring. Index files are never among them."""
-    name = drop_block if drop_block is not None else drop_rel.rpartition("/")[2]
-    if drop_block is None and name.casefold().endswith(".md"):
-        name = name[:-3]
-    keep = [i for i, r in enumerate(rels) if not is_index_file(r)]
-    if not name or not name.isascii():
-        return keep  # another case folding or normal form may match: read them all
-    word = name.lower().encode("ascii")  # ASCII: casefolded as lower() does
-    folded = name.casefold()
-    return [i for i in keep if folded in _folded(rels[i]) or _holds(files[i], word)]
+    last = _folded(drop_rel).rsplit("/", 1)[-1]
+    wants = [last, last[:-3]] if last.endswith(".md") else [last]  # as Resolver names files
+    asked = [f"\n{n}\t" for n in wants]
+    if drop_block is not None:
+        asked = [f"{a}{drop_block.casefold()}\n" for a in asked]
+    held = _held(vault)
+    limit = time.time_ns() - db.RACY_NS
+    out: list[int] = []
+    fresh: list[tuple[str, str, str]] = []
+    for i, (full, relative) in enumerate(zip(files, rels, strict=True)):
+        if is_index_file(relative):
+            continue
+        try:
+            key, settled = db.stat_key(os.stat(full), limit)
+        except OSError:
+            out.append(i)
+            continue
+        row = held.get(relative)
+        names = row[1] if row is not None and row[0] == key else _names(full, relative)
+        if names is None:
+            out.append(i)  # not readable: parsed as before, which refuses or skips it
+            continue
+        if settled and (row is None or row[0] != key):
+            fresh.append((relative, key, names))
+        if relative == drop_rel or any(a in names for a in asked):  # [[#sub]]: the note itself
+            out.append(i)
+    _keep(vault, fresh, held.keys() - set(rels))
+    return out
+
+
+def _held(vault: Path) -> dict[str, tuple[str, str]]:
+    """The store's ``link_names`` rows: path -> (stat key, names); none without a store."""
+    with db.existing(vault) as conn:  # a reader never makes the database
+        if conn is None:
+            return {}
+        try:
+            return {p: (k, n) for p, k, n in conn.execute("SELECT * FROM link_names")}
+        except sqlite3.Error:
+            return {}
+
+
+def _keep(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
+    """Replace the rows of the notes read (settled ones only: a key within one clock tick
+    of a write may not see the next one), drop those of notes gone; only slower if not."""
+    if (not fresh and not gone) or state_folder(vault) is None:
+        return
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            conn.executemany("DELETE FROM link_names WHERE path = ?", ((p,) for p in gone))
+            conn.executemany("INSERT OR REPLACE INTO link_names VALUES (?, ?, ?)", fresh)
+    except (sqlite3.Error, OSError, VaultkeeperError):
+        pass
+
+
+def _names(full: str, relative: str) -> str | None:
+    """What every ``[[...]]`` of the note asks for, ``\nname\tsubpath\n`` each (folded as
+    resolution compares them): more than its links (code and frontmatter keys too), never
+    fewer. None when the note can't be read."""
+    try:
+        text = read_regular(full).decode("utf-8", "replace")
+    except ParseError:
+        return None
+    here = posixpath.dirname(relative)
+    got = {
+        f"{_name_of(target, here)}\t{sub.casefold()}"
+        for target, sub, _ in (parse_link(m.group(1)) for m in INNER.finditer(text))
+    }
+    return "\n" + "".join(f"{g}\n" for g in sorted(got))
+
+
+def _name_of(target: str, here: str) -> str:
+    """The last part of the path a link's ``target`` asks for, seen from folder ``here``,
+    as resolution compares it: a link can mean a file only if its name is this one."""
+    text = target.replace("\\", "/").strip()
+    if text.startswith(("./", "../")):
+        text = posixpath.normpath(posixpath.join(here, text))
+    return _folded(text.lstrip("/")).rsplit("/", 1)[-1]
 
 
 def _folded(path: str) -> str:
@@ -474,45 +546,15 @@ def _folded(path: str) -> str:
     return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
 
 
-_CHUNK = 1 << 18
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO is not waited on
-
-
-def _holds(path: str, word: bytes) -> bool:
-    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure).
-
-    One open and (mostly) one read: a note that is no regular file reads as nothing or
-    fails (True: parsed as before, which refuses it, as it did)."""
-    try:
-        fd = os.open(path, _FLAGS)
-    except OSError:
-        return True
-    try:
-        chunks = [os.read(fd, _CHUNK)]
-        while len(chunks[-1]) == _CHUNK and len(chunks) < 256:  # a file of 64 MB: unsure
-            chunks.append(os.read(fd, _CHUNK))
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    if len(chunks) == 256:
-        return True
-    raw = b"".join(chunks) if len(chunks) > 1 else chunks[0]
-    return not raw.isascii() or (b"[[" in raw and word in raw.lower())
-
-
 def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
     """The paths a link of ``found`` may be resolved to: those whose last part (as link
     resolution compares it) is one a link asks for, with or without ``.md`` (in walk
     order: a Resolver of these resolves those links as one of every path does)."""
-    names: set[str] = set()
-    for note, links in found:
-        for link in links:
-            text = link.target.replace("\\", "/").strip()
-            if text.startswith(("./", "../")):
-                joined = posixpath.join(posixpath.dirname(note.rel), text)
-                text = posixpath.normpath(joined)
-            names.add(_folded(text.lstrip("/")).rsplit("/", 1)[-1])
+    names = {
+        _name_of(link.target, posixpath.dirname(note.rel))
+        for note, links in found
+        for link in links
+    }
     names |= {n + ".md" for n in names}
     return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
 
