@@ -392,19 +392,27 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    wanted = _may_link(vault, files, rels, drop_rel, drop_block)
+    last = _folded(drop_rel).rsplit("/", 1)[-1]
+    # a link can mean DROP only if it names DROP's file (or is ``[[#sub]]`` in it)
+    wants = {last, last[:-3]} if last.endswith(".md") else {last}
+    sub = "" if drop_block is None else drop_block.casefold()
+    asked = [f"\n{n}\t{sub}\n" if drop_block is not None else f"\n{n}\t" for n in wants]
+    wanted = _may_link(vault, files, rels, drop_rel, asked)
     notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
     notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
     # DROP's own file goes to .trash/: its links go with it
-    found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
+    found = [(n, _naming(n, wants)) for n in notes if n.rel != drop_rel or drop_block is not None]
     # a note that is not UTF-8 has no line vaultkeeper may edit: one linking to DROP
     # would keep a link to nothing, so the merge is refused (lint names such links too)
     loose = [n for n in (_as_bytes(vault, p) for p in problems) if n is not None]
-    resolver = Resolver(_named_as(rels, found + [(n, extract_links(n)) for n, _ in loose]))
+    # every file a link naming DROP's file may mean: a Resolver of these resolves those
+    # links as one of every path does
+    named = wants | {n + ".md" for n in wants}
+    resolver = Resolver(r for r in rels if _folded(r).rsplit("/", 1)[-1] in named)
     for note, problem in loose:
         if note.rel == drop_rel and drop_block is None:
             continue
-        for link in extract_links(note):
+        for link in _naming(note, wants):
             if resolver.resolve(link.target, note.rel).resolved != drop_rel:
                 continue
             if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
@@ -458,49 +466,54 @@ def _markdown(vault: Path) -> tuple[list[str], list[str]]:
 
 
 def _may_link(
-    vault: Path, files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
+    vault: Path, files: list[str], rels: list[str], drop_rel: str, asked: list[str]
 ) -> list[int]:
-    """The positions (in walk order) of the notes that may link to DROP: see the module
-    docstring. Index files are never among them."""
-    last = _folded(drop_rel).rsplit("/", 1)[-1]
-    wants = [last, last[:-3]] if last.endswith(".md") else [last]  # as Resolver names files
-    asked = [f"\n{n}\t" for n in wants]
-    if drop_block is not None:
-        asked = [f"{a}{drop_block.casefold()}\n" for a in asked]
-    held = _held(vault)
+    """The positions (in walk order) of the notes that may link to DROP: those whose
+    ``[[...]]`` ask for one of ``asked`` (see ``_names``), DROP's own file, and any note
+    that can't be read (parsed as before, which refuses or skips it). Index files are
+    never among them. Each note's names are kept in the store by its stat key
+    (``link_names``): a note is read only when it changed since."""
+    keys, hits = _held(vault, asked)
     limit = time.time_ns() - db.RACY_NS
     out: list[int] = []
     fresh: list[tuple[str, str, str]] = []
     for i, (full, relative) in enumerate(zip(files, rels, strict=True)):
-        if is_index_file(relative):
-            continue
         try:
             key, settled = db.stat_key(os.stat(full), limit)
         except OSError:
             out.append(i)
             continue
-        row = held.get(relative)
-        names = row[1] if row is not None and row[0] == key else _names(full, relative)
-        if names is None:
-            out.append(i)  # not readable: parsed as before, which refuses or skips it
+        if keys.get(relative) == key:
+            if relative in hits or relative == drop_rel:
+                out.append(i)
             continue
-        if settled and (row is None or row[0] != key):
-            fresh.append((relative, key, names))
-        if relative == drop_rel or any(a in names for a in asked):  # [[#sub]]: the note itself
+        if is_index_file(relative):
+            continue
+        names = _names(full, relative)
+        if names is None:
             out.append(i)
-    _keep(vault, fresh, held.keys() - set(rels))
+            continue
+        if settled:
+            fresh.append((relative, key, names))
+        if relative == drop_rel or any(a in names for a in asked):
+            out.append(i)
+    _keep(vault, fresh, keys.keys() - set(rels))
     return out
 
 
-def _held(vault: Path) -> dict[str, tuple[str, str]]:
-    """The store's ``link_names`` rows: path -> (stat key, names); none without a store."""
+def _held(vault: Path, asked: list[str]) -> tuple[dict[str, str], set[str]]:
+    """The store's ``link_names`` keys (path -> stat key) and the paths whose names hold
+    one of ``asked``; nothing without a store."""
     with db.existing(vault) as conn:  # a reader never makes the database
         if conn is None:
-            return {}
+            return {}, set()
         try:
-            return {p: (k, n) for p, k, n in conn.execute("SELECT * FROM link_names")}
+            keys = dict(conn.execute("SELECT path, key FROM link_names").fetchall())
+            where = " OR ".join(["instr(names, ?) > 0"] * len(asked))
+            hits = conn.execute(f"SELECT path FROM link_names WHERE {where}", asked)
+            return keys, {p for (p,) in hits}
         except sqlite3.Error:
-            return {}
+            return {}, set()
 
 
 def _keep(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
@@ -546,17 +559,11 @@ def _folded(path: str) -> str:
     return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
 
 
-def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
-    """The paths a link of ``found`` may be resolved to: those whose last part (as link
-    resolution compares it) is one a link asks for, with or without ``.md`` (in walk
-    order: a Resolver of these resolves those links as one of every path does)."""
-    names = {
-        _name_of(link.target, posixpath.dirname(note.rel))
-        for note, links in found
-        for link in links
-    }
-    names |= {n + ".md" for n in names}
-    return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
+def _naming(note: Note, wants: set[str]) -> list[Link]:
+    """The note's links that name a file called one of ``wants`` or point into the note
+    itself (``[[#sub]]``): the only ones that may mean DROP."""
+    here = posixpath.dirname(note.rel)
+    return [k for k in extract_links(note) if not k.target or _name_of(k.target, here) in wants]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:
