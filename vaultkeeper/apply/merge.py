@@ -50,9 +50,10 @@ from vaultkeeper.index.files import is_index_file
 from vaultkeeper.index.rows import state_folder
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
-    find_block,
     is_counter_line,
+    named_blocks,
     parsed_heads,
+    pick_block,
 )
 from vaultkeeper.store import db
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
@@ -221,7 +222,7 @@ def as_bytes(source: Source, text: str) -> bytes:
     return ((BOM if source.bom else "") + text).encode("utf-8")
 
 
-def _side(vault: Path, target: str) -> Side:
+def _side(vault: Path, target: str, named: tuple[list[RegistryBlock], list[Problem]]) -> Side:
     if looks_like_path(target):
         entry = load_entry(vault, target)
         if not is_memory_path(entry.rel):
@@ -229,7 +230,7 @@ def _side(vault: Path, target: str) -> Side:
         if entry.status == "archived":
             raise GateRefused(f"{entry.rel}: archived; merge live entries only")
         return Side(entry.rel, entry.rel, entry.rel.removesuffix(".md"), None)
-    block = find_block(vault, target)
+    block = pick_block(target, *named)
     base = block.rel.removesuffix(".md")
     return Side(block.name, block.rel, f"{base}#{block.name}", block)
 
@@ -237,7 +238,9 @@ def _side(vault: Path, target: str) -> Side:
 def _sides(vault: Path, decision: Decision) -> tuple[Side, Side]:
     if not decision.drop:
         raise UsageError("merge needs KEEP and DROP")
-    keep, drop = _side(vault, decision.target), _side(vault, decision.drop)
+    names = [t for t in (decision.target, decision.drop) if not looks_like_path(t)]
+    named = named_blocks(vault, names)  # the registry read once for both
+    keep, drop = _side(vault, decision.target, named), _side(vault, decision.drop, named)
     if (keep.block is None) != (drop.block is None):
         raise GateRefused("merge two registry blocks or two memory files, not one of each")
     if keep.target == drop.target:
