@@ -477,6 +477,7 @@ def _may_link(
     never among them. Each note's names are kept in the store by its stat key
     (``link_names``): a note is read only when it changed since."""
     keys, hits = _held(vault, asked)
+    known: dict[str, str] = {}
     limit = time.time_ns() - db.RACY_NS
     out: list[int] = []
     fresh: list[tuple[str, str, str]] = []
@@ -492,7 +493,7 @@ def _may_link(
             continue
         if is_index_file(relative):
             continue
-        names = _names(full, relative)
+        names = _names(full, relative, known)
         if names is None:
             out.append(i)
             continue
@@ -532,19 +533,24 @@ def _keep(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> Non
         pass
 
 
-def _names(full: str, relative: str) -> str | None:
-    """What every ``[[...]]`` of the note asks for, ``\nname\tsubpath\n`` each (folded as
-    resolution compares them): more than its links (code and frontmatter keys too), never
-    fewer. None when the note can't be read."""
+def _names(full: str, relative: str, known: dict[str, str]) -> str | None:
+    """What every ``[[...]]`` of the note asks for, a line ``name<TAB>subpath`` each
+    (folded as resolution compares them; the text starts with a newline): more than its
+    links (code and frontmatter keys too), never fewer. None when the note can't be read.
+    ``known``: what a link's text asks for, when that does not depend on the note."""
     try:
         text = read_regular(full).decode("utf-8", "replace")
     except ParseError:
         return None
-    here = posixpath.dirname(relative)
-    got = {
-        f"{_name_of(target, here)}\t{sub.casefold()}"
-        for target, sub, _ in (parse_link(m.group(1)) for m in INNER.finditer(text))
-    }
+    got = set()
+    for inner in set(INNER.findall(text)) if "[[" in text else ():
+        asks = known.get(inner)
+        if asks is None:
+            target, sub, _ = parse_link(inner)
+            asks = f"{_name_of(target, posixpath.dirname(relative))}\t{sub.casefold()}"
+            if not target.replace("\\", "/").lstrip().startswith(("./", "../")):
+                known[inner] = asks  # from the vault's root: the same in every note
+        got.add(asks)
     return "\n" + "".join(f"{g}\n" for g in sorted(got))
 
 
