@@ -20,9 +20,9 @@ Links to DROP are rewritten to KEEP, one edited line each (``rewrite_links``):
 ``[[DROP]]``, ``[[path/DROP#Heading|alias]]``, ``![[registry#DROP]]`` (frontmatter values
 too) keep their heading, alias, table escape and embed mark. Index files are left to the
 index's regeneration; a note whose frontmatter can't be parsed is read as plain text. Only
-the notes that can hold such a link are parsed: a note of plain ASCII bytes without ``[[``
-and DROP's name (ASCII-case-insensitively) holds none; any other (a non-ASCII byte: another
-case folding or normal form might match) is parsed.
+the notes with a link naming DROP's file are parsed: what each note's links name is kept
+in the store by its stat key (``link_names``), so a merge stats every note and reads only
+those changed since (a row is used only while its file's key matches).
 """
 
 from __future__ import annotations
@@ -402,16 +402,17 @@ def rewrite_links(
     asked = [f"\n{n}\t{sub}\n" if drop_block is not None else f"\n{n}\t" for n in wants]
     wanted = _may_link(vault, files, rels, drop_rel, asked)
     notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
-    notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
+    notes += [n for n in (_plain(vault, p.path) for p in problems) if n is not None]
     # DROP's own file goes to .trash/: its links go with it
     found = [(n, _naming(n, wants)) for n in notes if n.rel != drop_rel or drop_block is not None]
     # a note that is not UTF-8 has no line vaultkeeper may edit: one linking to DROP
     # would keep a link to nothing, so the merge is refused (lint names such links too)
-    loose = [n for n in (_as_bytes(vault, p) for p in problems) if n is not None]
-    # every file a link naming DROP's file may mean: a Resolver of these resolves those
-    # links as one of every path does
-    named = wants | {n + ".md" for n in wants}
-    resolver = Resolver(r for r in rels if _folded(r).rsplit("/", 1)[-1] in named)
+    loose = [
+        (n, p)
+        for p in problems
+        if p.reason.startswith("not UTF-8") and (n := _plain(vault, p.path, True)) is not None
+    ]
+    resolver = _resolver(rels, wants)
     for note, problem in loose:
         if note.rel == drop_rel and drop_block is None:
             continue
@@ -568,6 +569,13 @@ def _folded(path: str) -> str:
     return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
 
 
+def _resolver(rels: list[str], wants: set[str]) -> Resolver:
+    """A Resolver of every file a link naming one of ``wants`` may mean: it resolves those
+    links as one of every path does."""
+    named = wants | {n + ".md" for n in wants}
+    return Resolver(r for r in rels if _folded(r).rsplit("/", 1)[-1] in named)
+
+
 def _naming(note: Note, wants: set[str]) -> list[Link]:
     """The note's links that name a file called one of ``wants`` or point into the note
     itself (``[[#sub]]``): the only ones that may mean DROP."""
@@ -587,24 +595,14 @@ def _relinked(raw: str, keep_link: str, block: bool) -> str:
     return f"{bang}[[{target}{escape}{tail}]]"
 
 
-def _as_bytes(vault: Path, problem: Problem) -> tuple[Note, Problem] | None:
-    """A note that is not UTF-8, its undecodable bytes read as U+FFFD, to find its
-    links; None for any other problem (or no such file)."""
-    if not problem.reason.startswith("not UTF-8"):
-        return None
-    try:
-        path = resolve_inside(vault, problem.path)
-        text = read_regular(path).decode("utf-8", "replace")
-    except (OSError, ParseError, VaultkeeperError):
-        return None
-    return Note(path, problem.path, text, None, text, 1), problem
-
-
-def _as_text(vault: Path, relative: str) -> Note | None:
-    """A note whose frontmatter does not parse, as plain text; None if it can't be read."""
+def _plain(vault: Path, relative: str, lenient: bool = False) -> Note | None:
+    """A note as plain text, its frontmatter not parsed (a note whose frontmatter does not
+    parse); ``lenient``: undecodable bytes read as U+FFFD, to find the links of a note that
+    is not UTF-8. None if it can't be read: there is no line to edit."""
     try:
         path = resolve_inside(vault, relative)
-        text = decode(read_regular(path))
+        raw = read_regular(path)
+        text = raw.decode("utf-8", "replace") if lenient else decode(raw)
     except (OSError, ParseError, VaultkeeperError):
-        return None  # not readable as text: there is no line to edit
+        return None
     return Note(path, relative, text, None, text, 1)
