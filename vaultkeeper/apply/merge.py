@@ -413,28 +413,24 @@ def rewrite_links(
         if p.reason.startswith("not UTF-8") and (n := _plain(vault, p.path, True)) is not None
     ]
     resolver = _resolver(rels, wants)
+
+    def means_drop(note: Note, link: Link) -> bool:
+        resolved = resolver.resolve(link.target, note.rel).resolved == drop_rel
+        return resolved and (drop_block is None or link.subpath.casefold() == sub)
+
     for note, problem in loose:
         if note.rel == drop_rel and drop_block is None:
             continue
         for link in _naming(note, wants):
-            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
-                continue
-            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
-                continue
-            raise GateRefused(
-                f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
-                f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
-                "save the file as UTF-8, then merge"
-            )
+            if means_drop(note, link):
+                raise GateRefused(
+                    f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
+                    f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
+                    "save the file as UTF-8, then merge"
+                )
     count = 0
     for note, links in found:
-        edits: list[tuple[int, int, str]] = []
-        for link in links:
-            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
-                continue
-            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
-                continue
-            edits.append((link.line, link.col, link.raw))
+        edits = [(k.line, k.col, k.raw) for k in links if means_drop(note, k)]
         if not edits:
             continue
         source = read_source(note.path, note.rel)
@@ -508,17 +504,16 @@ def _may_link(
 
 def _held(vault: Path, asked: list[str]) -> tuple[dict[str, str], set[str]]:
     """The store's ``link_names`` keys (path -> stat key) and the paths whose names hold
-    one of ``asked``; nothing without a store."""
+    one of ``asked``, in one read; nothing without a store."""
     with db.existing(vault) as conn:  # a reader never makes the database
         if conn is None:
             return {}, set()
+        hit = " OR ".join(["instr(names, ?) > 0"] * len(asked))
         try:
-            keys = dict(conn.execute("SELECT path, key FROM link_names").fetchall())
-            where = " OR ".join(["instr(names, ?) > 0"] * len(asked))
-            hits = conn.execute(f"SELECT path FROM link_names WHERE {where}", asked)
-            return keys, {p for (p,) in hits}
+            rows = conn.execute(f"SELECT path, key, {hit} FROM link_names", asked).fetchall()
         except sqlite3.Error:
             return {}, set()
+    return {p: k for p, k, _ in rows}, {p for p, _, h in rows if h}
 
 
 def _keep(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
