@@ -116,3 +116,36 @@ def test_the_stored_link_names_find_every_link_to_a_block(make_vault, monkeypatc
     assert sorted(found) == [
         "patterns/registry.md", "projects/p/research/a.md", "projects/p/research/c.md"
     ]  # fmt: skip
+
+
+def test_a_regeneration_of_the_index_keeps_what_a_merge_asks_of_every_note(
+    make_vault, monkeypatch
+) -> None:
+    """The index reads every note once: it keeps what the note's links name, so the
+    first merge after it reads no note whose key is unchanged, and finds the same."""
+    from vaultkeeper.apply import merge as relink
+    from vaultkeeper.index import rows
+    from vaultkeeper.store import db
+
+    monkeypatch.setattr(db, "RACY_NS", -(10**12))  # every note settled: its row is kept
+    monkeypatch.setattr(rows, "RACY_NS", -(10**12))
+    files = {
+        r: (MEMORY.format(n=r, body=t) if not t.startswith("---") else t)
+        for r, t in LINKING.items()
+    }
+    vault = make_vault(files)
+    build_index(vault)
+    with monkeypatch.context() as m:
+        m.setattr(relink, "read_names", lambda *_: pytest.fail("a note was read"))
+        found: dict = {}
+        count = relink.rewrite_links(
+            vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", found
+        )
+    base = db.path_of(vault)
+    for name in (base.name, base.name + "-wal", base.name + "-shm"):
+        (base.parent / name).unlink(missing_ok=True)  # no store: every note read
+    everything: dict = {}
+    assert count == relink.rewrite_links(
+        vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", everything
+    )
+    assert {r: t for r, (_, t) in found.items()} == {r: t for r, (_, t) in everything.items()}

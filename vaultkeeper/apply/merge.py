@@ -30,9 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import posixpath
-import sqlite3
 import time
-import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +45,7 @@ from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.index.rows import state_folder
+from vaultkeeper.index.rows import folded, held_names, keep_names, name_of, read_names
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
     is_counter_line,
@@ -58,7 +56,7 @@ from vaultkeeper.registry.blocks import (
 from vaultkeeper.store import db
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
-from vaultkeeper.store.links import INNER, Link, Resolver, extract_links, parse_link, split_lines
+from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
 from vaultkeeper.store.model import (
     Note,
     ParseError,
@@ -395,7 +393,7 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    last = _folded(drop_rel).rsplit("/", 1)[-1]
+    last = folded(drop_rel).rsplit("/", 1)[-1]
     # a link can mean DROP only if it names DROP's file (or is ``[[#sub]]`` in it)
     wants = {last, last[:-3]} if last.endswith(".md") else {last}
     sub = "" if drop_block is None else drop_block.casefold()
@@ -469,11 +467,11 @@ def _may_link(
     vault: Path, files: list[str], rels: list[str], drop_rel: str, asked: list[str]
 ) -> list[int]:
     """The positions (in walk order) of the notes that may link to DROP: those whose
-    ``[[...]]`` ask for one of ``asked`` (see ``_names``), DROP's own file, and any note
+    ``[[...]]`` ask for one of ``asked`` (see index.rows.link_names), DROP's own file, and any note
     that can't be read (parsed as before, which refuses or skips it). Index files are
     never among them. Each note's names are kept in the store by its stat key
     (``link_names``): a note is read only when it changed since."""
-    keys, hits = _held(vault, asked)
+    keys, hits = held_names(vault, asked)
     known: dict[str, str] = {}
     limit = time.time_ns() - db.RACY_NS
     out: list[int] = []
@@ -490,7 +488,7 @@ def _may_link(
             continue
         if is_index_file(relative):
             continue
-        names = _names(full, relative, known)
+        names = read_names(full, relative, known)
         if names is None:
             out.append(i)
             continue
@@ -498,84 +496,22 @@ def _may_link(
             fresh.append((relative, key, names))
         if relative == drop_rel or any(a in names for a in asked):
             out.append(i)
-    _keep(vault, fresh, keys.keys() - set(rels))
+    keep_names(vault, fresh, keys.keys() - set(rels))
     return out
-
-
-def _held(vault: Path, asked: list[str]) -> tuple[dict[str, str], set[str]]:
-    """The store's ``link_names`` keys (path -> stat key) and the paths whose names hold
-    one of ``asked``, in one read; nothing without a store."""
-    with db.existing(vault) as conn:  # a reader never makes the database
-        if conn is None:
-            return {}, set()
-        hit = " OR ".join(["instr(names, ?) > 0"] * len(asked))
-        try:
-            rows = conn.execute(f"SELECT path, key, {hit} FROM link_names", asked).fetchall()
-        except sqlite3.Error:
-            return {}, set()
-    return {p: k for p, k, _ in rows}, {p for p, _, h in rows if h}
-
-
-def _keep(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
-    """Replace the rows of the notes read (settled ones only: a key within one clock tick
-    of a write may not see the next one), drop those of notes gone; only slower if not."""
-    if (not fresh and not gone) or state_folder(vault) is None:
-        return
-    try:
-        with db.connect(vault) as conn, db.writing(conn):
-            conn.executemany("DELETE FROM link_names WHERE path = ?", ((p,) for p in gone))
-            conn.executemany("INSERT OR REPLACE INTO link_names VALUES (?, ?, ?)", fresh)
-    except (sqlite3.Error, OSError, VaultkeeperError):
-        pass
-
-
-def _names(full: str, relative: str, known: dict[str, str]) -> str | None:
-    """What every ``[[...]]`` of the note asks for, a line ``name<TAB>subpath`` each
-    (folded as resolution compares them; the text starts with a newline): more than its
-    links (code and frontmatter keys too), never fewer. None when the note can't be read.
-    ``known``: what a link's text asks for, when that does not depend on the note."""
-    try:
-        text = read_regular(full).decode("utf-8", "replace")
-    except ParseError:
-        return None
-    got = set()
-    for inner in set(INNER.findall(text)) if "[[" in text else ():
-        asks = known.get(inner)
-        if asks is None:
-            target, sub, _ = parse_link(inner)
-            asks = f"{_name_of(target, posixpath.dirname(relative))}\t{sub.casefold()}"
-            if not target.replace("\\", "/").lstrip().startswith(("./", "../")):
-                known[inner] = asks  # from the vault's root: the same in every note
-        got.add(asks)
-    return "\n" + "".join(f"{g}\n" for g in sorted(got))
-
-
-def _name_of(target: str, here: str) -> str:
-    """The last part of the path a link's ``target`` asks for, seen from folder ``here``,
-    as resolution compares it: a link can mean a file only if its name is this one."""
-    text = target.replace("\\", "/").strip()
-    if text.startswith(("./", "../")):
-        text = posixpath.normpath(posixpath.join(here, text))
-    return _folded(text.lstrip("/")).rsplit("/", 1)[-1]
-
-
-def _folded(path: str) -> str:
-    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
-    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
 
 
 def _resolver(rels: list[str], wants: set[str]) -> Resolver:
     """A Resolver of every file a link naming one of ``wants`` may mean: it resolves those
     links as one of every path does."""
     named = wants | {n + ".md" for n in wants}
-    return Resolver(r for r in rels if _folded(r).rsplit("/", 1)[-1] in named)
+    return Resolver(r for r in rels if folded(r).rsplit("/", 1)[-1] in named)
 
 
 def _naming(note: Note, wants: set[str]) -> list[Link]:
     """The note's links that name a file called one of ``wants`` or point into the note
     itself (``[[#sub]]``): the only ones that may mean DROP."""
     here = posixpath.dirname(note.rel)
-    return [k for k in extract_links(note) if not k.target or _name_of(k.target, here) in wants]
+    return [k for k in extract_links(note) if not k.target or name_of(k.target, here) in wants]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:
