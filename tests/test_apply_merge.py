@@ -482,3 +482,58 @@ def test_a_note_that_is_not_utf8_linking_to_drop_refuses_the_merge_and_lint_name
         if f.path == "projects/p/research/odd.md"
     ]
     assert ("VK001", 5) in found and (code, 6) in found, found
+
+
+def _queued(vault: Path, keep: str, drop: str) -> tuple[str, str, str | None]:
+    """A merge queued without a person: its outcome, its reason, the digest asked about."""
+    done = merge(vault, keep, drop, confirm=None)  # asked again: "already queued as"
+    return done.outcome, done.reason.replace("already queued", "queued"), done.hash_before
+
+
+@pytest.mark.parametrize(
+    ("keep", "drop", "link"),
+    [
+        ("projects/p/memory/a.md", "projects/p/memory/b.md", "[[b]]"),
+        ("pin-test-clock", "pin-the-clock", "[[more#pin-the-clock]]"),
+    ],
+)
+def test_a_queued_merge_is_the_same_with_and_without_the_store_after_hand_edits(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, keep: str, drop: str, link: str
+) -> None:
+    """Each note's link names are kept in the store by its stat key, so a merge reads
+    only the notes changed since; a hand edit adding or removing a link to DROP is seen
+    at once: the digest queued and the refusals are those of a merge with no store."""
+    import sqlite3
+
+    from vaultkeeper.store import db
+
+    monkeypatch.setattr(db, "RACY_NS", -(10**12))  # every file settled: its row is kept
+    base = db.path_of(vault)
+
+    def both() -> tuple[str, str, str | None]:
+        kept = _queued(vault, keep, drop)
+        with sqlite3.connect(base) as conn:
+            assert conn.execute("SELECT count(*) FROM link_names").fetchone()[0] > 3
+        for name in (base.name, base.name + "-wal", base.name + "-shm"):
+            (base.parent / name).unlink(missing_ok=True)
+        assert kept == _queued(vault, keep, drop)  # made anew from the files: identical
+        return kept
+
+    first = both()
+    assert first[0] == "ask"
+    research = vault / "projects/p/research/r.md"
+    research.write_text(research.read_text() + f"and {link} again\n")  # a link added
+    added = both()
+    assert added[0] == "ask" and added[2] != first[2]
+    research.write_text(research.read_text().replace(f"and {link} again\n", ""))
+    assert both() == first  # and removed
+    note = vault / "projects/p/memory/a.md"
+    note.write_text(note.read_text().replace("[[b]] and ", "").replace("![[more#", "![[other#"))
+    removed = both()
+    assert removed[0] == "ask" and removed[2] not in (first[2], added[2])
+    odd = vault / "projects/p/research/odd.md"
+    odd.write_bytes(b"Caf\xe9 notes.\nSee " + link.encode() + b".\n")  # not UTF-8: refused
+    refused = both()
+    assert refused[0] == "defer"
+    where = "projects/p/research/odd.md:2"
+    assert f"{where} links to what the merge takes away ({link})" in refused[1]

@@ -41,7 +41,7 @@ def test_links_in_a_note_with_unparseable_frontmatter_are_rewritten(make_vault, 
     assert snapshot(vault) == before
 
 
-# Links the byte search before parsing must never miss: every case, form and place a
+# Links the store's names (before parsing) must never miss: every case, form and place a
 # link to DROP can take, and notes that only look like they might hold one.
 MEMORY = "---\nname: {n}\ndescription: d\ntype: memory\nstatus: active\n---\n{body}\n"
 LINKING = {
@@ -61,21 +61,33 @@ LINKING = {
 
 
 def _relinked_all(vault, monkeypatch, drop_rel: str, block: str | None, keep: str):
+    """rewrite_links with the store's rows made, then read from it, is what it is with
+    every note parsed, every link resolved, every path named."""
     from vaultkeeper.apply import merge as relink
+    from vaultkeeper.store import db
+    from vaultkeeper.store.links import Resolver, extract_links
 
+    monkeypatch.setattr(db, "RACY_NS", -(10**12))  # every note settled: its row is kept
     found: dict = {}
     count = relink.rewrite_links(vault, drop_rel, block, keep, found)
-    with monkeypatch.context() as m:  # every note parsed, as before the byte search
-        m.setattr(relink, "_may_link", lambda files, rels, *_: list(range(len(files))))
-        m.setattr(relink, "_named_as", lambda rels, found: rels)  # and every path named
+    with db.connect(vault) as conn:
+        assert conn.execute("SELECT count(*) FROM link_names").fetchone()[0] >= 3
+    again: dict = {}
+    assert relink.rewrite_links(vault, drop_rel, block, keep, again) == count  # from the rows
+    with monkeypatch.context() as m:
+        m.setattr(relink, "_may_link", lambda vault, files, *_: list(range(len(files))))
+        m.setattr(relink, "_naming", lambda note, wants: extract_links(note))
+        m.setattr(relink, "_resolver", lambda rels, wants: Resolver(rels))
         everything: dict = {}
         assert relink.rewrite_links(vault, drop_rel, block, keep, everything) == count
-    assert {r: t for r, (_, t) in found.items()} == {r: t for r, (_, t) in everything.items()}
-    assert list(found) == list(everything)  # the diff lists the files in the same order
+    texts = {r: t for r, (_, t) in everything.items()}
+    for got in (found, again):
+        assert {r: t for r, (_, t) in got.items()} == texts
+        assert list(got) == list(everything)  # the diff lists the files in the same order
     return count, found
 
 
-def test_the_byte_search_finds_every_link_to_a_file(make_vault, monkeypatch) -> None:
+def test_the_stored_link_names_find_every_link_to_a_file(make_vault, monkeypatch) -> None:
     files = {
         r: (MEMORY.format(n=r, body=t) if not t.startswith("---") else t)
         for r, t in LINKING.items()
@@ -89,7 +101,7 @@ def test_the_byte_search_finds_every_link_to_a_file(make_vault, monkeypatch) -> 
     assert "projects/p/memory/drop/inside.md" in found
 
 
-def test_the_byte_search_finds_every_link_to_a_block(make_vault, monkeypatch) -> None:
+def test_the_stored_link_names_find_every_link_to_a_block(make_vault, monkeypatch) -> None:
     registry = "# R\n\n" + KEEP + "\n" + DROP + "\nsee [[#DROP]] and [[#drop|it]]\n"
     vault = make_vault(
         {
@@ -104,3 +116,36 @@ def test_the_byte_search_finds_every_link_to_a_block(make_vault, monkeypatch) ->
     assert sorted(found) == [
         "patterns/registry.md", "projects/p/research/a.md", "projects/p/research/c.md"
     ]  # fmt: skip
+
+
+def test_a_regeneration_of_the_index_keeps_what_a_merge_asks_of_every_note(
+    make_vault, monkeypatch
+) -> None:
+    """The index reads every note once: it keeps what the note's links name, so the
+    first merge after it reads no note whose key is unchanged, and finds the same."""
+    from vaultkeeper.apply import merge as relink
+    from vaultkeeper.index import rows
+    from vaultkeeper.store import db
+
+    monkeypatch.setattr(db, "RACY_NS", -(10**12))  # every note settled: its row is kept
+    monkeypatch.setattr(rows, "RACY_NS", -(10**12))
+    files = {
+        r: (MEMORY.format(n=r, body=t) if not t.startswith("---") else t)
+        for r, t in LINKING.items()
+    }
+    vault = make_vault(files)
+    build_index(vault)
+    with monkeypatch.context() as m:
+        m.setattr(relink, "read_names", lambda *_: pytest.fail("a note was read"))
+        found: dict = {}
+        count = relink.rewrite_links(
+            vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", found
+        )
+    base = db.path_of(vault)
+    for name in (base.name, base.name + "-wal", base.name + "-shm"):
+        (base.parent / name).unlink(missing_ok=True)  # no store: every note read
+    everything: dict = {}
+    assert count == relink.rewrite_links(
+        vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", everything
+    )
+    assert {r: t for r, (_, t) in found.items()} == {r: t for r, (_, t) in everything.items()}

@@ -20,9 +20,9 @@ Links to DROP are rewritten to KEEP, one edited line each (``rewrite_links``):
 ``[[DROP]]``, ``[[path/DROP#Heading|alias]]``, ``![[registry#DROP]]`` (frontmatter values
 too) keep their heading, alias, table escape and embed mark. Index files are left to the
 index's regeneration; a note whose frontmatter can't be parsed is read as plain text. Only
-the notes that can hold such a link are parsed: a note of plain ASCII bytes without ``[[``
-and DROP's name (ASCII-case-insensitively) holds none; any other (a non-ASCII byte: another
-case folding or normal form might match) is parsed.
+the notes with a link naming DROP's file are parsed: what each note's links name is kept
+in the store by its stat key (``link_names``), so a merge stats every note and reads only
+those changed since (a row is used only while its file's key matches).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import posixpath
-import unicodedata
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,12 +45,15 @@ from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
 from vaultkeeper.index.files import is_index_file
+from vaultkeeper.index.rows import folded, held_names, keep_names, name_of, read_names
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
-    find_block,
     is_counter_line,
+    named_blocks,
     parsed_heads,
+    pick_block,
 )
+from vaultkeeper.store import db
 from vaultkeeper.store.edit import BOM, insert_line_after, replace_counter_value, replace_line
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Link, Resolver, extract_links, split_lines
@@ -217,7 +220,7 @@ def as_bytes(source: Source, text: str) -> bytes:
     return ((BOM if source.bom else "") + text).encode("utf-8")
 
 
-def _side(vault: Path, target: str) -> Side:
+def _side(vault: Path, target: str, named: tuple[list[RegistryBlock], list[Problem]]) -> Side:
     if looks_like_path(target):
         entry = load_entry(vault, target)
         if not is_memory_path(entry.rel):
@@ -225,7 +228,7 @@ def _side(vault: Path, target: str) -> Side:
         if entry.status == "archived":
             raise GateRefused(f"{entry.rel}: archived; merge live entries only")
         return Side(entry.rel, entry.rel, entry.rel.removesuffix(".md"), None)
-    block = find_block(vault, target)
+    block = pick_block(target, *named)
     base = block.rel.removesuffix(".md")
     return Side(block.name, block.rel, f"{base}#{block.name}", block)
 
@@ -233,7 +236,9 @@ def _side(vault: Path, target: str) -> Side:
 def _sides(vault: Path, decision: Decision) -> tuple[Side, Side]:
     if not decision.drop:
         raise UsageError("merge needs KEEP and DROP")
-    keep, drop = _side(vault, decision.target), _side(vault, decision.drop)
+    names = [t for t in (decision.target, decision.drop) if not looks_like_path(t)]
+    named = named_blocks(vault, names)  # the registry read once for both
+    keep, drop = _side(vault, decision.target, named), _side(vault, decision.drop, named)
     if (keep.block is None) != (drop.block is None):
         raise GateRefused("merge two registry blocks or two memory files, not one of each")
     if keep.target == drop.target:
@@ -388,37 +393,42 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    wanted = _may_link(files, rels, drop_rel, drop_block)
+    last = folded(drop_rel).rsplit("/", 1)[-1]
+    # a link can mean DROP only if it names DROP's file (or is ``[[#sub]]`` in it)
+    wants = {last, last[:-3]} if last.endswith(".md") else {last}
+    sub = "" if drop_block is None else drop_block.casefold()
+    asked = [f"\n{n}\t{sub}\n" if drop_block is not None else f"\n{n}\t" for n in wants]
+    wanted = _may_link(vault, files, rels, drop_rel, asked)
     notes, problems = load_notes(vault, (Path(files[i]) for i in wanted))
-    notes += [n for n in (_as_text(vault, p.path) for p in problems) if n is not None]
+    notes += [n for n in (_plain(vault, p.path) for p in problems) if n is not None]
     # DROP's own file goes to .trash/: its links go with it
-    found = [(n, extract_links(n)) for n in notes if n.rel != drop_rel or drop_block is not None]
+    found = [(n, _naming(n, wants)) for n in notes if n.rel != drop_rel or drop_block is not None]
     # a note that is not UTF-8 has no line vaultkeeper may edit: one linking to DROP
     # would keep a link to nothing, so the merge is refused (lint names such links too)
-    loose = [n for n in (_as_bytes(vault, p) for p in problems) if n is not None]
-    resolver = Resolver(_named_as(rels, found + [(n, extract_links(n)) for n, _ in loose]))
+    loose = [
+        (n, p)
+        for p in problems
+        if p.reason.startswith("not UTF-8") and (n := _plain(vault, p.path, True)) is not None
+    ]
+    resolver = _resolver(rels, wants)
+
+    def means_drop(note: Note, link: Link) -> bool:
+        resolved = resolver.resolve(link.target, note.rel).resolved == drop_rel
+        return resolved and (drop_block is None or link.subpath.casefold() == sub)
+
     for note, problem in loose:
         if note.rel == drop_rel and drop_block is None:
             continue
-        for link in extract_links(note):
-            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
-                continue
-            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
-                continue
-            raise GateRefused(
-                f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
-                f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
-                "save the file as UTF-8, then merge"
-            )
+        for link in _naming(note, wants):
+            if means_drop(note, link):
+                raise GateRefused(
+                    f"{note.rel}:{link.line} links to what the merge takes away ({link.raw}), "
+                    f"but the file is {problem.reason}: vaultkeeper cannot rewrite that link; "
+                    "save the file as UTF-8, then merge"
+                )
     count = 0
     for note, links in found:
-        edits: list[tuple[int, int, str]] = []
-        for link in links:
-            if resolver.resolve(link.target, note.rel).resolved != drop_rel:
-                continue
-            if drop_block is not None and link.subpath.casefold() != drop_block.casefold():
-                continue
-            edits.append((link.line, link.col, link.raw))
+        edits = [(k.line, k.col, k.raw) for k in links if means_drop(note, k)]
         if not edits:
             continue
         source = read_source(note.path, note.rel)
@@ -454,67 +464,54 @@ def _markdown(vault: Path) -> tuple[list[str], list[str]]:
 
 
 def _may_link(
-    files: list[str], rels: list[str], drop_rel: str, drop_block: str | None
+    vault: Path, files: list[str], rels: list[str], drop_rel: str, asked: list[str]
 ) -> list[int]:
-    """The positions (in walk order) of the notes that may link to DROP: see the module
-    docstring. Index files are never among them."""
-    name = drop_block if drop_block is not None else drop_rel.rpartition("/")[2]
-    if drop_block is None and name.casefold().endswith(".md"):
-        name = name[:-3]
-    keep = [i for i, r in enumerate(rels) if not is_index_file(r)]
-    if not name or not name.isascii():
-        return keep  # another case folding or normal form may match: read them all
-    word = name.lower().encode("ascii")  # ASCII: casefolded as lower() does
-    folded = name.casefold()
-    return [i for i in keep if folded in _folded(rels[i]) or _holds(files[i], word)]
+    """The positions (in walk order) of the notes that may link to DROP: those whose
+    ``[[...]]`` ask for one of ``asked`` (see index.rows.link_names), DROP's own file, and any note
+    that can't be read (parsed as before, which refuses or skips it). Index files are
+    never among them. Each note's names are kept in the store by its stat key
+    (``link_names``): a note is read only when it changed since."""
+    keys, hits = held_names(vault, asked)
+    known: dict[str, str] = {}
+    limit = time.time_ns() - db.RACY_NS
+    out: list[int] = []
+    fresh: list[tuple[str, str, str]] = []
+    for i, (full, relative) in enumerate(zip(files, rels, strict=True)):
+        try:
+            key, settled = db.stat_key(os.stat(full), limit)
+        except OSError:
+            out.append(i)
+            continue
+        if keys.get(relative) == key:
+            if relative in hits or relative == drop_rel:
+                out.append(i)
+            continue
+        if is_index_file(relative):
+            continue
+        names = read_names(full, relative, known)
+        if names is None:
+            out.append(i)
+            continue
+        if settled:
+            fresh.append((relative, key, names))
+        if relative == drop_rel or any(a in names for a in asked):
+            out.append(i)
+    keep_names(vault, fresh, keys.keys() - set(rels))
+    return out
 
 
-def _folded(path: str) -> str:
-    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
-    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
+def _resolver(rels: list[str], wants: set[str]) -> Resolver:
+    """A Resolver of every file a link naming one of ``wants`` may mean: it resolves those
+    links as one of every path does."""
+    named = wants | {n + ".md" for n in wants}
+    return Resolver(r for r in rels if folded(r).rsplit("/", 1)[-1] in named)
 
 
-_CHUNK = 1 << 18
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO is not waited on
-
-
-def _holds(path: str, word: bytes) -> bool:
-    """Whether the note at ``path`` may hold a link naming ``word`` (True when unsure).
-
-    One open and (mostly) one read: a note that is no regular file reads as nothing or
-    fails (True: parsed as before, which refuses it, as it did)."""
-    try:
-        fd = os.open(path, _FLAGS)
-    except OSError:
-        return True
-    try:
-        chunks = [os.read(fd, _CHUNK)]
-        while len(chunks[-1]) == _CHUNK and len(chunks) < 256:  # a file of 64 MB: unsure
-            chunks.append(os.read(fd, _CHUNK))
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    if len(chunks) == 256:
-        return True
-    raw = b"".join(chunks) if len(chunks) > 1 else chunks[0]
-    return not raw.isascii() or (b"[[" in raw and word in raw.lower())
-
-
-def _named_as(rels: list[str], found: list[tuple[Note, list[Link]]]) -> list[str]:
-    """The paths a link of ``found`` may be resolved to: those whose last part (as link
-    resolution compares it) is one a link asks for, with or without ``.md`` (in walk
-    order: a Resolver of these resolves those links as one of every path does)."""
-    names: set[str] = set()
-    for note, links in found:
-        for link in links:
-            text = link.target.replace("\\", "/").strip()
-            if text.startswith(("./", "../")):
-                joined = posixpath.join(posixpath.dirname(note.rel), text)
-                text = posixpath.normpath(joined)
-            names.add(_folded(text.lstrip("/")).rsplit("/", 1)[-1])
-    names |= {n + ".md" for n in names}
-    return [r for r in rels if _folded(r).rsplit("/", 1)[-1] in names]
+def _naming(note: Note, wants: set[str]) -> list[Link]:
+    """The note's links that name a file called one of ``wants`` or point into the note
+    itself (``[[#sub]]``): the only ones that may mean DROP."""
+    here = posixpath.dirname(note.rel)
+    return [k for k in extract_links(note) if not k.target or name_of(k.target, here) in wants]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:
@@ -529,24 +526,14 @@ def _relinked(raw: str, keep_link: str, block: bool) -> str:
     return f"{bang}[[{target}{escape}{tail}]]"
 
 
-def _as_bytes(vault: Path, problem: Problem) -> tuple[Note, Problem] | None:
-    """A note that is not UTF-8, its undecodable bytes read as U+FFFD, to find its
-    links; None for any other problem (or no such file)."""
-    if not problem.reason.startswith("not UTF-8"):
-        return None
-    try:
-        path = resolve_inside(vault, problem.path)
-        text = read_regular(path).decode("utf-8", "replace")
-    except (OSError, ParseError, VaultkeeperError):
-        return None
-    return Note(path, problem.path, text, None, text, 1), problem
-
-
-def _as_text(vault: Path, relative: str) -> Note | None:
-    """A note whose frontmatter does not parse, as plain text; None if it can't be read."""
+def _plain(vault: Path, relative: str, lenient: bool = False) -> Note | None:
+    """A note as plain text, its frontmatter not parsed (a note whose frontmatter does not
+    parse); ``lenient``: undecodable bytes read as U+FFFD, to find the links of a note that
+    is not UTF-8. None if it can't be read: there is no line to edit."""
     try:
         path = resolve_inside(vault, relative)
-        text = decode(read_regular(path))
+        raw = read_regular(path)
+        text = raw.decode("utf-8", "replace") if lenient else decode(raw)
     except (OSError, ParseError, VaultkeeperError):
-        return None  # not readable as text: there is no line to edit
+        return None
     return Note(path, relative, text, None, text, 1)

@@ -52,6 +52,7 @@ from vaultkeeper.index.rows import (
     Stamp,
     is_md,
     is_racy,
+    keep_names,
     read_by_index,
     record,
     row_of,
@@ -213,6 +214,7 @@ class _Plan(NamedTuple):
     rows: dict[str, Row]  # every walked file's row (vaultkeeper.index.rows)
     found: dict[str, Row] | None  # the rows held before
     stamp: Stamp | None  # what the index depends on, when all of it can be vouched for
+    names: list[tuple[str, str, str]]  # the link_names rows of the settled notes read
 
 
 def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
@@ -274,7 +276,9 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
         found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
     kept = {r: rows.rows.get(r) or row_of(r, k, rows.kept.get(r)) for r, k in state.items()}
     count = len(entries)
-    return _Plan(current, wanted, count, split, problems, unreadable, kept, rows.found, found)
+    return _Plan(
+        current, wanted, count, split, problems, unreadable, kept, rows.found, found, rows.names
+    )
 
 
 def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexResult:
@@ -298,6 +302,8 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
     if write or not changed:  # a check keeps its stamp in this process only
         stamp = None if found is None else _vouched(vault, found, current)
         record(vault, stamp, rows, write=write, found=plan.found)
+    if write:
+        keep_names(vault, plan.names, set())  # what a merge asks of the notes just read
     root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
     return IndexResult(
         entries=plan.entries,

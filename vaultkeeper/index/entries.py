@@ -45,7 +45,7 @@ class Cache(Protocol):
 
     def key(self, path: str) -> Key | None: ...
     def get(self, rel: str, key: Key | None) -> list[Entry] | None: ...
-    def keep(self, rel: str, key: Key | None, entries: list[Entry]) -> None: ...
+    def keep(self, rel: str, key: Key | None, entries: list[Entry], text: str) -> None: ...
 
 
 _COUNTER = re.compile(r"^[ \t]*[-*]?[ \t]*\*\*[^*]+:\*\*")
@@ -157,7 +157,7 @@ def collect_entries(
             continue
         found = note_entries(note)
         if cache is not None and name == note.rel:
-            cache.keep(name, key, found)
+            cache.keep(name, key, found, note.text)
         entries.extend(found)
     held_now = held() if held is not None and unreadable else {}
     for problem in unreadable:

@@ -18,6 +18,9 @@ only by the sha256 of its bytes (at most ``MAX_RACY``: the index files and the n
 vaultkeeper just wrote). Missing, foreign or forged rows mean the file is read, as
 without them. Rows are written only when ``state/`` is a real folder, and never by a
 check (``index --check`` writes nothing: its stamp stays in this process, ``LAST``).
+
+A note the index reads gives its ``link_names`` row too (what its links name, by its stat
+key), which a merge keeps up the same way: a merge reads only the notes changed since.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import sqlite3
 import stat
 import time
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +43,8 @@ from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.entries import Entry, Key
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.store import db
-from vaultkeeper.store.text import read_regular
+from vaultkeeper.store.links import INNER, parse_link
+from vaultkeeper.store.text import ParseError, read_regular
 from vaultkeeper.store.vault import in_folder, templates_folder, walk_files
 
 FORMAT = 5  # 5: one row a walked file; 4: the entry count kept
@@ -163,6 +169,8 @@ class Rows:
         self.limit = time.time_ns() - RACY_NS  # before any file's stat
         self.seen: dict[str, Key] = {}  # every regular file's key, by its path
         self.racy = False  # whether one of them changed within the window
+        self.names: list[tuple[str, str, str]] = []  # each settled note read: link_names
+        self.known: dict[str, str] = {}
 
     def key(self, path: str) -> Key | None:
         """The stat key of a regular file changed before the window, else None."""
@@ -185,9 +193,10 @@ class Rows:
             self.kept[rel], self.rows[rel] = entries, row
         return entries
 
-    def keep(self, rel: str, key: Key | None, entries: list[Entry]) -> None:
+    def keep(self, rel: str, key: Key | None, entries: list[Entry], text: str) -> None:
         if key is not None:
             self.kept[rel] = entries
+            self.names.append((rel, db.key_text(key), link_names(text, rel, self.known)))
 
 
 def record(
@@ -339,3 +348,74 @@ def follow_counters(
         return False
     LAST.clear()  # this process's copy is of the old key
     return True
+
+
+# -- what each note's links name (``link_names``): a merge reads only the notes changed
+# since, and only those naming DROP's file are parsed (vaultkeeper.apply.merge)
+
+
+def held_names(vault: Path, asked: list[str]) -> tuple[dict[str, str], set[str]]:
+    """The store's ``link_names`` keys (path -> stat key) and the paths whose names hold
+    one of ``asked``, in one read; nothing without a store."""
+    with db.existing(vault) as conn:  # a reader never makes the database
+        if conn is None:
+            return {}, set()
+        hit = " OR ".join(["instr(names, ?) > 0"] * len(asked))
+        try:
+            rows = conn.execute(f"SELECT path, key, {hit} FROM link_names", asked).fetchall()
+        except sqlite3.Error:
+            return {}, set()
+    return {p: k for p, k, _ in rows}, {p for p, _, h in rows if h}
+
+
+def keep_names(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
+    """Replace the rows of the notes read (settled ones only: a key within one clock tick
+    of a write may not see the next one), drop those of notes gone; only slower if not."""
+    if (not fresh and not gone) or state_folder(vault) is None:
+        return
+    try:
+        with db.connect(vault) as conn, db.writing(conn):
+            conn.executemany("DELETE FROM link_names WHERE path = ?", ((p,) for p in gone))
+            conn.executemany("INSERT OR REPLACE INTO link_names VALUES (?, ?, ?)", fresh)
+    except (sqlite3.Error, OSError, VaultkeeperError):
+        pass
+
+
+def read_names(full: str, relative: str, known: dict[str, str]) -> str | None:
+    """``link_names`` of the note at ``full``, its undecodable bytes read as U+FFFD; None
+    when it can't be read."""
+    try:
+        return link_names(read_regular(full).decode("utf-8", "replace"), relative, known)
+    except ParseError:
+        return None
+
+
+def link_names(text: str, relative: str, known: dict[str, str]) -> str:
+    """What every ``[[...]]`` of note ``relative`` asks for, a line ``name<TAB>subpath``
+    each (folded as link resolution compares them; the text starts with a newline): more
+    than its links (code and frontmatter keys too), never fewer. ``known``: what a link's
+    text asks for, when that does not depend on the note."""
+    got = set()
+    for inner in set(INNER.findall(text)) if "[[" in text else ():
+        asks = known.get(inner)
+        if asks is None:
+            target, sub, _ = parse_link(inner)
+            asks = f"{name_of(target, posixpath.dirname(relative))}\t{sub.casefold()}"
+            if not target.replace("\\", "/").lstrip().startswith(("./", "../")):
+                known[inner] = asks  # from the vault's root: the same in every note
+        got.add(asks)
+    return "\n" + "".join(f"{g}\n" for g in sorted(got))
+
+
+def name_of(target: str, here: str) -> str:
+    """The last part of the path a link's ``target`` asks for, seen from folder ``here``,
+    as resolution compares it: a link can mean a file only if its name is this one."""
+    text = target.replace("\\", "/").strip()
+    if text.startswith(("./", "../")):
+        text = posixpath.normpath(posixpath.join(here, text))
+    return folded(text.lstrip("/")).rsplit("/", 1)[-1]
+
+
+def folded(path: str) -> str:
+    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
+    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()

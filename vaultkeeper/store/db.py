@@ -35,7 +35,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table, by the domain that fills it. Change one: bump SCHEMA_VERSION.
@@ -70,6 +70,10 @@ TABLES: tuple[str, ...] = (
     # anchors/vault.py: an entry file's anchors by stat key; what was read of each repository
     "CREATE TABLE anchor_entries (path TEXT PRIMARY KEY, key TEXT NOT NULL, keys TEXT NOT NULL)",
     "CREATE TABLE anchor_repos (top TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # apply/merge.py: the names a note's links ask for (``\nname\tsubpath\n``, folded as
+    # link resolution compares them), by its stat key: a merge reads only changed notes
+    "CREATE TABLE link_names (path TEXT PRIMARY KEY, key TEXT NOT NULL, names TEXT NOT NULL) "
+    "WITHOUT ROWID",
     # lint/summary.py: the last whole-vault lint's figures, for status (one row)
     "CREATE TABLE lint_summary (made TEXT NOT NULL, files INTEGER NOT NULL, "
     "errors INTEGER NOT NULL, links INTEGER NOT NULL, link_errors INTEGER NOT NULL, "
