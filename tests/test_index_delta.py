@@ -352,3 +352,32 @@ def test_new_on_a_stamped_vault_carries_its_entry_and_renders_nothing_else(
     assert plans == []
     assert made.index_line == "- [[projects/api/memory/epsilon]] - Fifth" and made.problems == ()
     assert up_to_date(vault, monkeypatch)
+
+
+def test_a_carry_lists_no_folder_symlinked_out_of_the_vault(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A folder whose name folds as the written path's does (``PROJECTS`` beside
+    ``projects``) but that is a symlink out of the vault is never listed by the name-clash
+    check: nothing out of the vault is read, and the index is what a regeneration writes."""
+    import os
+
+    vault = make_vault(PLAIN)
+    outside = tmp_path / "outside"
+    (outside / "api" / "memory").mkdir(parents=True)
+    (outside / "api" / "memory" / "private.md").write_text("x\n")
+    (vault / "PROJECTS").symlink_to(outside, target_is_directory=True)
+    build_index(vault)
+    listed: list[str] = []
+    real = os.listdir
+
+    def spy(path: str = ".") -> list[str]:
+        listed.append(os.path.realpath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", spy)
+    edit = lambda: atomic_write(vault / "projects/api/memory/alpha.md", note("a", "Changed"))  # noqa: E731
+    apply_like(vault, edit)
+    monkeypatch.setattr(os, "listdir", real)
+    assert not [p for p in listed if p.startswith(os.path.realpath(outside))]
+    assert up_to_date(vault, monkeypatch)

@@ -231,7 +231,8 @@ def _check_names(top: str, paths: list[str], notes: list[str]) -> None:
 
 
 def _folders(top: str, folder: str) -> list[str]:
-    """The folders below ``top`` whose path folds as ``folder`` does."""
+    """The folders below ``top`` whose path folds as ``folder`` does; one of them a
+    symlink: Unsure (regenerate), never listed (it may lead out of the vault)."""
     found = [top]
     for part in folder.split("/") if folder else []:
         want = _fold(part)
@@ -241,6 +242,8 @@ def _folders(top: str, folder: str) -> list[str]:
             for n in os.listdir(f)
             if _fold(n) == want and os.path.isdir(os.path.join(f, n))
         ]
+        if any(os.path.islink(f) for f in found):
+            raise Unsure(folder)
     return found
 
 
