@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -239,3 +240,24 @@ def test_temp_files_of_a_killed_writer_are_swept_by_the_next_writer(
     assert result.exit_code == 0, result.output
     assert not old.exists() and not old_registry.exists() and not old_state.exists()
     assert fresh.exists()  # maybe a write in progress: too young to judge
+
+
+def test_the_sweep_removes_nothing_through_a_patterns_folder_linked_out_of_the_vault(
+    make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """patterns/ as a symlink to a folder outside the vault is not read (a warning): the
+    writer's sweep of killed writers' temp files must not list it either, let alone
+    remove an old ``.*.vk-tmp`` file there."""
+    vault = make_vault({"_index.md": "# Index\n"})
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    theirs = outside / ".notes.md.k1ll3d.vk-tmp"
+    theirs.write_text("someone else's file\n")
+    stale = time.time() - config.STALE_RUN_MS / 1000 - 60
+    os.utime(theirs, (stale, stale))
+    if (vault / "patterns").exists():
+        shutil.rmtree(vault / "patterns")
+    (vault / "patterns").symlink_to(outside)
+    result = CliRunner().invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 0, result.output
+    assert theirs.read_text() == "someone else's file\n"

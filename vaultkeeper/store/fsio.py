@@ -320,6 +320,8 @@ def sweep_temps(vault: Path) -> list[str]:
     state = vault / config.STATE_DIR
     ours: list[bool] = []  # asked once, when a name of OLD_DERIVED is there
     for folder in (vault, vault / config.PATTERNS_DIR, state):
+        if folder != vault and folder.is_symlink():
+            continue  # never list, let alone remove, through a link out of the vault
         try:
             names = os.listdir(folder)
         except OSError:
