@@ -1,6 +1,6 @@
 """``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
 for what the spec leaves out (13: supersession; 14: merge and its undo), run in order
-(the rows themselves: verify/rows.py, none of which changes the user's vault).
+(the rows in order: verify/rows.py; none of them changes the user's vault).
 """
 
 from __future__ import annotations
@@ -11,18 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.verify.rows import (
-    FAIL,
-    MEMORY_ROWS,
-    PASS,
-    ROWS,
-    SKIP,
-    STARTED_EARLY,
-    Check,
-    Context,
-    Row,
-    VerifyResult,
-)
+from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
+from vaultkeeper.verify.rows import MEMORY_ROWS, ROWS, STARTED_EARLY
 
 _NOT_MEMORY = (
     f"an Obsidian vault without a memory vault's layout (no {config.INDEX_FILE}, "
