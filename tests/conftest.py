@@ -8,6 +8,7 @@ real home: its hook log, crontab-adjacent state or host settings.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -159,6 +160,31 @@ def run_vaultkeeper(vault: Path, *args: str) -> subprocess.CompletedProcess[str]
         env={**os.environ, "VAULTKEEPER_TODAY": "2026-06-01"},
         check=False,
     )
+
+
+def run_bounded(
+    args: list[str], hangs: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m vaultkeeper ARGS`` in a child limited to 1 GiB of memory, so that a read
+    of /dev/zero fails soon, not after the machine's memory; a child that waits past the
+    120 s safety net (on a FIFO: the fixed command answers at once) fails the test with
+    ``hangs``, what it waited on."""
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "vaultkeeper", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=small,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(hangs)
 
 
 def snapshot(root: Path, skip_state: bool = True) -> dict[str, bytes]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLE_VAULT, snapshot
+from tests.conftest import SAMPLE_VAULT, run_bounded, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 
@@ -144,24 +144,11 @@ def test_init_over_a_gitignore_that_is_a_link_to_a_device_never_reads_it(tmp_pat
     """A cloned repository's .gitignore may be a link to /dev/zero: init keeps it and says
     it does not ignore state/, without reading it for ever (memory filled to an internal
     error)."""
-    import resource
-    import subprocess
-    import sys
-
     folder = tmp_path / "clone"
     folder.mkdir()
     (folder / ".gitignore").symlink_to("/dev/zero")
 
-    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-    done = subprocess.run(
-        [sys.executable, "-m", "vaultkeeper", "init", str(folder)],
-        capture_output=True,
-        text=True,
-        timeout=120,  # a safety net only
-        preexec_fn=small,
-    )
+    done = run_bounded(["init", str(folder)], "init read a .gitignore linked to /dev/zero for ever")
     assert done.returncode == 0, done.stderr
     assert "does not ignore state/" in done.stderr
     assert (folder / ".gitignore").is_symlink()

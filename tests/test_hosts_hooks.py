@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, run_bounded
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.entries.init import init_vault
@@ -236,9 +236,6 @@ def test_a_hook_script_that_is_a_fifo_or_a_device_is_never_read(tmp_path: Path) 
     """A cloned repository's .claude/settings.json may name a "script" that is a FIFO or a
     link to /dev/zero: whose hook it is gets decided without waiting on it or reading it
     whole (``hooks status`` in that folder hung, or filled the memory)."""
-    import resource
-    import sys
-
     repo = tmp_path / "repo"
     (repo / ".claude").mkdir(parents=True)
     (repo / "fifo").mkdir()
@@ -252,20 +249,11 @@ def test_a_hook_script_that_is_a_fifo_or_a_device_is_never_read(tmp_path: Path) 
     settings = {"hooks": {"SessionEnd": groups}}
     (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
 
-    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "vaultkeeper", "hooks", "status", "claude-code"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            timeout=120,  # a safety net only: the fixed command answers at once
-            preexec_fn=small,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("hooks status waited on a FIFO named as a hook script")
+    done = run_bounded(
+        ["hooks", "status", "claude-code"],
+        "hooks status waited on a FIFO named as a hook script",
+        cwd=repo,
+    )
     assert done.returncode == 0, done.stderr
     assert f"not installed in {repo / '.claude' / 'settings.json'}" in done.stdout
     assert "session-end.sh" not in done.stdout  # neither handler is ours

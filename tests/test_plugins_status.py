@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, run_bounded
 from vaultkeeper.cli import cli
 from vaultkeeper.hosts import codex_trust
 
@@ -265,9 +265,6 @@ def test_a_project_settings_file_that_is_a_fifo_or_a_device_is_never_waited_on(
     cloned repository's): one that is a FIFO or a link to /dev/zero is no settings file,
     neither waited on (status hung) nor read for ever."""
     import os
-    import resource
-    import subprocess
-    import sys
 
     home = tmp_path / "home"
     claude_home(home)
@@ -276,22 +273,13 @@ def test_a_project_settings_file_that_is_a_fifo_or_a_device_is_never_waited_on(
     os.mkfifo(repo / ".claude" / "settings.local.json")
     (repo / ".claude" / "settings.json").symlink_to("/dev/zero")
 
-    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
     env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
     env.pop("VAULTKEEPER_VAULT", None)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "vaultkeeper", "hooks", "status", "claude-code"],
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,  # a safety net only: the fixed command answers at once
-            preexec_fn=small,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("hooks status waited on a FIFO in the project's .claude/")
+    done = run_bounded(
+        ["hooks", "status", "claude-code"],
+        "hooks status waited on a FIFO in the project's .claude/",
+        cwd=repo,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert "plugin vaultkeeper@vaultkeeper (enabled, user scope" in done.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, run_bounded
 from vaultkeeper.index.build import build_index
 from vaultkeeper.lint import lint_vault
 from vaultkeeper.store.vault import is_ours, templates_folder
@@ -214,8 +214,6 @@ def test_a_templates_setting_that_is_a_fifo_or_a_device_is_as_if_unset(tmp_path:
     """.obsidian/ syncs with the vault (a link goes with it): a templates setting that is
     a link to /dev/zero or a FIFO is no setting; lint read the one for ever (memory
     filling to an internal error) and waited on the other."""
-    import resource
-
     from vaultkeeper import config
 
     vault = tmp_path / "notes"
@@ -226,18 +224,6 @@ def test_a_templates_setting_that_is_a_fifo_or_a_device_is_as_if_unset(tmp_path:
     (vault / config.OBSIDIAN_DIR / second).parent.mkdir(parents=True)
     os.mkfifo(vault / config.OBSIDIAN_DIR / second)
 
-    def small() -> None:  # a read of /dev/zero fails soon, not after the machine's memory
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "vaultkeeper", "lint", str(vault)],
-            capture_output=True,
-            text=True,
-            timeout=120,  # a safety net only: the fixed command answers at once
-            preexec_fn=small,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("lint waited on a FIFO in .obsidian/")
+    done = run_bounded(["lint", str(vault)], "lint waited on a FIFO in .obsidian/")
     assert "internal error" not in done.stderr
     assert "a.md:3:5: VK301 broken link [[b]]" in done.stdout
