@@ -11,7 +11,6 @@ a file it wrote: exactly the merge's lines are taken off by a line-wise three-wa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -36,6 +35,7 @@ from vaultkeeper.apply.gate import slug
 from vaultkeeper.apply.journal import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
 from vaultkeeper.index.files import index_keywords
+from vaultkeeper.index.rows import sha
 from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks, whole_count
 from vaultkeeper.store.edit import BOM, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write, move
@@ -309,11 +309,6 @@ def _place(text: str, span: str, meta: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def digest(data: bytes) -> str:
-    """sha256 of the bytes a merge wrote (BOM and line endings included)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def unmerge(
     vault: Path, decision: Decision, meta: dict[str, Any], folder: Path, dry_run: bool
 ) -> Outcome:
@@ -327,7 +322,7 @@ def unmerge(
         path = resolve_inside(vault, str(item["path"]))
         original = file_in(folder, str(item["original"]))
         now = path.read_bytes() if path.is_file() else b""
-        if digest(now) == item.get("after"):
+        if sha(now) == item.get("after"):
             plan_back.append((path, original.read_bytes()))
             continue
         merged = item.get("merged")

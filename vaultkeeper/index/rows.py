@@ -48,7 +48,7 @@ from vaultkeeper.store.text import ParseError, read_regular
 from vaultkeeper.store.vault import in_folder, templates_folder, walk_files
 
 FORMAT = 5  # 5: one row a walked file; 4: the entry count kept
-RACY_NS = 2_000_000_000
+RACY_NS = db.RACY_NS
 MAX_RACY = 64
 Row = tuple["str | None", "str | None", "str | None"]  # key, a note's description, blocks
 State = dict[str, "Key | None"]  # vault-relative path -> stat key (None: not read)
@@ -419,3 +419,9 @@ def name_of(target: str, here: str) -> str:
 def folded(path: str) -> str:
     """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
     return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
+
+
+def names_of(path: str) -> set[str]:
+    """The names a link may give the file ``path`` by: folded, with and without ``.md``."""
+    key = folded(path)
+    return {key, key[:-3]} if key.endswith(".md") else {key}
