@@ -448,18 +448,12 @@ def rewrite_links(
 
 
 def _markdown(vault: Path) -> tuple[list[str], list[str]]:
-    """Every ``.md`` file of the vault (as iter_markdown lists them, as strings) and its
-    vault-relative path: a Path each costs more than the walk, at 25,000 files."""
-    top = os.fspath(vault)
-    cut = len(top) + len(os.sep)
-    files: list[str] = []
-    rels: list[str] = []
-    for full in walk_files(top):
-        relative = full[cut:].replace(os.sep, "/")
-        if relative.endswith(".md") and len(relative.rpartition("/")[2]) > 3:  # Path.suffix
-            files.append(full)
-            rels.append(relative)
-    return files, rels
+    """Every ``.md`` file of the vault (as iter_markdown lists them) and its path."""
+    walked = list(walk_files(os.fspath(vault)))
+    found = [
+        (f, r) for f, r in zip(walked, rows.rels_of(vault, walked), strict=True) if rows.is_md(r)
+    ]
+    return [f for f, _ in found], [r for _, r in found]
 
 
 def _may_link(

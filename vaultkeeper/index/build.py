@@ -55,6 +55,7 @@ from vaultkeeper.index.rows import (
     keep_names,
     read_by_index,
     record,
+    rels_of,
     row_of,
     sha,
     stat_key,
@@ -64,7 +65,7 @@ from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
 from vaultkeeper.store.templates import render
-from vaultkeeper.store.vault import in_folder, rel, resolve_inside, templates_folder, walk_files
+from vaultkeeper.store.vault import in_folder, resolve_inside, templates_folder, walk_files
 
 
 @dataclass(frozen=True)
@@ -193,17 +194,6 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault).wanted
 
 
-def _rels(vault: Path, files: list[str]) -> list[str]:
-    """Each walked file's vault-relative path, as store.vault.rel gives it: the walk
-    joins names to the vault's own text, so cutting it off is the same (and far
-    cheaper than a Path operation per file, at tens of thousands of files)."""
-    prefix = str(vault) + os.sep
-    cut = len(prefix)
-    return [
-        f[cut:].replace(os.sep, "/") if f.startswith(prefix) else rel(vault, Path(f)) for f in files
-    ]
-
-
 class _Plan(NamedTuple):
     current: dict[str, str | None]
     wanted: dict[str, str]
@@ -222,7 +212,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
     files that could not be read (listed without a description), and the rows."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
     files = list(walk_files(vault, outside=outside))  # strings: a Path each costs more
-    rels = _rels(vault, files)
+    rels = rels_of(vault, files)
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
     md = (f for f, r in zip(files, rels, strict=True) if is_md(r) and not in_folder(r, templates))
@@ -272,7 +262,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
         and set(current) == set(wanted)
         and all(state[r] is not None for r in rels if read_by_index(r, templates))
     ):
-        outs = sorted(r for r in _rels(vault, outside))
+        outs = sorted(r for r in rels_of(vault, outside))
         found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
     kept = {r: rows.rows.get(r) or row_of(r, k, rows.kept.get(r)) for r, k in state.items()}
     count = len(entries)

@@ -45,7 +45,7 @@ from vaultkeeper.index.files import is_index_file
 from vaultkeeper.store import db
 from vaultkeeper.store.links import INNER, parse_link
 from vaultkeeper.store.text import ParseError, read_regular
-from vaultkeeper.store.vault import in_folder, templates_folder, walk_files
+from vaultkeeper.store.vault import in_folder, rel, templates_folder, walk_files
 
 FORMAT = 5  # 5: one row a walked file; 4: the entry count kept
 RACY_NS = db.RACY_NS
@@ -88,6 +88,15 @@ def state_folder(vault: Path) -> str | None:
     except OSError:
         return None
     return state if stat.S_ISDIR(st.st_mode) else None
+
+
+def rels_of(vault: Path, files: list[str]) -> list[str]:
+    """Each walked file's vault-relative path, as store.vault.rel gives it: cutting the
+    vault's text off is the same, and far cheaper than a Path each at 50,000 files."""
+    cut = len(prefix := str(vault) + os.sep)
+    return [
+        f[cut:].replace(os.sep, "/") if f.startswith(prefix) else rel(vault, Path(f)) for f in files
+    ]
 
 
 def is_md(rel_path: str) -> bool:
