@@ -99,11 +99,8 @@ def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, 
 
 
 def content_name(name: str) -> str:
-    """The file a block's (or a merged file's) text is kept in."""
-    try:
-        return f"{slug(name)}.md"
-    except GateRefused:  # a name with no ASCII letter or digit (### \u2603) still goes
-        return "block.md"
+    """The file a block's (or a merged file's) text is kept in (``### \u2603``: block.md)."""
+    return f"{slug(name, 'block')}.md"
 
 
 def _record(folder: Path, trash_id: str) -> Any:
