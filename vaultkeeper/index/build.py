@@ -27,7 +27,7 @@ import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.index.entries import Entry, collect_entries, held_lines, render_entries
@@ -128,18 +128,8 @@ def _as_stamped(vault: Path, moved: tuple[str, ...], left: tuple[str, ...]) -> I
         if text is None:
             return None
         texts[name] = text
-    root_lines, root_bytes = measure(texts[config.INDEX_FILE])
-    return IndexResult(
-        entries=found.entries,
-        split=found.split,
-        files=tuple(sorted(texts)),
-        changed=(),
-        missing=(),
-        written=False,
-        root_lines=root_lines,
-        root_bytes=root_bytes,
-        over_budget=tuple(sorted(n for n, t in texts.items() if is_over_budget(t))),
-        unused=(),
+    return _result(
+        found.entries, found.split, texts, changed=(), missing=(), written=False, unused=()
     )
 
 
@@ -294,20 +284,22 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         record(vault, stamp, rows, write=write, found=plan.found)
     if write:
         keep_names(vault, plan.names, set())  # what a merge asks of the notes just read
-    root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
-    return IndexResult(
-        entries=plan.entries,
-        split=plan.split,
-        files=tuple(sorted(wanted)),
-        changed=changed,
+    return _result(
+        plan.entries, plan.split, wanted, changed=changed, written=write and bool(changed),
         missing=tuple(n for n in changed if current.get(n) is None),
-        written=write and bool(changed),
-        root_lines=root_lines,
-        root_bytes=root_bytes,
-        over_budget=tuple(sorted(n for n, t in wanted.items() if is_over_budget(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
         problems=tuple(p for p in plan.problems if not is_index_file(p.path)),
         unreadable=tuple(p for p in plan.unreadable if not is_index_file(p.path)),
+    )  # fmt: skip
+
+
+def _result(entries: int, split: bool, wanted: dict[str, str], **rest: Any) -> IndexResult:
+    """The result for the index files ``wanted`` (as they are, or as they are written)."""
+    lines, size = measure(wanted[config.INDEX_FILE])
+    over = tuple(sorted(n for n, t in wanted.items() if is_over_budget(t)))
+    files = tuple(sorted(wanted))
+    return IndexResult(
+        entries, split, files, root_lines=lines, root_bytes=size, over_budget=over, **rest
     )
 
 
