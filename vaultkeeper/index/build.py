@@ -17,7 +17,7 @@ spec's layout and no more), each regenerated the same way. Sub-indexes an older 
 left at the root are moved into ``_index/`` by the next write (one atomic rename each;
 the links, ``[[_index-<folder>]]``, resolve by basename and stay as they are).
 
-This module plans and writes; what is listed is vaultkeeper.index.entries' and the
+This module plans and writes; what is listed is vaultkeeper.index.rows' and the
 index files' own text (markers, keywords, budget) vaultkeeper.index.files'.
 """
 
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.index.entries import Entry, collect_entries, held_lines, render_entries
 from vaultkeeper.index.files import (
     Keywords,
     bom_of,
@@ -47,15 +46,19 @@ from vaultkeeper.index.files import (
     with_section,
 )
 from vaultkeeper.index.rows import (
+    Entry,
     Row,
     Rows,
     Stamp,
+    collect_entries,
+    held_lines,
     is_md,
     is_racy,
     keep_names,
     read_by_index,
     record,
     rels_of,
+    render_entries,
     row_of,
     sha,
     stat_key,

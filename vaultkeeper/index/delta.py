@@ -30,7 +30,6 @@ from pathlib import Path
 from vaultkeeper import config
 from vaultkeeper.index import rows
 from vaultkeeper.index.build import IndexResult, build_index
-from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
     Keywords,
     bom_of,
@@ -41,7 +40,19 @@ from vaultkeeper.index.files import (
     subindex_preamble,
     with_section,
 )
-from vaultkeeper.index.rows import Stamp, State, read_by_index, record, row_of, sha, stat_key
+from vaultkeeper.index.rows import (
+    ROOT_GROUP,
+    Entry,
+    Stamp,
+    State,
+    note_entries,
+    read_by_index,
+    record,
+    render_entries,
+    row_of,
+    sha,
+    stat_key,
+)
 from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link

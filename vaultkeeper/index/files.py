@@ -1,7 +1,7 @@
 """The index files' own text: the marked section, a person's keywords, the budget.
 
 What is read from and written into ``_index.md`` and its sub-indexes, apart from what is
-listed in them (vaultkeeper.index.entries). Everything outside the markers is kept byte
+listed in them (vaultkeeper.index.rows). Everything outside the markers is kept byte
 for byte, and the ``-- keywords:`` a person added on a line survive regeneration.
 """
 
