@@ -165,8 +165,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         if meta.get("kind") == "merge":
             outcome = unmerge(vault, decision, meta, folder, dry_run)
         else:
-            put_back = _restore_file if meta.get("kind") == "file" else _restore_block
-            outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
+            outcome = _put_back(vault, decision, meta, target, content, folder, dry_run)
         if outcome.outcome != ACT or dry_run:
             return outcome
         words = meta.get("keywords")
@@ -174,80 +173,54 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         return reindex(vault, outcome, keep)
 
 
-def _done(
-    decision: Decision, meta: dict[str, Any], how: str, change: Change, dry_run: bool
+def _put_back(
+    vault: Path,
+    decision: Decision,
+    meta: dict[str, Any],
+    target: Path,
+    content: Path,
+    folder: Path,
+    dry_run: bool,
 ) -> Outcome:
+    """A pruned file back byte for byte, or a pruned block back into its file (``_place``)."""
+    kept, source = read_source(content, rel(vault, content)).text, meta["source"]
+    whole = meta.get("kind") == "file"
+    if whole and target.exists():
+        if target.read_bytes() == content.read_bytes():
+            return outcome_for(decision, SILENCE, f"{source} is already back", id=meta["id"])
+        raise GateRefused(
+            f"{source}: exists and differs; restoring would overwrite it "
+            f"(the deleted copy stays in {rel(vault, content)})"
+        )
+    if whole:
+        change, how = Change(target, source, None, kept), f"restored {source}"
+    elif not target.exists():
+        change = Change(target, source, None, _trimmed(kept, "\r\n" if "\r\n" in kept else "\n"))
+        how = f"{source} was gone; recreated it holding ### {meta.get('name', '')}"
+    else:
+        name, now = str(meta.get("name", "")), read_source(target, source)
+        clash = [b for b in parse_blocks(target, source, now.text) if b.name == name]
+        if clash:
+            raise GateRefused(
+                f"{source}:{clash[0].line}: a ### {name} block exists again; restoring "
+                f"would duplicate it (the deleted block stays in {rel(vault, content)})"
+            )
+        new_text, how = _place(now.text, kept, meta)
+        change = Change(target, source, now.text, new_text, now.bom)
+    if not dry_run and whole:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        move(content, target)
+    elif not dry_run:
+        write(change)
+    if not dry_run:
+        shutil.rmtree(folder)
     return Outcome(
-        "restore",
-        meta["source"],
-        ACT,
-        how,
-        evidence=decision.evidence,
-        id=meta["id"],
+        "restore", source, ACT, how, evidence=decision.evidence, id=meta["id"],
         hash_before=None if change.before is None else file_hash(change.before),
         hash_after=file_hash(change.after or ""),
         extra={"kind": meta.get("kind"), "name": meta.get("name")},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
-
-
-def _restore_file(
-    vault: Path,
-    decision: Decision,
-    meta: dict[str, Any],
-    target: Path,
-    content: Path,
-    folder: Path,
-    dry_run: bool,
-) -> Outcome:
-    kept = read_source(content, rel(vault, content))
-    if target.exists():
-        if target.read_bytes() == content.read_bytes():
-            return outcome_for(
-                decision, SILENCE, f"{meta['source']} is already back", id=meta["id"]
-            )
-        raise GateRefused(
-            f"{meta['source']}: exists and differs; restoring would overwrite it "
-            f"(the deleted copy stays in {rel(vault, content)})"
-        )
-    change = Change(target, meta["source"], None, kept.text)
-    if not dry_run:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        move(content, target)
-        shutil.rmtree(folder)
-    return _done(decision, meta, f"restored {meta['source']}", change, dry_run)
-
-
-def _restore_block(
-    vault: Path,
-    decision: Decision,
-    meta: dict[str, Any],
-    target: Path,
-    content: Path,
-    folder: Path,
-    dry_run: bool,
-) -> Outcome:
-    span = read_source(content, rel(vault, content)).text
-    source_rel, name = meta["source"], str(meta.get("name", ""))
-    if not target.exists():
-        body = _trimmed(span, "\r\n" if "\r\n" in span else "\n")
-        change = Change(target, source_rel, None, body)
-        how = f"{source_rel} was gone; recreated it holding ### {name}"
-    else:
-        src = read_source(target, source_rel)
-        clash = [b for b in parse_blocks(target, source_rel, src.text) if b.name == name]
-        if clash:
-            raise GateRefused(
-                f"{source_rel}:{clash[0].line}: a ### {name} block exists again; restoring "
-                f"would duplicate it (the deleted block stays in {rel(vault, content)})"
-            )
-        new_text, how = _place(src.text, span, meta)
-        change = Change(target, source_rel, src.text, new_text, src.bom)
-    if not dry_run:
-        write(change)
-        shutil.rmtree(folder)
-    return _done(decision, meta, how, change, dry_run)
+        diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
+    )  # fmt: skip
 
 
 def _trimmed(span: str, nl: str) -> str:
