@@ -262,14 +262,12 @@ def reactivate(
 
 
 def reopened_text(entry: Entry, until: dt.date) -> str:
-    """The entry with status held_out and the new holdout_until, and nothing else changed:
-    the date's line is checked here, the status line by lifecycle.new_text."""
+    """The entry with status held_out and the new holdout_until, and nothing else changed."""
     text = set_frontmatter_value(entry.source.text, "holdout_until", quoted(until.isoformat()))
-    expected = {**entry.note.meta, "holdout_until": until.isoformat()}
-    dated = checked(entry, text, expected, "holdout_until edit")
-    return new_text(
-        replace(entry, source=replace(entry.source, text=text), note=dated), "held_out", None
-    )
+    text = status_edit(text, "held_out")
+    expected = {**entry.note.meta, "holdout_until": until.isoformat(), "status": "held_out"}
+    checked(entry, text, expected, "re-open edit")
+    return text
 
 
 def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False) -> Outcome:
