@@ -123,7 +123,14 @@ def carry_out(
         check_index(vault)
         trash_id = journal.new_id(now)
         where = _carry_out(vault, found, trash_id)
-        _answer_asks(vault, found, now)
+        journal.close_for(vault, found.drop.target, "yes", now)  # every ask about DROP answered
+        for ask in journal.pending(vault):  # and this merge, asked twice or from elsewhere
+            if (ask.action, ask.target, ask.drop) == (
+                "merge",
+                found.keep.target,
+                found.drop.target,
+            ):
+                journal.close(vault, ask.id, "yes", now)
         return reindex(vault, outcome_for(
             replace(decision, target=found.keep.target, drop=found.drop.target), ACT,
             f"{why}: merged {found.drop.target} into {found.keep.target}; {found.links} "
@@ -134,15 +141,6 @@ def carry_out(
                    "files": sorted(found.texts), "source": found.drop.rel,
                    "confirmed_via": via},
         ))  # fmt: skip
-
-
-def _answer_asks(vault: Path, found: MergePlan, now: dt.datetime) -> None:
-    """DROP is gone: every request queued about it (a prune, this merge asked twice or
-    from elsewhere) is answered, so review and status no longer count it."""
-    journal.close_for(vault, found.drop.target, "yes", now)
-    for ask in journal.pending(vault):
-        if (ask.action, ask.target, ask.drop) == ("merge", found.keep.target, found.drop.target):
-            journal.close(vault, ask.id, "yes", now)
 
 
 def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:

@@ -79,13 +79,6 @@ def keywords_key(meta: dict[str, Any]) -> tuple[str, str]:
     return str(meta["source"]), str(meta.get("name", "")).casefold()
 
 
-def with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta`` plus the keywords a person added on the entry's index line, if any:
-    the index drops the line with the entry, and restore puts them back."""
-    words = index_keywords(vault).get(keywords_key(meta))
-    return meta if words is None else {**meta, "keywords": words}
-
-
 def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, Any]) -> str:
     """``files`` (name -> bytes or text) and the record ``meta`` (with the keywords a person
     added on the entry's index line) into ``.trash/<id>/``, before anything leaves its
@@ -93,7 +86,9 @@ def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, 
     folder = trash_folder(vault, trash_id)
     for name, data in files.items():
         atomic_write(folder / name, data)
-    record = json.dumps({"id": trash_id, **with_keywords(vault, meta)}, indent=2) + "\n"
+    words = index_keywords(vault).get(keywords_key(meta))  # the index drops them with the entry
+    meta = meta if words is None else {**meta, "keywords": words}
+    record = json.dumps({"id": trash_id, **meta}, indent=2) + "\n"
     atomic_write(folder / config.TRASH_META_FILE, record)
     return rel(vault, folder)
 
