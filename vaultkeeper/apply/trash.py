@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from vaultkeeper.apply import journal, native
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
+    Pinned,
     check_index,
     locked,
     read_source,
@@ -364,19 +364,10 @@ def _key(line: str) -> str:
 def _patch_side(base: list[str], other: list[str]) -> _Side:
     lines: dict[int, str] = {}
     spans: list[tuple[int, int, list[str]]] = []
-    # what both share at the ends is left out of the diff: most of a file, most times
-    head = 0
-    while head < min(len(base), len(other)) and base[head] == other[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]:
-        tail += 1
-    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
+    # what both share at the ends is left out of the diff: most of a file, most times;
     # junk on: blank and counter lines are too common to anchor on, and would make a long
     # registry's diff quadratic; runs still extend across them
-    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b])
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+    for tag, i1, i2, j1, j2 in Pinned(base, other, min(len(base), len(other)), _key).get_opcodes():
         if tag == "equal":  # equal keys: a counter's value may still differ
             lines.update(
                 (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]
