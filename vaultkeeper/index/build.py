@@ -23,6 +23,7 @@ index files' own text (markers, keywords, budget) vaultkeeper.index.files'.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, replace
@@ -101,17 +102,10 @@ def build_index(
     (vaultkeeper.index.rows) shows the index up to date, no note is read; ``stamped``
     False: the caller found it does not.
     """
-    if check:
-        moved, left = move_root_subindexes(vault, write=False)
-        result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
-            vault, write=False, keep=keep
-        )
-    else:
-        with writer_lock(vault):
-            moved, left = move_root_subindexes(vault)
-            result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
-                vault, write=True, keep=keep
-            )
+    with contextlib.nullcontext() if check else writer_lock(vault):  # a check writes nothing
+        moved, left = move_root_subindexes(vault, write=not check)
+        stamp = stamped and not keep and _as_stamped(vault, moved, left)
+        result = stamp or _build(vault, write=not check, keep=keep)
     unused = tuple(n for n in result.unused if n not in moved)  # a check: to be moved
     return replace(result, moved=moved, left=left, unused=unused)
 
