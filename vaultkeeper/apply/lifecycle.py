@@ -155,6 +155,9 @@ def _already(decision: Decision, entry: Entry, what: str | None = None) -> Outco
 def revalidate(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
+    """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
+    if decision.reopen_days is not None:
+        return reopen(vault, decision, now, dry_run=dry_run)
     if decision.result not in RESULTS:
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]
