@@ -167,15 +167,8 @@ def _carry(vault: Path, known: Stamp, written: list[str], unlisted: Collection[s
         - sum(line.startswith("- [[") for line in one.removed)
         for one in listings.values()
     )
-    stamp = Stamp(
-        state,
-        known.outside,
-        known.templates,
-        known.split,
-        sorted(files),
-        (lines, size),
-        racy,
-        count,
+    stamp = dataclasses.replace(
+        known, state=state, files=sorted(files), unsplit=(lines, size), racy=racy, entries=count
     )
     record(vault, stamp, {p: row_of(p, state[p], None) for p in paths if p in state}, paths=paths)
     return stamp
