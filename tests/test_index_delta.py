@@ -13,7 +13,6 @@ from tests.test_index_rows import BASE, note, put, registry
 from vaultkeeper import config
 from vaultkeeper.index import delta, rows
 from vaultkeeper.index import delta as quick
-from vaultkeeper.index import entries as indexentries
 from vaultkeeper.index.build import build_index
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.model import Note
@@ -152,13 +151,13 @@ def test_a_check_on_a_stamped_vault_reads_no_note(
     vault = make_vault(PLAIN)
     build_index(vault)
     read: list[str] = []
-    real = indexentries.read_note
+    real = rows.read_note
 
     def counting(vault: Path, path: Path) -> Note:
         read.append(str(path))
         return real(vault, path)
 
-    monkeypatch.setattr(indexentries, "read_note", counting)
+    monkeypatch.setattr(rows, "read_note", counting)
     quick.check(vault)
     assert read == []
     put(vault, "projects/api/memory/beta.md", note("beta", "Edited by hand"))
@@ -230,13 +229,13 @@ def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
     read: list[str] = []
-    real = indexentries.read_note
+    real = rows.read_note
 
     def counting(vault: Path, path: Path) -> Note:
         read.append(str(path))
         return real(vault, path)
 
-    monkeypatch.setattr(indexentries, "read_note", counting)
+    monkeypatch.setattr(rows, "read_note", counting)
     added = vault / "projects/api/memory/delta.md"
     apply_like(vault, lambda: atomic_write(added, note("delta", "Added")))
     assert carried == [True] and read == []  # carried: the new note parsed by delta.py alone
