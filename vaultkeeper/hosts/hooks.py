@@ -176,13 +176,13 @@ def is_ours(handler: object, event: str) -> bool:
     wheel_layout = tuple(p.name for p in first.parents[:3]) == ("hooks", "_data", "vaultkeeper")
     if first == script_path(event) or wheel_layout:
         return True
-    return config.HOOK_MARKER in _head(first)
+    return config.HOOK_MARKER in head(first)
 
 
-def _head(path: Path, size: int = 2000) -> str:
+def head(path: Path, size: int = 2000) -> str:
     """A regular file's first ``size`` bytes as text; "" for anything else: a settings
-    file (a cloned repository's) may name a FIFO, which would wait for ever, or a link to
-    /dev/zero, which never ends."""
+    file (a cloned repository's) or a plugin's copy may name a FIFO, which would wait for
+    ever, or a link to /dev/zero, which never ends."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
