@@ -48,7 +48,7 @@ def _change(change: Any, mcp: Any = None, warn: str | None = None, more: Any = (
         lines += [f"  {action}" for action in done.actions]
         lines += [f"  previous file kept as {done.backup}"] if done.backup else []
     data = {"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__
-    # a warning: the install is done; what it wrote may not last (hosts/program.py)
+    # a warning: the install is done; what it wrote may not last (hosts/hooks.py)
     return Shown(data, (*lines, *more), (f"vaultkeeper: warning: {warn}",) if warn else ())
 
 
@@ -133,11 +133,12 @@ def hooks_install(
     from vaultkeeper.hosts import mcp as mcp_install
     from vaultkeeper.hosts.elicitation import answering, check_dialog
     from vaultkeeper.hosts.plugins import refuse_second_copy
-    from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
-    warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
+    warn = (
+        None if print_only else hostfiles.install_warning(target, program, os.environ, Path.cwd())
+    )
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     check_dialog(target, with_mcp, dialog)
     if target == "cron":
