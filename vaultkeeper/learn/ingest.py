@@ -276,18 +276,20 @@ def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> 
     ]
 
 
-def _unreadable(path: Path) -> str | None:
-    """Why ``path`` is not read at all (a FIFO would block forever; a huge or sparse
-    file would take minutes to refuse), or None."""
+def _format(path: Path) -> tuple[str | None, str | None]:
+    """The transcript's host (``detect``), or why the file is not read at all (a FIFO would
+    block forever; a huge or sparse file would take minutes to refuse)."""
     try:
         info = path.stat()
-    except OSError:
-        return None  # detect() names the error
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
-    if info.st_size > config.TRANSCRIPT_MAX_BYTES:
-        return f"{info.st_size} bytes, over the {config.TRANSCRIPT_MAX_BYTES} a transcript may have"
-    return None
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > config.TRANSCRIPT_MAX_BYTES:
+            limit = config.TRANSCRIPT_MAX_BYTES
+            return None, f"{info.st_size} bytes, over the {limit} a transcript may have"
+        fmt = detect(path)
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    return fmt, None if fmt else "not a Claude Code or Codex transcript (no line says which)"
 
 
 def _session(path: Path, reader: Reader, sessions: dict[Path, str]) -> str:
@@ -323,17 +325,8 @@ def ingest(
     touched: dict[str, Touched] = {}  # session -> its folder, lessons written, files
     for path in given:
         shown = str(path)
-        why = _unreadable(path)
-        if why is not None:
-            files.append(FileResult(shown, None, None, 0, why))
-            continue
-        try:
-            fmt = detect(path)
-        except OSError as exc:
-            files.append(FileResult(shown, None, None, 0, exc.strerror or str(exc)))
-            continue
+        fmt, why = _format(path)
         if fmt is None:
-            why = "not a Claude Code or Codex transcript (no line says which)"
             files.append(FileResult(shown, None, None, 0, why))
             continue
         reader = Reader(path, fmt, made)
@@ -351,14 +344,12 @@ def ingest(
                 copied = signal.session != reader.session
                 for event in _events(view, reader, signal, now.date()):
                     found.append((event, copied))
+                    said = event.session, event.target, event.date
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
-                        call = CiteCall(event.session, event.target, event.date, evidence)
-                        calls_here.append(dataclasses.replace(call, tool_use=signal.call))
+                        calls_here.append(CiteCall(*said, evidence, tool_use=signal.call))
                     elif signal.kind == "cli-use":
-                        calls_here.append(
-                            CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
-                        )
+                        calls_here.append(CiteCall(*said, "", CLI_SOURCE))
             session = bounded(_session(path, reader, sessions))  # as the log keeps it
         except OSError as exc:
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
