@@ -474,17 +474,14 @@ def journal_use(
     journal.append(vault, outcome, now)
 
 
-def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> int:
+def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> None:
     """Finish each transaction a kill left open (see the module doc), under the writer
-    lock the caller holds; how many counters were raised now."""
-    if not open_txs:
-        return 0
+    lock the caller holds."""
     journaled = {
         (str(r.get("tx")), str(r.get("target")))
         for r in journal.read(vault).records
         if r.get("action") == JOURNAL_ACTION and "tx" in r
     }
-    raised = 0
     for tx, raises in open_txs.items():
         need: dict[str, tuple[int, dt.date]] = {}
         for name, (_, before, after, stamp) in raises.items():
@@ -505,17 +502,15 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
                 f"count (transaction {tx})"
             )
             journal_use(vault, name, reason, now, tx)
-        raised += len(done)
         close(vault, tx)
-    return raised
 
 
-def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
+def repair(vault: Path, state: LogState, now: dt.datetime) -> bool:
     """Take off what two machines both counted for one session (git's union merge of the
     log keeps both counted events; the registry merge adds both raises): a (session,
     pattern) counted k times needs k - 1 off, less what a fix took off already (on this
-    machine or another: fixes travel in the log too). One transaction, journaled; the
-    lines it journaled. Run under the writer lock, after reconcile."""
+    machine or another: fixes travel in the log too). One transaction, journaled; whether
+    it took any off. Run under the writer lock, after reconcile."""
     delta: dict[str, int] = {}
     fixes: list[tuple[str, str, int]] = []
     for key in {*state.copies, *state.fixes}:
@@ -524,7 +519,7 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             fixes.append((key[0], key[1], need))
             delta[key[1]] = delta.get(key[1], 0) + need
     if not fixes:
-        return []
+        return False
     probe = plan_uses(vault, {name: (0, now.date()) for name in delta})
     raises: dict[str, Raise] = {}
     uses: dict[str, tuple[int, dt.date]] = {}
@@ -539,11 +534,10 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             uses[name] = (change, dt.date.fromisoformat(found.last_used))
     fixes = [f for f in fixes if f[1] in raises]
     if not fixes:
-        return []
+        return False
     tx = new_tx()
     append_intent(vault, intent_lines(tx, raises, (), fixes))
     record_uses(vault, uses, never_back=True)
-    lines = []
     for name, (_, before, after, _stamp) in raises.items():
         sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
         reason = (
@@ -551,6 +545,5 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             "machines before a sync (the usage log's union merge kept both)"
         )
         journal_use(vault, name, reason, now, tx)
-        lines.append(f"{name}: {reason}")
     close(vault, tx)
-    return lines
+    return True
