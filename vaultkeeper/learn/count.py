@@ -148,10 +148,12 @@ def record(
                 continue
             seen.add(key)
             (uses.setdefault(event.target, []) if pattern else fresh).append(event)
-        firsts = {name: _firsts(name, found, counted_keys) for name, found in uses.items()}
-        wanted = {
-            name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
-        }
+        firsts: dict[str, dict[str, UseEvent]] = {}  # the first new event of each session
+        for name, found in uses.items():  # not counted for the pattern before
+            for event in found:
+                if (event.session, name) not in counted_keys:
+                    firsts.setdefault(name, {}).setdefault(event.session, event)
+        wanted = {name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items()}
         plan = plan_uses(vault, wanted, never_back=True)
         failed = plan.refused
         recorded = [e for name, found in uses.items() if name not in failed for e in found]
@@ -196,17 +198,6 @@ def record(
             tuple(str(p) for p in log.damaged),
             max(0, len(unknown) - config.INGEST_MAX_UNKNOWN),
         )
-
-
-def _firsts(
-    name: str, events: list[UseEvent], counted_keys: set[tuple[str, str]]
-) -> dict[str, UseEvent]:
-    """The first new event of each session not counted for ``name`` before."""
-    out: dict[str, UseEvent] = {}
-    for event in events:
-        if (event.session, name) not in counted_keys:
-            out.setdefault(event.session, event)
-    return out
 
 
 def _journal(
