@@ -294,6 +294,7 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
+    from vaultkeeper.hosts.git import status_lines, status_or_note
     from vaultkeeper.hosts.mcp import registrations
     from vaultkeeper.hosts.plugins import installed as installed_plugins
     from vaultkeeper.status.health import age_text, where_installed
@@ -310,11 +311,7 @@ def hooks_status(
         if target == "git":
             raise
         vault = None
-    git = None
-    if "git" in targets and vault:
-        from vaultkeeper.hosts.git import status_lines, status_or_note
-
-        git = status_or_note(vault, strict=target == "git")
+    git = status_or_note(vault, strict=target == "git") if "git" in targets and vault else None
     also = (
         project_settings(files["claude-code"], Path.cwd())
         if "claude-code" in files and settings_file is None
@@ -344,13 +341,8 @@ def hooks_status(
         elif not host.handlers and not any(p.target == host.target for p in plugged):
             rows.append((host.target, f"not installed in {host.path}"))
         for h in host.handlers:
-            trust = f" [{h.trust}]" if h.trust else ""
-            rows.append(
-                (
-                    host.target,
-                    f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}",
-                )
-            )
+            line = f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
+            rows.append((host.target, line + (f" [{h.trust}]" if h.trust else "")))
             if h.problem:  # the hook cannot work: the host runs it and nothing happens
                 rows.append((host.target, f"{h.event} will do nothing: {h.problem}"))
         if host is next(h for h in reversed(where.hosts) if h.target == host.target):
@@ -368,8 +360,7 @@ def hooks_status(
     now = now_utc()
     for v, when in where.last_scans:
         ago = f" ({age_text((now - when).total_seconds())} ago)" if when else ""
-        rows.append(
-            ("last scan", f"{v}: {when:%Y-%m-%d %H:%M} UTC{ago}" if when else f"{v}: never")
-        )
+        said = f"{when:%Y-%m-%d %H:%M} UTC{ago}" if when else "never"
+        rows.append(("last scan", f"{v}: {said}"))
     rows += [("hook log", f"{log}: {last}") for log, last in where.hook_logs]
     return show(Shown(data, tuple(f"{column:<12} {text}" for column, text in rows)), as_json)
