@@ -533,7 +533,8 @@ def placement_warning(
         for temp in sorted((t for t in temps if t and t != "/"), key=len, reverse=True):
             if _inside(real, temp):
                 return _warning(path, f"inside the temporary folder {temp}")
-        venv = _venv_root(real)
+        # the nearest folder above it holding a pyvenv.cfg (a virtual environment)
+        venv = next((str(p) for p in Path(real).parents if (p / "pyvenv.cfg").is_file()), None)
         tree = _working_tree(real, home)
         if venv is not None and here not in (home, "/") and _inside(venv, here):
             return _warning(path, f"inside the virtual environment {venv} of the current folder")
@@ -556,11 +557,6 @@ def _real(path: str | None) -> str:
 
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _venv_root(path: str) -> str | None:
-    """The nearest folder above ``path`` holding a pyvenv.cfg (a virtual environment)."""
-    return next((str(p) for p in Path(path).parents if (p / "pyvenv.cfg").is_file()), None)
 
 
 def _working_tree(path: str, home: str) -> str | None:
