@@ -206,7 +206,12 @@ def head(path: Path, size: int = 2000) -> str:
 
 def _ours_in(data: dict[str, Any], event: str, path: Path) -> tuple[list[Any], list[Spot]]:
     """The event's groups and (group index, handler index) of every handler of ours."""
-    groups = event_groups(data, event, path)
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise VaultkeeperError(f'{path}: "hooks" is not an object; nothing written')
+    groups = hooks.get(event, [])
+    if not isinstance(groups, list):
+        raise VaultkeeperError(f'{path}: "hooks.{event}" is not a list; nothing written')
     found: list[Spot] = []
     for gi, group in enumerate(groups):
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
@@ -342,16 +347,6 @@ def read_text(path: Path) -> str:
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise VaultkeeperError(f"{path}: not UTF-8 text; nothing written") from None
-
-
-def event_groups(data: dict[str, Any], event: str, path: Path) -> list[Any]:
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise VaultkeeperError(f'{path}: "hooks" is not an object; nothing written')
-    groups = hooks.get(event, [])
-    if not isinstance(groups, list):
-        raise VaultkeeperError(f'{path}: "hooks.{event}" is not a list; nothing written')
-    return groups
 
 
 def without_spots(groups: list[Any], spots: list[Spot]) -> list[Any]:
