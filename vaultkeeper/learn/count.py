@@ -88,9 +88,8 @@ class RecordResult:
 
     def to_dict(self) -> dict[str, object]:
         """Its fields as JSON values (tuples as lists, events as their log form)."""
-        out: dict[str, object] = {}
-        for key, value in dataclasses.asdict(self).items():
-            out[key] = list(value) if isinstance(value, tuple) else value
+        fields = dataclasses.asdict(self).items()
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in fields}
         out["recorded"] = [e.to_dict() for e in self.recorded]
         out["unknown"] = [e.to_dict() for e in self.unknown]
         return out
@@ -269,7 +268,7 @@ class UseResult:
     count_before: int
     count_after: int
     last_used: str
-    note: str | None = None  # always None now (the report follows by itself); kept in --json
+    note: str | None = None  # `use --json`'s note field: None
 
 
 @dataclass(frozen=True)
