@@ -371,7 +371,7 @@ def _app(loaded: Loaded) -> Any:
 
 
 def serve(vault: Path, now: Now, session: str) -> None:
-    """Serve over stdin/stdout until the host closes them (Ctrl-C: install)."""
+    """Serve over stdin/stdout until the host closes them (Ctrl-C: stop.py)."""
     if os.environ.get(config.ENV_MCP_DIALOG):  # the hooks the session started with, first
         from vaultkeeper.hosts import elicitation
 
