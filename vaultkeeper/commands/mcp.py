@@ -51,9 +51,9 @@ def mcp(ctx: click.Context, local_vault: Path | None) -> None:
     )
     if not (vault / config.INDEX_FILE).is_file():
         raise NoVaultError(f"{vault}: not a vault (no {config.INDEX_FILE})")
-    from vaultkeeper.mcp import start
+    from vaultkeeper.mcp import start, stop  # Ctrl-C works while the SDK loads, too
 
-    start.install()  # Ctrl-C works while the SDK loads, too
+    stop.install()
     # os.urandom, not secrets (hmac and hashlib's OpenSSL): the first answer waits for this
     session = f"mcp-{now_utc():%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
     start.serve(vault, now_utc, session)

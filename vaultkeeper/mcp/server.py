@@ -56,7 +56,7 @@ from vaultkeeper.mcp.shapes import (
     Target,
     arg,
 )
-from vaultkeeper.mcp.start import guarded
+from vaultkeeper.mcp.stop import guarded
 from vaultkeeper.mcp.tools import Now, VaultTools, outcome_dict
 from vaultkeeper.native.folders import projects_dir, sanitize
 from vaultkeeper.store.vault import resolve_inside

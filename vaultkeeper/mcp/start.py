@@ -23,12 +23,6 @@ out, every line to the host except its answers the front gave already (``Drop``)
 compared with the front's (a difference is one line on stderr). With no answers for this
 SDK, no stdin and stdout to take over, or VAULTKEEPER_MCP_PLAIN=1, it serves as
 ``MCPServer.run("stdio")`` alone does (the tests compare the two ways).
-
-Ctrl-C (SIGINT) stops it as it stops every other command, but never in the middle of a
-tool call (its write under the writer lock included): the call finishes, then the process
-ends (``install``, ``guarded``). asyncio's own handling would cancel the event loop and
-wait for the SDK's stdin reader, until the next line or stdin's end. A second Ctrl-C ends
-it at once (a call waiting on the host's dialog may wait minutes).
 """
 
 from __future__ import annotations
@@ -37,17 +31,15 @@ import io
 import json
 import os
 import queue
-import signal
 import sys
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
-from vaultkeeper.errors import EXIT_INTERRUPTED, UsageError
+from vaultkeeper.errors import UsageError
 
 if TYPE_CHECKING:  # tools.py loads with the server, in the loader's thread
     from vaultkeeper.mcp.tools import Now
@@ -61,7 +53,6 @@ INFO = "io.modelcontextprotocol/clientInfo"
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-T = TypeVar("T")
 
 
 def canonical(value: Any) -> str:
@@ -495,55 +486,3 @@ def hand_over(app: Any, kept: list[str], drops: list[Drop], source: queue.Queue[
         except OSError:
             return
         copier.join()
-
-
-# -- Ctrl-C (see the module doc)
-
-_lock = threading.RLock()  # re-entrant: the handler runs on the thread that may hold it
-_running = 0
-_asked = False
-
-
-def _exit() -> None:
-    try:
-        sys.stderr.write("vaultkeeper: interrupted\n")
-        sys.stderr.flush()
-    finally:
-        os._exit(EXIT_INTERRUPTED)  # the stdin reader thread cannot be joined
-
-
-def _on_interrupt(signum: int, frame: Any) -> None:
-    global _asked
-    with _lock:
-        if _asked or _running == 0:
-            _exit()
-        _asked = True
-    sys.stderr.write(
-        "vaultkeeper: interrupted; stopping when the running tool call returns "
-        "(Ctrl-C again stops now)\n"
-    )
-    sys.stderr.flush()
-
-
-def install() -> None:
-    """Take SIGINT before the event loop starts (asyncio then leaves it to us)."""
-    signal.signal(signal.SIGINT, _on_interrupt)
-
-
-def guarded(call: Callable[[], T]) -> Callable[[], T]:
-    """``call``, counted as running while it runs (an interrupt waits for it)."""
-
-    def run() -> T:
-        global _running
-        with _lock:
-            _running += 1
-        try:
-            return call()
-        finally:
-            with _lock:
-                _running -= 1
-                stop = _asked and _running == 0
-            if stop:
-                _exit()
-
-    return run
