@@ -222,7 +222,7 @@ def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     regenerated the whole index (4-5 s at 50,000 entries, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
@@ -247,7 +247,7 @@ def test_a_hand_edit_after_a_use_still_breaks_the_stamp(
 ) -> None:
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
@@ -271,7 +271,7 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
     whole index (1.3 s at 10,000 entries in every sequence, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
