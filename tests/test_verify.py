@@ -172,7 +172,7 @@ def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
     )
     assert slow != rows._WRITER
     monkeypatch.setattr(rows, "_WRITER", slow)
-    status, detail = rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))
+    status, detail = rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))()
     assert status == PASS, detail
     assert detail.startswith("killed 3 times while rewriting state/")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,6 @@ class Context:
     @property
     def now_ms(self) -> int:
         return int(self.now.timestamp() * 1000)
-
-
-Row = Callable[[Context], tuple[str, str]]
 
 
 def fixture(ctx: Context) -> Path:

@@ -34,14 +34,10 @@ _SUMMARY = re.compile(
 )
 
 
-def scheduler_runs(ctx: Context) -> tuple[str, str]:
-    """The real command, forced past the cooldown, on a copy of the vault's markdown."""
-    return start_scheduler_runs(ctx)()
-
-
-def start_scheduler_runs(ctx: Context) -> Callable[[], tuple[str, str]]:
-    """Row 3 started: the scan's process runs while verify goes on with other rows;
-    the function returned waits for it and says the row's result."""
+def scheduler_runs(ctx: Context) -> Callable[[], tuple[str, str]]:
+    """Row 3 started: the real command, forced past the cooldown, on a copy of the
+    vault's markdown, runs while verify goes on with other rows; the function returned
+    waits for it and says the row's result."""
     from vaultkeeper.store.vault import iter_markdown, rel
 
     copy = ctx.tmp / "vault"
@@ -185,14 +181,10 @@ def _kill_after_write(proc: subprocess.Popen[bytes], delay: float, bound: float)
     return None
 
 
-def atomic_write(ctx: Context) -> tuple[str, str]:
-    """Kill a process mid-way through rewriting the state file, several times."""
-    return start_atomic_write(ctx)()
-
-
-def start_atomic_write(ctx: Context) -> Callable[[], tuple[str, str]]:
-    """Row 8 started: its writer processes start (Python's start is most of the row's
-    time) and wait; the function returned sets them writing, kills them, and checks."""
+def atomic_write(ctx: Context) -> Callable[[], tuple[str, str]]:
+    """Row 8 started: kill a process mid-way through rewriting the state file, several
+    times. Its writer processes start and wait; the function returned sets them
+    writing, kills them, and checks."""
     from vaultkeeper.scan.statefile import read_state, state_path, write_state
 
     vault = fixture(ctx)
