@@ -200,21 +200,6 @@ class DuplicatePair(NamedTuple):
             "shared": list(self.shared),
         }
 
-    @classmethod
-    def from_dict(cls, data: Any) -> DuplicatePair:
-        a, b = data["a"], data["b"]
-        return cls(
-            kind=str(data["kind"]),
-            a_name=str(a["name"]),
-            a_path=str(a["path"]),
-            a_line=int(a["line"]),
-            b_name=str(b["name"]),
-            b_path=str(b["path"]),
-            b_line=int(b["line"]),
-            similarity=float(data["similarity"]),
-            shared=tuple(str(w) for w in data["shared"]),
-        )
-
 
 def capped(pairs: Sequence[DuplicatePair]) -> list[DuplicatePair]:
     """What the report lists of ``pairs``: for each entry its DUP_PAIRS_PER_ENTRY most
@@ -435,7 +420,7 @@ def cached_pairs(
             ]
     out: list[DuplicatePair] = []
     for group in [*([BLOCK] if heads else []), *projects]:  # the registry, then each project
-        rows = [{**pair.to_dict(), "at": at} for pair, at in found[group]]
+        rows = [[*pair[:8], list(pair.shared), at] for pair, at in found[group]]
         cache.keep_group(settings, group, keys[group], rows)
         out += [pair for pair, _ in found[group]]
     return out
@@ -596,17 +581,20 @@ def _moved(pair: DuplicatePair, a: tuple[str, str, int], b: tuple[str, str, int]
 def _parsed(
     kept: list[Any] | None, size: int | None = None
 ) -> list[tuple[DuplicatePair, list[int]]] | None:
-    """Kept pairs and their entries' places (each inside a group of ``size``); None when
-    they are not as this version writes them (then the group is compared again)."""
-    if kept is None:
+    """Kept pairs (each the pair's fields, then its entries' places inside a group of
+    ``size``); None when they are not as this version writes them (then the group is
+    compared again)."""
+    if type(kept) is not list or not all(
+        type(p) is list and tuple(map(type, p)) == _KEPT for p in kept
+    ):
         return None
-    try:
-        out = [(DuplicatePair.from_dict(p), p["at"]) for p in kept]
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
-        return None
-    for _, at in out:
-        if not (type(at) is list and len(at) == 2 and all(type(k) is int for k in at)):
+    for p in kept:
+        at = p[9]
+        if not (len(at) == 2 and all(type(k) is int for k in at)):
             return None
         if size is not None and not 0 <= at[0] < at[1] < size:
             return None
-    return out
+    return [(DuplicatePair._make([*p[:8], tuple(p[8])]), p[9]) for p in kept]
+
+
+_KEPT = (str, str, str, int, str, str, int, float, list, list)  # a kept pair's fields' types
