@@ -98,11 +98,7 @@ def _served(value: Any) -> Any:
 
 
 def to_dict(report: Sections) -> dict[str, Any]:
-    return {
-        "duplicates": _dicts(report.duplicates),
-        "stale": _dicts(report.stale),
-        "skills_unused": _dicts(report.skills_unused),
-    }
+    return {key: _dicts(getattr(report, key)) for key in Upkeep._fields}
 
 
 def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnused]) -> list[Any]:
