@@ -112,9 +112,7 @@ class Vocabulary:
             out += self._sets(texts[start : start + _BATCH])
         return out
 
-    def _sets(self, texts: list[str]) -> list[Words]:
-        if not texts:
-            return []
+    def _sets(self, texts: list[str]) -> list[Words]:  # a batch: never empty
         joined = _GAP.join(texts)
         if not joined.isascii() or joined.count(_SEP) != len(texts) - 1:
             joined = _GAP.join([t if t.isascii() and _SEP not in t else _plain(t) for t in texts])
