@@ -342,12 +342,12 @@ def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list
 
 
 def project_items(
-    facts: Iterable[MemoryFacts], touched: set[str] | None, only: set[str] | None = None
+    facts: Iterable[MemoryFacts], touched: set[str] | None
 ) -> dict[str, list[Item] | None]:
     """Each project's group, in the order of its first live entry, with its items; None
     instead for a project not in ``touched`` (None: all are), whose items are not built.
-    With ``only``, just those groups. The walk gives facts project by project, so the
-    project is worked out again only where it changes."""
+    The walk gives facts project by project, so the project is worked out again only
+    where it changes."""
     out: dict[str, list[Item] | None] = {}
     prefix, group = "", ""
     bucket: list[Item] | None = None
@@ -355,11 +355,11 @@ def project_items(
         if not prefix or not f.rel.startswith(prefix):  # the next project
             project = f.rel.split("/", 2)[1]
             prefix, group = f"{config.PROJECTS_DIR}/{project}/", f"{MEMORY}:{project}"
-            wanted = (touched is None or project in touched) and (only is None or group in only)
+            wanted = touched is None or project in touched
             bucket = out.get(group, [] if wanted else None)  # a project met again: its list
         if f.status == "archived":
             continue  # archived (or superseded) lessons are not served: nothing to merge
-        if group not in out and (only is None or group in only):
+        if group not in out:
             out[group] = bucket
         if bucket is not None:
             bucket.append(Item(group, f.name, f.rel, 1, f"{f.name} {f.description}"))
@@ -383,9 +383,8 @@ def cached_pairs(
         reused = None if row is None else _parsed(row[1])
         if row is not None and reused is not None:
             keys[group], found[group] = row[0], reused
-    missing = {g for g, items in projects.items() if items is None and g not in found}
-    if missing:  # none kept (the settings changed): built after all
-        projects.update(project_items(facts, None, missing))
+    if any(items is None and g not in found for g, items in projects.items()):
+        projects = project_items(facts, None)  # one not kept (the settings changed): all built
     texts = {BLOCK: [f"{h.name} {h.sentence()}" for h in heads]} if heads else {}
     texts.update((g, [i.text for i in items]) for g, items in projects.items() if items is not None)
 
