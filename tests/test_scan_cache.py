@@ -538,7 +538,7 @@ def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
     def edit(data: dict[str, Any]) -> None:
         for kept in data["pairs"]["groups"].values():
             for pair in kept[1]:
-                pair["a"]["line"] = float("inf")  # JSON's Infinity; 1e999 reads the same
+                pair[3] = float("inf")  # JSON's Infinity; 1e999 reads the same
 
     _forge(vault, edit)
     assert run(vault) == expected

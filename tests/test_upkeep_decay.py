@@ -12,7 +12,7 @@ from vaultkeeper.scan.classify import classify
 from vaultkeeper.store.uses import UseEvent, append_events
 from vaultkeeper.upkeep.decay import MemoryFacts, Usage, load_usage, stale_entries
 
-NO_USAGE = Usage({}, None)
+NO_USAGE = Usage({}, None, {})
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 TODAY = NOW.date()
@@ -58,9 +58,9 @@ def test_the_latest_date_wins_whichever_key_holds_it() -> None:
 
 def test_without_any_date_an_entry_is_stale_only_when_the_log_covers_the_window() -> None:
     assert stale(facts()) == []  # nothing dates it: not listed
-    short = Usage({}, TODAY - dt.timedelta(days=10))
+    short = Usage({}, TODAY - dt.timedelta(days=10), {})
     assert stale(facts(), short) == []
-    long = Usage({}, TODAY - dt.timedelta(days=400))
+    long = Usage({}, TODAY - dt.timedelta(days=400), {})
     since = (TODAY - dt.timedelta(days=400)).isoformat()
     assert stale(facts(), long) == [
         f"stale: re-validate m -- never cited or read (uses log since {since}) -- "
@@ -69,9 +69,9 @@ def test_without_any_date_an_entry_is_stale_only_when_the_log_covers_the_window(
 
 
 def test_a_recent_citation_in_the_log_keeps_an_old_lesson_fresh() -> None:
-    seen = Usage({"projects/p/memory/m.md": TODAY - dt.timedelta(days=3)}, None)
+    seen = Usage({"projects/p/memory/m.md": TODAY - dt.timedelta(days=3)}, None, {})
     assert stale(facts(holdout_until="2020-01-01"), seen) == []
-    by_stem = Usage({"projects/p/memory/m": TODAY - dt.timedelta(days=3)}, None)
+    by_stem = Usage({"projects/p/memory/m": TODAY - dt.timedelta(days=3)}, None, {})
     assert stale(facts(holdout_until="2020-01-01"), by_stem) == []
 
 
@@ -93,7 +93,7 @@ def test_the_usage_log_dates_entries_and_covers_the_window(make_vault) -> None:
     assert classify(vault, NOW).stale == ()  # nothing dates it
     first = TODAY - dt.timedelta(days=400)
     cite(vault, "projects/other.md", first)
-    assert load_usage(vault) == Usage({"projects/other.md": first}, first)
+    assert load_usage(vault) == Usage({"projects/other.md": first}, first, {})
     [line] = [s.line_text() for s in classify(vault, NOW).stale]
     assert line.endswith(f"never cited or read (uses log since {first}) -- projects/p/memory/m.md")
     cite(vault, "projects/p/memory/m.md", TODAY - dt.timedelta(days=5))
@@ -228,9 +228,11 @@ def test_on_equal_dates_the_line_names_the_first_source_in_order() -> None:
     rel = "projects/p/memory/m.md"
     every = facts(holdout_until=OLD, last_validated=OLD, provenance_date=OLD)
     assert "(uses log, " in first(stale(every, Usage({rel: old}, None, {rel: old})))
-    assert "(uses log, " in first(stale(every, Usage({rel: old, rel[:-3]: old}, None)))
+    assert "(uses log, " in first(stale(every, Usage({rel: old, rel[:-3]: old}, None, {})))
     assert "(last_validated, " in first(stale(every, Usage({}, None, {rel: old})))
     assert "(re-checked, " in first(stale(facts(provenance_date=OLD), Usage({}, None, {rel: old})))
     assert "(provenance, " in first(stale(facts(holdout_until=OLD, provenance_date=OLD)))
     older = (old - dt.timedelta(days=5)).isoformat()
-    assert "(uses log, " in first(stale(facts(last_validated=older), Usage({rel[:-3]: old}, None)))
+    assert "(uses log, " in first(
+        stale(facts(last_validated=older), Usage({rel[:-3]: old}, None, {}))
+    )

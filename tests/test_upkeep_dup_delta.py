@@ -107,7 +107,7 @@ def test_a_count_or_a_moved_line_keeps_the_pairs_without_comparing_again(
     monkeypatch.setattr(dup, "pairs_by_group", noting)
     moved = [h._replace(line=h.line + 10) for h in heads]
     kept = _pass(moved, [], kept, [])
-    assert compared == [] and kept["groups"]["block"][1][0]["a"]["line"] == 11
+    assert compared == [] and kept["groups"]["block"][1][0][3] == 11
     _pass([*moved[:2], moved[2]._replace(text="alpha beta gamma delta")], [], kept, [])
     assert compared == [1]  # a text changed: the group is compared again
 
@@ -118,9 +118,10 @@ def test_rows_not_as_this_version_writes_them_are_compared_again() -> None:
     digest, pairs = kept["groups"]["block"]
     assert len(pairs) == 1
     cases: list[Any] = [
-        [{"kind": "block"}],
-        [{**pairs[0], "at": [0, 9]}],
-        [{**pairs[0], "at": 1}],
+        [["block"]],
+        [[*pairs[0][:9], [0, 9]]],
+        [[*pairs[0][:9], 1]],
+        [[*pairs[0][:7], "0.5", *pairs[0][8:]]],
         {},
     ]
     for broken in cases:
@@ -217,9 +218,9 @@ def test_a_blocks_new_sentence_compares_that_block_alone(
     _write_registry(tmp_path, files)
     _, cache = _heads_pass(tmp_path, cache.kept_registry, cache.kept_pairs)
     pairs = cache.kept_pairs["groups"]["block"][1]
-    assert compared == [] and sum(p["b"]["name"] == "c0" for p in pairs) == 10
+    assert compared == [] and sum(p[4] == "c0" for p in pairs) == 10
     files[0][4] = ("b4", "omega")  # a block of the other file: no pair is left to it
     _write_registry(tmp_path, files)
     _, cache = _heads_pass(tmp_path, cache.kept_registry, cache.kept_pairs)
     pairs = cache.kept_pairs["groups"]["block"][1]
-    assert compared == [] and all("b4" not in (p["a"]["name"], p["b"]["name"]) for p in pairs)
+    assert compared == [] and all("b4" not in (p[1], p[4]) for p in pairs)

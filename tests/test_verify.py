@@ -14,8 +14,7 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config, verify
 from vaultkeeper.cli import cli
 from vaultkeeper.verify import FAIL, PASS, SKIP, verify_vault
-from vaultkeeper.verify.common import Context
-from vaultkeeper.verify.setup_rows import trigger_registered
+from vaultkeeper.verify.rows import Context, trigger_registered
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -127,7 +126,7 @@ def test_rows_that_read_the_vault_fail_on_a_bad_vault(
 def test_throttle_row_fails_when_the_cooldown_is_switched_off(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path
 ) -> None:
-    from vaultkeeper.verify.scanner_rows import throttle
+    from vaultkeeper.verify.rows import throttle
 
     ctx = Context(make_vault(), NOW, {**env, config.ENV_COOLDOWN: "0"}, tmp_path)
     status, detail = throttle(ctx)
@@ -165,14 +164,14 @@ def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
 ) -> None:
     # On a busy machine the writer may take longer than any fixed delay to
     # finish its first write. A writer held back for a second stands in for that.
-    from vaultkeeper.verify import scanner_rows as rows
+    from vaultkeeper.verify import rows
 
     slow = rows._WRITER.replace(
         'print("ready", flush=True)', 'print("ready", flush=True)\nimport time\ntime.sleep(1)'
     )
     assert slow != rows._WRITER
     monkeypatch.setattr(rows, "_WRITER", slow)
-    status, detail = rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))
+    status, detail = rows.atomic_write(Context(make_vault(), NOW, env, tmp_path))()
     assert status == PASS, detail
     assert detail.startswith("killed 3 times while rewriting state/")
 
@@ -181,7 +180,7 @@ def test_supersession_row_fails_when_the_undo_is_not_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vaultkeeper.apply import supersede
-    from vaultkeeper.verify.applier_rows import supersession
+    from vaultkeeper.verify.rows import supersession
 
     ctx = Context(tmp_path, NOW, {}, tmp_path / "row")
     ctx.tmp.mkdir()

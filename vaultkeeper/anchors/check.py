@@ -36,6 +36,7 @@ from vaultkeeper.anchors.format import (
     GONE,
     MOVED,
     OK,
+    TEXT,
     UNCHECKED,
     Anchor,
     Item,
@@ -60,12 +61,19 @@ def digest(text: str | bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()[: config.ANCHOR_DIGEST_HEX]
 
 
-def read_inside(top: str, rel: str) -> bytes | None:
-    """The bytes of ``top/rel`` when it is a regular file inside ``top`` (symlinks
-    resolved, none leading out) and no larger than the bound; else None."""
+def inside(top: str, rel: str) -> str | None:
+    """The real path of ``top/rel`` when it is inside ``top`` (symlinks resolved, none
+    leading out) and not ``top`` itself; else None."""
     real_top = os.path.realpath(top)
     path = os.path.realpath(os.path.join(real_top, rel))
-    if os.path.commonpath([real_top, path]) != real_top or path == real_top:
+    return path if os.path.commonpath([real_top, path]) == real_top != path else None
+
+
+def read_inside(top: str, rel: str) -> bytes | None:
+    """The bytes of ``top/rel`` when it is a regular file ``inside`` ``top`` and no
+    larger than the bound; else None."""
+    path = inside(top, rel)
+    if path is None:
         return None
     try:
         if os.stat(path).st_size > config.ANCHOR_MAX_FILE_BYTES:
@@ -79,22 +87,18 @@ def summarise(rel: str, data: bytes) -> tuple[str, dict[str, str]]:
     """(the file's digest, {definition name: digest}) of a file's bytes."""
     text = data.decode("utf-8", "replace")
     if rel.endswith((".py", ".pyi")):
-        tree = _parse(text)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes in the repo's code: not ours
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # read by the line heuristic instead
         if tree is not None:
             defs: dict[str, str] = {}
             _walk(tree.body, "", defs)
             return digest(ast.dump(tree)), defs
     lines = text.splitlines()
     return digest("\n".join(_norm(lines))), _heuristic(lines)
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes in the repo's code: not ours
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _walk(body: list[ast.stmt], prefix: str, out: dict[str, str]) -> None:
@@ -123,12 +127,9 @@ def _heuristic(lines: list[str], prefix: str = "") -> dict[str, str]:
     out: dict[str, str] = {}
     i = 0
     while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
-        if not stripped or stripped.startswith(_COMMENT):
-            i += 1
-            continue
-        m = _KEYWORD.match(line) or _KEY.match(line)
+        line = lines[i]  # a blank line matches neither pattern
+        comment = line.lstrip().startswith(_COMMENT)
+        m = None if comment else _KEYWORD.match(line) or _KEY.match(line)
         if m is None:
             i += 1
             continue
@@ -155,20 +156,6 @@ def _block(lines: list[str], start: int) -> list[str]:
             break
         end += 1
     return lines[start:end]
-
-
-def text_present(data: bytes, text: str) -> bool:
-    """Whether a text anchor's text (whitespace collapsed) is on one line of the file."""
-    want = " ".join(text.split())
-    return any(
-        want in " ".join(line.split()) for line in data.decode("utf-8", "replace").splitlines()
-    )
-
-
-def text_key(text: str) -> str | None:
-    """The name a text anchor sets (``ROUNDING_MODE`` of ``ROUNDING_MODE = "half-even"``)."""
-    m = _KEY.match(text) or _KEYWORD.match(text)
-    return m.group(1) if m else None
 
 
 class Checker:
@@ -201,16 +188,16 @@ class Checker:
         return file_digest, defs
 
     def _text(self, rel: str, text: str) -> bool:
+        """Whether a text anchor's text (whitespace collapsed) is on one line of the file."""
         kept = self.files.get(rel)
         texts = kept[4] if kept is not None else {}
         if text not in texts:
             data = read_inside(self.top, rel)
-            texts[text] = data is not None and text_present(data, text)
+            lines = () if data is None else data.decode("utf-8", "replace").splitlines()
+            want = " ".join(text.split())
+            texts[text] = any(want in " ".join(line.split()) for line in lines)
             self.changed = True
         return bool(texts[text])
-
-    def exists(self, rel: str) -> bool:
-        return os.path.lexists(os.path.join(self.top, rel))
 
     def since(self, commit: str | None) -> tuple[dict[str, str], list[str]]:
         """git's renames and added/modified files since ``commit``, kept until the
@@ -234,7 +221,7 @@ class Checker:
 
     def _state(self, a: Anchor, want: str | None, commit: str | None) -> tuple[str, str | None]:
         here = self.summary(a.path)
-        if here is None and self.exists(a.path):
+        if here is None and os.path.lexists(os.path.join(self.top, a.path)):
             return UNCHECKED, None
         if here is not None:
             state = self._in(a, a.path, here, want)
@@ -269,8 +256,8 @@ class Checker:
             return OK if want is None or want == defs[a.name] else CHANGED
         if self._text(rel, a.text):
             return OK
-        key = text_key(a.text)
-        return CHANGED if key is not None and key in defs else None
+        key = _KEY.match(a.text) or _KEYWORD.match(a.text)  # the name it sets, if any
+        return CHANGED if key is not None and key.group(1) in defs else None
 
 
 def _git_sig(top: str) -> list[int]:
@@ -289,15 +276,13 @@ def record(top: str, anchor: Anchor) -> tuple[str | None, str | None]:
     the definition is not there to anchor to."""
     checker = Checker(top, {})
     found = checker.summary(anchor.path)
+    what = f"anchor {text_of(anchor)!r}"
     if found is None:
-        raise ValueError(f"anchor {text_of(anchor)!r}: no readable file {anchor.path} in {top}")
-    file_digest, defs = found
-    if anchor.kind == FILE:
-        return file_digest, repo.head(top)
-    if anchor.kind == DEFINITION:
-        if anchor.name not in defs:
-            raise ValueError(f"anchor {text_of(anchor)!r}: {anchor.name} is not defined there")
-        return defs[anchor.name], repo.head(top)
-    if not checker._text(anchor.path, anchor.text):
-        raise ValueError(f"anchor {text_of(anchor)!r}: the text is not in {anchor.path}")
-    return digest(anchor.text), repo.head(top)
+        raise ValueError(f"{what}: no readable file {anchor.path} in {top}")
+    if anchor.kind == DEFINITION and anchor.name not in found[1]:
+        raise ValueError(f"{what}: {anchor.name} is not defined there")
+    if anchor.kind == TEXT and not checker._text(anchor.path, anchor.text):
+        raise ValueError(f"{what}: the text is not in {anchor.path}")
+    if anchor.kind == TEXT:
+        return digest(anchor.text), repo.head(top)
+    return found[0] if anchor.kind == FILE else found[1][anchor.name], repo.head(top)

@@ -143,8 +143,8 @@ def tie(vault: Path, project: str, directory: str, *, if_free: bool = False) -> 
     if folder.is_dir() and _read_json(path) != record:
         atomic_write(path, json.dumps(record, indent=2) + "\n")
     try:
-        if _paths(vault).get(root) != top:
-            machine.update(vault, "repositories", lambda had: {**_dict(had), root: top})
+        if _paths(machine.get(vault, "repositories")).get(root) != top:
+            machine.update(vault, "repositories", lambda had: {**_paths(had), root: top})
     except VaultkeeperError:  # machine.json unreadable: refused, unless nobody asked
         if not if_free:
             raise
@@ -175,14 +175,10 @@ def located(vault: Path, project: str) -> str | None:
     root = record.get("root_commit")
     if not isinstance(root, str):
         return None
-    top = _paths(vault).get(root)
+    top = _paths(machine.get(vault, "repositories")).get(root)
     return top if isinstance(top, str) and os.path.isdir(top) else None
 
 
-def _paths(vault: Path) -> dict[str, Any]:
-    """Repository id -> its top level on this machine."""
-    return _dict(machine.get(vault, "repositories"))
-
-
-def _dict(value: Any) -> dict[str, Any]:
+def _paths(value: Any) -> dict[str, Any]:
+    """Repository id -> its top level on this machine, from machine.json's value."""
     return dict(value) if isinstance(value, dict) else {}

@@ -30,7 +30,7 @@ from typing import Any
 
 from vaultkeeper import config
 from vaultkeeper.anchors import repo
-from vaultkeeper.anchors.check import Checker
+from vaultkeeper.anchors.check import Checker, inside
 from vaultkeeper.anchors.format import (
     CHANGED,
     DECIDED,
@@ -269,9 +269,8 @@ def usable(top: str, rel: str) -> bool:
         return False
     if needs_serving(rel):
         return False
-    real_top = os.path.realpath(top)
-    real = os.path.realpath(os.path.join(real_top, rel))
-    return os.path.commonpath([real_top, real]) == real_top != real and os.path.isfile(real)
+    real = inside(top, rel)
+    return real is not None and os.path.isfile(real)
 
 
 def _meta(vault: Path, rel: str, cache: dict[str, Any]) -> tuple[str, str, set[str]] | None:

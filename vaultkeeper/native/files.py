@@ -104,19 +104,22 @@ def memory_names(folder: Path) -> frozenset[str]:
     except OSError:
         return frozenset()
     try:
-        with os.scandir(fd) as entries:
-            return frozenset(
-                e.name
-                for e in entries
-                if e.name.endswith(".md")
-                and not e.name.startswith(".")
-                and e.name.isprintable()
-                and e.is_file(follow_symlinks=False)
-            )
-    except OSError:
-        return frozenset()
+        return frozenset(n for n in _md_files(fd) if not n.startswith(".") and n.isprintable())
     finally:
         os.close(fd)
+
+
+def _md_files(fd: int) -> list[str]:
+    """The names of the regular ``.md`` files (not symlinks) in the folder open as ``fd``."""
+    try:
+        with os.scandir(fd) as entries:
+            return [
+                e.name
+                for e in entries
+                if e.name.endswith(".md") and e.is_file(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
 
 
 def _read(path: Path, dir_fd: int | None = None) -> tuple[bytes, os.stat_result] | None:
@@ -211,17 +214,8 @@ def read_folder(folder: Path) -> NativeFolder:
         return NativeFolder(folder, (), None, str(exc))
     memories: list[Memory] = []
     try:
-        try:
-            with os.scandir(fd) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
-        except OSError:
-            entries = []
-        for entry in entries:
-            if entry.name == config.NATIVE_INDEX_FILE or not entry.name.endswith(".md"):
-                continue
-            if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
-                continue
-            memory = read_memory(Path(entry.name), fd)
+        for name in sorted(_md_files(fd)):
+            memory = read_memory(Path(name), fd) if name != config.NATIVE_INDEX_FILE else None
             if memory is not None:
                 memories.append(memory)
         memories.sort(key=lambda m: (-m.mtime, m.file))

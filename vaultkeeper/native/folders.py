@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,6 @@ class Folder:
 
     project: str
     path: str  # absolute, this machine's
-
-    def to_dict(self) -> dict[str, str]:
-        return {"project": self.project, "path": self.path}
 
 
 def sanitize(cwd: str) -> str:
@@ -171,7 +168,7 @@ def adopt(vault: Path, home: Path, folders: list[Path]) -> tuple[Folder, ...]:
         if clash:  # nothing written
             raise UsageError(f"two adopted folders share the project name {clash[0]!r}")
         result.append(now)
-        return [f.to_dict() for f in now]
+        return [asdict(f) for f in now]
 
     machine.update(vault, "folders", change)
     return result[0]

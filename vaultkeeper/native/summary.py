@@ -27,25 +27,6 @@ _KINDS = {  # each kind of finding, as the line says it
 ROW = "native_review"  # its name in scan_meta
 
 
-def save(vault: Path, today: dt.date) -> dict[str, int] | None:
-    """Count each kind of finding over the adopted folders; None when none is adopted."""
-    from vaultkeeper.native.folders import adopted  # the brief reads only the line below
-    from vaultkeeper.native.review import review
-    from vaultkeeper.store import db
-
-    folders = adopted(vault)
-    if not folders:
-        return None
-    counts = dict.fromkeys(_KINDS, 0)
-    for folder in folders:
-        for finding in review(vault, folder, today).findings:
-            counts[finding.kind] = counts.get(finding.kind, 0) + 1
-    body = {"date": today.isoformat(), "folders": len(folders), "counts": counts}
-    with db.connect(vault) as conn, db.writing(conn):
-        conn.execute("INSERT OR REPLACE INTO scan_meta VALUES (?, ?)", (ROW, json.dumps(body)))
-    return counts
-
-
 def line(vault: Path) -> str | None:
     """``- auto memory: 1 to promote, ...`` or None (nothing adopted, nothing to do)."""
 
@@ -70,10 +51,22 @@ def line(vault: Path) -> str | None:
 
 
 def after_scan(vault: Path, today: dt.date) -> None:
-    """``save`` at the end of a scan, never the scan's failure (the scan calls it only for
-    a vault that adopted an auto memory: state/machine.json holds its folders)."""
-
+    """At the end of a scan (for a vault that adopted an auto memory: state/machine.json
+    holds its folders), count each kind of finding over the adopted folders into the row;
+    never the scan's failure."""
     from vaultkeeper.errors import VaultkeeperError
+    from vaultkeeper.native.folders import adopted  # the brief reads only the line above
+    from vaultkeeper.native.review import review
+    from vaultkeeper.store import db
 
     with contextlib.suppress(VaultkeeperError, OSError, sqlite3.Error):
-        save(vault, today)
+        folders = adopted(vault)
+        if not folders:
+            return
+        counts = dict.fromkeys(_KINDS, 0)
+        for folder in folders:
+            for finding in review(vault, folder, today).findings:
+                counts[finding.kind] = counts.get(finding.kind, 0) + 1
+        body = {"date": today.isoformat(), "folders": len(folders), "counts": counts}
+        with db.connect(vault) as conn, db.writing(conn):
+            conn.execute("INSERT OR REPLACE INTO scan_meta VALUES (?, ?)", (ROW, json.dumps(body)))

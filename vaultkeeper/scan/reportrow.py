@@ -316,7 +316,7 @@ def split(
     """A whole classification as rows: the report's own row (decoded), each file's items'
     text, each file's basis (a registry file's [shape, top]; a lesson's facts' text).
     Raises ValueError for a report whose lists do not follow its files' order."""
-    from vaultkeeper.upkeep.duplicates import BLOCK, DuplicatePair, capped
+    from vaultkeeper.upkeep.duplicates import BLOCK, capped
 
     heads, facts = parts["heads"], parts["facts"]
     start, end = parts["problems"]
@@ -357,7 +357,7 @@ def split(
         if pairs is None or type(got) is not list:
             pairs = None
             continue
-        pairs[group] = [DuplicatePair.from_dict(p) for p in got[1]]
+        pairs[group] = [pair(p) for p in got[1]]
     if pairs is not None and capped([p for g in pairs.values() for p in g]) != list(
         report.duplicates
     ):

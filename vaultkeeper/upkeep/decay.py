@@ -22,14 +22,11 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from vaultkeeper import config
 from vaultkeeper.store.model import parse_date
 from vaultkeeper.store.text import ParseError, read_regular
-
-_NOTHING: Mapping[str, dt.date] = MappingProxyType({})
 
 
 class Usage(NamedTuple):
@@ -37,7 +34,7 @@ class Usage(NamedTuple):
 
     last_seen: Mapping[str, dt.date]
     since: dt.date | None  # the earliest event's date; None without a log
-    validated: Mapping[str, dt.date] = _NOTHING  # the journal's re-checks
+    validated: Mapping[str, dt.date]  # the journal's re-checks
 
 
 class PromotedBlock(NamedTuple):

@@ -112,9 +112,7 @@ class Vocabulary:
             out += self._sets(texts[start : start + _BATCH])
         return out
 
-    def _sets(self, texts: list[str]) -> list[Words]:
-        if not texts:
-            return []
+    def _sets(self, texts: list[str]) -> list[Words]:  # a batch: never empty
         joined = _GAP.join(texts)
         if not joined.isascii() or joined.count(_SEP) != len(texts) - 1:
             joined = _GAP.join([t if t.isascii() and _SEP not in t else _plain(t) for t in texts])
@@ -199,21 +197,6 @@ class DuplicatePair(NamedTuple):
             "similarity": self.similarity,
             "shared": list(self.shared),
         }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> DuplicatePair:
-        a, b = data["a"], data["b"]
-        return cls(
-            kind=str(data["kind"]),
-            a_name=str(a["name"]),
-            a_path=str(a["path"]),
-            a_line=int(a["line"]),
-            b_name=str(b["name"]),
-            b_path=str(b["path"]),
-            b_line=int(b["line"]),
-            similarity=float(data["similarity"]),
-            shared=tuple(str(w) for w in data["shared"]),
-        )
 
 
 def capped(pairs: Sequence[DuplicatePair]) -> list[DuplicatePair]:
@@ -359,12 +342,12 @@ def duplicate_items(heads: Iterable[Head], facts: Iterable[MemoryFacts]) -> list
 
 
 def project_items(
-    facts: Iterable[MemoryFacts], touched: set[str] | None, only: set[str] | None = None
+    facts: Iterable[MemoryFacts], touched: set[str] | None
 ) -> dict[str, list[Item] | None]:
     """Each project's group, in the order of its first live entry, with its items; None
     instead for a project not in ``touched`` (None: all are), whose items are not built.
-    With ``only``, just those groups. The walk gives facts project by project, so the
-    project is worked out again only where it changes."""
+    The walk gives facts project by project, so the project is worked out again only
+    where it changes."""
     out: dict[str, list[Item] | None] = {}
     prefix, group = "", ""
     bucket: list[Item] | None = None
@@ -372,11 +355,11 @@ def project_items(
         if not prefix or not f.rel.startswith(prefix):  # the next project
             project = f.rel.split("/", 2)[1]
             prefix, group = f"{config.PROJECTS_DIR}/{project}/", f"{MEMORY}:{project}"
-            wanted = (touched is None or project in touched) and (only is None or group in only)
+            wanted = touched is None or project in touched
             bucket = out.get(group, [] if wanted else None)  # a project met again: its list
         if f.status == "archived":
             continue  # archived (or superseded) lessons are not served: nothing to merge
-        if group not in out and (only is None or group in only):
+        if group not in out:
             out[group] = bucket
         if bucket is not None:
             bucket.append(Item(group, f.name, f.rel, 1, f"{f.name} {f.description}"))
@@ -400,9 +383,8 @@ def cached_pairs(
         reused = None if row is None else _parsed(row[1])
         if row is not None and reused is not None:
             keys[group], found[group] = row[0], reused
-    missing = {g for g, items in projects.items() if items is None and g not in found}
-    if missing:  # none kept (the settings changed): built after all
-        projects.update(project_items(facts, None, missing))
+    if any(items is None and g not in found for g, items in projects.items()):
+        projects = project_items(facts, None)  # one not kept (the settings changed): all built
     texts = {BLOCK: [f"{h.name} {h.sentence()}" for h in heads]} if heads else {}
     texts.update((g, [i.text for i in items]) for g, items in projects.items() if items is not None)
 
@@ -435,7 +417,7 @@ def cached_pairs(
             ]
     out: list[DuplicatePair] = []
     for group in [*([BLOCK] if heads else []), *projects]:  # the registry, then each project
-        rows = [{**pair.to_dict(), "at": at} for pair, at in found[group]]
+        rows = [[*pair[:8], list(pair.shared), at] for pair, at in found[group]]
         cache.keep_group(settings, group, keys[group], rows)
         out += [pair for pair, _ in found[group]]
     return out
@@ -596,17 +578,20 @@ def _moved(pair: DuplicatePair, a: tuple[str, str, int], b: tuple[str, str, int]
 def _parsed(
     kept: list[Any] | None, size: int | None = None
 ) -> list[tuple[DuplicatePair, list[int]]] | None:
-    """Kept pairs and their entries' places (each inside a group of ``size``); None when
-    they are not as this version writes them (then the group is compared again)."""
-    if kept is None:
+    """Kept pairs (each the pair's fields, then its entries' places inside a group of
+    ``size``); None when they are not as this version writes them (then the group is
+    compared again)."""
+    if type(kept) is not list or not all(
+        type(p) is list and tuple(map(type, p)) == _KEPT for p in kept
+    ):
         return None
-    try:
-        out = [(DuplicatePair.from_dict(p), p["at"]) for p in kept]
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
-        return None
-    for _, at in out:
-        if not (type(at) is list and len(at) == 2 and all(type(k) is int for k in at)):
+    for p in kept:
+        at = p[9]
+        if not (len(at) == 2 and all(type(k) is int for k in at)):
             return None
         if size is not None and not 0 <= at[0] < at[1] < size:
             return None
-    return out
+    return [(DuplicatePair._make([*p[:8], tuple(p[8])]), p[9]) for p in kept]
+
+
+_KEPT = (str, str, str, int, str, str, int, float, list, list)  # a kept pair's fields' types

@@ -67,6 +67,11 @@ def upkeep(
     """The three extra sections, from the scanner's block heads and memory-file keys;
     with ``cache``, the duplicate pairs of an unchanged set of entries are not sought again."""
     usage = load_usage(vault) if usage is None else usage
+    promoted = [
+        PromotedBlock(h.name, h.rel, h.line, h.promoted, h.last_used)
+        for h in heads
+        if h.promoted is not None
+    ]
     if cache is None:
         pairs = find_pairs(duplicate_items(heads, facts))
     else:
@@ -74,16 +79,8 @@ def upkeep(
     return Upkeep(
         duplicates=tuple(capped(pairs)),
         stale=tuple(stale_entries(facts, usage, today)),
-        skills_unused=tuple(unused_skills(promoted(heads), usage, today)),
+        skills_unused=tuple(unused_skills(promoted, usage, today)),
     )
-
-
-def promoted(heads: Iterable[Head]) -> list[PromotedBlock]:
-    return [
-        PromotedBlock(h.name, h.rel, h.line, h.promoted, h.last_used)
-        for h in heads
-        if h.promoted is not None
-    ]
 
 
 def _served(value: Any) -> Any:
@@ -101,11 +98,7 @@ def _served(value: Any) -> Any:
 
 
 def to_dict(report: Sections) -> dict[str, Any]:
-    return {
-        "duplicates": _dicts(report.duplicates),
-        "stale": _dicts(report.stale),
-        "skills_unused": _dicts(report.skills_unused),
-    }
+    return {key: _dicts(getattr(report, key)) for key in Upkeep._fields}
 
 
 def _dicts(found: Sequence[DuplicatePair] | Sequence[Stale] | Sequence[SkillUnused]) -> list[Any]:

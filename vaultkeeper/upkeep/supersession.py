@@ -66,18 +66,13 @@ def newest(start: str, next_of: Callable[[str], str | None]) -> tuple[str, list[
     A chain that comes back to an entry already walked stops there; the caller sees the
     loop as ``chain[-1]`` appearing earlier in ``chain``.
     """
-    chain = [start]
-    seen = {start}
-    current = start
-    while True:
-        following = next_of(current)
-        if following is None:
-            return current, chain
+    chain, seen = [start], {start}
+    while (following := next_of(chain[-1])) is not None:
         chain.append(following)
         if following in seen:
-            return current, chain
+            return chain[-2], chain
         seen.add(following)
-        current = following
+    return chain[-1], chain
 
 
 def recorded_value(lines: str, key: str) -> Any:

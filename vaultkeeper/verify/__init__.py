@@ -1,6 +1,6 @@
 """``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
-for what the spec leaves out (13: supersession; 14: merge and its undo), run in order
-(the rows in order: verify/rows.py; none of them changes the user's vault).
+for what the spec leaves out (13: supersession; 14: merge and its undo), run in order;
+none of them changes the user's vault. The rows themselves: verify/rows.py.
 """
 
 from __future__ import annotations
@@ -8,11 +8,79 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, Row, VerifyResult
-from vaultkeeper.verify.rows import MEMORY_ROWS, ROWS, STARTED_EARLY
+from vaultkeeper.verify.rows import (
+    FAIL,
+    PASS,
+    SKIP,
+    Context,
+    atomic_write,
+    classify_correct,
+    decision_loop,
+    format_sfs,
+    frontmatter_valid,
+    merge,
+    reentry_guard,
+    round_trip,
+    scheduler_runs,
+    stale_recovery,
+    store_present,
+    supersession,
+    throttle,
+    trigger_registered,
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    number: int
+    name: str
+    status: str  # PASS | FAIL | SKIP
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    vault: str
+    checks: tuple[Check, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status == FAIL for c in self.checks)
+
+
+# A row is a function of its Context giving (status, detail); an EARLY row gives instead
+# a function that finishes it: its time is mostly a child Python's start, so it is
+# started before row 1 and overlaps the rows before it (each in its own folder).
+ROWS: tuple[tuple[str, Callable[[Context], Any]], ...] = (
+    ("store present", store_present),
+    ("frontmatter valid", frontmatter_valid),
+    ("scheduler runs", scheduler_runs),
+    ("classify correct", classify_correct),
+    ("throttle", throttle),
+    ("re-entry guard", reentry_guard),
+    ("stale recovery", stale_recovery),
+    ("atomic write", atomic_write),
+    ("trigger registered", trigger_registered),
+    ("decision loop", decision_loop),
+    ("round-trip", round_trip),
+    ("format (SFS)", format_sfs),
+    ("supersession", supersession),
+    ("merge", merge),  # a duplicate merged, then restored
+)
+EARLY = frozenset({scheduler_runs, atomic_write})
+
+# the rows that check a memory vault's own setup: on someone's Obsidian vault (no memory
+# layout), SKIP -- nobody is to run `init` in their personal notes to make verify pass
+MEMORY_ROWS = frozenset({store_present, frontmatter_valid, scheduler_runs, trigger_registered})
 
 _NOT_MEMORY = (
     f"an Obsidian vault without a memory vault's layout (no {config.INDEX_FILE}, "
@@ -37,21 +105,25 @@ def verify_vault(
         contexts = [
             Context(vault, now, env, Path(tmp) / f"row{n}") for n in range(1, 1 + len(ROWS))
         ]
-        started: dict[int, Row] = {}
-        for ctx, (_, row) in zip(contexts, ROWS, strict=True):
-            ctx.tmp.mkdir()
-            start = STARTED_EARLY.get(row)
-            if start is not None and not (obsidian and row in MEMORY_ROWS):
-                started[id(ctx)] = _early(start, ctx)
+        started: dict[int, Any] = {}  # an early row's finish, or what starting it raised
+        for n, (_, row) in enumerate(ROWS):
+            contexts[n].tmp.mkdir()
+            if row in EARLY and not (obsidian and row in MEMORY_ROWS):
+                try:
+                    started[n] = row(contexts[n])
+                except Exception as exc:  # raised at the row's turn
+                    started[n] = exc
         for number, (name, row) in enumerate(ROWS, start=1):
             if progress is not None:
                 progress(name)
-            ctx = contexts[number - 1]
             if obsidian and row in MEMORY_ROWS:
                 checks.append(Check(number, name, SKIP, _NOT_MEMORY))
                 continue
             try:
-                status, detail = started.get(id(ctx), row)(ctx)
+                got = started.get(number - 1) or partial(row, contexts[number - 1])
+                if isinstance(got, Exception):
+                    raise got
+                status, detail = got()
             except ImportError as exc:  # a part of vaultkeeper this row exercises is missing
                 status, detail = SKIP, f"cannot run: {exc}"
             except Exception as exc:  # a broken row is a finding, never a traceback
@@ -75,20 +147,6 @@ def scratch(env: Mapping[str, str]) -> str | None:
         if info is not None and stat.S_ISDIR(info.st_mode) and os.access(folder, os.W_OK):
             return folder
     return None
-
-
-def _early(start: Callable[[Context], Callable[[], tuple[str, str]]], ctx: Context) -> Row:
-    """The row, started now; what it raises while starting is raised at its turn."""
-    try:
-        finish = start(ctx)
-    except Exception as exc:
-        failed = exc
-
-        def again(_ctx: Context) -> tuple[str, str]:
-            raise failed
-
-        return again
-    return lambda _ctx: finish()
 
 
 __all__ = ["FAIL", "PASS", "ROWS", "SKIP", "Check", "VerifyResult", "verify_vault"]
