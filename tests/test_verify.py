@@ -14,7 +14,8 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config, verify
 from vaultkeeper.cli import cli
 from vaultkeeper.verify import FAIL, PASS, SKIP, verify_vault
-from vaultkeeper.verify.rows import Context, trigger_registered
+from vaultkeeper.verify.common import Context
+from vaultkeeper.verify.setup_rows import trigger_registered
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -126,7 +127,7 @@ def test_rows_that_read_the_vault_fail_on_a_bad_vault(
 def test_throttle_row_fails_when_the_cooldown_is_switched_off(
     make_vault: MakeVault, env: dict[str, str], tmp_path: Path
 ) -> None:
-    from vaultkeeper.verify.rows import throttle
+    from vaultkeeper.verify.scanner_rows import throttle
 
     ctx = Context(make_vault(), NOW, {**env, config.ENV_COOLDOWN: "0"}, tmp_path)
     status, detail = throttle(ctx)
@@ -164,7 +165,7 @@ def test_atomic_write_row_waits_for_the_first_write_not_a_fixed_time(
 ) -> None:
     # On a busy machine the writer may take longer than any fixed delay to
     # finish its first write. A writer held back for a second stands in for that.
-    from vaultkeeper.verify import rows
+    from vaultkeeper.verify import scanner_rows as rows
 
     slow = rows._WRITER.replace(
         'print("ready", flush=True)', 'print("ready", flush=True)\nimport time\ntime.sleep(1)'
@@ -180,7 +181,7 @@ def test_supersession_row_fails_when_the_undo_is_not_exact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from vaultkeeper.apply import supersede
-    from vaultkeeper.verify.rows import supersession
+    from vaultkeeper.verify.applier_rows import supersession
 
     ctx = Context(tmp_path, NOW, {}, tmp_path / "row")
     ctx.tmp.mkdir()

@@ -1,6 +1,7 @@
 """``verify``: the spec's 12 install-and-setup checks, one numbered row each, then rows
 for what the spec leaves out (13: supersession; 14: merge and its undo), run in order;
-none of them changes the user's vault. The rows themselves: verify/rows.py.
+none of them changes the user's vault. The rows themselves: verify/setup_rows.py,
+scanner_rows.py, applier_rows.py (what they share: verify/common.py).
 """
 
 from __future__ import annotations
@@ -8,54 +9,27 @@ from __future__ import annotations
 import datetime as dt
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
-from vaultkeeper.verify.rows import (
-    FAIL,
-    PASS,
-    SKIP,
-    Context,
+from vaultkeeper.verify.applier_rows import decision_loop, merge, round_trip, supersession
+from vaultkeeper.verify.common import FAIL, PASS, SKIP, Check, Context, VerifyResult
+from vaultkeeper.verify.scanner_rows import (
     atomic_write,
     classify_correct,
-    decision_loop,
-    format_sfs,
-    frontmatter_valid,
-    merge,
     reentry_guard,
-    round_trip,
     scheduler_runs,
     stale_recovery,
-    store_present,
-    supersession,
     throttle,
+)
+from vaultkeeper.verify.setup_rows import (
+    format_sfs,
+    frontmatter_valid,
+    store_present,
     trigger_registered,
 )
-
-
-@dataclass(frozen=True)
-class Check:
-    number: int
-    name: str
-    status: str  # PASS | FAIL | SKIP
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    vault: str
-    checks: tuple[Check, ...]
-
-    @property
-    def failed(self) -> bool:
-        return any(c.status == FAIL for c in self.checks)
-
 
 # A row is a function of its Context giving (status, detail); an EARLY row gives instead
 # a function that finishes it: its time is mostly a child Python's start, so it is
