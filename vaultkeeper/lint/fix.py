@@ -71,10 +71,10 @@ def fix_ascii(text: str, taken: set[str] | None = None) -> tuple[str, int]:
     ``taken`` (a registry's block name keys): a heading whose fixed name is taken stays."""
     if text.isascii():
         return text, 0
-    yaml_text, end_line, _ = split_frontmatter(text)
+    yaml_text, end_line, body_offset = split_frontmatter(text)
     lines = split_lines(text)
     body_line = end_line + 1 if yaml_text is not None else 1
-    code = code_lines(find_fences(lines[body_line - 1 :], body_line), len(lines))
+    code = code_lines(find_fences(text, body_offset, body_line), len(lines))
     total = 0
     if yaml_text is not None and not yaml_text.isascii():
         new_fm = [_fix_line(line, []) for line in lines[1 : end_line - 1]]
