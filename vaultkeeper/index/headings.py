@@ -9,7 +9,6 @@ paragraph or list item and compare case-insensitively.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 import unicodedata
@@ -132,26 +131,17 @@ _UNDERLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 _HASHES = re.compile(r"\n[ \t>*+.)0-9-]*#{1,6}(?:[ \t][^\n]*|)(?=\n|\Z)")  # _ATX's lines too
 
 
-Spans = tuple[list[int], list[int]]
-
-
-def _html_spans(led: str) -> Spans:
-    """Where in ``led`` ("\\n" + text) an HTML block may run: from the newline before a
-    line that may open one to the newline before the next blank line."""
-    starts: list[int] = []
-    ends: list[int] = []
+def _html_lines(led: str) -> set[int]:
+    """Where in ``led`` ("\\n" + text) lines start that an HTML block may hold (their
+    newlines): from a line that may open one to the next blank line."""
+    held: set[int] = set()
     for m in _HTML_LINE.finditer(led):
-        if not ends or m.start() >= ends[-1]:
-            blank = _BLANK_LINE.search(led, m.end())
-            starts.append(m.start())
-            ends.append(len(led) if blank is None else blank.start())
-    return starts, ends
-
-
-def _held(spans: Spans, at: int) -> bool:
-    """Whether the line whose newline is at ``at`` lies where an HTML block may run."""
-    i = bisect.bisect_right(spans[0], at) - 1
-    return i >= 0 and at < spans[1][i]
+        blank = _BLANK_LINE.search(led, m.end())
+        at, end = m.start(), len(led) if blank is None else blank.start()
+        while 0 <= at < end and at not in held:
+            held.add(at)
+            at = led.find("\n", at + 1)
+    return held
 
 
 def _outside_fences(body: str) -> str | None:
@@ -180,7 +170,7 @@ def _outside_fences(body: str) -> str | None:
             if m.group(2)[0] == "`" and "`" in m.group(3):
                 return None  # not a fence, by CommonMark: let mistune say
             led = "\n" + "\n".join(lines[start : n + 1]) if "<" in body else ""
-            if led and _held(_html_spans(led), len(led) - len(line) - 1):
+            if led and len(led) - len(line) - 1 in _html_lines(led):
                 return None  # an HTML block above may hold the fence line
             kept.extend(lines[start:n])
             fence, start = (m.group(2)[0], len(m.group(2)), len(m.group(1))), n + 1
@@ -212,7 +202,7 @@ def _underlined(text: str) -> bool:
 _REFERENCE = re.compile(r"\s*\[")
 
 
-def _plain_blocks(text: str, html: Spans | None) -> frozenset[str]:
+def _plain_blocks(text: str, html: set[int]) -> frozenset[str]:
     """Block ids that surely end a paragraph or list item: on a plain line of text (not a
     heading, quote, indented line or where an HTML block may run) followed by a blank line
     or the end."""
@@ -226,7 +216,7 @@ def _plain_blocks(text: str, html: Spans | None) -> frozenset[str]:
         if line.startswith(("    ", "\t")) or line.lstrip().startswith((">", "#")):
             continue
         m = None if _REFERENCE.match(line) else _BLOCK_ID.search(line.strip())
-        if m and not (html and _held(html, here)):
+        if m and here not in html:
             found.add(m.group(1).casefold())
     return frozenset(found)
 
@@ -239,11 +229,11 @@ class _Quick:
         self.text = _outside_fences(body)
         text = self.text or ""
         led = "\n" + text
-        html = _html_spans(led) if "<" in text else None
+        html = _html_lines(led) if "<" in text else set()
         # keys of ATX headings; surely headings where no HTML block may hold them
         found = list(_ATX.finditer(led)) if "#" in text else []
         self.keys = tuple(heading_key(m.group(1) or "") for m in found)
-        held = {n for n, m in enumerate(found) if html and _held(html, m.start())}
+        held = {n for n, m in enumerate(found) if m.start() in html}
         self.sure = frozenset(k for n, k in enumerate(self.keys) if n not in held)
         self.held = bool(held)  # some ATX line may be HTML: not every heading is known
         # block ids surely there
