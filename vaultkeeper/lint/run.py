@@ -186,10 +186,8 @@ def lint_vault(
         if not targets:
             return result
         enabled = selection.enabled
-        done = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
-        return replace(
-            _run(vault, selection, ours, scopes), fixed=done.fixed, fixed_files=done.files
-        )
+        fixed, files = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
+        return replace(_run(vault, selection, ours, scopes), fixed=fixed, fixed_files=files)
     finally:
         if collecting:
             gc.enable()
