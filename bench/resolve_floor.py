@@ -40,6 +40,8 @@ WIKILINK = re.compile(r"(!?)\[\[([^\[\]\r\n]+?)\]\]")
 TICKS = re.compile(r"`+")
 ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*$")
 QUOTE_OR_ITEM = re.compile(r"(?: {0,3}>[ \t]?)*(?: {0,3}(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
+MARKS = tuple(" " * n + c for n in range(4) for c in "=-")  # how an underline starts
+HEADING = re.compile(QUOTE_OR_ITEM.pattern + ATX.pattern)  # in a quote or list item too
 UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
 SKIP = {"node_modules", "__pycache__"}
@@ -145,18 +147,21 @@ def anchors_of(lines: list[str], code: set[int]) -> tuple[dict[str, list[int]], 
     headings: dict[str, list[int]] = {}
     blocks: set[str] = set()
     maybe = [
-        n
-        for n, line in enumerate(lines)
-        if "#" in line or "^" in line or line[:4].lstrip(" ")[:1] in ("=", "-")
+        n for n, line in enumerate(lines) if "#" in line or "^" in line or line.startswith(MARKS)
     ]
     for n in maybe:
         if n <= first or n in code:
             continue
         line = lines[n].rstrip("\r")
-        bare = QUOTE_OR_ITEM.sub("", line, count=1) if line[:1] in " >-*+0123456789" else line
-        m = ATX.match(bare) if "#" in bare else None
+        m = HEADING.match(line) if "#" in line else None
         heading = (m.group(1) or "") if m else None
-        if heading is None and UNDERLINE.match(line) and n - 1 > first and n - 1 not in code:
+        if (
+            heading is None
+            and line.startswith(MARKS)
+            and UNDERLINE.match(line)
+            and n - 1 > first
+            and n - 1 not in code
+        ):
             above = lines[n - 1].rstrip("\r")  # a plain line of text above makes a heading
             plain = above.strip() and QUOTE_OR_ITEM.sub("", above, count=1) == above
             heading = above.strip() if plain and not ATX.match(above) else None
