@@ -190,7 +190,10 @@ _LINE = st.one_of(
     _TEXT.map(lambda t: f"- {t}"),
     st.sampled_from(["```", "~~~", "````", "  ```", "    ```", "``` py", "```a`b", "", "===",
                      "---", "<div>", "</div>", "> quote", "1. item", "\t# tab", "^blk",
-                     ">^blk", "x ^blk`", "[a]: /b", "text ^blk\r\rmore"]),
+                     ">^blk", "x ^blk`", "[a]: /b", "text ^blk\r\rmore", "- <div>", "> <div>",
+                     "  <div>", "<p>x</p>", "<span>", "a <b>b</b>", "<!-- c", "-->", "<pre>",
+                     "</pre>", " \t", "<DIV class=x>", "   ```", " ```", "  ~~~", "   text",
+                     "  - item", "10. item", "1) # x", "  ^blk"]),
 )  # fmt: skip
 _ASKED = st.one_of(
     _TEXT,
@@ -202,6 +205,8 @@ _ASKED = st.one_of(
 @settings(max_examples=600, deadline=None)
 @given(st.lists(_LINE, max_size=12), _ASKED)
 @example(["- # alpha", "  ```", "```", "# Beta"], "alpha")  # a fence opened in a list item
+@example(["- <div>", "  # alpha"], "alpha")  # an HTML block in a list item holds the line
+@example(["<div>", "```", "", "# alpha", "```"], "alpha")  # and the fence's first line
 def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
     body = "\n".join(lines) + "\n"
     parsed = read_anchors(body)
@@ -221,6 +226,10 @@ def test_the_glance_settles_plain_notes_and_leaves_the_rest() -> None:
     assert quick_missing(fenced, "Real") is None
     assert quick_missing(fenced, "not a heading") == "no heading 'not a heading'"
     assert quick_missing(_glance("<div>\n# x\n</div>\n"), "x") is True  # mistune decides
+    html = _glance("<div>\n<b>x</b>\n</div>\n\n# Real\n\nText ^id\n")  # a blank line ends it
+    assert quick_missing(html, "Real") is None and quick_missing(html, "^id") is None
+    assert quick_missing(html, "Other") == "no heading 'Other'"
+    assert quick_missing(_glance("<!--\n\n# x\n-->\n"), "x") is True  # runs past blanks
     assert quick_missing(_glance("> # x\n"), "x") is True
     assert quick_missing(_glance("Title\n===\n"), "Title") is True
     assert quick_missing(plain, "Setup#Run it") is None

@@ -155,8 +155,7 @@ def test_frontmatter_values_are_links() -> None:
 
 
 def test_fences_report_open_close_and_language() -> None:
-    lines = ["```python\n", "x\n", "```\n", "````\n", "```\n", "````\n", "~~~ \n"]
-    fences = find_fences(lines)
+    fences = find_fences("```python\nx\n```\n````\n```\n````\n~~~ \n")
     assert [(f.start, f.end, f.language) for f in fences] == [
         (1, 3, "python"),
         (4, 6, ""),  # a shorter fence inside does not close it
@@ -165,7 +164,7 @@ def test_fences_report_open_close_and_language() -> None:
 
 
 def test_inline_triple_backticks_are_not_a_fence() -> None:
-    assert find_fences(["```a``` text\n"]) == []
+    assert find_fences("```a``` text\n") == []
 
 
 def test_code_spans() -> None:
@@ -201,7 +200,7 @@ _LINES = st.lists(st.lists(_PIECES, max_size=5).map("".join), max_size=12)
 def _line_by_line(text: str) -> list[tuple[str, str, str, bool, int, int, str]]:
     lines = text.split("\n")
     fenced: set[int] = set()
-    for fence in find_fences(lines):
+    for fence in find_fences(text):
         fenced.update(range(fence.start, (fence.end or len(lines)) + 1))
     found = []
     for number, line in enumerate(lines, start=1):

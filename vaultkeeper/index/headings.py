@@ -111,13 +111,19 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
     return None
 
 
-# An ATX heading line outside code fences, in a note with no HTML block, is a heading
-# wherever it stands; anything less plain goes to mistune. Patterns start with a newline
-# where they can: the regex engine then skips to candidates.
+# An ATX heading line outside code fences and HTML blocks is a heading wherever it stands;
+# anything less plain goes to mistune. Patterns start with a newline where they can: the
+# regex engine then skips to candidates.
 _ATX = re.compile(r"\n {0,3}#{1,6}(?:[ \t]+([^\n]*?))?[ \t]*(?=\n|\Z)")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
-_HTML = re.compile(r"\n {0,3}<")  # searched in "\n" + body: the first line too
 _FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
+# HTML blocks: one that may run past a blank line (a comment, <?, <!X, CDATA, <pre>,
+# <script>, <style>, <textarea>) sends the note to mistune; any other ends at the first
+# blank line, so a line is outside them when no line since the last blank one may open
+# one (a ``<`` after nothing but blanks, quote marks or list markers).
+_HTML_PAST_BLANKS = re.compile(r"<[!?]|<(?:pre|script|style|textarea)(?![a-z0-9-])", re.I)
+_HTML_LINE = re.compile(r"\n[ \t>*+.)0-9-]*<")
+_BLANK_LINE = re.compile(r"\n[ \t\v\f]*(?=\n|\Z)")
 # A setext underline below a line of text, and a ``#`` run after nothing but blanks, quote
 # marks or list markers: either may make a heading the line scan does not take (quoted,
 # indented, in a list item).
@@ -125,37 +131,61 @@ _UNDERLINE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 _HASHES = re.compile(r"\n[ \t>*+.)0-9-]*#{1,6}(?:[ \t][^\n]*|)(?=\n|\Z)")  # _ATX's lines too
 
 
+def _html_lines(led: str) -> set[int]:
+    """Where in ``led`` ("\\n" + text) lines start that an HTML block may hold (their
+    newlines): from a line that may open one to the next blank line."""
+    held: set[int] = set()
+    for m in _HTML_LINE.finditer(led):
+        blank = _BLANK_LINE.search(led, m.end())
+        at, end = m.start(), len(led) if blank is None else blank.start()
+        while 0 <= at < end and at not in held:
+            held.add(at)
+            at = led.find("\n", at + 1)
+    return held
+
+
 def _outside_fences(body: str) -> str | None:
-    """The lines outside top-level code fences; None when the note has an HTML block, or
-    a fence this line scan can't place (indented into a list, say)."""
-    if "<" in body and _HTML.search("\n" + body):
+    """The lines outside top-level code fences; None when the note has an HTML block that
+    may run past a blank line, or a fence this line scan can't place (indented into a
+    list, or where an HTML block may hold it)."""
+    if "<" in body and _HTML_PAST_BLANKS.search(body):
         return None
     if not ("```" in body or "~~~" in body) or not _FENCE_ANYWHERE.search("\n" + body):
         return body
     lines = body.split("\n")
     kept: list[str] = []
     start = 0  # the first line of the run outside fences
-    fence: tuple[str, int] | None = None  # the open fence's character and length
+    fence: tuple[str, int, int] | None = None  # the open fence's character, length, indent
     for n in [n for n, line in enumerate(lines) if "```" in line or "~~~" in line]:
         line = lines[n]
         m = _FENCE.match(line)
         if fence is not None:
             closes = m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
             if closes and m and not m.group(3).strip():
+                if fence[2] and not _kept_in(lines[start : n + 1], fence[2]):
+                    return None
                 fence, start = None, n + 1
             continue
         if m:
             if m.group(2)[0] == "`" and "`" in m.group(3):
                 return None  # not a fence, by CommonMark: let mistune say
-            if m.group(1):
-                # indented 1-3 spaces it may open inside a list item above, which
-                # ends at the next unindented line: its closing line opens a new fence
-                return None
+            led = "\n" + "\n".join(lines[start : n + 1]) if "<" in body else ""
+            if led and len(led) - len(line) - 1 in _html_lines(led):
+                return None  # an HTML block above may hold the fence line
             kept.extend(lines[start:n])
-            fence = (m.group(2)[0], len(m.group(2)))
+            fence, start = (m.group(2)[0], len(m.group(2)), len(m.group(1))), n + 1
         elif line.lstrip().startswith(("```", "~~~")):
             return None  # a fence indented past 3 spaces: inside a list item
-    return "\n".join(kept if fence is not None else kept + lines[start:])
+    if fence is not None:
+        return None if fence[2] and not _kept_in(lines[start:], fence[2]) else "\n".join(kept)
+    return "\n".join(kept + lines[start:])
+
+
+def _kept_in(lines: list[str], indent: int) -> bool:
+    """Whether a fence indented ``indent`` spaces holds ``lines`` (its inside, its closing
+    line) wherever it stands: a list item it may open in goes on over lines indented as
+    far, and blank ones, and ends at any other."""
+    return all(line[:indent] == " " * indent or not line.strip(" \t\r") for line in lines)
 
 
 def _underlined(text: str) -> bool:
@@ -172,17 +202,21 @@ def _underlined(text: str) -> bool:
 _REFERENCE = re.compile(r"\s*\[")
 
 
-def _plain_blocks(lines: list[str]) -> frozenset[str]:
+def _plain_blocks(text: str, html: set[int]) -> frozenset[str]:
     """Block ids that surely end a paragraph or list item: on a plain line of text (not a
-    heading, quote or indented line) followed by a blank line or the end."""
+    heading, quote, indented line or where an HTML block may run) followed by a blank line
+    or the end."""
     found: set[str] = set()
+    lines = text.split("\n")
+    at = 0  # the newline before line n in "\n" + text
     for n, line in enumerate(lines):
+        here, at = at, at + len(line) + 1
         if "^" not in line or (n + 1 < len(lines) and lines[n + 1].strip()):
             continue
         if line.startswith(("    ", "\t")) or line.lstrip().startswith((">", "#")):
             continue
         m = None if _REFERENCE.match(line) else _BLOCK_ID.search(line.strip())
-        if m:
+        if m and here not in html:
             found.add(m.group(1).casefold())
     return frozenset(found)
 
@@ -194,20 +228,29 @@ class _Quick:
         self.body = body
         self.text = _outside_fences(body)
         text = self.text or ""
-        # keys of ATX headings, where no fence or HTML block can hide one
-        found = _ATX.findall("\n" + text) if "#" in text else []
-        self.keys = tuple(heading_key(h) for h in found)
-        self.sure = frozenset(self.keys)
+        led = "\n" + text
+        html = _html_lines(led) if "<" in text else set()
+        # keys of ATX headings; surely headings where no HTML block may hold them
+        found = list(_ATX.finditer(led)) if "#" in text else []
+        self.keys = tuple(heading_key(m.group(1) or "") for m in found)
+        held = {n for n, m in enumerate(found) if m.start() in html}
+        self.sure = frozenset(k for n, k in enumerate(self.keys) if n not in held)
+        self.held = bool(held)  # some ATX line may be HTML: not every heading is known
         # block ids surely there
         plain = self.text is not None and "^" in body
-        self.blocks = _plain_blocks(text.split("\n")) if plain else frozenset()
+        self.blocks = _plain_blocks(text, html) if plain else frozenset()
 
     @functools.cached_property
     def every(self) -> Anchors | None:
         """Every heading in order, when the glance sees them all."""
         text = self.text
         # a ``#`` line ATX does not take, or an underline: a heading the glance may miss
-        if text is None or _underlined(text) or len(_HASHES.findall("\n" + text)) > len(self.keys):
+        if (
+            text is None
+            or self.held
+            or _underlined(text)
+            or len(_HASHES.findall("\n" + text)) > len(self.keys)
+        ):
             return None
         return Anchors(self.keys, frozenset())
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,6 @@ from vaultkeeper.store.model import ParseError, decode, load_yaml, split_frontma
 from vaultkeeper.store.vault import resolve_inside
 
 _BOM = b"\xef\xbb\xbf"
-
-
-@dataclass(frozen=True)
-class FixOutcome:
-    fixed: int  # characters replaced + values quoted
-    files: tuple[str, ...]  # vault-relative paths rewritten
 
 
 def _replace(value: Any) -> Any:
@@ -71,10 +64,10 @@ def fix_ascii(text: str, taken: set[str] | None = None) -> tuple[str, int]:
     ``taken`` (a registry's block name keys): a heading whose fixed name is taken stays."""
     if text.isascii():
         return text, 0
-    yaml_text, end_line, _ = split_frontmatter(text)
+    yaml_text, end_line, body_offset = split_frontmatter(text)
     lines = split_lines(text)
     body_line = end_line + 1 if yaml_text is not None else 1
-    code = code_lines(find_fences(lines[body_line - 1 :], body_line), len(lines))
+    code = code_lines(find_fences(text, body_offset, body_line), len(lines))
     total = 0
     if yaml_text is not None and not yaml_text.isascii():
         new_fm = [_fix_line(line, []) for line in lines[1 : end_line - 1]]
@@ -119,8 +112,11 @@ def fix_holdout(text: str) -> tuple[str, int]:
     return set_frontmatter_value(text, "holdout_until", quoted(raw)), 1
 
 
-def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool) -> FixOutcome:
-    """Fix the named files in place, under the writer lock, one atomic write per file."""
+def apply_fixes(
+    vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool
+) -> tuple[int, tuple[str, ...]]:
+    """Fix the named files in place, under the writer lock, one atomic write per file;
+    how many characters were replaced and values quoted, and the files rewritten."""
     fixed = 0
     written: list[str] = []
     with writer_lock(vault):
@@ -146,4 +142,4 @@ def apply_fixes(vault: Path, rels: Iterable[str], *, ascii: bool, holdout: bool)
                 atomic_write(path, (_BOM if raw.startswith(_BOM) else b"") + new.encode("utf-8"))
                 fixed += count
                 written.append(rel)
-    return FixOutcome(fixed, tuple(written))
+    return fixed, tuple(written)

@@ -7,7 +7,6 @@ is used) are read as strings, so a template's property links still count.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import json
@@ -61,16 +60,6 @@ _MARK = "\n======="  # every conflict hunk has one: most notes are passed over a
 _PLACEHOLDER = re.compile(r"\{\{[^{}\r\n]*\}\}")
 
 
-@dataclass(frozen=True)
-class Loaded:
-    notes: tuple[Note, ...]
-    problems: tuple[Problem, ...]  # VK001: files or frontmatter that could not be read
-    body_only: frozenset[str]  # notes whose frontmatter failed: only their body is checked
-    # notes that are not UTF-8, their bad bytes read as U+FFFD: only their links are
-    # checked (a merge or a rename must not leave a broken link there unsaid)
-    links_only: frozenset[str] = frozenset()
-
-
 def _as_template(path: Path, rel: str, text: str) -> Note | None:
     yaml_text, _, body_offset = split_frontmatter(text)
     if yaml_text is None or "{{" not in yaml_text:
@@ -83,10 +72,16 @@ def _as_template(path: Path, rel: str, text: str) -> Note | None:
     return note._replace(text=text)
 
 
+Loaded = tuple[list[Note], list[Problem], set[str], set[str]]
+
+
 def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
-    """The notes at ``paths``; ``meta=False`` (only the link rules run, no orphans to
-    find): a frontmatter with no ``[[`` in it is not parsed, as none of its values can be
-    a link and nothing asks what it holds -- the note keeps its body from the same line."""
+    """The notes at ``paths``, the problems met (VK001), the notes whose frontmatter
+    failed (only their body is checked) and those not UTF-8 (read with U+FFFD for each bad
+    byte: only their links are checked, so a rename leaves no broken link there unsaid).
+    ``meta=False`` (only the link rules run, no orphans to find): a frontmatter with no
+    ``[[`` is not parsed, as none of its values can be a link and nothing asks what it
+    holds -- the note keeps its body from the same line."""
     templates = templates_folder(vault)
     notes: list[Note] = []
     problems: list[Problem] = []
@@ -122,7 +117,7 @@ def load(vault: Path, paths: Iterable[Path], *, meta: bool = True) -> Loaded:
         notes.append(note)
     if problems:
         notes.sort(key=lambda n: n.rel)
-    return Loaded(tuple(notes), tuple(problems), frozenset(body_only), frozenset(links_only))
+    return notes, problems, body_only, links_only
 
 
 @dataclass(frozen=True)
@@ -170,19 +165,6 @@ def _in_scope(vault: Path, paths: Sequence[Path], cwd: Path) -> Iterator[str]:
         yield "" if inside == "." else inside
 
 
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """No cyclic garbage collection while a lint runs: it makes some 200,000 small
-    objects and no cycles, and collections took a tenth of a 6,000-note lint's time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def lint_vault(
     vault: Path,
     *,
@@ -196,20 +178,19 @@ def lint_vault(
     ours = is_ours(vault)
     selection = Selection.parse(select, ignore, ours=ours)
     scopes = tuple(_in_scope(vault, paths, cwd or Path.cwd())) if paths else ("",)
-    with _no_collection():
+    collecting = gc.isenabled()
+    gc.disable()  # a lint makes some 200,000 small objects and no cycles: collections
+    try:  # took a tenth of a 6,000-note lint's time
         result = _run(vault, selection, ours, scopes)
-    if not fix:
-        return result
-    enabled = selection.enabled
-    targets = [f.path for f in result.findings if f.fixable]
-    if not targets:
-        return result
-    outcome = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
-    with _no_collection():
-        after = _run(vault, selection, ours, scopes)
-    return LintResult(
-        after.vault, ours, after.codes, after.files, after.findings, outcome.fixed, outcome.files
-    )
+        targets = [f.path for f in result.findings if f.fixable] if fix else []
+        if not targets:
+            return result
+        enabled = selection.enabled
+        fixed, files = apply_fixes(vault, targets, ascii=enabled("VK101"), holdout=enabled("VK203"))
+        return replace(_run(vault, selection, ours, scopes), fixed=fixed, fixed_files=files)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _wanted(path: str, scopes: tuple[str, ...]) -> bool:
@@ -229,31 +210,31 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
     # the link rules alone (no orphans to find): a note is read only for its links
     bare = set(selection.codes()) <= {"VK301", "VK302", "VK303", "VK304", "VK305"}
     bare = bare and not (enabled("VK303") and config.INDEX_FILE in rels)
-    loaded = load(vault, markdown, meta=not bare)
+    notes, problems, body_only, links_only = load(vault, markdown, meta=not bare)
     findings: list[Finding] = [
         Finding(p.path, p.line or 1, 1, "VK001", p.reason)
-        for p in (*loaded.problems, *outside_problems(vault, outside))
+        for p in (*problems, *outside_problems(vault, outside))
         if enabled("VK001")
     ]
     edges: dict[str, set[str]] = {}
     entries: list[str] = []
     blocks: list[RegistryBlock] = []
-    bodies = {n.rel: n.body for n in loaded.notes}
+    bodies = {n.rel: n.body for n in notes}
     links = LinkCheck(rels, enabled, AnchorTable(bodies.get) if enabled("VK305") else None)
     templates = templates_folder(vault, ours)
-    for note in loaded.notes:
+    for note in notes:
         if bare and "[[" not in note.text:
             continue  # no link in it: nothing of it to check
         wanted = _wanted(note.rel, scopes)
         if bare:  # the link rules alone: no other rule needs the note's lines
-            keep = note.rel in loaded.links_only or not in_folder(note.rel, templates)
+            keep = note.rel in links_only or not in_folder(note.rel, templates)
             suspects = links.suspects(note.rel, note.text) if wanted and keep else None
             if suspects:  # only a link that may be wrong somewhere in it is looked at
                 findings.extend(links.check(note.rel, extract_links(note, only=suspects), set()))
             continue
         lines = split_lines(note.text)
-        fences = find_fences(lines[note.body_line - 1 :], note.body_line)
-        whole = note.rel not in loaded.links_only  # not UTF-8 (VK001): its links alone
+        fences = find_fences(note.text, len(note.text) - len(note.body), note.body_line)
+        whole = note.rel not in links_only  # not UTF-8 (VK001): its links alone
         rules = whole and wanted
         if rules and enabled("VK101") and not note.text.isascii():
             fm_end = note.frontmatter.end_line if note.frontmatter else 0
@@ -265,7 +246,7 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
         if rules:
             findings.extend(check_fences(note.rel, lines, fences, enabled))
             findings.extend(check_secrets(note.rel, note.text, enabled))
-        if rules and schema and schema_applies(note.rel) and note.rel not in loaded.body_only:
+        if rules and schema and schema_applies(note.rel) and note.rel not in body_only:
             findings.extend(check_schema(note, enabled))
         if whole and in_folder(note.rel, templates):
             continue  # a template's links are placeholders until it is used; not an entry
@@ -277,13 +258,13 @@ def _run(vault: Path, selection: Selection, ours: bool, scopes: tuple[str, ...])
             findings.extend(checked)
         if whole and registry and note.rel.startswith(config.PATTERNS_DIR + "/"):
             blocks.extend(parse_blocks(note.path, note.rel, note.text))
-    index = next((n for n in loaded.notes if n.rel == config.INDEX_FILE), None)
+    index = next((n for n in notes if n.rel == config.INDEX_FILE), None)
     if index is not None and enabled("VK303"):
         findings.extend(check_orphans(entries, edges))
     if index is not None and enabled("VK304"):
         findings.extend(check_budget(index.text))
     findings.extend(check_registry(blocks, enabled))
-    findings.extend(check_supersession(loaded.notes, links, enabled))
+    findings.extend(check_supersession(notes, links, enabled))
     shown = [(p, p.suffix == ".md") for p, r in zip(files, rels, strict=True) if _wanted(r, scopes)]
     findings.extend(check_other_files(vault, [p for p, md in shown if not md], enabled))
     findings = [f for f in findings if _wanted(f.path, scopes)]

@@ -50,20 +50,18 @@ def summarize(result: LintResult, made: dt.datetime, has_index: bool) -> LintSum
     )
 
 
-def save(vault: Path, result: LintResult, now: dt.datetime) -> bool:
-    """Keep ``result``'s figures when the vault has a state/ folder (True if written).
-    Never the lint's failure: a database that cannot be written keeps the old row."""
-    if not has_state(vault):
-        return False  # not vaultkeeper's vault (or no scan yet): leave nothing behind
+def save(vault: Path, result: LintResult, now: dt.datetime) -> LintSummary:
+    """``result``'s figures, kept when the vault has a state/ folder of its own (a vault
+    without one is left as it is). Never the lint's failure: a database that cannot be
+    written keeps the old row."""
     found = summarize(result, now, (vault / config.INDEX_FILE).is_file())
-    row = (found.made.strftime(_MADE), *found[1:])
-    try:
-        with db.connect(vault) as conn, db.writing(conn):
+    if has_state(vault):
+        row = (found.made.strftime(_MADE), *found[1:])
+        errors = (OSError, sqlite3.Error, VaultkeeperError)
+        with contextlib.suppress(*errors), db.connect(vault) as conn, db.writing(conn):
             conn.execute("DELETE FROM lint_summary")
             conn.execute("INSERT INTO lint_summary VALUES (?, ?, ?, ?, ?, ?)", row)
-    except (OSError, sqlite3.Error, VaultkeeperError):
-        return False
-    return True
+    return found
 
 
 def current(vault: Path, now: dt.datetime) -> LintSummary:
@@ -78,9 +76,7 @@ def current(vault: Path, now: dt.datetime) -> LintSummary:
             return LintSummary(made, *row[1:])
     from vaultkeeper.lint.run import lint_vault
 
-    result = lint_vault(vault)
-    save(vault, result, now)
-    return summarize(result, now, (vault / config.INDEX_FILE).is_file())
+    return save(vault, lint_vault(vault), now)
 
 
 def has_state(vault: Path) -> bool:

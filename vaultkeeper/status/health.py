@@ -283,7 +283,7 @@ def leftovers(vault: Path, kept: dict[str, list[Any]] | None = None) -> list[str
             from vaultkeeper.store.links import code_lines, find_fences
 
             lines = split_lines(text)
-            code = code_lines(find_fences(lines, 1), len(lines))
+            code = code_lines(find_fences(text), len(lines))
             out += [f"{f.path}:{f.line}: {f.message}" for f in check_conflicts(rel, lines, code)]
         if rel.startswith(config.PATTERNS_DIR + "/"):
             if kept is None:

@@ -55,20 +55,13 @@ class Link(NamedTuple):
     in_frontmatter: bool
 
 
-def find_fences(lines: list[str], first_line: int = 1) -> list[Fence]:
-    """Fenced blocks in ``lines`` (numbered from ``first_line``), indented or quoted too; a
-    block closes at a line of the same fence character, at least as long, nothing after."""
-    return _fences(
-        (first_line + n, line) for n, line in enumerate(lines) if _MAY_FENCE.search(line)
-    )
-
-
 _MAY_FENCE = re.compile(r"```|~~~")
 
 
-def fences_in(text: str, at: int = 0, number: int = 1) -> list[Fence]:
-    """find_fences in ``text`` from offset ``at`` (line ``number``), only the lines that
-    hold ``` or ~~~ looked at (most lines of a note do not)."""
+def find_fences(text: str, at: int = 0, number: int = 1) -> list[Fence]:
+    """Fenced blocks in ``text`` from offset ``at`` (line ``number``), indented or quoted
+    too; a block closes at a line of the same fence character, at least as long, nothing
+    after. Only the lines that hold ``` or ~~~ are looked at (most lines do not)."""
     marked: list[tuple[int, str]] = []  # (number, text) of each line holding a mark
     seen = at
     for m in _MAY_FENCE.finditer(text, at):
@@ -145,7 +138,7 @@ def extract_links(
     at, number = (text.find("\n") + 1, 2) if wanted else (body, note.body_line)
     if fences is None:
         fenced = "```" in note.body or "~~~" in note.body
-        fences = fences_in(text, body, note.body_line) if fenced else []
+        fences = find_fences(text, body, note.body_line) if fenced else []
     starts = [f.start for f in fences]  # in order, none inside another: bisect them
     ends = [len(text) if f.end is None else f.end for f in fences]
     out: list[Link] = []
