@@ -30,26 +30,33 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
 from vaultkeeper.report.candidates import HELD_OUT, Candidate, Report, iso
+from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.scan.reportrow import (
     BAD_ROW,
     MEMORY,
     REGISTRY,
+    STATE_INPUTS,
     Inputs,
     Rows,
     assemble,
+    bytes_digest,
     changed_bytes,
     facts_of,
     inputs,
+    is_input,
     items_digest,
     items_text,
+    keys_digest,
     load,
+    ordered,
     pair,
     served_rows,
     shape,
@@ -150,11 +157,72 @@ def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None
     return None
 
 
+def wrote(vault: Path, written: list[str]) -> None:
+    """After a command wrote ``written`` (paths) and journaled it: the report's rows of
+    those files and of the logs derived again as a reader's patch would (``_patched``),
+    so the next reader finds them fresh and patches nothing. Only those files are
+    stat'ed (their keys taken before they are read, a racy one's bytes digested): the
+    other rows keep theirs, so a file changed by hand meanwhile is still patched by the
+    next reader, and rows another reader patched meanwhile are left alone (``write``).
+    Nothing is written when that cannot be done exactly (a file added, a block's words
+    changed, no rows kept): the next reader derives as before."""
+    from vaultkeeper.scan.statefile import read_state
+
+    when = started(read_state(vault).data)
+    if when is None or not os.path.isfile(db.path_of(vault)):
+        return
+    named = {f"{config.STATE_DIR}/{name}" for name in STATE_INPUTS}
+    for top in {os.path.abspath(vault), os.path.realpath(vault)}:
+        base = top.rstrip(os.sep) + os.sep
+        for full in map(os.path.abspath, written):
+            if full.startswith(base):
+                named.add(full[len(base) :].replace(os.sep, "/"))
+    with contextlib.suppress(*BAD_ROW, VaultkeeperError), db.existing(vault) as conn:
+        if conn is None:  # the rows are a shortcut: a failure leaves them to the next reader
+            return
+        conn.execute("BEGIN")  # one snapshot of every row
+        try:
+            rows = ordered(conn, when[0])
+            found = None if rows is None else _restated(vault, rows, named)
+            if rows is None or found is None:
+                return
+            got = _patched(vault, conn, when[0], found, rows)
+        finally:
+            conn.execute("COMMIT")
+        if got is not None:
+            write(conn, when[0], found, *got[:3], rows.digest, got[3])
+
+
+def _restated(vault: Path, rows: Rows, named: set[str]) -> Inputs | None:
+    """``rows``' inputs with the stat keys of the ``named`` files taken again (a racy
+    one's bytes digested); None when one of them is an input the rows do not hold."""
+    limit = time.time_ns() - scancache.RACY_NS  # as inputs() takes them
+    keys = dict(rows.keys)
+    racy = {p: d for p, d in rows.racy.items() if p not in named}
+    for rel in named:
+        path = f"{vault}/{rel}"
+        try:
+            info = os.stat(path)
+        except OSError:
+            if rel.startswith(config.STATE_DIR + "/"):
+                keys[rel] = "-"
+            else:
+                keys.pop(rel, None)  # gone (to .trash/): no longer an input
+            continue
+        if rel not in keys:
+            if is_input(rel):
+                return None  # a file added: its place in the scan's order is not known
+            continue
+        keys[rel], settled = db.stat_key(info, limit)
+        if not settled:
+            racy[rel] = bytes_digest(path)
+    return Inputs(keys_digest(keys), keys, racy)
+
+
 def _whole(vault: Path, when: tuple[int, int], found: Inputs, keep: bool = True) -> Last:
     """The full classification (from the scan's rows: only changed files are read), kept
     (``keep``) for the next reader where there is a database."""
     from vaultkeeper.clock import from_ns
-    from vaultkeeper.scan import cache as scancache
     from vaultkeeper.scan.classify import classify
 
     rows = ScanCache()  # a reader keeps no rows; an empty cache only gathers the pairs
