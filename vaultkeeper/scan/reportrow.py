@@ -447,16 +447,12 @@ def ordered(conn: sqlite3.Connection, started_ms: int) -> Rows | None:
     ).fetchone()
     if got is None:
         return None
-    keys: dict[str, str] = {}
-    items: dict[str, str] = {}
-    for path, key, text, place in conn.execute(
-        "SELECT path, key, items, ord FROM report_files ORDER BY ord"
-    ):
-        if place is None:
-            return None
-        keys[path] = key
-        if text is not None:
-            items[path] = text
+    found = conn.execute("SELECT ord, path, key, items FROM report_files").fetchall()
+    if any(row[0] is None for row in found):
+        return None
+    found.sort()  # by place: no two rows share one (SQLite's ORDER BY takes longer)
+    keys = {row[1]: row[2] for row in found}
+    items = {row[1]: row[3] for row in found if row[3] is not None}
     head = json.loads(got[2])
     if type(head) is not list or len(head) != 12 or type(head[5]) is not dict:
         raise ValueError("not this version's row")
