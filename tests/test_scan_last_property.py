@@ -6,12 +6,16 @@ and the journal) and commands (`use`, `apply promote`, `apply supersede`): after
 the report `derived` gives (with the brief's patterns and status's blocks) equals the one
 classified whole from the files, the one read back from the rows the patch wrote, and
 the one given with the database deleted; and a counter edit is patched, not classified
-whole.
+whole. Half the runs take stat keys as a file system with 2-second mtimes would, where
+a hand edit in the tick of a command's write keeps size and mtime: only the bytes' digest
+kept with a racy key tells. A command that writes keeps the rows of what it wrote: the
+next reader patches nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -23,6 +27,7 @@ from click.testing import CliRunner
 from vaultkeeper.cli import cli
 from vaultkeeper.scan import last, reportrow
 from vaultkeeper.scan.statefile import read_state
+from vaultkeeper.store import db
 
 WORDS = ["retry", "clock", "flaky", "cursor", "cache", "socket", "deploy", "token", "batch"]
 WORDS += ["lock", "pool", "merge"]
@@ -56,10 +61,35 @@ def _vault(make_vault: Any, rng: random.Random) -> Path:
     return vault
 
 
+def coarse_key(info: os.stat_result, limit: int) -> tuple[str, bool]:
+    """db.stat_key on a file system with FAT's clock: mtimes in 2-second ticks, and a
+    ctime that is the file's creation (a rewrite keeps it)."""
+    mtime = info.st_mtime_ns // 2_000_000_000 * 2_000_000_000
+    return f"[{info.st_dev},{info.st_ino},{info.st_size},{mtime},0]", mtime < limit
+
+
+def _same_tick(path: Path, old: str, new: str) -> None:
+    """A hand edit of ``path`` that keeps its size and mtime: only its bytes say it changed."""
+    assert len(old) == len(new)
+    before = path.stat()
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
 def _edit(vault: Path, rng: random.Random, runner: CliRunner, step: int) -> None:
     registry = [p for p in sorted((vault / "patterns").glob("*.md")) if "\n**" in p.read_text()]
     lessons = sorted((vault / "projects").glob("*/memory/*.md"))
-    what = rng.randrange(11)
+    what = rng.randrange(12)
+    if what == 11:  # in the tick of the last write: size and mtime kept, bytes changed
+        path = rng.choice(registry + lessons) if registry or lessons else None
+        text = "" if path is None else path.read_text()
+        for old, new in (("count:** ", "count:**x"), ("status: active", "status: Active")):
+            if old in text:
+                _same_tick(path, old, new)  # type: ignore[arg-type]
+                return
+        what = 10
     if what <= 3 and registry:  # a counter, a date, a promoted line: the registry's words unchanged
         path = rng.choice(registry)
         lines = path.read_text().split("\n")
@@ -134,8 +164,10 @@ def _whole(vault: Path) -> Any:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_the_patched_report_is_the_full_classifications(
-    seed: int, make_vault: Any, runner: CliRunner, tmp_path: Path
+    seed: int, make_vault: Any, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if seed % 2:  # a file system with 2-second mtimes: a same-tick edit keeps the stat key
+        monkeypatch.setattr(db, "stat_key", coarse_key)
     rng = random.Random(seed)
     vault = _vault(make_vault, rng)
     done = runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
@@ -149,8 +181,8 @@ def test_the_patched_report_is_the_full_classifications(
         assert last.derived(vault) == got, f"step {step}"  # the rows the patch wrote, read back
         copy = tmp_path / f"copy{step}"
         shutil.copytree(vault, copy, symlinks=True)
-        for db in (copy / "state").glob("vaultkeeper.db*"):
-            db.unlink()
+        for stored in (copy / "state").glob("vaultkeeper.db*"):
+            stored.unlink()
         alone = last.derived(copy)
         assert alone is not None and alone.report._replace(vault=str(vault)) == patched
         assert alone[1:] == got[1:], f"step {step}"  # the brief's patterns, status's blocks
@@ -253,3 +285,44 @@ def test_a_reader_with_nothing_changed_reads_no_registry_row(
 
     monkeypatch.setattr(last, "_whole", whole)
     assert last.derived(vault) == kept
+
+
+@pytest.mark.parametrize("action", ["promote", "supersede"])
+def test_a_command_keeps_the_rows_of_what_it_wrote(
+    action: str, make_vault: Any, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are kept by the writer, right after its write (within the racy window):
+    the next reader patches nothing; a same-tick hand edit after it (size and mtime kept,
+    on a file system with 2-second mtimes) is still seen, by the bytes' digest."""
+    monkeypatch.setattr(db, "stat_key", coarse_key)
+    vault = _vault(make_vault, random.Random(6))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    report = json.loads(runner.invoke(cli, ["--vault", str(vault), "report", "--json"]).stdout)
+    if action == "promote":
+        argv = ["promote", report["promote"][0]["name"], "--evidence", "_index.md:1"]
+        path = vault / report["promote"][0]["path"]
+        old, new = "count:** ", "count:**x"
+    else:
+        active = [
+            str(p.relative_to(vault))
+            for p in sorted((vault / "projects").glob("*/memory/*.md"))
+            if "status: active" in p.read_text()
+        ]
+        argv = ["supersede", active[0], "--by", active[1], "--evidence", "_index.md:1"]
+        path = vault / active[1]
+        old, new = "name: l", "name: ["  # a broken frontmatter: a problem
+    done = runner.invoke(cli, ["--vault", str(vault), "apply", *argv])
+    assert done.exit_code == 0, done.output
+
+    def patched(*args: Any) -> Any:
+        raise AssertionError("patched by the reader")
+
+    with monkeypatch.context() as m:
+        m.setattr(last, "_patched", patched)
+        m.setattr(last, "_whole", patched)
+        kept = last.derived(vault)
+    assert kept == _derived_whole(vault)
+    _same_tick(path, old, new)
+    got = last.derived(vault)
+    assert got == _derived_whole(vault)
+    assert got is not None and kept is not None and got.report != kept.report

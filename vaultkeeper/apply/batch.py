@@ -19,7 +19,7 @@ from vaultkeeper.apply.gate import entries_named, entry_path, find_entry, looks_
 from vaultkeeper.apply.promote import promote
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError, VaultkeeperError, explain
 from vaultkeeper.registry.blocks import find_block
-from vaultkeeper.store.fsio import changes
+from vaultkeeper.store.fsio import changes, last_written
 from vaultkeeper.store.vault import rel
 
 Handler = Callable[..., Outcome]
@@ -90,6 +90,10 @@ def apply_decision(
         journal.append(vault, outcome, now)
     except OSError as exc:  # what happened is still reported, with why it is not journaled
         outcome = outcome.with_reason(f"{outcome.reason}; NOT journaled: {explain(exc)[0]}")
+    if not dry_run and changes() != written:  # the report's rows of what it wrote, kept now
+        from vaultkeeper.scan.last import wrote
+
+        wrote(vault, last_written())
     return outcome
 
 

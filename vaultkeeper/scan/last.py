@@ -30,26 +30,33 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.errors import UnsafePathError
+from vaultkeeper.errors import UnsafePathError, VaultkeeperError
 from vaultkeeper.report.candidates import HELD_OUT, Candidate, Report, iso
+from vaultkeeper.scan import cache as scancache
 from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.scan.reportrow import (
     BAD_ROW,
     MEMORY,
     REGISTRY,
+    STATE_INPUTS,
     Inputs,
     Rows,
     assemble,
+    bytes_digest,
     changed_bytes,
     facts_of,
     inputs,
+    is_input,
     items_digest,
     items_text,
+    keys_digest,
     load,
+    ordered,
     pair,
     served_rows,
     shape,
@@ -150,11 +157,74 @@ def _from_rows(vault: Path, when: tuple[int, int], found: Inputs) -> Last | None
     return None
 
 
+def wrote(vault: Path, written: list[str]) -> None:
+    """After a command wrote ``written`` (paths) and journaled it: the report's rows of
+    those files and of the logs derived again as a reader's patch would (``_patched``),
+    so the next reader finds them fresh and patches nothing. Only those files are
+    stat'ed (their keys taken before they are read, a racy one's bytes digested): the
+    other rows keep theirs, so a file changed by hand meanwhile is still patched by the
+    next reader, and rows another reader patched meanwhile are left alone (``write``).
+    Nothing is written when only the logs changed, or when it cannot be done exactly (a
+    file added, a block's words changed, no rows kept): the next reader derives as before."""
+    from vaultkeeper.scan.statefile import read_state
+
+    named = {f"{config.STATE_DIR}/{name}" for name in STATE_INPUTS}
+    for top in {os.path.abspath(vault), os.path.realpath(vault)}:
+        base = top.rstrip(os.sep) + os.sep
+        for full in map(os.path.abspath, written):
+            if full.startswith(base):
+                named.add(full[len(base) :].replace(os.sep, "/"))
+    if not any(map(is_input, named)):
+        return  # only the logs (a decision queued, a skip): the reader's patch is cheap
+    when = started(read_state(vault).data)
+    if when is None or not os.path.isfile(db.path_of(vault)):
+        return
+    with contextlib.suppress(*BAD_ROW, VaultkeeperError), db.existing(vault) as conn:
+        if conn is None:  # the rows are a shortcut: a failure leaves them to the next reader
+            return
+        conn.execute("BEGIN")  # one snapshot of every row
+        try:
+            rows = ordered(conn, when[0])
+            found = None if rows is None else _restated(vault, rows, named)
+            if rows is None or found is None:
+                return
+            got = _patched(vault, conn, when[0], found, rows)
+        finally:
+            conn.execute("COMMIT")
+        if got is not None:
+            write(conn, when[0], found, *got[:3], rows.digest, got[3])
+
+
+def _restated(vault: Path, rows: Rows, named: set[str]) -> Inputs | None:
+    """``rows``' inputs with the stat keys of the ``named`` files taken again (a racy
+    one's bytes digested); None when one of them is an input the rows do not hold."""
+    limit = time.time_ns() - scancache.RACY_NS  # as inputs() takes them
+    keys = dict(rows.keys)
+    racy = {p: d for p, d in rows.racy.items() if p not in named}
+    for rel in named:
+        path = f"{vault}/{rel}"
+        try:
+            info = os.stat(path)
+        except OSError:
+            if rel.startswith(config.STATE_DIR + "/"):
+                keys[rel] = "-"
+            else:
+                keys.pop(rel, None)  # gone (to .trash/): no longer an input
+            continue
+        if rel not in keys:
+            if is_input(rel):
+                return None  # a file added: its place in the scan's order is not known
+            continue
+        keys[rel], settled = db.stat_key(info, limit)
+        if not settled:
+            racy[rel] = bytes_digest(path)
+    return Inputs(keys_digest(keys), keys, racy)
+
+
 def _whole(vault: Path, when: tuple[int, int], found: Inputs, keep: bool = True) -> Last:
     """The full classification (from the scan's rows: only changed files are read), kept
     (``keep``) for the next reader where there is a database."""
     from vaultkeeper.clock import from_ns
-    from vaultkeeper.scan import cache as scancache
     from vaultkeeper.scan.classify import classify
 
     rows = ScanCache()  # a reader keeps no rows; an empty cache only gathers the pairs
@@ -188,7 +258,9 @@ def _patched(
     from vaultkeeper.store import machine
     from vaultkeeper.upkeep.decay import MemoryFacts, PromotedBlock, stale_entries, unused_skills
 
-    vault_, made, took, before, after, groups, _, extra, twice, view_was, whole = rows.head[:11]
+    vault_, made, took, before, after, groups, skills_was, extra, twice, view_was, whole = (
+        rows.head[:11]
+    )
     was = rows.keys
     changed = {p for p, k in found.keys.items() if was.get(p) != k} | (was.keys() - found.keys)
     changed |= changed_bytes(vault, rows.racy, changed)
@@ -200,7 +272,10 @@ def _patched(
         return None
     today = from_ns(started_ms * 1_000_000).astimezone(dt.timezone.utc).date()
     files: dict[str, Any] = {rel: _registry_file(vault, rel, today) for rel in touched}
-    bases = facts_of(conn, REGISTRY)
+    # the unused skills of a registry file: of its promoted blocks and the uses log alone
+    uses_same = f"{config.STATE_DIR}/{config.USES_LOG_FILE}" not in changed
+    moved = bool(touched) or set(registry) != {p for p in was if p.startswith(REGISTRY)}
+    bases = facts_of(conn, REGISTRY) if moved or not uses_same else {}
     old = {p: bases.get(p) for p in was if p.startswith(REGISTRY)}
     words = {rel: items_digest(()) if got is None else got[0][0] for rel, got in old.items()}
     if any(got is None or got[3][0] != words.get(rel) for rel, got in files.items()):
@@ -231,19 +306,31 @@ def _patched(
     basis: dict[str, Any] = {rel: notes[rel][2] for rel in notes}
     basis |= {rel: got[3:5] if got[5] else None for rel, got in files.items()}
     kept_registry = {rel: basis[rel] if rel in files else old.get(rel) for rel in registry}
+    again_of = files if uses_same else kept_registry  # whose unused skills are derived again
     promoted = [
         PromotedBlock(n, rel, line, pr, None if u is None else dt.date.fromisoformat(u))
         for rel, got in kept_registry.items()
-        if got is not None
+        if rel in again_of and got is not None
         for n, line, pr, u in got[0][2]
     ]
     skills = served_rows(unused_skills(promoted, usage, today))
+    if uses_same:  # the other files' as they were, in the registry's order
+        fresh: dict[str, list[Any]] = {}
+        for row in skills:
+            fresh.setdefault(row[1], []).append(row)
+        kept_skills: dict[str, list[Any]] = {}
+        for row in skills_was:
+            kept_skills.setdefault(row[1], []).append(row)
+        skills = [
+            r for rel in registry for r in (fresh if rel in files else kept_skills).get(rel, ())
+        ]
     projects = {p.split("/", 2)[1] for p in changed if p.startswith(MEMORY)}
     pairs = _pairs(conn, groups, old, files, memory, projects, notes)
     if pairs is None:
         return None
     head = [vault_, made, took, before, after, pairs, skills, extra, twice, view, False]
-    return [*head, tops(kept_registry)], items, basis, changed
+    top = tops(kept_registry) if moved else rows.head[11]  # no registry file changed: as kept
+    return [*head, top], items, basis, changed
 
 
 def _restaled(text: str | None, stale: list[Any]) -> str | None:
@@ -309,9 +396,9 @@ def _pairs(
             )
             for p in map(pair, groups[BLOCK])
         ]
-    order = list(dict.fromkeys(p.split("/", 2)[1] for p in memory))
     if not projects:  # no lesson changed: each project's pairs as they were
         return out | {g: found for g, found in groups.items() if g != BLOCK}
+    order = list(dict.fromkeys(p.split("/", 2)[1] for p in memory))
     facts: list[Any] = []
     for project in (p for p in order if p in projects):
         kept = facts_of(conn, f"{MEMORY}{project}/")

@@ -41,7 +41,7 @@ from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.walk import memory_files
 
 REGISTRY, MEMORY = config.PATTERNS_DIR + "/", config.PROJECTS_DIR + "/"
-_STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
+STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
 # what a row this version did not write raises: derived again
 BAD_ROW = (
     sqlite3.Error,
@@ -53,6 +53,17 @@ BAD_ROW = (
     RecursionError,
 )
 _TEXTS = (1, 2, 6, 10, 11, 13)  # a candidate's text from the vault's files (the rest is ours)
+
+
+def is_input(rel: str) -> bool:
+    """Whether a vault-relative path is where a registry or memory file the report is
+    derived from would be (the walk may still leave it out: a hidden one)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md"):
+        return False
+    return parts[0] == config.PATTERNS_DIR or (
+        len(parts) >= 4 and parts[0] == config.PROJECTS_DIR and parts[2] == config.MEMORY_SUBDIR
+    )
 
 
 class Inputs(NamedTuple):
@@ -82,7 +93,7 @@ def inputs(vault: Path, taken: dict[str, tuple[str, bool] | None] | None = None)
     cut = len(root) + 1
     paths = [str(p) for p in registry_files(vault)]
     paths += memory_files(vault)
-    paths += [os.path.join(root, config.STATE_DIR, name) for name in _STATE_INPUTS]
+    paths += [os.path.join(root, config.STATE_DIR, name) for name in STATE_INPUTS]
     keys: dict[str, str] = {}
     racy: dict[str, str] = {}
     stat_key, stat_of = db.stat_key, os.stat
@@ -98,9 +109,13 @@ def inputs(vault: Path, taken: dict[str, tuple[str, bool] | None] | None = None)
         keys[path[cut:]] = key
         if not settled:
             racy[path[cut:]] = bytes_digest(path)
+    return Inputs(keys_digest(keys), keys, racy)
+
+
+def keys_digest(keys: dict[str, str]) -> str:
+    """The digest of every input's path and stat key, in the scan's order."""
     text = "".join(f"{path}\0{key}\n" for path, key in keys.items())
-    digest = blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-    return Inputs(digest, keys, racy)
+    return blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 def bytes_digest(path: str) -> str:
@@ -423,6 +438,27 @@ def load(conn: sqlite3.Connection, started_ms: int, found: Inputs) -> Rows | Non
     return Rows(got[0], json.loads(got[1]), head, keys, items)
 
 
+def ordered(conn: sqlite3.Connection, started_ms: int) -> Rows | None:
+    """The rows kept as of ``started_ms`` with their files in the scan's order (in the
+    caller's read transaction), for a writer that stats only what it wrote; None: none
+    kept, or a file's place is not known (added by a patch: the next scan places it)."""
+    got = conn.execute(
+        "SELECT inputs, racy, report FROM scan_report WHERE started = ?", (started_ms,)
+    ).fetchone()
+    if got is None:
+        return None
+    found = conn.execute("SELECT ord, path, key, items FROM report_files").fetchall()
+    if any(row[0] is None for row in found):
+        return None
+    found.sort()  # by place: no two rows share one (SQLite's ORDER BY takes longer)
+    keys = {row[1]: row[2] for row in found}
+    items = {row[1]: row[3] for row in found if row[3] is not None}
+    head = json.loads(got[2])
+    if type(head) is not list or len(head) != 12 or type(head[5]) is not dict:
+        raise ValueError("not this version's row")
+    return Rows(got[0], json.loads(got[1]), head, keys, items)
+
+
 def facts_of(conn: sqlite3.Connection, prefix: str) -> dict[str, Any]:
     """Each lesson's facts kept under ``prefix`` (decoded; None: not JSON's to carry)."""
     rows = conn.execute(
@@ -475,14 +511,15 @@ def write(
             now[0] > started_ms or was is not None and now[:2] != (started_ms, was)
         ):
             return  # a later scan's rows, or another reader patched meanwhile: theirs stay
+        place: dict[str, int | None] = {}  # a file's place in the scan's order
         if changed is None:
-            old: dict[str, tuple[str, str | None]] = {}
+            old: dict[str, tuple[str, str | None, int | None]] = {}
             racy = found.racy.keys()
             with contextlib.suppress(*BAD_ROW):  # rows of no readable report: all written anew
                 racy = racy | json.loads(now[2]).keys()
                 old = {
-                    p: (k, i)
-                    for p, k, i in conn.execute("SELECT path, key, items FROM report_files")
+                    p: (k, i, o)
+                    for p, k, i, o in conn.execute("SELECT path, key, items, ord FROM report_files")
                 }
             if not old:
                 conn.execute("DELETE FROM report_files")
@@ -499,15 +536,22 @@ def write(
             items |= {
                 p: i for p in found.keys if p not in changed and old[p][1] != (i := given.get(p))
             }
+            place = {p: n for n, p in enumerate(found.keys)}
+            conn.executemany(
+                "UPDATE report_files SET ord = ? WHERE path = ?",
+                [(n, p) for p, n in place.items() if p not in changed and old[p][2] != n],
+            )
         else:
             conn.executemany(
                 "DELETE FROM report_files WHERE path = ?",
                 [(p,) for p in changed - found.keys.keys()],
             )
-        conn.executemany(
-            "INSERT OR REPLACE INTO report_files VALUES (?, ?, ?, ?)",
+        conn.executemany(  # a patch keeps a file's place; one it adds has none known
+            "INSERT INTO report_files VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE "
+            "SET key = excluded.key, items = excluded.items, basis = excluded.basis, "
+            "ord = coalesce(excluded.ord, ord)",
             [
-                (p, found.keys[p], items.get(p), _basis_text(p, basis.get(p)))
+                (p, found.keys[p], items.get(p), _basis_text(p, basis.get(p)), place.get(p))
                 for p in changed
                 if p in found.keys
             ],

@@ -35,7 +35,7 @@ from vaultkeeper.store.vault import own_dir
 
 DB_FILE = config.DB_FILE  # under state/
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's own files beside it
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 BUSY_TIMEOUT_MS = 30_000  # a writer waits this long for another before giving up
 
 # Every table, by the domain that fills it. Change one: bump SCHEMA_VERSION.
@@ -54,10 +54,12 @@ TABLES: tuple[str, ...] = (
     "CREATE TABLE scan_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # scan/reportrow.py: the last scan's report as of its start (one row: kept while the
     # ``inputs`` digest matches its files), and each input file's row: its stat key, its
-    # part of the report, what a patch needs of it (scan/last.py)
+    # part of the report, what a patch needs of it (scan/last.py), its place in the scan's
+    # order (NULL: added by a patch, place not known)
     "CREATE TABLE scan_report (started INTEGER NOT NULL, inputs TEXT NOT NULL, "
     "racy TEXT NOT NULL, report TEXT NOT NULL)",
-    "CREATE TABLE report_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, items TEXT, basis TEXT)",
+    "CREATE TABLE report_files (path TEXT PRIMARY KEY, key TEXT NOT NULL, items TEXT, "
+    "basis TEXT, ord INTEGER)",
     # report/brief.py: the registry's most-used patterns, in the brief's order
     "CREATE TABLE brief_patterns (rank INTEGER PRIMARY KEY, name TEXT NOT NULL, "
     "count INTEGER NOT NULL, last_used TEXT, path TEXT NOT NULL, summary TEXT NOT NULL, "

@@ -47,6 +47,7 @@ def _step() -> None:
 # Every path this process wrote or moved, in order (``_written_rows``, ``written_since``).
 _written: list[str] = []
 _hold = [0, 0]  # outermost holds of the writer lock so far, and the current depth
+_last: list[str] = []  # what the last outermost hold wrote or moved (``last_written``)
 
 
 def _written_rows(vault: Path, written: list[str]) -> None:
@@ -89,6 +90,11 @@ def written_since(at: Mark) -> list[str] | None:
     if not _hold[1] or _hold[0] != at[0] or len(_written) < at[1]:
         return None
     return list(_written[at[1] :])
+
+
+def last_written() -> list[str]:
+    """Every path the last outermost hold of the writer lock wrote or moved, in order."""
+    return list(_last)
 
 
 def changes() -> int:
@@ -261,6 +267,8 @@ def writer_lock(vault: Path, timeout: float = LOCK_WAIT_S) -> Iterator[None]:
         raise LockBusy(f"{where}: another vaultkeeper command is writing; try again") from exc
     outermost = getattr(lock, "lock_counter", 1) == 1
     _hold[0] += outermost
+    if outermost:
+        del _last[:]
     _hold[1] += 1
     folder: int | None = None
     try:
@@ -274,6 +282,7 @@ def writer_lock(vault: Path, timeout: float = LOCK_WAIT_S) -> Iterator[None]:
             if outermost and len(_written) > mark:
                 done = _written[mark:]
                 del _written[:]  # seen: a long-lived process (the MCP server) keeps no list
+                _last[:] = done
                 with contextlib.suppress(Exception):  # a cache's upkeep never fails a write
                     _written_rows(vault, done)
         finally:
