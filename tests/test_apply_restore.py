@@ -219,3 +219,44 @@ def test_a_trash_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
         assert "internal error" not in done.stderr
         assert f"{config.TRASH_META_FILE}: unreadable" in done.stderr
     assert (folder / config.TRASH_META_FILE).read_text() == deep
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ".git/hooks/pre-commit",  # run by the person's next commit
+        ".obsidian/plugins/x/main.js",  # run by Obsidian
+        "projects/p/.git/hooks/post-checkout",
+        "state/machine.json",  # this machine's own, never committed
+        "STATE/machine.json",  # the same folder on a case-insensitive disk
+        "projects/p/memory/run.sh",  # nothing vaultkeeper trashes is not markdown
+    ],
+)
+def test_restore_puts_back_only_a_vault_entry_never_a_hook_or_state(
+    make_vault: MakeVault, source: str
+) -> None:
+    """A .trash/ record comes with the vault (git pull): one naming a file vaultkeeper
+    never trashes (a git hook, Obsidian's plugins, state/) restores nothing."""
+    vault = make_vault({"projects/p/memory/m.md": MEMORY})
+    (vault / ".git/hooks").mkdir(parents=True)
+    done = apply_decision(vault, Decision("prune", "projects/p/memory/m.md"), NOW, confirm=yes)
+    assert done.outcome == "act", done.reason
+    folder = vault / config.TRASH_DIR / str(done.id)
+    tamper(folder, {"source": source}, where="record")
+    machine = vault / "state/machine.json"
+    before = snapshot(vault), machine.read_bytes() if machine.exists() else None
+    outcome = restore(vault, folder.name)
+    assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome
+    assert (snapshot(vault), machine.read_bytes() if machine.exists() else None) == before
+
+
+def test_restore_of_a_merge_writes_back_only_vault_entries(merged: tuple[Path, Path]) -> None:
+    vault, folder = merged
+    (vault / ".git").mkdir()
+    (vault / ".git/config").write_text("")  # an empty file's digest is easy to forge
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    tamper(folder, {"path": ".git/config", "after": empty})
+    before = snapshot(vault)
+    outcome = restore(vault, folder.name)
+    assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome
+    assert snapshot(vault) == before

@@ -135,6 +135,20 @@ def _checked(meta: Any, trash_id: str) -> dict[str, Any]:
     return {**meta, "id": trash_id}
 
 
+def _entry(vault: Path, given: object) -> Path:
+    """A record's path, resolved, when it is a markdown file the vault's walk lists (what
+    vaultkeeper trashes or edits): a record naming a git hook, .obsidian/ or state/ is
+    refused (.trash/ comes with the vault: another clone may have written it)."""
+    path, folders = resolve_inside(vault, str(given)), str(given).split("/")[:-1]
+    if (
+        not str(given).endswith(".md")
+        or [top.casefold() for top in folders[:1]] == [config.STATE_DIR]
+        or any(not part or part.startswith(".") for part in folders)
+    ):
+        raise GateRefused(f"{given}: not a vault entry; nothing restored")
+    return path
+
+
 def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcome:
     """Put ``.trash/<id>/`` back where it came from."""
     trash_id = decision.target.strip()
@@ -161,7 +175,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         if isinstance(meta, dict) and meta.get("kind") == native.KIND and not dry_run:
             return native.restore(vault, decision, {**meta, "id": trash_id}, folder)
         meta = _checked(meta, trash_id)
-        target = resolve_inside(vault, meta["source"])
+        target = _entry(vault, meta["source"])
         content = file_in(folder, str(meta["content"]))
         if not dry_run:
             check_index(vault)
@@ -324,7 +338,7 @@ def unmerge(
     plan_back: list[tuple[Path, bytes]] = []
     since = 0
     for item in edits:
-        path = resolve_inside(vault, str(item["path"]))
+        path = _entry(vault, item["path"])
         original = file_in(folder, str(item["original"]))
         now = path.read_bytes() if path.is_file() else b""
         if digest(now) == item.get("after"):
@@ -339,7 +353,7 @@ def unmerge(
         plan_back.append((path, _taken_off(folder, item, original, now)))
         since += 1
     drop_file = meta.get("drop_kind") == "file"
-    target = resolve_inside(vault, meta["source"])
+    target = _entry(vault, meta["source"])
     if drop_file and target.exists():
         raise GateRefused(f"{meta['source']}: exists again; restoring would overwrite it")
     how = f"un-merged {meta.get('name')} from {meta.get('keep')}: {len(plan_back)} file(s) back"
