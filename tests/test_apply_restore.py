@@ -250,12 +250,19 @@ def test_restore_puts_back_only_a_vault_entry_never_a_hook_or_state(
     assert (snapshot(vault), machine.read_bytes() if machine.exists() else None) == before
 
 
-def test_restore_of_a_merge_writes_back_only_vault_entries(merged: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("path", [".git/config", "projects/p/config.md"])
+def test_restore_of_a_merge_writes_back_only_vault_entries(
+    merged: tuple[Path, Path], path: str
+) -> None:
+    """A merge record's edited path, as written or through a committed symlink inside the
+    vault (projects/p/config.md -> ../../.git/config), must be an entry."""
     vault, folder = merged
     (vault / ".git").mkdir()
     (vault / ".git/config").write_text("")  # an empty file's digest is easy to forge
+    (vault / "projects/p").mkdir(parents=True)
+    (vault / "projects/p/config.md").symlink_to("../../.git/config")
     empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-    tamper(folder, {"path": ".git/config", "after": empty})
+    tamper(folder, {"path": path, "after": empty})
     before = snapshot(vault)
     outcome = restore(vault, folder.name)
     assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome

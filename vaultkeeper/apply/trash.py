@@ -137,13 +137,16 @@ def _checked(meta: Any, trash_id: str) -> dict[str, Any]:
 
 def _entry(vault: Path, given: object) -> Path:
     """A record's path, resolved, when it is a markdown file the vault's walk lists (what
-    vaultkeeper trashes or edits): a record naming a git hook, .obsidian/ or state/ is
-    refused (.trash/ comes with the vault: another clone may have written it)."""
-    path, folders = resolve_inside(vault, str(given)), str(given).split("/")[:-1]
+    vaultkeeper trashes or edits): a record naming a git hook, .obsidian/ or state/ (as
+    written, or through a symlink) is refused (.trash/ comes with the vault: another
+    clone may have written it)."""
+    path = resolve_inside(vault, str(given))
+    relative = rel(vault.resolve(), path)
+    folders = relative.split("/")[:-1]
     if (
-        not str(given).endswith(".md")
+        not relative.endswith(".md")
         or [top.casefold() for top in folders[:1]] == [config.STATE_DIR]
-        or any(not part or part.startswith(".") for part in folders)
+        or any(part.startswith(".") for part in folders)
     ):
         raise GateRefused(f"{given}: not a vault entry; nothing restored")
     return path
