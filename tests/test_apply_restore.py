@@ -162,8 +162,8 @@ def test_prune_then_restore_keeps_the_index_keywords(make_vault: MakeVault) -> N
     assert after == before
 
 
-def test_a_pruned_dot_file_restores(make_vault: MakeVault) -> None:
-    path = "projects/p/memory/.hidden.md"
+@pytest.mark.parametrize("path", ["projects/p/memory/.hidden.md", "projects/p/.drafts/m.md"])
+def test_a_pruned_dot_file_restores(make_vault: MakeVault, path: str) -> None:
     vault = make_vault({path: MEMORY})
     outcome = apply_decision(vault, Decision("prune", path), NOW, confirm=yes)
     assert outcome.outcome == "act", outcome.reason
@@ -227,6 +227,8 @@ def test_a_trash_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
         ".git/hooks/pre-commit",  # run by the person's next commit
         ".obsidian/plugins/x/main.js",  # run by Obsidian
         "projects/p/.git/hooks/post-checkout",
+        "projects/p/.git/info/x.md",  # a nested repository's .git/ too
+        ".obsidian/x.md",
         "state/machine.json",  # this machine's own, never committed
         "STATE/machine.json",  # the same folder on a case-insensitive disk
         "projects/p/memory/run.sh",  # nothing vaultkeeper trashes is not markdown

@@ -136,17 +136,18 @@ def _checked(meta: Any, trash_id: str) -> dict[str, Any]:
 
 
 def _entry(vault: Path, given: object) -> Path:
-    """A record's path, resolved, when it is a markdown file the vault's walk lists (what
-    vaultkeeper trashes or edits): a record naming a git hook, .obsidian/ or state/ (as
-    written, or through a symlink) is refused (.trash/ comes with the vault: another
-    clone may have written it)."""
+    """A record's path, resolved, when it is a markdown file prune could have taken
+    (gate.entry_path's rule): a record naming a git hook or config (.git/, a nested
+    repository's too), .obsidian/ or state/, as written or through a symlink, is refused
+    (.trash/ comes with the vault: another clone may have written it)."""
     path = resolve_inside(vault, str(given))
     relative = rel(vault.resolve(), path)
-    folders = relative.split("/")[:-1]
+    parts = relative.casefold().split("/")
     if (
         not relative.endswith(".md")
-        or [top.casefold() for top in folders[:1]] == [config.STATE_DIR]
-        or any(part.startswith(".") for part in folders)
+        or parts[0] in config.EXCLUDED_DIRS
+        or parts[0].startswith(".")
+        or ".git" in parts[:-1]
     ):
         raise GateRefused(f"{given}: not a vault entry; nothing restored")
     return path
