@@ -269,3 +269,25 @@ def test_restore_of_a_merge_writes_back_only_vault_entries(
     outcome = restore(vault, folder.name)
     assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome
     assert snapshot(vault) == before
+
+
+@pytest.mark.parametrize("kind", ["file", "block"])
+def test_restore_onto_a_fifo_refuses_at_once(make_vault: MakeVault, kind: str) -> None:
+    """Where the pruned file stood, a FIFO now (an agent's mkfifo): restore refuses in one
+    line, never waiting for a writer that does not come."""
+    import os
+
+    from tests.conftest import run_bounded
+
+    path = "projects/p/memory/m.md" if kind == "file" else "patterns/registry.md"
+    vault = make_vault({"projects/p/memory/m.md": MEMORY, "patterns/registry.md": REGISTRY})
+    done = apply_decision(
+        vault, Decision("prune", path if kind == "file" else "beta"), NOW, confirm=yes
+    )
+    assert done.outcome == "act", done.reason
+    (vault / path).unlink(missing_ok=True)
+    os.mkfifo(vault / path)
+    result = run_bounded(["--vault", str(vault), "restore", str(done.id)], "restore read a FIFO")
+    assert result.returncode == 1, result
+    assert "not a regular file" in result.stderr or "exists and differs" in result.stderr
+    assert (vault / config.TRASH_DIR / str(done.id)).is_dir()

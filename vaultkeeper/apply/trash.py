@@ -224,7 +224,7 @@ def _restore_file(
 ) -> Outcome:
     kept = read_source(content, rel(vault, content))
     if target.exists():
-        if target.read_bytes() == content.read_bytes():
+        if target.is_file() and target.read_bytes() == content.read_bytes():
             return outcome_for(
                 decision, SILENCE, f"{meta['source']} is already back", id=meta["id"]
             )
