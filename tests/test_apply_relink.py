@@ -136,7 +136,7 @@ def test_a_regeneration_of_the_index_keeps_what_a_merge_asks_of_every_note(
     vault = make_vault(files)
     build_index(vault)
     with monkeypatch.context() as m:
-        m.setattr(relink, "read_names", lambda *_: pytest.fail("a note was read"))
+        m.setattr(rows, "read_names", lambda *_: pytest.fail("a note was read"))
         found: dict = {}
         count = relink.rewrite_links(
             vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", found

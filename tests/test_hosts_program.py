@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tests.conftest import MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.hosts import hooks as hostfiles
-from vaultkeeper.hosts.program import placement_warning, program_problem
+from vaultkeeper.hosts.hooks import placement_warning, program_problem
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -166,7 +166,7 @@ def test_the_recall_hook_s_host_argument_is_not_read_as_its_program(
     home.mkdir()
     handlers = hostfiles.desired(host, vault, program, recall=True)[2:]
     assert all(h.problem is None for h in handlers)
-    from vaultkeeper.hosts.program import problem_of
+    from vaultkeeper.hosts.hooks import problem_of
 
     assert [problem_of(h.command) for h in handlers] == [None, None]
     gone = str(tmp_path / "deleted" / "vaultkeeper")

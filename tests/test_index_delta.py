@@ -13,7 +13,6 @@ from tests.test_index_rows import BASE, note, put, registry
 from vaultkeeper import config
 from vaultkeeper.index import delta, rows
 from vaultkeeper.index import delta as quick
-from vaultkeeper.index import entries as indexentries
 from vaultkeeper.index.build import build_index
 from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.model import Note
@@ -152,13 +151,13 @@ def test_a_check_on_a_stamped_vault_reads_no_note(
     vault = make_vault(PLAIN)
     build_index(vault)
     read: list[str] = []
-    real = indexentries.read_note
+    real = rows.read_note
 
     def counting(vault: Path, path: Path) -> Note:
         read.append(str(path))
         return real(vault, path)
 
-    monkeypatch.setattr(indexentries, "read_note", counting)
+    monkeypatch.setattr(rows, "read_note", counting)
     quick.check(vault)
     assert read == []
     put(vault, "projects/api/memory/beta.md", note("beta", "Edited by hand"))
@@ -223,20 +222,20 @@ def test_a_use_keeps_the_stamp_so_the_next_apply_reads_no_note(
     regenerated the whole index (4-5 s at 50,000 entries, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
     record_uses(vault, {"bisect-first": (1, dt.date(2026, 6, 1))})
     assert "**success count:** 2" in (vault / "patterns/registry.md").read_text()
     read: list[str] = []
-    real = indexentries.read_note
+    real = rows.read_note
 
     def counting(vault: Path, path: Path) -> Note:
         read.append(str(path))
         return real(vault, path)
 
-    monkeypatch.setattr(indexentries, "read_note", counting)
+    monkeypatch.setattr(rows, "read_note", counting)
     added = vault / "projects/api/memory/delta.md"
     apply_like(vault, lambda: atomic_write(added, note("delta", "Added")))
     assert carried == [True] and read == []  # carried: the new note parsed by delta.py alone
@@ -248,7 +247,7 @@ def test_a_hand_edit_after_a_use_still_breaks_the_stamp(
 ) -> None:
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)
@@ -272,7 +271,7 @@ def test_a_use_right_after_an_apply_wrote_its_registry_keeps_the_stamp(
     whole index (1.3 s at 10,000 entries in every sequence, issue 35)."""
     import datetime as dt
 
-    from vaultkeeper.learn.counters import record_uses
+    from vaultkeeper.learn.count import record_uses
 
     vault = make_vault(PLAIN)
     build_index(vault)

@@ -13,7 +13,6 @@ import pytest
 
 from tests.conftest import MakeVault
 from vaultkeeper import config
-from vaultkeeper.index import entries as indexentries
 from vaultkeeper.index import rows
 from vaultkeeper.index.build import IndexResult, build_index, generate
 from vaultkeeper.store.model import Note
@@ -41,13 +40,13 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every note the index reads and parses, by vault-relative path."""
     read: list[str] = []
-    real = indexentries.read_note
+    real = rows.read_note
 
     def counting(vault: Path, path: Path) -> Note:
         read.append(path.relative_to(vault).as_posix())
         return real(vault, path)
 
-    monkeypatch.setattr(indexentries, "read_note", counting)
+    monkeypatch.setattr(rows, "read_note", counting)
     return read
 
 
@@ -135,7 +134,7 @@ def test_a_link_with_a_credential_is_served_masked_from_the_rows(
 ) -> None:
     vault = make_vault(BASE)
     build_index(vault)
-    monkeypatch.setattr(indexentries, "_LINKS", {})  # as a new process finds it
+    monkeypatch.setattr(rows, "_LINKS", {})  # as a new process finds it
     got = warm(vault)
     assert got == cold(vault, monkeypatch)
     assert "rename it" in got[0]["_index.md"] and "ghp_a1B2" not in got[0]["_index.md"]
@@ -301,6 +300,6 @@ def test_a_record_that_matches_no_file_never_vouches_for_its_links(
     other = "[" + str(int(key[1:].split(",")[0]) + 1) + "," + key.split(",", 1)[1]
     # another device: the key no longer matches
     sql(vault, "UPDATE index_files SET key = ? WHERE path = ?", other, leak)
-    monkeypatch.setattr(indexentries, "_LINKS", {})  # as a new process finds it
+    monkeypatch.setattr(rows, "_LINKS", {})  # as a new process finds it
     got = warm(vault)
     assert "ghp_a1B2" not in got[0]["_index.md"] and got == cold(vault, monkeypatch)

@@ -14,8 +14,8 @@ from tests.conftest import MakeVault, snapshot
 from vaultkeeper import config
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError
-from vaultkeeper.learn import counters as use_module
-from vaultkeeper.learn.counters import record_uses
+from vaultkeeper.learn import count as use_module
+from vaultkeeper.learn.count import record_uses
 
 TODAY = dt.date(2026, 11, 29)
 

@@ -283,3 +283,27 @@ def test_a_project_settings_file_that_is_a_fifo_or_a_device_is_never_waited_on(
     )
     assert done.returncode == 0, done.stderr
     assert "plugin vaultkeeper@vaultkeeper (enabled, user scope" in done.stdout
+
+
+def test_an_installed_copy_whose_launcher_is_a_fifo_is_never_waited_on(tmp_path: Path) -> None:
+    """Whether an installed copy is ours is read from its launcher's first bytes: a launcher
+    that is a FIFO (or a link to /dev/zero) is no launcher of ours, never waited on."""
+    import os
+
+    home = tmp_path / "home"
+    claude_home(home)
+    cache = home / ".claude/plugins/cache/vaultkeeper"
+    (cache / NAMES[0] / "0.1.0/scripts/vaultkeeper-hook").unlink()
+    os.mkfifo(cache / NAMES[0] / "0.1.0/scripts/vaultkeeper-hook")
+    (cache / NAMES[1] / "0.1.0/scripts/vaultkeeper-hook").unlink()
+    (cache / NAMES[1] / "0.1.0/scripts/vaultkeeper-hook").symlink_to("/dev/zero")
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    env.pop("VAULTKEEPER_VAULT", None)
+    done = run_bounded(
+        ["hooks", "status", "claude-code"],
+        "hooks status waited on a plugin launcher that is a FIFO",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "plugin vaultkeeper" not in done.stdout

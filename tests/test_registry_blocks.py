@@ -18,7 +18,7 @@ from tests import reference
 from tests.conftest import CORPORA, REPO, SAMPLE_VAULT, MakeVault
 from vaultkeeper.cli import cli
 from vaultkeeper.errors import NotFoundError, VaultkeeperError
-from vaultkeeper.learn.counters import record_uses
+from vaultkeeper.learn.count import record_uses
 from vaultkeeper.registry.blocks import (
     block_hash,
     find_block,

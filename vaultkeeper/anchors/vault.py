@@ -11,7 +11,7 @@ changes an entry; the rows are the only thing written, and only into a vault who
 ``state/`` is a real folder. A missing or foreign database means reading again.
 
 Suggested anchors: the files the session that wrote a lesson read and edited. ``ingest``
-finds them (vaultkeeper/learn/anchoring.py) and keeps them in ``state/machine.json``
+finds them (vaultkeeper/learn/ingest.py) and keeps them in ``state/machine.json``
 (this machine's, bounded: at most MAX_ENTRIES entries, MAX_PER_ENTRY paths each, none
 older than MAX_AGE_DAYS). The report lists, per live entry, those still worth accepting:
 a regular file inside the project's repository, not anchored yet, nothing in its name

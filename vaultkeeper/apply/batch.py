@@ -46,17 +46,10 @@ def skip(vault: Path, decision: Decision, now: dt.datetime, **_: object) -> Outc
     return Outcome("skip", target, SILENCE, f"left alone: {reason}", evidence=decision.evidence)
 
 
-def revalidate(vault: Path, decision: Decision, now: dt.datetime, **kw: Any) -> Outcome:
-    """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
-    if decision.reopen_days is not None:
-        return lifecycle.reopen(vault, decision, now, dry_run=bool(kw.get("dry_run")))
-    return lifecycle.revalidate(vault, decision, now, **kw)
-
-
 HANDLERS: dict[str, Handler] = {
     "promote": promote,
     "prune": prune.prune,
-    "revalidate": revalidate,
+    "revalidate": lifecycle.revalidate,
     "reactivate": supersede.reactivate,  # undoes a supersession, else lifecycle's
     "supersede": supersede.supersede,
     "skip": skip,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -55,12 +55,18 @@ def read_source(path: Path, where: str) -> Source:
 _Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 
-class _Pinned(difflib.SequenceMatcher):  # type: ignore[type-arg]
-    """difflib's matcher with the equal lines at both ends taken as they are: only the
-    lines between are compared, and the context kept at each end cannot shift."""
+class Pinned(difflib.SequenceMatcher):  # type: ignore[type-arg]
+    """difflib's matcher with the equal lines at both ends (of the first ``limit``) taken
+    as they are: only the lines between are compared (``key``: as what each line is
+    aligned by), and the context kept at each end cannot shift."""
 
-    def __init__(self, old: list[str], new: list[str], head: int, tail: int) -> None:
-        super().__init__(None, old[head : len(old) - tail], new[head : len(new) - tail])
+    def __init__(
+        self, old: list[str], new: list[str], limit: int, key: Callable[[str], str] = str
+    ) -> None:
+        head = next((i for i in range(limit) if old[i] != new[i]), limit)
+        tail = next((i for i in range(limit - head) if old[-1 - i] != new[-1 - i]), limit - head)
+        a, b = [key(x) for x in old[head : len(old) - tail]], new[head : len(new) - tail]
+        super().__init__(None, a, [key(x) for x in b])
         self.head, self.tail, self.sizes = head, tail, (len(old), len(new))
 
     def get_opcodes(self) -> list[_Opcode]:
@@ -90,11 +96,9 @@ def unified_diff(changes: list[Change]) -> str:
         new = split_lines(change.after or "")
         old_name = "/dev/null" if change.before is None else f"a/{change.label}"
         new_name = "/dev/null" if change.after is None else f"b/{change.label}"
-        limit = min(len(old), len(new)) if len(old) > 200 else 0
-        head = next((i for i in range(limit) if old[i] != new[i]), limit)
-        tail = next((i for i in range(limit - head) if old[-1 - i] != new[-1 - i]), limit - head)
         lines: list[str] = []
-        for group in _Pinned(old, new, head, tail).get_grouped_opcodes(3):
+        limit = min(len(old), len(new)) if len(old) > 200 else 0
+        for group in Pinned(old, new, limit).get_grouped_opcodes(3):
             lines += [] if lines else [f"--- {old_name}\n", f"+++ {new_name}\n"]
             (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
             lines.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")

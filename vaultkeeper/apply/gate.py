@@ -260,9 +260,10 @@ def entries_named(vault: Path, name: str) -> list[Path]:
     return found
 
 
-def slug(name: str) -> str:
-    """``Pin Test Clock`` -> ``pin-test-clock``: a folder name Claude Code accepts as a skill."""
+def slug(name: str, default: str | None = None) -> str:
+    """``Pin Test Clock`` -> ``pin-test-clock``: a folder name Claude Code accepts as a skill;
+    a name with no ASCII letter or digit gives ``default``, or is refused without one."""
     text = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:64].strip("-")
-    if not text:
+    if not text and default is None:
         raise GateRefused(f"{name!r}: no letters or digits to name a skill folder after")
-    return text
+    return text or str(default)

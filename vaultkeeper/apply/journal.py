@@ -192,17 +192,10 @@ def pending(vault: Path) -> list[Ask]:
     asks: dict[str, Ask] = {}
     for line in _lines(vault):
         if line.get("type") == "ask":
-            asks[line["id"]] = Ask(
-                id=line["id"],
-                ts=str(line.get("ts", "")),
-                action=str(line.get("action", "")),
-                target=str(line.get("target", "")),
-                reason=str(line.get("reason", "")),
-                evidence=line.get("evidence"),
-                result=line.get("result"),
-                hash=line.get("hash"),
-                drop=line.get("drop") if isinstance(line.get("drop"), str) else None,
-            )
+            said = [str(line.get(key, "")) for key in ("ts", "action", "target", "reason")]
+            drop = line.get("drop") if isinstance(line.get("drop"), str) else None
+            kept = [line.get("evidence"), line.get("result"), line.get("hash"), drop]
+            asks[line["id"]] = Ask(line["id"], *said, *kept)
         elif line.get("type") == "done":
             asks.pop(line["id"], None)
     return list(asks.values())

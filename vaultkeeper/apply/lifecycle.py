@@ -155,6 +155,9 @@ def _already(decision: Decision, entry: Entry, what: str | None = None) -> Outco
 def revalidate(
     vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False, **_: object
 ) -> Outcome:
+    """--pass / --fail on a held-out entry, or --reopen on a stale active one."""
+    if decision.reopen_days is not None:
+        return reopen(vault, decision, now, dry_run=dry_run)
     if decision.result not in RESULTS:
         raise UsageError("revalidate needs a result: pass or fail")
     to = RESULTS[decision.result]
@@ -262,14 +265,12 @@ def reactivate(
 
 
 def reopened_text(entry: Entry, until: dt.date) -> str:
-    """The entry with status held_out and the new holdout_until, and nothing else changed:
-    the date's line is checked here, the status line by lifecycle.new_text."""
+    """The entry with status held_out and the new holdout_until, and nothing else changed."""
     text = set_frontmatter_value(entry.source.text, "holdout_until", quoted(until.isoformat()))
-    expected = {**entry.note.meta, "holdout_until": until.isoformat()}
-    dated = checked(entry, text, expected, "holdout_until edit")
-    return new_text(
-        replace(entry, source=replace(entry.source, text=text), note=dated), "held_out", None
-    )
+    text = status_edit(text, "held_out")
+    expected = {**entry.note.meta, "holdout_until": until.isoformat(), "status": "held_out"}
+    checked(entry, text, expected, "re-open edit")
+    return text
 
 
 def reopen(vault: Path, decision: Decision, now: dt.datetime, *, dry_run: bool = False) -> Outcome:

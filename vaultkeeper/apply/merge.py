@@ -44,8 +44,8 @@ from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
+from vaultkeeper.index import rows
 from vaultkeeper.index.files import is_index_file
-from vaultkeeper.index.rows import folded, held_names, keep_names, name_of, read_names
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
     is_counter_line,
@@ -123,7 +123,14 @@ def carry_out(
         check_index(vault)
         trash_id = journal.new_id(now)
         where = _carry_out(vault, found, trash_id)
-        _answer_asks(vault, found, now)
+        journal.close_for(vault, found.drop.target, "yes", now)  # every ask about DROP answered
+        for ask in journal.pending(vault):  # and this merge, asked twice or from elsewhere
+            if (ask.action, ask.target, ask.drop) == (
+                "merge",
+                found.keep.target,
+                found.drop.target,
+            ):
+                journal.close(vault, ask.id, "yes", now)
         return reindex(vault, outcome_for(
             replace(decision, target=found.keep.target, drop=found.drop.target), ACT,
             f"{why}: merged {found.drop.target} into {found.keep.target}; {found.links} "
@@ -134,15 +141,6 @@ def carry_out(
                    "files": sorted(found.texts), "source": found.drop.rel,
                    "confirmed_via": via},
         ))  # fmt: skip
-
-
-def _answer_asks(vault: Path, found: MergePlan, now: dt.datetime) -> None:
-    """DROP is gone: every request queued about it (a prune, this merge asked twice or
-    from elsewhere) is answered, so review and status no longer count it."""
-    journal.close_for(vault, found.drop.target, "yes", now)
-    for ask in journal.pending(vault):
-        if (ask.action, ask.target, ask.drop) == ("merge", found.keep.target, found.drop.target):
-            journal.close(vault, ask.id, "yes", now)
 
 
 def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
@@ -156,7 +154,7 @@ def _carry_out(vault: Path, found: MergePlan, trash_id: str) -> str:
         files.update({f"orig-{n}.bin": as_bytes(source, source.text), f"after-{n}.bin": after})
         edits.append(
             {"path": relative, "original": f"orig-{n}.bin", "merged": f"after-{n}.bin",
-             "after": trash.digest(after)}
+             "after": rows.sha(after)}
         )  # fmt: skip
     if found.drop.block is not None:
         files[content] = found.drop_text
@@ -393,9 +391,8 @@ def rewrite_links(
 ) -> int:  # fmt: skip
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
-    last = folded(drop_rel).rsplit("/", 1)[-1]
     # a link can mean DROP only if it names DROP's file (or is ``[[#sub]]`` in it)
-    wants = {last, last[:-3]} if last.endswith(".md") else {last}
+    wants = rows.names_of(drop_rel.rsplit("/", 1)[-1])
     sub = "" if drop_block is None else drop_block.casefold()
     asked = [f"\n{n}\t{sub}\n" if drop_block is not None else f"\n{n}\t" for n in wants]
     wanted = _may_link(vault, files, rels, drop_rel, asked)
@@ -449,18 +446,12 @@ def rewrite_links(
 
 
 def _markdown(vault: Path) -> tuple[list[str], list[str]]:
-    """Every ``.md`` file of the vault (as iter_markdown lists them, as strings) and its
-    vault-relative path: a Path each costs more than the walk, at 25,000 files."""
-    top = os.fspath(vault)
-    cut = len(top) + len(os.sep)
-    files: list[str] = []
-    rels: list[str] = []
-    for full in walk_files(top):
-        relative = full[cut:].replace(os.sep, "/")
-        if relative.endswith(".md") and len(relative.rpartition("/")[2]) > 3:  # Path.suffix
-            files.append(full)
-            rels.append(relative)
-    return files, rels
+    """Every ``.md`` file of the vault (as iter_markdown lists them) and its path."""
+    walked = list(walk_files(os.fspath(vault)))
+    found = [
+        (f, r) for f, r in zip(walked, rows.rels_of(vault, walked), strict=True) if rows.is_md(r)
+    ]
+    return [f for f, _ in found], [r for _, r in found]
 
 
 def _may_link(
@@ -471,7 +462,7 @@ def _may_link(
     that can't be read (parsed as before, which refuses or skips it). Index files are
     never among them. Each note's names are kept in the store by its stat key
     (``link_names``): a note is read only when it changed since."""
-    keys, hits = held_names(vault, asked)
+    keys, hits = rows.held_names(vault, asked)
     known: dict[str, str] = {}
     limit = time.time_ns() - db.RACY_NS
     out: list[int] = []
@@ -488,7 +479,7 @@ def _may_link(
             continue
         if is_index_file(relative):
             continue
-        names = read_names(full, relative, known)
+        names = rows.read_names(full, relative, known)
         if names is None:
             out.append(i)
             continue
@@ -496,7 +487,7 @@ def _may_link(
             fresh.append((relative, key, names))
         if relative == drop_rel or any(a in names for a in asked):
             out.append(i)
-    keep_names(vault, fresh, keys.keys() - set(rels))
+    rows.keep_names(vault, fresh, keys.keys() - set(rels))
     return out
 
 
@@ -504,14 +495,14 @@ def _resolver(rels: list[str], wants: set[str]) -> Resolver:
     """A Resolver of every file a link naming one of ``wants`` may mean: it resolves those
     links as one of every path does."""
     named = wants | {n + ".md" for n in wants}
-    return Resolver(r for r in rels if folded(r).rsplit("/", 1)[-1] in named)
+    return Resolver(r for r in rels if rows.folded(r).rsplit("/", 1)[-1] in named)
 
 
 def _naming(note: Note, wants: set[str]) -> list[Link]:
     """The note's links that name a file called one of ``wants`` or point into the note
     itself (``[[#sub]]``): the only ones that may mean DROP."""
     here = posixpath.dirname(note.rel)
-    return [k for k in extract_links(note) if not k.target or name_of(k.target, here) in wants]
+    return [k for k in extract_links(note) if not k.target or rows.name_of(k.target, here) in wants]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,9 +153,7 @@ def promote(
                     decision, SILENCE, f"already applied: {where} is promoted ({block.promoted})"
                 )
             check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
-            receipt = checked.get()
-            add = lambda text: merged_skill(text, receipt, today)  # noqa: E731
-            return add_receipt(vault, decision, block, found, add, dry_run)
+            return add_receipt(vault, decision, block, found, checked.get(), today, dry_run)
         check_hash(decision.expect_hash, block.hash, f"### {block.name} ({where})")
         if block.count is None:
             raise GateRefused(str(block.problems()[0]))
@@ -178,7 +175,7 @@ def _check_own_folder(vault: Path, block: RegistryBlock, skill: SkillTarget) -> 
         (
             b
             for b in load_registry(vault)[0]
-            if b.name != block.name and b.promoted is not None and _slug_or_none(b) == name
+            if b.name != block.name and b.promoted is not None and slug(b.name, "") == name
         ),
         None,
     )
@@ -187,13 +184,6 @@ def _check_own_folder(vault: Path, block: RegistryBlock, skill: SkillTarget) -> 
             f"{block.rel}:{block.line}: ### {block.name} and ### {other.name} "
             f"({other.rel}:{other.line}, promoted) would share {skill.label}; rename this one"
         )
-
-
-def _slug_or_none(block: RegistryBlock) -> str | None:
-    try:
-        return slug(block.name)
-    except GateRefused:
-        return None
 
 
 def _write(
@@ -261,11 +251,12 @@ def add_receipt(
     decision: Decision,
     block: RegistryBlock,
     skill: tuple[Path, str],
-    merge: Callable[[str], str],
+    receipt: str,
+    today: dt.date,
     dry_run: bool,
 ) -> Outcome:
-    """The skill with the receipt added (``merge`` adds it to a skill's text), journaled
-    by the caller; refused when the skill the registry names is gone."""
+    """The skill with the receipt added to its Evidence, journaled by the caller; refused
+    when the skill the registry names is gone."""
     path, label = skill
     where = f"{block.rel}:{block.promoted_line}"
     if not path.is_file():
@@ -274,7 +265,7 @@ def add_receipt(
             "(restore the skill, or take the **promoted:** line out to promote it again)"
         )
     old = read_source(path, label)
-    merged = merge(old.text)
+    merged = merged_skill(old.text, receipt, today)
     day = (block.promoted or "").split(" ", 1)[0]
     if not dry_run and vault.resolve() in path.parents:
         check_index(vault)

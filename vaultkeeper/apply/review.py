@@ -53,6 +53,7 @@ class Item:
     text: str  # exactly what would go, or the diff that would be written
     changed: bool  # the target changed since it was queued
     hash: str
+    carry: Callable[[], Outcome]  # what a yes does, if the target is still as shown
 
 
 @dataclass(frozen=True)
@@ -65,28 +66,37 @@ Decide = Callable[[Item], str]
 Shown = Callable[[Outcome], None]
 
 
-def _item(vault: Path, ask: journal.Ask) -> Item:
+def _item(vault: Path, ask: journal.Ask, now: dt.datetime) -> Item:
     """What the person sees, read now (raises NotFoundError once the target is gone)."""
+    decision, yes = ask.decision(), "a person answered yes"
     if ask.action == native.ACTION:
         found = native.plan(vault, ask.target)
-        digest = file_hash(found.text)
         title = f"delete Claude Code memory {found.path} -> {config.TRASH_DIR}/"
-        return Item(ask, title, found.text, digest != ask.hash, digest)
-    if ask.action == "merge":
-        merging = merge.plan(vault, ask.decision())
-        digest = merging.digest
-        return Item(ask, merging.title, merging.diff_text, digest != ask.hash, digest)
-    if ask.action == "prune":
-        plan = prune.plan(vault, ask.decision())
+        text, digest = found.text, file_hash(found.text)
+        carry = lambda: native.carry_out(vault, decision, now, digest)  # noqa: E731
+    elif ask.action == "merge":
+        merging = merge.plan(vault, decision)
+        title, text, digest = merging.title, merging.diff_text, merging.digest
+        carry = lambda: merge.carry_out(vault, decision, now, digest, f"{yes} at review")  # noqa: E731
+    elif ask.action == "prune":
+        plan = prune.plan(vault, decision)
         count = "" if plan.count is None else f", success count {plan.count}"
         title = f"delete {plan.kind} {plan.target} ({plan.where}{count}) -> {config.TRASH_DIR}/"
-        return Item(ask, title, plan.text, plan.hash != ask.hash, plan.hash)
-    entry = lifecycle.load_entry(vault, ask.target)
-    after = lifecycle.new_text(entry, "archived", None)
-    diff = unified_diff([Change(entry.source.path, entry.rel, entry.source.text, after)])
-    digest = file_hash(entry.source.text)
-    title = f"archive {entry.rel} (label {lifecycle.OVERRIDE}; re-check failed: {ask.evidence})"
-    return Item(ask, title, diff, digest != ask.hash, digest)
+        text, digest = plan.text, plan.hash
+        carry = lambda: prune.carry_out(vault, decision, now, digest, yes)  # noqa: E731
+    else:  # an override demotion (a deletion closes every ask about what it deleted)
+        entry = lifecycle.load_entry(vault, ask.target)
+        after = lifecycle.new_text(entry, "archived", None)
+        text = unified_diff([Change(entry.source.path, entry.rel, entry.source.text, after)])
+        digest = file_hash(entry.source.text)
+        title = f"archive {entry.rel} (label {lifecycle.OVERRIDE}; re-check failed: {ask.evidence})"
+
+        def carry() -> Outcome:
+            outcome = lifecycle.archive_after_yes(vault, decision, digest)
+            journal.close(vault, ask.id, YES, now)
+            return outcome
+
+    return Item(ask, title, text, digest != ask.hash, digest, carry)
 
 
 def review(
@@ -111,9 +121,8 @@ def review(
             shown(outcome)
 
     for ask in journal.pending(vault):
-        decision = ask.decision()
         try:
-            item = _item(vault, ask)
+            item = _item(vault, ask, now)
         except NotFoundError as exc:
             journal.close(vault, ask.id, "gone", now)
             done(ask, SILENCE, f"already gone ({exc}); closed")
@@ -131,17 +140,7 @@ def review(
             break
         if answer == YES:  # only an explicit yes carries anything out
             try:
-                if ask.action == native.ACTION:
-                    outcome = native.carry_out(vault, decision, now, item.hash)
-                elif ask.action == "prune":
-                    why = "a person answered yes"
-                    outcome = prune.carry_out(vault, decision, now, item.hash, why)
-                elif ask.action == "merge":
-                    why = "a person answered yes at review"
-                    outcome = merge.carry_out(vault, decision, now, item.hash, why)
-                else:  # (a deletion closes every ask about what it deleted, this one too)
-                    outcome = lifecycle.archive_after_yes(vault, decision, item.hash)
-                    journal.close(vault, ask.id, YES, now)
+                outcome = item.carry()
             except VaultkeeperError as exc:
                 outcome = Outcome(ask.action, ask.target, DEFER, f"{exc}; still queued")
             done(ask, "", "", outcome=outcome)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +46,6 @@ from vaultkeeper.upkeep.supersession import (
 
 BY, LIST, STATUS = config.SUPERSEDED_BY_KEY, config.SUPERSEDES_KEY, "status"
 Blocks = dict[str, str | None]  # key -> its exact lines, or None where it was absent
-
-
-@dataclass(frozen=True)
-class Plan:
-    old: Change
-    new: Change | None  # None: NEW is gone or has nothing to undo
-    before: dict[str, Blocks]  # "old" / "new" -> key -> lines
-    after: dict[str, Blocks]
-
-    def carry(
-        self, vault: Path, decision: Decision, what: str, receipt: str, extra: dict[str, Any],
-        dry_run: bool,
-    ) -> Outcome:  # fmt: skip
-        """Write OLD, then NEW (the index checked before, regenerated after); the outcome."""
-        changes = [self.old] if self.new is None else [self.old, self.new]
-        return carry(vault, decision, changes, what, evidence=receipt, extra=extra,
-                     dry_run=dry_run, index=True)  # fmt: skip
 
 
 def _blocks(text: str, keys: tuple[str, ...]) -> Blocks:
@@ -110,13 +93,14 @@ def supersede(
             raise GateRefused(f"{old.rel} is already superseded by [[{link}]]; reactivate it first")
         check_hash(decision.expect_hash, file_hash(old.source.text), old.rel)
         receipt = checked.get()
-        plan = _forward(old, new)
+        changes, before, after = _forward(old, new)
         what = f"{old.rel} superseded by {new.rel}"
         if old.status != "archived":
             what += f"; status {old.status} -> archived"
         extra: dict[str, Any] = {"path": old.rel, "by": new.rel, "from": old.status}
-        extra.update(before=plan.before, after=plan.after)  # what reactivate puts back
-        return plan.carry(vault, decision, what, receipt, extra, dry_run)
+        extra.update(before=before, after=after)  # what reactivate puts back
+        return carry(vault, decision, changes, what, evidence=receipt, extra=extra,
+                     dry_run=dry_run, index=True)  # fmt: skip
 
 
 def _listed(resolver: Resolver, new: Entry) -> set[str]:
@@ -124,7 +108,9 @@ def _listed(resolver: Resolver, new: Entry) -> set[str]:
     return {r for r in found if r is not None}
 
 
-def _forward(old: Entry, new: Entry) -> Plan:
+def _forward(old: Entry, new: Entry) -> tuple[list[Change], dict[str, Blocks], dict[str, Blocks]]:
+    """Both edits, and each edited key's lines before and after them (the journal keeps
+    them: reactivate puts them back)."""
     old_text = old.source.text
     keys = (STATUS, BY)
     before_old = _blocks(old_text, keys)
@@ -141,12 +127,9 @@ def _forward(old: Entry, new: Entry) -> Plan:
     listed = new.note.meta.get(LIST)
     expect_new[LIST] = [*(listed if isinstance(listed, list) else []), wikilink(old.rel)]
     checked(new, new_text, expect_new)
-    return Plan(
-        old.change(old_text),
-        new.change(new_text),
-        {"old": before_old, "new": before_new},
-        {"old": _blocks(old_text, keys), "new": _blocks(new_text, (LIST,))},
-    )
+    before = {"old": before_old, "new": before_new}
+    after = {"old": _blocks(old_text, keys), "new": _blocks(new_text, (LIST,))}
+    return [old.change(old_text), new.change(new_text)], before, after
 
 
 # -- undo: `apply reactivate OLD` on a superseded entry ----------------------------------
@@ -176,14 +159,14 @@ def _undo(vault: Path, decision: Decision, old: Entry, dry_run: bool, checked: R
     by = _resolve(resolver, superseded_by(old.note), old.rel)
     if by is None and record is not None:
         by = str(record.get("by") or "") or None
-    plan = _backward(vault, resolver, old, by, record)
-    after = parse_note(old.note.path, old.rel, plan.old.after or "")
-    status = after.get_str(STATUS)
+    changes = _backward(vault, resolver, old, by, record)
+    status = parse_note(old.note.path, old.rel, changes[0].after or "").get_str(STATUS)
     what = f"supersession undone: {BY} cleared, status {old.status} -> {status}"
-    if plan.new is not None:
-        what += f"; {old.rel} left {plan.new.label}'s {LIST}"
+    if len(changes) > 1:
+        what += f"; {old.rel} left {changes[1].label}'s {LIST}"
     extra: dict[str, Any] = {"path": old.rel, "by": by, "from": old.status, "to": status}
-    return plan.carry(vault, decision, what, receipt, extra, dry_run)
+    return carry(vault, decision, changes, what, evidence=receipt, extra=extra,
+                 dry_run=dry_run, index=True)  # fmt: skip
 
 
 def _restored(text: str, record: Mapping[str, Any] | None, side: str) -> str | None:
@@ -215,7 +198,7 @@ def _was(record: Mapping[str, Any] | None, side: str, key: str) -> str | None:
 
 def _backward(
     vault: Path, resolver: Resolver, old: Entry, by: str | None, record: Mapping[str, Any] | None
-) -> Plan:
+) -> list[Change]:
     expect = {k: v for k, v in old.note.meta.items() if k != BY}
     old_text = _restored(old.source.text, record, "old")
     if old_text is not None:  # every byte back: the status as it was, or no status key
@@ -232,7 +215,8 @@ def _backward(
             old_text = status_edit(old_text, "active")
             expect[STATUS] = "active"
     checked(old, old_text, expect)
-    return Plan(old.change(old_text), _unlist(vault, resolver, old, by, record), {}, {})
+    listed = _unlist(vault, resolver, old, by, record)
+    return [old.change(old_text)] + ([] if listed is None else [listed])
 
 
 def _unlist(

@@ -11,12 +11,10 @@ a file it wrote: exactly the merge's lines are taken off by a line-wise three-wa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from vaultkeeper.apply import journal, native
 from vaultkeeper.apply.decision import ACT, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.apply.edits import (
     Change,
+    Pinned,
     check_index,
     locked,
     read_source,
@@ -36,6 +35,7 @@ from vaultkeeper.apply.gate import slug
 from vaultkeeper.apply.journal import trash_folder
 from vaultkeeper.errors import GateRefused, NotFoundError, VaultkeeperError
 from vaultkeeper.index.files import index_keywords
+from vaultkeeper.index.rows import sha
 from vaultkeeper.registry.blocks import RegistryBlock, is_counter_line, parse_blocks, whole_count
 from vaultkeeper.store.edit import BOM, replace_counter_value
 from vaultkeeper.store.fsio import atomic_write, move
@@ -79,13 +79,6 @@ def keywords_key(meta: dict[str, Any]) -> tuple[str, str]:
     return str(meta["source"]), str(meta.get("name", "")).casefold()
 
 
-def with_keywords(vault: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta`` plus the keywords a person added on the entry's index line, if any:
-    the index drops the line with the entry, and restore puts them back."""
-    words = index_keywords(vault).get(keywords_key(meta))
-    return meta if words is None else {**meta, "keywords": words}
-
-
 def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, Any]) -> str:
     """``files`` (name -> bytes or text) and the record ``meta`` (with the keywords a person
     added on the entry's index line) into ``.trash/<id>/``, before anything leaves its
@@ -93,17 +86,16 @@ def put_away(vault: Path, trash_id: str, meta: dict[str, Any], files: dict[str, 
     folder = trash_folder(vault, trash_id)
     for name, data in files.items():
         atomic_write(folder / name, data)
-    record = json.dumps({"id": trash_id, **with_keywords(vault, meta)}, indent=2) + "\n"
+    words = index_keywords(vault).get(keywords_key(meta))  # the index drops them with the entry
+    meta = meta if words is None else {**meta, "keywords": words}
+    record = json.dumps({"id": trash_id, **meta}, indent=2) + "\n"
     atomic_write(folder / config.TRASH_META_FILE, record)
     return rel(vault, folder)
 
 
 def content_name(name: str) -> str:
-    """The file a block's (or a merged file's) text is kept in."""
-    try:
-        return f"{slug(name)}.md"
-    except GateRefused:  # a name with no ASCII letter or digit (### \u2603) still goes
-        return "block.md"
+    """The file a block's (or a merged file's) text is kept in (``### \u2603``: block.md)."""
+    return f"{slug(name, 'block')}.md"
 
 
 def _record(folder: Path, trash_id: str) -> Any:
@@ -186,8 +178,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         if meta.get("kind") == "merge":
             outcome = unmerge(vault, decision, meta, folder, dry_run)
         else:
-            put_back = _restore_file if meta.get("kind") == "file" else _restore_block
-            outcome = put_back(vault, decision, meta, target, content, folder, dry_run)
+            outcome = _put_back(vault, decision, meta, target, content, folder, dry_run)
         if outcome.outcome != ACT or dry_run:
             return outcome
         words = meta.get("keywords")
@@ -195,80 +186,54 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         return reindex(vault, outcome, keep)
 
 
-def _done(
-    decision: Decision, meta: dict[str, Any], how: str, change: Change, dry_run: bool
+def _put_back(
+    vault: Path,
+    decision: Decision,
+    meta: dict[str, Any],
+    target: Path,
+    content: Path,
+    folder: Path,
+    dry_run: bool,
 ) -> Outcome:
+    """A pruned file back byte for byte, or a pruned block back into its file (``_place``)."""
+    kept, source = read_source(content, rel(vault, content)).text, meta["source"]
+    whole = meta.get("kind") == "file"
+    if whole and target.exists():
+        if target.is_file() and target.read_bytes() == content.read_bytes():
+            return outcome_for(decision, SILENCE, f"{source} is already back", id=meta["id"])
+        raise GateRefused(
+            f"{source}: exists and differs; restoring would overwrite it "
+            f"(the deleted copy stays in {rel(vault, content)})"
+        )
+    if whole:
+        change, how = Change(target, source, None, kept), f"restored {source}"
+    elif not target.exists():
+        change = Change(target, source, None, _trimmed(kept, "\r\n" if "\r\n" in kept else "\n"))
+        how = f"{source} was gone; recreated it holding ### {meta.get('name', '')}"
+    else:
+        name, now = str(meta.get("name", "")), read_source(target, source)
+        clash = [b for b in parse_blocks(target, source, now.text) if b.name == name]
+        if clash:
+            raise GateRefused(
+                f"{source}:{clash[0].line}: a ### {name} block exists again; restoring "
+                f"would duplicate it (the deleted block stays in {rel(vault, content)})"
+            )
+        new_text, how = _place(now.text, kept, meta)
+        change = Change(target, source, now.text, new_text, now.bom)
+    if not dry_run and whole:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        move(content, target)
+    elif not dry_run:
+        write(change)
+    if not dry_run:
+        shutil.rmtree(folder)
     return Outcome(
-        "restore",
-        meta["source"],
-        ACT,
-        how,
-        evidence=decision.evidence,
-        id=meta["id"],
+        "restore", source, ACT, how, evidence=decision.evidence, id=meta["id"],
         hash_before=None if change.before is None else file_hash(change.before),
         hash_after=file_hash(change.after or ""),
         extra={"kind": meta.get("kind"), "name": meta.get("name")},
-        diff=unified_diff([change]) if dry_run else "",
-        dry_run=dry_run,
-    )
-
-
-def _restore_file(
-    vault: Path,
-    decision: Decision,
-    meta: dict[str, Any],
-    target: Path,
-    content: Path,
-    folder: Path,
-    dry_run: bool,
-) -> Outcome:
-    kept = read_source(content, rel(vault, content))
-    if target.exists():
-        if target.is_file() and target.read_bytes() == content.read_bytes():
-            return outcome_for(
-                decision, SILENCE, f"{meta['source']} is already back", id=meta["id"]
-            )
-        raise GateRefused(
-            f"{meta['source']}: exists and differs; restoring would overwrite it "
-            f"(the deleted copy stays in {rel(vault, content)})"
-        )
-    change = Change(target, meta["source"], None, kept.text)
-    if not dry_run:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        move(content, target)
-        shutil.rmtree(folder)
-    return _done(decision, meta, f"restored {meta['source']}", change, dry_run)
-
-
-def _restore_block(
-    vault: Path,
-    decision: Decision,
-    meta: dict[str, Any],
-    target: Path,
-    content: Path,
-    folder: Path,
-    dry_run: bool,
-) -> Outcome:
-    span = read_source(content, rel(vault, content)).text
-    source_rel, name = meta["source"], str(meta.get("name", ""))
-    if not target.exists():
-        body = _trimmed(span, "\r\n" if "\r\n" in span else "\n")
-        change = Change(target, source_rel, None, body)
-        how = f"{source_rel} was gone; recreated it holding ### {name}"
-    else:
-        src = read_source(target, source_rel)
-        clash = [b for b in parse_blocks(target, source_rel, src.text) if b.name == name]
-        if clash:
-            raise GateRefused(
-                f"{source_rel}:{clash[0].line}: a ### {name} block exists again; restoring "
-                f"would duplicate it (the deleted block stays in {rel(vault, content)})"
-            )
-        new_text, how = _place(src.text, span, meta)
-        change = Change(target, source_rel, src.text, new_text, src.bom)
-    if not dry_run:
-        write(change)
-        shutil.rmtree(folder)
-    return _done(decision, meta, how, change, dry_run)
+        diff=unified_diff([change]) if dry_run else "", dry_run=dry_run,
+    )  # fmt: skip
 
 
 def _trimmed(span: str, nl: str) -> str:
@@ -327,11 +292,6 @@ def _place(text: str, span: str, meta: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def digest(data: bytes) -> str:
-    """sha256 of the bytes a merge wrote (BOM and line endings included)."""
-    return hashlib.sha256(data).hexdigest()
-
-
 def unmerge(
     vault: Path, decision: Decision, meta: dict[str, Any], folder: Path, dry_run: bool
 ) -> Outcome:
@@ -345,7 +305,7 @@ def unmerge(
         path = _entry(vault, item["path"])
         original = file_in(folder, str(item["original"]))
         now = path.read_bytes() if path.is_file() else b""
-        if digest(now) == item.get("after"):
+        if sha(now) == item.get("after"):
             plan_back.append((path, original.read_bytes()))
             continue
         merged = item.get("merged")
@@ -422,19 +382,10 @@ def _key(line: str) -> str:
 def _patch_side(base: list[str], other: list[str]) -> _Side:
     lines: dict[int, str] = {}
     spans: list[tuple[int, int, list[str]]] = []
-    # what both share at the ends is left out of the diff: most of a file, most times
-    head = 0
-    while head < min(len(base), len(other)) and base[head] == other[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(other)) - head and base[-1 - tail] == other[-1 - tail]:
-        tail += 1
-    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
+    # what both share at the ends is left out of the diff: most of a file, most times;
     # junk on: blank and counter lines are too common to anchor on, and would make a long
     # registry's diff quadratic; runs still extend across them
-    matcher = SequenceMatcher(None, [_key(x) for x in a], [_key(x) for x in b])
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+    for tag, i1, i2, j1, j2 in Pinned(base, other, min(len(base), len(other)), _key).get_opcodes():
         if tag == "equal":  # equal keys: a counter's value may still differ
             lines.update(
                 (i1 + k, other[j1 + k]) for k in range(i2 - i1) if base[i1 + k] != other[j1 + k]

@@ -49,7 +49,7 @@ def _change(change: Any, mcp: Any = None, warn: str | None = None, more: Any = (
         lines += [f"  {action}" for action in done.actions]
         lines += [f"  previous file kept as {done.backup}"] if done.backup else []
     data = {"hooks": change.__dict__, "mcp": mcp.__dict__} if mcp else change.__dict__
-    # a warning: the install is done; what it wrote may not last (hosts/program.py)
+    # a warning: the install is done; what it wrote may not last (hosts/hooks.py)
     return Shown(data, (*lines, *more), (f"vaultkeeper: warning: {warn}",) if warn else ())
 
 
@@ -134,11 +134,12 @@ def hooks_install(
     from vaultkeeper.hosts import mcp as mcp_install
     from vaultkeeper.hosts.elicitation import answering, check_dialog
     from vaultkeeper.hosts.plugins import refuse_second_copy
-    from vaultkeeper.hosts.program import install_warning
 
     vault = vault_path(ctx)  # a folder that is not a vault (`--vault ~`): its scan would refuse it
     program = hostfiles.find_program(os.environ)
-    warn = None if print_only else install_warning(target, program, os.environ, Path.cwd())
+    warn = (
+        None if print_only else hostfiles.install_warning(target, program, os.environ, Path.cwd())
+    )
     mcp_file = mcp_install.registration_file(target, with_mcp, project, os.environ, Path.cwd())
     check_dialog(target, with_mcp, dialog)
     if target == "cron":
@@ -294,6 +295,7 @@ def hooks_status(
       vaultkeeper --vault ~/memory hooks status git
     """
     from vaultkeeper.errors import NoVaultError
+    from vaultkeeper.hosts.git import status_lines, status_or_note
     from vaultkeeper.hosts.mcp import registrations
     from vaultkeeper.hosts.plugins import installed as installed_plugins
     from vaultkeeper.status.health import age_text, where_installed
@@ -310,11 +312,7 @@ def hooks_status(
         if target == "git":
             raise
         vault = None
-    git = None
-    if "git" in targets and vault:
-        from vaultkeeper.hosts.git import status_lines, status_or_note
-
-        git = status_or_note(vault, strict=target == "git")
+    git = status_or_note(vault, strict=target == "git") if "git" in targets and vault else None
     also = (
         project_settings(files["claude-code"], Path.cwd())
         if "claude-code" in files and settings_file is None
@@ -344,13 +342,8 @@ def hooks_status(
         elif not host.handlers and not any(p.target == host.target for p in plugged):
             rows.append((host.target, f"not installed in {host.path}"))
         for h in host.handlers:
-            trust = f" [{h.trust}]" if h.trust else ""
-            rows.append(
-                (
-                    host.target,
-                    f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}{trust}",
-                )
-            )
+            line = f"{h.event} (timeout {h.timeout} s) in {host.path}: {h.command}"
+            rows.append((host.target, line + (f" [{h.trust}]" if h.trust else "")))
             if h.problem:  # the hook cannot work: the host runs it and nothing happens
                 rows.append((host.target, f"{h.event} will do nothing: {h.problem}"))
         if host is next(h for h in reversed(where.hosts) if h.target == host.target):
@@ -368,9 +361,8 @@ def hooks_status(
     now = now_utc()
     for v, when in where.last_scans:
         ago = f" ({age_text((now - when).total_seconds())} ago)" if when else ""
-        rows.append(
-            ("last scan", f"{v}: {when:%Y-%m-%d %H:%M} UTC{ago}" if when else f"{v}: never")
-        )
+        said = f"{when:%Y-%m-%d %H:%M} UTC{ago}" if when else "never"
+        rows.append(("last scan", f"{v}: {said}"))
     rows += [("hook log", f"{log}: {last}") for log, last in where.hook_logs]
     # a hook log's line and a settings file's command are anyone's text: one inert row each
     return show(Shown(data, tuple(inert_line(f"{c:<12} {text}") for c, text in rows)), as_json)

@@ -50,8 +50,8 @@ def ingest(
       vaultkeeper ingest ~/.claude/projects/-home-me-src-api
       vaultkeeper ingest --dry-run ~/.codex/sessions/2026/12/01/rollout-*.jsonl
     """
-    from vaultkeeper.learn import catch_up
     from vaultkeeper.learn.ingest import ingest as run_ingest
+    from vaultkeeper.learn.ingest import missed, remember
     from vaultkeeper.report.candidates import one_line
     from vaultkeeper.store.textsafe import inert
 
@@ -62,7 +62,7 @@ def ingest(
     if not transcripts and missed_beside is None:
         raise usage_error("name a transcript to ingest (or --missed-beside TRANSCRIPT)")
     if missed_beside is not None:
-        transcripts = (*transcripts, *catch_up.missed(vault, missed_beside.absolute(), cwd))
+        transcripts = (*transcripts, *missed(vault, missed_beside.absolute(), cwd))
         if not transcripts:
             nothing = "nothing missed: every transcript of the project was ingested"
             return show(Shown(lines=(nothing,)))
@@ -70,7 +70,7 @@ def ingest(
     out = run_ingest(vault, transcripts, now, dry_run=dry_run, waiting=waiting_to_count)
     read = [Path(f.path) for f in out.files if f.error is None]
     if read and not dry_run:  # nothing read (a refusal): nothing written
-        catch_up.remember(vault, read, now)
+        remember(vault, read, now)
     failed = [f for f in out.files if f.error is not None]
     notes = (
         *(clean(f"vaultkeeper: error: {f.path}: {f.error}") for f in failed),

@@ -44,6 +44,7 @@ BEGIN_JOINED = "# >>> vaultkeeper (hooks install git; added the line break above
 _BEGINS = {BEGIN: "", BEGIN_CREATED: "created", BEGIN_JOINED: "joined"}
 END = "# <<< vaultkeeper <<<"
 _STATE = config.STATE_DIR
+PATTERNS = config.PATTERNS_DIR
 # Append-only, one JSON object a line, never rewritten: a union merge keeps every line
 # both sides appended, which is exactly the merge these files need.
 TRAVELLING_LOGS = (config.JOURNAL_FILE, config.QUEUE_FILE, config.USES_LOG_FILE)
@@ -245,7 +246,9 @@ def status(vault: Path) -> GitStatus:
     travelling = {f"{_STATE}/{name}" for name in TRAVELLING_LOGS}
     tracked = tuple(p for p in listed if p not in travelling)
     driver = _config_get(vault, f"merge.{DRIVER}.driver")
-    return GitStatus(str(vault), files, driver, tracked, hook_state(vault))
+    hook = _hook(vault)[1]  # ours, absent, or someone else's (left alone)
+    mine = "installed" if MARK in (hook or "") else "yours, without vaultkeeper's line"
+    return GitStatus(str(vault), files, driver, tracked, "absent" if hook is None else mine)
 
 
 def status_or_note(vault: Path, strict: bool) -> GitStatus | str:
@@ -294,11 +297,6 @@ def status_lines(found: GitStatus | str) -> list[str]:
 MARK = "# vaultkeeper (hooks install git): counters git merged as identical are added up"
 
 
-def hook_text(program: str) -> str:
-    line = f'{shlex.quote(program)} post-merge "$@" || true'
-    return f"#!/bin/sh\n{MARK}\n{line}\n"
-
-
 def _hook(vault: Path) -> tuple[Path | None, str | None]:
     """The post-merge hook's path (None: no hooks folder) and text (None: no hook)."""
     found = _out(vault, "rev-parse", "--git-path", "hooks/post-merge")
@@ -315,11 +313,11 @@ def install_hook(vault: Path, program: str) -> str:
     path, text = _hook(vault)
     if path is None:
         return "no hooks folder found: post-merge hook not installed"
-    want = hook_text(program)
+    line = f'{shlex.quote(program)} post-merge "$@" || true'
+    want = f"#!/bin/sh\n{MARK}\n{line}\n"
     if text == want:
         return "kept hooks/post-merge"
     if text is not None and MARK not in text:
-        line = want.splitlines()[-1]
         return f"kept your own {path}; add this line to it: {line}"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, want)
@@ -335,14 +333,6 @@ def uninstall_hook(vault: Path) -> str | None:
     return f"removed {path}"
 
 
-def hook_state(vault: Path) -> str:
-    """``installed``, ``absent``, or a hook someone else wrote (left alone)."""
-    text = _hook(vault)[1]
-    if text is None:
-        return "absent"
-    return "installed" if MARK in text else "yours, without vaultkeeper's line"
-
-
 COMMIT_MESSAGE = "vaultkeeper: counters both machines changed the same way, added up"
 
 
@@ -355,12 +345,6 @@ class Repair:
 def _changed(top: Path, base: str, side: str) -> set[str]:
     done = _gitb(top, "diff", "--no-renames", "--name-only", "-z", base, side)
     return {p for p in done.stdout.decode("utf-8", "replace").split("\0") if p}
-
-
-def is_counter_file(path: str) -> bool:
-    """A registry file (``patterns/**.md``) of a vault anywhere in the repository."""
-    parts = PurePosixPath(path).parts
-    return path.endswith(".md") and config.PATTERNS_DIR in parts[:-1]
 
 
 def _ours(top: Path, paths: list[str]) -> list[str]:
@@ -389,7 +373,9 @@ def repair_after_merge(where: Path) -> Repair:
         return Repair((), ("several merge bases: counters not checked",) if bases else ())
     base = bases[0]
     both = sorted(_changed(top, base, ours) & _changed(top, base, theirs))
-    same = [p for p in both if is_counter_file(p) and _same(top, ours, theirs, p)]
+    # the registry files (patterns/**.md) of a vault anywhere in the repository
+    counters = [p for p in both if p.endswith(".md") and PATTERNS in PurePosixPath(p).parts[:-1]]
+    same = [p for p in counters if _same(top, ours, theirs, p)]
     fixed: list[str] = []
     notes: list[str] = []
     for path in _ours(top, same):

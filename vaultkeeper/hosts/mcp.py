@@ -91,7 +91,15 @@ def install(
     so a command editing several files refuses before it has written any of them.
     ``dialog`` (claude-code): the entry's env turns the host's dialog for a deletion on
     (hosts/elicitation.py); an install without it turns it off again."""
-    require_sdk()
+    try:  # a server that could not start is not registered: the MCP extra is missing
+        sdk = importlib.util.find_spec("mcp")
+    except (ImportError, ValueError):
+        sdk = None
+    if sdk is None:
+        raise UsageError(
+            "--mcp registers `vaultkeeper mcp`, which needs the optional MCP SDK (mcp is not "
+            f"installed): {config.MCP_INSTALL_HINT}; nothing written"
+        )
     check_dialog(target, True, dialog)  # --dialog: claude-code only
     command = argv(vault, program)
     real = Path(os.path.realpath(path))  # a symlinked dotfile keeps its link
@@ -109,36 +117,20 @@ def install(
     return change
 
 
-def require_sdk() -> None:
-    """Refuse to register a server that could not start: the MCP extra is not installed."""
-
-    try:
-        found = importlib.util.find_spec("mcp")
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise UsageError(
-            "--mcp registers `vaultkeeper mcp`, which needs the optional MCP SDK (mcp is not "
-            f"installed): {config.MCP_INSTALL_HINT}; nothing written"
-        )
-
-
 def uninstall(target: str, path: Path, *, write: bool = True) -> Change:
     """Remove our entry; a file install created goes (with our backup and the folders
     made for it) when nothing but our entry was ever in it, as the hooks' file does.
     ``write=False``: only read and plan (see install)."""
     real = Path(os.path.realpath(path))
     change = _codex(real, None, write) if target == "codex" else _claude(real, None, write)
-    return settle_uninstall(real, _empty(target, real), change) if write else change
-
-
-def _empty(target: str, path: Path) -> bool:
-    """The file holds nothing now: ``{}``, or (TOML) blank lines only."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-        return not text.strip() if target == "codex" else json.loads(text) == {}
+    if not write:
+        return change
+    try:  # the file holds nothing now: {}, or (TOML) blank lines only
+        text = real.read_bytes().decode("utf-8")
+        empty = not text.strip() if target == "codex" else json.loads(text) == {}
     except (OSError, ValueError):
-        return False
+        empty = False
+    return settle_uninstall(real, empty, change)
 
 
 # -- Claude Code: JSON ----------------------------------------------------------------

@@ -27,7 +27,7 @@ from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.hosts import codex_trust, home_path
 from vaultkeeper.hosts.elicitation import SETTINGS
-from vaultkeeper.hosts.hooks import HOSTS
+from vaultkeeper.hosts.hooks import HOSTS, head
 from vaultkeeper.store.text import ParseError, read_regular
 
 NAMES = ("vaultkeeper", "vaultkeeper-recall")  # the plugins of plugins/ in the repository
@@ -182,12 +182,7 @@ def _codex_trust(conf: Path, plugin_id: str, root: Path) -> tuple[str, ...]:
 
 
 def _ours(root: Path) -> bool:
-    try:
-        with (root / LAUNCHER).open("rb") as fh:
-            head = fh.read(2000).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return MARKER in head
+    return MARKER in head(root / LAUNCHER)
 
 
 def _events(target: str, root: Path | None) -> tuple[tuple[str, ...], str | None]:

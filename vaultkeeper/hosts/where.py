@@ -1,8 +1,8 @@
 """``hooks status``: what runs the scan where, and when each vault last completed one.
 
-Split from vaultkeeper.status.health (which re-exports these names): the hosts' hook files,
-the crontab and the hook logs are about what runs vaultkeeper, not about a vault's
-health; ``status`` only borrows ``last_completed`` for its scan-age signal.
+The hosts' hook files, the crontab and the hook logs are about what runs vaultkeeper, not
+about a vault's health; ``status`` borrows ``last_completed`` for its scan-age signal
+(vaultkeeper.status.health re-exports these names).
 """
 
 from __future__ import annotations
@@ -53,9 +53,7 @@ def where_installed(
         except VaultkeeperError as exc:
             note = str(exc)
     vaults = [h.vault for i in found for h in i.handlers if h.vault] + [e.vault for e in lines]
-    if vault is not None:
-        vaults.insert(0, str(vault))
-    unique = list(dict.fromkeys(vaults))
+    unique = list(dict.fromkeys(([] if vault is None else [str(vault)]) + vaults))
     logs = [Path(v) / config.STATE_DIR / config.HOOK_LOG_FILE for v in unique]
     logs.append(fallback_log(env))
     return Where(

@@ -17,20 +17,20 @@ spec's layout and no more), each regenerated the same way. Sub-indexes an older 
 left at the root are moved into ``_index/`` by the next write (one atomic rename each;
 the links, ``[[_index-<folder>]]``, resolve by basename and stay as they are).
 
-This module plans and writes; what is listed is vaultkeeper.index.entries' and the
+This module plans and writes; what is listed is vaultkeeper.index.rows' and the
 index files' own text (markers, keywords, budget) vaultkeeper.index.files'.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from vaultkeeper import config
-from vaultkeeper.index.entries import Entry, collect_entries, held_lines, render_entries
 from vaultkeeper.index.files import (
     Keywords,
     bom_of,
@@ -47,14 +47,19 @@ from vaultkeeper.index.files import (
     with_section,
 )
 from vaultkeeper.index.rows import (
+    Entry,
     Row,
     Rows,
     Stamp,
+    collect_entries,
+    held_lines,
     is_md,
     is_racy,
     keep_names,
     read_by_index,
     record,
+    rels_of,
+    render_entries,
     row_of,
     sha,
     stat_key,
@@ -64,7 +69,7 @@ from vaultkeeper.store.fsio import atomic_write, move, writer_lock
 from vaultkeeper.store.links import Resolver
 from vaultkeeper.store.model import ParseError, Problem, decode, outside_problems, read_regular
 from vaultkeeper.store.templates import render
-from vaultkeeper.store.vault import in_folder, rel, resolve_inside, templates_folder, walk_files
+from vaultkeeper.store.vault import in_folder, resolve_inside, templates_folder, walk_files
 
 
 @dataclass(frozen=True)
@@ -97,17 +102,10 @@ def build_index(
     (vaultkeeper.index.rows) shows the index up to date, no note is read; ``stamped``
     False: the caller found it does not.
     """
-    if check:
-        moved, left = move_root_subindexes(vault, write=False)
-        result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
-            vault, write=False, keep=keep
-        )
-    else:
-        with writer_lock(vault):
-            moved, left = move_root_subindexes(vault)
-            result = (stamped and not keep and _as_stamped(vault, moved, left)) or _build(
-                vault, write=True, keep=keep
-            )
+    with contextlib.nullcontext() if check else writer_lock(vault):  # a check writes nothing
+        moved, left = move_root_subindexes(vault, write=not check)
+        stamp = stamped and not keep and _as_stamped(vault, moved, left)
+        result = stamp or _build(vault, write=not check, keep=keep)
     unused = tuple(n for n in result.unused if n not in moved)  # a check: to be moved
     return replace(result, moved=moved, left=left, unused=unused)
 
@@ -127,18 +125,8 @@ def _as_stamped(vault: Path, moved: tuple[str, ...], left: tuple[str, ...]) -> I
         if text is None:
             return None
         texts[name] = text
-    root_lines, root_bytes = measure(texts[config.INDEX_FILE])
-    return IndexResult(
-        entries=found.entries,
-        split=found.split,
-        files=tuple(sorted(texts)),
-        changed=(),
-        missing=(),
-        written=False,
-        root_lines=root_lines,
-        root_bytes=root_bytes,
-        over_budget=tuple(sorted(n for n, t in texts.items() if is_over_budget(t))),
-        unused=(),
+    return _result(
+        found.entries, found.split, texts, changed=(), missing=(), written=False, unused=()
     )
 
 
@@ -193,17 +181,6 @@ def generate(vault: Path) -> dict[str, str]:
     return _plan(vault).wanted
 
 
-def _rels(vault: Path, files: list[str]) -> list[str]:
-    """Each walked file's vault-relative path, as store.vault.rel gives it: the walk
-    joins names to the vault's own text, so cutting it off is the same (and far
-    cheaper than a Path operation per file, at tens of thousands of files)."""
-    prefix = str(vault) + os.sep
-    cut = len(prefix)
-    return [
-        f[cut:].replace(os.sep, "/") if f.startswith(prefix) else rel(vault, Path(f)) for f in files
-    ]
-
-
 class _Plan(NamedTuple):
     current: dict[str, str | None]
     wanted: dict[str, str]
@@ -222,7 +199,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
     files that could not be read (listed without a description), and the rows."""
     outside: list[str] = []  # symlinks out of the vault: never read, never listed
     files = list(walk_files(vault, outside=outside))  # strings: a Path each costs more
-    rels = _rels(vault, files)
+    rels = rels_of(vault, files)
     resolver = Resolver(rels)
     templates = templates_folder(vault)  # Obsidian's templates are not entries
     md = (f for f, r in zip(files, rels, strict=True) if is_md(r) and not in_folder(r, templates))
@@ -272,7 +249,7 @@ def _plan(vault: Path, keep: Keywords | None = None) -> _Plan:
         and set(current) == set(wanted)
         and all(state[r] is not None for r in rels if read_by_index(r, templates))
     ):
-        outs = sorted(r for r in _rels(vault, outside))
+        outs = sorted(r for r in rels_of(vault, outside))
         found = Stamp(state, outs, templates, split, sorted(wanted), unsplit, {}, len(entries))
     kept = {r: rows.rows.get(r) or row_of(r, k, rows.kept.get(r)) for r, k in state.items()}
     count = len(entries)
@@ -304,20 +281,22 @@ def _build(vault: Path, *, write: bool, keep: Keywords | None = None) -> IndexRe
         record(vault, stamp, rows, write=write, found=plan.found)
     if write:
         keep_names(vault, plan.names, set())  # what a merge asks of the notes just read
-    root_lines, root_bytes = measure(wanted[config.INDEX_FILE])
-    return IndexResult(
-        entries=plan.entries,
-        split=plan.split,
-        files=tuple(sorted(wanted)),
-        changed=changed,
+    return _result(
+        plan.entries, plan.split, wanted, changed=changed, written=write and bool(changed),
         missing=tuple(n for n in changed if current.get(n) is None),
-        written=write and bool(changed),
-        root_lines=root_lines,
-        root_bytes=root_bytes,
-        over_budget=tuple(sorted(n for n, t in wanted.items() if is_over_budget(t))),
         unused=tuple(sorted(n for n in current if n not in wanted)),
         problems=tuple(p for p in plan.problems if not is_index_file(p.path)),
         unreadable=tuple(p for p in plan.unreadable if not is_index_file(p.path)),
+    )  # fmt: skip
+
+
+def _result(entries: int, split: bool, wanted: dict[str, str], **rest: Any) -> IndexResult:
+    """The result for the index files ``wanted`` (as they are, or as they are written)."""
+    lines, size = measure(wanted[config.INDEX_FILE])
+    over = tuple(sorted(n for n, t in wanted.items() if is_over_budget(t)))
+    files = tuple(sorted(wanted))
+    return IndexResult(
+        entries, split, files, root_lines=lines, root_bytes=size, over_budget=over, **rest
     )
 
 

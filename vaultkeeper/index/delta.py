@@ -24,14 +24,12 @@ import bisect
 import dataclasses
 import os
 import re
-import unicodedata
 from collections.abc import Collection
 from pathlib import Path
 
 from vaultkeeper import config
 from vaultkeeper.index import rows
 from vaultkeeper.index.build import IndexResult, build_index
-from vaultkeeper.index.entries import ROOT_GROUP, Entry, note_entries, render_entries
 from vaultkeeper.index.files import (
     Keywords,
     bom_of,
@@ -42,7 +40,19 @@ from vaultkeeper.index.files import (
     subindex_preamble,
     with_section,
 )
-from vaultkeeper.index.rows import Stamp, State, read_by_index, record, row_of, sha, stat_key
+from vaultkeeper.index.rows import (
+    ROOT_GROUP,
+    Entry,
+    Stamp,
+    State,
+    note_entries,
+    read_by_index,
+    record,
+    render_entries,
+    row_of,
+    sha,
+    stat_key,
+)
 from vaultkeeper.store import fsio
 from vaultkeeper.store.fsio import atomic_write
 from vaultkeeper.store.links import parse_link
@@ -157,15 +167,8 @@ def _carry(vault: Path, known: Stamp, written: list[str], unlisted: Collection[s
         - sum(line.startswith("- [[") for line in one.removed)
         for one in listings.values()
     )
-    stamp = Stamp(
-        state,
-        known.outside,
-        known.templates,
-        known.split,
-        sorted(files),
-        (lines, size),
-        racy,
-        count,
+    stamp = dataclasses.replace(
+        known, state=state, files=sorted(files), unsplit=(lines, size), racy=racy, entries=count
     )
     record(vault, stamp, {p: row_of(p, state[p], None) for p in paths if p in state}, paths=paths)
     return stamp
@@ -201,26 +204,16 @@ def _walked(top: str, relative: str) -> bool:
     return True
 
 
-def _fold(path: str) -> str:
-    """A path as link resolution compares it (store.links: NFC, casefolded)."""
-    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
-
-
-def _names(path: str) -> set[str]:
-    key = _fold(path)
-    return {key, key[:-3]} if key.endswith(".md") else {key}
-
-
 def _check_names(top: str, paths: list[str], notes: list[str]) -> None:
     """Each written file's link names are its own: no other file in a folder of the same
     folded path shares them (``a.md`` beside ``A.md``, ``a`` or ``a.md.md``), and no other
     file or folder beside a written note is named as its block links are (``r#x.md``)."""
     for relative in paths:
         folder, _, name = relative.rpartition("/")
-        mine, exact = _names(name), os.path.join(top, folder) if folder else top
+        mine, exact = rows.names_of(name), os.path.join(top, folder) if folder else top
         for where in _folders(top, folder):
             for other in os.listdir(where):
-                clash = _names(other) & mine and (other != name or where != exact)
+                clash = rows.names_of(other) & mine and (other != name or where != exact)
                 if clash and not os.path.isdir(os.path.join(where, other)):
                     raise Unsure(relative)
     for relative in notes:
@@ -235,12 +228,12 @@ def _folders(top: str, folder: str) -> list[str]:
     symlink: Unsure (regenerate), never listed (it may lead out of the vault)."""
     found = [top]
     for part in folder.split("/") if folder else []:
-        want = _fold(part)
+        want = rows.folded(part)
         found = [
             os.path.join(f, n)
             for f in found
             for n in os.listdir(f)
-            if _fold(n) == want and os.path.isdir(os.path.join(f, n))
+            if rows.folded(n) == want and os.path.isdir(os.path.join(f, n))
         ]
         if any(os.path.islink(f) for f in found):
             raise Unsure(folder)
@@ -273,7 +266,7 @@ def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry])
         if (
             not text
             or text.startswith(("./", "../"))
-            or _fold(text.lstrip("/")) not in _names(relative)
+            or rows.folded(text.lstrip("/")) not in rows.names_of(relative)
         ):
             raise Unsure(line)  # the keywords may be another file's
         keywords.setdefault((relative, sub.casefold()), words)

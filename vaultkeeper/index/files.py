@@ -1,7 +1,7 @@
 """The index files' own text: the marked section, a person's keywords, the budget.
 
 What is read from and written into ``_index.md`` and its sub-indexes, apart from what is
-listed in them (vaultkeeper.index.entries). Everything outside the markers is kept byte
+listed in them (vaultkeeper.index.rows). Everything outside the markers is kept byte
 for byte, and the ``-- keywords:`` a person added on a line survive regeneration.
 """
 
@@ -58,21 +58,6 @@ def _section(text: str) -> str | None:
 def section_lines(text: str | None) -> list[str]:
     """The lines of ``text``'s marked section (none without one), cut at newlines only."""
     return [ln.removesuffix("\r") for ln in (_section(text or "") or "").split("\n")]
-
-
-def _keywords(source: str, text: str, resolver: Resolver) -> dict[tuple[str, str], str]:
-    found: dict[tuple[str, str], str] = {}
-    for line in (_section(text) or "").splitlines():
-        m = ENTRY_LINE.match(line)
-        mark = line.rfind(config.INDEX_KEYWORDS_MARK)
-        if not m or mark == -1:
-            continue
-        words = line[mark + len(config.INDEX_KEYWORDS_MARK) :].strip()
-        target, sub, _ = parse_link(m.group(1))
-        file = resolver.resolve(target, source).resolved
-        if words and file is not None:
-            found.setdefault((file, sub.casefold()), words)
-    return found
 
 
 def with_section(text: str, lines: list[str]) -> str:
@@ -139,11 +124,20 @@ def index_keywords(vault: Path) -> dict[tuple[str, str], str]:
 def keywords_of(
     current: Mapping[str, str | None], resolver: Resolver
 ) -> dict[tuple[str, str], str]:
+    """The keywords on the index files' lines (``current``: name -> text), the first found
+    for each (file, heading) kept."""
     keywords: dict[tuple[str, str], str] = {}
     for name, text in sorted(current.items()):
-        if text is not None:
-            for key, words in _keywords(name, text, resolver).items():
-                keywords.setdefault(key, words)
+        for line in (_section(text or "") or "").splitlines():
+            m = ENTRY_LINE.match(line)
+            mark = line.rfind(config.INDEX_KEYWORDS_MARK)
+            if not m or mark == -1:
+                continue
+            words = line[mark + len(config.INDEX_KEYWORDS_MARK) :].strip()
+            target, sub, _ = parse_link(m.group(1))
+            file = resolver.resolve(target, name).resolved
+            if words and file is not None:
+                keywords.setdefault((file, sub.casefold()), words)
     return keywords
 
 

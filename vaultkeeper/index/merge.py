@@ -5,7 +5,7 @@ generated list, and git alone stops the pull with a conflict although nothing re
 disagrees. Here the list between the markers is merged entry by entry, keyed by link
 target: an entry added on a side is kept, one deleted on a side and unchanged on the
 other is deleted, one changed on one side takes that side's line. The merged entries
-are rendered by vaultkeeper.index.entries, so the list reads as ``vaultkeeper index``
+are rendered by vaultkeeper.index.rows, so the list reads as ``vaultkeeper index``
 writes it; the text outside the markers is merged by ``git merge-file`` (the merged
 list is put in all three versions first, so git sees no change there).
 
@@ -23,8 +23,8 @@ from pathlib import Path, PurePosixPath
 
 from vaultkeeper import config
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.index.entries import ROOT_GROUP, Entry, render_entries
 from vaultkeeper.index.files import check_markers, is_index_name, with_section
+from vaultkeeper.index.rows import ROOT_GROUP, Entry, render_entries
 from vaultkeeper.registry.merge import MergeResult, git_merge_file, merge_three
 from vaultkeeper.store.edit import BOM
 from vaultkeeper.store.model import ParseError, decode

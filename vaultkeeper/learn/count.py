@@ -32,12 +32,11 @@ from vaultkeeper import config
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, DEFER, Outcome
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.learn.counters import UseResult, plan_uses, record_uses, write_uses
-from vaultkeeper.registry.blocks import (
-    named_blocks,
-)
-from vaultkeeper.store.fsio import patient_lock
-from vaultkeeper.store.model import Problem, parse_date
+from vaultkeeper.index import rows as index_rows
+from vaultkeeper.registry.blocks import RegistryBlock, count_reason, named_blocks, pick_block
+from vaultkeeper.store.edit import add_line_after, read_for_edit, replace_counter_value, set_line
+from vaultkeeper.store.fsio import atomic_write, patient_lock, writer_lock
+from vaultkeeper.store.model import Problem, parse_date, split_lines
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
     Claim,
@@ -55,6 +54,7 @@ from vaultkeeper.store.uses import (
     new_tx,
     read_events,
 )
+from vaultkeeper.store.vault import resolve_inside
 
 JOURNAL_ACTION = "use"
 
@@ -88,9 +88,8 @@ class RecordResult:
 
     def to_dict(self) -> dict[str, object]:
         """Its fields as JSON values (tuples as lists, events as their log form)."""
-        out: dict[str, object] = {}
-        for key, value in dataclasses.asdict(self).items():
-            out[key] = list(value) if isinstance(value, tuple) else value
+        fields = dataclasses.asdict(self).items()
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in fields}
         out["recorded"] = [e.to_dict() for e in self.recorded]
         out["unknown"] = [e.to_dict() for e in self.unknown]
         return out
@@ -148,10 +147,12 @@ def record(
                 continue
             seen.add(key)
             (uses.setdefault(event.target, []) if pattern else fresh).append(event)
-        firsts = {name: _firsts(name, found, counted_keys) for name, found in uses.items()}
-        wanted = {
-            name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items() if f
-        }
+        firsts: dict[str, dict[str, UseEvent]] = {}  # the first new event of each session
+        for name, found in uses.items():  # not counted for the pattern before
+            for event in found:
+                if (event.session, name) not in counted_keys:
+                    firsts.setdefault(name, {}).setdefault(event.session, event)
+        wanted = {name: (len(f), max(e.date for e in f.values())) for name, f in firsts.items()}
         plan = plan_uses(vault, wanted, never_back=True)
         failed = plan.refused
         recorded = [e for name, found in uses.items() if name not in failed for e in found]
@@ -196,17 +197,6 @@ def record(
             tuple(str(p) for p in log.damaged),
             max(0, len(unknown) - config.INGEST_MAX_UNKNOWN),
         )
-
-
-def _firsts(
-    name: str, events: list[UseEvent], counted_keys: set[tuple[str, str]]
-) -> dict[str, UseEvent]:
-    """The first new event of each session not counted for ``name`` before."""
-    out: dict[str, UseEvent] = {}
-    for event in events:
-        if (event.session, name) not in counted_keys:
-            out.setdefault(event.session, event)
-    return out
 
 
 def _journal(
@@ -264,6 +254,123 @@ def record_cli(
         raise VaultkeeperError(f"{name}: {session} is already in the usage log; not counted")
     c = result.counted[0]
     return UseResult(c.name, c.path, c.count_before, c.count_after, c.last_used)
+
+
+# -- the registry's counters as one-line edits: per block its count line and its last-used
+# line change and nothing else, the registry read once and each file written once, under
+# the writer lock, with the index's rows following the counter edit (index/rows.py).
+
+
+@dataclass(frozen=True)
+class UseResult:
+    name: str
+    path: str
+    count_before: int
+    count_after: int
+    last_used: str
+    note: str | None = None  # `use --json`'s note field: None
+
+
+@dataclass(frozen=True)
+class UsePlan:
+    """What record_uses would write: per name its result, or why it is refused, and the
+    edits per registry file."""
+
+    done: dict[str, UseResult]
+    refused: dict[str, VaultkeeperError]
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]]
+
+
+def record_uses(
+    vault: Path,
+    uses: Mapping[str, tuple[int, dt.date]],
+    *,
+    never_back: bool = False,
+) -> tuple[dict[str, UseResult], dict[str, VaultkeeperError]]:
+    """Count reuse (name -> (times, day)): per block, the count line and the last-used
+    line change, nothing else (a block without a last-used line gets one after its count
+    line); with ``never_back`` a later last-used date already there stays. The registry
+    is read once and each file written once. Returns what was counted and, per name, why
+    not (an unknown name, an unreadable count, ...); a refused name changes nothing."""
+    with writer_lock(vault):
+        plan = plan_uses(vault, uses, never_back=never_back)
+        return write_uses(vault, plan), plan.refused
+
+
+def plan_uses(
+    vault: Path, uses: Mapping[str, tuple[int, dt.date]], *, never_back: bool = False
+) -> UsePlan:
+    """record_uses without writing (the caller holds the writer lock, to write it next)."""
+    blocks, problems = named_blocks(vault, uses.keys())
+    done: dict[str, UseResult] = {}
+    refused: dict[str, VaultkeeperError] = {}
+    edits: dict[Path, list[tuple[RegistryBlock, int, str]]] = {}
+    for name, (times, day) in uses.items():
+        try:
+            block = pick_block(name, blocks, problems)
+            new_count = _new_count(block, times)
+            resolve_inside(vault, block.path)  # a registry symlinked out is not ours
+        except VaultkeeperError as exc:
+            refused[name] = exc
+            continue
+        stamp = day.isoformat()
+        if never_back and block.last_used is not None and block.last_used > day:
+            stamp = block.last_used.isoformat()
+        edits.setdefault(block.path, []).append((block, new_count, stamp))
+        done[name] = UseResult(block.name, block.rel, block.count or 0, new_count, stamp)
+    return UsePlan(done, refused, edits)
+
+
+def write_uses(vault: Path, plan: UsePlan) -> dict[str, UseResult]:
+    """Write ``plan``'s edits (under the writer lock)."""
+    done = plan.done
+    for path, changes in plan.edits.items():
+        rel = changes[0][0].rel
+        was = index_rows.stat_key(str(path))  # the file's key as read: the index's rows
+        text, bom = read_for_edit(path, rel)
+        if index_rows.stat_key(str(path)) != was:
+            was = None  # changed as it was read: the rows vouch for nothing
+        lines = split_lines(text)  # once per file, however many of its counters change
+        # from the bottom up, so an inserted last-used line moves no later edit
+        for block, new_count, stamp in sorted(changes, key=lambda c: -c[0].line):
+            _edit(lines, block, new_count, stamp)
+        data = (bom + "".join(lines)).encode("utf-8")
+        atomic_write(resolve_inside(vault, path), data)
+        # only counter lines changed: the index's stamp follows (no regeneration next)
+        index_rows.follow_counters(vault, rel, was, data, (bom + text).encode("utf-8"))
+    return done
+
+
+def _new_count(block: RegistryBlock, times: int) -> int:
+    if block.count_raw is None or block.count_line is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.line}: ### {block.name} has no {config.COUNT_LABEL} line; "
+            "add one (e.g. **success count:** 0) first"
+        )
+    if block.count is None:
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: "
+            f"{count_reason(block.count_raw)}; fix it first"
+        )
+    new_count = block.count + times
+    if len(str(new_count)) > config.COUNT_MAX_DIGITS:  # the scanner could not read it back
+        raise VaultkeeperError(
+            f"{block.rel}:{block.count_line}: ### {block.name}: success count "
+            f"{new_count} would be too large (at most {config.COUNT_MAX_DIGITS} digits)"
+        )
+    return new_count
+
+
+def _edit(lines: list[str], block: RegistryBlock, new_count: int, stamp: str) -> None:
+    """The block's count and last-used lines in ``lines`` (the file's), in place."""
+    assert block.count_line is not None  # checked by _new_count
+    count = replace_counter_value(lines[block.count_line - 1], str(new_count))
+    set_line(lines, block.count_line, count)
+    if block.last_used_line is not None:
+        old = lines[block.last_used_line - 1]
+        set_line(lines, block.last_used_line, replace_counter_value(old, stamp))
+    else:
+        add_line_after(lines, block.count_line, f"{config.LAST_USED_LABEL} {stamp}")
 
 
 # -- what the usage log already holds, as counting needs it: the keys seen and counted,
@@ -357,17 +464,14 @@ def journal_use(
     journal.append(vault, outcome, now)
 
 
-def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> int:
+def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.datetime) -> None:
     """Finish each transaction a kill left open (see the module doc), under the writer
-    lock the caller holds; how many counters were raised now."""
-    if not open_txs:
-        return 0
+    lock the caller holds."""
     journaled = {
         (str(r.get("tx")), str(r.get("target")))
         for r in journal.read(vault).records
         if r.get("action") == JOURNAL_ACTION and "tx" in r
     }
-    raised = 0
     for tx, raises in open_txs.items():
         need: dict[str, tuple[int, dt.date]] = {}
         for name, (_, before, after, stamp) in raises.items():
@@ -388,17 +492,15 @@ def reconcile(vault: Path, open_txs: Mapping[str, Mapping[str, Raise]], now: dt.
                 f"count (transaction {tx})"
             )
             journal_use(vault, name, reason, now, tx)
-        raised += len(done)
         close(vault, tx)
-    return raised
 
 
-def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
+def repair(vault: Path, state: LogState, now: dt.datetime) -> bool:
     """Take off what two machines both counted for one session (git's union merge of the
     log keeps both counted events; the registry merge adds both raises): a (session,
     pattern) counted k times needs k - 1 off, less what a fix took off already (on this
-    machine or another: fixes travel in the log too). One transaction, journaled; the
-    lines it journaled. Run under the writer lock, after reconcile."""
+    machine or another: fixes travel in the log too). One transaction, journaled; whether
+    it took any off. Run under the writer lock, after reconcile."""
     delta: dict[str, int] = {}
     fixes: list[tuple[str, str, int]] = []
     for key in {*state.copies, *state.fixes}:
@@ -407,7 +509,7 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             fixes.append((key[0], key[1], need))
             delta[key[1]] = delta.get(key[1], 0) + need
     if not fixes:
-        return []
+        return False
     probe = plan_uses(vault, {name: (0, now.date()) for name in delta})
     raises: dict[str, Raise] = {}
     uses: dict[str, tuple[int, dt.date]] = {}
@@ -422,11 +524,10 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             uses[name] = (change, dt.date.fromisoformat(found.last_used))
     fixes = [f for f in fixes if f[1] in raises]
     if not fixes:
-        return []
+        return False
     tx = new_tx()
     append_intent(vault, intent_lines(tx, raises, (), fixes))
     record_uses(vault, uses, never_back=True)
-    lines = []
     for name, (_, before, after, _stamp) in raises.items():
         sessions = ", ".join(sorted(s for s, n, _ in fixes if n == name))
         reason = (
@@ -434,6 +535,5 @@ def repair(vault: Path, state: LogState, now: dt.datetime) -> list[str]:
             "machines before a sync (the usage log's union merge kept both)"
         )
         journal_use(vault, name, reason, now, tx)
-        lines.append(f"{name}: {reason}")
     close(vault, tx)
-    return lines
+    return True

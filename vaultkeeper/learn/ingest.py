@@ -12,6 +12,24 @@ so the session is not counted twice; so is a shell's ``vaultkeeper use NAME``, w
 ``cli`` line in the log stands for it. learn.record then logs and counts them. A
 Claude Code transcript brings its sub-agents' transcripts along
 (``<session>/subagents/agent-*.jsonl`` beside ``<session>.jsonl``).
+
+Sessions whose end hook never ran (a host cancels or kills SessionEnd hooks; an interactive
+Codex defers it) are caught up: every ingest remembers in ``state/machine.json`` (key
+``ingested``) each file it read and its modification time, and the session-start hook runs
+``ingest --missed-beside TRANSCRIPT`` (detached, bounded), which also reads the same
+project's transcripts (Claude Code: the transcript's folder; Codex: rollouts of the same
+cwd in its date folder and the day before) newer than the first ingest and not yet
+recorded at their current size and time (``missed``, ``remember``).
+
+What ingest learns of code: a session runs in a folder (Claude Code's ``cwd``, Codex's
+``session_meta.cwd``) whose git top level is the session's repository; a project folder
+named as that repository (or as the folder: repo.project_named) is tied to it, when it is
+tied to no other (repo.tie ``if_free``: never the vault's own repository). A session that
+wrote a lesson (``vaultkeeper new memory|decision``, MCP ``new_lesson``/``new_decision``)
+gets the files it edited and read, inside that repository, as suggested anchors of the
+lesson (anchors/vault.py keeps them; the report lists them): never a path outside the
+repository, a symlink leading out of it, a file of the vault, a path under ``.git``. Git is
+run only through anchors/repo.py's read-only calls (``Touched``, ``suggest``).
 """
 
 from __future__ import annotations
@@ -26,20 +44,23 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultkeeper import config
 from vaultkeeper.config import CLI_SOURCE
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.learn.anchoring import Touched, suggest
 from vaultkeeper.learn.count import CiteCall, RecordResult, record
-from vaultkeeper.learn.transcripts import Reader, Signal, children, detect
+from vaultkeeper.learn.transcripts import ROLLOUT_GLOB, Reader, Signal, children, detect, meta
 from vaultkeeper.native.counts import ensure_blocks
 from vaultkeeper.native.files import NativeLookup
 from vaultkeeper.registry.blocks import load_registry
+from vaultkeeper.store import machine
 from vaultkeeper.store.fsio import writer_lock
 from vaultkeeper.store.uses import UseEvent, bounded
 from vaultkeeper.store.vault import iter_markdown, rel
+
+if TYPE_CHECKING:  # the anchors only for a session with a cwd
+    from vaultkeeper.anchors.format import Suggestion
 
 # -- What ingest matches a transcript's signals against: the vault's registry blocks (by
 # link target), promoted skills, and notes.
@@ -267,18 +288,20 @@ def _events(view: VaultView, reader: Reader, signal: Signal, today: dt.date) -> 
     ]
 
 
-def _unreadable(path: Path) -> str | None:
-    """Why ``path`` is not read at all (a FIFO would block forever; a huge or sparse
-    file would take minutes to refuse), or None."""
+def _format(path: Path) -> tuple[str | None, str | None]:
+    """The transcript's host (``detect``), or why the file is not read at all (a FIFO would
+    block forever; a huge or sparse file would take minutes to refuse)."""
     try:
         info = path.stat()
-    except OSError:
-        return None  # detect() names the error
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
-    if info.st_size > config.TRANSCRIPT_MAX_BYTES:
-        return f"{info.st_size} bytes, over the {config.TRANSCRIPT_MAX_BYTES} a transcript may have"
-    return None
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > config.TRANSCRIPT_MAX_BYTES:
+            limit = config.TRANSCRIPT_MAX_BYTES
+            return None, f"{info.st_size} bytes, over the {limit} a transcript may have"
+        fmt = detect(path)
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    return fmt, None if fmt else "not a Claude Code or Codex transcript (no line says which)"
 
 
 def _session(path: Path, reader: Reader, sessions: dict[Path, str]) -> str:
@@ -314,17 +337,8 @@ def ingest(
     touched: dict[str, Touched] = {}  # session -> its folder, lessons written, files
     for path in given:
         shown = str(path)
-        why = _unreadable(path)
-        if why is not None:
-            files.append(FileResult(shown, None, None, 0, why))
-            continue
-        try:
-            fmt = detect(path)
-        except OSError as exc:
-            files.append(FileResult(shown, None, None, 0, exc.strerror or str(exc)))
-            continue
+        fmt, why = _format(path)
         if fmt is None:
-            why = "not a Claude Code or Codex transcript (no line says which)"
             files.append(FileResult(shown, None, None, 0, why))
             continue
         reader = Reader(path, fmt, made)
@@ -342,14 +356,12 @@ def ingest(
                 copied = signal.session != reader.session
                 for event in _events(view, reader, signal, now.date()):
                     found.append((event, copied))
+                    said = event.session, event.target, event.date
                     if signal.kind == "mcp-cite" and not event.target.endswith(".md"):
                         evidence = signal.evidence or ""
-                        call = CiteCall(event.session, event.target, event.date, evidence)
-                        calls_here.append(dataclasses.replace(call, tool_use=signal.call))
+                        calls_here.append(CiteCall(*said, evidence, tool_use=signal.call))
                     elif signal.kind == "cli-use":
-                        calls_here.append(
-                            CiteCall(event.session, event.target, event.date, "", CLI_SOURCE)
-                        )
+                        calls_here.append(CiteCall(*said, "", CLI_SOURCE))
             session = bounded(_session(path, reader, sessions))  # as the log keeps it
         except OSError as exc:
             files.append(FileResult(shown, fmt, None, 0, exc.strerror or str(exc)))
@@ -371,3 +383,178 @@ def ingest(
     with writer_lock(vault):  # the ties and the suggestions: state/ files, one writer
         suggested = suggest(vault, touched, now)
     return IngestResult(tuple(files), result, tuple(suggested))
+
+
+# -- what a session teaches of code (see the module doc)
+
+MAX_TOUCHED = 2000  # distinct files remembered per session (a runaway session's reads)
+
+
+class Touched:
+    """One session's folder, the entries it wrote and the files it read or edited."""
+
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+        self.news: dict[str, tuple[str | None, str | None]] = {}  # entry -> (vault, cwd)
+        self.files: dict[str, bool] = {}  # absolute path -> edited, first seen first
+
+    def add(self, signal: Signal) -> None:
+        if signal.kind == "new":
+            self.news.setdefault(signal.value, (signal.evidence, signal.cwd))
+            return
+        path = signal.value
+        if not os.path.isabs(path):
+            if not signal.cwd or not os.path.isabs(signal.cwd):
+                return
+            path = os.path.join(signal.cwd, path)
+        path = os.path.normpath(path)
+        if path in self.files or len(self.files) < MAX_TOUCHED:
+            self.files[path] = self.files.get(path, False) or signal.kind == "edit"
+
+    def merge(self, other: Touched, cwd: str | None) -> None:
+        self.cwd = self.cwd or cwd
+        for entry, where in other.news.items():
+            self.news.setdefault(entry, where)
+        for path, edited in other.files.items():
+            if path in self.files or len(self.files) < MAX_TOUCHED:
+                self.files[path] = self.files.get(path, False) or edited
+
+
+def _inside(top: str, path: str, vault_real: str) -> str | None:
+    """``path`` relative to the repository's top level when it may be suggested."""
+    from vaultkeeper.anchors import vault as kept
+
+    for base in (top, os.path.realpath(top)):
+        if path.startswith(base.rstrip("/") + "/"):
+            rel = path[len(base.rstrip("/")) + 1 :]
+            real = os.path.realpath(path)
+            if real == vault_real or real.startswith(vault_real + "/"):
+                return None  # the vault's own files are no code
+            return rel if kept.usable(top, rel) else None
+    return None
+
+
+def suggest(vault: Path, sessions: dict[str, Touched], now: dt.datetime) -> list[Suggestion]:
+    """Tie the sessions' projects, keep each written lesson's suggested anchors; what was
+    suggested now, one per lesson (its paths not anchored yet)."""
+    vault_real = os.path.realpath(vault)
+    tops: dict[str, str | None] = {}
+    found: dict[str, tuple[str, list[str]]] = {}  # entry -> (session, paths)
+    for session, touched in sessions.items():
+        cwd = touched.cwd
+        if cwd is None or not os.path.isabs(cwd):
+            continue
+        if not os.path.isdir(cwd):  # a transcript from another machine: nothing to read
+            continue
+        from vaultkeeper.anchors import repo  # git and the tie: only for a folder here
+
+        if cwd not in tops:
+            found_top = tops[cwd] = repo.toplevel(cwd)
+            named = repo.project_named(vault, found_top, cwd) if found_top else None
+            if named is not None:
+                repo.tie(vault, named, cwd, if_free=True)
+        top = tops[cwd]
+        if top is None or not touched.news:
+            continue
+        edited = [p for p, e in touched.files.items() if e]
+        ordered = edited + [p for p, e in touched.files.items() if not e]
+        paths = [r for p in ordered if (r := _inside(top, p, vault_real)) is not None]
+        for entry, (named_vault, where) in touched.news.items():
+            project = repo.project_of(entry)
+            ours = named_vault is None or _resolved(named_vault, where or cwd) == Path(vault_real)
+            if project is None or not ours:
+                continue
+            if not (vault / entry).is_file():
+                continue  # the `new` was refused, or the entry is gone
+            if repo.located(vault, project) is None:
+                repo.tie(vault, project, cwd, if_free=True)
+            here = repo.located(vault, project)
+            if here is None or os.path.realpath(here) != os.path.realpath(top):
+                continue  # its project is another repository's: these paths are not its
+            if paths:
+                found[entry] = (session, paths)
+    if not found:
+        return []
+    from vaultkeeper.anchors import vault as kept
+
+    entries = kept.load(vault)
+    for entry, (session, paths) in found.items():
+        old = entries.get(entry, {}).get("paths")
+        more = [p for p in old if isinstance(p, str)] if isinstance(old, list) else []
+        paths = list(dict.fromkeys(paths[: kept.MAX_PER_ENTRY] + more))[: kept.MAX_PER_ENTRY]
+        entries[entry] = {"paths": paths, "session": session, "date": now.date().isoformat()}
+    kept.save(vault, entries, now.date())
+    shown = kept.for_report(vault, kept.load_cache(vault))
+    return [s for s in shown if s.path in found]
+
+
+# -- catching up (see the module doc)
+
+KEY = "ingested"  # in state/machine.json: {"since": first ingest, "files": {path: mtime}}
+MAX_FILES = 50  # at one session start: the rest waits for the next
+KEEP_DAYS = 30  # how long a file's record is kept
+
+
+def _files(data: dict[str, Any]) -> dict[str, Any]:
+    files = data.get("files")
+    return dict(files) if isinstance(files, dict) else {}
+
+
+def _stamp(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def remember(vault: Path, files: list[Path], now: dt.datetime) -> None:
+    """After an ingest: the files it read, at the modification time they had."""
+    stamps = {str(p): s for p in files if (s := _stamp(p)) is not None}
+    cutoff = now.timestamp() - KEEP_DAYS * 86400
+
+    def change(had: Any) -> dict[str, Any]:
+        data = had if isinstance(had, dict) else {}
+        seen = {**_files(data), **stamps}
+        seen = {k: v for k, v in seen.items() if isinstance(v, (int, float)) and v >= cutoff}
+        since = data.get("since")
+        return {
+            "since": since if isinstance(since, (int, float)) else now.timestamp(),
+            "files": seen,
+        }
+
+    machine.update(vault, KEY, change)
+
+
+def missed(vault: Path, current: Path, cwd: str | None) -> list[Path]:
+    """Transcripts of ``current``'s project not yet ingested as they are now (oldest first)."""
+    data = machine.get(vault, KEY)
+    since = data.get("since") if isinstance(data, dict) else None
+    if not isinstance(since, (int, float)):  # never ingested: nothing is "missed" yet
+        return []
+    seen = _files(data)
+    found: list[tuple[float, Path]] = []
+    for path in _same_project(current, cwd):
+        stamp = _stamp(path)
+        if path == current or stamp is None or stamp <= since:
+            continue
+        if seen.get(str(path)) != stamp:
+            found.append((stamp, path))
+    return [p for _, p in sorted(found)[-MAX_FILES:]]
+
+
+def _same_project(current: Path, cwd: str | None) -> list[Path]:
+    try:
+        if not current.name.startswith("rollout-"):  # Claude Code: one folder per project
+            return sorted(current.parent.glob("*.jsonl"))
+        day = dt.date(*map(int, current.parent.parts[-3:]))
+        before = day - dt.timedelta(days=1)
+        folders = [current.parent, current.parent.parents[2] / before.strftime("%Y/%m/%d")]
+    except (OSError, ValueError, TypeError, IndexError):
+        return []
+    out = []
+    for folder in folders:
+        for path in sorted(folder.glob(ROLLOUT_GLOB)) if folder.is_dir() else ():
+            payload = meta(path)
+            if payload is not None and (cwd is None or payload.get("cwd") == cwd):
+                out.append(path)
+    return out

@@ -30,13 +30,11 @@ _PYTHON = re.compile(r"python[0-9.]*")
 _MAX_DEPTH = 4  # bash -c "bash -c '...'" nested deeper than this says nothing
 
 
-class Command:
+class Command(NamedTuple):
     """One simple command, unwrapped: its words and the variables set before it."""
 
-    __slots__ = ("env", "words")
-
-    def __init__(self, words: list[str], env: dict[str, str]) -> None:
-        self.words, self.env = words, env
+    words: list[str]
+    env: dict[str, str]
 
     @property
     def program(self) -> str:

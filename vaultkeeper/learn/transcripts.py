@@ -416,7 +416,7 @@ def children(path: Path) -> list[Path]:
     return sorted(found)
 
 
-# -- lesson ties (learn/anchoring.py makes them suggested anchors): the lesson a session
+# -- lesson ties (learn/ingest.py makes them suggested anchors): the lesson a session
 # wrote (``vaultkeeper new memory|decision NAME -p P`` in its shell, MCP ``new_lesson`` /
 # ``new_decision``: ``projects/P/memory/NAME.md``) and the files it edited (Claude Code's
 # edit tools; Codex's ``apply_patch``, whose ``*** Update File:`` / ``*** Add File:``

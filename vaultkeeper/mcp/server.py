@@ -91,21 +91,33 @@ async def apply(tools: VaultTools, decision: Decision, dry_run: bool = False) ->
     return await run(OutcomeOut, lambda: outcome_dict(tools.apply(decision, dry_run)))
 
 
+NEW_TOOLS = (
+    (
+        "memory",
+        "new_lesson",
+        "Record a lesson learned as projects/PROJECT/memory/NAME.md, as `vaultkeeper new "
+        "memory` does: it starts held_out (label inferred) until its hold-out date, when it "
+        "is re-checked against its falsification_condition with apply_revalidate. Refused if "
+        "the name is taken anywhere in the vault. Returns the path and the index line added.",
+    ),
+    (
+        "decision",
+        "new_decision",
+        "Record a decision (what was decided, why, what was rejected) as "
+        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new decision` "
+        "does. Refused if the name is taken. Returns the path and the index line added.",
+    ),
+)
+
+
 def build(vault: Path, now: Now, session: str) -> MCPServer:
     """The server for ``vault``; ``session`` names this server's uses in the usage log."""
     tools = VaultTools(vault, now, session)
     app = MCPServer(
         config.MCP_SERVER_NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
-    _reading_tools(app, tools)
-    _writing_tools(app, tools)
-    _apply_tools(app, tools)
-    prune.register(app, tools, run)
-    _resources(app, tools)
-    return app
 
-
-def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
+    # reading
     @app.tool(
         name="recall",
         annotations=READ_ONLY,
@@ -172,8 +184,7 @@ def _reading_tools(app: MCPServer, tools: VaultTools) -> None:
     async def status() -> StatusOut:
         return await run(StatusOut, tools.status)
 
-
-def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
+    # writing
     @app.tool(
         name="cite",
         annotations=WRITES,
@@ -198,47 +209,7 @@ def _writing_tools(app: MCPServer, tools: VaultTools) -> None:
     for kind, tool, doc in NEW_TOOLS:
         _new_tool(app, tools, kind, tool, doc)
 
-
-NEW_TOOLS = (
-    (
-        "memory",
-        "new_lesson",
-        "Record a lesson learned as projects/PROJECT/memory/NAME.md, as `vaultkeeper new "
-        "memory` does: it starts held_out (label inferred) until its hold-out date, when it "
-        "is re-checked against its falsification_condition with apply_revalidate. Refused if "
-        "the name is taken anywhere in the vault. Returns the path and the index line added.",
-    ),
-    (
-        "decision",
-        "new_decision",
-        "Record a decision (what was decided, why, what was rejected) as "
-        "projects/PROJECT/memory/NAME.md with type decision, as `vaultkeeper new decision` "
-        "does. Refused if the name is taken. Returns the path and the index line added.",
-    ),
-)
-
-
-def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str) -> None:
-    """new_lesson / new_decision: one tool per kind of entry, the same arguments."""
-
-    @app.tool(name=tool, annotations=WRITES, description=doc)
-    async def new(
-        name: Name,
-        description: Description,
-        project: Project,
-        body: Body = None,
-        falsification_condition: Falsify = None,
-        anchors: Anchors = None,
-    ) -> NewOut:
-        call = functools.partial(
-            tools.new, kind, name, description, project, body, falsification_condition,
-            tuple(anchors or ()),
-        )  # fmt: skip
-        return await run(NewOut, call)
-
-
-def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
-
+    # carrying out the scanner's candidates
     @app.tool(
         name="apply_promote",
         annotations=WRITES,
@@ -300,8 +271,9 @@ def _apply_tools(app: MCPServer, tools: VaultTools) -> None:
         decision = Decision("skip", target, reason=reason)
         return await apply(tools, decision)
 
+    prune.register(app, tools, run)
 
-def _resources(app: MCPServer, tools: VaultTools) -> None:
+    # resources
     @app.resource(
         "vault://index",
         name="index",
@@ -319,6 +291,27 @@ def _resources(app: MCPServer, tools: VaultTools) -> None:
     )
     def entry(path: str) -> str:
         return _text(lambda: tools.read(path)["text"])
+
+    return app
+
+
+def _new_tool(app: MCPServer, tools: VaultTools, kind: str, tool: str, doc: str) -> None:
+    """new_lesson / new_decision: one tool per kind of entry, the same arguments."""
+
+    @app.tool(name=tool, annotations=WRITES, description=doc)
+    async def new(
+        name: Name,
+        description: Description,
+        project: Project,
+        body: Body = None,
+        falsification_condition: Falsify = None,
+        anchors: Anchors = None,
+    ) -> NewOut:
+        call = functools.partial(
+            tools.new, kind, name, description, project, body, falsification_condition,
+            tuple(anchors or ()),
+        )  # fmt: skip
+        return await run(NewOut, call)
 
 
 def _text(read: Callable[[], str]) -> str:

@@ -14,8 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from vaultkeeper.errors import EXIT_INTERRUPTED
@@ -53,26 +52,20 @@ def install() -> None:
     signal.signal(signal.SIGINT, _on_interrupt)
 
 
-@contextmanager
-def _busy() -> Iterator[None]:
-    global _running
-    with _lock:
-        _running += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _running -= 1
-            stop = _asked and _running == 0
-        if stop:
-            _exit()
-
-
 def guarded(call: Callable[[], T]) -> Callable[[], T]:
     """``call``, counted as running while it runs (an interrupt waits for it)."""
 
     def run() -> T:
-        with _busy():
+        global _running
+        with _lock:
+            _running += 1
+        try:
             return call()
+        finally:
+            with _lock:
+                _running -= 1
+                stop = _asked and _running == 0
+            if stop:
+                _exit()
 
     return run

@@ -43,12 +43,6 @@ def outcome_dict(outcome: Outcome) -> dict[str, Any]:
     return found | {"meaning": MEANING[outcome.outcome], "record": outcome.to_dict()}
 
 
-def serve_text(text: str) -> str:
-    """A file's text as an agent may see it: credentials masked, control characters
-    stripped (line breaks kept, so the line numbers search gives still hold)."""
-    return served(text) if needs_serving(text) else text
-
-
 class VaultTools:
     """One vault's tools; ``now`` is read once per call (VAULTKEEPER_TODAY honoured).
 
@@ -113,11 +107,14 @@ class VaultTools:
         return full
 
     def text(self, full: Path) -> str:
-        """A file of the vault as an agent may see it (serve_text); unreadable: refused."""
+        """A file of the vault as an agent may see it: credentials masked, control characters
+        stripped (line breaks kept, so the line numbers search gives still hold); a file that
+        cannot be read is refused."""
         try:
-            return serve_text(decode(read_regular(full)))
+            text = decode(read_regular(full))
         except ParseError as exc:
             raise UsageError(f"{rel(self.vault.resolve(), full)}: {exc.reason}") from None
+        return served(text) if needs_serving(text) else text
 
     def read(self, path: str) -> dict[str, Any]:
         full = self.entry_path(path)

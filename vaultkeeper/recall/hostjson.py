@@ -3,8 +3,7 @@
 A host may keep stdin open after writing its JSON, so a hook cannot read to the end of
 input: it reads what is there, tries to parse it, and reads more only when the text is
 not whole yet; it gives up past the deadline, the size limit, the end of input, or
-when the value is not an object. Used by the recall hook (which parses with SQLite's
-JSON functions) and the session-start hook (``json.loads``).
+when the value is not an object. Used by the recall hook and the session-start hook.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ name; a file's are those anchored to it or a folder above it, then those whose
 its row's is read again and the choice made again, and rows another vaultkeeper version
 made are never served.
 
-No click, no YAML, no ``json`` or ``re`` (JSON goes through SQLite's JSON functions):
-the hook's imports are most of its cost. Every file it opens is a regular file only
+No click, no YAML: the hook's imports are most of its cost (``json`` and ``re`` are
+cheap enough, bench/moment.py). Every file it opens is a regular file only
 (O_NOFOLLOW, then fstat; O_NONBLOCK: never waiting on a FIFO). Work is bounded (stdin,
 session id, ``MAX_TERMS`` words, ``CANDIDATES`` rows, the deadline checked by SQLite
 within each query). Anything wrong or slow prints nothing, exits 0 and leaves a line in
@@ -27,7 +27,9 @@ state/hooks.log.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sqlite3
 import stat
 import sys
@@ -104,22 +106,19 @@ def open_db(state: str) -> sqlite3.Connection:
     return conn
 
 
-_SPACED = str.maketrans(dict.fromkeys("!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~", " "))
+_WORD = re.compile(r"\w+")
 
 
 def terms(prompt: str) -> list[str]:
     """The prompt's first ``MAX_TERMS`` distinct words (``\\w+``), casefolded, less the
     short and the common."""
     out: dict[str, None] = {}
-    for chunk in prompt.translate(_SPACED).split():
-        if not chunk.isalnum():  # "_" or a non-ASCII mark: split where \w ends
-            chunk = "".join(c if c.isalnum() or c == "_" else " " for c in chunk)
-        for word in chunk.split():
-            w = word.casefold()
-            if len(w) >= config.MOMENT_MIN_TERM and w not in config.STOPWORDS and w not in out:
-                out[w] = None
-                if len(out) >= MAX_TERMS:
-                    return list(out)
+    for match in _WORD.finditer(prompt):
+        w = match.group().casefold()
+        if len(w) >= config.MOMENT_MIN_TERM and w not in config.STOPWORDS and w not in out:
+            out[w] = None
+            if len(out) >= MAX_TERMS:
+                break
     return list(out)
 
 
@@ -311,34 +310,21 @@ def _own_folder(path: str) -> None:
         raise OSError(f"{os.path.basename(path)}: not a folder (a symlink?); refused")
 
 
-def _tree(conn: sqlite3.Connection, text: str, depth: int) -> object:
-    """A JSON text as Python values, by SQLite's json_each (None below ``depth``)."""
-    kind = conn.execute("SELECT json_type(?)", (text,)).fetchone()[0]
-    if kind not in ("object", "array"):
-        return conn.execute("SELECT json_extract(?, '$')", (text,)).fetchone()[0]
-    rows = conn.execute("SELECT key, type, value FROM json_each(?)", (text,)).fetchall()
-    values = [
-        (_tree(conn, v, depth - 1) if depth else None) if t in ("object", "array") else v
-        for _, t, v in rows
-    ]
-    return dict(zip((r[0] for r in rows), values, strict=True)) if kind == "object" else values
+def _whole(text: object) -> object:
+    """A string with each lone surrogate escape as U+FFFD (SQLite cannot take one)."""
+    if type(text) is not str:
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _members(pairs: list[tuple[str, object]]) -> dict[object, object]:
+    return {_whole(k): _whole(v) for k, v in pairs}
 
 
 def read_stdin(deadline: float) -> dict[str, object]:
     """The host's JSON object: read until it parses (a host may keep stdin open)."""
-    conn = sqlite3.connect(":memory:")
-    conn.text_factory = lambda b: b.decode("utf-8", "replace")  # a lone surrogate escape
-
-    def parse(data: bytes) -> object:
-        text = data.decode("utf-8")
-        if not conn.execute("SELECT json_valid(?)", (text,)).fetchone()[0]:
-            raise ValueError("not JSON (yet)")
-        return _tree(conn, text, 2)
-
-    try:
-        got, size = read_object(deadline, config.MOMENT_MAX_STDIN, parse)
-    finally:
-        conn.close()
+    parse = json.JSONDecoder(object_pairs_hook=_members).decode
+    got, size = read_object(deadline, config.MOMENT_MAX_STDIN, lambda data: parse(data.decode()))
     if got is None:
         raise Quiet(f"stdin held no JSON object ({size} bytes)")
     return got
@@ -511,15 +497,12 @@ def _serve(
         if not kept:
             return ""
     receipt = f"recall:{moment}:{mark or '-'}"
-    shown = "SELECT json_object('session', ?, 'source', ?, 'kind', 'shown', 'target', ?, "
-    shown += "'date', ?, 'receipt', ?)"
-    lines = [conn.execute(shown, (session, host, x.path, day, receipt)).fetchone()[0] for x in kept]
-    append_line(
-        os.path.join(vault, config.STATE_DIR, config.USES_LOG_FILE), "\n".join(lines) + "\n"
-    )
-    out = "SELECT json_object('hookSpecificOutput', json_object('hookEventName', ?, "
-    out += "'additionalContext', ?))"
-    return str(conn.execute(out, (event, text)).fetchone()[0])
+    fields = ("session", "source", "kind", "target", "date", "receipt")
+    said = [(session, host, "shown", x.path, day, receipt) for x in kept]
+    lines = "".join(json.dumps(dict(zip(fields, row, strict=True))) + "\n" for row in said)
+    append_line(os.path.join(vault, config.STATE_DIR, config.USES_LOG_FILE), lines)
+    out = {"hookEventName": event, "additionalContext": text}
+    return json.dumps({"hookSpecificOutput": out}, ensure_ascii=False, separators=(",", ":"))
 
 
 def _with_site() -> None:

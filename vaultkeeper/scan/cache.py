@@ -46,13 +46,6 @@ PATTERNS_TOTAL = "patterns_total"  # scan_meta: how many readable patterns the r
 _TABLES = ("scan_memory", "scan_registry", "scan_pairs", "scan_meta", "brief_patterns")
 
 
-def key_of(st: os.stat_result, limit: int) -> tuple[list[int], bool]:
-    """A stat result's key, and whether the file changed before ``limit`` (epoch ns): one
-    changed since may change again within one clock tick and keep the same key."""
-    key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    return key, st.st_mtime_ns < limit and st.st_ctime_ns < limit
-
-
 # built once: json.dumps with options builds an encoder per call (thousands a scan)
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

@@ -29,11 +29,6 @@ if TYPE_CHECKING:
     from vaultkeeper.report.candidates import Candidate
     from vaultkeeper.upkeep.decay import MemoryFacts
 
-# The keys a held-out decision and the upkeep sections read, for every file; those only
-# a held-out candidate's line shows (and its hash), for a file that can be one some day.
-DECIDE = ("status", "holdout_until", config.SUPERSEDED_BY_KEY)
-FACTS = (*DECIDE, "name", "description", "last_validated", "provenance")
-DETAILS = ("label", "falsification_condition")
 NOT_AN_ENTRY = MemoryRecord(None, 1, None, None, None)  # a file without frontmatter
 
 
@@ -54,7 +49,11 @@ def read_record(path: str, where: str, texts: dict[str, str] | None = None) -> M
             return MemoryRecord(facts_of(where, meta), line, None, None, None, served)
     except ParseError as exc:
         return MemoryRecord(None, 1, None, None, (exc.line, exc.reason))
-    details = (_iso(meta.get("label")), _iso(meta.get("status")), _iso(meta.get(DETAILS[1])))
+    details = (
+        _iso(meta.get("label")),
+        _iso(meta.get("status")),
+        _iso(meta.get("falsification_condition")),
+    )
     return MemoryRecord(facts_of(where, meta), line, model.file_hash(text), details, None, served)
 
 

@@ -27,7 +27,7 @@ class ParseError(ValueError):
 class Unreadable(ParseError):
     """A file whose text could not be had at all (an I/O error, not a regular file,
     binary, not UTF-8), as against text that does not parse: a command that regenerates
-    what it lists from the file keeps what it had (index.entries.collect_entries)."""
+    what it lists from the file keeps what it had (index.rows.collect_entries)."""
 
 
 def decode(raw: bytes) -> str:
