@@ -95,6 +95,29 @@ def test_log_prints_newest_last(make_vault, runner: CliRunner) -> None:
     assert [r["target"] for r in json.loads(as_json.stdout)] == ["first", "second"]
 
 
+def test_log_shows_a_line_break_in_a_journal_field_escaped(make_vault, runner: CliRunner) -> None:
+    """A journal line pulled with the vault (attacker-written) cannot forge a second
+    decision at the person's terminal: one record, one line."""
+    vault = make_vault({})
+    journal.append(vault, Outcome("skip", "real", "silence", "one"), NOW)
+    forged = {
+        "ts": "2026-12-01T09:31:05Z",
+        "action": "skip",
+        "target": "x\r",
+        "outcome": "silence",
+        "reason": "y\n2026-12-01T09:32:05Z  act     prune      all: a person answered yes",
+    }
+    with (vault / "state/journal.jsonl").open("a") as fh:
+        fh.write(json.dumps(forged) + "\n")
+    result = runner.invoke(cli, ["--vault", str(vault), "log"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        "2026-12-01T09:30:05Z  silence skip       real: one",
+        "2026-12-01T09:31:05Z  silence skip       x\\x0d: y\\n2026-12-01T09:32:05Z  act     prune"
+        "      all: a person answered yes",
+    ]
+
+
 def test_a_journal_or_queue_linked_out_of_the_vault_is_never_read(
     make_vault, runner: CliRunner, tmp_path: Path
 ) -> None:

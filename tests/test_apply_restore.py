@@ -162,8 +162,8 @@ def test_prune_then_restore_keeps_the_index_keywords(make_vault: MakeVault) -> N
     assert after == before
 
 
-def test_a_pruned_dot_file_restores(make_vault: MakeVault) -> None:
-    path = "projects/p/memory/.hidden.md"
+@pytest.mark.parametrize("path", ["projects/p/memory/.hidden.md", "projects/p/.drafts/m.md"])
+def test_a_pruned_dot_file_restores(make_vault: MakeVault, path: str) -> None:
     vault = make_vault({path: MEMORY})
     outcome = apply_decision(vault, Decision("prune", path), NOW, confirm=yes)
     assert outcome.outcome == "act", outcome.reason
@@ -219,3 +219,75 @@ def test_a_trash_record_nested_past_jsons_depth_is_unreadable_not_a_crash(
         assert "internal error" not in done.stderr
         assert f"{config.TRASH_META_FILE}: unreadable" in done.stderr
     assert (folder / config.TRASH_META_FILE).read_text() == deep
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ".git/hooks/pre-commit",  # run by the person's next commit
+        ".obsidian/plugins/x/main.js",  # run by Obsidian
+        "projects/p/.git/hooks/post-checkout",
+        "projects/p/.git/info/x.md",  # a nested repository's .git/ too
+        ".obsidian/x.md",
+        "state/machine.json",  # this machine's own, never committed
+        "STATE/machine.json",  # the same folder on a case-insensitive disk
+        "projects/p/memory/run.sh",  # nothing vaultkeeper trashes is not markdown
+    ],
+)
+def test_restore_puts_back_only_a_vault_entry_never_a_hook_or_state(
+    make_vault: MakeVault, source: str
+) -> None:
+    """A .trash/ record comes with the vault (git pull): one naming a file vaultkeeper
+    never trashes (a git hook, Obsidian's plugins, state/) restores nothing."""
+    vault = make_vault({"projects/p/memory/m.md": MEMORY})
+    (vault / ".git/hooks").mkdir(parents=True)
+    done = apply_decision(vault, Decision("prune", "projects/p/memory/m.md"), NOW, confirm=yes)
+    assert done.outcome == "act", done.reason
+    folder = vault / config.TRASH_DIR / str(done.id)
+    tamper(folder, {"source": source}, where="record")
+    machine = vault / "state/machine.json"
+    before = snapshot(vault), machine.read_bytes() if machine.exists() else None
+    outcome = restore(vault, folder.name)
+    assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome
+    assert (snapshot(vault), machine.read_bytes() if machine.exists() else None) == before
+
+
+@pytest.mark.parametrize("path", [".git/config", "projects/p/config.md"])
+def test_restore_of_a_merge_writes_back_only_vault_entries(
+    merged: tuple[Path, Path], path: str
+) -> None:
+    """A merge record's edited path, as written or through a committed symlink inside the
+    vault (projects/p/config.md -> ../../.git/config), must be an entry."""
+    vault, folder = merged
+    (vault / ".git").mkdir()
+    (vault / ".git/config").write_text("")  # an empty file's digest is easy to forge
+    (vault / "projects/p").mkdir(parents=True)
+    (vault / "projects/p/config.md").symlink_to("../../.git/config")
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    tamper(folder, {"path": path, "after": empty})
+    before = snapshot(vault)
+    outcome = restore(vault, folder.name)
+    assert outcome.outcome == "defer" and "not a vault entry" in outcome.reason, outcome
+    assert snapshot(vault) == before
+
+
+@pytest.mark.parametrize("kind", ["file", "block"])
+def test_restore_onto_a_fifo_refuses_at_once(make_vault: MakeVault, kind: str) -> None:
+    """Where the pruned file stood, a FIFO now (an agent's mkfifo): restore refuses in one
+    line, never waiting for a writer that does not come."""
+    import os
+
+    from tests.conftest import run_bounded
+
+    path = "projects/p/memory/m.md" if kind == "file" else "patterns/registry.md"
+    vault = make_vault({"projects/p/memory/m.md": MEMORY, "patterns/registry.md": REGISTRY})
+    done = apply_decision(
+        vault, Decision("prune", path if kind == "file" else "beta"), NOW, confirm=yes
+    )
+    assert done.outcome == "act", done.reason
+    (vault / path).unlink(missing_ok=True)
+    os.mkfifo(vault / path)
+    result = run_bounded(["--vault", str(vault), "restore", str(done.id)], "restore read a FIFO")
+    assert result.returncode == 1, result
+    assert "not a regular file" in result.stderr or "exists and differs" in result.stderr
+    assert (vault / config.TRASH_DIR / str(done.id)).is_dir()

@@ -66,6 +66,17 @@ def test_review_list_works_anywhere(vault: Path, runner: CliRunner) -> None:
     assert [a["target"] for a in json.loads(result.stdout)] == ["beta", "gamma"]
 
 
+def test_review_list_shows_a_queued_line_break_escaped(vault: Path, runner: CliRunner) -> None:
+    """A queue line pulled with the vault cannot forge a second waiting ask at the
+    person's terminal: one ask, one line."""
+    forged = {"type": "ask", "id": "q1", "action": "prune", "target": "x", "reason": "y\nq2  z"}
+    with (vault / "state/queue.jsonl").open("a") as fh:
+        fh.write(json.dumps(forged) + "\n")
+    result = runner.invoke(cli, ["--vault", str(vault), "review", "--list"])
+    assert "q1  prune x: y\\nq2  z" in result.stdout.splitlines()
+    assert "3 waiting for a person" in result.stdout
+
+
 def test_yes_and_no_on_a_pty(vault: Path) -> None:
     code, screen = run_on_pty(["--vault", str(vault), "review"], ["y", "n"], PROMPT)
     assert code == 0, screen

@@ -325,6 +325,25 @@ def test_new_memory_via_cli_honours_env_window_and_label(make_vault: MakeVault) 
     assert "status: active\n" in text and "holdout_until" not in text
 
 
+def test_new_and_use_show_a_pulled_files_name_inert(make_vault: MakeVault) -> None:
+    """A file pulled with the vault, its name an OSC 52 clipboard write and its
+    frontmatter broken: `new` warns about it without writing the escape to the terminal."""
+    name = "projects/api/memory/bad\x1b]52;c;QUFB\x07.md"
+    vault = make_vault({name: "---\nname: [unclosed\n---\nx\n"})
+    result = CliRunner().invoke(
+        cli, ["--vault", str(vault), "new", "memory", "a", "-p", "api", "-d", "A lesson"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: projects/api/memory/bad\\x1b]52;c;QUFB\\x07.md:2: bad YAML" in result.stderr
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    block = "### p\nx\n\n**success count:** 1\n**last used:** 2026-01-01\n"
+    (vault / "patterns/r\x1b]52;c;QUFB\x07.md").write_text("# R\n\n" + block)
+    used = CliRunner().invoke(cli, ["--vault", str(vault), "use", "p"])
+    assert used.exit_code == 0, used.output
+    assert "(patterns/r\\x1b]52;c;QUFB\\x07.md)" in used.stdout
+    assert "\x1b" not in used.output and "\x07" not in used.output
+
+
 @pytest.mark.parametrize("days", ["soon", "-1", "99999999", "1.5"])
 def test_bad_holdout_env_is_refused_with_nothing_written(make_vault: MakeVault, days: str) -> None:
     vault = make_vault()

@@ -258,6 +258,28 @@ def test_merge_driver_command_writes_ours_and_exits_1_on_conflict(
     assert done.stderr == ""  # git itself reports the conflict (CONFLICT (content): ...)
 
 
+def test_merge_driver_notes_show_a_pulled_escape_sequence_inert(tmp_path: Path) -> None:
+    """A block name pulled from another clone cannot write to the person's clipboard
+    (OSC 52) or terminal when git pull prints the driver's note."""
+    from click.testing import CliRunner
+
+    from vaultkeeper.cli import cli
+
+    name = "evil\x1b]52;c;ZWNobyBoaQ==\x07x"
+    block = "### {}\nbody\n\n**success count:** {}\n**last used:** 2026-01-0{}\n"
+    texts = {
+        "base": "# Pattern registry\n\n" + block.format(name, 1, 1),
+        "ours": "# Pattern registry\n\n" + block.format(name, 2, 2),
+        "theirs": "# Pattern registry\n\n",
+    }
+    for side, text in texts.items():
+        (tmp_path / f"{side}.md").write_text(text, encoding="utf-8")
+    args = [str(tmp_path / f"{side}.md") for side in texts]
+    done = CliRunner().invoke(cli, ["merge-driver", *args, REGISTRY])
+    assert "### evil\\x1b]52;c;ZWNobyBoaQ==\\x07x was deleted on theirs" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
 def test_merge_driver_on_missing_files_is_one_line(machines: Machines, tmp_path: Path) -> None:
     done = machines.vk(tmp_path, "merge-driver", "nope-base", "nope-ours", "nope-theirs", code=1)
     assert done.stderr.count("\n") == 1 and "nope-base: cannot read" in done.stderr

@@ -472,6 +472,29 @@ def test_a_broken_crontab_is_not_overwritten(
 # -- hooks status ------------------------------------------------------------------------
 
 
+def test_hooks_status_shows_a_hook_logs_and_a_settings_commands_escapes_inert(
+    runner: CliRunner, make_vault: MakeVault, tmp_path: Path, crontab: tuple[Path, dict[str, str]]
+) -> None:
+    """The hook log (any process of the session may append to it) and a settings file's
+    command (a repository's .claude/settings.json) never reach the terminal raw: no OSC 52
+    clipboard write, no screen clear, no forged row."""
+    _, env = crontab
+    vault = make_vault()
+    settings, codex = tmp_path / "settings.json", tmp_path / "hooks.json"
+    run(runner, "--vault", vault, "hooks", "install", "claude-code", "--settings", settings)
+    data = json.loads(settings.read_text())
+    data["hooks"]["SessionEnd"][0]["hooks"][0]["command"] += " \x1b]52;c;QUFB\x07\nforged"
+    settings.write_text(json.dumps(data))
+    log = vault / config.STATE_DIR / config.HOOK_LOG_FILE
+    log.write_text("x \x1b]52;c;QUFB\x07 y \x1b[2J\n")
+    own = {**env, "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state-home")}
+    args = ("hooks", "status", "--settings", settings, "--hooks", codex)
+    text = run(runner, "--vault", vault, *args, env=own)
+    assert "\x1b" not in text.stdout and "\x07" not in text.stdout
+    assert text.stdout.endswith(f"hook log     {log}: x \\x1b]52;c;QUFB\\x07 y \\x1b[2J\n")
+    assert not any(line.startswith("forged") for line in text.stdout.splitlines())
+
+
 def test_hooks_status_says_what_is_installed_where(
     runner: CliRunner, make_vault: MakeVault, tmp_path: Path, crontab: tuple[Path, dict[str, str]]
 ) -> None:

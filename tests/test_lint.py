@@ -438,6 +438,17 @@ def test_a_file_name_holding_escapes_reaches_the_terminal_inert(sample: Path) ->
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
 
 
+def test_index_and_verify_show_a_broken_files_escaped_name_inert(sample: Path) -> None:
+    """A note pulled with the vault, named with an OSC 52 clipboard write, its frontmatter
+    broken: index's warning and verify's row name it without the escape."""
+    name = "bad\x1b]52;c;QUFB\x07.md"
+    (sample / "projects/api/memory" / name).write_text("---\nname: [x\n---\n", encoding="utf-8")
+    for command in ("index", "verify"):
+        result = CliRunner().invoke(cli, ["--vault", str(sample), command], color=True)
+        assert "bad\\x1b]52;c;QUFB\\x07.md" in result.output, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+
+
 def test_the_count_is_of_the_files_paths_name_not_the_whole_vault(
     sample: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

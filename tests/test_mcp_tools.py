@@ -128,3 +128,30 @@ def test_new_lesson_takes_anchors_checked_as_the_cli_checks_them(
         assert not (vault / "projects/shop/memory/other.md").exists()
     with pytest.raises(UsageError, match="at most 20"):
         tools(vault).new("memory", "other", "d", "shop", None, None, ("src/cart.py",) * 21)
+
+
+def test_new_with_anchors_reads_nothing_under_a_project_that_climbs_out(
+    make_vault: MakeVault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's ``project`` is checked before projects/PROJECT/repository.json is read:
+    ``../..`` never makes the server open a file outside the vault."""
+    from vaultkeeper.store import text
+
+    vault = make_vault()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/repository.json").write_text('{"root_commit": "abc"}')
+    opened: list[str] = []
+    real = text.read_regular
+
+    def spy(path: object, follow: bool = True) -> bytes:
+        opened.append(str(path))
+        return real(path, follow)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(text, "read_regular", spy)
+    monkeypatch.setattr("vaultkeeper.anchors.repo.read_regular", spy)
+    (vault / "projects").mkdir(exist_ok=True)
+    climbing = "../../elsewhere"
+    assert (vault / "projects" / climbing / "repository.json").is_file()
+    with pytest.raises(UsageError, match="unsafe name"):
+        tools(vault).new("memory", "x", "d", climbing, None, None, ("src/a.py",))
+    assert not [p for p in opened if "elsewhere" in p]

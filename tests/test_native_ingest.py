@@ -190,3 +190,20 @@ def test_a_tag_naming_many_memories_costs_one_write_not_one_each(
     assert journaled >= 400
     assert len(syncs) <= 12, len(syncs)  # 400+ before
     assert sum("absent-" in s for s in stats) == 0  # each absent name cost a stat before
+
+
+def test_a_native_counters_file_linked_out_of_the_vault_is_never_read_nor_copied_in(
+    home: Path, make_vault: MakeVault, tmp_path: Path
+) -> None:
+    """patterns/native-memory.md committed as a symlink (to ~/.aws/credentials, say):
+    the session-end hook's ingest never copies what it points at into the vault."""
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", str(home / "proj"))
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = outside-the-vault\n")
+    (vault / "patterns" / "native-memory.md").symlink_to(secret)
+    vk(vault, "ingest", str(transcript(home, CITES)))
+    assert secret.read_text() == "aws_secret_access_key = outside-the-vault\n"
+    assert (vault / "patterns" / "native-memory.md").is_symlink()
+    files = [p for p in vault.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert [p for p in files if b"outside-the-vault" in p.read_bytes()] == []

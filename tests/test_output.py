@@ -23,6 +23,18 @@ def test_text_puts_lines_on_stdout_and_notes_on_stderr_in_their_place(
     assert err == "warning: w\nin between\n"
 
 
+def test_text_is_shown_inert_whatever_the_command_put_in_it(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A command that forgot to make a vault file's name inert still writes no escape
+    sequence (an OSC 52 clipboard write, a screen clear) to the person's terminal."""
+    osc52 = "\x1b]52;c;QUFB\x07"
+    show(Shown(lines=(f"a {osc52}", Note(f"b {osc52}")), notes=(f"c {osc52}",)))
+    out, err = capfd.readouterr()
+    assert out == "a \\x1b]52;c;QUFB\\x07\n"
+    assert err == "c \\x1b]52;c;QUFB\\x07\nb \\x1b]52;c;QUFB\\x07\n"
+
+
 def test_json_prints_the_data_and_the_notes_but_no_line(
     capfd: pytest.CaptureFixture[str],
 ) -> None:

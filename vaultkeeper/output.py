@@ -105,11 +105,14 @@ class Shown(namedtuple("Shown", "data lines notes code", defaults=(None, (), (),
 
 
 def show(shown: Shown, as_json: bool = False) -> int:
-    """Render ``shown`` as JSON or as text; its exit code."""
+    """Render ``shown`` as JSON or as text; its exit code. Text is shown inert (textsafe):
+    any line may hold a name or a value read from a vault file."""
+    from vaultkeeper.store.textsafe import inert
+
     for note in shown.notes:
-        echo(note, err=True)
+        echo(inert(note), err=True)
     if as_json:
         print_json(shown.data)
     for line in () if as_json else shown.lines:
-        echo(line, err=isinstance(line, Note))
+        echo(inert(line), err=isinstance(line, Note))
     return int(shown.code)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultkeeper import config
+from vaultkeeper.anchors.repo import git
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import ACT, ASK, SILENCE, Decision, Outcome, outcome_for
 from vaultkeeper.errors import GateRefused, NotFoundError, UsageError
@@ -175,6 +176,12 @@ def _vouched(vault: Path, meta: dict[str, Any], folder: Path) -> None:
     record committed by someone else (``.trash/`` travels with the vault), or a kept copy
     edited since, would write a memory file and a ``MEMORY.md`` line the host loads
     into every session."""
+    mine = f"{config.STATE_DIR}/{config.MACHINE_FILE}"
+    if git(str(vault), "ls-files", "--error-unmatch", "--", mine) is not None:
+        raise GateRefused(  # `git add -f`: another clone's records came with the vault
+            f"{mine} is tracked by git, so it may be another clone's; restored nothing "
+            f"(untrack it: git rm --cached {mine})"
+        )
     want = pruned_here(vault).get(str(meta["id"]))
     content = meta.get("content")
     record, kept = folder / config.TRASH_META_FILE, folder / str(content)

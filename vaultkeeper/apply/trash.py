@@ -127,6 +127,24 @@ def _checked(meta: Any, trash_id: str) -> dict[str, Any]:
     return {**meta, "id": trash_id}
 
 
+def _entry(vault: Path, given: object) -> Path:
+    """A record's path, resolved, when it is a markdown file prune could have taken
+    (gate.entry_path's rule): a record naming a git hook or config (.git/, a nested
+    repository's too), .obsidian/ or state/, as written or through a symlink, is refused
+    (.trash/ comes with the vault: another clone may have written it)."""
+    path = resolve_inside(vault, str(given))
+    relative = rel(vault.resolve(), path)
+    parts = relative.casefold().split("/")
+    if (
+        not relative.endswith(".md")
+        or parts[0] in config.EXCLUDED_DIRS
+        or parts[0].startswith(".")
+        or ".git" in parts[:-1]
+    ):
+        raise GateRefused(f"{given}: not a vault entry; nothing restored")
+    return path
+
+
 def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcome:
     """Put ``.trash/<id>/`` back where it came from."""
     trash_id = decision.target.strip()
@@ -153,7 +171,7 @@ def restore(vault: Path, decision: Decision, *, dry_run: bool = False) -> Outcom
         if isinstance(meta, dict) and meta.get("kind") == native.KIND and not dry_run:
             return native.restore(vault, decision, {**meta, "id": trash_id}, folder)
         meta = _checked(meta, trash_id)
-        target = resolve_inside(vault, meta["source"])
+        target = _entry(vault, meta["source"])
         content = file_in(folder, str(meta["content"]))
         if not dry_run:
             check_index(vault)
@@ -181,7 +199,7 @@ def _put_back(
     kept, source = read_source(content, rel(vault, content)).text, meta["source"]
     whole = meta.get("kind") == "file"
     if whole and target.exists():
-        if target.read_bytes() == content.read_bytes():
+        if target.is_file() and target.read_bytes() == content.read_bytes():
             return outcome_for(decision, SILENCE, f"{source} is already back", id=meta["id"])
         raise GateRefused(
             f"{source}: exists and differs; restoring would overwrite it "
@@ -284,7 +302,7 @@ def unmerge(
     plan_back: list[tuple[Path, bytes]] = []
     since = 0
     for item in edits:
-        path = resolve_inside(vault, str(item["path"]))
+        path = _entry(vault, item["path"])
         original = file_in(folder, str(item["original"]))
         now = path.read_bytes() if path.is_file() else b""
         if sha(now) == item.get("after"):
@@ -299,7 +317,7 @@ def unmerge(
         plan_back.append((path, _taken_off(folder, item, original, now)))
         since += 1
     drop_file = meta.get("drop_kind") == "file"
-    target = resolve_inside(vault, meta["source"])
+    target = _entry(vault, meta["source"])
     if drop_file and target.exists():
         raise GateRefused(f"{meta['source']}: exists again; restoring would overwrite it")
     how = f"un-merged {meta.get('name')} from {meta.get('keep')}: {len(plan_back)} file(s) back"

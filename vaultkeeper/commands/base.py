@@ -36,7 +36,9 @@ def nonempty_path(ctx: click.Context, param: click.Parameter, value: str | None)
 
 
 def note(message: str) -> None:
-    click.echo(f"vaultkeeper: note: {message}", err=True)
+    from vaultkeeper.store.textsafe import inert
+
+    click.echo(inert(f"vaultkeeper: note: {message}"), err=True)
 
 
 def waiting_to_count() -> None:

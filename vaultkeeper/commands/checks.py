@@ -114,7 +114,7 @@ def index(ctx: click.Context, check: bool, as_json: bool) -> int:
                 )
             )
             if problem in result.unreadable
-            else Note(f"warning: {problem}")
+            else Note(inert_line(f"warning: {problem}"))
             for problem in result.problems
         ),
         *(Note(f"warning: {name} is still over the load budget") for name in result.over_budget),
@@ -159,6 +159,7 @@ def verify(ctx: click.Context, as_json: bool) -> int:
       vaultkeeper verify
       vaultkeeper --vault ~/memory verify --json
     """
+    from vaultkeeper.store.textsafe import inert_line
     from vaultkeeper.verify import ROWS, verify_vault
 
     vault = vault_path(ctx, require=False)
@@ -176,7 +177,8 @@ def verify(ctx: click.Context, as_json: bool) -> int:
             result = verify_vault(vault, now=now_utc(), env=os.environ, progress=step)
     width = max(len(c.name) for c in result.checks)
     data = {"vault": result.vault, "checks": [c.to_dict() for c in result.checks]}
-    lines = tuple(
-        f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}" for c in result.checks
+    lines = tuple(  # a detail may name a file: inert
+        inert_line(f"{c.number:>2}  {c.name:<{width}}  {c.status:<4}  {c.detail}")
+        for c in result.checks
     )
     return show(Shown(data, lines, code=int(bool(result.failed))), as_json)

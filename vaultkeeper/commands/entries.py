@@ -11,6 +11,7 @@ import click
 from vaultkeeper import config
 from vaultkeeper.commands.base import nonempty_path, now_utc, vault_path, waiting_to_count
 from vaultkeeper.output import Note, Shown, show
+from vaultkeeper.store.textsafe import inert
 
 
 @click.command()
@@ -145,7 +146,7 @@ def new(
     )
     lines = (
         f"created {result.path}:{result.line} ({kind} {name})",
-        *(Note(f"warning: {p}") for p in result.problems),  # listed without a description
+        *(Note(inert(f"warning: {p}")) for p in result.problems),  # listed without a description
         *([f"indexed {result.index_file}: {result.index_line}"] if result.index_line else []),
     )
     # each problem as its line: a Problem is a named tuple, JSON'd as a list
@@ -170,7 +171,7 @@ def use(ctx: click.Context, name: str, as_json: bool) -> int:
     from vaultkeeper.learn.count import record_cli
 
     result = record_cli(vault_path(ctx), name, now_utc(), waiting_to_count)
-    line = (
+    line = inert(
         f"{result.name}: success count {result.count_before} -> {result.count_after}, "
         f"last used {result.last_used} ({result.path})"
     )

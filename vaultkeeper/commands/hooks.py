@@ -28,6 +28,7 @@ from vaultkeeper.commands.base import (
     vault_path,
 )
 from vaultkeeper.output import Shown, show
+from vaultkeeper.store.textsafe import inert_line
 
 if TYPE_CHECKING:
     from vaultkeeper.hosts.hooks import Installed
@@ -363,4 +364,5 @@ def hooks_status(
         said = f"{when:%Y-%m-%d %H:%M} UTC{ago}" if when else "never"
         rows.append(("last scan", f"{v}: {said}"))
     rows += [("hook log", f"{log}: {last}") for log, last in where.hook_logs]
-    return show(Shown(data, tuple(f"{column:<12} {text}" for column, text in rows)), as_json)
+    # a hook log's line and a settings file's command are anyone's text: one inert row each
+    return show(Shown(data, tuple(inert_line(f"{c:<12} {text}") for c, text in rows)), as_json)

@@ -9,7 +9,7 @@ import click
 from vaultkeeper.commands.apply import ask_person, decide, show_outcome
 from vaultkeeper.commands.base import AS_JSON, DRY_RUN, now_utc, vault_path
 from vaultkeeper.output import Note, Shown, show
-from vaultkeeper.store.textsafe import inert
+from vaultkeeper.store.textsafe import inert, inert_line
 
 
 @click.command()
@@ -48,7 +48,7 @@ def review(ctx: click.Context, list_only: bool, as_json: bool) -> int:
     if list_only:
         more = f" (and {len(damaged)} unreadable queue line(s))" if damaged else ""
         lines = (
-            *(inert(f"{ask.id}  {ask.what}: {ask.reason}") for ask in waiting),
+            *(inert_line(f"{ask.id}  {ask.what}: {ask.reason}") for ask in waiting),
             f"{len(waiting)} waiting for a person{more}",
         )
         data = [a.to_dict() for a in waiting]
@@ -111,7 +111,7 @@ def log(ctx: click.Context, as_json: bool, last: int | None) -> int:
     result = read(vault_path(ctx))
     records = list(result.records)[-last:] if last else list(result.records)
     lines = [
-        inert(
+        inert_line(
             f"{r.get('ts', '?')}  {str(r.get('outcome', '?')):<7} "
             f"{str(r.get('action', '?')):<10} {r.get('target', '?')}: "
             f"{r.get('reason', '')}" + (f"  [{r['id']}]" if r.get("id") else "")

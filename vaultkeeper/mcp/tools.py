@@ -165,10 +165,12 @@ class VaultTools:
         this machine, else in the repository of the server's folder (the host's project)."""
 
         from vaultkeeper.anchors.repo import located
-        from vaultkeeper.entries.create import holdout_days_from_env, new_entry
+        from vaultkeeper.entries.create import check_name, holdout_days_from_env, new_entry
 
         if len(anchors) > MAX_ANCHORS:
             raise UsageError(f"anchors: at most {MAX_ANCHORS} at once")
+        if anchors and project:
+            check_name(project)  # before projects/PROJECT/repository.json is read
         repo_dir = located(self.vault, project) if anchors and project else None
         result = new_entry(
             self.vault, kind, name, description, project=project, body=body, falsify=falsify,

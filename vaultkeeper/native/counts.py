@@ -17,6 +17,7 @@ from vaultkeeper import config
 from vaultkeeper.registry.blocks import load_heads
 from vaultkeeper.store.fsio import atomic_write, patient_lock
 from vaultkeeper.store.secrets import served
+from vaultkeeper.store.walk import links_out
 
 HEADER = (
     "# Native memory counters\n\n"
@@ -63,6 +64,8 @@ def ensure_blocks(
         if not missing:
             return []
         path = vault / config.NATIVE_REGISTRY_FILE
+        if links_out(str(vault.resolve()), str(path)):  # committed as a link out: not ours
+            return []
         text = path.read_text(encoding="utf-8") if path.is_file() else HEADER
         if not text.endswith("\n"):
             text += "\n"

@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 
 from vaultkeeper.errors import VaultkeeperError
-from vaultkeeper.store.model import ParseError, decode, load_yaml, split_frontmatter, split_lines
+from vaultkeeper.store.model import (
+    ParseError,
+    decode,
+    load_yaml,
+    read_regular,
+    split_frontmatter,
+    split_lines,
+)
 
 BOM = "\ufeff"
 
@@ -25,9 +32,9 @@ def read_for_edit(path: Path, where: str | None = None) -> tuple[str, str]:
     """
     label = where or str(path)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise VaultkeeperError(f"{label}: cannot read: {exc.strerror or exc}") from None
+        raw = read_regular(path)  # a FIFO is refused, never waited on
+    except ParseError as exc:
+        raise VaultkeeperError(f"{label}: {exc.reason}") from None
     try:
         text = decode(raw)
     except ParseError as exc:
