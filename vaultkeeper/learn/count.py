@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from vaultkeeper.learn.counters import UseResult, plan_uses, record_uses, write_
 from vaultkeeper.registry.blocks import (
     named_blocks,
 )
-from vaultkeeper.store.fsio import open_append, patient_lock
+from vaultkeeper.store.fsio import patient_lock
 from vaultkeeper.store.model import Problem, parse_date
 from vaultkeeper.store.uses import (
     PATTERN_KINDS,
@@ -163,8 +162,7 @@ def record(
                 n: (r.path, r.count_before, r.count_after, r.last_used)
                 for n, r in plan.done.items()
             }
-            with contextlib.suppress(FileNotFoundError):  # a journal that refuses its line
-                os.close(open_append(journal.journal_path(vault), 0))  # refuses the count
+            journal.check(vault)  # a journal that would refuse its line refuses the count
             # 1. the events and the intent, in one write: the commit point (store/uses.py)
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))
