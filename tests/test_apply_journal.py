@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from tests.conftest import snapshot
 from vaultkeeper.apply import journal
 from vaultkeeper.apply.decision import Outcome
 from vaultkeeper.cli import cli
@@ -135,6 +138,31 @@ def test_a_journal_or_queue_linked_out_of_the_vault_is_never_read(
     found = journal.read(vault)
     assert found.records == () and [p.line for p in found.problems] == [1]
     assert journal.pending(vault) == [] and len(journal.damaged(vault)) == 1  # never "0 waiting"
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
+def test_a_journal_that_would_refuse_its_line_refuses_the_decision_first(
+    make_vault, runner: CliRunner, tmp_path: Path, kind: str
+) -> None:
+    # The promote was written, then its journal line refused: "a symlink; refused" with
+    # exit 1 over a registry already changed (a folder: exit 0 and "NOT journaled").
+    vault = make_vault({"patterns/registry.md": REGISTRY})
+    path = vault / "state" / "journal.jsonl"
+    path.unlink(missing_ok=True)
+    if kind == "symlink":
+        (tmp_path / "elsewhere.jsonl").write_text("")
+        path.symlink_to(tmp_path / "elsewhere.jsonl")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    before = snapshot(vault, skip_state=False)
+    args = ["--vault", str(vault), "apply", "promote", "alpha", "--evidence", RECEIPT, "--json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"vaultkeeper: error: {path}: ")
+    assert json.loads(result.stdout)["exit"] == 1
+    assert snapshot(vault, skip_state=False) == before
 
 
 def test_log_of_an_empty_vault(make_vault, runner: CliRunner) -> None:

@@ -168,6 +168,17 @@ def test_core_walk_yes_refuses_when_changed_after_shown(vault: Path) -> None:
     assert "### beta" in registry.read_text()
 
 
+def test_a_journal_that_would_refuse_its_line_refuses_the_walk_first(vault: Path) -> None:
+    # A yes deleted beta, then its journal line was refused: an error over a deletion done.
+    path = vault / "state" / "journal.jsonl"
+    path.unlink()
+    path.mkdir()
+    before = snapshot(vault)
+    with pytest.raises(IsADirectoryError):
+        review(vault, NOW, lambda item: "yes")
+    assert snapshot(vault) == before
+
+
 def test_answers() -> None:
     assert [is_yes(a) for a in ("y", "YES", " Yes ", "", "n", "yess", "yes please")] == [
         True, True, True, False, False, False, False,

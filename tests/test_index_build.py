@@ -257,6 +257,27 @@ def test_new_on_an_older_versions_layout_moves_its_sub_indexes_too(
     assert runner.invoke(cli, ["--vault", str(vault), "index", "--check"]).exit_code == 0
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [b"\n<!-- vaultkeeper:index start -->\n- [[x]]\n", b"\xff\xfe\n", b"\x00\n"],
+    ids=["markers", "not-utf8", "nul"],
+)
+def test_an_index_refused_moves_no_root_sub_index(
+    make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner, damage: bytes
+) -> None:
+    # `index` once moved the older layout's sub-indexes into _index/ and then refused the
+    # root _index.md, saying "nothing was changed": a refusal had moved files.
+    vault = _split_vault(make_vault, monkeypatch)
+    _as_older_version(vault)
+    with (vault / config.INDEX_FILE).open("ab") as fh:
+        fh.write(damage)
+    before = snapshot(vault)
+    result = runner.invoke(cli, ["--vault", str(vault), "index"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("vaultkeeper: error: ") and "moved" not in result.stderr
+    assert snapshot(vault) == before
+
+
 def test_index_leaves_a_root_sub_index_whose_name_the_folder_holds(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,28 @@ def test_use_of_an_unknown_name_writes_nothing(sample: Path) -> None:
     result = use(sample, "no-such-pattern")
     assert result.exit_code == 1
     assert result.stderr.startswith("vaultkeeper: error: no-such-pattern: no ### no-such-pattern")
+    assert snapshot(sample, skip_state=False) == files
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "symlink"])
+def test_a_journal_that_would_refuse_its_line_refuses_the_use_first(
+    sample: Path, tmp_path: Path, kind: str
+) -> None:
+    # The count was written, then journaling it failed: exit 1 and an error, so a person
+    # ran `use` again and counted the one reuse twice.
+    journal = sample / "state/journal.jsonl"
+    journal.unlink(missing_ok=True)
+    if kind == "folder":
+        journal.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(journal)
+    else:
+        (tmp_path / "elsewhere.jsonl").write_text("")
+        journal.symlink_to(tmp_path / "elsewhere.jsonl")
+    files = snapshot(sample, skip_state=False)
+    result = use(sample, "pin-test-clock")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"vaultkeeper: error: {journal}: "), result.stderr
     assert snapshot(sample, skip_state=False) == files
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakeVault
+from tests.conftest import MakeVault, snapshot
 from tests.native_tree import WEB, build, hashes, vk
 from tests.pty_helper import run_on_pty
 from tests.test_native_ingest import CITES, project, second_session, transcript  # noqa: F401 - the fixture
@@ -51,6 +51,22 @@ def test_without_a_terminal_nothing_moves_and_it_waits_for_a_person(
     assert not list((vault / ".trash").glob("*/trash.json"))
     code, listed, _ = vk(vault, "review", "--list")
     assert "src-web/old-port.md" in listed
+
+
+def test_a_journal_that_would_refuse_its_line_refuses_the_prune_first(
+    tree: Path, make_vault: MakeVault
+) -> None:
+    # The ask was queued, then its journal line refused: exit 1 over a queue changed.
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", WEB)
+    path = vault / "state" / "journal.jsonl"
+    path.unlink(missing_ok=True)
+    path.mkdir()
+    before = hashes(tree), sorted(p.name for p in (vault / "state").iterdir())
+    code, out, err = vk(vault, "native", "prune", "src-web/old-port.md")
+    assert code == 1 and out == ""
+    assert err == f"vaultkeeper: error: {path}: Is a directory\n"
+    assert (hashes(tree), sorted(p.name for p in (vault / "state").iterdir())) == before
 
 
 def test_review_carries_out_a_queued_native_prune_on_yes(tree: Path, make_vault: MakeVault) -> None:
@@ -162,6 +178,25 @@ def test_promote_needs_two_sessions_then_writes_a_held_out_lesson(
     assert "**promoted:** [[projects/proj/memory/pin-clock]]\n" in registry
     _, review, _ = vk(vault, "native", "review")
     assert "  promote " not in review
+
+
+def test_a_journal_that_would_refuse_its_line_refuses_the_promote_first(
+    home: Path, make_vault: MakeVault
+) -> None:
+    # The lesson and the registry's promoted line were written, then the journal line
+    # refused: exit 1 over a vault changed.
+    vault = make_vault()
+    vk(vault, "native", "adopt", "--cwd", str(home / "proj"))
+    vk(vault, "ingest", str(transcript(home, CITES)))
+    vk(vault, "ingest", str(second_session(home)))
+    path = vault / "state" / "journal.jsonl"
+    path.unlink()
+    path.mkdir()
+    before = snapshot(vault)
+    name = f"{project(home)}/pin-clock.md"
+    code, _, err = vk(vault, "native", "promote", name, "--project", "proj")
+    assert code == 1 and err == f"vaultkeeper: error: {path}: Is a directory\n"
+    assert snapshot(vault) == before
 
 
 def _outside_folder(tree: Path) -> Path:

@@ -361,6 +361,18 @@ def test_a_journal_that_is_a_symlink_is_never_read_through(vault: Path, tmp_path
     assert [c["handled"] for c in saved(vault)["prune"]] == [None, None]
 
 
+def test_a_folder_where_the_journal_belongs_is_no_error(vault: Path, runner: CliRunner) -> None:
+    # A folder just made at state/journal.jsonl (changed within the racy window) once made
+    # report, status and the brief fail with "vaultkeeper: error: 3: Is a directory".
+    journal = vault / "state" / "journal.jsonl"
+    journal.unlink(missing_ok=True)
+    journal.mkdir()
+    for args in (["report"], ["status"], ["report", "--brief"]):
+        result = vk(runner, vault, *args)
+        assert "error:" not in result.stderr and result.stdout, result.output
+        assert result.exit_code == (1 if args == ["status"] else 0), result.output  # status: FAIL
+
+
 def test_a_journal_archived_and_begun_again_since_the_scan_loses_no_decision(
     vault: Path, runner: CliRunner
 ) -> None:

@@ -70,6 +70,8 @@ def apply_decision(
     confirm: prune.Confirm | None = None,
 ) -> Outcome:
     """Gate and carry out one decision; journal what came of it (not on a dry run)."""
+    if not dry_run:
+        journal.check(vault)
     written = changes()
     try:
         handler = HANDLERS.get(decision.action)

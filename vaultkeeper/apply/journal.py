@@ -5,6 +5,7 @@ appended, never rewritten; ``state/queue.jsonl``, decisions waiting for a person
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -18,7 +19,7 @@ from typing import Any
 from vaultkeeper import config
 from vaultkeeper.apply.decision import ACT, Decision, Outcome
 from vaultkeeper.errors import UsageError
-from vaultkeeper.store.fsio import append_line
+from vaultkeeper.store.fsio import append_line, open_append
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.text import ParseError, read_regular
 from vaultkeeper.store.vault import own_dir
@@ -32,6 +33,13 @@ class Journal:
 
 def journal_path(vault: Path) -> Path:
     return Path(own_dir(vault, config.STATE_DIR)) / config.JOURNAL_FILE
+
+
+def check(vault: Path) -> None:
+    """Raise, writing nothing, what appending a line would (a symlink, a folder, a FIFO,
+    no write permission): a decision is refused before its first write, not after it."""
+    with contextlib.suppress(FileNotFoundError):
+        os.close(open_append(journal_path(vault), 0))
 
 
 def timestamp(now: dt.datetime) -> str:

@@ -102,6 +102,7 @@ def plan(vault: Path, target: str) -> NativePlan:
 def prune(vault: Path, decision: Decision, now: dt.datetime, confirm: Confirm | None) -> Outcome:
     """Move the memory to ``.trash/`` on a person's yes; queued (``ask``) without one."""
     with writer_lock(vault):
+        journal.check(vault)  # before the queue or the move, not after them
         p = plan(vault, decision.target)
         if confirm is None:  # queued, as a vault prune is: `vaultkeeper review` asks
             ask = journal.enqueue(vault, decision, p.target, "delete", file_hash(p.text), now)

@@ -108,6 +108,7 @@ def review(
     answer did (and its undo id) before the next question. A STOP answer is journaled
     (the ask stays queued) and ends the walk.
     """
+    journal.check(vault)  # before the first yes is carried out, not after it
     outcomes: list[Outcome] = []
 
     def done(ask: journal.Ask, kind: str, why: str, **kw: Any) -> None:

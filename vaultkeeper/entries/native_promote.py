@@ -62,6 +62,7 @@ def promote(vault: Path, decision: Decision, now: dt.datetime, project: str) -> 
     folder, path = find(vault, decision.target)
     block = block_name(folder.project, path.name)
     with writer_lock(vault):
+        journal.check(vault)  # before the lesson is written, not after it
         count = counters(vault).get(block, (None, None, None))[0] or 0
         receipts = _receipts(vault, block)
         need = config.NATIVE_PROMOTE_SESSIONS

@@ -145,6 +145,10 @@ def move_root_subindexes(
         names = sorted(e.name for e in os.scandir(vault) if is_subindex_name(e.name))
     except OSError:
         return (), ()
+    if write and names:  # refuse what the regeneration would refuse before any move
+        check_markers(config.INDEX_FILE, read_index(vault / config.INDEX_FILE) or "")
+        for name in names:
+            read_index(vault / name)
     moved: list[str] = []
     left: list[str] = []
     for name in names:

@@ -163,6 +163,7 @@ def record(
                 n: (r.path, r.count_before, r.count_after, r.last_used)
                 for n, r in plan.done.items()
             }
+            journal.check(vault)  # a journal that would refuse its line refuses the count
             # 1. the events and the intent, in one write: the commit point (store/uses.py)
             raised = frozenset(e for n, f in firsts.items() if n in plan.done for e in f.values())
             intent = "\n".join(intent_lines(tx, raises, claims))

@@ -124,9 +124,10 @@ def bytes_digest(path: str) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return "-"
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # fdopen refuses a folder by its fd number
+        os.close(fd)
+        return "-"
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "-"
         return db.content_digest(fh.read())
 
 

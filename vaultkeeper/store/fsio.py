@@ -185,19 +185,9 @@ def append_line(path: Path, line: str, *, inside: Path | None = None) -> None:
         _refuse_folder_out(path, inside)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(path):
-            raise UnsafePathError(
-                f"{path}: a symlink; refused (vaultkeeper never writes through one: "
-                "make it a regular file)"
-            ) from None
-        raise
+    fd = open_append(path)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafePathError(f"{path}: not a regular file; refused")
         if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
             data = b"\n" + data
         _step()
@@ -207,6 +197,24 @@ def append_line(path: Path, line: str, *, inside: Path | None = None) -> None:
         _step()
     finally:
         os.close(fd)
+
+
+def open_append(path: Path, create: int = os.O_CREAT) -> int:
+    """``path`` open to append: never through a symlink, only a regular file (``create``
+    0: a missing file is FileNotFoundError, so a writer can be refused before it writes)."""
+    try:
+        fd = os.open(path, os.O_RDWR | create | os.O_APPEND | _NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(path):
+            raise UnsafePathError(
+                f"{path}: a symlink; refused (vaultkeeper never writes through one: "
+                "make it a regular file)"
+            ) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{path}: not a regular file; refused")
+    return fd
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
