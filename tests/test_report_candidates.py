@@ -219,7 +219,7 @@ def test_report_before_any_scan(runner: CliRunner, make_vault: MakeVault) -> Non
     assert data["note"].startswith("no report yet: no scan has completed in")
     code, out, err = run(runner, vault, "--brief")  # the recall, without maintenance
     assert (code, err) == (0, "")
-    assert out.split("\n")[4:] == [
+    assert out.split("\n")[5:] == [
         "No patterns in the registry yet (patterns/).",
         "",
         f"No scan has completed yet: `vaultkeeper --vault {vault} scan` lists what needs "
