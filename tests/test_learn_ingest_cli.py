@@ -119,10 +119,10 @@ def test_report_brief_cwd_names_the_project(tmp_path: Path, sample: Path) -> Non
     api = vk(sample, "report", "--brief", "--cwd", str(tmp_path / "work" / "API"))
     web = vk(sample, "report", "--brief", "--cwd", str(tmp_path / "web"))
     assert (
-        api.stdout.splitlines()[4] == "Lessons of project api (projects/api/memory/), active first:"
+        api.stdout.splitlines()[5] == "Lessons of project api (projects/api/memory/), active first:"
     )
     assert (
-        web.stdout.splitlines()[4] == "Lessons of project web (projects/web/memory/), active first:"
+        web.stdout.splitlines()[5] == "Lessons of project web (projects/web/memory/), active first:"
     )
     wrong = vk(sample, "report", "--cwd", str(tmp_path))
     assert (wrong.exit_code, wrong.stderr) == (
