@@ -194,7 +194,7 @@ _LINE = st.one_of(
                      "  <div>", "<p>x</p>", "<span>", "a <b>b</b>", "<!-- c", "-->", "<pre>",
                      "</pre>", " \t", "<DIV class=x>", "   ```", " ```", "  ~~~", "   text",
                      "  - item", "10. item", "1) # x", "  ^blk", "- ```", "1. ~~~ py",
-                     "* > ```"]),
+                     "* > ```", "<div>\r", "\r# x", "x\r==="]),
 )  # fmt: skip
 _ASKED = st.one_of(
     _TEXT,
@@ -210,6 +210,8 @@ _ASKED = st.one_of(
 @example(["<div>", "```", "", "# alpha", "```"], "alpha")  # and the fence's first line
 @example(["- ```", "  # alpha", "  ```"], "alpha")  # a fence on a list item's marker line
 @example(["* ```", "  alpha ^blk"], "^blk")  # unclosed: the item's code to its end
+@example(["<div>\r\r# alpha"], "alpha")  # a lone CR ends a line: the blank one ends the HTML
+@example(["# alpha\r# Beta"], "Beta")  # two headings
 def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
     body = "\n".join(lines) + "\n"
     parsed = read_anchors(body)

@@ -228,6 +228,8 @@ class _Quick:
 
     def __init__(self, body: str) -> None:
         self.body = body
+        if "\r" in body:  # lines end as the parse ends them: a lone CR ends one too
+            body = body.replace("\r\n", "\n").replace("\r", "\n")
         self.text = _outside_fences(body)
         text = self.text or ""
         led = "\n" + text
