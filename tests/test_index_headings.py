@@ -193,7 +193,8 @@ _LINE = st.one_of(
                      ">^blk", "x ^blk`", "[a]: /b", "text ^blk\r\rmore", "- <div>", "> <div>",
                      "  <div>", "<p>x</p>", "<span>", "a <b>b</b>", "<!-- c", "-->", "<pre>",
                      "</pre>", " \t", "<DIV class=x>", "   ```", " ```", "  ~~~", "   text",
-                     "  - item", "10. item", "1) # x", "  ^blk"]),
+                     "  - item", "10. item", "1) # x", "  ^blk", "- ```", "1. ~~~ py",
+                     "* > ```", "<div>\r", "\r# x", "x\r==="]),
 )  # fmt: skip
 _ASKED = st.one_of(
     _TEXT,
@@ -207,6 +208,10 @@ _ASKED = st.one_of(
 @example(["- # alpha", "  ```", "```", "# Beta"], "alpha")  # a fence opened in a list item
 @example(["- <div>", "  # alpha"], "alpha")  # an HTML block in a list item holds the line
 @example(["<div>", "```", "", "# alpha", "```"], "alpha")  # and the fence's first line
+@example(["- ```", "  # alpha", "  ```"], "alpha")  # a fence on a list item's marker line
+@example(["* ```", "  alpha ^blk"], "^blk")  # unclosed: the item's code to its end
+@example(["<div>\r\r# alpha"], "alpha")  # a lone CR ends a line: the blank one ends the HTML
+@example(["# alpha\r# Beta"], "Beta")  # two headings
 def test_the_glance_never_disagrees_with_the_parse(lines: list[str], asked: str) -> None:
     body = "\n".join(lines) + "\n"
     parsed = read_anchors(body)

@@ -544,6 +544,24 @@ def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
     assert run(vault) == expected
 
 
+def test_a_kept_pair_whose_shared_words_are_not_text_is_refused_not_crashed_on(
+    make_vault: MakeVault,
+) -> None:
+    files = spec_files(NOW.date())
+    files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
+    files[MEM + "retry-b.md"] = DUP.format("retry-b", "")
+    vault = make_vault(files)
+    expected = run(vault)
+
+    def edit(data: dict[str, Any]) -> None:
+        for kept in data["pairs"]["groups"].values():
+            for pair in kept[1]:
+                pair[8] = [1, None]  # a forged row: its pair is compared again
+
+    _forge(vault, edit)
+    assert run(vault) == expected
+
+
 def test_rows_that_cannot_be_written_do_not_fail_the_scan(
     make_vault: MakeVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:

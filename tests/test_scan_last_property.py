@@ -326,3 +326,74 @@ def test_a_command_keeps_the_rows_of_what_it_wrote(
     got = last.derived(vault)
     assert got == _derived_whole(vault)
     assert got is not None and kept is not None and got.report != kept.report
+
+
+@pytest.mark.parametrize("when", ["after the scan", "before the writer keeps its rows"])
+def test_a_file_swapped_for_a_symlink_out_of_the_vault_is_reported_never_read(
+    when: str, make_vault: Any, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A registry or memory file replaced by a symlink out of the vault: the report says
+    so (as a full classification does) and nothing is read through it, whether the link
+    came after the scan or between a command's write and the rows it keeps."""
+    vault = _vault(make_vault, random.Random(3))
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    report = json.loads(runner.invoke(cli, ["--vault", str(vault), "report", "--json"]).stdout)
+    name, rel = report["promote"][0]["name"], report["promote"][0]["path"]
+    lesson = sorted((vault / "projects").glob("*/memory/*.md"))[0]
+    away = tmp_path / "away"
+    away.mkdir()
+
+    def swap() -> None:
+        for path in (vault / rel, lesson):
+            outside = away / path.name
+            outside.write_text(path.read_text().replace("count:** ", "count:**9"))
+            path.unlink()
+            path.symlink_to(outside)
+
+    reads: list[str] = []
+    real_open = os.open
+
+    def watched(path: Any, *args: Any, **kw: Any) -> Any:
+        fd = real_open(path, *args, **kw)
+        reads.append(os.path.realpath(path))  # opened: read through
+        return fd
+
+    if when == "after the scan":
+        swap()
+    else:
+        wrote = last.wrote
+
+        def swapped(vault: Path, written: list[str]) -> None:
+            swap()
+            with monkeypatch.context() as m:
+                m.setattr(os, "open", watched)
+                wrote(vault, written)
+
+        monkeypatch.setattr(last, "wrote", swapped)
+        argv = ["apply", "promote", name, "--evidence", "_index.md:1"]
+        assert runner.invoke(cli, ["--vault", str(vault), *argv]).exit_code == 0
+    with monkeypatch.context() as m:
+        m.setattr(os, "open", watched)
+        got = last.derived(vault)
+    assert not [p for p in reads if p.startswith(str(away.resolve()) + os.sep)]
+    assert got == _derived_whole(vault)
+    out = {p.path for p in got.report.problems if "symlink to outside" in p.reason}
+    assert out == {rel, str(lesson.relative_to(vault))}
+
+
+def test_a_symlink_out_of_the_vault_at_the_scan_is_reported_until_it_goes(
+    make_vault: Any, runner: CliRunner, tmp_path: Path
+) -> None:
+    vault = _vault(make_vault, random.Random(3))
+    (tmp_path / "away.md").write_text("### q\nUse it.\n")
+    links = [vault / "patterns/linked.md", vault / "projects/p0/memory/linked.md"]
+    for link in links:
+        link.symlink_to(tmp_path / "away.md")
+    runner.invoke(cli, ["--vault", str(vault), "scan", "--force"])
+    for n in range(len(links) + 1):
+        got = last.derived(vault)
+        assert got == _derived_whole(vault)
+        out = {p.path for p in got.report.problems if "symlink to outside" in p.reason}
+        assert out == {str(link.relative_to(vault)) for link in links[n:]}
+        if n < len(links):
+            links[n].unlink()

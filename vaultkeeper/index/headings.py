@@ -116,7 +116,9 @@ def missing(anchors: Anchors, subpath: str) -> str | None:
 # regex engine then skips to candidates.
 _ATX = re.compile(r"\n {0,3}#{1,6}(?:[ \t]+([^\n]*?))?[ \t]*(?=\n|\Z)")
 _FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)$")
-_FENCE_ANYWHERE = re.compile(r"\n[ \t]*(?:`{3,}|~{3,})")
+_FENCE_ANYWHERE = re.compile(r"\n[ \t>*+.)0-9-]*(?:`{3,}|~{3,})")
+# a fence opened on a list item's marker line ("- ```"): its item holds the lines below
+_LISTED_FENCE = re.compile(r"[ \t>]*(?:[*+-]|[0-9]{1,9}[.)])[ \t][ \t>*+.)0-9-]*(?:`{3,}|~{3,})")
 # HTML blocks: one that may run past a blank line (a comment, <?, <!X, CDATA, <pre>,
 # <script>, <style>, <textarea>) sends the note to mistune; any other ends at the first
 # blank line, so a line is outside them when no line since the last blank one may open
@@ -174,8 +176,8 @@ def _outside_fences(body: str) -> str | None:
                 return None  # an HTML block above may hold the fence line
             kept.extend(lines[start:n])
             fence, start = (m.group(2)[0], len(m.group(2)), len(m.group(1))), n + 1
-        elif line.lstrip().startswith(("```", "~~~")):
-            return None  # a fence indented past 3 spaces: inside a list item
+        elif line.lstrip().startswith(("```", "~~~")) or _LISTED_FENCE.match(line):
+            return None  # a fence indented past 3 spaces or after a list marker: in an item
     if fence is not None:
         return None if fence[2] and not _kept_in(lines[start:], fence[2]) else "\n".join(kept)
     return "\n".join(kept + lines[start:])
@@ -226,6 +228,8 @@ class _Quick:
 
     def __init__(self, body: str) -> None:
         self.body = body
+        if "\r" in body:  # lines end as the parse ends them: a lone CR ends one too
+            body = body.replace("\r\n", "\n").replace("\r", "\n")
         self.text = _outside_fences(body)
         text = self.text or ""
         led = "\n" + text

@@ -12,8 +12,9 @@ candidate, problems, facts and stale line, and its project's duplicate pairs; a 
 file's candidates, problems and skills, and its blocks' lines in the pairs; the stale
 lessons and unused skills from the usage log; and only those rows are written. What
 that cannot do exactly (a block's name or first sentence changed, a registry file added,
-gone or unreadable, a name used twice, anchors tied to a repository) is classified again
-whole, from the scan's rows. Either way the result is what a full classification gives;
+gone or unreadable, a symlink out of the vault come or gone: never read, its key "out"; a
+name used twice, anchors tied to a repository) is classified again whole, from the scan's
+rows. Either way the result is what a full classification gives;
 deleting the database gives the same report.
 
 A decision since the scan that changed no file (a skip, a question queued for a person,
@@ -42,6 +43,7 @@ from vaultkeeper.scan.cache import ScanCache
 from vaultkeeper.scan.reportrow import (
     BAD_ROW,
     MEMORY,
+    OUT,
     REGISTRY,
     STATE_INPUTS,
     Inputs,
@@ -69,6 +71,7 @@ from vaultkeeper.scan.reportrow import (
 from vaultkeeper.store import db
 from vaultkeeper.store.model import Problem
 from vaultkeeper.store.text import ParseError, read_regular
+from vaultkeeper.store.walk import links_out
 
 
 class Last(NamedTuple):
@@ -199,10 +202,14 @@ def _restated(vault: Path, rows: Rows, named: set[str]) -> Inputs | None:
     """``rows``' inputs with the stat keys of the ``named`` files taken again (a racy
     one's bytes digested); None when one of them is an input the rows do not hold."""
     limit = time.time_ns() - scancache.RACY_NS  # as inputs() takes them
+    root = os.path.realpath(vault)
     keys = dict(rows.keys)
     racy = {p: d for p, d in rows.racy.items() if p not in named}
     for rel in named:
         path = f"{vault}/{rel}"
+        if rel in keys and is_input(rel) and os.path.islink(path) and links_out(root, path):
+            keys[rel] = OUT  # a symlink out of the vault: never read
+            continue
         try:
             info = os.stat(path)
         except OSError:
@@ -264,8 +271,10 @@ def _patched(
     was = rows.keys
     changed = {p for p, k in found.keys.items() if was.get(p) != k} | (was.keys() - found.keys)
     changed |= changed_bytes(vault, rows.racy, changed)
-    if whole or machine.has(vault, "repositories"):
-        return None
+    if whole or machine.has(vault, "repositories") or OUT in {*map(found.keys.get, changed)}:
+        return None  # a symlink out of the vault (never read) came: derived whole
+    if OUT in {*map(was.get, changed)}:
+        return None  # or went: its problem line is the registry walk's (the rows' head)
     registry = [p for p in found.keys if p.startswith(REGISTRY)]
     touched = [p for p in registry if p in changed]
     if touched and (set(registry) != {p for p in was if p.startswith(REGISTRY)} or twice or before):

@@ -41,6 +41,7 @@ from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.walk import memory_files
 
 REGISTRY, MEMORY = config.PATTERNS_DIR + "/", config.PROJECTS_DIR + "/"
+OUT = "out"  # the key of a registry or memory file that is a symlink out of the vault
 STATE_INPUTS = (config.USES_LOG_FILE, config.JOURNAL_FILE, config.MACHINE_FILE)
 # what a row this version did not write raises: derived again
 BAD_ROW = (
@@ -91,13 +92,18 @@ def inputs(vault: Path, taken: dict[str, tuple[str, bool] | None] | None = None)
     limit = time.time_ns() - scancache.RACY_NS  # the scan's window (a test may close it)
     root = str(vault)
     cut = len(root) + 1
-    paths = [str(p) for p in registry_files(vault)]
-    paths += memory_files(vault)
+    out: tuple[list[str], list[str]] = ([], [])  # symlinks out of the vault: never read
+    paths = [str(p) for p in registry_files(vault, out[0])]
+    paths += [*out[0], *memory_files(vault, out[1]), *out[1]]
     paths += [os.path.join(root, config.STATE_DIR, name) for name in STATE_INPUTS]
     keys: dict[str, str] = {}
     racy: dict[str, str] = {}
+    linked = {*out[0], *out[1]}
     stat_key, stat_of = db.stat_key, os.stat
     for path in paths:
+        if path in linked:
+            keys[path[cut:]] = OUT
+            continue
         try:
             info = stat_of(path)
         except OSError:

@@ -589,6 +589,8 @@ def _parsed(
         at = p[9]
         if not (len(at) == 2 and all(type(k) is int for k in at)):
             return None
+        if not all(type(w) is str for w in p[8]):  # the shared words: text only
+            return None
         if size is not None and not 0 <= at[0] < at[1] < size:
             return None
     return [(DuplicatePair._make([*p[:8], tuple(p[8])]), p[9]) for p in kept]
