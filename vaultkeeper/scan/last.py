@@ -167,11 +167,8 @@ def wrote(vault: Path, written: list[str]) -> None:
     stat'ed (their keys taken before they are read, a racy one's bytes digested): the
     other rows keep theirs, so a file changed by hand meanwhile is still patched by the
     next reader, and rows another reader patched meanwhile are left alone (``write``).
-    Nothing is written when only the logs changed, when the usage log changed since the
-    rows were kept (a `use` or an ingest: re-deriving its effect here cost an apply at 50k
-    about 100 ms more, past its bound, for a patch the next reader makes anyway), or when
-    it cannot be done exactly (a file added, a block's words changed, no rows kept): the
-    next reader derives as before."""
+    Nothing is written when only the logs changed, or when it cannot be done exactly (a
+    file added, a block's words changed, no rows kept): the next reader derives as before."""
     from vaultkeeper.scan.statefile import read_state
 
     named = {f"{config.STATE_DIR}/{name}" for name in STATE_INPUTS}
@@ -192,9 +189,8 @@ def wrote(vault: Path, written: list[str]) -> None:
         try:
             rows = ordered(conn, when[0])
             found = None if rows is None else _restated(vault, rows, named)
-            uses = f"{config.STATE_DIR}/{config.USES_LOG_FILE}"
-            if rows is None or found is None or found.keys.get(uses) != rows.keys.get(uses):
-                return  # counted since the rows were kept: the reader patches it all at once
+            if rows is None or found is None:
+                return
             got = _patched(vault, conn, when[0], found, rows)
         finally:
             conn.execute("COMMIT")
