@@ -526,9 +526,19 @@ def test_a_kept_block_problem_of_the_wrong_shape_is_refused_not_crashed_on(
     assert run(vault) == expected
 
 
-def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
-    make_vault: MakeVault,
+@pytest.mark.parametrize(
+    ("field", "forged"),
+    [
+        (3, float("inf")),  # an infinite line: JSON's Infinity; 1e999 reads the same
+        (8, [1, None]),  # shared words that are not text
+    ],
+    ids=["infinite-line", "words-not-text"],
+)
+def test_a_forged_kept_pair_is_refused_not_crashed_on(
+    make_vault: MakeVault, field: int, forged: Any
 ) -> None:
+    """A forged or damaged pair row in the store: its pair is compared again, no
+    traceback, the same report."""
     files = spec_files(NOW.date())
     files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
     files[MEM + "retry-b.md"] = DUP.format("retry-b", "")
@@ -538,25 +548,7 @@ def test_a_kept_pair_with_an_infinite_line_is_refused_not_crashed_on(
     def edit(data: dict[str, Any]) -> None:
         for kept in data["pairs"]["groups"].values():
             for pair in kept[1]:
-                pair[3] = float("inf")  # JSON's Infinity; 1e999 reads the same
-
-    _forge(vault, edit)
-    assert run(vault) == expected
-
-
-def test_a_kept_pair_whose_shared_words_are_not_text_is_refused_not_crashed_on(
-    make_vault: MakeVault,
-) -> None:
-    files = spec_files(NOW.date())
-    files[MEM + "retry-a.md"] = DUP.format("retry-a", "")
-    files[MEM + "retry-b.md"] = DUP.format("retry-b", "")
-    vault = make_vault(files)
-    expected = run(vault)
-
-    def edit(data: dict[str, Any]) -> None:
-        for kept in data["pairs"]["groups"].values():
-            for pair in kept[1]:
-                pair[8] = [1, None]  # a forged row: its pair is compared again
+                pair[field] = forged
 
     _forge(vault, edit)
     assert run(vault) == expected
