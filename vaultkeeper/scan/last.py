@@ -352,13 +352,13 @@ def _restaled(text: str | None, stale: list[Any]) -> str | None:
 
 def _registry_file(vault: Path, rel: str, today: dt.date) -> tuple[Any, ...] | None:
     """(promote, prune, problems, shape, top, any blocks) of one registry file."""
-    from vaultkeeper.registry.blocks import parse_heads
+    from vaultkeeper.registry.blocks import parsed_heads
     from vaultkeeper.scan.classify import registry_candidates
     from vaultkeeper.store.model import decode
 
     path = vault / rel
     try:
-        heads = parse_heads(path, rel, decode(read_regular(path)))
+        heads = parsed_heads(path, rel, decode(read_regular(path)))
     except ParseError:
         return None
     problems: list[Problem] = []
