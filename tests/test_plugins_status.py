@@ -9,7 +9,9 @@ temporary HOME with the repository's plugins as the installed copies.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +260,14 @@ def test_a_plugin_enabled_in_project_settings_is_enabled_there(
     assert "plugin vaultkeeper@vaultkeeper (disabled" in status, status
 
 
+def _status_bounded(home: Path, cwd: Path, hangs: str) -> subprocess.CompletedProcess[str]:
+    """`hooks status claude-code` as a host's shell runs it (this HOME, no vault named),
+    in a bounded child: a FIFO or /dev/zero read fails the test, naming ``hangs``."""
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    env.pop("VAULTKEEPER_VAULT", None)
+    return run_bounded(["hooks", "status", "claude-code"], hangs, cwd=cwd, env=env)
+
+
 def test_a_project_settings_file_that_is_a_fifo_or_a_device_is_never_waited_on(
     tmp_path: Path,
 ) -> None:
@@ -273,14 +283,7 @@ def test_a_project_settings_file_that_is_a_fifo_or_a_device_is_never_waited_on(
     os.mkfifo(repo / ".claude" / "settings.local.json")
     (repo / ".claude" / "settings.json").symlink_to("/dev/zero")
 
-    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
-    env.pop("VAULTKEEPER_VAULT", None)
-    done = run_bounded(
-        ["hooks", "status", "claude-code"],
-        "hooks status waited on a FIFO in the project's .claude/",
-        cwd=repo,
-        env=env,
-    )
+    done = _status_bounded(home, repo, "hooks status waited on a FIFO in the project's .claude/")
     assert done.returncode == 0, done.stderr
     assert "plugin vaultkeeper@vaultkeeper (enabled, user scope" in done.stdout
 
@@ -297,13 +300,8 @@ def test_an_installed_copy_whose_launcher_is_a_fifo_is_never_waited_on(tmp_path:
     os.mkfifo(cache / NAMES[0] / "0.1.0/scripts/vaultkeeper-hook")
     (cache / NAMES[1] / "0.1.0/scripts/vaultkeeper-hook").unlink()
     (cache / NAMES[1] / "0.1.0/scripts/vaultkeeper-hook").symlink_to("/dev/zero")
-    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
-    env.pop("VAULTKEEPER_VAULT", None)
-    done = run_bounded(
-        ["hooks", "status", "claude-code"],
-        "hooks status waited on a plugin launcher that is a FIFO",
-        cwd=tmp_path,
-        env=env,
+    done = _status_bounded(
+        home, tmp_path, "hooks status waited on a plugin launcher that is a FIFO"
     )
     assert done.returncode == 0, done.stderr
     assert "plugin vaultkeeper" not in done.stdout
