@@ -124,7 +124,7 @@ def test_a_regeneration_of_the_index_keeps_what_a_merge_asks_of_every_note(
     """The index reads every note once: it keeps what the note's links name, so the
     first merge after it reads no note whose key is unchanged, and finds the same."""
     from vaultkeeper.apply import merge as relink
-    from vaultkeeper.index import rows
+    from vaultkeeper.index import linknames, rows
     from vaultkeeper.store import db
 
     monkeypatch.setattr(db, "RACY_NS", -(10**12))  # every note settled: its row is kept
@@ -136,7 +136,7 @@ def test_a_regeneration_of_the_index_keeps_what_a_merge_asks_of_every_note(
     vault = make_vault(files)
     build_index(vault)
     with monkeypatch.context() as m:
-        m.setattr(rows, "read_names", lambda *_: pytest.fail("a note was read"))
+        m.setattr(linknames, "read_names", lambda *_: pytest.fail("a note was read"))
         found: dict = {}
         count = relink.rewrite_links(
             vault, "projects/p/memory/drop.md", None, "projects/p/memory/keep", found

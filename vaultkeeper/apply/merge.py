@@ -44,7 +44,7 @@ from vaultkeeper.apply.lifecycle import load_entry
 from vaultkeeper.apply.prune import Confirm, ask_first, planned
 from vaultkeeper.apply.trash import block_removal
 from vaultkeeper.errors import GateRefused, UsageError, VaultkeeperError
-from vaultkeeper.index import rows
+from vaultkeeper.index import linknames, rows
 from vaultkeeper.index.files import is_index_file
 from vaultkeeper.registry.blocks import (
     RegistryBlock,
@@ -392,7 +392,7 @@ def rewrite_links(
     """Every link meaning DROP now means KEEP: one edited line per link (into ``texts``)."""
     files, rels = _markdown(vault)
     # a link can mean DROP only if it names DROP's file (or is ``[[#sub]]`` in it)
-    wants = rows.names_of(drop_rel.rsplit("/", 1)[-1])
+    wants = linknames.names_of(drop_rel.rsplit("/", 1)[-1])
     sub = "" if drop_block is None else drop_block.casefold()
     asked = [f"\n{n}\t{sub}\n" if drop_block is not None else f"\n{n}\t" for n in wants]
     wanted = _may_link(vault, files, rels, drop_rel, asked)
@@ -458,11 +458,11 @@ def _may_link(
     vault: Path, files: list[str], rels: list[str], drop_rel: str, asked: list[str]
 ) -> list[int]:
     """The positions (in walk order) of the notes that may link to DROP: those whose
-    ``[[...]]`` ask for one of ``asked`` (see index.rows.link_names), DROP's own file, and any note
-    that can't be read (parsed as before, which refuses or skips it). Index files are
-    never among them. Each note's names are kept in the store by its stat key
+    ``[[...]]`` ask for one of ``asked`` (see index.linknames.link_names), DROP's own
+    file, and any note that can't be read (parsed as before, which refuses or skips it).
+    Index files are never among them. Each note's names are kept in the store by its stat key
     (``link_names``): a note is read only when it changed since."""
-    keys, hits = rows.held_names(vault, asked)
+    keys, hits = linknames.held_names(vault, asked)
     known: dict[str, str] = {}
     limit = time.time_ns() - db.RACY_NS
     out: list[int] = []
@@ -479,7 +479,7 @@ def _may_link(
             continue
         if is_index_file(relative):
             continue
-        names = rows.read_names(full, relative, known)
+        names = linknames.read_names(full, relative, known)
         if names is None:
             out.append(i)
             continue
@@ -487,7 +487,7 @@ def _may_link(
             fresh.append((relative, key, names))
         if relative == drop_rel or any(a in names for a in asked):
             out.append(i)
-    rows.keep_names(vault, fresh, keys.keys() - set(rels))
+    linknames.keep_names(vault, fresh, keys.keys() - set(rels))
     return out
 
 
@@ -495,14 +495,16 @@ def _resolver(rels: list[str], wants: set[str]) -> Resolver:
     """A Resolver of every file a link naming one of ``wants`` may mean: it resolves those
     links as one of every path does."""
     named = wants | {n + ".md" for n in wants}
-    return Resolver(r for r in rels if rows.folded(r).rsplit("/", 1)[-1] in named)
+    return Resolver(r for r in rels if linknames.folded(r).rsplit("/", 1)[-1] in named)
 
 
 def _naming(note: Note, wants: set[str]) -> list[Link]:
     """The note's links that name a file called one of ``wants`` or point into the note
     itself (``[[#sub]]``): the only ones that may mean DROP."""
     here = posixpath.dirname(note.rel)
-    return [k for k in extract_links(note) if not k.target or rows.name_of(k.target, here) in wants]
+    return [
+        k for k in extract_links(note) if not k.target or linknames.name_of(k.target, here) in wants
+    ]
 
 
 def _relinked(raw: str, keep_link: str, block: bool) -> str:

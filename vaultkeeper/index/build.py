@@ -46,6 +46,7 @@ from vaultkeeper.index.files import (
     subindex_preamble,
     with_section,
 )
+from vaultkeeper.index.linknames import keep_names
 from vaultkeeper.index.rows import (
     Entry,
     Row,
@@ -55,7 +56,6 @@ from vaultkeeper.index.rows import (
     held_lines,
     is_md,
     is_racy,
-    keep_names,
     read_by_index,
     record,
     rels_of,

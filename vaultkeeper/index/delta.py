@@ -28,7 +28,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from vaultkeeper import config
-from vaultkeeper.index import rows
+from vaultkeeper.index import linknames, rows
 from vaultkeeper.index.build import IndexResult, build_index
 from vaultkeeper.index.files import (
     Keywords,
@@ -210,10 +210,10 @@ def _check_names(top: str, paths: list[str], notes: list[str]) -> None:
     file or folder beside a written note is named as its block links are (``r#x.md``)."""
     for relative in paths:
         folder, _, name = relative.rpartition("/")
-        mine, exact = rows.names_of(name), os.path.join(top, folder) if folder else top
+        mine, exact = linknames.names_of(name), os.path.join(top, folder) if folder else top
         for where in _folders(top, folder):
             for other in os.listdir(where):
-                clash = rows.names_of(other) & mine and (other != name or where != exact)
+                clash = linknames.names_of(other) & mine and (other != name or where != exact)
                 if clash and not os.path.isdir(os.path.join(where, other)):
                     raise Unsure(relative)
     for relative in notes:
@@ -228,12 +228,12 @@ def _folders(top: str, folder: str) -> list[str]:
     symlink: Unsure (regenerate), never listed (it may lead out of the vault)."""
     found = [top]
     for part in folder.split("/") if folder else []:
-        want = rows.folded(part)
+        want = linknames.folded(part)
         found = [
             os.path.join(f, n)
             for f in found
             for n in os.listdir(f)
-            if rows.folded(n) == want and os.path.isdir(os.path.join(f, n))
+            if linknames.folded(n) == want and os.path.isdir(os.path.join(f, n))
         ]
         if any(os.path.islink(f) for f in found):
             raise Unsure(folder)
@@ -266,7 +266,7 @@ def _replace(listing: Listing, relative: str, folder: str, entries: list[Entry])
         if (
             not text
             or text.startswith(("./", "../"))
-            or rows.folded(text.lstrip("/")) not in rows.names_of(relative)
+            or linknames.folded(text.lstrip("/")) not in linknames.names_of(relative)
         ):
             raise Unsure(line)  # the keywords may be another file's
         keywords.setdefault((relative, sub.casefold()), words)

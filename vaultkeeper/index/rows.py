@@ -25,8 +25,8 @@ vaultkeeper just wrote). Missing, foreign or forged rows mean the file is read, 
 without them. Rows are written only when ``state/`` is a real folder, and never by a
 check (``index --check`` writes nothing: its stamp stays in this process, ``LAST``).
 
-A note the index reads gives its ``link_names`` row too (what its links name, by its stat
-key), which a merge keeps up the same way: a merge reads only the notes changed since.
+A note the index reads gives its ``link_names`` row too (vaultkeeper.index.linknames:
+what its links name, by its stat key), so a merge reads only the notes changed since.
 """
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
 import re
 import sqlite3
 import stat
 import time
-import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,9 +46,10 @@ from typing import Any
 from vaultkeeper import __version__, config
 from vaultkeeper.errors import VaultkeeperError
 from vaultkeeper.index.files import ENTRY_LINE, is_index_file, section_lines
+from vaultkeeper.index.linknames import link_names
 from vaultkeeper.registry.blocks import RegistryBlock, parsed_heads
 from vaultkeeper.store import db
-from vaultkeeper.store.links import INNER, Resolver, parse_link
+from vaultkeeper.store.links import Resolver, parse_link
 from vaultkeeper.store.model import Note, Problem, read_note
 from vaultkeeper.store.secrets import needs_serving, served
 from vaultkeeper.store.text import ParseError, Unreadable, read_regular
@@ -275,16 +274,6 @@ def stat_key(path: str) -> Key | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def state_folder(vault: Path) -> str | None:
-    """``state/`` when it exists as a real folder (not a symlink), else None."""
-    state = os.path.join(os.fspath(vault), config.STATE_DIR)
-    try:
-        st = os.lstat(state)
-    except OSError:
-        return None
-    return state if stat.S_ISDIR(st.st_mode) else None
-
-
 def rels_of(vault: Path, files: list[str]) -> list[str]:
     """Each walked file's vault-relative path, as store.vault.rel gives it: cutting the
     vault's text off is the same, and far cheaper than a Path each at 50,000 files."""
@@ -426,7 +415,7 @@ def record(
     LAST.clear()  # one vault at a time: a long-lived process holds no more
     if stamp is not None:
         LAST[os.path.abspath(vault)] = stamp
-    if not write or state_folder(vault) is None:
+    if not write or db.state_folder(vault) is None:
         return
     if (
         stamp is None
@@ -479,7 +468,7 @@ def survey(vault: Path) -> tuple[State, list[str], str | None] | None:
 def check(vault: Path) -> Stamp | None:
     """The stamp, when the vault is still exactly as its rows say; else None."""
     query = "SELECT path, key FROM index_files"
-    loaded = _load(vault, query) if state_folder(vault) is not None else None
+    loaded = _load(vault, query) if db.state_folder(vault) is not None else None
     if loaded is None or loaded[1] is None:
         return None
     keys, meta = dict(loaded[0]), loaded[1]
@@ -521,7 +510,7 @@ def follow_counters(
     file the stamp vouches for by its digest already (an apply wrote it just before)
     follows when the bytes read are the ones that digest names. True when the rows
     follow; never a failure of the write (the next apply then regenerates)."""
-    if was is None or state_folder(vault) is None:
+    if was is None or db.state_folder(vault) is None:
         return False
     now = stat_key(os.path.join(vault, rel_path))
     if now is None:
@@ -552,80 +541,3 @@ def follow_counters(
         return False
     LAST.clear()  # this process's copy is of the old key
     return True
-
-
-# -- what each note's links name (``link_names``): a merge reads only the notes changed
-# since, and only those naming DROP's file are parsed (vaultkeeper.apply.merge)
-
-
-def held_names(vault: Path, asked: list[str]) -> tuple[dict[str, str], set[str]]:
-    """The store's ``link_names`` keys (path -> stat key) and the paths whose names hold
-    one of ``asked``, in one read; nothing without a store."""
-    with db.existing(vault) as conn:  # a reader never makes the database
-        if conn is None:
-            return {}, set()
-        hit = " OR ".join(["instr(names, ?) > 0"] * len(asked))
-        try:
-            rows = conn.execute(f"SELECT path, key, {hit} FROM link_names", asked).fetchall()
-        except sqlite3.Error:
-            return {}, set()
-    return {p: k for p, k, _ in rows}, {p for p, _, h in rows if h}
-
-
-def keep_names(vault: Path, fresh: list[tuple[str, str, str]], gone: set[str]) -> None:
-    """Replace the rows of the notes read (settled ones only: a key within one clock tick
-    of a write may not see the next one), drop those of notes gone; only slower if not."""
-    if (not fresh and not gone) or state_folder(vault) is None:
-        return
-    try:
-        with db.connect(vault) as conn, db.writing(conn):
-            conn.executemany("DELETE FROM link_names WHERE path = ?", ((p,) for p in gone))
-            conn.executemany("INSERT OR REPLACE INTO link_names VALUES (?, ?, ?)", fresh)
-    except (sqlite3.Error, OSError, VaultkeeperError):
-        pass
-
-
-def read_names(full: str, relative: str, known: dict[str, str]) -> str | None:
-    """``link_names`` of the note at ``full``, its undecodable bytes read as U+FFFD; None
-    when it can't be read."""
-    try:
-        return link_names(read_regular(full).decode("utf-8", "replace"), relative, known)
-    except ParseError:
-        return None
-
-
-def link_names(text: str, relative: str, known: dict[str, str]) -> str:
-    """What every ``[[...]]`` of note ``relative`` asks for, a line ``name<TAB>subpath``
-    each (folded as link resolution compares them; the text starts with a newline): more
-    than its links (code and frontmatter keys too), never fewer. ``known``: what a link's
-    text asks for, when that does not depend on the note."""
-    got = set()
-    for inner in set(INNER.findall(text)) if "[[" in text else ():
-        asks = known.get(inner)
-        if asks is None:
-            target, sub, _ = parse_link(inner)
-            asks = f"{name_of(target, posixpath.dirname(relative))}\t{sub.casefold()}"
-            if not target.replace("\\", "/").lstrip().startswith(("./", "../")):
-                known[inner] = asks  # from the vault's root: the same in every note
-        got.add(asks)
-    return "\n" + "".join(f"{g}\n" for g in sorted(got))
-
-
-def name_of(target: str, here: str) -> str:
-    """The last part of the path a link's ``target`` asks for, seen from folder ``here``,
-    as resolution compares it: a link can mean a file only if its name is this one."""
-    text = target.replace("\\", "/").strip()
-    if text.startswith(("./", "../")):
-        text = posixpath.normpath(posixpath.join(here, text))
-    return folded(text.lstrip("/")).rsplit("/", 1)[-1]
-
-
-def folded(path: str) -> str:
-    """``path`` as link resolution compares it (NFC, casefolded; store.links)."""
-    return path.casefold() if path.isascii() else unicodedata.normalize("NFC", path).casefold()
-
-
-def names_of(path: str) -> set[str]:
-    """The names a link may give the file ``path`` by: folded, with and without ``.md``."""
-    key = folded(path)
-    return {key, key[:-3]} if key.endswith(".md") else {key}

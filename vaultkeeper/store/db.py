@@ -134,6 +134,17 @@ def content_digest(raw: bytes) -> str:
     return blake2b(raw, digest_size=16).hexdigest()
 
 
+def state_folder(vault: str | os.PathLike[str]) -> str | None:
+    """``state/`` when it exists as a real folder (not a symlink), else None: rows are
+    written only there (a person's own vault gets no state/ from a reader)."""
+    state = os.path.join(os.fspath(vault), config.STATE_DIR)
+    try:
+        st = os.lstat(state)
+    except OSError:
+        return None
+    return state if stat.S_ISDIR(st.st_mode) else None
+
+
 def path_of(vault: str | os.PathLike[str]) -> Path:
     """Where the vault's database is (``state/vaultkeeper.db``)."""
     return Path(own_dir(vault, config.STATE_DIR)) / DB_FILE
