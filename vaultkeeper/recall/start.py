@@ -13,7 +13,6 @@ file can't add lines (report.one_line), and a long one is cut.
 from __future__ import annotations
 
 import datetime as dt
-import html
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from vaultkeeper import config
 from vaultkeeper.report import brief
 from vaultkeeper.report.candidates import Report, one_line
+from vaultkeeper.search.fts import neutral
 from vaultkeeper.store.secrets import served
 
 if TYPE_CHECKING:
@@ -224,8 +224,8 @@ def render(
     # each item is served already (one_line); the vault path and the project's folder
     # name in the headings are not. A file's text can't open or close a tag the host
     # wraps the brief in (`</system-reminder>`): `<`, `>`, `&` escaped, as the recall
-    # hook's are, before the whole text is masked
-    text = served(html.escape("\n\n".join(parts) + "\n", quote=False))
+    # hook's are (search.fts.neutral), before the whole text is masked
+    text = served(neutral("\n\n".join(parts) + "\n"))
     return text if len(text) <= limit else text[: limit - 4] + "...\n"
 
 

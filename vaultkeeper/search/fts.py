@@ -12,6 +12,8 @@ heavy: the recall hook runs it under ``python -S``.
 
 from __future__ import annotations
 
+import html
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
@@ -124,8 +126,9 @@ def named(
 
 
 def neutral(text: str, quote: bool = False) -> str:
-    """``text`` that cannot open or close a tag (nor, ``quote``, an attribute)."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` that cannot open or close a tag (nor, ``quote``, an attribute): what the
+    recall hooks and the session-start brief serve of a file."""
+    text = html.escape(text, quote=False)
     return text.replace('"', "&quot;") if quote else text
 
 
